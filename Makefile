@@ -1,0 +1,28 @@
+# uqviz developer commands. Both targets create .venv on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.uqviz-installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[all]'
+	@touch $(STAMP)
+
+## demo: install, then validate the embedded default dataset
+demo: $(STAMP)
+	$(BIN)/uqviz validate
+
+## test: install, then run the test suite (unit tests, real-data fidelity, notebooks)
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+## bench: speed of the bootstrap engine against scipy (not part of test)
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_bootstrap.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,113 @@
+"""BCa / percentile / basic intervals against scipy.stats.bootstrap on the same resamples."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from uqviz._array import bca
+from uqviz._array.bootstrap import _moment_jackknife_accel
+from uqviz._array.stats import columns, rce, zms
+
+
+def _data(m=120, seed=0):
+    rng = np.random.default_rng(seed)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0 / 3.0, m))
+    e = u * rng.standard_normal(m)
+    return e, u
+
+
+def _zms(e, u, axis=-1):
+    return np.mean((e / u) ** 2, axis=axis)
+
+
+def _rce(e, u, axis=-1):
+    return 1.0 - np.sqrt(np.mean(e**2, axis=axis) / np.mean(u**2, axis=axis))
+
+
+@pytest.mark.parametrize("stat", [_zms, _rce])
+@pytest.mark.parametrize("method", ["BCa", "percentile", "basic"])
+def test_equal_to_scipy_given_the_same_resamples(stat, method):
+    e, u = _data()
+    n_boot = 3000
+    ref = sps.bootstrap((e, u), stat, n_resamples=n_boot, paired=True, vectorized=True,
+                        method=method, confidence_level=0.9, rng=np.random.default_rng(11))
+    # scipy's paired bootstrap draws rng.integers(0, M, (B, M)) on the indices
+    idx = np.random.default_rng(11).integers(0, e.size, (n_boot, e.size))
+    reps = stat(e[idx], u[idx])
+    keep = ~np.eye(e.size, dtype=bool)
+    jack = stat(np.broadcast_to(e, keep.shape)[keep].reshape(e.size, -1),
+                np.broadcast_to(u, keep.shape)[keep].reshape(e.size, -1))
+    ours = bca.interval(stat(e, u), reps, jackknife=jack, ci=0.9, method=method.lower())
+    assert ours["lower"] == pytest.approx(ref.confidence_interval.low, rel=1e-12)
+    assert ours["upper"] == pytest.approx(ref.confidence_interval.high, rel=1e-12)
+
+
+@pytest.mark.parametrize("func, names", [(zms, ("Z2",)), (rce, ("E2", "V"))])
+def test_moment_jackknife_equals_explicit_deletion(func, names):
+    e, u = _data(m=97, seed=4)
+    cols = columns(e, u, names)
+    fast = _moment_jackknife_accel(cols, names, func, np.array([0, 40]), np.array([40, 57]))
+    for g, (s, n) in enumerate([(0, 40), (40, 57)]):
+        ee, uu = e[s:s + n], u[s:s + n]
+        jack = np.array([func({c: np.mean(columns(np.delete(ee, i), np.delete(uu, i), names)[:, j])
+                               for j, c in enumerate(names)}, n - 1) for i in range(n)])
+        assert fast[g] == pytest.approx(bca.acceleration(jack), rel=1e-9)
+
+
+def test_acceleration_formula_by_hand():
+    jack = np.array([1.0, 2.0, 4.0])  # mean 7/3; d = [4/3, 1/3, -5/3]
+    d = np.array([4.0, 1.0, -5.0]) / 3.0
+    expected = np.sum(d**3) / (6.0 * np.sum(d**2) ** 1.5)
+    assert bca.acceleration(jack) == pytest.approx(expected, rel=1e-14)
+    assert bca.acceleration(np.ones(5)) == 0.0
+
+
+def test_bca_reduces_to_percentile_without_bias_and_acceleration():
+    reps = np.linspace(-1.0, 1.0, 2001)
+    out = bca.interval(0.0, reps, accel=0.0, ci=0.95)
+    pct = bca.interval(0.0, reps, ci=0.95, method="percentile")
+    assert out["z0"] == pytest.approx(0.0, abs=1e-12)
+    assert out["lower"] == pytest.approx(pct["lower"], rel=1e-9)
+    assert out["upper"] == pytest.approx(pct["upper"], rel=1e-9)
+
+
+def test_interval_vectorised_over_leading_axes():
+    rng = np.random.default_rng(0)
+    reps = rng.standard_normal((3, 4, 500))
+    est = rng.standard_normal((3, 4)) * 0.05
+    jack = rng.standard_normal((3, 4, 30))
+    out = bca.interval(est, reps, jackknife=jack)
+    single = bca.interval(est[1, 2], reps[1, 2], jackknife=jack[1, 2])
+    assert out["lower"].shape == (3, 4)
+    assert out["lower"][1, 2] == pytest.approx(float(single["lower"]))
+    assert out["upper"][1, 2] == pytest.approx(float(single["upper"]))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="ci must be"):
+        bca.interval(0.0, np.ones(10), accel=0.0, ci=1.5)
+    with pytest.raises(ValueError, match="method must be"):
+        bca.interval(0.0, np.ones(10), accel=0.0, method="studentized")
+    with pytest.raises(ValueError, match="jackknife"):
+        bca.interval(0.0, np.ones(10))
+
+
+def test_zeta_hand_values():
+    # est below ref: distance to the upper limit; above: to the lower limit
+    assert bca.zeta_score(0.9, 1.0, 0.8, 0.95) == pytest.approx(-2.0)
+    assert bca.zeta_score(1.1, 1.0, 1.05, 1.2) == pytest.approx(2.0)
+    assert bca.zeta_score(0.97, 1.0, 0.9, 1.03) == pytest.approx(-0.5)
+    assert bca.zeta_score(1.0, 1.0, 0.9, 1.1) == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(est=st.floats(-10, 10), ref=st.floats(-10, 10),
+       lo_gap=st.floats(1e-3, 5), hi_gap=st.floats(1e-3, 5))
+def test_zeta_within_one_iff_reference_in_interval(est, ref, lo_gap, hi_gap):
+    lower, upper = est - lo_gap, est + hi_gap
+    z = float(bca.zeta_score(est, ref, lower, upper))
+    inside = lower <= ref <= upper
+    if abs(abs(z) - 1.0) > 1e-9:  # away from the boundary, where rounding decides
+        assert (abs(z) <= 1.0) == inside

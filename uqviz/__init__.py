@@ -1,0 +1,35 @@
+"""uqviz: can the uncertainties of a regression model be trusted?
+
+Validation of prediction uncertainties (average calibration, consistency,
+adaptivity) on labelled xarray data, after P. Pernot's method papers.
+
+Examples
+--------
+>>> import uqviz
+>>> ds = uqviz.synthetic.default_example()
+>>> res = uqviz.validate_average(ds, n_boot=2000, rng=0)
+>>> list(res["statistic"].values)
+['ZMS', 'RCE']
+"""
+
+from . import statistics, synthetic
+from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
+from .statistics import get_statistic, list_statistics
+from .validation import tailedness, validate_average
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "check_dataset",
+    "from_arrays",
+    "from_dataframe",
+    "from_datasets",
+    "get_statistic",
+    "list_statistics",
+    "read_csv",
+    "statistics",
+    "synthetic",
+    "tailedness",
+    "validate_average",
+    "z_scores",
+]

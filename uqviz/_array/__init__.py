@@ -1,0 +1,1 @@
+"""Numpy kernels (no xarray): core axis last, vectorised over leading axes."""

@@ -1,0 +1,167 @@
+"""Paired bootstrap of several statistics at once (numpy kernels, no xarray).
+
+Two paths share one result layout:
+
+- *moment statistics* (functions of column means: ZMS, RCE, NLL, ...): every
+  replicate comes from resampled column sums (``resample.resample_sums``), the
+  jackknife from leave-one-out sums, in O(M) memory and time per replicate.
+- *generic statistics* (e.g. the rank correlation CC): resampled index arrays
+  are drawn in chunks and the statistic is evaluated on them; the jackknife
+  is evaluated in chunks of leave-one-out samples (O(M^2) work).
+
+All statistics of one call share the same resamples of points (paired
+bootstrap). Points may be split into contiguous groups (bins): each group is
+then resampled on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import bca
+from .resample import resample_sums
+from .stats import columns as make_columns
+
+GENERIC_CHUNK_ELEMENTS = 2_000_000  # resampled values held at once (generic path)
+
+
+@dataclass
+class BootstrapResult:
+    """Arrays for one statistic; leading axis = group (G)."""
+
+    estimate: np.ndarray
+    replicates: np.ndarray  # (G, B)
+    lower: np.ndarray
+    upper: np.ndarray
+    z0: np.ndarray = field(default=None)
+    accel: np.ndarray = field(default=None)
+
+    @property
+    def bias(self):
+        """Bootstrap bias: mean of the replicates minus the estimate."""
+        return self.replicates.mean(axis=-1) - self.estimate
+
+    @property
+    def se(self):
+        """Bootstrap standard error (sd of the replicates, ddof=1)."""
+        return self.replicates.std(axis=-1, ddof=1)
+
+
+def _as_dict(arr, names):
+    return {c: arr[..., i] for i, c in enumerate(names)}
+
+
+def _segment_sum(x, starts):
+    return np.add.reduceat(x, starts, axis=0)
+
+
+def _moment_jackknife_accel(cols, names, func, starts, sizes):
+    """Acceleration per group from leave-one-out means, in O(M)."""
+    gid = np.repeat(np.arange(len(sizes)), sizes)
+    totals = _segment_sum(cols, starts)
+    n = sizes[gid].astype(float)
+    loo = (totals[gid] - cols) / (n - 1.0)[:, None]
+    jack = func(_as_dict(loo, names), n - 1.0)
+    jack_mean = _segment_sum(jack, starts) / sizes
+    d = jack_mean[gid] - jack
+    num = _segment_sum(d**3, starts)
+    den = 6.0 * _segment_sum(d**2, starts) ** 1.5
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def _check_groups(m, starts, sizes, method):
+    if starts is None:
+        return np.array([0]), np.array([m])
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    expected = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    if not np.array_equal(starts, expected) or sizes.sum() != m:
+        raise ValueError("groups must be contiguous, in order, and cover all points")
+    minimum = 2 if method == "bca" else 1
+    if np.any(sizes < minimum):
+        raise ValueError(f"every group needs at least {minimum} points for method={method!r}")
+    return starts, sizes
+
+
+def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
+                      starts=None, sizes=None, engine=None):
+    """Bootstrap moment statistics through resampled column sums.
+
+    Parameters
+    ----------
+    e, u : ndarray, shape (M,)
+        Errors and uncertainties (rows already grouped when ``starts`` given).
+    stats : dict
+        name -> (func(means, n), column names).
+    n_boot, seed, ci, method, engine
+        See :func:`uqviz._array.resample.resample_sums` and :func:`bca.interval`.
+
+    Returns
+    -------
+    dict
+        name -> :class:`BootstrapResult` with arrays of leading size G.
+    """
+    names = sorted({c for _, cols in stats.values() for c in cols})
+    cols = make_columns(e, u, names)
+    starts, sizes = _check_groups(len(cols), starts, sizes, method)
+    sums = resample_sums(cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine)
+    n = sizes.astype(float)
+    rep_means = _as_dict(sums / n[:, None, None], names)
+    means = _as_dict(_segment_sum(cols, starts) / n[:, None], names)
+    out = {}
+    for name, (func, _) in stats.items():
+        est = np.asarray(func(means, n), dtype=float)
+        reps = np.asarray(func(rep_means, n[:, None]), dtype=float)
+        accel = (_moment_jackknife_accel(cols, names, func, starts, sizes)
+                 if method == "bca" else None)
+        ivl = bca.interval(est, reps, accel=accel, ci=ci, method=method)
+        out[name] = BootstrapResult(est, reps, ivl["lower"], ivl["upper"],
+                                    ivl.get("z0"), ivl.get("a"))
+    return out
+
+
+def _generic_jackknife(func, e, u):
+    """Leave-one-out values of ``func(e, u)``, in chunks of leave-one-out samples."""
+    m = e.shape[-1]
+    chunk = max(1, GENERIC_CHUNK_ELEMENTS // max(m, 1))
+    jack = np.empty(m)
+    for i0 in range(0, m, chunk):
+        i1 = min(m, i0 + chunk)
+        keep = np.ones((i1 - i0, m), dtype=bool)
+        keep[np.arange(i1 - i0), np.arange(i0, i1)] = False
+        shape = (i1 - i0, m - 1)
+        jack[i0:i1] = func(np.broadcast_to(e, keep.shape)[keep].reshape(shape),
+                           np.broadcast_to(u, keep.shape)[keep].reshape(shape))
+    return jack
+
+
+def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
+    """Paired bootstrap of arbitrary statistics ``func(e, u)`` on index resamples.
+
+    ``stats`` maps name -> func(e, u) vectorised over leading axes. Moment
+    statistics may be passed too, wrapped so that they take (e, u).
+    Returns name -> :class:`BootstrapResult` with a leading group axis of 1.
+    """
+    rng = np.random.default_rng(rng)
+    m = e.shape[-1]
+    chunk = max(1, GENERIC_CHUNK_ELEMENTS // m)
+    reps = {name: np.empty(n_boot) for name in stats}
+    for b0 in range(0, n_boot, chunk):
+        b1 = min(n_boot, b0 + chunk)
+        idx = rng.integers(0, m, size=(b1 - b0, m))
+        es, us = e[idx], u[idx]
+        for name, func in stats.items():
+            reps[name][b0:b1] = func(es, us)
+    out = {}
+    for name, func in stats.items():
+        est = np.asarray(func(e, u), dtype=float)
+        jack = _generic_jackknife(func, e, u) if method == "bca" else None
+        ivl = bca.interval(est, reps[name], jackknife=jack, ci=ci, method=method)
+        out[name] = BootstrapResult(est[None], reps[name][None], ivl["lower"][None],
+                                    ivl["upper"][None],
+                                    None if method != "bca" else ivl["z0"][None],
+                                    None if method != "bca" else np.atleast_1d(ivl["a"]))
+    return out

@@ -1,0 +1,214 @@
+"""Bootstrap resampling of column sums, in numba (parallel) or plain numpy.
+
+For statistics that are functions of means, a bootstrap replicate only needs
+the sums of each per-point column over a resample of the points. This module
+draws those sums without ever materialising an ``M x B`` index array.
+
+Work is cut into fixed *tasks*: one task = one group (all points, one bin, or
+one simulated dataset) and one block of ``BLOCK`` consecutive replicates. Each
+group has its own 64-bit seed and each task a stream derived from ``(group
+seed, block number)`` only, so the numbers do not depend on the number of
+threads, on how tasks are scheduled, or on which other groups share the call.
+
+- ``engine="numba"``: xoshiro256** streams seeded by SplitMix64, unbiased
+  integers by Lemire's multiply-shift with rejection; tasks run in parallel.
+- ``engine="numpy"``: a ``numpy.random.Generator`` per task (PCG64 seeded by
+  ``[group seed, block]``): the same resampling distribution, other numbers.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+BLOCK = 32  # replicates per task; fixed so results do not depend on threads
+
+try:  # numba is a hard dependency, but keep a working fallback
+    import numba
+
+    HAVE_NUMBA = os.environ.get("UQVIZ_DISABLE_NUMBA", "0") != "1"
+except ImportError:  # pragma: no cover - exercised only without numba
+    numba = None
+    HAVE_NUMBA = False
+
+
+def default_engine() -> str:
+    """The engine used when ``engine=None``: numba when available."""
+    return "numba" if HAVE_NUMBA else "numpy"
+
+
+def _tasks(sizes, n_boot):
+    n_blocks = -(-n_boot // BLOCK)
+    return len(sizes) * n_blocks, n_blocks
+
+
+# ---------------------------------------------------------------- numpy ---
+def _sums_numpy(cols, starts, sizes, n_boot, seeds):
+    n_groups, k = len(sizes), cols.shape[1]
+    out = np.empty((n_groups, n_boot, k))
+    n_tasks, n_blocks = _tasks(sizes, n_boot)
+    for t in range(n_tasks):
+        g, blk = divmod(t, n_blocks)
+        b0, b1 = blk * BLOCK, min(n_boot, (blk + 1) * BLOCK)
+        gen = np.random.default_rng([int(seeds[g]), blk])
+        idx = gen.integers(0, sizes[g], size=(b1 - b0, sizes[g]))
+        out[g, b0:b1] = cols[starts[g] + idx].sum(axis=1)
+    return out
+
+
+# ---------------------------------------------------------------- numba ---
+if numba is not None:
+    _U64 = numba.uint64
+
+    @numba.njit(inline="always")
+    def _rotl(x, k):
+        return (x << _U64(k)) | (x >> _U64(64 - k))
+
+    @numba.njit(inline="always")
+    def _splitmix64(x):
+        x = x + _U64(0x9E3779B97F4A7C15)
+        z = x
+        z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+        return x, z ^ (z >> _U64(31))
+
+    @numba.njit(inline="always")
+    def _next(s):
+        # xoshiro256** (Blackman & Vigna): all 64 output bits are usable
+        result = _rotl(s[1] * _U64(5), 7) * _U64(9)
+        t = s[1] << _U64(17)
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = _rotl(s[3], 45)
+        return result
+
+    @numba.njit(inline="always")
+    def _below(s, n, threshold):
+        # one unbiased integer in [0, n): Lemire's multiply-shift with rejection
+        mask = _U64(0xFFFFFFFF)
+        m = (_next(s) >> _U64(32)) * n
+        while (m & mask) < threshold:
+            m = (_next(s) >> _U64(32)) * n
+        return np.int64(m >> _U64(32))
+
+    @numba.njit(inline="always")
+    def _add(acc, cols, j):
+        for c in range(acc.shape[0]):
+            acc[c] += cols[c, j]
+
+    @numba.njit(inline="always")
+    def _add2(acc, cols, j1, j2):
+        for c in range(acc.shape[0]):
+            acc[c] += cols[c, j1] + cols[c, j2]
+
+    @numba.njit(inline="always")
+    def _resample_into(acc, cols, size, s, threshold):
+        # Two 32-bit uniforms per 64-bit output, each mapped to [0, size) by
+        # Lemire's multiply-shift. A pair with a biased low word (probability
+        # < 2 size / 2**32) is replaced by two draws with rejection, so every
+        # index is exactly uniform.
+        n = _U64(size)
+        mask = _U64(0xFFFFFFFF)
+        for _ in range(size // 2):
+            r = _next(s)
+            m1 = (r >> _U64(32)) * n
+            m2 = (r & mask) * n
+            if (m1 & mask) >= threshold and (m2 & mask) >= threshold:
+                _add2(acc, cols, np.int64(m1 >> _U64(32)), np.int64(m2 >> _U64(32)))
+            else:
+                _add2(acc, cols, _below(s, n, threshold), _below(s, n, threshold))
+        if size % 2 == 1:
+            _add(acc, cols, _below(s, n, threshold))
+
+    @numba.njit(parallel=True, cache=True)
+    def _sums_numba_kernel(cols, starts, sizes, n_boot, seeds, block):
+        k, n_groups = cols.shape[0], sizes.shape[0]
+        n_blocks = (n_boot + block - 1) // block
+        out = np.zeros((n_groups, n_boot, k))
+        for t in numba.prange(n_groups * n_blocks):
+            g = t // n_blocks
+            blk = t - g * n_blocks
+            s = np.empty(4, dtype=np.uint64)
+            x = seeds[g] ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
+            for i in range(4):
+                x, s[i] = _splitmix64(x)
+            n = _U64(sizes[g])
+            threshold = (_U64(0x100000000) - n) % n
+            group = cols[:, starts[g]:starts[g] + sizes[g]]
+            acc = np.empty(k)
+            for b in range(blk * block, min(n_boot, (blk + 1) * block)):
+                acc[:] = 0.0
+                _resample_into(acc, group, sizes[g], s, threshold)
+                out[g, b, :] = acc
+        return out
+
+
+def group_seeds(seed, n_groups):
+    """One uint64 seed per group: given as an array, or derived from one integer."""
+    if np.ndim(seed) == 0:
+        return np.random.SeedSequence(int(seed)).generate_state(n_groups, np.uint64)
+    seeds = np.ascontiguousarray(seed, dtype=np.uint64)
+    if seeds.shape != (n_groups,):
+        raise ValueError(f"need one seed per group ({n_groups}), got shape {seeds.shape}")
+    return seeds
+
+
+def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
+    """Sums of the columns over bootstrap resamples of the points of each group.
+
+    Parameters
+    ----------
+    cols : ndarray, shape (M, k)
+        Per-point columns; the points of group ``g`` are the contiguous rows
+        ``starts[g] : starts[g] + sizes[g]``.
+    n_boot : int
+        Number of replicates B.
+    seed : int or array_like of uint64, shape (G,)
+        One seed for the call (group seeds are derived from it), or one
+        64-bit seed per group (results of a group then do not depend on the
+        other groups of the call). Derive seeds from a Generator with
+        ``rng.integers(2**63, size=G)``.
+    starts, sizes : array_like of int, optional
+        Groups (e.g. bins, rows pre-sorted by bin). Default: one group.
+    engine : {"numba", "numpy"}, optional
+        Default: numba when available.
+
+    Returns
+    -------
+    ndarray, shape (G, B, k)
+        ``out[g, b, c]`` = sum of column ``c`` over resample ``b`` of group ``g``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cols = np.arange(6.0).reshape(3, 2)
+    >>> resample_sums(cols, 4, seed=1).shape
+    (1, 4, 2)
+    """
+    cols = np.ascontiguousarray(cols, dtype=np.float64)
+    if cols.ndim != 2:
+        raise ValueError(f"cols must have shape (M, k), got {cols.shape}")
+    if starts is None:
+        starts, sizes = np.array([0]), np.array([cols.shape[0]])
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+    if np.any(sizes < 1):
+        raise ValueError("every group needs at least one point")
+    if np.any(starts + sizes > cols.shape[0]) or np.any(starts < 0):
+        raise ValueError("groups fall outside the rows of cols")
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    seeds = group_seeds(seed, len(sizes))
+    engine = engine or default_engine()
+    if engine == "numba":
+        if numba is None:  # pragma: no cover
+            raise ValueError("engine='numba' needs numba installed")
+        cols_t = np.ascontiguousarray(cols.T)  # (k, M): each column gathered alone
+        return _sums_numba_kernel(cols_t, starts, sizes, int(n_boot), seeds, BLOCK)
+    if engine == "numpy":
+        return _sums_numpy(cols, starts, sizes, int(n_boot), seeds)
+    raise ValueError(f"engine must be 'numba' or 'numpy', got {engine!r}")

@@ -1,0 +1,98 @@
+"""Console entry point: ``uqviz validate [CSV] ...``.
+
+Examples
+--------
+::
+
+    uqviz validate                                 # the embedded default example
+    uqviz validate data.csv --errors E --uncertainties uE
+    uqviz validate data.csv --reference y --prediction yhat --variances var
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+
+from . import text
+
+__all__ = ["main"]
+
+
+def _add_data_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("csv", nargs="?", help="CSV file; omitted: the embedded default example")
+    p.add_argument("--errors", help="column of errors E (reference - prediction)")
+    p.add_argument("--reference", help="column of reference values (with --prediction)")
+    p.add_argument("--prediction", help="column of predicted values (with --reference)")
+    p.add_argument("--uncertainties", help="column of standard uncertainties uE")
+    p.add_argument("--variances", help="column of variances uE^2")
+    p.add_argument("--drop-invalid", action="store_true",
+                   help="drop rows with NaN/inf or uE <= 0 (counted in a warning) "
+                        "instead of stopping with an error")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="uqviz", description="Validate ML prediction uncertainties.")
+    sub = p.add_subparsers(dest="command", required=True)
+    v = sub.add_parser("validate", help="average calibration (ZMS, RCE) and tailedness screen")
+    _add_data_arguments(v)
+    v.add_argument("--statistics", nargs="+", default=["ZMS", "RCE"],
+                   help="statistics to validate (default: ZMS RCE)")
+    v.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
+    v.add_argument("--seed", type=int, default=0, help="random seed (reproducible output)")
+    return p
+
+
+def load_data(args):
+    """Build the dataset named by the command-line arguments."""
+    from .data import read_csv
+    from .synthetic import default_example
+
+    if args.csv is None:
+        if any([args.errors, args.reference, args.prediction, args.uncertainties,
+                args.variances]):
+            raise ValueError("column options need a CSV file")
+        return default_example()
+    return read_csv(args.csv, errors=args.errors, reference=args.reference,
+                    prediction=args.prediction, uncertainties=args.uncertainties,
+                    variances=args.variances, drop_invalid=args.drop_invalid)
+
+
+def run_validate(args, out=None) -> int:
+    """Print the average-calibration table and the tailedness screen."""
+    from .validation import tailedness, validate_average
+
+    out = sys.stdout if out is None else out
+    ds = load_data(args)
+    name = ds.attrs.get("name", "data")
+    res = validate_average(ds, statistics=args.statistics, n_boot=args.n_boot, rng=args.seed)
+    tail = tailedness(ds)
+    print(f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
+          f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}", file=out)
+    print(text.average_table(res), file=out)
+    print("\nTailedness screen (robust skewness beta_GM, limits of Pernot 2024, Table II)",
+          file=out)
+    print(text.tailedness_table(tail), file=out)
+    warns = text.tailedness_warnings(tail)
+    for w in warns:
+        print(f"WARNING: {w}", file=out)
+    if not warns:
+        print("No heavy tails detected: the intervals above can be trusted.", file=out)
+    return 0
+
+
+def main(argv=None) -> int:
+    """Run the ``uqviz`` command; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            return run_validate(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"uqviz: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

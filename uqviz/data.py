@@ -1,0 +1,743 @@
+"""Build and validate uqviz datasets: the data model and the bad-input rules.
+
+The data model
+--------------
+One dataset is an :class:`xarray.Dataset` with
+
+- dimension ``point`` and an integer coordinate ``point`` holding the 0-based
+  row number of each point in the *original* input (so that dropped rows stay
+  traceable);
+- float64 variables ``E`` (error = reference - prediction) and ``uE``
+  (standard uncertainty, > 0);
+- one float64 variable per numeric input feature (attribute ``role="feature"``);
+- optional metadata variables of any dtype (e.g. ``formula``, ``smiles``;
+  attribute ``role="metadata"``), kept exactly as given;
+- attributes ``name`` (str) and ``units`` (str, ``""`` if unknown).
+
+Several datasets form an :class:`xarray.DataTree` with one child per dataset
+(see :func:`from_datasets`).
+
+Bad-input rules
+---------------
+Data are never silently dropped or altered. NaN or infinite values in ``E``,
+``uE`` or a feature, and ``uE <= 0``, raise a :class:`ValueError` whose message
+names the variable, the problem, the number of offending rows and (at most the
+first ten of) their row numbers, e.g. ``"uE: 3 rows with uE <= 0 (rows 4, 17,
+90)"``. With ``drop_invalid=True`` those rows are dropped instead, with a
+:class:`UserWarning` and a record in the attributes ``n_dropped`` and
+``dropped_reasons``. Length mismatches, empty input and non-numeric ``E``,
+``uE`` or feature values always raise. An optional ``min_uncertainty`` filter
+(the papers drop rows with ``uE <= 1e-6 * sd(E)``) runs last; when it is
+given, rows with ``uE <= 0`` are left to it (they lie below any threshold).
+"""
+
+from __future__ import annotations
+
+import inspect
+import numbers
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = [
+    "check_dataset",
+    "from_arrays",
+    "from_dataframe",
+    "from_datasets",
+    "read_csv",
+    "z_scores",
+]
+
+#: Relative threshold of ``min_uncertainty="papers"``: rows with
+#: ``uE <= PAPERS_MIN_UNCERTAINTY * sd(E)`` are dropped.
+PAPERS_MIN_UNCERTAINTY = 1e-6
+
+_MAX_LISTED_ROWS = 10
+_RESERVED = ("E", "uE", "point")
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+# --------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------
+def _stacklevel() -> int:
+    """Stack level pointing at the first frame outside the uqviz package."""
+    frame = inspect.currentframe()
+    level = 0
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PKG_DIR):
+        frame = frame.f_back
+        level += 1
+    return max(level, 1)
+
+
+def _rows_text(rows) -> str:
+    """``"row 3"`` or ``"rows 4, 17, 90"`` (at most the first ten, then ``...``)."""
+    rows = [int(r) for r in rows]
+    shown = ", ".join(str(r) for r in rows[:_MAX_LISTED_ROWS])
+    if len(rows) > _MAX_LISTED_ROWS:
+        shown += ", ..."
+    return f"row {shown}" if len(rows) == 1 else f"rows {shown}"
+
+
+def _n_rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def _problem(label: str, mask: np.ndarray, what: str, row_ids: np.ndarray) -> str:
+    """``"<label>: <n> rows with <what> (rows ...)"``."""
+    rows = row_ids[np.flatnonzero(mask)]
+    if what.startswith(("<", ">")):  # a comparison: "uE <= 0"
+        what = f"{label} {what}"
+    return f"{label}: {_n_rows(len(rows))} with {what} ({_rows_text(rows)})"
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def _parses(v) -> bool:
+    """True if ``v`` is text that ``float()`` reads."""
+    if not isinstance(v, (str, bytes)):
+        return False
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def _meta_array(values) -> np.ndarray:
+    """A new numpy array holding the metadata values as given."""
+    if isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+        if isinstance(values.dtype, np.dtype):
+            return np.array(values.to_numpy(), copy=True)
+        return np.array(values.to_numpy(dtype=object), dtype=object)
+    return np.array(values, copy=True)
+
+
+def _as_1d(label: str, values):
+    """Return ``values`` as a 1-D object (pandas objects kept) or raise."""
+    if isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+        return values
+    if isinstance(values, pd.DataFrame):
+        raise ValueError(f"{label}: expected a 1-D array, got a DataFrame")
+    if isinstance(values, xr.DataArray):
+        values = values.values
+    arr = np.asarray(values)
+    if arr.ndim != 1:
+        what = "a scalar" if arr.ndim == 0 else f"an array of shape {arr.shape}"
+        raise ValueError(f"{label}: expected a 1-D array, got {what}")
+    return arr
+
+
+def _to_float(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = False):
+    """Convert 1-D ``values`` to a new float64 array.
+
+    Returns ``(array, None)`` on success, ``(None, message)`` when values are not
+    numbers. Missing entries (None, pandas NA) become NaN, which the NaN rule
+    then reports. String columns (numpy ``U``/``S``, pandas ``str``/``string``)
+    are always rejected, even when their text looks numeric.
+    """
+    if isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+        dtype = values.dtype
+        if pd.api.types.is_bool_dtype(dtype):
+            if allow_bool:
+                return np.asarray(values, dtype=float).copy(), None
+            return None, (f"{label}: non-numeric column (boolean dtype): "
+                          f"{_n_rows(len(values))} hold True/False, not numbers")
+        if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+            return np.array(values.to_numpy(dtype=float, na_value=np.nan), dtype=np.float64), None
+        is_string = pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)
+        obj = np.asarray(values.to_numpy(dtype=object, na_value=None), dtype=object)
+    else:
+        arr = values
+        kind = arr.dtype.kind
+        if kind in "iuf":
+            return np.array(arr, dtype=np.float64), None
+        if kind == "b":
+            if allow_bool:
+                return np.array(arr, dtype=np.float64), None
+            return None, (f"{label}: non-numeric column (boolean dtype): "
+                          f"{_n_rows(len(arr))} hold True/False, not numbers")
+        if kind in "cmMV":
+            return None, (f"{label}: non-numeric column (dtype {arr.dtype}): "
+                          f"{_n_rows(len(arr))} with values that are not real numbers")
+        is_string = kind in "US"
+        obj = arr.astype(object)
+
+    missing = np.asarray(pd.isna(obj), dtype=bool)
+    numeric = np.array([_is_number(v) for v in obj], dtype=bool)
+    bad = ~(missing | numeric)
+    if is_string or bad.any():
+        # report first the values that cannot be read as numbers at all; if
+        # every string would parse, the column is still text: report those rows
+        unreadable = bad & ~np.array([_parses(v) for v in obj], dtype=bool)
+        if unreadable.any():
+            offending = unreadable
+        elif bad.any():
+            offending = bad
+        else:  # a text column holding only missing entries
+            offending = np.ones(len(obj), dtype=bool)
+        first = obj[np.flatnonzero(offending)[0]]
+        dtype_txt = getattr(values, "dtype", "object")
+        msg = _problem(label, offending, "values that are not numbers", row_ids)
+        msg += (f"; the column has dtype {dtype_txt} (first offending value: {first!r}); "
+                "convert it to numbers first (e.g. pandas.to_numeric)")
+        return None, msg
+    out = np.full(len(obj), np.nan, dtype=np.float64)
+    out[numeric] = [float(v) for v in obj[numeric]]
+    return out, None
+
+
+def _check_names(features: Mapping, metadata: Mapping) -> None:
+    for kind, mapping in (("feature", features), ("metadata", metadata)):
+        for key in mapping:
+            if not isinstance(key, str):
+                raise ValueError(f"{kind} names must be str, got {key!r} ({type(key).__name__})")
+            if key in _RESERVED:
+                raise ValueError(f"{kind} name {key!r} is reserved (reserved names: {', '.join(_RESERVED)})")
+    both = sorted(set(features) & set(metadata))
+    if both:
+        raise ValueError(f"names used both as feature and metadata: {', '.join(map(repr, both))}")
+
+
+def _var_attrs(role: str, units: str = "") -> dict:
+    if role == "E":
+        return {"long_name": "error (reference - prediction)", "units": units}
+    if role == "uE":
+        return {"long_name": "standard uncertainty", "units": units}
+    return {"role": role}
+
+
+def _invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
+                   nonpositive: bool = True) -> list[tuple[str, str, np.ndarray]]:
+    """``[(label, problem, mask), ...]`` for NaN, inf and (if `nonpositive`) uE <= 0."""
+    out = []
+    for label, x in (("E", e), ("uE", u), *feats.items()):
+        out.append((label, "NaN", np.isnan(x)))
+        out.append((label, "inf", np.isinf(x)))
+        if label == "uE" and nonpositive:
+            out.append((label, "<= 0", np.isfinite(x) & (x <= 0)))
+    return [(lab, prob, m) for lab, prob, m in out if m.any()]
+
+
+def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
+           drop_invalid=False, min_uncertainty=None, u_from_variance=False,
+           sources=None) -> xr.Dataset:
+    """Common core of from_arrays / from_dataframe (inputs never mutated)."""
+    features = {} if features is None else dict(features.items())
+    metadata = {} if metadata is None else dict(metadata.items())
+    if name is None:
+        name = "dataset"
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a str, got {type(name).__name__}")
+    if not isinstance(units, str):
+        raise ValueError(f"units must be a str, got {type(units).__name__}")
+    _check_names(features, metadata)
+    if not isinstance(drop_invalid, (bool, np.bool_)):
+        raise ValueError(f"drop_invalid must be True or False, got {drop_invalid!r}")
+    if min_uncertainty is not None and not (
+            (isinstance(min_uncertainty, str) and min_uncertainty == "papers")
+            or (_is_number(min_uncertainty) and np.isfinite(min_uncertainty) and min_uncertainty >= 0)):
+        raise ValueError("min_uncertainty must be None, a finite number >= 0 or 'papers', "
+                         f"got {min_uncertainty!r}")
+    sources = sources or {}
+
+    def lab(key):
+        return f"{key} [{sources[key]}]" if key in sources else key
+
+    # 1. shapes and lengths --------------------------------------------------
+    raw = {"E": _as_1d("E", e_raw), "uE": _as_1d("uE", u_raw)}
+    raw.update({k: _as_1d(k, v) for k, v in features.items()})
+    meta = {k: _as_1d(k, v) for k, v in metadata.items()}
+    lengths = {k: len(v) for k, v in {**raw, **meta}.items()}
+    if len(set(lengths.values())) > 1:
+        n_ref = lengths["E"]
+        detail = ", ".join(f"{lab(k)} has {_n_rows(n)}" for k, n in lengths.items())
+        diffs = [f"{k} has {_n_rows(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than E"
+                 for k, n in lengths.items() if n != n_ref]
+        raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
+    n = lengths["E"]
+    if n == 0:
+        raise ValueError("empty input: E and uE have 0 rows")
+    row_ids = np.arange(n, dtype=np.int64)
+
+    # 2. numeric values ----------------------------------------------------
+    arrays, errors = {}, []
+    for key, values in raw.items():
+        arr, msg = _to_float(key, values, row_ids, allow_bool=key not in ("E", "uE"))
+        if msg is not None:
+            errors.append(msg + (f" [{sources[key]}]" if key in sources else ""))
+        arrays[key] = arr
+    if errors:
+        raise ValueError("non-numeric input:\n  " + "\n  ".join(errors))
+    e, u = arrays.pop("E"), arrays.pop("uE")
+    if u_from_variance:
+        # signed square root: a negative variance gives a negative uE, which
+        # the uE <= 0 rule reports instead of a silent NaN
+        u = np.sign(u) * np.sqrt(np.abs(u))
+    feats = arrays
+    meta = {k: _meta_array(v) for k, v in meta.items()}
+
+    # 3. NaN / inf / uE <= 0 -------------------------------------------------
+    attrs = {"name": name, "units": units}
+    # with a min_uncertainty filter, uE <= 0 rows are left to that filter
+    # (they lie below any threshold >= 0), as in the papers
+    problems = _invalid_masks(e, u, feats, nonpositive=min_uncertainty is None)
+    keep = np.ones(n, dtype=bool)
+    if problems and not drop_invalid:
+        lines = [_problem(k, m, p, row_ids) + (f" [{sources[k]}]" if k in sources else "")
+                 for k, p, m in problems]
+        raise ValueError("invalid values (pass drop_invalid=True to drop these rows):\n  "
+                         + "\n  ".join(lines))
+    if drop_invalid:
+        for _, _, m in problems:
+            keep &= ~m
+        n_dropped = int(n - keep.sum())
+        reasons = "; ".join(f"{k} {p}: {int(m.sum())}" for k, p, m in problems) or "none"
+        attrs["n_dropped"] = n_dropped
+        attrs["dropped_reasons"] = reasons
+        if n_dropped == n:
+            raise ValueError(f"drop_invalid: all {_n_rows(n)} are invalid ({reasons}); nothing left")
+        if n_dropped:
+            warnings.warn(f"drop_invalid: dropped {n_dropped} of {_n_rows(n)} ({reasons}); "
+                          f"kept {_n_rows(n - n_dropped)}", UserWarning, stacklevel=_stacklevel())
+
+    # 4. min_uncertainty filter ------------------------------------------
+    if min_uncertainty is not None:
+        if min_uncertainty == "papers":
+            e_kept = e[keep]
+            if e_kept.size < 2:
+                raise ValueError("min_uncertainty='papers' needs at least 2 rows to compute sd(E)")
+            threshold = PAPERS_MIN_UNCERTAINTY * float(np.std(e_kept, ddof=1))
+            how = f"threshold = {PAPERS_MIN_UNCERTAINTY:g} * sd(E)"
+        else:
+            threshold = float(min_uncertainty)
+            how = "absolute threshold"
+        low = keep & (u <= threshold)
+        n_low = int(low.sum())
+        n_nonpos = int((low & (u <= 0)).sum())
+        if n_nonpos:
+            how += f"; {n_nonpos} of them with uE <= 0"
+        attrs["n_filtered"] = n_low
+        attrs["min_uncertainty"] = threshold
+        if n_low == int(keep.sum()):
+            raise ValueError(f"min_uncertainty: all {_n_rows(n_low)} have uE <= {threshold:.6g} ({how})")
+        if n_low:
+            keep &= ~low
+            warnings.warn(f"min_uncertainty: dropped {_n_rows(n_low)} with uE <= {threshold:.6g} "
+                          f"({how}; {_rows_text(row_ids[low])}); kept {_n_rows(int(keep.sum()))}",
+                          UserWarning, stacklevel=_stacklevel())
+
+    # 5. assemble ---------------------------------------------------------
+    if not keep.all():
+        e, u, row_ids = e[keep], u[keep], row_ids[keep]
+        feats = {k: v[keep] for k, v in feats.items()}
+        meta = {k: v[keep] for k, v in meta.items()}
+    data_vars = {"E": ("point", e, _var_attrs("E", units)), "uE": ("point", u, _var_attrs("uE", units))}
+    data_vars.update({k: ("point", v, _var_attrs("feature")) for k, v in feats.items()})
+    data_vars.update({k: ("point", v, _var_attrs("metadata")) for k, v in meta.items()})
+    return xr.Dataset(data_vars, coords={"point": ("point", row_ids)}, attrs=attrs)
+
+
+# --------------------------------------------------------------------------
+# public constructors
+# --------------------------------------------------------------------------
+def from_arrays(errors, uncertainties, *, features=None, metadata=None, name=None, units="",
+                drop_invalid=False, min_uncertainty=None) -> xr.Dataset:
+    """Build a uqviz dataset from arrays of errors and uncertainties.
+
+    Parameters
+    ----------
+    errors : array_like, 1-D
+        Errors ``E = reference - prediction``; numbers only.
+    uncertainties : array_like, 1-D
+        Standard uncertainties ``uE`` (> 0), same length as `errors`.
+    features : mapping of str to array_like, optional
+        Numeric input features (finite), e.g. ``{"mass": m}``; each becomes a
+        float64 variable on ``point`` (booleans become 0/1).
+    metadata : mapping of str to array_like, optional
+        Any other per-point information (e.g. strings), kept as given.
+    name : str, optional
+        Dataset name (attribute ``name``); default ``"dataset"``.
+    units : str, default ""
+        Units of ``E`` and ``uE``.
+    drop_invalid : bool, default False
+        If False, NaN/inf values in ``E``, ``uE`` or a feature, or ``uE <= 0``,
+        raise a ValueError. If True, those rows are dropped with a UserWarning
+        and the attributes ``n_dropped`` and ``dropped_reasons`` record it.
+    min_uncertainty : None, float or "papers", optional
+        Drop rows with ``uE <= threshold`` (with a UserWarning); the threshold
+        is the given number (>= 0), or ``1e-6 * sd(E)`` (sample sd, over the
+        rows left after the NaN/inf rules) for ``"papers"``, the filter applied
+        in the papers. Attributes ``n_filtered`` and ``min_uncertainty`` (the
+        threshold) record it. Applied after the NaN/inf rules; rows with
+        ``uE <= 0`` then fall under this filter (they are below any threshold)
+        instead of raising, as in the papers (Perovskite_GPR_Bayesian holds
+        14 tiny negative uE: 3836 -> 3818 rows).
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables ``E``, ``uE``, the features and the metadata on dim
+        ``point``; coordinate ``point`` = 0-based row number in the input.
+        Attributes ``name``, ``units``, plus ``n_dropped`` and
+        ``dropped_reasons`` if `drop_invalid`, ``n_filtered`` and
+        ``min_uncertainty`` if `min_uncertainty` is given.
+
+    Raises
+    ------
+    ValueError
+        For length mismatch, empty or non-numeric input, and (unless
+        `drop_invalid`) NaN, inf or ``uE <= 0``; the message names the
+        variable, the problem and the number of offending rows.
+
+    Examples
+    --------
+    >>> import uqviz.data as ud
+    >>> ds = ud.from_arrays([0.1, -0.3, 0.2], [0.2, 0.25, 0.1],
+    ...                     features={"X": [1.0, 2.0, 3.0]}, name="demo")
+    >>> ds.sizes["point"], ds.attrs["name"]
+    (3, 'demo')
+    >>> ud.from_arrays([0.1, 0.2], [0.1, 0.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid values (pass drop_invalid=True to drop these rows):
+      uE: 1 row with uE <= 0 (row 1)
+    """
+    return _build(errors, uncertainties, features=features, metadata=metadata, name=name,
+                  units=units, drop_invalid=drop_invalid, min_uncertainty=min_uncertainty)
+
+
+def _as_list(arg, what: str) -> list:
+    if arg is None:
+        return []
+    if isinstance(arg, str):
+        return [arg]
+    if isinstance(arg, Sequence) or isinstance(arg, (pd.Index, np.ndarray)):
+        return list(arg)
+    raise ValueError(f"{what} must be a list of column names, got {type(arg).__name__}")
+
+
+def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertainties=None,
+                   variances=None, features=None, metadata=None, name=None, units="",
+                   drop_invalid=False, min_uncertainty=None) -> xr.Dataset:
+    """Build a uqviz dataset from columns of a pandas DataFrame.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table; it is not modified.
+    errors : str, optional
+        Column of errors. Give either `errors` or both `reference` and
+        `prediction` (then ``E = reference - prediction``). When all three are
+        None, the column ``"E"`` is used.
+    reference, prediction : str, optional
+        Columns of reference values and predictions.
+    uncertainties : str, optional
+        Column of standard uncertainties. Give either `uncertainties` or
+        `variances` (then ``uE = sqrt(variances)``; a negative variance is
+        reported as ``uE <= 0``). When both are None, the column ``"uE"`` is used.
+    variances : str, optional
+        Column of variances (squared uncertainties).
+    features : list of str, optional
+        Columns of numeric input features.
+    metadata : list of str, optional
+        Columns kept as-is (e.g. formulas, SMILES).
+    name, units, drop_invalid, min_uncertainty
+        As in :func:`from_arrays`.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`from_arrays`; coordinate ``point`` = 0-based row position in `df`.
+
+    Raises
+    ------
+    ValueError
+        Missing columns (named), contradictory or missing choices of columns,
+        and every bad-input case of :func:`from_arrays`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import uqviz.data as ud
+    >>> df = pd.DataFrame({"ref": [1.0, 2.0], "pred": [0.5, 2.5], "var": [0.25, 0.04]})
+    >>> ds = ud.from_dataframe(df, reference="ref", prediction="pred", variances="var")
+    >>> ds["E"].values.tolist(), ds["uE"].values.tolist()
+    ([0.5, -0.5], [0.5, 0.2])
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"df must be a pandas.DataFrame, got {type(df).__name__}")
+    columns = list(df.columns)
+
+    # which columns give E ----------------------------------------------------
+    if errors is not None and (reference is not None or prediction is not None):
+        raise ValueError("give either errors= or reference= and prediction=, not both")
+    if (reference is None) != (prediction is None):
+        given, missing = ("reference", "prediction") if reference is not None else ("prediction", "reference")
+        raise ValueError(f"{given}= needs {missing}= too (E = reference - prediction)")
+    if errors is None and reference is None:
+        if "E" not in columns:
+            raise ValueError("no errors column: pass errors= or reference= and prediction= "
+                             f"(no column named 'E'; columns: {', '.join(map(str, columns))})")
+        errors = "E"
+    # which columns give uE -------------------------------------------------
+    if uncertainties is not None and variances is not None:
+        raise ValueError("give either uncertainties= or variances=, not both")
+    if uncertainties is None and variances is None:
+        if "uE" not in columns:
+            raise ValueError("no uncertainties column: pass uncertainties= or variances= "
+                             f"(no column named 'uE'; columns: {', '.join(map(str, columns))})")
+        uncertainties = "uE"
+
+    feat_cols = _as_list(features, "features")
+    meta_cols = _as_list(metadata, "metadata")
+    wanted = [c for c in (errors, reference, prediction, uncertainties, variances) if c is not None]
+    wanted += feat_cols + meta_cols
+    missing = [c for c in dict.fromkeys(wanted) if c not in columns]
+    if missing:
+        raise ValueError(f"column(s) not found: {', '.join(map(repr, missing))} "
+                         f"(columns: {', '.join(map(str, columns))})")
+    for c in wanted:
+        if isinstance(df[c], pd.DataFrame):
+            raise ValueError(f"column {c!r} appears more than once in the DataFrame")
+
+    sources = {}
+    n = len(df)
+    row_ids = np.arange(n, dtype=np.int64)
+    if errors is not None:
+        e_raw = df[errors]
+        if errors != "E":
+            sources["E"] = f"column {errors!r}"
+    else:
+        ref, msg_r = _to_float(f"reference [column {reference!r}]", df[reference], row_ids)
+        pred, msg_p = _to_float(f"prediction [column {prediction!r}]", df[prediction], row_ids)
+        msgs = [m for m in (msg_r, msg_p) if m]
+        if msgs:
+            raise ValueError("non-numeric input:\n  " + "\n  ".join(msgs))
+        with np.errstate(invalid="ignore"):
+            e_raw = ref - pred  # inf - inf gives NaN, reported by the NaN rule
+        sources["E"] = f"{reference!r} - {prediction!r}"
+    if variances is not None:
+        u_raw = df[variances]
+        sources["uE"] = f"sqrt of column {variances!r}"
+    else:
+        u_raw = df[uncertainties]
+        if uncertainties != "uE":
+            sources["uE"] = f"column {uncertainties!r}"
+    return _build(e_raw, u_raw,
+                  features={c: df[c] for c in feat_cols}, metadata={c: df[c] for c in meta_cols},
+                  name=name, units=units, drop_invalid=drop_invalid,
+                  min_uncertainty=min_uncertainty, u_from_variance=variances is not None,
+                  sources=sources)
+
+
+def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
+             variances=None, features=None, metadata=None, name=None, units="",
+             drop_invalid=False, min_uncertainty=None, sep=",") -> xr.Dataset:
+    """Read a CSV file into a uqviz dataset.
+
+    The file is read with :func:`pandas.read_csv` and passed to
+    :func:`from_dataframe` with the same keywords.
+
+    Parameters
+    ----------
+    path : str or os.PathLike or file-like
+        The CSV file.
+    errors, reference, prediction, uncertainties, variances, features, metadata
+        Column names, as in :func:`from_dataframe`.
+    name : str, optional
+        Dataset name; default the file stem (``"dataset"`` for a file-like).
+    units, drop_invalid, min_uncertainty
+        As in :func:`from_arrays`.
+    sep : str, default ","
+        Field separator.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :func:`from_arrays`; coordinate ``point`` = 0-based data-row number.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import uqviz.data as ud
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "toy.csv").write_text("E,uE\\n0.1,0.2\\n-0.2,0.3\\n")
+    >>> ds = ud.read_csv(d / "toy.csv")
+    >>> ds.attrs["name"], ds.sizes["point"]
+    ('toy', 2)
+    """
+    if name is None and isinstance(path, (str, os.PathLike)):
+        name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    df = pd.read_csv(path, sep=sep)
+    return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
+                          uncertainties=uncertainties, variances=variances, features=features,
+                          metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,
+                          min_uncertainty=min_uncertainty)
+
+
+def from_datasets(datasets) -> xr.DataTree:
+    """Gather several datasets into a DataTree, one child per dataset.
+
+    Parameters
+    ----------
+    datasets : mapping of str to xarray.Dataset, or sequence of xarray.Dataset
+        With a mapping, the keys name the children (and become each child's
+        ``name`` attribute); with a sequence, each dataset's ``name``
+        attribute is used. Each dataset is checked with :func:`check_dataset`.
+
+    Returns
+    -------
+    xarray.DataTree
+        Children in the given order.
+
+    Raises
+    ------
+    ValueError
+        Duplicate or missing names, names containing ``"/"``, or no dataset.
+
+    Examples
+    --------
+    >>> import uqviz.data as ud
+    >>> a = ud.from_arrays([0.1, 0.2], [0.1, 0.3], name="a")
+    >>> b = ud.from_arrays([0.3, -0.1], [0.2, 0.2], name="b")
+    >>> list(ud.from_datasets([b, a]).children)
+    ['b', 'a']
+    """
+    if isinstance(datasets, xr.Dataset):
+        datasets = [datasets]
+    if isinstance(datasets, Mapping):
+        pairs = list(datasets.items())
+    else:
+        pairs = []
+        for i, ds in enumerate(datasets):
+            if not isinstance(ds, xr.Dataset):
+                raise TypeError(f"item {i}: expected an xarray.Dataset, got {type(ds).__name__}")
+            nm = ds.attrs.get("name")
+            if not isinstance(nm, str) or not nm:
+                raise ValueError(f"item {i}: dataset has no 'name' attribute; pass a mapping name -> dataset")
+            pairs.append((nm, ds))
+    if not pairs:
+        raise ValueError("from_datasets: no dataset given")
+    names = [nm for nm, _ in pairs]
+    dups = sorted({nm for nm in names if names.count(nm) > 1})
+    if dups:
+        raise ValueError(f"duplicate dataset names: {', '.join(map(repr, dups))}")
+    children = {}
+    for nm, ds in pairs:
+        if not isinstance(nm, str) or not nm or "/" in nm or nm in (".", ".."):
+            raise ValueError(f"invalid dataset name {nm!r}: use a non-empty str without '/'")
+        check_dataset(ds)
+        child = ds.copy()
+        child.attrs = {**ds.attrs, "name": nm}
+        children[nm] = child
+    return xr.DataTree.from_dict(children)
+
+
+# --------------------------------------------------------------------------
+# validation on entry of compute functions
+# --------------------------------------------------------------------------
+def check_dataset(ds) -> xr.Dataset:
+    """Check that `ds` is a valid uqviz dataset and return it unchanged.
+
+    Every compute function calls this on entry. Checks: an
+    :class:`xarray.Dataset` with dim ``point``, variables ``E`` and ``uE`` on
+    ``point`` only, at least one row, numeric values, no NaN/inf in ``E``,
+    ``uE`` or a numeric feature (numeric variables on ``point`` not marked
+    ``role="metadata"``), and ``uE > 0``. Row numbers in messages are the
+    values of the ``point`` coordinate (the original rows).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+
+    Returns
+    -------
+    xarray.Dataset
+        `ds` itself.
+
+    Raises
+    ------
+    TypeError
+        If `ds` is not an xarray.Dataset.
+    ValueError
+        As the constructors, naming the variable, the problem and the count.
+
+    Examples
+    --------
+    >>> import uqviz.data as ud
+    >>> ds = ud.from_arrays([0.1, 0.2], [0.1, 0.3])
+    >>> ud.check_dataset(ds) is ds
+    True
+    """
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"expected an xarray.Dataset, got {type(ds).__name__}; build one with "
+                        "uqviz.from_arrays, uqviz.from_dataframe or uqviz.read_csv")
+    if "point" not in ds.dims:
+        raise ValueError(f"dataset has no dimension 'point' (dims: {tuple(ds.dims)})")
+    missing = [v for v in ("E", "uE") if v not in ds.data_vars]
+    if missing:
+        raise ValueError(f"dataset lacks variable(s) {', '.join(map(repr, missing))} "
+                         f"(variables: {', '.join(map(str, ds.data_vars))})")
+    for v in ("E", "uE"):
+        if ds[v].dims != ("point",):
+            raise ValueError(f"{v}: must have dims ('point',), got {ds[v].dims}; select one "
+                             "replicate/dataset first (e.g. ds.isel(replicate=0)) or use a DataTree")
+    n = ds.sizes["point"]
+    if n == 0:
+        raise ValueError("empty input: E and uE have 0 rows")
+    row_ids = np.asarray(ds["point"].values) if "point" in ds.coords else np.arange(n)
+    if row_ids.dtype.kind not in "iu":
+        row_ids = np.arange(n)
+
+    arrays, errors = {}, []
+    for v in ("E", "uE"):
+        arr, msg = _to_float(v, _as_1d(v, ds[v].values), row_ids)
+        if msg:
+            errors.append(msg)
+        arrays[v] = arr
+    for k, var in ds.data_vars.items():
+        if k in ("E", "uE") or var.dims != ("point",) or var.attrs.get("role") == "metadata":
+            continue
+        if var.dtype.kind in "iufb":
+            arrays[k] = np.asarray(var.values, dtype=np.float64)
+    if errors:
+        raise ValueError("non-numeric input:\n  " + "\n  ".join(errors))
+    e, u = arrays.pop("E"), arrays.pop("uE")
+    problems = _invalid_masks(e, u, arrays)
+    if problems:
+        lines = [_problem(k, m, p, row_ids) for k, p, m in problems]
+        raise ValueError("invalid values:\n  " + "\n  ".join(lines))
+    return ds
+
+
+def z_scores(ds) -> xr.DataArray:
+    """Z-scores ``Z = E / uE`` of a dataset.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A valid uqviz dataset (checked with :func:`check_dataset`).
+
+    Returns
+    -------
+    xarray.DataArray
+        Named ``"Z"``, on dim ``point`` with the dataset's coordinates.
+
+    Examples
+    --------
+    >>> import uqviz.data as ud
+    >>> ud.z_scores(ud.from_arrays([0.2, -0.3], [0.1, 0.3])).values.tolist()
+    [2.0, -1.0]
+    """
+    check_dataset(ds)
+    z = ds["E"] / ds["uE"]
+    z.name = "Z"
+    z.attrs = {"long_name": "z-score E/uE", "units": ""}
+    return z

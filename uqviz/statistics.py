@@ -1,0 +1,141 @@
+"""Registry of calibration statistics: name -> kernel, reference value, kind.
+
+A *moment* statistic is a function ``f(means, n)`` of the means of per-point
+columns (``Z``, ``Z2``, ``E2``, ``V`` = uE^2, ``lnV`` = ln uE^2); it is
+bootstrapped through resampled sums. A *generic* statistic is ``f(e, u)``
+vectorised over leading axes. The reference value is a number, a function of
+the column means of the full data (NLL's reference depends on the
+uncertainties), or ``None`` when no predefined reference exists (CC): such
+statistics need a simulated reference.
+
+Examples
+--------
+>>> from uqviz.statistics import get_statistic
+>>> get_statistic("ZMS").reference
+1.0
+>>> get_statistic("CC").reference is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._array import stats as k
+
+__all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
+           "reference_value", "point_estimate"]
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A calibration statistic known to uqviz.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (e.g. ``"ZMS"``).
+    func : callable
+        ``f(means, n)`` for ``kind="moments"``, ``f(e, u)`` for ``kind="generic"``.
+    kind : {"moments", "generic"}
+    columns : tuple of str
+        Column means used by a moment statistic.
+    reference : float, callable or None
+        Predefined reference, a function of the column means, or None.
+    description : str
+    """
+
+    name: str
+    func: Callable
+    kind: str
+    columns: tuple = ()
+    reference: float | Callable | None = None
+    description: str = ""
+
+    @property
+    def has_reference(self) -> bool:
+        """True when the statistic has a predefined (non-simulated) reference."""
+        return self.reference is not None
+
+
+_REGISTRY: dict[str, Statistic] = {}
+
+
+def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Statistic:
+    """Add a statistic to the registry (``overwrite=True`` to replace one)."""
+    if statistic.kind not in ("moments", "generic"):
+        raise ValueError(f"kind must be 'moments' or 'generic', got {statistic.kind!r}")
+    if statistic.name in _REGISTRY and not overwrite:
+        raise ValueError(f"statistic {statistic.name!r} is already registered")
+    _REGISTRY[statistic.name] = statistic
+    return statistic
+
+
+def get_statistic(name: str | Statistic) -> Statistic:
+    """Look a statistic up by name; the error lists the known names."""
+    if isinstance(name, Statistic):
+        return name
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown statistic {name!r}; known: {', '.join(list_statistics())}"
+        ) from None
+
+
+def list_statistics() -> list[str]:
+    """Names of the registered statistics."""
+    return list(_REGISTRY)
+
+
+def _nll_reference(means, n):
+    return k.nll_ref(means, n)
+
+
+for _name, _func, _cols, _ref, _desc in [
+    ("ZM", k.zm, ("Z",), 0.0, "mean of z-scores <Z>"),
+    ("ZMS", k.zms, ("Z2",), 1.0, "mean of squared z-scores <Z^2>"),
+    ("ZVar", k.zvar, ("Z", "Z2"), 1.0, "variance of z-scores (ddof=1)"),
+    ("MSE", k.mse, ("E2",), None, "mean squared error <E^2>"),
+    ("MV", k.mv, ("V",), None, "mean variance <uE^2>"),
+    ("RMSE", k.rmse, ("E2",), None, "root mean squared error"),
+    ("RMV", k.rmv, ("V",), None, "root mean variance"),
+    ("RCE", k.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
+    ("RCE2", k.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
+    ("NLL", k.nll, ("Z2", "lnV"), _nll_reference, "Gaussian negative log-likelihood"),
+    ("NLL_ref", k.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
+]:
+    register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
+
+register_statistic(Statistic("CC", k.spearman_cc, "generic", (), None,
+                             "Spearman rank correlation of |E| and uE"))
+
+
+def point_estimate(statistic, e, u) -> np.ndarray:
+    """Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(point_estimate("ZMS", np.array([1.0, -2.0]), np.array([1.0, 2.0])))
+    1.0
+    """
+    stat = get_statistic(statistic)
+    if stat.kind == "generic":
+        return np.asarray(stat.func(np.asarray(e, float), np.asarray(u, float)))
+    n = np.shape(e)[-1]
+    return np.asarray(stat.func(k.column_means(e, u, stat.columns), n))
+
+
+def reference_value(statistic, e, u) -> float:
+    """Reference value of a statistic for data (e, u); NaN when it has none."""
+    stat = get_statistic(statistic)
+    if stat.reference is None:
+        return np.nan
+    if callable(stat.reference):
+        names = ("Z", "Z2", "E2", "V", "lnV")
+        return float(stat.reference(k.column_means(e, u, names), np.shape(e)[-1]))
+    return float(stat.reference)

@@ -1,0 +1,70 @@
+"""Plain-text rendering of result Datasets (console tables, verdicts, warnings).
+
+Functions here only format results computed elsewhere; they never compute a
+statistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["average_table", "tailedness_table", "tailedness_warnings", "verdict"]
+
+_TAIL_ADVICE = {
+    "uE2": "the uncertainties have a heavy upper tail: RCE (and MV-based statistics) "
+           "and their intervals are unreliable; prefer ZMS",
+    "E2": "the errors have heavy tails: RCE, MSE-based statistics and their intervals "
+          "are unreliable",
+    "Z2": "the z-scores have heavy tails: even ZMS and its bootstrap interval may be "
+          "unreliable; treat the validation verdict with care",
+}
+_LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
+
+
+def verdict(valid, reference) -> str:
+    """Words for one validation outcome."""
+    if not np.isfinite(reference):
+        return "no predefined reference"
+    return "calibrated" if bool(valid) else "not calibrated"
+
+
+def _fmt(x):
+    return f"{x:.4g}" if np.isfinite(x) else "nan"
+
+
+def average_table(result) -> str:
+    """Table of a :func:`uqviz.validate_average` result for one dataset."""
+    ci = result.attrs.get("ci", 0.95)
+    head = f"{'statistic':<10}{'estimate':>10}   {f'{ci:.0%} CI':<22}{'ref':>6}{'zeta':>8}  verdict"
+    lines = [head, "-" * len(head)]
+    for s in result["statistic"].values:
+        r = result.sel(statistic=s)
+        ivl = f"[{_fmt(float(r.ci_lower))}, {_fmt(float(r.ci_upper))}]"
+        lines.append(
+            f"{s:<10}{_fmt(float(r.estimate)):>10}   {ivl:<22}{_fmt(float(r.reference)):>6}"
+            f"{_fmt(float(r.zeta)):>8}  {verdict(r.valid, float(r.reference))}"
+        )
+    return "\n".join(lines)
+
+
+def tailedness_table(result) -> str:
+    """Table of a :func:`uqviz.tailedness` result for one dataset."""
+    head = f"{'variable':<10}{'beta_GM':>9}{'kappa_CS':>10}{'limit':>7}  status"
+    lines = [head, "-" * len(head)]
+    for v in result["variable"].values:
+        r = result.sel(variable=v)
+        status = "HEAVY TAIL" if bool(r.exceeds) else "ok"
+        lines.append(f"{_LABEL[v]:<10}{float(r.beta_gm):>9.2f}{float(r.kappa_cs):>10.2f}"
+                     f"{float(r.threshold):>7.1f}  {status}")
+    return "\n".join(lines)
+
+
+def tailedness_warnings(result) -> list[str]:
+    """Plain-language warnings for each variable above its beta_GM threshold."""
+    out = []
+    for v in result["variable"].values:
+        r = result.sel(variable=v)
+        if bool(r.exceeds):
+            out.append(f"beta_GM({_LABEL[v]}) = {float(r.beta_gm):.2f} > "
+                       f"{float(r.threshold):.1f}: {_TAIL_ADVICE[v]}.")
+    return out
