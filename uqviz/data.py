@@ -146,7 +146,7 @@ def _to_float(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = Fal
         dtype = values.dtype
         if pd.api.types.is_bool_dtype(dtype):
             if allow_bool:
-                return np.asarray(values, dtype=float).copy(), None
+                return np.array(values.to_numpy(dtype=float, na_value=np.nan), dtype=np.float64), None
             return None, (f"{label}: non-numeric column (boolean dtype): "
                           f"{_n_rows(len(values))} hold True/False, not numbers")
         if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):

@@ -1,0 +1,93 @@
+"""Binning schemes: hand-checked bins with ties, merging rules, bad input."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import uqviz
+from uqviz._array import binning as kb
+from uqviz.binning import compute_bins, conditioning_values, default_n_bins
+
+
+def test_equal_count_split_is_the_errviewlib_rounding():
+    # M = 10, n = 4: bounds floor(k*10/4 + 0.5) = 0, 3, 5, 8, 10
+    starts, sizes = kb.equal_count_starts(10, 4)
+    assert starts.tolist() == [0, 3, 5, 8] and sizes.tolist() == [3, 2, 3, 2]
+    # M = 7, n = 2: 3.5 rounds up -> [0..3], [4..6]
+    assert kb.equal_count_starts(7, 2)[1].tolist() == [4, 3]
+    for m, n in [(13885, 100), (5000, 71), (101, 101)]:
+        st, sz = kb.equal_count_starts(m, n)
+        assert sz.sum() == m and st[0] == 0 and np.all(sz >= m // n) and np.all(sz <= m // n + 1)
+
+
+def test_equal_count_with_ties_keeps_data_order():
+    x = np.array([2.0, 1.0, 2.0, 1.0, 3.0, 2.0])
+    b = compute_bins(x, n_bins=2)
+    # stable sort: 1.0 at rows 1, 3; 2.0 at rows 0, 2, 5; 3.0 at row 4
+    assert b.order.tolist() == [1, 3, 0, 2, 5, 4]
+    assert b.sizes.tolist() == [3, 3]
+    assert b.labels().tolist() == [0, 0, 1, 0, 1, 1]  # row 0 (first 2.0) in bin 0
+    assert b.lower.tolist() == [1.0, 2.0] and b.upper.tolist() == [2.0, 3.0]
+    np.testing.assert_allclose(b.center, [4.0 / 3.0, 7.0 / 3.0])
+
+
+def test_random_ties_permute_only_within_ties():
+    x = np.repeat([1.0, 2.0, 3.0], 20)
+    orders = {tuple(compute_bins(x, n_bins=6, rng=s).order) for s in range(5)}
+    assert len(orders) == 5
+    for s in range(5):
+        b = compute_bins(x, n_bins=6, rng=s)
+        assert np.all(np.diff(x[b.order]) >= 0)
+    a1 = compute_bins(x, n_bins=6, rng=3).order
+    np.testing.assert_array_equal(a1, compute_bins(x, n_bins=6, rng=3).order)
+
+
+def test_stratified_merges_small_strata_with_smaller_neighbour():
+    x = np.r_[np.zeros(150), np.ones(20), np.full(300, 2.0), np.full(50, 3.0)]
+    b = compute_bins(np.random.default_rng(0).permutation(x), scheme="stratified")
+    # 20 merges with 150 (smaller neighbour), then 50 merges with 300
+    assert b.sizes.tolist() == [170, 350]
+    assert b.lower.tolist() == [0.0, 2.0] and b.upper.tolist() == [1.0, 3.0]
+    b2 = compute_bins(x, scheme="stratified", min_count=10)
+    assert b2.sizes.tolist() == [150, 20, 300, 50]
+
+
+def test_equal_width_and_edges_with_merging():
+    x = np.r_[np.linspace(0.0, 0.99, 100), 1.5, 4.5]
+    b = compute_bins(x, scheme="equal_width", n_bins=5, min_count=1)
+    # widths 0.9: [0,0.9) holds 0.00..0.89 (90), [0.9,1.8) 0.90..0.99 and 1.5 (11),
+    # two empty bins, [3.6,4.5] holds 4.5
+    assert b.sizes.tolist() == [90, 11, 1]
+    np.testing.assert_allclose(b.lower, [0.0, 0.9, 3.6])
+    np.testing.assert_allclose(b.upper, [0.9, 1.8, 4.5])
+    merged = compute_bins(x, scheme="equal_width", n_bins=5, min_count=5)
+    assert merged.sizes.tolist() == [90, 12]
+    e = compute_bins(x, scheme="edges", edges=[0.0, 0.5, 1.0, 5.0])
+    assert e.sizes.tolist() == [50, 50, 2]
+    lg = compute_bins(np.geomspace(1, 1000, 31), scheme="equal_width", n_bins=3, log=True)
+    assert lg.sizes.tolist() == [10, 10, 11]
+
+
+def test_bad_input():
+    ds = uqviz.from_arrays(np.ones(10), np.ones(10), features={"c": np.full(10, 2.0)})
+    with pytest.raises(ValueError, match="between 1 and the number of points"):
+        compute_bins(np.arange(10.0), n_bins=11)
+    with pytest.raises(ValueError, match="constant"):
+        conditioning_values(ds, "c")
+    with pytest.raises(ValueError, match="not in the dataset"):
+        conditioning_values(ds, "mass")
+    bad = np.arange(10.0)
+    bad[[2, 5]] = np.nan
+    with pytest.raises(ValueError, match="2 rows with NaN"):
+        conditioning_values(ds, bad)
+    with pytest.raises(ValueError, match="outside the bin edges"):
+        compute_bins(np.arange(10.0), scheme="edges", edges=[0.0, 5.0])
+    with pytest.raises(ValueError, match="binning must be"):
+        compute_bins(np.arange(10.0), scheme="quantile")
+    with pytest.raises(ValueError, match="positive"):
+        compute_bins(np.arange(10.0), scheme="equal_width", log=True)
+
+
+def test_default_number_of_bins_is_sqrt_m():
+    assert default_n_bins(13885) == 118 and default_n_bins(100) == 10
+    assert compute_bins(np.arange(400.0)).n_bins == 20

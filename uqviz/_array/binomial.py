@@ -1,0 +1,88 @@
+"""Confidence intervals for a binomial proportion (numpy kernels, no xarray).
+
+Used for the validation probability ``p_val = k / n`` of a Monte Carlo study
+(Pernot 2024, eq. 21 and Fig. 5): ``k`` datasets out of ``n`` validated.
+
+Reference: R. G. Newcombe, "Two-sided confidence intervals for the single
+proportion: comparison of seven methods", Statist. Med. 17 (1998) 857-872,
+method 3 (Wilson score interval) and method 4 (Wilson score interval with
+continuity correction).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+__all__ = ["wilson_interval"]
+
+
+def wilson_interval(k, n, ci=0.95, continuity=False):
+    """Wilson score interval for a binomial proportion ``k / n``.
+
+    Parameters
+    ----------
+    k : array_like of int
+        Numbers of successes, ``0 <= k <= n``.
+    n : array_like of int
+        Numbers of trials (broadcast against `k`); ``n = 0`` gives NaN bounds.
+    ci : float, default 0.95
+        Confidence level in (0, 1).
+    continuity : bool, default False
+        Apply the continuity correction (Newcombe 1998, method 4): the bounds
+        solve ``|k/n - p| - 1/(2n) = z sqrt(p (1 - p) / n)``; the lower bound
+        is 0 when ``k = 0`` and the upper bound 1 when ``k = n``.
+
+    Returns
+    -------
+    lower, upper : ndarray
+        Bounds of the interval, shape of ``broadcast(k, n)``, within [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If `ci` is outside (0, 1), or some ``k`` are negative, larger than
+        ``n``, or ``n`` negative (the message gives the count of such cells).
+
+    Examples
+    --------
+    >>> lo, hi = wilson_interval(81, 263)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (0.2553, 0.3662)
+    >>> lo, hi = wilson_interval(81, 263, continuity=True)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (0.2535, 0.3682)
+    """
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    k, n = np.broadcast_arrays(k, n)
+    bad = (n < 0) | (k < 0) | (k > n) | ~np.isfinite(k) | ~np.isfinite(n)
+    if np.any(bad):
+        raise ValueError(f"k and n must satisfy 0 <= k <= n (finite); {int(bad.sum())} "
+                         f"cell(s) do not")
+    z = float(special.ndtri(0.5 + ci / 2.0))
+    z2 = z * z
+    empty = n == 0
+    nn = np.where(empty, 1.0, n)  # placeholder, masked below
+    p = k / nn
+    q = 1.0 - p
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if not continuity:
+            center = (k + z2 / 2.0) / (nn + z2)
+            half = z * np.sqrt(nn) / (nn + z2) * np.sqrt(p * q + z2 / (4.0 * nn))
+            lower, upper = center - half, center + half
+        else:
+            denom = 2.0 * (nn + z2)
+            rad_lo = z2 - 2.0 - 1.0 / nn + 4.0 * p * (nn * q + 1.0)
+            rad_hi = z2 + 2.0 - 1.0 / nn + 4.0 * p * (nn * q - 1.0)
+            lower = (2.0 * nn * p + z2 - 1.0 - z * np.sqrt(np.maximum(rad_lo, 0.0))) / denom
+            upper = (2.0 * nn * p + z2 + 1.0 + z * np.sqrt(np.maximum(rad_hi, 0.0))) / denom
+            lower = np.where(k == 0, 0.0, lower)
+            upper = np.where(k == nn, 1.0, upper)
+    lower = np.clip(lower, 0.0, 1.0)
+    upper = np.clip(upper, 0.0, 1.0)
+    lower = np.where(empty, np.nan, lower)
+    upper = np.where(empty, np.nan, upper)
+    return lower, upper

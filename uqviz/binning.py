@@ -1,0 +1,186 @@
+"""Bins on any conditioning variable: equal-count, equal-width, stratified, given edges.
+
+Bins are described by coordinates on dim ``bin``: ``bin_lower``, ``bin_upper``
+(the range of the conditioning values in the bin, or the edges for
+edge-based schemes), ``bin_center`` (mean conditioning value of the points in
+the bin) and ``count``. Internally a :class:`Bins` also holds the ordering of
+the points that makes every bin a contiguous block, which is what the
+bootstrap engine resamples.
+
+Examples
+--------
+>>> import numpy as np
+>>> from uqviz.binning import compute_bins
+>>> b = compute_bins(np.array([3.0, 1.0, 2.0, 2.0, 5.0]), n_bins=2)
+>>> b.sizes.tolist(), b.lower.tolist(), b.upper.tolist()
+([3, 2], [1.0, 3.0], [2.0, 5.0])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import xarray as xr
+
+from ._array import binning as kb
+
+__all__ = ["Bins", "compute_bins", "conditioning_values", "default_n_bins", "bin_coords",
+           "SCHEMES"]
+
+SCHEMES = ("equal_count", "equal_width", "stratified", "edges")
+
+
+@dataclass
+class Bins:
+    """Contiguous bins over an ordering of the points."""
+
+    order: np.ndarray  # permutation of points; bins are contiguous in it
+    starts: np.ndarray
+    sizes: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    center: np.ndarray
+    attrs: dict = field(default_factory=dict)
+
+    @property
+    def n_bins(self) -> int:
+        """Number of bins."""
+        return len(self.sizes)
+
+    def labels(self) -> np.ndarray:
+        """Bin index of every point, in the data's order."""
+        lab = np.empty(self.order.size, dtype=np.int64)
+        lab[self.order] = np.repeat(np.arange(self.n_bins), self.sizes)
+        return lab
+
+
+def default_n_bins(m: int) -> int:
+    """Default number of bins for the validation metric: round(sqrt(M))."""
+    return max(1, int(round(np.sqrt(m))))
+
+
+def conditioning_values(ds: xr.Dataset, conditioning) -> tuple[str, np.ndarray]:
+    """Name and float values of the conditioning variable (name or array).
+
+    ``"Z"``/``"uE"``/a feature name, or an array with one value per point.
+    Raises a ValueError naming the problem (missing, non-numeric, NaN count,
+    constant).
+    """
+    if isinstance(conditioning, str):
+        if conditioning not in ds.variables:
+            raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset; "
+                             f"available: {', '.join(map(str, ds.data_vars))}")
+        name, values = conditioning, ds[conditioning].values
+    else:
+        name, values = "conditioning", np.asarray(conditioning)
+    if values.shape != (ds.sizes["point"],):
+        raise ValueError(f"{name}: expected one value per point ({ds.sizes['point']}), "
+                         f"got shape {values.shape}")
+    if not np.issubdtype(values.dtype, np.number):
+        raise ValueError(f"{name}: conditioning variable must be numeric, got dtype {values.dtype}")
+    values = values.astype(float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ValueError(f"{name}: {bad.sum()} rows with NaN or inf conditioning values")
+    if values.min() == values.max():
+        raise ValueError(f"{name}: the conditioning variable is constant: bins would be arbitrary")
+    return name, values
+
+
+def _ranges(x, order, starts, sizes):
+    xs = x[order]
+    ends = starts + sizes - 1
+    centers = np.add.reduceat(xs, starts) / sizes
+    return xs[starts], xs[ends], centers
+
+
+def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=None,
+                 log=False, rng=None) -> Bins:
+    """Bins of the values ``x`` by one of the schemes.
+
+    Parameters
+    ----------
+    x : array_like, shape (M,)
+        Conditioning values (finite).
+    n_bins : int, optional
+        Number of bins (equal_count, equal_width); default round(sqrt(M)).
+    scheme : {"equal_count", "equal_width", "stratified", "edges"}
+        equal_count: stable sort, bin k = sorted positions floor(kM/n + 0.5) ..
+        floor((k+1)M/n + 0.5) - 1. equal_width: equal-width (or log-width)
+        intervals between min and max, bins below ``min_count`` merged with
+        their smaller neighbour. stratified: one bin per distinct value,
+        strata below ``min_count`` (default 100) merged likewise. edges: the
+        given ``edges``, under-populated bins merged when ``min_count`` is set.
+    min_count : int, optional
+        Minimum bin population for merging (stratified default 100).
+    edges : array_like, optional
+        Bin edges for ``scheme="edges"``.
+    log : bool
+        Log-spaced widths for ``equal_width``.
+    rng : None, int or Generator, optional
+        Randomise the order of ties (equal_count); None keeps the data order.
+
+    Returns
+    -------
+    Bins
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compute_bins(np.arange(10.0), n_bins=4).sizes.tolist()
+    [3, 2, 3, 2]
+    """
+    x = np.asarray(x, dtype=float)
+    m = x.size
+    if scheme not in SCHEMES:
+        raise ValueError(f"binning must be one of {SCHEMES}, got {scheme!r}")
+    if scheme == "equal_count":
+        n = default_n_bins(m) if n_bins is None else int(n_bins)
+        order = kb.stable_order(x, rng)
+        starts, sizes = kb.equal_count_starts(m, n)
+        lower, upper, center = _ranges(x, order, starts, sizes)
+        return Bins(order, starts, sizes, lower, upper, center,
+                    {"binning": scheme, "n_bins_requested": n,
+                     "ties": "random order" if rng is not None else "data order"})
+    if scheme == "stratified":
+        min_count = 100 if min_count is None else int(min_count)
+        labels = kb.stratified_labels(x, min_count)
+        edges_used = None
+    else:
+        if scheme == "equal_width":
+            n = default_n_bins(m) if n_bins is None else int(n_bins)
+            if n < 1:
+                raise ValueError(f"n_bins must be >= 1, got {n}")
+            edges_used = kb.width_edges(x, n, log=log)
+        else:
+            if edges is None:
+                raise ValueError("binning='edges' needs edges=")
+            edges_used = np.asarray(edges, dtype=float)
+        labels = kb.edge_labels(x, edges_used)
+        outside = labels < 0
+        if outside.any():
+            raise ValueError(f"{outside.sum()} points fall outside the bin edges "
+                             f"[{edges_used[0]}, {edges_used[-1]}]")
+        labels = kb.merge_labels(labels, 1 if min_count is None else int(min_count))
+    order, starts, sizes = kb.labels_to_groups(labels, kb.stable_order(x))
+    lower, upper, center = _ranges(x, order, starts, sizes)
+    if edges_used is not None:  # report the edges enclosing each (merged) bin
+        lower = edges_used[np.minimum(np.searchsorted(edges_used, lower, side="right") - 1,
+                                      edges_used.size - 2)]
+        upper = edges_used[np.minimum(np.searchsorted(edges_used, upper, side="right"),
+                                      edges_used.size - 1)]
+    return Bins(order, starts, sizes, lower, upper, center,
+                {"binning": scheme, "min_count": 0 if min_count is None else int(min_count),
+                 "log": bool(log)})
+
+
+def bin_coords(bins: Bins) -> dict:
+    """Coordinates on dim ``bin``: bin_lower, bin_upper, bin_center, count."""
+    return {
+        "bin": np.arange(bins.n_bins),
+        "bin_lower": ("bin", bins.lower),
+        "bin_upper": ("bin", bins.upper),
+        "bin_center": ("bin", bins.center),
+        "count": ("bin", bins.sizes),
+    }
