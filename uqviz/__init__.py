@@ -12,7 +12,8 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from . import statistics, synthetic
+from . import datasets, statistics, synthetic
+from .conditional import acf, binned_errors, fraction_valid, local_calibration
 from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
 from .statistics import get_statistic, list_statistics
 from .validation import tailedness, validate_average
@@ -20,7 +21,12 @@ from .validation import tailedness, validate_average
 __version__ = "0.1.0"
 
 __all__ = [
+    "acf",
+    "binned_errors",
     "check_dataset",
+    "datasets",
+    "fraction_valid",
+    "local_calibration",
     "from_arrays",
     "from_dataframe",
     "from_datasets",

@@ -78,7 +78,10 @@ def run_validate(args, out=None) -> int:
     for w in warns:
         print(f"WARNING: {w}", file=out)
     if not warns:
-        print("No heavy tails detected: the intervals above can be trusted.", file=out)
+        print("No heavy tails detected: the bootstrap intervals above should be reliable.",
+              file=out)
+    print("\nAverage calibration is necessary, not sufficient: check consistency (bins on uE) "
+          "and adaptivity (bins on input features) with uqviz.local_calibration.", file=out)
     return 0
 
 

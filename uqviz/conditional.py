@@ -15,14 +15,17 @@ import numpy as np
 import xarray as xr
 from scipy import stats as sps
 
+from ._array import binned as kbin
 from ._array import stats as ks
+from ._array.binomial import wilson_interval
 from ._tree import map_datasets
 from .binning import bin_coords, compute_bins, conditioning_values
 from .bootstrap import bootstrap_statistics
 from .data import check_dataset
 from .statistics import get_statistic
 
-__all__ = ["local_calibration", "LOCAL_STATISTICS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
+__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", "LOCAL_STATISTICS",
+           "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
 SMALL_BIN = 100  # bins with fewer points get a warning (001 sect. III)
@@ -147,4 +150,158 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                        method=method, engine=engine, random_ties=random_ties)
     out.attrs.update({"statistic": statistic, "n_boot": int(n_boot), "ci": ci,
                       "method": "student-t" if statistic == "ZM" else method})
+    return out
+
+
+# ---------------------------------------------------------------------------
+# validation metric, serial structure, binned calibration errors
+# ---------------------------------------------------------------------------
+def fraction_valid(local_result, *, ci=0.95, nominal=None):
+    """Fraction of bins whose interval contains the reference (f_v, 001 sect. II C).
+
+    Parameters
+    ----------
+    local_result : xarray.Dataset
+        Output of :func:`local_calibration` (uses ``valid`` on dim ``bin``;
+        NaN-padded bins of a DataTree result are ignored).
+    ci : float, default 0.95
+        Level of the binomial interval on f_v (Wilson score interval with
+        continuity correction).
+    nominal : float, optional
+        Target coverage; default the ``ci`` of the local intervals (0.95).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``estimate``, ``ci_lower``, ``ci_upper``, ``n_valid``, ``n_bins`` and
+        ``nominal_inside`` (whether the nominal coverage lies in the interval).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(4000, nu=10, rng=0)
+    >>> loc = uqviz.local_calibration(ds, n_bins=20, n_boot=1000, rng=1)
+    >>> fv = uqviz.fraction_valid(loc)
+    >>> 0.0 <= float(fv.estimate) <= 1.0
+    True
+    """
+    valid = local_result["valid"]
+    present = local_result["count"].notnull() if "count" in local_result.coords else True
+    n_valid = (valid.where(present, False)).sum("bin")
+    n_bins = xr.ones_like(valid, dtype=int).where(present, 0).sum("bin")
+    lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
+    nominal = local_result.attrs.get("ci", 0.95) if nominal is None else nominal
+    dims = n_valid.dims
+    out = xr.Dataset(
+        {
+            "estimate": (dims, n_valid.values / n_bins.values),
+            "ci_lower": (dims, lower),
+            "ci_upper": (dims, upper),
+            "n_valid": n_valid,
+            "n_bins": n_bins,
+            "nominal_inside": (dims, (lower <= nominal) & (nominal <= upper)),
+        },
+        attrs={"nominal": nominal, "ci": ci, "interval": "Wilson score with continuity "
+               "correction", **{k: v for k, v in local_result.attrs.items()
+                                if k in ("statistic", "conditioning", "binning")}},
+    )
+    return out
+
+
+def acf(local_result, *, max_lag=None, variable="estimate"):
+    """Autocorrelation of the per-bin series, with the +-1.96/sqrt(n) white-noise band.
+
+    Parameters
+    ----------
+    local_result : xarray.Dataset
+        Output of :func:`local_calibration` for one dataset.
+    max_lag : int, optional
+        Default min(n_bins - 1, 10 log10(n_bins)) (as R's ``acf``).
+    variable : str
+        The per-bin series (default the local statistic).
+
+    Returns
+    -------
+    xarray.Dataset
+        ``acf`` on dim ``lag`` and the scalar ``band`` = 1.96/sqrt(n_bins).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> res = xr.Dataset({"estimate": ("bin", np.arange(10.0))})
+    >>> float(acf(res, max_lag=1).acf[0])
+    1.0
+    """
+    series = local_result[variable]
+    if "dataset" in series.dims:
+        raise ValueError("acf takes the result of one dataset: select it with .sel(dataset=...)")
+    x = series.dropna("bin").values
+    n = x.size
+    if max_lag is None:
+        max_lag = int(min(n - 1, np.floor(10 * np.log10(n))))
+    if not 1 <= max_lag < n:
+        raise ValueError(f"max_lag must be between 1 and n_bins - 1 ({n - 1}), got {max_lag}")
+    return xr.Dataset({"acf": ("lag", kbin.acf(x, max_lag)),
+                       "band": ((), 1.96 / np.sqrt(n))},
+                      coords={"lag": np.arange(max_lag + 1)},
+                      attrs={"variable": variable, "n_bins": n})
+
+
+BINNED_ERRORS = tuple(kbin.BINNED)
+
+
+def binned_bins(ds, *, conditioning="uE", n_bins=20, binning="equal_count", **kw):
+    """Bins used by the binned calibration errors (shared with simulated references)."""
+    _, x = conditioning_values(ds, conditioning)
+    return compute_bins(x, n_bins=n_bins, scheme=binning, **kw)
+
+
+def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
+    check_dataset(ds)
+    bins = binned_bins(ds, conditioning=conditioning, n_bins=n_bins, binning=binning)
+    e = ds["E"].values[bins.order]
+    u = ds["uE"].values[bins.order]
+    values = [kbin.BINNED[s](e, u, bins.starts, bins.sizes) for s in statistics]
+    return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
+                       "n_bins": ((), bins.n_bins)},
+                      coords={"statistic": list(statistics)})
+
+
+def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
+                  binning="equal_count"):
+    """Binned calibration errors ENCE, UCE and ZMSE on the same bins.
+
+    ENCE = mean_b |RMV_b - RMSE_b|/RMV_b, UCE = mean_b |MV_b - MSE_b|,
+    ZMSE = mean_b |ln ZMS_b| (002 eq. 17). They have no predefined reference:
+    compare them with a simulated reference.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+    statistics : sequence of {"ENCE", "UCE", "ZMSE"}
+    conditioning : str, default "uE"
+        Any variable of the dataset (uE: consistency; a feature: adaptivity).
+    n_bins : int, default 20
+        Number of bins (20 as in 002).
+    binning : str, default "equal_count"
+
+    Returns
+    -------
+    xarray.Dataset
+        ``estimate`` on dim ``statistic`` (and ``dataset``), ``n_bins``.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> res = uqviz.binned_errors(uqviz.synthetic.nig(2000, nu=8, rng=0))
+    >>> list(res.statistic.values)
+    ['ENCE', 'UCE', 'ZMSE']
+    """
+    for s in statistics:
+        if s not in kbin.BINNED:
+            raise ValueError(f"unknown binned statistic {s!r}; known: {', '.join(kbin.BINNED)}")
+    out = map_datasets(_binned_one, data, statistics=tuple(statistics),
+                       conditioning=conditioning, n_bins=n_bins, binning=binning)
+    out.attrs.update({"conditioning": conditioning if isinstance(conditioning, str)
+                      else "array", "binning": binning})
     return out
