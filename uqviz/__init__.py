@@ -12,10 +12,11 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from . import datasets, statistics, synthetic
+from . import datasets, generative, statistics, synthetic
 from .conditional import acf, binned_errors, fraction_valid, local_calibration
 from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
 from .statistics import get_statistic, list_statistics
+from .reference import simulated_reference, validate, validate_simulated
 from .validation import tailedness, validate_average
 
 __version__ = "0.1.0"
@@ -28,14 +29,18 @@ __all__ = [
     "fraction_valid",
     "local_calibration",
     "from_arrays",
+    "generative",
     "from_dataframe",
     "from_datasets",
     "get_statistic",
     "list_statistics",
     "read_csv",
+    "simulated_reference",
     "statistics",
     "synthetic",
     "tailedness",
+    "validate",
     "validate_average",
+    "validate_simulated",
     "z_scores",
 ]

@@ -27,8 +27,9 @@ gives the same datasets in every study that contains it.
   progress bar (the numba bootstrap kernel already uses all cores).
 - ``client=`` a :class:`dask.distributed.Client`: chunks are submitted there.
   Numba kernels run under a process-wide lock, so several worker threads of
-  one process do not oversubscribe the cores; with worker processes, give
-  each one thread and ``NUMBA_NUM_THREADS=1`` (as ``client="local"`` does).
+  one process do not oversubscribe the cores; with several worker
+  processes on one machine, give each one thread (numba then runs 1 thread
+  per task when ``client="local"``).
 - ``client="local"``: a :class:`dask.distributed.LocalCluster` of 2 worker
   processes with 1 thread each (numba limited to 1 thread per worker) is
   started for the call and closed after it.
@@ -278,8 +279,20 @@ def _netcdf_attrs(attrs):
     return out
 
 
-def save_study(ds, path):
-    """Write a study result (complete or partial) to a netCDF file (h5netcdf).
+def _netcdf_engine():
+    """h5netcdf (needs h5py); netCDF4 when h5py is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec("h5netcdf") and importlib.util.find_spec("h5py"):
+        return "h5netcdf"
+    if importlib.util.find_spec("netCDF4"):
+        return "netcdf4"
+    raise ImportError("saving a study needs h5netcdf with h5py (pip install h5netcdf h5py) "
+                      "or netCDF4")
+
+
+def save_study(ds, path, *, engine=None):
+    """Write a study result (complete or partial) to a netCDF file.
 
     The file is written to a temporary name and then moved into place, so an
     interrupted write never leaves a truncated study behind. Attribute values
@@ -292,6 +305,8 @@ def save_study(ds, path):
         A result of :func:`validation_probability` or :func:`statistic_bias`.
     path : str or os.PathLike
         Destination file.
+    engine : {"h5netcdf", "netcdf4"}, optional
+        Default: h5netcdf when h5py is installed, else netCDF4.
     """
     path = os.fspath(path)
     out = ds.copy()
@@ -300,19 +315,19 @@ def save_study(ds, path):
         out[name].attrs = _netcdf_attrs(out[name].attrs)
     tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
     try:
-        out.to_netcdf(tmp, engine="h5netcdf")
+        out.to_netcdf(tmp, engine=engine or _netcdf_engine())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
 
 
-def load_study(path) -> xr.Dataset:
+def load_study(path, *, engine=None) -> xr.Dataset:
     """Read a study written by :func:`save_study` (or by a run with ``path=``) into memory.
 
     The file is closed on return, so it may be overwritten afterwards.
     """
-    with xr.open_dataset(os.fspath(path), engine="h5netcdf") as ds:
+    with xr.open_dataset(os.fspath(path), engine=engine or _netcdf_engine()) as ds:
         out = ds.load()
     if "done" in out:
         out["done"] = out["done"].astype(bool)
@@ -363,7 +378,7 @@ class _Study:
     def restore(self, old):
         """Copy the datasets done in ``old`` (a loaded study) into this study."""
         mismatch = {k: (old.attrs.get(k), v) for k, v in _netcdf_attrs(self.settings).items()
-                    if k not in ("rng", "progress_note") and old.attrs.get(k) != v}
+                    if k != "rng" and old.attrs.get(k) != v}
         if mismatch:
             detail = "; ".join(f"{k}: file {a!r} vs now {b!r}" for k, (a, b) in mismatch.items())
             raise ValueError(f"path: the saved study was run with other settings ({detail}); "
@@ -414,7 +429,7 @@ def _local_client():
     from dask.distributed import Client, LocalCluster
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, env={"NUMBA_NUM_THREADS": "1"})
+                           dashboard_address=None)
     return Client(cluster), cluster
 
 
@@ -424,14 +439,15 @@ def _progress_bar(total, desc, enabled):
     return tqdm(total=total, desc=desc, unit="chunk", disable=not enabled)
 
 
-def _run(study, *, chunk_size, entropy, size, opts, client, progress, path):
+def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summarise):
+    """Compute the missing datasets of ``study``; save ``summarise(raw)`` to ``path`` as it goes."""
     func = _CHUNK_FUNCS[study.kind]
     tasks = study.tasks(chunk_size)
     last_save = [time.monotonic()]
 
     def save(force=False):
         if path is not None and (force or time.monotonic() - last_save[0] >= _SAVE_INTERVAL):
-            save_study(study.to_dataset(), path)
+            save_study(summarise(study.to_dataset()), path)
             last_save[0] = time.monotonic()
 
     if not tasks:
@@ -608,7 +624,7 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
         models = [(v / 2.0, v / 2.0, None) for v in nu]
     else:
         models = [(3.0, 3.0, float(v)) for v in nu]
-    settings = {"scenario": scenario, "n_datasets_requested": n_datasets, "size": size,
+    settings = {"scenario": scenario, "size": size,
                 "n_boot": n_boot, "statistics": ",".join(names), "ci": float(ci),
                 "method": method, "engine": engine,
                 "model": ("uE^2 ~ IG(nu/2, nu/2), D = N(0,1)" if scenario == "NIG"
@@ -619,13 +635,14 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
                               n_datasets=n_datasets, rng=rng, path=path)
     opts = {"statistics": tuple(names), "n_boot": n_boot, "ci": float(ci), "method": method,
             "engine": engine}
+
+    def summarise(raw):
+        return _finish_attrs(_summarise_validation(raw, refs, binomial_ci), study, chunk_size,
+                             client)
+
     _run(study, chunk_size=chunk_size, entropy=entropy, size=size, opts=opts, client=client,
-         progress=progress, path=path)
-    ds = _summarise_validation(study.to_dataset(), refs, binomial_ci)
-    ds = _finish_attrs(ds, study, chunk_size, client)
-    if path is not None:
-        save_study(ds, path)
-    return ds
+         progress=progress, path=path, summarise=summarise)
+    return summarise(study.to_dataset())
 
 
 def _summarise_validation(ds, refs, binomial_ci):
@@ -720,7 +737,7 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
     names = [s.name for s in stats]
     refs = np.array([np.nan if s.reference is None else float(s.reference) for s in stats])
     models = [(g / 2.0, g / 2.0, None if np.isinf(d) else float(d)) for g in nu_ig for d in nu_d]
-    settings = {"scenario": "TIG", "n_datasets_requested": n_datasets, "size": size,
+    settings = {"scenario": "TIG", "size": size,
                 "statistics": ",".join(names),
                 "model": "uE^2 ~ IG(nu_ig/2, nu_ig/2), D = t_s(nu_d) (nu_d = inf: N(0,1))"}
     per_dataset = {"value": ("statistic", names),
@@ -728,15 +745,22 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
     study, entropy = _prepare(kind, {"nu_ig": nu_ig, "nu_d": nu_d}, models, per_dataset,
                               settings, n_datasets=n_datasets, rng=rng, path=path)
     opts = {"statistics": tuple(names)}
+
+    def summarise(raw):
+        return _finish_attrs(_summarise_bias(raw, refs), study, chunk_size, client)
+
     _run(study, chunk_size=chunk_size, entropy=entropy, size=size, opts=opts, client=client,
-         progress=progress, path=path)
-    ds = study.to_dataset()
+         progress=progress, path=path, summarise=summarise)
+    return summarise(study.to_dataset())
+
+
+def _summarise_bias(ds, refs):
     done = ds["done"]
     n = done.sum("dataset")
     value = ds["value"].where(done)
     ds["mean"] = value.mean("dataset").assign_attrs(long_name="mean of the statistic over datasets")
     ds["sd"] = value.std("dataset", ddof=1).assign_attrs(
-        long_name="sd over datasets (the paper's error bars are 2 sd)")
+        long_name="sd over datasets (dispersion of one dataset's value)")
     with np.errstate(invalid="ignore", divide="ignore"):
         ds["mc_se"] = (ds["sd"] / np.sqrt(n.where(n > 0))).assign_attrs(
             long_name="Monte Carlo standard error of the mean")
@@ -746,7 +770,4 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
     ds["n_datasets"] = n.assign_attrs(long_name="datasets done")
     ds["beta_gm"] = ds["beta_gm_per_dataset"].where(done).mean("dataset").assign_attrs(
         long_name="mean robust skewness beta_GM over datasets")
-    ds = _finish_attrs(ds, study, chunk_size, client)
-    if path is not None:
-        save_study(ds, path)
     return ds

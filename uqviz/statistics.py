@@ -2,8 +2,10 @@
 
 A *moment* statistic is a function ``f(means, n)`` of the means of per-point
 columns (``Z``, ``Z2``, ``E2``, ``V`` = uE^2, ``lnV`` = ln uE^2); it is
-bootstrapped through resampled sums. A *generic* statistic is ``f(e, u)``
-vectorised over leading axes. The reference value is a number, a function of
+bootstrapped through resampled sums. A *binned* statistic (ENCE, UCE, ZMSE)
+is a function ``f(bin_means)`` of the per-bin means of ``E2``, ``V`` and
+``Z2`` over equal-count bins of uE (default 20 bins, as in 002). A *generic*
+statistic is ``f(e, u)`` vectorised over leading axes. The reference value is a number, a function of
 the column means of the full data (NLL's reference depends on the
 uncertainties), or ``None`` when no predefined reference exists (CC): such
 statistics need a simulated reference.
@@ -24,10 +26,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._array import binned as kbin
 from ._array import stats as k
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "reference_value", "point_estimate"]
+           "reference_value", "point_estimate", "DEFAULT_N_BINS"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,9 @@ class Statistic:
     name : str
         Registry key (e.g. ``"ZMS"``).
     func : callable
-        ``f(means, n)`` for ``kind="moments"``, ``f(e, u)`` for ``kind="generic"``.
-    kind : {"moments", "generic"}
+        ``f(means, n)`` for ``kind="moments"``, ``f(bin_means)`` for
+        ``kind="binned"``, ``f(e, u)`` for ``kind="generic"``.
+    kind : {"moments", "binned", "generic"}
     columns : tuple of str
         Column means used by a moment statistic.
     reference : float, callable or None
@@ -62,12 +66,14 @@ class Statistic:
 
 
 _REGISTRY: dict[str, Statistic] = {}
+KINDS = ("moments", "binned", "generic")
+DEFAULT_N_BINS = 20  # binned statistics: equal-count bins of uE, as in 002
 
 
 def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Statistic:
     """Add a statistic to the registry (``overwrite=True`` to replace one)."""
-    if statistic.kind not in ("moments", "generic"):
-        raise ValueError(f"kind must be 'moments' or 'generic', got {statistic.kind!r}")
+    if statistic.kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {statistic.kind!r}")
     if statistic.name in _REGISTRY and not overwrite:
         raise ValueError(f"statistic {statistic.name!r} is already registered")
     _REGISTRY[statistic.name] = statistic
@@ -112,9 +118,27 @@ for _name, _func, _cols, _ref, _desc in [
 
 register_statistic(Statistic("CC", k.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE"))
+for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
+                            ("UCE", ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
+                            ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:
+    register_statistic(Statistic(_name, kbin.FROM_MEANS[_name], "binned", _cols,
+                                 None, _desc + " (equal-count bins of uE)"))
 
 
-def point_estimate(statistic, e, u) -> np.ndarray:
+def sort_by_uncertainty(e, u):
+    """Errors and uncertainties sorted (stably) by uE along the last axis."""
+    order = np.argsort(u, axis=-1, kind="stable")
+    return np.take_along_axis(e, order, axis=-1), np.take_along_axis(u, order, axis=-1)
+
+
+def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
+    """Binned statistic on equal-count bins of uE (last axis = points)."""
+    e, u = sort_by_uncertainty(np.asarray(e, float), np.asarray(u, float))
+    bounds = kbin.equal_count_bounds(e.shape[-1], n_bins)
+    return stat.func(kbin.binned_column_means(e, u, bounds[:-1], np.diff(bounds), stat.columns))
+
+
+def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     """Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
 
     Examples
@@ -126,6 +150,8 @@ def point_estimate(statistic, e, u) -> np.ndarray:
     stat = get_statistic(statistic)
     if stat.kind == "generic":
         return np.asarray(stat.func(np.asarray(e, float), np.asarray(u, float)))
+    if stat.kind == "binned":
+        return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
     return np.asarray(stat.func(k.column_means(e, u, stat.columns), n))
 

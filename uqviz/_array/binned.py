@@ -1,13 +1,43 @@
-"""Binned calibration errors (numpy kernels): ENCE, UCE, ZMSE, per-bin means.
+"""Binned calibration errors (numpy kernels): ENCE, UCE, ZMSE on equal-count bins.
 
-Points are pre-ordered so that bins are contiguous blocks (``starts`` into
-the last axis). All functions are vectorised over leading axes, e.g. over
-simulated replicates of the errors with the bins held fixed.
+A binned statistic is a function of the per-bin means of the columns ``E2``
+(E^2), ``V`` (uE^2) and ``Z2`` (Z^2), given as a dict of arrays whose last
+axis is the bin. Points are pre-ordered so that bins are contiguous blocks
+(``starts`` into the last axis). All functions are vectorised over leading
+axes (e.g. replicates).
+
+Three evaluations share these formulas:
+
+- on data: per-bin means by ``np.add.reduceat``;
+- on leave-one-out samples (jackknife): equal-count bins of the M-1
+  remaining points, per-bin sums from prefix sums in O(M x n_bins);
+- on bootstrap resamples: see ``resample.binned_resample_sums``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+BINNED_COLUMNS = ("E2", "V", "Z2")
+
+
+def ence_from_means(m):
+    """ENCE = mean_b |RMV_b - RMSE_b| / RMV_b (Levi et al. 2022; 004 eq. 8)."""
+    rmv = np.sqrt(m["V"])
+    return np.mean(np.abs(rmv - np.sqrt(m["E2"])) / rmv, axis=-1)
+
+
+def uce_from_means(m):
+    """UCE = mean_b |MV_b - MSE_b| (equal-count bins: the bin-weighted mean)."""
+    return np.mean(np.abs(m["V"] - m["E2"]), axis=-1)
+
+
+def zmse_from_means(m):
+    """ZMSE = mean_b |ln ZMS_b| (002 eq. 17)."""
+    return np.mean(np.abs(np.log(m["Z2"])), axis=-1)
+
+
+FROM_MEANS = {"ENCE": ence_from_means, "UCE": uce_from_means, "ZMSE": zmse_from_means}
 
 
 def bin_means(x, starts, sizes):
@@ -15,25 +45,72 @@ def bin_means(x, starts, sizes):
     return np.add.reduceat(x, starts, axis=-1) / sizes
 
 
+def binned_column_means(e, u, starts, sizes, names=BINNED_COLUMNS):
+    """Per-bin means of the columns ``names`` among E2, V, Z2 (dict of (..., n_bins)).
+
+    ``V`` depends on ``u`` only: with one uncertainty vector shared by many
+    rows of errors (simulated replicates) it is computed once.
+    """
+    out = {}
+    if "E2" in names:
+        out["E2"] = bin_means(e * e, starts, sizes)
+    if "V" in names:
+        out["V"] = bin_means(u * u, starts, sizes)
+    if "Z2" in names:
+        out["Z2"] = bin_means((e / u) ** 2, starts, sizes)
+    return out
+
+
 def ence(e, u, starts, sizes):
-    """ENCE = mean_b |RMV_b - RMSE_b| / RMV_b (Levi et al. 2022; 004 eq. 8)."""
-    rmv = np.sqrt(bin_means(u * u, starts, sizes))
-    rmse = np.sqrt(bin_means(e * e, starts, sizes))
-    return np.mean(np.abs(rmv - rmse) / rmv, axis=-1)
+    """ENCE of pre-binned points."""
+    return ence_from_means(binned_column_means(e, u, starts, sizes))
 
 
 def uce(e, u, starts, sizes):
-    """UCE = mean_b |MV_b - MSE_b| (equal-count bins: the bin-weighted mean)."""
-    return np.mean(np.abs(bin_means(u * u, starts, sizes) - bin_means(e * e, starts, sizes)),
-                   axis=-1)
+    """UCE of pre-binned points."""
+    return uce_from_means(binned_column_means(e, u, starts, sizes))
 
 
 def zmse(e, u, starts, sizes):
-    """ZMSE = mean_b |ln ZMS_b| (002 eq. 17)."""
-    return np.mean(np.abs(np.log(bin_means((e / u) ** 2, starts, sizes))), axis=-1)
+    """ZMSE of pre-binned points."""
+    return zmse_from_means(binned_column_means(e, u, starts, sizes))
 
 
 BINNED = {"ENCE": ence, "UCE": uce, "ZMSE": zmse}
+
+
+def equal_count_bounds(m, n_bins):
+    """Bin bounds floor(k m / n + 0.5), k = 0..n (see ``binning.equal_count_starts``)."""
+    return np.floor(np.arange(n_bins + 1) * m / n_bins + 0.5).astype(np.int64)
+
+
+def loo_binned_means(cols, n_bins):
+    """Per-bin column means of every leave-one-out sample, equal-count bins.
+
+    Parameters
+    ----------
+    cols : ndarray, shape (M, k)
+        Columns of the points sorted by the binning variable.
+    n_bins : int
+        Number of equal-count bins of the M-1 remaining points.
+
+    Returns
+    -------
+    ndarray, shape (M, n_bins, k)
+        ``out[i, b]`` = means over bin b of the sample without point i.
+        Reduced position r maps to original position r + (r >= i), so bin b
+        covers the originals a..c without i; its sum is a prefix-sum difference.
+    """
+    m = cols.shape[0]
+    prefix = np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
+    q = equal_count_bounds(m - 1, n_bins)
+    i = np.arange(m)[:, None]
+    first = q[None, :-1] + (q[None, :-1] >= i)  # original position of the bin's first point
+    last = (q[None, 1:] - 1) + ((q[None, 1:] - 1) >= i)
+    sums = prefix[last + 1] - prefix[first]
+    inside = (first <= i) & (i <= last)
+    sums = sums - np.where(inside[..., None], cols[:, None, :], 0.0)
+    return sums / np.diff(q)[None, :, None]
 
 
 def acf(x, max_lag):

@@ -5,6 +5,9 @@ Two paths share one result layout:
 - *moment statistics* (functions of column means: ZMS, RCE, NLL, ...): every
   replicate comes from resampled column sums (``resample.resample_sums``), the
   jackknife from leave-one-out sums, in O(M) memory and time per replicate.
+- *binned statistics* (ENCE, UCE, ZMSE): every resample is re-binned by
+  equal counts of uE from resampled per-point counts, in O(M) per replicate;
+  moment statistics ride along on the same resamples.
 - *generic statistics* (e.g. the rank correlation CC): resampled index arrays
   are drawn in chunks and the statistic is evaluated on them; the jackknife
   is evaluated in chunks of leave-one-out samples (O(M^2) work).
@@ -21,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bca
+from . import binned as kbin
+from .resample import binned_resample_sums as resample_binned
 from .resample import resample_sums
 from .stats import columns as make_columns
 
@@ -164,4 +169,67 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
                                     ivl["upper"][None],
                                     None if method != "bca" else ivl["z0"][None],
                                     None if method != "bca" else np.atleast_1d(ivl["a"]))
+    return out
+
+
+def _accel_from_jackknife(jack):
+    return bca.acceleration(jack[None, :])
+
+
+def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca",
+                     engine=None, key=None):
+    """Paired bootstrap of binned (ENCE, UCE, ZMSE) and moment statistics.
+
+    Every resample is re-binned into ``n_bins`` equal-count bins of uE
+    (``resample.binned_resample_sums``); moment statistics come from the same
+    resampled sums (totals over bins), so all statistics stay paired. The
+    jackknife re-bins each leave-one-out sample (prefix sums, O(M n_bins)).
+
+    Parameters
+    ----------
+    e, u : ndarray, shape (M,)
+    stats : dict
+        name -> (kind, func, columns) with kind "binned" (``func(bin_means)``)
+        or "moments" (``func(means, n)``).
+    n_bins, n_boot, seed, ci, method, engine
+        As in :func:`bootstrap_moments`.
+    key : ndarray, shape (M,), optional
+        Binning variable (default uE): bins are equal-count bins of ``key``.
+
+    Returns
+    -------
+    dict
+        name -> :class:`BootstrapResult` with a leading group axis of 1.
+    """
+    order = np.argsort(u if key is None else key, kind="stable")
+    e, u = e[order], u[order]
+    names = sorted({c for _, _, cols in stats.values() for c in cols})
+    cols = make_columns(e, u, names)
+    m = len(e)
+    bounds = kbin.equal_count_bounds(m, n_bins)
+    if np.any(np.diff(bounds) < 2):
+        raise ValueError(f"{n_bins} bins leave fewer than 2 points per bin for {m} points")
+    sizes = np.diff(bounds).astype(float)
+    sums = resample_binned(cols, bounds, n_boot, seed, engine=engine)  # (B, n_bins, k)
+    data_bins = _as_dict(np.add.reduceat(cols, bounds[:-1], axis=0) / sizes[:, None], names)
+    rep_bins = _as_dict(sums / sizes[None, :, None], names)
+    rep_tot = _as_dict(sums.sum(axis=1) / m, names)
+    loo = None
+    out = {}
+    for name, (kind, func, _) in stats.items():
+        if kind == "binned":
+            est = np.asarray(func(data_bins), dtype=float)
+            reps = func(rep_bins)
+            if method == "bca":
+                loo = kbin.loo_binned_means(cols, n_bins) if loo is None else loo
+                accel = _accel_from_jackknife(func(_as_dict(loo, names)))
+        else:
+            est = np.asarray(func(_as_dict(cols.mean(axis=0), names), m), dtype=float)
+            reps = func(rep_tot, m)
+            if method == "bca":
+                accel = _moment_jackknife_accel(cols, names, func, np.array([0]), np.array([m]))
+        ivl = bca.interval(est[None], reps[None], accel=accel if method == "bca" else None,
+                           ci=ci, method=method)
+        out[name] = BootstrapResult(est[None], reps[None], ivl["lower"], ivl["upper"],
+                                    ivl.get("z0"), ivl.get("a"))
     return out

@@ -336,9 +336,10 @@ def profile_ks(x, model, nu):
 def fit_student_t(z):
     """Fit ``z`` by a scaled-and-shifted Student t, ``(z - loc)/scale ~ t(df)``, by ML.
 
-    Uses :meth:`scipy.stats.t.fit` (Nelder-Mead on the log-likelihood),
-    started from ``df=5``, the median and a robust scale, then polishes with
-    a second run from the first optimum.
+    :meth:`scipy.stats.t.fit` is started from ``df=5``, the median and a
+    robust scale; its optimum is then polished by Nelder-Mead on
+    ``(ln df, loc, ln scale)`` with tight tolerances (the likelihood is flat
+    in ``df`` when ``df`` is large).
 
     Returns
     -------
@@ -357,15 +358,23 @@ def fit_student_t(z):
     z = np.asarray(z, dtype=float).ravel()
     if z.size < 3:
         raise ValueError(f"need at least 3 values to fit a Student t, got {z.size}")
+    if not np.all(np.isfinite(z)):
+        raise ValueError(f"z: {int(np.sum(~np.isfinite(z)))} values are NaN or inf")
     med = float(np.median(z))
     mad = float(np.median(np.abs(z - med))) * 1.4826 or float(np.std(z)) or 1.0
+
+    def nll(q):
+        if not (-10.0 < q[0] < 15.0):
+            return np.inf
+        return -float(np.sum(stats.t.logpdf(z, np.exp(q[0]), loc=q[1], scale=np.exp(q[2]))))
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        p = stats.t.fit(z, 5.0, loc=med, scale=mad)
-        p2 = stats.t.fit(z, *p[:1], loc=p[1], scale=p[2])
-    ll = lambda q: float(np.sum(stats.t.logpdf(z, q[0], loc=q[1], scale=q[2])))  # noqa: E731
-    if ll(p2) >= ll(p):
-        p = p2
-    df, loc, scale = (float(v) for v in p)
+        df0, loc0, scale0 = stats.t.fit(z, 5.0, loc=med, scale=mad)
+        q0 = np.array([np.log(df0), loc0, np.log(scale0)])
+        res = optimize.minimize(nll, q0, method="Nelder-Mead",
+                                options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 5000})
+    q = res.x if res.fun <= nll(q0) else q0
+    df, loc, scale = float(np.exp(q[0])), float(q[1]), float(np.exp(q[2]))
     d = float(ks_distance_sorted(stats.t.cdf(np.sort(z), df, loc=loc, scale=scale)))
-    return {"df": df, "loc": loc, "scale": scale, "loglik": ll(p), "ks_distance": d}
+    return {"df": df, "loc": loc, "scale": scale, "loglik": -nll(q), "ks_distance": d}

@@ -147,6 +147,117 @@ if numba is not None:
         return out
 
 
+if numba is not None:
+
+    @numba.njit(inline="always")
+    def _count_draws(counts, size, s, threshold):
+        # as _resample_into, but counting how often each point is drawn
+        n = _U64(size)
+        mask = _U64(0xFFFFFFFF)
+        for _ in range(size // 2):
+            r = _next(s)
+            m1 = (r >> _U64(32)) * n
+            m2 = (r & mask) * n
+            if (m1 & mask) >= threshold and (m2 & mask) >= threshold:
+                counts[np.int64(m1 >> _U64(32))] += 1
+                counts[np.int64(m2 >> _U64(32))] += 1
+            else:
+                counts[_below(s, n, threshold)] += 1
+                counts[_below(s, n, threshold)] += 1
+        if size % 2 == 1:
+            counts[_below(s, n, threshold)] += 1
+
+    @numba.njit(parallel=True, cache=True)
+    def _binned_sums_numba_kernel(cols, bounds, n_boot, seed, block):
+        k, m = cols.shape
+        n_bins = bounds.shape[0] - 1
+        n_blocks = (n_boot + block - 1) // block
+        out = np.zeros((n_boot, n_bins, k))
+        for blk in numba.prange(n_blocks):
+            s = np.empty(4, dtype=np.uint64)
+            x = seed ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
+            for i in range(4):
+                x, s[i] = _splitmix64(x)
+            n = _U64(m)
+            threshold = (_U64(0x100000000) - n) % n
+            counts = np.zeros(m, dtype=np.int64)
+            for b in range(blk * block, min(n_boot, (blk + 1) * block)):
+                counts[:] = 0
+                _count_draws(counts, m, s, threshold)
+                # walk the sorted points; a point drawn c times fills c positions
+                pos = 0
+                cur = 0
+                for i in range(m):
+                    c = counts[i]
+                    while c > 0:
+                        take = min(c, bounds[cur + 1] - pos)
+                        for j in range(k):
+                            out[b, cur, j] += take * cols[j, i]
+                        pos += take
+                        c -= take
+                        if pos == bounds[cur + 1] and cur < n_bins - 1:
+                            cur += 1
+        return out
+
+
+def _binned_sums_numpy(cols, bounds, n_boot, seed):
+    m, k = cols.shape
+    out = np.empty((n_boot, len(bounds) - 1, k))
+    for blk in range(-(-n_boot // BLOCK)):
+        b0, b1 = blk * BLOCK, min(n_boot, (blk + 1) * BLOCK)
+        gen = np.random.default_rng([int(seed), blk])
+        # sorting the drawn indices sorts the resample by the binning variable,
+        # ties (and repeated draws) kept in data order
+        idx = np.sort(gen.integers(0, m, size=(b1 - b0, m)), axis=1)
+        out[b0:b1] = np.add.reduceat(cols[idx], bounds[:-1], axis=1)
+    return out
+
+
+def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
+    """Per-bin column sums of bootstrap resamples, re-binned by equal counts.
+
+    A bootstrap resample of points pre-sorted by the binning variable is
+    itself sorted by listing each point as often as it was drawn (stable:
+    ties keep the data order); equal-count bins are then cut at ``bounds``
+    positions of that sequence, a point drawn several times possibly
+    straddling two bins. No M x B array is formed (numba engine).
+
+    Parameters
+    ----------
+    cols : ndarray, shape (M, k)
+        Columns of the points sorted by the binning variable.
+    bounds : array_like of int, shape (n_bins + 1,)
+        Bin bounds in positions, from 0 to M.
+    n_boot : int
+    seed : int
+        64-bit seed.
+    engine : {"numba", "numpy"}, optional
+
+    Returns
+    -------
+    ndarray, shape (B, n_bins, k)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> out = binned_resample_sums(np.ones((10, 1)), [0, 5, 10], 3, seed=1)
+    >>> out[:, :, 0].tolist()
+    [[5.0, 5.0], [5.0, 5.0], [5.0, 5.0]]
+    """
+    cols = np.ascontiguousarray(cols, dtype=np.float64)
+    bounds = np.ascontiguousarray(bounds, dtype=np.int64)
+    if cols.ndim != 2 or bounds[0] != 0 or bounds[-1] != cols.shape[0] or np.any(np.diff(bounds) < 1):
+        raise ValueError("bounds must increase strictly from 0 to the number of points")
+    seed = int(group_seeds(seed, 1)[0]) if np.ndim(seed) == 0 else int(seed[0])
+    engine = engine or default_engine()
+    if engine == "numba":
+        return _binned_sums_numba_kernel(np.ascontiguousarray(cols.T), bounds, int(n_boot),
+                                         np.uint64(seed), BLOCK)
+    if engine == "numpy":
+        return _binned_sums_numpy(cols, bounds, int(n_boot), seed)
+    raise ValueError(f"engine must be 'numba' or 'numpy', got {engine!r}")
+
+
 def group_seeds(seed, n_groups):
     """One uint64 seed per group: given as an array, or derived from one integer."""
     if np.ndim(seed) == 0:

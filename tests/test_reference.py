@@ -1,0 +1,180 @@
+"""Generative distributions, simulated references, Sim/Sim2 schemes and the workflow."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+import uqviz
+from uqviz import generative as gen
+from uqviz.datasets import load_collection
+from uqviz.reference import simulated_reference, validate, validate_simulated
+from uqviz.statistics import point_estimate
+
+
+@pytest.mark.parametrize("d", [gen.normal(), gen.student_t(6), gen.uniform(), gen.laplace(),
+                               gen.student_t(3.5)])
+def test_generative_distributions_have_zero_mean_unit_variance(d):
+    x = d.sample(np.random.default_rng(0), 400_000)
+    assert abs(x.mean()) < 5 * x.std() / np.sqrt(x.size)
+    # variance of the sample variance: (kurtosis - 1)/n; t(3.5) has no 4th moment
+    tol = 0.03 if d.name == "t3.5" else 5 * np.sqrt((sps.kurtosis(x, fisher=False) - 1) / x.size)
+    assert x.var() == pytest.approx(1.0, abs=tol)
+
+
+def test_generative_shapes_are_the_named_families():
+    rng = np.random.default_rng(1)
+    assert sps.kstest(gen.student_t(6).sample(rng, 20000) / np.sqrt(4 / 6), "t", args=(6,)).pvalue > 1e-3
+    assert sps.kstest(gen.uniform().sample(rng, 20000), "uniform",
+                      args=(-np.sqrt(3), 2 * np.sqrt(3))).pvalue > 1e-3
+    assert sps.kstest(gen.laplace().sample(rng, 20000), "laplace",
+                      args=(0, 1 / np.sqrt(2))).pvalue > 1e-3
+
+
+def test_generative_strings_and_empirical():
+    assert gen.get_generative("normal").kind == "normal"
+    assert gen.get_generative("t6").params == {"nu": 6.0}
+    with pytest.raises(ValueError, match="unknown generative"):
+        gen.get_generative("cauchy")
+    with pytest.raises(ValueError, match="nu > 2"):
+        gen.student_t(2)
+    ds = uqviz.synthetic.nig(500, nu=6, rng=0)
+    emp = gen.get_generative("empirical", ds)
+    z = ds.E.values / ds.uE.values
+    np.testing.assert_allclose(np.sort(emp._values), np.sort((z - z.mean()) / z.std()))
+    draws = emp.sample(np.random.default_rng(0), 1000)
+    assert np.all(np.isin(draws, emp._values))
+
+
+@pytest.mark.parametrize("d", ["normal", "t6", "uniform", "laplace"])
+def test_zms_reference_is_one_for_every_d(d):
+    ds = uqviz.synthetic.nig(2000, nu=5, rng=3)
+    ref = simulated_reference(ds, statistic="ZMS", generative=d, n_mc=2000, rng=0)
+    assert float(ref["mean"]) == pytest.approx(1.0, abs=4 * float(ref.se))
+    # se: sd of ZMS over replicates / sqrt(n_mc); sd(ZMS) = sd(eps^2)/sqrt(M)
+    assert float(ref.se) == pytest.approx(float(ref.sd) / np.sqrt(2000))
+
+
+def test_reference_samples_equal_a_direct_simulation_of_the_same_draws():
+    ds = uqviz.synthetic.nig(300, nu=8, rng=1)
+    ref = simulated_reference(ds, statistic="CC", n_mc=130, rng=5, return_samples=True)
+    assert ref.samples.sizes["replicate"] == 130
+    # independent recomputation: CC = Spearman(|E*|, uE) for each simulated set,
+    # redrawing the blocks exactly as documented (PCG64 seeded [seed, block])
+    seed = int(np.random.default_rng(np.random.default_rng(5).spawn(1)[0]).integers(0, 2**63))
+    u = ds.uE.values
+    expected = []
+    for b, n in enumerate([64, 64, 2]):
+        eps = np.random.default_rng([seed, b]).standard_normal((n, u.size))
+        expected += [sps.spearmanr(np.abs(u * row), u).statistic for row in eps]
+    np.testing.assert_allclose(ref.samples, expected, rtol=1e-12)
+
+
+def test_same_numbers_with_threads_serial_and_dask(monkeypatch):
+    import distributed
+    ds = uqviz.synthetic.nig(400, nu=6, rng=2)
+    a = simulated_reference(ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True)
+    monkeypatch.setenv("UQVIZ_THREADS", "1")
+    b = simulated_reference(ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None) as client:
+        c = simulated_reference(ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True,
+                                client=client)
+    np.testing.assert_array_equal(a.samples, b.samples)
+    np.testing.assert_array_equal(a.samples, c.samples)
+
+
+def _groupby_binned(e, u, n_bins=20):
+    df = pd.DataFrame({"e2": e**2, "v": u**2, "z2": (e / u) ** 2})
+    order = np.argsort(u, kind="stable")
+    bounds = np.floor(np.arange(n_bins + 1) * len(e) / n_bins + 0.5).astype(int)
+    lab = np.empty(len(e), int)
+    lab[order] = np.repeat(np.arange(n_bins), np.diff(bounds))
+    g = df.assign(b=lab).groupby("b").mean()
+    ence = np.mean(np.abs(np.sqrt(g.v) - np.sqrt(g.e2)) / np.sqrt(g.v))
+    return ence, np.mean(np.abs(np.log(g.z2)))
+
+
+def test_cc_ence_zmse_of_the_nine_sets_equal_an_independent_computation():
+    tree = load_collection("pernot2024")
+    for name, child in tree.children.items():
+        e, u = child["E"].values, child["uE"].values
+        ence, zmse = _groupby_binned(e, u)
+        assert point_estimate("ENCE", e, u) == pytest.approx(ence, rel=1e-12), name
+        assert point_estimate("ZMSE", e, u) == pytest.approx(zmse, rel=1e-12), name
+        assert point_estimate("CC", e, u) == pytest.approx(
+            sps.spearmanr(np.abs(e), u).statistic, rel=1e-12), name
+
+
+def test_binned_bootstrap_agrees_with_the_generic_sort_based_path():
+    from uqviz.bootstrap import bootstrap_statistics
+
+    ds = uqviz.synthetic.nig(1500, nu=5, rng=4)
+    e, u = ds.E.values, ds.uE.values
+    fast = bootstrap_statistics(e, u, ["ENCE", "ZMSE", "ZMS"], n_boot=3000, rng=1)
+    slow = bootstrap_statistics(e, u, ["ENCE", "ZMSE", "ZMS", "CC"], n_boot=3000, rng=2)
+    for s in ["ENCE", "ZMSE", "ZMS"]:
+        np.testing.assert_allclose(fast[s].estimate, slow[s].estimate, rtol=1e-12)
+        # O(M n_bins) prefix-sum jackknife == explicit leave-one-out re-binning
+        np.testing.assert_allclose(fast[s].accel, slow[s].accel, rtol=1e-8)
+        se = slow[s].se[0]
+        assert abs(fast[s].replicates.mean() - slow[s].replicates.mean()) < 0.15 * se
+        assert fast[s].se[0] == pytest.approx(se, rel=0.08)
+
+
+def test_sim_and_sim2_zeta_definitions():
+    ds = uqviz.synthetic.nig(1500, nu=6, rng=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        sim = validate_simulated(ds, statistic="ENCE", n_mc=1000, n_boot=1000, rng=3)
+        sim2 = validate_simulated(ds, statistic="ENCE", scheme="Sim2", n_mc=1000, n_boot=1000,
+                                  rng=3)
+    est, ref, se = float(sim.estimate), float(sim.reference), float(sim.reference_se)
+    limit = float(sim.ci_upper) if est <= ref else float(sim.ci_lower)
+    assert float(sim.zeta) == pytest.approx((est - ref) / np.hypot(est - limit, 2 * se))
+    bound = float(sim2.reference_ci_lower) if est <= ref else float(sim2.reference_ci_upper)
+    assert float(sim2.zeta) == pytest.approx((est - ref) / abs(bound - ref))
+    inside = float(sim2.reference_ci_lower) <= est <= float(sim2.reference_ci_upper)
+    assert bool(sim2.valid) == inside
+    # same seeds: the same reference under both schemes
+    assert float(sim2.reference) == ref
+    assert bool(sim.se_negligible)
+
+
+def test_strongly_biased_binned_bootstrap_warns_about_z0():
+    ds = uqviz.synthetic.nig(3000, nu=6, rng=1)
+    with pytest.warns(UserWarning, match=r"z0 = -\d\.\d\d \(\|z0\| > 1\)"):
+        res = validate_simulated(ds, statistic="ENCE", n_mc=300, n_boot=2000, rng=0)
+    assert float(res.z0) < -1
+
+
+def test_workflow_verdicts():
+    ds = uqviz.synthetic.nig(3000, nu=8, rng=11)
+    bs = validate(ds, "ZMS", n_boot=2000, rng=0)
+    assert str(bs.scheme.values) == "BS" and str(bs.verdict.values) == "validated"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        enc = validate(ds, "ENCE", n_mc=2000, n_boot=1000, rng=0)
+    # ENCE references under N and t6 differ by far more than their uncertainty (002 Fig 5)
+    assert bool(enc.sensitive_to_D)
+    assert str(enc.verdict.values) == "statistic too sensitive to D"
+    assert list(enc.generative.values) == ["normal", "t6"]
+    assert float(enc.reference_spread) > float(enc.sensitivity_threshold)
+    # two statistically identical D: not sensitive, Sim decides
+    same = validate(ds, "CC", generative=("normal", gen.Generative("normal2", "normal")),
+                    n_mc=2000, n_boot=1000, rng=0)
+    assert not bool(same.sensitive_to_D)
+    assert str(same.verdict.values) in ("validated", "rejected")
+    assert str(same.verdict.values) == ("validated" if bool(same.valid[0]) else "rejected")
+
+
+def test_bad_arguments():
+    ds = uqviz.synthetic.nig(200, nu=6, rng=0)
+    with pytest.raises(ValueError, match="scheme"):
+        validate_simulated(ds, statistic="CC", scheme="Sim3")
+    with pytest.raises(ValueError, match="at least two"):
+        validate(ds, "CC", generative=("normal",))
+    with pytest.raises(ValueError, match="unknown statistic"):
+        simulated_reference(ds, statistic="ECE")

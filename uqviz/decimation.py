@@ -1,0 +1,293 @@
+"""Decimation: sensitivity of calibration statistics to the largest uncertainties (004 sect. V C).
+
+The points are sorted by decreasing uncertainty and the statistics are
+recomputed after discarding the first ``k`` % of them (004 Fig. 8, as in
+confidence curves). A statistic whose decimation curve ``stat_k - stat_0``
+leaves the zero-centred bootstrap confidence interval of the full set within
+a few percent is dominated by the upper tail of the uncertainty distribution
+(004 finds this for RCE on Sets 3, 4 and 7, never for ZMS).
+
+Conventions
+-----------
+Number removed
+    ``n_k = floor(k * M)`` by default (``rounding="floor"``): never more than
+    the stated fraction, as the authors' decimation curves (``Sconf0`` in the
+    2024_RCE code: ``1:floor(k*M/100)``). ``rounding="round"`` gives
+    ``round(k * M)`` (half to even, as R's ``round``), which the authors used
+    for the 5 % truncation of 004 Fig. 7 (right). ``k * M`` is rounded to 9
+    decimals first, so that e.g. ``0.29 * 100`` counts as 29, not 28.99...
+Order and ties
+    Points are sorted by decreasing ``uE`` with a *stable* sort
+    (``ties="stable"``): among equal uncertainties, the row that comes first
+    in the dataset is removed first, so the result is deterministic and
+    independent of the error values. ``ties="E"`` breaks ties by decreasing
+    ``E`` instead, as ``order(uE, E, decreasing=TRUE)`` in the authors' code
+    for 004 Fig. 8 (it matters only for stratified uncertainties, e.g. the
+    isotonic-recalibrated QM9_E).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ._tree import datasets_of, map_datasets
+from .data import check_dataset
+from .statistics import get_statistic, point_estimate
+from .validation import validate_average
+
+__all__ = ["DEFAULT_FRACTIONS", "decimated", "decimation", "decimation_order", "n_removed"]
+
+#: 0, 1, ..., 10 % (004 Fig. 8).
+DEFAULT_FRACTIONS = np.round(np.arange(0, 0.105, 0.01), 12)
+
+_ROUNDING = ("floor", "round")
+_TIES = ("stable", "E")
+
+
+def _check_options(rounding, ties):
+    if rounding not in _ROUNDING:
+        raise ValueError(f"rounding must be one of {_ROUNDING}, got {rounding!r}")
+    if ties not in _TIES:
+        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
+
+
+def _check_fractions(fractions):
+    f = np.atleast_1d(np.asarray(fractions, dtype=float))
+    if f.ndim != 1 or f.size == 0:
+        raise ValueError(f"fractions must be a non-empty 1-D sequence, got shape {np.shape(fractions)}")
+    bad = ~np.isfinite(f) | (f < 0) | (f >= 1)
+    if bad.any():
+        raise ValueError(f"fractions must be in [0, 1): {int(bad.sum())} values are not "
+                         f"(first: {f[bad][0]!r})")
+    return f
+
+
+def n_removed(fraction, m, *, rounding="floor"):
+    """Number of points removed for a fraction ``fraction`` of ``m`` points.
+
+    Parameters
+    ----------
+    fraction : float or array_like
+        Fraction(s) in [0, 1).
+    m : int
+        Number of points.
+    rounding : {"floor", "round"}, default "floor"
+        ``floor(fraction*m)`` or ``round(fraction*m)`` (half to even).
+
+    Returns
+    -------
+    numpy.ndarray of int
+
+    Examples
+    --------
+    >>> n_removed([0.0, 0.05, 0.07, 0.29], 100).tolist()
+    [0, 5, 7, 29]
+    >>> n_removed(0.07, 2040).item(), n_removed(0.07, 2040, rounding="round").item()
+    (142, 143)
+    """
+    _check_options(rounding, "stable")
+    x = np.round(np.asarray(fraction, dtype=float) * int(m), 9)
+    return (np.floor(x) if rounding == "floor" else np.round(x)).astype(np.int64)
+
+
+def decimation_order(e, u, *, ties="stable"):
+    """Indices sorting the points by decreasing uncertainty (first = removed first).
+
+    Parameters
+    ----------
+    e, u : array_like, shape (M,)
+        Errors and uncertainties.
+    ties : {"stable", "E"}, default "stable"
+        Among equal ``u``: original row order (stable sort), or decreasing ``e``
+        (the authors' ``order(uE, E, decreasing=TRUE)``).
+
+    Examples
+    --------
+    >>> decimation_order([1.0, 2.0, 3.0, 0.5], [0.2, 0.3, 0.2, 0.1]).tolist()
+    [1, 0, 2, 3]
+    >>> decimation_order([1.0, 2.0, 3.0, 0.5], [0.2, 0.3, 0.2, 0.1], ties="E").tolist()
+    [1, 2, 0, 3]
+    """
+    _check_options("floor", ties)
+    e = np.asarray(e, dtype=float)
+    u = np.asarray(u, dtype=float)
+    if ties == "stable":
+        return np.argsort(-u, kind="stable")
+    return np.lexsort((-e, -u))
+
+
+def _kept_rows(ds, fraction, rounding, ties):
+    e, u = ds["E"].values, ds["uE"].values
+    k = int(n_removed(fraction, u.size, rounding=rounding))
+    if k >= u.size:
+        raise ValueError(f"fraction {fraction} removes all {u.size} points")
+    order = decimation_order(e, u, ties=ties)
+    return np.sort(order[k:]), k
+
+
+def decimated(data, fraction, *, rounding="floor", ties="stable"):
+    """Remove the ``fraction`` of points with the largest uncertainties.
+
+    Used for 004 Fig. 7 (right): validation after discarding the 5 % largest
+    uncertainties (``decimated(ds, 0.05, rounding="round")`` reproduces the
+    authors' ``round(0.05 M)``).
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        One dataset or several (each child is decimated).
+    fraction : float
+        Fraction in [0, 1) of points to remove.
+    rounding : {"floor", "round"}, default "floor"
+        How ``fraction * M`` becomes a count (see the module docstring).
+    ties : {"stable", "E"}, default "stable"
+        How equal uncertainties are ordered (see the module docstring).
+
+    Returns
+    -------
+    xarray.Dataset or xarray.DataTree
+        The remaining points in their original order (the ``point``
+        coordinate keeps the original row numbers), with attributes
+        ``decimation_fraction`` and ``n_decimated``.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.decimation import decimated
+    >>> ds = uqviz.from_arrays([0.1, -0.2, 0.3, 0.0], [0.1, 0.4, 0.2, 0.3])
+    >>> decimated(ds, 0.25)["point"].values.tolist()
+    [0, 2, 3]
+    """
+    _check_options(rounding, ties)
+    if np.ndim(fraction) != 0:
+        raise ValueError(f"fraction must be a single number in [0, 1), got shape {np.shape(fraction)}")
+    fraction = float(_check_fractions(fraction)[0])
+
+    def one(ds):
+        check_dataset(ds)
+        keep, k = _kept_rows(ds, fraction, rounding, ties)
+        out = ds.isel(point=keep)
+        out.attrs = {**ds.attrs, "decimation_fraction": fraction, "n_decimated": k,
+                     "decimation": f"largest uE removed ({rounding}, ties {ties})"}
+        return out
+
+    if isinstance(data, xr.DataTree):
+        tree = xr.DataTree.from_dict({name: one(ds) for name, ds in datasets_of(data)})
+        tree.attrs = dict(data.attrs)
+        return tree
+    return one(datasets_of(data)[0][1])
+
+
+def _decimation_one(ds, *, rng, statistics, fractions, n_boot, ci, method, rounding, ties):
+    check_dataset(ds)
+    e, u = ds["E"].values, ds["uE"].values
+    m = u.size
+    ks = n_removed(fractions, m, rounding=rounding)
+    if ks.max() >= m:
+        raise ValueError(f"fraction {fractions[ks.argmax()]} removes all {m} points")
+    order = decimation_order(e, u, ties=ties)
+    es, us = e[order], u[order]
+    values = np.array([[point_estimate(s, es[k:], us[k:]) for k in ks] for s in statistics])
+    # stat_0 on the same (sorted) arrays, so that delta is exactly 0 at k = 0
+    full = np.array([point_estimate(s, es, us) for s in statistics])
+    va = validate_average(ds, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng)
+    lo_hw = (va["ci_lower"] - va["estimate"]).values
+    hi_hw = (va["ci_upper"] - va["estimate"]).values
+    delta = values - full[:, None]
+    return xr.Dataset(
+        {
+            "delta": (("statistic", "fraction"), delta,
+                      {"long_name": "stat_k - stat_0 (decimation curve)"}),
+            "value": (("statistic", "fraction"), values,
+                      {"long_name": "statistic after removing the largest uE"}),
+            "estimate": ("statistic", full, {"long_name": "statistic on the full set (stat_0)"}),
+            "ci_lower_halfwidth": ("statistic", lo_hw,
+                                   {"long_name": "ci_lower - estimate (full set, <= 0)"}),
+            "ci_upper_halfwidth": ("statistic", hi_hw,
+                                   {"long_name": "ci_upper - estimate (full set, >= 0)"}),
+            "outside_ci": (("statistic", "fraction"),
+                           (delta < lo_hw[:, None]) | (delta > hi_hw[:, None]),
+                           {"long_name": "delta outside the zero-centred CI of the full set"}),
+            "n_removed": ("fraction", ks, {"long_name": "points removed"}),
+            "n_points": ((), m),
+        },
+        coords={"statistic": list(statistics), "fraction": fractions},
+    )
+
+
+def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
+               method="bca", rng=None, rounding="floor", ties="stable"):
+    """Decimation curves: statistics after removing the largest uncertainties (004 Fig. 8).
+
+    For each fraction ``k``, the ``floor(k*M)`` points with the largest
+    ``uE`` are discarded and the statistics recomputed (``value`` =
+    stat_k); ``delta = stat_k - stat_0``. The bootstrap confidence interval
+    of each statistic on the *full* set (:func:`uqviz.validate_average`) is
+    returned centred on zero, as the vertical bars of 004 Fig. 8: a curve
+    leaving ``[ci_lower_halfwidth, ci_upper_halfwidth]`` shows that a few
+    large uncertainties move the statistic by more than its uncertainty.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        One dataset (dim ``point``, variables ``E``, ``uE``) or several.
+    statistics : sequence of str, default ("ZMS", "RCE")
+        Registered statistics (:func:`uqviz.statistics.list_statistics`).
+    fractions : array_like, optional
+        Fractions in [0, 1) of points removed; default 0, 0.01, ..., 0.10
+        (:data:`DEFAULT_FRACTIONS`). Coordinate values are rounded to 12
+        decimals, so that ``.sel(fraction=0.03)`` works.
+    n_boot : int, default 10_000
+        Bootstrap replicates for the confidence intervals of the full set.
+    ci : float, default 0.95
+        Confidence level.
+    method : {"bca", "percentile", "basic"}, default "bca"
+        Bootstrap interval (as :func:`uqviz.validate_average`).
+    rng : None, int or numpy.random.Generator
+        Seed for the bootstrap (the decimation itself is deterministic).
+    rounding : {"floor", "round"}, default "floor"
+        ``floor(k*M)`` (never more than the stated fraction; the authors'
+        decimation curves) or ``round(k*M)``.
+    ties : {"stable", "E"}, default "stable"
+        Equal uncertainties are removed in row order (stable sort), or by
+        decreasing ``E`` (the authors' ``order(uE, E, decreasing=TRUE)``).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims (``dataset``,) ``statistic``, ``fraction``; variables ``delta``,
+        ``value``, ``outside_ci`` (``statistic`` x ``fraction``),
+        ``estimate``, ``ci_lower_halfwidth`` (= ci_lower - estimate),
+        ``ci_upper_halfwidth`` (= ci_upper - estimate) on ``statistic``,
+        ``n_removed`` on ``fraction``, and ``n_points``. Settings in attrs.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.decimation import decimation
+    >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
+    >>> res = decimation(ds, n_boot=1000, rng=1)
+    >>> res["delta"].sel(fraction=0.0).values.tolist()
+    [0.0, 0.0]
+    >>> res["n_removed"].sel(fraction=0.05).item()
+    100
+    """
+    _check_options(rounding, ties)
+    statistics = tuple(statistics)
+    for s in statistics:
+        get_statistic(s)
+    fractions = DEFAULT_FRACTIONS if fractions is None else np.round(_check_fractions(fractions), 12)
+    if int(n_boot) < 2:
+        raise ValueError(f"n_boot must be >= 2, got {n_boot}")
+    out = map_datasets(_decimation_one, data, rng=rng, statistics=statistics, fractions=fractions,
+                       n_boot=int(n_boot), ci=ci, method=method, rounding=rounding, ties=ties)
+    out.attrs.update({
+        "n_boot": int(n_boot), "ci": ci, "method": method,
+        "rng": rng if isinstance(rng, (int, np.integer)) else str(type(rng).__name__),
+        "rounding": rounding, "ties": ties,
+        "decimation": "points sorted by decreasing uE; the first n_removed = "
+                      f"{rounding}(fraction * M) are discarded",
+        "reference": "Pernot 2024 (004) sect. V C, Fig. 8",
+    })
+    return out

@@ -1,0 +1,65 @@
+"""Shared figure conventions: publication style, axes creation, colours.
+
+Every plot function takes result Datasets (never raw data to compute on),
+accepts ``ax=None`` and returns the Axes it drew on, so figures compose.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+
+#: Colours: valid / invalid intervals, reference lines, bands, series.
+COLORS = {
+    "valid": "#1f77b4",
+    "invalid": "#d62728",
+    "reference": "#333333",
+    "band": "#9ecae1",
+    "unsafe": "#fdd0a2",
+    "accent": "#ff7f0e",
+    "series": ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+               "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"],
+}
+
+STYLE = {
+    "figure.dpi": 110,
+    "savefig.dpi": 300,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 10,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+    "xtick.direction": "in",
+    "ytick.direction": "in",
+    "xtick.top": True,
+    "ytick.right": True,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "lines.linewidth": 1.2,
+    "errorbar.capsize": 0,
+}
+
+
+@contextmanager
+def style():
+    """Context manager applying uqviz's publication style."""
+    with mpl.rc_context(STYLE):
+        yield
+
+
+def get_ax(ax=None, figsize=(4.5, 3.5)):
+    """Return ``ax`` or a new Axes in a new figure of ``figsize`` inches."""
+    if ax is not None:
+        return ax
+    with style():
+        _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def apply_style(ax):
+    """Apply the style's tick/grid settings to an existing Axes."""
+    ax.tick_params(direction="in", top=True, right=True)
+    ax.grid(True, alpha=0.3)
+    return ax

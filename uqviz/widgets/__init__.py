@@ -1,0 +1,1 @@
+"""Interactive explorers (ipywidgets): controls -> compute functions -> plots."""
