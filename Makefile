@@ -16,9 +16,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/uqviz validate
 
-## test: install, then run the test suite (unit tests, real-data fidelity, notebooks)
+## test: install, then run the test suite (unit tests, docstring examples, real-data
+## fidelity tests, notebooks)
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake notebooks
 
 ## bench: speed of the bootstrap engine against scipy (not part of test)
 bench: $(STAMP)

@@ -71,10 +71,10 @@ def test_ks_distance_is_exact_with_and_without_ties():
         assert d == pytest.approx(stats.kstest(sample, cdf).statistic, abs=1e-14)
         assert d == pytest.approx(_brute_force_ks(sample, cdf), abs=1e-14)
     # vectorised over parameter sets: (k, 1) parameters against one sample
-    nus = np.array([[1.0], [3.0], [9.0]])
+    nus = np.array([1.0, 3.0, 9.0])
     d = kf.ks_distance("invgamma", x, nus, 0.5)
     assert d.shape == (3,)
-    for i, nu in enumerate(nus[:, 0]):
+    for i, nu in enumerate(nus):
         assert d[i] == pytest.approx(stats.kstest(x, stats.invgamma(nu, scale=nu * 0.5).cdf).statistic,
                                      abs=1e-14)
 
@@ -159,7 +159,7 @@ def test_student_t_maximum_likelihood_recovery():
 # layout
 # --------------------------------------------------------------------------
 def test_result_layout_dataset_and_tree():
-    sets = {name: uqviz.synthetic.nig(800 + 100 * i, nu=6, rng=i, name=name)
+    sets = {name: uqviz.synthetic.nig(300 + 100 * i, nu=6, rng=i).assign_attrs(name=name)
             for i, name in enumerate(["b", "a"])}
     one = distribution_shapes(sets["b"])
     assert one["nu"].dims == ("variable",)

@@ -8,7 +8,7 @@ Examples
 >>> import uqviz
 >>> ds = uqviz.synthetic.default_example()
 >>> res = uqviz.validate_average(ds, n_boot=2000, rng=0)
->>> list(res["statistic"].values)
+>>> res["statistic"].values.tolist()
 ['ZMS', 'RCE']
 """
 

@@ -294,7 +294,7 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     --------
     >>> import uqviz
     >>> res = uqviz.binned_errors(uqviz.synthetic.nig(2000, nu=8, rng=0))
-    >>> list(res.statistic.values)
+    >>> res.statistic.values.tolist()
     ['ENCE', 'UCE', 'ZMSE']
     """
     for s in statistics:

@@ -688,9 +688,13 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
     What is reported, explicitly: ``mean`` is the mean of the statistic
     itself (ZMS, not 1 - ZMS); ``deviation = mean - reference``, so the
     quantity plotted in 004 Fig. 4 (right) is ``1 - ZMS = -deviation`` and
-    RCE, RCE2 (reference 0) are ``mean = deviation``. The paper's error bars
-    are ``2 * sd`` (dispersion of one dataset's value); ``mc_se = sd /
-    sqrt(n)`` is the standard error of the mean, for testing a bias.
+    RCE, RCE2 (reference 0) are ``mean = deviation``. ``sd`` is the
+    dispersion of one dataset's value and ``mc_se = sd / sqrt(n)`` the Monte
+    Carlo standard error of the mean. The "2 sigma" bars of 004 Figs. 4 and 11
+    are read as ``2 * mc_se``: the paper calls the RCE biased because its bars
+    miss 0, which ``2 * sd`` bars never do on this grid (they are 10-30 times
+    wider than the bias). Note that RCE2 and ZMS are exactly unbiased for
+    calibrated data (``E[sum E^2 | uE] = sum uE^2``); RCE is not (Jensen).
 
     Parameters
     ----------

@@ -128,7 +128,7 @@ def zeta_score(estimate, reference, lower, upper):
 
     Examples
     --------
-    >>> float(zeta_score(0.9, 1.0, 0.8, 0.95))
+    >>> round(float(zeta_score(0.9, 1.0, 0.8, 0.95)), 12)
     -2.0
     """
     est, ref = np.asarray(estimate, dtype=float), np.asarray(reference, dtype=float)

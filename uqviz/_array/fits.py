@@ -119,8 +119,9 @@ def ks_distance_sorted(cdf_sorted):
 def ks_distance(model, x, nu, scale, *, is_sorted=False):
     """Exact KS distance between the sample ``x`` (last axis) and ``model(nu, scale)``.
 
-    ``nu`` and ``scale`` broadcast against ``x.shape[:-1]``; pass arrays of
-    shape ``(k, 1)`` to evaluate ``k`` parameter sets on one sample at once.
+    ``nu`` and ``scale`` broadcast against the leading axes ``x.shape[:-1]``;
+    with a 1-D sample, arrays of shape ``(k,)`` evaluate ``k`` parameter sets
+    at once.
 
     Examples
     --------
@@ -177,14 +178,15 @@ def _subset(k, m):
     return np.unique(np.linspace(0, k - 1, m).round().astype(int))
 
 
-def fit_min_ks(x, model, *, n_grid=25, n_starts=3, xatol=1e-6, fatol=1e-10, maxiter=2000):
+def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=1024, xatol=1e-5, fatol=1e-9,
+               maxiter=2000):
     """Fit ``X/scale ~ model(nu)`` to a 1-D sample by minimum KS distance.
 
     The exact KS distance is minimised over ``(ln nu, ln scale)`` in three
     stages: (1) a vectorised grid (``n_grid`` values of ``nu`` log-spaced in
     [0.1, 1000], each with 15 scales around the median-matching scale) on at
     most 512 order statistics locates the basin; (2) Nelder-Mead from the
-    ``n_starts`` best grid points on at most 2048 order statistics; (3)
+    ``n_starts`` best grid points on at most ``n_coarse`` ECDF steps; (3)
     Nelder-Mead on the full sample from the best stage-2 point, restarted
     once from its own optimum (Nelder-Mead can stall on the kinked KS
     surface). Stages 1-2 use a lower bound of the distance (a subset of the
@@ -199,8 +201,9 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, xatol=1e-6, fatol=1e-10, maxi
         Sample, finite and >= 0 (zeros are allowed).
     model : {"invgamma", "f1"}
         See the module docstring.
-    n_grid, n_starts : int
-        Grid size in ``nu`` and number of Nelder-Mead starts.
+    n_grid, n_starts, n_coarse : int
+        Grid size in ``nu``, number of Nelder-Mead starts, and number of ECDF
+        steps used by the coarse Nelder-Mead stage.
     xatol, fatol, maxiter
         Nelder-Mead tolerances (on the log-parameters and the distance) and
         iteration limit of the full-sample stage.
@@ -263,8 +266,8 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, xatol=1e-6, fatol=1e-10, maxi
     d_grid = np.where(np.isfinite(d_grid), d_grid, np.inf)
     n_eval += len(grid)
 
-    # 2. Nelder-Mead on <= 2048 ECDF steps from the best grid points ----------
-    objective = make_objective(_subset(vals.size, 2048))
+    # 2. Nelder-Mead on <= n_coarse ECDF steps from the best grid points ------
+    objective = make_objective(_subset(vals.size, n_coarse))
     opts = {"xatol": 1e-4, "fatol": 1e-7, "maxiter": 1000}
     best = None
     for j in np.argsort(d_grid)[:n_starts]:
@@ -318,7 +321,7 @@ def profile_ks(x, model, nu):
         return float(d) if np.isfinite(d) else 2.0
 
     ls0 = float(np.log(_median_scale(model, x, nu)))
-    grid = ls0 + np.linspace(-1.5, 1.5, 61)
+    grid = ls0 + np.linspace(-1.5, 1.5, 31)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         dg = _ks_steps(cdf(vals, nu, np.exp(grid)[:, None]), lo, hi)
     start = grid[np.nanargmin(dg)]
