@@ -77,9 +77,19 @@ _SEED_MAX = 2**63
 # numba kernels
 # ---------------------------------------------------------------------------
 if numba is not None:
-    from ._array.resample import _rotl, _splitmix64
-
     _U64 = numba.uint64
+
+    @numba.njit(inline="always")
+    def _rotl(x, k):
+        return (x << _U64(k)) | (x >> _U64(64 - k))
+
+    @numba.njit(inline="always")
+    def _splitmix64(x):
+        x = x + _U64(0x9E3779B97F4A7C15)
+        z = x
+        z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+        return x, z ^ (z >> _U64(31))
 
     @numba.njit(inline="always")
     def _below_state(s0, s1, s2, s3, n, threshold):
@@ -149,24 +159,48 @@ if numba is not None:
         return out
 
     @numba.njit(parallel=True, cache=True)
-    def _count_below(reps, est):
-        """Per row: number of replicates < est and <= est (the BCa bias correction)."""
+    def _sweep(reps, est, ref):
+        """One pass per row: counts and extremes around the estimate and the reference.
+
+        Returns ``counts`` (G, 4): #(x < est), #(x <= est), #(x < ref), #(x <= ref)
+        and ``ext`` (G, 5): min(x), max{x < ref}, max{x <= ref}, min{x > ref},
+        min{x >= ref} (+-inf when empty).
+        """
         n_groups, n_boot = reps.shape
-        below = np.zeros(n_groups, dtype=np.int64)
-        tie = np.zeros(n_groups, dtype=np.int64)
+        counts = np.zeros((n_groups, 4), dtype=np.int64)
+        ext = np.empty((n_groups, 5))
         for g in numba.prange(n_groups):
             e = est[g]
+            c0 = 0
             c1 = 0
             c2 = 0
+            c3 = 0
+            lo = np.inf
+            max_lt = -np.inf
+            max_le = -np.inf
+            min_gt = np.inf
+            min_ge = np.inf
             for b in range(n_boot):
                 v = reps[g, b]
-                if v < e:
-                    c1 += 1
-                if v <= e:
-                    c2 += 1
-            below[g] = c1
-            tie[g] = c2
-        return below, tie
+                c0 += v < e
+                c1 += v <= e
+                c2 += v < ref
+                c3 += v <= ref
+                lo = min(lo, v)
+                max_lt = max(max_lt, v if v < ref else -np.inf)
+                max_le = max(max_le, v if v <= ref else -np.inf)
+                min_gt = min(min_gt, v if v > ref else np.inf)
+                min_ge = min(min_ge, v if v >= ref else np.inf)
+            counts[g, 0] = c0
+            counts[g, 1] = c1
+            counts[g, 2] = c2
+            counts[g, 3] = c3
+            ext[g, 0] = lo
+            ext[g, 1] = max_lt
+            ext[g, 2] = max_le
+            ext[g, 3] = min_gt
+            ext[g, 4] = min_ge
+        return counts, ext
 
     @numba.njit(inline="always")
     def _select(a, lo, hi, k):
@@ -245,51 +279,93 @@ def _sums(col2d, starts, sizes, n_boot, seeds, engine):
     return resample_sums(col2d, n_boot, seeds, starts=starts, sizes=sizes, engine=engine)
 
 
-def bca_valid(estimate, replicates, accel, reference, *, ci=0.95):
-    """Whether the BCa interval of each row contains ``reference``, without sorting.
+def _lerp(a, b, frac):
+    # the interpolation of uqviz._array.bca._quantiles, same operations
+    return a + frac * (b - a)
 
-    Gives the same intervals as :func:`uqviz._array.bca.interval` (linear
-    interpolation between order statistics) but finds the two order
-    statistics of each bound by selection, O(B) per row. ``replicates`` is
-    reordered in place.
+
+def _side(lo, hi, frac, count, below_max, above_min, reference, slack, *, upper):
+    """Decide a bound against the reference from counts; -1 where undecided.
+
+    For the lower bound (``upper=False``) the question is ``bound <= ref`` with
+    ``count = #(x <= ref)``, ``below_max = max{x <= ref}``, ``above_min =
+    min{x > ref}``; for the upper bound it is ``bound >= ref`` with ``count =
+    #(x < ref)``, ``below_max = max{x < ref}``, ``above_min = min{x >= ref}``.
+    A bound is a + frac (b - a) >= a with a = x_(lo) <= b = x_(hi).
+    """
+    out = np.full(lo.shape, -1, dtype=np.int8)
+    above = lo >= count  # x_(lo) on the far side: the bound is there too
+    out[above] = 0 if not upper else 1
+    straddle = (lo == count - 1) & (hi == count)  # both order statistics known
+    with np.errstate(invalid="ignore"):
+        value = _lerp(below_max, above_min, frac)
+    ok = (value <= reference) if not upper else (value >= reference)
+    out[straddle] = ok[straddle]
+    below = hi <= count - 1  # both order statistics on the near side
+    exact = below & (hi == lo)  # the bound is x_(lo) itself
+    out[exact] = 1 if not upper else 0
+    # otherwise a + frac (b - a) exceeds b by rounding at most: decided unless
+    # some replicate lies within a few ulps of the reference
+    sure = below & ~exact & (below_max <= reference - slack)
+    out[sure] = 1 if not upper else 0
+    return out
+
+
+def bca_valid(estimate, replicates, accel, reference, *, ci=0.95):
+    """Whether the BCa interval of each row contains ``reference``, in O(B) per row.
+
+    Gives exactly the decision ``lower <= reference <= upper`` of the
+    intervals of :func:`uqviz._array.bca.interval` (linear interpolation
+    between order statistics) without sorting: one pass counts the
+    replicates on each side of the estimate and of the reference; the
+    order statistics are selected only for the rare rows with a replicate
+    within a few ulps of the reference.
 
     Parameters
     ----------
     estimate, accel : ndarray, shape (G,)
-    replicates : ndarray, shape (G, B), C-contiguous float64 (modified)
+    replicates : ndarray, shape (G, B)
     reference : float
     ci : float
 
     Returns
     -------
-    valid, lower, upper : ndarray, shape (G,)
+    ndarray of bool, shape (G,)
 
     Examples
     --------
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
-    >>> reps = rng.normal(1.0, 0.1, size=(3, 999))
-    >>> valid, lo, hi = bca_valid(np.ones(3), reps.copy(), np.zeros(3), 1.0)
-    >>> bool(valid.all())
-    True
+    >>> reps = rng.normal([[1.0], [1.5]], 0.1, size=(2, 999))
+    >>> bca_valid(np.array([1.0, 1.5]), reps, np.zeros(2), 1.0).tolist()
+    [True, False]
     """
-    estimate = np.asarray(estimate, dtype=float)
+    estimate = np.ascontiguousarray(estimate, dtype=float)
+    replicates = np.ascontiguousarray(replicates, dtype=float)
     n_boot = replicates.shape[-1]
-    below, tie = _count_below(replicates, estimate)
-    z0 = special.ndtri((below + tie) / (2.0 * n_boot))  # as bca.bias_correction
+    counts, ext = _sweep(replicates, estimate, float(reference))
+    z0 = special.ndtri((counts[:, 0] + counts[:, 1]) / (2.0 * n_boot))  # bca.bias_correction
     probs = bca.bca_levels(z0, accel, ci)  # (G, 2)
-    bad = np.isnan(probs)
-    pos = np.clip(np.where(bad, 0.0, probs), 0.0, 1.0) * (n_boot - 1)
+    bad = np.isnan(probs).any(axis=1)
+    pos = np.clip(np.where(np.isnan(probs), 0.0, probs), 0.0, 1.0) * (n_boot - 1)
     lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n_boot - 1)
     frac = pos - lo
-    lo_sel = np.where(bad, -1, lo)
-    stats = _order_statistics(replicates, np.ascontiguousarray(lo_sel))
-    lower_v, upper_v = stats[..., 0], stats[..., 1]
-    bounds = lower_v + frac * (upper_v - lower_v)
-    bounds = np.where(bad, np.nan, bounds)
-    lower, upper = bounds[:, 0], bounds[:, 1]
-    valid = (lower <= reference) & (reference <= upper)
-    return valid, lower, upper
+    spread = np.abs(ext[:, 0]) + np.abs(ext[:, 2:4]).max(axis=1, where=np.isfinite(ext[:, 2:4]),
+                                                       initial=0.0)
+    slack = 8.0 * np.finfo(float).eps * (spread + abs(reference))
+    ok_lower = _side(lo[:, 0], hi[:, 0], frac[:, 0], counts[:, 3], ext[:, 2], ext[:, 3],
+                     reference, slack, upper=False)
+    ok_upper = _side(lo[:, 1], hi[:, 1], frac[:, 1], counts[:, 2], ext[:, 1], ext[:, 4],
+                     reference, slack, upper=True)
+    todo = np.flatnonzero(~bad & ((ok_lower < 0) | (ok_upper < 0)))
+    if todo.size:  # exact order statistics for the undecided rows
+        sub = np.array(replicates[todo], dtype=float, order="C")
+        stats = _order_statistics(sub, np.ascontiguousarray(lo[todo]))
+        bounds = _lerp(stats[..., 0], stats[..., 1], frac[todo])
+        ok_lower[todo] = bounds[:, 0] <= reference
+        ok_upper[todo] = bounds[:, 1] >= reference
+    return ~bad & (ok_lower == 1) & (ok_upper == 1)
 
 
 # ---------------------------------------------------------------------------
@@ -358,7 +434,8 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds0, *, n_boot, ci, engine, r
                                     n[:, None]), dtype=float)
         del sums
         accel = _moment_jackknife_accel(cols, names, stat.func, starts, sizes)
-        _, lower, upper = bca_valid(est, np.ascontiguousarray(reps), accel, reference, ci=ci)
+        valid = bca_valid(est, reps, accel, reference, ci=ci)
+        return est.reshape(n_ord, n_bins), valid.reshape(n_ord, n_bins)
     valid = (lower <= reference) & (reference <= upper)
     return est.reshape(n_ord, n_bins), valid.reshape(n_ord, n_bins)
 

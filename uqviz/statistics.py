@@ -47,8 +47,9 @@ class Statistic:
     kind : {"moments", "binned", "generic"}
     columns : tuple of str
         Column means used by a moment statistic.
-    reference : float, callable or None
-        Predefined reference, a function of the column means, or None.
+    reference : float, Statistic or None
+        Predefined reference, a statistic of the same data (NLL -> NLL_ref),
+        or None.
     description : str
     """
 
@@ -56,7 +57,7 @@ class Statistic:
     func: Callable
     kind: str
     columns: tuple = ()
-    reference: float | Callable | None = None
+    reference: float | Statistic | None = None
     description: str = ""
 
     @property
@@ -97,10 +98,6 @@ def list_statistics() -> list[str]:
     return list(_REGISTRY)
 
 
-def _nll_reference(means, n):
-    return k.nll_ref(means, n)
-
-
 for _name, _func, _cols, _ref, _desc in [
     ("ZM", k.zm, ("Z",), 0.0, "mean of z-scores <Z>"),
     ("ZMS", k.zms, ("Z2",), 1.0, "mean of squared z-scores <Z^2>"),
@@ -111,10 +108,12 @@ for _name, _func, _cols, _ref, _desc in [
     ("RMV", k.rmv, ("V",), None, "root mean variance"),
     ("RCE", k.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
     ("RCE2", k.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
-    ("NLL", k.nll, ("Z2", "lnV"), _nll_reference, "Gaussian negative log-likelihood"),
     ("NLL_ref", k.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
+# NLL's reference is a statistic of the same data (002 eq. 16)
+register_statistic(Statistic("NLL", k.nll, "moments", ("Z2", "lnV"), _REGISTRY["NLL_ref"],
+                             "Gaussian negative log-likelihood"))
 
 register_statistic(Statistic("CC", k.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE"))
@@ -161,7 +160,6 @@ def reference_value(statistic, e, u) -> float:
     stat = get_statistic(statistic)
     if stat.reference is None:
         return np.nan
-    if callable(stat.reference):
-        names = ("Z", "Z2", "E2", "V", "lnV")
-        return float(stat.reference(k.column_means(e, u, names), np.shape(e)[-1]))
+    if isinstance(stat.reference, Statistic):
+        return float(point_estimate(stat.reference, e, u))
     return float(stat.reference)

@@ -35,16 +35,19 @@ def _excess_over_reference(stat):
     of uncertainties" (004 sect. II B) means bootstrapping NLL - NLL_ref =
     (ZMS - 1)/2 and shifting the interval by the full-data reference.
     """
-    def func(m, n):
-        return stat.func(m, n) - stat.reference(m, n)
+    ref = stat.reference
 
-    cols = tuple(sorted(set(stat.columns) | {"Z", "Z2", "E2", "V", "lnV"}))
+    def func(m, n):
+        return stat.func(m, n) - ref.func(m, n)
+
+    cols = tuple(sorted(set(stat.columns) | set(ref.columns)))
     return Statistic(f"{stat.name}-reference", func, "moments", cols, 0.0)
 
 
 def _bootstrap(e, u, stats, **kw):
     """Paired bootstrap; statistics with a data-dependent reference are conditioned on uE."""
-    todo = [_excess_over_reference(s) if callable(s.reference) else s for s in stats]
+    todo = [_excess_over_reference(s) if isinstance(s.reference, Statistic) else s
+            for s in stats]
     res = bootstrap_statistics(e, u, todo, **kw)
     out = {}
     for s, t in zip(stats, todo):

@@ -96,39 +96,27 @@ if numba is not None:
         return np.int64(m >> _U64(32))
 
     @numba.njit(inline="always")
-    def _add(acc, cols, j):
-        for c in range(acc.shape[0]):
-            acc[c] += cols[c, j]
-
-    @numba.njit(inline="always")
-    def _add2(acc, cols, j1, j2):
-        for c in range(acc.shape[0]):
-            acc[c] += cols[c, j1] + cols[c, j2]
-
-    @numba.njit(inline="always")
-    def _resample_into(acc, cols, size, s, threshold):
-        # Two 32-bit uniforms per 64-bit output, each mapped to [0, size) by
+    def _pair(s, n, threshold):
+        # Two 32-bit uniforms per 64-bit output, each mapped to [0, n) by
         # Lemire's multiply-shift. A pair with a biased low word (probability
-        # < 2 size / 2**32) is replaced by two draws with rejection, so every
+        # < 2 n / 2**32) is replaced by two draws with rejection, so every
         # index is exactly uniform.
-        n = _U64(size)
         mask = _U64(0xFFFFFFFF)
-        for _ in range(size // 2):
-            r = _next(s)
-            m1 = (r >> _U64(32)) * n
-            m2 = (r & mask) * n
-            if (m1 & mask) >= threshold and (m2 & mask) >= threshold:
-                _add2(acc, cols, np.int64(m1 >> _U64(32)), np.int64(m2 >> _U64(32)))
-            else:
-                _add2(acc, cols, _below(s, n, threshold), _below(s, n, threshold))
-        if size % 2 == 1:
-            _add(acc, cols, _below(s, n, threshold))
+        r = _next(s)
+        m1 = (r >> _U64(32)) * n
+        m2 = (r & mask) * n
+        if (m1 & mask) >= threshold and (m2 & mask) >= threshold:
+            return np.int64(m1 >> _U64(32)), np.int64(m2 >> _U64(32))
+        return _below(s, n, threshold), _below(s, n, threshold)
 
     @numba.njit(parallel=True, cache=True)
     def _sums_numba_kernel(cols, starts, sizes, n_boot, seeds, block):
-        k, n_groups = cols.shape[0], sizes.shape[0]
+        # cols: (M, 3) row-major, so the three values of a drawn point share a
+        # cache line; three scalar accumulators stay in registers (measured
+        # about 2x faster than an accumulator array over separate columns).
+        n_groups = sizes.shape[0]
         n_blocks = (n_boot + block - 1) // block
-        out = np.zeros((n_groups, n_boot, k))
+        out = np.zeros((n_groups, n_boot, 3))
         for t in numba.prange(n_groups * n_blocks):
             g = t // n_blocks
             blk = t - g * n_blocks
@@ -136,14 +124,27 @@ if numba is not None:
             x = seeds[g] ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
             for i in range(4):
                 x, s[i] = _splitmix64(x)
-            n = _U64(sizes[g])
+            size = sizes[g]
+            n = _U64(size)
             threshold = (_U64(0x100000000) - n) % n
-            group = cols[:, starts[g]:starts[g] + sizes[g]]
-            acc = np.empty(k)
+            grp = cols[starts[g]:starts[g] + size]
             for b in range(blk * block, min(n_boot, (blk + 1) * block)):
-                acc[:] = 0.0
-                _resample_into(acc, group, sizes[g], s, threshold)
-                out[g, b, :] = acc
+                a0 = 0.0
+                a1 = 0.0
+                a2 = 0.0
+                for _ in range(size // 2):
+                    j1, j2 = _pair(s, n, threshold)
+                    a0 += grp[j1, 0] + grp[j2, 0]
+                    a1 += grp[j1, 1] + grp[j2, 1]
+                    a2 += grp[j1, 2] + grp[j2, 2]
+                if size % 2 == 1:
+                    j1 = _below(s, n, threshold)
+                    a0 += grp[j1, 0]
+                    a1 += grp[j1, 1]
+                    a2 += grp[j1, 2]
+                out[g, b, 0] = a0
+                out[g, b, 1] = a1
+                out[g, b, 2] = a2
         return out
 
 
@@ -198,6 +199,17 @@ if numba is not None:
                         if pos == bounds[cur + 1] and cur < n_bins - 1:
                             cur += 1
         return out
+
+
+def _sums_numba_triplets(cols, starts, sizes, n_boot, seeds):
+    """Columns three at a time (zero-padded); every pass redraws the same indices."""
+    m, k = cols.shape
+    width = -(-k // 3) * 3
+    padded = np.zeros((m, width))
+    padded[:, :k] = cols
+    parts = [_sums_numba_kernel(np.ascontiguousarray(padded[:, c:c + 3]), starts, sizes,
+                                n_boot, seeds, BLOCK) for c in range(0, width, 3)]
+    return np.concatenate(parts, axis=-1)[..., :k]
 
 
 def _binned_sums_numpy(cols, bounds, n_boot, seed):
@@ -318,8 +330,7 @@ def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
     if engine == "numba":
         if numba is None:  # pragma: no cover
             raise ValueError("engine='numba' needs numba installed")
-        cols_t = np.ascontiguousarray(cols.T)  # (k, M): each column gathered alone
-        return _sums_numba_kernel(cols_t, starts, sizes, int(n_boot), seeds, BLOCK)
+        return _sums_numba_triplets(cols, starts, sizes, int(n_boot), seeds)
     if engine == "numpy":
         return _sums_numpy(cols, starts, sizes, int(n_boot), seeds)
     raise ValueError(f"engine must be 'numba' or 'numpy', got {engine!r}")

@@ -1,0 +1,188 @@
+"""Quantile calibration figures: reliability curve and per-bin coverage map.
+
+Both take the Dataset returned by :func:`uqviz.quantile.qce` and draw what it
+holds (no statistic is computed here), accept ``ax=None`` and return the Axes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._style import COLORS, apply_style, get_ax
+
+__all__ = ["quantile_reliability", "coverage_map"]
+
+
+def _dim_labels(result, dim):
+    if "dim" not in result.dims:
+        if dim is not None:
+            raise ValueError("dim: this result has no dimension 'dim' (1-D or covariance input)")
+        return [None]
+    if dim is None:
+        return list(result["dim"].values)
+    return list(np.atleast_1d(dim))
+
+
+def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=True, label=None,
+                         color=None):
+    """Observed coverage against the quantile level (quantile reliability curve).
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        Output of :func:`uqviz.quantile.qce` (any ``marginal``/``reduction``):
+        ``coverage`` and its Wilson interval ``coverage_lower``/``coverage_upper``
+        on ``quantile`` (and ``dim``).
+    dim : label or list of labels, optional
+        Dimensions to draw (default all, one line each).
+    ax : matplotlib.axes.Axes, optional
+    kind : {"coverage", "deviation"}, default "coverage"
+        Draw the coverage against ``tau`` with the diagonal, or
+        ``coverage - tau`` against ``tau`` with zero (easier to read when the
+        deviations are small). ``|coverage - tau|`` is the M-QCE.
+    band : bool, default True
+        Shade the Wilson interval of the coverage (binomial, level
+        ``result.attrs["ci"]``); a calibrated model has the diagonal (zero) inside
+        it at most levels.
+    label : str, optional
+        Legend label (one dimension) or prefix (several).
+    color : color, optional
+        Line colour (one dimension); several dimensions use the series colours.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import uqviz.quantile as uq
+    >>> from uqviz.plots.quantile import quantile_reliability
+    >>> rng = np.random.default_rng(0)
+    >>> res = uq.qce(rng.standard_normal(500), 0.0, np.ones(500),
+    ...              quantiles=np.linspace(0.05, 0.95, 19), n_boot=0)
+    >>> ax = quantile_reliability(res)
+    >>> ax.get_xlabel()
+    'quantile level $\\\\tau$'
+    """
+    if kind not in ("coverage", "deviation"):
+        raise ValueError(f"kind must be 'coverage' or 'deviation', got {kind!r}")
+    ax = get_ax(ax)
+    apply_style(ax)
+    tau = result["quantile"].values
+    order = np.argsort(tau)
+    tau = tau[order]
+    labels = _dim_labels(result, dim)
+    shift = tau if kind == "deviation" else 0.0
+    ci = result.attrs.get("ci", 0.95)
+    for i, lab in enumerate(labels):
+        sel = result if lab is None else result.sel(dim=lab)
+        cov = sel["coverage"].values[order]
+        c = color if (color is not None and len(labels) == 1) else \
+            COLORS["series"][i % len(COLORS["series"])]
+        if lab is None:
+            text = label or result.attrs.get("input", "observed")
+        else:
+            text = f"{label + ' ' if label else ''}dim {lab}"
+        if band:
+            ax.fill_between(tau, sel["coverage_lower"].values[order] - shift,
+                            sel["coverage_upper"].values[order] - shift, color=c, alpha=0.2,
+                            lw=0, label=f"Wilson {ci:.0%}" if i == 0 else None)
+        ax.plot(tau, cov - shift, "o-", color=c, ms=3, label=text)
+    if kind == "coverage":
+        ax.plot([0, 1], [0, 1], color=COLORS["reference"], lw=0.8, ls="--", label="calibrated")
+        ax.set_ylabel("observed coverage")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+    else:
+        ax.axhline(0.0, color=COLORS["reference"], lw=0.8, ls="--", label="calibrated")
+        ax.set_ylabel(r"coverage $-\ \tau$")
+        ax.set_xlim(0, 1)
+    ax.set_xlabel(r"quantile level $\tau$")
+    ax.legend(loc="best")
+    return ax
+
+
+def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=False,
+                 colorbar=True):
+    """Per-bin coverage deviation ``coverage_b - tau`` as a bins x quantiles heat map.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        Output of :func:`uqviz.quantile.qce` with ``marginal=False``
+        (``bin_coverage``, ``bin_lower``/``bin_upper``, ``bin_count``).
+    dim : label, optional
+        Which dimension to draw, required when the result has several.
+    ax : matplotlib.axes.Axes, optional
+    cmap : str, default "RdBu"
+        Diverging colour map: blue = more coverage than ``tau`` (intervals too
+        wide), red = less (too narrow). Excluded bins (fewer points than
+        ``sample_threshold``, or empty) are left blank.
+    vmax : float, optional
+        Colour limit (symmetric); default the largest ``|deviation|``.
+    annotate : bool, default False
+        Write the number of points of each bin at the right end of its row.
+    colorbar : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import uqviz.quantile as uq
+    >>> from uqviz.plots.quantile import coverage_map
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.uniform(0.5, 2, 500)
+    >>> res = uq.qce(u * rng.standard_normal(500), 0.0, u, quantiles=[0.25, 0.5, 0.75],
+    ...              marginal=False, bins=5, n_boot=0)
+    >>> coverage_map(res).get_ylabel()
+    'predicted std'
+    """
+    if "bin_coverage" not in result:
+        raise ValueError("coverage_map needs a conditional result: qce(..., marginal=False)")
+    if "dim" in result.dims:
+        if dim is None:
+            if result.sizes["dim"] > 1:
+                raise ValueError(f"dim: choose one of {list(result['dim'].values)}")
+            dim = result["dim"].values[0]
+        result = result.sel(dim=dim)
+    elif dim is not None:
+        raise ValueError("dim: this result has no dimension 'dim' (1-D or covariance input)")
+    ax = get_ax(ax, figsize=(5.5, 3.5))
+    tau = result["quantile"].values
+    order = np.argsort(tau)
+    tau = tau[order]
+    dev = (result["bin_coverage"].transpose("quantile", "bin").values[order] - tau[:, None]).T
+    if tau.size > 1:
+        mid = 0.5 * (tau[1:] + tau[:-1])
+        x_edges = np.r_[tau[0] - (mid[0] - tau[0]), mid, tau[-1] + (tau[-1] - mid[-1])]
+    else:
+        x_edges = np.array([tau[0] - 0.05, tau[0] + 0.05])
+    y_edges = np.r_[result["bin_lower"].values, result["bin_upper"].values[-1]]
+    if vmax is None:
+        vmax = float(np.nanmax(np.abs(dev))) if np.any(np.isfinite(dev)) else 1.0
+        vmax = vmax if vmax > 0 else 1.0
+    mesh = ax.pcolormesh(x_edges, y_edges, np.ma.masked_invalid(dev), cmap=cmap, vmin=-vmax,
+                         vmax=vmax, shading="flat")
+    ax.set_xlim(x_edges[0], x_edges[-1])
+    ax.set_ylim(y_edges[0], y_edges[-1])
+    ax.set_xlabel(r"quantile level $\tau$")
+    cov_input = result.attrs.get("scale_kind") == "cov"
+    ax.set_ylabel(r"predicted $\sigma_G$" if cov_input else "predicted std")
+    title = "coverage - tau per bin"
+    if dim is not None:
+        title += f" (dim {dim})"
+    ax.set_title(title)
+    if annotate:
+        counts = result["bin_count"].values
+        centers = 0.5 * (y_edges[1:] + y_edges[:-1])
+        for c, yc in zip(counts, centers):
+            ax.annotate(f"{int(c)}", (1.0, yc), xycoords=("axes fraction", "data"),
+                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+    if colorbar:
+        ax.figure.colorbar(mesh, ax=ax, label=r"coverage$_b - \tau$",
+                           pad=0.08 if annotate else 0.02)
+    return ax
