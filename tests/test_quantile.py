@@ -321,6 +321,34 @@ def test_mqce_jackknife_acceleration_equals_brute_force():
             float(bca.acceleration(jack)), abs=1e-12)
 
 
+def test_signed_jackknife_acceleration_and_folding():
+    rng = np.random.default_rng(14)
+    inside = rng.random(40) < 0.7
+    k = int(inside.sum())
+    jack = np.array([np.delete(inside, i).mean() - 0.6 for i in range(40)])
+    assert float(kn.mqce_acceleration(k, 40, 0.6, signed=True)) == pytest.approx(
+        float(bca.acceleration(jack)), abs=1e-12)
+    lo, hi = kn.fold_interval(np.array([-0.1, 0.02, -0.3]), np.array([0.05, 0.04, -0.1]))
+    np.testing.assert_allclose(lo, [0.0, 0.02, 0.1])
+    np.testing.assert_allclose(hi, [0.1, 0.04, 0.3])
+
+
+def test_folded_mqce_interval_holds_zero_for_calibrated_models():
+    # |coverage - tau| is biased away from 0: a BCa interval on it ("direct")
+    # excludes 0 far too often for a calibrated model; the folded one does not
+    tau = np.array([0.2, 0.5, 0.8, 0.9])
+    excluded = {"folded": 0, "direct": 0}
+    for seed in range(12):
+        rng = np.random.default_rng(100 + seed)
+        u = rng.uniform(0.5, 2.0, 1000)
+        y = u * rng.standard_normal(1000)
+        for mode in excluded:
+            res = uq.qce(y, 0.0, u, quantiles=tau, n_boot=500, mqce_ci=mode, rng=seed)
+            excluded[mode] += int((res["m_qce_lower"] > 0).sum())
+    assert excluded["folded"] <= 8  # of 48 (expected about 2.4)
+    assert excluded["direct"] >= 15
+
+
 def test_pattern_bootstrap_has_the_moments_of_index_resampling():
     rng = np.random.default_rng(9)
     nees_vals = rng.chisquare(1, size=500)

@@ -111,7 +111,7 @@ def test_cc_ence_zmse_of_the_nine_sets_equal_an_independent_computation():
 def test_binned_bootstrap_agrees_with_the_generic_sort_based_path():
     from uqviz.bootstrap import bootstrap_statistics
 
-    ds = uqviz.synthetic.nig(1500, nu=5, rng=4)
+    ds = uqviz.synthetic.nig(900, nu=5, rng=4)  # <= 1000 points: exact leave-one-out
     e, u = ds.E.values, ds.uE.values
     fast = bootstrap_statistics(e, u, ["ENCE", "ZMSE", "ZMS"], n_boot=3000, rng=1)
     slow = bootstrap_statistics(e, u, ["ENCE", "ZMSE", "ZMS", "CC"], n_boot=3000, rng=2)
@@ -122,6 +122,23 @@ def test_binned_bootstrap_agrees_with_the_generic_sort_based_path():
         se = slow[s].se[0]
         assert abs(fast[s].replicates.mean() - slow[s].replicates.mean()) < 0.15 * se
         assert fast[s].se[0] == pytest.approx(se, rel=0.08)
+
+
+def test_grouped_jackknife_acceleration_is_close_to_the_exact_one():
+    from uqviz._array.bca import acceleration
+    from uqviz._array.bootstrap import _generic_jackknife
+
+    ds = uqviz.synthetic.nig(4000, nu=4, rng=8)
+    e, u = ds.E.values, ds.uE.values
+
+    def zms(ee, uu):
+        return np.mean((ee / uu) ** 2, axis=-1)
+
+    exact = acceleration(_generic_jackknife(zms, e, u, max_groups=4000))
+    grouped = acceleration(_generic_jackknife(zms, e, u, max_groups=1000))
+    loo = np.array([np.mean(np.delete((e / u) ** 2, i)) for i in range(4000)])
+    assert exact == pytest.approx(acceleration(loo), rel=1e-9)
+    assert grouped == pytest.approx(exact, rel=0.1)
 
 
 def test_sim_and_sim2_zeta_definitions():

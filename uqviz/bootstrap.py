@@ -20,17 +20,17 @@ __all__ = ["bootstrap_statistics"]
 
 def _as_generic(stat, n_bins):
     if stat.kind == "generic":
-        return stat.func
+        return stat.func, stat.counts
     if stat.kind == "binned":
         def binned(e, u):
             return binned_estimate(stat, e, u, n_bins)
 
-        return binned
+        return binned, None
 
     def func(e, u):
         return stat.func(ks.column_means(e, u, stat.columns), np.shape(e)[-1])
 
-    return func
+    return func, None
 
 
 def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bca",

@@ -179,7 +179,7 @@ def decimated(data, fraction, *, rounding="floor", ties="stable"):
     return one(datasets_of(data)[0][1])
 
 
-def _decimation_one(ds, *, rng, statistics, fractions, n_boot, ci, method, rounding, ties):
+def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     check_dataset(ds)
     e, u = ds["E"].values, ds["uE"].values
     m = u.size
@@ -191,24 +191,13 @@ def _decimation_one(ds, *, rng, statistics, fractions, n_boot, ci, method, round
     values = np.array([[point_estimate(s, es[k:], us[k:]) for k in ks] for s in statistics])
     # stat_0 on the same (sorted) arrays, so that delta is exactly 0 at k = 0
     full = np.array([point_estimate(s, es, us) for s in statistics])
-    va = validate_average(ds, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng)
-    lo_hw = (va["ci_lower"] - va["estimate"]).values
-    hi_hw = (va["ci_upper"] - va["estimate"]).values
-    delta = values - full[:, None]
     return xr.Dataset(
         {
-            "delta": (("statistic", "fraction"), delta,
+            "delta": (("statistic", "fraction"), values - full[:, None],
                       {"long_name": "stat_k - stat_0 (decimation curve)"}),
             "value": (("statistic", "fraction"), values,
                       {"long_name": "statistic after removing the largest uE"}),
             "estimate": ("statistic", full, {"long_name": "statistic on the full set (stat_0)"}),
-            "ci_lower_halfwidth": ("statistic", lo_hw,
-                                   {"long_name": "ci_lower - estimate (full set, <= 0)"}),
-            "ci_upper_halfwidth": ("statistic", hi_hw,
-                                   {"long_name": "ci_upper - estimate (full set, >= 0)"}),
-            "outside_ci": (("statistic", "fraction"),
-                           (delta < lo_hw[:, None]) | (delta > hi_hw[:, None]),
-                           {"long_name": "delta outside the zero-centred CI of the full set"}),
             "n_removed": ("fraction", ks, {"long_name": "points removed"}),
             "n_points": ((), m),
         },
@@ -245,7 +234,8 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     method : {"bca", "percentile", "basic"}, default "bca"
         Bootstrap interval (as :func:`uqviz.validate_average`).
     rng : None, int or numpy.random.Generator
-        Seed for the bootstrap (the decimation itself is deterministic).
+        Seed for the bootstrap (the decimation itself is deterministic); the
+        intervals are those of ``validate_average(data, ..., rng=rng)``.
     rounding : {"floor", "round"}, default "floor"
         ``floor(k*M)`` (never more than the stated fraction; the authors'
         decimation curves) or ``round(k*M)``.
@@ -280,8 +270,16 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     fractions = DEFAULT_FRACTIONS if fractions is None else np.round(_check_fractions(fractions), 12)
     if int(n_boot) < 2:
         raise ValueError(f"n_boot must be >= 2, got {n_boot}")
-    out = map_datasets(_decimation_one, data, rng=rng, statistics=statistics, fractions=fractions,
-                       n_boot=int(n_boot), ci=ci, method=method, rounding=rounding, ties=ties)
+    out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
+                       rounding=rounding, ties=ties)
+    # the CI bars are exactly those of validate_average(data) with the same settings
+    va = validate_average(data, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng)
+    lo = va["ci_lower"] - va["estimate"]
+    hi = va["ci_upper"] - va["estimate"]
+    out["ci_lower_halfwidth"] = lo.assign_attrs(long_name="ci_lower - estimate (full set, <= 0)")
+    out["ci_upper_halfwidth"] = hi.assign_attrs(long_name="ci_upper - estimate (full set, >= 0)")
+    out["outside_ci"] = ((out["delta"] < lo) | (out["delta"] > hi)).assign_attrs(
+        long_name="delta outside the zero-centred CI of the full set")
     out.attrs.update({
         "n_boot": int(n_boot), "ci": ci, "method": method,
         "rng": rng if isinstance(rng, (int, np.integer)) else str(type(rng).__name__),

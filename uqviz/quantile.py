@@ -360,7 +360,7 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
 
 def qce(y, mean=None, scale=None, *, quantiles=None, bins=10, marginal=True, sample_threshold=1,
         range=None, reduction="none", samples=None, sample_model="normal", dim_names=None,
-        n_boot=2000, ci=0.95, rng=None):
+        n_boot=2000, ci=0.95, mqce_ci="folded", rng=None):
     """Marginal (M-QCE) or conditional (C-QCE) quantile calibration error.
 
     A point is inside quantile level ``tau`` when the central region of
@@ -429,6 +429,15 @@ def qce(y, mean=None, scale=None, *, quantiles=None, bins=10, marginal=True, sam
         amount).
     ci : float, default 0.95
         Level of the Wilson interval of the coverage and of the BCa interval.
+    mqce_ci : {"folded", "direct"}, default "folded"
+        How the BCa interval of the M-QCE is made. ``"folded"``: BCa interval
+        of the signed deviation ``coverage - tau``, folded onto ``|.|``
+        (``[0, max|bound|]`` when it contains 0): its coverage is that of the
+        signed interval, also for a calibrated model. ``"direct"``: BCa on
+        ``|coverage - tau|`` itself; because the absolute value is biased away
+        from 0 at the boundary, this interval excludes 0 far more often than
+        ``1 - ci`` when the model is calibrated (use it to size a clear error,
+        not to test for zero).
     rng : None, int or numpy.random.Generator
         Seed of the bootstrap (``numpy.random.default_rng(rng)``).
 
@@ -442,7 +451,7 @@ def qce(y, mean=None, scale=None, *, quantiles=None, bins=10, marginal=True, sam
         * ``qce`` - the requested metric after `reduction` (netcal's value);
         * ``coverage``, ``n_inside``, ``coverage_lower``/``coverage_upper``
           (Wilson), ``m_qce`` and, with ``n_boot``, ``m_qce_lower``/``m_qce_upper``
-          (BCa) per level (and dimension);
+          (BCa, see `mqce_ci`) per level (and dimension);
         * for C-QCE: ``c_qce`` per level, ``bin_count``, ``bin_coverage``
           (NaN where excluded) and ``qce_map`` (netcal's per-bin map).
 
@@ -486,6 +495,8 @@ def qce(y, mean=None, scale=None, *, quantiles=None, bins=10, marginal=True, sam
         raise ValueError(f"sample_threshold must be an int >= 0, got {sample_threshold!r}")
     if not 0.0 < ci < 1.0:
         raise ValueError(f"ci must be in (0, 1), got {ci}")
+    if mqce_ci not in ("folded", "direct"):
+        raise ValueError(f"mqce_ci must be 'folded' or 'direct', got {mqce_ci!r}")
     n_boot = int(n_boot)
     if n_boot < 0 or n_boot == 1:
         raise ValueError(f"n_boot must be 0 (no bootstrap) or >= 2, got {n_boot}")
@@ -517,12 +528,19 @@ def qce(y, mean=None, scale=None, *, quantiles=None, bins=10, marginal=True, sam
     if n_boot:
         gen = np.random.default_rng(rng)
         k_rep = kn.pattern_bootstrap(inside, n_boot, gen)  # (L, q, B)
-        reps = np.abs(k_rep / n - tau[:, None])
-        accel = kn.mqce_acceleration(k.T, n, tau)  # (L, q)
-        res = bca.interval(m_qce.T, reps, accel=accel, ci=ci, method="bca")
-        data["m_qce_lower"] = _da(res["lower"].T, dims_ql, squeeze)
-        data["m_qce_upper"] = _da(res["upper"].T, dims_ql, squeeze)
-        attrs.update({"method": "bca", "rng": _seed_attr(rng)})
+        signed = mqce_ci == "folded"
+        reps = k_rep / n - tau[:, None]
+        est = (coverage - tau[:, None]).T
+        if not signed:
+            reps, est = np.abs(reps), np.abs(est)
+        accel = kn.mqce_acceleration(k.T, n, tau, signed=signed)  # (L, q)
+        res = bca.interval(est, reps, accel=accel, ci=ci, method="bca")
+        lo_b, hi_b = res["lower"], res["upper"]
+        if signed:
+            lo_b, hi_b = kn.fold_interval(lo_b, hi_b)
+        data["m_qce_lower"] = _da(lo_b.T, dims_ql, squeeze)
+        data["m_qce_upper"] = _da(hi_b.T, dims_ql, squeeze)
+        attrs.update({"method": "bca", "mqce_ci": mqce_ci, "rng": _seed_attr(rng)})
 
     coords = {"quantile": tau}
     if not squeeze:

@@ -63,6 +63,11 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
     if stat.kind == "moments":
         def f(e, u):
             return stat.func(ks.column_means(e, u, stat.columns), m)
+    elif stat.given_u is not None:  # work on the fixed uncertainties done once
+        g = stat.given_u(ds["uE"].values)
+
+        def f(e, u):
+            return g(e)
     else:
         def f(e, u):
             return stat.func(e, np.broadcast_to(u, e.shape))
@@ -176,6 +181,38 @@ def _sim2_zeta(est, ref, ref_lower, ref_upper):
         return (est - ref) / np.abs(bound - ref)
 
 
+def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci):
+    key = None
+    if stat.kind == "binned" and conditioning != "uE":
+        key = conditioning_values(ds, conditioning)[1]
+    res = bootstrap_statistics(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot, ci=ci,
+                               rng=rng, n_bins=n_bins, key=key)[stat.name]
+    z0 = float(res.z0[0]) if res.z0 is not None else np.nan
+    if abs(z0) > UNSTABLE_Z0:
+        side = "upper" if z0 < 0 else "lower"
+        label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
+        warnings.warn(f"{stat.name}{label}: bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): "
+                      f"the BCa {side} limit sits in the extreme order statistics of the "
+                      "replicates and is unstable", UserWarning, stacklevel=5)
+    return float(res.estimate[0]), float(res.lower[0]), float(res.upper[0]), z0
+
+
+def _scheme_result(boot, ref, scheme):
+    est, lo, hi, z0 = boot
+    r, se = float(ref["mean"]), float(ref["se"])
+    if scheme == "Sim":
+        zeta = float(_sim_zeta(est, r, se, lo, hi))
+    else:
+        zeta = float(_sim2_zeta(est, r, float(ref["ci_lower"]), float(ref["ci_upper"])))
+    return xr.Dataset({
+        "estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi), "z0": ((), z0),
+        "reference": ((), r), "reference_se": ((), se),
+        "reference_ci_lower": ref["ci_lower"], "reference_ci_upper": ref["ci_upper"],
+        "zeta": ((), zeta), "valid": ((), abs(zeta) <= 1.0),
+        "se_negligible": ((), 2.0 * se < (hi - lo) / 2.0),
+    })
+
+
 def _validate_sim_one(ds, *, rng, statistic, generative, scheme, n_mc, n_boot, n_bins,
                       conditioning, ci, client, progress):
     check_dataset(ds)
@@ -184,31 +221,9 @@ def _validate_sim_one(ds, *, rng, statistic, generative, scheme, n_mc, n_boot, n
     ref = _reference_one(ds, rng=mc_rng, statistic=stat, generative=generative, n_mc=n_mc,
                          n_bins=n_bins, conditioning=conditioning, ci=ci,
                          return_samples=False, client=client, progress=progress)
-    key = None
-    if stat.kind == "binned" and conditioning != "uE":
-        key = conditioning_values(ds, conditioning)[1]
-    res = bootstrap_statistics(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot, ci=ci,
-                               rng=boot_rng, n_bins=n_bins, key=key)[stat.name]
-    est, lo, hi = float(res.estimate[0]), float(res.lower[0]), float(res.upper[0])
-    z0 = float(res.z0[0]) if res.z0 is not None else np.nan
-    r, se = float(ref["mean"]), float(ref["se"])
-    if scheme == "Sim":
-        zeta = float(_sim_zeta(est, r, se, lo, hi))
-    else:
-        zeta = float(_sim2_zeta(est, r, float(ref["ci_lower"]), float(ref["ci_upper"])))
-    if abs(z0) > UNSTABLE_Z0:
-        side = "upper" if z0 < 0 else "lower"
-        warnings.warn(f"{stat.name}{' of ' + repr(ds.attrs['name']) if ds.attrs.get('name') else ''}"
-                      f": bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): the BCa {side} "
-                      "limit sits in the extreme order statistics of the replicates and is "
-                      "unstable", UserWarning, stacklevel=4)
-    return xr.Dataset({
-        "estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi), "z0": ((), z0),
-        "reference": ((), r), "reference_se": ((), se),
-        "reference_ci_lower": ref["ci_lower"], "reference_ci_upper": ref["ci_upper"],
-        "zeta": ((), zeta), "valid": ((), abs(zeta) <= 1.0),
-        "se_negligible": ((), 2.0 * se < (hi - lo) / 2.0),
-    })
+    boot = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
+                          conditioning=conditioning, ci=ci)
+    return _scheme_result(boot, ref, scheme)
 
 
 def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_mc=10_000,
@@ -276,12 +291,14 @@ def _validate_one(ds, *, rng, statistic, generatives, n_mc, n_boot, n_bins, cond
         verdict = "validated" if bool(r["valid"]) else "rejected"
         return r[["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid"]].assign(
             verdict=((), verdict), scheme=((), "BS"))
-    rngs = np.random.default_rng(rng).spawn(len(generatives))
-    sims = [_validate_sim_one(ds, rng=r, statistic=stat, generative=get_generative(g, ds),
-                              scheme="Sim", n_mc=n_mc, n_boot=n_boot, n_bins=n_bins,
-                              conditioning=conditioning, ci=ci, client=client,
-                              progress=progress)
-            for g, r in zip(generatives, rngs)]
+    boot_rng, *mc_rngs = np.random.default_rng(rng).spawn(1 + len(generatives))
+    boot = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
+                          conditioning=conditioning, ci=ci)
+    sims = [_scheme_result(boot, _reference_one(
+                ds, rng=r, statistic=stat, generative=get_generative(g, ds), n_mc=n_mc,
+                n_bins=n_bins, conditioning=conditioning, ci=ci, return_samples=False,
+                client=client, progress=progress), "Sim")
+            for g, r in zip(generatives, mc_rngs)]
     names = [get_generative(g, ds).name for g in generatives]
     refs = np.array([float(s["reference"]) for s in sims])
     ses = np.array([float(s["reference_se"]) for s in sims])

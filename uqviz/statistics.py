@@ -51,6 +51,12 @@ class Statistic:
         Predefined reference, a statistic of the same data (NLL -> NLL_ref),
         or None.
     description : str
+    counts : tuple, optional
+        Generic statistics only: ``(prepare(e, u), f(counts, prepared))``, an
+        evaluation on bootstrap resamples given as draw counts per point.
+    given_u : callable, optional
+        Generic statistics only: ``given_u(u) -> f(e)`` with the work that
+        depends on uE done once (simulated references).
     """
 
     name: str
@@ -59,6 +65,8 @@ class Statistic:
     columns: tuple = ()
     reference: float | Statistic | None = None
     description: str = ""
+    counts: tuple | None = None  # generic: (prepare(e, u), func(counts, prepared))
+    given_u: Callable | None = None  # generic: given_u(u) -> f(e), for fixed uE
 
     @property
     def has_reference(self) -> bool:
@@ -116,7 +124,9 @@ register_statistic(Statistic("NLL", k.nll, "moments", ("Z2", "lnV"), _REGISTRY["
                              "Gaussian negative log-likelihood"))
 
 register_statistic(Statistic("CC", k.spearman_cc, "generic", (), None,
-                             "Spearman rank correlation of |E| and uE"))
+                             "Spearman rank correlation of |E| and uE",
+                             counts=(k.cc_counts_prepare, k.spearman_cc_counts),
+                             given_u=k.spearman_cc_given_u))
 for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
                             ("UCE", ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
                             ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:

@@ -43,6 +43,7 @@ __all__ = [
     "binned_qce",
     "pattern_bootstrap",
     "mqce_acceleration",
+    "fold_interval",
     "anees_test",
 ]
 
@@ -571,29 +572,55 @@ def pattern_bootstrap(inside, n_boot, rng):
     return out.reshape(lead + (q, n_boot))
 
 
-def mqce_acceleration(k, n, tau):
+def mqce_acceleration(k, n, tau, *, signed=False):
     """BCa acceleration of ``M-QCE = |k/n - tau|`` from its exact jackknife.
 
     Leaving out a point inside gives ``|(k - 1)/(n - 1) - tau|`` (``k`` such
     values), a point outside ``|k/(n - 1) - tau|`` (``n - k`` values); the
     acceleration ``sum d^3 / (6 (sum d^2)^1.5)`` (DiCiccio & Efron eq. 6.6) is
-    evaluated on these two values with their multiplicities.
+    evaluated on these two values with their multiplicities. With
+    ``signed=True`` the same for the signed deviation ``k/n - tau``.
 
     Examples
     --------
     >>> float(mqce_acceleration(50, 100, 0.5))
     0.0
+    >>> round(float(mqce_acceleration(10, 100, 0.5, signed=True)), 4)
+    0.0444
     """
     k = np.asarray(k, dtype=np.float64)
     tau = np.asarray(tau, dtype=np.float64)
-    v_in = np.abs((k - 1.0) / (n - 1.0) - tau)
-    v_out = np.abs(k / (n - 1.0) - tau)
+    fold = (lambda x: x) if signed else np.abs
+    v_in = fold((k - 1.0) / (n - 1.0) - tau)
+    v_out = fold(k / (n - 1.0) - tau)
     mean = (k * v_in + (n - k) * v_out) / n
     d_in, d_out = mean - v_in, mean - v_out
     num = k * d_in**3 + (n - k) * d_out**3
     den = 6.0 * (k * d_in**2 + (n - k) * d_out**2) ** 1.5
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def fold_interval(lower, upper):
+    """Interval of ``|theta|`` from an interval ``[lower, upper]`` of ``theta``.
+
+    ``[0, max(|lower|, |upper|)]`` when the interval contains 0, else
+    ``[min(|lower|, |upper|), max(|lower|, |upper|)]``: it holds ``|theta|``
+    whenever the signed interval holds ``theta``, so its coverage is at least
+    that of the signed interval, also when ``theta = 0`` (where intervals
+    computed on ``|theta_hat|`` directly are biased away from 0).
+
+    Examples
+    --------
+    >>> [float(b) for b in fold_interval(-0.01, 0.03)]
+    [0.0, 0.03]
+    >>> [float(b) for b in fold_interval(-0.05, -0.02)]
+    [0.02, 0.05]
+    """
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    a, b = np.abs(lower), np.abs(upper)
+    straddle = (lower <= 0) & (upper >= 0)
+    return np.where(straddle, 0.0, np.minimum(a, b)), np.maximum(a, b)
 
 
 def anees_test(nees, dof_per_point, ci=0.95):

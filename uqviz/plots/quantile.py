@@ -90,17 +90,27 @@ def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=Tru
                             lw=0, label=f"Wilson {ci:.0%}" if i == 0 else None)
         ax.plot(tau, cov - shift, "o-", color=c, ms=3, label=text)
     if kind == "coverage":
-        ax.plot([0, 1], [0, 1], color=COLORS["reference"], lw=0.8, ls="--", label="calibrated")
+        ax.plot([0, 1], [0, 1], color=COLORS["reference"], lw=0.8, ls="--",
+                label=r"ideal (coverage $= \tau$)")
         ax.set_ylabel("observed coverage")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     else:
-        ax.axhline(0.0, color=COLORS["reference"], lw=0.8, ls="--", label="calibrated")
+        ax.axhline(0.0, color=COLORS["reference"], lw=0.8, ls="--",
+                   label=r"ideal (coverage $= \tau$)")
         ax.set_ylabel(r"coverage $-\ \tau$")
         ax.set_xlim(0, 1)
     ax.set_xlabel(r"quantile level $\tau$")
-    ax.legend(loc="best")
+    _legend_unique(ax)
     return ax
+
+
+def _legend_unique(ax):
+    """Legend without repeated labels (several results drawn on one Axes)."""
+    seen = {}
+    for h, lab in zip(*ax.get_legend_handles_labels()):
+        seen.setdefault(lab, h)
+    ax.legend(list(seen.values()), list(seen.keys()), loc="best")
 
 
 def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=False,
@@ -172,7 +182,7 @@ def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=
     ax.set_xlabel(r"quantile level $\tau$")
     cov_input = result.attrs.get("scale_kind") == "cov"
     ax.set_ylabel(r"predicted $\sigma_G$" if cov_input else "predicted std")
-    title = "coverage - tau per bin"
+    title = r"coverage $-\ \tau$ per bin"
     if dim is not None:
         title += f" (dim {dim})"
     ax.set_title(title)

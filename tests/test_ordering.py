@@ -1,0 +1,176 @@
+"""Ordering study (001 Fig. 4): exactness against local_calibration, invariances, QM9 values."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import uqviz
+from uqviz._array import bca
+from uqviz._array.binning import equal_count_starts
+from uqviz._array.resample import BLOCK, group_seeds, resample_sums
+from uqviz.datasets import load_dataset
+from uqviz.ordering import _sums_one_column, bca_valid, ordering_study
+
+
+def _stratified_example(m=3000, seed=0):
+    """Synthetic set with an adaptivity defect along a feature with 12 strata."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 12, m).astype(float)
+    u = rng.uniform(0.5, 2.0, m)
+    e = u * (0.6 + 0.08 * x) * rng.standard_normal(m)
+    return uqviz.from_arrays(e, u, features={"x": x})
+
+
+def _ordering_rows(x, seed, n_bins):
+    """Independent reconstruction of ordering `seed`: random ties, canonical within bins."""
+    m = x.size
+    perm = np.random.default_rng(seed).permutation(m)
+    order = perm[np.argsort(x[perm], kind="stable")]
+    starts, sizes = equal_count_starts(m, n_bins)
+    label = np.repeat(np.arange(n_bins), sizes)
+    keys = sorted(range(m), key=lambda i: (label[i], x[order[i]], order[i]))
+    return order[np.array(keys)]
+
+
+def _quiet(func, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return func(*args, **kwargs)
+
+
+@pytest.mark.parametrize("statistic", ["ZMS", "ZM", "RCE"])
+def test_each_ordering_is_a_local_calibration_of_the_reordered_data(statistic):
+    ds = _stratified_example()
+    res = _quiet(ordering_study, ds, statistic=statistic, conditioning="x", n_bins=20,
+                 n_orderings=3, n_boot=400, rng=7, progress=False)
+    boot_seed = res.attrs["boot_seed"]
+    nominal = _quiet(uqviz.local_calibration, ds, statistic=statistic, conditioning="x",
+                     n_bins=20, n_boot=400, rng=boot_seed)
+    np.testing.assert_array_equal(res.estimate_nominal, nominal.estimate)
+    np.testing.assert_array_equal(res.valid_nominal, nominal.valid)
+    assert float(res.fv_nominal) == float(uqviz.fraction_valid(nominal).estimate)
+    for i in range(3):
+        rows = _ordering_rows(ds.x.values, int(res.seed[i]), 20)
+        loc = _quiet(uqviz.local_calibration, ds.isel(point=rows), statistic=statistic,
+                     conditioning="x", n_bins=20, n_boot=400, rng=boot_seed)
+        np.testing.assert_array_equal(res.estimate[i], loc.estimate)
+        np.testing.assert_array_equal(res.valid[i], loc.valid)
+        assert float(res.fv[i]) == float(uqviz.fraction_valid(loc).estimate)
+    # orderings differ from one another (the feature is stratified)
+    assert len({tuple(v) for v in res.estimate.values.round(12)}) == 3
+
+
+def test_results_do_not_depend_on_the_chunk_size():
+    ds = _stratified_example(seed=1)
+    kw = dict(conditioning="x", n_bins=15, n_orderings=7, n_boot=300, rng=3, progress=False)
+    ref = _quiet(ordering_study, ds, chunk_size=1, **kw)
+    for chunk in (3, 7, None):
+        other = _quiet(ordering_study, ds, chunk_size=chunk, **kw)
+        for name in ("fv", "fv_binom", "estimate", "valid", "fv_ci_lower", "fv_binom_upper"):
+            np.testing.assert_array_equal(other[name], ref[name])
+
+
+def test_no_ties_gives_zero_spread():
+    ds = uqviz.synthetic.default_example()  # continuous feature X: no ties
+    res = _quiet(ordering_study, ds, conditioning="X", n_bins=25, n_orderings=6, n_boot=300,
+                 rng=0, progress=False)
+    assert res.attrs["n_distinct"] == ds.sizes["point"]
+    assert float(res.fv.std()) == 0.0
+    assert float(res.fv_ci_lower) == float(res.fv_ci_upper) == float(res.fv_nominal)
+    np.testing.assert_array_equal(res.estimate, np.broadcast_to(res.estimate_nominal,
+                                                                res.estimate.shape))
+
+
+def test_summaries_are_quantiles_and_binomial_draws():
+    ds = _stratified_example(seed=2)
+    res = _quiet(ordering_study, ds, conditioning="x", n_bins=20, n_orderings=60, n_boot=200,
+                 rng=5, progress=False, ci=0.9)
+    fv, fb = res.fv.values, res.fv_binom.values
+    assert float(res.fv_mean) == pytest.approx(fv.mean())
+    assert float(res.fv_ci_lower) == pytest.approx(np.quantile(fv, 0.05))
+    assert float(res.fv_ci_upper) == pytest.approx(np.quantile(fv, 0.95))
+    assert float(res.fv_binom_lower) == pytest.approx(np.quantile(fb, 0.05))
+    np.testing.assert_allclose(fv, res.valid.mean("bin"))
+    # k* ~ Binomial(n_bins, f_v): multiples of 1/n_bins, unbiased, wider than the spread
+    np.testing.assert_allclose(fb * 20, np.round(fb * 20))
+    assert abs(fb.mean() - fv.mean()) < 4 * np.sqrt(np.mean(fv * (1 - fv)) / 20 / 60)
+    assert fb.std() > fv.std()
+    assert res.attrs["ci"] == 0.9 and res.attrs["statistic"] == "ZMS"
+
+
+def test_fast_kernel_draws_the_engine_numbers():
+    rng = np.random.default_rng(0)
+    col = rng.standard_normal(5000) ** 2
+    starts, sizes = equal_count_starts(col.size, 37)
+    seeds = group_seeds(11, 37)
+    np.testing.assert_array_equal(
+        _sums_one_column(col, starts, sizes, 70, seeds, BLOCK),
+        resample_sums(col[:, None], 70, seeds, starts=starts, sizes=sizes, engine="numba")[..., 0])
+    # a group of 3e6 points triggers the rare rejection branch of the draws many times
+    big = rng.standard_normal(3_000_001)
+    one = (np.array([0]), np.array([big.size]))
+    np.testing.assert_array_equal(
+        _sums_one_column(big, *one, 2, group_seeds(5, 1), BLOCK),
+        resample_sums(big[:, None], 2, group_seeds(5, 1), starts=one[0], sizes=one[1],
+                      engine="numba")[..., 0])
+
+
+def _reference_valid(est, reps, accel, ref, ci):
+    ivl = bca.interval(est, reps, accel=accel, ci=ci)
+    return (ivl["lower"] <= ref) & (ref <= ivl["upper"])
+
+
+@pytest.mark.parametrize("case", ["continuous", "discrete", "around_zero"])
+def test_bca_valid_equals_the_sorted_bca_interval(case):
+    rng = np.random.default_rng(1)
+    g = 1500
+    if case == "continuous":
+        reps = rng.gamma(40, 1 / 40, size=(g, 999)) * rng.uniform(0.85, 1.15, (g, 1))
+        ref, est = 1.0, reps.mean(1) + rng.normal(0, 0.01, g)
+    elif case == "discrete":  # replicates exactly at the reference: exact fallback path
+        reps = rng.integers(0, 21, size=(g, 300)) / 10.0 + rng.integers(-3, 4, (g, 1)) / 10.0
+        ref, est = 1.0, np.round(reps.mean(1), 1)
+    else:  # signed statistic (RCE-like) with reference 0
+        reps = rng.normal(0, 1e-3, size=(g, 500)) + rng.normal(0, 2e-3, (g, 1))
+        ref, est = 0.0, reps.mean(1)
+    accel = rng.normal(0, 0.05, g)
+    for ci in (0.95, 0.8):
+        expected = _reference_valid(est, reps, accel, ref, ci)
+        assert 0 < expected.sum() < g  # both outcomes occur
+        np.testing.assert_array_equal(bca_valid(est, reps.copy(), accel, ref, ci=ci), expected)
+
+
+def test_datatree_and_bad_input():
+    tree = uqviz.from_datasets({"a": _stratified_example(800, 1), "b": _stratified_example(900, 2)})
+    res = _quiet(ordering_study, tree, conditioning="x", n_bins=8, n_orderings=4, n_boot=200,
+                 rng=0, progress=False)
+    assert res.fv.dims == ("dataset", "replicate") and res.sizes["dataset"] == 2
+    ds = _stratified_example(200)
+    with pytest.raises(ValueError, match="statistic must be"):
+        ordering_study(ds, statistic="ENCE", conditioning="x")
+    with pytest.raises(ValueError, match="n_orderings"):
+        ordering_study(ds, conditioning="x", n_orderings=0)
+    with pytest.raises(ValueError, match="not in the dataset"):
+        ordering_study(ds, conditioning="mass")
+    with pytest.raises(ValueError, match="fewer than 2 points"):
+        ordering_study(ds, conditioning="x", n_bins=150, progress=False)
+
+
+@pytest.fixture(scope="module")
+def qm9():
+    return load_dataset("QM9_U0")  # real data from $UQVIZ_DATA_DIR, as tests/test_conditional.py
+
+
+@pytest.mark.parametrize("feature, paper_mean", [("mass", 0.61), ("hetero_fraction", 0.68)])
+def test_qm9_mean_fraction_of_valid_lzms_bins(qm9, feature, paper_mean):
+    # 001 Fig. 4 (b, c): mean f_v over 1000 orderings, 100 bins, LZMS
+    n = 40
+    res = _quiet(ordering_study, qm9, conditioning=feature, n_bins=100, n_orderings=n,
+                 n_boot=5000, rng=2023, progress=False)
+    spread = float(res.fv.std())
+    assert 0.0 < spread < 0.05  # stratified: orderings matter, but little (001)
+    # tolerance: Monte Carlo error of the mean over n orderings + rounding of the paper's value
+    assert abs(float(res.fv_mean) - paper_mean) < 3 * spread / np.sqrt(n) + 0.006
+    # the conclusion of the paper: the binomial interval stays far below the target 0.95
+    assert float(res.fv_binom_upper) < 0.85

@@ -1,0 +1,412 @@
+"""Conditional calibration figures (001 Figs. 2-4 and the reliability diagram).
+
+Every function takes a result Dataset (no statistic is computed here),
+accepts ``ax=None`` and returns the Axes it drew on:
+
+- :func:`zscores_vs` <- :func:`uqviz.running.running_statistics` (Fig. 2)
+- :func:`local` <- :func:`uqviz.local_calibration` (+ :func:`uqviz.fraction_valid`) (Fig. 3 a-f)
+- :func:`acf` <- :func:`uqviz.acf` (Fig. 3 g-i)
+- :func:`ordering` <- :func:`uqviz.ordering.ordering_study` (Fig. 4)
+- :func:`reliability_diagram` <- :func:`uqviz.running.reliability`
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import xarray as xr
+from matplotlib.lines import Line2D
+
+from ._style import COLORS, apply_style, get_ax, style
+
+__all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
+
+_STAT_LABELS = {
+    "ZMS": r"LZMS, $\langle Z^2 \rangle$ per bin",
+    "ZM": r"LZM, $\langle Z \rangle$ per bin",
+    "RCE": "LRCE, RCE per bin",
+    "ZVar": r"LZVar, Var$(Z)$ per bin",
+}
+_SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar"}
+
+
+def _single(result, what):
+    if "dataset" in result.dims:
+        raise ValueError(f"{what}: the result holds several datasets; select one with "
+                         ".sel(dataset=...)")
+    return result
+
+
+def _x_label(name, units="", long_name=None):
+    """Axis label of a conditioning variable: 'Uncertainty $u_E$ [eV]', 'mass [Da]'."""
+    if name == "uE":
+        text = r"Uncertainty $u_E$"
+    elif name == "Z":
+        text = r"$Z$"
+    else:
+        text = str(name).replace("_", " ")
+    return f"{text} [{units}]" if units else text
+
+
+def _set_log_x(ax, x):
+    if np.nanmin(x) <= 0:
+        raise ValueError("log_x: the x values must be positive "
+                         f"({int(np.sum(np.asarray(x) <= 0))} are not)")
+    ax.set_xscale("log")
+
+
+# ---------------------------------------------------------------------------
+# Fig. 2: z-scores against a conditioning variable
+# ---------------------------------------------------------------------------
+def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, points=True,
+               legend=True):
+    """Z-scores against a conditioning variable, with running mean and mean square (001 Fig. 2).
+
+    Parameters
+    ----------
+    running_result : xarray.Dataset
+        Output of :func:`uqviz.running.running_statistics` for one dataset.
+    ax : matplotlib.axes.Axes, optional
+    log_x : bool, default False
+        Logarithmic x axis (useful for ``uE``).
+    clip : float or None, default 5.0
+        The y axis shows [-clip, clip]; the number of points beyond is given
+        in the legend. None: no clipping.
+    xlabel : str, optional
+        Default from the conditioning name and units.
+    points : bool, default True
+        Draw the cloud of z-scores (rasterised, to keep vector files light).
+    legend : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.running import running_statistics
+    >>> from uqviz.plots.conditional import zscores_vs
+    >>> res = running_statistics(uqviz.synthetic.default_example(), conditioning="X")
+    >>> ax = zscores_vs(res)
+    >>> ax.get_ylabel()
+    'z-score $Z = E/u_E$'
+    """
+    res = _single(running_result, "zscores_vs")
+    x, z = res["x"].values, res["z"].values
+    xw = res["x_window"].values
+    ax = get_ax(ax)
+    with style():
+        apply_style(ax)
+        n_out = 0
+        if clip is not None:
+            n_out = int(np.sum(np.abs(z) > clip))
+        if points:
+            lab = "z-scores" + (f" ({n_out} beyond $\\pm${clip:g})" if n_out else "")
+            ax.scatter(x, z, s=2, color=COLORS["band"], alpha=0.5, linewidths=0,
+                       rasterized=True, label=lab, zorder=1)
+        ax.axhline(0.0, color=COLORS["reference"], ls=":", lw=1.0, zorder=2)
+        ax.axhline(1.0, color=COLORS["reference"], ls="--", lw=1.0, zorder=2)
+        ax.plot(xw, res["running_mean"].values, color=COLORS["invalid"], lw=1.5,
+                label=r"running mean of $Z$ (ref. 0)", zorder=3)
+        ax.plot(xw, res["running_ms"].values, color=COLORS["accent"], lw=1.5,
+                label=r"running mean of $Z^2$ (ref. 1)", zorder=3)
+        if clip is not None:
+            ax.set_ylim(-clip, clip)
+        if log_x:
+            _set_log_x(ax, x)
+        ax.set_xlim(np.min(x), np.max(x))
+        ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x"),
+                                         res.attrs.get("units", "")))
+        ax.set_ylabel(r"z-score $Z = E/u_E$")
+        if legend:
+            ax.legend(loc="lower left", title=f"window: {res.attrs.get('window')} points",
+                      markerscale=4, framealpha=0.8, frameon=True, edgecolor="none")
+    return ax
+
+
+# ---------------------------------------------------------------------------
+# Fig. 3 a-f: local statistic per bin
+# ---------------------------------------------------------------------------
+def fv_text(fv):
+    """'$f_v$ = 0.60 [0.50, 0.70]' from a :func:`uqviz.fraction_valid` result."""
+    est = float(fv["estimate"])
+    lo, hi = float(fv["ci_lower"]), float(fv["ci_upper"])
+    level = fv.attrs.get("ci", 0.95)
+    return f"$f_v$ = {est:.2f}, {100 * level:g}% CI [{lo:.2f}, {hi:.2f}]"
+
+
+def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None, legend=True):
+    """Local statistic per bin with its interval, coloured by validity (001 Fig. 3 a-f).
+
+    Parameters
+    ----------
+    local_result : xarray.Dataset
+        Output of :func:`uqviz.local_calibration` for one dataset.
+    fv : xarray.Dataset, optional
+        Output of :func:`uqviz.fraction_valid`; f_v and its interval go in the title.
+    ax : matplotlib.axes.Axes, optional
+    log_x : bool, default False
+    xlabel : str, optional
+        Default from the conditioning name.
+    ylim : (float, float), optional
+    legend : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Valid bins (interval containing the reference) in blue, invalid in
+        red, at x = ``bin_center``; the reference as a dashed line.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.plots.conditional import local
+    >>> ds = uqviz.synthetic.default_example()
+    >>> res = uqviz.local_calibration(ds, conditioning="X", n_bins=20, n_boot=500, rng=0)
+    >>> ax = local(res, fv=uqviz.fraction_valid(res))
+    >>> "f_v" in ax.get_title()
+    True
+    """
+    res = _single(local_result, "local")
+    x = res["bin_center"].values
+    est = res["estimate"].values
+    lo, hi = res["ci_lower"].values, res["ci_upper"].values
+    valid = res["valid"].values.astype(bool)
+    ref = float(res["reference"])
+    stat = res.attrs.get("statistic", "")
+    ax = get_ax(ax)
+    with style():
+        apply_style(ax)
+        ax.axhline(ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1,
+                   label=f"reference ({ref:g})")
+        for mask, key, name in ((valid, "valid", "valid"), (~valid, "invalid", "invalid")):
+            if not mask.any():
+                continue
+            yerr = np.vstack([est[mask] - lo[mask], hi[mask] - est[mask]])
+            ax.errorbar(x[mask], est[mask], yerr=yerr, fmt="o", ms=3, lw=1.0,
+                        color=COLORS[key], ecolor=COLORS[key], zorder=3,
+                        label=f"{name} ({int(mask.sum())} bins)")
+        if log_x:
+            _set_log_x(ax, x)
+        if ylim is not None:
+            ax.set_ylim(*ylim)
+        ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x")))
+        level = res.attrs.get("ci", 0.95)
+        ax.set_ylabel(_STAT_LABELS.get(stat, stat))
+        if fv is not None:
+            ax.set_title(fv_text(_single(fv, "local")), fontsize=9)
+        if legend:
+            ax.legend(loc="best", title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
+                      framealpha=0.8, frameon=True, edgecolor="none")
+    return ax
+
+
+# ---------------------------------------------------------------------------
+# Fig. 3 g-i: autocorrelation of the per-bin series
+# ---------------------------------------------------------------------------
+def acf(acf_result, ax=None, *, label=None):
+    """Autocorrelation of the per-bin statistic, with the white-noise band (001 Fig. 3 g-i).
+
+    Parameters
+    ----------
+    acf_result : xarray.Dataset
+        Output of :func:`uqviz.acf`.
+    ax : matplotlib.axes.Axes, optional
+    label : str, optional
+        Title (e.g. the conditioning variable).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        Stems at each lag and the band +-1.96/sqrt(n_bins); a slow decay
+        outside the band reveals clusters of similar local deviations.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from uqviz.plots.conditional import acf
+    >>> res = xr.Dataset({"acf": ("lag", [1.0, 0.5, 0.2]), "band": 0.3}, coords={"lag": [0, 1, 2]})
+    >>> len(acf(res).collections) >= 1
+    True
+    """
+    res = _single(acf_result, "acf")
+    lag = res["lag"].values
+    r = res["acf"].values
+    band = float(res["band"])
+    ax = get_ax(ax)
+    with style():
+        apply_style(ax)
+        ax.axhspan(-band, band, color=COLORS["band"], alpha=0.4, lw=0,
+                   label=r"$\pm 1.96/\sqrt{n_{bins}}$")
+        ax.axhline(0.0, color=COLORS["reference"], lw=0.8)
+        ax.vlines(lag, 0.0, r, color=COLORS["valid"], lw=1.5)
+        ax.plot(lag, r, "o", ms=3, color=COLORS["valid"], label="ACF")
+        ax.set_xlabel("Lag (bins)")
+        ax.set_ylabel("Autocorrelation")
+        ax.set_xlim(-0.5, lag.max() + 0.5)
+        ax.set_ylim(min(-1.0, float(np.min(r)) - 0.05) if np.min(r) < -band else -0.5, 1.05)
+        if label:
+            ax.set_title(label, fontsize=9)
+        ax.legend(loc="upper right", framealpha=0.8, frameon=True, edgecolor="none")
+    return ax
+
+
+# ---------------------------------------------------------------------------
+# Fig. 4: ordering study
+# ---------------------------------------------------------------------------
+def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=True):
+    """Fraction of valid bins: nominal, over orderings, with binomial noise (001 Fig. 4).
+
+    Parameters
+    ----------
+    ordering_result : xarray.Dataset or mapping of label -> Dataset
+        Output(s) of :func:`uqviz.ordering.ordering_study`; one group of
+        markers per result (e.g. ``{"LZM": res_zm, "LZMS": res_zms}``).
+    ax : matplotlib.axes.Axes, optional
+    stratified : xarray.Dataset or mapping of label -> Dataset, optional
+        :func:`uqviz.fraction_valid` results of the stratified binning, drawn
+        next to each group (same labels).
+    labels : sequence of str, optional
+        Group labels for a sequence of results (default from the statistic).
+    legend : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        For each group: the data-order f_v with its Wilson interval (circle),
+        the mean and quantile interval over orderings (square), the same
+        with binomial noise (diamond), optionally the stratified binning
+        (triangle); the target coverage as a dashed line.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from uqviz.plots.conditional import ordering
+    >>> res = xr.Dataset({k: v for k, v in dict(fv_nominal=0.6, fv_nominal_lower=0.5,
+    ...     fv_nominal_upper=0.7, fv_mean=0.61, fv_ci_lower=0.56, fv_ci_upper=0.66,
+    ...     fv_binom_mean=0.61, fv_binom_lower=0.51, fv_binom_upper=0.7).items()},
+    ...     attrs={"statistic": "ZMS", "ci": 0.95})
+    >>> len(ordering(res).lines) > 0
+    True
+    """
+    if isinstance(ordering_result, xr.Dataset):
+        groups = {labels[0] if labels else _SHORT.get(ordering_result.attrs.get("statistic"),
+                                                       "f_v"): ordering_result}
+    elif isinstance(ordering_result, Mapping):
+        groups = dict(ordering_result)
+    else:
+        results = list(ordering_result)
+        labels = labels or [_SHORT.get(r.attrs.get("statistic"), f"#{i}")
+                            for i, r in enumerate(results)]
+        groups = dict(zip(labels, results))
+    if stratified is not None and isinstance(stratified, xr.Dataset):
+        stratified = {next(iter(groups)): stratified}
+    series = [
+        ("nominal", "o", COLORS["valid"], "data order (Wilson CI)",
+         ("fv_nominal", "fv_nominal_lower", "fv_nominal_upper")),
+        ("orderings", "s", COLORS["invalid"], "random orderings (mean, 95% range)",
+         ("fv_mean", "fv_ci_lower", "fv_ci_upper")),
+        ("binomial", "D", COLORS["accent"], "orderings + binomial noise",
+         ("fv_binom_mean", "fv_binom_lower", "fv_binom_upper")),
+    ]
+    n_series = len(series) + (1 if stratified else 0)
+    offsets = (np.arange(n_series) - (n_series - 1) / 2.0) * 0.15
+    ax = get_ax(ax)
+    target = None
+    with style():
+        apply_style(ax)
+        handles = {}
+        for gi, (glabel, res) in enumerate(groups.items()):
+            res = _single(res, "ordering")
+            target = res.attrs.get("ci", 0.95) if target is None else target
+            for si, (key, marker, color, text, names) in enumerate(series):
+                est, lo, hi = (float(res[n]) for n in names)
+                h = ax.errorbar(gi + offsets[si], est, yerr=[[est - lo], [hi - est]],
+                                fmt=marker, ms=5, color=color, lw=1.5, capsize=0)
+                handles[text] = h
+            if stratified and glabel in stratified:
+                fv = stratified[glabel]
+                est, lo, hi = (float(fv[n]) for n in ("estimate", "ci_lower", "ci_upper"))
+                h = ax.errorbar(gi + offsets[-1], est, yerr=[[est - lo], [hi - est]],
+                                fmt="^", ms=5, color=COLORS["series"][2], lw=1.5, capsize=0)
+                handles["stratified binning (Wilson CI)"] = h
+        ax.axhline(target, color=COLORS["reference"], ls="--", lw=1.0)
+        handles[f"target ({target:g})"] = Line2D([], [], color=COLORS["reference"], ls="--")
+        ax.set_xticks(np.arange(len(groups)))
+        ax.set_xticklabels(list(groups))
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_ylabel(r"Fraction of valid bins $f_v$")
+        ax.grid(False, axis="x")
+        lows = [float(r[n]) for r in groups.values()
+                for n in ("fv_nominal_lower", "fv_ci_lower", "fv_binom_lower")]
+        lows += [float(fv["ci_lower"]) for fv in (stratified or {}).values()]
+        ax.set_ylim(max(0.0, min(lows) - 0.05), 1.0)
+        if legend:
+            ax.legend(list(handles.values()), list(handles), loc="best", fontsize=7,
+                      framealpha=0.8, frameon=True, edgecolor="none")
+    return ax
+
+
+# ---------------------------------------------------------------------------
+# reliability diagram
+# ---------------------------------------------------------------------------
+def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
+    """RMSE against RMV per bin, with the identity line (reliability diagram).
+
+    Parameters
+    ----------
+    rel_result : xarray.Dataset
+        Output of :func:`uqviz.running.reliability` for one dataset.
+    ax : matplotlib.axes.Axes, optional
+    log : bool, default False
+        Logarithmic axes (uncertainties spanning decades).
+    legend : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        One point per bin with the interval of the RMSE; blue when the
+        interval contains the RMV, red otherwise.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.running import reliability
+    >>> from uqviz.plots.conditional import reliability_diagram
+    >>> rel = reliability(uqviz.synthetic.nig(2000, nu=10, rng=0), n_bins=8, n_boot=500, rng=0)
+    >>> reliability_diagram(rel).get_xlabel()
+    'RMV'
+    """
+    res = _single(rel_result, "reliability_diagram")
+    rmv, rmse = res["rmv"].values, res["rmse"].values
+    lo, hi = res["rmse_lower"].values, res["rmse_upper"].values
+    valid = res["valid"].values.astype(bool)
+    units = res.attrs.get("units", "")
+    ax = get_ax(ax)
+    with style():
+        apply_style(ax)
+        both = np.concatenate([rmv, lo[np.isfinite(lo)], hi[np.isfinite(hi)]])
+        span = np.array([both.min(), both.max()])
+        span = span * np.array([0.9, 1.1]) if log else span + np.array([-1, 1]) * 0.05 * np.ptp(span)
+        ax.plot(span, span, color=COLORS["reference"], ls="--", lw=1.0, label="RMSE = RMV")
+        for mask, key in ((valid, "valid"), (~valid, "invalid")):
+            if not mask.any():
+                continue
+            yerr = np.vstack([rmse[mask] - lo[mask], hi[mask] - rmse[mask]])
+            ax.errorbar(rmv[mask], rmse[mask], yerr=yerr, fmt="o", ms=3, lw=1.0,
+                        color=COLORS[key], label=f"RMV {'inside' if key == 'valid' else 'outside'}"
+                        f" the RMSE CI ({int(mask.sum())} bins)")
+        if log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        ax.set_xlim(*span)
+        ax.set_ylim(*span)
+        ax.set_aspect("equal", adjustable="box")
+        unit = f" [{units}]" if units else ""
+        ax.set_xlabel(f"RMV{unit}")
+        ax.set_ylabel(f"RMSE{unit}")
+        if legend:
+            ax.legend(loc="upper left", framealpha=0.8, frameon=True, edgecolor="none")
+    return ax

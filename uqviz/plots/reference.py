@@ -1,0 +1,537 @@
+"""Figures of simulated references, validation schemes, extrapolation and confidence curves.
+
+Every function draws a result Dataset of :mod:`uqviz.reference`,
+:mod:`uqviz.extrapolation` or :mod:`uqviz.confidence` (no statistic is
+computed here), accepts ``ax=None`` and returns the Axes:
+
+- :func:`zeta_scores`: zeta-scores per dataset and scheme, BS/SimN/SimT/Sim2N/
+  Sim2T (002 Figs. 6-7);
+- :func:`reference_sensitivity`: simulated reference against the degrees of
+  freedom of D = t_s(nu), with the observed value (002 Fig. 5);
+- :func:`reference_distribution`: histogram of the simulated values with the
+  observed statistic and its interval;
+- :func:`size_dependence`: simulated ENCE/ZMSE against sqrt(N/M) or M
+  (002 Figs. A1-A2);
+- :func:`extrapolation`: statistic against sqrt(N/M), fit, intercept interval
+  and reference lines (002 Fig. A3);
+- :func:`confidence_curve`: data curve with its band, oracle, probabilistic
+  reference with its band.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import xarray as xr
+
+from ._style import COLORS, apply_style, get_ax
+
+__all__ = ["zeta_scores", "reference_sensitivity", "reference_distribution", "size_dependence",
+           "extrapolation", "confidence_curve", "SCHEME_STYLES"]
+
+_BLUE, _RED = COLORS["series"][0], COLORS["series"][3]
+#: scheme -> (colour, marker, filled): colour = D, marker = Sim (circle) / Sim2 (triangle)
+SCHEME_STYLES = {
+    "BS": ("#000000", "s", True),
+    "SimN": (_BLUE, "o", True),
+    "SimT": (_RED, "o", True),
+    "Sim2N": (_BLUE, "^", False),
+    "Sim2T": (_RED, "^", False),
+}
+_REF_LINESTYLES = {"normal": "--", "t6": ":"}
+_MODEL_LABELS = {"normal": "NIG", "t6": "T6IG"}
+
+
+def _one_dataset(result, dataset, what):
+    """Select one dataset of a result with a ``dataset`` dim (or check there is none)."""
+    if "dataset" not in result.dims:
+        if dataset is not None:
+            raise ValueError(f"{what}: this result has no 'dataset' dimension")
+        return result, result.attrs.get("name")
+    names = [str(n) for n in result["dataset"].values]
+    if dataset is None:
+        if len(names) > 1:
+            raise ValueError(f"{what}: the result holds {len(names)} datasets; choose one "
+                             f"with dataset= (one of {names})")
+        dataset = names[0]
+    if isinstance(dataset, (int, np.integer)):
+        dataset = names[dataset]
+    if dataset not in names:
+        raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
+    return result.sel(dataset=dataset), dataset
+
+
+# --------------------------------------------------------------------------
+# 002 Figs. 6-7
+# --------------------------------------------------------------------------
+def _stack_schemes(results):
+    if isinstance(results, Mapping):
+        parts = []
+        for name, res in results.items():
+            z = res["zeta"]
+            if "statistic" in z.dims:  # validate_average output
+                if z.sizes["statistic"] != 1:
+                    raise ValueError(f"scheme {name!r}: select one statistic")
+                z = z.isel(statistic=0, drop=True)
+            parts.append(z.drop_vars([c for c in z.coords if c != "dataset"]))
+        return xr.concat(parts, dim=xr.DataArray(list(results), dims="scheme", name="scheme"))
+    if isinstance(results, xr.Dataset):
+        results = results["zeta"]
+    if "scheme" not in results.dims:
+        raise ValueError("zeta_scores: need a 'scheme' dimension or a mapping {scheme: result}")
+    return results
+
+
+def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend=True,
+                title=None):
+    """Zeta-scores per dataset and validation scheme (002 Figs. 6-7).
+
+    Parameters
+    ----------
+    results : xarray.Dataset, DataArray or mapping
+        ``zeta`` on dims ``dataset`` and ``scheme``, or a mapping
+        ``{scheme: result}`` of :func:`uqviz.validate_simulated` /
+        :func:`uqviz.validate_average` results on ``dataset`` (the BS scheme
+        from ``validate_average`` with one statistic).
+    labels : sequence of str, optional
+        Tick labels of the datasets (default their names; 002 uses Set1..Set9).
+    ax : matplotlib.axes.Axes, optional
+    band : bool, default True
+        Shade |zeta| <= 1, where a statistic is validated.
+    offset : float, default 0.12
+        Horizontal shift between schemes.
+    legend : bool, default True
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Notes
+    -----
+    Colours code the generative distribution (black: bootstrap only, blue:
+    normal, red: t_s(6)); filled circles the Sim scheme (bootstrap interval),
+    open triangles the Sim2 scheme (Monte Carlo interval of the reference).
+    Unknown scheme names get the series colours.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from uqviz.plots.reference import zeta_scores
+    >>> z = xr.DataArray(np.array([[0.5, -2.0], [1.5, 0.2]]), dims=("dataset", "scheme"),
+    ...                  coords={"dataset": ["a", "b"], "scheme": ["SimN", "Sim2N"]})
+    >>> ax = zeta_scores(z)
+    >>> [t.get_text() for t in ax.get_xticklabels()]
+    ['a', 'b']
+    """
+    z = _stack_schemes(results)
+    if "dataset" not in z.dims:
+        z = z.expand_dims(dataset=[z.attrs.get("name", "data")])
+    z = z.transpose("dataset", "scheme")
+    names = [str(n) for n in z["dataset"].values]
+    labels = names if labels is None else list(labels)
+    if len(labels) != len(names):
+        raise ValueError(f"labels: expected {len(names)} labels, got {len(labels)}")
+    schemes = [str(s) for s in z["scheme"].values]
+    ax = get_ax(ax, figsize=(6.0, 3.2))
+    apply_style(ax)
+    x = np.arange(len(names), dtype=float)
+    if band:
+        ax.axhspan(-1, 1, color=COLORS["band"], alpha=0.35, lw=0, label=r"$|\zeta| \leq 1$")
+    ax.axhline(0.0, color=COLORS["reference"], lw=0.6)
+    shifts = (np.arange(len(schemes)) - (len(schemes) - 1) / 2) * offset
+    for k, scheme in enumerate(schemes):
+        color, marker, filled = SCHEME_STYLES.get(
+            scheme, (COLORS["series"][k % len(COLORS["series"])], "D", True))
+        ax.plot(x + shifts[k], z.sel(scheme=scheme).values, ls="none", marker=marker, ms=5,
+                color=color, mfc=color if filled else "white", mew=1.1, label=scheme)
+    for xi in x[:-1]:
+        ax.axvline(xi + 0.5, color="#bbbbbb", lw=0.5)
+    ax.grid(False, axis="x")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=0 if max(len(s) for s in labels) < 7 else 45,
+                       ha="center" if max(len(s) for s in labels) < 7 else "right")
+    ax.set_xlim(-0.5, len(names) - 0.5)
+    ax.set_ylabel(r"$\zeta$-score")
+    if title:
+        ax.set_title(title)
+    if legend:
+        ax.legend(loc="best", ncol=min(len(schemes) + band, 3), fontsize=7)
+    return ax
+
+
+# --------------------------------------------------------------------------
+# 002 Fig. 5
+# --------------------------------------------------------------------------
+def _observed_values(observed, dataset):
+    """(estimate, lower, upper) from a float, a tuple or a result Dataset."""
+    if observed is None:
+        return None
+    if isinstance(observed, xr.Dataset):
+        obs = observed
+        if "dataset" in obs.dims:
+            obs = obs.sel(dataset=dataset)
+        if "statistic" in obs.dims:
+            obs = obs.isel(statistic=0)
+        est = float(obs["estimate"])
+        lo = float(obs["ci_lower"]) if "ci_lower" in obs else np.nan
+        hi = float(obs["ci_upper"]) if "ci_upper" in obs else np.nan
+        return est, lo, hi
+    if isinstance(observed, Mapping):
+        return _observed_values(observed[dataset], None)
+    if np.ndim(observed) == 1 and len(observed) == 3:
+        return tuple(float(v) for v in observed)
+    return float(observed), np.nan, np.nan
+
+
+def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, labels=None,
+                          title=None):
+    """Simulated reference against the degrees of freedom of D = t_s(nu) (002 Fig. 5).
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        ``mean`` and ``se`` of :func:`uqviz.simulated_reference` stacked on a
+        dim ``nu`` (and optionally ``dataset``: one series per dataset), e.g.
+        ``xr.concat([simulated_reference(..., generative=f"t{nu}") for nu in
+        nus], dim=xr.DataArray(nus, dims="nu", name="nu"))``.
+    observed : float, (est, lower, upper), Dataset or mapping, optional
+        The statistic of the data, drawn as a horizontal line (with its
+        interval as a band): a :func:`uqviz.validate_simulated` result
+        (``estimate``, ``ci_lower``, ``ci_upper``, possibly on ``dataset``) or
+        a mapping dataset -> value.
+    ax : matplotlib.axes.Axes, optional
+    coverage : float, default 2.0
+        Error bars are ``coverage * se`` (expanded uncertainty of the mean).
+    labels : sequence of str, optional
+        Series labels (default the dataset names).
+    title : str, optional
+        Default: the statistic in ``result.attrs``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from uqviz.plots.reference import reference_sensitivity
+    >>> res = xr.Dataset({"mean": ("nu", [0.05, 0.04, 0.035]), "se": ("nu", [0.002, 0.001, 0.001])},
+    ...                  coords={"nu": [3, 6, 12]}, attrs={"statistic": "ENCE"})
+    >>> ax = reference_sensitivity(res, observed=0.06)
+    >>> ax.get_xlabel()
+    '$\\\\nu$ of $D = t_s(\\\\nu)$'
+    """
+    if "nu" not in result.dims:
+        raise ValueError("reference_sensitivity: the result needs a 'nu' dimension")
+    ax = get_ax(ax)
+    apply_style(ax)
+    names = [str(n) for n in result["dataset"].values] if "dataset" in result.dims else [None]
+    labels = names if labels is None else list(labels)
+    nu = result["nu"].values.astype(float)
+    for i, (name, lab) in enumerate(zip(names, labels)):
+        sel = result if name is None else result.sel(dataset=name)
+        color = COLORS["series"][i % len(COLORS["series"])]
+        ax.errorbar(nu, sel["mean"].values, yerr=coverage * sel["se"].values, fmt="o-",
+                    ms=4, color=color, label=lab if lab is not None else "simulated reference")
+        obs = _observed_values(observed, name)
+        if obs is not None:
+            est, lo, hi = obs
+            ax.axhline(est, color=color, ls="--", lw=1.0,
+                       label=f"observed{'' if name is None else ' ' + str(lab)}")
+            if np.isfinite(lo) and np.isfinite(hi):
+                ax.axhspan(lo, hi, color=color, alpha=0.12, lw=0)
+    ax.set_xlabel(r"$\nu$ of $D = t_s(\nu)$")
+    ax.set_ylabel(f"simulated {result.attrs.get('statistic', 'reference')}")
+    ax.set_title(title if title is not None else result.attrs.get("statistic", ""))
+    ax.legend(loc="best")
+    return ax
+
+
+def reference_distribution(result, *, observed=None, ax=None, bins=40, title=None):
+    """Histogram of the simulated statistic with the reference and the observed value.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        With ``samples`` (dim ``replicate``) and either the names of
+        :func:`uqviz.validate_simulated` (``reference``, ``reference_ci_lower``
+        /``_upper``, ``estimate``, ``ci_lower``/``ci_upper``) or those of
+        :func:`uqviz.simulated_reference` (``mean``, ``ci_lower``/``ci_upper``
+        = Monte Carlo interval).
+    observed : float or (est, lower, upper), optional
+        Observed statistic when ``result`` has no ``estimate``.
+    ax : matplotlib.axes.Axes, optional
+    bins : int, default 40
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from uqviz.plots.reference import reference_distribution
+    >>> s = np.random.default_rng(0).normal(0.03, 0.003, 500)
+    >>> res = xr.Dataset({"samples": ("replicate", s), "mean": s.mean(),
+    ...                   "ci_lower": np.quantile(s, 0.025), "ci_upper": np.quantile(s, 0.975)})
+    >>> ax = reference_distribution(res, observed=(0.04, 0.035, 0.045))
+    >>> ax.get_ylabel()
+    'density'
+    """
+    if "samples" not in result:
+        raise ValueError("reference_distribution: the result has no 'samples' "
+                         "(use return_samples=True)")
+    if "reference" in result:
+        ref = float(result["reference"])
+        mc_lo, mc_hi = float(result["reference_ci_lower"]), float(result["reference_ci_upper"])
+        obs = (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"])) \
+            if "estimate" in result else _observed_values(observed, None)
+    else:
+        ref = float(result["mean"])
+        mc_lo, mc_hi = float(result["ci_lower"]), float(result["ci_upper"])
+        obs = _observed_values(observed, None)
+    ax = get_ax(ax)
+    apply_style(ax)
+    samples = result["samples"].values
+    ax.hist(samples, bins=bins, density=True, color=COLORS["band"], edgecolor="white", lw=0.3,
+            label="simulated (calibrated)")
+    ax.axvline(ref, color=COLORS["reference"], lw=1.5, label="reference (mean)")
+    ax.axvspan(mc_lo, mc_hi, color=COLORS["reference"], alpha=0.08, lw=0,
+               label="Monte Carlo interval (Sim2)")
+    if obs is not None:
+        est, lo, hi = obs
+        color = COLORS["invalid"]
+        ax.axvline(est, color=color, lw=1.5, label="observed")
+        if np.isfinite(lo) and np.isfinite(hi):
+            ymax = ax.get_ylim()[1]
+            ax.errorbar([est], [0.9 * ymax], xerr=[[est - lo], [hi - est]], fmt="o",
+                        color=color, ms=4, capsize=3, label="bootstrap interval (Sim)")
+    stat = result.attrs.get("statistic", "statistic")
+    ax.set_xlabel(stat)
+    ax.set_ylabel("density")
+    if title is not None:
+        ax.set_title(title)
+    ax.legend(loc="best", fontsize=7)
+    return ax
+
+
+# --------------------------------------------------------------------------
+# 002 Appendix B
+# --------------------------------------------------------------------------
+def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear", ax=None,
+                    fit="linear", title=None):
+    """Simulated ENCE/ZMSE against sqrt(N/M) or M (002 Figs. A1-A2).
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        Output of :func:`uqviz.extrapolation.size_dependence`.
+    statistic : str, default "ENCE"
+    generative : str, optional
+        Which D (required when the result has several).
+    kind : {"linear", "loglog"}, default "linear"
+        "linear": all (nu, M, N) references against sqrt(N/M), coloured by
+        nu, with the fitted line; "loglog": references against M, one line
+        per N (nu pooled as points), log-log axes.
+    ax : matplotlib.axes.Axes, optional
+    fit : {"linear", "proportional"}, default "linear"
+        Fitted line drawn in the "linear" kind.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from uqviz.extrapolation import size_dependence as simulate
+    >>> from uqviz.plots.reference import size_dependence
+    >>> res = simulate(sizes=(1000, 2000), n_bins=(10, 20), nu=(6,), n_mc=20, rng=0)
+    >>> size_dependence(res).get_xlabel()
+    '$\\\\sqrt{N/M}$'
+    """
+    if kind not in ("linear", "loglog"):
+        raise ValueError(f"kind must be 'linear' or 'loglog', got {kind!r}")
+    gens = [str(g) for g in result["generative"].values]
+    if generative is None:
+        if len(gens) > 1:
+            raise ValueError(f"size_dependence: choose generative= among {gens}")
+        generative = gens[0]
+    res = result.sel(statistic=statistic, generative=generative)
+    ax = get_ax(ax)
+    apply_style(ax)
+    nus = res["nu"].values
+    model = _MODEL_LABELS.get(generative, generative)
+    if kind == "linear":
+        x = res["x"].values
+        for i, nu in enumerate(nus):
+            ax.plot(x.ravel(), res["mean"].sel(nu=nu).values.ravel(), "o", ms=3.5,
+                    color=COLORS["series"][i % len(COLORS["series"])], label=rf"$\nu$ = {nu:g}")
+        f = res.sel(fit=fit)
+        xs = np.linspace(0.0, float(x.max()) * 1.05, 50)
+        a, b = float(f["intercept"]), float(f["slope"])
+        text = (f"{b:.3f} x" if fit == "proportional" else f"{a:.4f} + {b:.3f} x")
+        ax.plot(xs, a + b * xs, color=COLORS["reference"], lw=1.0, label=f"fit: {text}")
+        ax.set_xlabel(r"$\sqrt{N/M}$")
+        ax.set_xlim(0, None)
+        ax.set_ylim(0, None)
+    else:
+        sizes = res["size"].values
+        for i, n in enumerate(res["n_bins"].values):
+            color = COLORS["series"][i % len(COLORS["series"])]
+            vals = res["mean"].sel(n_bins=n)  # (nu, size)
+            for nu in nus:
+                ax.plot(sizes, vals.sel(nu=nu).values, "o", ms=2.5, color=color, alpha=0.6)
+            ax.plot(sizes, vals.mean("nu").values, "-", color=color, label=f"N = {n}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("dataset size M")
+    ax.set_ylabel(f"simulated {statistic}")
+    ax.set_title(title if title is not None else f"{statistic}, {model} model")
+    ax.legend(loc="best", fontsize=7)
+    return ax
+
+
+# --------------------------------------------------------------------------
+# 002 Appendix C
+# --------------------------------------------------------------------------
+def extrapolation(result, *, dataset=None, ax=None, references=True, title=None):
+    """Statistic against sqrt(N/M) with the fit and the intercept interval (002 Fig. A3).
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        Output of :func:`uqviz.extrapolation.extrapolate`.
+    dataset : str or int, optional
+        Which dataset (required when the result has several).
+    ax : matplotlib.axes.Axes, optional
+    references : bool, default True
+        Draw the reference lines of the result (NIG dashed, T6IG dotted).
+    title : str, optional
+        Default: the dataset name.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Notes
+    -----
+    Blue dots: the statistic for each number of bins (open: not in the fit,
+    N <= fit_min_bins); solid line: the fit, extended to x = 0; the interval
+    at x = 0 is the confidence interval of the intercept, blue when it
+    contains 0 (validated), red otherwise.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.extrapolation import extrapolate
+    >>> from uqviz.plots.reference import extrapolation
+    >>> res = extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1))
+    >>> extrapolation(res).get_xlabel()
+    '$\\\\sqrt{N/M}$'
+    """
+    res, name = _one_dataset(result, dataset, "extrapolation")
+    ax = get_ax(ax)
+    apply_style(ax)
+    stat = result.attrs.get("statistic", "statistic")
+    x, y = res["x"].values, res["value"].values
+    fit = res["in_fit"].values.astype(bool)
+    ax.plot(x[fit], y[fit], "o", ms=3, color=COLORS["valid"], label=f"{stat} (fitted)")
+    rest = ~fit & np.isfinite(y)
+    if rest.any():
+        ax.plot(x[rest], y[rest], "o", ms=3, color=COLORS["valid"], mfc="white",
+                label=f"{stat} (not fitted)")
+    xmax = float(np.nanmax(np.where(np.isfinite(y), x, np.nan))) * 1.05
+    xs = np.linspace(0.0, xmax, 50)
+    a, b = float(res["intercept"]), float(res["slope"])
+    valid = bool(res["valid"])
+    color = COLORS["valid"] if valid else COLORS["invalid"]
+    ax.plot(xs, a + b * xs, color=COLORS["invalid"], lw=1.2, label="linear fit")
+    lo, hi = float(res["intercept_ci_lower"]), float(res["intercept_ci_upper"])
+    ax.errorbar([0.0], [a], yerr=[[a - lo], [hi - a]], fmt="s", ms=4, color=color, capsize=3,
+                lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI",
+                clip_on=False, zorder=5)
+    if references and "reference" in res.dims:
+        for ref in res["reference"].values:
+            r = res.sel(reference=ref)
+            ls = _REF_LINESTYLES.get(str(ref), "-.")
+            ax.plot(xs, float(r["reference_intercept"]) + float(r["reference_slope"]) * xs,
+                    color=COLORS["reference"], ls=ls, lw=1.0,
+                    label=_MODEL_LABELS.get(str(ref), str(ref)))
+    ax.axhline(0.0, color=COLORS["reference"], lw=0.5)
+    ax.set_xlim(-0.01 * xmax, xmax)
+    ymax = np.nanmax(np.r_[y, hi]) * 1.08
+    ax.set_ylim(min(0.0, lo) - 0.04 * ymax, ymax)
+    ax.set_xlabel(r"$\sqrt{N/M}$")
+    ax.set_ylabel(stat)
+    ax.set_title(title if title is not None else (name or ""))
+    ax.legend(loc="upper left", fontsize=7)
+    return ax
+
+
+# --------------------------------------------------------------------------
+# confidence curves
+# --------------------------------------------------------------------------
+def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=True,
+                     percent=True, title=None, label="data"):
+    """Confidence curve with its bootstrap band, the oracle and the probabilistic reference.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        Output of :func:`uqviz.confidence.confidence_curve`.
+    dataset : str or int, optional
+        Which dataset (required when the result has several).
+    ax : matplotlib.axes.Axes, optional
+    oracle, reference : bool, default True
+        Draw the oracle (dashed) and the probabilistic reference (dotted, with
+        its Monte Carlo band).
+    percent : bool, default True
+        x axis in percent (k %) rather than fraction.
+    title : str, optional
+        Default: the dataset name.
+    label : str, default "data"
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.confidence import confidence_curve as compute
+    >>> from uqviz.plots.reference import confidence_curve
+    >>> cc = compute(uqviz.synthetic.nig(1000, nu=6, rng=0), n_mc=50, n_boot=50, rng=0)
+    >>> confidence_curve(cc).get_xlabel()
+    'k % discarded'
+    """
+    res, name = _one_dataset(result, dataset, "confidence_curve")
+    ax = get_ax(ax)
+    apply_style(ax)
+    k = res["fraction"].values * (100.0 if percent else 1.0)
+    error = result.attrs.get("error", "RMSE")
+    color = COLORS["series"][4]
+    if reference:
+        ax.fill_between(k, res["reference_ci_lower"].values, res["reference_ci_upper"].values,
+                        color=COLORS["band"], alpha=0.5, lw=0,
+                        label=f"reference {result.attrs.get('ci', 0.95):.0%} band")
+        ax.plot(k, res["reference"].values, ls=":", lw=1.8, color=COLORS["series"][0],
+                label=f"prob. reference ({result.attrs.get('generative', 'D')})")
+    if oracle:
+        ax.plot(k, res["oracle"].values, ls="--", color=COLORS["reference"], lw=1.0,
+                label="oracle")
+    if "ci_lower" in res:
+        ax.fill_between(k, res["ci_lower"].values, res["ci_upper"].values, color=color,
+                        alpha=0.2, lw=0, label="bootstrap band")
+    ax.plot(k, res["estimate"].values, color=color, lw=1.6, label=label)
+    ax.set_xlim(k[0], k[-1])
+    ax.set_ylim(0, None)
+    ax.set_xlabel("k % discarded" if percent else "fraction discarded")
+    norm = bool(result.attrs.get("normalize", 0))
+    ax.set_ylabel(f"{error} / {error}$_0$" if norm else error)
+    ax.set_title(title if title is not None else (name or ""))
+    ax.legend(loc="best", fontsize=7)
+    return ax

@@ -1,0 +1,271 @@
+"""Interactive explorer of conditional calibration (LZM / LZMS / LRCE per bin).
+
+Controls -> :func:`uqviz.local_calibration` + :func:`uqviz.fraction_valid`
+-> :func:`uqviz.plots.conditional.local`. The current numbers are exposed as
+``.result`` and ``.fv``, so the explorer is tested (and scripted) by setting
+the ``.value`` of its controls.
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from .._tree import datasets_of
+from ..binning import default_n_bins
+from ..conditional import fraction_valid, local_calibration
+
+__all__ = ["ConditionalExplorer"]
+
+STATISTICS = ("ZMS", "ZM", "RCE")
+BINNINGS = ("equal_count", "equal_width", "stratified")
+
+
+def _is_widget_backend():
+    import matplotlib
+
+    backend = matplotlib.get_backend().lower()
+    return "ipympl" in backend or backend.endswith("widget")
+
+
+def conditioning_options(ds):
+    """``uE`` and the numeric per-point features of a dataset, in order."""
+    out = ["uE"]
+    for name, var in ds.data_vars.items():
+        if name in ("E", "uE") or var.dims != ("point",):
+            continue
+        if var.attrs.get("role") == "metadata" or not np.issubdtype(var.dtype, np.number):
+            continue
+        out.append(str(name))
+    return out
+
+
+class ConditionalExplorer:
+    """Explore consistency and adaptivity: local statistic per bin, f_v, controls.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        One dataset, or several (children of a tree; a dropdown selects one).
+    statistic : {"ZMS", "ZM", "RCE"}, default "ZMS"
+    conditioning : str, default "uE"
+    n_bins : int, optional
+        Default round(sqrt(M)).
+    binning : {"equal_count", "equal_width", "stratified"}, default "equal_count"
+    min_count : int, default 100
+        Minimum stratum size of the stratified binning (001 uses 100).
+    n_boot : int, default 1000
+        Bootstrap replicates per bin: modest so that the explorer stays
+        interactive (use :func:`uqviz.local_calibration` with 5000 for final numbers).
+    rng : int, default 0
+        Seed: the same settings always give the same numbers.
+    figsize : (float, float), default (6.0, 4.0)
+
+    Attributes
+    ----------
+    result : xarray.Dataset
+        The current :func:`uqviz.local_calibration` result.
+    fv : xarray.Dataset
+        The current :func:`uqviz.fraction_valid` result.
+    widget : ipywidgets.VBox
+        The app (also shown by displaying the explorer itself).
+    dataset, conditioning, n_bins, binning, min_count, statistic, log_x : ipywidgets
+        The controls; set their ``.value`` to drive the explorer from code.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.widgets.conditional import ConditionalExplorer
+    >>> ex = ConditionalExplorer(uqviz.synthetic.default_example(), n_boot=200)
+    >>> ex.conditioning.value = "X"
+    >>> ex.result.attrs["conditioning"]
+    'X'
+    """
+
+    def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
+                 binning="equal_count", min_count=100, n_boot=1000, rng=0,
+                 figsize=(6.0, 4.0)):
+        import ipywidgets as w
+
+        pairs = datasets_of(data)
+        self._datasets = {}
+        for i, (name, ds) in enumerate(pairs):
+            label = name if name is not None else (ds.attrs.get("name") or f"dataset {i}")
+            self._datasets[str(label)] = ds
+        self.n_boot = int(n_boot)
+        self.rng = rng
+        self.figsize = tuple(figsize)
+        self.result = None
+        self.fv = None
+        self.figure = None
+        self.ax = None
+        self._busy = False
+
+        names = list(self._datasets)
+        single = len(names) == 1
+        self.dataset = w.Dropdown(options=names, value=names[0], description="dataset",
+                                  disabled=single,
+                                  layout=w.Layout(display="none" if single else None))
+        ds = self._datasets[names[0]]
+        options = conditioning_options(ds)
+        if conditioning not in options:
+            raise ValueError(f"conditioning {conditioning!r} is not a numeric variable of the "
+                             f"dataset; available: {', '.join(options)}")
+        self.conditioning = w.Dropdown(options=options, value=conditioning,
+                                       description="condition on")
+        m = ds.sizes["point"]
+        n0 = default_n_bins(m) if n_bins is None else int(n_bins)
+        self.n_bins = w.IntSlider(value=n0, min=2, max=self._max_bins(m, n0),
+                                  description="bins", continuous_update=False)
+        if binning not in BINNINGS:
+            raise ValueError(f"binning must be one of {BINNINGS}, got {binning!r}")
+        self.binning = w.Dropdown(options=list(BINNINGS), value=binning, description="binning")
+        self.min_count = w.IntSlider(value=int(min_count), min=10, max=max(20, m // 4),
+                                     step=10, description="min count",
+                                     continuous_update=False)
+        if statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+        self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
+                                    description="statistic")
+        self.log_x = w.Checkbox(value=conditioning == "uE", description="log x",
+                                indent=False)
+        self.fv_label = w.HTML()
+        self.message = w.HTML()
+        self.output = w.Output()
+        self._canvas_box = w.Box()
+        self._sync_enabled()
+
+        for ctrl in (self.dataset, self.conditioning, self.n_bins, self.binning, self.min_count,
+                     self.statistic, self.log_x):
+            ctrl.observe(self._on_change, names="value")
+        controls = w.VBox([self.dataset, self.conditioning, self.statistic, self.binning,
+                           self.n_bins, self.min_count, self.log_x])
+        self.widget = w.VBox([w.HBox([controls, w.VBox([self.fv_label, self.message])]),
+                              self._canvas_box, self.output])
+        self.update()
+
+    # ------------------------------------------------------------------ state
+    @staticmethod
+    def _max_bins(m, n0):
+        return int(max(n0, min(m // 30, 300), 2))
+
+    @property
+    def data(self):
+        """The currently selected dataset."""
+        return self._datasets[self.dataset.value]
+
+    def _sync_enabled(self):
+        self.n_bins.disabled = self.binning.value == "stratified"
+        self.min_count.disabled = self.binning.value != "stratified"
+
+    def _on_change(self, change):
+        if self._busy:
+            return
+        owner = change["owner"]
+        self._busy = True
+        try:
+            if owner is self.dataset:
+                ds = self.data
+                options = conditioning_options(ds)
+                keep = self.conditioning.value if self.conditioning.value in options else "uE"
+                self.conditioning.options = options
+                self.conditioning.value = keep
+                m = ds.sizes["point"]
+                n0 = min(self.n_bins.value, self._max_bins(m, default_n_bins(m)))
+                self.n_bins.max = self._max_bins(m, default_n_bins(m))
+                self.n_bins.value = n0
+                self.min_count.max = max(20, m // 4)
+            if owner is self.conditioning:
+                self.log_x.value = self.conditioning.value == "uE"
+            self._sync_enabled()
+        finally:
+            self._busy = False
+        if owner is self.log_x:
+            self.redraw()
+        else:
+            self.update()
+
+    # -------------------------------------------------------------- compute
+    def compute(self):
+        """Run :func:`uqviz.local_calibration` and :func:`uqviz.fraction_valid` for the controls."""
+        stratified = self.binning.value == "stratified"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = local_calibration(
+                self.data, statistic=self.statistic.value, conditioning=self.conditioning.value,
+                n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
+                min_count=self.min_count.value if stratified else None, n_boot=self.n_boot,
+                rng=self.rng)
+        fv = fraction_valid(result)
+        notes = [str(c.message) for c in caught if issubclass(c.category, UserWarning)]
+        return result, fv, notes
+
+    def update(self):
+        """Recompute and redraw (called on every change of a control)."""
+        try:
+            self.result, self.fv, notes = self.compute()
+        except ValueError as err:
+            self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+            return
+        self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
+                                         for n in notes)
+        est, lo, hi = (float(self.fv[k]) for k in ("estimate", "ci_lower", "ci_upper"))
+        inside = bool(self.fv["nominal_inside"])
+        verdict = ("compatible with" if inside else "not compatible with")
+        self.fv_label.value = (
+            f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
+            f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; "
+            f"{verdict} the target {self.fv.attrs.get('nominal', 0.95):g}")
+        self.redraw()
+
+    # ---------------------------------------------------------------- draw
+    def _draw(self, ax):
+        from ..plots.conditional import local
+
+        ds = self.data
+        name = self.conditioning.value
+        units = ds[name].attrs.get("units", "") if name in ds else ""
+        label = "Uncertainty $u_E$" if name == "uE" else name.replace("_", " ")
+        xlabel = f"{label} [{units}]" if units else label
+        log_x = self.log_x.value and float(self.result["bin_center"].min()) > 0
+        local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel)
+
+    def redraw(self):
+        """Draw the current result (widget backend: in place; inline: a fresh figure)."""
+        if self.result is None:
+            return
+        if _is_widget_backend():
+            import matplotlib.pyplot as plt
+
+            if self.figure is None:
+                with plt.ioff():
+                    self.figure = plt.figure(figsize=self.figsize, layout="constrained")
+                self._canvas_box.children = (self.figure.canvas,)
+            self.figure.clear()
+            self.ax = self.figure.add_subplot()
+            self._draw(self.ax)
+            self.figure.canvas.draw_idle()
+            return
+        # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
+        fig = Figure(figsize=self.figsize, layout="constrained")
+        ax = fig.add_subplot()
+        self._draw(ax)
+        self.figure, self.ax = fig, ax
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+            return
+        if get_ipython() is None:  # plain Python (tests): nothing to show
+            return
+        self.output.clear_output(wait=True)
+        with self.output:
+            display(fig)
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)

@@ -1,0 +1,290 @@
+"""Interactive explorer of simulated reference values (002: Sim and Sim2 schemes).
+
+Controls -> :func:`uqviz.simulated_reference` (with its samples) and the
+bootstrap of the statistic -> :func:`uqviz.plots.reference.reference_distribution`.
+The student sees how the reference of CC, ENCE, ZMSE or UCE moves with the
+generative distribution D (normal, Student t_s(nu), uniform, Laplace, the
+data's own z-scores) and the number of bins, while the ZMS reference stays at
+1, and how the Sim (bootstrap interval) and Sim2 (Monte Carlo interval)
+zeta-scores follow. The current numbers are exposed as ``.result``, so the
+explorer is tested (and scripted) by setting the ``.value`` of its controls.
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
+
+from .._array.bca import zeta_score
+from .._tree import datasets_of
+from ..bootstrap import bootstrap_statistics
+from ..generative import get_generative
+from ..reference import _sim2_zeta, _sim_zeta, simulated_reference
+from ..statistics import DEFAULT_N_BINS, get_statistic
+
+__all__ = ["ReferenceExplorer"]
+
+STATISTICS = ("CC", "ENCE", "ZMSE", "UCE", "ZMS")
+#: label -> key of the generative dropdown ("t" uses the nu slider)
+GENERATIVES = (("normal", "normal"), ("Student t", "t"), ("uniform", "uniform"),
+               ("Laplace", "laplace"), ("empirical (z-scores)", "empirical"))
+
+
+def _is_widget_backend():
+    import matplotlib
+
+    backend = matplotlib.get_backend().lower()
+    return "ipympl" in backend or backend.endswith("widget")
+
+
+class ReferenceExplorer:
+    """Explore simulated reference values and the Sim/Sim2 zeta-scores of a dataset.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        One dataset, or several (children of a tree; a dropdown selects one).
+    statistic : {"CC", "ENCE", "ZMSE", "UCE", "ZMS"}, default "ENCE"
+    generative : {"normal", "t", "uniform", "laplace", "empirical"}, default "normal"
+        D; "t" is the unit-variance Student t_s(nu) with ``nu`` from the slider.
+    nu : float, default 6.0
+        Degrees of freedom of t_s(nu) (002 uses 6).
+    n_bins : int, default 20
+        Equal-count bins of uE for ENCE, ZMSE, UCE.
+    n_mc : int, default 500
+        Monte Carlo size of the reference; modest so that the explorer stays
+        interactive (002 uses 10^4: use :func:`uqviz.validate_simulated`).
+    n_boot : int, default 500
+        Bootstrap replicates of the statistic.
+    rng : int, default 0
+        Seed: the same settings always give the same numbers.
+    figsize : (float, float), default (6.0, 3.8)
+
+    Attributes
+    ----------
+    result : xarray.Dataset
+        ``estimate``, ``ci_lower``, ``ci_upper`` (BCa), ``z0``, ``reference``,
+        ``reference_se``, ``reference_ci_lower``/``_upper`` (Monte Carlo
+        interval), ``samples`` (dim ``replicate``), ``zeta`` and ``valid`` on
+        dim ``scheme`` ("Sim", "Sim2", and "BS" for a statistic with a
+        predefined reference), ``se_negligible``; attrs with the settings.
+    widget : ipywidgets.VBox
+        The app (also shown by displaying the explorer itself).
+    dataset, statistic, generative, nu, n_bins : ipywidgets
+        The controls; set their ``.value`` to drive the explorer from code.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.widgets.reference import ReferenceExplorer
+    >>> ex = ReferenceExplorer(uqviz.synthetic.nig(1000, nu=6, rng=0), n_mc=100, n_boot=100)
+    >>> ex.generative.value = "t"
+    >>> ex.result.attrs["generative"]
+    't6'
+    """
+
+    def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
+                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=500, rng=0, figsize=(6.0, 3.8)):
+        import ipywidgets as w
+
+        pairs = datasets_of(data)
+        self._datasets = {}
+        for i, (name, ds) in enumerate(pairs):
+            label = name if name is not None else (ds.attrs.get("name") or f"dataset {i}")
+            self._datasets[str(label)] = ds
+        if statistic not in STATISTICS:
+            raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+        keys = [k for _, k in GENERATIVES]
+        if generative not in keys:
+            raise ValueError(f"generative must be one of {keys}, got {generative!r}")
+        self.n_mc = int(n_mc)
+        self.n_boot = int(n_boot)
+        self.rng = rng
+        self.figsize = tuple(figsize)
+        self.result = None
+        self.figure = None
+        self.ax = None
+        self._busy = False
+
+        names = list(self._datasets)
+        single = len(names) == 1
+        self.dataset = w.Dropdown(options=names, value=names[0], description="dataset",
+                                  disabled=single,
+                                  layout=w.Layout(display="none" if single else None))
+        self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
+                                    description="statistic")
+        self.generative = w.Dropdown(options=list(GENERATIVES), value=generative,
+                                     description="D")
+        self.nu = w.FloatSlider(value=float(nu), min=2.5, max=30.0, step=0.5,
+                                description="nu", continuous_update=False)
+        self.n_bins = w.IntSlider(value=int(n_bins), min=2, max=self._max_bins(),
+                                  description="bins", continuous_update=False)
+        self.summary = w.HTML()
+        self.message = w.HTML()
+        self.output = w.Output()
+        self._canvas_box = w.Box()
+        self._sync_enabled()
+        for ctrl in (self.dataset, self.statistic, self.generative, self.nu, self.n_bins):
+            ctrl.observe(self._on_change, names="value")
+        controls = w.VBox([self.dataset, self.statistic, self.generative, self.nu, self.n_bins])
+        self.widget = w.VBox([w.HBox([controls, w.VBox([self.summary, self.message])]),
+                              self._canvas_box, self.output])
+        self.update()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def data(self):
+        """The currently selected dataset."""
+        return self._datasets[self.dataset.value]
+
+    def _max_bins(self):
+        m = self.data.sizes["point"] if hasattr(self, "dataset") else \
+            next(iter(self._datasets.values())).sizes["point"]
+        return int(max(2, min(200, m // 10)))
+
+    def _sync_enabled(self):
+        self.nu.disabled = self.generative.value != "t"
+        self.n_bins.disabled = get_statistic(self.statistic.value).kind != "binned"
+
+    def _on_change(self, change):
+        if self._busy:
+            return
+        self._busy = True
+        try:
+            if change["owner"] is self.dataset:
+                top = self._max_bins()
+                self.n_bins.max = max(top, self.n_bins.min)
+                self.n_bins.value = min(self.n_bins.value, top)
+            self._sync_enabled()
+        finally:
+            self._busy = False
+        if change["owner"] is self.nu and self.generative.value != "t":
+            return  # nu does not matter for this D
+        self.update()
+
+    def _generative(self):
+        key = self.generative.value
+        if key == "t":
+            return get_generative(f"t{self.nu.value:g}")
+        return get_generative(key, self.data)
+
+    # -------------------------------------------------------------- compute
+    def compute(self):
+        """Reference with samples, bootstrap of the statistic and the zeta-scores."""
+        ds = self.data
+        stat = get_statistic(self.statistic.value)
+        gen = self._generative()
+        n_bins = int(self.n_bins.value)
+        mc_rng, boot_rng = np.random.default_rng(self.rng).spawn(2)
+        ref = simulated_reference(ds, statistic=stat.name, generative=gen, n_mc=self.n_mc,
+                                  n_bins=n_bins, rng=mc_rng, return_samples=True)
+        e, u = ds["E"].values, ds["uE"].values
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            boot = bootstrap_statistics(e, u, [stat.name], n_boot=self.n_boot, rng=boot_rng,
+                                        n_bins=n_bins)[stat.name]
+        notes = [str(c.message) for c in caught if issubclass(c.category, UserWarning)]
+        est, lo, hi = float(boot.estimate[0]), float(boot.lower[0]), float(boot.upper[0])
+        z0 = float(boot.z0[0]) if boot.z0 is not None else np.nan
+        if np.isfinite(z0) and abs(z0) > 1:
+            notes.append(f"bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): one BCa limit "
+                         "is unstable")
+        r, se = float(ref["mean"]), float(ref["se"])
+        r_lo, r_hi = float(ref["ci_lower"]), float(ref["ci_upper"])
+        schemes = ["Sim", "Sim2"]
+        zetas = [float(_sim_zeta(est, r, se, lo, hi)), float(_sim2_zeta(est, r, r_lo, r_hi))]
+        if stat.has_reference and not callable(stat.reference):
+            schemes.append("BS")
+            zetas.append(float(zeta_score(est, float(stat.reference), lo, hi)))
+        zetas = np.array(zetas)
+        result = xr.Dataset(
+            {"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi),
+             "z0": ((), z0), "reference": ((), r), "reference_se": ((), se),
+             "reference_ci_lower": ((), r_lo), "reference_ci_upper": ((), r_hi),
+             "samples": ref["samples"], "zeta": ("scheme", zetas),
+             "valid": ("scheme", np.abs(zetas) <= 1.0),
+             "se_negligible": ((), 2.0 * se < (hi - lo) / 2.0)},
+            coords={"scheme": schemes},
+            attrs={"dataset": self.dataset.value, "statistic": stat.name,
+                   "generative": gen.name, "n_bins": n_bins, "n_mc": self.n_mc,
+                   "n_boot": self.n_boot, "ci": 0.95},
+        )
+        return result, notes
+
+    def update(self):
+        """Recompute and redraw (called on every change of a control)."""
+        try:
+            self.result, notes = self.compute()
+        except ValueError as err:
+            self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+            return
+        self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
+                                         for n in notes)
+        res = self.result
+        rows = []
+        for s in res["scheme"].values:
+            z = float(res["zeta"].sel(scheme=s))
+            ok = bool(res["valid"].sel(scheme=s))
+            color = "#1f77b4" if ok else "#d62728"
+            rows.append(f"<span style='color:{color}'>&zeta;<sub>{s}</sub> = {z:+.2f} "
+                        f"({'valid' if ok else 'rejected'})</span>")
+        attrs = res.attrs
+        binned = get_statistic(attrs["statistic"]).kind == "binned"
+        bins = f", {attrs['n_bins']} bins" if binned else ""
+        self.summary.value = (
+            f"<b>{attrs['statistic']}</b> = {float(res['estimate']):.4g} "
+            f"&nbsp; 95% CI [{float(res['ci_lower']):.4g}, {float(res['ci_upper']):.4g}]<br>"
+            f"reference (D = {attrs['generative']}{bins})"
+            f" = {float(res['reference']):.4g} &plusmn; {float(res['reference_se']):.1g}"
+            f" (MC interval [{float(res['reference_ci_lower']):.4g}, "
+            f"{float(res['reference_ci_upper']):.4g}])<br>" + "<br>".join(rows))
+        self.redraw()
+
+    # ---------------------------------------------------------------- draw
+    def _draw(self, ax):
+        from ..plots.reference import reference_distribution
+
+        attrs = self.result.attrs
+        reference_distribution(self.result, ax=ax,
+                               title=f"{attrs['dataset']}: {attrs['statistic']}, "
+                                     f"D = {attrs['generative']}")
+
+    def redraw(self):
+        """Draw the current result (widget backend: in place; inline: a fresh figure)."""
+        if self.result is None:
+            return
+        if _is_widget_backend():
+            import matplotlib.pyplot as plt
+
+            if self.figure is None:
+                with plt.ioff():
+                    self.figure = plt.figure(figsize=self.figsize, layout="constrained")
+                self._canvas_box.children = (self.figure.canvas,)
+            self.figure.clear()
+            self.ax = self.figure.add_subplot()
+            self._draw(self.ax)
+            self.figure.canvas.draw_idle()
+            return
+        fig = Figure(figsize=self.figsize, layout="constrained")
+        ax = fig.add_subplot()
+        self._draw(ax)
+        self.figure, self.ax = fig, ax
+        self.output.clear_output(wait=True)
+        with self.output:
+            try:
+                from IPython import get_ipython
+                from IPython.display import display
+
+                if get_ipython() is not None:
+                    display(fig)
+            except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+                pass
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
