@@ -76,7 +76,7 @@ def test_no_ties_gives_zero_spread():
     res = _quiet(ordering_study, ds, conditioning="X", n_bins=25, n_orderings=6, n_boot=300,
                  rng=0, progress=False)
     assert res.attrs["n_distinct"] == ds.sizes["point"]
-    assert float(res.fv.std()) == 0.0
+    assert np.ptp(res.fv.values) == 0.0
     assert float(res.fv_ci_lower) == float(res.fv_ci_upper) == float(res.fv_nominal)
     np.testing.assert_array_equal(res.estimate, np.broadcast_to(res.estimate_nominal,
                                                                 res.estimate.shape))
@@ -126,10 +126,10 @@ def test_bca_valid_equals_the_sorted_bca_interval(case):
     rng = np.random.default_rng(1)
     g = 1500
     if case == "continuous":
-        reps = rng.gamma(40, 1 / 40, size=(g, 999)) * rng.uniform(0.85, 1.15, (g, 1))
+        reps = rng.gamma(400, 1 / 400, size=(g, 999)) * rng.uniform(0.8, 1.2, (g, 1))
         ref, est = 1.0, reps.mean(1) + rng.normal(0, 0.01, g)
     elif case == "discrete":  # replicates exactly at the reference: exact fallback path
-        reps = rng.integers(0, 21, size=(g, 300)) / 10.0 + rng.integers(-3, 4, (g, 1)) / 10.0
+        reps = rng.binomial(20, 0.5, size=(g, 300)) / 10.0 + rng.integers(-8, 9, (g, 1)) / 10.0
         ref, est = 1.0, np.round(reps.mean(1), 1)
     else:  # signed statistic (RCE-like) with reference 0
         reps = rng.normal(0, 1e-3, size=(g, 500)) + rng.normal(0, 2e-3, (g, 1))
@@ -165,7 +165,7 @@ def qm9():
 @pytest.mark.parametrize("feature, paper_mean", [("mass", 0.61), ("hetero_fraction", 0.68)])
 def test_qm9_mean_fraction_of_valid_lzms_bins(qm9, feature, paper_mean):
     # 001 Fig. 4 (b, c): mean f_v over 1000 orderings, 100 bins, LZMS
-    n = 40
+    n = 30
     res = _quiet(ordering_study, qm9, conditioning=feature, n_bins=100, n_orderings=n,
                  n_boot=5000, rng=2023, progress=False)
     spread = float(res.fv.std())

@@ -219,7 +219,8 @@ def test_per_dimension_shapes_and_reductions():
     assert isinstance(uq.qce_to_numpy(mean), float)
     # the dimension with the too-large std (0.5 factor) over-covers, the 2x one under-covers
     cov = none["coverage"]
-    assert bool((cov.sel(dim="y") > cov["quantile"]).all()) and bool((cov.sel(dim="z") < cov["quantile"]).all())
+    assert bool((cov.sel(dim="y") > cov["quantile"]).all())
+    assert bool((cov.sel(dim="z") < cov["quantile"]).all())
 
 
 def test_samples_equal_mean_std_input_when_built_with_that_mean_and_std():
@@ -298,7 +299,8 @@ def test_bad_inputs_name_the_problem():
         uq.qce(y, 0.0, np.ones(3), quantiles=[0.5], reduction="sum")
     with pytest.raises(ValueError, match="scale: expected shape"):
         uq.qce(y, 0.0, np.ones(4), quantiles=[0.5])
-    with pytest.raises(ValueError, match=r"y: NaN or infinite values in 1 point\(s\), first at \[1\]"):
+    with pytest.raises(ValueError, match=r"y: NaN or infinite values in 1 point\(s\), "
+                                         r"first at \[1\]"):
         uq.nees([0.0, np.nan], 0.0, [1.0, 1.0])
     with pytest.raises(ValueError, match="not both"):
         uq.qce(y, 0.0, np.ones(3), samples=np.ones((4, 3)), quantiles=[0.5])

@@ -185,11 +185,12 @@ def test_result_layout_dataset_and_tree():
 # real data: 004 Table I and 002 Table II
 # --------------------------------------------------------------------------
 # Table I is printed with 3 significant digits (2 decimals below 1). Our exact
-# minimum-KS optimum rounds to the printed value for 24 of the 27 entries; the
-# others differ by <= 0.8 % where the KS minimum is flat (Set 6 Z^2: the
-# profile distance is constant for nu in [0.857, 0.87], because one ECDF step
-# sets the maximum; Set 6 E^2; Set 3 Z^2 printed "15.10" vs 15.12), hence the
-# 1 % tolerance. Set 5 uE^2 is the exception, checked separately below.
+# minimum-KS optimum rounds to the printed digits for 24 of the 27 entries. The
+# other two besides Set 5 uE^2 (checked separately below) differ by < 1 %: Set 3
+# Z^2 (15.12, printed "15.10", i.e. 15.1 padded) and Set 6 Z^2 (0.857 vs 0.85),
+# where the KS minimum is flat (the profile distance is constant for nu in
+# [0.857, 0.87]: one ECDF step sets the maximum). Largest relative difference
+# 0.8 %, hence the 1 % tolerance.
 TABLE_I_RTOL = 0.01
 
 

@@ -12,11 +12,14 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from . import datasets, generative, statistics, synthetic
+from . import datasets, decimation, experiments, generative, shapes, statistics, synthetic
 from .conditional import acf, binned_errors, fraction_valid, local_calibration
 from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
 from .statistics import get_statistic, list_statistics
+from .decimation import decimated
+from .experiments import load_study, save_study, statistic_bias, validation_probability
 from .reference import simulated_reference, validate, validate_simulated
+from .shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
 from .validation import tailedness, validate_average
 
 __version__ = "0.1.0"
@@ -26,7 +29,15 @@ __all__ = [
     "binned_errors",
     "check_dataset",
     "datasets",
+    "decimated",
+    "decimation",
+    "distribution_shapes",
+    "experiments",
+    "fit_f",
+    "fit_inverse_gamma",
+    "fit_student_t",
     "fraction_valid",
+    "load_study",
     "local_calibration",
     "from_arrays",
     "generative",
@@ -35,12 +46,16 @@ __all__ = [
     "get_statistic",
     "list_statistics",
     "read_csv",
+    "save_study",
+    "shapes",
     "simulated_reference",
+    "statistic_bias",
     "statistics",
     "synthetic",
     "tailedness",
     "validate",
     "validate_average",
     "validate_simulated",
+    "validation_probability",
     "z_scores",
 ]

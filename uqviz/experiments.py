@@ -27,15 +27,15 @@ gives the same datasets in every study that contains it.
   progress bar (the numba bootstrap kernel already uses all cores).
 - ``client=`` a :class:`dask.distributed.Client`: chunks are submitted there.
   Numba kernels run under a process-wide lock, so several worker threads of
-  one process do not oversubscribe the cores; with several worker
-  processes on one machine, give each one thread (numba then runs 1 thread
-  per task when ``client="local"``).
+  one process do not run them concurrently; each kernel still uses all
+  numba threads, so several worker processes on one machine oversubscribe
+  its cores (prefer ``client="local"`` on one machine).
 - ``client="local"``: a :class:`dask.distributed.LocalCluster` of 2 worker
-  processes with 1 thread each (numba limited to 1 thread per worker) is
+  processes with 1 thread each, numba limited to 1 thread per task, is
   started for the call and closed after it.
 
 Save and restore: with ``path=``, the per-dataset results are written to a
-netCDF file (h5netcdf) as chunks complete (and when the run stops on an
+netCDF file (h5netcdf; netCDF4 when h5py is missing) as chunks complete (and when the run stops on an
 error or an interrupt). A rerun with the same settings loads the datasets
 already done and computes only the rest; grid points or datasets may be
 added (their seeds do not depend on the grid). With ``rng=None`` a rerun
@@ -107,7 +107,8 @@ def _draw(model, idx, entropy, size):
     seeds = np.empty(len(idx), dtype=np.uint64)
     for r, i in enumerate(idx):
         ss = np.random.SeedSequence(entropy, spawn_key=key + (int(i), 0))
-        e[r], u[r] = draw_calibrated(size, None, a, b, nu_d, np.random.Generator(np.random.PCG64(ss)))
+        gen = np.random.Generator(np.random.PCG64(ss))
+        e[r], u[r] = draw_calibrated(size, None, a, b, nu_d, gen)
         seeds[r] = np.random.SeedSequence(entropy, spawn_key=key + (int(i), 1)).generate_state(
             1, np.uint64)[0]
     return e, u, seeds
@@ -214,7 +215,8 @@ def _chunk_validation(model, idx, entropy, size, opts, numba_threads=None):
         if callable(stat.reference):
             cm = {c: np.mean(ks.COLUMN_FUNCS[c](e, u), axis=-1) for c in _ALL_COLUMNS}
             est[:, j] = stat.func(cm, size)
-    return {"estimate": est, "zeta": zeta, "beta_gm_per_dataset": _beta_gm_rows(_tail_columns(e, u))}
+    return {"estimate": est, "zeta": zeta,
+            "beta_gm_per_dataset": _beta_gm_rows(_tail_columns(e, u))}
 
 
 def _chunk_bias(model, idx, entropy, size, opts, numba_threads=None):

@@ -127,8 +127,9 @@ def _prepare(y, mean, scale, samples, sample_model, dim_names):
             raise ValueError(f"sample_model must be one of {SAMPLE_MODELS}, got {sample_model!r}")
         s = _float_array("samples", samples)
         if s.shape[1:] != y.shape or s.ndim != y.ndim + 1:
-            raise ValueError(f"samples: expected shape (r,) + y.shape = (r, {', '.join(map(str, y.shape))})"
-                             f", got {s.shape}")
+            want = ", ".join(map(str, y.shape))
+            raise ValueError(f"samples: expected shape (r,) + y.shape = (r, {want}), "
+                             f"got {s.shape}")
         if s.shape[0] < 2:
             raise ValueError(f"samples: need at least 2 draws per point, got {s.shape[0]}")
         s2 = s[..., None] if squeeze else s
@@ -185,7 +186,8 @@ def _prepare(y, mean, scale, samples, sample_model, dim_names):
 
 def _quantile_levels(quantiles):
     if quantiles is None:
-        raise ValueError("quantiles: give the quantile levels tau, e.g. np.linspace(0.05, 0.95, 19)")
+        raise ValueError("quantiles: give the quantile levels tau, "
+                         "e.g. np.linspace(0.05, 0.95, 19)")
     tau = np.atleast_1d(_float_array("quantiles", quantiles))
     if tau.ndim != 1 or tau.size == 0:
         raise ValueError(f"quantiles: expected a non-empty 1-D sequence, got shape {tau.shape}")
@@ -225,7 +227,8 @@ def _range_rows(value_range, rows):
     if r.shape == (2,):
         r = np.broadcast_to(r, (rows, 2))
     if r.shape != (rows, 2):
-        raise ValueError(f"range: expected (lower, upper) or {rows} such pairs, got shape {r.shape}")
+        raise ValueError(f"range: expected (lower, upper) or {rows} such pairs, "
+                         f"got shape {r.shape}")
     if np.any(~np.isfinite(r)) or np.any(r[:, 1] < r[:, 0]):
         raise ValueError(f"range: need finite lower <= upper, got {r.tolist()}")
     return r
@@ -644,7 +647,8 @@ def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
     if return_num_samples:
         cnt = result["bin_count"]
         if "dim" in cnt.dims:
-            out += ([cnt.isel(dim=j).values.astype(np.float64) for j in np.arange(cnt.sizes["dim"])],)
+            out += ([cnt.isel(dim=j).values.astype(np.float64)
+                     for j in np.arange(cnt.sizes["dim"])],)
         else:
             out += ([cnt.values.astype(np.float64)],)
     return out

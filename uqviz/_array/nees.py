@@ -168,8 +168,8 @@ def cholesky(cov, *, name="scale"):
         raise ValueError(f"{name}: covariance matrices must have shape (n, d, d), got {cov.shape}")
     n, d = cov.shape[0], cov.shape[-1]
     finite = np.all(np.isfinite(cov), axis=(-2, -1))
-    sym = np.all(np.abs(cov - np.swapaxes(cov, -1, -2)) <= SYM_RTOL * _matrix_scale(cov)[:, None, None],
-                 axis=(-2, -1))
+    tol = SYM_RTOL * _matrix_scale(cov)[:, None, None]
+    sym = np.all(np.abs(cov - np.swapaxes(cov, -1, -2)) <= tol, axis=(-2, -1))
     if not (np.all(finite) and np.all(sym)):
         _raise_problems(covariance_problems(cov), n, name)
     s = 0.5 * (cov + np.swapaxes(cov, -1, -2))

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import xarray as xr
+from matplotlib import ticker
 
 from ._style import COLORS, apply_style, get_ax
 
@@ -249,7 +250,7 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     return ax
 
 
-def reference_distribution(result, *, observed=None, ax=None, bins=40, title=None):
+def reference_distribution(result, *, observed=None, ax=None, bins=None, title=None):
     """Histogram of the simulated statistic with the reference and the observed value.
 
     Parameters
@@ -263,7 +264,8 @@ def reference_distribution(result, *, observed=None, ax=None, bins=40, title=Non
     observed : float or (est, lower, upper), optional
         Observed statistic when ``result`` has no ``estimate``.
     ax : matplotlib.axes.Axes, optional
-    bins : int, default 40
+    bins : int, optional
+        Histogram bins (default n/15, between 10 and 50).
     title : str, optional
 
     Returns
@@ -296,6 +298,8 @@ def reference_distribution(result, *, observed=None, ax=None, bins=40, title=Non
     ax = get_ax(ax)
     apply_style(ax)
     samples = result["samples"].values
+    if bins is None:
+        bins = int(np.clip(samples.size // 15, 10, 50))
     ax.hist(samples, bins=bins, density=True, color=COLORS["band"], edgecolor="white", lw=0.3,
             label="simulated (calibrated)")
     ax.axvline(ref, color=COLORS["reference"], lw=1.5, label="reference (mean)")
@@ -388,6 +392,12 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
             ax.plot(sizes, vals.mean("nu").values, "-", color=color, label=f"N = {n}")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_xticks(sizes)
+        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%d"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+        ax.yaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(ticker.FormatStrFormatter("%g"))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
         ax.set_xlabel("dataset size M")
     ax.set_ylabel(f"simulated {statistic}")
     ax.set_title(title if title is not None else f"{statistic}, {model} model")
@@ -468,7 +478,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     ax.set_xlabel(r"$\sqrt{N/M}$")
     ax.set_ylabel(stat)
     ax.set_title(title if title is not None else (name or ""))
-    ax.legend(loc="upper left", fontsize=7)
+    ax.legend(loc="lower right", fontsize=7)
     return ax
 
 

@@ -1,0 +1,97 @@
+"""ConditionalExplorer driven by setting the controls' values (no browser)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import uqviz  # noqa: E402
+from uqviz.widgets.conditional import ConditionalExplorer  # noqa: E402
+
+
+def _stratified(m, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 25, m).astype(float)
+    u = rng.uniform(0.5, 2.0, m)
+    y = rng.random(m)
+    y[0] = 100.0
+    return uqviz.from_arrays(u * rng.standard_normal(m), u, features={"x": x, "y": y},
+                             metadata={"tag": np.array(["a"] * m)}, name=f"set{seed}")
+
+
+@pytest.fixture
+def explorer():
+    return ConditionalExplorer(uqviz.synthetic.default_example(), n_boot=200)
+
+
+def test_initial_state_single_dataset(explorer):
+    ex = explorer
+    assert ex.dataset.disabled and ex.dataset.layout.display == "none"
+    assert list(ex.conditioning.options) == ["uE", "X"]
+    assert ex.result.attrs["conditioning"] == "uE" and ex.result.attrs["statistic"] == "ZMS"
+    assert ex.result.sizes["bin"] == 71  # round(sqrt(5000))
+    assert ex.result.attrs["n_boot"] == 200
+    assert f"{float(ex.fv.estimate):.2f}" in ex.fv_label.value
+    assert ex.ax is not None and "f_v" in ex.ax.get_title()
+    assert ex.log_x.value is True and ex.ax.get_xscale() == "log"
+
+
+def test_controls_drive_the_result(explorer):
+    ex = explorer
+    ex.n_bins.value = 25
+    assert ex.result.sizes["bin"] == 25 and int(ex.result["count"].sum()) == 5000
+    assert int(ex.fv.n_bins) == 25
+    ex.conditioning.value = "X"
+    assert ex.result.attrs["conditioning"] == "X" and ex.log_x.value is False
+    assert ex.ax.get_xscale() == "linear"
+    ex.statistic.value = "ZM"
+    assert ex.result.attrs["statistic"] == "ZM" and float(ex.result.reference) == 0.0
+    ex.statistic.value = "RCE"
+    assert ex.result.attrs["statistic"] == "RCE"
+    before = ex.result
+    ex.log_x.value = True  # redraw only
+    assert ex.result is before and ex.ax.get_xscale() == "log"
+    # the same settings give the same numbers (fixed seed)
+    ex.statistic.value = "ZMS"
+    first = ex.result.ci_lower.values.copy()
+    ex.n_bins.value = 30
+    ex.n_bins.value = 25
+    np.testing.assert_array_equal(ex.result.ci_lower, first)
+
+
+def test_stratified_binning_uses_min_count():
+    ds = _stratified(3000, 1)
+    ex = ConditionalExplorer(ds, conditioning="x", binning="stratified", min_count=200,
+                             n_boot=200)
+    assert ex.n_bins.disabled and not ex.min_count.disabled
+    assert ex.result.attrs["binning"] == "stratified"
+    assert int(ex.result["count"].min()) >= 200
+    n_before = ex.result.sizes["bin"]
+    ex.min_count.value = 400
+    assert int(ex.result["count"].min()) >= 400 and ex.result.sizes["bin"] < n_before
+    ex.binning.value = "equal_count"
+    assert not ex.n_bins.disabled and ex.result.sizes["bin"] == ex.n_bins.value
+    assert list(ex.conditioning.options) == ["uE", "x", "y"]  # metadata is not offered
+
+
+def test_dataset_switch_and_errors_are_shown_not_raised():
+    tree = uqviz.from_datasets({"small": _stratified(1500, 2),
+                                "large": uqviz.synthetic.default_example()})
+    ex = ConditionalExplorer(tree, n_boot=200)
+    assert not ex.dataset.disabled and list(ex.dataset.options) == ["small", "large"]
+    ex.conditioning.value = "x"
+    assert int(ex.result["count"].sum()) == 1500
+    ex.dataset.value = "large"
+    assert int(ex.result["count"].sum()) == 5000
+    assert list(ex.conditioning.options) == ["uE", "X"] and ex.conditioning.value == "uE"
+    ex.dataset.value = "small"
+    ex.conditioning.value = "y"  # one isolated value: a one-point equal-width bin
+    good = ex.result
+    ex.binning.value = "equal_width"
+    assert "fewer than 2 points" in ex.message.value and ex.result is good
+    ex.binning.value = "equal_count"
+    assert ex.message.value == "" or "&#9888;" in ex.message.value
+    with pytest.raises(ValueError, match="not a numeric variable"):
+        ConditionalExplorer(tree, conditioning="tag")
