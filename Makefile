@@ -19,7 +19,7 @@ demo: $(STAMP)
 ## test: install, then run the test suite (unit tests, docstring examples, real-data
 ## fidelity tests, notebooks)
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake notebooks
+	$(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
 
 ## bench: speed of the bootstrap engine against scipy (not part of test)
 bench: $(STAMP)
