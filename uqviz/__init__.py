@@ -12,12 +12,14 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from . import datasets, decimation, experiments, generative, shapes, statistics, synthetic
+from . import (datasets, decimation, experiments, generative, quantile, shapes, statistics,
+               synthetic)
 from .conditional import acf, binned_errors, fraction_valid, local_calibration
 from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
 from .statistics import get_statistic, list_statistics
 from .decimation import decimated
 from .experiments import load_study, save_study, statistic_bias, validation_probability
+from .quantile import nees, nees_test, qce, qce_to_numpy
 from .reference import simulated_reference, validate, validate_simulated
 from .shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
 from .validation import tailedness, validate_average
@@ -39,6 +41,11 @@ __all__ = [
     "fraction_valid",
     "load_study",
     "local_calibration",
+    "nees",
+    "nees_test",
+    "qce",
+    "qce_to_numpy",
+    "quantile",
     "from_arrays",
     "generative",
     "from_dataframe",

@@ -309,6 +309,21 @@ def save_study(ds, path, *, engine=None):
         Destination file.
     engine : {"h5netcdf", "netcdf4"}, optional
         Default: h5netcdf when h5py is installed, else netCDF4.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from uqviz.experiments import save_study, load_study, statistic_bias
+    >>> res = statistic_bias(nu_ig=[10], nu_d=[10], n_datasets=20, size=200, rng=0,
+    ...                      progress=False)
+    >>> path = os.path.join(tempfile.mkdtemp(), "bias.nc")
+    >>> save_study(res, path)
+    >>> bool((load_study(path)["mean"] == res["mean"]).all())
+    True
     """
     path = os.fspath(path)
     out = ds.copy()
@@ -328,6 +343,21 @@ def load_study(path, *, engine=None) -> xr.Dataset:
     """Read a study written by :func:`save_study` (or by a run with ``path=``) into memory.
 
     The file is closed on return, so it may be overwritten afterwards.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A netCDF file written by :func:`save_study`.
+    engine : {"h5netcdf", "netcdf4"}, optional
+
+    Returns
+    -------
+    xarray.Dataset
+        The study, with its ``done`` mask as booleans.
+
+    Examples
+    --------
+    See :func:`save_study`.
     """
     with xr.open_dataset(os.fspath(path), engine=engine or _netcdf_engine()) as ds:
         out = ds.load()

@@ -80,7 +80,29 @@ DEFAULT_N_BINS = 20  # binned statistics: equal-count bins of uE, as in 002
 
 
 def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Statistic:
-    """Add a statistic to the registry (``overwrite=True`` to replace one)."""
+    """Add a statistic to the registry (``overwrite=True`` to replace one).
+
+    Parameters
+    ----------
+    statistic : Statistic
+        The statistic; ``kind`` one of "moments", "binned", "generic".
+    overwrite : bool, default False
+        Replace a statistic of the same name.
+
+    Returns
+    -------
+    Statistic
+        The registered statistic.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from uqviz.statistics import Statistic, register_statistic, point_estimate
+    >>> mae_z = Statistic("MAZ", lambda e, u: np.mean(np.abs(e / u), axis=-1), "generic")
+    >>> _ = register_statistic(mae_z, overwrite=True)
+    >>> float(point_estimate("MAZ", np.array([1.0, -3.0]), np.array([1.0, 1.0])))
+    2.0
+    """
     if statistic.kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {statistic.kind!r}")
     if statistic.name in _REGISTRY and not overwrite:
@@ -90,7 +112,23 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
 
 
 def get_statistic(name: str | Statistic) -> Statistic:
-    """Look a statistic up by name; the error lists the known names."""
+    """Look a statistic up by name; the error lists the known names.
+
+    Parameters
+    ----------
+    name : str or Statistic
+        Registry key (a Statistic is returned as is).
+
+    Returns
+    -------
+    Statistic
+
+    Examples
+    --------
+    >>> from uqviz.statistics import get_statistic
+    >>> get_statistic("RCE").reference
+    0.0
+    """
     if isinstance(name, Statistic):
         return name
     try:
@@ -102,7 +140,18 @@ def get_statistic(name: str | Statistic) -> Statistic:
 
 
 def list_statistics() -> list[str]:
-    """Names of the registered statistics."""
+    """Names of the registered statistics.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from uqviz.statistics import list_statistics
+    >>> "ZMS" in list_statistics() and "ENCE" in list_statistics()
+    True
+    """
     return list(_REGISTRY)
 
 
@@ -149,6 +198,18 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
 
 def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     """Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
+
+    Parameters
+    ----------
+    statistic : str or Statistic
+    e, u : array_like, shape (..., M)
+        Errors and uncertainties; leading axes are batch axes.
+    n_bins : int, default 20
+        Equal-count bins of uE for binned statistics.
+
+    Returns
+    -------
+    ndarray, shape (...)
 
     Examples
     --------

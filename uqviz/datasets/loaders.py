@@ -314,6 +314,13 @@ def load_collection(name: str = "pernot2024") -> xr.DataTree:
     ------
     ValueError
         Unknown collection.
+
+    Examples
+    --------
+    >>> from uqviz.datasets import load_collection
+    >>> tree = load_collection("pernot2024")  # doctest: +SKIP
+    >>> list(tree.children)[:2]  # doctest: +SKIP
+    ['Diffusion_RF', 'Perovskite_RF']
     """
     if name not in COLLECTIONS:
         raise ValueError(f"unknown collection {name!r}; known: {', '.join(COLLECTIONS)}")
