@@ -35,7 +35,7 @@ SECTIONS = [
                                                       "get_generative"]),
     ("Simulated references", "uqviz.reference", ["simulated_reference", "validate_simulated",
                                                  "validate"]),
-    ("Report", "uqviz.report", ["report"]),
+    ("Report", "uqviz.reporting", ["report"]),
 ]
 
 OUT = Path(__file__).with_name("api.md")

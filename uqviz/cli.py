@@ -7,11 +7,13 @@ Examples
     uqviz validate                                 # the embedded default example
     uqviz validate data.csv --errors E --uncertainties uE
     uqviz validate data.csv --reference y --prediction yhat --variances var
+    uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -27,6 +29,8 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prediction", help="column of predicted values (with --reference)")
     p.add_argument("--uncertainties", help="column of standard uncertainties uE")
     p.add_argument("--variances", help="column of variances uE^2")
+    p.add_argument("--features", nargs="+", default=None,
+                   help="numeric columns of input features (adaptivity analysis)")
     p.add_argument("--drop-invalid", action="store_true",
                    help="drop rows with NaN/inf or uE <= 0 (counted in a warning) "
                         "instead of stopping with an error")
@@ -41,6 +45,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="statistics to validate (default: ZMS RCE)")
     v.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
     v.add_argument("--seed", type=int, default=0, help="random seed (reproducible output)")
+    r = sub.add_parser("report", help="full validation report (HTML + JSON)")
+    _add_data_arguments(r)
+    r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
+    r.add_argument("--n-boot", type=int, default=5000, help="bootstrap replicates")
+    r.add_argument("--n-mc", type=int, default=2000, help="Monte Carlo size of references")
+    r.add_argument("--seed", type=int, default=0, help="random seed (reproducible output)")
     return p
 
 
@@ -56,7 +66,8 @@ def load_data(args):
         return default_example()
     return read_csv(args.csv, errors=args.errors, reference=args.reference,
                     prediction=args.prediction, uncertainties=args.uncertainties,
-                    variances=args.variances, drop_invalid=args.drop_invalid)
+                    variances=args.variances, features=args.features,
+                    drop_invalid=args.drop_invalid)
 
 
 def run_validate(args, out=None) -> int:
@@ -85,13 +96,28 @@ def run_validate(args, out=None) -> int:
     return 0
 
 
+def run_report(args, out=None) -> int:
+    """Write the HTML and JSON report; print the conclusion and the paths."""
+    from .reporting import report
+
+    out = sys.stdout if out is None else out
+    ds = load_data(args)
+    rep = report(ds, n_boot=args.n_boot, n_mc=args.n_mc, rng=args.seed, progress=True)
+    paths = rep.save(args.out)
+    print("\n".join(rep.conclusion), file=out)
+    print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)
+    print(f"JSON numbers: {os.path.abspath(paths['json'])}", file=out)
+    return 0
+
+
 def main(argv=None) -> int:
     """Run the ``uqviz`` command; returns the exit status."""
     args = _parser().parse_args(argv)
+    command = {"validate": run_validate, "report": run_report}[args.command]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
-            return run_validate(args)
+            return command(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"uqviz: error: {exc}", file=sys.stderr)
         return 2

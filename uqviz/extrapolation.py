@@ -27,7 +27,7 @@ Examples
 >>> import uqviz
 >>> from uqviz.extrapolation import extrapolate
 >>> ds = uqviz.synthetic.nig(4000, nu=6, rng=0)
->>> res = extrapolate(ds, statistic="ZMSE")
+>>> res = extrapolate(ds, statistic="ZMSE", n_boot=200, rng=0)
 >>> bool(res["valid"])
 True
 """
@@ -275,6 +275,8 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     for i in range(len(stats)):
         for g in range(len(gens)):
             for f, fit in enumerate(fits):
+                if xs.size <= 1 + (fit == "linear"):
+                    continue  # too few grid points: NaN
                 res = ols_fit(xs, mean[i, g], intercept=fit == "linear", ci=ci)
                 for key in keys:
                     table[key][i, g, f] = res[key]
@@ -337,9 +339,25 @@ def _reference_lines(references, statistic):
                     f"got {type(references).__name__}")
 
 
+def _binned_curve(e, u, n_bins, stat):
+    """Binned statistic for every number of bins (points sorted by uE on the last axis).
+
+    Per-bin means from prefix sums, vectorised over leading axes (resamples).
+    """
+    cols = {"E2": lambda: e * e, "V": lambda: u * u, "Z2": lambda: (e / u) ** 2}
+    pre = {c: _prefix(cols[c]()) for c in stat.columns}
+    m = e.shape[-1]
+    out = np.empty(e.shape[:-1] + (len(n_bins),))
+    for j, n in enumerate(n_bins):
+        b = kbin.equal_count_bounds(m, int(n))
+        sizes = np.diff(b)
+        out[..., j] = stat.func({c: (p[..., b[1:]] - p[..., b[:-1]]) / sizes
+                                 for c, p in pre.items()})
+    return out
+
+
 def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_bins, ci,
-                     ref_names, ref_a, ref_b):
-    del rng  # deterministic
+                     ci_method, n_boot, ref_names, ref_a, ref_b, client):
     check_dataset(ds)
     stat = statistic
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
@@ -364,8 +382,30 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_b
                          f"numbers N > {fit_min_bins} keep at least {min_per_bin} points per "
                          f"bin with M = {m}; need 3 for the fit")
     fit = ols_fit(x[in_fit], values[in_fit], intercept=True, ci=ci)
-    lo, hi = fit["intercept_ci_lower"], fit["intercept_ci_upper"]
     a = fit["intercept"]
+    lo, hi = fit["intercept_ci_lower"], fit["intercept_ci_upper"]
+    extra = {}
+    if ci_method == "bootstrap":
+        # intercept = fixed linear combination of the curve values (OLS weights)
+        design = np.column_stack([np.ones(int(in_fit.sum())), x[in_fit]])
+        weights = np.linalg.pinv(design)[0]
+        fit_bins = n_bins_range[in_fit]
+        seed = int(np.random.default_rng(rng).integers(0, 2**63))
+        per_block = max(1, _BLOCK_ELEMENTS // m)
+        n_blocks = -(-n_boot // per_block)
+
+        def block(bk):
+            n = min(per_block, n_boot - bk * per_block)
+            idx = np.sort(block_rng(seed, bk).integers(0, m, (n, m)), axis=-1)
+            return _binned_curve(e[idx], u[idx], fit_bins, stat) @ weights
+
+        boot = np.concatenate(run_blocks(block, n_blocks, client=client))
+        boot_se = float(boot.std(ddof=1))
+        half = sps.norm.ppf((1 + ci) / 2) * boot_se
+        lo, hi = a - half, a + half
+        extra = {"intercept_boot_se": ((), boot_se,
+                                       {"long_name": "bootstrap standard error of the intercept"}),
+                 "intercept_boot_bias": ((), float(boot.mean()) - a)}
     zeta = a / (hi - a) if a <= 0 else a / (a - lo)  # zeta-score of the intercept vs 0
     return xr.Dataset(
         {"value": ("n_bins", values, {"long_name": stat.name}),
@@ -374,7 +414,7 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_b
          "in_fit": ("n_bins", in_fit),
          "slope": ((), fit["slope"]), "slope_se": ((), fit["slope_se"]),
          "intercept": ((), a), "intercept_se": ((), fit["intercept_se"]),
-         "intercept_ci_lower": ((), lo), "intercept_ci_upper": ((), hi),
+         "intercept_ci_lower": ((), lo), "intercept_ci_upper": ((), hi), **extra,
          "zeta": ((), zeta), "valid": ((), bool(lo <= 0.0 <= hi)),
          "n_fit": ((), int(in_fit.sum())), "n_points": ((), m),
          "reference_intercept": ("reference", np.asarray(ref_a, dtype=float)),
@@ -384,7 +424,8 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_b
 
 
 def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_bin=20,
-                fit_min_bins=20, ci=0.95, references="paper"):
+                fit_min_bins=20, ci=0.95, ci_method="bootstrap", n_boot=500,
+                references="paper", rng=None, client=None):
     """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (002 App. C).
 
     The statistic is computed with ``N`` equal-count bins of uE for every
@@ -408,36 +449,52 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_
     fit_min_bins : int, default 20
         Only N > fit_min_bins enter the fit.
     ci : float, default 0.95
-        Level of the Student-t interval of the intercept.
+        Level of the interval of the intercept.
+    ci_method : {"bootstrap", "ols"}, default "bootstrap"
+        "ols": the Student-t interval of ordinary least squares, as in 002.
+        It treats the points as independent, but all of them come from the
+        same data: on calibrated NIG data (M = 5000) the true sd of the
+        intercept is about 6 times the OLS standard error and the OLS
+        interval contains 0 in only ~30 % of the cases (ENCE ~40 %).
+        "bootstrap": the whole curve is recomputed on ``n_boot`` paired
+        resamples of the points and the interval is ``intercept +/- z *
+        sd(bootstrap intercepts)``; it has the nominal coverage on calibrated
+        data (measured 97 % for 95 %) and still rejects a 5 % scaling error of
+        uE about half the time at M = 5000.
+    n_boot : int, default 500
+        Resamples for ``ci_method="bootstrap"``.
     references : "paper", None, mapping or Dataset, default "paper"
         Reference lines to keep with the result: "paper" gives the 002
         Appendix B lines (NIG: slope only; T6IG: intercept and slope), a
         :func:`size_dependence` result gives its "linear" fits, a mapping
         ``{name: (intercept, slope)}`` gives those lines.
+    rng : None, int or numpy.random.Generator
+        Seed of the bootstrap (SPEC 7); results do not depend on threads.
+    client : dask.distributed.Client, optional
+        Run the bootstrap blocks on dask.
 
     Returns
     -------
     xarray.Dataset
         On dim ``n_bins``: ``value``, ``x``, ``smallest_bin``, ``in_fit``;
-        scalars ``slope``, ``slope_se``, ``intercept``, ``intercept_se``,
-        ``intercept_ci_lower``, ``intercept_ci_upper``, ``zeta`` (intercept
-        against 0 scaled by the interval), ``valid`` (0 in the interval),
-        ``n_fit``, ``n_points``; on dim ``reference``:
+        scalars ``slope``, ``slope_se``, ``intercept``, ``intercept_se`` (OLS),
+        ``intercept_ci_lower``, ``intercept_ci_upper`` (``ci_method``),
+        ``intercept_boot_se`` and ``intercept_boot_bias`` (bootstrap only),
+        ``zeta`` (intercept against 0 scaled by the interval), ``valid`` (0
+        in the interval), ``n_fit``, ``n_points``; on dim ``reference``:
         ``reference_intercept`` and ``reference_slope``. A DataTree adds a
         ``dataset`` dim.
 
-    Notes
-    -----
-    The statistics for different N are computed on the same data and are
-    positively correlated, so the OLS interval of the intercept is somewhat
-    optimistic; the method is a diagnostic, as in 002.
+    See Also
+    --------
+    size_dependence : the reference lines of Appendix B.
 
     Examples
     --------
     >>> import uqviz
     >>> from uqviz.extrapolation import extrapolate
     >>> ds = uqviz.synthetic.nig(3000, nu=6, rng=1)
-    >>> res = extrapolate(ds, statistic="ENCE")
+    >>> res = extrapolate(ds, statistic="ENCE", ci_method="ols")
     >>> int(res["n_fit"]), res["reference"].values.tolist()
     (130, ['normal', 't6'])
     """
@@ -445,16 +502,24 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_
     if stat.kind != "binned":
         raise ValueError(f"extrapolate: {stat.name} is not a binned statistic "
                          "(use ZMSE, ENCE or UCE)")
+    if ci_method not in ("bootstrap", "ols"):
+        raise ValueError(f"ci_method must be 'bootstrap' or 'ols', got {ci_method!r}")
     n_bins_range = np.asarray(list(n_bins_range), dtype=np.int64)
     if n_bins_range.size == 0 or np.any(n_bins_range < 1):
         raise ValueError("n_bins_range must hold positive integers")
+    n_boot = int(n_boot)
+    if ci_method == "bootstrap" and n_boot < 2:
+        raise ValueError(f"n_boot must be >= 2, got {n_boot}")
     min_per_bin = int(min_per_bin)
     names, a, b = _reference_lines(references, stat.name)
-    out = map_datasets(_extrapolate_one, data, statistic=stat, n_bins_range=n_bins_range,
-                       min_per_bin=min_per_bin, fit_min_bins=int(fit_min_bins), ci=ci,
-                       ref_names=names, ref_a=a, ref_b=b)
+    out = map_datasets(_extrapolate_one, data, rng=rng, statistic=stat,
+                       n_bins_range=n_bins_range, min_per_bin=min_per_bin,
+                       fit_min_bins=int(fit_min_bins), ci=ci, ci_method=ci_method,
+                       n_boot=n_boot, ref_names=names, ref_a=a, ref_b=b, client=client)
     out.attrs.update({"statistic": stat.name, "min_per_bin": min_per_bin,
-                      "fit_min_bins": int(fit_min_bins), "ci": ci,
+                      "fit_min_bins": int(fit_min_bins), "ci": ci, "ci_method": ci_method,
                       "binning": "equal_count on uE",
                       "method": "extrapolation to zero bins (Pernot 2024, 002 Appendix C)"})
+    if ci_method == "bootstrap":
+        out.attrs["n_boot"] = n_boot
     return out

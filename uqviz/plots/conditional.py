@@ -49,6 +49,13 @@ def _x_label(name, units="", long_name=None):
     return f"{text} [{units}]" if units else text
 
 
+def _legend_loc(legend, default):
+    """None (no legend), or the location: ``legend`` True -> ``default``, str -> itself."""
+    if legend is False or legend is None:
+        return None
+    return default if legend is True else legend
+
+
 def _set_log_x(ax, x):
     if np.nanmin(x) <= 0:
         raise ValueError("log_x: the x values must be positive "
@@ -77,7 +84,8 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
         Default from the conditioning name and units.
     points : bool, default True
         Draw the cloud of z-scores (rasterised, to keep vector files light).
-    legend : bool, default True
+    legend : bool or str, default True
+        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
@@ -120,8 +128,9 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
         ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x"),
                                          res.attrs.get("units", "")))
         ax.set_ylabel(r"z-score $Z = E/u_E$")
-        if legend:
-            ax.legend(loc="lower left", title=f"window: {res.attrs.get('window')} points",
+        loc = _legend_loc(legend, "lower left")
+        if loc:
+            ax.legend(loc=loc, title=f"window: {res.attrs.get('window')} points",
                       markerscale=4, framealpha=0.8, frameon=True, edgecolor="none")
     return ax
 
@@ -151,7 +160,8 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
     xlabel : str, optional
         Default from the conditioning name.
     ylim : (float, float), optional
-    legend : bool, default True
+    legend : bool or str, default True
+        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
@@ -197,8 +207,9 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
         ax.set_ylabel(_STAT_LABELS.get(stat, stat))
         if fv is not None:
             ax.set_title(fv_text(_single(fv, "local")), fontsize=9)
-        if legend:
-            ax.legend(loc="best", title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
+        loc = _legend_loc(legend, "best")
+        if loc:
+            ax.legend(loc=loc, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
                       framealpha=0.8, frameon=True, edgecolor="none")
     return ax
 
@@ -270,7 +281,8 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
         next to each group (same labels).
     labels : sequence of str, optional
         Group labels for a sequence of results (default from the statistic).
-    legend : bool, default True
+    legend : bool or str, default True
+        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
@@ -343,8 +355,9 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
                 for n in ("fv_nominal_lower", "fv_ci_lower", "fv_binom_lower")]
         lows += [float(fv["ci_lower"]) for fv in (stratified or {}).values()]
         ax.set_ylim(max(0.0, min(lows) - 0.05), 1.0)
-        if legend:
-            ax.legend(list(handles.values()), list(handles), loc="best", fontsize=7,
+        loc = _legend_loc(legend, "best")
+        if loc:
+            ax.legend(list(handles.values()), list(handles), loc=loc, fontsize=7,
                       framealpha=0.8, frameon=True, edgecolor="none")
     return ax
 
@@ -362,7 +375,8 @@ def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
     ax : matplotlib.axes.Axes, optional
     log : bool, default False
         Logarithmic axes (uncertainties spanning decades).
-    legend : bool, default True
+    legend : bool or str, default True
+        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
@@ -407,6 +421,7 @@ def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
         unit = f" [{units}]" if units else ""
         ax.set_xlabel(f"RMV{unit}")
         ax.set_ylabel(f"RMSE{unit}")
-        if legend:
-            ax.legend(loc="upper left", framealpha=0.8, frameon=True, edgecolor="none")
+        loc = _legend_loc(legend, "upper left")
+        if loc:
+            ax.legend(loc=loc, framealpha=0.8, frameon=True, edgecolor="none")
     return ax
