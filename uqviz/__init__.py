@@ -20,8 +20,8 @@ from .statistics import get_statistic, list_statistics
 from .decimation import decimated
 from .experiments import load_study, save_study, statistic_bias, validation_probability
 from .quantile import nees, nees_test, qce, qce_to_numpy
-from .reference import simulated_reference
-from .reporting import report, validate, validate_simulated
+from .reference import simulated_reference, validate, validate_simulated
+from .reporting import report
 from .shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
 from .validation import tailedness, validate_average
 
