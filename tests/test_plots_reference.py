@@ -49,7 +49,7 @@ def test_zeta_scores_from_a_mapping_of_results(tree, tmp_path):
     # the |zeta| <= 1 band
     band = [p for p in ax.patches if p.get_label() == r"$|\zeta| \leq 1$"]
     assert len(band) == 1
-    ys = band[0].get_xy()[:, 1]
+    ys = band[0].get_path().transformed(band[0].get_patch_transform()).vertices[:, 1]
     assert ys.min() == -1 and ys.max() == 1
     assert ax.get_title() == "ZMS"
     fig.savefig(tmp_path / "zeta.png")

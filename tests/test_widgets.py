@@ -95,3 +95,14 @@ def test_dataset_switch_and_errors_are_shown_not_raised():
     assert ex.message.value == "" or "&#9888;" in ex.message.value
     with pytest.raises(ValueError, match="not a numeric variable"):
         ConditionalExplorer(tree, conditioning="tag")
+
+
+def test_widget_backend_without_a_widget_canvas_falls_back_to_inline(monkeypatch):
+    import uqviz.widgets.conditional as wc
+
+    monkeypatch.setattr(wc, "_is_widget_backend", lambda: True)  # claims ipympl, canvas is Agg
+    ex = ConditionalExplorer(uqviz.synthetic.default_example(), n_boot=200)
+    assert ex._canvas_box.children == () and ex.ax is not None
+    first = ex.figure
+    ex.statistic.value = "ZM"
+    assert ex.figure is not first and "LZM" in ex.ax.get_ylabel()  # a fresh inline figure

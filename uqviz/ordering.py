@@ -24,8 +24,8 @@ All orderings share the bootstrap random numbers (*common random numbers*:
 bin b is resampled with the same 64-bit seed in every ordering). The spread
 over orderings is therefore due to the ordering alone: with no ties it is
 exactly zero. (The paper re-ran the bootstrap with fresh random numbers for
-every ordering, so its spread also holds the bootstrap's Monte Carlo noise,
-which is small with 5000 replicates.) The data-order analysis (``nominal``)
+every ordering, so its spread also holds the bootstrap's Monte Carlo noise;
+``common_bootstrap=False`` does that.) The data-order analysis (``nominal``)
 uses the same seeds, and equals ``local_calibration(data, rng=boot_seed)``
 with ``boot_seed`` stored in the result's attributes; ordering ``i`` equals
 ``local_calibration`` of the data re-ordered as described in
@@ -386,6 +386,23 @@ def _lc_boot_seed(boot_seed):
     return int(np.random.default_rng(boot_rng).integers(0, _SEED_MAX))
 
 
+def _strata(x):
+    """Stratum index of each point (small ints: radix-sorted) and the (x, row) order."""
+    _, sid = np.unique(x, return_inverse=True)
+    dtype = np.int16 if sid.max() < 2**15 else np.int64
+    return sid.astype(dtype), np.argsort(x, kind="stable")
+
+
+def _tie_order(seed, sid, base, label):
+    # random order of ties: stable sort of the stratum index after the permutation
+    perm = np.random.default_rng(seed).permutation(sid.size)
+    order = perm[np.argsort(sid[perm], kind="stable")]
+    # bin of each point, then points back in (x, row) order inside each bin
+    bin_of = np.empty(sid.size, dtype=label.dtype)
+    bin_of[order] = label
+    return base[np.argsort(bin_of[base], kind="stable")]
+
+
 def tie_order(x, seed, starts, sizes):
     """Ordering of the points for one random order of ties, canonical inside bins.
 
@@ -407,16 +424,20 @@ def tie_order(x, seed, starts, sizes):
     >>> tie_order(x, None, np.array([0, 2]), np.array([2, 2])).tolist()
     [1, 0, 2, 3]
     """
-    order = kb.stable_order(x, None if seed is None else np.random.default_rng(seed))
+    x = np.asarray(x, dtype=float)
+    sid, base = _strata(x)
     if seed is None:
-        return order
-    label = np.repeat(np.arange(len(sizes)), sizes)
-    # sort by (bin, x, row): lexsort keys from last (primary) to first
-    return order[np.lexsort((order, x[order], label))]
+        return base
+    label = np.repeat(np.arange(len(sizes), dtype=np.int16 if len(sizes) < 2**15 else np.int64),
+                      sizes)
+    return _tie_order(seed, sid, base, label)
 
 
-def _chunk(e, u, stat, orders, starts0, sizes0, seeds0, *, n_boot, ci, engine, reference):
-    """Estimates and validity (C, n_bins) for the orderings ``orders`` (C, M)."""
+def _chunk(e, u, stat, orders, starts0, sizes0, seeds, *, n_boot, ci, engine, reference):
+    """Estimates and validity (C, n_bins) for the orderings ``orders`` (C, M).
+
+    ``seeds``: the bootstrap seed of every group, shape (C * n_bins,).
+    """
     n_ord, m = orders.shape
     n_bins = len(sizes0)
     starts = (np.arange(n_ord)[:, None] * m + starts0[None, :]).ravel()
@@ -431,7 +452,7 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds0, *, n_boot, ci, engine, r
         means = np.add.reduceat(cols, starts, axis=0) / n[:, None]
         est = np.asarray(stat.func({c: means[..., i] for i, c in enumerate(names)}, n),
                          dtype=float)
-        sums = _sums(cols, starts, sizes, n_boot, np.tile(seeds0, n_ord), engine)
+        sums = _sums(cols, starts, sizes, n_boot, seeds, engine)
         sums /= n[:, None, None]
         reps = np.asarray(stat.func({c: sums[..., i] for i, c in enumerate(names)},
                                     n[:, None]), dtype=float)
@@ -449,7 +470,7 @@ def _quantile_interval(values, ci):
 
 
 def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_boot, ci,
-                  progress, chunk_size, engine):
+                  progress, chunk_size, engine, common_bootstrap):
     check_dataset(ds)
     name, x = conditioning_values(ds, conditioning)
     m = x.size
@@ -464,7 +485,17 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     boot_seed = int(rng.integers(0, _SEED_MAX))
     tie_seeds = rng.integers(0, _SEED_MAX, size=n_orderings)
     binom_rng = np.random.default_rng(int(rng.integers(0, _SEED_MAX)))
+    if common_bootstrap:
+        boot_seeds = np.full(n_orderings, boot_seed, dtype=np.int64)
+    else:  # fresh bootstrap random numbers for every ordering (the paper's procedure)
+        boot_seeds = rng.integers(0, _SEED_MAX, size=n_orderings)
     seeds0 = group_seeds(_lc_boot_seed(boot_seed), n_bins)
+
+    def chunk_seeds(i0, i1):
+        if common_bootstrap:
+            return np.tile(seeds0, i1 - i0)
+        return np.concatenate([group_seeds(_lc_boot_seed(int(b)), n_bins)
+                               for b in boot_seeds[i0:i1]])
 
     e = np.ascontiguousarray(ds["E"].values, dtype=float)
     u = np.ascontiguousarray(ds["uE"].values, dtype=float)
@@ -474,17 +505,19 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     chunk_size = max(1, int(chunk_size))
     kw = dict(n_boot=n_boot, ci=ci, engine=engine, reference=reference)
 
-    est_nom, valid_nom = _chunk(e, u, stat, tie_order(x, None, starts0, sizes0)[None, :],
-                                starts0, sizes0, seeds0, **kw)
+    sid, base = _strata(x)
+    bin_label = np.repeat(np.arange(n_bins, dtype=np.int16 if n_bins < 2**15 else np.int64),
+                          sizes0)
+    est_nom, valid_nom = _chunk(e, u, stat, base[None, :], starts0, sizes0, seeds0, **kw)
     estimates = np.empty((n_orderings, n_bins))
     valid = np.empty((n_orderings, n_bins), dtype=bool)
     label = f"orderings of {name}" + (f" ({ds.attrs['name']})" if ds.attrs.get("name") else "")
     with tqdm(total=n_orderings, disable=not progress, desc=label, unit="ordering") as bar:
         for i0 in range(0, n_orderings, chunk_size):
             i1 = min(n_orderings, i0 + chunk_size)
-            orders = np.stack([tie_order(x, int(s), starts0, sizes0) for s in tie_seeds[i0:i1]])
+            orders = np.stack([_tie_order(int(s), sid, base, bin_label) for s in tie_seeds[i0:i1]])
             estimates[i0:i1], valid[i0:i1] = _chunk(e, u, stat, orders, starts0, sizes0,
-                                                    seeds0, **kw)
+                                                    chunk_seeds(i0, i1), **kw)
             bar.update(i1 - i0)
 
     fv = valid.mean(axis=1)
@@ -515,8 +548,9 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
             "valid_nominal": ("bin", valid_nom[0]),
         },
         coords={"replicate": np.arange(n_orderings), "seed": ("replicate", tie_seeds),
-                **bin_coords},
+                "boot_seed": ("replicate", boot_seeds), **bin_coords},
         attrs={"conditioning": name, "n_bins": n_bins, "boot_seed": boot_seed,
+               "common_bootstrap": int(bool(common_bootstrap)),
                "n_distinct": int(counts.size), "largest_stratum": int(counts.max()),
                "binning": "equal_count"},
     )
@@ -525,7 +559,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
 
 def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderings=1000,
                    n_boot=5000, ci=0.95, rng=None, progress=True, chunk_size=None,
-                   engine=None):
+                   engine=None, common_bootstrap=True):
     """Fraction of valid bins over random orderings of ties (001 sect. III B 3, Fig. 4).
 
     Repeats the equal-count LZMS (or LZM, LRCE, LZVar) analysis of
@@ -560,6 +594,14 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         6 M) bytes per ordering); default: as many as fit in 64 MB.
     engine : {"numba", "numpy"}, optional
         Resampling engine (default numba), as in :func:`uqviz.local_calibration`.
+    common_bootstrap : bool, default True
+        Resample bin b with the same random numbers in every ordering (and in
+        the data order), so that the spread over orderings is the ordering
+        effect alone (zero without ties) and the data-order f_v compares
+        with the orderings on an equal footing. False: fresh bootstrap
+        random numbers for every ordering, the paper's procedure; the spread
+        then also holds the bootstrap's Monte Carlo noise, which averages
+        out of ``fv_mean``.
 
     Returns
     -------
@@ -574,19 +616,20 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         ``estimate``, ``valid``; on ``bin``: ``estimate_nominal``,
         ``valid_nominal``. Attributes: ``statistic``, ``conditioning``,
         ``n_bins``, ``n_orderings``, ``n_boot``, ``ci``, ``boot_seed``,
-        ``n_distinct`` (distinct conditioning values), ``largest_stratum``.
+        ``n_distinct`` (distinct conditioning values), ``largest_stratum``,
+        ``common_bootstrap``. Coordinates on ``replicate``: ``seed`` (order
+        of ties) and ``boot_seed`` (bootstrap) of each ordering.
 
     Notes
     -----
     Ordering ``i`` sorts the points stably by the conditioning variable
     after the permutation ``numpy.random.default_rng(seed[i]).permutation(M)``
     (random order of ties), cuts equal-count bins, and orders the points of
-    each bin by conditioning value and original row (:func:`tie_order`). All
-    orderings and the nominal analysis share the bootstrap seeds of
-    ``local_calibration(..., rng=attrs["boot_seed"])``, so the spread over
-    orderings is the ordering effect alone (zero without ties), and ordering
-    ``i`` equals ``local_calibration(data.isel(point=tie_order(...)),
-    rng=attrs["boot_seed"])``.
+    each bin by conditioning value and original row (:func:`tie_order`).
+    Ordering ``i`` equals ``local_calibration(data.isel(point=tie_order(x,
+    seed[i], ...)), rng=boot_seed[i])`` and the data order equals
+    ``local_calibration(data, rng=attrs["boot_seed"])`` (tested); with
+    ``common_bootstrap`` all ``boot_seed`` are ``attrs["boot_seed"]``.
 
     Examples
     --------
@@ -609,7 +652,7 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     out = map_datasets(_ordering_one, data, rng=rng, statistic=statistic,
                        conditioning=conditioning, n_bins=n_bins, n_orderings=int(n_orderings),
                        n_boot=int(n_boot), ci=ci, progress=progress, chunk_size=chunk_size,
-                       engine=engine)
+                       engine=engine, common_bootstrap=bool(common_bootstrap))
     out.attrs.update({"statistic": statistic, "n_orderings": int(n_orderings),
                       "n_boot": int(n_boot), "ci": ci,
                       "method": "student-t" if statistic == "ZM" else "bca",

@@ -194,10 +194,12 @@ def nig_implied_shape(shapes):
         if name not in fit:
             raise ValueError(f"shapes: variable {name!r} is missing")
     fit = fit[["nu", "scale"]].reset_coords(drop=True)
-    out = xr.Dataset(
-        {"nu": (2.0 * fit["nu"]).assign_attrs(long_name="NIG-implied shape of E^2 (2 x nu of uE^2)"),
-         "scale": fit["scale"].copy().assign_attrs(long_name="scale of E^2 (= scale of uE^2)")},
-    )
+    out = xr.Dataset({
+        "nu": (2.0 * fit["nu"]).assign_attrs(
+            long_name="NIG-implied shape of E^2 (2 x nu of uE^2)"),
+        "scale": fit["scale"].copy().assign_attrs(
+            long_name="scale of E^2 (= scale of uE^2)"),
+    })
     out.attrs.update({"variable": "E2", "model": "E^2/scale ~ F(1, nu)",
                       "derivation": "NIG: uE^2/s ~ IG(n, n), E = uE N(0,1) => E^2/s ~ F(1, 2n)"})
     return out

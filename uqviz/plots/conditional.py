@@ -38,7 +38,7 @@ def _single(result, what):
     return result
 
 
-def _x_label(name, units="", long_name=None):
+def _x_label(name, units=""):
     """Axis label of a conditioning variable: 'Uncertainty $u_E$ [eV]', 'mass [Da]'."""
     if name == "uE":
         text = r"Uncertainty $u_E$"
@@ -138,7 +138,7 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
 # ---------------------------------------------------------------------------
 # Fig. 3 a-f: local statistic per bin
 # ---------------------------------------------------------------------------
-def fv_text(fv):
+def _fv_text(fv):
     """'$f_v$ = 0.60 [0.50, 0.70]' from a :func:`uqviz.fraction_valid` result."""
     est = float(fv["estimate"])
     lo, hi = float(fv["ci_lower"]), float(fv["ci_upper"])
@@ -206,7 +206,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
         level = res.attrs.get("ci", 0.95)
         ax.set_ylabel(_STAT_LABELS.get(stat, stat))
         if fv is not None:
-            ax.set_title(fv_text(_single(fv, "local")), fontsize=9)
+            ax.set_title(_fv_text(_single(fv, "local")), fontsize=9)
         loc = _legend_loc(legend, "best")
         if loc:
             ax.legend(loc=loc, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",

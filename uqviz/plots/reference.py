@@ -310,9 +310,12 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
         color = COLORS["invalid"]
         ax.axvline(est, color=color, lw=1.5, label="observed")
         if np.isfinite(lo) and np.isfinite(hi):
-            ymax = ax.get_ylim()[1]
-            ax.errorbar([est], [0.9 * ymax], xerr=[[est - lo], [hi - est]], fmt="o",
-                        color=color, ms=4, capsize=3, label="bootstrap interval (Sim)")
+            # a segment, not error bars: a strongly biased (binned) bootstrap can give
+            # a BCa interval that excludes the estimate
+            y = 0.9 * ax.get_ylim()[1]
+            ax.plot([lo, hi], [y, y], "-|", color=color, lw=1.5, ms=8,
+                    label="bootstrap interval (Sim)")
+            ax.plot([est], [y], "o", color=color, ms=4)
     stat = result.attrs.get("statistic", "statistic")
     ax.set_xlabel(stat)
     ax.set_ylabel("density")

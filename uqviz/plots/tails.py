@@ -23,6 +23,7 @@ import matplotlib as mpl
 import numpy as np
 from matplotlib import ticker
 from matplotlib.patches import Patch
+from matplotlib.transforms import Bbox
 from scipy import stats as sps
 
 from .._tree import datasets_of
@@ -39,6 +40,8 @@ STATISTIC_COLORS = {"ZMS": "#1f77b4", "RCE": "#d62728", "RCE2": "#9467bd", "ZM":
 _VAR_COLORS = {"E2": "#d62728", "Z2": "#1f77b4", "uE2": "#2ca02c"}
 _VAR_TEX = {"uE2": r"u_E^2", "E2": r"E^2", "Z2": r"Z^2"}
 _UNSAFE_ALPHA = 0.45
+_ZONE_U = "#fee6ce"     # unsafe for RCE only (uE^2)
+_ZONE_E = "#fdae6b"     # unsafe for RCE and ZMS (E^2, Z^2)
 _NIG_COLOR = "#000000"
 
 
@@ -84,18 +87,34 @@ def _point_labels(names, labels, what):
     return labels
 
 
+def _renderer(fig):
+    get = getattr(fig.canvas, "get_renderer", None)
+    return get() if get is not None else fig._get_renderer()
+
+
+def _add_obstacles(ax, x, y, size_pt=6.0):
+    """Remember the markers at (x, y) as boxes that labels must not cover."""
+    half = 0.5 * size_pt * ax.figure.dpi / 72.0
+    boxes = getattr(ax, "_uqviz_label_boxes", [])
+    pts = ax.transData.transform(np.column_stack([x, y]))
+    for px, py in pts:
+        if np.isfinite(px) and np.isfinite(py):
+            boxes.append(Bbox.from_extents(px - half, py - half, px + half, py + half))
+    ax._uqviz_label_boxes = boxes
+
+
 def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
     """Write ``texts`` next to the points, shifting labels that would overlap.
 
     Labels are placed left (or right) of their point; a label whose box
-    would overlap one already placed is moved up or down, in steps of its
-    height, to the nearest free position.
+    would overlap a marker (see :func:`_add_obstacles`) or a label already
+    placed is moved up or down, in steps of its height, to the nearest free
+    position (positions are those of the current layout).
     """
     dx = -4 if side == "left" else 4
     ha = "right" if side == "left" else "left"
     fig = ax.figure
-    get = getattr(fig.canvas, "get_renderer", None)
-    renderer = get() if get is not None else fig._get_renderer()
+    renderer = _renderer(fig)
     placed = getattr(ax, "_uqviz_label_boxes", [])
     out = []
     for xi, yi, t in zip(x, y, texts):
@@ -104,8 +123,8 @@ def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
         ann = ax.annotate(t, (xi, yi), xytext=(dx, 0), textcoords="offset points", ha=ha,
                           va="center", fontsize=fontsize, color=color, zorder=6,
                           annotation_clip=True)
-        bbox = ann.get_window_extent(renderer)
-        step = bbox.height * 0.9
+        bbox = ann.get_window_extent(renderer).shrunk(0.9, 0.8)
+        step = bbox.height * 1.05
         for k in (0, 1, -1, 2, -2, 3, -3):
             b = bbox.translated(0, k * step)
             if not any(b.overlaps(p) for p in placed):
@@ -153,6 +172,27 @@ def _select_fit(shapes, variable, dataset, what):
         fit = res
         model = res.attrs.get("scipy_model", "invgamma" if variable == "uE2" else "f1")
     return res, fit, model
+
+
+def _select_data(data, dataset, what):
+    """(name, Dataset) of one dataset of a Dataset or DataTree (``dataset``: name or index)."""
+    pairs = datasets_of(data)
+    names = [n for n, _ in pairs]
+    if dataset is None:
+        if len(pairs) > 1:
+            raise ValueError(f"{what}: the data hold {len(names)} datasets; choose one with "
+                             f"dataset= (one of {names})")
+        name, ds = pairs[0]
+        return (name if name is not None else ds.attrs.get("name")), ds
+    if isinstance(dataset, (int, np.integer)):
+        if not -len(pairs) <= dataset < len(pairs):
+            raise ValueError(f"{what}: dataset index {dataset} out of range for "
+                             f"{len(pairs)} datasets")
+        name, ds = pairs[dataset]
+        return (name if name is not None else ds.attrs.get("name")), ds
+    if dataset not in names:
+        raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
+    return dataset, dict(pairs)[dataset]
 
 
 def fit_histogram(data, shapes_result, variable="uE2", ax=None, *, dataset=None, bins=None,
@@ -206,26 +246,9 @@ def fit_histogram(data, shapes_result, variable="uE2", ax=None, *, dataset=None,
     what = "fit_histogram"
     if variable not in _VAR_TEX:
         raise ValueError(f"{what}: variable must be one of {list(_VAR_TEX)}, got {variable!r}")
-    pairs = datasets_of(data)
-    if len(pairs) > 1:
-        names = [n for n, _ in pairs]
-        if dataset is None:
-            raise ValueError(f"{what}: the data hold {len(names)} datasets; choose one with "
-                             f"dataset= (one of {names})")
-        key = names[dataset] if isinstance(dataset, (int, np.integer)) else dataset
-        if key not in names:
-            raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
-        name, ds = key, dict(pairs)[key]
-    else:
-        name, ds = pairs[0]
-        if dataset is not None and name is not None:
-            key = name if isinstance(dataset, (int, np.integer)) else dataset
-            if key != name:
-                raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {[name]}")
-        name = name if name is not None else ds.attrs.get("name")
-    res, fit, model = _select_fit(shapes_result, variable, None if "dataset" not in
-                                  shapes_result.dims else (dataset if dataset is not None
-                                                           else name), what)
+    name, ds = _select_data(data, dataset, what)
+    res, fit, model = _select_fit(shapes_result, variable,
+                                  name if "dataset" in shapes_result.dims else None, what)
     e, u = ds["E"].values, ds["uE"].values
     x = {"uE2": u * u, "E2": e * e, "Z2": (e / u) ** 2}[variable]
     pos = x[x > 0]
@@ -257,8 +280,14 @@ def fit_histogram(data, shapes_result, variable="uE2", ax=None, *, dataset=None,
         ax.plot(grid, grid * _model_pdf("f1", grid, nu_n, sc_n), color=COLORS["invalid"],
                 lw=1.4, label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})", zorder=4)
     ax.set_xscale("log")
-    ax.set_xlim(edges[0] / 1.5, edges[-1] * 1.5)
-    ax.set_ylim(0, 1.25 * float(dens.max()))
+    lo_x, hi_x = edges[0] / 1.5, edges[-1] * 1.5
+    ax.set_xlim(lo_x, hi_x)
+    if np.log10(hi_x / lo_x) < 2.0:      # less than two decades: label 1-2-5 ticks plainly
+        ax.xaxis.set_major_locator(ticker.LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    n_entries = 2 + bool(nig)
+    ax.set_ylim(0, (1.2 + (0.13 * n_entries if legend else 0.0)) * float(dens.max()))
     units = ds.attrs.get("units", "")
     unit_txt = f" [{units}$^2$]" if units and variable != "Z2" else ""
     ax.set_xlabel(f"${_VAR_TEX[variable]}${unit_txt}")
@@ -334,7 +363,7 @@ def skewness_map(tail_result, nig_curve=None, ax=None, *, labels="number", z2=Tr
     thr_u, thr_e = _threshold(res, "uE2"), _threshold(res, "E2")
     thr_z = _threshold(res, "Z2")
 
-    ax = get_ax(ax, figsize=(4.6, 4.2))
+    ax = get_ax(ax, figsize=(4.8, 5.6))
     apply_style(ax)
     ys = [y_e] + ([y_z] if z2 else [])
     if nig_curve is not None:
@@ -348,20 +377,19 @@ def skewness_map(tail_result, nig_curve=None, ax=None, *, labels="number", z2=Tr
     ax.set_ylim(y_lo, 1.0)
 
     # unsafe zones (004 Table II)
-    ax.axvspan(thr_u, 1.0, color=COLORS["unsafe"], alpha=_UNSAFE_ALPHA, lw=0, zorder=0)
-    ax.axhspan(thr_e, 1.0, color=COLORS["unsafe"], alpha=_UNSAFE_ALPHA, lw=0, zorder=0)
-    handles = []
+    ax.axvspan(thr_u, 1.0, color=_ZONE_U, alpha=_UNSAFE_ALPHA, lw=0, zorder=0)
+    ax.axhspan(thr_e, 1.0, color=_ZONE_E, alpha=_UNSAFE_ALPHA, lw=0, zorder=0)
     if nig_curve is not None:
         nb = nig_curve["beta_gm"]
         nus = nig_curve["nu"].values
         ax.plot(nb.sel(variable="uE2").values, nb.sel(variable="E2").values, "-o",
                 color=_NIG_COLOR, ms=3, lw=0.8, zorder=3,
-                label=f"NIG model ({nus.min():g} $\\leq \\nu \\leq$ {nus.max():g})")
+                label=f"NIG model (${nus.min():g} \\leq \\nu \\leq {nus.max():g}$)")
         for k in (int(np.argmin(nus)), int(np.argmax(nus))):
             ax.annotate(f"$\\nu$={nus[k]:g}", (nb.sel(variable="uE2").values[k],
                                               nb.sel(variable="E2").values[k]),
-                        xytext=(3, -9), textcoords="offset points", fontsize=7,
-                        color=_NIG_COLOR, annotation_clip=True)
+                        xytext=(0, -5), textcoords="offset points", fontsize=7,
+                        ha="center", va="top", color=_NIG_COLOR, annotation_clip=True)
         z_nig = float(np.nanmean(nb.sel(variable="Z2").values))
         ax.axhline(z_nig, color=_NIG_COLOR, ls=":", lw=0.9, zorder=2,
                    label=f"NIG model, $\\beta_{{GM}}(Z^2)$ = {z_nig:.2f}")
@@ -370,13 +398,16 @@ def skewness_map(tail_result, nig_curve=None, ax=None, *, labels="number", z2=Tr
     if z2:
         ax.plot(x, y_z, "s", color=_VAR_COLORS["Z2"], ms=5, zorder=5, ls="none",
                 label=r"$\beta_{GM}(Z^2)$")
+    _add_obstacles(ax, x, y_e)
+    if z2:
+        _add_obstacles(ax, x, y_z)
     _label_points(ax, x, y_e, texts, side="left", color=_VAR_COLORS["E2"])
     if z2:
         _label_points(ax, x, y_z, texts, side="right", color=_VAR_COLORS["Z2"])
     handles = ax.get_legend_handles_labels()
-    zone_u = Patch(color=COLORS["unsafe"], alpha=_UNSAFE_ALPHA,
+    zone_u = Patch(color=_ZONE_U, alpha=_UNSAFE_ALPHA,
                    label=f"unsafe: $\\beta_{{GM}}(u_E^2) > {thr_u:g}$ (RCE)")
-    zone_e = Patch(color=COLORS["unsafe"], alpha=min(1.0, 2 * _UNSAFE_ALPHA),
+    zone_e = Patch(color=_ZONE_E, alpha=_UNSAFE_ALPHA,
                    label=(f"unsafe: $\\beta_{{GM}}(E^2)$, $\\beta_{{GM}}(Z^2) > {thr_e:g}$"
                           if thr_z == thr_e else f"unsafe: $\\beta_{{GM}}(E^2) > {thr_e:g}$")
                    + " (RCE, ZMS)")
@@ -387,8 +418,8 @@ def skewness_map(tail_result, nig_curve=None, ax=None, *, labels="number", z2=Tr
     if legend:
         ax.legend(handles[0] + [zone_u, zone_e], handles[1] + [zone_u.get_label(),
                                                                  zone_e.get_label()],
-                  loc="upper left", fontsize=7, frameon=True, framealpha=0.9,
-                  edgecolor="none")
+                  loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, fontsize=7,
+                  frameon=False)
     return ax
 
 
@@ -479,7 +510,8 @@ def bias_vs_skewness(bias_result, statistic="RCE", ax=None, *, skewness=None, ba
         ax.errorbar(xs[order], ys[order], yerr=es[order], fmt="-o", ms=3.5, lw=0.9,
                     elinewidth=1.0, color=c, label=f"{g:g}", zorder=3)
     xmin, xmax = ax.get_xlim()
-    ax.axvspan(thr, max(xmax, thr + 0.01), color=COLORS["unsafe"], alpha=_UNSAFE_ALPHA, lw=0,
+    ax.axvspan(thr, max(xmax, thr + 0.01), color=_ZONE_U if skewness == "uE2" else _ZONE_E,
+               alpha=_UNSAFE_ALPHA, lw=0,
                zorder=0, label=f"$\\beta_{{GM}} > {thr:g}$")
     ax.set_xlim(xmin, xmax)
     ax.axhline(0.0, color=COLORS["reference"], ls="--", lw=1.0, zorder=2)
@@ -488,8 +520,9 @@ def bias_vs_skewness(bias_result, statistic="RCE", ax=None, *, skewness=None, ba
     if title is not None:
         ax.set_title(title)
     if legend:
-        ax.legend(title=f"${sym[color_by]}$ (bars: {n_sigma:g} x {bars.replace('_', ' ')})",
-                  loc="upper left", fontsize=7, title_fontsize=7, ncols=2,
+        what = "MC s.e. of the mean" if bars == "mc_se" else "s.d. of one dataset"
+        ax.legend(title=f"${sym[color_by]}$; bars: $\\pm${n_sigma:g} {what}",
+                  loc="best", fontsize=7, title_fontsize=7, ncols=2,
                   frameon=True, framealpha=0.9, edgecolor="none")
     return ax
 
@@ -568,14 +601,18 @@ def validation_probability(vp_result, ax=None, *, skewness=None, statistics=None
     ax.xaxis.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in nu]))
     ax.xaxis.set_minor_locator(ticker.NullLocator())
     ymin = float(np.nanmin(vp_result["ci_lower"].sel(statistic=stats_).values))
-    ax.set_ylim(min(0.6, np.floor((ymin - 0.02) * 20) / 20), 1.0)
+    ax.set_ylim(min(0.6, np.floor((ymin - 0.02) * 20) / 20), 1.01)
     ax.tick_params(axis="x", which="both", top=False)
     sec = ax.secondary_xaxis("top")
     beta = vp_result["beta_gm"].sel(variable=skewness).values
     sec.xaxis.set_major_locator(ticker.FixedLocator(nu))
     sec.xaxis.set_major_formatter(ticker.FixedFormatter([f"{b:.2f}" for b in beta]))
     sec.xaxis.set_minor_locator(ticker.NullLocator())
-    sec.tick_params(axis="x", direction="in", labelsize=7, rotation=90)
+    # vertical labels when the ticks are closer than about 4 characters
+    gaps = np.diff(np.log(np.sort(nu))) / np.log(hi_x / lo_x) if nu.size > 1 else np.array([1.0])
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    sec.tick_params(axis="x", direction="in", labelsize=7,
+                    rotation=90 if gaps.min() * width_in < 0.32 else 0)
     sec.set_xlabel(f"$\\langle\\beta_{{GM}}({_VAR_TEX[skewness]})\\rangle$", fontsize=9)
     ax.set_xlabel(r"$\nu_{IG}$" if scenario == "NIG" else r"$\nu_D$")
     ax.set_ylabel(r"validation probability $p_{val}$")
@@ -585,7 +622,7 @@ def validation_probability(vp_result, ax=None, *, skewness=None, statistics=None
                  f"B = {a.get('n_boot', '?')}")
     ax.set_title(title, fontsize=9)
     if legend:
-        ax.legend(loc="lower right", fontsize=7,
+        ax.legend(loc="best", fontsize=7,
                   title=f"bars: Wilson {level:.0%}", title_fontsize=7, frameon=True,
                   framealpha=0.9, edgecolor="none")
     return ax
@@ -650,30 +687,34 @@ def zeta_comparison(validation_result, ax=None, *, statistics=("ZMS", "RCE"), la
 
     ax = get_ax(ax, figsize=(4.0, 4.0))
     apply_style(ax)
-    ax.set_xlim(0.0, limit)
-    ax.set_ylim(0.0, limit)
-    ax.fill_between([0.0, 1.0], 1.0, limit, color=COLORS["unsafe"], alpha=_UNSAFE_ALPHA, lw=0,
+    low = -0.025 * limit
+    ax.set_xlim(low, limit)
+    ax.set_ylim(low, limit)
+    ax.fill_between([low, 1.0], 1.0, limit, color=_ZONE_E, alpha=_UNSAFE_ALPHA, lw=0,
                     zorder=0, label="disagreement: one $|\\zeta| \\leq 1$, the other $> 1$")
-    ax.fill_between([1.0, limit], 0.0, 1.0, color=COLORS["unsafe"], alpha=_UNSAFE_ALPHA, lw=0,
+    ax.fill_between([1.0, limit], low, 1.0, color=_ZONE_E, alpha=_UNSAFE_ALPHA, lw=0,
                     zorder=0)
-    ax.plot([0.0, limit], [0.0, limit], ls="--", color=COLORS["reference"], lw=1.0, zorder=1,
+    ax.plot([low, limit], [low, limit], ls="--", color=COLORS["reference"], lw=1.0, zorder=1,
             label="identity")
     ax.plot(x[fin], y[fin], "o", color="k", ms=4.5, zorder=4, ls="none", label="datasets")
     ax.set_aspect("equal", adjustable="box")
+    if legend:   # say what each zone means, inside it
+        kw = dict(fontsize=7, color="#7f3b08", zorder=2)
+        ax.text(0.5, limit * 0.98, f"{sx} validates, {sy} rejects", rotation=90, ha="center",
+                va="top", **kw)
+        ax.text(limit * 0.98, 0.5, f"{sx} rejects, {sy} validates", ha="right",
+                va="center", **kw)
+    _add_obstacles(ax, x[fin], y[fin], size_pt=5.0)
     _label_points(ax, x[fin], y[fin], [t for t, f in zip(texts, fin) if f], side="right",
                   color="k")
     n_bad = int((~fin).sum())
+    if n_bad:
+        ax.text(0.98, 0.02, f"{n_bad} undefined zeta not shown", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7)
     ax.set_xlabel(f"$|\\zeta_{{{sx}}}|$")
     ax.set_ylabel(f"$|\\zeta_{{{sy}}}|$")
     if title is not None:
         ax.set_title(title)
-    if legend:
-        h, lab = ax.get_legend_handles_labels()
-        if n_bad:
-            h.append(Patch(color="none"))
-            lab.append(f"{n_bad} undefined zeta not shown")
-        ax.legend(h, lab, loc="upper right", fontsize=7, frameon=True, framealpha=0.9,
-                  edgecolor="none")
     return ax
 
 
@@ -739,14 +780,15 @@ def decimation_curves(decimation_result, dataset=None, ax=None, *, statistics=No
         r = res.sel(statistic=s)
         c = _stat_color(s, i)
         ax.plot(k, r["delta"].values, "-o", ms=2.5, lw=1.3, color=c,
-                label=f"$\\Delta_{{{s}}}$", zorder=4)
+                label=f"$\\Delta$ {s}", zorder=4)
         lo, hi = float(r["ci_lower_halfwidth"]), float(r["ci_upper_halfwidth"])
         xb = k.min() - (len(stats_) - i) * 1.2 * width
         ax.bar(xb, hi - lo, bottom=lo, width=width, color=c, alpha=0.35, lw=0, zorder=2,
                label=f"{level:.0%} CI of {s} (full set)")
         for v in (lo, hi):
             ax.axhline(v, color=c, ls=":", lw=0.8, alpha=0.8, zorder=1)
-    ax.set_xlim(k.min() - (len(stats_) + 0.6) * 1.2 * width, k.max() + 0.03 * span)
+    ax.set_xlim(k.min() - (len(stats_) + 1.0) * 1.2 * width, k.max() + 0.03 * span)
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(nbins=6, integer=True, steps=[1, 2, 5, 10]))
     ax.set_xlabel("largest $u_E$ removed, $k$ (%)")
     ax.set_ylabel(r"$\Delta = $ stat$_k$ $-$ stat$_0$")
     ax.set_title(title if title is not None else (name or ""))

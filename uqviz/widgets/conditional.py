@@ -237,17 +237,7 @@ class ConditionalExplorer:
         """Draw the current result (widget backend: in place; inline: a fresh figure)."""
         if self.result is None:
             return
-        if _is_widget_backend():
-            import matplotlib.pyplot as plt
-
-            if self.figure is None:
-                with plt.ioff():
-                    self.figure = plt.figure(figsize=self.figsize, layout="constrained")
-                self._canvas_box.children = (self.figure.canvas,)
-            self.figure.clear()
-            self.ax = self.figure.add_subplot()
-            self._draw(self.ax)
-            self.figure.canvas.draw_idle()
+        if _is_widget_backend() and self._draw_in_canvas():
             return
         # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
         fig = Figure(figsize=self.figsize, layout="constrained")
@@ -264,6 +254,25 @@ class ConditionalExplorer:
         self.output.clear_output(wait=True)
         with self.output:
             display(fig)
+
+    def _draw_in_canvas(self):
+        """%matplotlib widget (ipympl): one figure whose canvas is a widget, redrawn in place."""
+        import ipywidgets
+        import matplotlib.pyplot as plt
+
+        if self.figure is None or self._canvas_box.children != (self.figure.canvas,):
+            with plt.ioff():
+                fig = plt.figure(figsize=self.figsize, layout="constrained")
+            if not isinstance(fig.canvas, ipywidgets.DOMWidget):  # not ipympl after all
+                plt.close(fig)
+                return False
+            self.figure = fig
+            self._canvas_box.children = (fig.canvas,)
+        self.figure.clear()
+        self.ax = self.figure.add_subplot()
+        self._draw(self.ax)
+        self.figure.canvas.draw_idle()
+        return True
 
     def _ipython_display_(self):
         from IPython.display import display

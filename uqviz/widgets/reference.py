@@ -273,16 +273,16 @@ class ReferenceExplorer:
         ax = fig.add_subplot()
         self._draw(ax)
         self.figure, self.ax = fig, ax
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
+            return
+        if get_ipython() is None:  # plain Python (tests): nothing to show
+            return
         self.output.clear_output(wait=True)
         with self.output:
-            try:
-                from IPython import get_ipython
-                from IPython.display import display
-
-                if get_ipython() is not None:
-                    display(fig)
-            except ImportError:  # pragma: no cover - IPython comes with ipywidgets
-                pass
+            display(fig)
 
     def _ipython_display_(self):
         from IPython.display import display

@@ -1,0 +1,102 @@
+"""ReferenceExplorer driven headless by setting the .value of its controls."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+import uqviz  # noqa: E402
+from uqviz.widgets.reference import ReferenceExplorer  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return uqviz.from_datasets({"small": uqviz.synthetic.nig(800, nu=6, rng=0),
+                                "large": uqviz.synthetic.tig(3000, nu_ig=5, nu_d=6, rng=1)})
+
+
+def _check_consistent(res):
+    est, lo, hi = (float(res[k]) for k in ("estimate", "ci_lower", "ci_upper"))
+    ref, se = float(res.reference), float(res.reference_se)
+    s = res.samples.values
+    assert ref == pytest.approx(s.mean(), rel=1e-12)
+    assert se == pytest.approx(s.std(ddof=1) / np.sqrt(s.size), rel=1e-12)
+    assert float(res.reference_ci_lower) == pytest.approx(np.quantile(s, 0.025))
+    # Sim: bootstrap interval + 2 se; Sim2: Monte Carlo interval of the reference
+    limit = hi if est <= ref else lo
+    assert float(res.zeta.sel(scheme="Sim")) == pytest.approx(
+        (est - ref) / np.hypot(est - limit, 2 * se))
+    inside = float(res.reference_ci_lower) <= est <= float(res.reference_ci_upper)
+    assert bool(res.valid.sel(scheme="Sim2")) == inside
+    assert bool(res.valid.sel(scheme="Sim")) == (abs(float(res.zeta.sel(scheme="Sim"))) <= 1)
+
+
+def test_defaults_and_controls(tree):
+    ex = ReferenceExplorer(tree, n_mc=150, n_boot=200)
+    res = ex.result
+    assert res.attrs["dataset"] == "small"
+    assert res.attrs["statistic"] == "ENCE" and res.attrs["generative"] == "normal"
+    assert res.attrs["n_bins"] == 20 and res.samples.sizes["replicate"] == 150
+    assert list(res.scheme.values) == ["Sim", "Sim2"]
+    _check_consistent(res)
+    assert ex.nu.disabled and not ex.n_bins.disabled
+    assert "ENCE" in ex.summary.value and "&zeta;<sub>Sim2</sub>" in ex.summary.value
+    assert ex.figure is not None and ex.ax.get_xlabel() == "ENCE"
+    assert ex.ax.get_title() == "small: ENCE, D = normal"
+
+
+def test_setting_values_recomputes(tree):
+    ex = ReferenceExplorer(tree, n_mc=150, n_boot=200)
+    normal_ref = float(ex.result.reference)
+    ex.generative.value = "t"
+    assert not ex.nu.disabled
+    assert ex.result.attrs["generative"] == "t6"
+    # 002 Fig. 5: heavier tails of D give a larger ENCE reference
+    assert float(ex.result.reference) > normal_ref
+    ex.nu.value = 4.0
+    assert ex.result.attrs["generative"] == "t4"
+    ex.n_bins.value = 10
+    assert ex.result.attrs["n_bins"] == 10
+    ex.dataset.value = "large"
+    assert ex.result.attrs["dataset"] == "large"
+    assert ex.ax.get_title() == "large: ENCE, D = t4"
+    _check_consistent(ex.result)
+    for key in ("uniform", "laplace", "empirical"):
+        ex.generative.value = key
+        assert ex.nu.disabled
+        assert ex.result.attrs["generative"] == key
+    ex.statistic.value = "CC"
+    assert ex.n_bins.disabled
+    assert ex.result.attrs["statistic"] == "CC"
+    _check_consistent(ex.result)
+
+
+def test_zms_gets_the_bs_scheme_and_a_reference_of_one(tree):
+    ex = ReferenceExplorer(tree, statistic="ZMS", n_mc=400, n_boot=300)
+    res = ex.result
+    assert list(res.scheme.values) == ["Sim", "Sim2", "BS"]
+    assert float(res.reference) == pytest.approx(1.0, abs=4 * float(res.reference_se))
+    est, lo, hi = float(res.estimate), float(res.ci_lower), float(res.ci_upper)
+    bs = float(res.zeta.sel(scheme="BS"))
+    assert bs == pytest.approx((est - 1) / (hi - est) if est <= 1 else (est - 1) / (est - lo))
+
+
+def test_nu_changes_are_ignored_for_other_d_and_settings_are_reproducible(tree):
+    ex = ReferenceExplorer(tree["small"].to_dataset(), statistic="ZMSE", n_mc=100, n_boot=100)
+    assert ex.dataset.disabled  # one dataset: no choice
+    before = ex.result
+    ex.nu.value = 10.0  # normal D: no recomputation
+    assert ex.result is before
+    again = ReferenceExplorer(tree["small"].to_dataset(), statistic="ZMSE", n_mc=100,
+                              n_boot=100)
+    np.testing.assert_array_equal(again.result.samples, before.samples)
+    assert float(again.result.estimate) == float(before.estimate)
+
+
+def test_bad_arguments(tree):
+    with pytest.raises(ValueError, match="statistic"):
+        ReferenceExplorer(tree, statistic="RCE")
+    with pytest.raises(ValueError, match="generative"):
+        ReferenceExplorer(tree, generative="cauchy")
