@@ -24,6 +24,10 @@ test: $(STAMP)
 ## bench: speed of the bootstrap engine against scipy (not part of test)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_bootstrap.py
+	$(BIN)/python benchmarks/bench_table_iv.py --no-scipy
+	$(BIN)/python benchmarks/bench_conditional.py
+	$(BIN)/python benchmarks/bench_reference.py
+	$(BIN)/python benchmarks/bench_quantile.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -111,3 +111,9 @@ def test_zeta_within_one_iff_reference_in_interval(est, ref, lo_gap, hi_gap):
     inside = lower <= ref <= upper
     if abs(abs(z) - 1.0) > 1e-9:  # away from the boundary, where rounding decides
         assert (abs(z) <= 1.0) == inside
+
+
+def test_degenerate_bootstrap_distribution_gives_nan_bounds():
+    # every replicate above the estimate: z0 = -inf, the BCa interval is undefined
+    out = bca.interval(1.0, np.full(100, 2.0), accel=0.0)
+    assert np.isnan(out["lower"]) and np.isnan(out["upper"])

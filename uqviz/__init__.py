@@ -12,12 +12,17 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from . import (datasets, decimation, experiments, generative, quantile, shapes, statistics,
+from . import (confidence, extrapolation, tails, datasets, decimation, experiments, generative, quantile, shapes, statistics,
                synthetic)
 from .conditional import acf, binned_errors, fraction_valid, local_calibration
 from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
 from .statistics import get_statistic, list_statistics
+from .confidence import confidence_curve
 from .decimation import decimated
+from .extrapolation import extrapolate, size_dependence
+from .ordering import ordering_study
+from .running import reliability, running_statistics
+from .tails import nig_implied_shape, nig_skewness_curve
 from .experiments import load_study, save_study, statistic_bias, validation_probability
 from .quantile import nees, nees_test, qce, qce_to_numpy
 from .reference import simulated_reference, validate, validate_simulated
@@ -28,6 +33,17 @@ from .validation import tailedness, validate_average
 __version__ = "0.1.0"
 
 __all__ = [
+    "confidence",
+    "confidence_curve",
+    "extrapolate",
+    "extrapolation",
+    "nig_implied_shape",
+    "nig_skewness_curve",
+    "ordering_study",
+    "reliability",
+    "running_statistics",
+    "size_dependence",
+    "tails",
     "acf",
     "binned_errors",
     "check_dataset",

@@ -20,7 +20,7 @@ def _quantiles(replicates, probs):
     probs = np.asarray(probs, dtype=float)
     reps = np.sort(replicates, axis=-1)
     n = reps.shape[-1]
-    pos = np.clip(probs, 0.0, 1.0) * (n - 1)
+    pos = np.nan_to_num(np.clip(probs, 0.0, 1.0)) * (n - 1)  # NaN levels masked below
     lo = np.floor(pos).astype(np.intp)
     hi = np.minimum(lo + 1, n - 1)
     frac = pos - lo

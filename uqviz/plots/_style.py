@@ -53,6 +53,9 @@ def get_ax(ax=None, figsize=(4.5, 3.5)):
     """Return ``ax`` or a new Axes in a new figure of ``figsize`` inches."""
     if ax is not None:
         return ax
+    # settle pyplot's backend before the rc context: creating the session's
+    # first figure inside rc_context would otherwise disable inline display
+    plt.switch_backend(plt.get_backend())
     with style():
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
     return ax
