@@ -12,9 +12,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[all]'
 	@touch $(STAMP)
 
-## demo: install, then validate the embedded default dataset
+## demo: install, then validate the embedded default dataset and write its report
 demo: $(STAMP)
 	$(BIN)/uqviz validate
+	MPLBACKEND=Agg $(BIN)/uqviz report --out uqviz-report
 
 ## test: install, then run the test suite (unit tests, docstring examples, real-data
 ## fidelity tests, notebooks)

@@ -1,0 +1,80 @@
+"""The one-call report: numbers equal the library's, files written, bad input handled."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import uqviz
+from uqviz.cli import main
+from uqviz.datasets import load_dataset
+from uqviz.reporting import describe_failures
+
+
+@pytest.fixture(scope="module")
+def default_report():
+    return uqviz.report(uqviz.synthetic.default_example(), n_boot=1000, n_mc=200, rng=3,
+                        progress=False)
+
+
+def test_numbers_in_the_json_equal_the_library(default_report, tmp_path):
+    ds = uqviz.synthetic.default_example()
+    paths = default_report.save(tmp_path)
+    numbers = json.loads(open(paths["json"]).read())
+    avg = numbers["average"]["data"]
+    assert avg["estimate"]["values"][0] == pytest.approx(
+        float(((ds.E / ds.uE) ** 2).mean()), rel=1e-12)
+    assert numbers["data"]["n_points"] == 5000 and numbers["data"]["features"] == ["X"]
+    beta = numbers["tailedness"]["data"]["beta_gm"]["values"]
+    np.testing.assert_allclose(beta, uqviz.tailedness(ds).beta_gm.values, rtol=1e-12)
+    # the local results equal a direct call with the same bins
+    lzm = uqviz.local_calibration(ds, statistic="ZM", conditioning="X", n_bins=50)
+    np.testing.assert_allclose(numbers["local_X"]["LZM"]["data"]["estimate"]["values"],
+                               lzm.estimate.values, rtol=1e-12)
+    html = open(paths["html"]).read()
+    assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
+
+
+def test_conclusion_names_the_failing_region(default_report):
+    c = default_report.conclusion
+    assert c[0].startswith("Average calibration: OK") and c[1].startswith("Consistency: OK")
+    assert c[2].startswith("Adaptivity in X: fails") and "X < 0." in c[2]
+    assert "overestimated" in c[2]
+
+
+def test_describe_failures_by_hand():
+    res = xr.Dataset({"valid": ("bin", [True, True, False, True, False, False]),
+                      "estimate": ("bin", [1.0, 1.0, 1.5, 1.1, 1.6, 1.7]), "reference": 1.0},
+                     coords={"bin_lower": ("bin", [0, 1, 2, 3, 4, 5.0]),
+                             "bin_upper": ("bin", [1, 2, 3, 4, 5, 6.0])})
+    # a single valid bin inside the run is bridged
+    assert describe_failures(res, "x") == ("x > 2 (3 of 4 bins invalid there; uncertainties "
+                                           "underestimated)")
+    assert describe_failures(res.assign(valid=res.valid | True), "x") is None
+
+
+def test_report_on_a_literature_set_with_features():
+    ds = load_dataset("QM9_U0").isel(point=slice(0, 4000))
+    rep = uqviz.report(ds, n_boot=500, n_mc=100, rng=0, progress=False, figures=False)
+    assert {"local_uE", "local_mass", "local_hetero_fraction"} <= set(rep.numbers)
+    assert any(line.startswith("Adaptivity in mass") for line in rep.conclusion)
+
+
+def test_cli_report_bad_rows_error_and_drop_invalid(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    u = rng.uniform(0.5, 2, 1000)
+    df = pd.DataFrame({"E": u * rng.standard_normal(1000), "uE": u, "f": rng.random(1000)})
+    df.loc[[3, 7], "uE"] = -1.0
+    df.to_csv(tmp_path / "bad.csv", index=False)
+    args = ["report", str(tmp_path / "bad.csv"), "--features", "f", "--n-boot", "300",
+            "--n-mc", "50", "--out", str(tmp_path / "out")]
+    assert main(args) == 2
+    assert "2 rows with uE <= 0" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="2"):
+        assert main(args + ["--drop-invalid"]) == 0
+    out = capsys.readouterr().out
+    assert "HTML report:" in out and (tmp_path / "out" / "bad_report.html").exists()
+    numbers = json.loads((tmp_path / "out" / "bad_report.json").read_text())
+    assert numbers["data"]["n_points"] == 998 and numbers["data"]["n_dropped"] == 2
