@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import matplotlib as mpl
+import numpy as np
 import matplotlib.pyplot as plt
 
 #: Colours: valid / invalid intervals, reference lines, bands, series.
@@ -66,3 +67,22 @@ def apply_style(ax):
     ax.tick_params(direction="in", top=True, right=True)
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def one_dataset(result, dataset, what):
+    """Select one dataset of a result with a ``dataset`` dim (or check there is none)."""
+    if "dataset" not in result.dims:
+        if dataset is not None:
+            raise ValueError(f"{what}: this result has no 'dataset' dimension")
+        return result, result.attrs.get("name")
+    names = [str(n) for n in result["dataset"].values]
+    if dataset is None:
+        if len(names) > 1:
+            raise ValueError(f"{what}: the result holds {len(names)} datasets; choose one "
+                             f"with dataset= (one of {names})")
+        dataset = names[0]
+    if isinstance(dataset, (int, np.integer)):
+        dataset = names[dataset]
+    if dataset not in names:
+        raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
+    return result.sel(dataset=dataset), dataset

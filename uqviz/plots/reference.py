@@ -27,6 +27,7 @@ import xarray as xr
 from matplotlib import ticker
 
 from ._style import COLORS, apply_style, get_ax
+from ._style import one_dataset as _one_dataset
 
 __all__ = ["zeta_scores", "reference_sensitivity", "reference_distribution", "size_dependence",
            "extrapolation", "confidence_curve", "SCHEME_STYLES"]
@@ -42,25 +43,6 @@ SCHEME_STYLES = {
 }
 _REF_LINESTYLES = {"normal": "--", "t6": ":"}
 _MODEL_LABELS = {"normal": "NIG", "t6": "T6IG"}
-
-
-def _one_dataset(result, dataset, what):
-    """Select one dataset of a result with a ``dataset`` dim (or check there is none)."""
-    if "dataset" not in result.dims:
-        if dataset is not None:
-            raise ValueError(f"{what}: this result has no 'dataset' dimension")
-        return result, result.attrs.get("name")
-    names = [str(n) for n in result["dataset"].values]
-    if dataset is None:
-        if len(names) > 1:
-            raise ValueError(f"{what}: the result holds {len(names)} datasets; choose one "
-                             f"with dataset= (one of {names})")
-        dataset = names[0]
-    if isinstance(dataset, (int, np.integer)):
-        dataset = names[dataset]
-    if dataset not in names:
-        raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
-    return result.sel(dataset=dataset), dataset
 
 
 # --------------------------------------------------------------------------

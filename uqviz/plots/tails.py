@@ -30,6 +30,7 @@ from .._tree import datasets_of
 from ..tails import nig_implied_shape
 from ..validation import TAILEDNESS_THRESHOLDS
 from ._style import COLORS, apply_style, get_ax
+from ._style import one_dataset as _one_dataset
 
 __all__ = ["fit_histogram", "skewness_map", "bias_vs_skewness", "validation_probability",
            "zeta_comparison", "decimation_curves", "STATISTIC_COLORS"]
@@ -48,25 +49,6 @@ _NIG_COLOR = "#000000"
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-def _one_dataset(result, dataset, what):
-    """Select one dataset of a result with a ``dataset`` dim (or check there is none)."""
-    if "dataset" not in result.dims:
-        if dataset is not None:
-            raise ValueError(f"{what}: this result has no 'dataset' dimension")
-        return result, result.attrs.get("name")
-    names = [str(n) for n in result["dataset"].values]
-    if dataset is None:
-        if len(names) > 1:
-            raise ValueError(f"{what}: the result holds {len(names)} datasets; choose one "
-                             f"with dataset= (one of {names})")
-        dataset = names[0]
-    if isinstance(dataset, (int, np.integer)):
-        dataset = names[dataset]
-    if dataset not in names:
-        raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
-    return result.sel(dataset=dataset), dataset
-
-
 def _with_dataset_dim(result):
     return result if "dataset" in result.dims else result.expand_dims(dataset=[""])
 
