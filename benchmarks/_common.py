@@ -17,23 +17,35 @@ def rss_mb() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _peak_mb() -> float:
+    """Peak resident set (VmHWM) of this process since the last reset, MB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _child(conn, func, args):
+    func(*args)  # warm-up: imports, compiled-kernel loading, allocator pools
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak resident set to the current one
     base = rss_mb()
     t0 = time.perf_counter()
     out = func(*args)
     dt = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB -> MB
-    conn.send((dt, max(0.0, peak - base), out))
+    conn.send((dt, max(0.0, _peak_mb() - base), out))
     conn.close()
 
 
 def run_isolated(func, *args):
-    """Run ``func(*args)`` in a forked process; return (seconds, peak extra MB, result).
+    """Run ``func(*args)`` in a fresh process; return (seconds, peak extra MB, result).
 
-    The peak is the growth of the child's maximum resident set over its size
-    at the start, i.e. the memory the computation itself needed.
+    The child runs ``func`` once to warm up, resets its peak resident set
+    (Linux ``clear_refs``), then runs it again: the peak is the growth of the
+    resident set during that second call, the memory the computation needs.
     """
-    ctx = mp.get_context("fork")
+    ctx = mp.get_context("spawn")  # fork is unsafe after numba started OpenMP threads
     parent, child = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child, func, args))
     proc.start()

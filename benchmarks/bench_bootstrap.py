@@ -87,7 +87,7 @@ def main(argv=None):
         d_up = (np.mean(ups) - np.mean(sps_up)) / se
         mc_sd = np.std(np.r_[lows, sps_low], ddof=1) / se
         note = f"scipy batch={batch}" if batch else ""
-        print(f"{m:>6} {t_uq:>9.3f} {t_sp:>9.2f} {t_sp / t_uq:>7.0f} {mem_uq:>9.0f} "
+        print(f"{m:>6} {t_uq:>9.3f} {t_sp:>9.2f} {t_sp / t_uq:>7.0f} {mem_uq:>9.1f} "
               f"{mem_sp:>9.0f} {d_low:>9.3f} {d_up:>8.3f} {mc_sd:>9.3f}  {note}")
         if args.numpy_engine:
             t_np = median_time(uqviz_ci, e, u, 1, "numpy", repeat=2)
