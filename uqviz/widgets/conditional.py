@@ -12,7 +12,8 @@ import html
 import warnings
 
 import numpy as np
-from matplotlib.figure import Figure
+
+from ._display import draw_inline
 
 from .._tree import datasets_of
 from ..binning import default_n_bins
@@ -240,20 +241,7 @@ class ConditionalExplorer:
         if _is_widget_backend() and self._draw_in_canvas():
             return
         # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
-        fig = Figure(figsize=self.figsize, layout="constrained")
-        ax = fig.add_subplot()
-        self._draw(ax)
-        self.figure, self.ax = fig, ax
-        try:
-            from IPython import get_ipython
-            from IPython.display import display
-        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
-            return
-        if get_ipython() is None:  # plain Python (tests): nothing to show
-            return
-        self.output.clear_output(wait=True)
-        with self.output:
-            display(fig)
+        self.figure, self.ax = draw_inline(self.output, self.figsize, self._draw)
 
     def _draw_in_canvas(self):
         """%matplotlib widget (ipympl): one figure whose canvas is a widget, redrawn in place."""

@@ -17,7 +17,8 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from matplotlib.figure import Figure
+
+from ._display import draw_inline
 
 from .._array.bca import zeta_score
 from .._tree import datasets_of
@@ -269,20 +270,8 @@ class ReferenceExplorer:
             self._draw(self.ax)
             self.figure.canvas.draw_idle()
             return
-        fig = Figure(figsize=self.figsize, layout="constrained")
-        ax = fig.add_subplot()
-        self._draw(ax)
-        self.figure, self.ax = fig, ax
-        try:
-            from IPython import get_ipython
-            from IPython.display import display
-        except ImportError:  # pragma: no cover - IPython comes with ipywidgets
-            return
-        if get_ipython() is None:  # plain Python (tests): nothing to show
-            return
-        self.output.clear_output(wait=True)
-        with self.output:
-            display(fig)
+        # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
+        self.figure, self.ax = draw_inline(self.output, self.figsize, self._draw)
 
     def _ipython_display_(self):
         from IPython.display import display
