@@ -82,17 +82,8 @@ _SEED_MAX = 2**63
 if numba is not None:
     _U64 = numba.uint64
 
-    @numba.njit(inline="always")
-    def _rotl(x, k):
-        return (x << _U64(k)) | (x >> _U64(64 - k))
-
-    @numba.njit(inline="always")
-    def _splitmix64(x):
-        x = x + _U64(0x9E3779B97F4A7C15)
-        z = x
-        z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
-        return x, z ^ (z >> _U64(31))
+    # the engine's generator primitives, so the streams are the engine's own
+    from ._array.resample import _rotl, _splitmix64
 
     @numba.njit(inline="always")
     def _below_state(s0, s1, s2, s3, n, threshold):

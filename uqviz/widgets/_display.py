@@ -1,4 +1,4 @@
-"""Drawing helpers shared by the explorers."""
+"""Helpers shared by the explorers: dataset selection and inline drawing."""
 
 from __future__ import annotations
 
@@ -33,3 +33,23 @@ def draw_inline(output, figsize, draw):
         with output:
             display(fig)
     return fig, ax
+
+
+def labelled_datasets(data) -> dict:
+    """``{label: Dataset}`` for a Dataset or DataTree (label: child name or ``name`` attr)."""
+    from .._tree import datasets_of
+
+    out = {}
+    for i, (name, ds) in enumerate(datasets_of(data)):
+        label = name if name is not None else (ds.attrs.get("name") or f"dataset {i}")
+        out[str(label)] = ds
+    return out
+
+
+def dataset_dropdown(names):
+    """The dataset dropdown, hidden and disabled when there is a single dataset."""
+    import ipywidgets as w
+
+    single = len(names) == 1
+    return w.Dropdown(options=names, value=names[0], description="dataset", disabled=single,
+                      layout=w.Layout(display="none" if single else None))

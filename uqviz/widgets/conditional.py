@@ -13,9 +13,8 @@ import warnings
 
 import numpy as np
 
-from ._display import draw_inline
+from ._display import dataset_dropdown, draw_inline, labelled_datasets
 
-from .._tree import datasets_of
 from ..binning import default_n_bins
 from ..conditional import fraction_valid, local_calibration
 
@@ -91,11 +90,7 @@ class ConditionalExplorer:
                  figsize=(6.0, 4.0)):
         import ipywidgets as w
 
-        pairs = datasets_of(data)
-        self._datasets = {}
-        for i, (name, ds) in enumerate(pairs):
-            label = name if name is not None else (ds.attrs.get("name") or f"dataset {i}")
-            self._datasets[str(label)] = ds
+        self._datasets = labelled_datasets(data)
         self.n_boot = int(n_boot)
         self.rng = rng
         self.figsize = tuple(figsize)
@@ -106,10 +101,7 @@ class ConditionalExplorer:
         self._busy = False
 
         names = list(self._datasets)
-        single = len(names) == 1
-        self.dataset = w.Dropdown(options=names, value=names[0], description="dataset",
-                                  disabled=single,
-                                  layout=w.Layout(display="none" if single else None))
+        self.dataset = dataset_dropdown(names)
         ds = self._datasets[names[0]]
         options = conditioning_options(ds)
         if conditioning not in options:

@@ -18,10 +18,9 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ._display import draw_inline
+from ._display import dataset_dropdown, draw_inline, labelled_datasets
 
 from .._array.bca import zeta_score
-from .._tree import datasets_of
 from ..bootstrap import bootstrap_statistics
 from ..generative import get_generative
 from ..reference import _sim2_zeta, _sim_zeta, simulated_reference
@@ -92,11 +91,7 @@ class ReferenceExplorer:
                  n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=500, rng=0, figsize=(6.0, 3.8)):
         import ipywidgets as w
 
-        pairs = datasets_of(data)
-        self._datasets = {}
-        for i, (name, ds) in enumerate(pairs):
-            label = name if name is not None else (ds.attrs.get("name") or f"dataset {i}")
-            self._datasets[str(label)] = ds
+        self._datasets = labelled_datasets(data)
         if statistic not in STATISTICS:
             raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
         keys = [k for _, k in GENERATIVES]
@@ -112,10 +107,7 @@ class ReferenceExplorer:
         self._busy = False
 
         names = list(self._datasets)
-        single = len(names) == 1
-        self.dataset = w.Dropdown(options=names, value=names[0], description="dataset",
-                                  disabled=single,
-                                  layout=w.Layout(display="none" if single else None))
+        self.dataset = dataset_dropdown(names)
         self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
                                     description="statistic")
         self.generative = w.Dropdown(options=list(GENERATIVES), value=generative,
