@@ -139,3 +139,28 @@ def test_reliability_diagram_points_identity_and_colours():
     np.testing.assert_allclose(identity.get_xdata(), identity.get_ydata())
     assert ax.get_xlabel().startswith("RMV") and ax.get_ylabel().startswith("RMSE")
     assert ax.get_xscale() == ax.get_yscale() == "log"
+
+
+def _visible_labels(ax):
+    lo, hi = ax.get_xlim()
+    ticks = [*ax.xaxis.get_major_ticks(), *ax.xaxis.get_minor_ticks()]
+    return sorted((t.get_loc(), t.label1.get_text()) for t in ticks
+                  if lo <= t.get_loc() <= hi and t.label1.get_text())
+
+
+def test_log_x_labels_are_plain_numbers_within_a_decade_and_powers_beyond():
+    from uqviz.plots._style import set_log_x
+
+    fig, (narrow, wide) = plt.subplots(2)
+    narrow.plot([0.31, 0.99], [0, 1])
+    set_log_x(narrow, [0.31, 0.99])
+    wide.plot([1e-6, 1e2], [0, 1])
+    set_log_x(wide, [1e-6, 1e2])
+    fig.canvas.draw()
+    labels = _visible_labels(narrow)
+    assert len(labels) >= 3  # uE of the default example spans half a decade: still labelled
+    for loc, text in labels:
+        assert float(text) == pytest.approx(loc) and "10^" not in text
+    assert all("10^" in text for _, text in _visible_labels(wide))  # mathtext 10^{k}
+    with pytest.raises(ValueError, match="1 are not"):
+        set_log_x(narrow, [0.0, 1.0])

@@ -35,6 +35,15 @@ def test_numbers_in_the_json_equal_the_library(default_report, tmp_path):
                                lzm.estimate.values, rtol=1e-12)
     html = open(paths["html"]).read()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
+    # the HTML shows the JSON's numbers: f_v of both local statistics, references per D
+    for stat in ("LZMS", "LZM"):
+        fv = numbers["local_X"][f"fv_{stat}"]["data"]
+        assert (f"f<sub>v</sub>({stat}) = {fv['estimate']['values']:.3f} "
+                f"[{fv['ci_lower']['values']:.3f}") in html
+    ence = numbers["simulated_references"]["ENCE"]["data"]
+    for ref in ence["reference"]["values"]:
+        assert f"<td>{ref:.4g}</td>" in html
+    assert "Bad input: none" in html
 
 
 def test_conclusion_names_the_failing_region(default_report):
@@ -78,3 +87,5 @@ def test_cli_report_bad_rows_error_and_drop_invalid(tmp_path, capsys):
     assert "HTML report:" in out and (tmp_path / "out" / "bad_report.html").exists()
     numbers = json.loads((tmp_path / "out" / "bad_report.json").read_text())
     assert numbers["data"]["n_points"] == 998 and numbers["data"]["n_dropped"] == 2
+    html = (tmp_path / "out" / "bad_report.html").read_text()
+    assert "Bad input: 2 rows dropped (uE &lt;= 0: 2)" in html

@@ -98,9 +98,9 @@ def test_dataset_switch_and_errors_are_shown_not_raised():
 
 
 def test_widget_backend_without_a_widget_canvas_falls_back_to_inline(monkeypatch):
-    import uqviz.widgets.conditional as wc
+    import uqviz.widgets._display as wd
 
-    monkeypatch.setattr(wc, "_is_widget_backend", lambda: True)  # claims ipympl, canvas is Agg
+    monkeypatch.setattr(wd, "is_widget_backend", lambda: True)  # claims ipympl, canvas is Agg
     ex = ConditionalExplorer(uqviz.synthetic.default_example(), n_boot=200)
     assert ex._canvas_box.children == () and ex.ax is not None
     first = ex.figure

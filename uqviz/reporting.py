@@ -331,9 +331,7 @@ def _render_html(rep: Report) -> str:
     if rep.warnings:
         parts += ["<h2>Warnings</h2><ul>", *[f"<li class='warn'>{e(w)}</li>"
                                             for w in rep.warnings], "</ul>"]
-    d = n["data"]
-    parts += ["<h2>Data</h2>", f"<p>{d['n_points']} points; features: "
-              f"{e(', '.join(d['features']) or 'none')}; units: {e(str(d['units']) or '-')}.</p>"]
+    parts += ["<h2>Data</h2>", _data_html(n["data"])]
     parts += ["<h2>Average calibration</h2>", _table(n["average"], "statistic",
               ["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid"])]
     if "average" in rep.figures:
@@ -344,21 +342,53 @@ def _render_html(rep: Report) -> str:
         if key.startswith("local_"):
             cond = key[len("local_"):]
             kind = "Consistency" if cond == "uE" else "Adaptivity"
-            fv = value["fv_LZMS"]["data"]
-            parts.append(f"<h2>{kind}: LZMS vs {e(cond)}</h2><p>f_v = "
-                         f"{fv['estimate']['values']:.3f} [{fv['ci_lower']['values']:.3f}, "
-                         f"{fv['ci_upper']['values']:.3f}]"
-                         + (f"; worst region: {e(value['worst_region'])}"
+            parts.append(f"<h2>{kind}: LZM and LZMS vs {e(cond)}</h2><p>"
+                         f"{_fv_html(value, 'LZMS')}; {_fv_html(value, 'LZM')}"
+                         + (f"<br>worst region (LZMS): {e(value['worst_region'])}"
                             if value["worst_region"] else "") + "</p>")
             if f"LZMS_{cond}" in rep.figures:
                 parts.append(_img(rep.figures[f"LZMS_{cond}"]))
     parts.append("<h2>Statistics without predefined reference (simulated references)</h2>")
-    for s, value in n["simulated_references"].items():
-        v = value["data"]
-        parts.append(f"<p><b>{e(s)}</b>: estimate {v['estimate']['values']:.4g}, verdict "
-                     f"<i>{e(str(v['verdict']['values']))}</i></p>")
+    parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
     parts.append("<p><small>uqviz: methods of P. Pernot (2023, 2024).</small></p></body></html>")
     return "\n".join(parts)
+
+
+def _data_html(d) -> str:
+    """Size, features, E and uE ranges, and what the input filters dropped."""
+    e = html.escape
+    lines = [f"{d['n_points']} points; features: {e(', '.join(d['features']) or 'none')}; "
+             f"units: {e(str(d['units']) or '-')}.",
+             f"E: mean {d['E']['mean']:.4g}, sd {d['E']['sd']:.4g}, range "
+             f"[{d['E']['min']:.4g}, {d['E']['max']:.4g}]; uE: mean {d['uE']['mean']:.4g}, "
+             f"range [{d['uE']['min']:.4g}, {d['uE']['max']:.4g}], "
+             f"{d['uE']['n_distinct']} distinct values."]
+    if d.get("n_dropped"):
+        lines.append(f"<span class='warn'>Bad input: {d['n_dropped']} rows dropped "
+                     f"({e(str(d.get('dropped_reasons', '')))}).</span>")
+    else:
+        lines.append("Bad input: none (no NaN, inf or uE &le; 0).")
+    if d.get("n_filtered"):
+        lines.append(f"{d['n_filtered']} rows with uE &le; {d['min_uncertainty']:.4g} "
+                     "filtered out (min_uncertainty).")
+    return "<p>" + "<br>".join(lines) + "</p>"
+
+
+def _fv_html(local_block, statistic) -> str:
+    fv = local_block[f"fv_{statistic}"]["data"]
+    return (f"f<sub>v</sub>({statistic}) = {fv['estimate']['values']:.3f} "
+            f"[{fv['ci_lower']['values']:.3f}, {fv['ci_upper']['values']:.3f}], "
+            f"{fv['n_valid']['values']} of {fv['n_bins']['values']} bins valid")
+
+
+def _reference_html(statistic, block) -> str:
+    """Estimate and CI, then the reference and zeta-score for each generative D."""
+    e = html.escape
+    v = block["data"]
+    head = (f"<p><b>{e(statistic)}</b> = {v['estimate']['values']:.4g} "
+            f"[{v['ci_lower']['values']:.4g}, {v['ci_upper']['values']:.4g}]: verdict "
+            f"<i>{e(str(v['verdict']['values']))}</i></p>")
+    return head + _table(block, "generative", ["reference", "reference_se", "zeta", "valid"])
 
 
 def _table(block, dim, variables) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import matplotlib as mpl
+import matplotlib.ticker as mticker
 import numpy as np
 import matplotlib.pyplot as plt
 
@@ -86,3 +87,39 @@ def one_dataset(result, dataset, what):
     if dataset not in names:
         raise ValueError(f"{what}: unknown dataset {dataset!r}; one of {names}")
     return result.sel(dataset=dataset), dataset
+
+
+class PlainLogFormatter(mticker.LogFormatter):
+    """Log-axis labels as plain numbers (0.3, 0.4, 0.6, 1) on the ticks matplotlib labels.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> fig = Figure()
+    >>> ax = fig.add_subplot()
+    >>> set_log_x(ax, [0.3, 0.99])
+    >>> fig.canvas.draw()
+    >>> ax.xaxis.get_minor_formatter()(0.4), ax.xaxis.get_major_formatter()(1.0)
+    ('0.4', '1')
+    """
+
+    def __call__(self, x, pos=None):
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
+def set_log_x(ax, x):
+    """Log x scale; plain-number labels when x lies in [1e-3, 1e4] (else 10^k labels).
+
+    Raises
+    ------
+    ValueError
+        If any x is not positive (with their count).
+    """
+    x = np.asarray(x, dtype=float)
+    if np.nanmin(x) <= 0:
+        raise ValueError("log_x: the x values must be positive "
+                         f"({int(np.sum(x <= 0))} are not)")
+    ax.set_xscale("log")
+    if np.nanmin(x) >= 1e-3 and np.nanmax(x) <= 1e4:
+        ax.xaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
+        ax.xaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))

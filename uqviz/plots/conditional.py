@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.lines import Line2D
 
-from ._style import COLORS, apply_style, get_ax, style
+from ._style import COLORS, apply_style, get_ax, set_log_x, style
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
@@ -54,13 +54,6 @@ def _legend_loc(legend, default):
     if legend is False or legend is None:
         return None
     return default if legend is True else legend
-
-
-def _set_log_x(ax, x):
-    if np.nanmin(x) <= 0:
-        raise ValueError("log_x: the x values must be positive "
-                         f"({int(np.sum(np.asarray(x) <= 0))} are not)")
-    ax.set_xscale("log")
 
 
 # ---------------------------------------------------------------------------
@@ -123,7 +116,7 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
         if clip is not None:
             ax.set_ylim(-clip, clip)
         if log_x:
-            _set_log_x(ax, x)
+            set_log_x(ax, x)
         ax.set_xlim(np.min(x), np.max(x))
         ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x"),
                                          res.attrs.get("units", "")))
@@ -199,7 +192,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
                         color=COLORS[key], ecolor=COLORS[key], zorder=3,
                         label=f"{name} ({int(mask.sum())} bins)")
         if log_x:
-            _set_log_x(ax, x)
+            set_log_x(ax, x)
         if ylim is not None:
             ax.set_ylim(*ylim)
         ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x")))

@@ -1,4 +1,4 @@
-"""Helpers shared by the explorers: dataset selection and inline drawing."""
+"""Helpers shared by the explorers: dataset selection, control layout and drawing."""
 
 from __future__ import annotations
 
@@ -53,3 +53,69 @@ def dataset_dropdown(names):
     single = len(names) == 1
     return w.Dropdown(options=names, value=names[0], description="dataset", disabled=single,
                       layout=w.Layout(display="none" if single else None))
+
+
+#: room for the longest description ("condition on") so that none is cut
+DESCRIPTION_WIDTH = "96px"
+
+
+def style_controls(controls):
+    """Give every control the same description width (ipywidgets cuts long labels)."""
+    for ctrl in controls:
+        if hasattr(ctrl.style, "description_width"):
+            ctrl.style.description_width = DESCRIPTION_WIDTH
+
+
+def is_widget_backend():
+    """True under ``%matplotlib widget`` / ipympl (figures are widgets, redrawn in place)."""
+    import matplotlib
+
+    backend = matplotlib.get_backend().lower()
+    return "ipympl" in backend or backend.endswith("widget")
+
+
+class ExplorerDrawing:
+    """Drawing shared by the explorers.
+
+    A subclass sets ``result``, ``figure``, ``ax``, ``figsize``, ``output`` (an
+    ``ipywidgets.Output``), ``_canvas_box`` (an ``ipywidgets.Box``), ``widget``,
+    ``dataset`` (the dropdown) and ``_datasets``, and implements ``_draw(ax)``.
+    """
+
+    @property
+    def data(self):
+        """The currently selected dataset."""
+        return self._datasets[self.dataset.value]
+
+    def redraw(self):
+        """Draw the current result (widget backend: in place; inline: a fresh figure)."""
+        if self.result is None:
+            return
+        if is_widget_backend() and self._draw_in_canvas():
+            return
+        # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
+        self.figure, self.ax = draw_inline(self.output, self.figsize, self._draw)
+
+    def _draw_in_canvas(self):
+        """%matplotlib widget (ipympl): one figure whose canvas is a widget, redrawn in place."""
+        import ipywidgets
+        import matplotlib.pyplot as plt
+
+        if self.figure is None or self._canvas_box.children != (self.figure.canvas,):
+            with plt.ioff():
+                fig = plt.figure(figsize=self.figsize, layout="constrained")
+            if not isinstance(fig.canvas, ipywidgets.DOMWidget):  # not ipympl after all
+                plt.close(fig)
+                return False
+            self.figure = fig
+            self._canvas_box.children = (fig.canvas,)
+        self.figure.clear()
+        self.ax = self.figure.add_subplot()
+        self._draw(self.ax)
+        self.figure.canvas.draw_idle()
+        return True
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from ._display import dataset_dropdown, draw_inline, labelled_datasets
+from ._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
 from ..binning import default_n_bins
 from ..conditional import fraction_valid, local_calibration
@@ -22,13 +22,6 @@ __all__ = ["ConditionalExplorer"]
 
 STATISTICS = ("ZMS", "ZM", "RCE")
 BINNINGS = ("equal_count", "equal_width", "stratified")
-
-
-def _is_widget_backend():
-    import matplotlib
-
-    backend = matplotlib.get_backend().lower()
-    return "ipympl" in backend or backend.endswith("widget")
 
 
 def conditioning_options(ds):
@@ -43,7 +36,7 @@ def conditioning_options(ds):
     return out
 
 
-class ConditionalExplorer:
+class ConditionalExplorer(ExplorerDrawing):
     """Explore consistency and adaptivity: local statistic per bin, f_v, controls.
 
     Parameters
@@ -134,6 +127,8 @@ class ConditionalExplorer:
         for ctrl in (self.dataset, self.conditioning, self.n_bins, self.binning, self.min_count,
                      self.statistic, self.log_x):
             ctrl.observe(self._on_change, names="value")
+        style_controls((self.dataset, self.conditioning, self.n_bins, self.binning,
+                        self.min_count, self.statistic))
         controls = w.VBox([self.dataset, self.conditioning, self.statistic, self.binning,
                            self.n_bins, self.min_count, self.log_x])
         self.widget = w.VBox([w.HBox([controls, w.VBox([self.fv_label, self.message])]),
@@ -144,11 +139,6 @@ class ConditionalExplorer:
     @staticmethod
     def _max_bins(m, n0):
         return int(max(n0, min(m // 30, 300), 2))
-
-    @property
-    def data(self):
-        """The currently selected dataset."""
-        return self._datasets[self.dataset.value]
 
     def _sync_enabled(self):
         self.n_bins.disabled = self.binning.value == "stratified"
@@ -225,36 +215,3 @@ class ConditionalExplorer:
         xlabel = f"{label} [{units}]" if units else label
         log_x = self.log_x.value and float(self.result["bin_center"].min()) > 0
         local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel)
-
-    def redraw(self):
-        """Draw the current result (widget backend: in place; inline: a fresh figure)."""
-        if self.result is None:
-            return
-        if _is_widget_backend() and self._draw_in_canvas():
-            return
-        # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
-        self.figure, self.ax = draw_inline(self.output, self.figsize, self._draw)
-
-    def _draw_in_canvas(self):
-        """%matplotlib widget (ipympl): one figure whose canvas is a widget, redrawn in place."""
-        import ipywidgets
-        import matplotlib.pyplot as plt
-
-        if self.figure is None or self._canvas_box.children != (self.figure.canvas,):
-            with plt.ioff():
-                fig = plt.figure(figsize=self.figsize, layout="constrained")
-            if not isinstance(fig.canvas, ipywidgets.DOMWidget):  # not ipympl after all
-                plt.close(fig)
-                return False
-            self.figure = fig
-            self._canvas_box.children = (fig.canvas,)
-        self.figure.clear()
-        self.ax = self.figure.add_subplot()
-        self._draw(self.ax)
-        self.figure.canvas.draw_idle()
-        return True
-
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)

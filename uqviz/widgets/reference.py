@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ._display import dataset_dropdown, draw_inline, labelled_datasets
+from ._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
 from .._array.bca import zeta_score
 from ..bootstrap import bootstrap_statistics
@@ -34,14 +34,7 @@ GENERATIVES = (("normal", "normal"), ("Student t", "t"), ("uniform", "uniform"),
                ("Laplace", "laplace"), ("empirical (z-scores)", "empirical"))
 
 
-def _is_widget_backend():
-    import matplotlib
-
-    backend = matplotlib.get_backend().lower()
-    return "ipympl" in backend or backend.endswith("widget")
-
-
-class ReferenceExplorer:
+class ReferenceExplorer(ExplorerDrawing):
     """Explore simulated reference values and the Sim/Sim2 zeta-scores of a dataset.
 
     Parameters
@@ -123,17 +116,13 @@ class ReferenceExplorer:
         self._sync_enabled()
         for ctrl in (self.dataset, self.statistic, self.generative, self.nu, self.n_bins):
             ctrl.observe(self._on_change, names="value")
+        style_controls((self.dataset, self.statistic, self.generative, self.nu, self.n_bins))
         controls = w.VBox([self.dataset, self.statistic, self.generative, self.nu, self.n_bins])
         self.widget = w.VBox([w.HBox([controls, w.VBox([self.summary, self.message])]),
                               self._canvas_box, self.output])
         self.update()
 
     # ------------------------------------------------------------------ state
-    @property
-    def data(self):
-        """The currently selected dataset."""
-        return self._datasets[self.dataset.value]
-
     def _max_bins(self):
         m = self.data.sizes["point"] if hasattr(self, "dataset") else \
             next(iter(self._datasets.values())).sizes["point"]
@@ -245,27 +234,3 @@ class ReferenceExplorer:
         reference_distribution(self.result, ax=ax,
                                title=f"{attrs['dataset']}: {attrs['statistic']}, "
                                      f"D = {attrs['generative']}")
-
-    def redraw(self):
-        """Draw the current result (widget backend: in place; inline: a fresh figure)."""
-        if self.result is None:
-            return
-        if _is_widget_backend():
-            import matplotlib.pyplot as plt
-
-            if self.figure is None:
-                with plt.ioff():
-                    self.figure = plt.figure(figsize=self.figsize, layout="constrained")
-                self._canvas_box.children = (self.figure.canvas,)
-            self.figure.clear()
-            self.ax = self.figure.add_subplot()
-            self._draw(self.ax)
-            self.figure.canvas.draw_idle()
-            return
-        # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
-        self.figure, self.ax = draw_inline(self.output, self.figsize, self._draw)
-
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
