@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-import xarray as xr
 
 import uqviz
 from uqviz._array import binning as kb

@@ -33,25 +33,6 @@ QM9_U0_SIZE = 13885
 DIFFUSION_RF = "pernot-2024_RCE-v4.0/PAL2022/Diffusion_RF_Test_cal.csv"
 
 
-def _data_root() -> Path:
-    env = os.environ.get("UQVIZ_DATA_DIR", "").strip()
-    if not env:
-        pytest.fail("UQVIZ_DATA_DIR is not set: these tests read the real data files locally "
-                    "(never download). Run e.g. `UQVIZ_DATA_DIR=../shared/data pytest` from the "
-                    "repository root (.ci/run does this).", pytrace=False)
-    root = Path(env).expanduser().resolve()
-    if not (root / "SHA256SUMS").is_file():
-        pytest.fail(f"UQVIZ_DATA_DIR={env!r} -> {root} holds no SHA256SUMS: not the uqviz "
-                    "data directory (expected the folder with pernot-2024_RCE-v4.0/ ...)",
-                    pytrace=False)
-    return root
-
-
-@pytest.fixture(scope="module")
-def data_root():
-    return _data_root()
-
-
 @pytest.fixture(scope="module")
 def real(data_root):
     """Loader with the absolute data dir set and a cache, so each set is read once."""

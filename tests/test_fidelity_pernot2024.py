@@ -12,7 +12,6 @@ between the values printed in the two versions of the paper.
 
 from decimal import Decimal
 
-import numpy as np
 import pytest
 import xarray as xr
 

@@ -46,6 +46,19 @@ def test_numbers_in_the_json_equal_the_library(default_report, tmp_path):
     assert "Bad input: none" in html
 
 
+def test_inline_html_is_a_scoped_fragment_of_the_page(default_report):
+    import html
+    import re
+
+    inline = default_report._repr_html_()
+    assert "<html" not in inline and "<body" not in inline
+    assert inline in default_report.to_html()  # the page is the same content
+    css = re.search(r"<style>(.*?)</style>", inline, re.S).group(1)
+    selectors = [sel.strip() for rule in re.findall(r"([^{}]+)\{", css) for sel in rule.split(",")]
+    assert selectors and all(sel.startswith(".uqviz-report") for sel in selectors), selectors
+    assert all(html.escape(line) in inline for line in default_report.conclusion)
+
+
 def test_conclusion_names_the_failing_region(default_report):
     c = default_report.conclusion
     assert c[0].startswith("Average calibration: OK") and c[1].startswith("Consistency: OK")

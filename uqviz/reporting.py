@@ -134,7 +134,7 @@ class Report:
         return _render_html(self)
 
     def _repr_html_(self):
-        return self.to_html()
+        return _render_fragment(self)
 
     def save(self, out_dir) -> dict:
         """Write ``<name>_report.html`` and ``<name>_report.json``; return their paths."""
@@ -310,10 +310,15 @@ def _conclusion(avg, local, wf, feats, tail):
     return lines
 
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}
-h1{font-size:1.5em}h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em}
-table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ddd;padding:.25em .6em}
-.warn{color:#a33}.concl li{margin:.3em 0}img{max-width:100%}"""
+#: every rule is scoped to the report's <div>, so that inline in Jupyter it styles
+#: nothing of the notebook around it
+_CSS = """.uqviz-report{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}
+.uqviz-report h1{font-size:1.5em}
+.uqviz-report h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+.uqviz-report table{border-collapse:collapse;font-size:.9em}
+.uqviz-report td,.uqviz-report th{border:1px solid #ddd;padding:.25em .6em}
+.uqviz-report .warn{color:#a33}.uqviz-report .concl li{margin:.3em 0}
+.uqviz-report img{max-width:100%}"""
 
 
 def _img(png: bytes) -> str:
@@ -321,10 +326,17 @@ def _img(png: bytes) -> str:
 
 
 def _render_html(rep: Report) -> str:
+    """The whole page: a document around :func:`_render_fragment`."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>uqviz report: "
+            f"{html.escape(rep.name)}</title></head><body>\n{_render_fragment(rep)}\n"
+            "</body></html>")
+
+
+def _render_fragment(rep: Report) -> str:
+    """The report as one scoped <div> (with its <style>): what Jupyter shows inline."""
     e = html.escape
     n = rep.numbers
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>uqviz report: "
-             f"{e(rep.name)}</title><style>{_CSS}</style></head><body>",
+    parts = [f"<style>{_CSS}</style><div class='uqviz-report'>",
              f"<h1>Uncertainty validation report: {e(rep.name)}</h1>",
              "<h2>Conclusion</h2><ul class='concl'>",
              *[f"<li>{e(c)}</li>" for c in rep.conclusion], "</ul>"]
@@ -350,7 +362,7 @@ def _render_html(rep: Report) -> str:
                 parts.append(_img(rep.figures[f"LZMS_{cond}"]))
     parts.append("<h2>Statistics without predefined reference (simulated references)</h2>")
     parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
-    parts.append("<p><small>uqviz: methods of P. Pernot (2023, 2024).</small></p></body></html>")
+    parts.append("<p><small>uqviz: methods of P. Pernot (2023, 2024).</small></p></div>")
     return "\n".join(parts)
 
 
