@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.uqviz-installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,9 +17,13 @@ demo: $(STAMP)
 	$(BIN)/uqviz validate
 	MPLBACKEND=Agg $(BIN)/uqviz report --out uqviz-report
 
+## chromium: the system browser of the browser tests (Debian's package when missing)
+chromium:
+	@scripts/ensure-chromium
+
 ## test: install, then run the test suite (unit tests, docstring examples, real-data
-## fidelity tests, notebooks)
-test: $(STAMP)
+## fidelity tests, notebooks, browser tests)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
 
 ## bench: speed of the bootstrap engine against scipy (not part of test)

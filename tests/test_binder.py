@@ -7,10 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
-tomllib = pytest.importorskip("tomllib", reason="Python >= 3.11 reads pyproject.toml")
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the TOML reader pip itself uses
+    from pip._vendor import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
