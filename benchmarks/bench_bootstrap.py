@@ -27,7 +27,7 @@ from scipy import stats
 sys.path.insert(0, os.path.dirname(__file__))
 from _common import median_time, run_isolated  # noqa: E402
 
-from uqviz.bootstrap import bootstrap_statistics  # noqa: E402
+from uqviz.engine.bootstrap import bootstrap_statistics  # noqa: E402
 
 B = 10_000
 

@@ -7,7 +7,7 @@
    calls after a warm-up), the ratio, and how well the two agree (same
    valid/invalid verdict per bin, endpoint differences in units of the
    bootstrap standard error). Target: <= 0.5 s.
-2. The ordering study of 001 Fig. 4: ``uqviz.ordering.ordering_study`` with
+2. The ordering study of 001 Fig. 4: ``uqviz.conditional.ordering.ordering_study`` with
    N random orderings of ties (default 1000; 7e10 resampled draws), wall and
    CPU time, draws per second. Target: <= 60 s on 2 cores.
 
@@ -37,7 +37,7 @@ from _common import median_time  # noqa: E402
 import uqviz  # noqa: E402
 from uqviz._array.binning import equal_count_starts  # noqa: E402
 from uqviz.datasets import load_dataset  # noqa: E402
-from uqviz.ordering import ordering_study  # noqa: E402
+from uqviz.conditional.ordering import ordering_study  # noqa: E402
 
 N_BINS = 100
 B = 5000

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import median_time  # noqa: E402
 
 import uqviz  # noqa: E402
-from uqviz._parallel import n_threads  # noqa: E402
+from uqviz.engine.parallel import n_threads  # noqa: E402
 from uqviz.datasets import load_dataset  # noqa: E402
 
 

@@ -5,7 +5,7 @@ import pytest
 
 import uqviz
 from uqviz._array import binning as kb
-from uqviz.binning import compute_bins, conditioning_values, default_n_bins
+from uqviz.engine.binning import compute_bins, conditioning_values, default_n_bins
 
 
 def test_equal_count_split_is_the_errviewlib_rounding():

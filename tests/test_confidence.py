@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import uqviz
-from uqviz.confidence import confidence_curve
+from uqviz.reference.confidence import confidence_curve
 from uqviz.datasets import load_dataset
 from uqviz.synthetic import draw_calibrated
 

@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 import uqviz
-from uqviz.decimation import (DEFAULT_FRACTIONS, decimated, decimation, decimation_order,
+from uqviz.average.decimation import (DEFAULT_FRACTIONS, decimated, decimation, decimation_order,
                               n_removed)
 
 SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR", "Diffusion_GPR_Bayesian",

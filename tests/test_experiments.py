@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from uqviz import experiments as ex
+from uqviz.experiments import studies as ex
 from uqviz._array import stats as ks
 from uqviz.experiments import load_study, save_study, statistic_bias, validation_probability
 

@@ -8,7 +8,7 @@ import statsmodels.api as sm
 
 import uqviz
 from uqviz.datasets import load_collection
-from uqviz.extrapolation import APPENDIX_B, extrapolate, ols_fit, size_dependence
+from uqviz.reference.extrapolation import APPENDIX_B, extrapolate, ols_fit, size_dependence
 from uqviz.statistics import point_estimate
 from uqviz.synthetic import draw_calibrated
 

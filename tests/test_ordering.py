@@ -10,7 +10,7 @@ from uqviz._array import bca
 from uqviz._array.binning import equal_count_starts
 from uqviz._array.resample import BLOCK, group_seeds, resample_sums
 from uqviz.datasets import load_dataset
-from uqviz.ordering import _sums_one_column, bca_valid, ordering_study
+from uqviz.conditional.ordering import _sums_one_column, bca_valid, ordering_study
 
 
 def _stratified_example(m=3000, seed=0):

@@ -10,10 +10,10 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 import uqviz  # noqa: E402
-from uqviz.ordering import ordering_study  # noqa: E402
+from uqviz.conditional.ordering import ordering_study  # noqa: E402
 from uqviz.plots import conditional as pc  # noqa: E402
 from uqviz.plots._style import COLORS  # noqa: E402
-from uqviz.running import reliability, running_statistics  # noqa: E402
+from uqviz.conditional.running import reliability, running_statistics  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

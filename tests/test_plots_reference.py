@@ -12,8 +12,8 @@ import pytest  # noqa: E402
 import xarray as xr  # noqa: E402
 
 import uqviz  # noqa: E402
-from uqviz.confidence import confidence_curve  # noqa: E402
-from uqviz.extrapolation import extrapolate, size_dependence  # noqa: E402
+from uqviz.reference.confidence import confidence_curve  # noqa: E402
+from uqviz.reference.extrapolation import extrapolate, size_dependence  # noqa: E402
 from uqviz.plots import reference as pr  # noqa: E402
 
 

@@ -12,11 +12,11 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Polygon, Rectangle, StepPatch  # noqa: E402
 
 import uqviz  # noqa: E402
-from uqviz.decimation import decimation  # noqa: E402
+from uqviz.average.decimation import decimation  # noqa: E402
 from uqviz.experiments import statistic_bias  # noqa: E402
 from uqviz.experiments import validation_probability as vp_study  # noqa: E402
 from uqviz.plots import tails as pt  # noqa: E402
-from uqviz.tails import nig_skewness_curve  # noqa: E402
+from uqviz.average.nig import nig_skewness_curve  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

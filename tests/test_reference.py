@@ -10,7 +10,7 @@ from scipy import stats as sps
 import uqviz
 from uqviz import generative as gen
 from uqviz.datasets import load_collection
-from uqviz.reference import simulated_reference, validate, validate_simulated
+from uqviz.reference.simulated import simulated_reference, validate, validate_simulated
 from uqviz.statistics import point_estimate
 
 
@@ -109,7 +109,7 @@ def test_cc_ence_zmse_of_the_nine_sets_equal_an_independent_computation():
 
 
 def test_binned_bootstrap_agrees_with_the_generic_sort_based_path():
-    from uqviz.bootstrap import bootstrap_statistics
+    from uqviz.engine.bootstrap import bootstrap_statistics
 
     ds = uqviz.synthetic.nig(900, nu=5, rng=4)  # <= 1000 points: exact leave-one-out
     e, u = ds.E.values, ds.uE.values

@@ -10,7 +10,7 @@ import xarray as xr
 import uqviz
 from uqviz.cli import main
 from uqviz.datasets import load_dataset
-from uqviz.reporting import describe_failures
+from uqviz.reporting.build import describe_failures
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from scipy import stats as sps
 
 import uqviz
 from uqviz._array.binning import equal_count_starts
-from uqviz.running import default_window, reliability, running_statistics
+from uqviz.conditional.running import default_window, reliability, running_statistics
 
 
 def _stratified(m=2000, seed=0):

@@ -7,7 +7,7 @@ from scipy import stats
 
 import uqviz
 from uqviz._array import fits as kf
-from uqviz.shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
+from uqviz.average.shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
 
 SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR", "Diffusion_GPR_Bayesian",
         "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN", "logP_150k_LS-GCN"]

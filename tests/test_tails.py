@@ -7,7 +7,7 @@ from scipy import integrate, stats
 
 import uqviz
 from uqviz._array import stats as ks
-from uqviz.tails import _robust_shape, nig_implied_shape, nig_skewness_curve
+from uqviz.average.nig import _robust_shape, nig_implied_shape, nig_skewness_curve
 
 
 def _population_beta_gm(dist):
@@ -84,7 +84,7 @@ def test_reproducible_and_independent_of_the_grid():
 def test_same_estimator_as_tailedness():
     # one point of the curve equals uqviz.tailedness on the same NIG sample
     from uqviz.synthetic import draw_calibrated
-    from uqviz.tails import _bits
+    from uqviz.average.nig import _bits
 
     res = nig_skewness_curve([5.0], size=3000, rng=11)
     entropy = res.attrs["entropy"]

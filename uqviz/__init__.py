@@ -12,75 +12,42 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from . import (confidence, extrapolation, tails, datasets, decimation, experiments, generative, quantile, shapes, statistics,
-               synthetic)
-from .conditional import acf, binned_errors, fraction_valid, local_calibration
-from .data import check_dataset, from_arrays, from_dataframe, from_datasets, read_csv, z_scores
-from .statistics import get_statistic, list_statistics
-from .confidence import confidence_curve
-from .decimation import decimated
-from .extrapolation import extrapolate, size_dependence
-from .ordering import ordering_study
-from .running import reliability, running_statistics
-from .tails import nig_implied_shape, nig_skewness_curve
-from .experiments import load_study, save_study, statistic_bias, validation_probability
-from .quantile import nees, nees_test, qce, qce_to_numpy
-from .reference import simulated_reference, validate, validate_simulated
-from .reporting import report
-from .shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
-from .validation import tailedness, validate_average
+import sys as _sys
+
+from uqviz import average, conditional, data, engine, experiments, quantile, reference
+from uqviz.average import (decimated, decimation, distribution_shapes, fit_f, fit_inverse_gamma,
+                           fit_student_t, nig_implied_shape, nig_skewness_curve, tailedness,
+                           validate_average)
+from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibration,
+                               ordering_study, reliability, running_statistics)
+from uqviz.data import (check_dataset, datasets, from_arrays, from_dataframe, from_datasets,
+                        generative, read_csv, synthetic, z_scores)
+from uqviz.engine import statistics
+from uqviz.engine.statistics import get_statistic, list_statistics
+from uqviz.experiments import load_study, save_study, statistic_bias, validation_probability
+from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
+from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
+                             validate, validate_simulated)
+from uqviz.reporting import report
+
+# public namespaces importable as uqviz.<name> (``import uqviz.datasets``)
+for _name, _mod in {"datasets": datasets, "synthetic": synthetic, "generative": generative,
+                    "statistics": statistics}.items():
+    _sys.modules[f"uqviz.{_name}"] = _mod
+for _name in ("formula", "loaders", "registry"):
+    _sys.modules[f"uqviz.datasets.{_name}"] = _sys.modules[f"uqviz.data.datasets.{_name}"]
+del _sys, _name, _mod
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "confidence",
-    "confidence_curve",
-    "extrapolate",
-    "extrapolation",
-    "nig_implied_shape",
-    "nig_skewness_curve",
-    "ordering_study",
-    "reliability",
-    "running_statistics",
-    "size_dependence",
-    "tails",
-    "acf",
-    "binned_errors",
-    "check_dataset",
-    "datasets",
-    "decimated",
-    "decimation",
-    "distribution_shapes",
-    "experiments",
-    "fit_f",
-    "fit_inverse_gamma",
-    "fit_student_t",
-    "fraction_valid",
-    "load_study",
-    "local_calibration",
-    "nees",
-    "nees_test",
-    "qce",
-    "qce_to_numpy",
-    "quantile",
-    "from_arrays",
-    "generative",
-    "from_dataframe",
-    "from_datasets",
-    "get_statistic",
-    "list_statistics",
-    "read_csv",
-    "report",
-    "save_study",
-    "shapes",
-    "simulated_reference",
-    "statistic_bias",
-    "statistics",
-    "synthetic",
-    "tailedness",
-    "validate",
-    "validate_average",
-    "validate_simulated",
-    "validation_probability",
-    "z_scores",
-]
+__all__ = sorted([
+    "acf", "binned_errors", "check_dataset", "confidence_curve", "datasets", "decimated",
+    "decimation", "distribution_shapes", "experiments", "extrapolate", "fit_f",
+    "fit_inverse_gamma", "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe",
+    "from_datasets", "generative", "get_statistic", "list_statistics", "load_study",
+    "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
+    "ordering_study", "qce", "qce_to_numpy", "quantile", "read_csv", "reliability", "report",
+    "running_statistics", "save_study", "simulated_reference", "size_dependence",
+    "statistic_bias", "statistics", "synthetic", "tailedness", "validate", "validate_average",
+    "validate_simulated", "validation_probability", "z_scores",
+])

@@ -17,7 +17,7 @@ import os
 import sys
 import warnings
 
-from . import text
+from uqviz.reporting import text
 
 __all__ = ["main"]
 
@@ -56,8 +56,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def load_data(args):
     """Build the dataset named by the command-line arguments."""
-    from .data import read_csv
-    from .synthetic import default_example
+    from uqviz.data.model import read_csv
+    from uqviz.data.synthetic import default_example
 
     if args.csv is None:
         if any([args.errors, args.reference, args.prediction, args.uncertainties,
@@ -72,7 +72,7 @@ def load_data(args):
 
 def run_validate(args, out=None) -> int:
     """Print the average-calibration table and the tailedness screen."""
-    from .validation import tailedness, validate_average
+    from uqviz.average.validation import tailedness, validate_average
 
     out = sys.stdout if out is None else out
     ds = load_data(args)
@@ -98,7 +98,7 @@ def run_validate(args, out=None) -> int:
 
 def run_report(args, out=None) -> int:
     """Write the HTML and JSON report; print the conclusion and the paths."""
-    from .reporting import report
+    from uqviz.reporting.build import report
 
     out = sys.stdout if out is None else out
     ds = load_data(args)

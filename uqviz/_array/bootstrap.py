@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bca
-from . import binned as kbin
-from .resample import binned_resample_sums as resample_binned
-from .resample import resample_sums
-from .stats import columns as make_columns
+from uqviz._array import bca
+from uqviz._array import binned as kbin
+from uqviz._array.resample import binned_resample_sums as resample_binned
+from uqviz._array.resample import resample_sums
+from uqviz._array.stats import columns as make_columns
 
 GENERIC_CHUNK_ELEMENTS = 2_000_000  # resampled values held at once (generic path)
 JACKKNIFE_GROUPS = 1000  # generic statistics: delete-group jackknife above this size

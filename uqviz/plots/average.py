@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._style import COLORS, get_ax
+from uqviz.plots._style import COLORS, get_ax
 
 __all__ = ["intervals"]
 

@@ -3,11 +3,11 @@
 Every function takes a result Dataset (no statistic is computed here),
 accepts ``ax=None`` and returns the Axes it drew on:
 
-- :func:`zscores_vs` <- :func:`uqviz.running.running_statistics` (Fig. 2)
+- :func:`zscores_vs` <- :func:`uqviz.running_statistics` (Fig. 2)
 - :func:`local` <- :func:`uqviz.local_calibration` (+ :func:`uqviz.fraction_valid`) (Fig. 3 a-f)
 - :func:`acf` <- :func:`uqviz.acf` (Fig. 3 g-i)
-- :func:`ordering` <- :func:`uqviz.ordering.ordering_study` (Fig. 4)
-- :func:`reliability_diagram` <- :func:`uqviz.running.reliability`
+- :func:`ordering` <- :func:`uqviz.ordering_study` (Fig. 4)
+- :func:`reliability_diagram` <- :func:`uqviz.reliability`
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.lines import Line2D
 
-from ._style import COLORS, apply_style, get_ax, set_log_x, style
+from uqviz.plots._style import COLORS, apply_style, get_ax, set_log_x, style
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
@@ -66,7 +66,7 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
     Parameters
     ----------
     running_result : xarray.Dataset
-        Output of :func:`uqviz.running.running_statistics` for one dataset.
+        Output of :func:`uqviz.running_statistics` for one dataset.
     ax : matplotlib.axes.Axes, optional
     log_x : bool, default False
         Logarithmic x axis (useful for ``uE``).
@@ -87,7 +87,7 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.running import running_statistics
+    >>> from uqviz import running_statistics
     >>> from uqviz.plots.conditional import zscores_vs
     >>> res = running_statistics(uqviz.synthetic.default_example(), conditioning="X")
     >>> ax = zscores_vs(res)
@@ -266,7 +266,7 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
     Parameters
     ----------
     ordering_result : xarray.Dataset or mapping of label -> Dataset
-        Output(s) of :func:`uqviz.ordering.ordering_study`; one group of
+        Output(s) of :func:`uqviz.ordering_study`; one group of
         markers per result (e.g. ``{"LZM": res_zm, "LZMS": res_zms}``).
     ax : matplotlib.axes.Axes, optional
     stratified : xarray.Dataset or mapping of label -> Dataset, optional
@@ -364,7 +364,7 @@ def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
     Parameters
     ----------
     rel_result : xarray.Dataset
-        Output of :func:`uqviz.running.reliability` for one dataset.
+        Output of :func:`uqviz.reliability` for one dataset.
     ax : matplotlib.axes.Axes, optional
     log : bool, default False
         Logarithmic axes (uncertainties spanning decades).
@@ -380,7 +380,7 @@ def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.running import reliability
+    >>> from uqviz import reliability
     >>> from uqviz.plots.conditional import reliability_diagram
     >>> rel = reliability(uqviz.synthetic.nig(2000, nu=10, rng=0), n_bins=8, n_boot=500, rng=0)
     >>> reliability_diagram(rel).get_xlabel()

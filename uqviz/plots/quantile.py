@@ -1,6 +1,6 @@
 """Quantile calibration figures: reliability curve and per-bin coverage map.
 
-Both take the Dataset returned by :func:`uqviz.quantile.qce` and draw what it
+Both take the Dataset returned by :func:`uqviz.qce` and draw what it
 holds (no statistic is computed here), accept ``ax=None`` and return the Axes.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._style import COLORS, apply_style, get_ax
+from uqviz.plots._style import COLORS, apply_style, get_ax
 
 __all__ = ["quantile_reliability", "coverage_map"]
 
@@ -30,7 +30,7 @@ def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=Tru
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.quantile.qce` (any ``marginal``/``reduction``):
+        Output of :func:`uqviz.qce` (any ``marginal``/``reduction``):
         ``coverage`` and its Wilson interval ``coverage_lower``/``coverage_upper``
         on ``quantile`` (and ``dim``).
     dim : label or list of labels, optional
@@ -120,7 +120,7 @@ def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.quantile.qce` with ``marginal=False``
+        Output of :func:`uqviz.qce` with ``marginal=False``
         (``bin_coverage``, ``bin_lower``/``bin_upper``, ``bin_count``).
     dim : label, optional
         Which dimension to draw, required when the result has several.

@@ -1,6 +1,6 @@
 """Figures of simulated references, validation schemes, extrapolation and confidence curves.
 
-Every function draws a result Dataset of :mod:`uqviz.reference`,
+Every function draws a result Dataset of :mod:`uqviz.reference.simulated`,
 :mod:`uqviz.extrapolation` or :mod:`uqviz.confidence` (no statistic is
 computed here), accepts ``ax=None`` and returns the Axes:
 
@@ -26,8 +26,8 @@ import numpy as np
 import xarray as xr
 from matplotlib import ticker
 
-from ._style import COLORS, apply_style, get_ax
-from ._style import one_dataset as _one_dataset
+from uqviz.plots._style import COLORS, apply_style, get_ax
+from uqviz.plots._style import one_dataset as _one_dataset
 
 __all__ = ["zeta_scores", "reference_sensitivity", "reference_distribution", "size_dependence",
            "extrapolation", "confidence_curve", "SCHEME_STYLES"]
@@ -317,7 +317,7 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.extrapolation.size_dependence`.
+        Output of :func:`uqviz.size_dependence`.
     statistic : str, default "ENCE"
     generative : str, optional
         Which D (required when the result has several).
@@ -336,7 +336,7 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
 
     Examples
     --------
-    >>> from uqviz.extrapolation import size_dependence as simulate
+    >>> from uqviz.reference.extrapolation import size_dependence as simulate
     >>> from uqviz.plots.reference import size_dependence
     >>> res = simulate(sizes=(1000, 2000), n_bins=(10, 20), nu=(6,), n_mc=20, rng=0)
     >>> size_dependence(res).get_xlabel()
@@ -399,7 +399,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.extrapolation.extrapolate`.
+        Output of :func:`uqviz.extrapolate`.
     dataset : str or int, optional
         Which dataset (required when the result has several).
     ax : matplotlib.axes.Axes, optional
@@ -422,7 +422,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.extrapolation import extrapolate
+    >>> from uqviz import extrapolate
     >>> from uqviz.plots.reference import extrapolation
     >>> res = extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1))
     >>> extrapolation(res).get_xlabel()
@@ -477,7 +477,7 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.confidence.confidence_curve`.
+        Output of :func:`uqviz.confidence_curve`.
     dataset : str or int, optional
         Which dataset (required when the result has several).
     ax : matplotlib.axes.Axes, optional
@@ -497,7 +497,7 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.confidence import confidence_curve as compute
+    >>> from uqviz.reference.confidence import confidence_curve as compute
     >>> from uqviz.plots.reference import confidence_curve
     >>> cc = compute(uqviz.synthetic.nig(1000, nu=6, rng=0), n_mc=50, n_boot=50, rng=0)
     >>> confidence_curve(cc).get_xlabel()

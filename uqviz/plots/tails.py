@@ -3,14 +3,14 @@
 Every function draws result Datasets (no statistic is computed here),
 accepts ``ax=None`` and returns the Axes it drew on:
 
-- :func:`fit_histogram` <- data + :func:`uqviz.shapes.distribution_shapes`
+- :func:`fit_histogram` <- data + :func:`uqviz.distribution_shapes`
   (Figs. 1-2: histograms of ``uE^2`` or ``E^2`` with the fitted densities);
-- :func:`skewness_map` <- :func:`uqviz.tailedness` (+ :func:`uqviz.tails.nig_skewness_curve`)
+- :func:`skewness_map` <- :func:`uqviz.tailedness` (+ :func:`uqviz.nig_skewness_curve`)
   (Figs. 6 and 9: ``beta_GM(E^2)`` and ``beta_GM(Z^2)`` against ``beta_GM(uE^2)``);
-- :func:`bias_vs_skewness` <- :func:`uqviz.experiments.statistic_bias` (Figs. 4 and 11);
-- :func:`validation_probability` <- :func:`uqviz.experiments.validation_probability` (Fig. 5);
+- :func:`bias_vs_skewness` <- :func:`uqviz.statistic_bias` (Figs. 4 and 11);
+- :func:`validation_probability` <- :func:`uqviz.validation_probability` (Fig. 5);
 - :func:`zeta_comparison` <- :func:`uqviz.validate_average` (Figs. 7 and 10 right);
-- :func:`decimation_curves` <- :func:`uqviz.decimation.decimation` (Fig. 8).
+- :func:`decimation_curves` <- :func:`uqviz.decimation` (Fig. 8).
 
 Colours: statistics and the variables they depend on share a colour, ZMS and
 ``Z^2`` blue, RCE and ``E^2`` red; the unsafe zones of 004 Table II are
@@ -26,11 +26,11 @@ from matplotlib.patches import Patch
 from matplotlib.transforms import Bbox
 from scipy import stats as sps
 
-from .._tree import datasets_of
-from ..tails import nig_implied_shape
-from ..validation import TAILEDNESS_THRESHOLDS
-from ._style import COLORS, apply_style, get_ax
-from ._style import one_dataset as _one_dataset
+from uqviz.engine.tree import datasets_of
+from uqviz.average.nig import nig_implied_shape
+from uqviz.average.validation import TAILEDNESS_THRESHOLDS
+from uqviz.plots._style import COLORS, apply_style, get_ax
+from uqviz.plots._style import one_dataset as _one_dataset
 
 __all__ = ["fit_histogram", "skewness_map", "bias_vs_skewness", "validation_probability",
            "zeta_comparison", "decimation_curves", "STATISTIC_COLORS"]
@@ -185,7 +185,7 @@ def fit_histogram(data, shapes_result, variable="uE2", ax=None, *, dataset=None,
     against ``X`` on a logarithmic axis), so that heavy upper tails and the
     bulk are both visible; the fitted model density is drawn as ``x f(x)``
     on the same scale. For ``E^2``, the density that the NIG model implies
-    from the Inverse-Gamma fit of ``uE^2`` (:func:`uqviz.tails.nig_implied_shape`,
+    from the Inverse-Gamma fit of ``uE^2`` (:func:`uqviz.nig_implied_shape`,
     ``F(1, 2 nu)``) is added in red: a calibrated dataset with a normal
     generative distribution would follow it.
 
@@ -194,7 +194,7 @@ def fit_histogram(data, shapes_result, variable="uE2", ax=None, *, dataset=None,
     data : xarray.Dataset or xarray.DataTree
         The data (variables ``E``, ``uE``).
     shapes_result : xarray.Dataset
-        Output of :func:`uqviz.shapes.distribution_shapes` (or of
+        Output of :func:`uqviz.distribution_shapes` (or of
         :func:`uqviz.fit_inverse_gamma` / :func:`uqviz.fit_f` for the
         matching variable), with or without a ``dataset`` dim.
     variable : {"uE2", "E2", "Z2"}, default "uE2"
@@ -218,7 +218,7 @@ def fit_histogram(data, shapes_result, variable="uE2", ax=None, *, dataset=None,
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.shapes import distribution_shapes
+    >>> from uqviz import distribution_shapes
     >>> from uqviz.plots.tails import fit_histogram
     >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
     >>> ax = fit_histogram(ds, distribution_shapes(ds), variable="E2")
@@ -309,7 +309,7 @@ def skewness_map(tail_result, nig_curve=None, ax=None, *, labels="number", z2=Tr
     tail_result : xarray.Dataset
         Output of :func:`uqviz.tailedness` (dims (``dataset``,) ``variable``).
     nig_curve : xarray.Dataset, optional
-        Output of :func:`uqviz.tails.nig_skewness_curve`.
+        Output of :func:`uqviz.nig_skewness_curve`.
     ax : matplotlib.axes.Axes, optional
     labels : "number", "name" or sequence of str, default "number"
         Point labels: set numbers 1, 2, ... in the order of the ``dataset``
@@ -417,7 +417,7 @@ def bias_vs_skewness(bias_result, statistic="RCE", ax=None, *, skewness=None, ba
     for ZMS) on x, the mean deviation of the statistic from its reference on
     y with ``n_sigma`` x ``mc_se`` bars (the "2 sigma" bars of 004 Figs. 4
     and 11: the Monte Carlo uncertainty of the mean, see
-    :func:`uqviz.experiments.statistic_bias`). Points of the same ``nu_IG``
+    :func:`uqviz.statistic_bias`). Points of the same ``nu_IG``
     are joined. For a statistic whose reference is 1 (ZMS), ``1 - ZMS`` is
     drawn, so that positive values mean uncertainties too large for both
     statistics. A bar that misses the zero line is a bias: 004 finds it for
@@ -427,7 +427,7 @@ def bias_vs_skewness(bias_result, statistic="RCE", ax=None, *, skewness=None, ba
     Parameters
     ----------
     bias_result : xarray.Dataset
-        Output of :func:`uqviz.experiments.statistic_bias`.
+        Output of :func:`uqviz.statistic_bias`.
     statistic : str, default "RCE"
     ax : matplotlib.axes.Axes, optional
     skewness : {"uE2", "E2", "Z2"}, optional
@@ -447,7 +447,7 @@ def bias_vs_skewness(bias_result, statistic="RCE", ax=None, *, skewness=None, ba
 
     Examples
     --------
-    >>> from uqviz.experiments import statistic_bias
+    >>> from uqviz import statistic_bias
     >>> from uqviz.plots.tails import bias_vs_skewness
     >>> res = statistic_bias([3.0, 10.0], [4.0, 20.0], n_datasets=20, size=300, rng=0,
     ...                      progress=False)
@@ -525,7 +525,7 @@ def validation_probability(vp_result, ax=None, *, skewness=None, statistics=None
     Parameters
     ----------
     vp_result : xarray.Dataset
-        Output of :func:`uqviz.experiments.validation_probability`.
+        Output of :func:`uqviz.validation_probability`.
     ax : matplotlib.axes.Axes, optional
     skewness : {"uE2", "E2", "Z2"}, optional
         Variable of the top axis (default by scenario, as above).
@@ -718,7 +718,7 @@ def decimation_curves(decimation_result, dataset=None, ax=None, *, statistics=No
     Parameters
     ----------
     decimation_result : xarray.Dataset
-        Output of :func:`uqviz.decimation.decimation`.
+        Output of :func:`uqviz.decimation`.
     dataset : str or int, optional
         Which dataset (required when the result has several).
     ax : matplotlib.axes.Axes, optional
@@ -735,7 +735,7 @@ def decimation_curves(decimation_result, dataset=None, ax=None, *, statistics=No
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.decimation import decimation
+    >>> from uqviz import decimation
     >>> from uqviz.plots.tails import decimation_curves
     >>> res = decimation(uqviz.synthetic.nig(2000, nu=4, rng=0), n_boot=500, rng=1)
     >>> ax = decimation_curves(res)
@@ -743,7 +743,7 @@ def decimation_curves(decimation_result, dataset=None, ax=None, *, statistics=No
     'largest $u_E$ removed, $k$ (%)'
     """
     if "delta" not in decimation_result or "fraction" not in decimation_result.dims:
-        raise ValueError("decimation_curves: use the output of uqviz.decimation.decimation")
+        raise ValueError("decimation_curves: use the output of uqviz.average.decimation.decimation")
     res, name = _one_dataset(decimation_result, dataset, "decimation_curves")
     names = [str(s) for s in res["statistic"].values]
     stats_ = names if statistics is None else list(statistics)

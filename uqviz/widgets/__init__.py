@@ -1,6 +1,6 @@
 """Interactive explorers (ipywidgets): controls -> compute functions -> plots."""
 
-from .conditional import ConditionalExplorer
-from .reference import ReferenceExplorer
+from uqviz.widgets.conditional import ConditionalExplorer
+from uqviz.widgets.reference import ReferenceExplorer
 
 __all__ = ["ConditionalExplorer", "ReferenceExplorer"]

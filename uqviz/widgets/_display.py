@@ -37,7 +37,7 @@ def draw_inline(output, figsize, draw):
 
 def labelled_datasets(data) -> dict:
     """``{label: Dataset}`` for a Dataset or DataTree (label: child name or ``name`` attr)."""
-    from .._tree import datasets_of
+    from uqviz.engine.tree import datasets_of
 
     out = {}
     for i, (name, ds) in enumerate(datasets_of(data)):

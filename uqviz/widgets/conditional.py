@@ -13,10 +13,10 @@ import warnings
 
 import numpy as np
 
-from ._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
+from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
-from ..binning import default_n_bins
-from ..conditional import fraction_valid, local_calibration
+from uqviz.engine.binning import default_n_bins
+from uqviz.conditional.local import fraction_valid, local_calibration
 
 __all__ = ["ConditionalExplorer"]
 
@@ -206,7 +206,7 @@ class ConditionalExplorer(ExplorerDrawing):
 
     # ---------------------------------------------------------------- draw
     def _draw(self, ax):
-        from ..plots.conditional import local
+        from uqviz.plots.conditional import local
 
         ds = self.data
         name = self.conditioning.value

@@ -18,13 +18,13 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
+from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
-from .._array.bca import zeta_score
-from ..bootstrap import bootstrap_statistics
-from ..generative import get_generative
-from ..reference import _sim2_zeta, _sim_zeta, simulated_reference
-from ..statistics import DEFAULT_N_BINS, get_statistic
+from uqviz._array.bca import zeta_score
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.data.generative import get_generative
+from uqviz.reference.simulated import _sim2_zeta, _sim_zeta, simulated_reference
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 
 __all__ = ["ReferenceExplorer"]
 
@@ -228,7 +228,7 @@ class ReferenceExplorer(ExplorerDrawing):
 
     # ---------------------------------------------------------------- draw
     def _draw(self, ax):
-        from ..plots.reference import reference_distribution
+        from uqviz.plots.reference import reference_distribution
 
         attrs = self.result.attrs
         reference_distribution(self.result, ax=ax,

@@ -30,7 +30,7 @@ import numbers
 import numpy as np
 import xarray as xr
 
-from .data import _var_attrs, from_arrays
+from uqviz.data.model import _var_attrs, from_arrays
 
 __all__ = [
     "calibrated",

@@ -31,10 +31,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ._tree import datasets_of, map_datasets
-from .data import check_dataset
-from .statistics import get_statistic, point_estimate
-from .validation import validate_average
+from uqviz.engine.tree import datasets_of, map_datasets
+from uqviz.data.model import check_dataset
+from uqviz.engine.statistics import get_statistic, point_estimate
+from uqviz.average.validation import validate_average
 
 __all__ = ["DEFAULT_FRACTIONS", "decimated", "decimation", "decimation_order", "n_removed"]
 
@@ -154,7 +154,7 @@ def decimated(data, fraction, *, rounding="floor", ties="stable"):
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.decimation import decimated
+    >>> from uqviz import decimated
     >>> ds = uqviz.from_arrays([0.1, -0.2, 0.3, 0.0], [0.1, 0.4, 0.2, 0.3])
     >>> decimated(ds, 0.25)["point"].values.tolist()
     [0, 2, 3]
@@ -222,7 +222,7 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     data : xarray.Dataset or xarray.DataTree
         One dataset (dim ``point``, variables ``E``, ``uE``) or several.
     statistics : sequence of str, default ("ZMS", "RCE")
-        Registered statistics (:func:`uqviz.statistics.list_statistics`).
+        Registered statistics (:func:`uqviz.list_statistics`).
     fractions : array_like, optional
         Fractions in [0, 1) of points removed; default 0, 0.01, ..., 0.10
         (:data:`DEFAULT_FRACTIONS`). Coordinate values are rounded to 12
@@ -255,7 +255,7 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.decimation import decimation
+    >>> from uqviz import decimation
     >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
     >>> res = decimation(ds, n_boot=1000, rng=1)
     >>> res["delta"].sel(fraction=0.0).values.tolist()

@@ -1,7 +1,7 @@
 """Loaders of the real ML-UQ validation sets used in Pernot's papers.
 
 Each set becomes a uqviz dataset (``xarray.Dataset`` with dim ``point``,
-variables ``E`` and ``uE``) built by :func:`uqviz.data.from_dataframe`; the
+variables ``E`` and ``uE``) built by :func:`uqviz.from_dataframe`; the
 files come from :func:`uqviz.datasets.registry.fetch` (local directory
 ``$UQVIZ_DATA_DIR`` or pooch's download cache, sha256-checked).
 
@@ -38,9 +38,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..data import PAPERS_MIN_UNCERTAINTY, from_dataframe, from_datasets
-from .formula import hetero_fractions, molecular_masses
-from .registry import fetch
+from uqviz.data.model import PAPERS_MIN_UNCERTAINTY, from_dataframe, from_datasets
+from uqviz.data.datasets.formula import hetero_fractions, molecular_masses
+from uqviz.data.datasets.registry import fetch
 
 __all__ = ["list_datasets", "load_dataset", "load_collection", "COLLECTIONS"]
 

@@ -12,7 +12,7 @@ statistics need a simulated reference.
 
 Examples
 --------
->>> from uqviz.statistics import get_statistic
+>>> from uqviz import get_statistic
 >>> get_statistic("ZMS").reference
 1.0
 >>> get_statistic("CC").reference is None
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._array import binned as kbin
-from ._array import stats as k
+from uqviz._array import binned as kbin
+from uqviz._array import stats as k
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
            "reference_value", "point_estimate", "DEFAULT_N_BINS"]
@@ -125,7 +125,7 @@ def get_statistic(name: str | Statistic) -> Statistic:
 
     Examples
     --------
-    >>> from uqviz.statistics import get_statistic
+    >>> from uqviz import get_statistic
     >>> get_statistic("RCE").reference
     0.0
     """
@@ -148,7 +148,7 @@ def list_statistics() -> list[str]:
 
     Examples
     --------
-    >>> from uqviz.statistics import list_statistics
+    >>> from uqviz import list_statistics
     >>> "ZMS" in list_statistics() and "ENCE" in list_statistics()
     True
     """

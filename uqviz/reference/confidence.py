@@ -23,7 +23,7 @@ curves: a DFPR above it rejects the data as a draw from the reference.
 Examples
 --------
 >>> import uqviz
->>> from uqviz.confidence import confidence_curve
+>>> from uqviz import confidence_curve
 >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
 >>> cc = confidence_curve(ds, n_mc=100, n_boot=100, rng=1)
 >>> cc.sizes["fraction"], bool(cc["valid"])
@@ -35,11 +35,11 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ._array.stats import hd_quantiles
-from ._parallel import block_rng, run_blocks
-from ._tree import map_datasets
-from .data import check_dataset
-from .generative import get_generative
+from uqviz._array.stats import hd_quantiles
+from uqviz.engine.parallel import block_rng, run_blocks
+from uqviz.engine.tree import map_datasets
+from uqviz.data.model import check_dataset
+from uqviz.data.generative import get_generative
 
 __all__ = ["confidence_curve", "ERRORS"]
 
@@ -175,7 +175,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.confidence import confidence_curve
+    >>> from uqviz import confidence_curve
     >>> ds = uqviz.synthetic.nig(1000, nu=6, rng=0)
     >>> cc = confidence_curve(ds, error="MAE", n_mc=50, n_boot=0, rng=0)
     >>> bool(cc["oracle"].isel(fraction=50) < cc["estimate"].isel(fraction=50))

@@ -10,7 +10,7 @@ bootstrap engine resamples.
 Examples
 --------
 >>> import numpy as np
->>> from uqviz.binning import compute_bins
+>>> from uqviz.engine.binning import compute_bins
 >>> b = compute_bins(np.array([3.0, 1.0, 2.0, 2.0, 5.0]), n_bins=2)
 >>> b.sizes.tolist(), b.lower.tolist(), b.upper.tolist()
 ([3, 2], [1.0, 3.0], [2.0, 5.0])
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from ._array import binning as kb
+from uqviz._array import binning as kb
 
 __all__ = ["Bins", "compute_bins", "conditioning_values", "default_n_bins", "bin_coords",
            "SCHEMES"]

@@ -17,10 +17,10 @@ import numpy as np
 import xarray as xr
 from scipy import stats as sps
 
-from ._tree import map_datasets
-from .binning import bin_coords, compute_bins, conditioning_values
-from .bootstrap import bootstrap_statistics
-from .data import check_dataset
+from uqviz.engine.tree import map_datasets
+from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.data.model import check_dataset
 
 __all__ = ["running_statistics", "reliability", "default_window", "default_reliability_bins"]
 
@@ -113,7 +113,7 @@ def running_statistics(data, *, conditioning="uE", window=None):
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.running import running_statistics
+    >>> from uqviz import running_statistics
     >>> ds = uqviz.synthetic.default_example()
     >>> res = running_statistics(ds, conditioning="X", window=100)
     >>> res.sizes["window"] == ds.sizes["point"] - 99
@@ -191,7 +191,7 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
         max(min(M // 150, 15), 2)).
     binning : {"equal_count", "equal_width", "stratified"}
     min_count : int, optional
-        Minimum bin population for merging (see :func:`uqviz.binning.compute_bins`).
+        Minimum bin population for merging (see :func:`uqviz.engine.binning.compute_bins`).
     n_boot : int, default 5000
     ci : float, default 0.95
     method : {"bootstrap", "chi2"}
@@ -211,7 +211,7 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.running import reliability
+    >>> from uqviz import reliability
     >>> ds = uqviz.synthetic.nig(3000, nu=10, rng=0)
     >>> rel = reliability(ds, n_bins=10, n_boot=1000, rng=0)
     >>> rel.sizes["bin"]

@@ -2,7 +2,7 @@
 
 The robust skewness ``beta_GM`` and kurtosis ``kappa_CS`` of a dataset come
 from :func:`uqviz.tailedness`; the shape parameters of the fitted models
-from :func:`uqviz.shapes.distribution_shapes`. This module computes what the
+from :func:`uqviz.distribution_shapes`. This module computes what the
 figures of Pernot 2024 (004) compare them with:
 
 - :func:`nig_skewness_curve`: ``beta_GM`` (and ``kappa_CS``) of large samples
@@ -15,7 +15,7 @@ figures of Pernot 2024 (004) compare them with:
   that the NIG model predicts from the Inverse-Gamma fit ``uE^2/s ~ IG(nu,
   nu)`` of the uncertainties (red curves of 004 Fig. 2).
 
-Both return plain ``xarray.Dataset`` objects; :mod:`uqviz.plots.tails` draws them.
+Both return plain ``xarray.Dataset`` objects; :mod:`uqviz.tails` draws them.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import numbers
 import numpy as np
 import xarray as xr
 
-from ._array import stats as ks
-from .synthetic import draw_calibrated
+from uqviz._array import stats as ks
+from uqviz.data.synthetic import draw_calibrated
 
 __all__ = ["nig_skewness_curve", "nig_implied_shape", "DEFAULT_NU"]
 
@@ -94,7 +94,7 @@ def nig_skewness_curve(nu=None, *, size=1_000_000, rng=None):
 
     Examples
     --------
-    >>> from uqviz.tails import nig_skewness_curve
+    >>> from uqviz import nig_skewness_curve
     >>> curve = nig_skewness_curve([3.0, 20.0], size=20_000, rng=0)
     >>> curve["beta_gm"].dims
     ('nu', 'variable')
@@ -160,7 +160,7 @@ def nig_implied_shape(shapes):
     Parameters
     ----------
     shapes : xarray.Dataset
-        Output of :func:`uqviz.shapes.distribution_shapes` (dim ``variable``
+        Output of :func:`uqviz.distribution_shapes` (dim ``variable``
         including ``"uE2"``) or of :func:`uqviz.fit_inverse_gamma`; with or
         without a ``dataset`` dim.
 
@@ -174,7 +174,7 @@ def nig_implied_shape(shapes):
     Examples
     --------
     >>> import xarray as xr
-    >>> from uqviz.tails import nig_implied_shape
+    >>> from uqviz import nig_implied_shape
     >>> fit = xr.Dataset({"nu": 1.5, "scale": 0.04}, attrs={"variable": "uE2"})
     >>> implied = nig_implied_shape(fit)
     >>> float(implied["nu"]), float(implied["scale"])

@@ -53,16 +53,16 @@ import xarray as xr
 from scipy import special
 from tqdm.auto import tqdm
 
-from ._array import bca
-from ._array import binning as kb
-from ._array import stats as ks
-from ._array.bootstrap import _moment_jackknife_accel
-from ._array.resample import BLOCK, default_engine, group_seeds, resample_sums
-from ._tree import map_datasets, spawn_rngs
-from .binning import conditioning_values, default_n_bins
-from .conditional import _student_t_interval, fraction_valid
-from .data import check_dataset
-from .statistics import get_statistic
+from uqviz._array import bca
+from uqviz._array import binning as kb
+from uqviz._array import stats as ks
+from uqviz._array.bootstrap import _moment_jackknife_accel
+from uqviz._array.resample import BLOCK, default_engine, group_seeds, resample_sums
+from uqviz.engine.tree import map_datasets, spawn_rngs
+from uqviz.engine.binning import conditioning_values, default_n_bins
+from uqviz.conditional.local import _student_t_interval, fraction_valid
+from uqviz.data.model import check_dataset
+from uqviz.engine.statistics import get_statistic
 
 try:
     import numba
@@ -83,7 +83,7 @@ if numba is not None:
     _U64 = numba.uint64
 
     # the engine's generator primitives, so the streams are the engine's own
-    from ._array.resample import _rotl, _splitmix64
+    from uqviz._array.resample import _rotl, _splitmix64
 
     @numba.njit(inline="always")
     def _below_state(s0, s1, s2, s3, n, threshold):

@@ -1,6 +1,6 @@
 """Average calibration: bootstrap validation with zeta-scores, and the tailedness screen.
 
-xarray layer over :mod:`uqviz.bootstrap` and :mod:`uqviz._array.stats`.
+xarray layer over :mod:`uqviz.engine.bootstrap` and :mod:`uqviz._array.stats`.
 Both functions accept a Dataset or a DataTree (result gains a ``dataset`` dim).
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ._array.resample import default_engine
-from ._array import stats as ks
-from ._array.bca import zeta_score
-from ._array.bootstrap import BootstrapResult
-from ._tree import map_datasets
-from .bootstrap import bootstrap_statistics
-from .data import check_dataset
-from .statistics import Statistic, get_statistic, reference_value
+from uqviz._array.resample import default_engine
+from uqviz._array import stats as ks
+from uqviz._array.bca import zeta_score
+from uqviz._array.bootstrap import BootstrapResult
+from uqviz.engine.tree import map_datasets
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.data.model import check_dataset
+from uqviz.engine.statistics import Statistic, get_statistic, reference_value
 
 __all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS"]
 
@@ -114,7 +114,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     data : xarray.Dataset or xarray.DataTree
         One dataset (dim ``point``, variables ``E``, ``uE``) or several.
     statistics : sequence of str, default ("ZMS", "RCE")
-        Registered statistics (:func:`uqviz.statistics.list_statistics`).
+        Registered statistics (:func:`uqviz.list_statistics`).
     n_boot : int, default 10_000
         Bootstrap replicates, shared by all statistics (paired bootstrap).
     ci : float, default 0.95

@@ -25,16 +25,16 @@ import numpy as np
 import xarray as xr
 from tqdm.auto import tqdm
 
-from ._array import binned as kbin
-from ._array import stats as ks
-from ._parallel import block_rng, run_blocks
-from ._tree import map_datasets
-from .binning import compute_bins, conditioning_values
-from .bootstrap import bootstrap_statistics
-from .data import check_dataset
-from .generative import get_generative
-from .statistics import DEFAULT_N_BINS, get_statistic
-from .validation import validate_average
+from uqviz._array import binned as kbin
+from uqviz._array import stats as ks
+from uqviz.engine.parallel import block_rng, run_blocks
+from uqviz.engine.tree import map_datasets
+from uqviz.engine.binning import compute_bins, conditioning_values
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.data.model import check_dataset
+from uqviz.data.generative import get_generative
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
+from uqviz.average.validation import validate_average
 
 __all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES"]
 

@@ -15,14 +15,14 @@ import numpy as np
 import xarray as xr
 from scipy import stats as sps
 
-from ._array import binned as kbin
-from ._array import stats as ks
-from ._array.binomial import wilson_interval
-from ._tree import map_datasets
-from .binning import bin_coords, compute_bins, conditioning_values
-from .bootstrap import bootstrap_statistics
-from .data import check_dataset
-from .statistics import get_statistic
+from uqviz._array import binned as kbin
+from uqviz._array import stats as ks
+from uqviz._array.binomial import wilson_interval
+from uqviz.engine.tree import map_datasets
+from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.data.model import check_dataset
+from uqviz.engine.statistics import get_statistic
 
 __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", "LOCAL_STATISTICS",
            "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
@@ -113,7 +113,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     n_bins : int, optional
         Default round(sqrt(M)) (the validation metric's default).
     binning : {"equal_count", "equal_width", "stratified", "edges"}
-        See :func:`uqviz.binning.compute_bins`.
+        See :func:`uqviz.engine.binning.compute_bins`.
     min_count, edges, log
         Options of the binning scheme.
     n_boot : int, default 5000

@@ -31,9 +31,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ._array import fits as kf
-from ._tree import map_datasets
-from .data import check_dataset
+from uqviz._array import fits as kf
+from uqviz.engine.tree import map_datasets
+from uqviz.data.model import check_dataset
 
 __all__ = ["distribution_shapes", "fit_f", "fit_inverse_gamma", "fit_student_t", "SHAPE_VARIABLES"]
 
@@ -109,7 +109,7 @@ def fit_inverse_gamma(data):
     Examples
     --------
     >>> import numpy as np, uqviz
-    >>> from uqviz.shapes import fit_inverse_gamma
+    >>> from uqviz import fit_inverse_gamma
     >>> rng = np.random.default_rng(0)
     >>> u = np.sqrt(0.04 * 4.0 / rng.gamma(4.0, 1.0, 5000))  # uE^2/0.04 ~ IG(4, 4)
     >>> fit = fit_inverse_gamma(uqviz.from_arrays(rng.normal(0, u), u))
@@ -141,7 +141,7 @@ def fit_f(data, *, variable="E2"):
     Examples
     --------
     >>> import numpy as np, uqviz
-    >>> from uqviz.shapes import fit_f
+    >>> from uqviz import fit_f
     >>> rng = np.random.default_rng(1)
     >>> e = 0.2 * rng.standard_t(5.0, 5000)          # E^2/0.04 ~ F(1, 5)
     >>> fit = fit_f(uqviz.from_arrays(e, np.full(5000, 0.2)), variable="E2")
@@ -190,7 +190,7 @@ def fit_student_t(data):
     Examples
     --------
     >>> import numpy as np, uqviz
-    >>> from uqviz.shapes import fit_student_t
+    >>> from uqviz import fit_student_t
     >>> rng = np.random.default_rng(2)
     >>> z = 0.1 + 0.8 * rng.standard_t(4.0, 5000)
     >>> fit = fit_student_t(uqviz.from_arrays(z, np.ones(5000)))
@@ -238,7 +238,7 @@ def distribution_shapes(data):
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.shapes import distribution_shapes
+    >>> from uqviz import distribution_shapes
     >>> shp = distribution_shapes(uqviz.synthetic.nig(3000, nu=6, rng=0))
     >>> shp["variable"].values.tolist(), shp["model"].values.tolist()
     (['uE2', 'E2', 'Z2'], ['invgamma', 'f1', 'f1'])

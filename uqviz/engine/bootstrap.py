@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array import bootstrap as kb
-from ._array import stats as ks
-from .statistics import DEFAULT_N_BINS, binned_estimate, get_statistic
+from uqviz._array import bootstrap as kb
+from uqviz._array import stats as ks
+from uqviz.engine.statistics import DEFAULT_N_BINS, binned_estimate, get_statistic
 
 __all__ = ["bootstrap_statistics"]
 

@@ -22,11 +22,11 @@ import numpy as np
 import xarray as xr
 from tqdm.auto import tqdm
 
-from . import text
-from .conditional import fraction_valid, local_calibration
-from .data import check_dataset
-from .reference import validate
-from .validation import tailedness, validate_average
+from uqviz.reporting import text
+from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.data.model import check_dataset
+from uqviz.reference.simulated import validate
+from uqviz.average.validation import tailedness, validate_average
 
 __all__ = ["Report", "report", "describe_failures"]
 
@@ -157,7 +157,7 @@ def _png(fig) -> bytes:
 
 
 def _local_figure(result, fv, title):
-    from .plots.conditional import local
+    from uqviz.plots.conditional import local
 
     ax = local(result, fv=fv)
     ax.set_title(title)
@@ -241,7 +241,7 @@ def report(data, *, features=None, n_boot=5000, n_mc=2000, n_bins=None, rng=0,
     numbers["average"] = dataset_to_json(avg)
     bar.update()
     if figures:
-        from .plots.average import intervals
+        from uqviz.plots.average import intervals
 
         figs["average"] = _png(intervals(avg).figure)
 

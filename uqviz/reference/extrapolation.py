@@ -27,7 +27,7 @@ Two functions:
 Examples
 --------
 >>> import uqviz
->>> from uqviz.extrapolation import extrapolate
+>>> from uqviz import extrapolate
 >>> ds = uqviz.synthetic.nig(4000, nu=6, rng=0)
 >>> res = extrapolate(ds, statistic="ZMSE", n_boot=200, rng=0)
 >>> bool(res["valid"])
@@ -42,12 +42,12 @@ import numpy as np
 import xarray as xr
 from scipy import stats as sps
 
-from ._array import binned as kbin
-from ._parallel import block_rng, run_blocks
-from ._tree import map_datasets
-from .data import check_dataset
-from .generative import Generative, get_generative
-from .statistics import get_statistic
+from uqviz._array import binned as kbin
+from uqviz.engine.parallel import block_rng, run_blocks
+from uqviz.engine.tree import map_datasets
+from uqviz.data.model import check_dataset
+from uqviz.data.generative import Generative, get_generative
+from uqviz.engine.statistics import get_statistic
 
 __all__ = ["size_dependence", "extrapolate", "ols_fit", "APPENDIX_B"]
 
@@ -230,7 +230,7 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
 
     Examples
     --------
-    >>> from uqviz.extrapolation import size_dependence
+    >>> from uqviz import size_dependence
     >>> res = size_dependence(sizes=(1000, 4000), n_bins=(10, 20), nu=(6,), n_mc=50, rng=0)
     >>> res["mean"].dims
     ('statistic', 'generative', 'nu', 'size', 'n_bins')
@@ -504,7 +504,7 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz.extrapolation import extrapolate
+    >>> from uqviz import extrapolate
     >>> ds = uqviz.synthetic.nig(3000, nu=6, rng=1)
     >>> res = extrapolate(ds, statistic="ENCE", ci_method="ols")
     >>> int(res["n_fit"]), res["reference"].values.tolist()

@@ -44,7 +44,7 @@ reuses the entropy stored in the file. Settings that change the numbers
 
 Examples
 --------
->>> from uqviz.experiments import validation_probability
+>>> from uqviz import validation_probability
 >>> res = validation_probability("NIG", [4.0], n_datasets=8, size=200, n_boot=200,
 ...                              rng=1, progress=False)
 >>> res["p_val"].dims
@@ -62,13 +62,13 @@ import time
 import numpy as np
 import xarray as xr
 
-from ._array import stats as ks
-from ._array.bca import zeta_score
-from ._array.binomial import wilson_interval
-from ._array.bootstrap import bootstrap_moments
-from ._array.resample import default_engine
-from .statistics import Statistic, get_statistic
-from .synthetic import draw_calibrated
+from uqviz._array import stats as ks
+from uqviz._array.bca import zeta_score
+from uqviz._array.binomial import wilson_interval
+from uqviz._array.bootstrap import bootstrap_moments
+from uqviz._array.resample import default_engine
+from uqviz.engine.statistics import Statistic, get_statistic
+from uqviz.data.synthetic import draw_calibrated
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
            "TAILEDNESS_VARIABLES"]
@@ -317,7 +317,7 @@ def save_study(ds, path, *, engine=None):
     Examples
     --------
     >>> import os, tempfile
-    >>> from uqviz.experiments import save_study, load_study, statistic_bias
+    >>> from uqviz import save_study, load_study, statistic_bias
     >>> res = statistic_bias(nu_ig=[10], nu_d=[10], n_datasets=20, size=200, rng=0,
     ...                      progress=False)
     >>> path = os.path.join(tempfile.mkdtemp(), "bias.nc")

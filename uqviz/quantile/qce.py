@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ._array import bca
-from ._array import nees as kn
-from ._array.binomial import wilson_interval
+from uqviz._array import bca
+from uqviz._array import nees as kn
+from uqviz._array.binomial import wilson_interval
 
 __all__ = ["nees", "nees_test", "qce", "qce_to_numpy", "SAMPLE_MODELS", "REDUCTIONS"]
 
@@ -98,7 +98,7 @@ def _check_finite(name, arr, point):
 def _prepare(y, mean, scale, samples, sample_model, dim_names):
     point = None
     if isinstance(y, xr.Dataset):
-        from .data import check_dataset
+        from uqviz.data.model import check_dataset
 
         check_dataset(y)
         if mean is not None or scale is not None or samples is not None:

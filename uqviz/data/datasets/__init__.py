@@ -13,7 +13,7 @@ Examples
 >>> tree = load_collection("pernot2024")        # doctest: +SKIP
 """
 
-from .formula import (
+from uqviz.data.datasets.formula import (
     ATOMIC_WEIGHTS,
     hetero_fraction,
     hetero_fractions,
@@ -21,8 +21,8 @@ from .formula import (
     molecular_masses,
     parse_formula,
 )
-from .loaders import COLLECTIONS, list_datasets, load_collection, load_dataset
-from .registry import (
+from uqviz.data.datasets.loaders import COLLECTIONS, list_datasets, load_collection, load_dataset
+from uqviz.data.datasets.registry import (
     ENV_VAR,
     REGISTRY,
     URLS,

@@ -1,0 +1,8 @@
+"""Conditional calibration: local statistics per bin, f_v, ACF, ordering study, running statistics."""
+
+from uqviz.conditional.local import acf, binned_errors, fraction_valid, local_calibration
+from uqviz.conditional.ordering import ordering_study
+from uqviz.conditional.running import reliability, running_statistics
+
+__all__ = ["acf", "binned_errors", "fraction_valid", "local_calibration", "ordering_study",
+           "reliability", "running_statistics"]

@@ -1,0 +1,15 @@
+"""The dataset model: constructors, checks, literature datasets, synthetic sets, generative D.
+
+- :mod:`uqviz.data.model`: ``from_arrays``, ``from_dataframe``, ``read_csv``, ``from_datasets``,
+  ``check_dataset``, ``z_scores`` (one dataset = ``xarray.Dataset`` with dim ``point``).
+- :mod:`uqviz.datasets`: the literature sets (pooch registry, loaders, formula parser).
+- :mod:`uqviz.synthetic`: calibrated synthetic sets (NIG/TIG models, the teaching example).
+- :mod:`uqviz.generative`: generative distributions D of standardised errors.
+"""
+
+from uqviz.data import datasets, generative, synthetic
+from uqviz.data.model import (check_dataset, from_arrays, from_dataframe, from_datasets, read_csv,
+                              z_scores)
+
+__all__ = ["check_dataset", "datasets", "from_arrays", "from_dataframe", "from_datasets",
+           "generative", "read_csv", "synthetic", "z_scores"]
