@@ -9,11 +9,12 @@ ufunc loops, so a thread pool uses both cores without copying data.
 from __future__ import annotations
 
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["run_blocks", "block_rng", "n_threads"]
+__all__ = ["run_blocks", "block_rng", "n_threads", "progress_bar", "show_progress"]
 
 
 def n_threads() -> int:
@@ -66,3 +67,21 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None):
             if progress is not None:
                 progress.update(1)
         return out
+
+
+def show_progress(progress) -> bool:
+    """Resolve the ``progress`` option: True/False as given; None (the default) means
+    "show a bar when someone is watching": an interactive terminal or a Jupyter kernel."""
+    if progress is None:
+        return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be True, False or None, got {progress!r}")
+    return bool(progress)
+
+
+def progress_bar(total: int, *, desc: str, progress=None, unit: str = "it"):
+    """A tqdm bar (``tqdm.auto``: a widget in Jupyter) honouring the ``progress`` option."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, disable=not show_progress(progress),
+                leave=False)
