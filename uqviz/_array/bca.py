@@ -135,3 +135,41 @@ def zeta_score(estimate, reference, lower, upper):
     diff = est - ref
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(diff <= 0, diff / (upper - est), diff / (est - lower))
+
+
+def verdict(estimate, reference, lower, upper):
+    """Zeta-score and validity, the validity decided by the interval itself.
+
+    ``valid`` is ``lower <= reference <= upper`` (False where any of them is NaN).
+    ``zeta`` is :func:`zeta_score`, made consistent with ``valid``: where the
+    reference is inside the interval, |zeta| <= 1; where it is outside, |zeta| > 1
+    even when the ratio rounds to 1 (e.g. an estimate of 5e21 with lower limit 9
+    and reference 1).
+
+    Returns
+    -------
+    zeta, valid : ndarray
+
+    Examples
+    --------
+    >>> z, ok = verdict(5e21, 1.0, 9.0, 2.5e22)
+    >>> bool(ok), bool(abs(z) > 1)
+    (False, True)
+    >>> z, ok = verdict(0.9, 1.0, 0.8, 1.2)
+    >>> bool(ok), round(float(z), 12)
+    (True, -0.333333333333)
+    """
+    est = np.asarray(estimate, dtype=float)
+    ref = np.asarray(reference, dtype=float)
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    with np.errstate(invalid="ignore"):
+        valid = (lower <= ref) & (ref <= upper)
+    zeta = np.asarray(zeta_score(est, ref, lower, upper), dtype=float)
+    above_one = np.nextafter(1.0, 2.0)
+    with np.errstate(invalid="ignore"):
+        zeta = np.where(valid, np.clip(zeta, -1.0, 1.0), zeta)
+        outside = ~valid & np.isfinite(zeta) & (np.abs(zeta) <= 1.0)
+        side = np.where(ref > upper, -1.0, 1.0)  # ref above the interval: estimate too low
+    zeta = np.where(outside, side * above_one, zeta)
+    return zeta, valid
