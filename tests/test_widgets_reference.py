@@ -23,12 +23,12 @@ def _check_consistent(res):
     s = res.samples.values
     assert ref == pytest.approx(s.mean(), rel=1e-12)
     assert se == pytest.approx(s.std(ddof=1) / np.sqrt(s.size), rel=1e-12)
-    assert float(res.reference_ci_lower) == pytest.approx(np.quantile(s, 0.025))
+    assert float(res.reference_lower) == pytest.approx(np.quantile(s, 0.025))
     # Sim: bootstrap interval + 2 se; Sim2: Monte Carlo interval of the reference
     limit = hi if est <= ref else lo
     assert float(res.zeta.sel(scheme="Sim")) == pytest.approx(
         (est - ref) / np.hypot(est - limit, 2 * se))
-    inside = float(res.reference_ci_lower) <= est <= float(res.reference_ci_upper)
+    inside = float(res.reference_lower) <= est <= float(res.reference_upper)
     assert bool(res.valid.sel(scheme="Sim2")) == inside
     assert bool(res.valid.sel(scheme="Sim")) == (abs(float(res.zeta.sel(scheme="Sim"))) <= 1)
 
@@ -38,7 +38,7 @@ def test_defaults_and_controls(tree):
     res = ex.result
     assert res.attrs["dataset"] == "small"
     assert res.attrs["statistic"] == "ENCE" and res.attrs["generative"] == "normal"
-    assert res.attrs["n_bins"] == 20 and res.samples.sizes["replicate"] == 150
+    assert res.attrs["n_bins"] == 20 and res.samples.sizes["sample"] == 150
     assert list(res.scheme.values) == ["Sim", "Sim2"]
     _check_consistent(res)
     assert ex.nu.disabled and not ex.n_bins.disabled
