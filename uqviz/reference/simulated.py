@@ -243,11 +243,20 @@ def sim_zeta(estimate, reference, reference_se, lower, upper):
     (1.961161, False)
     """
     est = np.asarray(estimate, dtype=float)
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
     two_se = 2.0 * np.asarray(reference_se, dtype=float)
-    with np.errstate(invalid="ignore"):
-        lo = est - np.hypot(est - np.asarray(lower, dtype=float), two_se)
-        hi = est + np.hypot(np.asarray(upper, dtype=float) - est, two_se)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = lower - _widening(est - lower, two_se)
+        hi = upper + _widening(upper - est, two_se)
     return verdict(est, reference, lo, hi)
+
+
+def _widening(half, extra):
+    """hypot(half, extra) - half without cancellation (the bound moves by a tiny amount
+    when ``half`` >> ``extra``: an estimate of 5e21 with lower limit 9 keeps the limit 9)."""
+    h = np.hypot(half, extra)
+    return np.where(half > 0, extra**2 / np.where(half > 0, h + half, 1.0), h - half)
 
 
 def sim2_zeta(estimate, reference, reference_lower, reference_upper):
@@ -286,12 +295,12 @@ def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci):
         side = "upper" if z0 < 0 else "lower"
         warnings.warn(f"{stat.name}{label}: bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): "
                       f"the BCa {side} limit sits in the extreme order statistics of the "
-                      "replicates and is unstable", UserWarning, stacklevel=6)
+                      "replicates and is unstable", UserWarning, stacklevel=5)
     est, lo, hi = float(res.estimate[0]), float(res.lower[0]), float(res.upper[0])
     if not (np.isfinite(lo) and np.isfinite(hi)):
         warnings.warn(f"{stat.name}{label}: the bootstrap interval could not be computed "
                       "(degenerate bootstrap distribution); valid = False", UserWarning,
-                      stacklevel=6)
+                      stacklevel=5)
     return est, lo, hi, z0
 
 
