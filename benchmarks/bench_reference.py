@@ -83,13 +83,13 @@ def main(argv=None):
     loop = reference_loop(u, args.n_mc, args.n_bins, seed=2)
     t_loop = time.perf_counter() - t0
 
-    a, sa = float(ref["mean"]), float(ref["se"])
+    a, sa = float(ref["reference"]), float(ref["reference_se"])
     b, sb = loop.mean(), loop.std(ddof=1) / np.sqrt(loop.size)
     print(f"ENCE reference of {args.dataset}: M = {m}, {args.n_bins} bins, "
           f"n_mc = {args.n_mc}, threads = {n_threads()}, cores = {os.cpu_count()}")
     print(f"{'implementation':<32}{'time [s]':>10}{'reference':>12}{'sd':>10}")
     print(f"{'uqviz.simulated_reference':<32}{t_uq:>10.2f}{a:>12.6f}"
-          f"{float(ref['sd']):>10.6f}")
+          f"{float(ref['reference_sd']):>10.6f}")
     print(f"{'loop (calibScoresProbRef-like)':<32}{t_loop:>10.2f}{b:>12.6f}"
           f"{loop.std(ddof=1):>10.6f}")
     print(f"speed-up: {t_loop / t_uq:.1f}x; target <= 3 s: "

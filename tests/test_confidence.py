@@ -62,7 +62,7 @@ def test_reference_for_calibrated_data_follows_the_data_curve():
     res = confidence_curve(ds, n_mc=300, n_boot=300, rng=1)
     rel = np.abs(res.estimate - res.reference) / res.reference
     assert float(rel.isel(fraction=slice(0, 90)).max()) < 0.1
-    inside = (res.estimate >= res.reference_ci_lower) & (res.estimate <= res.reference_ci_upper)
+    inside = (res.estimate >= res.reference_lower) & (res.estimate <= res.reference_upper)
     assert float(inside.mean()) > 0.9
     assert bool(res["valid"])
     # the bootstrap band of the data brackets the data curve, the oracle is below
@@ -98,7 +98,7 @@ def test_normalize_reproducibility_and_threads(monkeypatch):
     assert float(a.estimate[0]) == 1.0 == float(a.oracle[0]) == float(a.reference[0])
     monkeypatch.setenv("UQVIZ_THREADS", "1")
     b = confidence_curve(ds, normalize=True, n_mc=100, n_boot=100, rng=3)
-    for v in ("reference", "reference_ci_lower", "ci_lower", "ci_upper"):
+    for v in ("reference", "reference_lower", "ci_lower", "ci_upper"):
         np.testing.assert_array_equal(a[v], b[v])
 
 

@@ -56,15 +56,15 @@ def test_appendix_b_normal_slopes_match_the_first_order_theory(appendix_b):
 
 def test_appendix_b_grid_layout_and_fit(appendix_b):
     res = appendix_b
-    assert res["mean"].dims == ("statistic", "generative", "nu", "size", "n_bins")
+    assert res["reference"].dims == ("statistic", "generative", "nu", "size", "n_bins")
     assert res["size"].values.tolist() == [2000, 4000, 8000, 12000, 16000]
     assert res["n_bins"].values.tolist() == [10, 20, 30, 40, 50]
     assert res["nu"].values.tolist() == [3, 6, 24]
     np.testing.assert_allclose(res["x"].sel(size=8000, n_bins=20), np.sqrt(20 / 8000))
-    np.testing.assert_allclose(res.se, res.sd / np.sqrt(100))
+    np.testing.assert_allclose(res.reference_se, res.reference_sd / np.sqrt(100))
     # the fit is OLS over the pooled grid: the same as statsmodels
-    y = res["mean"].sel(statistic="ZMSE", generative="t6").values.ravel()
-    x = np.broadcast_to(res["x"].values, res["mean"].shape[2:]).ravel()
+    y = res["reference"].sel(statistic="ZMSE", generative="t6").values.ravel()
+    x = np.broadcast_to(res["x"].values, res["reference"].shape[2:]).ravel()
     ols = sm.OLS(y, sm.add_constant(x)).fit()
     fit = res.sel(statistic="ZMSE", generative="t6", fit="linear")
     np.testing.assert_allclose([fit.intercept, fit.slope], ols.params, rtol=1e-10)
@@ -85,10 +85,10 @@ def test_size_dependence_cell_means_equal_a_straightforward_simulation():
         for n in (5, 10):
             vals = point_estimate(stat, e, u, n_bins=n)
             mine = res.sel(statistic=stat, generative="t6", nu=4.0, size=400, n_bins=n)
-            se = np.hypot(float(mine.se), vals.std(ddof=1) / np.sqrt(vals.size))
-            assert abs(float(mine["mean"]) - vals.mean()) < 4 * se, (stat, n)
+            se = np.hypot(float(mine.reference_se), vals.std(ddof=1) / np.sqrt(vals.size))
+            assert abs(float(mine["reference"]) - vals.mean()) < 4 * se, (stat, n)
             if stat != "UCE":  # UCE (not scale-free) has too heavy tails here
-                assert float(mine.sd) == pytest.approx(vals.std(ddof=1), rel=0.1)
+                assert float(mine.reference_sd) == pytest.approx(vals.std(ddof=1), rel=0.1)
 
 
 def test_size_dependence_is_reproducible_and_thread_independent(monkeypatch):
@@ -96,9 +96,9 @@ def test_size_dependence_is_reproducible_and_thread_independent(monkeypatch):
     a = size_dependence(**kw)
     monkeypatch.setenv("UQVIZ_THREADS", "1")
     b = size_dependence(**kw)
-    np.testing.assert_array_equal(a["mean"], b["mean"])
+    np.testing.assert_array_equal(a["reference"], b["reference"])
     c = size_dependence(**{**kw, "rng": 12})
-    assert not np.array_equal(a["mean"], c["mean"])
+    assert not np.array_equal(a["reference"], c["reference"])
 
 
 def test_size_dependence_bad_arguments():
@@ -121,13 +121,13 @@ def tree():
 def test_extrapolate_values_and_fit_equal_numpy_and_statsmodels(tree):
     ds = tree["Diffusion_LR"].to_dataset()
     e, u = ds.E.values, ds.uE.values
-    res = extrapolate(ds, statistic="ZMSE", ci_method="ols")
+    res = extrapolate(ds, statistic="ZMSE", method="ols")
     m = e.size
     ns = np.arange(10, 151)
     ok = np.floor(m / ns) >= 20  # equal-count bins: the smallest holds floor(M/N) points
-    assert np.array_equal(np.isfinite(res.value.values), ok)
+    assert np.array_equal(np.isfinite(res.estimate.values), ok)
     expected = np.array([point_estimate("ZMSE", e, u, n_bins=n) for n in ns[ok]])
-    np.testing.assert_allclose(res.value.values[ok], expected, rtol=1e-12)
+    np.testing.assert_allclose(res.estimate.values[ok], expected, rtol=1e-12)
     np.testing.assert_allclose(res.x, np.sqrt(ns / m))
     sel = ok & (ns > 20)
     assert np.array_equal(res.in_fit.values, sel)
@@ -138,8 +138,8 @@ def test_extrapolate_values_and_fit_equal_numpy_and_statsmodels(tree):
     assert float(res.intercept) == pytest.approx(intercept, rel=1e-10)
     ols = sm.OLS(y, sm.add_constant(x)).fit()
     lo, hi = ols.conf_int(alpha=0.05)[0]
-    assert float(res.intercept_ci_lower) == pytest.approx(lo, rel=1e-8)
-    assert float(res.intercept_ci_upper) == pytest.approx(hi, rel=1e-8)
+    assert float(res.intercept_lower) == pytest.approx(lo, rel=1e-8)
+    assert float(res.intercept_upper) == pytest.approx(hi, rel=1e-8)
     assert float(res.intercept_se) == pytest.approx(ols.bse[0], rel=1e-8)
     assert bool(res.valid) == (lo <= 0 <= hi)
 
@@ -150,11 +150,11 @@ def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
     # with the paper's OLS interval and with the (wider) bootstrap one.
     boot = extrapolate(tree, statistic="ZMSE", n_boot=200, rng=0)
     assert not boot.valid.any()
-    res = extrapolate(tree, statistic="ZMSE", ci_method="ols")
+    res = extrapolate(tree, statistic="ZMSE", method="ols")
     assert list(res.dataset.values) == list(TABLE_I_SIZES)
     assert res.n_points.values.tolist() == list(TABLE_I_SIZES.values())
     assert not res.valid.any()
-    assert (res.intercept_ci_lower > 0).all()
+    assert (res.intercept_lower > 0).all()
     assert (res.zeta > 1).all()
     # the reference lines are the Appendix B ones
     assert res.reference.values.tolist() == ["normal", "t6"]
@@ -165,7 +165,7 @@ def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
         r = res.sel(dataset=name)
         t6 = float(r.reference_intercept.sel(reference="t6")) + \
             float(r.reference_slope.sel(reference="t6")) * r.x
-        diff = (r.value - t6).dropna("n_bins")
+        diff = (r.estimate - t6).dropna("n_bins")
         assert diff.min() < 0 < diff.max(), name
 
 
@@ -175,7 +175,7 @@ def test_extrapolate_on_calibrated_data_bootstrap_covers_zero_ols_does_not():
     for i in range(12):
         ds = uqviz.from_arrays(e[i], u[i])
         r = extrapolate(ds, statistic="ZMSE", n_boot=200, rng=i)
-        o = extrapolate(ds, statistic="ZMSE", ci_method="ols")
+        o = extrapolate(ds, statistic="ZMSE", method="ols")
         assert float(r.intercept) == float(o.intercept)  # same fit, other interval
         assert float(r.slope) == pytest.approx(1.14, rel=0.25)
         boot_valid.append(bool(r.valid))
@@ -194,7 +194,7 @@ def test_extrapolate_bootstrap_is_reproducible_and_thread_independent(monkeypatc
     monkeypatch.setenv("UQVIZ_THREADS", "1")
     b = extrapolate(ds, statistic="ENCE", n_boot=150, rng=4)
     assert float(a.intercept_boot_se) == float(b.intercept_boot_se)
-    lo, hi = float(a.intercept_ci_lower), float(a.intercept_ci_upper)
+    lo, hi = float(a.intercept_lower), float(a.intercept_upper)
     assert (lo + hi) / 2 == pytest.approx(float(a.intercept))
     assert (hi - lo) / 2 == pytest.approx(1.959964 * float(a.intercept_boot_se), rel=1e-6)
 
@@ -203,17 +203,17 @@ def test_extrapolate_references_and_errors(tree):
     ds = tree["QM9_E"].to_dataset()
     sd = size_dependence(sizes=(1000, 2000), n_bins=(10, 20), nu=(6,),
                          generative=("normal", "t6"), n_mc=20, rng=0)
-    r = extrapolate(ds, statistic="ENCE", references=sd, ci_method="ols")
+    r = extrapolate(ds, statistic="ENCE", references=sd, method="ols")
     np.testing.assert_allclose(r.reference_slope,
                                sd.slope.sel(statistic="ENCE", fit="linear").values)
-    r = extrapolate(ds, statistic="ENCE", references={"mine": (0.01, 0.5)}, ci_method="ols")
+    r = extrapolate(ds, statistic="ENCE", references={"mine": (0.01, 0.5)}, method="ols")
     assert r.reference.values.tolist() == ["mine"]
     assert extrapolate(ds, statistic="UCE", references=None,
-                       ci_method="ols").sizes["reference"] == 0
+                       method="ols").sizes["reference"] == 0
     # no paper line for UCE
-    assert extrapolate(ds, statistic="UCE", ci_method="ols").sizes["reference"] == 0
-    with pytest.raises(ValueError, match="ci_method"):
-        extrapolate(ds, ci_method="jackknife")
+    assert extrapolate(ds, statistic="UCE", method="ols").sizes["reference"] == 0
+    with pytest.raises(ValueError, match="method"):
+        extrapolate(ds, method="jackknife")
     with pytest.raises(ValueError, match="not a binned statistic"):
         extrapolate(ds, statistic="ZMS")
     with pytest.raises(ValueError, match="need 3 for the fit"):

@@ -79,7 +79,7 @@ def test_reference_sensitivity_with_two_sets_and_observed(tree):
     ax = pr.reference_sensitivity(refs, observed=obs, labels=["Set A", "Set B"])
     conts = ax.containers  # errorbar containers, one per dataset
     assert len(conts) == 2
-    np.testing.assert_allclose(conts[1].lines[0].get_ydata(), refs["mean"].sel(dataset="b"))
+    np.testing.assert_allclose(conts[1].lines[0].get_ydata(), refs["reference"].sel(dataset="b"))
     np.testing.assert_allclose(conts[0].lines[0].get_xdata(), nus)
     hlines = [ln for ln in ax.get_lines() if ln.get_label().startswith("observed")]
     assert [ln.get_ydata()[0] for ln in hlines] == pytest.approx(obs.estimate.values.tolist())
@@ -94,7 +94,7 @@ def test_reference_distribution_from_both_result_layouts():
     ax = pr.reference_distribution(ref, observed=0.4)
     assert sum(p.get_height() for p in ax.patches[:20]) > 0
     vlines = {ln.get_label(): ln.get_xdata()[0] for ln in ax.get_lines()}
-    assert vlines["reference (mean)"] == pytest.approx(float(ref["mean"]))
+    assert vlines["reference (mean)"] == pytest.approx(float(ref["reference"]))
     assert vlines["observed"] == 0.4
     assert ax.get_xlabel() == "CC"
     with pytest.raises(ValueError, match="samples"):
@@ -121,14 +121,14 @@ def test_size_dependence_plots():
 
 
 def test_extrapolation_plot(tree, tmp_path):
-    res = extrapolate(tree, statistic="ZMSE", ci_method="ols")
+    res = extrapolate(tree, statistic="ZMSE", method="ols")
     with pytest.raises(ValueError, match="choose one"):
         pr.extrapolation(res)
     ax = pr.extrapolation(res, dataset="b")
     assert ax.get_title() == "b"
     sel = res.sel(dataset="b")
     fitted = [ln for ln in ax.get_lines() if ln.get_label().endswith("(fitted)")][0]
-    np.testing.assert_allclose(fitted.get_ydata(), sel.value.values[sel.in_fit.values])
+    np.testing.assert_allclose(fitted.get_ydata(), sel.estimate.values[sel.in_fit.values])
     labels = [ln.get_label() for ln in ax.get_lines()]
     assert "NIG" in labels and "T6IG" in labels and "linear fit" in labels
     line = [ln for ln in ax.get_lines() if ln.get_label() == "linear fit"][0]
@@ -136,7 +136,7 @@ def test_extrapolation_plot(tree, tmp_path):
     nig = [ln for ln in ax.get_lines() if ln.get_label() == "NIG"][0]
     assert nig.get_linestyle() == "--"
     ax.figure.savefig(tmp_path / "extrapolation.png")
-    one = extrapolate(uqviz.synthetic.nig(3000, rng=0), ci_method="ols", references=None)
+    one = extrapolate(uqviz.synthetic.nig(3000, rng=0), method="ols", references=None)
     ax = pr.extrapolation(one)
     assert "NIG" not in [ln.get_label() for ln in ax.get_lines()]
 

@@ -107,7 +107,7 @@ def test_report_on_a_literature_set_equals_the_library_call_by_call(data_root):
             assert _values(block["fv_LZMS"], "estimate") == pytest.approx(float(fv.estimate))
     with pytest.warns(UserWarning, match="bias correction"):  # as in the report's warnings
         for stat in ("ENCE", "ZMSE", "CC"):
-            wf = uqviz.validate(ds, stat, n_mc=100, n_boot=500, rng=next(streams))
+            wf = uqviz.validate(ds, statistic=stat, n_mc=100, n_boot=500, rng=next(streams))
             block = numbers["simulated_references"][stat]
             np.testing.assert_allclose(_values(block, "reference"), wf.reference.values,
                                        rtol=1e-12)

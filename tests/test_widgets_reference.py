@@ -4,6 +4,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import warnings  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -23,12 +25,12 @@ def _check_consistent(res):
     s = res.samples.values
     assert ref == pytest.approx(s.mean(), rel=1e-12)
     assert se == pytest.approx(s.std(ddof=1) / np.sqrt(s.size), rel=1e-12)
-    assert float(res.reference_ci_lower) == pytest.approx(np.quantile(s, 0.025))
+    assert float(res.reference_lower) == pytest.approx(np.quantile(s, 0.025))
     # Sim: bootstrap interval + 2 se; Sim2: Monte Carlo interval of the reference
     limit = hi if est <= ref else lo
     assert float(res.zeta.sel(scheme="Sim")) == pytest.approx(
         (est - ref) / np.hypot(est - limit, 2 * se))
-    inside = float(res.reference_ci_lower) <= est <= float(res.reference_ci_upper)
+    inside = float(res.reference_lower) <= est <= float(res.reference_upper)
     assert bool(res.valid.sel(scheme="Sim2")) == inside
     assert bool(res.valid.sel(scheme="Sim")) == (abs(float(res.zeta.sel(scheme="Sim"))) <= 1)
 
@@ -38,7 +40,7 @@ def test_defaults_and_controls(tree):
     res = ex.result
     assert res.attrs["dataset"] == "small"
     assert res.attrs["statistic"] == "ENCE" and res.attrs["generative"] == "normal"
-    assert res.attrs["n_bins"] == 20 and res.samples.sizes["replicate"] == 150
+    assert res.attrs["n_bins"] == 20 and res.samples.sizes["sample"] == 150
     assert list(res.scheme.values) == ["Sim", "Sim2"]
     _check_consistent(res)
     assert ex.nu.disabled and not ex.n_bins.disabled
@@ -100,3 +102,37 @@ def test_bad_arguments(tree):
         ReferenceExplorer(tree, statistic="RCE")
     with pytest.raises(ValueError, match="generative"):
         ReferenceExplorer(tree, generative="cauchy")
+
+
+def test_widget_numbers_are_validate_simulated_numbers(tree):
+    # the explorer calls the public function: same settings and rng, same numbers
+    ex = ReferenceExplorer(tree, statistic="ENCE", n_mc=150, n_boot=200, rng=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        expected = uqviz.validate_simulated(tree["small"].to_dataset(), statistic="ENCE",
+                                            scheme=["Sim", "Sim2"], n_mc=150, n_boot=200,
+                                            n_bins=20, rng=3, return_samples=True)
+    res = ex.result
+    for name in expected.data_vars:
+        np.testing.assert_array_equal(res[name].values, expected[name].values, err_msg=name)
+    assert {k: v for k, v in res.attrs.items() if k != "dataset"} == expected.attrs
+    # the z0 warning of validate_simulated is shown, not a copy of it
+    assert "z0 = " in ex.message.value and "(|z0| &gt; 1)" in ex.message.value
+    ex.statistic.value = "ZMS"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        zms = uqviz.validate_simulated(tree["small"].to_dataset(), statistic="ZMS",
+                                       scheme=["Sim", "Sim2", "BS"], n_mc=150, n_boot=200,
+                                       rng=3)
+    np.testing.assert_array_equal(ex.result.zeta.values, zms.zeta.values)
+
+
+def test_widget_ci_option(tree):
+    ex = ReferenceExplorer(tree, statistic="CC", n_mc=100, n_boot=200, ci=0.9)
+    assert ex.result.attrs["ci"] == 0.9 and "90% CI" in ex.summary.value
+    s = ex.result.samples.values
+    assert float(ex.result.reference_lower) == pytest.approx(np.quantile(s, 0.05))
+    with pytest.raises(ValueError, match="ci must be in"):
+        ReferenceExplorer(tree, ci=95)
+    with pytest.raises(ValueError, match="n_mc must be >= 2"):
+        ReferenceExplorer(tree, n_mc=0)

@@ -1,10 +1,13 @@
 """Unit-variance generative distributions D of the model E = uE * D(0, 1).
 
-Simulated reference values (002 sect. II D) draw pseudo-errors E* = uE * eps
-with eps ~ D from the actual uncertainties. D is unknown in practice; uqviz
-offers the normal, the unit-variance Student t_s(nu) (004 eq. 20), uniform,
-Laplace and the empirical distribution of the dataset's own z-scores, all
-with mean 0 and variance 1.
+Simulated reference values draw pseudo-errors E* = uE * eps with eps ~ D from
+the actual uncertainties (Pernot (2024c)). D is unknown in practice; uqviz
+offers the normal, the unit-variance Student t_s(nu) (Pernot (2024b), eq. 20),
+uniform, Laplace and the empirical distribution of the dataset's own z-scores,
+all with mean 0 and variance 1.
+
+Functions that take a ``generative`` option accept one D or a sequence of
+them (:func:`as_generatives`); a sequence gives a ``generative`` dimension.
 
 Examples
 --------
@@ -25,8 +28,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from uqviz.engine import checks
+
 __all__ = ["Generative", "normal", "student_t", "uniform", "laplace", "empirical",
-           "get_generative"]
+           "get_generative", "as_generatives"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,9 @@ class Generative:
 
     def sample(self, rng, size):
         """Draw ``size`` values (int or shape) with ``rng`` (a Generator)."""
+        if self.kind == "empirical" and self._values is None:
+            raise ValueError("generative='empirical' needs the dataset: use "
+                             "get_generative('empirical', data) or .for_data(data)")
         if self.kind == "normal":
             return rng.standard_normal(size)
         if self.kind == "student_t":
@@ -62,6 +70,12 @@ class Generative:
         if self.kind == "empirical":
             return rng.choice(self._values, size=size, replace=True)
         raise ValueError(f"unknown generative kind {self.kind!r}")  # pragma: no cover
+
+    def for_data(self, data) -> Generative:
+        """This D for a dataset: "empirical" takes the dataset's z-scores, others are unchanged."""
+        if self.kind == "empirical" and self._values is None:
+            return empirical(data)
+        return self
 
     @property
     def attrs(self) -> dict:
@@ -86,7 +100,7 @@ def normal() -> Generative:
 
 
 def student_t(nu: float) -> Generative:
-    """Unit-variance Student t_s(nu) = t(nu) sqrt((nu-2)/nu), nu > 2 (004 eq. 20).
+    """Unit-variance Student t_s(nu) = t(nu) sqrt((nu-2)/nu), nu > 2 (Pernot (2024b), eq. 20).
 
     Parameters
     ----------
@@ -103,7 +117,7 @@ def student_t(nu: float) -> Generative:
     >>> student_t(6).name
     't6'
     """
-    nu = float(nu)
+    nu = checks.positive("nu", nu)
     if not nu > 2.0:
         raise ValueError(f"student_t needs nu > 2 for a finite unit variance, got {nu}")
     label = f"t{nu:g}"
@@ -183,10 +197,11 @@ def get_generative(spec, data=None) -> Generative:
     Parameters
     ----------
     spec : str or Generative
-        "normal", "uniform", "laplace", "empirical" (needs ``data``), or
-        "t<nu>" for student_t(nu), e.g. "t6".
+        "normal", "uniform", "laplace", "empirical", or "t<nu>" for
+        student_t(nu), e.g. "t6".
     data : xarray.Dataset, optional
-        The dataset, for "empirical".
+        The dataset of "empirical"; without it, an "empirical" D that takes
+        its values later (:meth:`Generative.for_data`).
 
     Returns
     -------
@@ -199,18 +214,52 @@ def get_generative(spec, data=None) -> Generative:
     {'nu': 6.0}
     """
     if isinstance(spec, Generative):
-        return spec
+        return spec if data is None else spec.for_data(data)
     if not isinstance(spec, str):
         raise TypeError(f"generative must be a Generative or a string, got {type(spec).__name__}")
     key = spec.strip().lower()
     if key in ("normal", "uniform", "laplace"):
         return {"normal": normal, "uniform": uniform, "laplace": laplace}[key]()
     if key == "empirical":
-        if data is None:
-            raise ValueError("generative='empirical' needs the dataset")
-        return empirical(data)
+        return Generative("empirical", "empirical") if data is None else empirical(data)
     match = _T_PATTERN.match(key)
     if match:
         return student_t(float(match.group(1)))
     raise ValueError(f"unknown generative distribution {spec!r}: use 'normal', 't<nu>' "
                      "(e.g. 't6'), 'uniform', 'laplace' or 'empirical'")
+
+
+def as_generatives(spec, data=None) -> tuple[Generative, ...]:
+    """One D or a sequence of them as a tuple of :class:`Generative` with distinct names.
+
+    Parameters
+    ----------
+    spec : str, Generative or sequence of them
+    data : xarray.Dataset, optional
+        As in :func:`get_generative`.
+
+    Returns
+    -------
+    tuple of Generative
+
+    Examples
+    --------
+    >>> from uqviz.generative import as_generatives
+    >>> [g.name for g in as_generatives("t6")], [g.name for g in as_generatives(["normal", "t6"])]
+    (['t6'], ['normal', 't6'])
+    """
+    if isinstance(spec, (str, Generative)):
+        specs = (spec,)
+    else:
+        try:
+            specs = tuple(spec)
+        except TypeError:
+            raise TypeError(f"generative must be a name, a Generative or a sequence of them, "
+                            f"got {type(spec).__name__}") from None
+    if not specs:
+        raise ValueError("generative must name at least one distribution, got an empty sequence")
+    gens = tuple(get_generative(s, data) for s in specs)
+    names = [g.name for g in gens]
+    if len(set(names)) != len(names):
+        raise ValueError(f"generative must be distinct, got {names}")
+    return gens

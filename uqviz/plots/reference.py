@@ -5,15 +5,15 @@ Every function draws a result Dataset of :mod:`uqviz.reference.simulated`,
 computed here), accepts ``ax=None`` and returns the Axes:
 
 - :func:`zeta_scores`: zeta-scores per dataset and scheme, BS/SimN/SimT/Sim2N/
-  Sim2T (002 Figs. 6-7);
+  Sim2T (Pernot (2024c), Figs. 6-7);
 - :func:`reference_sensitivity`: simulated reference against the degrees of
-  freedom of D = t_s(nu), with the observed value (002 Fig. 5);
+  freedom of D = t_s(nu), with the observed value (Pernot (2024c), Fig. 5);
 - :func:`reference_distribution`: histogram of the simulated values with the
   observed statistic and its interval;
 - :func:`size_dependence`: simulated ENCE/ZMSE against sqrt(N/M) or M
-  (002 Figs. A1-A2);
+  (Pernot (2024c), Figs. A1-A2);
 - :func:`extrapolation`: statistic against sqrt(N/M), fit, intercept interval
-  and reference lines (002 Fig. A3);
+  and reference lines (Pernot (2024c), Fig. A3);
 - :func:`confidence_curve`: data curve with its band, oracle, probabilistic
   reference with its band.
 """
@@ -46,7 +46,7 @@ _MODEL_LABELS = {"normal": "NIG", "t6": "T6IG"}
 
 
 # --------------------------------------------------------------------------
-# 002 Figs. 6-7
+# Pernot (2024c), Figs. 6-7
 # --------------------------------------------------------------------------
 def _stack_schemes(results):
     if isinstance(results, Mapping):
@@ -68,7 +68,7 @@ def _stack_schemes(results):
 
 def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend=True,
                 title=None):
-    """Zeta-scores per dataset and validation scheme (002 Figs. 6-7).
+    """Zeta-scores per dataset and validation scheme (Pernot (2024c), Figs. 6-7).
 
     Parameters
     ----------
@@ -78,7 +78,7 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
         :func:`uqviz.validate_average` results on ``dataset`` (the BS scheme
         from ``validate_average`` with one statistic).
     labels : sequence of str, optional
-        Tick labels of the datasets (default their names; 002 uses Set1..Set9).
+        Tick labels of the datasets (default their names; the paper uses Set1..Set9).
     ax : matplotlib.axes.Axes, optional
     band : bool, default True
         Shade |zeta| <= 1, where a statistic is validated.
@@ -145,7 +145,7 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
 
 
 # --------------------------------------------------------------------------
-# 002 Fig. 5
+# Pernot (2024c), Fig. 5
 # --------------------------------------------------------------------------
 def _observed_values(observed, dataset):
     """(estimate, lower, upper) from a float, a tuple or a result Dataset."""
@@ -170,12 +170,12 @@ def _observed_values(observed, dataset):
 
 def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, labels=None,
                           title=None):
-    """Simulated reference against the degrees of freedom of D = t_s(nu) (002 Fig. 5).
+    """Simulated reference against the degrees of freedom of D = t_s(nu) (Pernot (2024c), Fig. 5).
 
     Parameters
     ----------
     result : xarray.Dataset
-        ``mean`` and ``se`` of :func:`uqviz.simulated_reference` stacked on a
+        ``reference`` and ``reference_se`` of :func:`uqviz.simulated_reference` stacked on a
         dim ``nu`` (and optionally ``dataset``: one series per dataset), e.g.
         ``xr.concat([simulated_reference(..., generative=f"t{nu}") for nu in
         nus], dim=xr.DataArray(nus, dims="nu", name="nu"))``.
@@ -186,7 +186,7 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
         a mapping dataset -> value.
     ax : matplotlib.axes.Axes, optional
     coverage : float, default 2.0
-        Error bars are ``coverage * se`` (expanded uncertainty of the mean).
+        Error bars are ``coverage * reference_se`` (expanded uncertainty).
     labels : sequence of str, optional
         Series labels (default the dataset names).
     title : str, optional
@@ -200,7 +200,8 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     --------
     >>> import numpy as np, xarray as xr
     >>> from uqviz.plots.reference import reference_sensitivity
-    >>> res = xr.Dataset({"mean": ("nu", [0.05, 0.04, 0.035]), "se": ("nu", [0.002, 0.001, 0.001])},
+    >>> res = xr.Dataset({"reference": ("nu", [0.05, 0.04, 0.035]),
+    ...                   "reference_se": ("nu", [0.002, 0.001, 0.001])},
     ...                  coords={"nu": [3, 6, 12]}, attrs={"statistic": "ENCE"})
     >>> ax = reference_sensitivity(res, observed=0.06)
     >>> ax.get_xlabel()
@@ -216,7 +217,8 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     for i, (name, lab) in enumerate(zip(names, labels)):
         sel = result if name is None else result.sel(dataset=name)
         color = COLORS["series"][i % len(COLORS["series"])]
-        ax.errorbar(nu, sel["mean"].values, yerr=coverage * sel["se"].values, fmt="o-",
+        ax.errorbar(nu, sel["reference"].values, yerr=coverage * sel["reference_se"].values,
+                    fmt="o-",
                     ms=4, color=color, label=lab if lab is not None else "simulated reference")
         obs = _observed_values(observed, name)
         if obs is not None:
@@ -238,11 +240,10 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
     Parameters
     ----------
     result : xarray.Dataset
-        With ``samples`` (dim ``replicate``) and either the names of
-        :func:`uqviz.validate_simulated` (``reference``, ``reference_ci_lower``
-        /``_upper``, ``estimate``, ``ci_lower``/``ci_upper``) or those of
-        :func:`uqviz.simulated_reference` (``mean``, ``ci_lower``/``ci_upper``
-        = Monte Carlo interval).
+        A :func:`uqviz.simulated_reference` or :func:`uqviz.validate_simulated`
+        result with ``samples`` (dim ``sample``), ``reference``,
+        ``reference_lower``, ``reference_upper`` (Monte Carlo interval) and,
+        for the latter, ``estimate``, ``ci_lower``, ``ci_upper``.
     observed : float or (est, lower, upper), optional
         Observed statistic when ``result`` has no ``estimate``.
     ax : matplotlib.axes.Axes, optional
@@ -259,8 +260,9 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
     >>> import numpy as np, xarray as xr
     >>> from uqviz.plots.reference import reference_distribution
     >>> s = np.random.default_rng(0).normal(0.03, 0.003, 500)
-    >>> res = xr.Dataset({"samples": ("replicate", s), "mean": s.mean(),
-    ...                   "ci_lower": np.quantile(s, 0.025), "ci_upper": np.quantile(s, 0.975)})
+    >>> res = xr.Dataset({"samples": ("sample", s), "reference": s.mean(),
+    ...                   "reference_lower": np.quantile(s, 0.025),
+    ...                   "reference_upper": np.quantile(s, 0.975)})
     >>> ax = reference_distribution(res, observed=(0.04, 0.035, 0.045))
     >>> ax.get_ylabel()
     'density'
@@ -268,15 +270,10 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
     if "samples" not in result:
         raise ValueError("reference_distribution: the result has no 'samples' "
                          "(use return_samples=True)")
-    if "reference" in result:
-        ref = float(result["reference"])
-        mc_lo, mc_hi = float(result["reference_ci_lower"]), float(result["reference_ci_upper"])
-        obs = (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"])) \
-            if "estimate" in result else _observed_values(observed, None)
-    else:
-        ref = float(result["mean"])
-        mc_lo, mc_hi = float(result["ci_lower"]), float(result["ci_upper"])
-        obs = _observed_values(observed, None)
+    ref = float(result["reference"])
+    mc_lo, mc_hi = float(result["reference_lower"]), float(result["reference_upper"])
+    obs = (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"])) \
+        if "estimate" in result else _observed_values(observed, None)
     ax = get_ax(ax)
     apply_style(ax)
     samples = result["samples"].values
@@ -308,11 +305,11 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
 
 
 # --------------------------------------------------------------------------
-# 002 Appendix B
+# Pernot (2024c), Appendix B
 # --------------------------------------------------------------------------
 def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear", ax=None,
                     fit="linear", title=None):
-    """Simulated ENCE/ZMSE against sqrt(N/M) or M (002 Figs. A1-A2).
+    """Simulated ENCE/ZMSE against sqrt(N/M) or M (Pernot (2024c), Figs. A1-A2).
 
     Parameters
     ----------
@@ -357,7 +354,7 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
     if kind == "linear":
         x = res["x"].values
         for i, nu in enumerate(nus):
-            ax.plot(x.ravel(), res["mean"].sel(nu=nu).values.ravel(), "o", ms=3.5,
+            ax.plot(x.ravel(), res["reference"].sel(nu=nu).values.ravel(), "o", ms=3.5,
                     color=COLORS["series"][i % len(COLORS["series"])], label=rf"$\nu$ = {nu:g}")
         f = res.sel(fit=fit)
         xs = np.linspace(0.0, float(x.max()) * 1.05, 50)
@@ -371,7 +368,7 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
         sizes = res["size"].values
         for i, n in enumerate(res["n_bins"].values):
             color = COLORS["series"][i % len(COLORS["series"])]
-            vals = res["mean"].sel(n_bins=n)  # (nu, size)
+            vals = res["reference"].sel(n_bins=n)  # (nu, size)
             for nu in nus:
                 ax.plot(sizes, vals.sel(nu=nu).values, "o", ms=2.5, color=color, alpha=0.6)
             ax.plot(sizes, vals.mean("nu").values, "-", color=color, label=f"N = {n}")
@@ -391,10 +388,10 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
 
 
 # --------------------------------------------------------------------------
-# 002 Appendix C
+# Pernot (2024c), Appendix C
 # --------------------------------------------------------------------------
 def extrapolation(result, *, dataset=None, ax=None, references=True, title=None):
-    """Statistic against sqrt(N/M) with the fit and the intercept interval (002 Fig. A3).
+    """Statistic against sqrt(N/M) with the fit and the intercept interval (Pernot (2024c), Fig. A3).
 
     Parameters
     ----------
@@ -432,7 +429,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     ax = get_ax(ax)
     apply_style(ax)
     stat = result.attrs.get("statistic", "statistic")
-    x, y = res["x"].values, res["value"].values
+    x, y = res["x"].values, res["estimate"].values
     fit = res["in_fit"].values.astype(bool)
     ax.plot(x[fit], y[fit], "o", ms=3, color=COLORS["valid"], label=f"{stat} (fitted)")
     rest = ~fit & np.isfinite(y)
@@ -445,7 +442,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     valid = bool(res["valid"])
     color = COLORS["valid"] if valid else COLORS["invalid"]
     ax.plot(xs, a + b * xs, color=COLORS["invalid"], lw=1.2, label="linear fit")
-    lo, hi = float(res["intercept_ci_lower"]), float(res["intercept_ci_upper"])
+    lo, hi = float(res["intercept_lower"]), float(res["intercept_upper"])
     ax.errorbar([0.0], [a], yerr=[[a - lo], [hi - a]], fmt="s", ms=4, color=color, capsize=3,
                 lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI",
                 clip_on=False, zorder=5)
@@ -510,7 +507,7 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     error = result.attrs.get("error", "RMSE")
     color = COLORS["series"][4]
     if reference:
-        ax.fill_between(k, res["reference_ci_lower"].values, res["reference_ci_upper"].values,
+        ax.fill_between(k, res["reference_lower"].values, res["reference_upper"].values,
                         color=COLORS["band"], alpha=0.5, lw=0,
                         label=f"reference {result.attrs.get('ci', 0.95):.0%} band")
         ax.plot(k, res["reference"].values, ls=":", lw=1.8, color=COLORS["series"][0],

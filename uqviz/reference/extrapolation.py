@@ -1,28 +1,18 @@
-"""Size and bin dependence of ENCE/ZMSE, and validation by extrapolation to zero bins.
+"""Size and bin-number dependence of ENCE/ZMSE, and validation by extrapolation to zero bins.
 
-The binned calibration errors ENCE and ZMSE of a *calibrated* dataset are not
-zero: with ``N`` equal-count bins of ``M`` points, each bin holds ``n = M/N``
-points and its statistic fluctuates as ``1/sqrt(n)``, so that
+For a calibrated dataset of ``M`` points cut into ``N`` equal-count bins, the
+binned statistics ENCE and ZMSE are not zero but grow as
 
-    ref ~ intercept + slope * sqrt(N / M)
+    ref ~ intercept + slope * sqrt(N / M),
 
-with a zero intercept for a normal generative distribution D (Pernot 2024,
-paper 002, Appendix B). For D = N(0, 1) a first-order expansion gives
-``slope = 1/sqrt(pi) = 0.564`` (ENCE) and ``2/sqrt(pi) = 1.128`` (ZMSE), close
-to the simulated 0.56 and 1.14; the slope grows with the tails of D (0.779 and
-1.577 for the unit-variance Student t_s(6), with small positive intercepts).
+with a zero intercept for a normal generative distribution D (Pernot (2024c),
+Appendix B; first-order slopes 1/sqrt(pi) for ENCE and 2/sqrt(pi) for ZMSE).
 
-Two functions:
-
-- :func:`size_dependence` simulates the reference values on a grid of dataset
-  sizes M, numbers of bins N and shapes nu of the inverse-gamma distribution
-  of the uncertainties (002 Appendix B, Figs. A1-A2) and fits the line;
-- :func:`extrapolate` validates the conditional calibration of a dataset
-  without choosing D (002 Appendix C, Fig. A3): the statistic is computed for
-  N = 10..150 bins, fitted by a line in sqrt(N/M) and the intercept (the
-  statistic for infinitely populated bins) is compared with zero. The
-  paper's OLS interval of the intercept ignores that all points come from
-  the same data and is far too narrow; the default is a bootstrap interval.
+- :func:`size_dependence` simulates these references on a grid of sizes M,
+  bin numbers N and uncertainty shapes nu, and fits the line (Appendix B);
+- :func:`extrapolate` validates a dataset without choosing D: the statistic
+  for N = 10..150 bins is fitted by a line in sqrt(N/M) and its intercept is
+  compared with zero (Appendix C).
 
 Examples
 --------
@@ -36,6 +26,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -43,22 +34,27 @@ import xarray as xr
 from scipy import stats as sps
 
 from uqviz._array import binned as kbin
-from uqviz.engine.parallel import block_rng, run_blocks
-from uqviz.engine.tree import map_datasets
+from uqviz._array import curves as kc
+from uqviz._array.bca import verdict
+from uqviz.data.generative import as_generatives
 from uqviz.data.model import check_dataset
-from uqviz.data.generative import Generative, get_generative
+from uqviz.engine import checks, seeds
+from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
 from uqviz.engine.statistics import get_statistic
+from uqviz.engine.tree import map_datasets
 
-__all__ = ["size_dependence", "extrapolate", "ols_fit", "APPENDIX_B"]
+__all__ = ["size_dependence", "extrapolate", "ols_fit", "APPENDIX_B", "EXTRAPOLATION_METHODS"]
 
-#: 002 Appendix B: (intercept, slope) of ref = intercept + slope * sqrt(N/M),
+#: Pernot (2024c), Appendix B: (intercept, slope) of ref = intercept + slope * sqrt(N/M),
 #: for D = N(0, 1) (NIG model) and D = t_s(6) (T6IG model).
 APPENDIX_B = {
     "normal": {"ENCE": (0.0, 0.56), "ZMSE": (0.0, 1.14)},
     "t6": {"ENCE": (0.004, 0.779), "ZMSE": (0.006, 1.577)},
 }
+#: interval methods of the intercept in :func:`extrapolate`
+EXTRAPOLATION_METHODS = ("bootstrap", "ols")
 
-#: elements (replicates x points) per Monte Carlo block
+#: elements (samples x points) per Monte Carlo block
 _BLOCK_ELEMENTS = 2**19
 
 
@@ -81,7 +77,7 @@ def ols_fit(x, y, *, intercept=True, ci=0.95):
     -------
     dict
         ``slope``, ``slope_se``, ``intercept``, ``intercept_se`` (0 and NaN
-        without intercept), ``intercept_ci_lower``, ``intercept_ci_upper``,
+        without intercept), ``intercept_lower``, ``intercept_upper``,
         ``dof`` (n - number of parameters) and ``sigma`` (residual sd), the
         classical OLS results (as ``statsmodels.api.OLS``).
 
@@ -91,6 +87,8 @@ def ols_fit(x, y, *, intercept=True, ci=0.95):
     >>> round(fit["slope"], 6), round(fit["intercept"], 6)
     (0.9, 0.2)
     """
+    ci = checks.probability("ci", ci)
+    intercept = checks.boolean("intercept", intercept)
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
     keep = np.isfinite(x) & np.isfinite(y)
@@ -110,119 +108,101 @@ def ols_fit(x, y, *, intercept=True, ci=0.95):
         a_se, b_se = float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
         half = sps.t.ppf((1 + ci) / 2, dof) * a_se
         out.update(intercept=a, intercept_se=a_se, slope=b, slope_se=b_se,
-                   intercept_ci_lower=a - half, intercept_ci_upper=a + half)
+                   intercept_lower=a - half, intercept_upper=a + half)
     else:
         out.update(intercept=0.0, intercept_se=np.nan, slope=float(coef[0]),
-                   slope_se=float(np.sqrt(cov[0, 0])), intercept_ci_lower=np.nan,
-                   intercept_ci_upper=np.nan)
+                   slope_se=float(np.sqrt(cov[0, 0])), intercept_lower=np.nan,
+                   intercept_upper=np.nan)
     return out
 
 
 # --------------------------------------------------------------------------
 # Appendix B: simulated references on a (nu, M, N) grid
 # --------------------------------------------------------------------------
-def _prefix(x):
-    """Cumulative sums along the last axis with a leading zero."""
-    out = np.zeros(x.shape[:-1] + (x.shape[-1] + 1,))
-    np.cumsum(x, axis=-1, out=out[..., 1:])
-    return out
-
-
 def _grid_block(rng, *, a, m, n_rep, gen, bounds, stats):
     """Statistics of ``n_rep`` calibrated sets of ``m`` points for every binning.
 
     u^2 = a / Gamma(a, 1) (inverse gamma IG(a, scale=a), a = nu/2) and
-    E = u * eps, eps ~ D, as :func:`uqviz.synthetic.draw_calibrated`. Only the
-    uncertainties are sorted: eps is independent of u, so pairing the sorted
-    u with the eps in drawing order gives the same joint distribution.
-    Returns an array (n_stats, n_rep, n_binnings).
+    E = u * eps, eps ~ D. Only the uncertainties are sorted: eps is independent
+    of u, so pairing the sorted u with eps in drawing order gives the same joint
+    distribution. Returns an array (n_stats, n_rep, n_binnings).
     """
     v = np.sort(a / rng.standard_gamma(a, size=(n_rep, m)), axis=-1)
     z2 = gen.sample(rng, (n_rep, m)) ** 2
     needed = {c for s in stats for c in s.columns}
-    pre = {}
-    if "Z2" in needed:
-        pre["Z2"] = _prefix(z2)
-    if "E2" in needed:
-        pre["E2"] = _prefix(v * z2)
-    if "V" in needed:
-        pre["V"] = _prefix(v)
+    cols = {"Z2": lambda: z2, "E2": lambda: v * z2, "V": lambda: v}
+    pre = {c: kc.prefix_sums(cols[c]()) for c in ("Z2", "E2", "V") if c in needed}
     out = np.empty((len(stats), n_rep, len(bounds)))
     for j, b in enumerate(bounds):
-        sizes = np.diff(b)
-        means = {c: (p[:, b[1:]] - p[:, b[:-1]]) / sizes for c, p in pre.items()}
+        means = {c: kc.prefix_bin_means(p, b) for c, p in pre.items()}
         for i, s in enumerate(stats):
             out[i, :, j] = s.func({c: means[c] for c in s.columns})
     return out
 
 
-def _as_tuple(x):
-    if isinstance(x, (str, Generative)) or np.ndim(x) == 0:
-        return (x,)
-    return tuple(x)
+def _grid(name, values, *, integer):
+    """A non-empty 1-D grid of positive numbers (one value or a sequence)."""
+    vals = (values,) if np.ndim(values) == 0 else tuple(np.asarray(values).ravel().tolist())
+    if not vals:
+        raise ValueError(f"{name} must hold at least one value, got an empty sequence")
+    if integer:
+        return np.asarray([checks.count(name, v) for v in vals], dtype=np.int64)
+    return np.asarray([checks.positive(name, v) for v in vals], dtype=float)
 
 
 def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 12000, 16000),
                     n_bins=(10, 20, 30, 40, 50), nu=(3, 4, 5, 6, 12, 24), generative="normal",
-                    n_mc=5000, ci=0.95, rng=None, client=None):
+                    n_mc=5000, ci=0.95, rng=None, client=None, progress=None):
     """Simulated ENCE/ZMSE references against dataset size, bin number and uncertainty shape.
 
-    Reproduces 002 Appendix B: for every shape ``nu``, size ``M`` and
-    generative distribution D, ``n_mc`` calibrated synthetic datasets are drawn
-    from
-
-        uE^2 ~ InverseGamma(nu/2, scale=nu/2),   E = uE * eps,   eps ~ D,
-
-    (D = N(0, 1): the NIG model; D = t_s(6): the T6IG model), the statistics
-    are computed with ``N`` equal-count bins of uE for every ``N`` in
-    ``n_bins`` (the same draws serve all N), and their Monte Carlo means are
-    the reference values. The pooled grid (all nu, M and N) is then fitted by
-    ``ref = slope * sqrt(N/M)`` ("proportional") and by
-    ``ref = intercept + slope * sqrt(N/M)`` ("linear"), ordinary least squares.
+    For every D, shape ``nu`` and size ``M``, ``n_mc`` calibrated datasets are
+    drawn from uE^2 ~ InverseGamma(nu/2, scale=nu/2), E = uE * eps, eps ~ D;
+    the statistics are computed with ``N`` equal-count bins of uE for every
+    ``N`` in ``n_bins`` (the same draws serve all N) and averaged. The pooled
+    grid is fitted by ``ref = slope * sqrt(N/M)`` ("proportional") and
+    ``ref = intercept + slope * sqrt(N/M)`` ("linear"), ordinary least squares
+    (Pernot (2024c), Appendix B).
 
     Parameters
     ----------
-    statistics : sequence of str, default ("ENCE", "ZMSE")
+    statistics : str or sequence of str, default ("ENCE", "ZMSE")
         Binned statistics (ENCE, ZMSE, UCE).
-    sizes : sequence of int, default (2000, 4000, 8000, 12000, 16000)
-        Dataset sizes M (002: the same values).
-    n_bins : sequence of int, default (10, 20, 30, 40, 50)
+    sizes : int or sequence of int, default (2000, 4000, 8000, 12000, 16000)
+        Dataset sizes M.
+    n_bins : int or sequence of int, default (10, 20, 30, 40, 50)
         Numbers of equal-count bins N.
-    nu : sequence of float, default (3, 4, 5, 6, 12, 24)
-        Shape of the uncertainty distribution (inverse gamma IG(nu/2, nu/2)).
+    nu : float or sequence of float, default (3, 4, 5, 6, 12, 24)
+        Shapes of the uncertainty distribution.
     generative : str, Generative or sequence of them, default "normal"
-        D ("normal", "t6", ...); several give a ``generative`` dim of length > 1.
+        D; one or several (dim ``generative``).
     n_mc : int, default 5000
-        Synthetic datasets per (D, nu, M) cell (002: 5000).
+        Synthetic datasets per (D, nu, M) cell, >= 2.
     ci : float, default 0.95
-        Level of the intercept's confidence interval in the fit.
-    rng : None, int or numpy.random.Generator
-        Seed (SPEC 7). Every (D, nu, M) cell and every block of replicates has
-        its own stream: results do not depend on threads or dask workers.
+        Level of the intercept's interval in the fits.
+    rng : None, int, SeedSequence or Generator
+        Every cell and block has its own stream: results do not depend on
+        threads or dask workers.
     client : dask.distributed.Client, optional
         Run the Monte Carlo blocks on dask.
+    progress : bool, optional
+        Progress bar (default: shown in a terminal or Jupyter).
 
     Returns
     -------
     xarray.Dataset
-        Dims ``statistic``, ``generative``, ``nu``, ``size``, ``n_bins`` and
-        ``fit`` (``"proportional"``, ``"linear"``). ``mean`` (the simulated
-        reference), ``sd``, ``se`` = sd / sqrt(n_mc), coordinate ``x`` =
-        sqrt(N/M); fit results ``slope``, ``slope_se``, ``intercept``,
-        ``intercept_se``, ``intercept_ci_lower/upper`` and ``sigma`` (residual
-        sd) on (statistic, generative, fit); ``paper_slope`` and
-        ``paper_intercept`` (002 values, NaN where none).
+        On (``statistic``, ``generative``, ``nu``, ``size``, ``n_bins``):
+        ``reference`` (Monte Carlo mean), ``reference_sd``, ``reference_se``
+        = sd / sqrt(n_mc); coordinate ``x`` = sqrt(N/M). On (``statistic``,
+        ``generative``, ``fit``): ``slope``, ``slope_se``, ``intercept``,
+        ``intercept_se``, ``intercept_lower``, ``intercept_upper``, ``sigma``
+        (residual sd); ``paper_slope``, ``paper_intercept`` (Pernot (2024c)
+        values, NaN where none).
 
     Notes
     -----
-    The paper's setting (6 nu x 5 M x 5000 sets, all N from the same draws)
-    draws about 1.3e9 points per D: several minutes on two cores. With it,
-    uqviz gives 0.0007 + 0.562 x (ENCE) and -0.0007 + 1.143 x (ZMSE) for the
-    NIG model, 0.0045 + 0.775 x and 0.0063 + 1.575 x for T6IG (002: 0.56,
-    1.14, 0.004 + 0.779 x, 0.006 + 1.577 x). A first-order expansion gives
-    1/sqrt(pi) and 2/sqrt(pi) for the normal D ("proportional" fit: 0.571 and
-    1.135). Uncertainties are sorted once per synthetic set; eps is drawn
-    independently of them, so it need not be permuted.
+    The paper's setting (6 nu x 5 M x 5000 sets) takes several minutes on two
+    cores and gives 0.0007 + 0.562 x (ENCE) and -0.0007 + 1.143 x (ZMSE) for
+    the NIG model, 0.0045 + 0.775 x and 0.0063 + 1.575 x for T6IG.
 
     See Also
     --------
@@ -232,32 +212,30 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     --------
     >>> from uqviz import size_dependence
     >>> res = size_dependence(sizes=(1000, 4000), n_bins=(10, 20), nu=(6,), n_mc=50, rng=0)
-    >>> res["mean"].dims
+    >>> res["reference"].dims
     ('statistic', 'generative', 'nu', 'size', 'n_bins')
     >>> round(float(res.slope.sel(statistic="ENCE", generative="normal", fit="proportional")), 1)
     0.6
     """
-    stats = [get_statistic(s) for s in _as_tuple(statistics)]
+    progress = show_progress(progress)
+    stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
     for s in stats:
         if s.kind != "binned":
             raise ValueError(f"size_dependence: {s.name} is not a binned statistic "
                              "(use ENCE, ZMSE or UCE)")
-    gens = [get_generative(g) for g in _as_tuple(generative)]
-    sizes = np.asarray(_as_tuple(sizes), dtype=np.int64)
-    n_bins = np.asarray(_as_tuple(n_bins), dtype=np.int64)
-    nus = np.asarray(_as_tuple(nu), dtype=float)
-    n_mc = int(n_mc)
-    if n_mc < 2:
-        raise ValueError(f"n_mc must be >= 2, got {n_mc}")
-    if np.any(nus <= 0):
-        raise ValueError(f"nu must be > 0, got {nus.tolist()}")
-    if np.any(n_bins < 1) or np.any(sizes < n_bins.max()):
+    gens = as_generatives(generative)
+    sizes = _grid("sizes", sizes, integer=True)
+    n_bins = _grid("n_bins", n_bins, integer=True)
+    nus = _grid("nu", nu, integer=False)
+    n_mc = checks.count("n_mc", n_mc, minimum=2)
+    ci = checks.probability("ci", ci)
+    if np.any(sizes < n_bins.max()):
         raise ValueError(f"need 1 <= n_bins <= size; got sizes {sizes.tolist()} and "
                          f"n_bins {n_bins.tolist()}")
     bounds = {m: [kbin.equal_count_bounds(int(m), int(n)) for n in n_bins] for m in sizes}
     cells = [(g, k, j) for g in range(len(gens)) for k in range(nus.size)
              for j in range(sizes.size)]
-    seeds = np.random.default_rng(rng).integers(0, 2**63, size=len(cells))
+    cell_seeds = checks.rng(rng).integers(0, 2**63, size=len(cells))
     tasks = []
     for c, (g, k, j) in enumerate(cells):
         per_block = max(1, _BLOCK_ELEMENTS // int(sizes[j]))
@@ -267,10 +245,11 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     def run(t):
         c, b, n = tasks[t]
         g, k, j = cells[c]
-        return _grid_block(block_rng(seeds[c], b), a=nus[k] / 2.0, m=int(sizes[j]), n_rep=n,
-                           gen=gens[g], bounds=bounds[sizes[j]], stats=stats)
+        return _grid_block(block_rng(cell_seeds[c], b), a=nus[k] / 2.0, m=int(sizes[j]),
+                           n_rep=n, gen=gens[g], bounds=bounds[sizes[j]], stats=stats)
 
-    results = run_blocks(run, len(tasks), client=client)
+    with progress_bar(len(tasks), desc="size dependence", progress=progress) as bar:
+        results = run_blocks(run, len(tasks), client=client, progress=bar)
     shape = (len(stats), len(gens), nus.size, sizes.size, n_bins.size)
     mean, sd = np.empty(shape), np.empty(shape)
     for c, (g, k, j) in enumerate(cells):
@@ -280,8 +259,8 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     x = np.sqrt(n_bins[None, :] / sizes[:, None])
     gen_names = [g.name for g in gens]
     fits = ("proportional", "linear")
-    keys = ("slope", "slope_se", "intercept", "intercept_se", "intercept_ci_lower",
-            "intercept_ci_upper", "sigma")
+    keys = ("slope", "slope_se", "intercept", "intercept_se", "intercept_lower",
+            "intercept_upper", "sigma")
     table = {key: np.full((len(stats), len(gens), 2), np.nan) for key in keys}
     xs = np.broadcast_to(x, shape[2:])
     for i in range(len(stats)):
@@ -300,19 +279,20 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     dims = ("statistic", "generative", "nu", "size", "n_bins")
     fdims = ("statistic", "generative", "fit")
     out = xr.Dataset(
-        {"mean": (dims, mean, {"long_name": "simulated reference value"}),
-         "sd": (dims, sd, {"long_name": "Monte Carlo standard deviation"}),
-         "se": (dims, sd / np.sqrt(n_mc), {"long_name": "standard error of the mean"}),
+        {"reference": (dims, mean, {"long_name": "simulated reference value"}),
+         "reference_sd": (dims, sd, {"long_name": "Monte Carlo standard deviation"}),
+         "reference_se": (dims, sd / np.sqrt(n_mc),
+                          {"long_name": "Monte Carlo standard error of the reference"}),
          **{key: (fdims, val) for key, val in table.items()},
          "paper_intercept": (("statistic", "generative"), paper[0]),
          "paper_slope": (("statistic", "generative"), paper[1])},
         coords={"statistic": [s.name for s in stats], "generative": gen_names, "nu": nus,
                 "size": sizes, "n_bins": n_bins, "fit": list(fits),
                 "x": (("size", "n_bins"), x, {"long_name": "sqrt(N/M)"})},
-        attrs={"n_mc": n_mc, "ci": ci, "binning": "equal_count on uE",
-               "model": "uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ D",
-               "reference": "Pernot (2024), paper 002, Appendix B",
-               **({"seed": int(rng)} if isinstance(rng, (int, np.integer)) else {})})
+        attrs={"statistics": [s.name for s in stats], "generative": gen_names,
+               "n_mc": n_mc, "ci": ci, "binning": "equal_count", "conditioning": "uE",
+               "rng": seeds.seed_attr(rng),
+               "model": "uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ D"})
     out["size"].attrs["long_name"] = "dataset size M"
     out["n_bins"].attrs["long_name"] = "number of bins N"
     out["nu"].attrs["long_name"] = "shape of the uncertainty distribution"
@@ -352,24 +332,19 @@ def _reference_lines(references, statistic):
 
 
 def _binned_curve(e, u, n_bins, stat):
-    """Binned statistic for every number of bins (points sorted by uE on the last axis).
-
-    Per-bin means from prefix sums, vectorised over leading axes (resamples).
-    """
+    """Binned statistic for every number of bins (points sorted by uE on the last axis)."""
     cols = {"E2": lambda: e * e, "V": lambda: u * u, "Z2": lambda: (e / u) ** 2}
-    pre = {c: _prefix(cols[c]()) for c in stat.columns}
+    pre = {c: kc.prefix_sums(cols[c]()) for c in stat.columns}
     m = e.shape[-1]
     out = np.empty(e.shape[:-1] + (len(n_bins),))
     for j, n in enumerate(n_bins):
         b = kbin.equal_count_bounds(m, int(n))
-        sizes = np.diff(b)
-        out[..., j] = stat.func({c: (p[..., b[1:]] - p[..., b[:-1]]) / sizes
-                                 for c, p in pre.items()})
+        out[..., j] = stat.func({c: kc.prefix_bin_means(p, b) for c, p in pre.items()})
     return out
 
 
-def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_bins, ci,
-                     ci_method, n_boot, ref_names, ref_a, ref_b, client):
+def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_count, fit_min_bins, ci,
+                     method, n_boot, ref_names, ref_a, ref_b, client, progress):
     check_dataset(ds)
     stat = statistic
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
@@ -384,25 +359,25 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_b
         b = kbin.equal_count_bounds(m, int(n))
         sizes = np.diff(b)
         smallest[i] = sizes.min()
-        if smallest[i] < min_per_bin:
+        if smallest[i] < min_count:
             continue
         values[i] = stat.func(kbin.binned_column_means(e, u, b[:-1], sizes, stat.columns))
     x = np.sqrt(n_bins_range / m)
     in_fit = np.isfinite(values) & (n_bins_range > fit_min_bins)
     if in_fit.sum() < 3:
         raise ValueError(f"{ds.attrs.get('name', 'dataset')}: only {int(in_fit.sum())} bin "
-                         f"numbers N > {fit_min_bins} keep at least {min_per_bin} points per "
-                         f"bin with M = {m}; need 3 for the fit")
+                         f"numbers N > {fit_min_bins} give a finite {stat.name} with at least "
+                         f"{min_count} points per bin (M = {m}); need 3 for the fit")
     fit = ols_fit(x[in_fit], values[in_fit], intercept=True, ci=ci)
     a = fit["intercept"]
-    lo, hi = fit["intercept_ci_lower"], fit["intercept_ci_upper"]
+    lo, hi = fit["intercept_lower"], fit["intercept_upper"]
     extra = {}
-    if ci_method == "bootstrap":
+    if method == "bootstrap":
         # intercept = fixed linear combination of the curve values (OLS weights)
         design = np.column_stack([np.ones(int(in_fit.sum())), x[in_fit]])
         weights = np.linalg.pinv(design)[0]
         fit_bins = n_bins_range[in_fit]
-        seed = int(np.random.default_rng(rng).integers(0, 2**63))
+        seed = seeds.kernel_seed(rng)
         per_block = max(1, _BLOCK_ELEMENTS // m)
         n_blocks = -(-n_boot // per_block)
 
@@ -411,23 +386,30 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_b
             idx = np.sort(block_rng(seed, bk).integers(0, m, (n, m)), axis=-1)
             return _binned_curve(e[idx], u[idx], fit_bins, stat) @ weights
 
-        boot = np.concatenate(run_blocks(block, n_blocks, client=client))
-        boot_se = float(boot.std(ddof=1))
+        with progress_bar(n_blocks, desc=f"{stat.name} extrapolation",
+                          progress=progress) as bar:
+            boot = np.concatenate(run_blocks(block, n_blocks, client=client, progress=bar))
+        with np.errstate(invalid="ignore"):
+            boot_se = float(boot.std(ddof=1))
         half = sps.norm.ppf((1 + ci) / 2) * boot_se
         lo, hi = a - half, a + half
         extra = {"intercept_boot_se": ((), boot_se,
                                        {"long_name": "bootstrap standard error of the intercept"}),
                  "intercept_boot_bias": ((), float(boot.mean()) - a)}
-    zeta = a / (hi - a) if a <= 0 else a / (a - lo)  # zeta-score of the intercept vs 0
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        warnings.warn(f"{stat.name} extrapolation of {ds.attrs.get('name', 'the dataset')!r}: "
+                      "the interval of the intercept could not be computed (non-finite "
+                      "bootstrap values); valid = False", UserWarning, stacklevel=4)
+    zeta, valid = verdict(a, 0.0, lo, hi)  # the intercept against 0
     return xr.Dataset(
-        {"value": ("n_bins", values, {"long_name": stat.name}),
+        {"estimate": ("n_bins", values, {"long_name": stat.name}),
          "x": ("n_bins", x, {"long_name": "sqrt(N/M)"}),
          "smallest_bin": ("n_bins", smallest, {"long_name": "points in the smallest bin"}),
          "in_fit": ("n_bins", in_fit),
          "slope": ((), fit["slope"]), "slope_se": ((), fit["slope_se"]),
          "intercept": ((), a), "intercept_se": ((), fit["intercept_se"]),
-         "intercept_ci_lower": ((), lo), "intercept_ci_upper": ((), hi), **extra,
-         "zeta": ((), zeta), "valid": ((), bool(lo <= 0.0 <= hi)),
+         "intercept_lower": ((), lo), "intercept_upper": ((), hi), **extra,
+         "zeta": ((), float(zeta)), "valid": ((), bool(valid)),
          "n_fit": ((), int(in_fit.sum())), "n_points": ((), m),
          "reference_intercept": ("reference", np.asarray(ref_a, dtype=float)),
          "reference_slope": ("reference", np.asarray(ref_b, dtype=float))},
@@ -435,67 +417,61 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_per_bin, fit_min_b
     )
 
 
-def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_bin=20,
-                fit_min_bins=20, ci=0.95, ci_method="bootstrap", n_boot=500,
-                references="paper", rng=None, client=None):
-    """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (002 App. C).
+def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_count=20,
+                fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
+                references="paper", rng=None, client=None, progress=None):
+    """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins.
 
     The statistic is computed with ``N`` equal-count bins of uE for every
-    ``N`` in ``n_bins_range`` that leaves at least ``min_per_bin`` points in
-    every bin, and plotted against ``x = sqrt(N/M)``. For a calibrated dataset
-    it is proportional to x (Appendix B), whatever the generative distribution
-    up to a small intercept. The values with ``N > fit_min_bins`` are fitted
-    by ordinary least squares, ``value = intercept + slope * x``; the
-    intercept (the statistic with infinitely populated bins) is compared with
-    zero: consistency is validated when 0 lies in its ``ci`` confidence
-    interval. No generative distribution is involved.
+    ``N`` in ``n_bins_range`` that leaves at least ``min_count`` points in
+    every bin; the values with ``N > fit_min_bins`` are fitted by
+    ``estimate = intercept + slope * sqrt(N/M)`` (ordinary least squares) and
+    consistency is validated when 0 lies in the ``ci`` interval of the
+    intercept (Pernot (2024c), Appendix C). No generative distribution is
+    involved.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : {"ZMSE", "ENCE", "UCE"}, default "ZMSE"
     n_bins_range : sequence of int, default range(10, 151)
-        Numbers of bins N.
-    min_per_bin : int, default 20
-        Minimum points per bin; larger N are skipped (value NaN).
+        Numbers of bins N (dim ``n_bins``).
+    min_count : int, default 20
+        Fewest points per bin; larger N are skipped (NaN).
     fit_min_bins : int, default 20
         Only N > fit_min_bins enter the fit.
     ci : float, default 0.95
         Level of the interval of the intercept.
-    ci_method : {"bootstrap", "ols"}, default "bootstrap"
-        "ols": the Student-t interval of ordinary least squares, as in 002.
-        It treats the points as independent, but all of them come from the
-        same data: on calibrated NIG data (M = 5000) the true sd of the
-        intercept is about 6 times the OLS standard error and the OLS
-        interval contains 0 in only ~30 % of the cases (ENCE ~40 %).
-        "bootstrap": the whole curve is recomputed on ``n_boot`` paired
-        resamples of the points and the interval is ``intercept +/- z *
-        sd(bootstrap intercepts)``; it has the nominal coverage on calibrated
-        data (measured 97 % for 95 %) and still rejects a 5 % scaling error of
-        uE about half the time at M = 5000.
+    method : {"bootstrap", "ols"}, default "bootstrap"
+        "ols": the Student-t interval of least squares, as in the paper; it
+        treats the curve values as independent although they share the data,
+        and is several times too narrow. "bootstrap": the curve is recomputed
+        on ``n_boot`` paired resamples and the interval is ``intercept +/- z *
+        sd(bootstrap intercepts)`` (nominal coverage on calibrated data).
     n_boot : int, default 500
-        Resamples for ``ci_method="bootstrap"``.
+        Resamples for ``method="bootstrap"``.
     references : "paper", None, mapping or Dataset, default "paper"
-        Reference lines to keep with the result: "paper" gives the 002
-        Appendix B lines (NIG: slope only; T6IG: intercept and slope), a
-        :func:`size_dependence` result gives its "linear" fits, a mapping
-        ``{name: (intercept, slope)}`` gives those lines.
-    rng : None, int or numpy.random.Generator
-        Seed of the bootstrap (SPEC 7); results do not depend on threads.
+        Reference lines kept with the result (dim ``reference``): "paper"
+        gives those of Pernot (2024c), Appendix B; a :func:`size_dependence`
+        result its "linear" fits; a mapping ``{name: (intercept, slope)}``
+        those lines.
+    rng : None, int, SeedSequence or Generator
+        Seed of the bootstrap; results do not depend on threads.
     client : dask.distributed.Client, optional
         Run the bootstrap blocks on dask.
+    progress : bool, optional
+        Progress bar of the bootstrap (default: shown in a terminal or Jupyter).
 
     Returns
     -------
     xarray.Dataset
-        On dim ``n_bins``: ``value``, ``x``, ``smallest_bin``, ``in_fit``;
-        scalars ``slope``, ``slope_se``, ``intercept``, ``intercept_se`` (OLS),
-        ``intercept_ci_lower``, ``intercept_ci_upper`` (``ci_method``),
-        ``intercept_boot_se`` and ``intercept_boot_bias`` (bootstrap only),
-        ``zeta`` (intercept against 0 scaled by the interval), ``valid`` (0
-        in the interval), ``n_fit``, ``n_points``; on dim ``reference``:
-        ``reference_intercept`` and ``reference_slope``. A DataTree adds a
-        ``dataset`` dim.
+        On dim ``n_bins``: ``estimate``, ``x`` = sqrt(N/M), ``smallest_bin``,
+        ``in_fit``. Scalars: ``slope``, ``slope_se``, ``intercept``,
+        ``intercept_se`` (OLS), ``intercept_lower``, ``intercept_upper``
+        (``method``), ``intercept_boot_se``, ``intercept_boot_bias``
+        (bootstrap only), ``zeta`` and ``valid`` (the intercept against 0),
+        ``n_fit``, ``n_points``. On dim ``reference``: ``reference_intercept``,
+        ``reference_slope``. A DataTree adds a ``dataset`` dim.
 
     See Also
     --------
@@ -506,7 +482,7 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_
     >>> import uqviz
     >>> from uqviz import extrapolate
     >>> ds = uqviz.synthetic.nig(3000, nu=6, rng=1)
-    >>> res = extrapolate(ds, statistic="ENCE", ci_method="ols")
+    >>> res = extrapolate(ds, statistic="ENCE", method="ols")
     >>> int(res["n_fit"]), res["reference"].values.tolist()
     (130, ['normal', 't6'])
     """
@@ -514,24 +490,22 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_per_
     if stat.kind != "binned":
         raise ValueError(f"extrapolate: {stat.name} is not a binned statistic "
                          "(use ZMSE, ENCE or UCE)")
-    if ci_method not in ("bootstrap", "ols"):
-        raise ValueError(f"ci_method must be 'bootstrap' or 'ols', got {ci_method!r}")
-    n_bins_range = np.asarray(list(n_bins_range), dtype=np.int64)
-    if n_bins_range.size == 0 or np.any(n_bins_range < 1):
-        raise ValueError("n_bins_range must hold positive integers")
-    n_boot = int(n_boot)
-    if ci_method == "bootstrap" and n_boot < 2:
-        raise ValueError(f"n_boot must be >= 2, got {n_boot}")
-    min_per_bin = int(min_per_bin)
+    method = checks.choice("method", method, EXTRAPOLATION_METHODS)
+    n_bins_range = _grid("n_bins_range", n_bins_range, integer=True)
+    min_count = checks.count("min_count", min_count)
+    fit_min_bins = checks.count("fit_min_bins", fit_min_bins, minimum=0)
+    ci = checks.probability("ci", ci)
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    progress = show_progress(progress)
     names, a, b = _reference_lines(references, stat.name)
-    out = map_datasets(_extrapolate_one, data, rng=rng, statistic=stat,
-                       n_bins_range=n_bins_range, min_per_bin=min_per_bin,
-                       fit_min_bins=int(fit_min_bins), ci=ci, ci_method=ci_method,
-                       n_boot=n_boot, ref_names=names, ref_a=a, ref_b=b, client=client)
-    out.attrs.update({"statistic": stat.name, "min_per_bin": min_per_bin,
-                      "fit_min_bins": int(fit_min_bins), "ci": ci, "ci_method": ci_method,
-                      "binning": "equal_count on uE",
-                      "method": "extrapolation to zero bins (Pernot 2024, 002 Appendix C)"})
-    if ci_method == "bootstrap":
+    out = map_datasets(_extrapolate_one, data, rng=checks.rng(rng), statistic=stat,
+                       n_bins_range=n_bins_range, min_count=min_count,
+                       fit_min_bins=fit_min_bins, ci=ci, method=method, n_boot=n_boot,
+                       ref_names=names, ref_a=a, ref_b=b, client=client, progress=progress)
+    out.attrs.update({"statistic": stat.name, "n_bins_range": n_bins_range.tolist(),
+                      "min_count": min_count, "fit_min_bins": fit_min_bins, "ci": ci,
+                      "method": method, "binning": "equal_count", "conditioning": "uE",
+                      "rng": seeds.seed_attr(rng)})
+    if method == "bootstrap":
         out.attrs["n_boot"] = n_boot
     return out

@@ -1,20 +1,18 @@
-"""Simulated reference values and the validation schemes of Pernot (2024, paper 002).
+"""Simulated reference values and the validation schemes of Pernot (2024c).
 
 For statistics without a predefined reference (CC, ENCE, UCE, ZMSE) a
 reference is simulated from the actual uncertainties: pseudo-errors
-E* = uE * eps, eps ~ D, for a chosen unit-variance generative distribution D.
-Three schemes validate a statistic:
+E* = uE * eps, eps ~ D, for a unit-variance generative distribution D
+(:mod:`uqviz.generative`). The schemes compare the statistic with it:
 
-- **BS**: predefined reference, bootstrap BCa interval (``validate_average``);
-- **Sim**: simulated reference with its standard error, bootstrap interval of
-  the statistic; zeta = (est - ref) / sqrt((est - limit)^2 + (2 se)^2)
-  where ``limit`` is the interval bound on the reference's side;
-- **Sim2** (Rasmussen et al.): the statistic is taken as fixed and compared
-  with the Monte Carlo interval I_D of the simulated values; zeta is scaled
-  by the distance from the reference to the bound of I_D on the estimate's
-  side, so that |zeta| <= 1 <=> est in I_D.
+- **BS**: predefined reference inside the bootstrap BCa interval
+  (:func:`uqviz.validate_average`);
+- **Sim**: simulated reference inside the bootstrap interval widened by
+  twice its Monte Carlo standard error, added in quadrature;
+- **Sim2** (after Rasmussen et al.): the statistic inside the Monte Carlo
+  interval of the simulated values.
 
-:func:`validate` runs the recommended workflow (002 Fig. 1).
+:func:`validate` runs the recommended workflow (Pernot (2024c), Fig. 1).
 """
 
 from __future__ import annotations
@@ -23,26 +21,61 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from tqdm.auto import tqdm
 
 from uqviz._array import binned as kbin
 from uqviz._array import stats as ks
-from uqviz.engine.parallel import block_rng, run_blocks
-from uqviz.engine.tree import map_datasets
+from uqviz._array.bca import verdict
+from uqviz.average.validation import validate_average
+from uqviz.data.generative import Generative, as_generatives
+from uqviz.data.model import check_dataset
+from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_statistics
-from uqviz.data.model import check_dataset
-from uqviz.data.generative import get_generative
-from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
-from uqviz.average.validation import validate_average
+from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic, reference_value
+from uqviz.engine.tree import map_datasets
 
-__all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES"]
+__all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES", "sim_zeta",
+           "sim2_zeta"]
 
-SCHEMES = ("Sim", "Sim2")
-MC_BLOCK = 64  # replicates per independently seeded block
+#: validation schemes of :func:`validate_simulated`
+SCHEMES = ("Sim", "Sim2", "BS")
+MC_BLOCK = 64  # Monte Carlo samples per independently seeded block
 UNSTABLE_Z0 = 1.0
 
 
+# --------------------------------------------------------------------------
+# options
+# --------------------------------------------------------------------------
+def _one_or_many(value):
+    """True when an option was given as one value (a str or a Generative), not a sequence."""
+    return isinstance(value, (str, Generative))
+
+
+def _conditioning_attr(conditioning):
+    return conditioning if isinstance(conditioning, str) else "values"
+
+
+def _common_options(statistic, generative, n_mc, n_bins, ci, progress):
+    stat = get_statistic(statistic)
+    gens = as_generatives(generative)
+    n_mc = checks.count("n_mc", n_mc, minimum=2)
+    n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
+    ci = checks.probability("ci", ci)
+    progress = show_progress(progress)
+    return stat, gens, n_mc, n_bins, ci, progress
+
+
+def _stack(parts, labels, dim, single):
+    """One Dataset, or the parts concatenated on a new ``dim`` labelled ``labels``."""
+    if single:
+        return parts[0]
+    return xr.concat(parts, dim=xr.DataArray(list(labels), dims=dim, name=dim))
+
+
+# --------------------------------------------------------------------------
+# Monte Carlo reference
+# --------------------------------------------------------------------------
 def _evaluator(ds, stat, *, n_bins, conditioning):
     """Point order and a function f(e (R, M), u (M,)) -> (R,) on that order."""
     m = ds.sizes["point"]
@@ -59,7 +92,7 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
                 means["V"] = mv
             return stat.func(means)
 
-        return bins.order, f, x
+        return bins.order, f
     if stat.kind == "moments":
         def f(e, u):
             return stat.func(ks.column_means(e, u, stat.columns), m)
@@ -71,7 +104,7 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
     else:
         def f(e, u):
             return stat.func(e, np.broadcast_to(u, e.shape))
-    return np.arange(m), f, None
+    return np.arange(m), f
 
 
 def _simulate(u, f, generative, n_mc, seed, *, client, progress, label):
@@ -82,264 +115,366 @@ def _simulate(u, f, generative, n_mc, seed, *, client, progress, label):
         eps = generative.sample(block_rng(seed, b), (n, u.size))
         return np.asarray(f(u * eps, u), dtype=float)
 
-    with tqdm(total=n_blocks, desc=label, disable=not progress, leave=False) as bar:
+    with progress_bar(n_blocks, desc=label, progress=progress) as bar:
         return np.concatenate(run_blocks(block, n_blocks, client=client, progress=bar))
 
 
-def _reference_one(ds, *, rng, statistic, generative, n_mc, n_bins, conditioning, ci,
-                   return_samples, client, progress):
-    check_dataset(ds)
-    stat = get_statistic(statistic)
-    gen = get_generative(generative, ds)
-    order, f, _ = _evaluator(ds, stat, n_bins=n_bins, conditioning=conditioning)
+def _reference_of(ds, *, rng, stat, generative, n_mc, n_bins, conditioning, ci,
+                  return_samples, client, progress):
+    """Simulated reference of one statistic under one D for one dataset."""
+    gen = generative.for_data(ds)
+    order, f = _evaluator(ds, stat, n_bins=n_bins, conditioning=conditioning)
     u = ds["uE"].values[order]
-    seed = int(np.random.default_rng(rng).integers(0, 2**63))
-    label = f"{stat.name} reference ({gen.name})"
-    samples = _simulate(u, f, gen, n_mc, seed, client=client, progress=progress, label=label)
+    samples = _simulate(u, f, gen, n_mc, seeds.kernel_seed(rng), client=client,
+                        progress=progress, label=f"{stat.name} reference ({gen.name})")
+    bad = int(np.count_nonzero(~np.isfinite(samples)))
+    if bad:
+        label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
+        warnings.warn(f"{stat.name} reference{label} under D = {gen.name}: {bad} of {n_mc} "
+                      "simulated values are not finite; the reference is NaN and the "
+                      "statistic is not validated", UserWarning, stacklevel=6)
     q = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2])
+    sd = samples.std(ddof=1)
     out = xr.Dataset({
-        "mean": ((), samples.mean()),
-        "sd": ((), samples.std(ddof=1)),
-        "se": ((), samples.std(ddof=1) / np.sqrt(n_mc)),
-        "ci_lower": ((), q[0]),
-        "ci_upper": ((), q[1]),
+        "reference": ((), samples.mean()),
+        "reference_sd": ((), sd),
+        "reference_se": ((), sd / np.sqrt(n_mc)),
+        "reference_lower": ((), q[0]),
+        "reference_upper": ((), q[1]),
     })
     if return_samples:
-        out["samples"] = ("replicate", samples)
+        out["samples"] = ("sample", samples)
     return out
+
+
+def _reference_one(ds, *, rng, stat, gens, single, **kwargs):
+    check_dataset(ds)
+    rngs = seeds.spawn(rng, len(gens))
+    parts = [_reference_of(ds, rng=r, stat=stat, generative=g, **kwargs)
+             for g, r in zip(gens, rngs)]
+    return _stack(parts, [g.name for g in gens], "generative", single)
 
 
 def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_bins=None,
                         conditioning="uE", ci=0.95, rng=None, return_samples=False,
-                        client=None, progress=False):
+                        client=None, progress=None):
     """Reference value of a statistic for calibrated data with the actual uncertainties.
 
-    Draws ``n_mc`` sets of pseudo-errors E* = uE * eps (eps ~ D, the
-    generative distribution) and evaluates the statistic on each (002 sect.
-    II D 2). Binned statistics keep the bins of the data.
+    Draws ``n_mc`` sets of pseudo-errors E* = uE * eps (eps ~ D) and evaluates
+    the statistic on each (Pernot (2024c)); binned statistics keep the bins of
+    the data.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : str
         Any registered statistic (ZMS, CC, ENCE, UCE, ZMSE, NLL, ...).
-    generative : str or Generative, default "normal"
-        "normal", "t<nu>" (e.g. "t6"), "uniform", "laplace", "empirical", or
-        a :class:`uqviz.generative.Generative`.
+    generative : str, Generative or sequence of them, default "normal"
+        D: "normal", "t<nu>" (e.g. "t6"), "uniform", "laplace", "empirical" or
+        a :class:`uqviz.generative.Generative`. A sequence adds a dim
+        ``generative``.
     n_mc : int, default 10_000
-        Monte Carlo sample size.
+        Monte Carlo samples, >= 2.
     n_bins : int, optional
         Bins of binned statistics (default 20, equal-count on ``conditioning``).
-    conditioning : str, default "uE"
+    conditioning : str or array_like, default "uE"
         Binning variable of binned statistics.
     ci : float, default 0.95
         Level of the Monte Carlo quantile interval.
-    rng : None, int or Generator
-    return_samples : bool
-        Also return the simulated values on dim ``replicate``.
+    rng : None, int, SeedSequence or Generator
+        Each dataset, then each D, gets its own child stream.
+    return_samples : bool, default False
+        Also return the simulated values ``samples`` on dim ``sample``.
     client : dask.distributed.Client, optional
         Run the Monte Carlo blocks on dask (same numbers as locally).
-    progress : bool
-        Show a progress bar.
+    progress : bool, optional
+        Progress bar (default: shown in a terminal or Jupyter).
 
     Returns
     -------
     xarray.Dataset
-        ``mean`` (the reference), ``sd``, ``se`` = sd/sqrt(n_mc),
-        ``ci_lower``, ``ci_upper`` (Monte Carlo quantiles), optionally
-        ``samples``; attrs with the settings.
+        ``reference`` (Monte Carlo mean), ``reference_sd``, ``reference_se`` =
+        sd/sqrt(n_mc), ``reference_lower``, ``reference_upper`` (Monte Carlo
+        quantiles), optionally ``samples``; settings in attrs.
 
     Examples
     --------
     >>> import uqviz
     >>> ds = uqviz.synthetic.nig(1000, nu=6, rng=0)
     >>> ref = uqviz.simulated_reference(ds, statistic="ZMS", n_mc=500, rng=1)
-    >>> bool(abs(float(ref["mean"]) - 1) < 0.01)
+    >>> bool(abs(float(ref["reference"]) - 1) < 0.01)
     True
     """
-    n_bins = DEFAULT_N_BINS if n_bins is None else int(n_bins)
-    gen = get_generative(generative) if generative != "empirical" else "empirical"
-    out = map_datasets(_reference_one, data, rng=rng, statistic=statistic, generative=gen,
-                       n_mc=int(n_mc), n_bins=n_bins, conditioning=conditioning, ci=ci,
-                       return_samples=return_samples, client=client, progress=progress)
-    out.attrs.update({"statistic": get_statistic(statistic).name,
-                      "generative": gen if isinstance(gen, str) else gen.name,
-                      "n_mc": int(n_mc), "n_bins": n_bins, "conditioning": str(conditioning),
-                      "ci": ci})
+    stat, gens, n_mc, n_bins, ci, progress = _common_options(statistic, generative, n_mc,
+                                                             n_bins, ci, progress)
+    return_samples = checks.boolean("return_samples", return_samples)
+    out = map_datasets(_reference_one, data, rng=checks.rng(rng), stat=stat, gens=gens,
+                       single=_one_or_many(generative), n_mc=n_mc, n_bins=n_bins,
+                       conditioning=conditioning, ci=ci, return_samples=return_samples,
+                       client=client, progress=progress)
+    names = [g.name for g in gens]
+    out.attrs.update({"statistic": stat.name,
+                      "generative": names[0] if _one_or_many(generative) else names,
+                      "n_mc": n_mc, "n_bins": n_bins,
+                      "conditioning": _conditioning_attr(conditioning), "ci": ci,
+                      "rng": seeds.seed_attr(rng)})
     return out
 
 
-def _sim_zeta(est, ref, se, lower, upper):
-    limit = np.where(est <= ref, upper, lower)
+# --------------------------------------------------------------------------
+# schemes
+# --------------------------------------------------------------------------
+def sim_zeta(estimate, reference, reference_se, lower, upper):
+    """Zeta-score and verdict of the Sim scheme.
+
+    The bootstrap interval ``[lower, upper]`` is widened by ``2 reference_se``
+    added in quadrature to each half-width; the verdict is the reference
+    inside the widened interval, and zeta = (est - ref) / sqrt((est - limit)^2
+    + (2 se)^2) with ``limit`` the bound on the reference's side.
+
+    Returns
+    -------
+    zeta, valid : ndarray
+
+    Examples
+    --------
+    >>> z, ok = sim_zeta(0.05, 0.03, 0.001, 0.04, 0.06)
+    >>> round(float(z), 6), bool(ok)
+    (1.961161, False)
+    """
+    est = np.asarray(estimate, dtype=float)
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    two_se = 2.0 * np.asarray(reference_se, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (est - ref) / np.sqrt((est - limit) ** 2 + (2.0 * se) ** 2)
+        lo = lower - _widening(est - lower, two_se)
+        hi = upper + _widening(upper - est, two_se)
+    return verdict(est, reference, lo, hi)
 
 
-def _sim2_zeta(est, ref, ref_lower, ref_upper):
-    bound = np.where(est <= ref, ref_lower, ref_upper)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (est - ref) / np.abs(bound - ref)
+def _widening(half, extra):
+    """hypot(half, extra) - half without cancellation (the bound moves by a tiny amount
+    when ``half`` >> ``extra``: an estimate of 5e21 with lower limit 9 keeps the limit 9)."""
+    h = np.hypot(half, extra)
+    return np.where(half > 0, extra**2 / np.where(half > 0, h + half, 1.0), h - half)
+
+
+def sim2_zeta(estimate, reference, reference_lower, reference_upper):
+    """Zeta-score and verdict of the Sim2 scheme.
+
+    The verdict is the estimate inside the Monte Carlo interval
+    ``[reference_lower, reference_upper]``; zeta = (est - ref) / |bound - ref|
+    with ``bound`` the limit on the estimate's side, so that |zeta| <= 1
+    exactly when the estimate is inside.
+
+    Returns
+    -------
+    zeta, valid : ndarray
+
+    Examples
+    --------
+    >>> z, ok = sim2_zeta(0.05, 0.03, 0.02, 0.045)
+    >>> round(float(z), 6), bool(ok)
+    (1.333333, False)
+    """
+    # the roles of estimate and reference are swapped: the interval is the reference's
+    zeta, valid = verdict(reference, estimate, reference_lower, reference_upper)
+    return -zeta, valid
 
 
 def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci):
+    """Estimate, BCa interval and z0 of one statistic; the one z0 warning of uqviz."""
     key = None
-    if stat.kind == "binned" and conditioning != "uE":
+    if stat.kind == "binned" and not (isinstance(conditioning, str) and conditioning == "uE"):
         key = conditioning_values(ds, conditioning)[1]
     res = bootstrap_statistics(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot, ci=ci,
                                rng=rng, n_bins=n_bins, key=key)[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
+    label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
         side = "upper" if z0 < 0 else "lower"
-        label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
         warnings.warn(f"{stat.name}{label}: bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): "
                       f"the BCa {side} limit sits in the extreme order statistics of the "
                       "replicates and is unstable", UserWarning, stacklevel=5)
-    return float(res.estimate[0]), float(res.lower[0]), float(res.upper[0]), z0
+    est, lo, hi = float(res.estimate[0]), float(res.lower[0]), float(res.upper[0])
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        warnings.warn(f"{stat.name}{label}: the bootstrap interval could not be computed "
+                      "(degenerate bootstrap distribution); valid = False", UserWarning,
+                      stacklevel=5)
+    return est, lo, hi, z0
 
 
-def _scheme_result(boot, ref, scheme):
-    est, lo, hi, z0 = boot
-    r, se = float(ref["mean"]), float(ref["se"])
+def _scheme_zeta(scheme, est, lo, hi, ref, bs_reference):
     if scheme == "Sim":
-        zeta = float(_sim_zeta(est, r, se, lo, hi))
-    else:
-        zeta = float(_sim2_zeta(est, r, float(ref["ci_lower"]), float(ref["ci_upper"])))
-    return xr.Dataset({
-        "estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi), "z0": ((), z0),
-        "reference": ((), r), "reference_se": ((), se),
-        "reference_ci_lower": ref["ci_lower"], "reference_ci_upper": ref["ci_upper"],
-        "zeta": ((), zeta), "valid": ((), abs(zeta) <= 1.0),
-        "se_negligible": ((), 2.0 * se < (hi - lo) / 2.0),
-    })
+        return sim_zeta(est, float(ref["reference"]), float(ref["reference_se"]), lo, hi)
+    if scheme == "Sim2":
+        return sim2_zeta(est, float(ref["reference"]), float(ref["reference_lower"]),
+                         float(ref["reference_upper"]))
+    return verdict(est, bs_reference, lo, hi)  # BS
 
 
-def _validate_sim_one(ds, *, rng, statistic, generative, scheme, n_mc, n_boot, n_bins,
-                      conditioning, ci, client, progress):
+def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme, n_mc,
+                      n_boot, n_bins, conditioning, ci, return_samples, client, progress):
     check_dataset(ds)
-    stat = get_statistic(statistic)
-    boot_rng, mc_rng = np.random.default_rng(rng).spawn(2)
-    ref = _reference_one(ds, rng=mc_rng, statistic=stat, generative=generative, n_mc=n_mc,
-                         n_bins=n_bins, conditioning=conditioning, ci=ci,
-                         return_samples=False, client=client, progress=progress)
-    boot = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
-                          conditioning=conditioning, ci=ci)
-    return _scheme_result(boot, ref, scheme)
+    boot_rng, *mc_rngs = seeds.spawn(rng, 1 + len(gens))
+    est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
+                                     conditioning=conditioning, ci=ci)
+    bs_reference = (reference_value(stat, ds["E"].values, ds["uE"].values)
+                    if "BS" in schemes else np.nan)
+    parts = []
+    for g, r in zip(gens, mc_rngs):
+        ref = _reference_of(ds, rng=r, stat=stat, generative=g, n_mc=n_mc, n_bins=n_bins,
+                            conditioning=conditioning, ci=ci, return_samples=return_samples,
+                            client=client, progress=progress)
+        verdicts = [_scheme_zeta(s, est, lo, hi, ref, bs_reference) for s in schemes]
+        zeta = np.array([float(z) for z, _ in verdicts])
+        valid = np.array([bool(v) for _, v in verdicts])
+        scheme_dims = () if single_scheme else ("scheme",)
+        ref = ref.drop_vars("reference_sd").assign(
+            zeta=(scheme_dims, zeta[0] if single_scheme else zeta),
+            valid=(scheme_dims, valid[0] if single_scheme else valid),
+            se_negligible=((), 2.0 * float(ref["reference_se"]) < (hi - lo) / 2.0))
+        parts.append(ref)
+    out = _stack(parts, [g.name for g in gens], "generative", single_gen)
+    if not single_scheme:
+        out = out.assign_coords(scheme=list(schemes))
+    head = xr.Dataset({"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi),
+                       "z0": ((), z0)})
+    return xr.merge([head, out])
+
+
+def _schemes(scheme):
+    if isinstance(scheme, str):
+        return (checks.choice("scheme", scheme, SCHEMES),)
+    return checks.names("scheme", scheme, allowed=SCHEMES)
 
 
 def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_mc=10_000,
-                       n_boot=5000, n_bins=None, conditioning="uE", ci=0.95, rng=None,
-                       client=None, progress=False):
-    """Validate a statistic against a simulated reference (002 sect. II D and App. A).
+                       n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, rng=None,
+                       return_samples=False, client=None, progress=None):
+    """Validate a statistic against a simulated reference (Pernot (2024c), Sim and Sim2).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : str
         Registered statistic (CC, ENCE, UCE, ZMSE, or one with a reference).
-    generative : str or Generative, default "normal"
-    scheme : {"Sim", "Sim2"}
-        Sim: bootstrap BCa interval of the statistic, reference uncertainty
-        2*se added in quadrature to the distance to the interval limit.
-        Sim2: the Monte Carlo interval of the reference instead.
-    n_mc, n_boot : int
-        Monte Carlo and bootstrap sample sizes.
+    generative : str, Generative or sequence of them, default "normal"
+        D; a sequence adds a dim ``generative``.
+    scheme : {"Sim", "Sim2", "BS"} or sequence of them, default "Sim"
+        Sim: the reference inside the bootstrap BCa interval widened by 2 se
+        (Monte Carlo standard error of the reference) in quadrature. Sim2: the
+        estimate inside the Monte Carlo interval of the reference. BS (only for
+        a statistic with a predefined reference): that reference inside the
+        bootstrap interval. A sequence adds a dim ``scheme``.
+    n_mc : int, default 10_000
+        Monte Carlo samples, >= 2.
+    n_boot : int, default 10_000
+        Bootstrap replicates, >= 2.
     n_bins : int, optional
         Bins of binned statistics (default 20).
-    conditioning : str, default "uE"
+    conditioning : str or array_like, default "uE"
+        Binning variable of binned statistics.
     ci : float, default 0.95
-    rng, client, progress
+        Level of the bootstrap and Monte Carlo intervals.
+    rng : None, int, SeedSequence or Generator
+        Per dataset: child 0 for the bootstrap, child i + 1 for the i-th D.
+    return_samples : bool, default False
+        Also return the simulated values ``samples`` (dim ``sample``).
+    client, progress
         As in :func:`simulated_reference`.
 
     Returns
     -------
     xarray.Dataset
-        ``estimate``, ``ci_lower``, ``ci_upper``, ``z0`` (bootstrap bias
-        correction), ``reference``, ``reference_se``, ``reference_ci_lower``,
-        ``reference_ci_upper``, ``zeta``, ``valid`` and ``se_negligible``
-        (2 se below the half-width of the bootstrap interval). Warns when
-        |z0| > 1 (binned statistics are strongly biased under the bootstrap,
-        which makes one BCa limit unstable).
+        ``estimate``, ``ci_lower``, ``ci_upper`` (BCa), ``z0`` (bias
+        correction); ``reference``, ``reference_se``, ``reference_lower``,
+        ``reference_upper``, ``se_negligible`` (2 se below the half-width of
+        the bootstrap interval); ``zeta`` and ``valid`` per scheme. Warns when
+        |z0| > 1 (one BCa limit is then unstable, typical of binned
+        statistics) and when the interval cannot be computed (valid False).
 
     Examples
     --------
     >>> import uqviz
     >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
-    >>> res = uqviz.validate_simulated(ds, statistic="CC", n_mc=500, n_boot=500, rng=1)
-    >>> sorted(["zeta", "valid"]) == sorted(v for v in ["zeta", "valid"] if v in res)
-    True
+    >>> res = uqviz.validate_simulated(ds, statistic="CC", scheme=["Sim", "Sim2"],
+    ...                                n_mc=500, n_boot=500, rng=1)
+    >>> res["zeta"].dims, res["scheme"].values.tolist()
+    (('scheme',), ['Sim', 'Sim2'])
     """
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}, got {scheme!r}")
-    n_bins = DEFAULT_N_BINS if n_bins is None else int(n_bins)
-    gen = get_generative(generative) if generative != "empirical" else "empirical"
-    out = map_datasets(_validate_sim_one, data, rng=rng, statistic=statistic, generative=gen,
-                       scheme=scheme, n_mc=int(n_mc), n_boot=int(n_boot), n_bins=n_bins,
-                       conditioning=conditioning, ci=ci, client=client, progress=progress)
-    out.attrs.update({"statistic": get_statistic(statistic).name, "scheme": scheme,
-                      "generative": gen if isinstance(gen, str) else gen.name,
-                      "n_mc": int(n_mc), "n_boot": int(n_boot), "n_bins": n_bins,
-                      "conditioning": str(conditioning), "ci": ci})
+    stat, gens, n_mc, n_bins, ci, progress = _common_options(statistic, generative, n_mc,
+                                                             n_bins, ci, progress)
+    schemes = _schemes(scheme)
+    if "BS" in schemes and not stat.has_reference:
+        raise ValueError(f"scheme 'BS' needs a statistic with a predefined reference; "
+                         f"{stat.name} has none")
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    return_samples = checks.boolean("return_samples", return_samples)
+    single_gen, single_scheme = _one_or_many(generative), isinstance(scheme, str)
+    out = map_datasets(_validate_sim_one, data, rng=checks.rng(rng), stat=stat, gens=gens,
+                       schemes=schemes, single_gen=single_gen, single_scheme=single_scheme,
+                       n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
+                       ci=ci, return_samples=return_samples, client=client, progress=progress)
+    names = [g.name for g in gens]
+    out.attrs.update({"statistic": stat.name,
+                      "scheme": schemes[0] if single_scheme else list(schemes),
+                      "generative": names[0] if single_gen else names,
+                      "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
+                      "conditioning": _conditioning_attr(conditioning), "ci": ci,
+                      "method": "bca", "rng": seeds.seed_attr(rng)})
     return out
 
 
-def _validate_one(ds, *, rng, statistic, generatives, n_mc, n_boot, n_bins, conditioning, ci,
-                  k, client, progress):
-    stat = get_statistic(statistic)
+# --------------------------------------------------------------------------
+# workflow
+# --------------------------------------------------------------------------
+def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci, k,
+                  client, progress):
     if stat.has_reference:
         res = validate_average(ds, statistics=(stat.name,), n_boot=n_boot, ci=ci, rng=rng)
         r = res.sel(statistic=stat.name).drop_vars("statistic")
-        verdict = "validated" if bool(r["valid"]) else "rejected"
+        verdict_ = "validated" if bool(r["valid"]) else "rejected"
         return r[["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid"]].assign(
-            verdict=((), verdict), scheme=((), "BS"))
-    boot_rng, *mc_rngs = np.random.default_rng(rng).spawn(1 + len(generatives))
-    boot = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
-                          conditioning=conditioning, ci=ci)
-    sims = [_scheme_result(boot, _reference_one(
-                ds, rng=r, statistic=stat, generative=get_generative(g, ds), n_mc=n_mc,
-                n_bins=n_bins, conditioning=conditioning, ci=ci, return_samples=False,
-                client=client, progress=progress), "Sim")
-            for g, r in zip(generatives, mc_rngs)]
-    names = [get_generative(g, ds).name for g in generatives]
-    refs = np.array([float(s["reference"]) for s in sims])
-    ses = np.array([float(s["reference_se"]) for s in sims])
+            verdict=((), verdict_), scheme=((), "BS"))
+    sims = _validate_sim_one(ds, rng=rng, stat=stat, gens=gens, schemes=("Sim",),
+                             single_gen=False, single_scheme=True, n_mc=n_mc, n_boot=n_boot,
+                             n_bins=n_bins, conditioning=conditioning, ci=ci,
+                             return_samples=False, client=client, progress=progress)
+    refs, ses = sims["reference"].values, sims["reference_se"].values
     spread = refs.max() - refs.min()
     i, j = int(np.argmax(refs)), int(np.argmin(refs))
     threshold = k * np.hypot(ses[i], ses[j])
-    sensitive = spread > threshold
-    first = sims[0]
+    sensitive = bool(spread > threshold)
     if sensitive:
-        verdict = "statistic too sensitive to D"
+        verdict_ = "statistic too sensitive to D"
     else:
-        verdict = "validated" if bool(first["valid"]) else "rejected"
-    stacked = xr.concat(sims, dim=xr.DataArray(names, dims="generative", name="generative"))
-    return xr.Dataset({
-        "estimate": first["estimate"], "ci_lower": first["ci_lower"],
-        "ci_upper": first["ci_upper"],
-        "reference": stacked["reference"], "reference_se": stacked["reference_se"],
-        "zeta": stacked["zeta"], "valid": stacked["valid"],
-        "reference_spread": ((), spread), "sensitivity_threshold": ((), threshold),
-        "sensitive_to_D": ((), sensitive), "verdict": ((), verdict), "scheme": ((), "Sim"),
-    })
+        verdict_ = "validated" if bool(sims["valid"].isel(generative=0)) else "rejected"
+    keep = ["estimate", "ci_lower", "ci_upper", "reference", "reference_se", "zeta", "valid"]
+    return sims[keep].assign(
+        reference_spread=((), spread), sensitivity_threshold=((), threshold),
+        sensitive_to_D=((), sensitive), verdict=((), verdict_), scheme=((), "Sim"))
 
 
-def validate(data, statistic, *, generative=("normal", "t6"), n_mc=10_000, n_boot=5000,
+def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
              n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
-             progress=False):
-    """The recommended validation workflow for one statistic (002 Fig. 1).
+             progress=None):
+    """The recommended validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     A statistic with a predefined reference (ZMS, RCE, ZM, ZVar, NLL) is
     validated by the bootstrap (BS scheme). Otherwise its reference is
-    simulated under at least two generative distributions D (normal and
-    t_s(6) by default); if the references differ by more than ``k`` times
-    their combined standard error (k = 2: the papers' expanded uncertainty),
-    the statistic is declared too sensitive to D to be validated; if not, the
-    Sim scheme with the first D decides.
+    simulated under at least two generative distributions D; if the
+    references differ by more than ``k`` times their combined standard error,
+    the statistic is too sensitive to D to be validated; if not, the Sim
+    scheme with the first D decides.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : str
     generative : sequence of str or Generative, default ("normal", "t6")
+        At least two D for a statistic without a predefined reference (one D
+        is an error there; it is unused for the BS scheme).
     n_mc, n_boot, n_bins, conditioning, ci, rng, client, progress
         As in :func:`validate_simulated`.
     k : float, default 2.0
@@ -349,24 +484,30 @@ def validate(data, statistic, *, generative=("normal", "t6"), n_mc=10_000, n_boo
     -------
     xarray.Dataset
         ``verdict`` ("validated", "rejected" or "statistic too sensitive to D"),
-        ``scheme`` ("BS" or "Sim") and the numbers behind it: estimate and
-        interval, references (dim ``generative``), their spread and the
-        threshold, zeta-scores.
+        ``scheme`` ("BS" or "Sim"), ``estimate``, ``ci_lower``, ``ci_upper``,
+        ``reference``, ``zeta``, ``valid``; for Sim also ``reference_se`` (these
+        four on dim ``generative``), ``reference_spread``,
+        ``sensitivity_threshold`` and ``sensitive_to_D``.
 
     Examples
     --------
     >>> import uqviz
     >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
-    >>> str(uqviz.validate(ds, "ZMS", n_boot=1000, rng=0)["verdict"].values)
+    >>> str(uqviz.validate(ds, statistic="ZMS", n_boot=1000, rng=0)["verdict"].values)
     'validated'
     """
-    if len(generative) < 2 and not get_statistic(statistic).has_reference:
-        raise ValueError("the sensitivity test needs at least two generative distributions")
-    n_bins = DEFAULT_N_BINS if n_bins is None else int(n_bins)
-    out = map_datasets(_validate_one, data, rng=rng, statistic=statistic,
-                       generatives=tuple(generative), n_mc=int(n_mc), n_boot=int(n_boot),
-                       n_bins=n_bins, conditioning=conditioning, ci=ci, k=float(k),
-                       client=client, progress=progress)
-    out.attrs.update({"statistic": get_statistic(statistic).name, "n_mc": int(n_mc),
-                      "n_boot": int(n_boot), "n_bins": n_bins, "k": float(k)})
+    stat, gens, n_mc, n_bins, ci, progress = _common_options(statistic, generative, n_mc,
+                                                             n_bins, ci, progress)
+    if len(gens) < 2 and not stat.has_reference:
+        raise ValueError(f"generative: the sensitivity test of {stat.name} needs at least two "
+                         f"generative distributions, got {[g.name for g in gens]}")
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    k = checks.positive("k", k)
+    out = map_datasets(_validate_one, data, rng=checks.rng(rng), stat=stat, gens=gens,
+                       n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
+                       ci=ci, k=k, client=client, progress=progress)
+    out.attrs.update({"statistic": stat.name, "generative": [g.name for g in gens],
+                      "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
+                      "conditioning": _conditioning_attr(conditioning), "ci": ci, "k": k,
+                      "rng": seeds.seed_attr(rng)})
     return out

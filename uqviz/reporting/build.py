@@ -265,7 +265,7 @@ def report(data, *, features=None, n_boot=5000, n_mc=2000, n_bins=None, rng=0,
     step("ENCE, ZMSE, CC")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        wf = {s: validate(data, s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
+        wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
               for s in ("ENCE", "ZMSE", "CC")}
     warns += sorted({str(w.message) for w in caught})
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}

@@ -1,13 +1,12 @@
-"""Interactive explorer of simulated reference values (002: Sim and Sim2 schemes).
+"""Interactive explorer of simulated reference values (Pernot (2024c): Sim and Sim2 schemes).
 
-Controls -> :func:`uqviz.simulated_reference` (with its samples) and the
-bootstrap of the statistic -> :func:`uqviz.plots.reference.reference_distribution`.
-The student sees how the reference of CC, ENCE, ZMSE or UCE moves with the
-generative distribution D (normal, Student t_s(nu), uniform, Laplace, the
-data's own z-scores) and the number of bins, while the ZMS reference stays at
-1, and how the Sim (bootstrap interval) and Sim2 (Monte Carlo interval)
-zeta-scores follow. The current numbers are exposed as ``.result``, so the
-explorer is tested (and scripted) by setting the ``.value`` of its controls.
+Controls -> :func:`uqviz.validate_simulated` (all schemes, with the simulated
+values) -> :func:`uqviz.plots.reference.reference_distribution`. The student
+sees how the reference of CC, ENCE, ZMSE or UCE moves with the generative
+distribution D and the number of bins, while the ZMS reference stays at 1,
+and how the Sim and Sim2 zeta-scores follow. The numbers are exposed as
+``.result``, so the explorer is tested (and scripted) by setting the
+``.value`` of its controls.
 """
 
 from __future__ import annotations
@@ -15,16 +14,10 @@ from __future__ import annotations
 import html
 import warnings
 
-import numpy as np
-import xarray as xr
-
-from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
-
-from uqviz._array.bca import zeta_score
-from uqviz.engine.bootstrap import bootstrap_statistics
-from uqviz.data.generative import get_generative
-from uqviz.reference.simulated import _sim2_zeta, _sim_zeta, simulated_reference
+from uqviz.engine import checks
 from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
+from uqviz.reference.simulated import validate_simulated
+from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
 __all__ = ["ReferenceExplorer"]
 
@@ -45,14 +38,16 @@ class ReferenceExplorer(ExplorerDrawing):
     generative : {"normal", "t", "uniform", "laplace", "empirical"}, default "normal"
         D; "t" is the unit-variance Student t_s(nu) with ``nu`` from the slider.
     nu : float, default 6.0
-        Degrees of freedom of t_s(nu) (002 uses 6).
+        Degrees of freedom of t_s(nu) (Pernot (2024c) uses 6).
     n_bins : int, default 20
         Equal-count bins of uE for ENCE, ZMSE, UCE.
     n_mc : int, default 500
         Monte Carlo size of the reference; modest so that the explorer stays
-        interactive (002 uses 10^4: use :func:`uqviz.validate_simulated`).
+        interactive (the paper uses 10^4: use :func:`uqviz.validate_simulated`).
     n_boot : int, default 500
         Bootstrap replicates of the statistic.
+    ci : float, default 0.95
+        Level of the bootstrap and Monte Carlo intervals.
     rng : int, default 0
         Seed: the same settings always give the same numbers.
     figsize : (float, float), default (6.0, 3.8)
@@ -60,11 +55,10 @@ class ReferenceExplorer(ExplorerDrawing):
     Attributes
     ----------
     result : xarray.Dataset
-        ``estimate``, ``ci_lower``, ``ci_upper`` (BCa), ``z0``, ``reference``,
-        ``reference_se``, ``reference_ci_lower``/``_upper`` (Monte Carlo
-        interval), ``samples`` (dim ``replicate``), ``zeta`` and ``valid`` on
-        dim ``scheme`` ("Sim", "Sim2", and "BS" for a statistic with a
-        predefined reference), ``se_negligible``; attrs with the settings.
+        The :func:`uqviz.validate_simulated` result for the current settings,
+        with ``scheme=("Sim", "Sim2")`` (and "BS" for a statistic with a
+        predefined reference) and ``return_samples=True``; attrs add
+        ``dataset``.
     widget : ipywidgets.VBox
         The app (also shown by displaying the explorer itself).
     dataset, statistic, generative, nu, n_bins : ipywidgets
@@ -81,7 +75,8 @@ class ReferenceExplorer(ExplorerDrawing):
     """
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
-                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=500, rng=0, figsize=(6.0, 3.8)):
+                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=500, ci=0.95, rng=0,
+                 figsize=(6.0, 3.8)):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -90,8 +85,10 @@ class ReferenceExplorer(ExplorerDrawing):
         keys = [k for _, k in GENERATIVES]
         if generative not in keys:
             raise ValueError(f"generative must be one of {keys}, got {generative!r}")
-        self.n_mc = int(n_mc)
-        self.n_boot = int(n_boot)
+        self.n_mc = checks.count("n_mc", n_mc, minimum=2)
+        self.n_boot = checks.count("n_boot", n_boot, minimum=2)
+        self.ci = checks.probability("ci", ci)
+        checks.rng(rng)  # validated here; each update starts again from this seed
         self.rng = rng
         self.figsize = tuple(figsize)
         self.result = None
@@ -150,51 +147,22 @@ class ReferenceExplorer(ExplorerDrawing):
 
     def _generative(self):
         key = self.generative.value
-        if key == "t":
-            return get_generative(f"t{self.nu.value:g}")
-        return get_generative(key, self.data)
+        return f"t{self.nu.value:g}" if key == "t" else key
 
     # -------------------------------------------------------------- compute
     def compute(self):
-        """Reference with samples, bootstrap of the statistic and the zeta-scores."""
-        ds = self.data
+        """:func:`uqviz.validate_simulated` for the current settings, and its warnings."""
         stat = get_statistic(self.statistic.value)
-        gen = self._generative()
-        n_bins = int(self.n_bins.value)
-        mc_rng, boot_rng = np.random.default_rng(self.rng).spawn(2)
-        ref = simulated_reference(ds, statistic=stat.name, generative=gen, n_mc=self.n_mc,
-                                  n_bins=n_bins, rng=mc_rng, return_samples=True)
-        e, u = ds["E"].values, ds["uE"].values
+        schemes = ("Sim", "Sim2", "BS") if stat.has_reference else ("Sim", "Sim2")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            boot = bootstrap_statistics(e, u, [stat.name], n_boot=self.n_boot, rng=boot_rng,
-                                        n_bins=n_bins)[stat.name]
-        notes = [str(c.message) for c in caught if issubclass(c.category, UserWarning)]
-        est, lo, hi = float(boot.estimate[0]), float(boot.lower[0]), float(boot.upper[0])
-        z0 = float(boot.z0[0]) if boot.z0 is not None else np.nan
-        if np.isfinite(z0) and abs(z0) > 1:
-            notes.append(f"bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): one BCa limit "
-                         "is unstable")
-        r, se = float(ref["mean"]), float(ref["se"])
-        r_lo, r_hi = float(ref["ci_lower"]), float(ref["ci_upper"])
-        schemes = ["Sim", "Sim2"]
-        zetas = [float(_sim_zeta(est, r, se, lo, hi)), float(_sim2_zeta(est, r, r_lo, r_hi))]
-        if stat.has_reference and not callable(stat.reference):
-            schemes.append("BS")
-            zetas.append(float(zeta_score(est, float(stat.reference), lo, hi)))
-        zetas = np.array(zetas)
-        result = xr.Dataset(
-            {"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi),
-             "z0": ((), z0), "reference": ((), r), "reference_se": ((), se),
-             "reference_ci_lower": ((), r_lo), "reference_ci_upper": ((), r_hi),
-             "samples": ref["samples"], "zeta": ("scheme", zetas),
-             "valid": ("scheme", np.abs(zetas) <= 1.0),
-             "se_negligible": ((), 2.0 * se < (hi - lo) / 2.0)},
-            coords={"scheme": schemes},
-            attrs={"dataset": self.dataset.value, "statistic": stat.name,
-                   "generative": gen.name, "n_bins": n_bins, "n_mc": self.n_mc,
-                   "n_boot": self.n_boot, "ci": 0.95},
-        )
+            result = validate_simulated(
+                self.data, statistic=stat.name, generative=self._generative(), scheme=schemes,
+                n_mc=self.n_mc, n_boot=self.n_boot, n_bins=int(self.n_bins.value), ci=self.ci,
+                rng=self.rng, return_samples=True, progress=False)
+        notes = list(dict.fromkeys(str(c.message) for c in caught
+                                   if issubclass(c.category, UserWarning)))
+        result.attrs["dataset"] = self.dataset.value
         return result, notes
 
     def update(self):
@@ -219,11 +187,12 @@ class ReferenceExplorer(ExplorerDrawing):
         bins = f", {attrs['n_bins']} bins" if binned else ""
         self.summary.value = (
             f"<b>{attrs['statistic']}</b> = {float(res['estimate']):.4g} "
-            f"&nbsp; 95% CI [{float(res['ci_lower']):.4g}, {float(res['ci_upper']):.4g}]<br>"
+            f"&nbsp; {100 * attrs['ci']:g}% CI [{float(res['ci_lower']):.4g}, "
+            f"{float(res['ci_upper']):.4g}]<br>"
             f"reference (D = {attrs['generative']}{bins})"
             f" = {float(res['reference']):.4g} &plusmn; {float(res['reference_se']):.1g}"
-            f" (MC interval [{float(res['reference_ci_lower']):.4g}, "
-            f"{float(res['reference_ci_upper']):.4g}])<br>" + "<br>".join(rows))
+            f" (MC interval [{float(res['reference_lower']):.4g}, "
+            f"{float(res['reference_upper']):.4g}])<br>" + "<br>".join(rows))
         self.redraw()
 
     # ---------------------------------------------------------------- draw
