@@ -14,7 +14,7 @@ import xarray as xr
 
 from uqviz._array import nees as kn
 from uqviz.engine import checks
-from uqviz.engine.tree import map_datasets
+from uqviz.engine.tree import datasets_of, map_datasets
 
 #: How predictive draws are turned into intervals.
 SAMPLE_MODELS = ("normal", "mvnormal", "hpdi")
@@ -219,6 +219,17 @@ def apply(func, data, mean, scale, samples, *, rng=None):
         raise ValueError("mean, scale, samples: leave them unset with a DataTree "
                          "(the variables of each dataset are used)")
     return map_datasets(lambda ds, rng: func(ds, None, None, None, rng), data, rng=rng)
+
+
+def point_union(tree) -> np.ndarray:
+    """Point labels of all datasets of a DataTree, in order of first appearance."""
+    import pandas as pd
+
+    index = pd.Index([])
+    for _, ds in datasets_of(tree):
+        labels = ds["point"].values if "point" in ds.coords else np.arange(ds.sizes["point"])
+        index = index.append(pd.Index(labels)).unique()
+    return index.to_numpy()
 
 
 def check_sample_model(sample_model):

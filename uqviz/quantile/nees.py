@@ -89,8 +89,11 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
     0.666666666667
     """
     _check_nees_model(sample_model)
-    return _inputs.apply(lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model),
-                         y, mean, scale, samples)
+    if _inputs.is_tree(y):  # align the points of all datasets (NaN where a set has none)
+        union = _inputs.point_union(y)
+        return _inputs.apply(lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model)
+                             .reindex(point=union), y, mean, scale, samples)
+    return _nees_one(y, mean, scale, samples, sample_model)
 
 
 def _nees_test_one(y, mean, scale, samples, sample_model, ci):
