@@ -432,3 +432,19 @@ def test_no_copy_of_the_bca_acceleration_no_xarray_no_local_paths():
         assert not re.search(r"\b00[0-4] (eq|sect)|SPEC \d|paper 00\d", text), mod.__name__
     assert "Küppers et al. (2022)" in inspect.getsource(__import__("uqviz.quantile.qce",
                                                                     fromlist=["x"]))
+
+
+def test_extreme_scales_neither_underflow_nor_overflow():
+    rng = np.random.default_rng(8)
+    z = rng.standard_normal(400)
+    u = rng.uniform(0.5, 2.0, 400)
+    ref = uq.qce(z * u, 0.0, u, levels=TAU, n_boot=0)
+    for scale in (1e-300, 1e155):
+        eps = uq.nees(z * u * scale, 0.0, u * scale)
+        np.testing.assert_allclose(eps.values, z**2, rtol=1e-13)
+        res = uq.qce(z * u * scale, 0.0, u * scale, levels=TAU, n_boot=0)
+        np.testing.assert_array_equal(res["n_inside"].values, ref["n_inside"].values)
+        test = uq.nees_test(z * u * scale, 0.0, u * scale)
+        assert np.isfinite(test["estimate"].item()) and np.isfinite(test["zeta"].item())
+    with pytest.raises(ValueError, match=r"y: the NEES overflows .* 1 point\(s\), first at \[2\]"):
+        uq.nees_test([0.0, 1.0, 1e200], 0.0, [1.0, 1.0, 1e-200])

@@ -245,16 +245,22 @@ def nees_from_cholesky(chol, residual):
 
 
 def nees_std(residual, std):
-    """Squared z-scores ``r^2 / s^2`` (the NEES of one dimension), elementwise.
+    """Squared z-scores ``(r / s)^2`` (the NEES of one dimension), elementwise.
+
+    Computed as ``(r / s)^2``, not ``r^2 / s^2``, so that tiny or huge scales
+    (``s = 1e-300``, ``r = 1e155``) do not under/overflow.
 
     Examples
     --------
     >>> float(nees_std(3.0, 2.0))
     2.25
+    >>> float(nees_std(1e-300, 2e-300))
+    0.25
     """
     residual = np.asarray(residual, dtype=np.float64)
     std = np.asarray(std, dtype=np.float64)
-    return np.square(residual) / np.square(std)
+    with np.errstate(over="ignore"):  # inf where (r / s)^2 > 1e308; callers report it
+        return np.square(residual / std)
 
 
 def generalized_std(chol):
@@ -613,11 +619,8 @@ def mqce_jackknife(inside, quantiles, *, signed=False):
 def fold_interval(lower, upper):
     """Interval of ``|theta|`` from an interval ``[lower, upper]`` of ``theta``.
 
-    ``[0, max(|lower|, |upper|)]`` when the interval contains 0, else
-    ``[min(|lower|, |upper|), max(|lower|, |upper|)]``: it holds ``|theta|``
-    whenever the signed interval holds ``theta``, so its coverage is at least
-    that of the signed interval, also when ``theta = 0`` (where intervals
-    computed on ``|theta_hat|`` directly are biased away from 0).
+    ``[0, max|bound|]`` when the interval contains 0, else ``[min|bound|, max|bound|]``;
+    it holds ``|theta|`` whenever the signed interval holds ``theta``.
 
     Examples
     --------

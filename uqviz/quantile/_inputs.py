@@ -46,7 +46,7 @@ def is_tree(data) -> bool:
     return isinstance(data, xr.DataTree)
 
 
-def _indices_text(mask, point):
+def indices_text(mask, point):
     idx = np.flatnonzero(mask)
     head = ", ".join(str(p) for p in np.asarray(point)[idx[:10]])
     return f"{idx.size} point(s), first at [{head}{', ...' if idx.size > 10 else ''}]"
@@ -66,7 +66,7 @@ def _check_finite(name, arr, point):
     bad = ~np.isfinite(arr)
     if bad.any():
         per_point = bad.reshape(arr.shape[0], -1).any(axis=1)
-        raise ValueError(f"{name}: NaN or infinite values in {_indices_text(per_point, point)}")
+        raise ValueError(f"{name}: NaN or infinite values in {indices_text(per_point, point)}")
 
 
 def _check_pandas_alignment(**arrays):
@@ -169,7 +169,7 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
             bad = ~(std > 0)
             if bad.any():
                 raise ValueError(f"samples: zero spread (all draws equal) in "
-                                 f"{_indices_text(bad.any(axis=1), point)}")
+                                 f"{indices_text(bad.any(axis=1), point)}")
             kind = "std"
             if sample_model == "hpdi":
                 sorted_samples = np.sort(s2, axis=-1)
@@ -191,7 +191,7 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
             bad = ~(std > 0)
             if bad.any():
                 raise ValueError(f"scale: standard deviations must be > 0; "
-                                 f"{_indices_text(bad.any(axis=1), point)}")
+                                 f"{indices_text(bad.any(axis=1), point)}")
             kind, source = "std", "std"
         elif sc.shape == (n, d, d) and not squeeze:
             chol = kn.cholesky(sc, name="scale")

@@ -23,6 +23,10 @@ def nees_values(p):
 def _nees_one(y, mean, scale, samples, sample_model):
     p = _inputs.prepare(y, mean, scale, samples, sample_model, None)
     values, _ = nees_values(p)
+    over = ~np.isfinite(values).all(axis=0)
+    if over.any():
+        raise ValueError(f"y: the NEES overflows (|y - mean| / scale beyond 1e154) in "
+                         f"{_inputs.indices_text(over, p.point)}; rescale y, mean and scale")
     attrs = {"dof": int(p.d), "input": p.source,
              "long_name": "normalised estimation error squared"}
     if p.source.startswith("samples"):
