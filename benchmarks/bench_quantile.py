@@ -65,7 +65,7 @@ def make_data(n, d=3, seed=0):
 
 
 def uqviz_cqce(y, mean, cov):
-    return qce(y, mean, cov, quantiles=QUANTILES, bins=BINS, marginal=False, n_boot=0)["qce"].values
+    return qce(y, mean, cov, levels=QUANTILES, n_bins=BINS, marginal=False, n_boot=0)["qce"].values
 
 
 def naive_cqce(y, mean, cov):

@@ -54,9 +54,9 @@ def test_equals_netcal_1_4_0(netcal_arrays, case, run):
     meta = NETCAL["cases"][case]
     z = netcal_arrays
     inp = {k: z[f"in/{case}/{k}"] for k in meta["inputs"]}
-    kw = dict(quantiles=z[f"in/{case}/quantiles"], bins=run["bins"], marginal=run["marginal"],
+    kw = dict(levels=z[f"in/{case}/quantiles"], n_bins=run["bins"], marginal=run["marginal"],
               sample_threshold=run["sample_threshold"], reduction=run["reduction"],
-              range=meta["range"], n_boot=0)
+              value_range=meta["range"], n_boot=0)
     if "samples" in inp:
         res = uq.qce(inp["y"], samples=inp["samples"], sample_model="hpdi", **kw)
     else:
@@ -65,11 +65,11 @@ def test_equals_netcal_1_4_0(netcal_arrays, case, run):
     ref = z[run["key"] + "/metric"]
     assert isinstance(out[0], float) == run["metric_is_float"]
     assert np.shape(out[0]) == ref.shape
-    np.testing.assert_allclose(out[0], ref, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(out[0], ref, rtol=0, atol=1e-12)
     if run["marginal"]:
         assert len(out) == 1  # netcal appends map/counts only for C-QCE
     else:
-        np.testing.assert_allclose(np.stack(out[1]), z[run["key"] + "/map"], rtol=0, atol=1e-9)
+        np.testing.assert_allclose(np.stack(out[1]), z[run["key"] + "/map"], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(np.stack(out[2]), z[run["key"] + "/counts"])
 
 
@@ -92,7 +92,7 @@ def test_1d_inside_iff_z2_below_chi2_1_on_logp():
     eps = uq.nees(ds)
     np.testing.assert_allclose(eps.values, z2, rtol=1e-14)
     np.testing.assert_array_equal(eps["point"].values, ds["point"].values)
-    res = uq.qce(ds, quantiles=Q19, n_boot=0)
+    res = uq.qce(ds, levels=Q19, n_boot=0)
     thr = stats.chi2.ppf(Q19, 1)
     np.testing.assert_array_equal(res["n_inside"].values, [(z2 <= t).sum() for t in thr])
     # the same as the two-sided central interval |Z| <= Phi^-1((1 + tau)/2)
@@ -100,7 +100,7 @@ def test_1d_inside_iff_z2_below_chi2_1_on_logp():
     np.testing.assert_array_equal(res["n_inside"].values,
                                   [(np.abs(e / u) <= h).sum() for h in half])
     # a uqviz dataset is read as y = E, mean = 0, scale = uE
-    res2 = uq.qce(e, 0.0, u, quantiles=Q19, n_boot=0)
+    res2 = uq.qce(e, 0.0, u, levels=Q19, n_boot=0)
     np.testing.assert_array_equal(res["qce"].values, res2["qce"].values)
 
 
@@ -110,15 +110,15 @@ def test_calibrated_multivariate_gaussian_has_mqce_within_binomial_error():
     cov = _spd(rng, n, d)
     mean = rng.normal(size=(n, d))
     y = mean + _mvn(rng, cov)
-    res = uq.qce(y, mean, cov, quantiles=Q19, n_boot=0)
-    assert res["m_qce"].dims == ("quantile",) and "dim" not in res.dims
+    res = uq.qce(y, mean, cov, levels=Q19, n_boot=0)
+    assert res["m_qce"].dims == ("level",) and "variable" not in res.dims
     se = np.sqrt(Q19 * (1 - Q19) / n)
     assert np.all(res["m_qce"].values <= 3.5 * se)
     # and the Wilson interval holds tau at most levels
-    held = (res["coverage_lower"] <= res["quantile"]) & (res["quantile"] <= res["coverage_upper"])
+    held = (res["coverage_lower"] <= res["level"]) & (res["level"] <= res["coverage_upper"])
     assert int(held.sum()) >= 16
     # too narrow covariances: coverage below tau at every level
-    narrow = uq.qce(y, mean, 0.5 * cov, quantiles=Q19, n_boot=0)
+    narrow = uq.qce(y, mean, 0.5 * cov, levels=Q19, n_boot=0)
     assert np.all(narrow["coverage"].values < Q19)
 
 
@@ -160,7 +160,7 @@ def _six_points():
 
 def test_hand_computed_cqce_six_points_two_bins():
     y, std = _six_points()
-    res = uq.qce(y, 0.0, std, quantiles=[0.5], bins=2, marginal=False, n_boot=0)
+    res = uq.qce(y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, n_boot=0)
     # M-QCE = |3/6 - 0.5| = 0; C-QCE = 3/6 |2/3 - 1/2| + 3/6 |1/3 - 1/2| = 1/6
     assert res["m_qce"].item() == pytest.approx(0.0, abs=1e-15)
     assert res["qce"].item() == pytest.approx(1 / 6, abs=1e-15)
@@ -170,24 +170,24 @@ def test_hand_computed_cqce_six_points_two_bins():
     np.testing.assert_allclose(res["bin_upper"].values, [1.5, 2.0])
     np.testing.assert_allclose(res["qce_map"].values, [[1 / 6, 1 / 6]])
     # netcal's threshold rule: bins below the threshold get coverage 0, still weighted
-    thr = uq.qce(y, 0.0, std, quantiles=[0.5], bins=2, marginal=False, sample_threshold=4,
+    thr = uq.qce(y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, sample_threshold=4,
                  n_boot=0)
     assert thr["qce"].item() == pytest.approx(0.5, abs=1e-15)
     assert np.isnan(thr["bin_coverage"].values).all()
     # marginal: the metric does not look at the bins
-    assert uq.qce(y, 0.0, std, quantiles=[0.5], n_boot=0)["qce"].item() == pytest.approx(0.0)
+    assert uq.qce(y, 0.0, std, levels=[0.5], n_boot=0)["qce"].item() == pytest.approx(0.0)
 
 
 def test_range_excludes_points_and_constant_std_widens():
     y, std = _six_points()
-    res = uq.qce(y, 0.0, std, quantiles=[0.5], bins=2, marginal=False, range=(0.5, 1.5),
+    res = uq.qce(y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, value_range=(0.5, 1.5),
                  n_boot=0)
     # only the std = 1 points are binned (bin [1.0, 1.5]); normalised by them
     np.testing.assert_array_equal(res["bin_count"].values, [0, 3])
     assert res["qce"].item() == pytest.approx(abs(2 / 3 - 0.5))
     with pytest.raises(ValueError, match="no point"):
-        uq.qce(y, 0.0, std, quantiles=[0.5], marginal=False, range=(5, 6), n_boot=0)
-    const = uq.qce(y, 0.0, np.ones(6), quantiles=[0.5], bins=4, marginal=False, n_boot=0)
+        uq.qce(y, 0.0, std, levels=[0.5], marginal=False, value_range=(5, 6), n_boot=0)
+    const = uq.qce(y, 0.0, np.ones(6), levels=[0.5], n_bins=4, marginal=False, n_boot=0)
     np.testing.assert_allclose(const["bin_lower"].values, [0.5, 0.75, 1.0, 1.25])
     assert int(const["bin_count"].sum()) == 6
 
@@ -206,21 +206,21 @@ def test_per_dimension_shapes_and_reductions():
     n = 300
     std = rng.uniform(0.5, 2, size=(n, 3))
     y = std * rng.normal(size=(n, 3)) * np.array([1.0, 0.5, 2.0])
-    kw = dict(quantiles=Q19, marginal=False, bins=5, n_boot=0)
-    none = uq.qce(y, 0.0, std, dim_names=["x", "y", "z"], **kw)
-    assert none["qce"].dims == ("quantile", "dim")
-    assert none["dim"].values.tolist() == ["x", "y", "z"]
-    assert none["bin_coverage"].dims == ("quantile", "dim", "bin")
-    assert none["bin_lower"].dims == ("dim", "bin")
+    kw = dict(levels=Q19, marginal=False, n_bins=5, n_boot=0)
+    none = uq.qce(y, 0.0, std, variable_names=["x", "y", "z"], **kw)
+    assert none["qce"].dims == ("level", "variable")
+    assert none["variable"].values.tolist() == ["x", "y", "z"]
+    assert none["bin_coverage"].dims == ("level", "variable", "bin")
+    assert none["bin_lower"].dims == ("variable", "bin")
     batch = uq.qce(y, 0.0, std, reduction="batchmean", **kw)
-    np.testing.assert_allclose(batch["qce"].values, none["qce"].mean("quantile").values)
+    np.testing.assert_allclose(batch["qce"].values, none["qce"].mean("level").values)
     mean = uq.qce(y, 0.0, std, reduction="mean", **kw)
     assert mean["qce"].dims == () and mean["qce"].item() == pytest.approx(none["qce"].mean().item())
     assert isinstance(uq.qce_to_numpy(mean), float)
     # the dimension with the too-large std (0.5 factor) over-covers, the 2x one under-covers
     cov = none["coverage"]
-    assert bool((cov.sel(dim="y") > cov["quantile"]).all())
-    assert bool((cov.sel(dim="z") < cov["quantile"]).all())
+    assert bool((cov.sel(variable="y") > cov["level"]).all())
+    assert bool((cov.sel(variable="z") < cov["level"]).all())
 
 
 def test_samples_equal_mean_std_input_when_built_with_that_mean_and_std():
@@ -232,7 +232,7 @@ def test_samples_equal_mean_std_input_when_built_with_that_mean_and_std():
     x = rng.normal(size=(r, n, 2))
     x = (x - x.mean(0)) / x.std(0)  # exactly mean 0, std 1 (ddof = 0)
     samples = mean + std * x
-    kw = dict(quantiles=Q19, marginal=False, bins=6, n_boot=0)
+    kw = dict(levels=Q19, marginal=False, n_bins=6, n_boot=0)
     a = uq.qce(y, mean, std, **kw)
     b = uq.qce(y, samples=samples, **kw)
     for v in ("qce", "coverage", "bin_count", "qce_map"):
@@ -268,7 +268,7 @@ def test_invalid_covariances_report_count_and_indices():
     cov[31] = np.diag([1.0, 0.0, 1.0])  # singular
     y = rng.normal(size=(40, 3))
     with pytest.raises(ValueError) as err:
-        uq.qce(y, 0.0, cov, quantiles=[0.5])
+        uq.qce(y, 0.0, cov, levels=[0.5])
     msg = str(err.value)
     assert "4 of 40 covariance matrices" in msg
     assert "not symmetric: 1 point(s) at [5]" in msg
@@ -290,24 +290,24 @@ def test_bad_inputs_name_the_problem():
     y = np.array([0.1, 0.2, 0.3])
     with pytest.raises(ValueError, match=r"scale: standard deviations must be > 0; 2 point\(s\), "
                                          r"first at \[0, 2\]"):
-        uq.qce(y, 0.0, [0.0, 1.0, -1.0], quantiles=[0.5])
-    with pytest.raises(ValueError, match="quantiles: levels must be in"):
-        uq.qce(y, 0.0, np.ones(3), quantiles=[0.5, 1.0])
-    with pytest.raises(ValueError, match="quantiles: give"):
+        uq.qce(y, 0.0, [0.0, 1.0, -1.0], levels=[0.5])
+    with pytest.raises(ValueError, match="levels: levels must be in"):
+        uq.qce(y, 0.0, np.ones(3), levels=[0.5, 1.0])
+    with pytest.raises(ValueError, match="levels: give"):
         uq.qce(y, 0.0, np.ones(3))
     with pytest.raises(ValueError, match="reduction"):
-        uq.qce(y, 0.0, np.ones(3), quantiles=[0.5], reduction="sum")
+        uq.qce(y, 0.0, np.ones(3), levels=[0.5], reduction="sum")
     with pytest.raises(ValueError, match="scale: expected shape"):
-        uq.qce(y, 0.0, np.ones(4), quantiles=[0.5])
+        uq.qce(y, 0.0, np.ones(4), levels=[0.5])
     with pytest.raises(ValueError, match=r"y: NaN or infinite values in 1 point\(s\), "
                                          r"first at \[1\]"):
         uq.nees([0.0, np.nan], 0.0, [1.0, 1.0])
     with pytest.raises(ValueError, match="not both"):
-        uq.qce(y, 0.0, np.ones(3), samples=np.ones((4, 3)), quantiles=[0.5])
+        uq.qce(y, 0.0, np.ones(3), samples=np.ones((4, 3)), levels=[0.5])
     with pytest.raises(ValueError, match="hpdi"):
         uq.nees(y, samples=np.ones((4, 3)), sample_model="hpdi")
     with pytest.raises(ValueError, match="zero spread"):
-        uq.qce(y, samples=np.ones((4, 3)), quantiles=[0.5])
+        uq.qce(y, samples=np.ones((4, 3)), levels=[0.5])
 
 
 # --------------------------------------------------------------------------
@@ -316,19 +316,21 @@ def test_bad_inputs_name_the_problem():
 def test_mqce_jackknife_acceleration_equals_brute_force():
     rng = np.random.default_rng(8)
     inside = rng.random(57) < 0.3
-    n, k = inside.size, int(inside.sum())
+    n = inside.size
     for tau in (0.1, 0.3, 0.32, 0.6):
         jack = np.array([abs(np.delete(inside, i).mean() - tau) for i in range(n)])
-        assert float(kn.mqce_acceleration(k, n, tau)) == pytest.approx(
+        exact = kn.mqce_jackknife(inside[None, :], [tau])[0]
+        np.testing.assert_allclose(exact, jack, rtol=0, atol=1e-15)
+        assert float(bca.acceleration(exact)) == pytest.approx(
             float(bca.acceleration(jack)), abs=1e-12)
 
 
 def test_signed_jackknife_acceleration_and_folding():
     rng = np.random.default_rng(14)
     inside = rng.random(40) < 0.7
-    k = int(inside.sum())
     jack = np.array([np.delete(inside, i).mean() - 0.6 for i in range(40)])
-    assert float(kn.mqce_acceleration(k, 40, 0.6, signed=True)) == pytest.approx(
+    exact = kn.mqce_jackknife(inside[None, :], [0.6], signed=True)[0]
+    assert float(bca.acceleration(exact)) == pytest.approx(
         float(bca.acceleration(jack)), abs=1e-12)
     lo, hi = kn.fold_interval(np.array([-0.1, 0.02, -0.3]), np.array([0.05, 0.04, -0.1]))
     np.testing.assert_allclose(lo, [0.0, 0.02, 0.1])
@@ -339,16 +341,16 @@ def test_folded_mqce_interval_holds_zero_for_calibrated_models():
     # |coverage - tau| is biased away from 0: a BCa interval on it ("direct")
     # excludes 0 far too often for a calibrated model; the folded one does not
     tau = np.array([0.2, 0.5, 0.8, 0.9])
-    excluded = {"folded": 0, "direct": 0}
+    excluded = {"bca": 0, "bca-direct": 0}
     for seed in range(12):
         rng = np.random.default_rng(100 + seed)
         u = rng.uniform(0.5, 2.0, 1000)
         y = u * rng.standard_normal(1000)
         for mode in excluded:
-            res = uq.qce(y, 0.0, u, quantiles=tau, n_boot=500, mqce_ci=mode, rng=seed)
+            res = uq.qce(y, 0.0, u, levels=tau, n_boot=500, method=mode, rng=seed)
             excluded[mode] += int((res["m_qce_lower"] > 0).sum())
-    assert excluded["folded"] <= 8  # of 48 (expected about 2.4)
-    assert excluded["direct"] >= 15
+    assert excluded["bca"] <= 8  # of 48 (expected about 2.4)
+    assert excluded["bca-direct"] >= 15
 
 
 def test_pattern_bootstrap_has_the_moments_of_index_resampling():
@@ -367,8 +369,8 @@ def test_bca_interval_of_mqce_is_reproducible_and_brackets_the_estimate():
     rng = np.random.default_rng(10)
     u = rng.uniform(0.5, 2, 3000)
     y = 1.15 * u * rng.standard_normal(3000)
-    a = uq.qce(y, 0.0, u, quantiles=Q19, n_boot=1000, rng=3)
-    b = uq.qce(y, 0.0, u, quantiles=Q19, n_boot=1000, rng=3)
+    a = uq.qce(y, 0.0, u, levels=Q19, n_boot=1000, rng=3)
+    b = uq.qce(y, 0.0, u, levels=Q19, n_boot=1000, rng=3)
     np.testing.assert_array_equal(a["m_qce_lower"].values, b["m_qce_lower"].values)
     lo, hi, est = a["m_qce_lower"].values, a["m_qce_upper"].values, a["m_qce"].values
     ok = np.isfinite(lo)
@@ -386,13 +388,13 @@ def test_nees_test_statistic_and_p_value():
     y = _mvn(rng, cov)
     res = uq.nees_test(y, 0.0, cov)
     eps = np.einsum("ni,nij,nj->n", y, np.linalg.inv(cov), y)
-    assert res["statistic"].item() == pytest.approx(eps.sum(), rel=1e-10)
+    assert res["nees_sum"].item() == pytest.approx(eps.sum(), rel=1e-10)
     assert res["dof"].item() == n * d and res["reference"].item() == d
     cdf = stats.chi2.cdf(eps.sum(), n * d)
     assert res["p_value"].item() == pytest.approx(2 * min(cdf, 1 - cdf), rel=1e-8)
     assert bool(res["valid"])
     wide = uq.nees_test(1.2 * y, 0.0, cov)
-    assert not bool(wide["valid"]) and wide["mean_nees"].item() > wide["mean_nees_upper"].item()
+    assert not bool(wide["valid"]) and wide["estimate"].item() > wide["reference_upper"].item()
 
 
 # --------------------------------------------------------------------------
@@ -402,26 +404,26 @@ def test_plots_return_axes_and_use_the_result_only():
     rng = np.random.default_rng(13)
     std = rng.uniform(0.5, 2, size=(400, 2))
     y = std * rng.normal(size=(400, 2))
-    res = uq.qce(y, 0.0, std, quantiles=Q19, marginal=False, bins=5, n_boot=0)
+    res = uq.qce(y, 0.0, std, levels=Q19, marginal=False, n_bins=5, n_boot=0)
     ax = quantile_reliability(res)
     assert len(ax.lines) == 3  # two dimensions + diagonal
-    ax2 = quantile_reliability(res, dim=1, kind="deviation")
+    ax2 = quantile_reliability(res, variable=1, kind="deviation")
     np.testing.assert_allclose(ax2.lines[0].get_ydata(),
-                               res["coverage"].sel(dim=1).values - Q19)
-    with pytest.raises(ValueError, match="dim: choose"):
+                               res["coverage"].sel(variable=1).values - Q19)
+    with pytest.raises(ValueError, match="variable: choose"):
         coverage_map(res)
     fig, axs = plt.subplots(1, 2)
-    assert coverage_map(res, dim=0, ax=axs[0], annotate=True) is axs[0]
-    marg = uq.qce(y, 0.0, std, quantiles=Q19, n_boot=0)
+    assert coverage_map(res, variable=0, ax=axs[0], annotate=True) is axs[0]
+    marg = uq.qce(y, 0.0, std, levels=Q19, n_boot=0)
     with pytest.raises(ValueError, match="marginal=False"):
-        coverage_map(marg, dim=0)
+        coverage_map(marg, variable=0)
     plt.close("all")
 
 
 def test_qce_accepts_a_uqviz_dataset():
     ds = from_arrays([0.1, -0.5, 0.3, 1.2], [0.2, 0.4, 0.3, 0.5])
-    res = uq.qce(ds, quantiles=[0.5, 0.9], n_boot=0)
-    ref = uq.qce(ds["E"].values, 0.0, ds["uE"].values, quantiles=[0.5, 0.9], n_boot=0)
+    res = uq.qce(ds, levels=[0.5, 0.9], n_boot=0)
+    ref = uq.qce(ds["E"].values, 0.0, ds["uE"].values, levels=[0.5, 0.9], n_boot=0)
     np.testing.assert_array_equal(res["qce"].values, ref["qce"].values)
-    with pytest.raises(ValueError, match="leave mean, scale"):
-        uq.qce(ds, 0.0, [1.0], quantiles=[0.5])
+    with pytest.raises(ValueError, match="mean, scale, samples: leave them unset"):
+        uq.qce(ds, 0.0, [1.0], levels=[0.5])

@@ -1,23 +1,20 @@
-"""NEES and quantile-coverage kernels (numpy only, no xarray).
+"""NEES and quantile-coverage kernels (numpy in, numpy out, no xarray).
 
-Vectors and matrices follow numpy's linear-algebra layout: residuals are
-``(..., n, d)`` and covariances ``(..., n, d, d)``; everything else keeps the
-point axis ``n`` last (``(..., n)``), with the quantile axis first where there
-is one (``(q, ..., n)``).
+Core axes are last: a residual is ``(..., d)``, a covariance ``(..., d, d)``
+(numpy's linear-algebra layout, the points on the leading axes); every
+reduction over points, draws or replicates has that axis last (``(..., n)``,
+``(..., r)``, ``(..., B)``), and the quantile-level axis ``q`` comes just
+before it (``(..., q, n)``).
 
-Definitions (netcal's ``QCE`` documentation, /work/shared/papers/003):
+Definitions (Küppers et al. (2022)):
 
-* NEES ``eps = r^T Sigma^-1 r`` with ``r = y - mean``, computed from the
-  Cholesky factor ``Sigma = L L^T`` as ``|L^-1 r|^2`` (a triangular solve, no
-  inverse). For a standard deviation ``s`` it is ``Z^2 = r^2 / s^2``.
-* A point is inside quantile level ``tau`` when ``eps <= chi2_d.ppf(tau)``; for
-  ``d = 1`` this is the two-sided central interval
-  ``|r| <= s Phi^-1((1 + tau) / 2)``.
-* Coverage per bin of a dispersion value (std per dimension, or the
-  generalised standard deviation ``sigma_G = det(Sigma)^(1/(2d))``) over
-  equal-width bins between its min and max, with netcal 1.4.0's treatment of
-  bins below ``sample_threshold`` (their coverage counts as 0 in the map and in
-  the weighted sum, with their own weight ``N_b / N``).
+* NEES ``eps = r^T Sigma^-1 r`` with ``r = y - mean``, computed as
+  ``|L^-1 r|^2`` from the Cholesky factor ``Sigma = L L^T``; ``Z^2`` for a
+  standard deviation.
+* A point is inside quantile level ``tau`` when ``eps <= chi2_d.ppf(tau)``.
+* Coverage per equal-width bin of the dispersion (std, or
+  ``sigma_G = det(Sigma)^(1/(2d))``), with netcal 1.4.0's treatment of bins
+  below ``sample_threshold``.
 """
 
 from __future__ import annotations
@@ -42,7 +39,7 @@ __all__ = [
     "binned_counts",
     "binned_qce",
     "pattern_bootstrap",
-    "mqce_acceleration",
+    "mqce_jackknife",
     "fold_interval",
     "anees_test",
 ]
@@ -248,16 +245,22 @@ def nees_from_cholesky(chol, residual):
 
 
 def nees_std(residual, std):
-    """Squared z-scores ``r^2 / s^2`` (the NEES of one dimension), elementwise.
+    """Squared z-scores ``(r / s)^2`` (the NEES of one dimension), elementwise.
+
+    Computed as ``(r / s)^2``, not ``r^2 / s^2``, so that tiny or huge scales
+    (``s = 1e-300``, ``r = 1e155``) do not under/overflow.
 
     Examples
     --------
     >>> float(nees_std(3.0, 2.0))
     2.25
+    >>> float(nees_std(1e-300, 2e-300))
+    0.25
     """
     residual = np.asarray(residual, dtype=np.float64)
     std = np.asarray(std, dtype=np.float64)
-    return np.square(residual) / np.square(std)
+    with np.errstate(over="ignore"):  # inf where (r / s)^2 > 1e308; callers report it
+        return np.square(residual / std)
 
 
 def generalized_std(chol):
@@ -278,49 +281,46 @@ def generalized_std(chol):
 
 
 def sample_moments(samples, *, covariance=False):
-    """Mean and variance (or covariance) of predictive samples, ``ddof=0``.
+    """Mean and variance (or covariance) of predictive draws, ``ddof=0``.
 
     Parameters
     ----------
-    samples : ndarray, shape (r, n) or (r, n, d)
-        ``r`` draws of the predictive distribution of each point.
+    samples : ndarray, shape (..., r) or, with ``covariance=True``, (..., d, r)
+        ``r`` draws of each predictive distribution (draws last).
     covariance : bool
-        Return covariance matrices ``(n, d, d)`` instead of variances.
+        Return covariance matrices ``(..., d, d)`` instead of variances.
 
     Returns
     -------
     mean, var : ndarray
-        ``(n[, d])`` and ``(n[, d])`` or ``(n, d, d)``; ``ddof=0`` as netcal's
-        ``np.var``.
+        ``(...)`` and ``(...)``; or ``(..., d)`` and ``(..., d, d)``.
 
     Examples
     --------
     >>> import numpy as np
-    >>> m, v = sample_moments(np.array([[0.0], [2.0]]))
+    >>> m, v = sample_moments(np.array([[0.0, 2.0]]))
     >>> m.tolist(), v.tolist()
     ([1.0], [1.0])
     """
     samples = np.asarray(samples, dtype=np.float64)
-    mean = np.mean(samples, axis=0)
+    mean = np.mean(samples, axis=-1)
     if not covariance:
-        return mean, np.var(samples, axis=0)
-    c = samples - mean
-    if c.ndim == 2:
-        c = c[..., None]
-    return mean, np.einsum("rni,rnj->nij", c, c) / samples.shape[0]
+        return mean, np.var(samples, axis=-1)
+    c = samples - mean[..., None]
+    return mean, np.einsum("...ir,...jr->...ij", c, c) / samples.shape[-1]
 
 
 def hpdi(sorted_samples, prob):
     """Highest-density interval of sorted draws (netcal 1.4.0 / NumPyro rule).
 
     The narrowest window of ``m = int(prob * r)`` consecutive gaps among the
-    ``r`` sorted draws: bounds ``x[j]`` and ``x[j + m]`` with ``j`` the first
-    index minimising ``x[j + m] - x[j]``.
+    ``r`` sorted draws: bounds ``x[j]`` and ``x[j + m]``, ``j`` the first index
+    minimising ``x[j + m] - x[j]``.
 
     Parameters
     ----------
-    sorted_samples : ndarray, shape (r, ...)
-        Draws sorted along axis 0.
+    sorted_samples : ndarray, shape (..., r)
+        Draws sorted along the last axis.
     prob : float
         Probability mass in (0, 1).
 
@@ -336,14 +336,14 @@ def hpdi(sorted_samples, prob):
     [1.0, 1.2]
     """
     x = np.asarray(sorted_samples)
-    r = x.shape[0]
+    r = x.shape[-1]
     m = int(prob * r)
     if m >= r:
         raise ValueError(f"HPDI at mass {prob} needs more than {r} draws")
-    width = x[m:] - x[: r - m]
-    start = np.argmin(width, axis=0)[None, ...]
-    lower = np.take_along_axis(x, start, axis=0)[0]
-    upper = np.take_along_axis(x, start + m, axis=0)[0]
+    width = x[..., m:] - x[..., : r - m]
+    start = np.argmin(width, axis=-1)[..., None]
+    lower = np.take_along_axis(x, start, axis=-1)[..., 0]
+    upper = np.take_along_axis(x, start + m, axis=-1)[..., 0]
     return lower, upper
 
 
@@ -359,7 +359,12 @@ def chi2_thresholds(quantiles, df):
 
 
 def inside_from_nees(nees, thresholds):
-    """``nees <= threshold`` for every quantile level: shape ``(q,) + nees.shape``.
+    """``nees <= threshold`` for every quantile level: shape ``(..., q, n)``.
+
+    Parameters
+    ----------
+    nees : ndarray, shape (..., n)
+    thresholds : ndarray, shape (q,)
 
     Examples
     --------
@@ -368,8 +373,8 @@ def inside_from_nees(nees, thresholds):
     [[True, False], [True, True]]
     """
     nees = np.asarray(nees)
-    thr = np.asarray(thresholds, dtype=np.float64).reshape((-1,) + (1,) * nees.ndim)
-    return nees[None, ...] <= thr
+    thr = np.asarray(thresholds, dtype=np.float64)[:, None]
+    return nees[..., None, :] <= thr
 
 
 def equal_width_edges(values, bins, value_range=None):
@@ -452,7 +457,7 @@ def binned_counts(inside, idx, n_bins):
 
     Parameters
     ----------
-    inside : ndarray of bool, shape (q, ..., n)
+    inside : ndarray of bool, shape (..., q, n)
     idx : ndarray of int, shape (..., n)
         Bin indices (-1: not binned).
     n_bins : int
@@ -460,7 +465,7 @@ def binned_counts(inside, idx, n_bins):
     Returns
     -------
     count : ndarray of int, shape (..., n_bins)
-    k : ndarray of int, shape (q, ..., n_bins)
+    k : ndarray of int, shape (..., q, n_bins)
 
     Examples
     --------
@@ -470,19 +475,21 @@ def binned_counts(inside, idx, n_bins):
     ([2, 1], [[1, 1]])
     """
     idx = np.asarray(idx)
-    inside = np.asarray(inside)
+    inside = np.asarray(inside, dtype=bool)
     lead = idx.shape[:-1]
+    q, n = inside.shape[-2], inside.shape[-1]
     rows = int(np.prod(lead, dtype=np.intp))
-    flat = (idx.reshape(rows, -1) + n_bins * np.arange(rows)[:, None]).ravel()
-    ok = idx.reshape(-1) >= 0
-    flat = flat[ok]
-    count = np.bincount(flat, minlength=rows * n_bins).reshape(lead + (n_bins,))
-    q = inside.shape[0]
-    k = np.empty((q,) + lead + (n_bins,), dtype=np.int64)
-    ins = inside.reshape(q, -1)
-    for j in range(q):
-        k[j] = np.bincount(flat[ins[j][ok]], minlength=rows * n_bins).reshape(lead + (n_bins,))
-    return count, k
+    idx2 = idx.reshape(rows, n)
+    ins = np.broadcast_to(inside, lead + (q, n)).reshape(rows, q, n)
+    count = np.zeros((rows, n_bins), dtype=np.int64)
+    k = np.zeros((rows, q, n_bins), dtype=np.int64)
+    for row in range(rows):
+        ok = idx2[row] >= 0
+        b = idx2[row][ok]
+        count[row] = np.bincount(b, minlength=n_bins)
+        for j in range(q):
+            k[row, j] = np.bincount(b[ins[row, j][ok]], minlength=n_bins)
+    return count.reshape(lead + (n_bins,)), k.reshape(lead + (q, n_bins))
 
 
 def binned_qce(k, count, quantiles, sample_threshold=1):
@@ -490,23 +497,23 @@ def binned_qce(k, count, quantiles, sample_threshold=1):
 
     Parameters
     ----------
-    k : ndarray, shape (q, ..., B)
+    k : ndarray, shape (..., q, B)
         Points inside per quantile level and bin.
     count : ndarray, shape (..., B)
         Points per bin.
     quantiles : ndarray, shape (q,)
     sample_threshold : int
         Bins with fewer points are "excluded" as netcal 1.4.0 does: their
-        coverage is set to 0 (NaN in ``coverage``), so they enter the map
-        as ``tau`` and the C-QCE with weight ``N_b / N``.
+        coverage counts as 0 (NaN in ``coverage``), so they enter the map as
+        ``tau`` and the C-QCE with weight ``N_b / N``.
 
     Returns
     -------
-    coverage : ndarray, shape (q, ..., B)
+    coverage : ndarray, shape (..., q, B)
         ``k / N_b``, NaN for empty or excluded bins.
-    qce_map : ndarray, shape (q, ..., B)
+    qce_map : ndarray, shape (..., q, B)
         ``|coverage - tau|`` with 0 in place of NaN coverage (netcal's map).
-    c_qce : ndarray, shape (q, ...)
+    c_qce : ndarray, shape (..., q)
         ``sum_b N_b qce_map_b / sum_b N_b``.
 
     Examples
@@ -517,8 +524,8 @@ def binned_qce(k, count, quantiles, sample_threshold=1):
     [0.166667]
     """
     k = np.asarray(k, dtype=np.float64)
-    count = np.asarray(count, dtype=np.float64)
-    tau = np.asarray(quantiles, dtype=np.float64).reshape((-1,) + (1,) * count.ndim)
+    count = np.asarray(count, dtype=np.float64)[..., None, :]
+    tau = np.asarray(quantiles, dtype=np.float64)[:, None]
     kept = (count >= sample_threshold) & (count > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         coverage = np.where(kept, k / np.where(count > 0, count, 1.0), np.nan)
@@ -531,23 +538,23 @@ def binned_qce(k, count, quantiles, sample_threshold=1):
 def pattern_bootstrap(inside, n_boot, rng):
     """Bootstrap replicates of the points-inside counts, by inside pattern.
 
-    Resampling the ``n`` points with replacement only matters through how many
-    resampled points share each inside pattern (the vector of inside flags over
-    the quantile levels); these counts are multinomial with the observed
-    pattern frequencies, which is how they are drawn (exactly the same
-    distribution as resampling indices, at a cost independent of ``n``).
+    Resampling the ``n`` points with replacement matters only through how many
+    resampled points share each inside pattern (the inside flags over the
+    quantile levels); these counts are multinomial with the observed pattern
+    frequencies, which is how they are drawn: the same distribution as
+    resampling indices, at a cost independent of ``n``.
 
     Parameters
     ----------
-    inside : ndarray of bool, shape (q, ..., n)
+    inside : ndarray of bool, shape (..., q, n)
     n_boot : int
     rng : numpy.random.Generator
 
     Returns
     -------
     ndarray of int, shape (..., q, n_boot)
-        Points inside per replicate. Leading rows (e.g. dimensions) are
-        resampled independently (each row's intervals are marginal).
+        Points inside per replicate; leading rows (e.g. variables) are
+        resampled independently.
 
     Examples
     --------
@@ -558,12 +565,12 @@ def pattern_bootstrap(inside, n_boot, rng):
     ((1, 1000), True)
     """
     inside = np.asarray(inside, dtype=bool)
-    q, n = inside.shape[0], inside.shape[-1]
-    lead = inside.shape[1:-1]
-    rows = inside.reshape(q, -1, n)
-    out = np.empty((rows.shape[1], q, n_boot), dtype=np.int64)
-    for row in range(rows.shape[1]):
-        pat = rows[:, row, :].T  # (n, q)
+    q, n = inside.shape[-2], inside.shape[-1]
+    lead = inside.shape[:-2]
+    rows = inside.reshape(-1, q, n)
+    out = np.empty((rows.shape[0], q, n_boot), dtype=np.int64)
+    for row in range(rows.shape[0]):
+        pat = rows[row].T  # (n, q)
         packed = np.packbits(pat, axis=1)
         key = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
         _, first, counts = np.unique(key, return_index=True, return_counts=True)
@@ -572,43 +579,48 @@ def pattern_bootstrap(inside, n_boot, rng):
     return out.reshape(lead + (q, n_boot))
 
 
-def mqce_acceleration(k, n, tau, *, signed=False):
-    """BCa acceleration of ``M-QCE = |k/n - tau|`` from its exact jackknife.
+def mqce_jackknife(inside, quantiles, *, signed=False):
+    """Exact leave-one-out values of ``M-QCE = |k/n - tau|``.
 
-    Leaving out a point inside gives ``|(k - 1)/(n - 1) - tau|`` (``k`` such
-    values), a point outside ``|k/(n - 1) - tau|`` (``n - k`` values); the
-    acceleration ``sum d^3 / (6 (sum d^2)^1.5)`` (DiCiccio & Efron eq. 6.6) is
-    evaluated on these two values with their multiplicities. With
-    ``signed=True`` the same for the signed deviation ``k/n - tau``.
+    Leaving out a point inside gives ``|(k - 1)/(n - 1) - tau|``, a point
+    outside ``|k/(n - 1) - tau|``; with ``signed=True`` the signed deviation
+    ``k/n - tau``. The BCa acceleration follows from these values
+    (:func:`uqviz._array.bca.acceleration`).
+
+    Parameters
+    ----------
+    inside : ndarray of bool, shape (..., q, n)
+        ``n >= 2`` points.
+    quantiles : ndarray, shape (q,)
+    signed : bool
+
+    Returns
+    -------
+    ndarray, shape (..., q, n)
 
     Examples
     --------
-    >>> float(mqce_acceleration(50, 100, 0.5))
-    0.0
-    >>> round(float(mqce_acceleration(10, 100, 0.5, signed=True)), 4)
-    0.0444
+    >>> import numpy as np
+    >>> mqce_jackknife(np.array([[True, False, False]]), [0.5]).tolist()
+    [[0.5, 0.0, 0.0]]
     """
-    k = np.asarray(k, dtype=np.float64)
-    tau = np.asarray(tau, dtype=np.float64)
+    inside = np.asarray(inside, dtype=bool)
+    n = inside.shape[-1]
+    if n < 2:
+        raise ValueError(f"the jackknife needs at least 2 points, got {n}")
+    k = np.count_nonzero(inside, axis=-1).astype(np.float64)[..., None]
+    tau = np.asarray(quantiles, dtype=np.float64)[:, None]
     fold = (lambda x: x) if signed else np.abs
     v_in = fold((k - 1.0) / (n - 1.0) - tau)
     v_out = fold(k / (n - 1.0) - tau)
-    mean = (k * v_in + (n - k) * v_out) / n
-    d_in, d_out = mean - v_in, mean - v_out
-    num = k * d_in**3 + (n - k) * d_out**3
-    den = 6.0 * (k * d_in**2 + (n - k) * d_out**2) ** 1.5
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    return np.where(inside, v_in, v_out)
 
 
 def fold_interval(lower, upper):
     """Interval of ``|theta|`` from an interval ``[lower, upper]`` of ``theta``.
 
-    ``[0, max(|lower|, |upper|)]`` when the interval contains 0, else
-    ``[min(|lower|, |upper|), max(|lower|, |upper|)]``: it holds ``|theta|``
-    whenever the signed interval holds ``theta``, so its coverage is at least
-    that of the signed interval, also when ``theta = 0`` (where intervals
-    computed on ``|theta_hat|`` directly are biased away from 0).
+    ``[0, max|bound|]`` when the interval contains 0, else ``[min|bound|, max|bound|]``;
+    it holds ``|theta|`` whenever the signed interval holds ``theta``.
 
     Examples
     --------
@@ -624,11 +636,10 @@ def fold_interval(lower, upper):
 
 
 def anees_test(nees, dof_per_point, ci=0.95):
-    """Chi-square test of the average NEES (Bar-Shalom et al. 2004, sec. 5.4).
+    """Chi-square test of the average NEES.
 
-    For calibrated Gaussian predictions the NEES of a point is
-    ``chi2(d)``-distributed, so ``sum eps ~ chi2(n d)`` and the mean NEES is
-    ``d`` on average.
+    For calibrated Gaussian predictions each NEES is ``chi2(d)``, so
+    ``S = sum eps ~ chi2(n d)`` and the mean NEES is ``d`` on average.
 
     Parameters
     ----------
@@ -636,14 +647,18 @@ def anees_test(nees, dof_per_point, ci=0.95):
     dof_per_point : int
         ``d``.
     ci : float
-        Level of the two-sided acceptance region of the mean NEES.
+        Level of the two-sided regions.
 
     Returns
     -------
     dict
-        ``mean_nees``, ``statistic`` (sum), ``dof`` (``n d``), ``p_value``
-        (two-sided, ``2 min(F, 1 - F)`` capped at 1), ``lower``/``upper``
-        (acceptance bounds of the mean NEES, ``chi2_{nd}.ppf((1 -+ ci)/2) / n``).
+        ``mean_nees`` (``S / n``), ``nees_sum`` (``S``), ``dof`` (``n d``),
+        ``p_value`` (``2 min(F, 1 - F)``, at most 1); ``acceptance_lower``,
+        ``acceptance_upper``: the ``ci`` region of the mean NEES of a calibrated
+        model, ``chi2_{nd}.ppf((1 -+ ci)/2) / n``; ``ci_lower``, ``ci_upper``: the
+        ``ci`` interval of the expected mean NEES when ``eps / c ~ chi2(d)``,
+        ``d S / chi2_{nd}.ppf((1 +- ci)/2)``. ``d`` is inside the interval exactly
+        when the mean NEES is inside the acceptance region.
 
     Examples
     --------
@@ -654,11 +669,13 @@ def anees_test(nees, dof_per_point, ci=0.95):
     """
     nees = np.asarray(nees, dtype=np.float64)
     n = nees.shape[-1]
-    dof = int(n * dof_per_point)
+    d = int(dof_per_point)
+    dof = int(n * d)
     stat = np.sum(nees, axis=-1)
     lower_tail = stats.chi2.cdf(stat, dof)
     upper_tail = stats.chi2.sf(stat, dof)
     p = np.minimum(1.0, 2.0 * np.minimum(lower_tail, upper_tail))
-    bounds = stats.chi2.ppf([(1.0 - ci) / 2.0, (1.0 + ci) / 2.0], dof) / n
-    return {"mean_nees": stat / n, "statistic": stat, "dof": dof, "p_value": p,
-            "lower": float(bounds[0]), "upper": float(bounds[1])}
+    q_lo, q_hi = stats.chi2.ppf([(1.0 - ci) / 2.0, (1.0 + ci) / 2.0], dof)
+    return {"mean_nees": stat / n, "nees_sum": stat, "dof": dof, "p_value": p,
+            "acceptance_lower": float(q_lo / n), "acceptance_upper": float(q_hi / n),
+            "ci_lower": d * stat / q_hi, "ci_upper": d * stat / q_lo}

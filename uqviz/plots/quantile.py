@@ -1,7 +1,7 @@
 """Quantile calibration figures: reliability curve and per-bin coverage map.
 
-Both take the Dataset returned by :func:`uqviz.qce` and draw what it
-holds (no statistic is computed here), accept ``ax=None`` and return the Axes.
+Both take the Dataset returned by :func:`uqviz.qce` and draw what it holds
+(no statistic is computed here), accept ``ax=None`` and return the Axes.
 """
 
 from __future__ import annotations
@@ -13,17 +13,24 @@ from uqviz.plots._style import COLORS, apply_style, get_ax
 __all__ = ["quantile_reliability", "coverage_map"]
 
 
-def _dim_labels(result, dim):
-    if "dim" not in result.dims:
-        if dim is not None:
-            raise ValueError("dim: this result has no dimension 'dim' (1-D or covariance input)")
+def _check_one_dataset(result):
+    if "dataset" in result.dims:
+        raise ValueError("result: holds several datasets; select one, "
+                         "e.g. result.isel(dataset=0)")
+
+
+def _variable_labels(result, variable):
+    if "variable" not in result.dims:
+        if variable is not None:
+            raise ValueError("variable: this result has no dimension 'variable' "
+                             "(1-D or covariance input)")
         return [None]
-    if dim is None:
-        return list(result["dim"].values)
-    return list(np.atleast_1d(dim))
+    if variable is None:
+        return list(result["variable"].values)
+    return list(np.atleast_1d(variable))
 
 
-def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=True, label=None,
+def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", band=True, label=None,
                          color=None):
     """Observed coverage against the quantile level (quantile reliability curve).
 
@@ -32,9 +39,9 @@ def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=Tru
     result : xarray.Dataset
         Output of :func:`uqviz.qce` (any ``marginal``/``reduction``):
         ``coverage`` and its Wilson interval ``coverage_lower``/``coverage_upper``
-        on ``quantile`` (and ``dim``).
-    dim : label or list of labels, optional
-        Dimensions to draw (default all, one line each).
+        on ``level`` (and ``variable``).
+    variable : label or list of labels, optional
+        Variables to draw (default all, one line each).
     ax : matplotlib.axes.Axes, optional
     kind : {"coverage", "deviation"}, default "coverage"
         Draw the coverage against ``tau`` with the diagonal, or
@@ -45,9 +52,9 @@ def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=Tru
         ``result.attrs["ci"]``); a calibrated model has the diagonal (zero) inside
         it at most levels.
     label : str, optional
-        Legend label (one dimension) or prefix (several).
+        Legend label (one variable) or prefix (several).
     color : color, optional
-        Line colour (one dimension); several dimensions use the series colours.
+        Line colour (one variable); several variables use the series colours.
 
     Returns
     -------
@@ -60,30 +67,31 @@ def quantile_reliability(result, *, dim=None, ax=None, kind="coverage", band=Tru
     >>> from uqviz.plots.quantile import quantile_reliability
     >>> rng = np.random.default_rng(0)
     >>> res = uq.qce(rng.standard_normal(500), 0.0, np.ones(500),
-    ...              quantiles=np.linspace(0.05, 0.95, 19), n_boot=0)
+    ...              levels=np.linspace(0.05, 0.95, 19), n_boot=0)
     >>> ax = quantile_reliability(res)
     >>> ax.get_xlabel()
     'quantile level $\\\\tau$'
     """
     if kind not in ("coverage", "deviation"):
         raise ValueError(f"kind must be 'coverage' or 'deviation', got {kind!r}")
+    _check_one_dataset(result)
+    labels = _variable_labels(result, variable)
     ax = get_ax(ax)
     apply_style(ax)
-    tau = result["quantile"].values
+    tau = result["level"].values
     order = np.argsort(tau)
     tau = tau[order]
-    labels = _dim_labels(result, dim)
     shift = tau if kind == "deviation" else 0.0
     ci = result.attrs.get("ci", 0.95)
     for i, lab in enumerate(labels):
-        sel = result if lab is None else result.sel(dim=lab)
+        sel = result if lab is None else result.sel(variable=lab)
         cov = sel["coverage"].values[order]
         c = color if (color is not None and len(labels) == 1) else \
             COLORS["series"][i % len(COLORS["series"])]
         if lab is None:
             text = label or result.attrs.get("input", "observed")
         else:
-            text = f"{label + ' ' if label else ''}dim {lab}"
+            text = f"{label} {lab}" if label else f"variable {lab}"
         if band:
             ax.fill_between(tau, sel["coverage_lower"].values[order] - shift,
                             sel["coverage_upper"].values[order] - shift, color=c, alpha=0.2,
@@ -113,7 +121,7 @@ def _legend_unique(ax):
     ax.legend(list(seen.values()), list(seen.keys()), loc="best")
 
 
-def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=False,
+def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, annotate=False,
                  colorbar=True):
     """Per-bin coverage deviation ``coverage_b - tau`` as a bins x quantiles heat map.
 
@@ -122,8 +130,8 @@ def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=
     result : xarray.Dataset
         Output of :func:`uqviz.qce` with ``marginal=False``
         (``bin_coverage``, ``bin_lower``/``bin_upper``, ``bin_count``).
-    dim : label, optional
-        Which dimension to draw, required when the result has several.
+    variable : label, optional
+        Which variable to draw, required when the result has several.
     ax : matplotlib.axes.Axes, optional
     cmap : str, default "RdBu"
         Diverging colour map: blue = more coverage than ``tau`` (intervals too
@@ -146,26 +154,28 @@ def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=
     >>> from uqviz.plots.quantile import coverage_map
     >>> rng = np.random.default_rng(0)
     >>> u = rng.uniform(0.5, 2, 500)
-    >>> res = uq.qce(u * rng.standard_normal(500), 0.0, u, quantiles=[0.25, 0.5, 0.75],
-    ...              marginal=False, bins=5, n_boot=0)
+    >>> res = uq.qce(u * rng.standard_normal(500), 0.0, u, levels=[0.25, 0.5, 0.75],
+    ...              marginal=False, n_bins=5, n_boot=0)
     >>> coverage_map(res).get_ylabel()
     'predicted std'
     """
     if "bin_coverage" not in result:
         raise ValueError("coverage_map needs a conditional result: qce(..., marginal=False)")
-    if "dim" in result.dims:
-        if dim is None:
-            if result.sizes["dim"] > 1:
-                raise ValueError(f"dim: choose one of {list(result['dim'].values)}")
-            dim = result["dim"].values[0]
-        result = result.sel(dim=dim)
-    elif dim is not None:
-        raise ValueError("dim: this result has no dimension 'dim' (1-D or covariance input)")
+    _check_one_dataset(result)
+    if "variable" in result.dims:
+        if variable is None:
+            if result.sizes["variable"] > 1:
+                raise ValueError(f"variable: choose one of {list(result['variable'].values)}")
+            variable = result["variable"].values[0]
+        result = result.sel(variable=variable)
+    elif variable is not None:
+        raise ValueError("variable: this result has no dimension 'variable' "
+                         "(1-D or covariance input)")
     ax = get_ax(ax, figsize=(5.5, 3.5))
-    tau = result["quantile"].values
+    tau = result["level"].values
     order = np.argsort(tau)
     tau = tau[order]
-    dev = (result["bin_coverage"].transpose("quantile", "bin").values[order] - tau[:, None]).T
+    dev = (result["bin_coverage"].transpose("level", "bin").values[order] - tau[:, None]).T
     if tau.size > 1:
         mid = 0.5 * (tau[1:] + tau[:-1])
         x_edges = np.r_[tau[0] - (mid[0] - tau[0]), mid, tau[-1] + (tau[-1] - mid[-1])]
@@ -183,8 +193,8 @@ def coverage_map(result, *, dim=None, ax=None, cmap="RdBu", vmax=None, annotate=
     cov_input = result.attrs.get("scale_kind") == "cov"
     ax.set_ylabel(r"predicted $\sigma_G$" if cov_input else "predicted std")
     title = r"coverage $-\ \tau$ per bin"
-    if dim is not None:
-        title += f" (dim {dim})"
+    if variable is not None:
+        title += f" ({variable})"
     ax.set_title(title)
     if annotate:
         counts = result["bin_count"].values

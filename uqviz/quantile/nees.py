@@ -1,0 +1,169 @@
+"""Normalised estimation error squared (NEES) and the average-NEES chi-square test."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from uqviz._array import bca
+from uqviz._array import nees as kn
+from uqviz.engine import checks
+from uqviz.quantile import _inputs
+
+__all__ = ["nees", "nees_test"]
+
+
+def nees_values(p):
+    """Per-point values compared with chi2 thresholds, ``(L, n)``, and their dof."""
+    if p.kind == "cov":
+        return kn.nees_from_cholesky(p.chol, p.residual)[None, :], p.d
+    return kn.nees_std(p.residual, p.std).T, 1
+
+
+def _nees_one(y, mean, scale, samples, sample_model):
+    p = _inputs.prepare(y, mean, scale, samples, sample_model, None)
+    values, _ = nees_values(p)
+    over = ~np.isfinite(values).all(axis=0)
+    if over.any():
+        raise ValueError(f"y: the NEES overflows (|y - mean| / scale beyond 1e154) in "
+                         f"{_inputs.indices_text(over, p.point)}; rescale y, mean and scale")
+    attrs = {"dof": int(p.d), "input": p.source,
+             "long_name": "normalised estimation error squared"}
+    if p.source.startswith("samples"):
+        attrs["sample_model"] = sample_model
+    return xr.DataArray(values.sum(axis=0), dims=("point",), coords={"point": p.point},
+                        name="nees", attrs=attrs)
+
+
+def _check_nees_model(sample_model):
+    _inputs.check_sample_model(sample_model)
+    if sample_model == "hpdi":
+        raise ValueError("sample_model: 'hpdi' defines intervals, not a NEES; use 'normal' or "
+                         "'mvnormal'")
+    return sample_model
+
+
+def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
+    """Normalised estimation error squared of every point.
+
+    ``eps = (y - mean)^T Sigma^-1 (y - mean)`` (Küppers et al. (2022)), from
+    batched Cholesky factors and triangular solves; ``sum_j Z_j^2`` for standard
+    deviations, ``Z^2`` in one dimension.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,) or (n, d); xarray.Dataset or xarray.DataTree
+        Observed values. A Dataset holds ``y`` (dims ``point`` [, ``variable``]),
+        ``mean``, ``scale`` (standard deviations with the dims of ``y``, or
+        covariances with dims ``point``, ``variable`` and a second variable dim)
+        or ``samples`` (dims ``sample``, ``point`` [, ``variable``]); a uqviz
+        dataset (``E``, ``uE``) is read as ``y = E``, ``mean = 0``, ``scale = uE``.
+        A DataTree: one such Dataset per child.
+    mean : array_like, shape of `y` (or scalar), optional
+        Predicted means (``None`` with `samples` or a Dataset).
+    scale : array_like, shape (n,), (n, d) or (n, d, d), optional
+        Standard deviations (shape of `y`) or covariance matrices.
+    samples : array_like, shape (r, n[, d]), optional
+        Predictive draws instead of `mean` and `scale`.
+    sample_model : {"normal", "mvnormal"}, default "normal"
+        Gaussian with the draws' mean and per-variable variance (``ddof=0``), or
+        with their mean and covariance.
+
+    Returns
+    -------
+    xarray.DataArray
+        ``nees`` on dim ``point`` (a DataTree adds ``dataset``; datasets with
+        fewer points are padded with NaN); attrs ``dof`` (``d``), ``input``.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, NaN/inf, non-positive standard deviations, covariances that
+        are not symmetric positive definite (with the count and the first 10
+        point labels of each problem).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import uqviz.quantile as uq
+    >>> uq.nees([1.0, -2.0], 0.0, [1.0, 2.0]).values.tolist()   # Z^2
+    [1.0, 1.0]
+    >>> cov = np.array([[[2.0, 1.0], [1.0, 2.0]]])
+    >>> round(float(uq.nees([[1.0, 1.0]], [[0.0, 0.0]], cov)[0]), 12)
+    0.666666666667
+    """
+    _check_nees_model(sample_model)
+    if _inputs.is_tree(y):  # align the points of all datasets (NaN where a set has none)
+        union = _inputs.point_union(y)
+        return _inputs.apply(lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model)
+                             .reindex(point=union), y, mean, scale, samples)
+    return _nees_one(y, mean, scale, samples, sample_model)
+
+
+def _nees_test_one(y, mean, scale, samples, sample_model, ci):
+    eps = _nees_one(y, mean, scale, samples, sample_model)
+    d = eps.attrs["dof"]
+    out = kn.anees_test(eps.values, d, ci)
+    zeta, valid = bca.verdict(out["mean_nees"], float(d), out["ci_lower"], out["ci_upper"])
+    attrs = {"ci": ci, "input": eps.attrs["input"],
+             "test": "sum of NEES ~ chi2(n d), two-sided p = 2 min(F, 1 - F)"}
+    if "sample_model" in eps.attrs:
+        attrs["sample_model"] = sample_model
+    return xr.Dataset(
+        {"estimate": float(out["mean_nees"]), "ci_lower": float(out["ci_lower"]),
+         "ci_upper": float(out["ci_upper"]), "reference": float(d),
+         "reference_lower": out["acceptance_lower"], "reference_upper": out["acceptance_upper"],
+         "zeta": float(zeta), "valid": bool(valid), "p_value": float(out["p_value"]),
+         "nees_sum": float(out["nees_sum"]), "dof": out["dof"],
+         "n_points": eps.sizes["point"]},
+        attrs=attrs)
+
+
+def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", ci=0.95):
+    """Average-NEES chi-square test of calibrated Gaussian predictions.
+
+    For calibrated Gaussian predictions each NEES is ``chi2(d)``, so the sum
+    ``S`` of ``n`` independent NEES is ``chi2(n d)`` and the mean NEES is ``d``.
+    The test is exact for the sum; unlike the QCE it sees the scale of the
+    NEES, not the shape of its distribution.
+
+    Parameters
+    ----------
+    y, mean, scale, samples, sample_model
+        As :func:`nees` (arrays, a Dataset or a DataTree).
+    ci : float, default 0.95
+        Level of the interval and of the acceptance region.
+
+    Returns
+    -------
+    xarray.Dataset
+        Scalars (a DataTree adds ``dataset``):
+
+        * ``estimate``: the mean NEES ``S / n``;
+        * ``ci_lower``, ``ci_upper``: its ``ci`` interval when ``eps / c ~ chi2(d)``,
+          ``d S / chi2_{nd}.ppf((1 +- ci)/2)``;
+        * ``reference``: ``d``; ``reference_lower``, ``reference_upper``: the ``ci``
+          region of the mean NEES of a calibrated model,
+          ``chi2_{nd}.ppf((1 -+ ci)/2) / n``;
+        * ``zeta``, ``valid``: ``valid`` when ``d`` is inside the interval
+          (equivalently, the estimate inside the reference region, ``p_value >= 1 - ci``);
+        * ``p_value`` (two-sided), ``nees_sum`` (``S``), ``dof`` (``n d``), ``n_points``.
+
+        attrs ``ci``, ``input``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import uqviz.quantile as uq
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.uniform(0.5, 2.0, 5000)
+    >>> res = uq.nees_test(u * rng.standard_normal(5000), 0.0, u)
+    >>> bool(res["valid"]), int(res["dof"])
+    (True, 5000)
+    >>> bool(uq.nees_test(2 * u * rng.standard_normal(5000), 0.0, u)["valid"])
+    False
+    """
+    ci = checks.probability("ci", ci)
+    _check_nees_model(sample_model)
+    return _inputs.apply(lambda d, m, s, r, rng: _nees_test_one(d, m, s, r, sample_model, ci),
+                         y, mean, scale, samples)
