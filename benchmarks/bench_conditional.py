@@ -1,13 +1,13 @@
 """Conditional calibration on QM9_U0: LZMS per bin and the ordering study, timed.
 
 1. LZMS with 100 equal-count bins of a conditioning variable and 5000 BCa
-   replicates per bin (001 Fig. 3): ``uqviz.local_calibration`` against a
+   replicates per bin (Pernot (2023), Fig. 3): ``uqviz.local_calibration`` against a
    reference implementation measured in the same run, ``scipy.stats.bootstrap``
    (method="BCa") called bin by bin. Prints both times (median of several
    calls after a warm-up), the ratio, and how well the two agree (same
    valid/invalid verdict per bin, endpoint differences in units of the
    bootstrap standard error). Target: <= 0.5 s.
-2. The ordering study of 001 Fig. 4: ``uqviz.conditional.ordering.ordering_study`` with
+2. The ordering study of Pernot (2023), Fig. 4: ``uqviz.conditional.ordering.ordering_study`` with
    N random orderings of ties (default 1000; 7e10 resampled draws), wall and
    CPU time, draws per second. Target: <= 60 s on 2 cores.
 
@@ -116,9 +116,9 @@ def bench_ordering(ds, conditioning, n_orderings):
           f"{1e3 * cpu / n_orderings:.1f} ms cpu; extrapolated to 1000 orderings: "
           f"{1000 * wall / n_orderings:.0f} s wall, {1000 * cpu / n_orderings / 2:.0f} s on "
           "2 idle cores")
-    print(f"  f_v: nominal {float(res.fv_nominal):.2f}, mean {float(res.fv_mean):.3f} "
-          f"[{float(res.fv_ci_lower):.2f}, {float(res.fv_ci_upper):.2f}], with binomial noise "
-          f"[{float(res.fv_binom_lower):.2f}, {float(res.fv_binom_upper):.2f}]  ({load()})")
+    print(f"  f_v: data order {float(res.fv_data):.2f}, mean {float(res.fv):.3f} "
+          f"[{float(res.fv_lower):.2f}, {float(res.fv_upper):.2f}], with binomial noise "
+          f"[{float(res.fv_binomial_lower):.2f}, {float(res.fv_binomial_upper):.2f}]  ({load()})")
 
 
 def main(argv=None):

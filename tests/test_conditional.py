@@ -167,3 +167,96 @@ def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
     assert abs(fv["mass"] - 0.61) <= 0.06
     assert abs(fv["hetero_fraction"] - 0.68) <= 0.06
     assert fv["mass"] < fv["uE"] and fv["hetero_fraction"] < fv["uE"]
+
+
+# ---------------------------------------------------------------------------
+# issue 11: contract (defaults, option checks, verdicts, attrs, tied values)
+# ---------------------------------------------------------------------------
+def test_default_n_bins_is_the_contract_rule_and_gives_no_warning():
+    from uqviz.conditional.local import local_n_bins
+
+    assert [local_n_bins(m) for m in (50, 150, 5000, 13885, 10**6)] == [1, 1, 50, 118, 1000]
+    ds = uqviz.synthetic.default_example()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 71 bins of 70 points warned before
+        res = uqviz.local_calibration(ds)
+    assert res.sizes["bin"] == 50 and int(res["count"].min()) >= 100
+    assert res.attrs["n_bins"] == 50
+    small = uqviz.local_calibration(ds.isel(point=slice(0, 150)), n_boot=100, rng=0)
+    assert small.sizes["bin"] == 1
+
+
+@pytest.mark.parametrize("option, value, error", [
+    ("n_bins", "10", TypeError), ("n_bins", True, TypeError), ("n_bins", 0, ValueError),
+    ("n_bins", -1, ValueError), ("n_bins", 2.5, ValueError), ("n_bins", 51, ValueError),
+    ("ci", 1.5, ValueError), ("ci", 0.0, ValueError), ("n_boot", 1, ValueError),
+    ("n_boot", 2.5, ValueError), ("statistic", "ENCE", ValueError),
+    ("rng", np.random.RandomState(0), TypeError), ("method", "chi2", ValueError),
+    ("binning", "quantile", ValueError), ("min_count", 0, ValueError), ("log", "yes", TypeError),
+    ("engine", "cuda", ValueError), ("random_ties", 1, TypeError),
+])
+def test_local_calibration_options_are_validated(option, value, error):
+    ds = _nig(50, 0)
+    with pytest.raises(error, match=option):
+        uqviz.local_calibration(ds, **{option: value})
+
+
+def test_fraction_valid_and_acf_options_are_validated():
+    loc = uqviz.local_calibration(_nig(1000, 1), n_bins=10, n_boot=200, rng=0)
+    for kw, error in [({"nominal": 2}, ValueError), ({"ci": 1.0}, ValueError),
+                      ({"ci": "0.9"}, TypeError), ({"method": "exact"}, ValueError)]:
+        with pytest.raises(error, match=next(iter(kw))):
+            uqviz.fraction_valid(loc, **kw)
+    with pytest.raises(TypeError, match="max_lag"):
+        uqviz.acf(loc, max_lag="3")
+    with pytest.raises(ValueError, match="statistics"):
+        uqviz.binned_errors(_nig(100, 0), statistics=())
+    with pytest.raises(TypeError, match="n_bins"):
+        uqviz.binned_errors(_nig(100, 0), n_bins=True)
+
+
+def test_attrs_zeta_and_valid_follow_the_contract():
+    from uqviz._array.bca import verdict
+
+    ds = uqviz.synthetic.default_example()
+    res = uqviz.local_calibration(ds, conditioning="X", n_bins=10, n_boot=300, rng=5)
+    assert {k: res.attrs[k] for k in ("statistic", "n_boot", "ci", "method", "rng", "n_bins",
+                                      "binning", "conditioning")} == {
+        "statistic": "ZMS", "n_boot": 300, "ci": 0.95, "method": "bca", "rng": 5, "n_bins": 10,
+        "binning": "equal_count", "conditioning": "X"}
+    zeta, valid = verdict(res.estimate.values, 1.0, res.ci_lower.values, res.ci_upper.values)
+    np.testing.assert_array_equal(res.zeta, zeta)
+    np.testing.assert_array_equal(res.valid, valid)
+    assert np.array_equal(np.abs(res.zeta.values) <= 1, res.valid.values)
+    gen = uqviz.local_calibration(ds, n_bins=5, n_boot=100, rng=np.random.default_rng(1))
+    assert gen.attrs["rng"] == "Generator"
+    # LZM: Student-t by default, a bootstrap interval on request
+    zm = uqviz.local_calibration(ds, statistic="ZM", n_bins=5, n_boot=300, method="percentile",
+                                 rng=0)
+    assert zm.attrs["method"] == "percentile"
+
+
+def test_tied_value_warning_of_the_binning_names_the_dataset(monkeypatch):
+    import uqviz.conditional.local as lc
+
+    real = lc.compute_bins
+
+    def splitting(x, **kw):  # the engine's warning for equal-count bins cutting tied values
+        warnings.warn("equal-count bins split tied values of the conditioning variable",
+                      UserWarning)
+        return real(x, **kw)
+
+    monkeypatch.setattr(lc, "compute_bins", splitting)
+    rng = np.random.default_rng(0)
+    ds = uqviz.from_arrays(rng.standard_normal(1000), np.ones(1000) + rng.random(1000),
+                           features={"b": (rng.random(1000) < 0.3).astype(float)},
+                           name="binary set")
+    with pytest.warns(UserWarning, match="binary set") as rec:
+        uqviz.local_calibration(ds, conditioning="b", n_bins=4, n_boot=100, rng=0)
+    text = " ".join(str(w.message) for w in rec)
+    assert "tied values" in text and "binning='stratified'" in text
+    monkeypatch.setattr(lc, "compute_bins", real)
+    # the remedy: one bin per value
+    strat = uqviz.local_calibration(ds, conditioning="b", binning="stratified", n_boot=100, rng=0)
+    assert strat.sizes["bin"] == 2 and sorted(strat["count"].values.tolist()) == sorted(
+        np.unique(ds.b.values, return_counts=True)[1].tolist())

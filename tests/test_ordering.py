@@ -1,4 +1,4 @@
-"""Ordering study (001 Fig. 4): exactness against local_calibration, invariances, QM9 values."""
+"""Ordering study (Pernot (2023), Fig. 4): exactness against local_calibration, invariances, QM9."""
 
 import warnings
 
@@ -6,11 +6,9 @@ import numpy as np
 import pytest
 
 import uqviz
-from uqviz._array import bca
 from uqviz._array.binning import equal_count_starts
-from uqviz._array.resample import BLOCK, group_seeds, resample_sums
 from uqviz.datasets import load_dataset
-from uqviz.conditional.ordering import _sums_one_column, bca_valid, ordering_study
+from uqviz.conditional.ordering import ordering_study
 
 
 def _stratified_example(m=3000, seed=0):
@@ -45,20 +43,21 @@ def test_each_ordering_is_a_local_calibration_of_the_reordered_data(statistic, c
     ds = _stratified_example()
     res = _quiet(ordering_study, ds, statistic=statistic, conditioning="x", n_bins=20,
                  n_orderings=3, n_boot=400, rng=7, progress=False, common_bootstrap=common)
-    boot_seed = res.attrs["boot_seed"]
-    assert (len(set(res.boot_seed.values.tolist())) == 1) == common
-    nominal = _quiet(uqviz.local_calibration, ds, statistic=statistic, conditioning="x",
-                     n_bins=20, n_boot=400, rng=boot_seed)
-    np.testing.assert_array_equal(res.estimate_nominal, nominal.estimate)
-    np.testing.assert_array_equal(res.valid_nominal, nominal.valid)
-    assert float(res.fv_nominal) == float(uqviz.fraction_valid(nominal).estimate)
+    # common bootstrap: the same random numbers as local_calibration for the same rng
+    assert ("boot_seed" in res.coords) == (not common)
+    data_order = _quiet(uqviz.local_calibration, ds, statistic=statistic, conditioning="x",
+                        n_bins=20, n_boot=400, rng=7)
+    np.testing.assert_array_equal(res.estimate_data, data_order.estimate)
+    np.testing.assert_array_equal(res.valid_data, data_order.valid)
+    assert float(res.fv_data) == float(uqviz.fraction_valid(data_order).estimate)
     for i in range(3):
         rows = _ordering_rows(ds.x.values, int(res.seed[i]), 20)
         loc = _quiet(uqviz.local_calibration, ds.isel(point=rows), statistic=statistic,
-                     conditioning="x", n_bins=20, n_boot=400, rng=int(res.boot_seed[i]))
+                     conditioning="x", n_bins=20, n_boot=400,
+                     rng=7 if common else int(res.boot_seed[i]))
         np.testing.assert_array_equal(res.estimate[i], loc.estimate)
         np.testing.assert_array_equal(res.valid[i], loc.valid)
-        assert float(res.fv[i]) == float(uqviz.fraction_valid(loc).estimate)
+        assert float(res.fv_ordering[i]) == float(uqviz.fraction_valid(loc).estimate)
     # orderings differ from one another (the feature is stratified)
     assert len({tuple(v) for v in res.estimate.values.round(12)}) == 3
 
@@ -71,8 +70,8 @@ def test_results_do_not_depend_on_the_chunk_size():
         ref = _quiet(ordering_study, ds, chunk_size=1, **kw)
         for chunk in (3, 7, None):
             other = _quiet(ordering_study, ds, chunk_size=chunk, **kw)
-            for name in ("fv", "fv_binom", "estimate", "valid", "fv_ci_lower", "fv_binom_upper",
-                         "boot_seed"):
+            for name in ("fv_ordering", "fv_binomial_ordering", "estimate", "valid", "fv_lower",
+                         "fv_binomial_upper") + (() if common else ("boot_seed",)):
                 np.testing.assert_array_equal(other[name], ref[name])
 
 
@@ -81,9 +80,9 @@ def test_no_ties_gives_zero_spread():
     res = _quiet(ordering_study, ds, conditioning="X", n_bins=25, n_orderings=6, n_boot=300,
                  rng=0, progress=False)
     assert res.attrs["n_distinct"] == ds.sizes["point"]
-    assert np.ptp(res.fv.values) == 0.0
-    assert float(res.fv_ci_lower) == float(res.fv_ci_upper) == float(res.fv_nominal)
-    np.testing.assert_array_equal(res.estimate, np.broadcast_to(res.estimate_nominal,
+    assert np.ptp(res.fv_ordering.values) == 0.0
+    assert float(res.fv_lower) == float(res.fv_upper) == float(res.fv_data)
+    np.testing.assert_array_equal(res.estimate, np.broadcast_to(res.estimate_data,
                                                                 res.estimate.shape))
     # the paper's procedure (fresh bootstrap numbers): same estimates, validity varies
     fresh = _quiet(ordering_study, ds, conditioning="X", n_bins=25, n_orderings=6, n_boot=300,
@@ -95,11 +94,11 @@ def test_summaries_are_quantiles_and_binomial_draws():
     ds = _stratified_example(seed=2)
     res = _quiet(ordering_study, ds, conditioning="x", n_bins=20, n_orderings=60, n_boot=200,
                  rng=5, progress=False, ci=0.9)
-    fv, fb = res.fv.values, res.fv_binom.values
-    assert float(res.fv_mean) == pytest.approx(fv.mean())
-    assert float(res.fv_ci_lower) == pytest.approx(np.quantile(fv, 0.05))
-    assert float(res.fv_ci_upper) == pytest.approx(np.quantile(fv, 0.95))
-    assert float(res.fv_binom_lower) == pytest.approx(np.quantile(fb, 0.05))
+    fv, fb = res.fv_ordering.values, res.fv_binomial_ordering.values
+    assert float(res.fv) == pytest.approx(fv.mean())
+    assert float(res.fv_lower) == pytest.approx(np.quantile(fv, 0.05))
+    assert float(res.fv_upper) == pytest.approx(np.quantile(fv, 0.95))
+    assert float(res.fv_binomial_lower) == pytest.approx(np.quantile(fb, 0.05))
     np.testing.assert_allclose(fv, res.valid.mean("bin"))
     # k* ~ Binomial(n_bins, f_v): multiples of 1/n_bins, unbiased, wider than the spread
     np.testing.assert_allclose(fb * 20, np.round(fb * 20))
@@ -108,53 +107,11 @@ def test_summaries_are_quantiles_and_binomial_draws():
     assert res.attrs["ci"] == 0.9 and res.attrs["statistic"] == "ZMS"
 
 
-def test_fast_kernel_draws_the_engine_numbers():
-    rng = np.random.default_rng(0)
-    col = rng.standard_normal(5000) ** 2
-    starts, sizes = equal_count_starts(col.size, 37)
-    seeds = group_seeds(11, 37)
-    np.testing.assert_array_equal(
-        _sums_one_column(col, starts, sizes, 70, seeds, BLOCK),
-        resample_sums(col[:, None], 70, seeds, starts=starts, sizes=sizes, engine="numba")[..., 0])
-    # a group of 3e6 points triggers the rare rejection branch of the draws many times
-    big = rng.standard_normal(3_000_001)
-    one = (np.array([0]), np.array([big.size]))
-    np.testing.assert_array_equal(
-        _sums_one_column(big, *one, 2, group_seeds(5, 1), BLOCK),
-        resample_sums(big[:, None], 2, group_seeds(5, 1), starts=one[0], sizes=one[1],
-                      engine="numba")[..., 0])
-
-
-def _reference_valid(est, reps, accel, ref, ci):
-    ivl = bca.interval(est, reps, accel=accel, ci=ci)
-    return (ivl["lower"] <= ref) & (ref <= ivl["upper"])
-
-
-@pytest.mark.parametrize("case", ["continuous", "discrete", "around_zero"])
-def test_bca_valid_equals_the_sorted_bca_interval(case):
-    rng = np.random.default_rng(1)
-    g = 1500
-    if case == "continuous":
-        reps = rng.gamma(400, 1 / 400, size=(g, 999)) * rng.uniform(0.8, 1.2, (g, 1))
-        ref, est = 1.0, reps.mean(1) + rng.normal(0, 0.01, g)
-    elif case == "discrete":  # replicates exactly at the reference: exact fallback path
-        reps = rng.binomial(20, 0.5, size=(g, 300)) / 10.0 + rng.integers(-8, 9, (g, 1)) / 10.0
-        ref, est = 1.0, np.round(reps.mean(1), 1)
-    else:  # signed statistic (RCE-like) with reference 0
-        reps = rng.normal(0, 1e-3, size=(g, 500)) + rng.normal(0, 2e-3, (g, 1))
-        ref, est = 0.0, reps.mean(1)
-    accel = rng.normal(0, 0.05, g)
-    for ci in (0.95, 0.8):
-        expected = _reference_valid(est, reps, accel, ref, ci)
-        assert 0 < expected.sum() < g  # both outcomes occur
-        np.testing.assert_array_equal(bca_valid(est, reps.copy(), accel, ref, ci=ci), expected)
-
-
 def test_datatree_and_bad_input():
     tree = uqviz.from_datasets({"a": _stratified_example(800, 1), "b": _stratified_example(900, 2)})
     res = _quiet(ordering_study, tree, conditioning="x", n_bins=8, n_orderings=4, n_boot=200,
                  rng=0, progress=False)
-    assert res.fv.dims == ("dataset", "replicate") and res.sizes["dataset"] == 2
+    assert res.fv_ordering.dims == ("dataset", "ordering") and res.sizes["dataset"] == 2
     ds = _stratified_example(200)
     with pytest.raises(ValueError, match="statistic must be"):
         ordering_study(ds, statistic="ENCE", conditioning="x")
@@ -173,17 +130,47 @@ def qm9():
 
 @pytest.mark.parametrize("feature, paper_mean", [("mass", 0.61), ("hetero_fraction", 0.68)])
 def test_qm9_mean_fraction_of_valid_lzms_bins(qm9, feature, paper_mean):
-    # 001 Fig. 4 (b, c): mean f_v over 1000 orderings, 100 bins, LZMS, with fresh bootstrap
+    # Pernot (2023), Fig. 4 (b, c): mean f_v over 1000 orderings, 100 bins, LZMS, with fresh bootstrap
     # random numbers for every ordering (the paper's procedure: the spread then holds both
     # the ordering effect and the bootstrap noise, and both average out of the mean)
     n = 30
     res = _quiet(ordering_study, qm9, conditioning=feature, n_bins=100, n_orderings=n,
                  n_boot=5000, rng=2023, progress=False, common_bootstrap=False)
-    spread = float(res.fv.std())
-    assert 0.0 < spread < 0.05  # stratified: orderings matter, but little (001)
+    spread = float(res.fv_ordering.std())
+    assert 0.0 < spread < 0.05  # stratified: orderings matter, but little (Pernot 2023)
     # tolerance: Monte Carlo error of the mean over n orderings, plus the rounding of the
     # paper's two digits (0.005) and one bin in 100 for the bootstrap implementation (R's
     # boot vs uqviz): with 200 orderings uqviz gives 0.606 +- 0.002 and 0.670 +- 0.002
-    assert abs(float(res.fv_mean) - paper_mean) < 3 * spread / np.sqrt(n) + 0.015
+    assert abs(float(res.fv) - paper_mean) < 3 * spread / np.sqrt(n) + 0.015
     # the conclusion of the paper: the binomial interval stays far below the target 0.95
-    assert float(res.fv_binom_upper) < 0.85
+    assert float(res.fv_binomial_upper) < 0.85
+
+
+def test_common_bootstrap_equals_local_calibration_for_the_same_rng_in_a_tree():
+    tree = uqviz.from_datasets({"a": _stratified_example(900, 3), "b": _stratified_example(700, 4)})
+    res = _quiet(ordering_study, tree, conditioning="x", n_bins=6, n_orderings=2, n_boot=300,
+                 rng=11, progress=False)
+    loc = _quiet(uqviz.local_calibration, tree, conditioning="x", n_bins=6, n_boot=300, rng=11)
+    np.testing.assert_array_equal(res.estimate_data, loc.estimate)
+    np.testing.assert_array_equal(res.valid_data, loc.valid)
+    assert res.attrs["rng"] == 11 and res.attrs["n_boot"] == 300 and res.attrs["method"] == "bca"
+
+
+def test_default_bins_dims_and_option_checks():
+    ds = _stratified_example(2000, 5)
+    res = _quiet(ordering_study, ds, conditioning="x", n_orderings=3, n_boot=100, rng=0)
+    assert res.sizes["bin"] == 20  # min(round(sqrt(2000)), 2000 // 100)
+    assert "replicate" not in res.dims and res.estimate.dims == ("ordering", "bin")
+    for name in ("fv", "fv_lower", "fv_upper", "fv_binomial", "fv_binomial_lower",
+                 "fv_binomial_upper", "fv_data", "fv_data_lower", "fv_data_upper"):
+        assert res[name].dims == ()
+    bad = [("n_bins", "10", TypeError), ("n_bins", True, TypeError), ("n_bins", 0, ValueError),
+           ("n_bins", -1, ValueError), ("n_bins", 2001, ValueError), ("ci", 1.5, ValueError),
+           ("n_boot", 1, ValueError), ("chunk_size", 0, ValueError),
+           ("statistic", "CC", ValueError), ("rng", np.random.RandomState(0), TypeError),
+           ("progress", "yes", TypeError), ("n_orderings", 2.5, ValueError),
+           ("common_bootstrap", "no", TypeError), ("method", "chi2", ValueError)]
+    for option, value, error in bad:
+        with pytest.raises(error, match=option):
+            kw = {"n_orderings": 2, "n_boot": 50, option: value}
+            ordering_study(ds, conditioning="x", **kw)

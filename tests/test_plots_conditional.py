@@ -13,7 +13,8 @@ import uqviz  # noqa: E402
 from uqviz.conditional.ordering import ordering_study  # noqa: E402
 from uqviz.plots import conditional as pc  # noqa: E402
 from uqviz.plots._style import COLORS  # noqa: E402
-from uqviz.conditional.running import reliability, running_statistics  # noqa: E402
+from uqviz.conditional.reliability import reliability  # noqa: E402
+from uqviz.conditional.running import running_statistics  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -117,8 +118,8 @@ def test_ordering_draws_three_intervals_per_group(ds):
     ax = pc.ordering({"LZM": zm, "LZMS": zms}, stratified={"LZMS": strat})
     assert len(ax.containers) == 3 * 2 + 1
     ys = sorted(float(c.lines[0].get_ydata()[0]) for c in ax.containers)
-    expected = sorted([float(r[k]) for r in (zm, zms) for k in ("fv_nominal", "fv_mean",
-                                                                "fv_binom_mean")]
+    expected = sorted([float(r[k]) for r in (zm, zms) for k in ("fv_data", "fv",
+                                                                "fv_binomial")]
                       + [float(strat.estimate)])
     np.testing.assert_allclose(ys, expected)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["LZM", "LZMS"]

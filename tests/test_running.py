@@ -1,4 +1,4 @@
-"""Running statistics of z-scores (001 Fig. 2) and reliability-diagram statistics."""
+"""Running statistics of z-scores (Pernot (2023), Fig. 2) and reliability-diagram statistics."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +7,8 @@ from scipy import stats as sps
 
 import uqviz
 from uqviz._array.binning import equal_count_starts
-from uqviz.conditional.running import default_window, reliability, running_statistics
+from uqviz.conditional.reliability import reliability
+from uqviz.conditional.running import default_window, running_statistics
 
 
 def _stratified(m=2000, seed=0):
@@ -39,7 +40,7 @@ def test_running_mean_and_mean_square_equal_pandas_rolling(window):
 
 
 def test_default_window_is_the_papers_and_attrs_carry_units():
-    assert default_window(13885) == 138  # 001 Fig. 2: sliding windows of M // 100 points
+    assert default_window(13885) == 138  # Pernot (2023), Fig. 2: sliding windows of M // 100 points
     assert default_window(300) == 10 and default_window(5) == 5
     ds = uqviz.synthetic.nig(1500, nu=6, rng=1)
     res = running_statistics(ds)
@@ -64,8 +65,8 @@ def test_reliability_rmse_and_rmv_per_bin_equal_a_groupby():
     np.testing.assert_array_equal(rel.valid, (rel.rmse_lower <= rel.rmv)
                                   & (rel.rmv <= rel.rmse_upper))
     assert int(rel.valid.sum()) >= 6  # calibrated data: most bins consistent
-    # default number of bins: ErrViewLib's plotRelDiag rule
-    assert reliability(ds, n_boot=200, rng=0).sizes["bin"] == 15
+    # default number of bins: the local statistics' rule min(round(sqrt(M)), M // 100)
+    assert reliability(ds, n_boot=200, rng=0).sizes["bin"] == 30
 
 
 def test_reliability_chi2_interval():
@@ -78,3 +79,29 @@ def test_reliability_chi2_interval():
     assert rel.attrs["method"] == "chi2"
     with pytest.raises(ValueError, match="method must be"):
         reliability(ds, method="cho")
+
+
+def test_reliability_methods_are_interval_methods_and_verdicts_come_from_bca():
+    from uqviz._array.bca import verdict
+
+    ds = uqviz.synthetic.nig(2000, nu=8, rng=4)
+    for method in ("bca", "percentile", "basic", "chi2"):
+        rel = reliability(ds, n_bins=5, n_boot=300, method=method, rng=0)
+        assert rel.attrs["method"] == method
+        zeta, valid = verdict(rel.rmse.values, rel.rmv.values, rel.rmse_lower.values,
+                              rel.rmse_upper.values)
+        np.testing.assert_array_equal(rel.valid, valid)
+        np.testing.assert_array_equal(rel.zeta, zeta)
+    with pytest.raises(ValueError, match="method"):
+        reliability(ds, method="bootstrap")
+    for option, value, error in [("n_bins", "10", TypeError), ("n_bins", 0, ValueError),
+                                 ("n_bins", 2001, ValueError), ("ci", 2.0, ValueError),
+                                 ("n_boot", 1, ValueError), ("rng", np.random.RandomState(0),
+                                                             TypeError)]:
+        with pytest.raises(error, match=option):
+            reliability(ds, **{option: value})
+    tree = uqviz.from_datasets({"a": ds, "b": uqviz.synthetic.nig(1500, nu=8, rng=5)})
+    res = reliability(tree, n_bins=5, n_boot=200, rng=0)
+    assert res.rmse.dims == ("dataset", "bin") and res.attrs["rng"] == 0
+    with pytest.raises(TypeError, match="window"):
+        running_statistics(ds, window="10")

@@ -31,7 +31,7 @@ def test_initial_state_single_dataset(explorer):
     assert ex.dataset.disabled and ex.dataset.layout.display == "none"
     assert list(ex.conditioning.options) == ["uE", "X"]
     assert ex.result.attrs["conditioning"] == "uE" and ex.result.attrs["statistic"] == "ZMS"
-    assert ex.result.sizes["bin"] == 71  # round(sqrt(5000))
+    assert ex.result.sizes["bin"] == 50  # min(round(sqrt(5000)), 5000 // 100)
     assert ex.result.attrs["n_boot"] == 200
     assert f"{float(ex.fv.estimate):.2f}" in ex.fv_label.value
     assert ex.ax is not None and "f_v" in ex.ax.get_title()
@@ -106,3 +106,14 @@ def test_widget_backend_without_a_widget_canvas_falls_back_to_inline(monkeypatch
     first = ex.figure
     ex.statistic.value = "ZM"
     assert ex.figure is not first and "LZM" in ex.ax.get_ylabel()  # a fresh inline figure
+
+
+def test_default_explorer_emits_no_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 71 bins of 70 points warned before
+        ex = ConditionalExplorer(uqviz.synthetic.default_example(), n_boot=200)
+    assert ex.message.value == "" and ex.result.sizes["bin"] == 50
+    with pytest.raises(TypeError, match="n_boot"):
+        ConditionalExplorer(uqviz.synthetic.default_example(), n_boot="200")

@@ -1,14 +1,14 @@
 """Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZVar).
 
-Binning on ``uE`` tests *consistency*; binning on an input feature tests
-*adaptivity* (Pernot 2023, APL Mach. Learn. 1:046121). Per bin, LZMS, LRCE
-and LZVar get BCa bootstrap intervals from the grouped resampling engine
-(each bin resampled on its own, all bins in one parallel pass); LZM gets the
-Student-t interval.
+Binning on ``uE`` tests *consistency*, binning on an input feature tests
+*adaptivity* (Pernot 2023). Per bin, LZMS, LRCE and LZVar get bootstrap
+intervals (BCa by default, every bin resampled on its own in one parallel
+pass); LZM gets the Student-t interval.
 """
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -17,22 +17,106 @@ from scipy import stats as sps
 
 from uqviz._array import binned as kbin
 from uqviz._array import stats as ks
+from uqviz._array.bca import verdict
 from uqviz._array.binomial import wilson_interval
-from uqviz.engine.tree import map_datasets
-from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values
-from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz._array.bootstrap import bootstrap_moments
 from uqviz.data.model import check_dataset
+from uqviz.engine import checks, seeds
+from uqviz.engine.binning import SCHEMES, bin_coords, compute_bins, conditioning_values
 from uqviz.engine.statistics import get_statistic
+from uqviz.engine.tree import map_datasets
 
-__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", "LOCAL_STATISTICS",
-           "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
+__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", "local_n_bins",
+           "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
-SMALL_BIN = 100  # bins with fewer points get a warning (001 sect. III)
-HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of 004 Table II
+BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
+ENGINES = ("numba", "numpy")
+SMALL_BIN = 100  # bins with fewer points get a warning (Pernot 2023)
+HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
 
 
-def _student_t_interval(z, starts, sizes, ci):
+def local_n_bins(m: int) -> int:
+    """Default number of bins of the local statistics: min(round(sqrt(M)), M // 100), >= 1.
+
+    Bins hold at least 100 points (:data:`SMALL_BIN`), so the default never
+    triggers the small-bin warning; used by :func:`local_calibration`,
+    :func:`uqviz.reliability`, :func:`uqviz.ordering_study` and the explorer.
+
+    Examples
+    --------
+    >>> local_n_bins(5000), local_n_bins(13885), local_n_bins(50)
+    (50, 118, 1)
+    """
+    m = int(m)
+    return max(1, min(int(round(np.sqrt(m))), m // SMALL_BIN))
+
+
+def local_streams(rng):
+    """The random streams of :func:`local_calibration` for one dataset.
+
+    ``rng`` is the dataset's own stream (for a DataTree, its child). Returns the
+    Generator that orders ties (``random_ties=True``) and the 64-bit bootstrap
+    seed, from which the seed of every bin derives
+    (:func:`uqviz._array.resample.group_seeds`). :func:`uqviz.ordering_study`
+    calls it too, so its data-order analysis reproduces local_calibration.
+
+    Examples
+    --------
+    >>> ties, seed = local_streams(0)
+    >>> seed == local_streams(0)[1]
+    True
+    """
+    ties_rng, boot_rng = checks.rng(rng).spawn(2)
+    return ties_rng, seeds.kernel_seed(boot_rng)
+
+
+def _n_bins_for(m, n_bins):
+    n = local_n_bins(m) if n_bins is None else n_bins
+    if not 1 <= n <= m:
+        raise ValueError(f"n_bins must be between 1 and the number of points ({m}), got {n}")
+    return n
+
+
+@contextlib.contextmanager
+def _named_warnings(name):
+    """Re-emit the warnings of the block with the dataset's name; tied values get a remedy."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        text = str(w.message)
+        if name and name not in text:
+            text = f"{text} (dataset {name!r})"
+        if "tie" in text.lower() and "stratified" not in text:
+            text += "; binning='stratified' puts each distinct value in one bin"
+        warnings.warn(text, w.category, stacklevel=4)
+
+
+def compute_local_bins(ds, conditioning, *, n_bins, binning, min_count=None, edges=None,
+                       log=False, rng=None, min_size=2):
+    """Conditioning name and bins of one dataset, warnings tagged with its name."""
+    name, x = conditioning_values(ds, conditioning)
+    n = _n_bins_for(x.size, n_bins) if binning in ("equal_count", "equal_width") else n_bins
+    with _named_warnings(ds.attrs.get("name", "")):
+        bins = compute_bins(x, n_bins=n, scheme=binning, min_count=min_count, edges=edges,
+                            log=log, rng=rng)
+    if np.any(bins.sizes < min_size):
+        raise ValueError(f"{int(np.sum(bins.sizes < min_size))} bins have fewer than "
+                         f"{min_size} points: use fewer bins")
+    return name, bins
+
+
+def student_t_interval(z, starts, sizes, ci):
+    """Mean of ``z`` per contiguous group with its Student-t interval.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> est, lo, hi = student_t_interval(np.array([0.0, 2.0]), np.array([0]), np.array([2]), 0.9)
+    >>> float(est[0])
+    1.0
+    """
     means = np.add.reduceat(z, starts) / sizes
     dev2 = (z - np.repeat(means, sizes)) ** 2
     sd = np.sqrt(np.add.reduceat(dev2, starts) / (sizes - 1))
@@ -47,24 +131,22 @@ def _beta_gm_per_bin(z2, starts, sizes):
 def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
                n_boot, ci, method, engine, random_ties):
     check_dataset(ds)
-    name, x = conditioning_values(ds, conditioning)
-    rng = np.random.default_rng(rng)
-    ties_rng, boot_rng = rng.spawn(2)
-    bins = compute_bins(x, n_bins=n_bins, scheme=binning, min_count=min_count, edges=edges,
-                        log=log, rng=ties_rng if random_ties else None)
-    if np.any(bins.sizes < 2):
-        raise ValueError(f"{int(np.sum(bins.sizes < 2))} bins have fewer than 2 points: "
-                         "use fewer bins")
+    ties_rng, boot_seed = local_streams(rng)
+    name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
+                                    min_count=min_count, edges=edges, log=log,
+                                    rng=ties_rng if random_ties else None)
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
-    if statistic == "ZM":
-        est, lower, upper = _student_t_interval(e / u, bins.starts, bins.sizes, ci)
+    stat = get_statistic(statistic)
+    if method == "student-t":
+        est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
     else:
-        r = bootstrap_statistics(e, u, [statistic], n_boot=n_boot, ci=ci, method=method,
-                                 rng=boot_rng, engine=engine, starts=bins.starts,
-                                 sizes=bins.sizes)[statistic]
+        r = bootstrap_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
+                              seed=boot_seed, ci=ci, method=method, starts=bins.starts,
+                              sizes=bins.sizes, engine=engine)[statistic]
         est, lower, upper = r.estimate, r.lower, r.upper
-    ref = float(get_statistic(statistic).reference)
+    ref = float(stat.reference)
+    zeta, valid = verdict(est, ref, lower, upper)
     beta = _beta_gm_per_bin((e / u) ** 2, bins.starts, bins.sizes)
     out = xr.Dataset(
         {
@@ -72,33 +154,53 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
             "ci_lower": ("bin", lower),
             "ci_upper": ("bin", upper),
             "reference": ((), ref),
-            "valid": ("bin", (lower <= ref) & (ref <= upper)),
+            "zeta": ("bin", zeta),
+            "valid": ("bin", valid),
             "beta_gm_z2": ("bin", beta),
             "heavy_tail": ("bin", beta > HEAVY_TAIL_Z2),
         },
         coords=bin_coords(bins),
-        attrs={"conditioning": name, **bins.attrs},
+        attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins},
     )
     _warn_bins(out, ds.attrs.get("name", ""))
     return out
 
 
 def _warn_bins(out, name):
+    where = f" in {name!r}" if name else ""
+    n = out.sizes["bin"]
     small = int((out["count"] < SMALL_BIN).sum())
     heavy = int(out["heavy_tail"].sum())
-    where = f" in {name!r}" if name else ""
+    no_interval = int((~np.isfinite(out["ci_lower"]) | ~np.isfinite(out["ci_upper"])).sum())
     if small:
-        warnings.warn(f"{small} of {out.sizes['bin']} bins{where} have fewer than {SMALL_BIN} "
+        warnings.warn(f"{small} of {n} bins{where} have fewer than {SMALL_BIN} "
                       "points: their intervals are unreliable", UserWarning, stacklevel=4)
     if heavy:
-        warnings.warn(f"{heavy} of {out.sizes['bin']} bins{where} have beta_GM(Z^2) > "
+        warnings.warn(f"{heavy} of {n} bins{where} have beta_GM(Z^2) > "
                       f"{HEAVY_TAIL_Z2} (heavy-tailed z-scores): their intervals may be too "
                       "narrow (flagged in 'heavy_tail')", UserWarning, stacklevel=4)
+    if no_interval:
+        warnings.warn(f"{no_interval} of {n} bins{where} have no interval (degenerate "
+                      "bootstrap distribution or constant values): counted not valid",
+                      UserWarning, stacklevel=4)
+
+
+def _check_common(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
+    """Validate the options shared by the local analyses; canonical n_bins, min_count, n_boot, ci."""
+    n_bins = checks.optional_count("n_bins", n_bins)
+    checks.choice("binning", binning, SCHEMES)
+    min_count = checks.optional_count("min_count", min_count)
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    ci = checks.probability("ci", ci)
+    checks.rng(rng)
+    if engine is not None:
+        checks.choice("engine", engine, ENGINES)
+    return n_bins, min_count, n_boot, ci
 
 
 def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       binning="equal_count", min_count=None, edges=None, log=False,
-                      n_boot=5000, ci=0.95, method="bca", rng=None, engine=None,
+                      n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
                       random_ties=False):
     """Local calibration statistic per bin of a conditioning variable, with intervals.
 
@@ -106,33 +208,38 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : {"ZMS", "ZM", "RCE", "ZVar"}
-        LZMS, LZM, LRCE or LZVar. LZM uses the Student-t interval, the others
-        the BCa bootstrap per bin.
+        LZMS, LZM, LRCE or LZVar (Pernot 2023).
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
-        Default round(sqrt(M)) (the validation metric's default).
+        Default :func:`local_n_bins`: min(round(sqrt(M)), M // 100), bins of at
+        least 100 points.
     binning : {"equal_count", "equal_width", "stratified", "edges"}
-        See :func:`uqviz.engine.binning.compute_bins`.
+        See :func:`uqviz.engine.binning.compute_bins`. Equal-count bins of a
+        binary or few-valued feature split tied values (a warning says so):
+        use ``"stratified"``, one bin per distinct value.
     min_count, edges, log
         Options of the binning scheme.
     n_boot : int, default 5000
     ci : float, default 0.95
-    method : {"bca", "percentile", "basic"}
-    rng : None, int or Generator
+    method : {"bca", "percentile", "basic", "student-t"}, optional
+        Interval per bin; default ``"student-t"`` for ZM, ``"bca"`` otherwise
+        (``"student-t"`` is offered for ZM only).
+    rng : None, int, SeedSequence or Generator
     engine : {"numba", "numpy"}, optional
+        Resampling kernel.
     random_ties : bool, default False
-        Randomise the order of tied conditioning values (stratified variables,
-        001 sect. III C); otherwise ties keep the data's order.
+        Randomise the order of tied conditioning values (stratified variables);
+        otherwise ties keep the data's order.
 
     Returns
     -------
     xarray.Dataset
         Dim ``bin`` (and ``dataset`` for a DataTree): ``estimate``,
-        ``ci_lower``, ``ci_upper``, ``reference``, ``valid``, ``beta_gm_z2``,
-        ``heavy_tail``; coords ``bin_lower``, ``bin_upper``, ``bin_center``,
-        ``count``. Warns (with counts) about bins below 100 points and bins
-        with beta_GM(Z^2) > 0.8.
+        ``ci_lower``, ``ci_upper``, ``reference``, ``zeta``, ``valid``,
+        ``beta_gm_z2``, ``heavy_tail``; coords ``bin_lower``, ``bin_upper``,
+        ``bin_center``, ``count``. Warns (with counts) about bins below 100
+        points, bins with beta_GM(Z^2) > 0.8 and bins without an interval.
 
     Examples
     --------
@@ -142,22 +249,35 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     >>> int(res.sizes["bin"])
     10
     """
-    if statistic not in LOCAL_STATISTICS:
-        raise ValueError(f"statistic must be one of {LOCAL_STATISTICS}, got {statistic!r}")
-    out = map_datasets(_local_one, data, rng=rng, statistic=statistic,
+    checks.choice("statistic", statistic, LOCAL_STATISTICS)
+    n_bins, min_count, n_boot, ci = _check_common(n_bins=n_bins, binning=binning,
+                                                  min_count=min_count, n_boot=n_boot, ci=ci,
+                                                  rng=rng, engine=engine)
+    if method is None:
+        method = "student-t" if statistic == "ZM" else "bca"
+    checks.choice("method", method,
+                  ("student-t",) + BOOTSTRAP_METHODS if statistic == "ZM" else BOOTSTRAP_METHODS)
+    if edges is not None:
+        edges = checks.finite_array("edges", edges, ndim=1)
+    log = checks.boolean("log", log)
+    random_ties = checks.boolean("random_ties", random_ties)
+    out = map_datasets(_local_one, data, rng=checks.rng(rng), statistic=statistic,
                        conditioning=conditioning, n_bins=n_bins, binning=binning,
-                       min_count=min_count, edges=edges, log=log, n_boot=int(n_boot), ci=ci,
+                       min_count=min_count, edges=edges, log=log, n_boot=n_boot, ci=ci,
                        method=method, engine=engine, random_ties=random_ties)
-    out.attrs.update({"statistic": statistic, "n_boot": int(n_boot), "ci": ci,
-                      "method": "student-t" if statistic == "ZM" else method})
+    out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
+                      "binning": binning, "rng": seeds.seed_attr(rng),
+                      "random_ties": int(random_ties)})
+    if n_bins is not None:
+        out.attrs["n_bins"] = n_bins
     return out
 
 
 # ---------------------------------------------------------------------------
 # validation metric, serial structure, binned calibration errors
 # ---------------------------------------------------------------------------
-def fraction_valid(local_result, *, ci=0.95, nominal=None):
-    """Fraction of bins whose interval contains the reference (f_v, 001 sect. II C).
+def fraction_valid(local_result, *, ci=0.95, nominal=None, method="wilson"):
+    """Fraction of bins whose interval contains the reference, f_v (Pernot 2023).
 
     Parameters
     ----------
@@ -165,16 +285,17 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None):
         Output of :func:`local_calibration` (uses ``valid`` on dim ``bin``;
         NaN-padded bins of a DataTree result are ignored).
     ci : float, default 0.95
-        Level of the binomial interval on f_v (Wilson score interval with
-        continuity correction).
+        Level of the binomial interval on f_v.
     nominal : float, optional
         Target coverage; default the ``ci`` of the local intervals (0.95).
+    method : {"wilson"}
+        Wilson score interval with continuity correction (Newcombe 1998).
 
     Returns
     -------
     xarray.Dataset
-        ``estimate``, ``ci_lower``, ``ci_upper``, ``n_valid``, ``n_bins`` and
-        ``nominal_inside`` (whether the nominal coverage lies in the interval).
+        ``estimate`` (f_v), ``ci_lower``, ``ci_upper``, ``n_valid``, ``n_bins``
+        and ``nominal_inside`` (whether the nominal coverage lies in the interval).
 
     Examples
     --------
@@ -185,14 +306,20 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None):
     >>> 0.0 <= float(fv.estimate) <= 1.0
     True
     """
+    ci = checks.probability("ci", ci)
+    checks.choice("method", method, ("wilson",))
+    if "valid" not in getattr(local_result, "data_vars", ()):
+        raise TypeError("local_result must be a result of local_calibration (a Dataset with "
+                        "'valid' on dim 'bin')")
+    nominal = local_result.attrs.get("ci", 0.95) if nominal is None else nominal
+    nominal = checks.probability("nominal", nominal)
     valid = local_result["valid"]
     present = local_result["count"].notnull() if "count" in local_result.coords else True
     n_valid = (valid.where(present, False)).sum("bin")
     n_bins = xr.ones_like(valid, dtype=int).where(present, 0).sum("bin")
     lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
-    nominal = local_result.attrs.get("ci", 0.95) if nominal is None else nominal
     dims = n_valid.dims
-    out = xr.Dataset(
+    return xr.Dataset(
         {
             "estimate": (dims, n_valid.values / n_bins.values),
             "ci_lower": (dims, lower),
@@ -201,11 +328,10 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None):
             "n_bins": n_bins,
             "nominal_inside": (dims, (lower <= nominal) & (nominal <= upper)),
         },
-        attrs={"nominal": nominal, "ci": ci, "interval": "Wilson score with continuity "
-               "correction", **{k: v for k, v in local_result.attrs.items()
-                                if k in ("statistic", "conditioning", "binning")}},
+        attrs={"nominal": nominal, "ci": ci, "method": method,
+               **{k: v for k, v in local_result.attrs.items()
+                  if k in ("statistic", "conditioning", "binning")}},
     )
-    return out
 
 
 def acf(local_result, *, max_lag=None, variable="estimate"):
@@ -232,13 +358,16 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     >>> float(acf(res, max_lag=1).acf[0])
     1.0
     """
+    if variable not in local_result:
+        raise ValueError(f"variable {variable!r} is not in local_result")
     series = local_result[variable]
     if "dataset" in series.dims:
         raise ValueError("acf takes the result of one dataset: select it with .sel(dataset=...)")
     x = series.dropna("bin").values
     n = x.size
     if max_lag is None:
-        max_lag = int(min(n - 1, np.floor(10 * np.log10(n))))
+        max_lag = int(min(n - 1, np.floor(10 * np.log10(n)))) if n > 1 else 0
+    max_lag = checks.count("max_lag", max_lag, minimum=0)
     if not 1 <= max_lag < n:
         raise ValueError(f"max_lag must be between 1 and n_bins - 1 ({n - 1}), got {max_lag}")
     return xr.Dataset({"acf": ("lag", kbin.acf(x, max_lag)),
@@ -258,7 +387,7 @@ def binned_bins(ds, *, conditioning="uE", n_bins=20, binning="equal_count", **kw
 
 def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     check_dataset(ds)
-    bins = binned_bins(ds, conditioning=conditioning, n_bins=n_bins, binning=binning)
+    _, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning, min_size=1)
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
     values = [kbin.BINNED[s](e, u, bins.starts, bins.sizes) for s in statistics]
@@ -272,8 +401,8 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     """Binned calibration errors ENCE, UCE and ZMSE on the same bins.
 
     ENCE = mean_b |RMV_b - RMSE_b|/RMV_b, UCE = mean_b |MV_b - MSE_b|,
-    ZMSE = mean_b |ln ZMS_b| (002 eq. 17). They have no predefined reference:
-    compare them with a simulated reference.
+    ZMSE = mean_b |ln ZMS_b| (Pernot (2024c), eq. 17). They have no predefined
+    reference: compare them with a simulated reference.
 
     Parameters
     ----------
@@ -282,7 +411,7 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     conditioning : str, default "uE"
         Any variable of the dataset (uE: consistency; a feature: adaptivity).
     n_bins : int, default 20
-        Number of bins (20 as in 002).
+        Number of bins (20 as in Pernot (2024c); see docs/conventions.md).
     binning : str, default "equal_count"
 
     Returns
@@ -297,11 +426,16 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     >>> res.statistic.values.tolist()
     ['ENCE', 'UCE', 'ZMSE']
     """
-    for s in statistics:
-        if s not in kbin.BINNED:
-            raise ValueError(f"unknown binned statistic {s!r}; known: {', '.join(kbin.BINNED)}")
-    out = map_datasets(_binned_one, data, statistics=tuple(statistics),
-                       conditioning=conditioning, n_bins=n_bins, binning=binning)
+    statistics = checks.names("statistics", statistics)
+    unknown = [s for s in statistics if s not in kbin.BINNED]
+    if unknown:
+        raise ValueError(f"statistics: unknown binned statistic(s) {unknown}; "
+                         f"known: {', '.join(kbin.BINNED)}")
+    n_bins = checks.count("n_bins", n_bins)
+    checks.choice("binning", binning, SCHEMES)
+    out = map_datasets(_binned_one, data, statistics=statistics, conditioning=conditioning,
+                       n_bins=n_bins, binning=binning)
     out.attrs.update({"conditioning": conditioning if isinstance(conditioning, str)
-                      else "array", "binning": binning})
+                      else "array", "binning": binning, "n_bins": n_bins,
+                      "statistics": list(statistics)})
     return out

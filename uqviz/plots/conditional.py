@@ -1,4 +1,4 @@
-"""Conditional calibration figures (001 Figs. 2-4 and the reliability diagram).
+"""Conditional calibration figures (Pernot (2023), Figs. 2-4, and the reliability diagram).
 
 Every function takes a result Dataset (no statistic is computed here),
 accepts ``ax=None`` and returns the Axes it drew on:
@@ -61,7 +61,9 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, points=True,
                legend=True):
-    """Z-scores against a conditioning variable, with running mean and mean square (001 Fig. 2).
+    """Z-scores against a conditioning variable, with running mean and mean square.
+
+    Pernot (2023), Fig. 2.
 
     Parameters
     ----------
@@ -140,7 +142,7 @@ def _fv_text(fv):
 
 
 def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None, legend=True):
-    """Local statistic per bin with its interval, coloured by validity (001 Fig. 3 a-f).
+    """Local statistic per bin with its interval, coloured by validity (Pernot (2023), Fig. 3).
 
     Parameters
     ----------
@@ -211,7 +213,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
 # Fig. 3 g-i: autocorrelation of the per-bin series
 # ---------------------------------------------------------------------------
 def acf(acf_result, ax=None, *, label=None):
-    """Autocorrelation of the per-bin statistic, with the white-noise band (001 Fig. 3 g-i).
+    """Autocorrelation of the per-bin statistic, with the white-noise band (Pernot (2023), Fig. 3).
 
     Parameters
     ----------
@@ -261,7 +263,7 @@ def acf(acf_result, ax=None, *, label=None):
 # Fig. 4: ordering study
 # ---------------------------------------------------------------------------
 def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=True):
-    """Fraction of valid bins: nominal, over orderings, with binomial noise (001 Fig. 4).
+    """Fraction of valid bins: data order, over orderings, with binomial noise (Pernot (2023), Fig. 4).
 
     Parameters
     ----------
@@ -289,9 +291,9 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
     --------
     >>> import xarray as xr
     >>> from uqviz.plots.conditional import ordering
-    >>> res = xr.Dataset({k: v for k, v in dict(fv_nominal=0.6, fv_nominal_lower=0.5,
-    ...     fv_nominal_upper=0.7, fv_mean=0.61, fv_ci_lower=0.56, fv_ci_upper=0.66,
-    ...     fv_binom_mean=0.61, fv_binom_lower=0.51, fv_binom_upper=0.7).items()},
+    >>> res = xr.Dataset(dict(fv_data=0.6, fv_data_lower=0.5, fv_data_upper=0.7,
+    ...     fv=0.61, fv_lower=0.56, fv_upper=0.66, fv_binomial=0.61,
+    ...     fv_binomial_lower=0.51, fv_binomial_upper=0.7),
     ...     attrs={"statistic": "ZMS", "ci": 0.95})
     >>> len(ordering(res).lines) > 0
     True
@@ -309,12 +311,12 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
     if stratified is not None and isinstance(stratified, xr.Dataset):
         stratified = {next(iter(groups)): stratified}
     series = [
-        ("nominal", "o", COLORS["valid"], "data order (Wilson CI)",
-         ("fv_nominal", "fv_nominal_lower", "fv_nominal_upper")),
+        ("data", "o", COLORS["valid"], "data order (Wilson CI)",
+         ("fv_data", "fv_data_lower", "fv_data_upper")),
         ("orderings", "s", COLORS["invalid"], "random orderings (mean, 95% range)",
-         ("fv_mean", "fv_ci_lower", "fv_ci_upper")),
+         ("fv", "fv_lower", "fv_upper")),
         ("binomial", "D", COLORS["accent"], "orderings + binomial noise",
-         ("fv_binom_mean", "fv_binom_lower", "fv_binom_upper")),
+         ("fv_binomial", "fv_binomial_lower", "fv_binomial_upper")),
     ]
     n_series = len(series) + (1 if stratified else 0)
     offsets = (np.arange(n_series) - (n_series - 1) / 2.0) * 0.15
@@ -345,7 +347,7 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
         ax.set_ylabel(r"Fraction of valid bins $f_v$")
         ax.grid(False, axis="x")
         lows = [float(r[n]) for r in groups.values()
-                for n in ("fv_nominal_lower", "fv_ci_lower", "fv_binom_lower")]
+                for n in ("fv_data_lower", "fv_lower", "fv_binomial_lower")]
         lows += [float(fv["ci_lower"]) for fv in (stratified or {}).values()]
         ax.set_ylim(max(0.0, min(lows) - 0.05), 1.0)
         loc = _legend_loc(legend, "best")

@@ -13,10 +13,10 @@ import warnings
 
 import numpy as np
 
-from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
-
-from uqviz.engine.binning import default_n_bins
-from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.conditional.local import fraction_valid, local_calibration, local_n_bins
+from uqviz.engine import checks
+from uqviz.widgets._display import (ExplorerDrawing, dataset_dropdown, labelled_datasets,
+                                    style_controls)
 
 __all__ = ["ConditionalExplorer"]
 
@@ -46,10 +46,11 @@ class ConditionalExplorer(ExplorerDrawing):
     statistic : {"ZMS", "ZM", "RCE"}, default "ZMS"
     conditioning : str, default "uE"
     n_bins : int, optional
-        Default round(sqrt(M)).
+        Default :func:`uqviz.conditional.local.local_n_bins` (bins of at least
+        100 points).
     binning : {"equal_count", "equal_width", "stratified"}, default "equal_count"
     min_count : int, default 100
-        Minimum stratum size of the stratified binning (001 uses 100).
+        Minimum stratum size of the stratified binning (100 as Pernot (2023)).
     n_boot : int, default 1000
         Bootstrap replicates per bin: modest so that the explorer stays
         interactive (use :func:`uqviz.local_calibration` with 5000 for final numbers).
@@ -84,7 +85,8 @@ class ConditionalExplorer(ExplorerDrawing):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
-        self.n_boot = int(n_boot)
+        self.n_boot = checks.count("n_boot", n_boot, minimum=2)
+        checks.rng(rng)
         self.rng = rng
         self.figsize = tuple(figsize)
         self.result = None
@@ -103,17 +105,15 @@ class ConditionalExplorer(ExplorerDrawing):
         self.conditioning = w.Dropdown(options=options, value=conditioning,
                                        description="condition on")
         m = ds.sizes["point"]
-        n0 = default_n_bins(m) if n_bins is None else int(n_bins)
-        self.n_bins = w.IntSlider(value=n0, min=2, max=self._max_bins(m, n0),
+        n0 = local_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, maximum=m)
+        self.n_bins = w.IntSlider(value=n0, min=1, max=self._max_bins(m, n0),
                                   description="bins", continuous_update=False)
-        if binning not in BINNINGS:
-            raise ValueError(f"binning must be one of {BINNINGS}, got {binning!r}")
+        checks.choice("binning", binning, BINNINGS)
         self.binning = w.Dropdown(options=list(BINNINGS), value=binning, description="binning")
-        self.min_count = w.IntSlider(value=int(min_count), min=10, max=max(20, m // 4),
+        self.min_count = w.IntSlider(value=checks.count("min_count", min_count), min=10, max=max(20, m // 4),
                                      step=10, description="min count",
                                      continuous_update=False)
-        if statistic not in STATISTICS:
-            raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
+        checks.choice("statistic", statistic, STATISTICS)
         self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
                                     description="statistic")
         self.log_x = w.Checkbox(value=conditioning == "uE", description="log x",
@@ -157,8 +157,8 @@ class ConditionalExplorer(ExplorerDrawing):
                 self.conditioning.options = options
                 self.conditioning.value = keep
                 m = ds.sizes["point"]
-                n0 = min(self.n_bins.value, self._max_bins(m, default_n_bins(m)))
-                self.n_bins.max = self._max_bins(m, default_n_bins(m))
+                n0 = min(self.n_bins.value, self._max_bins(m, local_n_bins(m)))
+                self.n_bins.max = self._max_bins(m, local_n_bins(m))
                 self.n_bins.value = n0
                 self.min_count.max = max(20, m // 4)
             if owner is self.conditioning:

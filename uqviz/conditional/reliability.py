@@ -1,0 +1,114 @@
+"""Reliability diagram statistics: RMSE and RMV per bin, with intervals.
+
+For a consistent set the RMSE of the errors in each bin of ``uE`` matches the
+RMV (root mean variance) of the uncertainties (Pernot 2023, eq. 5): the "RMSE vs
+RMV" or reliability diagram, drawn by
+:func:`uqviz.plots.conditional.reliability_diagram`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+from scipy import stats as sps
+
+from uqviz._array.bca import verdict
+from uqviz.conditional.local import _check_common, compute_local_bins
+from uqviz.data.model import check_dataset
+from uqviz.engine import checks, seeds
+from uqviz.engine.binning import bin_coords
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.engine.tree import map_datasets
+
+__all__ = ["reliability", "RELIABILITY_METHODS"]
+
+RELIABILITY_METHODS = ("bca", "percentile", "basic", "chi2")
+
+
+def _reliability_one(ds, *, rng, conditioning, n_bins, binning, min_count, n_boot, ci, method,
+                     engine):
+    check_dataset(ds)
+    name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
+                                    min_count=min_count)
+    e = ds["E"].values[bins.order]
+    u = ds["uE"].values[bins.order]
+    sizes = bins.sizes
+    if method == "chi2":  # n MSE / sigma^2 ~ chi2(n) for normal errors of variance sigma^2
+        mse = np.add.reduceat(e * e, bins.starts) / sizes
+        alpha = (1.0 - ci) / 2.0
+        values = {"rmse": np.sqrt(mse),
+                  "rmse_lower": np.sqrt(sizes * mse / sps.chi2.ppf(1.0 - alpha, sizes)),
+                  "rmse_upper": np.sqrt(sizes * mse / sps.chi2.ppf(alpha, sizes))}
+    else:
+        rmse = bootstrap_statistics(e, u, ["RMSE"], n_boot=n_boot, ci=ci, method=method,
+                                    rng=rng, engine=engine, starts=bins.starts,
+                                    sizes=sizes)["RMSE"]
+        values = {"rmse": rmse.estimate, "rmse_lower": rmse.lower, "rmse_upper": rmse.upper}
+    # RMV is the x coordinate of the diagram: no interval (constant in a bin of a stratified uE)
+    values["rmv"] = np.sqrt(np.add.reduceat(u * u, bins.starts) / sizes)
+    units = ds["E"].attrs.get("units", ds.attrs.get("units", ""))
+    data_vars = {k: ("bin", np.asarray(v, dtype=float), {"units": units})
+                 for k, v in values.items()}
+    zeta, valid = verdict(values["rmse"], values["rmv"], values["rmse_lower"],
+                          values["rmse_upper"])
+    data_vars["zeta"] = ("bin", zeta)
+    data_vars["valid"] = ("bin", valid)
+    return xr.Dataset(data_vars, coords=bin_coords(bins),
+                      attrs={"conditioning": name, "units": units, **bins.attrs,
+                             "n_bins": bins.n_bins})
+
+
+def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", min_count=None,
+                n_boot=5000, ci=0.95, method="bca", rng=None, engine=None):
+    """RMV and RMSE per bin, with intervals: the numbers of a reliability diagram.
+
+    Any conditioning variable can be used (a feature for adaptivity), but the
+    z-score statistics of :func:`uqviz.local_calibration` are preferred there
+    (Pernot 2023).
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+    conditioning : str or array_like, default "uE"
+    n_bins : int, optional
+        Default :func:`uqviz.conditional.local.local_n_bins`:
+        min(round(sqrt(M)), M // 100).
+    binning : {"equal_count", "equal_width", "stratified", "edges"}
+    min_count : int, optional
+        Minimum bin population for merging (see :func:`uqviz.engine.binning.compute_bins`).
+    n_boot : int, default 5000
+    ci : float, default 0.95
+    method : {"bca", "percentile", "basic", "chi2"}
+        Interval of the RMSE per bin: a bootstrap interval, or ``"chi2"`` from
+        n MSE / sigma^2 ~ chi2(n) (normal errors). The RMV gets no interval.
+    rng : None, int, SeedSequence or Generator
+    engine : {"numba", "numpy"}, optional
+
+    Returns
+    -------
+    xarray.Dataset
+        On dim ``bin``: ``rmv``, ``rmse``, ``rmse_lower``, ``rmse_upper``
+        (units of E), ``zeta`` and ``valid`` (RMV inside the RMSE interval);
+        coords ``bin_lower``, ``bin_upper``, ``bin_center``, ``count``.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz import reliability
+    >>> ds = uqviz.synthetic.nig(3000, nu=10, rng=0)
+    >>> rel = reliability(ds, n_bins=10, n_boot=1000, rng=0)
+    >>> rel.sizes["bin"]
+    10
+    """
+    checks.choice("method", method, RELIABILITY_METHODS)
+    n_bins, min_count, n_boot, ci = _check_common(n_bins=n_bins, binning=binning,
+                                                  min_count=min_count, n_boot=n_boot, ci=ci,
+                                                  rng=rng, engine=engine)
+    out = map_datasets(_reliability_one, data, rng=checks.rng(rng), conditioning=conditioning,
+                       n_bins=n_bins, binning=binning, min_count=min_count, n_boot=n_boot,
+                       ci=ci, method=method, engine=engine)
+    out.attrs.update({"n_boot": 0 if method == "chi2" else n_boot, "ci": ci, "method": method,
+                      "binning": binning, "rng": seeds.seed_attr(rng)})
+    if n_bins is not None:
+        out.attrs["n_bins"] = n_bins
+    return out
