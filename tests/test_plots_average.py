@@ -1,4 +1,4 @@
-"""Average-calibration and Monte Carlo figures (Pernot (2024b), Figs. 1-8): artists, labels, zones."""
+"""Average-calibration and Monte Carlo figures (Pernot (2024b), Figs. 1-8): artists and zones."""
 
 import matplotlib
 

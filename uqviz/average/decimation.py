@@ -194,7 +194,7 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
 
 def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
                      method="bca", rng=None, rounding="floor", ties="stable"):
-    """Decimation curves: statistics after removing the largest uncertainties (Pernot (2024b), Fig. 8).
+    """Statistics after removing the largest uncertainties (Pernot (2024b), Fig. 8).
 
     For each fraction ``k``, the ``floor(k*M)`` points with the largest
     ``uE`` are discarded and the statistics recomputed (``value`` =
@@ -252,7 +252,8 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     """
     _check_options(rounding, ties)
     statistics = _check_statistics(statistics)
-    fractions = DEFAULT_FRACTIONS if fractions is None else np.round(_check_fractions(fractions), 12)
+    fractions = (DEFAULT_FRACTIONS if fractions is None
+                 else np.round(_check_fractions(fractions), 12))
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     checks.rng(rng)

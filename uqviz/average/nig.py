@@ -33,7 +33,7 @@ def _bits(x) -> int:
 
 
 def nig_skewness_curve(nu=None, *, size=1_000_000, rng=None):
-    """Robust skewness and kurtosis of uE^2, E^2, Z^2 under the NIG model (Pernot (2024b), Figs. 3, 6).
+    """beta_GM and kappa_CS of uE^2, E^2, Z^2 under the NIG model (Pernot (2024b), Figs. 3, 6).
 
     For each ``nu``, one calibrated sample of ``size`` points is drawn from
     ``uE^2 ~ IG(nu/2, nu/2)``, ``E = uE * N(0, 1)`` (so ``E^2 ~ F(1, nu)``,

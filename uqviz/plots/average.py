@@ -221,7 +221,7 @@ def _select_data(data, dataset, what):
 
 def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None, dataset=None,
                   bins=None, legend=True, title=None):
-    """Histogram of uE^2, E^2 or Z^2 on a log scale with the fitted density (Pernot (2024b), Figs. 1-2).
+    """Log-scale histogram of uE^2, E^2 or Z^2 with the fitted density (Pernot (2024b), Figs. 1-2).
 
     The histogram is that of ``ln X`` (density per unit of ``ln X``, drawn
     against ``X`` on a logarithmic axis), so that heavy upper tails and the
@@ -335,7 +335,7 @@ def _threshold(tail_result, variable):
 
 def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=True,
                  legend=True, title=None):
-    """Robust skewness of errors and z-scores against that of uncertainties (Pernot (2024b), Fig. 6).
+    """beta_GM of errors and z-scores against that of uncertainties (Pernot (2024b), Fig. 6).
 
     Each dataset is a red triangle at ``(beta_GM(uE^2), beta_GM(E^2))`` and
     a blue square at ``(beta_GM(uE^2), beta_GM(Z^2))``, labelled by its set

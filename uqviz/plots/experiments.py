@@ -22,7 +22,7 @@ __all__ = ["validation_probability", "bias_vs_skewness"]
 # --------------------------------------------------------------------------
 def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None,
                            legend=True, title=None):
-    """Share of calibrated datasets validated by the bootstrap test, against nu (Pernot (2024b), Fig. 5).
+    """Share of calibrated datasets validated, against nu (Pernot (2024b), Fig. 5).
 
     ``p_val`` for each statistic with its Wilson interval; a reliable test
     validates 95 % of calibrated datasets (dashed line). The top axis gives,
@@ -123,7 +123,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
 # --------------------------------------------------------------------------
 def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="mc_se",
                      n_sigma=2.0, color_by="nu_ig", legend=True, title=None):
-    """Mean deviation of a statistic on calibrated TIG datasets against the skewness (Pernot (2024b), Fig. 4).
+    """Mean deviation of a statistic on calibrated datasets against beta_GM (Pernot (2024b), Fig. 4).
 
     Each point is one generative model ``(nu_IG, nu_D)`` of the study: its
     mean robust skewness (``beta_GM(E^2)`` for RCE and RCE2, ``beta_GM(Z^2)``
