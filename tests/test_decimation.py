@@ -5,8 +5,8 @@ import pytest
 import xarray as xr
 
 import uqviz
-from uqviz.average.decimation import (DEFAULT_FRACTIONS, decimated, decimation, decimation_order,
-                              n_removed)
+from uqviz.average.decimation import (DEFAULT_FRACTIONS, decimated, decimation_curve,
+                                     decimation_order, n_removed)
 
 SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR", "Diffusion_GPR_Bayesian",
         "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN", "logP_150k_LS-GCN"]
@@ -27,7 +27,7 @@ def _rce(e, u):
 
 def test_delta_is_exactly_zero_at_fraction_zero():
     ds = uqviz.synthetic.nig(1500, nu=4, rng=3)
-    res = decimation(ds, statistics=("ZMS", "RCE", "NLL"), n_boot=500, rng=0)
+    res = decimation_curve(ds, statistics=("ZMS", "RCE", "NLL"), n_boot=500, rng=0)
     np.testing.assert_array_equal(res["delta"].sel(fraction=0.0).values, 0.0)
     assert res["n_removed"].sel(fraction=0.0).item() == 0
     np.testing.assert_array_equal(res["value"].sel(fraction=0.0), res["estimate"])
@@ -35,7 +35,7 @@ def test_delta_is_exactly_zero_at_fraction_zero():
 
 def test_hand_check_on_ten_points():
     ds = uqviz.from_arrays(E10, U10)
-    res = decimation(ds, fractions=[0.0, 0.1, 0.2], n_boot=200, rng=0)
+    res = decimation_curve(ds, fractions=[0.0, 0.1, 0.2], n_boot=200, rng=0)
     assert res["n_removed"].values.tolist() == [0, 1, 2]
     keep9 = np.arange(10) != 6            # 10 %: the largest uE (row 6) is gone
     keep8 = keep9 & (np.arange(10) != 2)  # 20 %: and the second largest (row 2)
@@ -54,7 +54,7 @@ def test_hand_check_on_ten_points():
 
 def test_ci_halfwidths_are_those_of_validate_average():
     ds = uqviz.synthetic.nig(2000, nu=5, rng=4)
-    res = decimation(ds, n_boot=2000, rng=7)
+    res = decimation_curve(ds, n_boot=2000, rng=7)
     va = uqviz.validate_average(ds, n_boot=2000, rng=7)
     np.testing.assert_array_equal(res["ci_lower_halfwidth"], va["ci_lower"] - va["estimate"])
     np.testing.assert_array_equal(res["ci_upper_halfwidth"], va["ci_upper"] - va["estimate"])
@@ -89,8 +89,8 @@ def test_ties_stable_or_by_error():
     ds = uqviz.from_arrays(e, u)
     assert decimated(ds, 0.2)["point"].values.tolist() == [1, 2, 3, 4]
     assert decimated(ds, 0.2, ties="E")["point"].values.tolist() == [0, 2, 3, 4]
-    res_s = decimation(ds, fractions=[0.2], n_boot=50, rng=0)
-    res_e = decimation(ds, fractions=[0.2], n_boot=50, rng=0, ties="E")
+    res_s = decimation_curve(ds, fractions=[0.2], n_boot=50, rng=0)
+    res_e = decimation_curve(ds, fractions=[0.2], n_boot=50, rng=0, ties="E")
     assert res_s.value.sel(statistic="ZMS").item() == pytest.approx(_zms(e[1:], u[1:]))
     assert res_e.value.sel(statistic="ZMS").item() == pytest.approx(_zms(e[[0, 2, 3, 4]],
                                                                          u[[0, 2, 3, 4]]))
@@ -101,29 +101,29 @@ def test_ties_stable_or_by_error():
 def test_bad_fractions_and_statistics():
     ds = uqviz.from_arrays(E10, U10)
     with pytest.raises(ValueError, match=r"in \[0, 1\)"):
-        decimation(ds, fractions=[0.0, -0.1], n_boot=10)
+        decimation_curve(ds, fractions=[0.0, -0.1], n_boot=10)
     with pytest.raises(ValueError, match=r"in \[0, 1\)"):
         decimated(ds, 1.0)
     assert decimated(ds, 0.99).sizes["point"] == 1  # floor(9.9) = 9 removed
     with pytest.raises(ValueError, match="removes all 10 points"):
-        decimation(ds, fractions=[0.0, 0.95], rounding="round", n_boot=10)  # round(9.5) = 10
+        decimation_curve(ds, fractions=[0.0, 0.95], rounding="round", n_boot=10)  # round(9.5) = 10
     with pytest.raises(ValueError, match="removes all 10 points"):
         decimated(ds, 0.95, rounding="round")
     with pytest.raises(ValueError, match="single number"):
         decimated(ds, [0.1, 0.2])
     with pytest.raises(ValueError, match="unknown statistic"):
-        decimation(ds, statistics=("ZMX",), n_boot=10)
+        decimation_curve(ds, statistics=("ZMX",), n_boot=10)
 
 
 def test_datatree_gains_dataset_dim():
     sets = {name: uqviz.synthetic.nig(m, nu=6, rng=i).assign_attrs(name=name)
             for i, (name, m) in enumerate([("b", 700), ("a", 1000)])}
     tree = uqviz.from_datasets(sets)
-    res = decimation(tree, n_boot=300, rng=1)
+    res = decimation_curve(tree, n_boot=300, rng=1)
     assert res["delta"].dims == ("dataset", "statistic", "fraction")
     assert res["dataset"].values.tolist() == ["b", "a"]
     assert res["n_removed"].sel(fraction=0.1).values.tolist() == [70, 100]
-    one = decimation(sets["a"], n_boot=300, rng=1)
+    one = decimation_curve(sets["a"], n_boot=300, rng=1)
     xr.testing.assert_equal(res["value"].sel(dataset="a", drop=True), one["value"])
     pruned = decimated(tree, 0.1)
     assert isinstance(pruned, xr.DataTree)
@@ -141,7 +141,7 @@ def tree():
 
 @pytest.fixture(scope="module")
 def fig8(tree):
-    return decimation(tree, n_boot=10_000, rng=0)
+    return decimation_curve(tree, n_boot=10_000, rng=0)
 
 
 def _excursion(res):
@@ -183,3 +183,22 @@ def test_fig7_right_removing_5_percent_makes_rce_and_zms_agree_for_sets_3_4_7(tr
     assert agree[["Diffusion_LR", "Perovskite_LR", "QM9_E"]].all()
     assert not agree["Perovskite_RF"]
     assert res["n_points"].sel(dataset="QM9_E").item() == 13885 - round(0.05 * 13885)
+
+
+def test_renamed_decimation_curve_and_checked_options():
+    # the function is uqviz.decimation_curve; uqviz.decimation no longer exists
+    assert uqviz.decimation_curve is decimation_curve
+    assert not hasattr(uqviz, "decimation")
+    ds = uqviz.synthetic.nig(200, nu=20, rng=0)
+    with pytest.raises(ValueError, match="n_boot"):
+        decimation_curve(ds, n_boot=2.5)
+    with pytest.raises(ValueError, match="ci"):
+        decimation_curve(ds, n_boot=50, ci=1.5)
+    with pytest.raises(ValueError, match="statistics"):
+        decimation_curve(ds, n_boot=50, statistics=())
+    with pytest.raises(TypeError, match="rng"):
+        decimation_curve(ds, n_boot=50, rng=np.random.RandomState(0))
+    with pytest.raises(ValueError, match="validate_simulated"):
+        decimation_curve(ds, n_boot=50, statistics=("ENCE",))
+    res = decimation_curve(ds, n_boot=50, rng=3)
+    assert res.attrs["rng"] == 3 and res.attrs["statistics"] == ["ZMS", "RCE"]

@@ -37,7 +37,7 @@ def test_validation_probability_layout(small_tig):
     n_valid = (np.abs(res["zeta"]) <= 1).sum("dataset")
     np.testing.assert_array_equal(res["n_valid"], n_valid)
     np.testing.assert_allclose(res["p_val"], n_valid / 40)
-    assert np.all((res["ci_lower"] <= res["p_val"]) & (res["p_val"] <= res["ci_upper"]))
+    assert np.all((res["p_val_lower"] <= res["p_val"]) & (res["p_val"] <= res["p_val_upper"]))
     for key in ("scenario", "n_boot", "size", "ci", "method", "statistics", "entropy", "rng"):
         assert key in res.attrs
     assert res.attrs["scenario"] == "TIG" and res.attrs["rng"] == 11
@@ -46,9 +46,15 @@ def test_validation_probability_layout(small_tig):
     assert float(b.sel(nu=3.0, variable="E2")) > float(b.sel(nu=8.0, variable="E2"))
 
 
-def test_beta_gm_rows_matches_kernel():
-    x = np.random.default_rng(0).gamma(0.7, size=(3, 4, 501))
-    np.testing.assert_allclose(ex._beta_gm_rows(x), ks.beta_gm(x), rtol=1e-12)
+def test_beta_gm_per_dataset_matches_kernel():
+    rng = np.random.default_rng(0)
+    u = rng.gamma(2.0, size=(4, 501)) + 0.1
+    e = u * rng.standard_normal((4, 501))
+    x = np.stack([u * u, e * e, (e / u) ** 2], axis=1)
+    np.testing.assert_allclose(ex._beta_gm_per_dataset(e, u), ks.beta_gm(x), rtol=1e-12)
+    # each dataset's value does not depend on the other rows of the chunk (bit for bit)
+    np.testing.assert_array_equal(ex._beta_gm_per_dataset(e, u)[2:3],
+                                  ex._beta_gm_per_dataset(e[2:3], u[2:3]))
 
 
 # ------------------------------------------------------------ determinism --
@@ -167,11 +173,11 @@ def test_restore_with_rng_none_reuses_entropy_and_rejects_other_settings(tmp_pat
         validation_probability("NIG", [4.0], **{**kw, "rng": 1})
 
 
-@pytest.mark.parametrize("engine", [None, "h5netcdf", "netcdf4"])
-def test_save_load_roundtrip(tmp_path, small_tig, engine):
+@pytest.mark.parametrize("backend", [None, "h5netcdf", "netcdf4"])
+def test_save_load_roundtrip(tmp_path, small_tig, backend):
     path = tmp_path / "x.nc"
-    save_study(small_tig, path, engine=engine)
-    back = load_study(path, engine=engine)
+    save_study(small_tig, path, backend=backend)
+    back = load_study(path, backend=backend)
     xr.testing.assert_identical(back, small_tig)
     assert back["done"].dtype == bool
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
@@ -242,5 +248,104 @@ def test_validation_probability_nig_nu2_paper_values():
         assert abs(p - paper) <= tol, (stat, p, paper, tol)
     # the paper's qualitative claims: ZMS near its nominal 95%, RCE below 80%
     zms = res.sel(nu=2.0, statistic="ZMS")
-    assert float(zms["ci_lower"]) <= 0.95 <= float(zms["ci_upper"])
+    assert float(zms["p_val_lower"]) <= 0.95 <= float(zms["p_val_upper"])
     assert float(res["p_val"].sel(nu=2.0, statistic="RCE")) < 0.80
+
+
+# ------------------------------------------------- NLL: data-dependent reference --
+def test_validation_probability_of_nll_equals_that_of_zms():
+    # NLL - NLL_ref = (ZMS - 1)/2 on every dataset and replicate: same zeta-scores
+    res = validation_probability("NIG", [3.0, 8.0], statistics=("ZMS", "NLL"), n_datasets=12,
+                                 size=200, n_boot=200, rng=5, progress=False)
+    z = res["zeta"]
+    np.testing.assert_allclose(z.sel(statistic="NLL"), z.sel(statistic="ZMS"), rtol=1e-6,
+                               atol=1e-9)
+    np.testing.assert_array_equal(res["p_val"].sel(statistic="NLL"),
+                                  res["p_val"].sel(statistic="ZMS"))
+    assert float(res["reference"].sel(statistic="NLL")) == 0.0
+    # the estimate is NLL itself, by hand on the first dataset
+    e, u, _ = ex._draw((1.5, 1.5, None), [0], res.attrs["entropy"], 200)
+    nll = 0.5 * np.mean((e / u) ** 2 + np.log(u**2) + np.log(2 * np.pi))
+    assert float(res["estimate"].sel(nu=3.0, statistic="NLL")[0]) == pytest.approx(nll,
+                                                                                   rel=1e-12)
+
+
+def test_statistic_bias_of_nll_is_half_the_zms_deviation():
+    res = statistic_bias([4.0], [6.0, np.inf], statistics=("ZMS", "NLL"), n_datasets=30,
+                         size=300, rng=3, progress=False)
+    zms, nll = res.sel(statistic="ZMS"), res.sel(statistic="NLL")
+    np.testing.assert_allclose(nll["deviation"], zms["deviation"] / 2, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(nll["sd"], zms["sd"] / 2, rtol=1e-9)
+    assert np.isnan(float(nll["reference"]))
+    np.testing.assert_allclose(nll["excess"], (zms["value"] - 1) / 2, rtol=1e-9, atol=1e-14)
+
+
+# ------------------------------------------------------------ contract --
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(n_boot=2.5), ValueError, "n_boot"),
+    (dict(n_boot=1), ValueError, "n_boot"),
+    (dict(ci=1.5), ValueError, "ci"),
+    (dict(binomial_ci=0.0), ValueError, "binomial_ci"),
+    (dict(method="bcaa"), ValueError, "method"),
+    (dict(statistics=()), ValueError, "statistics"),
+    (dict(statistics=("ZMS", "ZMS")), ValueError, "statistics"),
+    (dict(n_datasets=0), ValueError, "n_datasets"),
+    (dict(n_datasets=2.5), ValueError, "n_datasets"),
+    (dict(size=2), ValueError, "size"),
+    (dict(chunk_size=0), ValueError, "chunk_size"),
+    (dict(chunk_size=-3), ValueError, "chunk_size"),
+    (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
+    (dict(rng=-1), ValueError, "rng"),
+    (dict(engine="cuda"), ValueError, "engine"),
+    (dict(progress="yes"), TypeError, "progress"),
+])
+def test_options_are_checked(kwargs, error, match):
+    kw = dict(nu=[4.0], n_datasets=2, size=50, n_boot=20, rng=0, progress=False)
+    kw.update(kwargs)
+    with pytest.raises(error, match=match):
+        validation_probability(**kw)
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(statistics=()), ValueError, "statistics"),
+    (dict(statistics=("ENCE",)), ValueError, "moment"),
+    (dict(n_datasets=0), ValueError, "n_datasets"),
+    (dict(chunk_size=0), ValueError, "chunk_size"),
+    (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
+])
+def test_statistic_bias_options_are_checked(kwargs, error, match):
+    kw = dict(nu_ig=[4.0], nu_d=[6.0], n_datasets=2, size=50, rng=0, progress=False)
+    kw.update(kwargs)
+    with pytest.raises(error, match=match):
+        statistic_bias(**kw)
+
+
+def test_defaults_and_attrs_follow_the_contract():
+    import inspect
+
+    for func in (validation_probability, statistic_bias):
+        sig = inspect.signature(func)
+        assert sig.parameters["progress"].default is None
+        assert sig.parameters["n_datasets"].default == 1000
+    assert inspect.signature(validation_probability).parameters["n_boot"].default == 5000
+    for func in (save_study, load_study):
+        assert "backend" in inspect.signature(func).parameters
+        assert "engine" not in inspect.signature(func).parameters
+    res = statistic_bias([4.0], [6.0], n_datasets=3, size=50, progress=False)
+    assert res.attrs["rng"] == "None" and res.attrs["n_datasets"] == 3
+    res = statistic_bias([4.0], [6.0], n_datasets=3, size=50, progress=False,
+                         rng=np.random.default_rng(1))
+    assert res.attrs["rng"] == "Generator"
+    with pytest.raises(ValueError, match="backend"):
+        save_study(res, "x.nc", backend="zarr")
+
+
+def test_undefined_intervals_are_not_valid_and_counted(recwarn):
+    # n_boot = 2: most BCa intervals are degenerate (NaN): not valid, and a warning counts them
+    res = validation_probability("NIG", [4.0], n_datasets=5, size=20, n_boot=2, rng=0,
+                                 progress=False)
+    n_undef = int(res["n_undefined"].sum())
+    assert n_undef > 0
+    assert int(res["n_valid"].sum()) + n_undef <= 10
+    msgs = [str(w.message) for w in recwarn if "could not be computed" in str(w.message)]
+    assert msgs and f"{n_undef} of" in msgs[0]

@@ -7,7 +7,7 @@ from scipy import integrate, stats
 
 import uqviz
 from uqviz._array import stats as ks
-from uqviz.average.nig import _robust_shape, nig_implied_shape, nig_skewness_curve
+from uqviz.average.nig import _bits, nig_implied_shape, nig_skewness_curve
 
 
 def _population_beta_gm(dist):
@@ -64,13 +64,16 @@ def test_heavier_tails_more_skewness(curve):
     assert np.all(b.sel(variable="E2").values > b.sel(variable="uE2").values)
 
 
-def test_robust_shape_equals_the_kernels():
-    rng = np.random.default_rng(0)
-    x = rng.standard_gamma(0.7, size=(3, 501)) + rng.random((3, 501))
-    w = ks.harrell_davis_weights(501, (0.5, 0.025, 0.25, 0.75, 0.975))
-    beta, kappa = _robust_shape(x, w)
-    np.testing.assert_allclose(beta, ks.beta_gm(x), rtol=1e-12)
-    np.testing.assert_allclose(kappa, ks.kappa_cs(x), rtol=1e-12)
+def test_curve_equals_the_kernels():
+    # the curve uses the one implementation of beta_GM and kappa_CS (uqviz._array.stats)
+    from uqviz.synthetic import draw_calibrated
+
+    res = nig_skewness_curve([3.0], size=501, rng=4)
+    ss = np.random.SeedSequence(res.attrs["entropy"], spawn_key=(_bits(3.0),))
+    e, u = draw_calibrated(501, None, 1.5, 1.5, None, np.random.Generator(np.random.PCG64(ss)))
+    x = np.stack([u * u, e * e, (e / u) ** 2])
+    np.testing.assert_allclose(res["beta_gm"].sel(nu=3.0).values, ks.beta_gm(x), rtol=1e-12)
+    np.testing.assert_allclose(res["kappa_cs"].sel(nu=3.0).values, ks.kappa_cs(x), rtol=1e-12)
 
 
 def test_reproducible_and_independent_of_the_grid():
@@ -84,7 +87,6 @@ def test_reproducible_and_independent_of_the_grid():
 def test_same_estimator_as_tailedness():
     # one point of the curve equals uqviz.tailedness on the same NIG sample
     from uqviz.synthetic import draw_calibrated
-    from uqviz.average.nig import _bits
 
     res = nig_skewness_curve([5.0], size=3000, rng=11)
     entropy = res.attrs["entropy"]

@@ -168,3 +168,152 @@ def test_tailedness_layout_and_thresholds():
     assert not bool(t.exceeds.any())
     heavy = uqviz.from_arrays(*_calibrated(20000, 1, nu=2.0))
     assert bool(uqviz.tailedness(heavy).exceeds.sel(variable="uE2"))
+
+
+# --------------------------------------------------------------------------
+# issue 11: verdicts, tailedness screen, bad input
+# --------------------------------------------------------------------------
+def _quiet(data, **kw):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return uqviz.validate_average(data, **kw)
+
+
+def test_reference_outside_the_interval_is_never_valid():
+    # ZMS = 5e21 with CI [9, 2.5e22]: (est - ref)/(est - lower) rounds to 1.0
+    ds = uqviz.from_arrays(np.r_[[3.0] * 199, 1e12], np.ones(200))
+    res = _quiet(ds, n_boot=1000, rng=0)
+    zms = res.sel(statistic="ZMS")
+    assert float(zms.ci_lower) > 1.0                      # reference below the interval
+    assert not bool(zms.valid) and abs(float(zms.zeta)) > 1.0
+    np.testing.assert_array_equal(res.valid, (res.ci_lower <= res.reference)
+                                  & (res.reference <= res.ci_upper))
+    assert np.all((np.abs(res.zeta) <= 1) == res.valid)
+
+
+def test_an_aberrant_outlier_is_flagged_unreliable_with_a_warning():
+    e, u = _calibrated(1000, 3, nu=20.0)
+    e = e.copy()
+    e[17] = 1e13 * u[17]                                  # ZMS ~ 1e23
+    ds = uqviz.from_arrays(e, u)
+    with pytest.warns(UserWarning, match=r"ZMS: beta_GM\(E2\) = 1 > 0.8") as rec:
+        res = uqviz.validate_average(ds, statistics=("ZMS", "RCE", "ZM"), n_boot=500, rng=0)
+    assert float(res.estimate.sel(statistic="ZMS")) > 1e20
+    assert res.reliable.values.tolist() == [False, False, True]   # ZM is not screened
+    msg = str(rec[0].message)
+    assert "Pernot (2024b), Table II" in msg and "RCE" in msg
+    # the screen is the one of tailedness()
+    t = uqviz.tailedness(ds)
+    np.testing.assert_allclose(res.beta_gm, t.beta_gm)
+
+
+def test_reliable_follows_table_ii():
+    # light tails: every statistic reliable, no warning
+    ds = uqviz.from_arrays(*_calibrated(20000, 1, nu=40.0))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        res = uqviz.validate_average(ds, statistics=("ZMS", "RCE", "NLL"), n_boot=200, rng=0)
+    assert bool(res.reliable.all())
+    # heavy-tailed uncertainties (beta_GM(uE2) > 0.6) question RCE only
+    heavy = uqviz.from_arrays(*_calibrated(20000, 1, nu=2.0))
+    t = uqviz.tailedness(heavy)
+    assert bool(t.exceeds.sel(variable="uE2"))
+    res = _quiet(heavy, statistics=("ZMS", "RCE", "RCE2"), n_boot=200, rng=0)
+    expected_zms = not bool(t.exceeds.sel(variable=["E2", "Z2"]).any())
+    assert res.reliable.values.tolist() == [expected_zms, False, False]
+
+
+def test_tree_warning_names_the_dataset():
+    e, u = _calibrated(500, 2, nu=20.0)
+    bad = e.copy()
+    bad[0] = 1e12
+    tree = uqviz.from_datasets({"good": uqviz.from_arrays(e, u),
+                                "bad": uqviz.from_arrays(bad, u)})
+    with pytest.warns(UserWarning, match="bad/ZMS"):
+        res = uqviz.validate_average(tree, n_boot=200, rng=0)
+    assert res.reliable.dims == ("dataset", "statistic")
+    assert res.reliable.sel(dataset="good").all() and not res.reliable.sel(dataset="bad").any()
+
+
+@pytest.mark.parametrize("m", [1, 2])
+def test_too_few_points_is_a_clear_error(m):
+    # M = 1 or 2 gave zeta = +-inf; 3 is the fewest points with a defined jackknife of ZVar
+    ds = uqviz.from_arrays(np.arange(1.0, m + 1), np.ones(m))
+    with pytest.raises(ValueError, match="at least 3 points"):
+        uqviz.validate_average(ds, n_boot=100, rng=0)
+
+
+def test_three_points_give_a_result_without_inf():
+    ds = uqviz.from_arrays([0.5, -1.0, 2.0], [1.0, 1.0, 2.0])
+    res = _quiet(ds, n_boot=200, rng=0)
+    assert np.all(np.isfinite(res.estimate))
+    assert not np.any(np.isinf(res.zeta))
+
+
+@pytest.mark.parametrize("stat", ["ENCE", "UCE", "ZMSE"])
+def test_binned_statistics_point_to_the_right_functions(stat):
+    ds = uqviz.from_arrays(*_calibrated(400, 0))
+    with pytest.raises(ValueError, match="validate_simulated") as err:
+        uqviz.validate_average(ds, statistics=("ZMS", stat), n_boot=100)
+    assert stat in str(err.value) and "binned_errors" in str(err.value)
+
+
+def test_statistics_without_reference_warn_and_have_finite_intervals():
+    ds = uqviz.from_arrays(*_calibrated(400, 0, nu=40.0))
+    with pytest.warns(UserWarning, match=r"\['CC'\] have no predefined reference"):
+        res = uqviz.validate_average(ds, statistics=("CC", "ZMS"), n_boot=300, rng=0)
+    cc = res.sel(statistic="CC")
+    assert np.isfinite(float(cc.ci_lower)) and np.isfinite(float(cc.ci_upper))
+    assert not bool(cc.valid)
+
+
+def test_nan_intervals_are_not_valid_and_counted():
+    ds = uqviz.from_arrays([0.5, -1.0, 2.0, 0.1], [1.0, 1.0, 2.0, 1.0])
+    # n_boot = 2, rng = 4: both replicates on one side of the estimate (z0 infinite)
+    with pytest.warns(UserWarning, match=r"2 of 2 intervals could not be computed"):
+        res = uqviz.validate_average(ds, n_boot=2, rng=4)
+    assert res.ci_lower.isnull().all()
+    assert not res.valid.any()
+    with pytest.warns(UserWarning, match=r"1 of 2 intervals could not be computed .*\['RCE'\]"):
+        res = uqviz.validate_average(ds, n_boot=2, rng=5)
+    assert res.valid.values.tolist() == [bool(res.valid[0]), False]
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    (dict(n_boot=2.5), ValueError, "n_boot"),
+    (dict(n_boot=True), TypeError, "n_boot"),
+    (dict(ci=1.5), ValueError, "ci"),
+    (dict(ci=0), ValueError, "ci"),
+    (dict(method="student-t"), ValueError, "method"),
+    (dict(statistics=()), ValueError, "statistics"),
+    (dict(statistics=("ZMS", "ZMS")), ValueError, "statistics"),
+    (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
+    (dict(engine="cuda"), ValueError, "engine"),
+    (dict(return_replicates=1), TypeError, "return_replicates"),
+])
+def test_options_are_checked(kwargs, error, match):
+    ds = uqviz.from_arrays(*_calibrated(100, 0))
+    with pytest.raises(error, match=match):
+        uqviz.validate_average(ds, **kwargs)
+
+
+def test_settings_in_attrs():
+    ds = uqviz.from_arrays(*_calibrated(300, 0, nu=40.0))
+    res = _quiet(ds, statistics=("ZMS",), n_boot=100, ci=0.9, rng=4)
+    assert res.attrs["statistics"] == ["ZMS"] and res.attrs["ci"] == 0.9
+    assert res.attrs["rng"] == 4 and res.attrs["n_boot"] == 100
+    assert _quiet(ds, n_boot=100, rng=np.random.default_rng(0)).attrs["rng"] == "Generator"
+    assert "004" not in str(res.attrs)
+
+
+def test_nll_zeta_equals_zms_zeta_for_every_method():
+    ds = uqviz.from_arrays(*_calibrated(800, 5, nu=40.0))
+    for method in ("bca", "percentile", "basic"):
+        res = _quiet(ds, statistics=("ZMS", "NLL"), n_boot=1000, rng=2, method=method)
+        assert float(res.zeta.sel(statistic="NLL")) == pytest.approx(
+            float(res.zeta.sel(statistic="ZMS")), rel=1e-6, abs=1e-9), method
+        assert bool(res.valid.sel(statistic="NLL")) == bool(res.valid.sel(statistic="ZMS"))

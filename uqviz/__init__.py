@@ -15,9 +15,9 @@ Examples
 import sys as _sys
 
 from uqviz import average, conditional, data, engine, experiments, quantile, reference
-from uqviz.average import (decimated, decimation, distribution_shapes, fit_f, fit_inverse_gamma,
-                           fit_student_t, nig_implied_shape, nig_skewness_curve, tailedness,
-                           validate_average)
+from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit_f,
+                           fit_inverse_gamma, fit_student_t, nig_implied_shape, nig_skewness_curve,
+                           tailedness, validate_average)
 from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibration,
                                ordering_study, reliability, running_statistics)
 from uqviz.data import (check_dataset, datasets, from_arrays, from_dataframe, from_datasets,
@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = sorted([
     "acf", "binned_errors", "check_dataset", "confidence_curve", "datasets", "decimated",
-    "decimation", "distribution_shapes", "experiments", "extrapolate", "fit_f",
+    "decimation_curve", "distribution_shapes", "experiments", "extrapolate", "fit_f",
     "fit_inverse_gamma", "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe",
     "from_datasets", "generative", "get_statistic", "list_statistics", "load_study",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",

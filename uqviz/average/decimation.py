@@ -1,29 +1,16 @@
-"""Decimation: sensitivity of calibration statistics to the largest uncertainties (004 sect. V C).
+"""Decimation: sensitivity of calibration statistics to the largest uncertainties.
 
-The points are sorted by decreasing uncertainty and the statistics are
-recomputed after discarding the first ``k`` % of them (004 Fig. 8, as in
-confidence curves). A statistic whose decimation curve ``stat_k - stat_0``
-leaves the zero-centred bootstrap confidence interval of the full set within
-a few percent is dominated by the upper tail of the uncertainty distribution
-(004 finds this for RCE on Sets 3, 4 and 7, never for ZMS).
+The points are sorted by decreasing uE and the statistics recomputed after
+removing the first ``k`` % (Pernot (2024b), sect. V C, Fig. 8). A curve
+``stat_k - stat_0`` leaving the zero-centred interval of the full set within a
+few per cent shows a statistic driven by the upper tail of the uncertainties.
 
-Conventions
------------
-Number removed
-    ``n_k = floor(k * M)`` by default (``rounding="floor"``): never more than
-    the stated fraction, as the authors' decimation curves (``Sconf0`` in the
-    2024_RCE code: ``1:floor(k*M/100)``). ``rounding="round"`` gives
-    ``round(k * M)`` (half to even, as R's ``round``), which the authors used
-    for the 5 % truncation of 004 Fig. 7 (right). ``k * M`` is rounded to 9
-    decimals first, so that e.g. ``0.29 * 100`` counts as 29, not 28.99...
-Order and ties
-    Points are sorted by decreasing ``uE`` with a *stable* sort
-    (``ties="stable"``): among equal uncertainties, the row that comes first
-    in the dataset is removed first, so the result is deterministic and
-    independent of the error values. ``ties="E"`` breaks ties by decreasing
-    ``E`` instead, as ``order(uE, E, decreasing=TRUE)`` in the authors' code
-    for 004 Fig. 8 (it matters only for stratified uncertainties, e.g. the
-    isotonic-recalibrated QM9_E).
+Conventions: ``n_k = floor(k * M)`` by default (never more than the stated
+fraction, as the authors' curves); ``rounding="round"`` gives ``round(k * M)``
+(half to even, as R), used for the 5 % truncation of Pernot (2024b), Fig. 7.
+``k * M`` is rounded to 9 decimals first (``0.29 * 100`` counts as 29). Equal
+uncertainties are removed in row order (stable sort, ``ties="stable"``) or by
+decreasing ``E`` (``ties="E"``, the authors' ``order(uE, E, decreasing=TRUE)``).
 """
 
 from __future__ import annotations
@@ -31,14 +18,16 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz.engine.tree import datasets_of, map_datasets
+from uqviz.average.validation import _check_statistics, validate_average
 from uqviz.data.model import check_dataset
-from uqviz.engine.statistics import get_statistic, point_estimate
-from uqviz.average.validation import validate_average
+from uqviz.engine import checks
+from uqviz.engine.seeds import seed_attr
+from uqviz.engine.statistics import point_estimate
+from uqviz.engine.tree import datasets_of, map_datasets
 
-__all__ = ["DEFAULT_FRACTIONS", "decimated", "decimation", "decimation_order", "n_removed"]
+__all__ = ["DEFAULT_FRACTIONS", "decimated", "decimation_curve", "decimation_order", "n_removed"]
 
-#: 0, 1, ..., 10 % (004 Fig. 8).
+#: 0, 1, ..., 10 % (Pernot (2024b), Fig. 8).
 DEFAULT_FRACTIONS = np.round(np.arange(0, 0.105, 0.01), 12)
 
 _ROUNDING = ("floor", "round")
@@ -46,10 +35,8 @@ _TIES = ("stable", "E")
 
 
 def _check_options(rounding, ties):
-    if rounding not in _ROUNDING:
-        raise ValueError(f"rounding must be one of {_ROUNDING}, got {rounding!r}")
-    if ties not in _TIES:
-        raise ValueError(f"ties must be one of {_TIES}, got {ties!r}")
+    checks.choice("rounding", rounding, _ROUNDING)
+    checks.choice("ties", ties, _TIES)
 
 
 def _check_fractions(fractions):
@@ -129,7 +116,7 @@ def _kept_rows(ds, fraction, rounding, ties):
 def decimated(data, fraction, *, rounding="floor", ties="stable"):
     """Remove the ``fraction`` of points with the largest uncertainties.
 
-    Used for 004 Fig. 7 (right): validation after discarding the 5 % largest
+    Used for Pernot (2024b), Fig. 7 (right): validation after discarding the 5 % largest
     uncertainties (``decimated(ds, 0.05, rounding="round")`` reproduces the
     authors' ``round(0.05 M)``).
 
@@ -205,15 +192,15 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     )
 
 
-def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
-               method="bca", rng=None, rounding="floor", ties="stable"):
-    """Decimation curves: statistics after removing the largest uncertainties (004 Fig. 8).
+def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
+                     method="bca", rng=None, rounding="floor", ties="stable"):
+    """Statistics after removing the largest uncertainties (Pernot (2024b), Fig. 8).
 
     For each fraction ``k``, the ``floor(k*M)`` points with the largest
     ``uE`` are discarded and the statistics recomputed (``value`` =
     stat_k); ``delta = stat_k - stat_0``. The bootstrap confidence interval
     of each statistic on the *full* set (:func:`uqviz.validate_average`) is
-    returned centred on zero, as the vertical bars of 004 Fig. 8: a curve
+    returned centred on zero, as the vertical bars of the figure: a curve
     leaving ``[ci_lower_halfwidth, ci_upper_halfwidth]`` shows that a few
     large uncertainties move the statistic by more than its uncertainty.
 
@@ -222,7 +209,7 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     data : xarray.Dataset or xarray.DataTree
         One dataset (dim ``point``, variables ``E``, ``uE``) or several.
     statistics : sequence of str, default ("ZMS", "RCE")
-        Registered statistics (:func:`uqviz.list_statistics`).
+        Statistics :func:`uqviz.validate_average` accepts.
     fractions : array_like, optional
         Fractions in [0, 1) of points removed; default 0, 0.01, ..., 0.10
         (:data:`DEFAULT_FRACTIONS`). Coordinate values are rounded to 12
@@ -233,8 +220,8 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
         Confidence level.
     method : {"bca", "percentile", "basic"}, default "bca"
         Bootstrap interval (as :func:`uqviz.validate_average`).
-    rng : None, int or numpy.random.Generator
-        Seed for the bootstrap (the decimation itself is deterministic); the
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Random stream of the bootstrap (the decimation itself is deterministic); the
         intervals are those of ``validate_average(data, ..., rng=rng)``.
     rounding : {"floor", "round"}, default "floor"
         ``floor(k*M)`` (never more than the stated fraction; the authors'
@@ -255,21 +242,21 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import decimation
-    >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
-    >>> res = decimation(ds, n_boot=1000, rng=1)
+    >>> from uqviz import decimation_curve
+    >>> ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
+    >>> res = decimation_curve(ds, n_boot=1000, rng=1)
     >>> res["delta"].sel(fraction=0.0).values.tolist()
     [0.0, 0.0]
     >>> res["n_removed"].sel(fraction=0.05).item()
     100
     """
     _check_options(rounding, ties)
-    statistics = tuple(statistics)
-    for s in statistics:
-        get_statistic(s)
-    fractions = DEFAULT_FRACTIONS if fractions is None else np.round(_check_fractions(fractions), 12)
-    if int(n_boot) < 2:
-        raise ValueError(f"n_boot must be >= 2, got {n_boot}")
+    statistics = _check_statistics(statistics)
+    fractions = (DEFAULT_FRACTIONS if fractions is None
+                 else np.round(_check_fractions(fractions), 12))
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    ci = checks.probability("ci", ci)
+    checks.rng(rng)
     out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
                        rounding=rounding, ties=ties)
     # the CI bars are exactly those of validate_average(data) with the same settings
@@ -281,11 +268,10 @@ def decimation(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000
     out["outside_ci"] = ((out["delta"] < lo) | (out["delta"] > hi)).assign_attrs(
         long_name="delta outside the zero-centred CI of the full set")
     out.attrs.update({
-        "n_boot": int(n_boot), "ci": ci, "method": method,
-        "rng": rng if isinstance(rng, (int, np.integer)) else str(type(rng).__name__),
-        "rounding": rounding, "ties": ties,
+        "statistics": list(statistics), "n_boot": n_boot, "ci": ci, "method": method,
+        "rng": seed_attr(rng), "rounding": rounding, "ties": ties,
         "decimation": "points sorted by decreasing uE; the first n_removed = "
                       f"{rounding}(fraction * M) are discarded",
-        "reference": "Pernot 2024 (004) sect. V C, Fig. 8",
+        "reference": "Pernot (2024b), sect. V C, Fig. 8",
     })
     return out

@@ -1,29 +1,19 @@
-"""Distribution shapes of uE^2, E^2 and Z^2 (004 sect. III, Table I) and of Z (002 Table II).
+"""Distribution shapes of uE^2, E^2, Z^2 (Pernot (2024b), Table I) and Z (Pernot (2024c)).
 
-The squared uncertainties are fitted by a scaled Inverse-Gamma distribution
-and the squared errors and squared z-scores by a scaled Fisher-Snedecor
-F(1, nu) distribution, by *minimum Kolmogorov-Smirnov distance* (maximum
-goodness-of-fit estimation, ``fitdistrplus::mgedist(gof="KS")`` in the
-authors' R code); the z-scores are fitted by a scaled-and-shifted Student t
-by maximum likelihood. The shape parameter ``nu`` measures the heaviness of
-the upper tail: the smaller ``nu``, the heavier the tail (an IG(nu, nu) has
-no mean for nu <= 1 and no variance for nu <= 2).
+``uE^2`` is fitted by a scaled Inverse-Gamma and ``E^2``, ``Z^2`` by a scaled
+``F(1, nu)``, by minimum Kolmogorov-Smirnov distance (as
+``fitdistrplus::mgedist(gof="KS")``); ``Z`` by a shifted, scaled Student t
+(maximum likelihood). The smaller ``nu``, the heavier the upper tail.
 
-Models (``scale`` multiplies the standardised variable)
--------------------------------------------------------
-- ``uE^2 / scale ~ InvGamma(nu, nu)`` (004 eq. 17 with ``scale = sigma^2``),
-  i.e. ``uE^2 ~ scipy.stats.invgamma(a=nu, scale=nu*scale)``;
-- ``E^2 / scale ~ F(1, nu)`` and ``Z^2 / scale ~ F(1, nu)`` (004 eq. 19),
-  i.e. ``scipy.stats.f(1, nu, scale=scale)``;
+Models (``scale`` multiplies the standardised variable):
+
+- ``uE^2 / scale ~ InvGamma(nu, nu)``, i.e. ``scipy.stats.invgamma(a=nu, scale=nu*scale)``;
+- ``E^2 / scale ~ F(1, nu)``, ``Z^2 / scale ~ F(1, nu)``, i.e.
+  ``scipy.stats.f(1, nu, scale=scale)``;
 - ``(Z - loc) / scale ~ t(df)``, i.e. ``scipy.stats.t(df, loc, scale)``.
 
-Note that the NIG generative model (004 sect. III B) links the two fits with
-*half* shapes, ``uE^2/sigma^2 ~ InvGamma(nu/2, nu/2)`` giving ``E^2/sigma^2 ~
-F(1, nu)``: the ``nu`` reported here for uE^2 is the shape of the IG itself,
-as in 004 Table I.
-
-All functions accept a Dataset or a DataTree (the result then gains a
-``dataset`` dim). The kernels are in :mod:`uqviz._array.fits`.
+The ``nu`` of ``uE^2`` is the shape of the IG itself (the NIG model's
+``IG(nu/2, nu/2)`` gives ``E^2 ~ F(1, nu)``), as in Pernot (2024b), Table I.
 """
 
 from __future__ import annotations
@@ -91,8 +81,8 @@ def _finish(out, variable):
 def fit_inverse_gamma(data):
     """Fit the squared uncertainties by a scaled Inverse-Gamma, ``uE^2/scale ~ IG(nu, nu)``.
 
-    Minimum Kolmogorov-Smirnov distance estimation (004 sect. III A, eq. 17,
-    Table I column u_E^2), with ``scale = sigma^2``: ``uE^2 ~
+    Minimum Kolmogorov-Smirnov distance estimation (Pernot (2024b), eq. 17,
+    Table I), with ``scale = sigma^2``: ``uE^2 ~
     scipy.stats.invgamma(a=nu, scale=nu*scale)``.
 
     Parameters
@@ -122,8 +112,8 @@ def fit_inverse_gamma(data):
 def fit_f(data, *, variable="E2"):
     """Fit E^2 or Z^2 by a scaled Fisher-Snedecor distribution, ``X/scale ~ F(1, nu)``.
 
-    Minimum Kolmogorov-Smirnov distance estimation (004 sect. III B-C, eq. 19,
-    Table I columns E^2 and Z^2): ``X ~ scipy.stats.f(1, nu, scale=scale)``.
+    Minimum Kolmogorov-Smirnov distance estimation (Pernot (2024b), eq. 19,
+    Table I): ``X ~ scipy.stats.f(1, nu, scale=scale)``.
 
     Parameters
     ----------
@@ -163,9 +153,9 @@ def _student_t_one(ds, *, rng=None):
         "scale": ((), r["scale"], {"long_name": "scale of the fitted t"}),
         "loglik": ((), r["loglik"], {"long_name": "maximised log-likelihood"}),
         "ks_distance": ((), r["ks_distance"], {"long_name": "KS distance of the fitted t"}),
-        "mean": ((), float(np.mean(z)), {"long_name": "sample mean of Z (002 Table II mu_Z)"}),
+        "mean": ((), float(np.mean(z)), {"long_name": "sample mean of Z"}),
         "sd": ((), float(np.std(z, ddof=1)),
-               {"long_name": "sample standard deviation of Z, ddof=1 (002 Table II sigma_Z)"}),
+               {"long_name": "sample standard deviation of Z, ddof=1"}),
         "n_points": ((), z.size),
     })
 
@@ -173,9 +163,9 @@ def _student_t_one(ds, *, rng=None):
 def fit_student_t(data):
     """Fit the z-scores by a scaled-and-shifted Student t, by maximum likelihood.
 
-    ``(Z - loc)/scale ~ t(df)`` with ``Z = E/uE`` (002 sect. III A, Table II
-    column nu_Z); the shift accounts for a possible bias. The sample mean and
-    standard deviation of Z (002 Table II mu_Z, sigma_Z) are also returned.
+    ``(Z - loc)/scale ~ t(df)`` with ``Z = E/uE`` (Pernot (2024c), Table II);
+    the shift accounts for a possible bias. The sample mean and standard
+    deviation of Z are also returned.
 
     Parameters
     ----------
@@ -214,12 +204,12 @@ def _shapes_one(ds, *, rng=None):
 
 
 def distribution_shapes(data):
-    """Shape parameters of uE^2 (Inverse-Gamma), E^2 and Z^2 (F(1, nu)): 004 Table I.
+    """Shape parameters of uE^2 (Inverse-Gamma), E^2 and Z^2 (F(1, nu)) (Pernot (2024b), Table I).
 
     Each variable is fitted by minimum Kolmogorov-Smirnov distance (see
     :func:`fit_inverse_gamma` and :func:`fit_f`). Small ``nu`` flags a heavy
-    upper tail, which makes RCE (uE^2, E^2) or ZMS (Z^2) unreliable (004
-    sect. IV); :func:`uqviz.tailedness` gives the model-free screen.
+    upper tail, which makes RCE (uE^2, E^2) or ZMS (Z^2) unreliable
+    (Pernot (2024b), sect. IV); :func:`uqviz.tailedness` gives the model-free screen.
 
     Parameters
     ----------

@@ -1,58 +1,55 @@
 """Average calibration: bootstrap validation with zeta-scores, and the tailedness screen.
 
-xarray layer over :mod:`uqviz.engine.bootstrap` and :mod:`uqviz._array.stats`.
-Both functions accept a Dataset or a DataTree (result gains a ``dataset`` dim).
+Both functions accept a Dataset or a DataTree (the result gains a ``dataset`` dim).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import xarray as xr
 
-from uqviz._array.resample import default_engine
 from uqviz._array import stats as ks
-from uqviz._array.bca import zeta_score
+from uqviz._array.bca import METHODS, verdict
 from uqviz._array.bootstrap import BootstrapResult
-from uqviz.engine.tree import map_datasets
-from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz._array.resample import default_engine
 from uqviz.data.model import check_dataset
-from uqviz.engine.statistics import Statistic, get_statistic, reference_value
+from uqviz.engine import checks
+from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.engine.seeds import seed_attr
+from uqviz.engine.statistics import excess_over_reference, get_statistic, reference_value
+from uqviz.engine.tree import map_datasets
 
-__all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS"]
+__all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
+           "MIN_POINTS"]
 
-#: 004 Table II: beta_GM above which RCE (uE^2) or RCE and ZMS (E^2, Z^2) are unreliable.
+#: beta_GM above which a screen fails (Pernot (2024b), Table II).
 TAILEDNESS_THRESHOLDS = {"uE2": 0.6, "E2": 0.8, "Z2": 0.8}
 
+#: statistic -> the screens that question it (Pernot (2024b), Table II: uE^2 questions
+#: RCE; E^2 and Z^2 question RCE and ZMS). Statistics not listed are not screened.
+TAILEDNESS_SCREENS = {
+    "RCE": ("uE2", "E2", "Z2"), "RCE2": ("uE2", "E2", "Z2"),
+    "ZMS": ("E2", "Z2"), "NLL": ("E2", "Z2"), "ZVar": ("E2", "Z2"),
+    "MSE": ("E2",), "RMSE": ("E2",), "MV": ("uE2",), "RMV": ("uE2",),
+}
 
-def _seed_attr(rng):
-    return rng if isinstance(rng, (int, np.integer)) else str(type(rng).__name__)
+#: fewest points validate_average accepts: with M >= 3 every leave-one-out sample of the
+#: jackknife (BCa acceleration) holds 2 points, the fewest ZVar (ddof=1) is defined on.
+MIN_POINTS = 3
 
-
-def _excess_over_reference(stat):
-    """The statistic minus its data-dependent reference, as a moment statistic.
-
-    NLL's reference depends on the uncertainties; validating "for a given set
-    of uncertainties" (004 sect. II B) means bootstrapping NLL - NLL_ref =
-    (ZMS - 1)/2 and shifting the interval by the full-data reference.
-    """
-    ref = stat.reference
-
-    def func(m, n):
-        return stat.func(m, n) - ref.func(m, n)
-
-    cols = tuple(sorted(set(stat.columns) | set(ref.columns)))
-    return Statistic(f"{stat.name}-reference", func, "moments", cols, 0.0)
+_ENGINES = ("numba", "numpy")
 
 
 def _bootstrap(e, u, stats, **kw):
-    """Paired bootstrap; statistics with a data-dependent reference are conditioned on uE."""
-    todo = [_excess_over_reference(s) if isinstance(s.reference, Statistic) else s
-            for s in stats]
+    """Paired bootstrap; a data-dependent reference is handled by :func:`excess_over_reference`."""
+    todo = [excess_over_reference(s) for s in stats]
     res = bootstrap_statistics(e, u, todo, **kw)
     out = {}
     for s, t in zip(stats, todo):
         r = res[t.name]
-        if t is not s:
+        if t is not s:  # shift the excess by the full-data reference
             shift = reference_value(s, e, u)
             r = BootstrapResult(r.estimate + shift, r.replicates + shift, r.lower + shift,
                                 r.upper + shift, r.z0, r.accel)
@@ -60,9 +57,29 @@ def _bootstrap(e, u, stats, **kw):
     return out
 
 
+def _squares(e, u):
+    """(3, M) stack of uE^2, E^2, Z^2 (TAILEDNESS_THRESHOLDS order)."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return np.stack([u * u, e * e, (e / u) ** 2])
+
+
+def _beta_gm(x):
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        return ks.beta_gm(x)
+
+
+def _reliable(names, beta):
+    """Per statistic: no screen that questions it is exceeded."""
+    exceeded = {v: bool(b > TAILEDNESS_THRESHOLDS[v]) for v, b in zip(TAILEDNESS_THRESHOLDS, beta)}
+    return np.array([not any(exceeded[v] for v in TAILEDNESS_SCREENS.get(s, ())) for s in names])
+
+
 def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_replicates):
     check_dataset(ds)
     e, u = ds["E"].values, ds["uE"].values
+    if e.size < MIN_POINTS:
+        raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
+                         f"{e.size} (too few for a bootstrap interval)")
     stats = [get_statistic(s) for s in statistics]
     res = _bootstrap(e, u, stats, n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine)
     names = [s.name for s in stats]
@@ -70,7 +87,8 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
     lower = np.array([res[s].lower[0] for s in names])
     upper = np.array([res[s].upper[0] for s in names])
     ref = np.array([reference_value(s, e, u) for s in names])
-    zeta = zeta_score(est, ref, lower, upper)
+    zeta, valid = verdict(est, ref, lower, upper)
+    beta = _beta_gm(_squares(e, u))
     out = xr.Dataset(
         {
             "estimate": ("statistic", est),
@@ -80,10 +98,14 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
             "ci_lower": ("statistic", lower),
             "ci_upper": ("statistic", upper),
             "zeta": ("statistic", zeta),
-            "valid": ("statistic", np.abs(zeta) <= 1.0),
+            "valid": ("statistic", valid),
+            "reliable": ("statistic", _reliable(names, beta),
+                         {"long_name": "no tailedness screen questioning the statistic is "
+                                       "exceeded (Pernot (2024b), Table II)"}),
+            "beta_gm": ("variable", beta, {"long_name": "robust skewness beta_GM"}),
             "n_points": ((), e.size),
         },
-        coords={"statistic": names},
+        coords={"statistic": names, "variable": list(TAILEDNESS_THRESHOLDS)},
     )
     if method == "bca":
         out["z0"] = ("statistic", np.array([res[s].z0[0] for s in names]))
@@ -94,80 +116,144 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
     return out
 
 
+def _check_statistics(statistics):
+    statistics = checks.names("statistics", statistics)
+    stats = [get_statistic(s) for s in statistics]
+    binned = [s.name for s in stats if s.kind == "binned"]
+    if binned:
+        raise ValueError(
+            f"statistics: {binned} are binned statistics, whose bootstrap intervals are biased "
+            "and which have no predefined reference; validate them against a simulated "
+            "reference with uqviz.validate_simulated, or get their bin-wise values with "
+            "uqviz.binned_errors")
+    return tuple(s.name for s in stats)
+
+
+def _where(out, mask):
+    """Labels "statistic" or "dataset/statistic" of the cells where ``mask`` holds."""
+    mask = mask.transpose(*[d for d in ("dataset", "statistic") if d in mask.dims])
+    labels = []
+    for idx in zip(*np.nonzero(np.atleast_1d(mask.values))):
+        cell = mask[idx] if mask.ndim else mask
+        s = str(cell["statistic"].values)
+        labels.append(f"{cell['dataset'].values}/{s}" if "dataset" in cell.coords else s)
+    return labels
+
+
+def _warn(out):
+    """The warnings of a validation: no reference, NaN intervals, failed tailedness screens."""
+    no_ref = _where(out, out["reference"].isnull())
+    if no_ref:
+        names = sorted({c.split("/")[-1] for c in no_ref})
+        warnings.warn(f"validate_average: {names} have no predefined reference: their intervals "
+                      "are returned with reference and zeta NaN and valid False; validate them "
+                      "against a simulated reference with uqviz.validate_simulated",
+                      UserWarning, stacklevel=3)
+    bad = out["ci_lower"].isnull() | out["ci_upper"].isnull()
+    if bool(bad.any()):
+        cells = _where(out, bad)
+        warnings.warn(f"validate_average: {len(cells)} of {bad.size} intervals could not be "
+                      f"computed (degenerate bootstrap distribution, or n_boot too small): "
+                      f"{cells}; they are reported valid=False", UserWarning, stacklevel=3)
+    unreliable = ~out["reliable"]
+    if bool(unreliable.any()):
+        beta = out["beta_gm"]
+        parts = []
+        for cell in _where(out, unreliable):
+            *dset, s = cell.split("/")
+            b = beta.sel(dataset=dset[0]) if dset else beta
+            why = [f"beta_GM({v}) = {float(b.sel(variable=v)):.3g} > "
+                   f"{TAILEDNESS_THRESHOLDS[v]:g}"
+                   for v in TAILEDNESS_SCREENS.get(s, ())
+                   if float(b.sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
+            parts.append(f"{cell}: {', '.join(why)}")
+        warnings.warn("validate_average: unreliable (tailedness screen of Pernot (2024b), "
+                      "Table II, exceeded; the interval and verdict may be wrong): "
+                      + "; ".join(parts), UserWarning, stacklevel=3)
+
+
 def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
                      method="bca", rng=None, engine=None, return_replicates=False):
     """Validate average calibration by bootstrap confidence intervals and zeta-scores.
 
-    For each statistic, the estimate on the full data, the bootstrap bias and
-    standard error, the ``ci`` confidence interval (BCa by default) and the
-    zeta-score against the reference value (004 eq. 14) are returned;
-    ``valid`` is ``|zeta| <= 1``, equivalent to the reference lying inside the
-    interval. Statistics without a predefined reference (e.g. CC) get NaN
-    reference and zeta (see the simulated-reference workflow). A reference
-    that depends on the data (NLL's, 002 eq. 16) is handled conditionally on
-    the uncertainties: the excess over the reference is bootstrapped (paired)
-    and shifted by its full-data value, so that validating NLL is validating
-    ZMS, as the theory says.
+    For each statistic: the estimate, bootstrap bias and standard error, the
+    ``ci`` interval (BCa by default) and the verdict ``valid`` (the reference
+    lies inside the interval) with its zeta-score (Pernot (2024b), eq. 14).
+    NLL's data-dependent reference is handled conditionally on the
+    uncertainties (see :func:`uqviz.statistics.excess_over_reference`), so NLL
+    gets the zeta-score of ZMS. The tailedness screen (:func:`tailedness`) is
+    applied too: ``reliable`` is False, with a warning, when a screen that
+    questions the statistic is exceeded (Pernot (2024b), Table II).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset (dim ``point``, variables ``E``, ``uE``) or several.
+        One dataset (dim ``point``, variables ``E``, ``uE``; at least
+        :data:`MIN_POINTS` = 3 points) or several.
     statistics : sequence of str, default ("ZMS", "RCE")
-        Registered statistics (:func:`uqviz.list_statistics`).
+        Registered moment or generic statistics. Binned statistics (ENCE,
+        UCE, ZMSE) are refused: use :func:`uqviz.validate_simulated`.
+        Statistics without a reference (CC, MSE, ...) get an interval, NaN
+        reference and zeta, ``valid`` False, and a warning.
     n_boot : int, default 10_000
         Bootstrap replicates, shared by all statistics (paired bootstrap).
     ci : float, default 0.95
         Confidence level.
     method : {"bca", "percentile", "basic"}, default "bca"
-    rng : None, int or numpy.random.Generator
-        Seed; the same seed gives the same numbers.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Random stream; the same seed gives the same numbers.
     engine : {"numba", "numpy"}, optional
         Resampling engine (default numba).
     return_replicates : bool, default False
-        Also return the replicates on dim ``replicate``.
+        Also return the bootstrap replicates on dim ``replicate``.
 
     Returns
     -------
     xarray.Dataset
-        Dims (``dataset``,) ``statistic``; variables ``estimate``, ``reference``,
-        ``bias``, ``se``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid``,
-        ``n_points`` (and ``z0``, ``acceleration`` for BCa). Settings in attrs.
+        Dims (``dataset``,) ``statistic``, ``variable``: ``estimate``,
+        ``reference``, ``bias``, ``se``, ``ci_lower``, ``ci_upper``, ``zeta``,
+        ``valid``, ``reliable`` on ``statistic``; ``beta_gm`` on ``variable``
+        (uE2, E2, Z2); ``n_points`` (and ``z0``, ``acceleration`` for BCa).
+        Settings in attrs. An interval that cannot be computed gives
+        ``valid`` False and a warning.
 
     Examples
     --------
     >>> import uqviz
-    >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
+    >>> ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
     >>> res = uqviz.validate_average(ds, n_boot=2000, rng=1)
-    >>> res["estimate"].sel(statistic="ZMS").item() > 0
-    True
+    >>> bool(res["valid"].sel(statistic="ZMS")), bool(res["reliable"].sel(statistic="ZMS"))
+    (True, True)
     """
-    for s in statistics:
-        get_statistic(s)
-    if int(n_boot) < 2:
-        raise ValueError(f"n_boot must be >= 2, got {n_boot}")
-    out = map_datasets(_validate_one, data, rng=rng, statistics=tuple(statistics),
-                       n_boot=int(n_boot), ci=ci, method=method, engine=engine,
-                       return_replicates=return_replicates)
-    out.attrs.update({"n_boot": int(n_boot), "ci": ci, "method": method,
-                      "rng": _seed_attr(rng),
-                      "engine": engine or default_engine(),
-                      "zeta": "004 eq. 14: (est-ref)/(ci_upper-est) if est<=ref "
-                              "else (est-ref)/(est-ci_lower)"})
+    statistics = _check_statistics(statistics)
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    ci = checks.probability("ci", ci)
+    method = checks.choice("method", method, METHODS)
+    checks.rng(rng)
+    engine = default_engine() if engine is None else checks.choice("engine", engine, _ENGINES)
+    return_replicates = checks.boolean("return_replicates", return_replicates)
+    out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, n_boot=n_boot,
+                       ci=ci, method=method, engine=engine, return_replicates=return_replicates)
+    out.attrs.update({"statistics": list(statistics), "n_boot": n_boot, "ci": ci,
+                      "method": method, "rng": seed_attr(rng), "engine": engine,
+                      "zeta": "Pernot (2024b), eq. 14",
+                      "thresholds": "Pernot (2024b), Table II"})
+    _warn(out)
     return out
 
 
 def _tailedness_one(ds, *, rng=None):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
-    x = np.stack([u**2, e**2, (e / u) ** 2])
     names = list(TAILEDNESS_THRESHOLDS)
-    beta = ks.beta_gm(x)
+    x = _squares(ds["E"].values, ds["uE"].values)
+    beta = _beta_gm(x)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        kappa = ks.kappa_cs(x)
     thr = np.array([TAILEDNESS_THRESHOLDS[n] for n in names])
     return xr.Dataset(
         {
             "beta_gm": ("variable", beta),
-            "kappa_cs": ("variable", ks.kappa_cs(x)),
+            "kappa_cs": ("variable", kappa),
             "threshold": ("variable", thr),
             "exceeds": ("variable", beta > thr),
         },
@@ -176,12 +262,11 @@ def _tailedness_one(ds, *, rng=None):
 
 
 def tailedness(data):
-    """Tailedness screen of uE^2, E^2 and Z^2 (004 sect. IV A and Table II).
+    """Tailedness screen of uE^2, E^2 and Z^2 (Pernot (2024b), sect. IV A and Table II).
 
     Robust skewness beta_GM and kurtosis kappa_CS (Harrell-Davis quantiles) of
-    the squared uncertainties, errors and z-scores, compared with the safety
-    thresholds of 004 Table II (uE^2: 0.6, questions RCE; E^2 and Z^2: 0.8,
-    question RCE and ZMS).
+    the squared uncertainties, errors and z-scores, against the limits of
+    Table II (uE^2: 0.6, questions RCE; E^2 and Z^2: 0.8, question RCE and ZMS).
 
     Parameters
     ----------
@@ -201,5 +286,5 @@ def tailedness(data):
     False
     """
     out = map_datasets(_tailedness_one, data)
-    out.attrs.update({"thresholds": "004 Table II", "quantiles": "Harrell-Davis"})
+    out.attrs.update({"thresholds": "Pernot (2024b), Table II", "quantiles": "Harrell-Davis"})
     return out

@@ -4,11 +4,12 @@ A *moment* statistic is a function ``f(means, n)`` of the means of per-point
 columns (``Z``, ``Z2``, ``E2``, ``V`` = uE^2, ``lnV`` = ln uE^2); it is
 bootstrapped through resampled sums. A *binned* statistic (ENCE, UCE, ZMSE)
 is a function ``f(bin_means)`` of the per-bin means of ``E2``, ``V`` and
-``Z2`` over equal-count bins of uE (default 20 bins, as in 002). A *generic*
-statistic is ``f(e, u)`` vectorised over leading axes. The reference value is a number, a function of
-the column means of the full data (NLL's reference depends on the
-uncertainties), or ``None`` when no predefined reference exists (CC): such
-statistics need a simulated reference.
+``Z2`` over equal-count bins of uE (default 20 bins, Pernot (2024c)). A
+*generic* statistic is ``f(e, u)`` vectorised over leading axes. The reference
+is a number, another statistic of the same data (NLL's reference NLL_ref
+depends on the uncertainties), or ``None`` (CC, ENCE, ...: a simulated
+reference is needed). :func:`excess_over_reference` is the one place where a
+data-dependent reference is turned into something a bootstrap can validate.
 
 Examples
 --------
@@ -30,7 +31,7 @@ from uqviz._array import binned as kbin
 from uqviz._array import stats as k
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "reference_value", "point_estimate", "DEFAULT_N_BINS"]
+           "reference_value", "point_estimate", "excess_over_reference", "DEFAULT_N_BINS"]
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,15 @@ class Statistic:
         """True when the statistic has a predefined (non-simulated) reference."""
         return self.reference is not None
 
+    @property
+    def data_reference(self) -> bool:
+        """True when the reference is a statistic of the same data (NLL -> NLL_ref)."""
+        return isinstance(self.reference, Statistic)
+
 
 _REGISTRY: dict[str, Statistic] = {}
 KINDS = ("moments", "binned", "generic")
-DEFAULT_N_BINS = 20  # binned statistics: equal-count bins of uE, as in 002
+DEFAULT_N_BINS = 20  # binned statistics: equal-count bins of uE, Pernot (2024c)
 
 
 def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Statistic:
@@ -168,7 +174,7 @@ for _name, _func, _cols, _ref, _desc in [
     ("NLL_ref", k.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
-# NLL's reference is a statistic of the same data (002 eq. 16)
+# NLL's reference is a statistic of the same data (Pernot (2024c), eq. 16)
 register_statistic(Statistic("NLL", k.nll, "moments", ("Z2", "lnV"), _REGISTRY["NLL_ref"],
                              "Gaussian negative log-likelihood"))
 
@@ -226,11 +232,80 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     return np.asarray(stat.func(k.column_means(e, u, stat.columns), n))
 
 
-def reference_value(statistic, e, u) -> float:
-    """Reference value of a statistic for data (e, u); NaN when it has none."""
+def reference_value(statistic, e, u):
+    """Reference value of a statistic for data (e, u) (last axis = points); NaN when it has none.
+
+    Parameters
+    ----------
+    statistic : str or Statistic
+    e, u : array_like, shape (..., M)
+
+    Returns
+    -------
+    float or ndarray, shape (...)
+        A float for one dataset, an array for batched data with a
+        data-dependent reference.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> reference_value("ZMS", np.ones(3), np.ones(3))
+    1.0
+    >>> round(reference_value("NLL", np.ones(3), np.ones(3)), 6)   # (1 + ln 2 pi) / 2
+    1.418939
+    """
     stat = get_statistic(statistic)
     if stat.reference is None:
         return np.nan
-    if isinstance(stat.reference, Statistic):
-        return float(point_estimate(stat.reference, e, u))
+    if stat.data_reference:
+        ref = np.asarray(point_estimate(stat.reference, e, u), dtype=float)
+        return float(ref) if ref.ndim == 0 else ref
     return float(stat.reference)
+
+
+def excess_over_reference(statistic) -> Statistic:
+    """The statistic to bootstrap when validating ``statistic`` against its reference.
+
+    A statistic with a numeric (or no) reference is returned as is. One whose
+    reference is a statistic of the same data (NLL, reference NLL_ref) is
+    validated conditionally on the uncertainties: the excess ``stat - ref`` is
+    bootstrapped (paired), as a moment statistic with reference 0; shifting it
+    by :func:`reference_value` of the full data gives the statistic's interval.
+    For NLL the excess is ``(ZMS - 1)/2``, so NLL and ZMS get the same zeta.
+
+    Parameters
+    ----------
+    statistic : str or Statistic
+
+    Returns
+    -------
+    Statistic
+        ``statistic`` itself, or the moment statistic ``"<name>-reference"``
+        (reference 0.0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> excess_over_reference("ZMS").name
+    'ZMS'
+    >>> x = excess_over_reference("NLL")
+    >>> x.name, x.reference
+    ('NLL-reference', 0.0)
+    >>> e, u = np.array([1.0, -3.0]), np.array([1.0, 1.0])
+    >>> float(point_estimate(x, e, u)) == (float(point_estimate("ZMS", e, u)) - 1) / 2
+    True
+    """
+    stat = get_statistic(statistic)
+    if not stat.data_reference:
+        return stat
+    ref = stat.reference
+    if stat.kind != "moments" or ref.kind != "moments":
+        raise ValueError(f"statistic {stat.name!r}: a data-dependent reference is supported for "
+                         "moment statistics only")
+
+    def func(m, n, _s=stat, _r=ref):
+        return _s.func(m, n) - _r.func(m, n)
+
+    cols = tuple(dict.fromkeys(stat.columns + ref.columns))
+    return Statistic(f"{stat.name}-reference", func, "moments", cols, 0.0,
+                     f"{stat.name} minus its reference {ref.name}")

@@ -1,4 +1,4 @@
-"""Figures of heavy tails (004 Figs. 1-8): the expected artists, labels and zones."""
+"""Average-calibration and Monte Carlo figures (Pernot (2024b), Figs. 1-8): artists and zones."""
 
 import matplotlib
 
@@ -12,10 +12,11 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.patches import Polygon, Rectangle, StepPatch  # noqa: E402
 
 import uqviz  # noqa: E402
-from uqviz.average.decimation import decimation  # noqa: E402
+from uqviz import decimation_curve  # noqa: E402
 from uqviz.experiments import statistic_bias  # noqa: E402
 from uqviz.experiments import validation_probability as vp_study  # noqa: E402
-from uqviz.plots import tails as pt  # noqa: E402
+from uqviz.plots import average as pt  # noqa: E402
+from uqviz.plots import experiments as pe  # noqa: E402
 from uqviz.average.nig import nig_skewness_curve  # noqa: E402
 
 
@@ -159,10 +160,10 @@ def test_zeta_comparison_large_values_nan_and_real_result(tree):
 # decimation curves (Fig. 8)
 # --------------------------------------------------------------------------
 def test_decimation_curves_lines_and_ci_bars(tree):
-    res = decimation(tree, n_boot=300, rng=0)
+    res = decimation_curve(tree, n_boot=300, rng=0)
     with pytest.raises(ValueError, match="choose one"):
         pt.decimation_curves(res)
-    ax = pt.decimation_curves(res, "nu3")
+    ax = pt.decimation_curves(res, dataset="nu3")
     curves = [ln for ln in ax.lines if ln.get_marker() == "o"]
     assert len(curves) == 2
     r = res.sel(dataset="nu3")
@@ -178,7 +179,7 @@ def test_decimation_curves_lines_and_ci_bars(tree):
         assert b.get_x() + b.get_width() < 0.0        # left of k = 0
     assert ax.get_title() == "nu3"
     assert _legend_texts(ax)[:2] == [r"$\Delta$ ZMS", r"$\Delta$ RCE"]
-    ax = pt.decimation_curves(res, 2, statistics=["RCE"], title="Set 3", legend=False)
+    ax = pt.decimation_curves(res, dataset=2, statistics=["RCE"], title="Set 3", legend=False)
     assert ax.get_title() == "Set 3" and ax.get_legend() is None
     assert len([p for p in ax.patches if isinstance(p, Rectangle)]) == 1
 
@@ -190,15 +191,15 @@ def test_decimation_curves_lines_and_ci_bars(tree):
 def test_validation_probability_bars_target_and_top_axis(scenario, var):
     nu = [2.5, 4.0, 10.0]
     res = vp_study(scenario, nu, n_datasets=12, size=200, n_boot=200, rng=1, progress=False)
-    ax = pt.validation_probability(res)
+    ax = pe.validation_probability(res)
     assert len(ax.containers) == 2                      # ZMS, RCE with Wilson bars
     for c, s in zip(ax.containers, ["ZMS", "RCE"]):
         np.testing.assert_allclose(c.lines[0].get_ydata(), res.p_val.sel(statistic=s).values)
         seg = c.lines[2][0].get_segments()
         np.testing.assert_allclose([sg[0][1] for sg in seg],
-                                   res.ci_lower.sel(statistic=s).values)
+                                   res.p_val_lower.sel(statistic=s).values)
         np.testing.assert_allclose([sg[1][1] for sg in seg],
-                                   res.ci_upper.sel(statistic=s).values)
+                                   res.p_val_upper.sel(statistic=s).values)
     assert any(np.allclose(ln.get_ydata(), 0.95) for ln in ax.lines)
     assert ax.get_xscale() == "log"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2.5", "4", "10"]
@@ -220,7 +221,7 @@ def bias():
 
 
 def test_bias_vs_skewness_points_bars_and_sign(bias):
-    ax = pt.bias_vs_skewness(bias, "RCE")
+    ax = pe.bias_vs_skewness(bias, statistic="RCE")
     assert len(ax.containers) == 2                      # one series per nu_ig
     c = ax.containers[0]
     r = bias.sel(statistic="RCE", nu_ig=3.0)
@@ -237,7 +238,7 @@ def test_bias_vs_skewness_points_bars_and_sign(bias):
 
 
 def test_bias_vs_skewness_zms_is_one_minus_zms(bias):
-    ax = pt.bias_vs_skewness(bias, "ZMS", color_by="nu_d", bars="sd", n_sigma=1)
+    ax = pe.bias_vs_skewness(bias, statistic="ZMS", color_by="nu_d", bars="sd", n_sigma=1)
     assert len(ax.containers) == 3
     r = bias.sel(statistic="ZMS", nu_d=4.0)
     y = ax.containers[0].lines[0].get_ydata()
@@ -246,9 +247,9 @@ def test_bias_vs_skewness_zms_is_one_minus_zms(bias):
     assert ax.get_ylabel() == "1 - ZMS" and "Z^2" in ax.get_xlabel()
     assert "s.d." in ax.get_legend().get_title().get_text()
     with pytest.raises(ValueError, match="unknown statistic"):
-        pt.bias_vs_skewness(bias, "ENCE")
+        pe.bias_vs_skewness(bias, statistic="ENCE")
     with pytest.raises(ValueError, match="bars"):
-        pt.bias_vs_skewness(bias, bars="var")
+        pe.bias_vs_skewness(bias, bars="var")
 
 
 # --------------------------------------------------------------------------
@@ -260,7 +261,7 @@ def shapes(tree):
 
 
 def test_fit_histogram_uE2_histogram_and_ig_density(tree, shapes):
-    ax = pt.fit_histogram(tree, shapes, "uE2", dataset="nu6")
+    ax = pt.fit_histogram(tree, shapes, variable="uE2", dataset="nu6")
     steps = [p for p in ax.patches if isinstance(p, StepPatch)]
     assert len(steps) == 2                               # filled bars + outline
     values, edges = steps[0].get_data()[:2]
@@ -275,7 +276,8 @@ def test_fit_histogram_uE2_histogram_and_ig_density(tree, shapes):
 
 
 def test_fit_histogram_e2_adds_the_nig_density(tree, shapes):
-    ax = pt.fit_histogram(tree, shapes, "E2", dataset=0, bins=20, title="Set 1")
+    ax = pt.fit_histogram(tree, shapes, variable="E2", implied=uqviz.nig_implied_shape(shapes),
+                          dataset=0, bins=20, title="Set 1")
     assert len(ax.lines) == 2
     labels = _legend_texts(ax)
     assert labels[0].startswith("data (1500 points")
@@ -283,19 +285,48 @@ def test_fit_histogram_e2_adds_the_nig_density(tree, shapes):
     nu_u = float(shapes.nu.sel(dataset="nu3", variable="uE2"))
     assert f"2$\\times${nu_u:.3g}" in labels[2]
     assert ax.get_title() == "Set 1"
-    ax = pt.fit_histogram(tree, shapes, "Z2", dataset="nu3", legend=False)
+    ax = pt.fit_histogram(tree, shapes, variable="Z2", dataset="nu3", legend=False)
     assert len(ax.lines) == 1 and ax.get_legend() is None
 
 
 def test_fit_histogram_single_fits_zero_values_and_errors(tree, shapes):
     e = np.r_[np.zeros(5), uqviz.synthetic.nig(500, nu=5, rng=2)["E"].values]
     ds = uqviz.from_arrays(e, np.full(e.size, 0.3))
-    ax = pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), "E2")
+    ax = pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="E2")
     assert len(ax.lines) == 1                            # no uE2 fit: no NIG curve
     assert "5 zeros not shown" in _legend_texts(ax)[0]
     with pytest.raises(ValueError, match="choose one"):
-        pt.fit_histogram(tree, shapes, "E2")
+        pt.fit_histogram(tree, shapes, variable="E2")
     with pytest.raises(ValueError, match="not 'uE2'"):
-        pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), "uE2")
+        pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="uE2")
     with pytest.raises(ValueError, match="variable must be"):
-        pt.fit_histogram(ds, shapes, "Z")
+        pt.fit_histogram(ds, shapes, variable="Z")
+
+
+def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes, monkeypatch):
+    # the plot draws what it is given: no NIG curve unless the caller passes it
+    import uqviz.average.nig as nig_module
+
+    implied = uqviz.nig_implied_shape(shapes)
+    monkeypatch.setattr(nig_module, "nig_implied_shape",
+                        lambda *a, **k: pytest.fail("the plot computed nig_implied_shape"))
+    ax = pt.fit_histogram(tree, shapes, variable="E2", dataset="nu6")
+    assert len(ax.lines) == 1
+    ax = pt.fit_histogram(tree, shapes, variable="E2", dataset="nu6", implied=implied)
+    (nig,) = [ln for ln in ax.lines if ln.get_label().startswith("NIG model")]
+    nu_n = float(implied.nu.sel(dataset="nu6"))
+    assert f"2$\\times${nu_n / 2:.3g}" in nig.get_label()
+    with pytest.raises(ValueError, match="defined for E2"):
+        pt.fit_histogram(tree, shapes, variable="uE2", dataset="nu6", implied=implied)
+    assert not hasattr(pt, "nig_implied_shape")
+
+
+def test_bias_vs_skewness_of_nll_draws_its_deviation():
+    res = statistic_bias([4.0], [6.0, 20.0], n_datasets=10, size=200, rng=1, progress=False,
+                         statistics=("ZMS", "NLL"))
+    ax = pe.bias_vs_skewness(res, statistic="NLL")
+    y = ax.containers[0].lines[0].get_ydata()
+    r = res.sel(statistic="NLL", nu_ig=4.0)
+    order = np.argsort(r.beta_gm.sel(variable="E2").values)
+    np.testing.assert_allclose(y, r["deviation"].values[order])
+    assert ax.get_ylabel() == "NLL - reference"

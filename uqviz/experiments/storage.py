@@ -1,0 +1,119 @@
+"""Save and load Monte Carlo studies as netCDF files (written atomically)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+
+import xarray as xr
+
+from uqviz.engine import checks
+
+__all__ = ["save_study", "load_study", "BACKENDS"]
+
+#: netCDF backends of :func:`save_study` / :func:`load_study`
+BACKENDS = ("h5netcdf", "netcdf4")
+
+
+def netcdf_attrs(attrs):
+    """Attributes netCDF can store: booleans to 0/1, sequences to comma-separated strings,
+    ``None`` dropped."""
+    out = {}
+    for key, val in attrs.items():
+        if val is None:
+            continue
+        if isinstance(val, bool) or type(val).__name__ == "bool_":
+            val = int(val)
+        elif isinstance(val, (list, tuple)):
+            val = ",".join(str(v) for v in val)
+        out[key] = val
+    return out
+
+
+def _backend(backend):
+    """The backend option, or h5netcdf (needs h5py), else netCDF4."""
+    if backend is not None:
+        return checks.choice("backend", backend, BACKENDS)
+    if importlib.util.find_spec("h5netcdf") and importlib.util.find_spec("h5py"):
+        return "h5netcdf"
+    if importlib.util.find_spec("netCDF4"):
+        return "netcdf4"
+    raise ImportError("saving a study needs h5netcdf with h5py (pip install h5netcdf h5py) "
+                      "or netCDF4")
+
+
+def save_study(ds, path, *, backend=None):
+    """Write a study result (complete or partial) to a netCDF file.
+
+    The file is written under a temporary name and then moved into place, so an
+    interrupted write never leaves a truncated study. Attributes netCDF cannot
+    store are converted (booleans to 0/1, sequences to comma-separated strings,
+    ``None`` dropped).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A result of :func:`uqviz.validation_probability` or :func:`uqviz.statistic_bias`.
+    path : str or os.PathLike
+        Destination file.
+    backend : {"h5netcdf", "netcdf4"}, optional
+        netCDF library; default h5netcdf when h5py is installed, else netCDF4.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from uqviz import save_study, load_study, statistic_bias
+    >>> res = statistic_bias(nu_ig=[10], nu_d=[10], n_datasets=20, size=200, rng=0,
+    ...                      progress=False)
+    >>> path = os.path.join(tempfile.mkdtemp(), "bias.nc")
+    >>> save_study(res, path)
+    >>> bool((load_study(path)["mean"] == res["mean"]).all())
+    True
+    """
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"ds must be an xarray.Dataset, got {type(ds).__name__}")
+    backend = _backend(backend)
+    path = os.fspath(path)
+    out = ds.copy()
+    out.attrs = netcdf_attrs(ds.attrs)
+    for name in out.variables:
+        out[name].attrs = netcdf_attrs(out[name].attrs)
+    tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
+    try:
+        out.to_netcdf(tmp, engine=backend)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def load_study(path, *, backend=None) -> xr.Dataset:
+    """Read a study written by :func:`save_study` (or by a run with ``path=``) into memory.
+
+    The file is closed on return, so it may be overwritten afterwards.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A netCDF file written by :func:`save_study`.
+    backend : {"h5netcdf", "netcdf4"}, optional
+
+    Returns
+    -------
+    xarray.Dataset
+        The study, with its ``done`` mask as booleans.
+
+    Examples
+    --------
+    See :func:`save_study`.
+    """
+    with xr.open_dataset(os.fspath(path), engine=_backend(backend)) as ds:
+        out = ds.load()
+    if "done" in out:
+        out["done"] = out["done"].astype(bool)
+    return out

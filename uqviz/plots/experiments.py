@@ -1,0 +1,226 @@
+"""Figures of the Monte Carlo studies (Pernot (2024b), Figs. 4, 5 and 11).
+
+- :func:`validation_probability` <- :func:`uqviz.validation_probability` (Fig. 5);
+- :func:`bias_vs_skewness` <- :func:`uqviz.statistic_bias` (Figs. 4 and 11).
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import numpy as np
+from matplotlib import ticker
+
+from uqviz.average.validation import TAILEDNESS_THRESHOLDS
+from uqviz.plots._style import COLORS, apply_style, get_ax
+from uqviz.plots.average import _UNSAFE_ALPHA, _VAR_TEX, _ZONE_E, _ZONE_U, _stat_color
+
+__all__ = ["validation_probability", "bias_vs_skewness"]
+
+
+# --------------------------------------------------------------------------
+# Pernot (2024b), Fig. 5: validation probability
+# --------------------------------------------------------------------------
+def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None,
+                           legend=True, title=None):
+    """Share of calibrated datasets validated, against nu (Pernot (2024b), Fig. 5).
+
+    ``p_val`` for each statistic with its Wilson interval; a reliable test
+    validates 95 % of calibrated datasets (dashed line). The top axis gives,
+    at the same ``nu``, the mean robust skewness of the variable the
+    scenario makes heavy-tailed: ``beta_GM(uE^2)`` for NIG (``nu_IG``),
+    ``beta_GM(E^2)`` for TIG (``nu_D``).
+
+    Parameters
+    ----------
+    vp_result : xarray.Dataset
+        Output of :func:`uqviz.validation_probability`.
+    ax : matplotlib.axes.Axes, optional
+    skewness : {"uE2", "E2", "Z2"}, optional
+        Variable of the top axis (default by scenario, as above).
+    statistics : sequence of str, optional
+        Default all of the result.
+    legend : bool, default True
+    title : str, optional
+        Default: the scenario and the Monte Carlo sizes.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The main Axes (the top axis is a secondary axis of it).
+
+    Examples
+    --------
+    >>> from uqviz.experiments import validation_probability as vp
+    >>> from uqviz.plots.experiments import validation_probability
+    >>> res = vp("NIG", [2.0, 6.0], n_datasets=10, size=200, n_boot=200, rng=1, progress=False)
+    >>> ax = validation_probability(res)
+    >>> ax.get_xlabel()
+    '$\\\\nu_{IG}$'
+    """
+    if "p_val" not in vp_result or "nu" not in vp_result.dims:
+        raise ValueError("validation_probability: use the output of "
+                         "uqviz.experiments.validation_probability")
+    scenario = str(vp_result.attrs.get("scenario", "NIG"))
+    if skewness is None:
+        skewness = "uE2" if scenario == "NIG" else "E2"
+    names = [str(s) for s in vp_result["statistic"].values]
+    stats_ = names if statistics is None else list(statistics)
+    for s in stats_:
+        if s not in names:
+            raise ValueError(f"validation_probability: unknown statistic {s!r}; one of {names}")
+    nu = vp_result["nu"].values
+    level = vp_result.attrs.get("binomial_ci", 0.95)
+
+    ax = get_ax(ax)
+    apply_style(ax)
+    dodge = np.linspace(-1, 1, len(stats_)) * 0.012 if len(stats_) > 1 else [0.0]
+    markers = ["o", "^", "s", "D", "v"]
+    for i, s in enumerate(stats_):
+        r = vp_result.sel(statistic=s)
+        p = r["p_val"].values
+        lo, hi = r["p_val_lower"].values, r["p_val_upper"].values
+        xs = nu * 10 ** dodge[i]
+        ax.errorbar(xs, p, yerr=[p - lo, hi - p], fmt="-" + markers[i % len(markers)], ms=4,
+                    lw=1.0, color=_stat_color(s, i), label=s, zorder=3)
+    ax.axhline(0.95, color=COLORS["reference"], ls="--", lw=1.0, zorder=2,
+               label="target 0.95")
+    ax.set_xscale("log")
+    lo_x, hi_x = nu.min() / 1.12, nu.max() * 1.12
+    ax.set_xlim(lo_x, hi_x)
+    ax.xaxis.set_major_locator(ticker.FixedLocator(nu))
+    ax.xaxis.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in nu]))
+    ax.xaxis.set_minor_locator(ticker.NullLocator())
+    ymin = float(np.nanmin(vp_result["p_val_lower"].sel(statistic=stats_).values))
+    ax.set_ylim(min(0.6, np.floor((ymin - 0.02) * 20) / 20), 1.01)
+    ax.tick_params(axis="x", which="both", top=False)
+    sec = ax.secondary_xaxis("top")
+    beta = vp_result["beta_gm"].sel(variable=skewness).values
+    sec.xaxis.set_major_locator(ticker.FixedLocator(nu))
+    sec.xaxis.set_major_formatter(ticker.FixedFormatter([f"{b:.2f}" for b in beta]))
+    sec.xaxis.set_minor_locator(ticker.NullLocator())
+    # vertical labels when the ticks are closer than about 4 characters
+    gaps = np.diff(np.log(np.sort(nu))) / np.log(hi_x / lo_x) if nu.size > 1 else np.array([1.0])
+    width_in = ax.get_position().width * ax.figure.get_figwidth()
+    sec.tick_params(axis="x", direction="in", labelsize=7,
+                    rotation=90 if gaps.min() * width_in < 0.32 else 0)
+    sec.set_xlabel(f"$\\langle\\beta_{{GM}}({_VAR_TEX[skewness]})\\rangle$", fontsize=9)
+    ax.set_xlabel(r"$\nu_{IG}$" if scenario == "NIG" else r"$\nu_D$")
+    ax.set_ylabel(r"validation probability $p_{val}$")
+    if title is None:
+        a = vp_result.attrs
+        title = (f"{scenario}: N = {int(vp_result['n_datasets'].max())}, M = {a.get('size', '?')}, "
+                 f"B = {a.get('n_boot', '?')}")
+    ax.set_title(title, fontsize=9)
+    if legend:
+        ax.legend(loc="best", fontsize=7,
+                  title=f"bars: Wilson {level:.0%}", title_fontsize=7, frameon=True,
+                  framealpha=0.9, edgecolor="none")
+    return ax
+
+
+# --------------------------------------------------------------------------
+# Pernot (2024b), Figs. 4 and 11: mean statistic against the skewness
+# --------------------------------------------------------------------------
+def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="mc_se",
+                     n_sigma=2.0, color_by="nu_ig", legend=True, title=None):
+    """Mean deviation of a statistic on calibrated datasets against beta_GM (Pernot (2024b), Fig. 4).
+
+    Each point is one generative model ``(nu_IG, nu_D)`` of the study: its
+    mean robust skewness (``beta_GM(E^2)`` for RCE and RCE2, ``beta_GM(Z^2)``
+    for ZMS) on x, the mean deviation of the statistic from its reference on
+    y with ``n_sigma`` x ``mc_se`` bars (the "2 sigma" bars of the paper's
+    figures: the Monte Carlo uncertainty of the mean, see
+    :func:`uqviz.statistic_bias`). Points of the same ``nu_IG``
+    are joined. For a statistic whose reference is 1 (ZMS), ``1 - ZMS`` is
+    drawn, so that positive values mean uncertainties too large for both
+    statistics. A bar that misses the zero line is a bias: the paper finds it for
+    the RCE beyond ``beta_GM(E^2) = 0.85`` (shaded: the 0.8 safety
+    threshold), for the ZMS only at ``nu_D = 3``, never for RCE2.
+
+    Parameters
+    ----------
+    bias_result : xarray.Dataset
+        Output of :func:`uqviz.statistic_bias`.
+    statistic : str, default "RCE"
+    ax : matplotlib.axes.Axes, optional
+    skewness : {"uE2", "E2", "Z2"}, optional
+        Variable of the x axis; default ``Z2`` for ZMS, ZM, ZVar, else ``E2``.
+    bars : {"mc_se", "sd"}, default "mc_se"
+        Monte Carlo standard error of the mean, or dispersion of one dataset.
+    n_sigma : float, default 2.0
+    color_by : {"nu_ig", "nu_d"}, default "nu_ig"
+        The grid dim whose values are coloured (the points along the other
+        are joined).
+    legend : bool, default True
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from uqviz import statistic_bias
+    >>> from uqviz.plots.experiments import bias_vs_skewness
+    >>> res = statistic_bias([3.0, 10.0], [4.0, 20.0], n_datasets=20, size=300, rng=0,
+    ...                      progress=False)
+    >>> ax = bias_vs_skewness(res, statistic="ZMS")
+    >>> ax.get_ylabel(), ax.get_xlabel()
+    ('1 - ZMS', '$\\\\langle\\\\beta_{GM}(Z^2)\\\\rangle$')
+    """
+    if "mean" not in bias_result or "nu_ig" not in bias_result.dims:
+        raise ValueError("bias_vs_skewness: use the output of uqviz.experiments.statistic_bias")
+    names = [str(s) for s in bias_result["statistic"].values]
+    if statistic not in names:
+        raise ValueError(f"bias_vs_skewness: unknown statistic {statistic!r}; one of {names}")
+    if bars not in ("mc_se", "sd"):
+        raise ValueError(f"bias_vs_skewness: bars must be 'mc_se' or 'sd', got {bars!r}")
+    if color_by not in ("nu_ig", "nu_d"):
+        raise ValueError(f"bias_vs_skewness: color_by must be 'nu_ig' or 'nu_d', got {color_by!r}")
+    if skewness is None:
+        skewness = "Z2" if statistic in ("ZMS", "ZM", "ZVar") else "E2"
+    r = bias_result.sel(statistic=statistic)
+    ref = float(r["reference"])
+    flip = np.isfinite(ref) and ref == 1.0
+    has_dev = bool(np.isfinite(r["deviation"]).any())   # a reference, maybe data-dependent
+    y = -r["deviation"] if flip else (r["deviation"] if has_dev else r["mean"])
+    ylabel = f"1 - {statistic}" if flip else (
+        statistic if not has_dev or ref == 0 else
+        f"{statistic} - {ref:g}" if np.isfinite(ref) else f"{statistic} - reference")
+    err = n_sigma * r[bars]
+    xb = r["beta_gm"].sel(variable=skewness)
+    other = "nu_d" if color_by == "nu_ig" else "nu_ig"
+
+    ax = get_ax(ax)
+    apply_style(ax)
+    thr = TAILEDNESS_THRESHOLDS[skewness]
+    groups = bias_result[color_by].values
+    cmap = mpl.colormaps["viridis"]
+    sym = {"nu_ig": r"\nu_{IG}", "nu_d": r"\nu_D"}
+    for i, g in enumerate(groups):
+        c = cmap(i / max(1, len(groups) - 1) * 0.9)
+        sel = {color_by: g}
+        xs = xb.sel(sel).transpose(other).values
+        ys = y.sel(sel).transpose(other).values
+        es = err.sel(sel).transpose(other).values
+        order = np.argsort(xs)
+        ax.errorbar(xs[order], ys[order], yerr=es[order], fmt="-o", ms=3.5, lw=0.9,
+                    elinewidth=1.0, color=c, label=f"{g:g}", zorder=3)
+    xmin, xmax = ax.get_xlim()
+    ax.axvspan(thr, max(xmax, thr + 0.01), color=_ZONE_U if skewness == "uE2" else _ZONE_E,
+               alpha=_UNSAFE_ALPHA, lw=0,
+               zorder=0, label=f"$\\beta_{{GM}} > {thr:g}$")
+    ax.set_xlim(xmin, xmax)
+    ax.axhline(0.0, color=COLORS["reference"], ls="--", lw=1.0, zorder=2)
+    ax.set_xlabel(f"$\\langle\\beta_{{GM}}({_VAR_TEX[skewness]})\\rangle$")
+    ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title)
+    if legend:
+        what = "MC s.e. of the mean" if bars == "mc_se" else "s.d. of one dataset"
+        ax.legend(title=f"${sym[color_by]}$; bars: $\\pm${n_sigma:g} {what}",
+                  loc="best", fontsize=7, title_fontsize=7, ncols=2,
+                  frameon=True, framealpha=0.9, edgecolor="none")
+    return ax
+
+
