@@ -103,10 +103,11 @@ def acceleration(jackknife):
     -0.036739
     """
     jack = np.asarray(jackknife, dtype=float)
-    jack = np.ldexp(jack, -power_of_two_scale(jack))
-    d = np.mean(jack, axis=-1, keepdims=True) - jack
-    d = np.ldexp(d, -power_of_two_scale(d))
-    return acceleration_from_sums(np.sum(d * d, axis=-1), np.sum(d**3, axis=-1))
+    with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+        jack = np.ldexp(jack, -power_of_two_scale(jack))
+        d = np.mean(jack, axis=-1, keepdims=True) - jack
+        d = np.ldexp(d, -power_of_two_scale(d))
+        return acceleration_from_sums(np.sum(d * d, axis=-1), np.sum(d**3, axis=-1))
 
 
 def bca_levels(z0, a, ci):
@@ -197,7 +198,8 @@ def zeta_score(estimate, reference, lower, upper):
     est, ref = np.asarray(estimate, dtype=float), np.asarray(reference, dtype=float)
     diff = est - ref
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(diff <= 0, diff / (upper - est), diff / (est - lower))
+        zeta = np.where(diff <= 0, diff / (upper - est), diff / (est - lower))
+    return np.where(diff == 0, 0.0, zeta)  # est == ref on a bound: 0, not 0/0
 
 
 def verdict(estimate, reference, lower, upper):
@@ -207,7 +209,8 @@ def verdict(estimate, reference, lower, upper):
     ``zeta`` is :func:`zeta_score`, made consistent with ``valid``: where the
     reference is inside the interval, |zeta| <= 1; where it is outside, |zeta| > 1
     even when the ratio rounds to 1 (e.g. an estimate of 5e21 with lower limit 9
-    and reference 1).
+    and reference 1). Where a bound is NaN (degenerate interval), zeta is NaN
+    and ``valid`` False.
 
     Returns
     -------
@@ -235,4 +238,5 @@ def verdict(estimate, reference, lower, upper):
         outside = ~valid & np.isfinite(zeta) & (np.abs(zeta) <= 1.0)
         side = np.where(ref > upper, -1.0, 1.0)  # ref above the interval: estimate too low
     zeta = np.where(outside, side * above_one, zeta)
+    zeta = np.where(np.isnan(lower) | np.isnan(upper), np.nan, zeta)  # no interval, no zeta
     return zeta, valid
