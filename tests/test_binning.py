@@ -102,7 +102,7 @@ def test_default_number_of_bins_is_sqrt_m():
     ({"n_bins": -3, "scheme": "equal_width"}, ValueError, "M = 10"),
     ({"scheme": "quantile"}, ValueError, "'equal_count', 'equal_width', 'stratified', 'edges'"),
     ({"scheme": "edges", "edges": [0.0, np.nan, 10.0]}, ValueError, "edges has 1 non-finite"),
-    ({"scheme": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "edges must increase strictly"),
+    ({"scheme": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "increase strictly"),
     ({"scheme": "edges", "edges": [10.0, 0.0]}, ValueError, "edges must increase strictly"),
     ({"scheme": "edges", "edges": [0.0]}, ValueError, "at least 2"),
     ({"scheme": "stratified", "min_count": 0}, ValueError, "min_count must be >= 1"),

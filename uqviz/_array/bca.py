@@ -44,6 +44,11 @@ def bias_correction(estimate, replicates):
 
     Counting ties half (as scipy.stats.bootstrap does) keeps z0 finite and
     unbiased for statistics with atoms at the estimate (small or discrete data).
+
+    Examples
+    --------
+    >>> float(bias_correction(0.5, np.linspace(0.0, 1.0, 101)))
+    0.0
     """
     est = np.asarray(estimate)[..., None]
     below = np.count_nonzero(replicates < est, axis=-1)
@@ -71,10 +76,11 @@ def power_of_two_scale(x, axis=-1):
 
 
 def acceleration_from_sums(sum_d2, sum_d3):
-    """BCa acceleration a = sum d^3 / (6 (sum d^2)^1.5) from the sums (DiCiccio & Efron (1996), eq. 6.6).
+    """BCa acceleration a = sum d^3 / (6 (sum d^2)^1.5) from the sums.
 
-    ``d`` are jackknife deviations ``mean(jack) - jack_i``, in any common unit
-    per cell (a is scale-free: rescale d before cubing it). 0 where all d are 0.
+    DiCiccio & Efron (1996), eq. 6.6. ``d`` are jackknife deviations
+    ``mean(jack) - jack_i``, in any common unit per cell (a is scale-free:
+    rescale d before cubing it). 0 where all d are 0, NaN where a sum is NaN.
 
     Examples
     --------
@@ -111,7 +117,13 @@ def acceleration(jackknife):
 
 
 def bca_levels(z0, a, ci):
-    """Adjusted lower/upper percentile levels of the BCa interval."""
+    """Adjusted lower/upper percentile levels of the BCa interval.
+
+    Examples
+    --------
+    >>> np.round(bca_levels(0.0, 0.0, 0.9), 6).tolist()
+    [0.05, 0.95]
+    """
     z = special.ndtri(np.array([(1.0 - ci) / 2.0, (1.0 + ci) / 2.0]))
     z0 = np.asarray(z0, dtype=float)[..., None]
     a = np.asarray(a, dtype=float)[..., None]

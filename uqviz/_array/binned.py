@@ -51,7 +51,13 @@ FROM_MEANS = {"ENCE": ence_from_means, "UCE": uce_from_means, "ZMSE": zmse_from_
 
 
 def bin_means(x, starts, sizes):
-    """Mean of ``x`` over each contiguous bin along the last axis -> (..., n_bins)."""
+    """Mean of ``x`` over each contiguous bin along the last axis -> (..., n_bins).
+
+    Examples
+    --------
+    >>> bin_means(np.arange(6.0), np.array([0, 2]), np.array([2, 4])).tolist()
+    [0.5, 3.5]
+    """
     return np.add.reduceat(x, starts, axis=-1) / sizes
 
 
@@ -119,6 +125,11 @@ def loo_binned_means(cols, n_bins):
         ``out[i, b]`` = means over bin b of the sample without point i.
         Reduced position r maps to original position r + (r >= i), so bin b
         covers the originals a..c without i; its sum is a prefix-sum difference.
+
+    Examples
+    --------
+    >>> loo_binned_means(np.arange(4.0)[:, None], 1)[:, 0, 0].tolist()[:2]
+    [2.0, 1.6666666666666667]
     """
     m = cols.shape[0]
     prefix = np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
@@ -137,6 +148,11 @@ def acf(x, max_lag):
 
     r_k = sum_t (x_t - m)(x_{t+k} - m) / sum_t (x_t - m)^2, the estimator of
     R's ``acf`` and statsmodels' ``acf`` (no small-sample correction).
+
+    Examples
+    --------
+    >>> np.round(acf(np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0]), 1), 6).tolist()
+    [1.0, -0.833333]
     """
     x = np.asarray(x, dtype=float)
     d = x - x.mean(axis=-1, keepdims=True)

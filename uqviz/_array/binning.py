@@ -15,6 +15,11 @@ def stable_order(x, rng=None):
 
     With ``rng`` the order of ties is randomised (a random permutation is
     applied before the stable sort), everything else unchanged.
+
+    Examples
+    --------
+    >>> stable_order(np.array([2.0, 1.0, 2.0, 0.5])).tolist()
+    [3, 1, 0, 2]
     """
     x = np.asarray(x)
     if rng is None:
@@ -115,13 +120,24 @@ def stratified_labels(x, min_count=100):
 
     Strata (distinct values, ascending) with fewer than ``min_count`` points
     are merged with their smaller neighbour until none is left.
+
+    Examples
+    --------
+    >>> stratified_labels(np.array([0.0, 0.0, 1.0, 2.0, 2.0, 2.0]), min_count=2).tolist()
+    [0, 0, 0, 1, 1, 1]
     """
     values, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
     return _merge_small(counts, min_count)[inverse]
 
 
 def width_edges(x, n_bins, *, log=False):
-    """``n_bins + 1`` equal-width edges between min(x) and max(x) (log-spaced with ``log``)."""
+    """``n_bins + 1`` equal-width edges between min(x) and max(x) (log-spaced with ``log``).
+
+    Examples
+    --------
+    >>> width_edges(np.array([0.0, 1.0, 4.0]), 2).tolist()
+    [0.0, 2.0, 4.0]
+    """
     x = np.asarray(x, dtype=float)
     lo, hi = x.min(), x.max()
     if log:
@@ -135,6 +151,11 @@ def edge_labels(x, edges):
     """Label of each point for bins [e0, e1), ..., [e_{n-1}, e_n] (last one closed).
 
     Points outside [e0, e_n] get label -1.
+
+    Examples
+    --------
+    >>> edge_labels(np.array([0.0, 0.5, 1.0, 2.0, 3.0]), [0.0, 1.0, 2.0]).tolist()
+    [0, 0, 1, 1, -1]
     """
     x = np.asarray(x, dtype=float)
     edges = np.asarray(edges, dtype=float)
@@ -150,6 +171,11 @@ def merge_labels(labels, min_count):
     """Relabel so that bins below ``min_count`` are merged with their smaller neighbour.
 
     Empty bins are dropped first; labels stay ordered.
+
+    Examples
+    --------
+    >>> merge_labels(np.array([0, 0, 0, 1, 3, 3, 3]), 2).tolist()
+    [0, 0, 0, 0, 1, 1, 1]
     """
     used, inverse, counts = np.unique(labels, return_inverse=True, return_counts=True)
     return _merge_small(counts, min_count)[inverse]
@@ -159,6 +185,12 @@ def labels_to_groups(labels, order_within=None):
     """Ordering and contiguous ``starts``/``sizes`` from bin labels 0..n-1.
 
     Points keep ``order_within`` (default: data order) inside each bin.
+
+    Examples
+    --------
+    >>> order, starts, sizes = labels_to_groups(np.array([1, 0, 1, 0]))
+    >>> order.tolist(), starts.tolist(), sizes.tolist()
+    ([1, 3, 0, 2], [0, 2], [2, 2])
     """
     labels = np.asarray(labels)
     base = np.arange(labels.size) if order_within is None else np.asarray(order_within)

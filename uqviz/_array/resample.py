@@ -39,7 +39,13 @@ except ImportError:  # pragma: no cover - exercised only without numba
 
 
 def default_engine() -> str:
-    """The engine used when ``engine=None``: numba when available."""
+    """The engine used when ``engine=None``: numba when available.
+
+    Examples
+    --------
+    >>> default_engine() in ("numba", "numpy")
+    True
+    """
     return "numba" if HAVE_NUMBA else "numpy"
 
 
@@ -268,7 +274,8 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
     """
     cols = np.ascontiguousarray(cols, dtype=np.float64)
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
-    if cols.ndim != 2 or bounds[0] != 0 or bounds[-1] != cols.shape[0] or np.any(np.diff(bounds) < 1):
+    if (cols.ndim != 2 or bounds[0] != 0 or bounds[-1] != cols.shape[0]
+            or np.any(np.diff(bounds) < 1)):
         raise ValueError("bounds must increase strictly from 0 to the number of points")
     n_boot = checks.count("n_boot", n_boot, minimum=1)
     seed = int(group_seeds(seed, 1)[0]) if np.ndim(seed) == 0 else int(seed[0])
@@ -288,7 +295,13 @@ def _engine(engine):
 
 
 def group_seeds(seed, n_groups):
-    """One uint64 seed per group: given as an array, or derived from one integer."""
+    """One uint64 seed per group: given as an array, or derived from one integer.
+
+    Examples
+    --------
+    >>> group_seeds(1, 3).shape
+    (3,)
+    """
     if np.ndim(seed) == 0:
         return np.random.SeedSequence(int(seed)).generate_state(n_groups, np.uint64)
     seeds = np.ascontiguousarray(seed, dtype=np.uint64)

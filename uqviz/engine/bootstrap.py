@@ -59,10 +59,10 @@ def check_points(e, u, *, minimum=2):
     --------
     >>> check_points([1.0, -1.0], [1.0, 2.0])[1].tolist()
     [1.0, 2.0]
-    >>> check_points([1.0, 1.0], [1.0, 5e-324])
+    >>> check_points([1.0, 1.0], [1.0, 5e-324])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: Z = E/uE overflows float64 for 1 point(s) (uE down to 4.94e-324): rescale or drop them
+    ValueError: Z = E/uE overflows float64 for 1 point(s) (uE down to 4.94e-324): ...
     """
     e = np.ascontiguousarray(e, dtype=float)
     u = np.ascontiguousarray(u, dtype=float)
