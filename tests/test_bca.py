@@ -117,3 +117,71 @@ def test_degenerate_bootstrap_distribution_gives_nan_bounds():
     # every replicate above the estimate: z0 = -inf, the BCa interval is undefined
     out = bca.interval(1.0, np.full(100, 2.0), accel=0.0)
     assert np.isnan(out["lower"]) and np.isnan(out["upper"])
+
+
+def test_verdict_issue_case_outside_although_the_ratio_rounds_to_one():
+    # ZMS = 5e21 with CI [9, 2.5e22], reference 1: (est - ref)/(est - lower) rounds to 1.0
+    assert float(bca.zeta_score(5e21, 1.0, 9.0, 2.5e22)) == 1.0
+    zeta, valid = bca.verdict(5e21, 1.0, 9.0, 2.5e22)
+    assert not valid and float(zeta) > 1.0
+
+
+@pytest.mark.parametrize("est, ref, lower, upper, valid, sign", [
+    (0.9, 1.0, 0.8, 0.95, False, -1),   # reference above the interval: zeta < -1
+    (1.1, 1.0, 1.05, 1.2, False, 1),    # reference below the interval: zeta > 1
+    (0.97, 1.0, 0.9, 1.03, True, -1),   # inside, estimate below the reference
+    (1.02, 1.0, 0.95, 1.1, True, 1),    # inside, estimate above the reference
+])
+def test_verdict_both_sides(est, ref, lower, upper, valid, sign):
+    zeta, ok = bca.verdict(est, ref, lower, upper)
+    assert bool(ok) is valid
+    assert np.sign(float(zeta)) == sign
+    assert (abs(float(zeta)) <= 1.0) is valid
+
+
+def test_verdict_estimate_equal_to_reference_and_boundaries():
+    zeta, ok = bca.verdict(1.0, 1.0, 0.9, 1.1)
+    assert ok and float(zeta) == 0.0
+    # reference on a bound: valid, |zeta| clipped to 1 at most
+    for lower, upper in [(1.0, 1.2), (0.8, 1.0)]:
+        zeta, ok = bca.verdict(1.0 + 1e-17, 1.0, lower, upper)
+        assert ok and abs(float(zeta)) <= 1.0
+    zeta, ok = bca.verdict(1.0 + 1e-9, 1.0, 1.0, 1.0 + 2e-9)
+    assert ok and abs(float(zeta)) <= 1.0
+
+
+def test_verdict_nan_bounds_are_not_valid():
+    zeta, ok = bca.verdict([1.2, 1.0], [1.0, 1.0], [np.nan, np.nan], [np.nan, 1.5])
+    assert not ok.any()
+    assert np.isnan(zeta).all()
+
+
+def test_verdict_never_rounds_across_one_against_the_interval():
+    rng = np.random.default_rng(0)
+    est = 10.0 ** rng.uniform(-3, 25, 2000)
+    lower = est * rng.uniform(1e-25, 1.0, 2000)
+    upper = est * rng.uniform(1.0, 5.0, 2000)
+    ref = np.where(rng.random(2000) < 0.5, 1.0, lower * (1 + rng.uniform(-1e-15, 1e-15, 2000)))
+    zeta, ok = bca.verdict(est, ref, lower, upper)
+    assert np.array_equal(ok, (lower <= ref) & (ref <= upper))
+    assert np.array_equal(np.abs(zeta) <= 1.0, ok)
+
+
+def test_degenerate_replicates_give_nan_for_every_method():
+    for method in ("bca", "percentile", "basic"):
+        for reps in (np.full(100, 2.0), np.r_[np.ones(99), np.nan], np.r_[np.ones(99), np.inf]):
+            out = bca.interval(2.0, reps, accel=0.0, method=method)
+            assert np.isnan(out["lower"]) and np.isnan(out["upper"])
+    out = bca.interval(np.array([1.0, 1.0]), np.stack([np.linspace(0, 2, 50), np.ones(50)]),
+                       accel=np.zeros(2))
+    assert np.isfinite(out["lower"][0]) and np.isnan(out["lower"][1])
+
+
+def test_grouped_jackknife_uses_the_one_acceleration_formula():
+    # sums helper == the jackknife-values formula, per group, at any scale
+    e, u = _data(m=60, seed=2)
+    for scale in (1.0, 1e200):
+        fast = _moment_jackknife_accel(columns(e * scale, u * scale, ("Z2",)), ("Z2",), zms,
+                                       np.array([0]), np.array([60]))
+        jack = np.array([np.mean((np.delete(e, i) / np.delete(u, i)) ** 2) for i in range(60)])
+        assert fast[0] == pytest.approx(float(bca.acceleration(jack)), rel=1e-9)

@@ -21,7 +21,8 @@ def test_equal_count_split_is_the_errviewlib_rounding():
 
 def test_equal_count_with_ties_keeps_data_order():
     x = np.array([2.0, 1.0, 2.0, 1.0, 3.0, 2.0])
-    b = compute_bins(x, n_bins=2)
+    with pytest.warns(UserWarning, match="splits 1 group"):  # the 2.0s straddle the bins
+        b = compute_bins(x, n_bins=2)
     # stable sort: 1.0 at rows 1, 3; 2.0 at rows 0, 2, 5; 3.0 at row 4
     assert b.order.tolist() == [1, 3, 0, 2, 5, 4]
     assert b.sizes.tolist() == [3, 3]
@@ -90,3 +91,63 @@ def test_bad_input():
 def test_default_number_of_bins_is_sqrt_m():
     assert default_n_bins(13885) == 118 and default_n_bins(100) == 10
     assert compute_bins(np.arange(400.0)).n_bins == 20
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"n_bins": True}, TypeError, "n_bins must be an integer"),
+    ({"n_bins": "10"}, TypeError, "n_bins must be an integer"),
+    ({"n_bins": 2.5}, ValueError, "n_bins must be a whole number"),
+    ({"n_bins": 0}, ValueError, r"between 1 and the number of points M = 10, got n_bins = 0"),
+    ({"n_bins": 11}, ValueError, r"M = 10, got n_bins = 11"),
+    ({"n_bins": -3, "scheme": "equal_width"}, ValueError, "M = 10"),
+    ({"scheme": "quantile"}, ValueError, "'equal_count', 'equal_width', 'stratified', 'edges'"),
+    ({"scheme": "edges", "edges": [0.0, np.nan, 10.0]}, ValueError, "edges has 1 non-finite"),
+    ({"scheme": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "increase strictly"),
+    ({"scheme": "edges", "edges": [10.0, 0.0]}, ValueError, "edges must increase strictly"),
+    ({"scheme": "edges", "edges": [0.0]}, ValueError, "at least 2"),
+    ({"scheme": "stratified", "min_count": 0}, ValueError, "min_count must be >= 1"),
+    ({"scheme": "stratified", "min_count": 2.5}, ValueError, "min_count must be a whole"),
+    ({"scheme": "equal_width", "log": 1}, TypeError, "log must be True or False"),
+])
+def test_options_are_validated(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        compute_bins(np.arange(10.0), **kwargs)
+
+
+def test_data_are_validated():
+    with pytest.raises(ValueError, match="x has 2 non-finite"):
+        compute_bins(np.array([1.0, np.nan, 2.0, np.inf]), n_bins=2)
+    with pytest.raises(ValueError, match="M = 0"):
+        compute_bins(np.array([]), n_bins=1)
+
+
+def test_equal_count_bins_splitting_ties_warn_and_stay_unchanged():
+    x = np.repeat([0.0, 1.0], 50)  # a binary feature
+    with pytest.warns(UserWarning, match=r"splits 2 group\(s\) of tied values \(100 points; "
+                                         r"the variable has 2 distinct values\).*stratified"):
+        b = compute_bins(x, n_bins=3)
+    assert b.sizes.tolist() == [33, 34, 33]  # the bins themselves do not change
+    assert b.order.tolist() == list(range(100))
+    with pytest.warns(UserWarning, match=r"splits 1 group\(s\) .*\(50 points; .* 51 distinct"):
+        compute_bins(np.r_[np.zeros(50), np.arange(1.0, 51.0)], n_bins=3)
+    assert kb.split_ties(np.sort(x), np.array([0, 50])) == (0, 0)
+
+
+def test_no_tie_warning_when_no_tie_is_split_or_ties_are_randomised():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compute_bins(np.random.default_rng(0).normal(size=500), n_bins=7)
+        compute_bins(np.repeat([0.0, 1.0], 50), n_bins=2)  # the boundary falls between ties
+        compute_bins(np.repeat([0.0, 1.0], 50), n_bins=3, rng=0)  # random ties on purpose
+        compute_bins(np.repeat([0.0, 1.0], 50), scheme="stratified", min_count=10)
+
+
+def test_one_implementation_of_equal_count_bounds():
+    from uqviz._array import binned
+
+    assert binned.equal_count_bounds is kb.equal_count_bounds
+    assert kb.equal_count_bounds(10, 4).tolist() == [0, 3, 5, 8, 10]
+    with pytest.raises(ValueError, match="M = 3, got n_bins = 4"):
+        kb.equal_count_bounds(3, 4)

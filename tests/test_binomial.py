@@ -83,3 +83,10 @@ def test_rejects_impossible_counts(k, n):
 def test_rejects_bad_level():
     with pytest.raises(ValueError, match="ci"):
         wilson_interval(1, 2, ci=1.0)
+
+
+def test_options_are_checked_by_the_shared_validators():
+    with pytest.raises(TypeError, match="ci must be a number"):
+        wilson_interval(1, 2, ci="0.95")
+    with pytest.raises(TypeError, match="continuity must be True or False"):
+        wilson_interval(1, 2, continuity=1)

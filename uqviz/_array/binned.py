@@ -2,9 +2,11 @@
 
 A binned statistic is a function of the per-bin means of the columns ``E2``
 (E^2), ``V`` (uE^2) and ``Z2`` (Z^2), given as a dict of arrays whose last
-axis is the bin. Points are pre-ordered so that bins are contiguous blocks
-(``starts`` into the last axis). All functions are vectorised over leading
-axes (e.g. replicates).
+axis is the bin (``E2`` and ``V`` in units of ``2**(2 log2_scale)``, see
+:mod:`uqviz._array.stats`: ENCE and ZMSE are exact at any scale, UCE is
+unscaled at the end). Points are pre-ordered so that bins are contiguous
+blocks (``starts`` into the last axis). All functions are vectorised over
+leading axes (e.g. replicates).
 
 Three evaluations share these formulas:
 
@@ -18,30 +20,44 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz._array.binning import equal_count_bounds
+from uqviz._array.stats import SCALED_COLUMNS, log2_scale, unscale
+
+__all__ = ["ence_from_means", "uce_from_means", "zmse_from_means", "bin_means",
+           "binned_column_means", "ence", "uce", "zmse", "equal_count_bounds",
+           "loo_binned_means", "acf", "FROM_MEANS", "BINNED", "BINNED_COLUMNS"]
+
 BINNED_COLUMNS = ("E2", "V", "Z2")
 
 
 def ence_from_means(m):
-    """ENCE = mean_b |RMV_b - RMSE_b| / RMV_b (Levi et al. 2022; 004 eq. 8)."""
+    """ENCE = mean_b |RMV_b - RMSE_b| / RMV_b (Levi et al. (2022); Pernot (2024b), eq. 8)."""
     rmv = np.sqrt(m["V"])
     return np.mean(np.abs(rmv - np.sqrt(m["E2"])) / rmv, axis=-1)
 
 
 def uce_from_means(m):
     """UCE = mean_b |MV_b - MSE_b| (equal-count bins: the bin-weighted mean)."""
-    return np.mean(np.abs(m["V"] - m["E2"]), axis=-1)
+    return unscale(np.mean(np.abs(m["V"] - m["E2"]), axis=-1), m, 2)
 
 
 def zmse_from_means(m):
-    """ZMSE = mean_b |ln ZMS_b| (002 eq. 17)."""
-    return np.mean(np.abs(np.log(m["Z2"])), axis=-1)
+    """ZMSE = mean_b |ln ZMS_b|, Pernot (2024c), eq. 17 (inf when a bin has ZMS_b = 0)."""
+    with np.errstate(divide="ignore"):
+        return np.mean(np.abs(np.log(m["Z2"])), axis=-1)
 
 
 FROM_MEANS = {"ENCE": ence_from_means, "UCE": uce_from_means, "ZMSE": zmse_from_means}
 
 
 def bin_means(x, starts, sizes):
-    """Mean of ``x`` over each contiguous bin along the last axis -> (..., n_bins)."""
+    """Mean of ``x`` over each contiguous bin along the last axis -> (..., n_bins).
+
+    Examples
+    --------
+    >>> bin_means(np.arange(6.0), np.array([0, 2]), np.array([2, 4])).tolist()
+    [0.5, 3.5]
+    """
     return np.add.reduceat(x, starts, axis=-1) / sizes
 
 
@@ -49,15 +65,29 @@ def binned_column_means(e, u, starts, sizes, names=BINNED_COLUMNS):
     """Per-bin means of the columns ``names`` among E2, V, Z2 (dict of (..., n_bins)).
 
     ``V`` depends on ``u`` only: with one uncertainty vector shared by many
-    rows of errors (simulated replicates) it is computed once.
+    rows of errors (simulated replicates) it is computed once. The dict holds
+    ``log2_scale`` (see :mod:`uqviz._array.stats`).
+
+    Examples
+    --------
+    >>> e, u = np.array([1e155, -1e155, 2e155, 0.0]), np.full(4, 1e155)
+    >>> m = binned_column_means(e, u, np.array([0, 2]), np.array([2, 2]))
+    >>> round(float(ence_from_means(m)), 12), round(float(zmse_from_means(m)), 12)
+    (0.207106781187, 0.34657359028)
     """
+    e = np.asarray(e, dtype=float)
+    u = np.asarray(u, dtype=float)
+    k = log2_scale(e, u) if any(c in SCALED_COLUMNS for c in names) else 0
+    es, us = (e, u) if not k else (np.ldexp(e, -k), np.ldexp(u, -k))
     out = {}
-    if "E2" in names:
-        out["E2"] = bin_means(e * e, starts, sizes)
-    if "V" in names:
-        out["V"] = bin_means(u * u, starts, sizes)
-    if "Z2" in names:
-        out["Z2"] = bin_means((e / u) ** 2, starts, sizes)
+    with np.errstate(over="ignore", under="ignore"):
+        if "E2" in names:
+            out["E2"] = bin_means(es * es, starts, sizes)
+        if "V" in names:
+            out["V"] = bin_means(us * us, starts, sizes)
+        if "Z2" in names:
+            out["Z2"] = bin_means((e / u) ** 2, starts, sizes)
+    out["log2_scale"] = k
     return out
 
 
@@ -79,11 +109,6 @@ def zmse(e, u, starts, sizes):
 BINNED = {"ENCE": ence, "UCE": uce, "ZMSE": zmse}
 
 
-def equal_count_bounds(m, n_bins):
-    """Bin bounds floor(k m / n + 0.5), k = 0..n (see ``binning.equal_count_starts``)."""
-    return np.floor(np.arange(n_bins + 1) * m / n_bins + 0.5).astype(np.int64)
-
-
 def loo_binned_means(cols, n_bins):
     """Per-bin column means of every leave-one-out sample, equal-count bins.
 
@@ -100,6 +125,11 @@ def loo_binned_means(cols, n_bins):
         ``out[i, b]`` = means over bin b of the sample without point i.
         Reduced position r maps to original position r + (r >= i), so bin b
         covers the originals a..c without i; its sum is a prefix-sum difference.
+
+    Examples
+    --------
+    >>> loo_binned_means(np.arange(4.0)[:, None], 1)[:, 0, 0].tolist()[:2]
+    [2.0, 1.6666666666666667]
     """
     m = cols.shape[0]
     prefix = np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
@@ -118,6 +148,11 @@ def acf(x, max_lag):
 
     r_k = sum_t (x_t - m)(x_{t+k} - m) / sum_t (x_t - m)^2, the estimator of
     R's ``acf`` and statsmodels' ``acf`` (no small-sample correction).
+
+    Examples
+    --------
+    >>> np.round(acf(np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0]), 1), 6).tolist()
+    [1.0, -0.833333]
     """
     x = np.asarray(x, dtype=float)
     d = x - x.mean(axis=-1, keepdims=True)

@@ -1,18 +1,17 @@
 """Confidence intervals for a binomial proportion (numpy kernels, no xarray).
 
 Used for the validation probability ``p_val = k / n`` of a Monte Carlo study
-(Pernot 2024, eq. 21 and Fig. 5): ``k`` datasets out of ``n`` validated.
-
-Reference: R. G. Newcombe, "Two-sided confidence intervals for the single
-proportion: comparison of seven methods", Statist. Med. 17 (1998) 857-872,
-method 3 (Wilson score interval) and method 4 (Wilson score interval with
-continuity correction).
+(Pernot (2024b), eq. 21 and Fig. 5): ``k`` datasets out of ``n`` validated, and
+for the fraction of valid bins f_v (Pernot (2023)). Wilson score interval
+without (method 3) and with (method 4) continuity correction of Newcombe (1998).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import special
+
+from uqviz.engine import checks
 
 __all__ = ["wilson_interval"]
 
@@ -29,7 +28,7 @@ def wilson_interval(k, n, ci=0.95, continuity=False):
     ci : float, default 0.95
         Confidence level in (0, 1).
     continuity : bool, default False
-        Apply the continuity correction (Newcombe 1998, method 4): the bounds
+        Apply the continuity correction (Newcombe (1998), method 4): the bounds
         solve ``|k/n - p| - 1/(2n) = z sqrt(p (1 - p) / n)``; the lower bound
         is 0 when ``k = 0`` and the upper bound 1 when ``k = n``.
 
@@ -43,6 +42,8 @@ def wilson_interval(k, n, ci=0.95, continuity=False):
     ValueError
         If `ci` is outside (0, 1), or some ``k`` are negative, larger than
         ``n``, or ``n`` negative (the message gives the count of such cells).
+    TypeError
+        If `ci` is not a number or `continuity` not a bool.
 
     Examples
     --------
@@ -53,8 +54,8 @@ def wilson_interval(k, n, ci=0.95, continuity=False):
     >>> round(float(lo), 4), round(float(hi), 4)
     (0.2535, 0.3682)
     """
-    if not 0.0 < ci < 1.0:
-        raise ValueError(f"ci must be in (0, 1), got {ci}")
+    ci = checks.probability("ci", ci)
+    continuity = checks.boolean("continuity", continuity)
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
     k, n = np.broadcast_arrays(k, n)

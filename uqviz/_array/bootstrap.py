@@ -15,6 +15,12 @@ Two paths share one result layout:
 All statistics of one call share the same resamples of points (paired
 bootstrap). Points may be split into contiguous groups (bins): each group is
 then resampled on its own.
+
+Columns ``E2`` and ``V`` are rescaled by a power of two (see
+:mod:`uqviz._array.stats`), so every statistic is exact at any scale of E and
+uE; an estimate that is not representable in float64 (or not finite) raises a
+ValueError naming the statistic. Intervals that cannot be computed
+(degenerate bootstrap distribution) are NaN: :attr:`BootstrapResult.degenerate`.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from uqviz._array import binned as kbin
 from uqviz._array.resample import binned_resample_sums as resample_binned
 from uqviz._array.resample import resample_sums
 from uqviz._array.stats import columns as make_columns
+from uqviz._array.stats import evaluate, log2_scale
 
 GENERIC_CHUNK_ELEMENTS = 2_000_000  # resampled values held at once (generic path)
 JACKKNIFE_GROUPS = 1000  # generic statistics: delete-group jackknife above this size
@@ -45,6 +52,13 @@ class BootstrapResult:
     accel: np.ndarray = field(default=None)
 
     @property
+    def degenerate(self):
+        """True where the interval could not be computed (NaN bounds): all replicates on
+        one side of the estimate, replicates without spread, or non-finite replicates.
+        Callers report ``valid=False`` and warn with the count of such cells."""
+        return np.isnan(self.lower) | np.isnan(self.upper)
+
+    @property
     def bias(self):
         """Bootstrap bias: mean of the replicates minus the estimate."""
         return self.replicates.mean(axis=-1) - self.estimate
@@ -55,27 +69,36 @@ class BootstrapResult:
         return self.replicates.std(axis=-1, ddof=1)
 
 
-def _as_dict(arr, names):
-    return {c: arr[..., i] for i, c in enumerate(names)}
+def _as_dict(arr, names, k=0):
+    out = {c: arr[..., i] for i, c in enumerate(names)}
+    out["log2_scale"] = k
+    return out
 
 
 def _segment_sum(x, starts):
     return np.add.reduceat(x, starts, axis=0)
 
 
-def _moment_jackknife_accel(cols, names, func, starts, sizes):
-    """Acceleration per group from leave-one-out means, in O(M)."""
+def _moment_jackknife_accel(cols, names, func, starts, sizes, k=0):
+    """Acceleration per group from leave-one-out means, in O(M).
+
+    ``cols`` are the columns of :func:`uqviz._array.stats.columns` (``E2``, ``V``
+    in units of ``2**(2 k)``); the deviations are rescaled per group before the
+    sums of :func:`uqviz._array.bca.acceleration_from_sums`.
+    """
     gid = np.repeat(np.arange(len(sizes)), sizes)
     totals = _segment_sum(cols, starts)
     n = sizes[gid].astype(float)
     loo = (totals[gid] - cols) / (n - 1.0)[:, None]
-    jack = func(_as_dict(loo, names), n - 1.0)
-    jack_mean = _segment_sum(jack, starts) / sizes
-    d = jack_mean[gid] - jack
-    num = _segment_sum(d**3, starts)
-    den = 6.0 * _segment_sum(d**2, starts) ** 1.5
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    with np.errstate(all="ignore"):
+        jack = np.asarray(func(_as_dict(loo, names, k), n - 1.0), dtype=float)
+        jack = np.ldexp(jack, -np.maximum.reduceat(bca.power_of_two_scale(jack[:, None])[:, 0],
+                                                   starts)[gid])
+        jack_mean = _segment_sum(jack, starts) / sizes
+        d = jack_mean[gid] - jack
+        big = np.maximum.reduceat(np.abs(d), starts)
+        d = np.ldexp(d, -np.frexp(np.where(np.isfinite(big), big, 0.0))[1][gid])
+        return bca.acceleration_from_sums(_segment_sum(d * d, starts), _segment_sum(d**3, starts))
 
 
 def _check_groups(m, starts, sizes, method):
@@ -90,6 +113,11 @@ def _check_groups(m, starts, sizes, method):
     if np.any(sizes < minimum):
         raise ValueError(f"every group needs at least {minimum} points for method={method!r}")
     return starts, sizes
+
+
+def _result(est, reps, ci, method, **jack):
+    ivl = bca.interval(est, reps, ci=ci, method=method, **jack)
+    return BootstrapResult(est, reps, ivl["lower"], ivl["upper"], ivl.get("z0"), ivl.get("a"))
 
 
 def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
@@ -109,23 +137,31 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
     -------
     dict
         name -> :class:`BootstrapResult` with arrays of leading size G.
+
+    Examples
+    --------
+    >>> from uqviz._array.stats import zms
+    >>> e, u = np.array([1.0, -2.0, 0.5, 1.5]), np.ones(4)
+    >>> r = bootstrap_moments(e, u, {"ZMS": (zms, ("Z2",))}, n_boot=200, seed=1)["ZMS"]
+    >>> float(r.estimate[0]), r.replicates.shape
+    (1.875, (1, 200))
     """
     names = sorted({c for _, cols in stats.values() for c in cols})
-    cols = make_columns(e, u, names)
+    k = log2_scale(e, u)
+    cols = make_columns(e, u, names, k)
     starts, sizes = _check_groups(len(cols), starts, sizes, method)
     sums = resample_sums(cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine)
     n = sizes.astype(float)
-    rep_means = _as_dict(sums / n[:, None, None], names)
-    means = _as_dict(_segment_sum(cols, starts) / n[:, None], names)
+    rep_means = _as_dict(sums / n[:, None, None], names, k)
+    means = _as_dict(_segment_sum(cols, starts) / n[:, None], names, k)
     out = {}
     for name, (func, _) in stats.items():
-        est = np.asarray(func(means, n), dtype=float)
-        reps = np.asarray(func(rep_means, n[:, None]), dtype=float)
-        accel = (_moment_jackknife_accel(cols, names, func, starts, sizes)
+        est = evaluate(name, func, means, n)
+        with np.errstate(all="ignore"):
+            reps = np.asarray(func(rep_means, n[:, None]), dtype=float)
+        accel = (_moment_jackknife_accel(cols, names, func, starts, sizes, k)
                  if method == "bca" else None)
-        ivl = bca.interval(est, reps, accel=accel, ci=ci, method=method)
-        out[name] = BootstrapResult(est, reps, ivl["lower"], ivl["upper"],
-                                    ivl.get("z0"), ivl.get("a"))
+        out[name] = _result(est, reps, ci, method, accel=accel)
     return out
 
 
@@ -133,7 +169,7 @@ def _generic_jackknife(func, e, u, max_groups=JACKKNIFE_GROUPS):
     """Jackknife values of ``func(e, u)`` for the BCa acceleration.
 
     Up to ``max_groups`` points: exact leave-one-out. Above: the delete-group
-    jackknife with ``max_groups`` contiguous groups (Efron & Tibshirani 1993,
+    jackknife with ``max_groups`` contiguous groups (Efron & Tibshirani (1993),
     sect. 11.5), whose values enter the same acceleration formula; the
     acceleration is a small correction and this keeps the cost O(G M) instead
     of O(M^2) for statistics that are not functions of means (e.g. CC).
@@ -142,10 +178,11 @@ def _generic_jackknife(func, e, u, max_groups=JACKKNIFE_GROUPS):
     edges = np.linspace(0, m, min(m, max_groups) + 1).round().astype(np.int64)
     jack = np.empty(edges.size - 1)
     keep = np.ones(m, dtype=bool)
-    for g in range(edges.size - 1):
-        keep[edges[g]:edges[g + 1]] = False
-        jack[g] = func(e[keep], u[keep])
-        keep[edges[g]:edges[g + 1]] = True
+    with np.errstate(all="ignore"):
+        for g in range(edges.size - 1):
+            keep[edges[g]:edges[g + 1]] = False
+            jack[g] = func(e[keep], u[keep])
+            keep[edges[g]:edges[g + 1]] = True
     return jack
 
 
@@ -163,6 +200,16 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
     O(M)-per-replicate evaluation from the number of draws of each point
     (used for rank statistics, which would otherwise sort every resample).
     Returns name -> :class:`BootstrapResult` with a leading group axis of 1.
+    A resample on which a statistic is undefined (e.g. CC of a resample of one
+    distinct point) gives a NaN replicate, hence a degenerate interval.
+
+    Examples
+    --------
+    >>> from uqviz._array.stats import spearman_cc
+    >>> e, u = np.array([0.1, -0.5, 1.0, 2.0, -3.0]), np.arange(1.0, 6.0)
+    >>> r = bootstrap_generic(e, u, {"CC": (spearman_cc, None)}, n_boot=100, rng=0)["CC"]
+    >>> float(r.estimate[0])
+    1.0
     """
     rng = np.random.default_rng(rng)
     m = e.shape[-1]
@@ -175,22 +222,19 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
         counts = _counts(idx, m) if prepared else None
         plain = [n for n, (_, c) in stats.items() if c is None]
         es, us = (e[idx], u[idx]) if plain else (None, None)
-        for name, (func, c) in stats.items():
-            reps[name][b0:b1] = func(es, us) if c is None else c[1](counts, prepared[name])
+        with np.errstate(all="ignore"):
+            for name, (func, c) in stats.items():
+                reps[name][b0:b1] = func(es, us) if c is None else c[1](counts, prepared[name])
     out = {}
     for name, (func, _) in stats.items():
-        est = np.asarray(func(e, u), dtype=float)
+        est = evaluate(name, lambda _m, f=func: f(e, u), {})
         jack = _generic_jackknife(func, e, u) if method == "bca" else None
-        ivl = bca.interval(est, reps[name], jackknife=jack, ci=ci, method=method)
-        out[name] = BootstrapResult(est[None], reps[name][None], ivl["lower"][None],
-                                    ivl["upper"][None],
-                                    None if method != "bca" else ivl["z0"][None],
-                                    None if method != "bca" else np.atleast_1d(ivl["a"]))
+        r = _result(est, reps[name], ci, method, jackknife=jack)
+        out[name] = BootstrapResult(r.estimate[None], r.replicates[None], r.lower[None],
+                                    r.upper[None],
+                                    None if method != "bca" else r.z0[None],
+                                    None if method != "bca" else np.atleast_1d(r.accel))
     return out
-
-
-def _accel_from_jackknife(jack):
-    return bca.acceleration(jack[None, :])
 
 
 def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca",
@@ -217,36 +261,50 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
     -------
     dict
         name -> :class:`BootstrapResult` with a leading group axis of 1.
+
+    Examples
+    --------
+    >>> from uqviz._array.binned import ence_from_means
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.uniform(1, 2, 100); e = u * rng.standard_normal(100)
+    >>> r = bootstrap_binned(e, u, {"ENCE": ("binned", ence_from_means, ("E2", "V"))},
+    ...                      n_bins=5, n_boot=100, seed=1)["ENCE"]
+    >>> r.replicates.shape, bool(r.degenerate[0])
+    ((1, 100), False)
     """
     order = np.argsort(u if key is None else key, kind="stable")
     e, u = e[order], u[order]
     names = sorted({c for _, _, cols in stats.values() for c in cols})
-    cols = make_columns(e, u, names)
     m = len(e)
+    if not 1 <= n_bins <= m // 2:
+        raise ValueError(f"n_bins = {n_bins} bins leave fewer than 2 points per bin for "
+                         f"M = {m} points: use n_bins <= {max(m // 2, 1)}")
+    k = log2_scale(e, u)
+    cols = make_columns(e, u, names, k)
     bounds = kbin.equal_count_bounds(m, n_bins)
-    if np.any(np.diff(bounds) < 2):
-        raise ValueError(f"{n_bins} bins leave fewer than 2 points per bin for {m} points")
     sizes = np.diff(bounds).astype(float)
     sums = resample_binned(cols, bounds, n_boot, seed, engine=engine)  # (B, n_bins, k)
-    data_bins = _as_dict(np.add.reduceat(cols, bounds[:-1], axis=0) / sizes[:, None], names)
-    rep_bins = _as_dict(sums / sizes[None, :, None], names)
-    rep_tot = _as_dict(sums.sum(axis=1) / m, names)
+    data_bins = _as_dict(np.add.reduceat(cols, bounds[:-1], axis=0) / sizes[:, None], names, k)
+    rep_bins = _as_dict(sums / sizes[None, :, None], names, k)
+    rep_tot = _as_dict(sums.sum(axis=1) / m, names, k)
     loo = None
     out = {}
     for name, (kind, func, _) in stats.items():
+        accel = None
         if kind == "binned":
-            est = np.asarray(func(data_bins), dtype=float)
-            reps = func(rep_bins)
+            est = evaluate(name, func, data_bins)
+            with np.errstate(all="ignore"):
+                reps = np.asarray(func(rep_bins), dtype=float)
             if method == "bca":
                 loo = kbin.loo_binned_means(cols, n_bins) if loo is None else loo
-                accel = _accel_from_jackknife(func(_as_dict(loo, names)))
+                with np.errstate(all="ignore"):
+                    accel = bca.acceleration(func(_as_dict(loo, names, k))[None, :])
         else:
-            est = np.asarray(func(_as_dict(cols.mean(axis=0), names), m), dtype=float)
-            reps = func(rep_tot, m)
+            est = evaluate(name, func, _as_dict(cols.mean(axis=0), names, k), m)
+            with np.errstate(all="ignore"):
+                reps = np.asarray(func(rep_tot, m), dtype=float)
             if method == "bca":
-                accel = _moment_jackknife_accel(cols, names, func, np.array([0]), np.array([m]))
-        ivl = bca.interval(est[None], reps[None], accel=accel if method == "bca" else None,
-                           ci=ci, method=method)
-        out[name] = BootstrapResult(est[None], reps[None], ivl["lower"], ivl["upper"],
-                                    ivl.get("z0"), ivl.get("a"))
+                accel = _moment_jackknife_accel(cols, names, func, np.array([0]),
+                                                np.array([m]), k)
+        out[name] = _result(est[None], reps[None], ci, method, accel=accel)
     return out

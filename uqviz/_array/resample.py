@@ -10,10 +10,13 @@ group has its own 64-bit seed and each task a stream derived from ``(group
 seed, block number)`` only, so the numbers do not depend on the number of
 threads, on how tasks are scheduled, or on which other groups share the call.
 
-- ``engine="numba"``: xoshiro256** streams seeded by SplitMix64, unbiased
-  integers by Lemire's multiply-shift with rejection; tasks run in parallel.
-- ``engine="numpy"``: a ``numpy.random.Generator`` per task (PCG64 seeded by
-  ``[group seed, block]``): the same resampling distribution, other numbers.
+- ``engine="numba"``: xoshiro256** streams (Blackman & Vigna (2021)) seeded
+  by SplitMix64 (:func:`_seed_state`), unbiased integers by Lemire's (2019)
+  multiply-shift with rejection (:func:`_pair`, :func:`_below`); tasks run in
+  parallel.
+- ``engine="numpy"``: a ``numpy.random.Generator`` per task
+  (:func:`block_generator`: PCG64 seeded by ``[group seed, block]``): the same
+  resampling distribution, other numbers.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
+
+from uqviz.engine import checks
 
 BLOCK = 32  # replicates per task; fixed so results do not depend on threads
 
@@ -34,13 +39,30 @@ except ImportError:  # pragma: no cover - exercised only without numba
 
 
 def default_engine() -> str:
-    """The engine used when ``engine=None``: numba when available."""
+    """The engine used when ``engine=None``: numba when available.
+
+    Examples
+    --------
+    >>> default_engine() in ("numba", "numpy")
+    True
+    """
     return "numba" if HAVE_NUMBA else "numpy"
 
 
 def _tasks(sizes, n_boot):
     n_blocks = -(-n_boot // BLOCK)
     return len(sizes) * n_blocks, n_blocks
+
+
+def block_generator(seed, block) -> np.random.Generator:
+    """The numpy stream of one task: PCG64 seeded by ``[seed, block]``.
+
+    Examples
+    --------
+    >>> int(block_generator(1, 0).integers(100)) == int(block_generator(1, 0).integers(100))
+    True
+    """
+    return np.random.default_rng([int(seed), int(block)])
 
 
 # ---------------------------------------------------------------- numpy ---
@@ -51,8 +73,7 @@ def _sums_numpy(cols, starts, sizes, n_boot, seeds):
     for t in range(n_tasks):
         g, blk = divmod(t, n_blocks)
         b0, b1 = blk * BLOCK, min(n_boot, (blk + 1) * BLOCK)
-        gen = np.random.default_rng([int(seeds[g]), blk])
-        idx = gen.integers(0, sizes[g], size=(b1 - b0, sizes[g]))
+        idx = block_generator(seeds[g], blk).integers(0, sizes[g], size=(b1 - b0, sizes[g]))
         out[g, b0:b1] = cols[starts[g] + idx].sum(axis=1)
     return out
 
@@ -85,6 +106,15 @@ if numba is not None:
         s[2] ^= t
         s[3] = _rotl(s[3], 45)
         return result
+
+    @numba.njit(inline="always")
+    def _seed_state(seed, blk):
+        # the xoshiro256** state of one task: SplitMix64 of seed ^ (blk * odd constant)
+        s = np.empty(4, dtype=np.uint64)
+        x = seed ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
+        for i in range(4):
+            x, s[i] = _splitmix64(x)
+        return s
 
     @numba.njit(inline="always")
     def _below(s, n, threshold):
@@ -120,10 +150,7 @@ if numba is not None:
         for t in numba.prange(n_groups * n_blocks):
             g = t // n_blocks
             blk = t - g * n_blocks
-            s = np.empty(4, dtype=np.uint64)
-            x = seeds[g] ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
-            for i in range(4):
-                x, s[i] = _splitmix64(x)
+            s = _seed_state(seeds[g], blk)
             size = sizes[g]
             n = _U64(size)
             threshold = (_U64(0x100000000) - n) % n
@@ -152,19 +179,12 @@ if numba is not None:
 
     @numba.njit(inline="always")
     def _count_draws(counts, size, s, threshold):
-        # as _resample_into, but counting how often each point is drawn
+        # the draws of _sums_numba_kernel, counting how often each point is drawn
         n = _U64(size)
-        mask = _U64(0xFFFFFFFF)
         for _ in range(size // 2):
-            r = _next(s)
-            m1 = (r >> _U64(32)) * n
-            m2 = (r & mask) * n
-            if (m1 & mask) >= threshold and (m2 & mask) >= threshold:
-                counts[np.int64(m1 >> _U64(32))] += 1
-                counts[np.int64(m2 >> _U64(32))] += 1
-            else:
-                counts[_below(s, n, threshold)] += 1
-                counts[_below(s, n, threshold)] += 1
+            j1, j2 = _pair(s, n, threshold)
+            counts[j1] += 1
+            counts[j2] += 1
         if size % 2 == 1:
             counts[_below(s, n, threshold)] += 1
 
@@ -175,10 +195,7 @@ if numba is not None:
         n_blocks = (n_boot + block - 1) // block
         out = np.zeros((n_boot, n_bins, k))
         for blk in numba.prange(n_blocks):
-            s = np.empty(4, dtype=np.uint64)
-            x = seed ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
-            for i in range(4):
-                x, s[i] = _splitmix64(x)
+            s = _seed_state(seed, blk)
             n = _U64(m)
             threshold = (_U64(0x100000000) - n) % n
             counts = np.zeros(m, dtype=np.int64)
@@ -217,10 +234,9 @@ def _binned_sums_numpy(cols, bounds, n_boot, seed):
     out = np.empty((n_boot, len(bounds) - 1, k))
     for blk in range(-(-n_boot // BLOCK)):
         b0, b1 = blk * BLOCK, min(n_boot, (blk + 1) * BLOCK)
-        gen = np.random.default_rng([int(seed), blk])
         # sorting the drawn indices sorts the resample by the binning variable,
         # ties (and repeated draws) kept in data order
-        idx = np.sort(gen.integers(0, m, size=(b1 - b0, m)), axis=1)
+        idx = np.sort(block_generator(seed, blk).integers(0, m, size=(b1 - b0, m)), axis=1)
         out[b0:b1] = np.add.reduceat(cols[idx], bounds[:-1], axis=1)
     return out
 
@@ -258,20 +274,34 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
     """
     cols = np.ascontiguousarray(cols, dtype=np.float64)
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
-    if cols.ndim != 2 or bounds[0] != 0 or bounds[-1] != cols.shape[0] or np.any(np.diff(bounds) < 1):
+    if (cols.ndim != 2 or bounds[0] != 0 or bounds[-1] != cols.shape[0]
+            or np.any(np.diff(bounds) < 1)):
         raise ValueError("bounds must increase strictly from 0 to the number of points")
+    n_boot = checks.count("n_boot", n_boot, minimum=1)
     seed = int(group_seeds(seed, 1)[0]) if np.ndim(seed) == 0 else int(seed[0])
-    engine = engine or default_engine()
+    engine = _engine(engine)
     if engine == "numba":
-        return _binned_sums_numba_kernel(np.ascontiguousarray(cols.T), bounds, int(n_boot),
+        return _binned_sums_numba_kernel(np.ascontiguousarray(cols.T), bounds, n_boot,
                                          np.uint64(seed), BLOCK)
-    if engine == "numpy":
-        return _binned_sums_numpy(cols, bounds, int(n_boot), seed)
-    raise ValueError(f"engine must be 'numba' or 'numpy', got {engine!r}")
+    return _binned_sums_numpy(cols, bounds, n_boot, seed)
+
+
+def _engine(engine):
+    engine = default_engine() if engine is None else checks.choice("engine", engine,
+                                                                   ("numba", "numpy"))
+    if engine == "numba" and numba is None:  # pragma: no cover
+        raise ValueError("engine='numba' needs numba installed")
+    return engine
 
 
 def group_seeds(seed, n_groups):
-    """One uint64 seed per group: given as an array, or derived from one integer."""
+    """One uint64 seed per group: given as an array, or derived from one integer.
+
+    Examples
+    --------
+    >>> group_seeds(1, 3).shape
+    (3,)
+    """
     if np.ndim(seed) == 0:
         return np.random.SeedSequence(int(seed)).generate_state(n_groups, np.uint64)
     seeds = np.ascontiguousarray(seed, dtype=np.uint64)
@@ -323,14 +353,8 @@ def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
         raise ValueError("every group needs at least one point")
     if np.any(starts + sizes > cols.shape[0]) or np.any(starts < 0):
         raise ValueError("groups fall outside the rows of cols")
-    if int(n_boot) < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    n_boot = checks.count("n_boot", n_boot, minimum=1)
     seeds = group_seeds(seed, len(sizes))
-    engine = engine or default_engine()
-    if engine == "numba":
-        if numba is None:  # pragma: no cover
-            raise ValueError("engine='numba' needs numba installed")
-        return _sums_numba_triplets(cols, starts, sizes, int(n_boot), seeds)
-    if engine == "numpy":
-        return _sums_numpy(cols, starts, sizes, int(n_boot), seeds)
-    raise ValueError(f"engine must be 'numba' or 'numpy', got {engine!r}")
+    if _engine(engine) == "numba":
+        return _sums_numba_triplets(cols, starts, sizes, n_boot, seeds)
+    return _sums_numpy(cols, starts, sizes, n_boot, seeds)

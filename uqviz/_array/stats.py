@@ -1,14 +1,34 @@
 """Numpy kernels for calibration statistics (no xarray).
 
-Conventions (as in arviz-stats' ``base/array.py``): the core axis (``point``)
-is the **last** axis; every function is vectorised over leading axes
-(replicates, datasets).
+The core axis (``point``) is the **last** axis; every function is vectorised
+over leading axes (replicates, datasets).
 
 Most calibration statistics are smooth functions of a few *means* of per-point
-columns (Z, Z^2, E^2, uE^2, ln uE^2). They are written as
-``statistic(means, n)`` where ``means`` maps a column name to an array of
-means; the same function then serves the point estimate, the bootstrap
-replicates (means of resampled sums) and the jackknife (leave-one-out means).
+columns (Z, Z^2, E^2, uE^2, ln uE^2). They are written as ``statistic(means,
+n)`` where ``means`` maps a column name to an array of means; the same function
+then serves the point estimate, the bootstrap replicates (means of resampled
+sums) and the jackknife (leave-one-out means).
+
+Scale
+-----
+E and uE may take any float64 value (1e-300 .. 1e155 are legitimate units),
+but E^2 and uE^2 overflow above ~1e154 and underflow below ~1e-154. Hence:
+
+- ``Z`` and ``Z2`` are computed from ``Z = E/uE`` directly (exact at any scale);
+- ``E2`` and ``V`` are computed from E and uE divided by a common power of two
+  ``2**k`` (exact), ``k = log2_scale(e, u)``: 0 while max(|E|, uE) lies in
+  [2**-200, 2**200] (the means are then plain E^2 and uE^2), else chosen so that
+  the largest value is in [0.5, 1). ``means["log2_scale"]`` carries k (absent
+  means 0);
+- ratios (RCE, RCE2, ENCE) are therefore exact at any scale; MSE, MV, RMSE,
+  RMV (and UCE) undo the scale with :func:`unscale`. Where the result is not
+  representable in float64 (MSE of errors of 1e155 is 1e310), :func:`evaluate`
+  raises a ValueError naming the statistic, instead of returning inf or 0.
+
+A statistic registered by a user that reads ``E2``/``V`` is correct whenever
+max(|E|, uE) is in [2**-200, 2**200]; outside, it must apply :func:`unscale`.
+Squares of values more than ~1e150 times smaller than the largest one
+underflow to 0 (their share of a mean is below 1e-300).
 """
 
 from __future__ import annotations
@@ -17,6 +37,8 @@ import numpy as np
 from scipy import special, stats
 
 LN_2PI = float(np.log(2.0 * np.pi))
+SAFE_LOG2 = 200  # no rescaling while max(|E|, uE) is within 2**-200 .. 2**200
+TINY = np.finfo(float).tiny
 
 # --------------------------------------------------------------------------
 # per-point columns
@@ -28,24 +50,120 @@ COLUMN_FUNCS = {
     "V": lambda e, u: u * u,
     "lnV": lambda e, u: 2.0 * np.log(u),
 }
+SCALED_COLUMNS = ("E2", "V")  # computed on E/2**k and uE/2**k
 
 
-def columns(e, u, names):
-    """Stack the per-point columns ``names`` of errors ``e`` and uncertainties ``u``.
+def log2_scale(e, u) -> int:
+    """Common power-of-two exponent k of the columns E2 and V (see the module docstring).
 
-    Returns an array of shape ``(..., M, k)`` (C-contiguous, float64) so that a
-    bootstrap draw of one point reads one contiguous row.
+    Examples
+    --------
+    >>> log2_scale(np.array([1.0, -2.0]), np.array([1.0, 3.0]))
+    0
+    >>> log2_scale(np.array([1e155]), np.array([3e155]))
+    517
     """
     e = np.asarray(e, dtype=float)
     u = np.asarray(u, dtype=float)
-    return np.ascontiguousarray(np.stack([COLUMN_FUNCS[c](e, u) for c in names], axis=-1))
+    with np.errstate(invalid="ignore"):
+        top = max(float(np.max(np.abs(e), initial=0.0)), float(np.max(np.abs(u), initial=0.0)))
+    if not np.isfinite(top) or top == 0.0 or 2.0**-SAFE_LOG2 <= top <= 2.0**SAFE_LOG2:
+        return 0
+    return int(np.frexp(top)[1])
+
+
+def unscale(x, means, power):
+    """``x * 2**(power k)`` with k = ``means["log2_scale"]``: a value back in the data's units.
+
+    Overflow gives inf and underflow 0 without a numpy warning;
+    :func:`evaluate` turns them into an error.
+
+    Examples
+    --------
+    >>> float(unscale(0.5, {"log2_scale": 3}, 2))
+    32.0
+    """
+    k = int(means.get("log2_scale", 0)) if isinstance(means, dict) else int(means)
+    if k == 0:
+        return x
+    with np.errstate(over="ignore", under="ignore"):
+        return np.ldexp(x, power * k)
+
+
+def columns(e, u, names, log2_scale=0):
+    """Stack the per-point columns ``names`` of errors ``e`` and uncertainties ``u``.
+
+    ``E2`` and ``V`` are in units of ``2**(2 log2_scale)``. Returns an array of
+    shape ``(..., M, k)`` (C-contiguous, float64) so that a bootstrap draw of
+    one point reads one contiguous row.
+
+    Examples
+    --------
+    >>> columns(np.array([2.0]), np.array([4.0]), ("Z", "E2"), log2_scale=1).tolist()
+    [[0.5, 1.0]]
+    """
+    e = np.asarray(e, dtype=float)
+    u = np.asarray(u, dtype=float)
+    es, us = (e, u) if not log2_scale else (np.ldexp(e, -log2_scale), np.ldexp(u, -log2_scale))
+    with np.errstate(over="ignore", under="ignore"):
+        cols = [COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS else COLUMN_FUNCS[c](e, u)
+                for c in names]
+    return np.ascontiguousarray(np.stack(cols, axis=-1))
 
 
 def column_means(e, u, names):
-    """Means over the last axis of each column, as a dict name -> array."""
+    """Means over the last axis of each column, as a dict name -> array, plus ``log2_scale``.
+
+    Examples
+    --------
+    >>> m = column_means(np.array([1e155, -1e155]), np.array([1e155, 1e155]), ("E2", "V"))
+    >>> float(rce2(m, 2)), float(rmse(m, 2))
+    (0.0, 1e+155)
+    """
     e = np.asarray(e, dtype=float)
     u = np.asarray(u, dtype=float)
-    return {c: np.mean(COLUMN_FUNCS[c](e, u), axis=-1) for c in names}
+    k = log2_scale(e, u)
+    es, us = (e, u) if not k else (np.ldexp(e, -k), np.ldexp(u, -k))
+    with np.errstate(over="ignore", under="ignore"):
+        out = {c: np.mean(COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS
+                          else COLUMN_FUNCS[c](e, u), axis=-1) for c in names}
+    out["log2_scale"] = k
+    return out
+
+
+def evaluate(name, func, means, *args):
+    """``func(means, *args)`` as a float array, or a ValueError naming ``name`` when not finite.
+
+    The error says whether the value leaves float64 because of the data's
+    scale (overflow or underflow of a scale-dependent statistic such as MSE),
+    or is undefined for the data (NaN, inf).
+
+    Examples
+    --------
+    >>> m = column_means(np.array([1e155]), np.array([1e155]), ("E2",))
+    >>> evaluate("MSE", mse, m, 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: MSE overflows float64 for these data (|E|, uE up to 2**515): not representable; ...
+    """
+    with np.errstate(all="ignore"):
+        value = np.asarray(func(means, *args), dtype=float)
+    k = int(means.get("log2_scale", 0))
+    if k:
+        with np.errstate(all="ignore"):
+            raw = np.asarray(func({**means, "log2_scale": 0}, *args), dtype=float)
+        over = np.isfinite(raw) & ~np.isfinite(value)
+        under = np.isfinite(raw) & (raw != 0) & (np.abs(value) < TINY) & (value != raw)
+        if np.any(over) or np.any(under):
+            how = "overflows" if np.any(over) else "underflows"
+            raise ValueError(f"{name} {how} float64 for these data (|E|, uE up to 2**{k}): "
+                             "not representable; use a scale-free statistic (ZMS, RCE) or "
+                             "RMSE/RMV, or express E and uE in other units")
+    bad = ~np.isfinite(value)
+    if np.any(bad):
+        raise ValueError(f"{name} is not finite for these data ({int(bad.sum())} of "
+                         f"{bad.size} value(s) NaN or inf)")
+    return value
 
 
 # --------------------------------------------------------------------------
@@ -57,7 +175,13 @@ def zm(m, n):
 
 
 def zms(m, n):
-    """Mean of squared z-scores <Z^2>."""
+    """Mean of squared z-scores <Z^2>.
+
+    Examples
+    --------
+    >>> float(zms(column_means(np.array([1.0, -2.0]), np.array([1.0, 2.0]), ("Z2",)), 2))
+    1.0
+    """
     return m["Z2"]
 
 
@@ -68,41 +192,47 @@ def zvar(m, n):
 
 def mse(m, n):
     """Mean squared error <E^2>."""
-    return m["E2"]
+    return unscale(m["E2"], m, 2)
 
 
 def mv(m, n):
     """Mean variance <uE^2>."""
-    return m["V"]
+    return unscale(m["V"], m, 2)
 
 
 def rmse(m, n):
     """Root mean squared error."""
-    return np.sqrt(m["E2"])
+    return unscale(np.sqrt(m["E2"]), m, 1)
 
 
 def rmv(m, n):
     """Root mean variance."""
-    return np.sqrt(m["V"])
+    return unscale(np.sqrt(m["V"]), m, 1)
 
 
 def rce(m, n):
-    """Relative calibration error (RMV - RMSE)/RMV (004 eq. 7)."""
+    """Relative calibration error (RMV - RMSE)/RMV, Pernot (2024b), eq. 7.
+
+    Examples
+    --------
+    >>> float(rce(column_means(np.array([1.0, -1.0]), np.array([1.0, 1.0]), ("E2", "V")), 2))
+    0.0
+    """
     return 1.0 - np.sqrt(m["E2"] / m["V"])
 
 
 def rce2(m, n):
-    """Alternative relative calibration error (MV - MSE)/MV (004 eq. A1)."""
+    """Alternative relative calibration error (MV - MSE)/MV, Pernot (2024b), eq. A1."""
     return 1.0 - m["E2"] / m["V"]
 
 
 def nll(m, n):
-    """Gaussian negative log-likelihood (004 eq. 12)."""
+    """Gaussian negative log-likelihood, Pernot (2024b), eq. 12."""
     return 0.5 * (m["Z2"] + m["lnV"] + LN_2PI)
 
 
 def nll_ref(m, n):
-    """Reference NLL of a calibrated set with these uncertainties (002 eq. 16)."""
+    """Reference NLL of a calibrated set with these uncertainties, Pernot (2024c), eq. 16."""
     return 0.5 * (1.0 + m["lnV"] + LN_2PI)
 
 
@@ -114,6 +244,11 @@ def rankdata(x):
 
     Rows without ties (the rule for continuous data) take a fast path: the
     inverse of an unstable argsort; rows with ties get averaged ranks.
+
+    Examples
+    --------
+    >>> rankdata(np.array([3.0, 1.0, 3.0, 2.0])).tolist()
+    [3.5, 1.0, 3.5, 2.0]
     """
     x = np.asarray(x, dtype=float)
     order = np.argsort(x, axis=-1)
@@ -133,7 +268,13 @@ def pearson(x, y):
 
 
 def spearman_cc(e, u):
-    """CC: Spearman rank correlation between |E| and uE along the last axis."""
+    """CC: Spearman rank correlation between |E| and uE along the last axis.
+
+    Examples
+    --------
+    >>> float(spearman_cc(np.array([0.1, -0.5, 1.0]), np.array([1.0, 2.0, 3.0])))
+    1.0
+    """
     return pearson(rankdata(np.abs(e)), rankdata(u))
 
 
@@ -213,6 +354,11 @@ def hd_quantiles(x, probs):
     """Harrell-Davis quantile estimates along the last axis.
 
     Returns an array of shape ``x.shape[:-1] + (len(probs),)``.
+
+    Examples
+    --------
+    >>> float(hd_quantiles(np.arange(5.0), [0.5])[0])
+    2.0
     """
     x = np.sort(np.asarray(x, dtype=float), axis=-1)
     w = harrell_davis_weights(x.shape[-1], probs)
@@ -220,9 +366,14 @@ def hd_quantiles(x, probs):
 
 
 def beta_gm(x):
-    """Robust skewness beta_GM = (mean - median) / mean|x - median| (Groeneveld-Meeden).
+    """Robust skewness beta_GM = (mean - median) / mean|x - median| (Groeneveld & Meeden (1984)).
 
     The median is the Harrell-Davis estimate. Bounded in [-1, 1], 0 for symmetry.
+
+    Examples
+    --------
+    >>> round(float(beta_gm(np.array([0.0, 0.0, 0.0, 0.0, 10.0]))), 6)
+    0.605234
     """
     x = np.asarray(x, dtype=float)
     med = hd_quantiles(x, [0.5])
@@ -233,7 +384,7 @@ KAPPA_CS_NORMAL = 2.91
 
 
 def kappa_cs(x):
-    """Robust excess kurtosis of Crow & Siddiqui, with Harrell-Davis quantiles.
+    """Robust excess kurtosis of Crow & Siddiqui (1967), with Harrell & Davis (1982) quantiles.
 
     kappa_CS = (q0.975 - q0.025)/(q0.75 - q0.25) - 2.91 (0 for a normal variate).
     """

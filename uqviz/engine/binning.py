@@ -7,23 +7,29 @@ the bin) and ``count``. Internally a :class:`Bins` also holds the ordering of
 the points that makes every bin a contiguous block, which is what the
 bootstrap engine resamples.
 
+Equal-count bins of a variable with tied values (few distinct values, discrete
+features) may put equal values in different bins: :func:`compute_bins` warns
+with the number of split tie groups and suggests ``binning="stratified"``.
+
 Examples
 --------
 >>> import numpy as np
 >>> from uqviz.engine.binning import compute_bins
->>> b = compute_bins(np.array([3.0, 1.0, 2.0, 2.0, 5.0]), n_bins=2)
+>>> b = compute_bins(np.array([3.0, 1.0, 2.5, 2.0, 5.0]), n_bins=2)
 >>> b.sizes.tolist(), b.lower.tolist(), b.upper.tolist()
-([3, 2], [1.0, 3.0], [2.0, 5.0])
+([3, 2], [1.0, 3.0], [2.5, 5.0])
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
 
 from uqviz._array import binning as kb
+from uqviz.engine import checks
 
 __all__ = ["Bins", "compute_bins", "conditioning_values", "default_n_bins", "bin_coords",
            "SCHEMES"]
@@ -56,7 +62,13 @@ class Bins:
 
 
 def default_n_bins(m: int) -> int:
-    """Default number of bins for the validation metric: round(sqrt(M))."""
+    """Default number of bins of :func:`compute_bins`: round(sqrt(M)), at least 1.
+
+    Examples
+    --------
+    >>> default_n_bins(5000)
+    71
+    """
     return max(1, int(round(np.sqrt(m))))
 
 
@@ -66,6 +78,13 @@ def conditioning_values(ds: xr.Dataset, conditioning) -> tuple[str, np.ndarray]:
     ``"Z"``/``"uE"``/a feature name, or an array with one value per point.
     Raises a ValueError naming the problem (missing, non-numeric, NaN count,
     constant).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.from_arrays([0.1, -0.2, 0.3], [1.0, 2.0, 3.0])
+    >>> conditioning_values(ds, "uE")[1].tolist()
+    [1.0, 2.0, 3.0]
     """
     if isinstance(conditioning, str):
         if conditioning not in ds.variables:
@@ -104,7 +123,8 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
     x : array_like, shape (M,)
         Conditioning values (finite).
     n_bins : int, optional
-        Number of bins (equal_count, equal_width); default round(sqrt(M)).
+        Number of bins (equal_count, equal_width), 1 <= n_bins <= M; default
+        round(sqrt(M)).
     scheme : {"equal_count", "equal_width", "stratified", "edges"}
         equal_count: stable sort, bin k = sorted positions floor(kM/n + 0.5) ..
         floor((k+1)M/n + 0.5) - 1. equal_width: equal-width (or log-width)
@@ -125,44 +145,71 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
     -------
     Bins
 
+    Raises
+    ------
+    TypeError, ValueError
+        Bad options (``n_bins`` not a whole number or outside [1, M], unknown
+        scheme, ``edges`` not finite and strictly increasing, ``min_count`` < 1)
+        or non-finite ``x``.
+
+    Warns
+    -----
+    UserWarning
+        Equal-count bins that split groups of tied values (``rng=None``): the
+        warning counts them and suggests ``binning="stratified"``. With ``rng``
+        the ties are split at random on purpose, without a warning.
+
     Examples
     --------
     >>> import numpy as np
     >>> compute_bins(np.arange(10.0), n_bins=4).sizes.tolist()
     [3, 2, 3, 2]
     """
-    x = np.asarray(x, dtype=float)
+    x = checks.finite_array("x", x, ndim=1)
     m = x.size
-    if scheme not in SCHEMES:
-        raise ValueError(f"binning must be one of {SCHEMES}, got {scheme!r}")
+    if m == 0:
+        raise ValueError("x: no points to bin (M = 0)")
+    scheme = checks.choice("binning", scheme, SCHEMES)
+    log = checks.boolean("log", log)
+    min_count = checks.optional_count("min_count", min_count, minimum=1)
+    if scheme in ("equal_count", "equal_width"):
+        n = default_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, minimum=-2**62)
+        if not 1 <= n <= m:
+            raise ValueError(f"n_bins must be between 1 and the number of points M = {m}, "
+                             f"got n_bins = {n}")
     if scheme == "equal_count":
-        n = default_n_bins(m) if n_bins is None else int(n_bins)
-        order = kb.stable_order(x, rng)
+        order = kb.stable_order(x, None if rng is None else checks.rng(rng))
         starts, sizes = kb.equal_count_starts(m, n)
+        if rng is None:
+            _warn_split_ties(x[order], starts, n)
         lower, upper, center = _ranges(x, order, starts, sizes)
         return Bins(order, starts, sizes, lower, upper, center,
                     {"binning": scheme, "n_bins_requested": n,
                      "ties": "random order" if rng is not None else "data order"})
     if scheme == "stratified":
-        min_count = 100 if min_count is None else int(min_count)
+        min_count = 100 if min_count is None else min_count
         labels = kb.stratified_labels(x, min_count)
         edges_used = None
     else:
         if scheme == "equal_width":
-            n = default_n_bins(m) if n_bins is None else int(n_bins)
-            if n < 1:
-                raise ValueError(f"n_bins must be >= 1, got {n}")
             edges_used = kb.width_edges(x, n, log=log)
         else:
             if edges is None:
                 raise ValueError("binning='edges' needs edges=")
-            edges_used = np.asarray(edges, dtype=float)
+            edges_used = checks.finite_array("edges", edges, ndim=1)
+            if edges_used.size < 2:
+                raise ValueError(f"edges must hold at least 2 values, got {edges_used.size}")
+            steps = np.flatnonzero(np.diff(edges_used) <= 0)
+            if steps.size:
+                raise ValueError(f"edges must increase strictly; {steps.size} step(s) do not "
+                                 f"(first at position {steps[0] + 1}: "
+                                 f"{edges_used[steps[0]]} -> {edges_used[steps[0] + 1]})")
         labels = kb.edge_labels(x, edges_used)
         outside = labels < 0
         if outside.any():
             raise ValueError(f"{outside.sum()} points fall outside the bin edges "
                              f"[{edges_used[0]}, {edges_used[-1]}]")
-        labels = kb.merge_labels(labels, 1 if min_count is None else int(min_count))
+        labels = kb.merge_labels(labels, 1 if min_count is None else min_count)
     order, starts, sizes = kb.labels_to_groups(labels, kb.stable_order(x))
     lower, upper, center = _ranges(x, order, starts, sizes)
     if edges_used is not None:  # report the edges enclosing each (merged) bin
@@ -175,8 +222,26 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
                  "log": bool(log)})
 
 
+def _warn_split_ties(sorted_x, starts, n_bins):
+    n_groups, n_points = kb.split_ties(sorted_x, starts)
+    if n_groups:
+        n_distinct = np.unique(sorted_x).size
+        warnings.warn(
+            f"equal-count binning into {n_bins} bins splits {n_groups} group(s) of tied "
+            f"values ({n_points} points; the variable has {n_distinct} distinct values): "
+            "equal values fall in different bins, in data order. Use binning='stratified' "
+            "to bin by value.", UserWarning, stacklevel=3)
+
+
 def bin_coords(bins: Bins) -> dict:
-    """Coordinates on dim ``bin``: bin_lower, bin_upper, bin_center, count."""
+    """Coordinates on dim ``bin``: bin_lower, bin_upper, bin_center, count.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sorted(bin_coords(compute_bins(np.arange(4.0), n_bins=2)))
+    ['bin', 'bin_center', 'bin_lower', 'bin_upper', 'count']
+    """
     return {
         "bin": np.arange(bins.n_bins),
         "bin_lower": ("bin", bins.lower),

@@ -14,17 +14,68 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["run_blocks", "block_rng", "n_threads", "progress_bar", "show_progress"]
+from uqviz._array.resample import block_generator
+from uqviz.engine import checks
+
+__all__ = ["run_blocks", "block_rng", "n_threads", "progress_bar", "show_progress",
+           "resolve_client"]
 
 
 def n_threads() -> int:
-    """Worker threads for local block execution (``UQVIZ_THREADS`` or the core count)."""
-    return max(1, int(os.environ.get("UQVIZ_THREADS", os.cpu_count() or 1)))
+    """Worker threads for local block execution (``UQVIZ_THREADS`` or the core count).
+
+    Examples
+    --------
+    >>> n_threads() >= 1
+    True
+    """
+    value = os.environ.get("UQVIZ_THREADS", os.cpu_count() or 1)
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise ValueError(f"UQVIZ_THREADS must be a whole number, got {value!r}") from None
+
+
+_LOCAL_CLIENT = []
+
+
+def resolve_client(client):
+    """The ``client`` option: None (local threads), ``"local"`` (a dask ``LocalCluster``,
+    created once per process) or a ``dask.distributed.Client``.
+
+    Examples
+    --------
+    >>> resolve_client(None) is None
+    True
+    """
+    if client is None:
+        return None
+    if isinstance(client, str):
+        if client != "local":
+            raise ValueError(f"client must be None, 'local' or a dask.distributed.Client; "
+                             f"got {client!r}")
+        if not _LOCAL_CLIENT:
+            from dask.distributed import Client, LocalCluster
+
+            _LOCAL_CLIENT.append(Client(LocalCluster(processes=False)))
+        return _LOCAL_CLIENT[0]
+    if not (callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))):
+        raise TypeError("client must be None, 'local' or a dask.distributed.Client; got "
+                        f"{type(client).__name__}")
+    return client
 
 
 def block_rng(seed: int, block: int) -> np.random.Generator:
-    """The random stream of one block: PCG64 seeded by ``[seed, block]``."""
-    return np.random.default_rng([int(seed), int(block)])
+    """The random stream of one block: PCG64 seeded by ``[seed, block]``.
+
+    The same stream as the numpy engine's tasks (:func:`uqviz._array.resample.block_generator`).
+
+    Examples
+    --------
+    >>> int(block_rng(3, 1).integers(1000)) == int(block_rng(3, 1).integers(1000))
+    True
+    """
+    return block_generator(seed, block)
 
 
 def run_blocks(func, n_blocks: int, *, client=None, progress=None):
@@ -36,8 +87,9 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None):
         ``func(block) -> ndarray``; must depend only on its argument (and
         read-only captured data).
     n_blocks : int
-    client : dask.distributed.Client, optional
-        Submit the blocks to a dask cluster instead of local threads.
+    client : None, "local" or dask.distributed.Client
+        Submit the blocks to a dask cluster instead of local threads
+        (:func:`resolve_client`).
     progress : tqdm-like, optional
         Updated by one per finished block.
 
@@ -45,14 +97,21 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None):
     -------
     list
         ``[func(0), ..., func(n_blocks - 1)]``.
+
+    Examples
+    --------
+    >>> run_blocks(lambda b: b * b, 4)
+    [0, 1, 4, 9]
     """
+    n_blocks = checks.count("n_blocks", n_blocks, minimum=0)
+    client = resolve_client(client)
     if client is not None:
         futures = client.map(func, range(n_blocks), pure=False)
         results = client.gather(futures)
         if progress is not None:
             progress.update(n_blocks)
         return results
-    workers = min(n_threads(), n_blocks)
+    workers = min(n_threads(), max(n_blocks, 1))
     if workers <= 1:
         out = []
         for b in range(n_blocks):
@@ -71,7 +130,13 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None):
 
 def show_progress(progress) -> bool:
     """Resolve the ``progress`` option: True/False as given; None (the default) means
-    "show a bar when someone is watching": an interactive terminal or a Jupyter kernel."""
+    "show a bar when someone is watching": an interactive terminal or a Jupyter kernel.
+
+    Examples
+    --------
+    >>> show_progress(False)
+    False
+    """
     if progress is None:
         return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
     if not isinstance(progress, (bool, np.bool_)):
@@ -80,7 +145,13 @@ def show_progress(progress) -> bool:
 
 
 def progress_bar(total: int, *, desc: str, progress=None, unit: str = "it"):
-    """A tqdm bar (``tqdm.auto``: a widget in Jupyter) honouring the ``progress`` option."""
+    """A tqdm bar (``tqdm.auto``: a widget in Jupyter) honouring the ``progress`` option.
+
+    Examples
+    --------
+    >>> with progress_bar(3, desc="demo", progress=False) as bar:
+    ...     bar.update(3)
+    """
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, disable=not show_progress(progress),
