@@ -250,7 +250,18 @@ def test_save_writes_atomically_and_leaves_no_partial_file(monkeypatch, tmp_path
     monkeypatch.setattr(type(rep), "to_html", broken)
     with pytest.raises(TypeError):
         rep.save(tmp_path / "out")
-    assert list((tmp_path / "out").glob("*")) == [] if (tmp_path / "out").exists() else True
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    monkeypatch.undo()
+    # a failure while writing leaves neither a partial file nor a temporary one
+    import uqviz.reporting.build as build
+
+    def failing_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(build.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        rep.save(tmp_path / "out2")
+    assert list((tmp_path / "out2").iterdir()) == []
 
 
 @pytest.mark.parametrize("name", ["../../x", "/tmp/uqviz_abs_name", "..", "a/../../b", "",

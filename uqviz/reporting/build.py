@@ -93,22 +93,38 @@ def _write_atomic(path: str, content: str) -> None:
         raise
 
 
-def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
-    """Create ``out_dir`` and write ``<stem>_report.html/.json`` inside it, atomically."""
+def prepare_folder(out_dir) -> str:
+    """Create the output folder (and parents) or raise an OSError that says what is wrong.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = prepare_folder(os.path.join(tempfile.mkdtemp(), "a", "b"))
+    >>> os.path.isdir(d)
+    True
+    """
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir must be a folder path, got {type(out_dir).__name__}")
     out_dir = os.fspath(out_dir)
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise NotADirectoryError(f"out_dir: {out_dir!r} is a file, not a folder")
+        raise NotADirectoryError(f"output folder {out_dir!r} is a file, not a folder")
     try:
         os.makedirs(out_dir, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise NotADirectoryError(f"out_dir: cannot create folder {out_dir!r}: a part of the "
+        raise NotADirectoryError(f"cannot create output folder {out_dir!r}: a part of the "
                                  "path is a file") from None
     except PermissionError:
-        raise PermissionError(f"out_dir: no permission to create folder {out_dir!r}") from None
+        raise PermissionError(f"no permission to create output folder {out_dir!r}") from None
+    except OSError as exc:
+        raise OSError(f"cannot create output folder {out_dir!r}: {exc.strerror or exc}") from None
     if not os.access(out_dir, os.W_OK | os.X_OK):
-        raise PermissionError(f"out_dir: folder {out_dir!r} is not writable")
+        raise PermissionError(f"output folder {out_dir!r} is not writable")
+    return out_dir
+
+
+def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
+    """Create ``out_dir`` and write ``<stem>_report.html/.json`` inside it, atomically."""
+    out_dir = prepare_folder(out_dir)
     root = os.path.realpath(out_dir)
     paths = {"html": os.path.join(out_dir, f"{stem}_report.html"),
              "json": os.path.join(out_dir, f"{stem}_report.json")}
