@@ -79,7 +79,7 @@ def _pal(name: str, size: int) -> _Spec:
                  f"{stem}_uncal.csv", size)
 
 
-#: The sets, paper order first (Pernot 2024, Table 1), then QM9_U0 (Pernot 2023).
+#: The sets, paper order first (Pernot (2024a), Table 1), then QM9_U0 (Pernot (2023)).
 _SPECS: dict[str, _Spec] = {s.name: s for s in (
     _pal("Diffusion_RF", 2040),
     _pal("Perovskite_RF", 3834),
@@ -115,8 +115,8 @@ def list_datasets() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per loadable dataset: the nine sets of Pernot (2024) in paper
-        order, ``QM9_U0`` (Pernot 2023), then the uncalibrated twins (rows with
+        One row per loadable dataset: the nine sets of Pernot (2024a) in paper
+        order, ``QM9_U0`` (Pernot (2023)), then the uncalibrated twins (rows with
         ``calibrated == False``, loaded with ``load_dataset(name, calibrated=False)``).
         Columns: ``name``, ``calibrated``, ``size`` (number of points M after the
         papers' filter), ``units``, ``source`` (registry key of the file),
@@ -297,7 +297,7 @@ def load_collection(name: str = "pernot2024") -> xr.DataTree:
     Parameters
     ----------
     name : str, default "pernot2024"
-        ``"pernot2024"``: the nine sets of Pernot (2024), in the paper's order
+        ``"pernot2024"``: the nine sets of Pernot (2024a), in the paper's order
         (Diffusion_RF, Perovskite_RF, Diffusion_LR, Perovskite_LR,
         Diffusion_GPR_Bayesian, Perovskite_GPR_Bayesian, QM9_E,
         logP_10k_a_LS-GCN, logP_150k_LS-GCN), calibrated uncertainties.
