@@ -61,3 +61,98 @@ def test_console_script_runs_as_module():
     proc = subprocess.run([sys.executable, "-m", "uqviz.cli", "validate", "--n-boot", "300"],
                           capture_output=True, text=True, check=True)
     assert "Average calibration" in proc.stdout
+
+
+# --------------------------------------------------------------------------
+# user errors: one line on stderr, exit status 2, no traceback (issue 11)
+# --------------------------------------------------------------------------
+def _good_csv(path, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(0.5, 2, n)
+    pd.DataFrame({"E": u * rng.standard_normal(n), "uE": u}).to_csv(path, index=False)
+    return path
+
+
+def _user_error(argv, capsys, *fragments):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.err.startswith("uqviz: error: ")
+    assert len(captured.err.strip().splitlines()) == 1
+    for f in fragments:
+        assert f in captured.err, captured.err
+    return captured.err
+
+
+@pytest.mark.parametrize("command", ["validate", "report"])
+def test_directory_and_missing_file(tmp_path, capsys, command):
+    extra = ["--out", str(tmp_path / "out")] if command == "report" else []
+    _user_error([command, str(tmp_path), *extra], capsys, "is a directory")
+    _user_error([command, str(tmp_path / "nope.csv"), *extra], capsys, "no such file",
+                "nope.csv")
+
+
+def test_wrong_column_name(tmp_path, capsys):
+    path = _good_csv(tmp_path / "d.csv")
+    _user_error(["validate", str(path), "--errors", "err"], capsys,
+                "column(s) not found: 'err'")
+    _user_error(["report", str(path), "--features", "mass", "--out", str(tmp_path / "o")],
+                capsys, "'mass'")
+
+
+def test_out_below_a_file_or_unwritable(tmp_path, capsys, monkeypatch):
+    path = _good_csv(tmp_path / "d.csv")
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    _user_error(["report", str(path), "--out", str(blocker)], capsys, "is a file")
+    _user_error(["report", str(path), "--out", str(blocker / "sub")], capsys,
+                "a part of the path is a file")
+    import uqviz.reporting.build as build
+
+    monkeypatch.setattr(build.os, "access", lambda *a, **k: False)
+    _user_error(["report", str(path), "--out", str(tmp_path / "ro")], capsys, "not writable")
+    assert not list(tmp_path.glob("**/*_report.html"))
+
+
+def test_bom_csv_is_read_and_semicolon_csv_says_which_sep(tmp_path, capsys):
+    path = _good_csv(tmp_path / "d.csv")
+    text = path.read_text()
+    (tmp_path / "bom.csv").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert main(["validate", str(tmp_path / "bom.csv"), "--n-boot", "200"]) == 0
+    assert "M = 400" in capsys.readouterr().out
+    (tmp_path / "semi.csv").write_text(text.replace(",", ";"))
+    _user_error(["validate", str(tmp_path / "semi.csv")], capsys, "--sep ';'")
+    assert main(["validate", str(tmp_path / "semi.csv"), "--sep", ";", "--n-boot", "200"]) == 0
+    assert "M = 400" in capsys.readouterr().out
+
+
+def test_ragged_csv_names_the_line(tmp_path, capsys):
+    (tmp_path / "r.csv").write_text("E,uE\n1,0.1,0.2\n2,0.3,0.4\n")
+    _user_error(["validate", str(tmp_path / "r.csv")], capsys, "lines 2, 3")
+
+
+def test_bad_option_values_are_user_errors(tmp_path, capsys):
+    path = _good_csv(tmp_path / "d.csv")
+    _user_error(["validate", str(path), "--n-boot", "1"], capsys, "n_boot")
+    _user_error(["report", str(path), "--n-boot", "1", "--out", str(tmp_path / "o")], capsys,
+                "n_boot")
+
+
+def test_report_with_few_replicates_writes_complete_files(tmp_path, capsys):
+    # used to crash formatting a NaN BCa limit and leave a 0-byte HTML
+    path = _good_csv(tmp_path / "d.csv", n=1000)
+    out = tmp_path / "o"
+    assert main(["report", str(path), "--n-boot", "200", "--n-mc", "50", "--out", str(out)]) == 0
+    html = (out / "d_report.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
+    assert not list(out.glob(".uqviz-*"))
+
+
+def test_cli_errors_in_a_real_process(tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    for argv in (["validate", str(tmp_path)], ["validate", str(tmp_path / "missing.csv")],
+                 ["report", "--out", str(blocker / "sub")]):
+        proc = subprocess.run([sys.executable, "-m", "uqviz.cli", *argv], capture_output=True,
+                              text=True)
+        assert proc.returncode == 2, proc.stderr
+        assert "Traceback" not in proc.stderr and proc.stderr.startswith("uqviz: error:")

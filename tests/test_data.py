@@ -420,3 +420,144 @@ def test_from_datasets_errors():
     bad["uE"].values[0] = -1.0
     with raises("uE: 1 row with uE <= 0 (row 0)"):
         from_datasets({"bad": bad})
+
+
+# --------------------------------------------------------------------------
+# bad input found by the sweep (issue 11): CSV shape, BOM, separators, indexes,
+# subnormal uE, dtypes, no mutation
+# --------------------------------------------------------------------------
+def test_read_csv_rows_with_more_fields_than_the_header_are_an_error(tmp_path):
+    # pandas would take column 0 as the index and shift E and uE silently
+    path = tmp_path / "extra.csv"
+    path.write_text("E,uE\n1,0.1,0.2\n2,0.3,0.4\n3,0.5,0.6\n")
+    with raises("3 lines with more fields than the header's 2 (lines 2, 3, 4)"):
+        read_csv(path)
+
+
+def test_read_csv_ragged_lines_are_named(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("E,uE,x\n0.1,0.2,1\n0.3,0.4\n0.5,0.6,1,9\n\n0.7,0.8,2\n0.9\n")
+    with pytest.raises(ValueError) as info:
+        read_csv(path)
+    msg = str(info.value)
+    assert "ragged.csv" in msg
+    assert "1 line with more fields than the header's 3 (line 4)" in msg
+    assert "2 lines with fewer fields than the header's 3 (lines 3, 7)" in msg
+
+
+def test_read_csv_malformed_and_empty_files(tmp_path):
+    (tmp_path / "quote.csv").write_text('E,uE\n0.1,0.2\n0.3,"0.4\n')
+    with raises("malformed CSV at line 3"):
+        read_csv(tmp_path / "quote.csv")
+    (tmp_path / "empty.csv").write_text("")
+    with raises("empty.csv: the file is empty"):
+        read_csv(tmp_path / "empty.csv")
+    (tmp_path / "dup.csv").write_text("E,uE,E\n0.1,0.2,0.3\n")
+    with raises("duplicate column names in the header: 'E'"):
+        read_csv(tmp_path / "dup.csv")
+    (tmp_path / "latin.csv").write_bytes("E,uE,nom\n0.1,0.2,\xe9\n".encode("latin-1"))
+    with raises("not utf-8 text (byte 0xe9"):
+        read_csv(tmp_path / "latin.csv", metadata=["nom"])
+    assert read_csv(tmp_path / "latin.csv", metadata=["nom"], encoding="latin-1")["nom"].values[0] == "é"
+
+
+def test_read_csv_paths_that_are_not_files(tmp_path):
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        read_csv(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        read_csv(tmp_path / "missing.csv")
+
+
+def test_read_csv_utf8_bom(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbfE,uE\n0.1,0.2\n-0.3,0.4\n")
+    ds = read_csv(path)
+    np.testing.assert_array_equal(ds["E"].values, [0.1, -0.3])
+    np.testing.assert_array_equal(ds["uE"].values, [0.2, 0.4])
+    with open(path, "rb") as f:  # a binary file object too
+        np.testing.assert_array_equal(read_csv(f)["E"].values, [0.1, -0.3])
+
+
+def test_read_csv_semicolon_file_names_the_separator_to_pass(tmp_path):
+    path = tmp_path / "semi.csv"
+    path.write_text("E;uE\n0.1;0.2\n0.3;0.4\n")
+    with raises("the file looks ';'-separated; pass sep=';'"):
+        read_csv(path)
+    np.testing.assert_array_equal(read_csv(path, sep=";")["uE"].values, [0.2, 0.4])
+    # European decimal commas: the hint names decimal=',' as well, and it works
+    path.write_text("E;uE\n0,1;0,2\n0,3;0,4\n")
+    with raises("pass sep=';' and decimal=','"):
+        read_csv(path)
+    np.testing.assert_array_equal(read_csv(path, sep=";", decimal=",")["E"].values, [0.1, 0.3])
+    with raises("sep must be one character"):
+        read_csv(path, sep=";;")
+
+
+def test_series_with_different_indexes_are_an_error():
+    e = pd.Series([0.1, 0.2, 0.3], index=[10, 11, 12])
+    u = pd.Series([0.3, 0.2, 0.1], index=[12, 11, 10])
+    with raises("pandas Series with different indexes: 'uE' vs 'E'"):
+        from_arrays(e, u)
+    with raises("'x' vs 'E'"):
+        from_arrays(e, u.sort_index().set_axis(e.index), features={"x": pd.Series([1, 2, 3])})
+    # aligned explicitly, or as arrays: accepted
+    ds = from_arrays(e, u.reindex(e.index))
+    np.testing.assert_array_equal(ds["uE"].values, [0.1, 0.2, 0.3])
+    ds = from_arrays(e, u.to_numpy())
+    np.testing.assert_array_equal(ds["uE"].values, [0.3, 0.2, 0.1])
+
+
+@pytest.mark.parametrize("tiny", [5e-324, 1e-310])
+def test_subnormal_uncertainties_are_invalid(tiny):
+    with raises(f"uE: 2 rows with 0 < uE < 2.23e-308 (subnormal: 1/uE is not finite) (rows 1, 3)"):
+        from_arrays([0.1, 0.2, 0.3, 0.0], [0.1, tiny, 0.2, tiny])
+    with pytest.warns(UserWarning, match="dropped 2 of 4 rows"):
+        ds = from_arrays([0.1, 0.2, 0.3, 0.0], [0.1, tiny, 0.2, tiny], drop_invalid=True)
+    np.testing.assert_array_equal(ds["point"].values, [0, 2])
+    bad = xr.Dataset({"E": ("point", [0.1, 0.2]), "uE": ("point", [0.1, tiny])})
+    with raises("uE: 1 row with 0 < uE < 2.23e-308"):
+        check_dataset(bad)
+    # small but normal uncertainties are legitimate
+    assert from_arrays([1e-300, 2e-300], [1e-300, 3e-300]).sizes["point"] == 2
+
+
+def test_overflowing_z_scores_are_invalid():
+    with raises("E/uE: 1 row with |Z| = |E/uE| too large to be a finite number (row 0)"):
+        from_arrays([1e300, 0.1], [1e-10, 0.1])
+    # with a filter the check runs on the rows kept
+    with raises("subnormal"):
+        from_arrays([0.1, 0.2, 0.3], [0.1, 5e-324, 0.2], min_uncertainty=0.0)
+    with pytest.warns(UserWarning, match="min_uncertainty: dropped 1 row"):
+        ds = from_arrays([0.1, 0.2, 0.3], [0.1, 5e-324, 0.2], min_uncertainty=1e-12)
+    assert ds.sizes["point"] == 2
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: a.astype(np.float32), lambda a: (a * 100).astype(np.int64),
+    lambda a: a.astype(object), lambda a: pd.Series(a.astype(np.float32)),
+    lambda a: list(a),
+])
+def test_dtypes_become_float64_without_touching_the_input(make):
+    base = np.array([0.5, 1.5, 2.5])
+    e, u = make(base), make(base + 1)
+    e_copy, u_copy = pd.Series(e).copy(), pd.Series(u).copy()
+    ds = from_arrays(e, u, features={"x": make(base)})
+    assert ds["E"].dtype == ds["uE"].dtype == ds["x"].dtype == np.float64
+    np.testing.assert_array_equal(ds["E"].values, np.asarray(e, dtype=float))
+    ds["E"].values[0] = 99.0  # the dataset does not share memory with the input
+    pd.testing.assert_series_equal(pd.Series(e), e_copy)
+    pd.testing.assert_series_equal(pd.Series(u), u_copy)
+    assert type(e) is type(make(base))
+
+
+def test_read_csv_and_from_dataframe_leave_inputs_alone(tmp_path):
+    df = pd.DataFrame({"y": [1.0, 2.0], "p": [0.5, 2.5], "v": [0.25, 0.04], "s": ["a", "b"]},
+                      index=[5, 9])
+    before = df.copy()
+    from_dataframe(df, reference="y", prediction="p", variances="v", metadata=["s"])
+    pd.testing.assert_frame_equal(df, before)
+    path = tmp_path / "t.csv"
+    path.write_text("E,uE\n0.1,0.2\n")
+    text = path.read_text()
+    read_csv(path)
+    assert path.read_text() == text

@@ -136,3 +136,176 @@ def test_cli_report_bad_rows_error_and_drop_invalid(tmp_path, capsys):
     assert numbers["data"]["n_points"] == 998 and numbers["data"]["n_dropped"] == 2
     html = (tmp_path / "out" / "bad_report.html").read_text()
     assert "Bad input: 2 rows dropped (uE &lt;= 0: 2)" in html
+
+
+# --------------------------------------------------------------------------
+# issue 11: all regions, ties, discrete features, heavy tails, NaN, trees, file names
+# --------------------------------------------------------------------------
+def test_all_failing_regions_are_named_with_their_direction(default_report):
+    # the default example: LZMS too low at small X AND too high at large X
+    line = default_report.conclusion[2]
+    assert "X < 0." in line and "overestimated" in line
+    assert "X > 0." in line and "underestimated" in line
+    regions = default_report.numbers["local_X"]["failing_regions"]
+    assert len(regions) >= 2
+    assert regions[0].startswith("X < ") and regions[-1].startswith("X > ")
+
+
+def test_describe_failures_names_every_run_in_order():
+    res = xr.Dataset({"valid": ("bin", [False, False, True, True, True, False, False]),
+                      "estimate": ("bin", [0.5, 0.6, 1.0, 1.0, 1.0, 1.5, 1.6]),
+                      "reference": 1.0},
+                     coords={"bin_lower": ("bin", np.arange(7.0)),
+                             "bin_upper": ("bin", np.arange(1.0, 8.0))})
+    assert describe_failures(res, "x") == (
+        "x < 2 (2 of 2 bins invalid there; uncertainties overestimated) and "
+        "x > 5 (2 of 2 bins invalid there; uncertainties underestimated)")
+    # two adjacent runs of opposite directions are two regions, not one
+    res2 = res.assign(valid=("bin", [True, True, True, False, False, True, True]),
+                      estimate=("bin", [1.0, 1.0, 1.0, 0.5, 1.5, 1.0, 1.0]))
+    assert describe_failures(res2, "x") == (
+        "3 < x < 4 (1 bin invalid there; uncertainties overestimated) and "
+        "4 < x < 5 (1 bin invalid there; uncertainties underestimated)")
+
+
+def test_a_tied_region_reads_as_one_value():
+    res = xr.Dataset({"valid": ("bin", [True, False, True]),
+                      "estimate": ("bin", [1.0, 1.7, 1.0]), "reference": 1.0},
+                     coords={"bin_lower": ("bin", [0.001, 0.008148, 0.01]),
+                             "bin_upper": ("bin", [0.008148, 0.008148, 0.02])})
+    text = describe_failures(res, "uE")
+    assert text == "uE = 0.008148 (1 bin invalid there; uncertainties underestimated)"
+    assert "0.008148 < uE < 0.008148" not in text
+    # distinct values that print alike at 4 digits get more digits
+    res = res.assign_coords(bin_lower=("bin", [0.001, 0.0081481, 0.01]),
+                            bin_upper=("bin", [0.0081481, 0.0081482, 0.02]))
+    assert describe_failures(res, "uE").startswith("0.0081481 < uE < 0.0081482")
+
+
+def test_discrete_feature_is_binned_by_value_and_the_report_says_so():
+    rng = np.random.default_rng(5)
+    m = 3000
+    charge = rng.integers(-1, 2, m).astype(float)  # 3 distinct values
+    u = rng.uniform(0.5, 2.0, m)
+    e = u * rng.standard_normal(m) * np.where(charge > 0, 1.6, 1.0)
+    ds = uqviz.from_arrays(e, u, features={"charge": charge}, name="discrete")
+    rep = uqviz.report(ds, n_boot=300, n_mc=50, rng=0, progress=False, figures=False)
+    block = rep.numbers["local_charge"]
+    assert block["binning"] == "stratified"
+    lower = block["LZMS"]["coords"]["bin_lower"]
+    upper = block["LZMS"]["coords"]["bin_upper"]
+    assert lower == upper == [-1.0, 0.0, 1.0]  # one bin per value: no tie is split
+    assert rep.numbers["local_uE"]["binning"] == "equal_count"
+    note = next(c for c in rep.conclusion if c.startswith("charge has 3 distinct values"))
+    assert 'binning="stratified"' in note
+    line = next(c for c in rep.conclusion if c.startswith("Adaptivity in charge"))
+    assert "charge = 1 (1 bin invalid there; uncertainties underestimated)" in line
+    assert block["failing_regions"] == [
+        "charge = 1 (1 bin invalid there; uncertainties underestimated)"]
+    import html
+
+    assert html.escape('binned by value (binning="stratified"') in rep.to_html()
+
+
+def test_one_aberrant_outlier_makes_average_calibration_unreliable():
+    rng = np.random.default_rng(0)
+    u = rng.uniform(0.5, 2, 2000)
+    e = u * rng.standard_normal(2000)
+    e[5] = 1e13 * u[5]  # ZMS ~ 5e22
+    ds = uqviz.from_arrays(e, u, name="outlier")
+    rep = uqviz.report(ds, n_boot=300, n_mc=50, rng=0, progress=False, figures=False)
+    first = rep.conclusion[0]
+    assert first.startswith("Average calibration: unreliable (")
+    assert "OK" not in first and "beta_GM(Z^2) = 1.00 > 0.8" in first
+    assert "Table II" in first
+
+
+def test_nan_interval_limits_read_n_a_and_the_page_says_why(monkeypatch, tmp_path):
+    import uqviz.reporting.build as build
+
+    real = build.validate
+
+    def with_nan(*args, **kw):
+        res = real(*args, **kw)
+        return res.assign(ci_lower=res.ci_lower * np.nan)
+
+    monkeypatch.setattr(build, "validate", with_nan)
+    rep = uqviz.report(uqviz.synthetic.nig(400, rng=1), n_boot=200, n_mc=50, rng=0,
+                       progress=False, figures=False)
+    assert rep.numbers["simulated_references"]["ENCE"]["data"]["ci_lower"]["values"] is None
+    page = rep.to_html()  # used to raise TypeError on the None limit
+    assert "[n/a, " in page and "n/a: the value could not be computed" in page
+    paths = rep.save(tmp_path)
+    assert open(paths["html"]).read() == page
+    assert json.loads(open(paths["json"]).read())["name"] == rep.name
+
+
+def test_save_writes_atomically_and_leaves_no_partial_file(monkeypatch, tmp_path):
+    rep = uqviz.report(uqviz.synthetic.nig(300, rng=2), n_boot=100, n_mc=20, rng=0,
+                       progress=False, figures=False)
+
+    def broken(self):
+        raise TypeError("cannot render")
+
+    monkeypatch.setattr(type(rep), "to_html", broken)
+    with pytest.raises(TypeError):
+        rep.save(tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+    monkeypatch.undo()
+    # a failure while writing leaves neither a partial file nor a temporary one
+    import uqviz.reporting.build as build
+
+    def failing_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(build.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        rep.save(tmp_path / "out2")
+    assert list((tmp_path / "out2").iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/uqviz_abs_name", "..", "a/../../b", "",
+                                  "C:\\evil", "..\\..\\win"])
+def test_dataset_names_never_write_outside_the_folder(tmp_path, name):
+    out = tmp_path / "deep" / "out"
+    ds = uqviz.synthetic.nig(300, rng=0)
+    ds.attrs["name"] = name
+    rep = uqviz.report(ds, n_boot=100, n_mc=20, rng=0, progress=False, figures=False)
+    before = set(tmp_path.rglob("*"))
+    paths = rep.save(out)
+    new = set(tmp_path.rglob("*")) - before
+    written = {p for p in new if p.is_file()}
+    assert written == {out / (p.split("/")[-1]) for p in paths.values()}
+    for p in paths.values():
+        assert (out / p.split("/")[-1]).resolve().parent == out.resolve()
+        assert not p.split("/")[-1].startswith(".")
+    import os
+    assert not os.path.exists("/tmp/uqviz_abs_name_report.html")
+
+
+def test_report_of_a_tree_has_one_section_per_dataset(tmp_path):
+    tree = uqviz.synthetic.nig(400, nu=8.0, n_datasets=2, rng=4)
+    col = uqviz.report(tree, n_boot=200, n_mc=30, rng=7, progress=False, figures=False)
+    assert isinstance(col, uqviz.reporting.ReportCollection)
+    assert list(col.reports) == ["set_0", "set_1"]
+    # each dataset uses its own child stream of rng, in order
+    child = np.random.default_rng(7).spawn(2)[1]
+    one = tree["set_1"].to_dataset()
+    alone = uqviz.report(one, n_boot=200, n_mc=30, rng=child, progress=False, figures=False)
+    assert col["set_1"].numbers == alone.numbers
+    assert col.conclusion["set_1"] == alone.conclusion
+    paths = col.save(tmp_path)
+    page = open(paths["html"]).read()
+    assert page.count("<h2 id='ds-set-") == 2
+    numbers = json.loads(open(paths["json"]).read())
+    assert list(numbers["datasets"]) == ["set_0", "set_1"]
+
+
+@pytest.mark.parametrize("kwargs, exc", [
+    (dict(n_boot=2.5), ValueError), (dict(n_boot=1), ValueError), (dict(n_mc=0), ValueError),
+    (dict(n_bins="10"), TypeError), (dict(figures=1), TypeError),
+    (dict(rng=np.random.RandomState(0)), TypeError), (dict(features=[]), ValueError),
+])
+def test_report_options_are_checked(kwargs, exc):
+    with pytest.raises(exc, match=next(iter(kwargs))):
+        uqviz.report(uqviz.synthetic.nig(200, rng=0), progress=False, figures=False, **kwargs)

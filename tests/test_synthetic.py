@@ -5,6 +5,7 @@ Only numpy/scipy are used for the checks (no other uqviz module).
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import stats as sps
 
 from uqviz.synthetic import (
@@ -131,24 +132,30 @@ def test_wrappers_dims_coords_attrs():
     np.testing.assert_array_equal(ds["point"].values, np.arange(100))
     assert ds.attrs["model"] == "NIG" and ds.attrs["nu"] == 4.0
     assert ds.attrs["a"] == 2.0 and ds.attrs["b"] == 2.0 and ds.attrs["nu_d"] == np.inf
-    assert ds.attrs["units"] == "" and ds.attrs["seed"] == 1 and isinstance(ds.attrs["name"], str)
+    assert ds.attrs["units"] == "" and ds.attrs["rng"] == 1 and isinstance(ds.attrs["name"], str)
 
-    ds = tig(30, nu_ig=6.0, nu_d=3.0, n_datasets=5, rng=2)
-    assert ds["E"].dims == ("replicate", "point") and ds["uE"].shape == (5, 30)
-    np.testing.assert_array_equal(ds["replicate"].values, np.arange(5))
-    assert ds.attrs["model"] == "TIG" and ds.attrs["a"] == 3.0 and ds.attrs["nu_d"] == 3.0
-    assert ds.attrs["D"] == "t_s(3)"
+    tree = tig(30, nu_ig=6.0, nu_d=3.0, n_datasets=5, rng=2)
+    assert isinstance(tree, xr.DataTree)
+    assert list(tree.children) == [f"set_{i}" for i in range(5)]
+    for key, child in tree.children.items():
+        ds = child.to_dataset()
+        assert ds["E"].dims == ("point",) and ds["uE"].shape == (30,)
+        assert ds.attrs["name"] == key
+        assert ds.attrs["model"] == "TIG" and ds.attrs["a"] == 3.0 and ds.attrs["nu_d"] == 3.0
+        assert ds.attrs["D"] == "t_s(3)"
+    assert tree.attrs["model"] == "TIG" and tree.attrs["n_datasets"] == 5
 
     ds = calibrated(20, a=2.0, b=4.0, sigma=3.0, rng=np.random.default_rng(0))
     assert ds.attrs["a"] == 2.0 and ds.attrs["b"] == 4.0 and ds.attrs["sigma"] == 3.0
-    assert "seed" not in ds.attrs
+    assert ds.attrs["rng"] == "Generator"
 
 
 def test_wrappers_equal_kernel():
-    ds = tig(40, nu_ig=8.0, nu_d=5.0, n_datasets=3, rng=12)
+    tree = tig(40, nu_ig=8.0, nu_d=5.0, n_datasets=3, rng=12)
     e, u = draw_calibrated(40, 3, 4.0, 4.0, 5.0, 12)
-    np.testing.assert_array_equal(ds["E"].values, e)
-    np.testing.assert_array_equal(ds["uE"].values, u)
+    for i in range(3):
+        np.testing.assert_array_equal(tree[f"set_{i}"]["E"].values, e[i])
+        np.testing.assert_array_equal(tree[f"set_{i}"]["uE"].values, u[i])
     ds = nig(40, nu=8.0, rng=12)
     e, u = draw_calibrated(40, None, 4.0, 4.0, None, 12)
     np.testing.assert_array_equal(ds["E"].values, e)
@@ -166,6 +173,44 @@ def test_reproducibility():
     assert not np.array_equal(d1["E"].values, d2["E"].values)
     g = np.random.default_rng(5)
     np.testing.assert_array_equal(tig(50, rng=g)["E"].values, d1["E"].values)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nig(300, nu=6.0, n_datasets=3, rng=0),
+    lambda: tig(300, nu_ig=6.0, nu_d=5.0, n_datasets=3, rng=0),
+    lambda: calibrated(300, a=3.0, b=3.0, n_datasets=3, rng=0),
+])
+def test_several_datasets_are_a_tree_every_function_accepts(make):
+    import uqviz
+
+    tree = make()
+    for _, child in tree.children.items():
+        uqviz.check_dataset(child.to_dataset())
+    res = uqviz.validate_average(tree, statistics=("ZMS",), n_boot=200, rng=0)
+    assert list(res["dataset"].values) == ["set_0", "set_1", "set_2"]
+    z2 = [np.mean((tree[k]["E"].values / tree[k]["uE"].values) ** 2) for k in tree.children]
+    np.testing.assert_allclose(res["estimate"].sel(statistic="ZMS").values, z2, rtol=1e-12)
+    assert uqviz.tailedness(tree).sizes["dataset"] == 3
+
+
+@pytest.mark.parametrize("kwargs, exc", [
+    (dict(size="10"), TypeError), (dict(size=True), TypeError), (dict(n_datasets=2.5), ValueError),
+    (dict(nu=0.0), ValueError), (dict(nu="6"), TypeError), (dict(rng=np.random.RandomState(0)), TypeError),
+    (dict(rng=-1), ValueError),
+])
+def test_wrapper_options_are_checked(kwargs, exc):
+    args = dict(size=10) | kwargs
+    with pytest.raises(exc, match=next(iter(kwargs))):
+        nig(**args)
+
+
+def test_kernels_live_in_array_and_match_the_wrappers():
+    from uqviz._array import synthetic as ks
+
+    e, u = ks.draw_calibrated((2, 30), 3.0, 3.0, 5.0, np.random.default_rng(4))
+    e2, u2 = draw_calibrated(30, 2, 3.0, 3.0, 5.0, 4)
+    np.testing.assert_array_equal(e, e2)
+    np.testing.assert_array_equal(u, u2)
 
 
 # --------------------------------------------------------------------------

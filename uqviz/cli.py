@@ -1,4 +1,8 @@
-"""Console entry point: ``uqviz validate [CSV] ...``.
+"""Console entry point: ``uqviz validate [CSV] ...`` and ``uqviz report [CSV] ...``.
+
+User errors (a missing or malformed file, a wrong column, an output folder that
+cannot be written) print one ``uqviz: error: ...`` line on stderr and exit with
+status 2, without a traceback.
 
 Examples
 --------
@@ -7,6 +11,7 @@ Examples
     uqviz validate                                 # the embedded default example
     uqviz validate data.csv --errors E --uncertainties uE
     uqviz validate data.csv --reference y --prediction yhat --variances var
+    uqviz validate data.csv --sep ';' --decimal ','
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
 """
 
@@ -31,9 +36,13 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variances", help="column of variances uE^2")
     p.add_argument("--features", nargs="+", default=None,
                    help="numeric columns of input features (adaptivity analysis)")
+    p.add_argument("--sep", default=",", help="field separator of the CSV (default ',')")
+    p.add_argument("--decimal", default=".", help="decimal mark of the CSV (default '.')")
     p.add_argument("--drop-invalid", action="store_true",
                    help="drop rows with NaN/inf or uE <= 0 (counted in a warning) "
                         "instead of stopping with an error")
+    p.add_argument("--rng", "--seed", dest="seed", type=int, default=0,
+                   help="random seed (reproducible output; default 0)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,13 +53,11 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--statistics", nargs="+", default=["ZMS", "RCE"],
                    help="statistics to validate (default: ZMS RCE)")
     v.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
-    v.add_argument("--seed", type=int, default=0, help="random seed (reproducible output)")
     r = sub.add_parser("report", help="full validation report (HTML + JSON)")
     _add_data_arguments(r)
     r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
-    r.add_argument("--n-boot", type=int, default=5000, help="bootstrap replicates")
+    r.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
     r.add_argument("--n-mc", type=int, default=2000, help="Monte Carlo size of references")
-    r.add_argument("--seed", type=int, default=0, help="random seed (reproducible output)")
     return p
 
 
@@ -67,7 +74,7 @@ def load_data(args):
     return read_csv(args.csv, errors=args.errors, reference=args.reference,
                     prediction=args.prediction, uncertainties=args.uncertainties,
                     variances=args.variances, features=args.features,
-                    drop_invalid=args.drop_invalid)
+                    drop_invalid=args.drop_invalid, sep=args.sep, decimal=args.decimal)
 
 
 def run_validate(args, out=None) -> int:
@@ -82,7 +89,7 @@ def run_validate(args, out=None) -> int:
     print(f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
           f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}", file=out)
     print(text.average_table(res), file=out)
-    print("\nTailedness screen (robust skewness beta_GM, limits of Pernot 2024, Table II)",
+    print("\nTailedness screen (robust skewness beta_GM, limits of Pernot (2024b), Table II)",
           file=out)
     print(text.tailedness_table(tail), file=out)
     warns = text.tailedness_warnings(tail)
@@ -98,11 +105,13 @@ def run_validate(args, out=None) -> int:
 
 def run_report(args, out=None) -> int:
     """Write the HTML and JSON report; print the conclusion and the paths."""
-    from uqviz.reporting.build import report
+    from uqviz.reporting.build import prepare_folder, report
 
     out = sys.stdout if out is None else out
+    prepare_folder(args.out)  # fail before the computation, not after
     ds = load_data(args)
-    rep = report(ds, n_boot=args.n_boot, n_mc=args.n_mc, rng=args.seed, progress=True)
+    rep = report(ds, features=args.features, n_boot=args.n_boot, n_mc=args.n_mc,
+                 rng=args.seed, progress=None)
     paths = rep.save(args.out)
     print("\n".join(rep.conclusion), file=out)
     print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)
@@ -111,15 +120,23 @@ def run_report(args, out=None) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the ``uqviz`` command; returns the exit status."""
+    """Run the ``uqviz`` command; returns the exit status (2 for a user error).
+
+    Examples
+    --------
+    >>> main(["validate", "no_such_file.csv"])
+    2
+    """
     args = _parser().parse_args(argv)
     command = {"validate": run_validate, "report": run_report}[args.command]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             return command(args)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"uqviz: error: {exc}", file=sys.stderr)
+    except (ValueError, TypeError, OSError) as exc:
+        msg = str(exc) if not isinstance(exc, OSError) or not exc.filename else \
+            f"{exc.strerror}: {exc.filename!r}"
+        print(f"uqviz: error: {msg}", file=sys.stderr)
         return 2
 
 

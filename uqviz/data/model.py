@@ -25,15 +25,22 @@ names the variable, the problem, the number of offending rows and (at most the
 first ten of) their row numbers, e.g. ``"uE: 3 rows with uE <= 0 (rows 4, 17,
 90)"``. With ``drop_invalid=True`` those rows are dropped instead, with a
 :class:`UserWarning` and a record in the attributes ``n_dropped`` and
-``dropped_reasons``. Length mismatches, empty input and non-numeric ``E``,
-``uE`` or feature values always raise. An optional ``min_uncertainty`` filter
+``dropped_reasons``. A subnormal ``uE`` (below 2.2e-308, where ``1/uE``
+overflows) and a ``Z = E/uE`` too large to be finite count as invalid too.
+Length mismatches, empty input, non-numeric ``E``, ``uE`` or feature values
+and pandas Series with different indexes (values are paired by position)
+always raise; ragged CSV lines raise naming the lines. Inputs are never
+modified (float32, integer and object arrays are copied to float64). An
+optional ``min_uncertainty`` filter
 (the papers drop rows with ``uE <= 1e-6 * sd(E)``) runs last; when it is
 given, rows with ``uE <= 0`` are left to it (they lie below any threshold).
 """
 
 from __future__ import annotations
 
+import csv
 import inspect
+import io
 import numbers
 import os
 import warnings
@@ -213,16 +220,49 @@ def _var_attrs(role: str, units: str = "") -> dict:
     return {"role": role}
 
 
+#: smallest normal float64: below it 1/uE overflows
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+def _scale_masks(e, u) -> list[tuple[str, str, np.ndarray]]:
+    """Rows whose uE is subnormal (1/uE not finite) or whose Z = E/uE overflows."""
+    finite = np.isfinite(e) & np.isfinite(u) & (u > 0)
+    tiny = finite & (u < _TINY)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        big = finite & ~tiny & ~np.isfinite(e / u)
+    out = [("uE", f"0 < uE < {_TINY:.3g} (subnormal: 1/uE is not finite)", tiny),
+           ("E/uE", "|Z| = |E/uE| too large to be a finite number", big)]
+    return [(lab, prob, m) for lab, prob, m in out if m.any()]
+
+
 def _invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
                    nonpositive: bool = True) -> list[tuple[str, str, np.ndarray]]:
-    """``[(label, problem, mask), ...]`` for NaN, inf and (if `nonpositive`) uE <= 0."""
+    """``[(label, problem, mask), ...]`` for NaN, inf, and (if `nonpositive`) uE <= 0,
+    subnormal uE and overflowing Z."""
     out = []
     for label, x in (("E", e), ("uE", u), *feats.items()):
         out.append((label, "NaN", np.isnan(x)))
         out.append((label, "inf", np.isinf(x)))
         if label == "uE" and nonpositive:
             out.append((label, "<= 0", np.isfinite(x) & (x <= 0)))
-    return [(lab, prob, m) for lab, prob, m in out if m.any()]
+    out = [(lab, prob, m) for lab, prob, m in out if m.any()]
+    if nonpositive:
+        out += _scale_masks(e, u)
+    return out
+
+
+def _check_indexes(items: Mapping) -> None:
+    """pandas inputs must share one index: they are paired by position, never silently."""
+    indexed = {k: v.index for k, v in items.items() if isinstance(v, pd.Series)}
+    if len(indexed) < 2:
+        return
+    (first, ref), *others = indexed.items()
+    bad = [k for k, idx in others if not idx.equals(ref)]
+    if bad:
+        raise ValueError(
+            f"pandas Series with different indexes: {', '.join(map(repr, bad))} vs {first!r}; "
+            "uqviz pairs values by position, which would mix rows: align them first "
+            f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position")
 
 
 def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
@@ -254,6 +294,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
     raw = {"E": _as_1d("E", e_raw), "uE": _as_1d("uE", u_raw)}
     raw.update({k: _as_1d(k, v) for k, v in features.items()})
     meta = {k: _as_1d(k, v) for k, v in metadata.items()}
+    _check_indexes({**raw, **meta})
     lengths = {k: len(v) for k, v in {**raw, **meta}.items()}
     if len(set(lengths.values())) > 1:
         n_ref = lengths["E"]
@@ -333,7 +374,27 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
                           f"({how}; {_rows_text(row_ids[low])}); kept {_n_rows(int(keep.sum()))}",
                           UserWarning, stacklevel=_stacklevel())
 
-    # 5. assemble ---------------------------------------------------------
+    # 5. with a filter, subnormal uE and overflowing Z are checked on the rows kept
+    if min_uncertainty is not None:
+        scale = [(k, p, m & keep) for k, p, m in _scale_masks(e, u) if (m & keep).any()]
+        if scale and not drop_invalid:
+            lines = [_problem(k, m, p, row_ids) for k, p, m in scale]
+            raise ValueError("invalid values (pass drop_invalid=True to drop these rows):\n  "
+                             + "\n  ".join(lines))
+        if scale:
+            n_more = int(np.logical_or.reduce([m for _, _, m in scale]).sum())
+            for _, _, m in scale:
+                keep &= ~m
+            reasons = "; ".join(f"{k} {p}: {int(m.sum())}" for k, p, m in scale)
+            attrs["n_dropped"] = attrs.get("n_dropped", 0) + n_more
+            attrs["dropped_reasons"] = "; ".join(
+                r for r in (attrs.get("dropped_reasons"), reasons) if r and r != "none")
+            if not keep.any():
+                raise ValueError(f"drop_invalid: no row left ({reasons})")
+            warnings.warn(f"drop_invalid: dropped {_n_rows(n_more)} ({reasons}); "
+                          f"kept {_n_rows(int(keep.sum()))}", UserWarning, stacklevel=_stacklevel())
+
+    # 6. assemble ---------------------------------------------------------
     if not keep.all():
         e, u, row_ids = e[keep], u[keep], row_ids[keep]
         feats = {k: v[keep] for k, v in feats.items()}
@@ -537,12 +598,107 @@ def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertai
                   sources=sources)
 
 
+def _csv_label(path) -> str:
+    if isinstance(path, (str, os.PathLike)):
+        return os.fspath(path)
+    return getattr(path, "name", None) or "CSV input"
+
+
+def _csv_text(path, encoding: str) -> str:
+    """The file's text (a UTF-8 byte-order mark removed); clear errors for paths."""
+    label = _csv_label(path)
+    if isinstance(path, (str, os.PathLike)):
+        p = os.fspath(path)
+        if os.path.isdir(p):
+            raise IsADirectoryError(f"{p!r} is a directory, not a CSV file")
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no such file: {p!r}")
+        with open(p, "rb") as f:
+            raw = f.read()
+    elif hasattr(path, "read"):
+        raw = path.read()
+    else:
+        raise TypeError(f"path must be a file path or a file-like object, got {type(path).__name__}")
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{label}: not {encoding} text (byte {raw[exc.start]:#04x} at offset "
+                             f"{exc.start}); pass encoding= (e.g. 'latin-1')") from None
+        except LookupError:
+            raise ValueError(f"encoding: unknown encoding {encoding!r}") from None
+    if not isinstance(raw, str):
+        raise TypeError(f"{label}: read() returned {type(raw).__name__}, not text")
+    return raw[1:] if raw.startswith("\ufeff") else raw
+
+
+def _n_lines(n: int) -> str:
+    return f"{n} line" if n == 1 else f"{n} lines"
+
+
+def _lines_text(lines) -> str:
+    shown = ", ".join(str(n) for n in lines[:_MAX_LISTED_ROWS])
+    if len(lines) > _MAX_LISTED_ROWS:
+        shown += ", ..."
+    return f"line {shown}" if len(lines) == 1 else f"lines {shown}"
+
+
+def _check_csv_shape(text: str, sep: str, decimal: str, label: str) -> None:
+    """Every record has as many fields as the header; else a ValueError naming the lines."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    header, more, fewer, line = None, [], [], 1
+    try:
+        for record in reader:
+            start, line = line, reader.line_num + 1
+            if not record:  # blank line: skipped, as pandas does
+                continue
+            if header is None:
+                header = record
+                continue
+            if len(record) > len(header):
+                more.append(start)
+            elif len(record) < len(header):
+                fewer.append(start)
+    except csv.Error as exc:
+        raise ValueError(f"{label}: malformed CSV at line {reader.line_num}: {exc}") from None
+    if header is None:
+        raise ValueError(f"{label}: the file is empty (no header line)")
+    if len(header) == 1:
+        for other in (";", "\t", "|", ","):
+            if other != sep and other in header[0]:
+                hint = f"sep={other!r}"
+                if other != "," and decimal == "." and "," in text.partition("\n")[2]:
+                    hint += " and decimal=','"
+                raise ValueError(
+                    f"{label}: the header has no {sep!r} but has {other!r}: the file looks "
+                    f"{other!r}-separated; pass {hint} (command line: "
+                    f"{hint.replace('sep=', '--sep ').replace(' and decimal=', ' --decimal ')})")
+    problems = []
+    if more:
+        problems.append(f"{_n_lines(len(more))} with more fields than the header's {len(header)} "
+                        f"({_lines_text(more)})")
+    if fewer:
+        problems.append(f"{_n_lines(len(fewer))} with fewer fields than the header's {len(header)} "
+                        f"({_lines_text(fewer)})")
+    if problems:
+        raise ValueError(f"{label}: ragged CSV (separator {sep!r}): " + "; ".join(problems)
+                         + "; every line needs one value per column (an extra field would shift "
+                           "the columns); fix the file or the separator")
+    names = [h.strip() for h in header]
+    dups = sorted({h for h in names if names.count(h) > 1})
+    if dups:
+        raise ValueError(f"{label}: duplicate column names in the header: {', '.join(map(repr, dups))}")
+
+
 def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
              variances=None, features=None, metadata=None, name=None, units="",
-             drop_invalid=False, min_uncertainty=None, sep=",") -> xr.Dataset:
+             drop_invalid=False, min_uncertainty=None, sep=",", decimal=".",
+             encoding="utf-8") -> xr.Dataset:
     """Read a CSV file into a uqviz dataset.
 
-    The file is read with :func:`pandas.read_csv` and passed to
+    The file is checked line by line (every line has one field per header
+    column; a UTF-8 byte-order mark is removed), read with
+    :func:`pandas.read_csv` (no index column) and passed to
     :func:`from_dataframe` with the same keywords.
 
     Parameters
@@ -556,12 +712,26 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     units, drop_invalid, min_uncertainty
         As in :func:`from_arrays`.
     sep : str, default ","
-        Field separator.
+        Field separator (one character), e.g. ``";"``.
+    decimal : str, default "."
+        Decimal mark, e.g. ``","`` for ``0,5``.
+    encoding : str, default "utf-8"
+        Text encoding of the file.
 
     Returns
     -------
     xarray.Dataset
         As :func:`from_arrays`; coordinate ``point`` = 0-based data-row number.
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+        No such file, or a directory.
+    ValueError
+        Ragged or malformed lines (their line numbers), an empty file, a header
+        that looks separated by another character (the message says which
+        ``sep=`` to pass), duplicate column names, text that is not in
+        `encoding`, and every bad-input case of :func:`from_dataframe`.
 
     Examples
     --------
@@ -573,9 +743,22 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     >>> ds.attrs["name"], ds.sizes["point"]
     ('toy', 2)
     """
+    for opt, val in (("sep", sep), ("decimal", decimal)):
+        if not isinstance(val, str) or len(val) != 1 or val in "\r\n\"":
+            raise ValueError(f"{opt} must be one character (not a quote or newline), got {val!r}")
+    if sep == decimal:
+        raise ValueError(f"sep and decimal must differ, both are {sep!r}")
+    if not isinstance(encoding, str):
+        raise TypeError(f"encoding must be a str, got {type(encoding).__name__}")
     if name is None and isinstance(path, (str, os.PathLike)):
         name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
-    df = pd.read_csv(path, sep=sep)
+    label = _csv_label(path)
+    text = _csv_text(path, encoding)
+    _check_csv_shape(text, sep, decimal, label)
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, index_col=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{label}: malformed CSV: {str(exc).strip()}") from None
     return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
                           uncertainties=uncertainties, variances=variances, features=features,
                           metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,
@@ -688,7 +871,7 @@ def check_dataset(ds) -> xr.Dataset:
     for v in ("E", "uE"):
         if ds[v].dims != ("point",):
             raise ValueError(f"{v}: must have dims ('point',), got {ds[v].dims}; select one "
-                             "replicate/dataset first (e.g. ds.isel(replicate=0)) or use a DataTree")
+                             "dataset first (e.g. ds.isel(sample=0)) or pass a DataTree, one child per dataset")
     n = ds.sizes["point"]
     if n == 0:
         raise ValueError("empty input: E and uE have 0 rows")

@@ -1,26 +1,18 @@
-"""Synthetic calibrated datasets (Pernot 2024, sect. IV; simulated references).
+"""Synthetic calibrated datasets: NIG/TIG models and the teaching example.
 
-A *calibrated* dataset follows the generative model ``E_i = uE_i * eps_i``
-with ``eps ~ D(0, 1)`` of unit variance, so that ``<Z^2> = 1``. Here the
-squared uncertainties are drawn from an inverse-gamma distribution,
+A *calibrated* dataset follows ``E_i = uE_i * eps_i`` with ``eps ~ D(0, 1)`` of
+unit variance, so that ``<Z^2> = 1``. The squared uncertainties are
+inverse-gamma, ``uE^2 / sigma^2 ~ InverseGamma(a, scale=b)``, and ``D`` is the
+standard normal or the unit-variance Student ``t_s(nu_D)`` (Pernot (2024b),
+eq. 20):
 
-    uE^2 / sigma^2 ~ InverseGamma(a, scale=b)      (drawn as b / Gamma(a, 1))
-
-and ``D`` is either the standard normal or the unit-variance Student
-distribution ``t_s(nu_D) = t(nu_D) * sqrt((nu_D - 2) / nu_D)``:
-
-- NIG model: ``a = b = nu / 2`` and ``D = N(0, 1)``; then ``E / sigma ~ t(nu)``
-  and ``E^2 / sigma^2 ~ F(1, nu)``.
+- NIG model: ``a = b = nu / 2`` and ``D = N(0, 1)``; then ``E / sigma ~ t(nu)``.
 - TIG model: ``a = b = nu_IG / 2`` and ``D = t_s(nu_D)``.
 
-:func:`draw_calibrated` is the numpy kernel (no xarray, no Python loop over
-datasets); :func:`nig`, :func:`tig` and :func:`calibrated` wrap it into
-``xarray.Dataset`` objects. :func:`default_example` builds the embedded
-teaching example used in the tutorials.
-
-Randomness follows SPEC 7: every function takes ``rng`` (None, a seed or a
-``numpy.random.Generator``) and calls ``numpy.random.default_rng(rng)``; the
-same seed gives the same numbers and no global state is touched.
+One dataset is an ``xarray.Dataset``; ``n_datasets=n`` gives an
+``xarray.DataTree`` with children ``"set_0"`` ... ``"set_{n-1}"``, which every
+uqviz function accepts (results gain a ``dataset`` dim). The numpy kernels
+live in :mod:`uqviz._array.synthetic`.
 """
 
 from __future__ import annotations
@@ -30,7 +22,10 @@ import numbers
 import numpy as np
 import xarray as xr
 
-from uqviz.data.model import _var_attrs, from_arrays
+from uqviz._array import synthetic as ks
+from uqviz.data.model import _var_attrs, from_arrays, from_datasets
+from uqviz.engine import checks
+from uqviz.engine.seeds import seed_attr
 
 __all__ = [
     "calibrated",
@@ -42,64 +37,39 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------
-# argument checks
-# --------------------------------------------------------------------------
-def _check_count(value, what: str, *, allow_none: bool = False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{what} must be a positive integer, got {value!r}")
-    return int(value)
-
-
-def _check_positive(value, what: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real) \
-            or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{what} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _check_nu_d(nu_d):
-    """None or inf -> None (normal D); otherwise a number > 2."""
+def _check_nu_d(nu_d, name="nu"):
+    """None or +inf -> None (normal D); otherwise a number > 2."""
     if nu_d is None:
         return None
-    if isinstance(nu_d, (bool, np.bool_)) or not isinstance(nu_d, numbers.Real) or np.isnan(nu_d):
-        raise ValueError(f"nu must be a number > 2 (or inf / None for a normal), got {nu_d!r}")
+    if isinstance(nu_d, (bool, np.bool_)) or not isinstance(nu_d, numbers.Real):
+        raise TypeError(f"{name} must be a number > 2 (or inf / None for a normal), got {nu_d!r}")
     if np.isinf(nu_d) and nu_d > 0:
         return None
-    if not nu_d > 2:
-        raise ValueError(f"nu must be > 2 for a unit-variance t_s(nu) (finite variance), got {nu_d!r}")
+    if not nu_d > 2:  # also NaN
+        raise ValueError(f"{name} must be > 2 for a unit-variance t_s({name}) (finite variance), "
+                         f"got {nu_d!r}")
     return float(nu_d)
 
 
-# --------------------------------------------------------------------------
-# numpy kernels
-# --------------------------------------------------------------------------
 def student_t_scaled(nu, size, rng=None) -> np.ndarray:
     """Draw from the unit-variance Student distribution ``t_s(nu)``.
 
-    ``t_s(nu) = t(nu) * sqrt((nu - 2) / nu)`` has mean 0 and variance 1 for
-    ``nu > 2`` (Pernot 2024, Eq. 20); ``nu = inf`` gives the standard normal.
+    ``t_s(nu) = t(nu) * sqrt((nu - 2) / nu)`` (Pernot (2024b), eq. 20) has mean 0
+    and variance 1; ``nu = inf`` gives the standard normal.
 
     Parameters
     ----------
     nu : float
-        Degrees of freedom, > 2.
+        Degrees of freedom, > 2 (or inf).
     size : int or tuple of int
         Output shape.
-    rng : None, int or numpy.random.Generator
-        Random source (``numpy.random.default_rng(rng)``).
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Random source.
 
     Returns
     -------
     numpy.ndarray
         Draws of shape `size`.
-
-    Raises
-    ------
-    ValueError
-        If ``nu <= 2`` (infinite variance).
 
     Examples
     --------
@@ -108,33 +78,27 @@ def student_t_scaled(nu, size, rng=None) -> np.ndarray:
     >>> bool(abs(x.var() - 1) < 0.05)
     True
     """
-    nu = _check_nu_d(nu)
-    rng = np.random.default_rng(rng)
-    if nu is None:
-        return rng.standard_normal(size)
-    return rng.standard_t(nu, size) * np.sqrt((nu - 2.0) / nu)
+    return ks.student_t_scaled(_check_nu_d(nu), size, checks.rng(rng))
 
 
 def draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=1.0):
-    """Draw errors and uncertainties of calibrated datasets (numpy kernel).
+    """Errors and uncertainties of calibrated datasets as numpy arrays.
 
-    ``uE^2 = sigma^2 * b / Gamma(a, 1)`` (i.e. ``uE^2 / sigma^2 ~
-    InverseGamma(a, scale=b)``), ``eps ~ N(0, 1)`` (`nu_d` None or inf) or
-    ``t_s(nu_d)``, and ``E = uE * eps``. All datasets are drawn in one call
-    (no loop): the numbers for ``(n_datasets, size)`` are those of one draw
-    of ``n_datasets * size`` points, reshaped.
+    ``uE^2 = sigma^2 * b / Gamma(a, 1)``, ``E = uE * eps`` with ``eps ~ N(0, 1)``
+    (`nu_d` None or inf) or ``t_s(nu_d)``. The numbers for ``(n_datasets, size)``
+    are those of one draw of ``n_datasets * size`` points, reshaped.
 
     Parameters
     ----------
     size : int
-        Points per dataset.
+        Points per dataset (>= 1).
     n_datasets : int or None
-        Number of datasets; None for a single one.
+        Number of datasets; None for one.
     a, b : float
-        Shape and scale of the inverse-gamma distribution of ``uE^2``.
+        Shape and scale (> 0) of the inverse-gamma distribution of ``uE^2``.
     nu_d : float or None
-        Degrees of freedom of ``t_s``; None or inf for a normal ``D``.
-    rng : None, int or numpy.random.Generator
+        Degrees of freedom (> 2) of ``t_s``; None or inf for a normal ``D``.
+    rng : None, int, SeedSequence or numpy.random.Generator
         Random source.
     sigma : float, default 1.0
         Scale factor of the uncertainties.
@@ -151,48 +115,47 @@ def draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=1.0):
     >>> E.shape, uE.shape
     ((3, 1000), (3, 1000))
     """
-    size = _check_count(size, "size")
-    n_datasets = _check_count(n_datasets, "n_datasets", allow_none=True)
-    a = _check_positive(a, "a")
-    b = _check_positive(b, "b")
-    sigma = _check_positive(sigma, "sigma")
-    nu_d = _check_nu_d(nu_d)
-    rng = np.random.default_rng(rng)
+    size = checks.count("size", size)
+    n_datasets = checks.optional_count("n_datasets", n_datasets)
+    a, b = checks.positive("a", a), checks.positive("b", b)
+    sigma = checks.positive("sigma", sigma)
+    nu_d = _check_nu_d(nu_d, "nu_d")
     shape = (size,) if n_datasets is None else (n_datasets, size)
-    u = sigma * np.sqrt(b / rng.standard_gamma(a, size=shape))
-    eps = student_t_scaled(np.inf if nu_d is None else nu_d, shape, rng)
-    return u * eps, u
+    return ks.draw_calibrated(shape, a, b, nu_d, checks.rng(rng), sigma=sigma)
 
 
-# --------------------------------------------------------------------------
-# xarray wrappers
-# --------------------------------------------------------------------------
-def _to_dataset(e, u, attrs: dict) -> xr.Dataset:
-    dims = ("point",) if e.ndim == 1 else ("replicate", "point")
-    coords = {"point": ("point", np.arange(e.shape[-1], dtype=np.int64))}
-    if e.ndim == 2:
-        coords["replicate"] = ("replicate", np.arange(e.shape[0], dtype=np.int64))
-    data_vars = {"E": (dims, e, _var_attrs("E", "")), "uE": (dims, u, _var_attrs("uE", ""))}
-    return xr.Dataset(data_vars, coords=coords, attrs={"units": "", **attrs})
-
-
-def _seed_attr(rng) -> dict:
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, (bool, np.bool_)):
-        return {"seed": int(rng)}
-    return {}
+def _to_data(e, u, attrs: dict):
+    """A Dataset for 1-D arrays; a DataTree (children "set_0", ...) for 2-D arrays."""
+    if e.ndim == 1:
+        coords = {"point": ("point", np.arange(e.shape[-1], dtype=np.int64))}
+        data_vars = {"E": ("point", e, _var_attrs("E", "")), "uE": ("point", u, _var_attrs("uE", ""))}
+        return xr.Dataset(data_vars, coords=coords, attrs={"units": "", **attrs})
+    children = {f"set_{i}": _to_data(e[i], u[i], attrs) for i in range(e.shape[0])}
+    tree = from_datasets(children)
+    tree.attrs = {"units": "", **attrs, "n_datasets": e.shape[0]}
+    return tree
 
 
 def _nu_d_text(nu_d) -> tuple[float, str]:
-    nu_d = _check_nu_d(nu_d)
+    nu_d = _check_nu_d(nu_d, "nu_d")
     return (np.inf, "N(0,1)") if nu_d is None else (nu_d, f"t_s({nu_d:g})")
 
 
-def calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None) -> xr.Dataset:
+def _relabel(data, attrs: dict):
+    """Update the model attributes of a Dataset, or of a tree and its children."""
+    data.attrs.update(attrs)
+    if isinstance(data, xr.DataTree):
+        for key, child in data.children.items():
+            child.attrs.update({**attrs, "name": key})
+    return data
+
+
+def calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None):
     """Calibrated synthetic data with inverse-gamma distributed variances.
 
     ``uE^2 / sigma^2 ~ InverseGamma(a, scale=b)``, ``E = uE * eps`` with
-    ``eps ~ N(0, 1)`` or ``t_s(nu_d)``: the data satisfy ``<Z^2> = 1`` in
-    expectation, with the tails set by `a` (uncertainties) and `nu_d` (errors).
+    ``eps ~ N(0, 1)`` or ``t_s(nu_d)``: ``<Z^2> = 1`` in expectation, with the
+    tails set by `a` (uncertainties) and `nu_d` (errors).
 
     Parameters
     ----------
@@ -201,43 +164,43 @@ def calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None) -
     a, b : float
         Shape and scale of the inverse-gamma distribution of ``uE^2``.
     nu_d : float, optional
-        Degrees of freedom (> 2) of the generative distribution ``t_s``;
-        None or inf for the standard normal.
+        Degrees of freedom (> 2) of ``t_s``; None or inf for the standard normal.
     n_datasets : int, optional
-        Number of independent datasets, on a leading dim ``replicate``.
+        Number of independent datasets: a DataTree with children ``"set_0"``,
+        ``"set_1"``, ... (one long draw, split in order).
     sigma : float, default 1.0
         Scale factor of the uncertainties.
-    rng : None, int or numpy.random.Generator
+    rng : None, int, SeedSequence or numpy.random.Generator
         Random source.
 
     Returns
     -------
-    xarray.Dataset
-        ``E`` and ``uE`` on ``point`` (and ``replicate`` if `n_datasets`);
-        attributes give the model and its parameters.
+    xarray.Dataset or xarray.DataTree
+        ``E`` and ``uE`` on ``point``; attributes give the model, its parameters
+        and ``rng`` (the int seed, else its type).
 
     Examples
     --------
     >>> from uqviz.synthetic import calibrated
-    >>> ds = calibrated(500, a=3.0, b=3.0, nu_d=6.0, n_datasets=4, rng=0)
-    >>> dict(ds.sizes)
-    {'replicate': 4, 'point': 500}
+    >>> tree = calibrated(500, a=3.0, b=3.0, nu_d=6.0, n_datasets=4, rng=0)
+    >>> list(tree.children)
+    ['set_0', 'set_1', 'set_2', 'set_3']
     """
     nu_val, d_txt = _nu_d_text(nu_d)
     e, u = draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=sigma)
     attrs = {"name": f"IG({a:g},{b:g})-{d_txt}", "model": "calibrated",
              "description": "uE^2/sigma^2 ~ InverseGamma(a, scale=b); E = uE * eps, eps ~ D",
              "a": float(a), "b": float(b), "nu_d": nu_val, "D": d_txt, "sigma": float(sigma),
-             **_seed_attr(rng)}
-    return _to_dataset(e, u, attrs)
+             "rng": seed_attr(rng)}
+    return _to_data(e, u, attrs)
 
 
-def nig(size, *, nu=6.0, n_datasets=None, rng=None) -> xr.Dataset:
+def nig(size, *, nu=6.0, n_datasets=None, rng=None):
     """Calibrated data from the Normal-Inverse-Gamma (NIG) model.
 
-    ``uE^2 ~ InverseGamma(nu/2, scale=nu/2)`` and ``D = N(0, 1)``, so that
-    the errors follow a Student ``t(nu)`` and ``E^2 ~ F(1, nu)`` (Pernot 2024,
-    Eqs. 18-19). Small `nu` gives heavy-tailed uncertainties.
+    ``uE^2 ~ InverseGamma(nu/2, scale=nu/2)`` and ``D = N(0, 1)``, so that the
+    errors follow a Student ``t(nu)`` (Pernot (2024b), eqs. 18-19). Small `nu`
+    gives heavy-tailed uncertainties.
 
     Parameters
     ----------
@@ -246,14 +209,14 @@ def nig(size, *, nu=6.0, n_datasets=None, rng=None) -> xr.Dataset:
     nu : float, default 6.0
         Shape parameter ``nu_IG`` (> 0; the papers use 2 to 20).
     n_datasets : int, optional
-        Number of independent datasets, on a leading dim ``replicate``.
-    rng : None, int or numpy.random.Generator
+        Number of datasets: a DataTree with children ``"set_0"``, ``"set_1"``, ...
+    rng : None, int, SeedSequence or numpy.random.Generator
         Random source.
 
     Returns
     -------
-    xarray.Dataset
-        ``E`` and ``uE``; attributes ``model="NIG"``, ``nu``, ``a``, ``b``.
+    xarray.Dataset or xarray.DataTree
+        ``E`` and ``uE``; attributes ``model="NIG"``, ``nu``, ``a``, ``b``, ``rng``.
 
     Examples
     --------
@@ -262,19 +225,19 @@ def nig(size, *, nu=6.0, n_datasets=None, rng=None) -> xr.Dataset:
     >>> ds.attrs["model"], ds.attrs["a"]
     ('NIG', 2.0)
     """
-    nu = _check_positive(nu, "nu")
-    ds = calibrated(size, a=nu / 2, b=nu / 2, nu_d=None, n_datasets=n_datasets, rng=rng)
-    ds.attrs.update({"name": f"NIG(nu={nu:g})", "model": "NIG", "nu": nu,
-                     "description": "NIG: uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ N(0,1)"})
-    return ds
+    nu = checks.positive("nu", nu)
+    data = calibrated(size, a=nu / 2, b=nu / 2, nu_d=None, n_datasets=n_datasets, rng=rng)
+    return _relabel(data, {"name": f"NIG(nu={nu:g})", "model": "NIG", "nu": nu,
+                           "description": "NIG: uE^2 ~ InverseGamma(nu/2, scale=nu/2); "
+                                          "E = uE * eps, eps ~ N(0,1)"})
 
 
-def tig(size, *, nu_ig=6.0, nu_d=6.0, n_datasets=None, rng=None) -> xr.Dataset:
+def tig(size, *, nu_ig=6.0, nu_d=6.0, n_datasets=None, rng=None):
     """Calibrated data from the t-Inverse-Gamma (TIG) model.
 
     ``uE^2 ~ InverseGamma(nu_ig/2, scale=nu_ig/2)`` and ``D = t_s(nu_d)``
-    (Pernot 2024, sect. IV.B; the validation study of sect. IV.C uses
-    ``nu_ig = 6``, i.e. ``IG(3, 3)``, and ``nu_d`` from 2.1 to 20).
+    (Pernot (2024b), sect. IV; its study uses ``nu_ig = 6`` and ``nu_d`` from
+    2.1 to 20).
 
     Parameters
     ----------
@@ -285,14 +248,15 @@ def tig(size, *, nu_ig=6.0, nu_d=6.0, n_datasets=None, rng=None) -> xr.Dataset:
     nu_d : float, default 6.0
         Degrees of freedom of ``t_s`` (> 2; inf gives the NIG model).
     n_datasets : int, optional
-        Number of independent datasets, on a leading dim ``replicate``.
-    rng : None, int or numpy.random.Generator
+        Number of datasets: a DataTree with children ``"set_0"``, ``"set_1"``, ...
+    rng : None, int, SeedSequence or numpy.random.Generator
         Random source.
 
     Returns
     -------
-    xarray.Dataset
-        ``E`` and ``uE``; attributes ``model="TIG"``, ``nu_ig``, ``nu_d``, ``a``, ``b``.
+    xarray.Dataset or xarray.DataTree
+        ``E`` and ``uE``; attributes ``model="TIG"``, ``nu_ig``, ``nu_d``, ``a``,
+        ``b``, ``rng``.
 
     Examples
     --------
@@ -301,13 +265,12 @@ def tig(size, *, nu_ig=6.0, nu_d=6.0, n_datasets=None, rng=None) -> xr.Dataset:
     >>> ds.attrs["D"]
     't_s(3)'
     """
-    nu_ig = _check_positive(nu_ig, "nu_ig")
-    ds = calibrated(size, a=nu_ig / 2, b=nu_ig / 2, nu_d=nu_d, n_datasets=n_datasets, rng=rng)
-    ds.attrs.update({"name": f"TIG(nu_ig={nu_ig:g},nu_d={ds.attrs['nu_d']:g})", "model": "TIG",
-                     "nu_ig": nu_ig,
-                     "description": "TIG: uE^2 ~ InverseGamma(nu_ig/2, scale=nu_ig/2); "
-                                    "E = uE * eps, eps ~ t_s(nu_d)"})
-    return ds
+    nu_ig = checks.positive("nu_ig", nu_ig)
+    data = calibrated(size, a=nu_ig / 2, b=nu_ig / 2, nu_d=nu_d, n_datasets=n_datasets, rng=rng)
+    return _relabel(data, {"name": f"TIG(nu_ig={nu_ig:g},nu_d={data.attrs['nu_d']:g})",
+                           "model": "TIG", "nu_ig": nu_ig,
+                           "description": "TIG: uE^2 ~ InverseGamma(nu_ig/2, scale=nu_ig/2); "
+                                          "E = uE * eps, eps ~ t_s(nu_d)"})
 
 
 # --------------------------------------------------------------------------
@@ -320,37 +283,19 @@ _EXAMPLE_SLOPE = 0.7
 def default_example(*, size=5000, rng=20231122) -> xr.Dataset:
     """The embedded teaching example: consistent, on average calibrated, not adaptive.
 
-    What it is for: the tutorials and docstrings need a dataset that passes
-    the average-calibration test (ZMS close to 1) and the consistency test
-    (local ZMS close to 1 when binning on ``uE``) but fails the adaptivity
-    test (local ZMS far from 1 when binning on the input feature ``X``), to
-    show that conditional calibration must be checked on both kinds of
-    variables (Pernot 2023).
-
-    Construction (deterministic for the default seed):
-
-    - input feature ``X ~ U(0, 1)``;
-    - latent scales ``s`` log-uniform on [10^-0.5, 1] (``uE`` spans a factor
-      3.2), independent of ``X``; the range is chosen so that the tailedness
-      screen is clean (beta_GM(uE^2) about 0.36, beta_GM(E^2) about 0.75, below
-      the 0.6 and 0.8 limits), and the example teaches adaptivity alone;
-    - errors ``E = s * exp(a + b X) * eps`` with ``eps ~ N(0, 1)`` and
-      ``b = 0.7``: the true error sd grows with ``X`` (heteroscedastic);
-      ``a = -0.5 * ln((exp(2b) - 1) / (2b))`` makes ``<exp(2(a + bX))> = 1``;
-    - reported uncertainties ``uE = s``: they ignore the ``X`` dependence.
-
-    Then ``Z = E / uE = exp(a + bX) eps``. Overall ``<Z^2> = 1`` (average
-    calibration); ``X`` is independent of ``uE``, so every ``uE`` bin has
-    ``<Z^2> = 1`` (consistency); but ``<Z^2 | X> = exp(2(a + bX))`` runs from
-    0.46 at ``X = 0`` (uE overestimated) to 1.86 at ``X = 1`` (uE
-    underestimated): about 0.53 in the lowest ``X`` quintile and 1.62 in the
-    highest (adaptivity fails).
+    It passes the average-calibration and consistency tests (ZMS and LZMS vs
+    ``uE`` close to 1) but fails adaptivity (LZMS vs the feature ``X``), to show
+    that both kinds of conditioning must be checked (Pernot (2023)).
+    ``X ~ U(0, 1)``, ``s`` log-uniform on [10^-0.5, 1], ``uE = s`` and
+    ``E = s exp(a + b X) eps`` with ``eps ~ N(0, 1)``, ``b = 0.7`` and ``a`` such
+    that ``<Z^2> = 1``: ``<Z^2 | X> = exp(2(a + bX))`` runs from 0.46 (uE
+    overestimated) to 1.86 (underestimated). The tailedness screen is clean.
 
     Parameters
     ----------
     size : int, default 5000
         Number of points.
-    rng : None, int or numpy.random.Generator, default 20231122
+    rng : None, int, SeedSequence or numpy.random.Generator, default 20231122
         Random source; the default makes the example reproducible.
 
     Returns
@@ -372,9 +317,9 @@ def default_example(*, size=5000, rng=20231122) -> xr.Dataset:
     >>> bool(low < 0.7 and high > 1.4)
     True
     """
-    size = _check_count(size, "size")
-    seed = _seed_attr(rng)
-    rng = np.random.default_rng(rng)
+    size = checks.count("size", size)
+    seed = seed_attr(rng)
+    rng = checks.rng(rng)
     b = _EXAMPLE_SLOPE
     a = -0.5 * float(np.log(np.expm1(2 * b) / (2 * b)))
     x = rng.uniform(0.0, 1.0, size)
@@ -388,6 +333,6 @@ def default_example(*, size=5000, rng=20231122) -> xr.Dataset:
         "description": ("teaching example: calibrated on average and consistent (binning on uE), "
                         "not adaptive (binning on X): uE overestimated at low X, underestimated at high X"),
         "model": "E = s exp(a + b X) eps, uE = s; X ~ U(0,1), log10 s ~ U(-0.5,0), eps ~ N(0,1)",
-        "a": a, "b": b, **seed,
+        "a": a, "b": b, "rng": seed,
     })
     return ds

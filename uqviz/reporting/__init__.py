@@ -1,5 +1,12 @@
-"""The report (:func:`uqviz.report`): one verdict per dataset in HTML (figures embedded) and JSON, in plain words."""
+"""The report (:func:`uqviz.report`): verdicts in plain words, as HTML (figures embedded) and JSON.
 
-from uqviz.reporting.build import Report, report
+- :mod:`uqviz.reporting.build`: ``report`` runs the analyses; ``Report`` / ``ReportCollection``
+  (a DataTree: one section per dataset) hold the results and save them.
+- :mod:`uqviz.reporting.wording`: the sentences (failing regions, verdicts, "n/a").
+- :mod:`uqviz.reporting.render`: the HTML.
+- :mod:`uqviz.reporting.text`: console tables of the CLI.
+"""
 
-__all__ = ["Report", "report"]
+from uqviz.reporting.build import Report, ReportCollection, report
+
+__all__ = ["Report", "ReportCollection", "report"]

@@ -1,34 +1,40 @@
-"""One-call validation report: every analysis of uqviz on one dataset, as HTML and JSON.
+"""One-call validation report: every analysis of uqviz on a dataset, as HTML and JSON.
 
-The report runs, in order: data summary, tailedness screen, average
-calibration (ZMS, RCE, NLL), consistency (LZM/LZMS vs uE, f_v), adaptivity
-for each feature (LZMS vs the feature, f_v, the worst region in words), and
-the binned statistics ENCE/ZMSE and CC through the simulated-reference
-workflow; it ends with a plain-language conclusion. Numbers come from the
-public compute functions; figures from :mod:`uqviz.plots`.
+For each dataset the report runs the tailedness screen, average calibration
+(ZMS, RCE, NLL), consistency (LZM/LZMS vs uE), adaptivity per feature, and
+ENCE, ZMSE and CC through simulated references (Pernot (2024c)), and ends with
+a plain-language conclusion. Numbers come from the public compute functions,
+figures from :mod:`uqviz.plots`, words from :mod:`uqviz.reporting.wording`.
 """
 
 from __future__ import annotations
 
-import base64
-import html
 import io
 import json
 import os
+import re
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
-from tqdm.auto import tqdm
 
-from uqviz.reporting import text
+from uqviz.average.validation import tailedness, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.data.model import check_dataset
+from uqviz.engine import checks
+from uqviz.engine.parallel import progress_bar
+from uqviz.engine.tree import datasets_of
 from uqviz.reference.simulated import validate
-from uqviz.average.validation import tailedness, validate_average
+from uqviz.reporting import render, text, wording
+from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
-__all__ = ["Report", "report", "describe_failures"]
+__all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_filename",
+           "DISCRETE_MAX_VALUES"]
+
+#: a conditioning variable with at most this many distinct values is binned by value
+DISCRETE_MAX_VALUES = 20
 
 
 def _jsonable(x):
@@ -58,71 +64,90 @@ def dataset_to_json(ds: xr.Dataset) -> dict:
     return out
 
 
-def describe_failures(local_result, name: str, *, fmt="{:.4g}") -> str | None:
-    """The worst region of a local analysis in words, or None when all bins are valid.
+def safe_filename(name) -> str:
+    """A file-name stem made from a dataset name: no folder part, no leading dot.
 
-    The worst region is the longest run of invalid bins, allowing single
-    valid bins inside a run (a 95 % interval misses 1 bin in 20 by chance);
-    its direction comes from the local statistic relative to the reference
-    (LZMS < 1: uncertainties overestimated there).
+    Every character outside letters, digits, ``.``, ``_`` and ``-`` becomes ``_``,
+    so a name can never direct a file outside the chosen folder.
 
     Examples
     --------
-    >>> import numpy as np, xarray as xr
-    >>> res = xr.Dataset({"valid": ("bin", [False, False, True, True]),
-    ...                   "estimate": ("bin", [0.5, 0.6, 1.0, 1.1]), "reference": 1.0},
-    ...                  coords={"bin_lower": ("bin", [100, 110, 120, 130]),
-    ...                          "bin_upper": ("bin", [110, 120, 130, 140])})
-    >>> describe_failures(res, "mass")
-    'mass < 120 (2 of 2 bins invalid there; uncertainties overestimated)'
+    >>> safe_filename("../../x"), safe_filename("/etc/passwd"), safe_filename("QM9 U0")
+    ('x', 'etc_passwd', 'QM9_U0')
     """
-    valid = np.asarray(local_result["valid"].values, dtype=bool)
-    if valid.all():
-        return None
-    bridged = valid.copy()
-    gap = valid[1:-1] & ~valid[:-2] & ~valid[2:]  # one valid bin between invalid ones
-    bridged[1:-1][gap] = False
-    best, start, run = (0, 0), None, 0
-    for i, ok in enumerate(np.r_[bridged, True]):
-        if not ok:
-            start = i if run == 0 else start
-            run += 1
-            if run > best[1] - best[0]:
-                best = (start, i + 1)
-        else:
-            run = 0
-    a, b = best
-    n = valid.size
-    lo = fmt.format(float(local_result["bin_lower"][a]))
-    hi = fmt.format(float(local_result["bin_upper"][b - 1]))
-    if a == 0 and b == n:
-        where = f"the whole range of {name}"
-    elif a == 0:
-        where = f"{name} < {hi}"
-    elif b == n:
-        where = f"{name} > {lo}"
-    else:
-        where = f"{lo} < {name} < {hi}"
-    est = float(np.mean(local_result["estimate"].values[a:b]))
-    ref = float(local_result["reference"])
-    sense = "overestimated" if est < ref else "underestimated"
-    if local_result.attrs.get("statistic") in ("ZM",):
-        sense = "errors biased " + ("negative" if est < ref else "positive")
-    else:
-        sense = f"uncertainties {sense}"
-    n_bad = int((~valid[a:b]).sum())
-    return f"{where} ({n_bad} of {b - a} bins invalid there; {sense})"
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", str(name))
+    stem = re.sub(r"^[._]+|[._]+$", "", re.sub(r"\.{2,}", "", stem))
+    return stem[:120] or "data"
+
+
+def _write_atomic(path: str, content: str) -> None:
+    """Write via a temporary file in the same folder and rename: never a partial file."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".uqviz-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(content)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def prepare_folder(out_dir) -> str:
+    """Create the output folder (and parents) or raise an OSError that says what is wrong.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = prepare_folder(os.path.join(tempfile.mkdtemp(), "a", "b"))
+    >>> os.path.isdir(d)
+    True
+    """
+    if not isinstance(out_dir, (str, os.PathLike)):
+        raise TypeError(f"out_dir must be a folder path, got {type(out_dir).__name__}")
+    out_dir = os.fspath(out_dir)
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise NotADirectoryError(f"output folder {out_dir!r} is a file, not a folder")
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise NotADirectoryError(f"cannot create output folder {out_dir!r}: a part of the "
+                                 "path is a file") from None
+    except PermissionError:
+        raise PermissionError(f"no permission to create output folder {out_dir!r}") from None
+    except OSError as exc:
+        raise OSError(f"cannot create output folder {out_dir!r}: {exc.strerror or exc}") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise PermissionError(f"output folder {out_dir!r} is not writable")
+    return out_dir
+
+
+def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
+    """Create ``out_dir`` and write ``<stem>_report.html/.json`` inside it, atomically."""
+    out_dir = prepare_folder(out_dir)
+    root = os.path.realpath(out_dir)
+    paths = {"html": os.path.join(out_dir, f"{stem}_report.html"),
+             "json": os.path.join(out_dir, f"{stem}_report.json")}
+    for p in paths.values():  # defensive: the stem holds no separator
+        if os.path.dirname(os.path.realpath(p)) != root:
+            raise ValueError(f"refusing to write {p!r} outside {out_dir!r}")
+    _write_atomic(paths["json"], json_text)
+    _write_atomic(paths["html"], html)
+    return paths
 
 
 @dataclass
 class Report:
-    """Results of :func:`report`: ``numbers`` (JSON-ready), ``figures`` (PNG bytes), HTML."""
+    """Report of one dataset: ``numbers`` (JSON-ready), ``conclusion``, ``warnings``, figures."""
 
     name: str
     numbers: dict
     conclusion: list
     warnings: list
     figures: dict = field(default_factory=dict)
+
+    def _section(self):
+        return (self.name, self.numbers, self.conclusion, self.warnings, self.figures)
 
     def to_json(self) -> str:
         """The numbers, conclusion and warnings as a JSON string."""
@@ -131,37 +156,60 @@ class Report:
 
     def to_html(self) -> str:
         """A self-contained HTML page (figures embedded as base64 PNG)."""
-        return _render_html(self)
+        return render.page(self.name, render.fragment([self._section()]))
 
     def _repr_html_(self):
-        return _render_fragment(self)
+        return render.fragment([self._section()])
 
     def save(self, out_dir) -> dict:
-        """Write ``<name>_report.html`` and ``<name>_report.json``; return their paths."""
-        os.makedirs(out_dir, exist_ok=True)
-        stem = os.path.join(out_dir, f"{self.name}_report")
-        with open(stem + ".html", "w", encoding="utf-8") as f:
-            f.write(self.to_html())
-        with open(stem + ".json", "w", encoding="utf-8") as f:
-            f.write(self.to_json())
-        return {"html": stem + ".html", "json": stem + ".json"}
+        """Write ``<name>_report.html`` and ``<name>_report.json`` into `out_dir`.
+
+        The name is made safe for a file name (:func:`safe_filename`); both files are
+        rendered first and written atomically. Returns their paths.
+        """
+        return _save(out_dir, safe_filename(self.name), self.to_html(), self.to_json())
+
+
+@dataclass
+class ReportCollection:
+    """Reports of the datasets of a DataTree: one page with one section per dataset."""
+
+    name: str
+    reports: dict
+
+    def __getitem__(self, key) -> Report:
+        return self.reports[key]
+
+    @property
+    def conclusion(self) -> dict:
+        """``{dataset: conclusion lines}``."""
+        return {k: r.conclusion for k, r in self.reports.items()}
+
+    def to_json(self) -> str:
+        """``{"name": ..., "datasets": {name: <the JSON of its Report>}}``."""
+        return json.dumps({"name": self.name, "datasets": {
+            k: {"name": r.name, "conclusion": r.conclusion, "warnings": r.warnings, **r.numbers}
+            for k, r in self.reports.items()}}, indent=1)
+
+    def to_html(self) -> str:
+        """One self-contained page, a section per dataset."""
+        return render.page(self.name, self._repr_html_())
+
+    def _repr_html_(self):
+        return render.fragment([r._section() for r in self.reports.values()], title=self.name)
+
+    def save(self, out_dir) -> dict:
+        """Write ``<name>_report.html`` and ``<name>_report.json`` (all datasets) into `out_dir`."""
+        return _save(out_dir, safe_filename(self.name), self.to_html(), self.to_json())
 
 
 def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     import matplotlib.pyplot as plt
 
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)
     return buf.getvalue()
-
-
-def _local_figure(result, fv, title):
-    from uqviz.plots.conditional import local
-
-    ax = local(result, fv=fv)
-    ax.set_title(title)
-    return _png(ax.figure)
 
 
 def _features(ds, features):
@@ -170,44 +218,59 @@ def _features(ds, features):
                 if da.attrs.get("role") == "feature" and np.issubdtype(da.dtype, np.number)]
     missing = [f for f in features if f not in ds.data_vars]
     if missing:
-        raise ValueError(f"features not in the dataset: {', '.join(missing)}")
+        raise ValueError(f"features: not in the dataset {ds.attrs.get('name', '')!r}: "
+                         f"{', '.join(map(repr, missing))} (variables: "
+                         f"{', '.join(map(str, ds.data_vars))})")
     return list(features)
 
 
-def report(data, *, features=None, n_boot=5000, n_mc=2000, n_bins=None, rng=0,
-           progress=True, figures=True) -> Report:
-    """Validate one dataset with every analysis of uqviz and summarise the verdict.
+def default_local_bins(m: int) -> int:
+    """Default bins of the local analyses: ``min(round(sqrt(M)), M // 100)``, at least 1.
+
+    Examples
+    --------
+    >>> default_local_bins(5000), default_local_bins(50)
+    (50, 1)
+    """
+    return max(1, min(int(round(np.sqrt(m))), m // 100))
+
+
+def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
+           progress=None, figures=True):
+    """Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     Parameters
     ----------
-    data : xarray.Dataset
-        One dataset (``E``, ``uE``, optional features).
+    data : xarray.Dataset or xarray.DataTree
+        One dataset, or several (one child each): a DataTree gives a
+        :class:`ReportCollection`, one page with one section per dataset.
     features : sequence of str, optional
         Features for the adaptivity analysis (default: every numeric feature).
-    n_boot : int, default 5000
-        Bootstrap replicates (average calibration and per bin).
+    n_boot : int, default 10000
+        Bootstrap replicates of every interval.
     n_mc : int, default 2000
-        Monte Carlo size of the simulated references (ENCE, ZMSE, CC).
+        Monte Carlo samples of the simulated references (ENCE, ZMSE, CC).
     n_bins : int, optional
-        Bins of the local analyses (default M // 100 between 10 and 100: bins
-        of about 100 points, the size below which local intervals are
-        unreliable).
-    rng : int or Generator, default 0
-        Seed: the same seed gives the same report. Each random analysis has its
-        own child of ``np.random.default_rng(rng).spawn(8 + 2 * len(features))``,
-        in this order: average calibration, LZMS for uE then for each feature,
-        ENCE, ZMSE, CC. Calling the library function with that child gives the
-        report's number exactly.
-    progress : bool
-        Show the steps on the console.
-    figures : bool
-        Draw the figures (HTML); off for numbers only.
+        Bins of the local analyses; default ``min(round(sqrt(M)), M // 100)``
+        (bins of at least 100 points, Pernot (2023)). A conditioning variable with
+        at most 20 distinct values is binned by value instead (``binning="stratified"``),
+        and the report says so.
+    rng : None, int, SeedSequence or Generator, default 0
+        The same seed gives the same report. Each dataset of a tree gets its own
+        child stream, in order; within a dataset the analyses use the children of
+        ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
+        for uE then each feature, ENCE, ZMSE, CC.
+    progress : bool or None
+        Progress bar (None: shown when someone is watching).
+    figures : bool, default True
+        Draw the figures (HTML); False for numbers only.
 
     Returns
     -------
-    Report
-        ``.numbers`` (every number, JSON-ready), ``.conclusion`` (sentences),
-        ``.save(dir)`` writes HTML + JSON; renders inline in Jupyter.
+    Report or ReportCollection
+        ``.numbers`` (JSON-ready), ``.conclusion`` (sentences), ``.save(folder)``
+        writes HTML + JSON named after the (sanitised) dataset name; renders inline
+        in Jupyter. A value that could not be computed reads "n/a", with the reason.
 
     Examples
     --------
@@ -217,27 +280,55 @@ def report(data, *, features=None, n_boot=5000, n_mc=2000, n_bins=None, rng=0,
     >>> rep.conclusion[0]
     'Average calibration: OK (ZMS validated).'
     """
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    n_mc = checks.count("n_mc", n_mc, minimum=1)
+    n_bins = checks.optional_count("n_bins", n_bins)
+    figures = checks.boolean("figures", figures)
+    if features is not None:
+        features = checks.names("features", features)
+    gen = checks.rng(rng)
+    pairs = datasets_of(data)
+    if isinstance(data, xr.Dataset):
+        return _report_one(data, features=features, n_boot=n_boot, n_mc=n_mc, n_bins=n_bins,
+                           rng=gen, progress=progress, figures=figures)
+    reports = {}
+    for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
+        ds = ds.copy()
+        ds.attrs = {**ds.attrs, "name": name}
+        reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
+                                    n_bins=n_bins, rng=child, progress=progress,
+                                    figures=figures)
+    return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
+
+
+def _binning(ds, cond, n_bins):
+    """``(binning, n_bins or None, n_distinct)``: by value for a few-valued variable."""
+    n_distinct = int(np.unique(ds[cond].values).size)
+    if n_distinct <= DISCRETE_MAX_VALUES:
+        return "stratified", None, n_distinct
+    return "equal_count", n_bins, n_distinct
+
+
+def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures) -> Report:
     check_dataset(data)
-    name = data.attrs.get("name") or "data"
+    name = str(data.attrs.get("name") or "data")
     feats = _features(data, features)
     m = data.sizes["point"]
-    n_bins = int(np.clip(m // 100, 10, 100)) if n_bins is None else int(n_bins)
-    rngs = iter(np.random.default_rng(rng).spawn(8 + 2 * len(feats)))
-    steps = ["average", "consistency", *[f"adaptivity: {f}" for f in feats], "binned"]
-    bar = tqdm(steps, desc=f"uqviz report {name}", disable=not progress)
+    n_bins = default_local_bins(m) if n_bins is None else n_bins
+    rngs = iter(rng.spawn(8 + 2 * len(feats)))
+    bar = progress_bar(3 + len(feats), desc=f"uqviz report {name}", progress=progress)
     numbers, figs, warns = {}, {}, []
 
-    def step(label):
-        bar.set_postfix_str(label)
-
-    step("data summary")
     numbers["data"] = _summary(data, feats)
     tail = tailedness(data)
     numbers["tailedness"] = dataset_to_json(tail)
     warns += text.tailedness_warnings(tail)
 
-    avg = validate_average(data, statistics=("ZMS", "RCE", "NLL"), n_boot=n_boot,
-                           rng=next(rngs))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        avg = validate_average(data, statistics=("ZMS", "RCE", "NLL"), n_boot=n_boot,
+                               rng=next(rngs))
+    warns += sorted({f"average calibration: {w.message}" for w in caught})
     numbers["average"] = dataset_to_json(avg)
     bar.update()
     if figures:
@@ -247,22 +338,31 @@ def report(data, *, features=None, n_boot=5000, n_mc=2000, n_bins=None, rng=0,
 
     local = {}
     for cond in ["uE", *feats]:
-        step(cond)
+        binning, nb, n_distinct = _binning(data, cond, n_bins)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=n_bins)
-            lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=n_bins,
-                                     n_boot=n_boot, rng=next(rngs))
+            lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
+                                    binning=binning)
+            lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=nb,
+                                     binning=binning, n_boot=n_boot, rng=next(rngs))
         warns += sorted({f"{cond}: {w.message}" for w in caught})
         fv_zm, fv_zms = fraction_valid(lzm), fraction_valid(lzms)
         local[cond] = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fv_zm, "fv_LZMS": fv_zms}
-        numbers[f"local_{cond}"] = {k: dataset_to_json(v) for k, v in local[cond].items()}
-        numbers[f"local_{cond}"]["worst_region"] = describe_failures(lzms, cond)
+        block = {k: dataset_to_json(v) for k, v in local[cond].items()}
+        block["failing_regions"] = [r["text"] for r in wording.failing_regions(lzms, cond)]
+        block["binning"] = binning
+        block["binning_note"] = wording.binning_note(cond, n_distinct, binning,
+                                                     int(lzms.sizes["bin"]), m)
+        local[cond]["note"] = block["binning_note"]
+        numbers[f"local_{cond}"] = block
         if figures:
-            figs[f"LZMS_{cond}"] = _local_figure(lzms, fv_zms, f"LZMS vs {cond}")
+            from uqviz.plots.conditional import local as plot_local
+
+            ax = plot_local(lzms, fv=fv_zms)
+            ax.set_title(f"LZMS vs {cond}")
+            figs[f"LZMS_{cond}"] = _png(ax.figure)
         bar.update()
 
-    step("ENCE, ZMSE, CC")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
@@ -279,7 +379,7 @@ def _summary(ds, feats):
     e, u = ds["E"].values, ds["uE"].values
     out = {"n_points": int(ds.sizes["point"]), "units": ds.attrs.get("units", ""),
            "features": feats,
-           "E": {"mean": float(e.mean()), "sd": float(e.std(ddof=1)),
+           "E": {"mean": float(e.mean()), "sd": float(e.std(ddof=1)) if e.size > 1 else None,
                  "min": float(e.min()), "max": float(e.max())},
            "uE": {"mean": float(u.mean()), "min": float(u.min()), "max": float(u.max()),
                   "n_distinct": int(np.unique(u).size)}}
@@ -290,132 +390,31 @@ def _summary(ds, feats):
 
 
 def _conclusion(avg, local, wf, feats, tail):
-    zms_ok = bool(avg.valid.sel(statistic="ZMS"))
-    lines = [f"Average calibration: {'OK' if zms_ok else 'NOT OK'} "
-             f"(ZMS {'validated' if zms_ok else 'rejected'})."]
-    cons = local["uE"]["fv_LZMS"]
-    cons_ok = bool(cons.nominal_inside)
-    worst = describe_failures(local["uE"]["LZMS"], "uE")
-    lines.append(f"Consistency: {'OK' if cons_ok else 'NOT OK'} (f_v = "
-                 f"{float(cons.estimate):.2f} for LZMS vs uE)"
-                 + ("" if cons_ok or worst is None else f"; worst region: {worst}") + ".")
-    for f in feats:
-        fv = local[f]["fv_LZMS"]
+    lines = [wording.average_line(avg, tail)]
+    for cond in ["uE", *feats]:
+        fv = local[cond]["fv_LZMS"]
         ok = bool(fv.nominal_inside)
-        worst = describe_failures(local[f]["LZMS"], f)
-        lines.append(f"Adaptivity in {f}: {'OK' if ok else 'fails'} (f_v = "
-                     f"{float(fv.estimate):.2f})"
-                     + ("" if ok or worst is None else f" for {worst}") + ".")
+        where = describe_failures(local[cond]["LZMS"], cond)
+        head = (f"Consistency: {'OK' if ok else 'NOT OK'}" if cond == "uE"
+                else f"Adaptivity in {cond}: {'OK' if ok else 'fails'}")
+        what = f"f_v = {wording.fmt(fv.estimate, '.2f')}" + (" for LZMS vs uE" if cond == "uE" else "")
+        n_bins = int(local[cond]["LZMS"].sizes["bin"])
+        if where is None or (ok and n_bins >= 10):  # a few invalid bins are chance
+            tail_words = ""
+        elif ok:  # f_v from few bins is weak evidence: the invalid bins are still named
+            tail_words = f"; but f_v from {n_bins} bins is weak evidence, and {where}"
+        else:
+            tail_words = f" for {where}"
+        lines.append(f"{head} ({what}){tail_words}.")
+    for cond in ["uE", *feats]:
+        if local[cond]["LZMS"].attrs.get("binning") == "stratified":
+            lines.append(local[cond]["note"])
     for s, res in wf.items():
         lines.append(f"{s}: {str(res.verdict.values)}.")
-    if bool(tail.exceeds.any()):
-        heavy = ", ".join(str(v) for v in tail.variable.values[tail.exceeds.values])
-        lines.append(f"Caution: heavy tails ({heavy}) make some of these verdicts unreliable.")
+    heavy = [str(v) for v in tail.variable.values[tail.exceeds.values]]
+    rest = [v for v in heavy if v not in wording.HEAVY_FOR_ZMS]
+    if heavy:
+        lines.append(f"Caution: heavy tails ({', '.join(heavy)}) make some of these verdicts "
+                     "unreliable" + (" (RCE and other statistics of uE^2)" if heavy == rest
+                                     else "") + ".")
     return lines
-
-
-#: every rule is scoped to the report's <div>, so that inline in Jupyter it styles
-#: nothing of the notebook around it
-_CSS = """.uqviz-report{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}
-.uqviz-report h1{font-size:1.5em}
-.uqviz-report h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em}
-.uqviz-report table{border-collapse:collapse;font-size:.9em}
-.uqviz-report td,.uqviz-report th{border:1px solid #ddd;padding:.25em .6em}
-.uqviz-report .warn{color:#a33}.uqviz-report .concl li{margin:.3em 0}
-.uqviz-report img{max-width:100%}"""
-
-
-def _img(png: bytes) -> str:
-    return f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}"/>'
-
-
-def _render_html(rep: Report) -> str:
-    """The whole page: a document around :func:`_render_fragment`."""
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>uqviz report: "
-            f"{html.escape(rep.name)}</title></head><body>\n{_render_fragment(rep)}\n"
-            "</body></html>")
-
-
-def _render_fragment(rep: Report) -> str:
-    """The report as one scoped <div> (with its <style>): what Jupyter shows inline."""
-    e = html.escape
-    n = rep.numbers
-    parts = [f"<style>{_CSS}</style><div class='uqviz-report'>",
-             f"<h1>Uncertainty validation report: {e(rep.name)}</h1>",
-             "<h2>Conclusion</h2><ul class='concl'>",
-             *[f"<li>{e(c)}</li>" for c in rep.conclusion], "</ul>"]
-    if rep.warnings:
-        parts += ["<h2>Warnings</h2><ul>", *[f"<li class='warn'>{e(w)}</li>"
-                                            for w in rep.warnings], "</ul>"]
-    parts += ["<h2>Data</h2>", _data_html(n["data"])]
-    parts += ["<h2>Average calibration</h2>", _table(n["average"], "statistic",
-              ["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid"])]
-    if "average" in rep.figures:
-        parts.append(_img(rep.figures["average"]))
-    parts += ["<h2>Tailedness screen</h2>", _table(n["tailedness"], "variable",
-              ["beta_gm", "kappa_cs", "threshold", "exceeds"])]
-    for key, value in n.items():
-        if key.startswith("local_"):
-            cond = key[len("local_"):]
-            kind = "Consistency" if cond == "uE" else "Adaptivity"
-            parts.append(f"<h2>{kind}: LZM and LZMS vs {e(cond)}</h2><p>"
-                         f"{_fv_html(value, 'LZMS')}; {_fv_html(value, 'LZM')}"
-                         + (f"<br>worst region (LZMS): {e(value['worst_region'])}"
-                            if value["worst_region"] else "") + "</p>")
-            if f"LZMS_{cond}" in rep.figures:
-                parts.append(_img(rep.figures[f"LZMS_{cond}"]))
-    parts.append("<h2>Statistics without predefined reference (simulated references)</h2>")
-    parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
-    parts.append("<p><small>uqviz: methods of P. Pernot (2023, 2024).</small></p></div>")
-    return "\n".join(parts)
-
-
-def _data_html(d) -> str:
-    """Size, features, E and uE ranges, and what the input filters dropped."""
-    e = html.escape
-    lines = [f"{d['n_points']} points; features: {e(', '.join(d['features']) or 'none')}; "
-             f"units: {e(str(d['units']) or '-')}.",
-             f"E: mean {d['E']['mean']:.4g}, sd {d['E']['sd']:.4g}, range "
-             f"[{d['E']['min']:.4g}, {d['E']['max']:.4g}]; uE: mean {d['uE']['mean']:.4g}, "
-             f"range [{d['uE']['min']:.4g}, {d['uE']['max']:.4g}], "
-             f"{d['uE']['n_distinct']} distinct values."]
-    if d.get("n_dropped"):
-        lines.append(f"<span class='warn'>Bad input: {d['n_dropped']} rows dropped "
-                     f"({e(str(d.get('dropped_reasons', '')))}).</span>")
-    else:
-        lines.append("Bad input: none (no NaN, inf or uE &le; 0).")
-    if d.get("n_filtered"):
-        lines.append(f"{d['n_filtered']} rows with uE &le; {d['min_uncertainty']:.4g} "
-                     "filtered out (min_uncertainty).")
-    return "<p>" + "<br>".join(lines) + "</p>"
-
-
-def _fv_html(local_block, statistic) -> str:
-    fv = local_block[f"fv_{statistic}"]["data"]
-    return (f"f<sub>v</sub>({statistic}) = {fv['estimate']['values']:.3f} "
-            f"[{fv['ci_lower']['values']:.3f}, {fv['ci_upper']['values']:.3f}], "
-            f"{fv['n_valid']['values']} of {fv['n_bins']['values']} bins valid")
-
-
-def _reference_html(statistic, block) -> str:
-    """Estimate and CI, then the reference and zeta-score for each generative D."""
-    e = html.escape
-    v = block["data"]
-    head = (f"<p><b>{e(statistic)}</b> = {v['estimate']['values']:.4g} "
-            f"[{v['ci_lower']['values']:.4g}, {v['ci_upper']['values']:.4g}]: verdict "
-            f"<i>{e(str(v['verdict']['values']))}</i></p>")
-    return head + _table(block, "generative", ["reference", "reference_se", "zeta", "valid"])
-
-
-def _table(block, dim, variables) -> str:
-    labels = block["coords"][dim]
-    head = "".join(f"<th>{html.escape(v)}</th>" for v in [dim, *variables])
-    rows = []
-    for i, label in enumerate(labels):
-        cells = []
-        for v in variables:
-            val = block["data"][v]["values"][i]
-            cells.append(f"{val:.4g}" if isinstance(val, float) else str(val))
-        rows.append("<tr><td>" + html.escape(str(label)) + "</td>"
-                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"

@@ -21,19 +21,35 @@ _TAIL_ADVICE = {
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
 
-def verdict(valid, reference) -> str:
-    """Words for one validation outcome."""
+def verdict(valid, reference, lower=0.0, upper=0.0) -> str:
+    """Words for one validation outcome.
+
+    Examples
+    --------
+    >>> verdict(True, 1.0), verdict(False, float("nan")), verdict(False, 1.0, float("nan"), 2.0)
+    ('calibrated', 'no predefined reference', 'n/a (interval not computable)')
+    """
     if not np.isfinite(reference):
         return "no predefined reference"
+    if not (np.isfinite(lower) and np.isfinite(upper)):
+        return "n/a (interval not computable)"
     return "calibrated" if bool(valid) else "not calibrated"
 
 
 def _fmt(x):
-    return f"{x:.4g}" if np.isfinite(x) else "nan"
+    return f"{x:.4g}" if np.isfinite(x) else "n/a"
 
 
 def average_table(result) -> str:
-    """Table of a :func:`uqviz.validate_average` result for one dataset."""
+    """Table of a :func:`uqviz.validate_average` result for one dataset ("n/a": not computable).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> res = uqviz.validate_average(uqviz.synthetic.nig(500, rng=0), n_boot=200, rng=0)
+    >>> average_table(res).splitlines()[0].split()[:2]
+    ['statistic', 'estimate']
+    """
     ci = result.attrs.get("ci", 0.95)
     head = f"{'statistic':<10}{'estimate':>10}   {f'{ci:.0%} CI':<22}{'ref':>6}{'zeta':>8}  verdict"
     lines = [head, "-" * len(head)]
@@ -42,13 +58,22 @@ def average_table(result) -> str:
         ivl = f"[{_fmt(float(r.ci_lower))}, {_fmt(float(r.ci_upper))}]"
         lines.append(
             f"{s:<10}{_fmt(float(r.estimate)):>10}   {ivl:<22}{_fmt(float(r.reference)):>6}"
-            f"{_fmt(float(r.zeta)):>8}  {verdict(r.valid, float(r.reference))}"
+            f"{_fmt(float(r.zeta)):>8}  "
+            f"{verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper))}"
         )
     return "\n".join(lines)
 
 
 def tailedness_table(result) -> str:
-    """Table of a :func:`uqviz.tailedness` result for one dataset."""
+    """Table of a :func:`uqviz.tailedness` result for one dataset.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> print(tailedness_table(uqviz.tailedness(uqviz.synthetic.nig(2000, nu=20, rng=0))))  # doctest: +ELLIPSIS
+    variable    beta_GM  kappa_CS  limit  status
+    ...
+    """
     head = f"{'variable':<10}{'beta_GM':>9}{'kappa_CS':>10}{'limit':>7}  status"
     lines = [head, "-" * len(head)]
     for v in result["variable"].values:
@@ -60,7 +85,14 @@ def tailedness_table(result) -> str:
 
 
 def tailedness_warnings(result) -> list[str]:
-    """Plain-language warnings for each variable above its beta_GM threshold."""
+    """Plain-language warnings for each variable above its beta_GM threshold (Pernot (2024b), Table II).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> tailedness_warnings(uqviz.tailedness(uqviz.synthetic.nig(2000, nu=20, rng=0)))
+    []
+    """
     out = []
     for v in result["variable"].values:
         r = result.sel(variable=v)

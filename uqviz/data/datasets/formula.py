@@ -1,6 +1,6 @@
 """Molecular formulas: parse them and derive the QM9 conditioning features.
 
-The adaptivity paper (Pernot 2023) conditions the QM9 calibration analysis on
+Pernot (2023) conditions the QM9 calibration analysis on
 two features computed from the molecular formula: the molecular mass (Da,
 standard atomic weights) and the fraction of heteroatoms (atoms other than C
 and H over all atoms, hydrogens included). This module computes both with

@@ -5,8 +5,8 @@ variables ``E`` and ``uE``) built by :func:`uqviz.from_dataframe`; the
 files come from :func:`uqviz.datasets.registry.fetch` (local directory
 ``$UQVIZ_DATA_DIR`` or pooch's download cache, sha256-checked).
 
-How E and uE are built (as in the authors' R scripts, ``ppernot/2024_RCE`` v4.0
-``R/getData.R``):
+How E and uE are built (as in the authors' R scripts, ``R/getData.R`` of
+github.com/ppernot/2024_RCE v4.0):
 
 * PAL2022 (Palmer et al. 2022): ``_cal`` files have columns ``E``, ``X``, ``uE``;
   ``X`` is the *uncalibrated* uncertainty (kept as metadata ``uE_uncalibrated``).
@@ -19,11 +19,11 @@ How E and uE are built (as in the authors' R scripts, ``ppernot/2024_RCE`` v4.0
   ``uE = sqrt(uncertainty_total)`` (the uncertainty columns are variances);
   features ``mass`` (Da) and ``hetero_fraction`` computed from ``formula``
   (kept as metadata, with the QM9 molecule index as ``qm9_index``). Units eV.
-* RAS2023 (Rasmussen et al. 2023), logP: ``E = logP - y_pred`` with ``y_pred``
-  taken at the model's float32 precision, so that ``E`` equals minus the
-  file's ``error`` column exactly (parsing ``y_pred`` as float64 instead changes
-  ``E`` by less than 2.4e-7); ``uE = uq``; ``smiles`` kept as metadata.
-  Dimensionless (units ``""``).
+* RAS2023 (Rasmussen et al. 2023), logP: ``E = logP - y_pred`` in double
+  precision, as in the authors' scripts (their ZMS of logP_10k_a_LS-GCN,
+  0.925696305128359, follows from it; the file's ``error`` column, computed
+  from a float32 ``y_pred``, differs from ``-E`` by less than 3e-7);
+  ``uE = uq``; ``smiles`` kept as metadata. Dimensionless (units ``""``).
 
 The point coordinate of every dataset holds the 0-based data-row number in the
 source file, so filtered rows stay traceable.
@@ -79,7 +79,7 @@ def _pal(name: str, size: int) -> _Spec:
                  f"{stem}_uncal.csv", size)
 
 
-#: The sets, paper order first (Pernot 2024, Table 1), then QM9_U0 (Pernot 2023).
+#: The sets, paper order first (Pernot (2024a), Table 1), then QM9_U0 (Pernot (2023)).
 _SPECS: dict[str, _Spec] = {s.name: s for s in (
     _pal("Diffusion_RF", 2040),
     _pal("Perovskite_RF", 3834),
@@ -115,8 +115,8 @@ def list_datasets() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per loadable dataset: the nine sets of Pernot (2024) in paper
-        order, ``QM9_U0`` (Pernot 2023), then the uncalibrated twins (rows with
+        One row per loadable dataset: the nine sets of Pernot (2024a) in paper
+        order, ``QM9_U0`` (Pernot (2023)), then the uncalibrated twins (rows with
         ``calibrated == False``, loaded with ``load_dataset(name, calibrated=False)``).
         Columns: ``name``, ``calibrated``, ``size`` (number of points M after the
         papers' filter), ``units``, ``source`` (registry key of the file),
@@ -223,9 +223,7 @@ def _load_qm9(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
 def _load_logp(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
     df = pd.read_csv(fetch(key), index_col=0)
     _require(df, ["smiles", "logP", "y_pred", "uq"], key)
-    # y_pred is a float32 model output written with its shortest decimal repr:
-    # read it back at float32 precision (then E = -error exactly).
-    df["y_pred"] = df["y_pred"].to_numpy(float).astype(np.float32).astype(np.float64)
+    # E = logP - y_pred in double precision, as the authors' getData.R
     e = df["logP"].to_numpy(float) - df["y_pred"].to_numpy(float)
     ds = _build(df, spec=spec, key=key, calibrated=calibrated, e=e,
                 u=df["uq"].to_numpy(float), reference="logP", prediction="y_pred",
@@ -299,7 +297,7 @@ def load_collection(name: str = "pernot2024") -> xr.DataTree:
     Parameters
     ----------
     name : str, default "pernot2024"
-        ``"pernot2024"``: the nine sets of Pernot (2024), in the paper's order
+        ``"pernot2024"``: the nine sets of Pernot (2024a), in the paper's order
         (Diffusion_RF, Perovskite_RF, Diffusion_LR, Perovskite_LR,
         Diffusion_GPR_Bayesian, Perovskite_GPR_Bayesian, QM9_E,
         logP_10k_a_LS-GCN, logP_150k_LS-GCN), calibrated uncertainties.

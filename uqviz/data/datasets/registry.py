@@ -6,7 +6,7 @@ e.g. ``pernot-2024_RCE-v4.0/PAL2022/Diffusion_RF_Test_cal.csv``.
 
 Two modes, chosen by the environment variable ``UQVIZ_DATA_DIR``:
 
-* **set** (e.g. ``UQVIZ_DATA_DIR=/work/shared/data``; a relative path is taken
+* **set** (e.g. ``UQVIZ_DATA_DIR=~/uqviz-data``; a relative path is taken
   relative to the current working directory): files are read from
   ``$UQVIZ_DATA_DIR/<key>`` after checking their sha256. Nothing is ever
   downloaded: a missing file or a hash mismatch is an error that says which file,

@@ -1,0 +1,142 @@
+"""HTML rendering of a report (a scoped ``<div>`` for Jupyter, a page for files).
+
+Every number goes through :func:`uqviz.reporting.wording.fmt`: a value that
+could not be computed reads "n/a" and the page says why.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+
+from uqviz.reporting.wording import NA_NOTE, fmt
+
+__all__ = ["page", "fragment"]
+
+#: every rule is scoped to the report's <div>, so that inline in Jupyter it styles
+#: nothing of the notebook around it
+_CSS = """.uqviz-report{font-family:system-ui,sans-serif;max-width:960px;margin:2em auto;color:#222}
+.uqviz-report h1{font-size:1.5em}
+.uqviz-report h2{font-size:1.15em;border-bottom:1px solid #ccc;padding-bottom:.2em}
+.uqviz-report table{border-collapse:collapse;font-size:.9em}
+.uqviz-report td,.uqviz-report th{border:1px solid #ddd;padding:.25em .6em}
+.uqviz-report .warn{color:#a33}.uqviz-report .concl li{margin:.3em 0}
+.uqviz-report img{max-width:100%}"""
+
+_e = html.escape
+
+
+def page(title: str, body: str) -> str:
+    """A whole HTML document around a fragment."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>uqviz report: "
+            f"{_e(title)}</title></head><body>\n{body}\n</body></html>")
+
+
+def fragment(sections, title: str | None = None) -> str:
+    """One scoped ``<div>`` (with its ``<style>``) holding the sections of the datasets.
+
+    ``sections`` is a list of ``(name, numbers, conclusion, warnings, figures)``.
+    """
+    parts = [f"<style>{_CSS}</style><div class='uqviz-report'>"]
+    if title is not None:
+        parts.append(f"<h1>Uncertainty validation report: {_e(title)}</h1>")
+        parts.append("<ul>" + "".join(f"<li><a href='#{_anchor(s[0])}'>{_e(s[0])}</a></li>"
+                                      for s in sections) + "</ul>")
+    level = 1 if title is None else 2
+    body = "\n".join(_section(*s, level=level) for s in sections)
+    parts.append(body)
+    if "n/a" in body:
+        parts.append(f"<p><small>{_e(NA_NOTE)}</small></p>")
+    parts.append("<p><small>uqviz: methods of Pernot (2023, 2024a, 2024b, 2024c).</small></p></div>")
+    return "\n".join(parts)
+
+
+def _anchor(name: str) -> str:
+    return "ds-" + "".join(c if c.isalnum() else "-" for c in name)
+
+
+def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
+    h1, h2 = f"h{level}", f"h{level + 1}"
+    parts = [f"<{h1} id='{_anchor(name)}'>"
+             + (f"Uncertainty validation report: {_e(name)}" if level == 1 else _e(name))
+             + f"</{h1}>",
+             f"<{h2}>Conclusion</{h2}><ul class='concl'>",
+             *[f"<li>{_e(c)}</li>" for c in conclusion], "</ul>"]
+    if warnings:
+        parts += [f"<{h2}>Warnings</{h2}><ul>",
+                  *[f"<li class='warn'>{_e(w)}</li>" for w in warnings], "</ul>"]
+    parts += [f"<{h2}>Data</{h2}>", _data_html(n["data"])]
+    parts += [f"<{h2}>Average calibration</{h2}>", _table(n["average"], "statistic",
+              ["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid"])]
+    if "average" in figures:
+        parts.append(_img(figures["average"]))
+    parts += [f"<{h2}>Tailedness screen</{h2}>", _table(n["tailedness"], "variable",
+              ["beta_gm", "kappa_cs", "threshold", "exceeds"])]
+    for key, value in n.items():
+        if key.startswith("local_"):
+            cond = key[len("local_"):]
+            kind = "Consistency" if cond == "uE" else "Adaptivity"
+            regions = value.get("failing_regions") or []
+            parts.append(f"<{h2}>{kind}: LZM and LZMS vs {_e(cond)}</{h2}><p>"
+                         f"{_e(value.get('binning_note', ''))}<br>"
+                         f"{_fv_html(value, 'LZMS')}; {_fv_html(value, 'LZM')}"
+                         + (f"<br>failing regions (LZMS): {_e('; '.join(regions))}"
+                            if regions else "") + "</p>")
+            if f"LZMS_{cond}" in figures:
+                parts.append(_img(figures[f"LZMS_{cond}"]))
+    parts.append(f"<{h2}>Statistics without predefined reference (simulated references)</{h2}>")
+    parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
+    return "\n".join(parts)
+
+
+def _img(png: bytes) -> str:
+    return f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}"/>'
+
+
+def _data_html(d) -> str:
+    """Size, features, E and uE ranges, and what the input filters dropped."""
+    lines = [f"{d['n_points']} points; features: {_e(', '.join(d['features']) or 'none')}; "
+             f"units: {_e(str(d['units']) or '-')}.",
+             f"E: mean {fmt(d['E']['mean'])}, sd {fmt(d['E']['sd'])}, range "
+             f"[{fmt(d['E']['min'])}, {fmt(d['E']['max'])}]; uE: mean {fmt(d['uE']['mean'])}, "
+             f"range [{fmt(d['uE']['min'])}, {fmt(d['uE']['max'])}], "
+             f"{d['uE']['n_distinct']} distinct values."]
+    if d.get("n_dropped"):
+        lines.append(f"<span class='warn'>Bad input: {d['n_dropped']} rows dropped "
+                     f"({_e(str(d.get('dropped_reasons', '')))}).</span>")
+    else:
+        lines.append("Bad input: none (no NaN, inf or uE &le; 0).")
+    if d.get("n_filtered"):
+        lines.append(f"{d['n_filtered']} rows with uE &le; {fmt(d.get('min_uncertainty'))} "
+                     "filtered out (min_uncertainty).")
+    return "<p>" + "<br>".join(lines) + "</p>"
+
+
+def _fv_html(local_block, statistic) -> str:
+    fv = local_block[f"fv_{statistic}"]["data"]
+    return (f"f<sub>v</sub>({statistic}) = {fmt(fv['estimate']['values'], '.3f')} "
+            f"[{fmt(fv['ci_lower']['values'], '.3f')}, {fmt(fv['ci_upper']['values'], '.3f')}], "
+            f"{fv['n_valid']['values']} of {fv['n_bins']['values']} bins valid")
+
+
+def _reference_html(statistic, block) -> str:
+    """Estimate and CI, then the reference and zeta-score for each generative D."""
+    v = block["data"]
+    head = (f"<p><b>{_e(statistic)}</b> = {fmt(v['estimate']['values'])} "
+            f"[{fmt(v['ci_lower']['values'])}, {fmt(v['ci_upper']['values'])}]: verdict "
+            f"<i>{_e(str(v['verdict']['values']))}</i></p>")
+    return head + _table(block, "generative", ["reference", "reference_se", "zeta", "valid"])
+
+
+def _table(block, dim, variables) -> str:
+    labels = block["coords"][dim]
+    head = "".join(f"<th>{_e(v)}</th>" for v in [dim, *variables])
+    rows = []
+    for i, label in enumerate(labels):
+        cells = []
+        for v in variables:
+            val = block["data"][v]["values"][i]
+            cells.append(str(val) if isinstance(val, bool) else fmt(val))
+        rows.append("<tr><td>" + _e(str(label)) + "</td>"
+                    + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"

@@ -1,0 +1,191 @@
+"""Plain-language sentences of the report: numbers, failing regions, verdicts.
+
+Functions here only word results computed elsewhere; they never compute a statistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
+           "binning_note", "HEAVY_FOR_ZMS"]
+
+#: the tailedness-screen variables whose failure makes the ZMS unreliable (Pernot (2024b),
+#: Table II: heavy E^2 or Z^2 tails question RCE and ZMS; heavy uE^2 tails question RCE)
+HEAVY_FOR_ZMS = ("E2", "Z2")
+_LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
+
+#: what "n/a" means wherever the report prints it
+NA_NOTE = ("n/a: the value could not be computed. For an interval limit, the bootstrap "
+           "distribution is degenerate (e.g. all replicates equal) or n_boot is too small for "
+           "the BCa limit at this level; increase n_boot. Such an interval gives no verdict.")
+
+
+def fmt(x, spec: str = ".4g") -> str:
+    """A number for the reader; NaN, inf and missing values (JSON null) read ``"n/a"``.
+
+    Examples
+    --------
+    >>> fmt(0.0081481234), fmt(float("nan")), fmt(None)
+    ('0.008148', 'n/a', 'n/a')
+    """
+    if x is None or isinstance(x, (bool, np.bool_)):
+        return "n/a" if x is None else str(bool(x))
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    return format(x, spec) if np.isfinite(x) else "n/a"
+
+
+def _pair(lo: float, hi: float) -> tuple[str, str]:
+    """``lo`` and ``hi`` with enough digits (4 to 12) to tell them apart."""
+    for digits in range(4, 13):
+        a, b = format(lo, f".{digits}g"), format(hi, f".{digits}g")
+        if a != b:
+            return a, b
+    return a, b
+
+
+def _runs(valid: np.ndarray, sign: np.ndarray) -> list[tuple[int, int]]:
+    """Runs ``(start, stop)`` of invalid bins of one direction; a single valid bin between
+    two invalid bins of the same direction is bridged (a 95 % interval misses 1 bin in 20
+    by chance)."""
+    s = np.where(valid, 0, sign)
+    bridged = s.copy()
+    for i in range(1, s.size - 1):
+        if s[i] == 0 and s[i - 1] != 0 and s[i - 1] == s[i + 1]:
+            bridged[i] = s[i - 1]
+    runs, start = [], None
+    for i in range(bridged.size + 1):
+        cur = bridged[i] if i < bridged.size else 0
+        if start is not None and (cur == 0 or cur != bridged[start]):
+            runs.append((start, i))
+            start = None
+        if start is None and cur != 0:
+            start = i
+    return runs
+
+
+def failing_regions(local_result, name: str) -> list[dict]:
+    """Every region of invalid bins of a local analysis, in the order of the variable.
+
+    A region is a run of invalid bins whose statistic lies on the same side of the
+    reference; its direction says whether uncertainties are over- or underestimated
+    there (for LZM: the sign of the bias). A region of tied values (one value of the
+    conditioning variable) reads ``"uE = 0.008148"``.
+
+    Returns
+    -------
+    list of dict
+        ``text`` (the region in words), ``lower``, ``upper``, ``direction``,
+        ``n_invalid``, ``n_bins``.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> res = xr.Dataset({"valid": ("bin", [False, True, True, False]),
+    ...                   "estimate": ("bin", [0.5, 1.0, 1.0, 1.6]), "reference": 1.0},
+    ...                  coords={"bin_lower": ("bin", [0.0, 1, 2, 3]),
+    ...                          "bin_upper": ("bin", [1.0, 2, 3, 4])})
+    >>> [r["text"] for r in failing_regions(res, "x")]
+    ['x < 1 (1 bin invalid there; uncertainties overestimated)', 'x > 3 (1 bin invalid there; uncertainties underestimated)']
+    """
+    valid = np.asarray(local_result["valid"].values, dtype=bool)
+    est = np.asarray(local_result["estimate"].values, dtype=float)
+    ref = float(local_result["reference"])
+    sign = np.sign(np.nan_to_num(est - ref))
+    sign[(~valid) & (sign == 0)] = 1  # an invalid bin exactly at the reference (NaN interval)
+    lower = np.asarray(local_result["bin_lower"].values, dtype=float)
+    upper = np.asarray(local_result["bin_upper"].values, dtype=float)
+    is_zm = local_result.attrs.get("statistic") == "ZM"
+    n = valid.size
+    out = []
+    for a, b in _runs(valid, sign):
+        lo, hi = float(lower[a]), float(upper[b - 1])
+        lo_s, hi_s = _pair(lo, hi)
+        if lo == hi:
+            where = f"{name} = {lo_s}"
+        elif a == 0 and b == n:
+            where = f"the whole range of {name}"
+        elif a == 0:
+            where = f"{name} < {hi_s}"
+        elif b == n:
+            where = f"{name} > {lo_s}"
+        else:
+            where = f"{lo_s} < {name} < {hi_s}"
+        low = sign[a] < 0
+        if is_zm:
+            sense = "errors biased " + ("negative" if low else "positive")
+        else:
+            sense = "uncertainties " + ("overestimated" if low else "underestimated")
+        n_bad = int((~valid[a:b]).sum())
+        count = "1 bin" if b - a == 1 else f"{n_bad} of {b - a} bins"
+        out.append({"text": f"{where} ({count} invalid there; {sense})",
+                    "lower": lo, "upper": hi, "direction": sense, "n_invalid": n_bad,
+                    "n_bins": b - a})
+    return out
+
+
+def describe_failures(local_result, name: str) -> str | None:
+    """All failing regions of a local analysis in words, or None when every bin is valid.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> res = xr.Dataset({"valid": ("bin", [False, False, True, True]),
+    ...                   "estimate": ("bin", [0.5, 0.6, 1.0, 1.1]), "reference": 1.0},
+    ...                  coords={"bin_lower": ("bin", [100, 110, 120, 130]),
+    ...                          "bin_upper": ("bin", [110, 120, 130, 140])})
+    >>> describe_failures(res, "mass")
+    'mass < 120 (2 of 2 bins invalid there; uncertainties overestimated)'
+    """
+    regions = failing_regions(local_result, name)
+    if not regions:
+        return None
+    texts = [r["text"] for r in regions]
+    return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
+
+
+def average_line(avg, tail) -> str:
+    """The average-calibration verdict: OK, NOT OK, or unreliable (heavy tails, NaN interval).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
+    >>> avg = uqviz.validate_average(ds, statistics=("ZMS",), n_boot=500, rng=0)
+    >>> average_line(avg, uqviz.tailedness(ds))
+    'Average calibration: OK (ZMS validated).'
+    """
+    zms = avg.sel(statistic="ZMS")
+    lo, hi = float(zms["ci_lower"]), float(zms["ci_upper"])
+    heavy = [v for v in HEAVY_FOR_ZMS if bool(tail["exceeds"].sel(variable=v))]
+    if heavy:
+        why = ", ".join(f"beta_GM({_LABEL[v]}) = {float(tail['beta_gm'].sel(variable=v)):.2f} > "
+                        f"{float(tail['threshold'].sel(variable=v)):.1f}" for v in heavy)
+        said = "validated" if bool(zms["valid"]) else "rejected"
+        return (f"Average calibration: unreliable (ZMS = {fmt(zms['estimate'])} {said}, but "
+                f"{why}: heavy tails or outliers make the ZMS and its interval unreliable, "
+                "Pernot (2024b), Table II).")
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return ("Average calibration: undetermined (the ZMS interval could not be computed; "
+                "see n/a below).")
+    ok = bool(zms["valid"])
+    return f"Average calibration: {'OK' if ok else 'NOT OK'} (ZMS {'validated' if ok else 'rejected'})."
+
+
+def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_points: int) -> str:
+    """How the bins on one conditioning variable were chosen, in words.
+
+    Examples
+    --------
+    >>> binning_note("charge", 3, "stratified", 3, 900)
+    'charge has 3 distinct values: binned by value (binning="stratified"; values with fewer than 100 points merged with a neighbour), 3 bins.'
+    """
+    if binning == "stratified":
+        return (f"{variable} has {n_distinct} distinct values: binned by value "
+                f'(binning="stratified"; values with fewer than 100 points merged with a '
+                f"neighbour), {n_bins} bins.")
+    return (f"{variable}: {n_distinct} distinct values, {n_bins} equal-count bins of about "
+            f'{n_points // n_bins} points (binning="equal_count").')
