@@ -218,7 +218,8 @@ def apply(func, data, mean, scale, samples, *, rng=None):
     if mean is not None or scale is not None or samples is not None:
         raise ValueError("mean, scale, samples: leave them unset with a DataTree "
                          "(the variables of each dataset are used)")
-    return map_datasets(lambda ds, rng: func(ds, None, None, None, rng), data, rng=rng)
+    return map_datasets(lambda ds, rng: func(ds, None, None, None, rng), data, rng=rng,
+                        variables=None)
 
 
 def point_union(tree) -> np.ndarray:
@@ -226,7 +227,7 @@ def point_union(tree) -> np.ndarray:
     import pandas as pd
 
     index = pd.Index([])
-    for _, ds in datasets_of(tree):
+    for _, ds in datasets_of(tree, variables=None):
         labels = ds["point"].values if "point" in ds.coords else np.arange(ds.sizes["point"])
         index = index.append(pd.Index(labels)).unique()
     return index.to_numpy()
