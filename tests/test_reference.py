@@ -197,3 +197,13 @@ def test_bad_arguments():
         validate(ds, statistic="CC", generative=("normal",))
     with pytest.raises(ValueError, match="unknown statistic"):
         simulated_reference(ds, statistic="ECE")
+
+
+@pytest.mark.parametrize("scale", [1e155, 1e-300])
+def test_simulated_ence_reference_is_scale_invariant(scale):
+    """ENCE is scale-free: its simulated reference at 1e155 or 1e-300 equals the one at 1."""
+    ds = uqviz.synthetic.nig(400, nu=6, rng=0)
+    one = uqviz.simulated_reference(ds, statistic="ENCE", n_mc=200, rng=1)
+    far = uqviz.simulated_reference(uqviz.from_arrays(ds.E.values * scale, ds.uE.values * scale),
+                                    statistic="ENCE", n_mc=200, rng=1)
+    np.testing.assert_allclose(far["reference"].values, one["reference"].values, rtol=1e-12)

@@ -84,12 +84,14 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         bins = compute_bins(x, n_bins=n_bins, scheme="equal_count")
         starts, sizes = bins.starts, bins.sizes
         cols = tuple(c for c in stat.columns if c != "V")
-        mv = kbin.bin_means(ds["uE"].values[bins.order] ** 2, starts, sizes)
+        u_sorted = ds["uE"].values[bins.order]
+        ku = int(np.frexp(np.max(u_sorted))[1])  # V's bin means at the scale 2**ku, once
+        mv_scaled = kbin.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
         def f(e, u):  # u is the same for every row: its bin means are computed once
             means = kbin.binned_column_means(e, u, starts, sizes, cols)
-            if "V" in stat.columns:
-                means["V"] = mv
+            if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
+                means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
 
         return bins.order, f
