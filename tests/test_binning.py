@@ -44,27 +44,27 @@ def test_random_ties_permute_only_within_ties():
 
 def test_stratified_merges_small_strata_with_smaller_neighbour():
     x = np.r_[np.zeros(150), np.ones(20), np.full(300, 2.0), np.full(50, 3.0)]
-    b = compute_bins(np.random.default_rng(0).permutation(x), scheme="stratified")
+    b = compute_bins(np.random.default_rng(0).permutation(x), binning="stratified")
     # 20 merges with 150 (smaller neighbour), then 50 merges with 300
     assert b.sizes.tolist() == [170, 350]
     assert b.lower.tolist() == [0.0, 2.0] and b.upper.tolist() == [1.0, 3.0]
-    b2 = compute_bins(x, scheme="stratified", min_count=10)
+    b2 = compute_bins(x, binning="stratified", min_count=10)
     assert b2.sizes.tolist() == [150, 20, 300, 50]
 
 
 def test_equal_width_and_edges_with_merging():
     x = np.r_[np.linspace(0.0, 0.99, 100), 1.5, 4.5]
-    b = compute_bins(x, scheme="equal_width", n_bins=5, min_count=1)
+    b = compute_bins(x, binning="equal_width", n_bins=5, min_count=1)
     # widths 0.9: [0,0.9) holds 0.00..0.89 (90), [0.9,1.8) 0.90..0.99 and 1.5 (11),
     # two empty bins, [3.6,4.5] holds 4.5
     assert b.sizes.tolist() == [90, 11, 1]
     np.testing.assert_allclose(b.lower, [0.0, 0.9, 3.6])
     np.testing.assert_allclose(b.upper, [0.9, 1.8, 4.5])
-    merged = compute_bins(x, scheme="equal_width", n_bins=5, min_count=5)
+    merged = compute_bins(x, binning="equal_width", n_bins=5, min_count=5)
     assert merged.sizes.tolist() == [90, 12]
-    e = compute_bins(x, scheme="edges", edges=[0.0, 0.5, 1.0, 5.0])
+    e = compute_bins(x, binning="edges", edges=[0.0, 0.5, 1.0, 5.0])
     assert e.sizes.tolist() == [50, 50, 2]
-    lg = compute_bins(np.geomspace(1, 1000, 31), scheme="equal_width", n_bins=3, log=True)
+    lg = compute_bins(np.geomspace(1, 1000, 31), binning="equal_width", n_bins=3, log=True)
     assert lg.sizes.tolist() == [10, 10, 11]
 
 
@@ -81,16 +81,18 @@ def test_bad_input():
     with pytest.raises(ValueError, match="2 rows with NaN"):
         conditioning_values(ds, bad)
     with pytest.raises(ValueError, match="outside the bin edges"):
-        compute_bins(np.arange(10.0), scheme="edges", edges=[0.0, 5.0])
+        compute_bins(np.arange(10.0), binning="edges", edges=[0.0, 5.0])
     with pytest.raises(ValueError, match="binning must be"):
-        compute_bins(np.arange(10.0), scheme="quantile")
+        compute_bins(np.arange(10.0), binning="quantile")
     with pytest.raises(ValueError, match="positive"):
-        compute_bins(np.arange(10.0), scheme="equal_width", log=True)
+        compute_bins(np.arange(10.0), binning="equal_width", log=True)
 
 
-def test_default_number_of_bins_is_sqrt_m():
-    assert default_n_bins(13885) == 118 and default_n_bins(100) == 10
-    assert compute_bins(np.arange(400.0)).n_bins == 20
+def test_default_number_of_bins_is_sqrt_m_with_at_least_100_points():
+    assert default_n_bins(13885) == 118 and default_n_bins(100) == 1
+    assert default_n_bins(5000) == 50 and default_n_bins(10**6) == 1000
+    assert compute_bins(np.arange(400.0)).n_bins == 4
+    assert compute_bins(np.arange(40_000.0)).n_bins == 200
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
@@ -99,15 +101,15 @@ def test_default_number_of_bins_is_sqrt_m():
     ({"n_bins": 2.5}, ValueError, "n_bins must be a whole number"),
     ({"n_bins": 0}, ValueError, r"between 1 and the number of points M = 10, got n_bins = 0"),
     ({"n_bins": 11}, ValueError, r"M = 10, got n_bins = 11"),
-    ({"n_bins": -3, "scheme": "equal_width"}, ValueError, "M = 10"),
-    ({"scheme": "quantile"}, ValueError, "'equal_count', 'equal_width', 'stratified', 'edges'"),
-    ({"scheme": "edges", "edges": [0.0, np.nan, 10.0]}, ValueError, "edges has 1 non-finite"),
-    ({"scheme": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "increase strictly"),
-    ({"scheme": "edges", "edges": [10.0, 0.0]}, ValueError, "edges must increase strictly"),
-    ({"scheme": "edges", "edges": [0.0]}, ValueError, "at least 2"),
-    ({"scheme": "stratified", "min_count": 0}, ValueError, "min_count must be >= 1"),
-    ({"scheme": "stratified", "min_count": 2.5}, ValueError, "min_count must be a whole"),
-    ({"scheme": "equal_width", "log": 1}, TypeError, "log must be True or False"),
+    ({"n_bins": -3, "binning": "equal_width"}, ValueError, "M = 10"),
+    ({"binning": "quantile"}, ValueError, "'equal_count', 'equal_width', 'stratified', 'edges'"),
+    ({"binning": "edges", "edges": [0.0, np.nan, 10.0]}, ValueError, "edges has 1 non-finite"),
+    ({"binning": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "increase strictly"),
+    ({"binning": "edges", "edges": [10.0, 0.0]}, ValueError, "edges must increase strictly"),
+    ({"binning": "edges", "edges": [0.0]}, ValueError, "at least 2"),
+    ({"binning": "stratified", "min_count": 0}, ValueError, "min_count must be >= 1"),
+    ({"binning": "stratified", "min_count": 2.5}, ValueError, "min_count must be a whole"),
+    ({"binning": "equal_width", "log": 1}, TypeError, "log must be True or False"),
 ])
 def test_options_are_validated(kwargs, exc, match):
     with pytest.raises(exc, match=match):
@@ -141,7 +143,7 @@ def test_no_tie_warning_when_no_tie_is_split_or_ties_are_randomised():
         compute_bins(np.random.default_rng(0).normal(size=500), n_bins=7)
         compute_bins(np.repeat([0.0, 1.0], 50), n_bins=2)  # the boundary falls between ties
         compute_bins(np.repeat([0.0, 1.0], 50), n_bins=3, rng=0)  # random ties on purpose
-        compute_bins(np.repeat([0.0, 1.0], 50), scheme="stratified", min_count=10)
+        compute_bins(np.repeat([0.0, 1.0], 50), binning="stratified", min_count=10)
 
 
 def test_one_implementation_of_equal_count_bounds():

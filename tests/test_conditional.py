@@ -173,9 +173,9 @@ def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
 # issue 11: contract (defaults, option checks, verdicts, attrs, tied values)
 # ---------------------------------------------------------------------------
 def test_default_n_bins_is_the_contract_rule_and_gives_no_warning():
-    from uqviz.conditional.local import local_n_bins
+    from uqviz.engine.binning import default_n_bins
 
-    assert [local_n_bins(m) for m in (50, 150, 5000, 13885, 10**6)] == [1, 1, 50, 118, 1000]
+    assert [default_n_bins(m) for m in (50, 150, 5000, 13885, 10**6)] == [1, 1, 50, 118, 1000]
     ds = uqviz.synthetic.default_example()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # 71 bins of 70 points warned before

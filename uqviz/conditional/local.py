@@ -22,34 +22,18 @@ from uqviz._array.binomial import wilson_interval
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
-from uqviz.engine.binning import SCHEMES, bin_coords, compute_bins, conditioning_values
+from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
+                                  conditioning_values, default_n_bins)
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
 
-__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", "local_n_bins",
+__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", 
            "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 ENGINES = ("numba", "numpy")
-SMALL_BIN = 100  # bins with fewer points get a warning (Pernot 2023)
 HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
-
-
-def local_n_bins(m: int) -> int:
-    """Default number of bins of the local statistics: min(round(sqrt(M)), M // 100), >= 1.
-
-    Bins hold at least 100 points (:data:`SMALL_BIN`), so the default never
-    triggers the small-bin warning; used by :func:`local_calibration`,
-    :func:`uqviz.reliability`, :func:`uqviz.ordering_study` and the explorer.
-
-    Examples
-    --------
-    >>> local_n_bins(5000), local_n_bins(13885), local_n_bins(50)
-    (50, 118, 1)
-    """
-    m = int(m)
-    return max(1, min(int(round(np.sqrt(m))), m // SMALL_BIN))
 
 
 def local_streams(rng):
@@ -72,7 +56,7 @@ def local_streams(rng):
 
 
 def _n_bins_for(m, n_bins):
-    n = local_n_bins(m) if n_bins is None else n_bins
+    n = default_n_bins(m) if n_bins is None else n_bins
     if not 1 <= n <= m:
         raise ValueError(f"n_bins must be between 1 and the number of points ({m}), got {n}")
     return n
@@ -99,7 +83,7 @@ def compute_local_bins(ds, conditioning, *, n_bins, binning, min_count=None, edg
     name, x = conditioning_values(ds, conditioning)
     n = _n_bins_for(x.size, n_bins) if binning in ("equal_count", "equal_width") else n_bins
     with _named_warnings(ds.attrs.get("name", "")):
-        bins = compute_bins(x, n_bins=n, scheme=binning, min_count=min_count, edges=edges,
+        bins = compute_bins(x, n_bins=n, binning=binning, min_count=min_count, edges=edges,
                             log=log, rng=rng)
     if np.any(bins.sizes < min_size):
         raise ValueError(f"{int(np.sum(bins.sizes < min_size))} bins have fewer than "
@@ -212,7 +196,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
-        Default :func:`local_n_bins`: min(round(sqrt(M)), M // 100), bins of at
+        Default :func:`uqviz.engine.binning.default_n_bins`: min(round(sqrt(M)), M // 100), bins of at
         least 100 points.
     binning : {"equal_count", "equal_width", "stratified", "edges"}
         See :func:`uqviz.engine.binning.compute_bins`. Equal-count bins of a
@@ -382,7 +366,7 @@ BINNED_ERRORS = tuple(kbin.BINNED)
 def binned_bins(ds, *, conditioning="uE", n_bins=20, binning="equal_count", **kw):
     """Bins used by the binned calibration errors (shared with simulated references)."""
     _, x = conditioning_values(ds, conditioning)
-    return compute_bins(x, n_bins=n_bins, scheme=binning, **kw)
+    return compute_bins(x, n_bins=n_bins, binning=binning, **kw)
 
 
 def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):

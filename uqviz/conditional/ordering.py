@@ -32,11 +32,11 @@ from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
 from uqviz.conditional.local import (BOOTSTRAP_METHODS, LOCAL_STATISTICS, _check_common,
-                                     fraction_valid, local_n_bins, local_streams,
+                                     fraction_valid, local_streams,
                                      student_t_interval)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
-from uqviz.engine.binning import conditioning_values
+from uqviz.engine.binning import conditioning_values, default_n_bins
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
@@ -137,7 +137,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     check_dataset(ds)
     name, x = conditioning_values(ds, conditioning)
     m = x.size
-    n_bins = local_n_bins(m) if n_bins is None else n_bins
+    n_bins = default_n_bins(m) if n_bins is None else n_bins
     starts0, sizes0 = kb.equal_count_starts(m, n_bins)
     if np.any(sizes0 < 2):
         raise ValueError(f"{int(np.sum(sizes0 < 2))} bins have fewer than 2 points: "
@@ -238,7 +238,7 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
-        Equal-count bins; default :func:`uqviz.conditional.local.local_n_bins`
+        Equal-count bins; default :func:`uqviz.engine.binning.default_n_bins`
         (Pernot (2023) uses 100 for QM9).
     n_orderings : int, default 1000
     n_boot : int, default 5000

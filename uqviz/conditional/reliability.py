@@ -71,7 +71,7 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     data : xarray.Dataset or xarray.DataTree
     conditioning : str or array_like, default "uE"
     n_bins : int, optional
-        Default :func:`uqviz.conditional.local.local_n_bins`:
+        Default :func:`uqviz.engine.binning.default_n_bins`:
         min(round(sqrt(M)), M // 100).
     binning : {"equal_count", "equal_width", "stratified", "edges"}
     min_count : int, optional

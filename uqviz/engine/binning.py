@@ -31,7 +31,9 @@ import xarray as xr
 from uqviz._array import binning as kb
 from uqviz.engine import checks
 
-__all__ = ["Bins", "compute_bins", "conditioning_values", "default_n_bins", "bin_coords",
+SMALL_BIN = 100  # fewest points for a reliable local interval (Pernot 2023)
+
+__all__ = ["SMALL_BIN", "Bins", "compute_bins", "conditioning_values", "default_n_bins", "bin_coords",
            "SCHEMES"]
 
 SCHEMES = ("equal_count", "equal_width", "stratified", "edges")
@@ -62,14 +64,21 @@ class Bins:
 
 
 def default_n_bins(m: int) -> int:
-    """Default number of bins of :func:`compute_bins`: round(sqrt(M)), at least 1.
+    """Default number of bins: min(round(sqrt(M)), M // 100), at least 1.
+
+    Bins then hold at least :data:`SMALL_BIN` = 100 points, below which local
+    intervals are flagged unreliable (Pernot 2023), so a default never triggers
+    its own small-bin warning. Used by :func:`compute_bins` and every local
+    analysis (``local_calibration``, ``reliability``, ``ordering_study``, the
+    explorer, the report).
 
     Examples
     --------
-    >>> default_n_bins(5000)
-    71
+    >>> default_n_bins(5000), default_n_bins(13885), default_n_bins(50)
+    (50, 118, 1)
     """
-    return max(1, int(round(np.sqrt(m))))
+    m = int(m)
+    return max(1, min(int(round(np.sqrt(m))), m // SMALL_BIN))
 
 
 def conditioning_values(ds: xr.Dataset, conditioning) -> tuple[str, np.ndarray]:
@@ -114,7 +123,7 @@ def _ranges(x, order, starts, sizes):
     return xs[starts], xs[ends], centers
 
 
-def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=None,
+def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges=None,
                  log=False, rng=None) -> Bins:
     """Bins of the values ``x`` by one of the schemes.
 
@@ -124,8 +133,8 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
         Conditioning values (finite).
     n_bins : int, optional
         Number of bins (equal_count, equal_width), 1 <= n_bins <= M; default
-        round(sqrt(M)).
-    scheme : {"equal_count", "equal_width", "stratified", "edges"}
+        :func:`default_n_bins`.
+    binning : {"equal_count", "equal_width", "stratified", "edges"}
         equal_count: stable sort, bin k = sorted positions floor(kM/n + 0.5) ..
         floor((k+1)M/n + 0.5) - 1. equal_width: equal-width (or log-width)
         intervals between min and max, bins below ``min_count`` merged with
@@ -135,7 +144,7 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
     min_count : int, optional
         Minimum bin population for merging (stratified default 100).
     edges : array_like, optional
-        Bin edges for ``scheme="edges"``.
+        Bin edges for ``binning="edges"``.
     log : bool
         Log-spaced widths for ``equal_width``.
     rng : None, int or Generator, optional
@@ -149,7 +158,7 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
     ------
     TypeError, ValueError
         Bad options (``n_bins`` not a whole number or outside [1, M], unknown
-        scheme, ``edges`` not finite and strictly increasing, ``min_count`` < 1)
+        binning, ``edges`` not finite and strictly increasing, ``min_count`` < 1)
         or non-finite ``x``.
 
     Warns
@@ -169,29 +178,29 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
     m = x.size
     if m == 0:
         raise ValueError("x: no points to bin (M = 0)")
-    scheme = checks.choice("binning", scheme, SCHEMES)
+    binning = checks.choice("binning", binning, SCHEMES)
     log = checks.boolean("log", log)
     min_count = checks.optional_count("min_count", min_count, minimum=1)
-    if scheme in ("equal_count", "equal_width"):
+    if binning in ("equal_count", "equal_width"):
         n = default_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, minimum=-2**62)
         if not 1 <= n <= m:
             raise ValueError(f"n_bins must be between 1 and the number of points M = {m}, "
                              f"got n_bins = {n}")
-    if scheme == "equal_count":
+    if binning == "equal_count":
         order = kb.stable_order(x, None if rng is None else checks.rng(rng))
         starts, sizes = kb.equal_count_starts(m, n)
         if rng is None:
             _warn_split_ties(x[order], starts, n)
         lower, upper, center = _ranges(x, order, starts, sizes)
         return Bins(order, starts, sizes, lower, upper, center,
-                    {"binning": scheme, "n_bins_requested": n,
+                    {"binning": binning, "n_bins_requested": n,
                      "ties": "random order" if rng is not None else "data order"})
-    if scheme == "stratified":
+    if binning == "stratified":
         min_count = 100 if min_count is None else min_count
         labels = kb.stratified_labels(x, min_count)
         edges_used = None
     else:
-        if scheme == "equal_width":
+        if binning == "equal_width":
             edges_used = kb.width_edges(x, n, log=log)
         else:
             if edges is None:
@@ -218,7 +227,7 @@ def compute_bins(x, *, n_bins=None, scheme="equal_count", min_count=None, edges=
         upper = edges_used[np.minimum(np.searchsorted(edges_used, upper, side="right"),
                                       edges_used.size - 1)]
     return Bins(order, starts, sizes, lower, upper, center,
-                {"binning": scheme, "min_count": 0 if min_count is None else int(min_count),
+                {"binning": binning, "min_count": 0 if min_count is None else int(min_count),
                  "log": bool(log)})
 
 

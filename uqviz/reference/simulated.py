@@ -81,7 +81,7 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
     m = ds.sizes["point"]
     if stat.kind == "binned":
         _, x = conditioning_values(ds, conditioning)
-        bins = compute_bins(x, n_bins=n_bins, scheme="equal_count")
+        bins = compute_bins(x, n_bins=n_bins, binning="equal_count")
         starts, sizes = bins.starts, bins.sizes
         cols = tuple(c for c in stat.columns if c != "V")
         u_sorted = ds["uE"].values[bins.order]

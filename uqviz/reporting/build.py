@@ -25,6 +25,7 @@ from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.parallel import progress_bar
+from uqviz.engine.binning import default_n_bins
 from uqviz.engine.tree import datasets_of
 from uqviz.reference.simulated import validate
 from uqviz.reporting import render, text, wording
@@ -224,17 +225,6 @@ def _features(ds, features):
     return list(features)
 
 
-def default_local_bins(m: int) -> int:
-    """Default bins of the local analyses: ``min(round(sqrt(M)), M // 100)``, at least 1.
-
-    Examples
-    --------
-    >>> default_local_bins(5000), default_local_bins(50)
-    (50, 1)
-    """
-    return max(1, min(int(round(np.sqrt(m))), m // 100))
-
-
 def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
            progress=None, figures=True):
     """Validate a dataset with every analysis of uqviz and say the verdict in words.
@@ -314,7 +304,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
     name = str(data.attrs.get("name") or "data")
     feats = _features(data, features)
     m = data.sizes["point"]
-    n_bins = default_local_bins(m) if n_bins is None else n_bins
+    n_bins = default_n_bins(m) if n_bins is None else n_bins
     rngs = iter(rng.spawn(8 + 2 * len(feats)))
     bar = progress_bar(3 + len(feats), desc=f"uqviz report {name}", progress=progress)
     numbers, figs, warns = {}, {}, []

@@ -13,7 +13,8 @@ import warnings
 
 import numpy as np
 
-from uqviz.conditional.local import fraction_valid, local_calibration, local_n_bins
+from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
 from uqviz.widgets._display import (ExplorerDrawing, dataset_dropdown, labelled_datasets,
                                     style_controls)
@@ -46,7 +47,7 @@ class ConditionalExplorer(ExplorerDrawing):
     statistic : {"ZMS", "ZM", "RCE"}, default "ZMS"
     conditioning : str, default "uE"
     n_bins : int, optional
-        Default :func:`uqviz.conditional.local.local_n_bins` (bins of at least
+        Default :func:`uqviz.engine.binning.default_n_bins` (bins of at least
         100 points).
     binning : {"equal_count", "equal_width", "stratified"}, default "equal_count"
     min_count : int, default 100
@@ -105,7 +106,7 @@ class ConditionalExplorer(ExplorerDrawing):
         self.conditioning = w.Dropdown(options=options, value=conditioning,
                                        description="condition on")
         m = ds.sizes["point"]
-        n0 = local_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, maximum=m)
+        n0 = default_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, maximum=m)
         self.n_bins = w.IntSlider(value=n0, min=1, max=self._max_bins(m, n0),
                                   description="bins", continuous_update=False)
         checks.choice("binning", binning, BINNINGS)
@@ -157,8 +158,8 @@ class ConditionalExplorer(ExplorerDrawing):
                 self.conditioning.options = options
                 self.conditioning.value = keep
                 m = ds.sizes["point"]
-                n0 = min(self.n_bins.value, self._max_bins(m, local_n_bins(m)))
-                self.n_bins.max = self._max_bins(m, local_n_bins(m))
+                n0 = min(self.n_bins.value, self._max_bins(m, default_n_bins(m)))
+                self.n_bins.max = self._max_bins(m, default_n_bins(m))
                 self.n_bins.value = n0
                 self.min_count.max = max(20, m // 4)
             if owner is self.conditioning:
