@@ -116,3 +116,18 @@ def test_kappa_cs_zero_for_normal_positive_for_t():
 def test_unknown_statistic_lists_names():
     with pytest.raises(ValueError, match="unknown statistic 'ZMX'.*ZMS"):
         get_statistic("ZMX")
+
+
+def test_point_estimate_refuses_a_moment_statistic_float64_cannot_hold():
+    from uqviz.statistics import point_estimate
+    e, u = np.array([1e155, 2e155]), np.array([1e155, 1e155])
+    assert float(point_estimate("ZMS", e, u)) == 2.5
+    with pytest.raises(ValueError, match="MSE overflows float64"):
+        point_estimate("MSE", e, u)
+
+
+def test_harrell_davis_weights_are_cached_and_read_only():
+    from uqviz._array.stats import harrell_davis_weights
+    a, b = harrell_davis_weights(101, [0.25, 0.5]), harrell_davis_weights(101, [0.25, 0.5])
+    assert a is b and not a.flags.writeable
+    np.testing.assert_allclose(a.sum(axis=-1), 1.0, rtol=1e-12)

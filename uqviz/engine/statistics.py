@@ -229,7 +229,7 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     if stat.kind == "binned":
         return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
-    return np.asarray(stat.func(k.column_means(e, u, stat.columns), n))
+    return k.evaluate(stat.name, stat.func, k.column_means(e, u, stat.columns), n)
 
 
 def reference_value(statistic, e, u):
