@@ -153,16 +153,7 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
     method = checks.choice("method", method, METHODS)
     if engine is not None:
         checks.choice("engine", engine, ("numba", "numpy"))
-    if isinstance(statistics, str):
-        statistics = (statistics,)
-    try:
-        statistics = tuple(statistics)
-    except TypeError:
-        raise TypeError(f"statistics must be a name or a sequence of names, got "
-                        f"{statistics!r}") from None
-    if not statistics:
-        raise ValueError("statistics must name at least one statistic, got an empty sequence")
-    stats = [get_statistic(s) for s in statistics]
+    stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
     if len({s.name for s in stats}) != len(stats):
         raise ValueError(f"statistics must be distinct, got {[s.name for s in stats]}")
     e, u = check_points(e, u)
