@@ -23,3 +23,38 @@ def _data_root() -> Path:
 @pytest.fixture(scope="session")
 def data_root():
     return _data_root()
+
+
+# --- helpers of the contract test and the bad-input sweep (tests/test_contract.py,
+# tests/test_sweep.py, tests/test_cli_files.py) -------------------------------------------
+
+def make_small_dataset(size=400, seed=0, name="a"):
+    """A small calibrated dataset: uE log-normal, E = uE * N(0, 1), features ``x`` (4 tied
+    values) and ``y`` (continuous); built with :func:`uqviz.from_arrays`."""
+    import numpy as np
+
+    import uqviz
+
+    rng = np.random.default_rng(seed)
+    u = 0.5 * np.exp(0.3 * rng.standard_normal(size))
+    e = u * rng.standard_normal(size)
+    feats = {"x": rng.integers(0, 4, size).astype(float), "y": rng.uniform(0.0, 1.0, size)}
+    return uqviz.from_arrays(e, u, features=feats, name=name)
+
+
+def make_small_tree():
+    """A DataTree of two small datasets, children ``a`` (400 points) and ``b`` (300)."""
+    import uqviz
+
+    return uqviz.from_datasets({"a": make_small_dataset(400, 0, "a"),
+                                "b": make_small_dataset(300, 1, "b")})
+
+
+@pytest.fixture(scope="session")
+def small_dataset():
+    return make_small_dataset()
+
+
+@pytest.fixture(scope="session")
+def small_tree():
+    return make_small_tree()

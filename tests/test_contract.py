@@ -1,0 +1,682 @@
+"""The API contract of docs/conventions.md, enforced on every public callable.
+
+The callables are found by introspection (``uqviz.__all__``, the public names of
+``uqviz.datasets``, ``uqviz.synthetic``, ``uqviz.generative``, ``uqviz.statistics``,
+``uqviz.experiments``, ``uqviz.quantile`` and of every public module of ``uqviz.plots``
+and ``uqviz.widgets``), so a new function is checked as soon as it is exported.
+Each rule is one parametrized test, so a failure names the rule and the function:
+
+- signatures: data positional, then ``*``, then options; no-data functions keyword-only;
+- option names: the forbidden names, the contract's vocabulary, the defaults table;
+- calls on small synthetic data with cheap options: a Dataset and a DataTree are
+  accepted (the tree adds a leading ``dataset`` dim); result variable names, dims,
+  ``replicate`` only from a bootstrap, settings recorded in ``attrs`` under the
+  parameter names with the values passed, ``valid`` decided by the interval.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import uqviz
+from conftest import make_small_dataset, make_small_tree
+
+# ----------------------------------------------------------------------------------------
+# discovery
+# ----------------------------------------------------------------------------------------
+
+NAMESPACES = ["uqviz", "uqviz.datasets", "uqviz.synthetic", "uqviz.generative",
+              "uqviz.statistics", "uqviz.experiments", "uqviz.quantile"]
+
+
+def _ui_modules():
+    import uqviz.plots
+    import uqviz.widgets
+    out = []
+    for pkg in (uqviz.plots, uqviz.widgets):
+        for info in pkgutil.iter_modules(pkg.__path__):
+            if not info.name.startswith("_"):
+                out.append(f"{pkg.__name__}.{info.name}")
+    return out
+
+
+def _public_names(mod):
+    names = getattr(mod, "__all__", None)
+    if names is None:  # no __all__: the public names defined in the module itself
+        names = [n for n, o in vars(mod).items()
+                 if not n.startswith("_") and getattr(o, "__module__", None) == mod.__name__]
+    return list(names)
+
+
+def _collect():
+    """``{qualified name: callable}``, each object once (its first public path)."""
+    found, seen = {}, set()
+    for modname in NAMESPACES + _ui_modules():
+        mod = importlib.import_module(modname)
+        for name in _public_names(mod):
+            obj = getattr(mod, name)
+            if inspect.ismodule(obj) or not callable(obj):
+                continue
+            if inspect.isclass(obj) and issubclass(obj, BaseException):
+                continue  # exception types are raised, not called
+            if not getattr(obj, "__module__", "").startswith("uqviz"):
+                continue
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            found[f"{modname}.{name}"] = obj
+    return found
+
+
+PUBLIC = _collect()
+IS_UI = {q: q.startswith(("uqviz.plots.", "uqviz.widgets.")) for q in PUBLIC}
+
+
+def _short(qual):
+    return qual.rsplit(".", 1)[1]
+
+
+def _params(obj):
+    return list(inspect.signature(obj).parameters.values())
+
+
+# ----------------------------------------------------------------------------------------
+# 1. signatures: data positional, then *, then options
+# ----------------------------------------------------------------------------------------
+
+# Parameter names that hold data (E/uE datasets, result Datasets to plot or summarise,
+# arrays of multivariate predictions, files, formulas); they may be positional.
+DATA_NAMES = {"data", "ds", "df", "path", "y", "mean", "scale", "errors", "uncertainties",
+              "datasets", "e", "u", "result", "results", "shapes", "fv", "nig_curve",
+              "formula", "formulas"}
+
+# Necessary exceptions to "no data -> keyword-only", each with its reason.
+POSITIONAL_ALLOWED = {
+    ("uqviz.get_statistic", "name"): "a registry lookup: the name is the subject, not an option",
+    ("uqviz.statistics.register_statistic", "statistic"):
+        "the Statistic object registered is the subject of the call",
+    ("uqviz.generative.get_generative", "spec"): "a lookup: the specification is the subject",
+    ("uqviz.generative.student_t", "nu"):
+        "a distribution factory's one defining parameter, as scipy.stats.t(df)",
+    ("uqviz.datasets.fetch", "key"): "a file lookup: the registry key is the subject",
+    ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
+    ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
+    ("uqviz.generative.Generative", "name"): "a record (dataclass) built by the factories",
+    ("uqviz.generative.Generative", "kind"): "a record (dataclass) built by the factories",
+    ("uqviz.generative.Generative", "params"): "a record (dataclass) built by the factories",
+    ("uqviz.statistics.Statistic", "name"): "a record (dataclass) of the statistics registry",
+    ("uqviz.statistics.Statistic", "func"): "a record (dataclass) of the statistics registry",
+    ("uqviz.statistics.Statistic", "kind"): "a record (dataclass) of the statistics registry",
+}
+
+
+def _is_data_name(name):
+    return name in DATA_NAMES or name.endswith(("_result", "_results"))
+
+
+@pytest.mark.parametrize("qual", sorted(PUBLIC))
+def test_signature_data_positional_options_keyword_only(qual):
+    obj = PUBLIC[qual]
+    bad = []
+    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY,
+                        inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    seen_option = False
+    for p in _params(obj):
+        if p.name.startswith("_"):
+            continue  # private dataclass fields
+        if p.kind == inspect.Parameter.VAR_POSITIONAL:
+            bad.append(f"*{p.name} (options must be keyword-only)")
+        elif p.kind in positional_kinds:
+            allowed = _is_data_name(p.name) or (qual, p.name) in POSITIONAL_ALLOWED
+            if not allowed:
+                bad.append(f"{p.name} is an option but positional")
+                seen_option = True
+            elif seen_option:
+                bad.append(f"data argument {p.name} after a positional option")
+    assert not bad, f"{qual}{inspect.signature(obj)}: " + "; ".join(bad)
+
+
+def test_positional_allow_list_is_current():
+    stale = [k for k in POSITIONAL_ALLOWED
+             if k[0] not in PUBLIC or k[1] not in inspect.signature(PUBLIC[k[0]]).parameters]
+    assert not stale, f"allow-list entries that match no public parameter: {stale}"
+
+
+# ----------------------------------------------------------------------------------------
+# 2. option names: forbidden names and the contract's vocabulary
+# ----------------------------------------------------------------------------------------
+
+FORBIDDEN = {"seed": "rng", "bins": "n_bins", "ci_method": "method", "mqce_ci": "method",
+             "min_per_bin": "min_count", "range": "(a named option, not the builtin)"}
+
+# (pattern of a parameter name meaning a contract concept, the contract's name)
+SYNONYMS = [
+    (r"^(ci|conf|confidence|level|alpha|cl)(_\w+)?$|^\w+_(ci|conf|confidence|level|alpha)$",
+     "ci"),
+    (r"^(n_?boots?|nboot|num_boot\w*|n_bootstraps?|n_resamples?|bootstrap_(samples|reps|"
+     r"replicates|n)|boot_(samples|reps|n))$", "n_boot"),
+    (r"^(n_?mc\w*|n_?sims?|n_simulations?|mc_(samples|size|n)|n_?draws?|n_samples?)$", "n_mc"),
+    (r"^(n_?bins?(_\w+)?|num_bins|nbins|n_bins_\w+)$", "n_bins"),
+    (r"^(\w*_?seed|random_state|random_seed|\w+_rng|rng_\w+|random|generator)$", "rng"),
+    (r"^(progress_?bar|show_progress|progress_\w+|\w+_progress|verbose|pbar|tqdm)$", "progress"),
+    (r"^(dask_client|client_\w+|\w+_client|scheduler|cluster)$", "client"),
+    (r"^(\w+_method|method_\w+|interval|interval_type|ci_type|kind_ci)$", "method"),
+    (r"^(min_per_bin|min_(points|size|per_bin|n|bin_count|count_\w+)|min_bin_\w+)$",
+     "min_count"),
+    (r"^(stat|stats|metric|metrics|score|scores|statistic_names?)$", "statistic(s)"),
+    (r"^(condition|cond|condition_on|conditioned_on|x_variable|xvar|by)$", "conditioning"),
+    (r"^(binning_\w+|bin_(scheme|method|strategy)|strategy)$", "binning"),
+    (r"^(generatives|distribution|dist|d_dist|generator_d)$", "generative"),
+]
+
+
+def _engine_doc(obj):
+    doc = inspect.getdoc(obj) or ""
+    m = re.search(r"^engine\s*:(.*?)(?=^\S|\Z)", doc, flags=re.S | re.M)
+    return m.group(1) if m else ""
+
+
+@pytest.mark.parametrize("qual", sorted(PUBLIC))
+def test_no_forbidden_option_names(qual):
+    obj = PUBLIC[qual]
+    bad = [f"{p.name} (use {FORBIDDEN[p.name]})" for p in _params(obj) if p.name in FORBIDDEN]
+    if "engine" in inspect.signature(obj).parameters:
+        doc = _engine_doc(obj).lower()
+        if not ("numba" in doc and "numpy" in doc) or re.search(r"netcdf|h5|scipy|zarr", doc):
+            bad.append("engine must mean the resampler ('numba'/'numpy'); documented as "
+                       f"{doc.strip()[:80]!r}")
+        if PUBLIC[qual].__name__ in ("save_study", "load_study"):
+            bad.append("engine is the netCDF backend here (use backend)")
+    assert not bad, f"{qual}: " + "; ".join(dict.fromkeys(bad))
+
+
+@pytest.mark.parametrize("qual", sorted(PUBLIC))
+def test_option_names_use_the_contract_vocabulary(qual):
+    bad = []
+    for p in _params(PUBLIC[qual]):
+        if p.name in FORBIDDEN or p.name.startswith("_") or _is_data_name(p.name):
+            continue
+        for pattern, name in SYNONYMS:
+            if re.match(pattern, p.name) and p.name not in name.replace("(s)", "|s").split("|") \
+                    and p.name not in ("statistic", "statistics", name):
+                bad.append(f"{p.name} means {name}")
+                break
+    assert not bad, f"{qual}: " + "; ".join(bad)
+
+
+# ----------------------------------------------------------------------------------------
+# 3. defaults (docs/conventions.md, "Defaults")
+# ----------------------------------------------------------------------------------------
+
+_N_BOOT_DEFAULT = {**dict.fromkeys(("validate_average", "decimation_curve", "validate_simulated",
+                                    "validate", "report"), 10_000),
+                   **dict.fromkeys(("local_calibration", "reliability", "ordering_study",
+                                    "validation_probability"), 5_000),
+                   "extrapolate": 500, "ConditionalExplorer": 1_000, "ReferenceExplorer": 1_000}
+_N_MC_DEFAULT = {"simulated_reference": 10_000, "validate_simulated": 10_000, "validate": 10_000,
+                 "confidence_curve": 1_000}
+_N_BINS_DEFAULT = {**dict.fromkeys(("local_calibration", "reliability", "ordering_study"), (None,)),
+                   **dict.fromkeys(("binned_errors", "simulated_reference", "validate_simulated",
+                                    "validate"), (20, None)),
+                   "qce": (10, None)}
+_METHOD_DEFAULT = {"fraction_valid": "wilson"}
+_GENERATIVE_DEFAULT = {"validate": ("normal", "t6")}
+_ALIASES = {"decimation": "decimation_curve"}  # today's name -> the contract's name
+
+
+def _contract_name(qual):
+    s = _short(qual)
+    return _ALIASES.get(s, s)
+
+
+@pytest.mark.parametrize("qual", sorted(PUBLIC))
+def test_defaults_follow_the_table(qual):
+    sig = inspect.signature(PUBLIC[qual]).parameters
+    name = _contract_name(qual)
+    bad = []
+
+    def expect(param, allowed):
+        if param in sig and sig[param].default is not inspect.Parameter.empty:
+            d = sig[param].default
+            if not any(d == a and type(d) is type(a) for a in allowed):
+                bad.append(f"{param}={d!r} (contract: {' or '.join(map(repr, allowed))})")
+
+    expect("progress", (None,))
+    expect("rng", (0,) if name == "report" else (None,))
+    expect("ci", (0.95,))
+    if name in _N_BOOT_DEFAULT:
+        expect("n_boot", (_N_BOOT_DEFAULT[name],))
+    if name in _N_MC_DEFAULT:
+        expect("n_mc", (_N_MC_DEFAULT[name],))
+    if name in _N_BINS_DEFAULT:
+        expect("n_bins", _N_BINS_DEFAULT[name])
+    if "method" in sig and sig["method"].default is not inspect.Parameter.empty \
+            and isinstance(sig["method"].default, str):
+        expect("method", (_METHOD_DEFAULT.get(name, "bca"), "student-t") if name ==
+               "local_calibration" else (_METHOD_DEFAULT.get(name, "bca"),))
+    if "generative" in sig:
+        expect("generative", (_GENERATIVE_DEFAULT.get(name, "normal"),))
+    if "binning" in sig:
+        expect("binning", ("equal_count",))
+    assert not bad, f"{qual}: " + "; ".join(bad)
+
+
+# the functions the contract's tables name exist under these names at uqviz.<name>
+CONTRACT_FUNCTIONS = ["validate_average", "decimation_curve", "validate_simulated", "validate",
+                      "report", "local_calibration", "reliability", "ordering_study",
+                      "validation_probability", "extrapolate", "binned_errors",
+                      "simulated_reference", "qce", "nees", "nees_test", "confidence_curve",
+                      "fraction_valid"]
+
+
+@pytest.mark.parametrize("name", CONTRACT_FUNCTIONS)
+def test_contract_functions_are_exported(name):
+    assert name in uqviz.__all__ and callable(getattr(uqviz, name, None)), \
+        f"uqviz.{name} (named by docs/conventions.md) is not exported"
+
+
+# ----------------------------------------------------------------------------------------
+# 4. calls on small synthetic data
+# ----------------------------------------------------------------------------------------
+
+# Cheap options per function taking E/uE data, under the contract's names. A key
+# "a|b" passes the option under the first of the names the signature has (for options
+# the contract does not name, whose new name is not known yet).
+EUE_CALLS = {
+    "validate_average": dict(statistics=("ZMS", "RCE"), n_boot=50, ci=0.9, method="percentile",
+                             rng=1),
+    "tailedness": {},
+    "distribution_shapes": {},
+    "fit_f": {},
+    "fit_inverse_gamma": {},
+    "fit_student_t": {},
+    "decimation_curve": dict(statistics=("ZMS",), fractions=(0.0, 0.5), n_boot=50, ci=0.9,
+                             method="percentile", rng=1),
+    "decimated": dict(fraction=0.5),
+    "local_calibration": dict(statistic="ZMS", conditioning="uE", n_bins=4, binning="equal_count",
+                              n_boot=50, ci=0.9, method="percentile", rng=1),
+    "binned_errors": dict(statistics=("ENCE", "ZMSE"), conditioning="uE", n_bins=4,
+                          binning="equal_count"),
+    "reliability": dict(conditioning="uE", n_bins=4, binning="equal_count", n_boot=50, ci=0.9,
+                        rng=1),
+    "running_statistics": dict(conditioning="uE", window=50),
+    "ordering_study": dict(statistic="ZMS", conditioning="x", n_bins=4, n_orderings=3, n_boot=50,
+                           ci=0.9, rng=1, progress=False),
+    "simulated_reference": dict(statistic="ENCE", generative="normal", n_mc=20, n_bins=4,
+                                conditioning="uE", ci=0.9, rng=1, progress=False),
+    "validate_simulated": dict(statistic="ENCE", generative="normal", n_mc=20, n_boot=50,
+                               n_bins=4, conditioning="uE", ci=0.9, rng=1, progress=False),
+    "validate": dict(statistic="ENCE", generative=("normal", "t6"), n_mc=20, n_boot=50, n_bins=4,
+                     ci=0.9, rng=1, progress=False),
+    "confidence_curve": dict(fractions=(0.0, 0.5), n_mc=20, n_boot=50, ci=0.9, rng=1),
+    "extrapolate": {"statistic": "ZMSE", "n_bins|n_bins_range": (4, 6, 8, 10, 12),
+                    "min_count|min_per_bin": 10, "fit_min_bins": 3, "n_boot": 20, "ci": 0.9,
+                    "rng": 1},
+    "report": dict(n_boot=50, n_mc=20, n_bins=4, rng=1, progress=False, figures=False),
+    "check_dataset": {},
+    "z_scores": {},
+    "ConditionalExplorer": dict(n_bins=4, n_boot=50, rng=1),
+    "ReferenceExplorer": dict(n_bins=4, n_mc=20, n_boot=50, rng=1),
+    "fit_histogram": {},  # a plot: takes the data and a distribution_shapes result
+}
+
+# functions whose first parameter is data but not a dataset of E/uE results
+NOT_EUE = {
+    "uqviz.generative.empirical": "returns one Generative (a distribution), not a result "
+                                  "Dataset; a DataTree has no single distribution",
+    "uqviz.generative.get_generative": "a lookup; data only feeds 'empirical'",
+    "uqviz.save_study": "ds is a study result written to a file, not E/uE data",
+}
+
+# functions that return data (a tree may stay a tree); the others return results
+DATA_RETURNING = {"check_dataset", "decimated", "z_scores"}
+
+
+def _eue_functions():
+    """Public callables whose first parameter is the E/uE data (``data`` or ``ds``)."""
+    out = {}
+    for qual, obj in PUBLIC.items():
+        ps = [p for p in _params(obj) if not p.name.startswith("_")]
+        if ps and ps[0].name in ("data", "ds") and qual not in NOT_EUE:
+            out[qual] = obj
+    return out
+
+
+EUE = _eue_functions()
+
+
+def _resolve_kwargs(obj, table):
+    sig = inspect.signature(obj).parameters
+    kwargs = {}
+    for key, value in table.items():
+        names = key.split("|")
+        kwargs[next((n for n in names if n in sig), names[0])] = value
+    return kwargs
+
+
+def test_every_data_function_has_cheap_call_arguments():
+    missing = [q for q in EUE if _contract_name(q) not in EUE_CALLS]
+    assert not missing, f"add these to EUE_CALLS: {missing}"
+
+
+@functools.lru_cache(maxsize=None)
+def _data(kind):
+    return make_small_dataset() if kind == "dataset" else make_small_tree()
+
+
+@functools.lru_cache(maxsize=None)
+def _call(qual, kind):
+    """``(result, kwargs)`` of ``qual`` on the small Dataset or DataTree; an exception is
+    returned (not raised) so that every dependent test reports it."""
+    obj = PUBLIC[qual]
+    kwargs = _resolve_kwargs(obj, EUE_CALLS.get(_contract_name(qual), {}))
+    data = _data(kind)
+    args = (data,)
+    if _short(qual) == "fit_histogram":
+        import matplotlib.pyplot as plt
+        plt.close("all")
+        args = (data, uqviz.distribution_shapes(data))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return obj(*args, **kwargs), kwargs
+    except Exception as exc:  # noqa: BLE001 - reported by the tests below
+        return exc, kwargs
+
+
+def _ok(qual, kind):
+    res, kwargs = _call(qual, kind)
+    if isinstance(res, Exception):
+        pytest.fail(f"{qual}({kind}, {kwargs}) raised {type(res).__name__}: {res}",
+                    pytrace=False)
+    return res, kwargs
+
+
+@pytest.mark.parametrize("kind", ["dataset", "datatree"])
+@pytest.mark.parametrize("qual", sorted(EUE))
+def test_accepts_dataset_and_datatree(qual, kind):
+    res, _ = _ok(qual, kind)
+    short = _short(qual)
+    if short in ("ConditionalExplorer", "ReferenceExplorer", "report"):
+        return  # an explorer or a Report: accepting the tree is the contract
+    if short == "fit_histogram":
+        import matplotlib.axes
+        assert isinstance(res, matplotlib.axes.Axes), f"{qual} must return the Axes"
+        return
+    if kind == "dataset":
+        assert isinstance(res, (xr.Dataset, xr.DataArray)), \
+            f"{qual} returned {type(res).__name__}, not an xarray.Dataset"
+        assert "dataset" not in res.dims
+        return
+    if short in DATA_RETURNING and isinstance(res, xr.DataTree):
+        assert list(res.children) == ["a", "b"]
+        return
+    assert isinstance(res, (xr.Dataset, xr.DataArray)), \
+        f"{qual}(DataTree) returned {type(res).__name__}"
+    assert "dataset" in res.dims, f"{qual}(DataTree): no 'dataset' dim; dims {dict(res.sizes)}"
+    assert res["dataset"].values.tolist() == ["a", "b"]
+    arrays = res.data_vars.values() if isinstance(res, xr.Dataset) else [res]
+    not_leading = [a.name for a in arrays if "dataset" in a.dims and a.dims[0] != "dataset"]
+    assert not not_leading, f"{qual}(DataTree): 'dataset' is not the leading dim of {not_leading}"
+
+
+def test_multivariate_functions_accept_arrays_and_a_dataset():
+    y, mean, scale = _mv_arrays()
+    ds = xr.Dataset({"y": (("point", "variable"), y), "mean": (("point", "variable"), mean),
+                     "scale": (("point", "variable"), scale)})
+    bad = []
+    for name, kw in [("qce", dict(n_bins=4, n_boot=50, rng=1)), ("nees", {}), ("nees_test", {})]:
+        for what, args in [("arrays", (y, mean, scale)), ("Dataset", (ds,))]:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = getattr(uqviz, name)(*args, **kw)
+                assert isinstance(r, xr.Dataset), type(r).__name__
+            except Exception as exc:  # noqa: BLE001
+                bad.append(f"{name}({what}): {type(exc).__name__}: {exc}"[:200])
+    assert not bad, "; ".join(bad)
+
+
+def _mv_arrays():
+    rng = np.random.default_rng(3)
+    scale = np.exp(0.2 * rng.standard_normal((300, 2)))
+    mean = rng.standard_normal((300, 2))
+    y = mean + scale * rng.standard_normal((300, 2))
+    return y, mean, scale
+
+
+# results of functions not taking E/uE data: (id, qualified name, builder -> (args, kwargs))
+def _local():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return uqviz.local_calibration(_data("dataset"), n_bins=4, n_boot=50, rng=1)
+
+
+OTHER_CALLS = {
+    "acf": ("uqviz.acf", lambda: ((_local(),), {})),
+    "fraction_valid": ("uqviz.fraction_valid", lambda: ((_local(),), dict(ci=0.9))),
+    "qce": ("uqviz.qce", lambda: (_mv_arrays(), dict(n_bins=4, n_boot=50, ci=0.9, rng=1))),
+    "nees": ("uqviz.nees", lambda: (_mv_arrays(), {})),
+    "nees_test": ("uqviz.nees_test", lambda: (_mv_arrays(), dict(ci=0.9))),
+    "nig_skewness_curve": ("uqviz.nig_skewness_curve",
+                           lambda: ((), dict(nu=(4.0, 6.0), size=2000, rng=1))),
+    "statistic_bias": ("uqviz.statistic_bias",
+                       lambda: ((), dict(nu_ig=(6.0,), nu_d=(6.0,), n_datasets=4, size=200,
+                                         rng=1, progress=False))),
+    "validation_probability": ("uqviz.validation_probability",
+                               lambda: ((), dict(nu=(6.0,), n_datasets=4, size=200, n_boot=50,
+                                                 ci=0.9, rng=1, progress=False))),
+    "size_dependence": ("uqviz.size_dependence",
+                        lambda: ((), dict(statistics=("ENCE",), sizes=(200, 400), n_bins=(4, 8),
+                                          nu=(6.0,), n_mc=20, ci=0.9, rng=1))),
+    "synthetic.nig": ("uqviz.synthetic.nig", lambda: ((), dict(size=100, n_datasets=3, rng=1))),
+    "synthetic.tig": ("uqviz.synthetic.tig", lambda: ((), dict(size=100, n_datasets=3, rng=1))),
+    "synthetic.calibrated": ("uqviz.synthetic.calibrated",
+                             lambda: ((), dict(size=100, a=3.0, b=3.0, n_datasets=3, rng=1))),
+    "synthetic.default_example": ("uqviz.synthetic.default_example",
+                                  lambda: ((), dict(size=300, rng=1))),
+}
+
+# data constructors: their variables are data (E, uE, features), not results
+DATA_RESULTS = {"synthetic.nig", "synthetic.tig", "synthetic.calibrated",
+                "synthetic.default_example", "check_dataset", "decimated", "z_scores"}
+
+
+@functools.lru_cache(maxsize=None)
+def _other(cid):
+    qual, build = OTHER_CALLS[cid]
+    obj = PUBLIC.get(qual) or eval(qual, {"uqviz": uqviz})  # noqa: S307 - fixed table
+    try:
+        args, kwargs = build()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return obj(*args, **kwargs), kwargs, obj
+    except Exception as exc:  # noqa: BLE001
+        return exc, {}, obj
+
+
+# every result to check: id -> (callable, result, kwargs)
+RESULT_IDS = ([f"{_contract_name(q)}[{k}]" for q in sorted(EUE) for k in ("dataset", "datatree")
+               if _short(q) not in ("ConditionalExplorer", "ReferenceExplorer", "report",
+                                    "fit_histogram")]
+              + sorted(OTHER_CALLS))
+_EUE_BY_NAME = {_contract_name(q): q for q in EUE}
+
+
+def _result(rid):
+    if rid in OTHER_CALLS:
+        res, kwargs, obj = _other(rid)
+        if isinstance(res, Exception):
+            pytest.fail(f"{rid}: {type(res).__name__}: {res}", pytrace=False)
+        return obj, res, kwargs, rid
+    name, kind = rid[:-1].split("[")
+    qual = _EUE_BY_NAME[name]
+    res, kwargs = _ok(qual, kind)
+    return PUBLIC[qual], res, kwargs, name
+
+
+def _as_datasets(res):
+    if isinstance(res, xr.DataTree):
+        return [c.to_dataset() for c in res.children.values()]
+    if isinstance(res, xr.DataArray):
+        return [res.to_dataset(name=res.name or "value")]
+    return [res]
+
+
+RESULT_VARIABLES = {"estimate", "ci_lower", "ci_upper", "se", "bias", "reference",
+                    "reference_se", "zeta", "valid"}
+# names that mean a contract variable under another name
+# "mean"/"value" only in results about a statistic (a parameter statistic/statistics): a
+# fitted distribution's mean is not a statistic's estimate
+STATISTIC_VALUE_SYNONYMS = {"mean": "estimate or reference", "value": "estimate"}
+RESULT_SYNONYMS = {"lower": "ci_lower",
+                   "upper": "ci_upper", "low": "ci_lower", "high": "ci_upper", "lo": "ci_lower",
+                   "hi": "ci_upper", "ci_low": "ci_lower", "ci_high": "ci_upper",
+                   "ci_lo": "ci_lower", "ci_hi": "ci_upper", "lower_bound": "ci_lower",
+                   "upper_bound": "ci_upper", "is_valid": "valid", "validity": "valid",
+                   "ok": "valid", "zeta_score": "zeta", "stderr": "se", "std_error": "se",
+                   "standard_error": "se", "ref": "reference", "ref_se": "reference_se",
+                   "reference_sd": "reference_se", "mc_se": "reference_se or se"}
+
+
+@pytest.mark.parametrize("rid", RESULT_IDS)
+def test_results_are_datasets(rid):
+    _, res, _, name = _result(rid)
+    if name in DATA_RESULTS:
+        return
+    assert isinstance(res, xr.Dataset), f"{rid} returned {type(res).__name__}, not a Dataset"
+
+
+@pytest.mark.parametrize("rid", RESULT_IDS)
+def test_result_variable_names(rid):
+    obj, res, _, name = _result(rid)
+    if name in DATA_RESULTS:
+        return
+    bad = []
+    about_statistic = bool({"statistic", "statistics"} & set(inspect.signature(obj).parameters))
+    for ds in _as_datasets(res):
+        names = set(ds.data_vars) | set(ds.coords)
+        for v in sorted(names):
+            if v in RESULT_SYNONYMS:
+                bad.append(f"{v} (contract: {RESULT_SYNONYMS[v]})")
+            if about_statistic and v in STATISTIC_VALUE_SYNONYMS:
+                bad.append(f"{v} (contract: {STATISTIC_VALUE_SYNONYMS[v]})")
+            m = re.fullmatch(r"(.+)_(lower|upper)", v)
+            if m:
+                stem = "estimate" if m.group(1) == "ci" else m.group(1)
+                other = f"{m.group(1)}_{'upper' if m.group(2) == 'lower' else 'lower'}"
+                if stem not in names:
+                    bad.append(f"{v} without {stem}")
+                if other not in names:
+                    bad.append(f"{v} without {other}")
+        if "valid" in ds and ds["valid"].dtype != bool:
+            bad.append(f"valid has dtype {ds['valid'].dtype}, not bool")
+    assert not bad, f"{rid}: " + "; ".join(dict.fromkeys(bad))
+
+
+CONTRACT_DIMS = {"point", "dataset", "statistic", "bin", "replicate", "sample", "ordering",
+                 "level", "variable"}
+GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
+DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",
+                "mc": "sample", "simulation": "sample", "sim": "sample", "boot": "replicate",
+                "bootstrap": "replicate", "resample": "replicate", "stat": "statistic",
+                "bins": "bin", "points": "point", "index": "point", "obs": "point",
+                "datasets": "dataset", "orderings": "ordering", "permutation": "ordering",
+                "target": "variable", "output": "variable", "statistics": "statistic",
+                "fractions": "fraction", "sizes": "size", "lags": "lag"}
+
+
+@pytest.mark.parametrize("rid", RESULT_IDS)
+def test_result_dims(rid):
+    obj, res, _, _ = _result(rid)
+    params = set(inspect.signature(obj).parameters)
+    grid = GRID_DIMS | {p for p in params} | {p[:-1] for p in params if p.endswith("s")}
+    bad = []
+    for ds in _as_datasets(res):
+        for d in ds.dims:
+            if d in DIM_SYNONYMS:
+                bad.append(f"{d} (contract: {DIM_SYNONYMS[d]})")
+            elif d not in CONTRACT_DIMS and d not in grid:
+                bad.append(f"{d} (not a contract dim nor a scanned parameter)")
+    assert not bad, f"{rid}: dims " + "; ".join(dict.fromkeys(bad))
+
+
+@pytest.mark.parametrize("rid", RESULT_IDS)
+def test_replicate_dim_only_from_bootstrap(rid):
+    obj, res, _, _ = _result(rid)
+    has_replicate = any("replicate" in ds.dims for ds in _as_datasets(res))
+    if has_replicate:
+        assert "n_boot" in inspect.signature(obj).parameters, \
+            f"{rid}: a 'replicate' dim from a function without a bootstrap (n_boot): " \
+            "Monte Carlo draws are 'sample', synthetic datasets 'dataset'"
+
+
+CONTRACT_SETTINGS = ("n_boot", "ci", "method", "rng", "n_bins", "binning", "conditioning",
+                     "generative", "n_mc", "statistic", "statistics")
+
+
+def _norm(v):
+    if isinstance(v, range):
+        v = list(v)
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return [_norm(x) for x in list(v)]
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+@pytest.mark.parametrize("rid", RESULT_IDS)
+def test_attrs_record_the_settings_passed(rid):
+    obj, res, kwargs, name = _result(rid)
+    sig = inspect.signature(obj).parameters
+    bad = []
+    for ds in _as_datasets(res):
+        attrs = ds.attrs
+        bad += [f"attrs[{k!r}] (use {FORBIDDEN[k]})" for k in attrs if k in FORBIDDEN]
+        if name not in DATA_RESULTS:
+            missing = [p for p in CONTRACT_SETTINGS if p in sig and p not in attrs]
+            if missing:
+                bad.append(f"settings not in attrs: {missing}")
+        for key, value in attrs.items():
+            if key not in sig:
+                continue
+            if key in kwargs:
+                passed = kwargs[key]
+            elif sig[key].default not in (None, inspect.Parameter.empty):
+                passed = sig[key].default
+            else:
+                continue
+            if isinstance(passed, (np.random.Generator, np.random.SeedSequence)):
+                continue
+            if _norm(value) != _norm(passed):
+                bad.append(f"attrs[{key!r}] = {value!r}, passed {passed!r}")
+    assert not bad, f"{rid}: " + "; ".join(dict.fromkeys(bad))
+
+
+@pytest.mark.parametrize("rid", RESULT_IDS)
+def test_valid_is_the_reference_inside_the_interval(rid):
+    _, res, _, _ = _result(rid)
+    for ds in _as_datasets(res):
+        if not {"valid", "ci_lower", "ci_upper", "reference"} <= set(ds.variables):
+            continue
+        inside = (ds["ci_lower"] <= ds["reference"]) & (ds["reference"] <= ds["ci_upper"])
+        valid, inside = xr.broadcast(ds["valid"], inside)
+        diff = (valid.astype(bool) != inside).values
+        assert not diff.any(), \
+            f"{rid}: valid disagrees with ci_lower <= reference <= ci_upper at " \
+            f"{int(diff.sum())} of {diff.size} entries"
+        if "zeta" in ds:
+            z, v = xr.broadcast(ds["zeta"], ds["valid"])
+            wrong = (v.values.astype(bool) & ~(np.abs(z.values) <= 1))
+            assert not wrong.any(), f"{rid}: valid with |zeta| > 1 (or NaN) at {int(wrong.sum())}"
+            wrong = (~v.values.astype(bool) & np.isfinite(z.values) & (np.abs(z.values) < 1))
+            assert not wrong.any(), f"{rid}: not valid with |zeta| < 1 at {int(wrong.sum())}"
