@@ -116,6 +116,16 @@ POSITIONAL_ALLOWED = {
     ("uqviz.statistics.Statistic", "name"): "a record (dataclass) of the statistics registry",
     ("uqviz.statistics.Statistic", "func"): "a record (dataclass) of the statistics registry",
     ("uqviz.statistics.Statistic", "kind"): "a record (dataclass) of the statistics registry",
+    **{("uqviz.statistics.Statistic", f): "a record (dataclass) of the statistics registry"
+       for f in ("columns", "reference", "description", "counts", "given_u")},
+    **{(f"uqviz.statistics.{f}", "statistic"):
+       "an array-level registry helper: the statistic is the subject, as in get_statistic"
+       for f in ("point_estimate", "reference_value")},
+    ("uqviz.statistics.excess_over_reference", "stat"):
+        "a registry helper: the Statistic transformed is the subject",
+    **{(f"uqviz.synthetic.{f}", "size"):
+       "a drawing function: the size of the set drawn is its subject (numpy's size)"
+       for f in ("nig", "tig", "calibrated", "draw_calibrated", "student_t_scaled")},
 }
 
 
@@ -230,6 +240,9 @@ _N_BINS_DEFAULT = {**dict.fromkeys(("local_calibration", "reliability", "orderin
                    "qce": (10, None)}
 _METHOD_DEFAULT = {"fraction_valid": "wilson"}
 _GENERATIVE_DEFAULT = {"validate": ("normal", "t6")}
+# reproducible by default: a report, the explorers' redraws, the one teaching example
+_RNG_DEFAULT = {"report": (0,), "ConditionalExplorer": (0,), "ReferenceExplorer": (0,),
+                "default_example": (20231122,)}
 _ALIASES = {"decimation": "decimation_curve"}  # today's name -> the contract's name
 
 
@@ -251,7 +264,7 @@ def test_defaults_follow_the_table(qual):
                 bad.append(f"{param}={d!r} (contract: {' or '.join(map(repr, allowed))})")
 
     expect("progress", (None,))
-    expect("rng", (0,) if name == "report" else (None,))
+    expect("rng", _RNG_DEFAULT.get(name, (None,)))
     expect("ci", (0.95,))
     if name in _N_BOOT_DEFAULT:
         expect("n_boot", (_N_BOOT_DEFAULT[name],))
@@ -583,7 +596,7 @@ def test_result_variable_names(rid):
     assert not bad, f"{rid}: " + "; ".join(dict.fromkeys(bad))
 
 
-CONTRACT_DIMS = {"point", "dataset", "statistic", "bin", "replicate", "sample", "ordering",
+CONTRACT_DIMS = {"point", "dataset", "statistic", "bin", "replicate", "sample", "ordering", "rank",
                  "level", "variable"}
 GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
 DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",
