@@ -2,8 +2,8 @@
 
 Two-parameter families ``X / scale ~ G(nu)`` are fitted to a positive sample
 by *minimum Kolmogorov-Smirnov distance* (maximum goodness-of-fit estimation,
-as ``fitdistrplus::mgedist(gof="KS")`` used by 004 sect. III), and the
-z-scores by a scaled-and-shifted Student t by maximum likelihood (002 sect.
+as ``fitdistrplus::mgedist(gof="KS")`` used by Pernot (2024b), sect. III), and the
+z-scores by a scaled-and-shifted Student t by maximum likelihood (Pernot (2024c), sect.
 III A). Conventions as in :mod:`uqviz._array.stats`: the sample axis is the
 **last** axis and the cdf/KS kernels are vectorised over leading axes
 (parameter sets, datasets).
@@ -11,12 +11,12 @@ III A). Conventions as in :mod:`uqviz._array.stats`: the sample axis is the
 Models (``scale`` multiplies the standardised variable in every model)
 ---------------------------------------------------------------------
 ``"invgamma"``
-    ``X / scale ~ InvGamma(nu, nu)`` (shape ``nu``, scale ``nu``; 004 eq. 17
+    ``X / scale ~ InvGamma(nu, nu)`` (shape ``nu``, scale ``nu``; Pernot (2024b), eq. 17
     with ``scale = sigma^2``), i.e. ``X ~ InvGamma(a=nu, scale=nu*scale)``:
     ``P(X <= x) = Q(nu, nu*scale/x)`` with ``Q`` the regularised upper
     incomplete gamma function.
 ``"f1"``
-    ``X / scale ~ F(1, nu)`` (004 eq. 19): ``P(X <= x) = I_{y/(y+nu)}(1/2, nu/2)``
+    ``X / scale ~ F(1, nu)`` (Pernot (2024b), eq. 19): ``P(X <= x) = I_{y/(y+nu)}(1/2, nu/2)``
     with ``y = x/scale`` and ``I`` the regularised incomplete beta function.
 
 The KS distance is computed exactly: for a sorted sample ``x_(1) <= ... <=
