@@ -89,7 +89,7 @@ def main(argv=None):
           f"n_mc = {args.n_mc}, threads = {n_threads()}, cores = {os.cpu_count()}")
     print(f"{'implementation':<32}{'time [s]':>10}{'reference':>12}{'sd':>10}")
     print(f"{'uqviz.simulated_reference':<32}{t_uq:>10.2f}{a:>12.6f}"
-          f"{float(ref['reference_sd']):>10.6f}")
+          f"{float(ref['sample_sd']):>10.6f}")
     print(f"{'loop (calibScoresProbRef-like)':<32}{t_loop:>10.2f}{b:>12.6f}"
           f"{loop.std(ddof=1):>10.6f}")
     print(f"speed-up: {t_loop / t_uq:.1f}x; target <= 3 s: "

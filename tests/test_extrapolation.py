@@ -61,7 +61,7 @@ def test_appendix_b_grid_layout_and_fit(appendix_b):
     assert res["n_bins"].values.tolist() == [10, 20, 30, 40, 50]
     assert res["nu"].values.tolist() == [3, 6, 24]
     np.testing.assert_allclose(res["x"].sel(size=8000, n_bins=20), np.sqrt(20 / 8000))
-    np.testing.assert_allclose(res.reference_se, res.reference_sd / np.sqrt(100))
+    np.testing.assert_allclose(res.reference_se, res.sample_sd / np.sqrt(100))
     # the fit is OLS over the pooled grid: the same as statsmodels
     y = res["reference"].sel(statistic="ZMSE", generative="t6").values.ravel()
     x = np.broadcast_to(res["x"].values, res["reference"].shape[2:]).ravel()
@@ -88,7 +88,7 @@ def test_size_dependence_cell_means_equal_a_straightforward_simulation():
             se = np.hypot(float(mine.reference_se), vals.std(ddof=1) / np.sqrt(vals.size))
             assert abs(float(mine["reference"]) - vals.mean()) < 4 * se, (stat, n)
             if stat != "UCE":  # UCE (not scale-free) has too heavy tails here
-                assert float(mine.reference_sd) == pytest.approx(vals.std(ddof=1), rel=0.1)
+                assert float(mine.sample_sd) == pytest.approx(vals.std(ddof=1), rel=0.1)
 
 
 def test_size_dependence_is_reproducible_and_thread_independent(monkeypatch):

@@ -114,8 +114,10 @@ def test_size_dependence_plots():
     ax = pr.size_dependence(res, statistic="ENCE", generative="normal", kind="loglog")
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_title() == "ENCE, NIG model"
+    # default generative="normal" (the default of uqviz.size_dependence)
+    assert pr.size_dependence(res, statistic="ENCE").get_title() == "ENCE, NIG model"
     with pytest.raises(ValueError, match="generative"):
-        pr.size_dependence(res)
+        pr.size_dependence(res.sel(generative=["t6"]))
     with pytest.raises(ValueError, match="kind"):
         pr.size_dependence(res, generative="t6", kind="semilog")
 

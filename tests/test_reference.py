@@ -54,7 +54,7 @@ def test_zms_reference_is_one_for_every_d(d):
     ref = simulated_reference(ds, statistic="ZMS", generative=d, n_mc=2000, rng=0)
     assert float(ref["reference"]) == pytest.approx(1.0, abs=4 * float(ref.reference_se))
     # se: sd of ZMS over samples / sqrt(n_mc); sd(ZMS) = sd(eps^2)/sqrt(M)
-    assert float(ref.reference_se) == pytest.approx(float(ref.reference_sd) / np.sqrt(2000))
+    assert float(ref.reference_se) == pytest.approx(float(ref.sample_sd) / np.sqrt(2000))
 
 
 def test_reference_samples_equal_a_direct_simulation_of_the_same_draws():

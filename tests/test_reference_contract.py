@@ -145,7 +145,7 @@ def test_as_generatives_and_empirical_for_data(ds):
 def test_result_names_dims_and_attrs(ds):
     ref = simulated_reference(ds, statistic="ENCE", n_mc=70, n_bins=10, rng=4,
                               return_samples=True)
-    assert set(ref.data_vars) == {"reference", "reference_sd", "reference_se",
+    assert set(ref.data_vars) == {"reference", "sample_sd", "reference_se",
                                   "reference_lower", "reference_upper", "samples"}
     assert ref["samples"].dims == ("sample",) and "replicate" not in ref.dims
     s = ref["samples"].values
@@ -276,8 +276,8 @@ def test_extrapolate_min_count_method_and_verdict():
         uqviz.extrapolate(ds, method="jackknife")
     with pytest.raises(ValueError, match="min_count must be >= 1"):
         uqviz.extrapolate(ds, min_count=0)
-    with pytest.raises(ValueError, match="n_bins_range must be >= 1"):
-        uqviz.extrapolate(ds, n_bins_range=[0, 10])
+    with pytest.raises(ValueError, match="n_bins must be >= 1"):
+        uqviz.extrapolate(ds, n_bins=[0, 10])
     with pytest.raises(ValueError, match="n_boot must be a whole number"):
         uqviz.extrapolate(ds, n_boot=2.5)
 
@@ -285,6 +285,99 @@ def test_extrapolate_min_count_method_and_verdict():
 def test_size_dependence_names():
     res = uqviz.size_dependence(statistics="ZMSE", sizes=400, n_bins=(5, 10), nu=6.0,
                                 n_mc=20, rng=3)
-    assert {"reference", "reference_sd", "reference_se", "intercept_lower",
+    assert {"reference", "sample_sd", "reference_se", "intercept_lower",
             "intercept_upper"} <= set(res.data_vars)
     assert "mean" not in res and res.attrs["rng"] == 3 and res.attrs["statistics"] == ["ZMSE"]
+
+
+# ---------------------------------------------------------------- round 2 (contract, sweep)
+@pytest.mark.parametrize("call", [
+    lambda d, **kw: simulated_reference(d, statistic="ENCE", n_mc=1, **kw),
+    lambda d, **kw: validate_simulated(d, statistic="ENCE", n_mc=1, **kw),
+    lambda d, **kw: validate(d, statistic="ENCE", n_mc=1, **kw),
+    lambda d, **kw: uqviz.confidence_curve(d, n_mc=1, **kw),
+])
+@pytest.mark.parametrize("bad, value", [("rng", np.random.RandomState(0)), ("rng", "0"),
+                                        ("progress", 2), ("n_boot", "100"), ("ci", 0.0)])
+def test_a_wrong_option_is_named_before_n_mc(ds, call, bad, value):
+    # n_mc=1 is wrong too; it was named first and the wrong option went unnoticed
+    try:
+        call(ds, **{bad: value})
+    except TypeError as exc:
+        assert bad in str(exc)
+    except ValueError as exc:
+        assert bad in str(exc)
+    else:  # (simulated_reference has no n_boot: Python's TypeError names it)
+        pytest.fail("no error")
+
+
+def test_statistic_must_be_one_name(ds):
+    with pytest.raises(TypeError, match="statistic must be the name"):
+        simulated_reference(ds, statistic=("ENCE",), n_mc=10)
+    with pytest.raises(ValueError, match="unknown statistic"):
+        validate_simulated(ds, statistic="nope", n_mc=10)
+
+
+def test_extrapolate_takes_n_bins_and_its_errors_name_it(ds):
+    assert "n_bins_range" not in inspect.signature(uqviz.extrapolate).parameters
+    res = uqviz.extrapolate(ds, n_bins=(4, 6, 8, 10), min_count=10, fit_min_bins=3,
+                            method="ols")
+    assert res["n_bins"].values.tolist() == [4, 6, 8, 10]
+    assert res.attrs["n_bins"] == [4, 6, 8, 10]
+    np.testing.assert_allclose(res["x"], np.sqrt(np.array([4, 6, 8, 10]) / 400))
+    # the error starts with the option, not the dataset name
+    with pytest.raises(ValueError, match=r"^n_bins: only 1 of the bin numbers"):
+        uqviz.extrapolate(ds, n_bins=(2, 3, 4), min_count=1, fit_min_bins=3, method="ols")
+    with pytest.raises(ValueError, match="n_bins must hold distinct values"):
+        uqviz.extrapolate(ds, n_bins=(10, 10, 20), method="ols")
+    for bad in ("10", True, 2.5):
+        with pytest.raises((TypeError, ValueError), match="n_bins"):
+            uqviz.extrapolate(ds, n_bins=bad, method="ols")
+
+
+def test_size_dependence_records_what_was_passed():
+    res = uqviz.size_dependence(statistics=("ENCE",), sizes=(200, 400), n_bins=(4, 8),
+                                nu=(6.0,), n_mc=20, ci=0.9, rng=1)
+    assert res.attrs["n_bins"] == [4, 8] and res.attrs["sizes"] == [200, 400]
+    assert res.attrs["generative"] == "normal" and res.attrs["statistics"] == ["ENCE"]
+    assert res.attrs["fits"] == ["proportional", "linear"] and res.attrs["rng"] == 1
+    assert "reference_sd" not in res and res["sample_sd"].dims == res["reference"].dims
+    np.testing.assert_allclose(res["reference_se"], res["sample_sd"] / np.sqrt(20))
+    assert set(res.dims) == {"statistic", "generative", "nu", "size", "n_bins", "fit"}
+    two = uqviz.size_dependence(statistics=("ENCE",), sizes=400, n_bins=(4, 8), nu=6.0,
+                                generative=["normal", "t6"], n_mc=20, fits="linear", rng=1)
+    assert two.attrs["n_bins"] == [4, 8] and two.attrs["sizes"] == 400
+    assert two.attrs["generative"] == ["normal", "t6"]
+    assert two["fit"].values.tolist() == ["linear"]
+    # the linear fit does not depend on which fits are asked for
+    np.testing.assert_allclose(two["slope"].sel(generative="normal", fit="linear"),
+                               uqviz.size_dependence(statistics=("ENCE",), sizes=400,
+                                                     n_bins=(4, 8), nu=6.0, n_mc=20,
+                                                     rng=1)["slope"].sel(fit="linear")
+                               .squeeze("generative"))
+    with pytest.raises(ValueError, match="fits"):
+        uqviz.size_dependence(sizes=400, n_bins=(4, 8), nu=6.0, n_mc=20, fits="cubic")
+    with pytest.raises(ValueError, match="references: the size_dependence result has no"):
+        uqviz.extrapolate(uqviz.synthetic.nig(3000, rng=0), statistic="ENCE", method="ols",
+                          references=two.sel(fit=[]))
+
+
+def test_reference_distribution_takes_n_bins(ds):
+    import matplotlib.pyplot as plt
+
+    from uqviz.plots.reference import reference_distribution
+    ref = simulated_reference(ds, statistic="ZMS", n_mc=100, rng=0, return_samples=True)
+    n7 = len(reference_distribution(ref, observed=1.0, n_bins=7).patches)
+    plt.close("all")
+    n13 = len(reference_distribution(ref, observed=1.0, n_bins=13).patches)
+    assert n13 - n7 == 6
+    with pytest.raises(TypeError, match="n_bins"):
+        reference_distribution(ref, n_bins=True)
+    plt.close("all")
+
+
+def test_defaults_of_the_explorer_and_as_generatives():
+    from uqviz.widgets.reference import ReferenceExplorer
+    assert inspect.signature(ReferenceExplorer).parameters["n_boot"].default == 1000
+    p = inspect.signature(gen.as_generatives).parameters["data"]
+    assert p.kind == inspect.Parameter.KEYWORD_ONLY

@@ -229,7 +229,7 @@ def get_generative(spec, data=None) -> Generative:
                      "(e.g. 't6'), 'uniform', 'laplace' or 'empirical'")
 
 
-def as_generatives(spec, data=None) -> tuple[Generative, ...]:
+def as_generatives(spec, *, data=None) -> tuple[Generative, ...]:
     """One D or a sequence of them as a tuple of :class:`Generative` with distinct names.
 
     Parameters

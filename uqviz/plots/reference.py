@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 from matplotlib import ticker
 
+from uqviz.engine import checks
 from uqviz.plots._style import COLORS, apply_style, get_ax
 from uqviz.plots._style import one_dataset as _one_dataset
 
@@ -234,7 +235,7 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     return ax
 
 
-def reference_distribution(result, *, observed=None, ax=None, bins=None, title=None):
+def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None):
     """Histogram of the simulated statistic with the reference and the observed value.
 
     Parameters
@@ -247,7 +248,7 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
     observed : float or (est, lower, upper), optional
         Observed statistic when ``result`` has no ``estimate``.
     ax : matplotlib.axes.Axes, optional
-    bins : int, optional
+    n_bins : int, optional
         Histogram bins (default n/15, between 10 and 50).
     title : str, optional
 
@@ -270,6 +271,7 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
     if "samples" not in result:
         raise ValueError("reference_distribution: the result has no 'samples' "
                          "(use return_samples=True)")
+    n_bins = checks.optional_count("n_bins", n_bins)
     ref = float(result["reference"])
     mc_lo, mc_hi = float(result["reference_lower"]), float(result["reference_upper"])
     obs = (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"])) \
@@ -277,9 +279,9 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
     ax = get_ax(ax)
     apply_style(ax)
     samples = result["samples"].values
-    if bins is None:
-        bins = int(np.clip(samples.size // 15, 10, 50))
-    ax.hist(samples, bins=bins, density=True, color=COLORS["band"], edgecolor="white", lw=0.3,
+    if n_bins is None:
+        n_bins = int(np.clip(samples.size // 15, 10, 50))
+    ax.hist(samples, bins=n_bins, density=True, color=COLORS["band"], edgecolor="white", lw=0.3,
             label="simulated (calibrated)")
     ax.axvline(ref, color=COLORS["reference"], lw=1.5, label="reference (mean)")
     ax.axvspan(mc_lo, mc_hi, color=COLORS["reference"], alpha=0.08, lw=0,
@@ -307,7 +309,7 @@ def reference_distribution(result, *, observed=None, ax=None, bins=None, title=N
 # --------------------------------------------------------------------------
 # Pernot (2024c), Appendix B
 # --------------------------------------------------------------------------
-def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear", ax=None,
+def size_dependence(result, *, statistic="ENCE", generative="normal", kind="linear", ax=None,
                     fit="linear", title=None):
     """Simulated ENCE/ZMSE against sqrt(N/M) or M (Pernot (2024c), Figs. A1-A2).
 
@@ -316,8 +318,9 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
     result : xarray.Dataset
         Output of :func:`uqviz.size_dependence`.
     statistic : str, default "ENCE"
-    generative : str, optional
-        Which D (required when the result has several).
+    generative : str, default "normal"
+        Which D of the result to draw (the default of
+        :func:`uqviz.size_dependence`).
     kind : {"linear", "loglog"}, default "linear"
         "linear": all (nu, M, N) references against sqrt(N/M), coloured by
         nu, with the fitted line; "loglog": references against M, one line
@@ -342,10 +345,8 @@ def size_dependence(result, *, statistic="ENCE", generative=None, kind="linear",
     if kind not in ("linear", "loglog"):
         raise ValueError(f"kind must be 'linear' or 'loglog', got {kind!r}")
     gens = [str(g) for g in result["generative"].values]
-    if generative is None:
-        if len(gens) > 1:
-            raise ValueError(f"size_dependence: choose generative= among {gens}")
-        generative = gens[0]
+    if generative not in gens:
+        raise ValueError(f"generative: {generative!r} is not in the result; choose among {gens}")
     res = result.sel(statistic=statistic, generative=generative)
     ax = get_ax(ax)
     apply_style(ax)

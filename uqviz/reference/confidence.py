@@ -166,7 +166,6 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         fractions = checks.finite_array("fractions", fractions, ndim=1)
     if fractions.size == 0 or np.any((fractions < 0) | (fractions >= 1)):
         raise ValueError("fractions must be a non-empty 1-D array of values in [0, 1)")
-    n_mc = checks.count("n_mc", n_mc, minimum=2)
     n_boot = checks.count("n_boot", n_boot, minimum=0)
     if n_boot == 1:
         raise ValueError("n_boot must be 0 (no band) or >= 2, got 1")
@@ -174,7 +173,9 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     normalize = checks.boolean("normalize", normalize)
     progress = show_progress(progress)
     gen = get_generative(generative)
-    out = map_datasets(_confidence_one, data, rng=checks.rng(rng), error=error,
+    stream = checks.rng(rng)
+    n_mc = checks.count("n_mc", n_mc, minimum=2)  # last: another wrong option is named first
+    out = map_datasets(_confidence_one, data, rng=stream, error=error,
                        fractions=fractions, n_mc=n_mc, generative=gen, n_boot=n_boot, ci=ci,
                        normalize=normalize, client=client, progress=progress)
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"

@@ -36,7 +36,7 @@ from scipy import stats as sps
 from uqviz._array import binned as kbin
 from uqviz._array import curves as kc
 from uqviz._array.bca import verdict
-from uqviz.data.generative import as_generatives
+from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
@@ -146,20 +146,33 @@ def _grid(name, values, *, integer):
     if not vals:
         raise ValueError(f"{name} must hold at least one value, got an empty sequence")
     if integer:
-        return np.asarray([checks.count(name, v) for v in vals], dtype=np.int64)
-    return np.asarray([checks.positive(name, v) for v in vals], dtype=float)
+        out = np.asarray([checks.count(name, v) for v in vals], dtype=np.int64)
+    else:
+        out = np.asarray([checks.positive(name, v) for v in vals], dtype=float)
+    if np.unique(out).size != out.size:
+        raise ValueError(f"{name} must hold distinct values, got {out.tolist()}")
+    return out
+
+
+def _as_passed(checked, passed):
+    """A checked grid recorded in attrs as it was passed: one value or a list."""
+    return checked[0].item() if np.ndim(passed) == 0 else checked.tolist()
+
+
+#: the line fits of :func:`size_dependence`
+FITS = ("proportional", "linear")
 
 
 def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 12000, 16000),
                     n_bins=(10, 20, 30, 40, 50), nu=(3, 4, 5, 6, 12, 24), generative="normal",
-                    n_mc=5000, ci=0.95, rng=None, client=None, progress=None):
+                    n_mc=5000, fits=FITS, ci=0.95, rng=None, client=None, progress=None):
     """Simulated ENCE/ZMSE references against dataset size, bin number and uncertainty shape.
 
     For every D, shape ``nu`` and size ``M``, ``n_mc`` calibrated datasets are
     drawn from uE^2 ~ InverseGamma(nu/2, scale=nu/2), E = uE * eps, eps ~ D;
     the statistics are computed with ``N`` equal-count bins of uE for every
     ``N`` in ``n_bins`` (the same draws serve all N) and averaged. The pooled
-    grid is fitted by ``ref = slope * sqrt(N/M)`` ("proportional") and
+    grid is fitted by ``ref = slope * sqrt(N/M)`` ("proportional") and/or
     ``ref = intercept + slope * sqrt(N/M)`` ("linear"), ordinary least squares
     (Pernot (2024c), Appendix B).
 
@@ -177,6 +190,8 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
         D; one or several (dim ``generative``).
     n_mc : int, default 5000
         Synthetic datasets per (D, nu, M) cell, >= 2.
+    fits : str or sequence of {"proportional", "linear"}, default both
+        Line fits of the pooled grid (dim ``fit``).
     ci : float, default 0.95
         Level of the intercept's interval in the fits.
     rng : None, int, SeedSequence or Generator
@@ -191,9 +206,10 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     -------
     xarray.Dataset
         On (``statistic``, ``generative``, ``nu``, ``size``, ``n_bins``):
-        ``reference`` (Monte Carlo mean), ``reference_sd``, ``reference_se``
-        = sd / sqrt(n_mc); coordinate ``x`` = sqrt(N/M). On (``statistic``,
-        ``generative``, ``fit``): ``slope``, ``slope_se``, ``intercept``,
+        ``reference`` (Monte Carlo mean), ``sample_sd`` (standard deviation of
+        the simulated values), ``reference_se`` = sample_sd / sqrt(n_mc);
+        coordinate ``x`` = sqrt(N/M). On (``statistic``, ``generative``,
+        ``fit``): ``slope``, ``slope_se``, ``intercept``,
         ``intercept_se``, ``intercept_lower``, ``intercept_upper``, ``sigma``
         (residual sd); ``paper_slope``, ``paper_intercept`` (Pernot (2024c)
         values, NaN where none).
@@ -224,18 +240,22 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
             raise ValueError(f"size_dependence: {s.name} is not a binned statistic "
                              "(use ENCE, ZMSE or UCE)")
     gens = as_generatives(generative)
+    passed = {"sizes": sizes, "n_bins": n_bins}
     sizes = _grid("sizes", sizes, integer=True)
     n_bins = _grid("n_bins", n_bins, integer=True)
     nus = _grid("nu", nu, integer=False)
-    n_mc = checks.count("n_mc", n_mc, minimum=2)
+    fits = (checks.choice("fits", fits, FITS),) if isinstance(fits, str) else \
+        checks.names("fits", fits, allowed=FITS)
     ci = checks.probability("ci", ci)
+    stream = checks.rng(rng)
+    n_mc = checks.count("n_mc", n_mc, minimum=2)
     if np.any(sizes < n_bins.max()):
         raise ValueError(f"need 1 <= n_bins <= size; got sizes {sizes.tolist()} and "
                          f"n_bins {n_bins.tolist()}")
     bounds = {m: [kbin.equal_count_bounds(int(m), int(n)) for n in n_bins] for m in sizes}
     cells = [(g, k, j) for g in range(len(gens)) for k in range(nus.size)
              for j in range(sizes.size)]
-    cell_seeds = checks.rng(rng).integers(0, 2**63, size=len(cells))
+    cell_seeds = stream.integers(0, 2**63, size=len(cells))
     tasks = []
     for c, (g, k, j) in enumerate(cells):
         per_block = max(1, _BLOCK_ELEMENTS // int(sizes[j]))
@@ -258,10 +278,9 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
         sd[:, g, k, j] = vals.std(axis=1, ddof=1)
     x = np.sqrt(n_bins[None, :] / sizes[:, None])
     gen_names = [g.name for g in gens]
-    fits = ("proportional", "linear")
     keys = ("slope", "slope_se", "intercept", "intercept_se", "intercept_lower",
             "intercept_upper", "sigma")
-    table = {key: np.full((len(stats), len(gens), 2), np.nan) for key in keys}
+    table = {key: np.full((len(stats), len(gens), len(fits)), np.nan) for key in keys}
     xs = np.broadcast_to(x, shape[2:])
     for i in range(len(stats)):
         for g in range(len(gens)):
@@ -280,7 +299,7 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     fdims = ("statistic", "generative", "fit")
     out = xr.Dataset(
         {"reference": (dims, mean, {"long_name": "simulated reference value"}),
-         "reference_sd": (dims, sd, {"long_name": "Monte Carlo standard deviation"}),
+         "sample_sd": (dims, sd, {"long_name": "standard deviation of the simulated values"}),
          "reference_se": (dims, sd / np.sqrt(n_mc),
                           {"long_name": "Monte Carlo standard error of the reference"}),
          **{key: (fdims, val) for key, val in table.items()},
@@ -289,9 +308,12 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
         coords={"statistic": [s.name for s in stats], "generative": gen_names, "nu": nus,
                 "size": sizes, "n_bins": n_bins, "fit": list(fits),
                 "x": (("size", "n_bins"), x, {"long_name": "sqrt(N/M)"})},
-        attrs={"statistics": [s.name for s in stats], "generative": gen_names,
-               "n_mc": n_mc, "ci": ci, "binning": "equal_count", "conditioning": "uE",
-               "rng": seeds.seed_attr(rng),
+        attrs={"statistics": [s.name for s in stats],
+               "generative": gen_names[0] if isinstance(generative, (str, Generative))
+               else gen_names, "sizes": _as_passed(sizes, passed["sizes"]),
+               "n_bins": _as_passed(n_bins, passed["n_bins"]), "nu": _as_passed(nus, nu),
+               "n_mc": n_mc, "fits": list(fits), "ci": ci,
+               "binning": "equal_count", "conditioning": "uE", "rng": seeds.seed_attr(rng),
                "model": "uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ D"})
     out["size"].attrs["long_name"] = "dataset size M"
     out["n_bins"].attrs["long_name"] = "number of bins N"
@@ -320,6 +342,8 @@ def _reference_lines(references, statistic):
     if isinstance(references, xr.Dataset):
         if statistic not in references["statistic"].values:
             raise ValueError(f"references: no {statistic} in the size_dependence result")
+        if "fit" not in references.coords or "linear" not in references["fit"].values:
+            raise ValueError("references: the size_dependence result has no 'linear' fit")
         sel = references.sel(statistic=statistic, fit="linear")
         names = [str(g) for g in sel["generative"].values]
         return names, sel["intercept"].values.tolist(), sel["slope"].values.tolist()
@@ -343,7 +367,7 @@ def _binned_curve(e, u, n_bins, stat):
     return out
 
 
-def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_count, fit_min_bins, ci,
+def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
                      method, n_boot, ref_names, ref_a, ref_b, client, progress):
     check_dataset(ds)
     stat = statistic
@@ -351,9 +375,9 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_count, fit_min_bin
     m = e.size
     order = np.argsort(u, kind="stable")
     e, u = e[order], u[order]
-    values = np.full(n_bins_range.size, np.nan)
-    smallest = np.zeros(n_bins_range.size, dtype=np.int64)
-    for i, n in enumerate(n_bins_range):
+    values = np.full(n_bins.size, np.nan)
+    smallest = np.zeros(n_bins.size, dtype=np.int64)
+    for i, n in enumerate(n_bins):
         if n > m:
             continue
         b = kbin.equal_count_bounds(m, int(n))
@@ -362,12 +386,14 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_count, fit_min_bin
         if smallest[i] < min_count:
             continue
         values[i] = stat.func(kbin.binned_column_means(e, u, b[:-1], sizes, stat.columns))
-    x = np.sqrt(n_bins_range / m)
-    in_fit = np.isfinite(values) & (n_bins_range > fit_min_bins)
+    x = np.sqrt(n_bins / m)
+    in_fit = np.isfinite(values) & (n_bins > fit_min_bins)
     if in_fit.sum() < 3:
-        raise ValueError(f"{ds.attrs.get('name', 'dataset')}: only {int(in_fit.sum())} bin "
-                         f"numbers N > {fit_min_bins} give a finite {stat.name} with at least "
-                         f"{min_count} points per bin (M = {m}); need 3 for the fit")
+        label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
+        raise ValueError(f"n_bins: only {int(in_fit.sum())} of the bin numbers N > fit_min_bins "
+                         f"= {fit_min_bins} give a finite {stat.name} with at least min_count = "
+                         f"{min_count} points per bin in the data{label} (M = {m} points); "
+                         "need 3 for the fit")
     fit = ols_fit(x[in_fit], values[in_fit], intercept=True, ci=ci)
     a = fit["intercept"]
     lo, hi = fit["intercept_lower"], fit["intercept_upper"]
@@ -376,7 +402,7 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_count, fit_min_bin
         # intercept = fixed linear combination of the curve values (OLS weights)
         design = np.column_stack([np.ones(int(in_fit.sum())), x[in_fit]])
         weights = np.linalg.pinv(design)[0]
-        fit_bins = n_bins_range[in_fit]
+        fit_bins = n_bins[in_fit]
         seed = seeds.kernel_seed(rng)
         per_block = max(1, _BLOCK_ELEMENTS // m)
         n_blocks = -(-n_boot // per_block)
@@ -413,17 +439,17 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins_range, min_count, fit_min_bin
          "n_fit": ((), int(in_fit.sum())), "n_points": ((), m),
          "reference_intercept": ("reference", np.asarray(ref_a, dtype=float)),
          "reference_slope": ("reference", np.asarray(ref_b, dtype=float))},
-        coords={"n_bins": n_bins_range, "reference": list(ref_names)},
+        coords={"n_bins": n_bins, "reference": list(ref_names)},
     )
 
 
-def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_count=20,
+def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
                 fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
                 references="paper", rng=None, client=None, progress=None):
     """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins.
 
     The statistic is computed with ``N`` equal-count bins of uE for every
-    ``N`` in ``n_bins_range`` that leaves at least ``min_count`` points in
+    ``N`` in ``n_bins`` that leaves at least ``min_count`` points in
     every bin; the values with ``N > fit_min_bins`` are fitted by
     ``estimate = intercept + slope * sqrt(N/M)`` (ordinary least squares) and
     consistency is validated when 0 lies in the ``ci`` interval of the
@@ -434,8 +460,8 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_coun
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : {"ZMSE", "ENCE", "UCE"}, default "ZMSE"
-    n_bins_range : sequence of int, default range(10, 151)
-        Numbers of bins N (dim ``n_bins``).
+    n_bins : int or sequence of int, default range(10, 151)
+        Numbers of bins N scanned (dim ``n_bins``).
     min_count : int, default 20
         Fewest points per bin; larger N are skipped (NaN).
     fit_min_bins : int, default 20
@@ -491,18 +517,19 @@ def extrapolate(data, *, statistic="ZMSE", n_bins_range=range(10, 151), min_coun
         raise ValueError(f"extrapolate: {stat.name} is not a binned statistic "
                          "(use ZMSE, ENCE or UCE)")
     method = checks.choice("method", method, EXTRAPOLATION_METHODS)
-    n_bins_range = _grid("n_bins_range", n_bins_range, integer=True)
+    n_bins = _grid("n_bins", n_bins, integer=True)
     min_count = checks.count("min_count", min_count)
     fit_min_bins = checks.count("fit_min_bins", fit_min_bins, minimum=0)
     ci = checks.probability("ci", ci)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     progress = show_progress(progress)
+    stream = checks.rng(rng)
     names, a, b = _reference_lines(references, stat.name)
-    out = map_datasets(_extrapolate_one, data, rng=checks.rng(rng), statistic=stat,
-                       n_bins_range=n_bins_range, min_count=min_count,
+    out = map_datasets(_extrapolate_one, data, rng=stream, statistic=stat,
+                       n_bins=n_bins, min_count=min_count,
                        fit_min_bins=fit_min_bins, ci=ci, method=method, n_boot=n_boot,
                        ref_names=names, ref_a=a, ref_b=b, client=client, progress=progress)
-    out.attrs.update({"statistic": stat.name, "n_bins_range": n_bins_range.tolist(),
+    out.attrs.update({"statistic": stat.name, "n_bins": n_bins.tolist(),
                       "min_count": min_count, "fit_min_bins": fit_min_bins, "ci": ci,
                       "method": method, "binning": "equal_count", "conditioning": "uE",
                       "rng": seeds.seed_attr(rng)})

@@ -32,7 +32,7 @@ from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_statistics
 from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
-from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic, reference_value
+from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
 from uqviz.engine.tree import map_datasets
 
 __all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES", "sim_zeta",
@@ -56,14 +56,28 @@ def _conditioning_attr(conditioning):
     return conditioning if isinstance(conditioning, str) else "values"
 
 
-def _common_options(statistic, generative, n_mc, n_bins, ci, progress):
-    stat = get_statistic(statistic)
+def _statistic(statistic):
+    """The registered statistic named by the ``statistic`` option (errors name it)."""
+    if not isinstance(statistic, (str, Statistic)):
+        raise TypeError(f"statistic must be the name of a registered statistic, got "
+                        f"{statistic!r} ({type(statistic).__name__})")
+    return get_statistic(statistic)
+
+
+def _common_options(statistic, generative, n_bins, ci, progress, rng):
+    """The options shared by the three functions (each checks ``n_mc`` last with
+    :func:`_n_mc`, so that another wrong option is the one named)."""
+    stat = _statistic(statistic)
     gens = as_generatives(generative)
-    n_mc = checks.count("n_mc", n_mc, minimum=2)
     n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
     ci = checks.probability("ci", ci)
     progress = show_progress(progress)
-    return stat, gens, n_mc, n_bins, ci, progress
+    rng = checks.rng(rng)
+    return stat, gens, n_bins, ci, progress, rng
+
+
+def _n_mc(n_mc):
+    return checks.count("n_mc", n_mc, minimum=2)
 
 
 def _stack(parts, labels, dim, single):
@@ -139,7 +153,7 @@ def _reference_of(ds, *, rng, stat, generative, n_mc, n_bins, conditioning, ci,
     sd = samples.std(ddof=1)
     out = xr.Dataset({
         "reference": ((), samples.mean()),
-        "reference_sd": ((), sd),
+        "sample_sd": ((), sd, {"long_name": "standard deviation of the simulated values"}),
         "reference_se": ((), sd / np.sqrt(n_mc)),
         "reference_lower": ((), q[0]),
         "reference_upper": ((), q[1]),
@@ -195,8 +209,8 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     Returns
     -------
     xarray.Dataset
-        ``reference`` (Monte Carlo mean), ``reference_sd``, ``reference_se`` =
-        sd/sqrt(n_mc), ``reference_lower``, ``reference_upper`` (Monte Carlo
+        ``reference`` (Monte Carlo mean), ``sample_sd`` (standard deviation of
+        the simulated values), ``reference_se`` = sample_sd/sqrt(n_mc), ``reference_lower``, ``reference_upper`` (Monte Carlo
         quantiles), optionally ``samples``; settings in attrs.
 
     Examples
@@ -207,10 +221,11 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     >>> bool(abs(float(ref["reference"]) - 1) < 0.01)
     True
     """
-    stat, gens, n_mc, n_bins, ci, progress = _common_options(statistic, generative, n_mc,
-                                                             n_bins, ci, progress)
+    stat, gens, n_bins, ci, progress, stream = _common_options(
+        statistic, generative, n_bins, ci, progress, rng)
     return_samples = checks.boolean("return_samples", return_samples)
-    out = map_datasets(_reference_one, data, rng=checks.rng(rng), stat=stat, gens=gens,
+    n_mc = _n_mc(n_mc)
+    out = map_datasets(_reference_one, data, rng=stream, stat=stat, gens=gens,
                        single=_one_or_many(generative), n_mc=n_mc, n_bins=n_bins,
                        conditioning=conditioning, ci=ci, return_samples=return_samples,
                        client=client, progress=progress)
@@ -332,7 +347,7 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
         zeta = np.array([float(z) for z, _ in verdicts])
         valid = np.array([bool(v) for _, v in verdicts])
         scheme_dims = () if single_scheme else ("scheme",)
-        ref = ref.drop_vars("reference_sd").assign(
+        ref = ref.drop_vars("sample_sd").assign(
             zeta=(scheme_dims, zeta[0] if single_scheme else zeta),
             valid=(scheme_dims, valid[0] if single_scheme else valid),
             se_negligible=((), 2.0 * float(ref["reference_se"]) < (hi - lo) / 2.0))
@@ -405,16 +420,17 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     >>> res["zeta"].dims, res["scheme"].values.tolist()
     (('scheme',), ['Sim', 'Sim2'])
     """
-    stat, gens, n_mc, n_bins, ci, progress = _common_options(statistic, generative, n_mc,
-                                                             n_bins, ci, progress)
+    stat, gens, n_bins, ci, progress, stream = _common_options(
+        statistic, generative, n_bins, ci, progress, rng)
     schemes = _schemes(scheme)
     if "BS" in schemes and not stat.has_reference:
         raise ValueError(f"scheme 'BS' needs a statistic with a predefined reference; "
                          f"{stat.name} has none")
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     return_samples = checks.boolean("return_samples", return_samples)
+    n_mc = _n_mc(n_mc)
     single_gen, single_scheme = _one_or_many(generative), isinstance(scheme, str)
-    out = map_datasets(_validate_sim_one, data, rng=checks.rng(rng), stat=stat, gens=gens,
+    out = map_datasets(_validate_sim_one, data, rng=stream, stat=stat, gens=gens,
                        schemes=schemes, single_gen=single_gen, single_scheme=single_scheme,
                        n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
                        ci=ci, return_samples=return_samples, client=client, progress=progress)
@@ -498,14 +514,15 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     >>> str(uqviz.validate(ds, statistic="ZMS", n_boot=1000, rng=0)["verdict"].values)
     'validated'
     """
-    stat, gens, n_mc, n_bins, ci, progress = _common_options(statistic, generative, n_mc,
-                                                             n_bins, ci, progress)
+    stat, gens, n_bins, ci, progress, stream = _common_options(
+        statistic, generative, n_bins, ci, progress, rng)
     if len(gens) < 2 and not stat.has_reference:
         raise ValueError(f"generative: the sensitivity test of {stat.name} needs at least two "
                          f"generative distributions, got {[g.name for g in gens]}")
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     k = checks.positive("k", k)
-    out = map_datasets(_validate_one, data, rng=checks.rng(rng), stat=stat, gens=gens,
+    n_mc = _n_mc(n_mc)
+    out = map_datasets(_validate_one, data, rng=stream, stat=stat, gens=gens,
                        n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
                        ci=ci, k=k, client=client, progress=progress)
     out.attrs.update({"statistic": stat.name, "generative": [g.name for g in gens],

@@ -44,8 +44,9 @@ class ReferenceExplorer(ExplorerDrawing):
     n_mc : int, default 500
         Monte Carlo size of the reference; modest so that the explorer stays
         interactive (the paper uses 10^4: use :func:`uqviz.validate_simulated`).
-    n_boot : int, default 500
-        Bootstrap replicates of the statistic.
+    n_boot : int, default 1000
+        Bootstrap replicates of the statistic (the explorers' default of
+        docs/conventions.md: interactive).
     ci : float, default 0.95
         Level of the bootstrap and Monte Carlo intervals.
     rng : int, default 0
@@ -75,7 +76,7 @@ class ReferenceExplorer(ExplorerDrawing):
     """
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
-                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=500, ci=0.95, rng=0,
+                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=1000, ci=0.95, rng=0,
                  figsize=(6.0, 3.8)):
         import ipywidgets as w
 
