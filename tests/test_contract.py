@@ -105,6 +105,7 @@ POSITIONAL_ALLOWED = {
     ("uqviz.statistics.register_statistic", "statistic"):
         "the Statistic object registered is the subject of the call",
     ("uqviz.generative.get_generative", "spec"): "a lookup: the specification is the subject",
+    ("uqviz.generative.as_generatives", "spec"): "a lookup: the specification is the subject",
     ("uqviz.generative.student_t", "nu"):
         "a distribution factory's one defining parameter, as scipy.stats.t(df)",
     ("uqviz.datasets.fetch", "key"): "a file lookup: the registry key is the subject",
@@ -238,7 +239,7 @@ _N_BINS_DEFAULT = {**dict.fromkeys(("local_calibration", "reliability", "orderin
                    **dict.fromkeys(("binned_errors", "simulated_reference", "validate_simulated",
                                     "validate"), (20, None)),
                    "qce": (10, None)}
-_METHOD_DEFAULT = {"fraction_valid": "wilson"}
+_METHOD_DEFAULT = {"fraction_valid": "wilson", "extrapolate": "bootstrap"}
 _GENERATIVE_DEFAULT = {"validate": ("normal", "t6")}
 # reproducible by default: a report, the explorers' redraws, the one teaching example
 _RNG_DEFAULT = {"report": (0,), "ConditionalExplorer": (0,), "ReferenceExplorer": (0,),
