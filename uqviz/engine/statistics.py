@@ -199,7 +199,8 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
     """Binned statistic on equal-count bins of uE (last axis = points)."""
     e, u = sort_by_uncertainty(np.asarray(e, float), np.asarray(u, float))
     bounds = kbin.equal_count_bounds(e.shape[-1], n_bins)
-    return stat.func(kbin.binned_column_means(e, u, bounds[:-1], np.diff(bounds), stat.columns))
+    means = kbin.binned_column_means(e, u, bounds[:-1], np.diff(bounds), stat.columns)
+    return k.evaluate(stat.name, stat.func, means)
 
 
 def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
