@@ -203,3 +203,35 @@ def test_renamed_decimation_curve_and_checked_options():
         decimation_curve(ds, n_boot=50, statistics=("ENCE",))
     res = decimation_curve(ds, n_boot=50, rng=3)
     assert res.attrs["rng"] == 3 and res.attrs["statistics"] == ["ZMS", "RCE"]
+
+
+def test_decimated_fraction_is_keyword_only_and_checked_by_name():
+    ds = uqviz.from_arrays(E10, U10)
+    with pytest.raises(TypeError):
+        decimated(ds, 0.1)                          # fraction is keyword-only
+    with pytest.raises(TypeError, match=r"\bfraction\b"):
+        decimated(ds, fraction="0.5")                # never parsed from a string
+    with pytest.raises(TypeError, match=r"\bfraction\b"):
+        decimated(ds, fraction=True)
+    for bad in (np.nan, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"\bfraction\b"):
+            decimated(ds, fraction=bad)
+    with pytest.raises(TypeError, match="fractions"):
+        decimation_curve(ds, fractions=["0.1"], n_boot=10)
+    with pytest.raises(ValueError, match="statistics: unknown statistic"):
+        decimation_curve(ds, statistics=("ZMX",), n_boot=10)
+    # the wrong option is named even when another is refused later
+    with pytest.raises(ValueError, match="n_boot"):
+        decimation_curve(ds, statistics=("ENCE",), n_boot=2.5)
+
+
+def test_decimation_curve_result_names():
+    ds = uqviz.from_arrays(E10, U10)
+    res = decimation_curve(ds, fractions=[0.0, 0.1], n_boot=50, rng=0)
+    assert "value" not in res
+    assert res["estimate"].dims == ("statistic", "fraction")
+    assert res["full_estimate"].sel(statistic="ZMS").item() == pytest.approx(_zms(E10, U10),
+                                                                             rel=1e-13)
+    keep = np.arange(10) != 6
+    assert res["estimate"].sel(statistic="ZMS", fraction=0.1).item() == pytest.approx(
+        _zms(E10[keep], U10[keep]), rel=1e-13)

@@ -145,3 +145,8 @@ def test_implied_shape_rejects_other_fits():
                                      coords={"variable": ["E2"]}))
     with pytest.raises(ValueError, match="'scale' is missing"):
         nig_implied_shape(xr.Dataset({"nu": 3.0}))
+
+
+def test_nu_is_keyword_only():
+    with pytest.raises(TypeError):
+        nig_skewness_curve([3.0], size=100)

@@ -50,7 +50,8 @@ def _check_fractions(fractions):
         raise TypeError(f"fractions must be numbers in [0, 1), got {fractions!r}")
     f = raw.astype(float)
     if f.ndim != 1 or f.size == 0:
-        raise ValueError(f"fractions must be a non-empty 1-D sequence, got shape {np.shape(fractions)}")
+        raise ValueError(f"fractions must be a non-empty 1-D sequence, got shape "
+                         f"{np.shape(fractions)}")
     bad = ~np.isfinite(f) | (f < 0) | (f >= 1)
     if bad.any():
         raise ValueError(f"fractions must be in [0, 1): {int(bad.sum())} values are not "
@@ -126,7 +127,7 @@ def decimation_order(e, u, *, ties="stable"):
 
 
 def _kept_rows(ds, fraction, rounding, ties):
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     k = int(n_removed(fraction, u.size, rounding=rounding))
     if k >= u.size:
         raise ValueError(f"fraction={fraction} removes all {u.size} points of the data")
@@ -187,7 +188,7 @@ def decimated(data, *, fraction, rounding="floor", ties="stable"):
 
 def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     m = u.size
     ks = n_removed(fractions, m, rounding=rounding)
     if ks.max() >= m:

@@ -48,6 +48,12 @@ _METHOD = ("minimum Kolmogorov-Smirnov distance (maximum goodness-of-fit estimat
 _SOURCES = {"uE2": "uE", "E2": "E", "Z2": "E/uE", "Z": "E/uE"}
 
 
+def _columns(ds):
+    """E and uE as float64 (a checked dataset may hold float32, int or object columns)."""
+    return (np.asarray(ds["E"].values, dtype=np.float64),
+            np.asarray(ds["uE"].values, dtype=np.float64))
+
+
 def _sample(e, u, variable, minimum):
     """The values of ``variable`` (uE2, E2, Z2, Z) to fit; the errors name the data."""
     if e.size < minimum:
@@ -67,7 +73,7 @@ def _sample(e, u, variable, minimum):
 
 def _fit_vars(ds, variables):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = _columns(ds)
     out = {"nu": [], "scale": [], "ks_distance": []}
     for v in variables:
         model = SHAPE_VARIABLES[v][0]
@@ -165,7 +171,7 @@ def fit_f(data, *, variable="E2"):
 
 def _student_t_one(ds, *, rng=None):
     check_dataset(ds)
-    z = _sample(ds["E"].values, ds["uE"].values, "Z", 3)
+    z = _sample(*_columns(ds), "Z", 3)
     r = kf.fit_student_t(z)
     return xr.Dataset({
         "df": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),

@@ -77,7 +77,7 @@ def _reliable(names, beta):
 
 def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_replicates):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     if e.size < MIN_POINTS:
         raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
                          f"{e.size} (too few for a bootstrap interval)")
@@ -245,7 +245,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
 def _tailedness_one(ds, *, rng=None):
     check_dataset(ds)
     names = list(TAILEDNESS_THRESHOLDS)
-    x = _squares(ds["E"].values, ds["uE"].values)
+    x = _squares(np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float))
     beta = _beta_gm(x)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         kappa = ks.kappa_cs(x)

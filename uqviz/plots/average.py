@@ -222,7 +222,7 @@ def _select_data(data, dataset, what):
 
 def _squared(ds, variable, what):
     """(values of uE^2, E^2 or Z^2, positive values) of one dataset."""
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         x = {"uE2": u * u, "E2": e * e, "Z2": (e / u) ** 2}[variable]
     pos = x[(x > 0) & np.isfinite(x)]
