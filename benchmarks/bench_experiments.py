@@ -68,11 +68,11 @@ def main(argv=None):
           "statistics ZMS+RCE (BCa)")
 
     # warm-up: loads the numba kernel from its cache (or compiles it) outside the timing
-    ex.validation_probability("NIG", [args.nu], n_datasets=2, size=100, n_boot=64, rng=0,
-                              progress=False)
+    ex.validation_probability(scenario="NIG", nu=[args.nu], n_datasets=2, size=100, n_boot=64,
+                              rng=0, progress=False)
     t0, c0 = time.perf_counter(), time.process_time()
-    res = ex.validation_probability("NIG", [args.nu], n_datasets=args.n_datasets, size=args.size,
-                                    n_boot=args.n_boot, rng=args.seed, progress=False,
+    res = ex.validation_probability(scenario="NIG", nu=[args.nu], n_datasets=args.n_datasets,
+                                    size=args.size, n_boot=args.n_boot, rng=args.seed, progress=False,
                                     client=None if args.client == "none" else args.client)
     t_uqviz, c_uqviz = time.perf_counter() - t0, time.process_time() - c0
     pv = res["p_val"].sel(nu=args.nu)

@@ -30,7 +30,7 @@ def test_delta_is_exactly_zero_at_fraction_zero():
     res = decimation_curve(ds, statistics=("ZMS", "RCE", "NLL"), n_boot=500, rng=0)
     np.testing.assert_array_equal(res["delta"].sel(fraction=0.0).values, 0.0)
     assert res["n_removed"].sel(fraction=0.0).item() == 0
-    np.testing.assert_array_equal(res["value"].sel(fraction=0.0), res["estimate"])
+    np.testing.assert_array_equal(res["estimate"].sel(fraction=0.0), res["full_estimate"])
 
 
 def test_hand_check_on_ten_points():
@@ -42,11 +42,11 @@ def test_hand_check_on_ten_points():
     for frac, keep in [(0.1, keep9), (0.2, keep8)]:
         for stat, f in [("ZMS", _zms), ("RCE", _rce)]:
             expected = f(E10[keep], U10[keep])
-            assert res["value"].sel(statistic=stat, fraction=frac).item() == pytest.approx(expected,
+            assert res["estimate"].sel(statistic=stat, fraction=frac).item() == pytest.approx(expected,
                                                                                            rel=1e-13)
             assert res["delta"].sel(statistic=stat, fraction=frac).item() == pytest.approx(
                 expected - f(E10, U10), rel=1e-12)
-    pruned = decimated(ds, 0.1)
+    pruned = decimated(ds, fraction=0.1)
     assert pruned["point"].values.tolist() == [0, 1, 2, 3, 4, 5, 7, 8, 9]  # original order kept
     np.testing.assert_array_equal(pruned["E"], E10[keep9])
     assert pruned.attrs["n_decimated"] == 1 and pruned.attrs["decimation_fraction"] == 0.1
@@ -74,8 +74,8 @@ def test_rounding_of_the_number_removed():
     assert n_removed(0.25, 10, rounding="round").item() == 2  # 2.5 -> 2
     assert n_removed(0.05, 3834).item() == 191 and n_removed(0.05, 3834, rounding="round").item() == 192
     ds = uqviz.from_arrays(E10, U10)
-    assert decimated(ds, 0.15).sizes["point"] == 9
-    assert decimated(ds, 0.15, rounding="round").sizes["point"] == 8
+    assert decimated(ds, fraction=0.15).sizes["point"] == 9
+    assert decimated(ds, fraction=0.15, rounding="round").sizes["point"] == 8
     with pytest.raises(ValueError, match="rounding"):
         n_removed(0.1, 10, rounding="ceil")
 
@@ -87,12 +87,12 @@ def test_ties_stable_or_by_error():
     assert decimation_order(e, u).tolist() == [0, 1, 2, 3, 4]
     assert decimation_order(e, u, ties="E").tolist() == [1, 0, 2, 3, 4]
     ds = uqviz.from_arrays(e, u)
-    assert decimated(ds, 0.2)["point"].values.tolist() == [1, 2, 3, 4]
-    assert decimated(ds, 0.2, ties="E")["point"].values.tolist() == [0, 2, 3, 4]
+    assert decimated(ds, fraction=0.2)["point"].values.tolist() == [1, 2, 3, 4]
+    assert decimated(ds, fraction=0.2, ties="E")["point"].values.tolist() == [0, 2, 3, 4]
     res_s = decimation_curve(ds, fractions=[0.2], n_boot=50, rng=0)
     res_e = decimation_curve(ds, fractions=[0.2], n_boot=50, rng=0, ties="E")
-    assert res_s.value.sel(statistic="ZMS").item() == pytest.approx(_zms(e[1:], u[1:]))
-    assert res_e.value.sel(statistic="ZMS").item() == pytest.approx(_zms(e[[0, 2, 3, 4]],
+    assert res_s.estimate.sel(statistic="ZMS").item() == pytest.approx(_zms(e[1:], u[1:]))
+    assert res_e.estimate.sel(statistic="ZMS").item() == pytest.approx(_zms(e[[0, 2, 3, 4]],
                                                                          u[[0, 2, 3, 4]]))
     with pytest.raises(ValueError, match="ties"):
         decimation_order(e, u, ties="random")
@@ -103,14 +103,14 @@ def test_bad_fractions_and_statistics():
     with pytest.raises(ValueError, match=r"in \[0, 1\)"):
         decimation_curve(ds, fractions=[0.0, -0.1], n_boot=10)
     with pytest.raises(ValueError, match=r"in \[0, 1\)"):
-        decimated(ds, 1.0)
-    assert decimated(ds, 0.99).sizes["point"] == 1  # floor(9.9) = 9 removed
+        decimated(ds, fraction=1.0)
+    assert decimated(ds, fraction=0.99).sizes["point"] == 1  # floor(9.9) = 9 removed
     with pytest.raises(ValueError, match="removes all 10 points"):
         decimation_curve(ds, fractions=[0.0, 0.95], rounding="round", n_boot=10)  # round(9.5) = 10
     with pytest.raises(ValueError, match="removes all 10 points"):
-        decimated(ds, 0.95, rounding="round")
+        decimated(ds, fraction=0.95, rounding="round")
     with pytest.raises(ValueError, match="single number"):
-        decimated(ds, [0.1, 0.2])
+        decimated(ds, fraction=[0.1, 0.2])
     with pytest.raises(ValueError, match="unknown statistic"):
         decimation_curve(ds, statistics=("ZMX",), n_boot=10)
 
@@ -124,8 +124,8 @@ def test_datatree_gains_dataset_dim():
     assert res["dataset"].values.tolist() == ["b", "a"]
     assert res["n_removed"].sel(fraction=0.1).values.tolist() == [70, 100]
     one = decimation_curve(sets["a"], n_boot=300, rng=1)
-    xr.testing.assert_equal(res["value"].sel(dataset="a", drop=True), one["value"])
-    pruned = decimated(tree, 0.1)
+    xr.testing.assert_equal(res["estimate"].sel(dataset="a", drop=True), one["estimate"])
+    pruned = decimated(tree, fraction=0.1)
     assert isinstance(pruned, xr.DataTree)
     assert [pruned[n].to_dataset().sizes["point"] for n in ("b", "a")] == [630, 900]
 
@@ -177,7 +177,8 @@ def test_fig8_zms_is_never_more_sensitive_than_rce(fig8):
 def test_fig7_right_removing_5_percent_makes_rce_and_zms_agree_for_sets_3_4_7(tree):
     # 004 Fig. 7 (right), with the authors' round(0.05 M): the validation diagnostics
     # (|zeta| <= 1) of ZMS and RCE agree for Sets 3, 4 and 7, while Set 2 still disagrees.
-    res = uqviz.validate_average(decimated(tree, 0.05, rounding="round"), n_boot=10_000, rng=0)
+    res = uqviz.validate_average(decimated(tree, fraction=0.05, rounding="round"),
+                                 n_boot=10_000, rng=0)
     valid = res["valid"].to_pandas()
     agree = valid["ZMS"] == valid["RCE"]
     assert agree[["Diffusion_LR", "Perovskite_LR", "QM9_E"]].all()
@@ -202,3 +203,35 @@ def test_renamed_decimation_curve_and_checked_options():
         decimation_curve(ds, n_boot=50, statistics=("ENCE",))
     res = decimation_curve(ds, n_boot=50, rng=3)
     assert res.attrs["rng"] == 3 and res.attrs["statistics"] == ["ZMS", "RCE"]
+
+
+def test_decimated_fraction_is_keyword_only_and_checked_by_name():
+    ds = uqviz.from_arrays(E10, U10)
+    with pytest.raises(TypeError):
+        decimated(ds, 0.1)                          # fraction is keyword-only
+    with pytest.raises(TypeError, match=r"\bfraction\b"):
+        decimated(ds, fraction="0.5")                # never parsed from a string
+    with pytest.raises(TypeError, match=r"\bfraction\b"):
+        decimated(ds, fraction=True)
+    for bad in (np.nan, -0.1, 1.5):
+        with pytest.raises(ValueError, match=r"\bfraction\b"):
+            decimated(ds, fraction=bad)
+    with pytest.raises(TypeError, match="fractions"):
+        decimation_curve(ds, fractions=["0.1"], n_boot=10)
+    with pytest.raises(ValueError, match="statistics: unknown statistic"):
+        decimation_curve(ds, statistics=("ZMX",), n_boot=10)
+    # the wrong option is named even when another is refused later
+    with pytest.raises(ValueError, match="n_boot"):
+        decimation_curve(ds, statistics=("ENCE",), n_boot=2.5)
+
+
+def test_decimation_curve_result_names():
+    ds = uqviz.from_arrays(E10, U10)
+    res = decimation_curve(ds, fractions=[0.0, 0.1], n_boot=50, rng=0)
+    assert "value" not in res
+    assert res["estimate"].dims == ("statistic", "fraction")
+    assert res["full_estimate"].sel(statistic="ZMS").item() == pytest.approx(_zms(E10, U10),
+                                                                             rel=1e-13)
+    keep = np.arange(10) != 6
+    assert res["estimate"].sel(statistic="ZMS", fraction=0.1).item() == pytest.approx(
+        _zms(E10[keep], U10[keep]), rel=1e-13)

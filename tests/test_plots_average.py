@@ -49,7 +49,7 @@ def _legend_texts(ax):
 # --------------------------------------------------------------------------
 def test_skewness_map_points_zones_curve_and_labels(tree):
     tail = uqviz.tailedness(tree)
-    curve = nig_skewness_curve([2.0, 5.0, 20.0], size=5000, rng=0)
+    curve = nig_skewness_curve(nu=[2.0, 5.0, 20.0], size=5000, rng=0)
     ax = pt.skewness_map(tail, curve)
     (tri,) = _marker_lines(ax, "^")
     (sq,) = _marker_lines(ax, "s")
@@ -190,7 +190,8 @@ def test_decimation_curves_lines_and_ci_bars(tree):
 @pytest.mark.parametrize("scenario, var", [("NIG", "uE2"), ("TIG", "E2")])
 def test_validation_probability_bars_target_and_top_axis(scenario, var):
     nu = [2.5, 4.0, 10.0]
-    res = vp_study(scenario, nu, n_datasets=12, size=200, n_boot=200, rng=1, progress=False)
+    res = vp_study(scenario=scenario, nu=nu, n_datasets=12, size=200, n_boot=200, rng=1,
+                   progress=False)
     ax = pe.validation_probability(res)
     assert len(ax.containers) == 2                      # ZMS, RCE with Wilson bars
     for c, s in zip(ax.containers, ["ZMS", "RCE"]):
@@ -216,8 +217,8 @@ def test_validation_probability_bars_target_and_top_axis(scenario, var):
 # --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def bias():
-    return statistic_bias([3.0, 10.0], [4.0, 20.0, np.inf], n_datasets=15, size=300, rng=0,
-                          progress=False)
+    return statistic_bias(nu_ig=[3.0, 10.0], nu_d=[4.0, 20.0, np.inf], n_datasets=15, size=300,
+                          rng=0, progress=False)
 
 
 def test_bias_vs_skewness_points_bars_and_sign(bias):
@@ -228,9 +229,9 @@ def test_bias_vs_skewness_points_bars_and_sign(bias):
     x, y = c.lines[0].get_xdata(), c.lines[0].get_ydata()
     order = np.argsort(r.beta_gm.sel(variable="E2").values)
     np.testing.assert_allclose(x, r.beta_gm.sel(variable="E2").values[order])
-    np.testing.assert_allclose(y, r["mean"].values[order])
+    np.testing.assert_allclose(y, r["estimate"].values[order])
     seg = c.lines[2][0].get_segments()
-    np.testing.assert_allclose([s[1][1] - s[0][1] for s in seg], 4 * r.mc_se.values[order])
+    np.testing.assert_allclose([s[1][1] - s[0][1] for s in seg], 4 * r.se.values[order])
     assert any(np.allclose(ln.get_ydata(), 0.0) for ln in ax.lines)
     assert ax.get_ylabel() == "RCE" and "E^2" in ax.get_xlabel()
     assert any(isinstance(p, (Polygon, Rectangle)) for p in ax.patches)   # beta > 0.8 zone
@@ -243,7 +244,7 @@ def test_bias_vs_skewness_zms_is_one_minus_zms(bias):
     r = bias.sel(statistic="ZMS", nu_d=4.0)
     y = ax.containers[0].lines[0].get_ydata()
     order = np.argsort(r.beta_gm.sel(variable="Z2").values)
-    np.testing.assert_allclose(y, 1.0 - r["mean"].values[order])
+    np.testing.assert_allclose(y, 1.0 - r["estimate"].values[order])
     assert ax.get_ylabel() == "1 - ZMS" and "Z^2" in ax.get_xlabel()
     assert "s.d." in ax.get_legend().get_title().get_text()
     with pytest.raises(ValueError, match="unknown statistic"):
@@ -277,7 +278,7 @@ def test_fit_histogram_uE2_histogram_and_ig_density(tree, shapes):
 
 def test_fit_histogram_e2_adds_the_nig_density(tree, shapes):
     ax = pt.fit_histogram(tree, shapes, variable="E2", implied=uqviz.nig_implied_shape(shapes),
-                          dataset=0, bins=20, title="Set 1")
+                          dataset=0, n_bins=20, title="Set 1")
     assert len(ax.lines) == 2
     labels = _legend_texts(ax)
     assert labels[0].startswith("data (1500 points")
@@ -295,12 +296,39 @@ def test_fit_histogram_single_fits_zero_values_and_errors(tree, shapes):
     ax = pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="E2")
     assert len(ax.lines) == 1                            # no uE2 fit: no NIG curve
     assert "5 zeros not shown" in _legend_texts(ax)[0]
-    with pytest.raises(ValueError, match="choose one"):
-        pt.fit_histogram(tree, shapes, variable="E2")
+    with pytest.raises(ValueError, match="unknown dataset"):
+        pt.fit_histogram(tree, shapes, variable="E2", dataset="nu7")
+    with pytest.raises(ValueError, match="n_bins"):
+        pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="E2", n_bins=0)
+    with pytest.raises(TypeError, match="n_bins"):
+        pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="E2", n_bins="10")
     with pytest.raises(ValueError, match="not 'uE2'"):
         pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="uE2")
     with pytest.raises(ValueError, match="variable must be"):
         pt.fit_histogram(ds, shapes, variable="Z")
+
+
+def test_fit_histogram_of_a_tree_draws_every_dataset(tree, shapes):
+    # a tree with several datasets and no dataset=: one outlined histogram and one fit each
+    implied = uqviz.nig_implied_shape(shapes)
+    ax = pt.fit_histogram(tree, shapes, variable="E2", implied=implied, n_bins=20)
+    steps = [p for p in ax.patches if isinstance(p, StepPatch)]
+    assert len(steps) == 3 and len(ax.lines) == 6        # 3 fits + 3 NIG curves
+    names = ["nu3", "nu6", "nu20"]
+    labels = _legend_texts(ax)
+    assert [t.split(" (")[0] for t in labels[::3]] == names
+    for step, name in zip(steps, names):
+        values, edges = step.get_data()[:2]
+        assert len(values) == 20
+        e = tree[name].to_dataset()["E"].values
+        assert np.sum(values * np.diff(np.log(edges))) == pytest.approx(
+            np.mean(e != 0), rel=1e-12)                  # a density of ln(E^2) of that set
+    fits = [ln for ln in ax.lines if "fit" in ln.get_label()]
+    for ln, name in zip(fits, names):
+        nu = float(shapes.nu.sel(dataset=name, variable="E2"))
+        assert f"{nu:.3g}" in ln.get_label()
+    assert steps[1].get_edgecolor() == fits[1].get_color() or \
+        matplotlib.colors.same_color(steps[1].get_edgecolor(), fits[1].get_color())
 
 
 def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes, monkeypatch):
@@ -322,11 +350,11 @@ def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes
 
 
 def test_bias_vs_skewness_of_nll_draws_its_deviation():
-    res = statistic_bias([4.0], [6.0, 20.0], n_datasets=10, size=200, rng=1, progress=False,
-                         statistics=("ZMS", "NLL"))
+    res = statistic_bias(nu_ig=[4.0], nu_d=[6.0, 20.0], n_datasets=10, size=200, rng=1,
+                         progress=False, statistics=("ZMS", "NLL"))
     ax = pe.bias_vs_skewness(res, statistic="NLL")
     y = ax.containers[0].lines[0].get_ydata()
     r = res.sel(statistic="NLL", nu_ig=4.0)
     order = np.argsort(r.beta_gm.sel(variable="E2").values)
-    np.testing.assert_allclose(y, r["deviation"].values[order])
+    np.testing.assert_allclose(y, r["bias"].values[order])
     assert ax.get_ylabel() == "NLL - reference"

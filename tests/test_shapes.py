@@ -253,3 +253,29 @@ def test_table_II_student_t_fit_of_z_scores(tree, shapes):
     nu_z2 = shapes["nu"].sel(variable="Z2").values
     assert df[8] < 0.25 * nu_z2[8]
     assert np.all(np.abs(np.log(df[:8] / nu_z2[:8])) < np.log(2.0))
+
+
+def test_fits_name_the_data_and_count_the_points():
+    one = uqviz.from_arrays([0.3], [0.2])
+    for func in (fit_inverse_gamma, fit_f, distribution_shapes):
+        with pytest.raises(ValueError, match=r"data: fitting \w+ needs at least 2 points, got 1"):
+            func(one)
+    with pytest.raises(ValueError, match="data: fitting Z needs at least 3 points, got 2"):
+        fit_student_t(uqviz.from_arrays([0.3, -0.1], [0.2, 0.4]))
+    zeros = uqviz.from_arrays(np.zeros(20), np.linspace(0.1, 1.0, 20))
+    with pytest.raises(ValueError, match=r"data: E2 is zero at all 20 points"):
+        fit_f(zeros)
+    with pytest.raises(ValueError, match=r"data: Z2 is zero at all 20 points"):
+        fit_f(zeros, variable="Z2")
+    big = uqviz.from_arrays(np.r_[1e200, np.ones(9)], np.ones(10))
+    with pytest.raises(ValueError, match=r"data: E2 .* overflows \(inf\) at 1 of 10 points"):
+        fit_f(big)
+
+
+def test_fits_of_float32_and_object_columns_are_those_of_float64():
+    rng = np.random.default_rng(5)
+    u = np.exp(0.3 * rng.standard_normal(300))
+    e = u * rng.standard_normal(300)
+    ref = distribution_shapes(uqviz.from_arrays(e, u))
+    raw = xr.Dataset({"E": ("point", e.astype(object)), "uE": ("point", u.astype(object))})
+    xr.testing.assert_allclose(distribution_shapes(raw), ref)

@@ -20,7 +20,7 @@ def _population_beta_gm(dist):
 
 @pytest.fixture(scope="module")
 def curve():
-    return nig_skewness_curve([3.0, 10.0, 1.0e4], size=200_000, rng=3)
+    return nig_skewness_curve(nu=[3.0, 10.0, 1.0e4], size=200_000, rng=3)
 
 
 def test_layout_and_attrs(curve):
@@ -68,7 +68,7 @@ def test_curve_equals_the_kernels():
     # the curve uses the one implementation of beta_GM and kappa_CS (uqviz._array.stats)
     from uqviz.synthetic import draw_calibrated
 
-    res = nig_skewness_curve([3.0], size=501, rng=4)
+    res = nig_skewness_curve(nu=[3.0], size=501, rng=4)
     ss = np.random.SeedSequence(res.attrs["entropy"], spawn_key=(_bits(3.0),))
     e, u = draw_calibrated(501, None, 1.5, 1.5, None, np.random.Generator(np.random.PCG64(ss)))
     x = np.stack([u * u, e * e, (e / u) ** 2])
@@ -77,9 +77,9 @@ def test_curve_equals_the_kernels():
 
 
 def test_reproducible_and_independent_of_the_grid():
-    a = nig_skewness_curve([4.0, 8.0], size=2000, rng=7)
-    b = nig_skewness_curve([8.0], size=2000, rng=7)
-    c = nig_skewness_curve([4.0, 8.0], size=2000, rng=8)
+    a = nig_skewness_curve(nu=[4.0, 8.0], size=2000, rng=7)
+    b = nig_skewness_curve(nu=[8.0], size=2000, rng=7)
+    c = nig_skewness_curve(nu=[4.0, 8.0], size=2000, rng=8)
     xr.testing.assert_identical(a["beta_gm"].sel(nu=[8.0]), b["beta_gm"])
     assert not np.allclose(a["beta_gm"].values, c["beta_gm"].values)
 
@@ -88,7 +88,7 @@ def test_same_estimator_as_tailedness():
     # one point of the curve equals uqviz.tailedness on the same NIG sample
     from uqviz.synthetic import draw_calibrated
 
-    res = nig_skewness_curve([5.0], size=3000, rng=11)
+    res = nig_skewness_curve(nu=[5.0], size=3000, rng=11)
     entropy = res.attrs["entropy"]
     ss = np.random.SeedSequence(entropy, spawn_key=(_bits(5.0),))
     e, u = draw_calibrated(3000, None, 2.5, 2.5, None, np.random.Generator(np.random.PCG64(ss)))
@@ -103,13 +103,13 @@ def test_same_estimator_as_tailedness():
                                        ([], "non-empty"), ([np.nan], "finite")])
 def test_bad_nu(nu, match):
     with pytest.raises(ValueError, match=match):
-        nig_skewness_curve(nu, size=100)
+        nig_skewness_curve(nu=nu, size=100)
 
 
 @pytest.mark.parametrize("size", [5, 100.5, True])
 def test_bad_size(size):
     with pytest.raises(ValueError, match="size"):
-        nig_skewness_curve([3.0], size=size)
+        nig_skewness_curve(nu=[3.0], size=size)
 
 
 # --------------------------------------------------------------------------
@@ -145,3 +145,8 @@ def test_implied_shape_rejects_other_fits():
                                      coords={"variable": ["E2"]}))
     with pytest.raises(ValueError, match="'scale' is missing"):
         nig_implied_shape(xr.Dataset({"nu": 3.0}))
+
+
+def test_nu_is_keyword_only():
+    with pytest.raises(TypeError):
+        nig_skewness_curve([3.0], size=100)

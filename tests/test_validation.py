@@ -317,3 +317,16 @@ def test_nll_zeta_equals_zms_zeta_for_every_method():
         assert float(res.zeta.sel(statistic="NLL")) == pytest.approx(
             float(res.zeta.sel(statistic="ZMS")), rel=1e-6, abs=1e-9), method
         assert bool(res.valid.sel(statistic="NLL")) == bool(res.valid.sel(statistic="ZMS"))
+
+
+def test_statistics_errors_name_the_option_and_options_are_checked_first():
+    ds = uqviz.from_arrays(*_calibrated(100, 0))
+    with pytest.raises(ValueError, match="statistics: unknown statistic 'nope'"):
+        uqviz.validate_average(ds, statistics=("nope",))
+    with pytest.raises(TypeError, match="statistics"):
+        uqviz.validate_average(ds, statistics=5)
+    with pytest.raises(TypeError, match="statistics"):
+        uqviz.validate_average(ds, statistics=("ZMS", 5))
+    # a bad n_boot is reported as such, not hidden behind the refusal of a binned statistic
+    with pytest.raises(ValueError, match="n_boot"):
+        uqviz.validate_average(ds, statistics=("ENCE",), n_boot=2.5)

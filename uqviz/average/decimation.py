@@ -15,9 +15,12 @@ decreasing ``E`` (``ties="E"``, the authors' ``order(uE, E, decreasing=TRUE)``).
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import xarray as xr
 
+from uqviz._array.bca import METHODS
 from uqviz.average.validation import _check_statistics, validate_average
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
@@ -40,13 +43,32 @@ def _check_options(rounding, ties):
 
 
 def _check_fractions(fractions):
-    f = np.atleast_1d(np.asarray(fractions, dtype=float))
+    raw = np.atleast_1d(np.asarray(fractions))
+    if raw.dtype.kind not in "iuf" and not (
+            raw.dtype.kind == "O" and all(isinstance(x, numbers.Real) and not isinstance(
+                x, (bool, np.bool_)) for x in raw.ravel())):
+        raise TypeError(f"fractions must be numbers in [0, 1), got {fractions!r}")
+    f = raw.astype(float)
     if f.ndim != 1 or f.size == 0:
-        raise ValueError(f"fractions must be a non-empty 1-D sequence, got shape {np.shape(fractions)}")
+        raise ValueError(f"fractions must be a non-empty 1-D sequence, got shape "
+                         f"{np.shape(fractions)}")
     bad = ~np.isfinite(f) | (f < 0) | (f >= 1)
     if bad.any():
         raise ValueError(f"fractions must be in [0, 1): {int(bad.sum())} values are not "
-                         f"(first: {f[bad][0]!r})")
+                         f"(first: {float(f[bad][0])!r})")
+    return f
+
+
+def _check_fraction(fraction):
+    if np.ndim(fraction) != 0 and not isinstance(fraction, str):
+        raise ValueError(f"fraction must be a single number in [0, 1), got shape "
+                         f"{np.shape(fraction)}")
+    if isinstance(fraction, (bool, np.bool_)) or not isinstance(fraction, numbers.Real):
+        raise TypeError(f"fraction must be a single number in [0, 1), got {fraction!r} "
+                        f"({type(fraction).__name__})")
+    f = float(fraction)
+    if not 0.0 <= f < 1.0:
+        raise ValueError(f"fraction must be in [0, 1), got {fraction!r}")
     return f
 
 
@@ -105,19 +127,19 @@ def decimation_order(e, u, *, ties="stable"):
 
 
 def _kept_rows(ds, fraction, rounding, ties):
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     k = int(n_removed(fraction, u.size, rounding=rounding))
     if k >= u.size:
-        raise ValueError(f"fraction {fraction} removes all {u.size} points")
+        raise ValueError(f"fraction={fraction} removes all {u.size} points of the data")
     order = decimation_order(e, u, ties=ties)
     return np.sort(order[k:]), k
 
 
-def decimated(data, fraction, *, rounding="floor", ties="stable"):
+def decimated(data, *, fraction, rounding="floor", ties="stable"):
     """Remove the ``fraction`` of points with the largest uncertainties.
 
     Used for Pernot (2024b), Fig. 7 (right): validation after discarding the 5 % largest
-    uncertainties (``decimated(ds, 0.05, rounding="round")`` reproduces the
+    uncertainties (``decimated(ds, fraction=0.05, rounding="round")`` reproduces the
     authors' ``round(0.05 M)``).
 
     Parameters
@@ -143,13 +165,11 @@ def decimated(data, fraction, *, rounding="floor", ties="stable"):
     >>> import uqviz
     >>> from uqviz import decimated
     >>> ds = uqviz.from_arrays([0.1, -0.2, 0.3, 0.0], [0.1, 0.4, 0.2, 0.3])
-    >>> decimated(ds, 0.25)["point"].values.tolist()
+    >>> decimated(ds, fraction=0.25)["point"].values.tolist()
     [0, 2, 3]
     """
+    fraction = _check_fraction(fraction)
     _check_options(rounding, ties)
-    if np.ndim(fraction) != 0:
-        raise ValueError(f"fraction must be a single number in [0, 1), got shape {np.shape(fraction)}")
-    fraction = float(_check_fractions(fraction)[0])
 
     def one(ds):
         check_dataset(ds)
@@ -168,11 +188,12 @@ def decimated(data, fraction, *, rounding="floor", ties="stable"):
 
 def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     m = u.size
     ks = n_removed(fractions, m, rounding=rounding)
     if ks.max() >= m:
-        raise ValueError(f"fraction {fractions[ks.argmax()]} removes all {m} points")
+        raise ValueError(f"fractions: {fractions[ks.argmax()]:g} removes all {m} points of the "
+                         "data")
     order = decimation_order(e, u, ties=ties)
     es, us = e[order], u[order]
     values = np.array([[point_estimate(s, es[k:], us[k:]) for k in ks] for s in statistics])
@@ -182,9 +203,10 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
         {
             "delta": (("statistic", "fraction"), values - full[:, None],
                       {"long_name": "stat_k - stat_0 (decimation curve)"}),
-            "value": (("statistic", "fraction"), values,
-                      {"long_name": "statistic after removing the largest uE"}),
-            "estimate": ("statistic", full, {"long_name": "statistic on the full set (stat_0)"}),
+            "estimate": (("statistic", "fraction"), values,
+                         {"long_name": "statistic after removing the largest uE (stat_k)"}),
+            "full_estimate": ("statistic", full,
+                              {"long_name": "statistic on the full set (stat_0)"}),
             "n_removed": ("fraction", ks, {"long_name": "points removed"}),
             "n_points": ((), m),
         },
@@ -197,7 +219,7 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     """Statistics after removing the largest uncertainties (Pernot (2024b), Fig. 8).
 
     For each fraction ``k``, the ``floor(k*M)`` points with the largest
-    ``uE`` are discarded and the statistics recomputed (``value`` =
+    ``uE`` are discarded and the statistics recomputed (``estimate`` =
     stat_k); ``delta = stat_k - stat_0``. The bootstrap confidence interval
     of each statistic on the *full* set (:func:`uqviz.validate_average`) is
     returned centred on zero, as the vertical bars of the figure: a curve
@@ -234,9 +256,9 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     -------
     xarray.Dataset
         Dims (``dataset``,) ``statistic``, ``fraction``; variables ``delta``,
-        ``value``, ``outside_ci`` (``statistic`` x ``fraction``),
-        ``estimate``, ``ci_lower_halfwidth`` (= ci_lower - estimate),
-        ``ci_upper_halfwidth`` (= ci_upper - estimate) on ``statistic``,
+        ``estimate`` (stat_k), ``outside_ci`` (``statistic`` x ``fraction``),
+        ``full_estimate`` (stat_0), ``ci_lower_halfwidth`` (= ci_lower -
+        stat_0), ``ci_upper_halfwidth`` (= ci_upper - stat_0) on ``statistic``,
         ``n_removed`` on ``fraction``, and ``n_points``. Settings in attrs.
 
     Examples
@@ -251,12 +273,13 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     100
     """
     _check_options(rounding, ties)
-    statistics = _check_statistics(statistics)
     fractions = (DEFAULT_FRACTIONS if fractions is None
                  else np.round(_check_fractions(fractions), 12))
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
+    checks.choice("method", method, METHODS)
     checks.rng(rng)
+    statistics = _check_statistics(statistics)
     out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
                        rounding=rounding, ties=ties)
     # the CI bars are exactly those of validate_average(data) with the same settings

@@ -32,7 +32,7 @@ def _bits(x) -> int:
     return int(np.array(float(x), dtype=np.float64).view(np.uint64))
 
 
-def nig_skewness_curve(nu=None, *, size=1_000_000, rng=None):
+def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
     """beta_GM and kappa_CS of uE^2, E^2, Z^2 under the NIG model (Pernot (2024b), Figs. 3, 6).
 
     For each ``nu``, one calibrated sample of ``size`` points is drawn from
@@ -62,7 +62,7 @@ def nig_skewness_curve(nu=None, *, size=1_000_000, rng=None):
     Examples
     --------
     >>> from uqviz import nig_skewness_curve
-    >>> curve = nig_skewness_curve([3.0, 20.0], size=20_000, rng=0)
+    >>> curve = nig_skewness_curve(nu=[3.0, 20.0], size=20_000, rng=0)
     >>> curve["beta_gm"].dims
     ('nu', 'variable')
     >>> b = curve["beta_gm"].sel(variable="E2").values

@@ -45,13 +45,39 @@ _METHOD = ("minimum Kolmogorov-Smirnov distance (maximum goodness-of-fit estimat
            "(ln nu, ln scale) from a grid")
 
 
+_SOURCES = {"uE2": "uE", "E2": "E", "Z2": "E/uE", "Z": "E/uE"}
+
+
+def _columns(ds):
+    """E and uE as float64 (a checked dataset may hold float32, int or object columns)."""
+    return (np.asarray(ds["E"].values, dtype=np.float64),
+            np.asarray(ds["uE"].values, dtype=np.float64))
+
+
+def _sample(e, u, variable, minimum):
+    """The values of ``variable`` (uE2, E2, Z2, Z) to fit; the errors name the data."""
+    if e.size < minimum:
+        raise ValueError(f"data: fitting {variable} needs at least {minimum} points, got "
+                         f"{e.size}")
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        x = e / u if variable == "Z" else SHAPE_VARIABLES[variable][1](e, u)
+    n_bad = int(np.count_nonzero(~np.isfinite(x)))
+    if n_bad:
+        raise ValueError(f"data: {variable} = f({_SOURCES[variable]}) overflows (inf) at "
+                         f"{n_bad} of {x.size} points; rescale E and uE")
+    if variable != "Z" and not np.any(x > 0):
+        raise ValueError(f"data: {variable} is zero at all {x.size} points "
+                         f"({_SOURCES[variable]} = 0 or underflows); nothing to fit")
+    return x
+
+
 def _fit_vars(ds, variables):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = _columns(ds)
     out = {"nu": [], "scale": [], "ks_distance": []}
     for v in variables:
-        model, make = SHAPE_VARIABLES[v]
-        res = kf.fit_min_ks(make(e, u), model)
+        model = SHAPE_VARIABLES[v][0]
+        res = kf.fit_min_ks(_sample(e, u, v, 2), model)
         for k in out:
             out[k].append(res[k])
     return {k: np.asarray(val, dtype=float) for k, val in out.items()}
@@ -145,7 +171,7 @@ def fit_f(data, *, variable="E2"):
 
 def _student_t_one(ds, *, rng=None):
     check_dataset(ds)
-    z = ds["E"].values / ds["uE"].values
+    z = _sample(*_columns(ds), "Z", 3)
     r = kf.fit_student_t(z)
     return xr.Dataset({
         "df": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),

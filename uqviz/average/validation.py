@@ -18,7 +18,8 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import bootstrap_statistics
 from uqviz.engine.seeds import seed_attr
-from uqviz.engine.statistics import excess_over_reference, get_statistic, reference_value
+from uqviz.engine.statistics import (excess_over_reference, get_statistic, reference_value,
+                                     statistics_option)
 from uqviz.engine.tree import map_datasets
 
 __all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
@@ -76,7 +77,7 @@ def _reliable(names, beta):
 
 def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_replicates):
     check_dataset(ds)
-    e, u = ds["E"].values, ds["uE"].values
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     if e.size < MIN_POINTS:
         raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
                          f"{e.size} (too few for a bootstrap interval)")
@@ -117,8 +118,7 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
 
 
 def _check_statistics(statistics):
-    statistics = checks.names("statistics", statistics)
-    stats = [get_statistic(s) for s in statistics]
+    stats = statistics_option("statistics", statistics)
     binned = [s.name for s in stats if s.kind == "binned"]
     if binned:
         raise ValueError(
@@ -225,13 +225,13 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     >>> bool(res["valid"].sel(statistic="ZMS")), bool(res["reliable"].sel(statistic="ZMS"))
     (True, True)
     """
-    statistics = _check_statistics(statistics)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     method = checks.choice("method", method, METHODS)
     checks.rng(rng)
     engine = default_engine() if engine is None else checks.choice("engine", engine, _ENGINES)
     return_replicates = checks.boolean("return_replicates", return_replicates)
+    statistics = _check_statistics(statistics)
     out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, n_boot=n_boot,
                        ci=ci, method=method, engine=engine, return_replicates=return_replicates)
     out.attrs.update({"statistics": list(statistics), "n_boot": n_boot, "ci": ci,
@@ -245,7 +245,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
 def _tailedness_one(ds, *, rng=None):
     check_dataset(ds)
     names = list(TAILEDNESS_THRESHOLDS)
-    x = _squares(ds["E"].values, ds["uE"].values)
+    x = _squares(np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float))
     beta = _beta_gm(x)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         kappa = ks.kappa_cs(x)

@@ -29,6 +29,7 @@ import numpy as np
 
 from uqviz._array import binned as kbin
 from uqviz._array import stats as k
+from uqviz.engine import checks
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
            "reference_value", "point_estimate", "excess_over_reference", "DEFAULT_N_BINS"]
@@ -159,6 +160,27 @@ def list_statistics() -> list[str]:
     True
     """
     return list(_REGISTRY)
+
+
+def statistics_option(argument: str, value) -> list[Statistic]:
+    """The Statistic objects named by option ``argument`` (a name or a sequence of names).
+
+    The errors name ``argument`` (the option the user wrote), not the registry.
+
+    Examples
+    --------
+    >>> [s.name for s in statistics_option("statistics", ("ZMS", "RCE"))]
+    ['ZMS', 'RCE']
+    """
+    out = []
+    for v in checks.names(argument, value):
+        if not isinstance(v, (str, Statistic)):
+            raise TypeError(f"{argument}: {v!r} is not a statistic name ({type(v).__name__})")
+        try:
+            out.append(get_statistic(v))
+        except ValueError as exc:
+            raise ValueError(f"{argument}: {exc}") from None
+    return out
 
 
 for _name, _func, _cols, _ref, _desc in [

@@ -16,19 +16,36 @@ __all__ = ["save_study", "load_study", "BACKENDS"]
 BACKENDS = ("h5netcdf", "netcdf4")
 
 
+#: attribute listing the attributes stored as comma-separated strings (lists on load)
+SEQUENCE_ATTRS = "sequence_attrs"
+
+
 def netcdf_attrs(attrs):
-    """Attributes netCDF can store: booleans to 0/1, sequences to comma-separated strings,
-    ``None`` dropped."""
-    out = {}
+    """Attributes netCDF can store: booleans to 0/1, sequences to comma-separated strings
+    (their names listed in ``attrs["sequence_attrs"]``), ``None`` dropped."""
+    out, sequences = {}, []
     for key, val in attrs.items():
-        if val is None:
+        if val is None or key == SEQUENCE_ATTRS:
             continue
         if isinstance(val, bool) or type(val).__name__ == "bool_":
             val = int(val)
         elif isinstance(val, (list, tuple)):
             val = ",".join(str(v) for v in val)
+            sequences.append(key)
         out[key] = val
+    if sequences:
+        out[SEQUENCE_ATTRS] = ",".join(sequences)
     return out
+
+
+def _restore_sequences(attrs):
+    """Inverse of :func:`netcdf_attrs` for sequences: comma-separated strings to lists."""
+    keys = attrs.pop(SEQUENCE_ATTRS, "")
+    for key in str(keys).split(","):
+        if key in attrs:
+            text = str(attrs[key])
+            attrs[key] = text.split(",") if text else []
+    return attrs
 
 
 def _backend(backend):
@@ -48,8 +65,8 @@ def save_study(ds, path, *, backend=None):
 
     The file is written under a temporary name and then moved into place, so an
     interrupted write never leaves a truncated study. Attributes netCDF cannot
-    store are converted (booleans to 0/1, sequences to comma-separated strings,
-    ``None`` dropped).
+    store are converted (booleans to 0/1, sequences of names to comma-separated
+    strings, turned back into lists by :func:`load_study`; ``None`` dropped).
 
     Parameters
     ----------
@@ -72,8 +89,9 @@ def save_study(ds, path, *, backend=None):
     ...                      progress=False)
     >>> path = os.path.join(tempfile.mkdtemp(), "bias.nc")
     >>> save_study(res, path)
-    >>> bool((load_study(path)["mean"] == res["mean"]).all())
-    True
+    >>> loaded = load_study(path)
+    >>> bool((loaded["estimate"] == res["estimate"]).all()), loaded.attrs["statistics"]
+    (True, ['RCE', 'ZMS', 'RCE2'])
     """
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds must be an xarray.Dataset, got {type(ds).__name__}")
@@ -106,7 +124,8 @@ def load_study(path, *, backend=None) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        The study, with its ``done`` mask as booleans.
+        The study, with its ``done`` mask as booleans and its sequence
+        attributes (``statistics``) as lists.
 
     Examples
     --------
@@ -116,4 +135,7 @@ def load_study(path, *, backend=None) -> xr.Dataset:
         out = ds.load()
     if "done" in out:
         out["done"] = out["done"].astype(bool)
+    _restore_sequences(out.attrs)
+    for name in out.variables:
+        _restore_sequences(out[name].attrs)
     return out

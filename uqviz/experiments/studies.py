@@ -21,8 +21,8 @@ missing datasets.
 Examples
 --------
 >>> from uqviz import validation_probability
->>> res = validation_probability("NIG", [4.0], n_datasets=8, size=200, n_boot=200,
-...                              rng=1, progress=False)
+>>> res = validation_probability(scenario="NIG", nu=[4.0], n_datasets=8, size=200,
+...                              n_boot=200, rng=1, progress=False)
 >>> res["p_val"].dims
 ('nu', 'statistic')
 """
@@ -47,7 +47,7 @@ from uqviz.engine import checks
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
-                                     reference_value)
+                                     reference_value, statistics_option)
 from uqviz.experiments.storage import load_study, netcdf_attrs, save_study
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
@@ -128,7 +128,7 @@ def _set_numba_threads(n):
 # --------------------------------------------------------------------------
 def _moment_statistics(statistics):
     """Validated ``statistics`` option: registered moment statistics."""
-    stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
+    stats = statistics_option("statistics", statistics)
     for stat in stats:
         if stat.kind != "moments":
             raise ValueError(f"statistics: {stat.name!r} is not a moment statistic (function "
@@ -192,7 +192,7 @@ def _chunk_bias(model, idx, entropy, size, opts, numba_threads=None):
                       axis=-1)
     refs = np.stack([np.broadcast_to(reference_value(s, e, u), len(idx)) for s in names],
                     axis=-1)
-    return {"value": values, "excess": values - refs,
+    return {"estimate_per_dataset": values, "excess_per_dataset": values - refs,
             "beta_gm_per_dataset": _beta_gm_per_dataset(e, u)}
 
 
@@ -266,8 +266,9 @@ class _Study:
     # -- restore -----------------------------------------------------------
     def restore(self, old):
         """Copy the datasets done in ``old`` (a loaded study) into this study."""
-        mismatch = {k: (old.attrs.get(k), v) for k, v in netcdf_attrs(self.settings).items()
-                    if k != "rng" and old.attrs.get(k) != v}
+        saved = netcdf_attrs(old.attrs)  # a loaded study holds its sequences as lists
+        mismatch = {k: (saved.get(k), v) for k, v in netcdf_attrs(self.settings).items()
+                    if k not in ("rng", "sequence_attrs") and saved.get(k) != v}
         if mismatch:
             detail = "; ".join(f"{k}: file {a!r} vs now {b!r}" for k, (a, b) in mismatch.items())
             raise ValueError(f"path: the saved study was run with other settings ({detail}); "
@@ -421,17 +422,18 @@ def _finish_attrs(ds, study, chunk_size, client):
 # --------------------------------------------------------------------------
 # public studies
 # --------------------------------------------------------------------------
-def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=5000,
+def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=5000,
                            n_boot=5000, statistics=("ZMS", "RCE"), ci=0.95, method="bca",
-                           binomial_ci=0.95, rng=None, client=None, chunk_size=None,
-                           progress=None, path=None, engine=None):
+                           rng=None, client=None, chunk_size=None, progress=None, path=None,
+                           engine=None):
     """Probability that a bootstrap test validates a calibrated dataset (Pernot (2024b), Fig. 5).
 
     For each ``nu``, ``n_datasets`` calibrated datasets of ``size`` points are
     drawn from the scenario and each is validated by a bootstrap interval
     (paired over the statistics) and its zeta-score (Pernot (2024b), eq. 14).
     ``p_val`` is the share of datasets validated (eq. 21), with a Wilson
-    interval. Scenarios: ``"NIG"``, ``uE^2 ~ IG(nu/2, nu/2)``, ``D = N(0, 1)``;
+    interval at the same level ``ci``. Scenarios: ``"NIG"``, ``uE^2 ~ IG(nu/2,
+    nu/2)``, ``D = N(0, 1)``;
     ``"TIG"``, ``uE^2 ~ IG(3, 3)``, ``D = t_s(nu)`` (unit-variance Student).
 
     Parameters
@@ -449,10 +451,8 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
     statistics : sequence of str, default ("ZMS", "RCE")
         Moment statistics with a reference (ZMS, RCE, RCE2, ZM, ZVar, NLL).
     ci : float, default 0.95
-        Level of the bootstrap intervals.
+        Level of the bootstrap intervals and of the Wilson interval of ``p_val``.
     method : {"bca", "percentile", "basic"}, default "bca"
-    binomial_ci : float, default 0.95
-        Level of the Wilson interval of ``p_val``.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Source of the study's entropy (None: fresh, or the one saved in ``path``).
     client : None, "local" or dask.distributed.Client
@@ -478,7 +478,7 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
 
     Examples
     --------
-    >>> res = validation_probability("TIG", [4.0, 10.0], n_datasets=10, size=300,
+    >>> res = validation_probability(scenario="TIG", nu=[4.0, 10.0], n_datasets=10, size=300,
     ...                              n_boot=300, rng=2, progress=False)
     >>> res["p_val"].sel(statistic="ZMS").shape
     (2,)
@@ -492,7 +492,6 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
                                                     client, path)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
-    binomial_ci = checks.probability("binomial_ci", binomial_ci)
     method = checks.choice("method", method, METHODS)
     _, refs = _validation_stats(statistics)
     names = [s.name for s in _moment_statistics(statistics)]
@@ -503,7 +502,7 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
     else:
         models = [(3.0, 3.0, float(v)) for v in nu]
     settings = {"scenario": scenario, "size": size,
-                "n_boot": n_boot, "statistics": ",".join(names), "ci": float(ci),
+                "n_boot": n_boot, "statistics": list(names), "ci": float(ci),
                 "method": method, "engine": engine,
                 "model": ("uE^2 ~ IG(nu/2, nu/2), D = N(0,1)" if scenario == "NIG"
                           else "uE^2 ~ IG(3, 3), D = t_s(nu)")}
@@ -515,8 +514,7 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
             "engine": engine}
 
     def summarise(raw):
-        return _finish_attrs(_summarise_validation(raw, refs, binomial_ci), study, chunk_size,
-                             client)
+        return _finish_attrs(_summarise_validation(raw, refs, ci), study, chunk_size, client)
 
     _run(study, chunk_size=chunk_size, entropy=entropy, size=size, opts=opts, client=client,
          progress=progress, path=path, summarise=summarise)
@@ -530,20 +528,20 @@ def validation_probability(scenario="NIG", nu=None, *, n_datasets=1000, size=500
     return out
 
 
-def _summarise_validation(ds, refs, binomial_ci):
+def _summarise_validation(ds, refs, ci):
     done = ds["done"]
     n = done.sum("dataset")
     zeta = ds["zeta"].where(done)
     n_valid = (np.abs(zeta) <= 1.0).sum("dataset")
     n_undefined = (zeta.isnull() & done).sum("dataset")
     lo, hi = wilson_interval(n_valid.values, np.broadcast_to(n.values[..., None], n_valid.shape),
-                             ci=binomial_ci)
+                             ci=ci)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_val = n_valid / n.where(n > 0)
     ds["p_val"] = p_val.assign_attrs(long_name="validation probability, share of |zeta| <= 1",
                                      formula="Pernot (2024b), eq. 21")
-    ds["p_val_lower"] = (n_valid.dims, lo, {"long_name": f"Wilson {binomial_ci:g} lower bound"})
-    ds["p_val_upper"] = (n_valid.dims, hi, {"long_name": f"Wilson {binomial_ci:g} upper bound"})
+    ds["p_val_lower"] = (n_valid.dims, lo, {"long_name": f"Wilson {ci:g} lower bound"})
+    ds["p_val_upper"] = (n_valid.dims, hi, {"long_name": f"Wilson {ci:g} upper bound"})
     ds["n_valid"] = n_valid.assign_attrs(long_name="datasets with |zeta| <= 1")
     ds["n_undefined"] = n_undefined.assign_attrs(long_name="datasets with undefined zeta "
                                                            "(degenerate bootstrap), not valid")
@@ -552,13 +550,12 @@ def _summarise_validation(ds, refs, binomial_ci):
         long_name="mean robust skewness beta_GM over datasets")
     ds["reference"] = ("statistic", refs, {"long_name": "reference value (0 for the excess "
                                                         "over a data-dependent reference)"})
-    ds.attrs["binomial_ci"] = float(binomial_ci)
     ds.attrs["binomial_interval"] = "Wilson score (Newcombe 1998 method 3)"
     ds.attrs["zeta"] = "Pernot (2024b), eq. 14"
     return ds
 
 
-def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
+def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
                    statistics=("RCE", "ZMS", "RCE2"), rng=None, client=None, chunk_size=None,
                    progress=None, path=None):
     """Mean and dispersion of calibration statistics on a TIG grid (Pernot (2024b), Figs. 4, 11).
@@ -566,10 +563,10 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
     For each ``(nu_ig, nu_d)``, ``n_datasets`` calibrated datasets of ``size``
     points are drawn (``uE^2 ~ IG(nu_ig/2, nu_ig/2)``, ``D = t_s(nu_d)``,
     ``nu_d = inf``: normal) and the statistics computed on each (no bootstrap).
-    ``mean`` is the mean of the statistic itself; ``deviation`` the mean of
-    ``value - reference`` (so ``1 - ZMS = -deviation``); ``mc_se = sd /
+    ``estimate`` is the mean of the statistic over the datasets; ``bias`` the
+    mean of ``statistic - reference`` (so ``1 - ZMS = -bias``); ``se = sd /
     sqrt(n)`` its Monte Carlo standard error, read as the "2 sigma" bars of the
-    paper's figures (``2 * mc_se``).
+    paper's figures (``2 * se``).
 
     Parameters
     ----------
@@ -583,26 +580,28 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
     size : int, default 5000
         Points per dataset (>= 3).
     statistics : sequence of str, default ("RCE", "ZMS", "RCE2")
-        Moment statistics. Without a reference ``deviation`` is NaN; with a
-        data-dependent one (NLL) ``reference`` is NaN and ``deviation``,
-        ``sd`` are those of ``NLL - NLL_ref``.
+        Moment statistics. Without a reference ``bias`` is NaN; with a
+        data-dependent one (NLL) ``reference`` is NaN and ``bias``,
+        ``sd``, ``se`` are those of ``NLL - NLL_ref``.
     rng, client, chunk_size, progress, path
         As in :func:`validation_probability` (default chunk 200 datasets).
 
     Returns
     -------
     xarray.Dataset
-        On (``nu_ig``, ``nu_d``, ``statistic``): ``mean``, ``sd`` (ddof=1),
-        ``mc_se``, ``deviation``; ``reference`` on ``statistic``;
-        ``n_datasets`` on (``nu_ig``, ``nu_d``); ``beta_gm`` (mean over
-        datasets) on (``nu_ig``, ``nu_d``, ``variable``). Per dataset:
-        ``value``, ``excess`` (value - reference), ``beta_gm_per_dataset``,
+        On (``nu_ig``, ``nu_d``, ``statistic``): ``estimate`` (mean over
+        datasets), ``sd`` (ddof=1), ``se`` (Monte Carlo), ``bias``;
+        ``reference`` on ``statistic``; ``n_datasets`` on (``nu_ig``,
+        ``nu_d``); ``beta_gm`` (mean over datasets) on (``nu_ig``, ``nu_d``,
+        ``variable``). Per dataset (dim ``dataset``): ``estimate_per_dataset``,
+        ``excess_per_dataset`` (statistic - reference), ``beta_gm_per_dataset``,
         ``done``. Settings in attrs.
 
     Examples
     --------
-    >>> res = statistic_bias([4.0], [6.0], n_datasets=20, size=500, rng=0, progress=False)
-    >>> res["mean"].dims
+    >>> res = statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=20, size=500, rng=0,
+    ...                      progress=False)
+    >>> res["estimate"].dims
     ('nu_ig', 'nu_d', 'statistic')
     """
     kind = "statistic_bias"
@@ -618,9 +617,10 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
                      else np.nan for s in stats])
     models = [(g / 2.0, g / 2.0, None if np.isinf(d) else float(d)) for g in nu_ig for d in nu_d]
     settings = {"scenario": "TIG", "size": size,
-                "statistics": ",".join(names),
+                "statistics": list(names),
                 "model": "uE^2 ~ IG(nu_ig/2, nu_ig/2), D = t_s(nu_d) (nu_d = inf: N(0,1))"}
-    per_dataset = {"value": ("statistic", names), "excess": ("statistic", names),
+    per_dataset = {"estimate_per_dataset": ("statistic", names),
+                   "excess_per_dataset": ("statistic", names),
                    "beta_gm_per_dataset": ("variable", TAILEDNESS_VARIABLES)}
     study, entropy = _prepare(kind, {"nu_ig": nu_ig, "nu_d": nu_d}, models, per_dataset,
                               settings, n_datasets=n_datasets, rng=rng, path=path)
@@ -637,24 +637,25 @@ def statistic_bias(nu_ig=None, nu_d=None, *, n_datasets=1000, size=5000,
 def _summarise_bias(ds, refs):
     done = ds["done"]
     n = done.sum("dataset")
-    value = ds["value"].where(done)
-    excess = ds["excess"].where(done)
+    value = ds["estimate_per_dataset"].where(done)
+    excess = ds["excess_per_dataset"].where(done)
     data_ref = xr.DataArray([get_statistic(s).data_reference for s in ds["statistic"].values],
                             dims="statistic")
-    ds["mean"] = value.mean("dataset").assign_attrs(long_name="mean of the statistic over datasets")
+    ds["estimate"] = value.mean("dataset").assign_attrs(
+        long_name="mean of the statistic over datasets")
     # the dispersion of the excess over a data-dependent reference (NLL - NLL_ref)
     ds["sd"] = xr.where(data_ref, excess.std("dataset", ddof=1),
                         value.std("dataset", ddof=1)).assign_attrs(
-        long_name="sd over datasets of the value (of value - reference when the reference "
-                  "depends on the data)")
+        long_name="sd over datasets of the statistic (of statistic - reference when the "
+                  "reference depends on the data)")
     with np.errstate(invalid="ignore", divide="ignore"):
-        ds["mc_se"] = (ds["sd"] / np.sqrt(n.where(n > 0))).assign_attrs(
-            long_name="Monte Carlo standard error of the mean")
+        ds["se"] = (ds["sd"] / np.sqrt(n.where(n > 0))).assign_attrs(
+            long_name="Monte Carlo standard error of estimate (and of bias)")
     ds["reference"] = ("statistic", refs, {"long_name": "reference value (NaN: none, or "
                                                         "data-dependent)"})
-    ds["deviation"] = xr.where(data_ref, excess.mean("dataset"),
-                               ds["mean"] - ds["reference"]).assign_attrs(
-        long_name="mean of value - reference (1 - ZMS = -deviation)")
+    ds["bias"] = xr.where(data_ref, excess.mean("dataset"),
+                          ds["estimate"] - ds["reference"]).assign_attrs(
+        long_name="mean of statistic - reference (1 - ZMS = -bias)")
     ds["n_datasets"] = n.assign_attrs(long_name="datasets done")
     ds["beta_gm"] = ds["beta_gm_per_dataset"].where(done).mean("dataset").assign_attrs(
         long_name="mean robust skewness beta_GM over datasets")

@@ -25,6 +25,7 @@ from matplotlib.transforms import Bbox
 from scipy import stats as sps
 
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
+from uqviz.engine import checks
 from uqviz.engine.tree import datasets_of
 from uqviz.plots._style import COLORS, apply_style, get_ax
 from uqviz.plots._style import one_dataset as _one_dataset
@@ -219,8 +220,45 @@ def _select_data(data, dataset, what):
     return dataset, dict(pairs)[dataset]
 
 
+def _squared(ds, variable, what):
+    """(values of uE^2, E^2 or Z^2, positive values) of one dataset."""
+    e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        x = {"uE2": u * u, "E2": e * e, "Z2": (e / u) ** 2}[variable]
+    pos = x[(x > 0) & np.isfinite(x)]
+    if pos.size < 2:
+        raise ValueError(f"{what}: {variable} has {pos.size} positive finite values, need >= 2")
+    return x, pos
+
+
+def _implied_for(implied, name, variable, what):
+    if implied is None:
+        return None
+    if variable != "E2":
+        raise ValueError(f"{what}: the NIG-implied density is defined for E2, not {variable}")
+    if "dataset" in implied.dims:
+        implied, _ = _one_dataset(implied, name, what)
+    return implied
+
+
+def _log_axis(ax, lo_x, hi_x):
+    ax.set_xscale("log")
+    ax.set_xlim(lo_x, hi_x)
+    if np.log10(hi_x / lo_x) < 2.0:      # less than two decades: label 1-2-5 ticks plainly
+        ax.xaxis.set_major_locator(ticker.LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+
+
+def _axis_labels(ax, ds, variable):
+    units = ds.attrs.get("units", "")
+    unit_txt = f" [{units}$^2$]" if units and variable != "Z2" else ""
+    ax.set_xlabel(f"${_VAR_TEX[variable]}${unit_txt}")
+    ax.set_ylabel(f"density of $\\ln {_VAR_TEX[variable]}$")
+
+
 def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None, dataset=None,
-                  bins=None, legend=True, title=None):
+                  n_bins=None, legend=True, title=None):
     """Log-scale histogram of uE^2, E^2 or Z^2 with the fitted density (Pernot (2024b), Figs. 1-2).
 
     The histogram is that of ``ln X`` (density per unit of ``ln X``, drawn
@@ -229,7 +267,9 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
     on the same scale. For ``E^2``, the density that the NIG model implies
     from the Inverse-Gamma fit of ``uE^2`` (``implied``, the output of
     :func:`uqviz.nig_implied_shape`) is added in red: a calibrated dataset
-    with a normal generative distribution would follow it.
+    with a normal generative distribution would follow it. A DataTree with
+    several datasets and no ``dataset=`` draws every dataset on the same axes
+    (outlined histograms, each fit in its dataset's colour).
 
     Parameters
     ----------
@@ -245,8 +285,8 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
         its ``F(1, nu)`` density is drawn as "NIG model".
     ax : matplotlib.axes.Axes, optional
     dataset : str or int, optional
-        Which dataset, when ``data`` is a DataTree with several children.
-    bins : int, optional
+        Which dataset of a DataTree; default: all of them.
+    n_bins : int, optional
         Number of bins of ``ln X`` (default 33 for ``uE2``, 25 otherwise, as
         the authors' figures).
     legend : bool, default True
@@ -271,21 +311,18 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
     what = "fit_histogram"
     if variable not in _VAR_TEX:
         raise ValueError(f"{what}: variable must be one of {list(_VAR_TEX)}, got {variable!r}")
+    n_bins = checks.optional_count("n_bins", n_bins, minimum=1)
+    if n_bins is None:
+        n_bins = 33 if variable == "uE2" else 25
+    if dataset is None and len(datasets_of(data)) > 1:
+        return _fit_histogram_overlay(data, shapes_result, variable, implied, ax, n_bins,
+                                      legend, title)
     name, ds = _select_data(data, dataset, what)
     _, fit, model = _select_fit(shapes_result, variable,
                                 name if "dataset" in shapes_result.dims else None, what)
-    if implied is not None:
-        if variable != "E2":
-            raise ValueError(f"{what}: the NIG-implied density is defined for E2, not {variable}")
-        if "dataset" in implied.dims:
-            implied, _ = _one_dataset(implied, name, what)
-    e, u = ds["E"].values, ds["uE"].values
-    x = {"uE2": u * u, "E2": e * e, "Z2": (e / u) ** 2}[variable]
-    pos = x[x > 0]
+    implied = _implied_for(implied, name, variable, what)
+    x, pos = _squared(ds, variable, what)
     n_zero = x.size - pos.size
-    if pos.size < 2:
-        raise ValueError(f"{what}: {variable} has {pos.size} positive values, need >= 2")
-    n_bins = int(bins) if bins is not None else (33 if variable == "uE2" else 25)
     edges_ln = np.histogram_bin_edges(np.log(pos), bins=n_bins)
     counts, _ = np.histogram(np.log(pos), bins=edges_ln)
     dens = counts / (x.size * np.diff(edges_ln))
@@ -304,22 +341,52 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
         nu_n, sc_n = float(implied["nu"]), float(implied["scale"])
         ax.plot(grid, grid * _model_pdf("f1", grid, nu_n, sc_n), color=COLORS["invalid"],
                 lw=1.4, label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})", zorder=4)
-    ax.set_xscale("log")
-    lo_x, hi_x = edges[0] / 1.5, edges[-1] * 1.5
-    ax.set_xlim(lo_x, hi_x)
-    if np.log10(hi_x / lo_x) < 2.0:      # less than two decades: label 1-2-5 ticks plainly
-        ax.xaxis.set_major_locator(ticker.LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    _log_axis(ax, edges[0] / 1.5, edges[-1] * 1.5)
     n_entries = 2 + (implied is not None)
     ax.set_ylim(0, (1.2 + (0.13 * n_entries if legend else 0.0)) * float(dens.max()))
-    units = ds.attrs.get("units", "")
-    unit_txt = f" [{units}$^2$]" if units and variable != "Z2" else ""
-    ax.set_xlabel(f"${_VAR_TEX[variable]}${unit_txt}")
-    ax.set_ylabel(f"density of $\\ln {_VAR_TEX[variable]}$")
+    _axis_labels(ax, ds, variable)
     ax.set_title(title if title is not None else (name or ""))
     if legend:
         ax.legend(loc="upper left", fontsize=7)
+    return ax
+
+
+def _fit_histogram_overlay(data, shapes_result, variable, implied, ax, n_bins, legend, title):
+    """Every dataset of a tree on one Axes: outlined histograms, fits in the same colours."""
+    what = "fit_histogram"
+    pairs = datasets_of(data)
+    samples = [(name, ds, *_squared(ds, variable, what)) for name, ds in pairs]
+    all_ln = np.log(np.concatenate([pos for *_, pos in samples]))
+    edges_ln = np.histogram_bin_edges(all_ln, bins=n_bins)
+    edges = np.exp(edges_ln)
+    grid = np.geomspace(edges[0] / 3.0, edges[-1] * 3.0, 600)
+    ax = get_ax(ax)
+    apply_style(ax)
+    top = 0.0
+    for i, (name, ds, x, pos) in enumerate(samples):
+        color = COLORS["series"][i % len(COLORS["series"])]
+        counts, _ = np.histogram(np.log(pos), bins=edges_ln)
+        dens = counts / (x.size * np.diff(edges_ln))
+        top = max(top, float(dens.max()))
+        ax.stairs(dens, edges, fill=False, color=color, lw=1.0, zorder=2,
+                  label=f"{name} ({x.size} points)")
+        _, fit, model = _select_fit(shapes_result, variable,
+                                    name if "dataset" in shapes_result.dims else None, what)
+        nu, scale = float(fit["nu"]), float(fit["scale"])
+        ax.plot(grid, grid * _model_pdf(model, grid, nu, scale), color=color, lw=1.6,
+                label=f"{_FIT_NAMES.get(model, model)} ($\\nu$ = {nu:.3g})", zorder=3)
+        imp = _implied_for(implied, name, variable, what)
+        if imp is not None:
+            nu_n, sc_n = float(imp["nu"]), float(imp["scale"])
+            ax.plot(grid, grid * _model_pdf("f1", grid, nu_n, sc_n), color=color, lw=1.2,
+                    ls=":", label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})", zorder=4)
+    _log_axis(ax, edges[0] / 1.5, edges[-1] * 1.5)
+    ax.set_ylim(0, 1.25 * top)
+    _axis_labels(ax, pairs[0][1], variable)
+    if title is not None:
+        ax.set_title(title)
+    if legend:
+        ax.legend(loc="upper left", fontsize=6, ncols=2)
     return ax
 
 

@@ -52,7 +52,8 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     --------
     >>> from uqviz.experiments import validation_probability as vp
     >>> from uqviz.plots.experiments import validation_probability
-    >>> res = vp("NIG", [2.0, 6.0], n_datasets=10, size=200, n_boot=200, rng=1, progress=False)
+    >>> res = vp(scenario="NIG", nu=[2.0, 6.0], n_datasets=10, size=200, n_boot=200, rng=1,
+    ...          progress=False)
     >>> ax = validation_probability(res)
     >>> ax.get_xlabel()
     '$\\\\nu_{IG}$'
@@ -69,7 +70,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
         if s not in names:
             raise ValueError(f"validation_probability: unknown statistic {s!r}; one of {names}")
     nu = vp_result["nu"].values
-    level = vp_result.attrs.get("binomial_ci", 0.95)
+    level = vp_result.attrs.get("ci", 0.95)
 
     ax = get_ax(ax)
     apply_style(ax)
@@ -121,14 +122,14 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
 # --------------------------------------------------------------------------
 # Pernot (2024b), Figs. 4 and 11: mean statistic against the skewness
 # --------------------------------------------------------------------------
-def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="mc_se",
+def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="se",
                      n_sigma=2.0, color_by="nu_ig", legend=True, title=None):
     """Mean deviation of a statistic on calibrated datasets against beta_GM (Pernot (2024b), Fig. 4).
 
     Each point is one generative model ``(nu_IG, nu_D)`` of the study: its
     mean robust skewness (``beta_GM(E^2)`` for RCE and RCE2, ``beta_GM(Z^2)``
     for ZMS) on x, the mean deviation of the statistic from its reference on
-    y with ``n_sigma`` x ``mc_se`` bars (the "2 sigma" bars of the paper's
+    y with ``n_sigma`` x ``se`` bars (the "2 sigma" bars of the paper's
     figures: the Monte Carlo uncertainty of the mean, see
     :func:`uqviz.statistic_bias`). Points of the same ``nu_IG``
     are joined. For a statistic whose reference is 1 (ZMS), ``1 - ZMS`` is
@@ -145,7 +146,7 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     ax : matplotlib.axes.Axes, optional
     skewness : {"uE2", "E2", "Z2"}, optional
         Variable of the x axis; default ``Z2`` for ZMS, ZM, ZVar, else ``E2``.
-    bars : {"mc_se", "sd"}, default "mc_se"
+    bars : {"se", "sd"}, default "se"
         Monte Carlo standard error of the mean, or dispersion of one dataset.
     n_sigma : float, default 2.0
     color_by : {"nu_ig", "nu_d"}, default "nu_ig"
@@ -162,19 +163,19 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     --------
     >>> from uqviz import statistic_bias
     >>> from uqviz.plots.experiments import bias_vs_skewness
-    >>> res = statistic_bias([3.0, 10.0], [4.0, 20.0], n_datasets=20, size=300, rng=0,
-    ...                      progress=False)
+    >>> res = statistic_bias(nu_ig=[3.0, 10.0], nu_d=[4.0, 20.0], n_datasets=20, size=300,
+    ...                      rng=0, progress=False)
     >>> ax = bias_vs_skewness(res, statistic="ZMS")
     >>> ax.get_ylabel(), ax.get_xlabel()
     ('1 - ZMS', '$\\\\langle\\\\beta_{GM}(Z^2)\\\\rangle$')
     """
-    if "mean" not in bias_result or "nu_ig" not in bias_result.dims:
+    if "bias" not in bias_result or "nu_ig" not in bias_result.dims:
         raise ValueError("bias_vs_skewness: use the output of uqviz.experiments.statistic_bias")
     names = [str(s) for s in bias_result["statistic"].values]
     if statistic not in names:
         raise ValueError(f"bias_vs_skewness: unknown statistic {statistic!r}; one of {names}")
-    if bars not in ("mc_se", "sd"):
-        raise ValueError(f"bias_vs_skewness: bars must be 'mc_se' or 'sd', got {bars!r}")
+    if bars not in ("se", "sd"):
+        raise ValueError(f"bias_vs_skewness: bars must be 'se' or 'sd', got {bars!r}")
     if color_by not in ("nu_ig", "nu_d"):
         raise ValueError(f"bias_vs_skewness: color_by must be 'nu_ig' or 'nu_d', got {color_by!r}")
     if skewness is None:
@@ -182,8 +183,8 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     r = bias_result.sel(statistic=statistic)
     ref = float(r["reference"])
     flip = np.isfinite(ref) and ref == 1.0
-    has_dev = bool(np.isfinite(r["deviation"]).any())   # a reference, maybe data-dependent
-    y = -r["deviation"] if flip else (r["deviation"] if has_dev else r["mean"])
+    has_dev = bool(np.isfinite(r["bias"]).any())   # a reference, maybe data-dependent
+    y = -r["bias"] if flip else (r["bias"] if has_dev else r["estimate"])
     ylabel = f"1 - {statistic}" if flip else (
         statistic if not has_dev or ref == 0 else
         f"{statistic} - {ref:g}" if np.isfinite(ref) else f"{statistic} - reference")
@@ -217,7 +218,7 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     if title is not None:
         ax.set_title(title)
     if legend:
-        what = "MC s.e. of the mean" if bars == "mc_se" else "s.d. of one dataset"
+        what = "MC s.e. of the mean" if bars == "se" else "s.d. of one dataset"
         ax.legend(title=f"${sym[color_by]}$; bars: $\\pm${n_sigma:g} {what}",
                   loc="best", fontsize=7, title_fontsize=7, ncols=2,
                   frameon=True, framealpha=0.9, edgecolor="none")
