@@ -121,9 +121,7 @@ POSITIONAL_ALLOWED = {
        for f in ("columns", "reference", "description", "counts", "given_u")},
     **{(f"uqviz.statistics.{f}", "statistic"):
        "an array-level registry helper: the statistic is the subject, as in get_statistic"
-       for f in ("point_estimate", "reference_value")},
-    ("uqviz.statistics.excess_over_reference", "stat"):
-        "a registry helper: the Statistic transformed is the subject",
+       for f in ("point_estimate", "reference_value", "excess_over_reference")},
     **{(f"uqviz.synthetic.{f}", "size"):
        "a drawing function: the size of the set drawn is its subject (numpy's size)"
        for f in ("nig", "tig", "calibrated", "draw_calibrated", "student_t_scaled")},
