@@ -59,7 +59,7 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 # Fig. 2: z-scores against a conditioning variable
 # ---------------------------------------------------------------------------
-def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, points=True,
+def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True,
                legend=True):
     """Z-scores against a conditioning variable, with running mean and mean square.
 
@@ -141,7 +141,7 @@ def _fv_text(fv):
     return f"$f_v$ = {est:.2f}, {100 * level:g}% CI [{lo:.2f}, {hi:.2f}]"
 
 
-def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None, legend=True):
+def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None, legend=True):
     """Local statistic per bin with its interval, coloured by validity (Pernot (2023), Fig. 3).
 
     Parameters
@@ -212,7 +212,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
 # ---------------------------------------------------------------------------
 # Fig. 3 g-i: autocorrelation of the per-bin series
 # ---------------------------------------------------------------------------
-def acf(acf_result, ax=None, *, label=None):
+def acf(acf_result, *, ax=None, label=None):
     """Autocorrelation of the per-bin statistic, with the white-noise band (Pernot (2023), Fig. 3).
 
     Parameters
@@ -262,7 +262,7 @@ def acf(acf_result, ax=None, *, label=None):
 # ---------------------------------------------------------------------------
 # Fig. 4: ordering study
 # ---------------------------------------------------------------------------
-def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=True):
+def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=True):
     """Fraction of valid bins: data order, over orderings, with binomial noise (Pernot (2023), Fig. 4).
 
     Parameters
@@ -360,7 +360,7 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
 # ---------------------------------------------------------------------------
 # reliability diagram
 # ---------------------------------------------------------------------------
-def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
+def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
     """RMSE against RMV per bin, with the identity line (reliability diagram).
 
     Parameters
