@@ -132,6 +132,29 @@ def test_acf_matches_statsmodels():
     assert uqviz.acf(loc).sizes["lag"] == int(10 * np.log10(40)) + 1
 
 
+def test_acf_of_a_datatree_result_is_per_dataset():
+    a, b = _nig(2000, 3), _nig(900, 4)
+    tree = uqviz.from_datasets({"a": a, "b": b})
+    loc = uqviz.local_calibration(tree, n_boot=200, rng=0)  # 20 and 9 bins
+    out = uqviz.acf(loc, max_lag=4)
+    assert out["acf"].dims == ("dataset", "lag") and out["dataset"].values.tolist() == ["a", "b"]
+    for name in ("a", "b"):
+        one = loc.sel(dataset=name)
+        est = one["estimate"].values[np.isfinite(one["estimate"].values)]
+        np.testing.assert_allclose(out["acf"].sel(dataset=name),
+                                   sm_acf(est, nlags=4, fft=False), rtol=1e-10)
+        assert float(out["band"].sel(dataset=name)) == pytest.approx(1.96 / np.sqrt(est.size))
+        assert int(out["n_bins"].sel(dataset=name)) == est.size
+    # default max_lag per dataset; the shorter series is NaN beyond its own
+    default = uqviz.acf(loc)
+    n_a, n_b = (int(v) for v in default["n_bins"].values)
+    lag_a, lag_b = (int(min(n - 1, np.floor(10 * np.log10(n)))) for n in (n_a, n_b))
+    assert default.sizes["lag"] == max(lag_a, lag_b) + 1
+    assert (n_a, n_b, lag_a, lag_b) == (20, 9, 13, 8)
+    assert np.isnan(default["acf"].sel(dataset="b").values[lag_b + 1:]).all()
+    with pytest.raises(ValueError, match=r"max_lag .*dataset 'b'"):
+        uqviz.acf(loc, max_lag=int(default["n_bins"].sel(dataset="b")))
+
 def test_binned_errors_equal_a_pandas_groupby():
     ds = _nig(1000, 5)
     res = uqviz.binned_errors(ds, n_bins=7)

@@ -57,7 +57,7 @@ def test_data_curve_at_zero_is_the_rmse_and_ties_keep_the_data_order():
 
 
 def test_reference_for_calibrated_data_follows_the_data_curve():
-    e, u = draw_calibrated(5000, None, 3.0, 3.0, None, 2)
+    e, u = draw_calibrated(5000, a=3.0, b=3.0, rng=2)
     ds = uqviz.from_arrays(e, u)
     res = confidence_curve(ds, n_mc=300, n_boot=300, rng=1)
     rel = np.abs(res.estimate - res.reference) / res.reference
@@ -73,7 +73,7 @@ def test_reference_for_calibrated_data_follows_the_data_curve():
 
 
 def test_miscalibrated_data_is_rejected_by_the_dfpr():
-    e, u = draw_calibrated(3000, None, 3.0, 3.0, None, 3)
+    e, u = draw_calibrated(3000, a=3.0, b=3.0, rng=3)
     res = confidence_curve(uqviz.from_arrays(e, 0.7 * u), n_mc=200, n_boot=0, rng=0)
     assert not bool(res["valid"])
     assert float(res.dfpr) > 3 * float(res.dfpr_up95)

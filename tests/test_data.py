@@ -390,6 +390,28 @@ def test_check_dataset_rejects_bad_datasets():
         check_dataset(strings)
 
 
+def test_check_dataset_and_z_scores_accept_a_datatree():
+    a = from_arrays(E3, U3, name="a")
+    b = from_arrays(E3[:2], U3[:2], name="b")
+    tree = from_datasets({"a": a, "b": b})
+    assert check_dataset(tree) is tree
+    z = z_scores(tree)
+    assert isinstance(z, xr.DataTree) and list(z.children) == ["a", "b"]
+    np.testing.assert_array_equal(z["a"]["Z"].values, E3 / U3)
+    np.testing.assert_array_equal(z["b"]["Z"].values, E3[:2] / U3[:2])
+    # every child is checked, and the error names the child (a tree built around the check)
+    bad = b.copy(deep=True)
+    bad["uE"].values[1] = -1.0
+    bad_tree = xr.DataTree.from_dict({"a": a, "b": bad})
+    with raises("dataset 'b': invalid values:\n  uE: 1 row with uE <= 0 (row 1)"):
+        check_dataset(bad_tree)
+    with raises("dataset 'b'"):
+        z_scores(bad_tree)
+    with raises("dataset 'a': dataset lacks variable(s) 'E', 'uE'"):
+        check_dataset(xr.DataTree.from_dict({"a": xr.Dataset({"x": ("point", E3)})}))
+    with raises("no child holding a dataset"):
+        check_dataset(xr.DataTree())
+
 def test_from_datasets_order_and_names():
     a = from_arrays(E3, U3, name="a")
     b = from_arrays(E3[:2], U3[:2], name="b")

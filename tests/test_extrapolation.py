@@ -80,7 +80,7 @@ def test_size_dependence_cell_means_equal_a_straightforward_simulation():
     # independent implementation: draw_calibrated + point_estimate, one set at a time
     res = size_dependence(statistics=("ENCE", "ZMSE", "UCE"), sizes=(400,), n_bins=(5, 10),
                           nu=(4.0,), generative="t6", n_mc=3000, rng=3)
-    e, u = draw_calibrated(400, 3000, 2.0, 2.0, 6.0, 4)
+    e, u = draw_calibrated(400, n_datasets=3000, a=2.0, b=2.0, nu_d=6.0, rng=4)
     for stat in ("ENCE", "ZMSE", "UCE"):
         for n in (5, 10):
             vals = point_estimate(stat, e, u, n_bins=n)
@@ -170,7 +170,7 @@ def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
 
 
 def test_extrapolate_on_calibrated_data_bootstrap_covers_zero_ols_does_not():
-    e, u = draw_calibrated(5000, 12, 3.0, 3.0, None, 7)
+    e, u = draw_calibrated(5000, n_datasets=12, a=3.0, b=3.0, rng=7)
     boot_valid, ols_valid, ratio = [], [], []
     for i in range(12):
         ds = uqviz.from_arrays(e[i], u[i])

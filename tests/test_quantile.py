@@ -89,7 +89,7 @@ def test_1d_inside_iff_z2_below_chi2_1_on_logp():
     ds = load_dataset("logP_10k_a_LS-GCN")
     e, u = ds["E"].values, ds["uE"].values
     z2 = (e / u) ** 2
-    eps = uq.nees(ds)
+    eps = uq.nees(ds)["nees"]
     np.testing.assert_allclose(eps.values, z2, rtol=1e-14)
     np.testing.assert_array_equal(eps["point"].values, ds["point"].values)
     res = uq.qce(ds, levels=Q19, n_boot=0)
@@ -129,15 +129,16 @@ def test_nees_cholesky_equals_explicit_inverse_small_and_large_d():
         r = rng.normal(size=(50, d))
         ref = np.einsum("ni,nij,nj->n", r, np.linalg.inv(cov), r)
         got = uq.nees(r, 0.0, cov)
-        np.testing.assert_allclose(got.values, ref, rtol=1e-10)
+        np.testing.assert_allclose(got["nees"].values, ref, rtol=1e-10)
         assert got.attrs["dof"] == d
     # diagonal covariance == per-dimension std: NEES is the sum of Z_j^2
     std = rng.uniform(0.5, 2.0, size=(20, 3))
     r = rng.normal(size=(20, 3))
     cov = np.einsum("ni,ij->nij", std**2, np.eye(3))
-    np.testing.assert_allclose(uq.nees(r, 0.0, std).values, uq.nees(r, 0.0, cov).values,
-                               rtol=1e-13)
-    np.testing.assert_allclose(uq.nees(r, 0.0, std).values, ((r / std) ** 2).sum(1), rtol=1e-14)
+    np.testing.assert_allclose(uq.nees(r, 0.0, std)["nees"].values,
+                               uq.nees(r, 0.0, cov)["nees"].values, rtol=1e-13)
+    np.testing.assert_allclose(uq.nees(r, 0.0, std)["nees"].values, ((r / std) ** 2).sum(1),
+                               rtol=1e-14)
 
 
 def test_generalized_std_is_det_to_the_1_over_2d():
@@ -252,8 +253,8 @@ def test_samples_equal_mean_std_input_when_built_with_that_mean_and_std():
     c1 = uq.qce(y, mean, cov, **kw)
     c2 = uq.qce(y, samples=draws, sample_model="mvnormal", **kw)
     np.testing.assert_allclose(c2["qce"].values, c1["qce"].values, atol=1e-12)
-    np.testing.assert_allclose(uq.nees(y, samples=draws, sample_model="mvnormal").values,
-                               uq.nees(y, mean, cov).values, rtol=1e-9)
+    np.testing.assert_allclose(uq.nees(y, samples=draws, sample_model="mvnormal")["nees"].values,
+                               uq.nees(y, mean, cov)["nees"].values, rtol=1e-9)
 
 
 # --------------------------------------------------------------------------
@@ -293,8 +294,10 @@ def test_bad_inputs_name_the_problem():
         uq.qce(y, 0.0, [0.0, 1.0, -1.0], levels=[0.5])
     with pytest.raises(ValueError, match="levels: levels must be in"):
         uq.qce(y, 0.0, np.ones(3), levels=[0.5, 1.0])
-    with pytest.raises(ValueError, match="levels: give"):
-        uq.qce(y, 0.0, np.ones(3))
+    # no levels: the documented default 0.05, 0.10, ..., 0.95
+    default = uq.qce(y, 0.0, np.ones(3), n_boot=0)
+    np.testing.assert_array_equal(default["level"].values, Q19)
+    assert default.identical(uq.qce(y, 0.0, np.ones(3), levels=Q19, n_boot=0))
     with pytest.raises(ValueError, match="reduction"):
         uq.qce(y, 0.0, np.ones(3), levels=[0.5], reduction="sum")
     with pytest.raises(ValueError, match="scale: expected shape"):

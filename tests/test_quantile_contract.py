@@ -222,11 +222,13 @@ def test_dataset_with_y_mean_scale_equals_the_array_call():
     ref = uq.qce(y, mean, std, variable_names=["u", "v"], **kw)
     _assert_same(res, ref)
     assert res["variable"].values.tolist() == ["u", "v"]
-    np.testing.assert_array_equal(uq.nees(ds).values, uq.nees(y, mean, std).values)
+    np.testing.assert_array_equal(uq.nees(ds)["nees"].values,
+                                  uq.nees(y, mean, std)["nees"].values)
     _assert_same(uq.nees_test(ds), uq.nees_test(y, mean, std))
     # dims in another order and a mean on `point` only are aligned by name
     ds2 = ds.transpose("variable", "point").assign(mean=ds["mean"].isel(variable=0) * 0 + 0.25)
-    np.testing.assert_allclose(uq.nees(ds2).values, uq.nees(y, 0.25, std).values, rtol=1e-15)
+    np.testing.assert_allclose(uq.nees(ds2)["nees"].values, uq.nees(y, 0.25, std)["nees"].values,
+                               rtol=1e-15)
 
 
 def test_dataset_with_covariances_samples_and_one_dimension():
@@ -239,7 +241,8 @@ def test_dataset_with_covariances_samples_and_one_dimension():
                      "scale": (("point", "variable", "variable2"), cov)})
     kw = dict(levels=TAU, marginal=False, n_bins=4, n_boot=0)
     _assert_same(uq.qce(ds, **kw), uq.qce(y, mean, cov, **kw))
-    np.testing.assert_array_equal(uq.nees(ds).values, uq.nees(y, mean, cov).values)
+    np.testing.assert_array_equal(uq.nees(ds)["nees"].values,
+                                  uq.nees(y, mean, cov)["nees"].values)
     # samples with dims (sample, point, variable)
     draws = mean + rng.normal(size=(30, n, d))
     dss = xr.Dataset({"y": (("point", "variable"), y),
@@ -270,10 +273,10 @@ def test_datatree_results_gain_a_dataset_dim_and_equal_the_array_calls():
     assert test["estimate"].dims == ("dataset",)
     for name, (y, mean, std) in parts.items():
         _assert_same(test.sel(dataset=name).drop_vars("dataset"), uq.nees_test(y, mean, std))
-    eps = uq.nees(tree)
+    eps = uq.nees(tree)["nees"]
     assert eps.dims == ("dataset", "point")
     np.testing.assert_array_equal(eps.sel(dataset="b").values[:150],
-                                  uq.nees(*parts["b"]).values)
+                                  uq.nees(*parts["b"])["nees"].values)
     assert np.isnan(eps.sel(dataset="b").values[150:]).all()  # padding of the shorter set
 
 
@@ -357,7 +360,7 @@ def test_non_numeric_and_misaligned_inputs():
     s = pd.Series([1.0, 1.0, 2.0], index=[12, 11, 10])
     with pytest.raises(ValueError, match="y and scale: pandas objects with different indexes"):
         uq.nees(y, 0.0, s)
-    ok = uq.nees(y, 0.0, s.sort_index())  # aligned: fine
+    ok = uq.nees(y, 0.0, s.sort_index())["nees"]  # aligned: fine
     np.testing.assert_allclose(ok.values, [0.0025, 0.04, 0.09])  # paired by label
 
 
@@ -440,7 +443,7 @@ def test_extreme_scales_neither_underflow_nor_overflow():
     u = rng.uniform(0.5, 2.0, 400)
     ref = uq.qce(z * u, 0.0, u, levels=TAU, n_boot=0)
     for scale in (1e-300, 1e155):
-        eps = uq.nees(z * u * scale, 0.0, u * scale)
+        eps = uq.nees(z * u * scale, 0.0, u * scale)["nees"]
         np.testing.assert_allclose(eps.values, z**2, rtol=1e-13)
         res = uq.qce(z * u * scale, 0.0, u * scale, levels=TAU, n_boot=0)
         np.testing.assert_array_equal(res["n_inside"].values, ref["n_inside"].values)

@@ -23,7 +23,7 @@ from uqviz.synthetic import (
 # --------------------------------------------------------------------------
 def test_student_t_scaled_unit_variance():
     nu, n = 10.0, 400_000
-    x = student_t_scaled(nu, n, np.random.default_rng(0))
+    x = student_t_scaled(n, nu=nu, rng=np.random.default_rng(0))
     # Var of the sample variance = (mu4 - 1) / n with mu4 = 3 + 6 / (nu - 4) = 4
     se = np.sqrt((4.0 - 1.0) / n)
     assert abs(x.var() - 1.0) < 4 * se
@@ -32,7 +32,7 @@ def test_student_t_scaled_unit_variance():
 
 @pytest.mark.parametrize("nu", [2.5, 3.0, 6.0])
 def test_student_t_scaled_is_scaled_student(nu):
-    x = student_t_scaled(nu, 20_000, rng=1)
+    x = student_t_scaled(20_000, nu=nu, rng=1)
     ref = sps.t(df=nu, scale=np.sqrt((nu - 2) / nu))
     assert sps.kstest(x, ref.cdf).pvalue > 1e-3
     # a wrong scale (the plain t) is detected by the same test
@@ -42,10 +42,10 @@ def test_student_t_scaled_is_scaled_student(nu):
 def test_student_t_scaled_arguments():
     for bad in (2.0, 1.5, 0.0, -3.0, np.nan):
         with pytest.raises(ValueError, match="nu"):
-            student_t_scaled(bad, 10, rng=0)
-    x = student_t_scaled(np.inf, 5, rng=7)
+            student_t_scaled(10, nu=bad, rng=0)
+    x = student_t_scaled(5, nu=np.inf, rng=7)
     np.testing.assert_array_equal(x, np.random.default_rng(7).standard_normal(5))
-    assert student_t_scaled(4.0, (3, 4), rng=0).shape == (3, 4)
+    assert student_t_scaled((3, 4), nu=4.0, rng=0).shape == (3, 4)
 
 
 # --------------------------------------------------------------------------
@@ -54,7 +54,7 @@ def test_student_t_scaled_arguments():
 def test_inverse_gamma_moments_of_uE2():
     a = b = 5.0
     n = 200_000
-    _, u = draw_calibrated(n, None, a, b, None, np.random.default_rng(11))
+    _, u = draw_calibrated(n, a=a, b=b, rng=np.random.default_rng(11))
     v = u**2
     mean, var = b / (a - 1), b**2 / ((a - 1) ** 2 * (a - 2))  # 1.25, 0.5208
     assert mean == 1.25
@@ -66,10 +66,10 @@ def test_inverse_gamma_moments_of_uE2():
 
 
 def test_errors_are_uE_times_D():
-    e, u = draw_calibrated(20_000, None, 3.0, 3.0, 4.0, rng=5)
+    e, u = draw_calibrated(20_000, a=3.0, b=3.0, nu_d=4.0, rng=5)
     z = e / u
     assert sps.kstest(z, sps.t(df=4.0, scale=np.sqrt(2.0 / 4.0)).cdf).pvalue > 1e-3
-    e, u = draw_calibrated(20_000, None, 3.0, 3.0, None, rng=5)
+    e, u = draw_calibrated(20_000, a=3.0, b=3.0, rng=5)
     assert sps.kstest(e / u, sps.norm.cdf).pvalue > 1e-3
 
 
@@ -83,11 +83,11 @@ def test_nig_errors_follow_student_t():
 
 
 def test_shapes_and_vectorisation_is_one_long_draw():
-    e1, u1 = draw_calibrated(50, None, 2.0, 3.0, 5.0, rng=9)
+    e1, u1 = draw_calibrated(50, a=2.0, b=3.0, nu_d=5.0, rng=9)
     assert e1.shape == u1.shape == (50,)
-    e, u = draw_calibrated(50, 4, 2.0, 3.0, 5.0, rng=9)
+    e, u = draw_calibrated(50, n_datasets=4, a=2.0, b=3.0, nu_d=5.0, rng=9)
     assert e.shape == u.shape == (4, 50)
-    ef, uf = draw_calibrated(200, None, 2.0, 3.0, 5.0, rng=9)
+    ef, uf = draw_calibrated(200, a=2.0, b=3.0, nu_d=5.0, rng=9)
     np.testing.assert_array_equal(e, ef.reshape(4, 50))
     np.testing.assert_array_equal(u, uf.reshape(4, 50))
     assert np.all(u > 0)
@@ -95,7 +95,7 @@ def test_shapes_and_vectorisation_is_one_long_draw():
 
 def test_replicates_are_independent_calibrated_sets():
     n_sets, size = 400, 1000
-    e, u = draw_calibrated(size, n_sets, 3.0, 3.0, None, rng=21)
+    e, u = draw_calibrated(size, n_datasets=n_sets, a=3.0, b=3.0, rng=21)
     zms = np.mean((e / u) ** 2, axis=1)
     # Z ~ N(0,1): ZMS has mean 1 and sd sqrt(2/size) = 0.0447 for each replicate
     sd_expected = np.sqrt(2.0 / size)
@@ -107,8 +107,8 @@ def test_replicates_are_independent_calibrated_sets():
 
 
 def test_sigma_scales_uncertainties():
-    e1, u1 = draw_calibrated(100, None, 3.0, 3.0, None, rng=4)
-    e2, u2 = draw_calibrated(100, None, 3.0, 3.0, None, rng=4, sigma=2.5)
+    e1, u1 = draw_calibrated(100, a=3.0, b=3.0, rng=4)
+    e2, u2 = draw_calibrated(100, a=3.0, b=3.0, sigma=2.5, rng=4)
     np.testing.assert_allclose(u2, 2.5 * u1, rtol=1e-15)
     np.testing.assert_allclose(e2, 2.5 * e1, rtol=1e-15)
 
@@ -152,12 +152,12 @@ def test_wrappers_dims_coords_attrs():
 
 def test_wrappers_equal_kernel():
     tree = tig(40, nu_ig=8.0, nu_d=5.0, n_datasets=3, rng=12)
-    e, u = draw_calibrated(40, 3, 4.0, 4.0, 5.0, 12)
+    e, u = draw_calibrated(40, n_datasets=3, a=4.0, b=4.0, nu_d=5.0, rng=12)
     for i in range(3):
         np.testing.assert_array_equal(tree[f"set_{i}"]["E"].values, e[i])
         np.testing.assert_array_equal(tree[f"set_{i}"]["uE"].values, u[i])
     ds = nig(40, nu=8.0, rng=12)
-    e, u = draw_calibrated(40, None, 4.0, 4.0, None, 12)
+    e, u = draw_calibrated(40, a=4.0, b=4.0, rng=12)
     np.testing.assert_array_equal(ds["E"].values, e)
 
 
@@ -208,7 +208,7 @@ def test_kernels_live_in_array_and_match_the_wrappers():
     from uqviz._array import synthetic as ks
 
     e, u = ks.draw_calibrated((2, 30), 3.0, 3.0, 5.0, np.random.default_rng(4))
-    e2, u2 = draw_calibrated(30, 2, 3.0, 3.0, 5.0, 4)
+    e2, u2 = draw_calibrated(30, n_datasets=2, a=3.0, b=3.0, nu_d=5.0, rng=4)
     np.testing.assert_array_equal(e, e2)
     np.testing.assert_array_equal(u, u2)
 

@@ -70,7 +70,7 @@ def test_curve_equals_the_kernels():
 
     res = nig_skewness_curve(nu=[3.0], size=501, rng=4)
     ss = np.random.SeedSequence(res.attrs["entropy"], spawn_key=(_bits(3.0),))
-    e, u = draw_calibrated(501, None, 1.5, 1.5, None, np.random.Generator(np.random.PCG64(ss)))
+    e, u = draw_calibrated(501, a=1.5, b=1.5, rng=np.random.Generator(np.random.PCG64(ss)))
     x = np.stack([u * u, e * e, (e / u) ** 2])
     np.testing.assert_allclose(res["beta_gm"].sel(nu=3.0).values, ks.beta_gm(x), rtol=1e-12)
     np.testing.assert_allclose(res["kappa_cs"].sel(nu=3.0).values, ks.kappa_cs(x), rtol=1e-12)
@@ -91,7 +91,7 @@ def test_same_estimator_as_tailedness():
     res = nig_skewness_curve(nu=[5.0], size=3000, rng=11)
     entropy = res.attrs["entropy"]
     ss = np.random.SeedSequence(entropy, spawn_key=(_bits(5.0),))
-    e, u = draw_calibrated(3000, None, 2.5, 2.5, None, np.random.Generator(np.random.PCG64(ss)))
+    e, u = draw_calibrated(3000, a=2.5, b=2.5, rng=np.random.Generator(np.random.PCG64(ss)))
     t = uqviz.tailedness(uqviz.from_arrays(e, u))
     np.testing.assert_allclose(res["beta_gm"].sel(nu=5.0).values, t["beta_gm"].values,
                                rtol=1e-10)

@@ -86,8 +86,8 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
     kappa = np.empty_like(beta)
     for i, v in enumerate(nu):
         ss = np.random.SeedSequence(entropy, spawn_key=(_bits(v),))
-        e, u = draw_calibrated(size, None, v / 2.0, v / 2.0, None,
-                               np.random.Generator(np.random.PCG64(ss)))
+        e, u = draw_calibrated(size, a=v / 2.0, b=v / 2.0,
+                               rng=np.random.Generator(np.random.PCG64(ss)))
         v2 = u * u
         e2 = e * e
         x = np.stack([v2, e2, e2 / v2])

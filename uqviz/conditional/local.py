@@ -318,22 +318,41 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method="wilson"):
     )
 
 
+def _acf_one(values, max_lag, where):
+    """ACF of one per-bin series (NaN bins dropped): ``(acf, band, n)``."""
+    x = values[np.isfinite(values)]
+    n = x.size
+    if n < 2:
+        raise ValueError(f"local_result{where}: the autocorrelation needs at least 2 bins with "
+                         f"a finite estimate, got {n}")
+    if max_lag is None:
+        max_lag = int(min(n - 1, np.floor(10 * np.log10(n))))
+    elif max_lag >= n:
+        raise ValueError(f"max_lag must be between 1 and n_bins - 1 ({n - 1}{where}), "
+                         f"got {max_lag}")
+    return kbin.acf(x, max_lag), 1.96 / np.sqrt(n), n
+
+
 def acf(local_result, *, max_lag=None, variable="estimate"):
     """Autocorrelation of the per-bin series, with the +-1.96/sqrt(n) white-noise band.
 
     Parameters
     ----------
     local_result : xarray.Dataset
-        Output of :func:`local_calibration` for one dataset.
+        Output of :func:`local_calibration`; a result of a DataTree (dim
+        ``dataset``) gives one autocorrelation per dataset (NaN-padded bins dropped).
     max_lag : int, optional
-        Default min(n_bins - 1, 10 log10(n_bins)) (as R's ``acf``).
+        Default min(n_bins - 1, 10 log10(n_bins)) (as R's ``acf``), per dataset.
     variable : str
         The per-bin series (default the local statistic).
 
     Returns
     -------
     xarray.Dataset
-        ``acf`` on dim ``lag`` and the scalar ``band`` = 1.96/sqrt(n_bins).
+        ``acf`` on dim ``lag`` and ``band`` = 1.96/sqrt(n_bins); attrs ``variable``,
+        ``n_bins``. For a DataTree result both gain a leading ``dataset`` dim, the
+        variable ``n_bins`` gives the bins per dataset, and ``acf`` is NaN beyond a
+        dataset's own default ``max_lag``.
 
     Examples
     --------
@@ -342,22 +361,39 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     >>> float(acf(res, max_lag=1).acf[0])
     1.0
     """
-    if variable not in local_result:
+    if not isinstance(local_result, xr.Dataset):
+        raise TypeError(f"local_result: expected the Dataset of local_calibration, got "
+                        f"{type(local_result).__name__}")
+    if not isinstance(variable, str):
+        raise TypeError(f"variable: expected a variable name (str), got {variable!r}")
+    if variable not in local_result.data_vars:
         raise ValueError(f"variable {variable!r} is not in local_result")
     series = local_result[variable]
-    if "dataset" in series.dims:
-        raise ValueError("acf takes the result of one dataset: select it with .sel(dataset=...)")
-    x = series.dropna("bin").values
-    n = x.size
-    if max_lag is None:
-        max_lag = int(min(n - 1, np.floor(10 * np.log10(n)))) if n > 1 else 0
-    max_lag = checks.count("max_lag", max_lag, minimum=0)
-    if not 1 <= max_lag < n:
-        raise ValueError(f"max_lag must be between 1 and n_bins - 1 ({n - 1}), got {max_lag}")
-    return xr.Dataset({"acf": ("lag", kbin.acf(x, max_lag)),
-                       "band": ((), 1.96 / np.sqrt(n))},
-                      coords={"lag": np.arange(max_lag + 1)},
-                      attrs={"variable": variable, "n_bins": n})
+    max_lag = checks.optional_count("max_lag", max_lag, minimum=1)
+    if "dataset" not in series.dims:
+        if series.dims != ("bin",):
+            raise ValueError(f"local_result: {variable} must have dims ('bin',), got "
+                             f"{series.dims}")
+        r, band, n = _acf_one(np.asarray(series.values, dtype=float), max_lag, "")
+        return xr.Dataset({"acf": ("lag", r), "band": ((), band)},
+                          coords={"lag": np.arange(r.size)},
+                          attrs={"variable": variable, "n_bins": n})
+    series = series.transpose("dataset", ...)
+    if series.dims != ("dataset", "bin"):
+        raise ValueError(f"local_result: {variable} must have dims ('dataset', 'bin'), got "
+                         f"{series.dims}")
+    names = series["dataset"].values
+    parts = [_acf_one(np.asarray(series.sel(dataset=nm).values, dtype=float), max_lag,
+                      f" (dataset {str(nm)!r})") for nm in names]
+    n_lag = max(r.size for r, _, _ in parts)
+    table = np.full((len(parts), n_lag), np.nan)
+    for i, (r, _, _) in enumerate(parts):
+        table[i, :r.size] = r
+    return xr.Dataset({"acf": (("dataset", "lag"), table),
+                       "band": ("dataset", [b for _, b, _ in parts]),
+                       "n_bins": ("dataset", [n for _, _, n in parts])},
+                      coords={"dataset": names, "lag": np.arange(n_lag)},
+                      attrs={"variable": variable})
 
 
 BINNED_ERRORS = tuple(kbin.BINNED)

@@ -140,8 +140,8 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     n_bins = default_n_bins(m) if n_bins is None else n_bins
     starts0, sizes0 = kb.equal_count_starts(m, n_bins)
     if np.any(sizes0 < 2):
-        raise ValueError(f"{int(np.sum(sizes0 < 2))} bins have fewer than 2 points: "
-                         "use fewer bins")
+        raise ValueError(f"n_bins = {n_bins}: {int(np.sum(sizes0 < 2))} bins of the {m} points "
+                         "have fewer than 2 points; use fewer bins")
     stat = get_statistic(statistic)
     reference = float(stat.reference)
     # first the streams of local_calibration for this rng: the data-order analysis

@@ -826,31 +826,43 @@ def from_datasets(datasets) -> xr.DataTree:
 # --------------------------------------------------------------------------
 # validation on entry of compute functions
 # --------------------------------------------------------------------------
-def check_dataset(ds) -> xr.Dataset:
-    """Check that `ds` is a valid uqviz dataset and return it unchanged.
+def _tree_children(tree) -> list[tuple[str, xr.Dataset]]:
+    """``[(name, Dataset), ...]`` of the children of a DataTree that hold data."""
+    pairs = [(str(name), child.to_dataset()) for name, child in tree.children.items()
+             if child.has_data]
+    if not pairs:
+        raise ValueError("ds: the DataTree has no child holding a dataset; build one with "
+                         "uqviz.from_datasets")
+    return pairs
+
+
+def check_dataset(ds):
+    """Check that `ds` is a valid uqviz dataset (or a tree of them) and return it unchanged.
 
     Every compute function calls this on entry. Checks: an
     :class:`xarray.Dataset` with dim ``point``, variables ``E`` and ``uE`` on
     ``point`` only, at least one row, numeric values, no NaN/inf in ``E``,
     ``uE`` or a numeric feature (numeric variables on ``point`` not marked
     ``role="metadata"``), and ``uE > 0``. Row numbers in messages are the
-    values of the ``point`` coordinate (the original rows).
+    values of the ``point`` coordinate (the original rows). A DataTree has each
+    child checked; an error names the child.
 
     Parameters
     ----------
-    ds : xarray.Dataset
+    ds : xarray.Dataset or xarray.DataTree
 
     Returns
     -------
-    xarray.Dataset
+    xarray.Dataset or xarray.DataTree
         `ds` itself.
 
     Raises
     ------
     TypeError
-        If `ds` is not an xarray.Dataset.
+        If `ds` is not an xarray.Dataset or DataTree.
     ValueError
-        As the constructors, naming the variable, the problem and the count.
+        As the constructors, naming the variable (and the child of a tree), the
+        problem and the count.
 
     Examples
     --------
@@ -858,9 +870,20 @@ def check_dataset(ds) -> xr.Dataset:
     >>> ds = ud.from_arrays([0.1, 0.2], [0.1, 0.3])
     >>> ud.check_dataset(ds) is ds
     True
+    >>> tree = ud.from_datasets({"a": ds, "b": ds})
+    >>> ud.check_dataset(tree) is tree
+    True
     """
+    if isinstance(ds, xr.DataTree):
+        for name, child in _tree_children(ds):
+            try:
+                check_dataset(child)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"dataset {name!r}: {exc}") from None
+        return ds
     if not isinstance(ds, xr.Dataset):
-        raise TypeError(f"expected an xarray.Dataset, got {type(ds).__name__}; build one with "
+        raise TypeError(f"ds: expected an xarray.Dataset or DataTree, got {type(ds).__name__}; "
+                        "build one with "
                         "uqviz.from_arrays, uqviz.from_dataframe or uqviz.read_csv")
     if "point" not in ds.dims:
         raise ValueError(f"dataset has no dimension 'point' (dims: {tuple(ds.dims)})")
@@ -900,25 +923,35 @@ def check_dataset(ds) -> xr.Dataset:
     return ds
 
 
-def z_scores(ds) -> xr.DataArray:
+def z_scores(ds):
     """Z-scores ``Z = E / uE`` of a dataset.
 
     Parameters
     ----------
-    ds : xarray.Dataset
-        A valid uqviz dataset (checked with :func:`check_dataset`).
+    ds : xarray.Dataset or xarray.DataTree
+        A valid uqviz dataset (checked with :func:`check_dataset`), or a tree of them.
 
     Returns
     -------
-    xarray.DataArray
-        Named ``"Z"``, on dim ``point`` with the dataset's coordinates.
+    xarray.DataArray or xarray.DataTree
+        Named ``"Z"``, on dim ``point`` with the dataset's coordinates. For a
+        DataTree, a DataTree with the same children, each holding the variable
+        ``Z`` (datasets may differ in size, so they are not stacked on ``dataset``).
 
     Examples
     --------
     >>> import uqviz.data as ud
     >>> ud.z_scores(ud.from_arrays([0.2, -0.3], [0.1, 0.3])).values.tolist()
     [2.0, -1.0]
+    >>> tree = ud.from_datasets({"a": ud.from_arrays([0.2], [0.1])})
+    >>> ud.z_scores(tree)["a"]["Z"].values.tolist()
+    [2.0]
     """
+    if isinstance(ds, xr.DataTree):
+        check_dataset(ds)
+        children = {name: z_scores(child).to_dataset(name="Z")
+                    for name, child in _tree_children(ds)}
+        return xr.DataTree.from_dict(children)
     check_dataset(ds)
     z = ds["E"] / ds["uE"]
     z.name = "Z"

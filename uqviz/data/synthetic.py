@@ -51,7 +51,7 @@ def _check_nu_d(nu_d, name="nu"):
     return float(nu_d)
 
 
-def student_t_scaled(nu, size, rng=None) -> np.ndarray:
+def student_t_scaled(size, *, nu, rng=None) -> np.ndarray:
     """Draw from the unit-variance Student distribution ``t_s(nu)``.
 
     ``t_s(nu) = t(nu) * sqrt((nu - 2) / nu)`` (Pernot (2024b), eq. 20) has mean 0
@@ -59,10 +59,10 @@ def student_t_scaled(nu, size, rng=None) -> np.ndarray:
 
     Parameters
     ----------
-    nu : float
-        Degrees of freedom, > 2 (or inf).
     size : int or tuple of int
         Output shape.
+    nu : float
+        Degrees of freedom, > 2 (or inf).
     rng : None, int, SeedSequence or numpy.random.Generator
         Random source.
 
@@ -74,14 +74,14 @@ def student_t_scaled(nu, size, rng=None) -> np.ndarray:
     Examples
     --------
     >>> from uqviz.synthetic import student_t_scaled
-    >>> x = student_t_scaled(5.0, 100_000, rng=1)
+    >>> x = student_t_scaled(100_000, nu=5.0, rng=1)
     >>> bool(abs(x.var() - 1) < 0.05)
     True
     """
     return ks.student_t_scaled(_check_nu_d(nu), size, checks.rng(rng))
 
 
-def draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=1.0):
+def draw_calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None):
     """Errors and uncertainties of calibrated datasets as numpy arrays.
 
     ``uE^2 = sigma^2 * b / Gamma(a, 1)``, ``E = uE * eps`` with ``eps ~ N(0, 1)``
@@ -92,16 +92,16 @@ def draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=1.0):
     ----------
     size : int
         Points per dataset (>= 1).
-    n_datasets : int or None
-        Number of datasets; None for one.
     a, b : float
         Shape and scale (> 0) of the inverse-gamma distribution of ``uE^2``.
-    nu_d : float or None
+    nu_d : float, optional
         Degrees of freedom (> 2) of ``t_s``; None or inf for a normal ``D``.
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Random source.
+    n_datasets : int, optional
+        Number of datasets; None for one.
     sigma : float, default 1.0
         Scale factor of the uncertainties.
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Random source.
 
     Returns
     -------
@@ -111,7 +111,7 @@ def draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=1.0):
     Examples
     --------
     >>> from uqviz.synthetic import draw_calibrated
-    >>> E, uE = draw_calibrated(1000, 3, 3.0, 3.0, None, 0)
+    >>> E, uE = draw_calibrated(1000, a=3.0, b=3.0, n_datasets=3, rng=0)
     >>> E.shape, uE.shape
     ((3, 1000), (3, 1000))
     """
@@ -187,7 +187,8 @@ def calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None):
     ['set_0', 'set_1', 'set_2', 'set_3']
     """
     nu_val, d_txt = _nu_d_text(nu_d)
-    e, u = draw_calibrated(size, n_datasets, a, b, nu_d, rng, sigma=sigma)
+    e, u = draw_calibrated(size, a=a, b=b, nu_d=nu_d, n_datasets=n_datasets, sigma=sigma,
+                           rng=rng)
     attrs = {"name": f"IG({a:g},{b:g})-{d_txt}", "model": "calibrated",
              "description": "uE^2/sigma^2 ~ InverseGamma(a, scale=b); E = uE * eps, eps ~ D",
              "a": float(a), "b": float(b), "nu_d": nu_val, "D": d_txt, "sigma": float(sigma),

@@ -90,7 +90,7 @@ def _draw(model, idx, entropy, size):
     for r, i in enumerate(idx):
         ss = np.random.SeedSequence(entropy, spawn_key=key + (int(i), 0))
         gen = np.random.Generator(np.random.PCG64(ss))
-        e[r], u[r] = draw_calibrated(size, None, a, b, nu_d, gen)
+        e[r], u[r] = draw_calibrated(size, a=a, b=b, nu_d=nu_d, rng=gen)
         seeds[r] = np.random.SeedSequence(entropy, spawn_key=key + (int(i), 1)).generate_state(
             1, np.uint64)[0]
     return e, u, seeds

@@ -31,9 +31,12 @@ _STAT_LABELS = {
 _SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar"}
 
 
-def _single(result, what):
+def _single(result, name):
+    """`result` itself; a ValueError naming the argument `name` when it holds several datasets."""
+    if not isinstance(result, xr.Dataset):
+        raise TypeError(f"{name}: expected a result Dataset, got {type(result).__name__}")
     if "dataset" in result.dims:
-        raise ValueError(f"{what}: the result holds several datasets; select one with "
+        raise ValueError(f"{name}: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
     return result
 
@@ -59,7 +62,7 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 # Fig. 2: z-scores against a conditioning variable
 # ---------------------------------------------------------------------------
-def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, points=True,
+def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True,
                legend=True):
     """Z-scores against a conditioning variable, with running mean and mean square.
 
@@ -96,7 +99,7 @@ def zscores_vs(running_result, ax=None, *, log_x=False, clip=5.0, xlabel=None, p
     >>> ax.get_ylabel()
     'z-score $Z = E/u_E$'
     """
-    res = _single(running_result, "zscores_vs")
+    res = _single(running_result, "running_result")
     x, z = res["x"].values, res["z"].values
     xw = res["x_window"].values
     ax = get_ax(ax)
@@ -141,7 +144,7 @@ def _fv_text(fv):
     return f"$f_v$ = {est:.2f}, {100 * level:g}% CI [{lo:.2f}, {hi:.2f}]"
 
 
-def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None, legend=True):
+def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None, legend=True):
     """Local statistic per bin with its interval, coloured by validity (Pernot (2023), Fig. 3).
 
     Parameters
@@ -174,7 +177,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
     >>> "f_v" in ax.get_title()
     True
     """
-    res = _single(local_result, "local")
+    res = _single(local_result, "local_result")
     x = res["bin_center"].values
     est = res["estimate"].values
     lo, hi = res["ci_lower"].values, res["ci_upper"].values
@@ -201,7 +204,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
         level = res.attrs.get("ci", 0.95)
         ax.set_ylabel(_STAT_LABELS.get(stat, stat))
         if fv is not None:
-            ax.set_title(_fv_text(_single(fv, "local")), fontsize=9)
+            ax.set_title(_fv_text(_single(fv, "fv")), fontsize=9)
         loc = _legend_loc(legend, "best")
         if loc:
             ax.legend(loc=loc, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
@@ -212,7 +215,7 @@ def local(local_result, fv=None, ax=None, *, log_x=False, xlabel=None, ylim=None
 # ---------------------------------------------------------------------------
 # Fig. 3 g-i: autocorrelation of the per-bin series
 # ---------------------------------------------------------------------------
-def acf(acf_result, ax=None, *, label=None):
+def acf(acf_result, *, ax=None, label=None):
     """Autocorrelation of the per-bin statistic, with the white-noise band (Pernot (2023), Fig. 3).
 
     Parameters
@@ -237,7 +240,7 @@ def acf(acf_result, ax=None, *, label=None):
     >>> len(acf(res).collections) >= 1
     True
     """
-    res = _single(acf_result, "acf")
+    res = _single(acf_result, "acf_result")
     lag = res["lag"].values
     r = res["acf"].values
     band = float(res["band"])
@@ -262,7 +265,7 @@ def acf(acf_result, ax=None, *, label=None):
 # ---------------------------------------------------------------------------
 # Fig. 4: ordering study
 # ---------------------------------------------------------------------------
-def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=True):
+def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=True):
     """Fraction of valid bins: data order, over orderings, with binomial noise (Pernot (2023), Fig. 4).
 
     Parameters
@@ -326,7 +329,7 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
         apply_style(ax)
         handles = {}
         for gi, (glabel, res) in enumerate(groups.items()):
-            res = _single(res, "ordering")
+            res = _single(res, "ordering_result")
             target = res.attrs.get("ci", 0.95) if target is None else target
             for si, (key, marker, color, text, names) in enumerate(series):
                 est, lo, hi = (float(res[n]) for n in names)
@@ -360,7 +363,7 @@ def ordering(ordering_result, ax=None, *, stratified=None, labels=None, legend=T
 # ---------------------------------------------------------------------------
 # reliability diagram
 # ---------------------------------------------------------------------------
-def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
+def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
     """RMSE against RMV per bin, with the identity line (reliability diagram).
 
     Parameters
@@ -388,7 +391,7 @@ def reliability_diagram(rel_result, ax=None, *, log=False, legend=True):
     >>> reliability_diagram(rel).get_xlabel()
     'RMV'
     """
-    res = _single(rel_result, "reliability_diagram")
+    res = _single(rel_result, "rel_result")
     rmv, rmse = res["rmv"].values, res["rmse"].values
     lo, hi = res["rmse_lower"].values, res["rmse_upper"].values
     valid = res["valid"].values.astype(bool)

@@ -27,12 +27,12 @@ def _nees_one(y, mean, scale, samples, sample_model):
     if over.any():
         raise ValueError(f"y: the NEES overflows (|y - mean| / scale beyond 1e154) in "
                          f"{_inputs.indices_text(over, p.point)}; rescale y, mean and scale")
-    attrs = {"dof": int(p.d), "input": p.source,
-             "long_name": "normalised estimation error squared"}
+    attrs = {"dof": int(p.d), "input": p.source}
     if p.source.startswith("samples"):
         attrs["sample_model"] = sample_model
-    return xr.DataArray(values.sum(axis=0), dims=("point",), coords={"point": p.point},
-                        name="nees", attrs=attrs)
+    eps = xr.DataArray(values.sum(axis=0), dims=("point",), coords={"point": p.point},
+                       attrs={"long_name": "normalised estimation error squared"})
+    return xr.Dataset({"nees": eps}, attrs=attrs)
 
 
 def _check_nees_model(sample_model):
@@ -71,9 +71,9 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
 
     Returns
     -------
-    xarray.DataArray
-        ``nees`` on dim ``point`` (a DataTree adds ``dataset``; datasets with
-        fewer points are padded with NaN); attrs ``dof`` (``d``), ``input``.
+    xarray.Dataset
+        Variable ``nees`` on dim ``point`` (a DataTree adds ``dataset``; datasets
+        with fewer points are padded with NaN); attrs ``dof`` (``d``), ``input``.
 
     Raises
     ------
@@ -86,10 +86,10 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
     --------
     >>> import numpy as np
     >>> import uqviz.quantile as uq
-    >>> uq.nees([1.0, -2.0], 0.0, [1.0, 2.0]).values.tolist()   # Z^2
+    >>> uq.nees([1.0, -2.0], 0.0, [1.0, 2.0])["nees"].values.tolist()   # Z^2
     [1.0, 1.0]
     >>> cov = np.array([[[2.0, 1.0], [1.0, 2.0]]])
-    >>> round(float(uq.nees([[1.0, 1.0]], [[0.0, 0.0]], cov)[0]), 12)
+    >>> round(float(uq.nees([[1.0, 1.0]], [[0.0, 0.0]], cov)["nees"][0]), 12)
     0.666666666667
     """
     _check_nees_model(sample_model)
@@ -101,13 +101,13 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
 
 
 def _nees_test_one(y, mean, scale, samples, sample_model, ci):
-    eps = _nees_one(y, mean, scale, samples, sample_model)
-    d = eps.attrs["dof"]
+    res = _nees_one(y, mean, scale, samples, sample_model)
+    eps, d = res["nees"], res.attrs["dof"]
     out = kn.anees_test(eps.values, d, ci)
     zeta, valid = bca.verdict(out["mean_nees"], float(d), out["ci_lower"], out["ci_upper"])
-    attrs = {"ci": ci, "input": eps.attrs["input"],
+    attrs = {"ci": ci, "input": res.attrs["input"],
              "test": "sum of NEES ~ chi2(n d), two-sided p = 2 min(F, 1 - F)"}
-    if "sample_model" in eps.attrs:
+    if "sample_model" in res.attrs:
         attrs["sample_model"] = sample_model
     return xr.Dataset(
         {"estimate": float(out["mean_nees"]), "ci_lower": float(out["ci_lower"]),

@@ -46,9 +46,13 @@ REDUCTIONS = ("none", "mean", "batchmean")
 METHODS = ("bca", "percentile", "basic", "bca-direct")
 
 
+#: Default quantile levels tau: 0.05, 0.10, ..., 0.95.
+DEFAULT_LEVELS = np.linspace(0.05, 0.95, 19)
+
+
 def _levels(levels):
     if levels is None:
-        raise ValueError("levels: give the quantile levels tau, e.g. np.linspace(0.05, 0.95, 19)")
+        return DEFAULT_LEVELS.copy()
     tau = np.atleast_1d(checks.finite_array("levels", levels))
     if tau.ndim != 1 or tau.size == 0:
         raise ValueError(f"levels: expected a non-empty 1-D sequence, got shape {tau.shape}")
@@ -215,8 +219,8 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
         Standard deviations with the shape of `y` (one interval per variable,
         results on dim ``variable`` when ``d >= 2``) or covariances ``(n, d, d)``
         (joint NEES region, no ``variable``).
-    levels : array_like, shape (q,)
-        Quantile levels ``tau`` in (0, 1) (required).
+    levels : array_like, shape (q,), optional
+        Quantile levels ``tau`` in (0, 1); default 0.05, 0.10, ..., 0.95 (19 levels).
     n_bins : int, default 10
         Equal-width bins of the dispersion (C-QCE); netcal's default.
     marginal : bool, default True
