@@ -242,7 +242,7 @@ _GENERATIVE_DEFAULT = {"validate": ("normal", "t6")}
 # reproducible by default: a report, the explorers' redraws, the one teaching example
 _RNG_DEFAULT = {"report": (0,), "ConditionalExplorer": (0,), "ReferenceExplorer": (0,),
                 "default_example": (20231122,)}
-_ALIASES = {"decimation": "decimation_curve"}  # today's name -> the contract's name
+_ALIASES = {}  # a former name -> the contract's name (none left)
 
 
 def _contract_name(qual):
@@ -330,8 +330,8 @@ EUE_CALLS = {
     "validate": dict(statistic="ENCE", generative=("normal", "t6"), n_mc=20, n_boot=50, n_bins=4,
                      ci=0.9, rng=1, progress=False),
     "confidence_curve": dict(fractions=(0.0, 0.5), n_mc=20, n_boot=50, ci=0.9, rng=1),
-    "extrapolate": {"statistic": "ZMSE", "n_bins|n_bins_range": (4, 6, 8, 10, 12),
-                    "min_count|min_per_bin": 10, "fit_min_bins": 3, "n_boot": 20, "ci": 0.9,
+    "extrapolate": {"statistic": "ZMSE", "n_bins": (4, 6, 8, 10, 12),
+                    "min_count": 10, "fit_min_bins": 3, "n_boot": 20, "ci": 0.9,
                     "rng": 1},
     "report": dict(n_boot=50, n_mc=20, n_bins=4, rng=1, progress=False, figures=False),
     "check_dataset": {},

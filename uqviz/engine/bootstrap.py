@@ -70,7 +70,8 @@ def check_points(e, u, *, minimum=2):
         raise ValueError(f"E and uE must be 1-D arrays of the same length, got shapes "
                          f"{e.shape} and {u.shape}")
     if e.size < minimum:
-        raise ValueError(f"the bootstrap needs at least {minimum} points, got M = {e.size}")
+        raise ValueError(f"data: the bootstrap needs at least {minimum} points (E, uE), got M = "
+                         f"{e.size}")
     bad_e = int(np.count_nonzero(~np.isfinite(e)))
     bad_u = int(np.count_nonzero(~np.isfinite(u) | ~(u > 0)))
     if bad_e or bad_u:

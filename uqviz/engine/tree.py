@@ -121,5 +121,6 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     results = [func(ds, rng=r, **kwargs) for (_, ds), r in zip(pairs, rngs)]
     names = [name for name, _ in pairs]
     out = xr.concat(results, dim=xr.DataArray(names, dims="dataset", name="dataset"),
-                    coords="different", compat="equals", combine_attrs="drop_conflicts")
+                    coords="different", compat="equals", join="outer",
+                    combine_attrs="drop_conflicts")
     return out
