@@ -1,17 +1,4 @@
-"""Decimation: sensitivity of calibration statistics to the largest uncertainties.
-
-The points are sorted by decreasing uE and the statistics recomputed after
-removing the first ``k`` % (Pernot (2024b), sect. V C, Fig. 8). A curve
-``stat_k - stat_0`` leaving the zero-centred interval of the full set within a
-few per cent shows a statistic driven by the upper tail of the uncertainties.
-
-Conventions: ``n_k = floor(k * M)`` by default (never more than the stated
-fraction, as the authors' curves); ``rounding="round"`` gives ``round(k * M)``
-(half to even, as R), used for the 5 % truncation of Pernot (2024b), Fig. 7.
-``k * M`` is rounded to 9 decimals first (``0.29 * 100`` counts as 29). Equal
-uncertainties are removed in row order (stable sort, ``ties="stable"``) or by
-decreasing ``E`` (``ties="E"``, the authors' ``order(uE, E, decreasing=TRUE)``).
-"""
+"""Decimation: statistics after removing the largest uncertainties (Pernot (2024b), Fig. 8)."""
 
 from __future__ import annotations
 
@@ -73,16 +60,14 @@ def _check_fraction(fraction):
 
 
 def n_removed(fraction, m, *, rounding="floor"):
-    """Number of points removed for a fraction ``fraction`` of ``m`` points.
+    """Number of points removed for a ``fraction`` of ``m`` points.
 
     Parameters
     ----------
     fraction : float or array_like
-        Fraction(s) in [0, 1).
+        In [0, 1); ``fraction * m`` is rounded to 9 decimals first.
     m : int
-        Number of points.
     rounding : {"floor", "round"}, default "floor"
-        ``floor(fraction*m)`` or ``round(fraction*m)`` (half to even).
 
     Returns
     -------
@@ -90,10 +75,8 @@ def n_removed(fraction, m, *, rounding="floor"):
 
     Examples
     --------
-    >>> n_removed([0.0, 0.05, 0.07, 0.29], 100).tolist()
-    [0, 5, 7, 29]
-    >>> n_removed(0.07, 2040).item(), n_removed(0.07, 2040, rounding="round").item()
-    (142, 143)
+    >>> n_removed([0.0, 0.05, 0.29], 100).tolist()
+    [0, 5, 29]
     """
     _check_options(rounding, "stable")
     x = np.round(np.asarray(fraction, dtype=float) * int(m), 9)
@@ -106,15 +89,15 @@ def decimation_order(e, u, *, ties="stable"):
     Parameters
     ----------
     e, u : array_like, shape (M,)
-        Errors and uncertainties.
     ties : {"stable", "E"}, default "stable"
-        Among equal ``u``: original row order (stable sort), or decreasing ``e``
-        (the authors' ``order(uE, E, decreasing=TRUE)``).
+        Equal ``u`` in row order, or by decreasing ``e``.
+
+    Returns
+    -------
+    numpy.ndarray of int
 
     Examples
     --------
-    >>> decimation_order([1.0, 2.0, 3.0, 0.5], [0.2, 0.3, 0.2, 0.1]).tolist()
-    [1, 0, 2, 3]
     >>> decimation_order([1.0, 2.0, 3.0, 0.5], [0.2, 0.3, 0.2, 0.1], ties="E").tolist()
     [1, 2, 0, 3]
     """
@@ -138,32 +121,22 @@ def _kept_rows(ds, fraction, rounding, ties):
 def decimated(data, *, fraction, rounding="floor", ties="stable"):
     """Remove the ``fraction`` of points with the largest uncertainties.
 
-    Used for Pernot (2024b), Fig. 7 (right): validation after discarding the 5 % largest
-    uncertainties (``decimated(ds, fraction=0.05, rounding="round")`` reproduces the
-    authors' ``round(0.05 M)``).
-
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset or several (each child is decimated).
     fraction : float
-        Fraction in [0, 1) of points to remove.
-    rounding : {"floor", "round"}, default "floor"
-        How ``fraction * M`` becomes a count (see the module docstring).
-    ties : {"stable", "E"}, default "stable"
-        How equal uncertainties are ordered (see the module docstring).
+    rounding, ties
+        As :func:`n_removed` and :func:`decimation_order`.
 
     Returns
     -------
     xarray.Dataset or xarray.DataTree
-        The remaining points in their original order (the ``point``
-        coordinate keeps the original row numbers), with attributes
-        ``decimation_fraction`` and ``n_decimated``.
+        The remaining points in their original order; attrs ``decimation_fraction``,
+        ``n_decimated``.
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import decimated
     >>> ds = uqviz.from_arrays([0.1, -0.2, 0.3, 0.0], [0.1, 0.4, 0.2, 0.3])
     >>> decimated(ds, fraction=0.25)["point"].values.tolist()
     [0, 2, 3]
@@ -216,59 +189,30 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
 
 def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
                      method="bca", rng=None, rounding="floor", ties="stable"):
-    """Statistics after removing the largest uncertainties (Pernot (2024b), Fig. 8).
-
-    For each fraction ``k``, the ``floor(k*M)`` points with the largest
-    ``uE`` are discarded and the statistics recomputed (``estimate`` =
-    stat_k); ``delta = stat_k - stat_0``. The bootstrap confidence interval
-    of each statistic on the *full* set (:func:`uqviz.validate_average`) is
-    returned centred on zero, as the vertical bars of the figure: a curve
-    leaving ``[ci_lower_halfwidth, ci_upper_halfwidth]`` shows that a few
-    large uncertainties move the statistic by more than its uncertainty.
+    """Statistics after removing the largest uncertainties, with the CI of the full set (Pernot (2024b), Fig. 8).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset (dim ``point``, variables ``E``, ``uE``) or several.
     statistics : sequence of str, default ("ZMS", "RCE")
-        Statistics :func:`uqviz.validate_average` accepts.
     fractions : array_like, optional
-        Fractions in [0, 1) of points removed; default 0, 0.01, ..., 0.10
-        (:data:`DEFAULT_FRACTIONS`). Coordinate values are rounded to 12
-        decimals, so that ``.sel(fraction=0.03)`` works.
-    n_boot : int, default 10_000
-        Bootstrap replicates for the confidence intervals of the full set.
-    ci : float, default 0.95
-        Confidence level.
-    method : {"bca", "percentile", "basic"}, default "bca"
-        Bootstrap interval (as :func:`uqviz.validate_average`).
-    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Random stream of the bootstrap (the decimation itself is deterministic); the
-        intervals are those of ``validate_average(data, ..., rng=rng)``.
-    rounding : {"floor", "round"}, default "floor"
-        ``floor(k*M)`` (never more than the stated fraction; the authors'
-        decimation curves) or ``round(k*M)``.
-    ties : {"stable", "E"}, default "stable"
-        Equal uncertainties are removed in row order (stable sort), or by
-        decreasing ``E`` (the authors' ``order(uE, E, decreasing=TRUE)``).
+        In [0, 1); default :data:`DEFAULT_FRACTIONS` (0 to 0.10).
+    n_boot, ci, method, rng
+        See docs/conventions.md.
+    rounding, ties
+        As :func:`n_removed` and :func:`decimation_order`.
 
     Returns
     -------
     xarray.Dataset
-        Dims (``dataset``,) ``statistic``, ``fraction``; variables ``delta``,
-        ``estimate`` (stat_k), ``outside_ci`` (``statistic`` x ``fraction``),
-        ``full_estimate`` (stat_0), ``ci_lower_halfwidth`` (= ci_lower -
-        stat_0), ``ci_upper_halfwidth`` (= ci_upper - stat_0) on ``statistic``,
-        ``n_removed`` on ``fraction``, and ``n_points``. Settings in attrs.
+        On (``dataset``,) ``statistic``, ``fraction``: ``delta``, ``estimate``,
+        ``outside_ci``; ``full_estimate``, ``ci_lower_halfwidth``,
+        ``ci_upper_halfwidth``; ``n_removed``; ``n_points``.
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import decimation_curve
-    >>> ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
-    >>> res = decimation_curve(ds, n_boot=1000, rng=1)
-    >>> res["delta"].sel(fraction=0.0).values.tolist()
-    [0.0, 0.0]
+    >>> res = decimation_curve(uqviz.synthetic.nig(2000, nu=20, rng=0), n_boot=1000, rng=1)
     >>> res["n_removed"].sel(fraction=0.05).item()
     100
     """

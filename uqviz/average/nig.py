@@ -1,12 +1,4 @@
-"""Heavy tails of uE^2, E^2 and Z^2: the NIG-model references of the tailedness figures.
-
-- :func:`nig_skewness_curve`: ``beta_GM`` and ``kappa_CS`` of large NIG samples
-  over a grid of ``nu`` (Pernot (2024b), Figs. 3 and 6);
-- :func:`nig_implied_shape`: the ``F(1, 2 nu)`` law of ``E^2`` implied by the
-  Inverse-Gamma fit of ``uE^2`` (Pernot (2024b), Fig. 2).
-
-The estimators are those of :func:`uqviz.tailedness` (:mod:`uqviz._array.stats`).
-"""
+"""NIG-model references of the tailedness figures (Pernot (2024b), Figs. 2, 3 and 6)."""
 
 from __future__ import annotations
 
@@ -33,40 +25,25 @@ def _bits(x) -> int:
 
 
 def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
-    """beta_GM and kappa_CS of uE^2, E^2, Z^2 under the NIG model (Pernot (2024b), Figs. 3, 6).
-
-    For each ``nu``, one calibrated sample of ``size`` points is drawn from
-    ``uE^2 ~ IG(nu/2, nu/2)``, ``E = uE * N(0, 1)`` (so ``E^2 ~ F(1, nu)``,
-    ``Z^2 ~ chi^2_1``), and ``beta_GM``, ``kappa_CS`` of ``uE^2``, ``E^2``,
-    ``Z^2`` are computed as by :func:`uqviz.tailedness`. These are sample
-    statistics, as in the paper (10^6 points); for ``nu <= 2`` the mean of
-    ``uE^2`` is infinite and ``beta_GM(uE^2)`` grows with ``size``.
+    """beta_GM and kappa_CS of uE^2, E^2, Z^2 of NIG samples over ``nu`` (Pernot (2024b), Fig. 6).
 
     Parameters
     ----------
     nu : sequence of float, optional
-        Degrees of freedom (> 0); default :data:`DEFAULT_NU`, 2 to 20.
+        Degrees of freedom (> 0, distinct); default :data:`DEFAULT_NU`.
     size : int, default 1_000_000
-        Points per sample.
-    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Random stream. The sample of a given ``nu`` depends only on ``rng``
-        and ``nu``: ``SeedSequence(entropy, spawn_key=(bits(nu),))`` with
-        ``entropy`` drawn once from ``rng``.
+    rng : see docs/conventions.md
 
     Returns
     -------
     xarray.Dataset
-        On (``nu``, ``variable``) with variable = ["uE2", "E2", "Z2"]:
-        ``beta_gm`` and ``kappa_cs``. Settings (model, size, rng) in attrs.
+        ``beta_gm``, ``kappa_cs`` on (``nu``, ``variable``).
 
     Examples
     --------
-    >>> from uqviz import nig_skewness_curve
     >>> curve = nig_skewness_curve(nu=[3.0, 20.0], size=20_000, rng=0)
-    >>> curve["beta_gm"].dims
-    ('nu', 'variable')
     >>> b = curve["beta_gm"].sel(variable="E2").values
-    >>> bool(b[0] > b[1] > 0.6)          # heavier tails (smaller nu), larger skewness
+    >>> bool(b[0] > b[1] > 0.6)
     True
     """
     nu = np.atleast_1d(np.asarray(DEFAULT_NU if nu is None else nu, dtype=float))
@@ -114,34 +91,22 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
 
 
 def nig_implied_shape(shapes):
-    """The F(1, 2 nu) law of E^2 implied by the Inverse-Gamma fit of uE^2 under the NIG model.
-
-    If ``uE^2 / s ~ IG(nu, nu)`` (:func:`uqviz.fit_inverse_gamma`) and
-    ``E = uE * N(0, 1)``, then ``E^2 / s ~ F(1, 2 nu)`` (Pernot (2024b),
-    eqs. 17-19). Compare with the direct fit :func:`uqviz.fit_f` to test the
-    NIG model (red curves of Pernot (2024b), Fig. 2); draw it with
-    :func:`uqviz.plots.average.fit_histogram` (``implied=``).
+    """The F(1, 2 nu) law of E^2 implied by an IG(nu, nu) fit of uE^2 (Pernot (2024b), eqs. 17-19).
 
     Parameters
     ----------
     shapes : xarray.Dataset
-        Output of :func:`uqviz.distribution_shapes` (dim ``variable``
-        including ``"uE2"``) or of :func:`uqviz.fit_inverse_gamma`; with or
-        without a ``dataset`` dim.
+        Output of :func:`uqviz.distribution_shapes` or :func:`uqviz.fit_inverse_gamma`.
 
     Returns
     -------
     xarray.Dataset
-        ``nu`` (= 2 nu of the IG fit) and ``scale`` (= its scale) of the
-        implied ``E^2 / scale ~ F(1, nu)``, on the ``dataset`` dim if any;
-        attrs ``variable = "E2"``, ``model``.
+        ``nu`` and ``scale`` of ``E^2/scale ~ F(1, nu)``.
 
     Examples
     --------
     >>> import xarray as xr
-    >>> from uqviz import nig_implied_shape
-    >>> fit = xr.Dataset({"nu": 1.5, "scale": 0.04}, attrs={"variable": "uE2"})
-    >>> implied = nig_implied_shape(fit)
+    >>> implied = nig_implied_shape(xr.Dataset({"nu": 1.5, "scale": 0.04}))
     >>> float(implied["nu"]), float(implied["scale"])
     (3.0, 0.04)
     """

@@ -1,20 +1,4 @@
-"""Distribution shapes of uE^2, E^2, Z^2 (Pernot (2024b), Table I) and Z (Pernot (2024c)).
-
-``uE^2`` is fitted by a scaled Inverse-Gamma and ``E^2``, ``Z^2`` by a scaled
-``F(1, nu)``, by minimum Kolmogorov-Smirnov distance (as
-``fitdistrplus::mgedist(gof="KS")``); ``Z`` by a shifted, scaled Student t
-(maximum likelihood). The smaller ``nu``, the heavier the upper tail.
-
-Models (``scale`` multiplies the standardised variable):
-
-- ``uE^2 / scale ~ InvGamma(nu, nu)``, i.e. ``scipy.stats.invgamma(a=nu, scale=nu*scale)``;
-- ``E^2 / scale ~ F(1, nu)``, ``Z^2 / scale ~ F(1, nu)``, i.e.
-  ``scipy.stats.f(1, nu, scale=scale)``;
-- ``(Z - loc) / scale ~ t(df)``, i.e. ``scipy.stats.t(df, loc, scale)``.
-
-The ``nu`` of ``uE^2`` is the shape of the IG itself (the NIG model's
-``IG(nu/2, nu/2)`` gives ``E^2 ~ F(1, nu)``), as in Pernot (2024b), Table I.
-"""
+"""Distribution shapes of uE^2 (IG), E^2, Z^2 (F(1, nu)) and Z (Student t); small nu = heavy tail."""
 
 from __future__ import annotations
 
@@ -105,30 +89,23 @@ def _finish(out, variable):
 
 
 def fit_inverse_gamma(data):
-    """Fit the squared uncertainties by a scaled Inverse-Gamma, ``uE^2/scale ~ IG(nu, nu)``.
-
-    Minimum Kolmogorov-Smirnov distance estimation (Pernot (2024b), eq. 17,
-    Table I), with ``scale = sigma^2``: ``uE^2 ~
-    scipy.stats.invgamma(a=nu, scale=nu*scale)``.
+    """Fit uE^2 by a scaled Inverse-Gamma, ``uE^2/scale ~ IG(nu, nu)`` (Pernot (2024b), eq. 17).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset (dim ``point``, variables ``E``, ``uE``) or several.
 
     Returns
     -------
     xarray.Dataset
-        Scalars (or dim ``dataset``) ``nu``, ``scale``, ``ks_distance`` (the
-        KS statistic at the optimum) and ``n_points``; the model in attrs.
+        (On ``dataset``) ``nu``, ``scale``, ``ks_distance``, ``n_points``.
 
     Examples
     --------
     >>> import numpy as np, uqviz
-    >>> from uqviz import fit_inverse_gamma
     >>> rng = np.random.default_rng(0)
     >>> u = np.sqrt(0.04 * 4.0 / rng.gamma(4.0, 1.0, 5000))  # uE^2/0.04 ~ IG(4, 4)
-    >>> fit = fit_inverse_gamma(uqviz.from_arrays(rng.normal(0, u), u))
+    >>> fit = uqviz.fit_inverse_gamma(uqviz.from_arrays(rng.normal(0, u), u))
     >>> round(float(fit.nu)), round(float(fit.scale), 2)
     (4, 0.04)
     """
@@ -136,32 +113,24 @@ def fit_inverse_gamma(data):
 
 
 def fit_f(data, *, variable="E2"):
-    """Fit E^2 or Z^2 by a scaled Fisher-Snedecor distribution, ``X/scale ~ F(1, nu)``.
-
-    Minimum Kolmogorov-Smirnov distance estimation (Pernot (2024b), eq. 19,
-    Table I): ``X ~ scipy.stats.f(1, nu, scale=scale)``.
+    """Fit E^2 or Z^2 by a scaled F, ``X/scale ~ F(1, nu)`` (Pernot (2024b), eq. 19).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset (dim ``point``, variables ``E``, ``uE``) or several.
     variable : {"E2", "Z2"}, default "E2"
-        Squared errors ``E^2`` or squared z-scores ``(E/uE)^2``.
 
     Returns
     -------
     xarray.Dataset
-        Scalars (or dim ``dataset``) ``nu``, ``scale``, ``ks_distance`` and
-        ``n_points``; the model in attrs.
+        (On ``dataset``) ``nu``, ``scale``, ``ks_distance``, ``n_points``.
 
     Examples
     --------
     >>> import numpy as np, uqviz
-    >>> from uqviz import fit_f
-    >>> rng = np.random.default_rng(1)
-    >>> e = 0.2 * rng.standard_t(5.0, 5000)          # E^2/0.04 ~ F(1, 5)
-    >>> fit = fit_f(uqviz.from_arrays(e, np.full(5000, 0.2)), variable="E2")
-    >>> bool(abs(fit.nu - 5) < 1.5), round(float(fit.scale), 2)  # minimum-KS is noisier than ML
+    >>> e = 0.2 * np.random.default_rng(1).standard_t(5.0, 5000)   # E^2/0.04 ~ F(1, 5)
+    >>> fit = uqviz.fit_f(uqviz.from_arrays(e, np.full(5000, 0.2)), variable="E2")
+    >>> bool(abs(fit.nu - 5) < 1.5), round(float(fit.scale), 2)
     (True, 0.04)
     """
     if variable not in ("E2", "Z2"):
@@ -187,11 +156,7 @@ def _student_t_one(ds, *, rng=None):
 
 
 def fit_student_t(data):
-    """Fit the z-scores by a scaled-and-shifted Student t, by maximum likelihood.
-
-    ``(Z - loc)/scale ~ t(df)`` with ``Z = E/uE`` (Pernot (2024c), Table II);
-    the shift accounts for a possible bias. The sample mean and standard
-    deviation of Z are also returned.
+    """Fit Z = E/uE by a shifted, scaled Student t, by maximum likelihood (Pernot (2024c)).
 
     Parameters
     ----------
@@ -200,16 +165,14 @@ def fit_student_t(data):
     Returns
     -------
     xarray.Dataset
-        Scalars (or dim ``dataset``) ``df``, ``loc``, ``scale``, ``loglik``,
-        ``ks_distance``, ``mean``, ``sd``, ``n_points``.
+        (On ``dataset``) ``df``, ``loc``, ``scale``, ``loglik``, ``ks_distance``,
+        ``mean``, ``sd``, ``n_points``.
 
     Examples
     --------
     >>> import numpy as np, uqviz
-    >>> from uqviz import fit_student_t
-    >>> rng = np.random.default_rng(2)
-    >>> z = 0.1 + 0.8 * rng.standard_t(4.0, 5000)
-    >>> fit = fit_student_t(uqviz.from_arrays(z, np.ones(5000)))
+    >>> z = 0.1 + 0.8 * np.random.default_rng(2).standard_t(4.0, 5000)
+    >>> fit = uqviz.fit_student_t(uqviz.from_arrays(z, np.ones(5000)))
     >>> round(float(fit.df)), round(float(fit["loc"]), 1), round(float(fit.scale), 1)
     (4, 0.1, 0.8)
     """
@@ -230,34 +193,24 @@ def _shapes_one(ds, *, rng=None):
 
 
 def distribution_shapes(data):
-    """Shape parameters of uE^2 (Inverse-Gamma), E^2 and Z^2 (F(1, nu)) (Pernot (2024b), Table I).
-
-    Each variable is fitted by minimum Kolmogorov-Smirnov distance (see
-    :func:`fit_inverse_gamma` and :func:`fit_f`). Small ``nu`` flags a heavy
-    upper tail, which makes RCE (uE^2, E^2) or ZMS (Z^2) unreliable
-    (Pernot (2024b), sect. IV); :func:`uqviz.tailedness` gives the model-free screen.
+    """Fit uE^2 (Inverse-Gamma), E^2 and Z^2 (F(1, nu)) at once (Pernot (2024b), Table I).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset (dim ``point``, variables ``E``, ``uE``) or several.
 
     Returns
     -------
     xarray.Dataset
-        Dims (``dataset``,) ``variable`` = ["uE2", "E2", "Z2"]; variables
-        ``nu``, ``scale``, ``ks_distance`` (KS statistic at the optimum),
-        ``n_points``; coordinate ``model`` (``"invgamma"`` or ``"f1"``) on
-        ``variable``, and the model formulas in attrs (``model_uE2``,
-        ``model_E2``, ``model_Z2``).
+        On (``dataset``,) ``variable``: ``nu``, ``scale``, ``ks_distance``;
+        coordinate ``model``; ``n_points``.
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import distribution_shapes
-    >>> shp = distribution_shapes(uqviz.synthetic.nig(3000, nu=6, rng=0))
-    >>> shp["variable"].values.tolist(), shp["model"].values.tolist()
-    (['uE2', 'E2', 'Z2'], ['invgamma', 'f1', 'f1'])
+    >>> shp = uqviz.distribution_shapes(uqviz.synthetic.nig(3000, nu=6, rng=0))
+    >>> shp["model"].values.tolist()
+    ['invgamma', 'f1', 'f1']
     """
     out = map_datasets(_shapes_one, data)
     out.attrs.update({f"model_{k}": v for k, v in _MODEL_TEXT.items()})

@@ -1,7 +1,4 @@
-"""Average calibration: bootstrap validation with zeta-scores, and the tailedness screen.
-
-Both functions accept a Dataset or a DataTree (the result gains a ``dataset`` dim).
-"""
+"""Average calibration: bootstrap validation with zeta-scores, and the tailedness screen."""
 
 from __future__ import annotations
 
@@ -174,48 +171,33 @@ def _warn(out):
 
 def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
                      method="bca", rng=None, engine=None, return_replicates=False):
-    """Validate average calibration by bootstrap confidence intervals and zeta-scores.
-
-    For each statistic: the estimate, bootstrap bias and standard error, the
-    ``ci`` interval (BCa by default) and the verdict ``valid`` (the reference
-    lies inside the interval) with its zeta-score (Pernot (2024b), eq. 14).
-    NLL's data-dependent reference is handled conditionally on the
-    uncertainties (see :func:`uqviz.statistics.excess_over_reference`), so NLL
-    gets the zeta-score of ZMS. The tailedness screen (:func:`tailedness`) is
-    applied too: ``reliable`` is False, with a warning, when a screen that
-    questions the statistic is exceeded (Pernot (2024b), Table II).
+    """Validate average calibration by bootstrap intervals and zeta-scores (Pernot (2024b), eq. 14).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        One dataset (dim ``point``, variables ``E``, ``uE``; at least
-        :data:`MIN_POINTS` = 3 points) or several.
+        Variables ``E``, ``uE`` on dim ``point`` (at least :data:`MIN_POINTS` points).
     statistics : sequence of str, default ("ZMS", "RCE")
-        Registered moment or generic statistics. Binned statistics (ENCE,
-        UCE, ZMSE) are refused: use :func:`uqviz.validate_simulated`.
-        Statistics without a reference (CC, MSE, ...) get an interval, NaN
-        reference and zeta, ``valid`` False, and a warning.
-    n_boot : int, default 10_000
-        Bootstrap replicates, shared by all statistics (paired bootstrap).
-    ci : float, default 0.95
-        Confidence level.
-    method : {"bca", "percentile", "basic"}, default "bca"
-    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Random stream; the same seed gives the same numbers.
-    engine : {"numba", "numpy"}, optional
-        Resampling engine (default numba).
+        Moment or generic statistics; binned ones are refused (see
+        :func:`uqviz.validate_simulated`). Those without a reference get NaN
+        ``reference``/``zeta``, ``valid`` False and a warning.
+    n_boot, ci, method, rng, engine
+        See docs/conventions.md (paired bootstrap, shared by all statistics).
     return_replicates : bool, default False
-        Also return the bootstrap replicates on dim ``replicate``.
+        Also return the replicates on dim ``replicate``.
 
     Returns
     -------
     xarray.Dataset
-        Dims (``dataset``,) ``statistic``, ``variable``: ``estimate``,
-        ``reference``, ``bias``, ``se``, ``ci_lower``, ``ci_upper``, ``zeta``,
-        ``valid``, ``reliable`` on ``statistic``; ``beta_gm`` on ``variable``
-        (uE2, E2, Z2); ``n_points`` (and ``z0``, ``acceleration`` for BCa).
-        Settings in attrs. An interval that cannot be computed gives
-        ``valid`` False and a warning.
+        On (``dataset``,) ``statistic``: ``estimate``, ``reference``, ``bias``,
+        ``se``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid`` (reference inside the
+        interval), ``reliable`` (no tailedness screen exceeded) (and
+        ``z0``, ``acceleration`` for BCa); ``beta_gm`` on ``variable``; ``n_points``.
+
+    Warns
+    -----
+    UserWarning
+        No reference, an interval that cannot be computed, or an unreliable statistic.
 
     Examples
     --------
@@ -262,11 +244,7 @@ def _tailedness_one(ds, *, rng=None):
 
 
 def tailedness(data):
-    """Tailedness screen of uE^2, E^2 and Z^2 (Pernot (2024b), sect. IV A and Table II).
-
-    Robust skewness beta_GM and kurtosis kappa_CS (Harrell-Davis quantiles) of
-    the squared uncertainties, errors and z-scores, against the limits of
-    Table II (uE^2: 0.6, questions RCE; E^2 and Z^2: 0.8, question RCE and ZMS).
+    """Tailedness screen of uE^2, E^2 and Z^2 (Pernot (2024b), Table II).
 
     Parameters
     ----------
@@ -275,8 +253,7 @@ def tailedness(data):
     Returns
     -------
     xarray.Dataset
-        Dims (``dataset``,) ``variable`` = ["uE2", "E2", "Z2"]; variables
-        ``beta_gm``, ``kappa_cs``, ``threshold``, ``exceeds``.
+        On (``dataset``,) ``variable``: ``beta_gm``, ``kappa_cs``, ``threshold``, ``exceeds``.
 
     Examples
     --------

@@ -1,10 +1,4 @@
-"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZVar).
-
-Binning on ``uE`` tests *consistency*, binning on an input feature tests
-*adaptivity* (Pernot 2023). Per bin, LZMS, LRCE and LZVar get bootstrap
-intervals (BCa by default, every bin resampled on its own in one parallel
-pass); LZM gets the Student-t interval.
-"""
+"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZVar; Pernot (2023))."""
 
 from __future__ import annotations
 
@@ -37,18 +31,19 @@ HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
 
 
 def local_streams(rng):
-    """The random streams of :func:`local_calibration` for one dataset.
+    """The random streams of :func:`local_calibration` for one dataset: (ties Generator, bootstrap seed).
 
-    ``rng`` is the dataset's own stream (for a DataTree, its child). Returns the
-    Generator that orders ties (``random_ties=True``) and the 64-bit bootstrap
-    seed, from which the seed of every bin derives
-    (:func:`uqviz._array.resample.group_seeds`). :func:`uqviz.ordering_study`
-    calls it too, so its data-order analysis reproduces local_calibration.
+    Parameters
+    ----------
+    rng : see docs/conventions.md
+
+    Returns
+    -------
+    tuple of (numpy.random.Generator, int)
 
     Examples
     --------
-    >>> ties, seed = local_streams(0)
-    >>> seed == local_streams(0)[1]
+    >>> local_streams(0)[1] == local_streams(0)[1]
     True
     """
     ties_rng, boot_rng = checks.rng(rng).spawn(2)
@@ -64,7 +59,7 @@ def _n_bins_for(m, n_bins):
 
 @contextlib.contextmanager
 def _named_warnings(name):
-    """Re-emit the warnings of the block with the dataset's name; tied values get a remedy."""
+    """Re-emit the block's warnings with the dataset's name."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
@@ -93,6 +88,17 @@ def compute_local_bins(ds, conditioning, *, n_bins, binning, min_count=None, edg
 
 def student_t_interval(z, starts, sizes, ci):
     """Mean of ``z`` per contiguous group with its Student-t interval.
+
+    Parameters
+    ----------
+    z : ndarray
+    starts, sizes : ndarray of int
+    ci : float
+
+    Returns
+    -------
+    tuple of ndarray
+        Mean, lower and upper bound per group.
 
     Examples
     --------
@@ -170,7 +176,7 @@ def _warn_bins(out, name):
 
 
 def _check_common(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
-    """Validate the options shared by the local analyses; canonical n_bins, min_count, n_boot, ci."""
+    """Validate the options shared by the local analyses."""
     n_bins = checks.optional_count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
     min_count = checks.optional_count("min_count", min_count)
@@ -192,38 +198,29 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : {"ZMS", "ZM", "RCE", "ZVar"}
-        LZMS, LZM, LRCE or LZVar (Pernot 2023).
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
-        Default :func:`uqviz.engine.binning.default_n_bins`: min(round(sqrt(M)), M // 100), bins of at
-        least 100 points.
-    binning : {"equal_count", "equal_width", "stratified", "edges"}
-        See :func:`uqviz.engine.binning.compute_bins`. Equal-count bins of a
-        binary or few-valued feature split tied values (a warning says so):
-        use ``"stratified"``, one bin per distinct value.
-    min_count, edges, log
-        Options of the binning scheme.
-    n_boot : int, default 5000
-    ci : float, default 0.95
+    binning, min_count, edges, log
+        See :func:`uqviz.engine.binning.compute_bins` (``"stratified"`` for few-valued features).
+    n_boot, ci, rng, engine
+        See docs/conventions.md.
     method : {"bca", "percentile", "basic", "student-t"}, optional
-        Interval per bin; default ``"student-t"`` for ZM, ``"bca"`` otherwise
-        (``"student-t"`` is offered for ZM only).
-    rng : None, int, SeedSequence or Generator
-    engine : {"numba", "numpy"}, optional
-        Resampling kernel.
+        Default ``"student-t"`` for ZM (its only use), ``"bca"`` otherwise.
     random_ties : bool, default False
-        Randomise the order of tied conditioning values (stratified variables);
-        otherwise ties keep the data's order.
+        Randomise the order of tied conditioning values.
 
     Returns
     -------
     xarray.Dataset
-        Dim ``bin`` (and ``dataset`` for a DataTree): ``estimate``,
-        ``ci_lower``, ``ci_upper``, ``reference``, ``zeta``, ``valid``,
-        ``beta_gm_z2``, ``heavy_tail``; coords ``bin_lower``, ``bin_upper``,
-        ``bin_center``, ``count``. Warns (with counts) about bins below 100
-        points, bins with beta_GM(Z^2) > 0.8 and bins without an interval.
+        On ``bin``: ``estimate``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid``,
+        ``beta_gm_z2``, ``heavy_tail``; ``reference``; coords ``bin_lower``,
+        ``bin_upper``, ``bin_center``, ``count``.
+
+    Warns
+    -----
+    UserWarning
+        Bins below 100 points, with beta_GM(Z^2) > 0.8, or without an interval.
 
     Examples
     --------
@@ -261,33 +258,29 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 # validation metric, serial structure, binned calibration errors
 # ---------------------------------------------------------------------------
 def fraction_valid(local_result, *, ci=0.95, nominal=None, method="wilson"):
-    """Fraction of bins whose interval contains the reference, f_v (Pernot 2023).
+    """Fraction f_v of bins whose interval contains the reference (Pernot (2023)).
 
     Parameters
     ----------
     local_result : xarray.Dataset
-        Output of :func:`local_calibration` (uses ``valid`` on dim ``bin``;
-        NaN-padded bins of a DataTree result are ignored).
+        Output of :func:`local_calibration`.
     ci : float, default 0.95
-        Level of the binomial interval on f_v.
+        Level of the Wilson interval with continuity correction (Newcombe (1998)).
     nominal : float, optional
-        Target coverage; default the ``ci`` of the local intervals (0.95).
+        Target coverage; default the ``ci`` of the local intervals.
     method : {"wilson"}
-        Wilson score interval with continuity correction (Newcombe 1998).
 
     Returns
     -------
     xarray.Dataset
-        ``estimate`` (f_v), ``ci_lower``, ``ci_upper``, ``n_valid``, ``n_bins``
-        and ``nominal_inside`` (whether the nominal coverage lies in the interval).
+        ``estimate``, ``ci_lower``, ``ci_upper``, ``n_valid``, ``n_bins``, ``nominal_inside``.
 
     Examples
     --------
     >>> import uqviz
-    >>> ds = uqviz.synthetic.nig(4000, nu=10, rng=0)
-    >>> loc = uqviz.local_calibration(ds, n_bins=20, n_boot=1000, rng=1)
-    >>> fv = uqviz.fraction_valid(loc)
-    >>> 0.0 <= float(fv.estimate) <= 1.0
+    >>> loc = uqviz.local_calibration(uqviz.synthetic.nig(4000, nu=10, rng=0), n_bins=20,
+    ...                               n_boot=1000, rng=1)
+    >>> 0.0 <= float(uqviz.fraction_valid(loc).estimate) <= 1.0
     True
     """
     ci = checks.probability("ci", ci)
@@ -339,26 +332,20 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     Parameters
     ----------
     local_result : xarray.Dataset
-        Output of :func:`local_calibration`; a result of a DataTree (dim
-        ``dataset``) gives one autocorrelation per dataset (NaN-padded bins dropped).
+        Output of :func:`local_calibration` (one ACF per ``dataset`` if any).
     max_lag : int, optional
-        Default min(n_bins - 1, 10 log10(n_bins)) (as R's ``acf``), per dataset.
-    variable : str
-        The per-bin series (default the local statistic).
+        Default min(n_bins - 1, 10 log10(n_bins)), as R's ``acf``.
+    variable : str, default "estimate"
 
     Returns
     -------
     xarray.Dataset
-        ``acf`` on dim ``lag`` and ``band`` = 1.96/sqrt(n_bins); attrs ``variable``,
-        ``n_bins``. For a DataTree result both gain a leading ``dataset`` dim, the
-        variable ``n_bins`` gives the bins per dataset, and ``acf`` is NaN beyond a
-        dataset's own default ``max_lag``.
+        ``acf`` on dim ``lag``, ``band``; with ``dataset``, also ``n_bins``.
 
     Examples
     --------
     >>> import numpy as np, xarray as xr
-    >>> res = xr.Dataset({"estimate": ("bin", np.arange(10.0))})
-    >>> float(acf(res, max_lag=1).acf[0])
+    >>> float(acf(xr.Dataset({"estimate": ("bin", np.arange(10.0))}), max_lag=1).acf[0])
     1.0
     """
     if not isinstance(local_result, xr.Dataset):
@@ -418,32 +405,25 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
 
 def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
                   binning="equal_count"):
-    """Binned calibration errors ENCE, UCE and ZMSE on the same bins.
-
-    ENCE = mean_b |RMV_b - RMSE_b|/RMV_b, UCE = mean_b |MV_b - MSE_b|,
-    ZMSE = mean_b |ln ZMS_b| (Pernot (2024c), eq. 17). They have no predefined
-    reference: compare them with a simulated reference.
+    """Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistics : sequence of {"ENCE", "UCE", "ZMSE"}
     conditioning : str, default "uE"
-        Any variable of the dataset (uE: consistency; a feature: adaptivity).
     n_bins : int, default 20
-        Number of bins (20 as in Pernot (2024c); see docs/conventions.md).
     binning : str, default "equal_count"
 
     Returns
     -------
     xarray.Dataset
-        ``estimate`` on dim ``statistic`` (and ``dataset``), ``n_bins``.
+        ``estimate`` on ``statistic``, ``n_bins``.
 
     Examples
     --------
     >>> import uqviz
-    >>> res = uqviz.binned_errors(uqviz.synthetic.nig(2000, nu=8, rng=0))
-    >>> res.statistic.values.tolist()
+    >>> uqviz.binned_errors(uqviz.synthetic.nig(2000, nu=8, rng=0)).statistic.values.tolist()
     ['ENCE', 'UCE', 'ZMSE']
     """
     statistics = checks.names("statistics", statistics)

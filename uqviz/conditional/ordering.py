@@ -1,24 +1,4 @@
-"""Sensitivity of the fraction of valid bins to the order of tied values (Pernot (2023), Fig. 4).
-
-Equal-count bins of a *stratified* conditioning variable (many points sharing
-one value, e.g. the masses of QM9) split some strata between two bins, and
-which points fall on each side depends on the order of the data. Pernot (2023)
-repeats the local analysis for many random orderings of the ties and
-summarises the fraction of valid bins f_v over orderings, also with the
-binomial noise of a finite number of bins (k* ~ Binomial(n_bins, f_v)).
-
-One ordering is a random permutation of the points before the stable sort of
-the conditioning variable; inside each bin the points are then put back in a
-canonical order (conditioning value, original row), so that a bin holding the
-same points in two orderings is the same bin. By default all orderings share
-the bootstrap random numbers of :func:`uqviz.local_calibration` for the same
-``rng`` (*common random numbers*): the spread over orderings is then the
-ordering effect alone, zero without ties.
-
-Orderings are processed in chunks, the bins of all orderings of a chunk
-resampled in one parallel call of the grouped bootstrap, one seed per bin. The
-numbers do not depend on the chunk size or on the number of threads.
-"""
+"""Sensitivity of the fraction of valid bins to the order of tied values (Pernot (2023), Fig. 4)."""
 
 from __future__ import annotations
 
@@ -76,13 +56,16 @@ def _labels(sizes):
 
 
 def tie_order(x, seed, starts, sizes):
-    """Ordering of the points for one random order of ties, canonical inside bins.
+    """Row order of the points for one random order of ties, canonical inside bins.
 
-    The ties of ``x`` are put in the order of
-    ``numpy.random.default_rng(seed).permutation(M)`` (``seed=None``: the
-    data order), the points are stably sorted by ``x`` and cut into the bins
-    ``starts``/``sizes``; inside each bin the points are then sorted by
-    ``x`` and by original row, so that equal bins are equal row for row.
+    Parameters
+    ----------
+    x : array_like, shape (M,)
+        Conditioning values.
+    seed : int or None
+        Seed of the permutation of the ties; None keeps the data order.
+    starts, sizes : ndarray of int
+        The equal-count bins.
 
     Returns
     -------
@@ -92,8 +75,7 @@ def tie_order(x, seed, starts, sizes):
     Examples
     --------
     >>> import numpy as np
-    >>> x = np.array([1.0, 0.0, 1.0, 1.0])
-    >>> tie_order(x, None, np.array([0, 2]), np.array([2, 2])).tolist()
+    >>> tie_order(np.array([1.0, 0.0, 1.0, 1.0]), None, np.array([0, 2]), np.array([2, 2])).tolist()
     [1, 0, 2, 3]
     """
     sid, base = _strata(np.asarray(x, dtype=float))
@@ -104,12 +86,7 @@ def tie_order(x, seed, starts, sizes):
 
 def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, engine,
            reference):
-    """Estimates and validity (C, n_bins) for the orderings ``orders`` (C, M).
-
-    The bins of all orderings are the groups of one grouped bootstrap
-    (:func:`uqviz._array.bootstrap.bootstrap_moments`); ``seeds_`` holds the
-    seed of every group, shape (C * n_bins,).
-    """
+    """Estimates and validity (C, n_bins) of the orderings ``orders`` (C, M), one grouped bootstrap."""
     n_ord, m = orders.shape
     n_bins = len(sizes0)
     starts = (np.arange(n_ord)[:, None] * m + starts0[None, :]).ravel()
@@ -223,65 +200,31 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
 def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderings=1000,
                    n_boot=5000, ci=0.95, method=None, rng=None, progress=None, chunk_size=None,
                    engine=None, common_bootstrap=True):
-    """Fraction of valid bins over random orderings of ties (Pernot (2023), Fig. 4).
-
-    Repeats the equal-count analysis of :func:`uqviz.local_calibration` for
-    ``n_orderings`` random orders of the tied values of the conditioning
-    variable and summarises f_v over orderings, with and without the binomial
-    noise of a finite number of bins.
+    """Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : {"ZMS", "ZM", "RCE", "ZVar"}
-        Per-bin statistic, as in :func:`uqviz.local_calibration`.
     conditioning : str or array_like
-        ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
+        ``"uE"``, a feature, or one value per point.
     n_bins : int, optional
-        Equal-count bins; default :func:`uqviz.engine.binning.default_n_bins`
-        (Pernot (2023) uses 100 for QM9).
+        Default :func:`uqviz.engine.binning.default_n_bins`.
     n_orderings : int, default 1000
-    n_boot : int, default 5000
-        Bootstrap replicates per bin.
-    ci : float, default 0.95
-        Level of the per-bin intervals, of the quantile interval of f_v over
-        orderings and of the Wilson interval of the data-order f_v.
-    method : {"bca", "percentile", "basic", "student-t"}, optional
-        Per-bin interval, as in :func:`uqviz.local_calibration`: default
-        ``"student-t"`` for ZM, ``"bca"`` otherwise.
-    rng : None, int, SeedSequence or Generator
-        With ``common_bootstrap``, the data order and every ordering use the
-        bootstrap random numbers of ``local_calibration(data, rng=rng)``.
-    progress : bool, optional
-        Progress bar; default shown in a terminal or Jupyter.
+    n_boot, ci, method, rng, progress, engine
+        As :func:`uqviz.local_calibration`; see docs/conventions.md.
     chunk_size : int, optional
-        Orderings per parallel call (memory ~ 8 (n_bins n_boot + 6 M) bytes
-        per ordering); default: as many as fit in 64 MB. No effect on the numbers.
-    engine : {"numba", "numpy"}, optional
-        Resampling kernel.
+        Orderings per parallel call; default: as many as fit in 64 MB. No effect on the numbers.
     common_bootstrap : bool, default True
-        Resample bin b with the same random numbers in every ordering, so the
-        spread over orderings is the ordering effect alone. False: fresh
-        bootstrap numbers per ordering (Pernot's procedure); the spread then
-        also holds the bootstrap's Monte Carlo noise.
+        Use the same bootstrap numbers for a bin in every ordering (the spread is then
+        the ordering effect alone); False draws fresh ones per ordering.
 
     Returns
     -------
     xarray.Dataset
-        Scalars ``fv``, ``fv_lower``, ``fv_upper`` (mean and quantile interval
-        of f_v over orderings); ``fv_binomial``, ``fv_binomial_lower``,
-        ``fv_binomial_upper`` (the same for k*/n_bins); ``fv_data``,
-        ``fv_data_lower``, ``fv_data_upper`` (data order, Wilson interval). On dim
-        ``ordering`` (coordinate ``seed``; ``boot_seed`` without common
-        bootstrap): ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
-        ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``,
-        ``valid_data``.
-
-    Notes
-    -----
-    Ordering ``i`` equals ``local_calibration(data.isel(point=tie_order(x,
-    seed[i], starts, sizes)), rng=rng)`` (``rng=boot_seed[i]`` without common
-    bootstrap), and the data order equals ``local_calibration(data, rng=rng)``.
+        Scalars ``fv``, ``fv_lower``, ``fv_upper``, ``fv_binomial*``, ``fv_data*``; on
+        ``ordering``: ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
+        ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``, ``valid_data``.
 
     Examples
     --------

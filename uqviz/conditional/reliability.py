@@ -1,10 +1,4 @@
-"""Reliability diagram statistics: RMSE and RMV per bin, with intervals.
-
-For a consistent set the RMSE of the errors in each bin of ``uE`` matches the
-RMV (root mean variance) of the uncertainties (Pernot 2023, eq. 5): the "RMSE vs
-RMV" or reliability diagram, drawn by
-:func:`uqviz.plots.conditional.reliability_diagram`.
-"""
+"""Reliability diagram statistics: RMSE and RMV per bin, with intervals (Pernot (2023), eq. 5)."""
 
 from __future__ import annotations
 
@@ -62,41 +56,27 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
                 n_boot=5000, ci=0.95, method="bca", rng=None, engine=None):
     """RMV and RMSE per bin, with intervals: the numbers of a reliability diagram.
 
-    Any conditioning variable can be used (a feature for adaptivity), but the
-    z-score statistics of :func:`uqviz.local_calibration` are preferred there
-    (Pernot 2023).
-
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     conditioning : str or array_like, default "uE"
-    n_bins : int, optional
-        Default :func:`uqviz.engine.binning.default_n_bins`:
-        min(round(sqrt(M)), M // 100).
-    binning : {"equal_count", "equal_width", "stratified", "edges"}
-    min_count : int, optional
-        Minimum bin population for merging (see :func:`uqviz.engine.binning.compute_bins`).
-    n_boot : int, default 5000
-    ci : float, default 0.95
+    n_bins, binning, min_count
+        As :func:`uqviz.local_calibration`.
+    n_boot, ci, rng, engine
+        See docs/conventions.md.
     method : {"bca", "percentile", "basic", "chi2"}
-        Interval of the RMSE per bin: a bootstrap interval, or ``"chi2"`` from
-        n MSE / sigma^2 ~ chi2(n) (normal errors). The RMV gets no interval.
-    rng : None, int, SeedSequence or Generator
-    engine : {"numba", "numpy"}, optional
+        RMSE interval: bootstrap, or ``"chi2"`` (n MSE / sigma^2 ~ chi2(n), normal errors).
 
     Returns
     -------
     xarray.Dataset
-        On dim ``bin``: ``rmv``, ``rmse``, ``rmse_lower``, ``rmse_upper``
-        (units of E), ``zeta`` and ``valid`` (RMV inside the RMSE interval);
-        coords ``bin_lower``, ``bin_upper``, ``bin_center``, ``count``.
+        On ``bin``: ``rmv``, ``rmse``, ``rmse_lower``, ``rmse_upper``, ``zeta``,
+        ``valid`` (RMV inside the RMSE interval); bin coords.
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import reliability
-    >>> ds = uqviz.synthetic.nig(3000, nu=10, rng=0)
-    >>> rel = reliability(ds, n_bins=10, n_boot=1000, rng=0)
+    >>> rel = uqviz.reliability(uqviz.synthetic.nig(3000, nu=10, rng=0), n_bins=10, n_boot=1000, rng=0)
     >>> rel.sizes["bin"]
     10
     """

@@ -1,8 +1,4 @@
-"""Running statistics of z-scores along a conditioning variable (Pernot (2023), Fig. 2).
-
-The z-scores sorted by ``uE`` or a feature, with their running mean and mean
-square over a moving window; drawn by :func:`uqviz.plots.conditional.zscores_vs`.
-"""
+"""Running statistics of z-scores along a conditioning variable (Pernot (2023), Fig. 2)."""
 
 from __future__ import annotations
 
@@ -18,9 +14,15 @@ __all__ = ["running_statistics", "default_window"]
 
 
 def default_window(m: int) -> int:
-    """Default running window: M // 100 points (at least 10, at most M).
+    """Default running window: M // 100 points, at least 10, at most M.
 
-    As Pernot (2023), Fig. 2: windows of floor(M / 100) points (138 for QM9).
+    Parameters
+    ----------
+    m : int
+
+    Returns
+    -------
+    int
 
     Examples
     --------
@@ -74,37 +76,24 @@ def _running_one(ds, *, rng=None, conditioning, window):
 def running_statistics(data, *, conditioning="uE", window=None):
     """Z-scores sorted by a conditioning variable, with their running mean and mean square.
 
-    The homoscedasticity check of Pernot (2023), Fig. 2: against ``uE``
-    (consistency) or an input feature (adaptivity), the running mean of z
-    should stay near 0 and the running mean of z^2 near 1.
-
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     conditioning : str or array_like, default "uE"
-        Variable to sort by (``"uE"``, a feature, or one value per point).
     window : int, optional
-        Points per moving window; default :func:`default_window` (M // 100,
-        at least 10).
+        Points per window; default :func:`default_window`.
 
     Returns
     -------
     xarray.Dataset
-        On dim ``rank`` (points sorted by the conditioning variable, ties in
-        data order): ``z`` with coords ``x`` (conditioning value) and
-        ``point`` (original row). On dim ``window`` (the M - window + 1
-        windows of consecutive sorted points): ``running_mean`` and
-        ``running_ms`` with coords ``x_window`` (mid-range of the window's
-        x, as ErrViewLib), ``x_window_lower``, ``x_window_upper``.
-        Attributes: ``conditioning``, ``window``, ``n_points``, ``units``,
-        ``long_name``, ``n_distinct``.
+        ``z`` on ``rank`` (coords ``x``, ``point``); ``running_mean``, ``running_ms`` on
+        ``window`` (coords ``x_window``, ``x_window_lower``, ``x_window_upper``).
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import running_statistics
     >>> ds = uqviz.synthetic.default_example()
-    >>> res = running_statistics(ds, conditioning="X", window=100)
+    >>> res = uqviz.running_statistics(ds, conditioning="X", window=100)
     >>> res.sizes["window"] == ds.sizes["point"] - 99
     True
     """

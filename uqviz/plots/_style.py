@@ -1,8 +1,4 @@
-"""Shared figure conventions: publication style, axes creation, colours.
-
-Every plot function takes result Datasets (never raw data to compute on),
-accepts ``ax=None`` and returns the Axes it drew on, so figures compose.
-"""
+"""Shared figure conventions: publication style, axes creation, colours."""
 
 from __future__ import annotations
 
@@ -90,15 +86,14 @@ def one_dataset(result, dataset, what):
 
 
 class PlainLogFormatter(mticker.LogFormatter):
-    """Log-axis labels as plain numbers (0.3, 0.4, 0.6, 1) on the ticks matplotlib labels.
+    """Log-axis labels as plain numbers (0.3, 0.4, 0.6, 1).
 
     Examples
     --------
     >>> from matplotlib.figure import Figure
-    >>> fig = Figure()
-    >>> ax = fig.add_subplot()
+    >>> ax = Figure().add_subplot()
     >>> set_log_x(ax, [0.3, 0.99])
-    >>> fig.canvas.draw()
+    >>> ax.figure.canvas.draw()
     >>> ax.xaxis.get_minor_formatter()(0.4), ax.xaxis.get_major_formatter()(1.0)
     ('0.4', '1')
     """
@@ -108,13 +103,7 @@ class PlainLogFormatter(mticker.LogFormatter):
 
 
 def set_log_x(ax, x):
-    """Log x scale; plain-number labels when x lies in [1e-3, 1e4] (else 10^k labels).
-
-    Raises
-    ------
-    ValueError
-        If any x is not positive (with their count).
-    """
+    """Log x scale; plain-number labels when x lies in [1e-3, 1e4]; ValueError if any x <= 0."""
     x = np.asarray(x, dtype=float)
     if np.nanmin(x) <= 0:
         raise ValueError("log_x: the x values must be positive "

@@ -1,19 +1,7 @@
 """Average-calibration figures: intervals, tailedness, zeta-scores, decimation, fits.
 
-Every function draws a result Dataset (nothing is computed here), takes ``ax``
-and returns the Axes:
-
-- :func:`intervals` <- :func:`uqviz.validate_average`;
-- :func:`fit_histogram` <- data + :func:`uqviz.distribution_shapes`
-  (+ :func:`uqviz.nig_implied_shape`) (Pernot (2024b), Figs. 1-2);
-- :func:`skewness_map` <- :func:`uqviz.tailedness` (+ :func:`uqviz.nig_skewness_curve`)
-  (Figs. 6 and 9);
-- :func:`zeta_comparison` <- :func:`uqviz.validate_average` (Figs. 7 and 10);
-- :func:`decimation_curves` <- :func:`uqviz.decimation_curve` (Fig. 8).
-
-Colours: a statistic and the variable it depends on share a colour (ZMS and
-``Z^2`` blue, RCE and ``E^2`` red); the unsafe zones of Pernot (2024b),
-Table II are shaded orange.
+A statistic and the variable it depends on share a colour (ZMS and Z^2 blue, RCE
+and E^2 red); the unsafe zones of Pernot (2024b), Table II are shaded orange.
 """
 
 from __future__ import annotations
@@ -82,13 +70,7 @@ def _add_obstacles(ax, x, y, size_pt=6.0):
 
 
 def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
-    """Write ``texts`` next to the points, shifting labels that would overlap.
-
-    Labels are placed left (or right) of their point; a label whose box
-    would overlap a marker (see :func:`_add_obstacles`) or a label already
-    placed is moved up or down, in steps of its height, to the nearest free
-    position (positions are those of the current layout).
-    """
+    """Write ``texts`` next to the points, moving labels that would overlap up or down."""
     dx = -4 if side == "left" else 4
     ha = "right" if side == "left" else "left"
     fig = ax.figure
@@ -122,30 +104,26 @@ def _stat_color(name, i=0):
 
 
 def intervals(result, *, ax=None, statistics=None):
-    """Estimate and confidence interval of each statistic, relative to its reference.
+    """Estimate and interval of each statistic minus its reference, coloured by validity.
 
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.validate_average` for one dataset (or with a
-        ``dataset`` dim: one row per dataset and statistic).
+        Output of :func:`uqviz.validate_average` (one row per dataset and statistic).
     ax : matplotlib.axes.Axes, optional
     statistics : sequence of str, optional
-        Subset of the statistics (default all with a finite reference).
+        Default all with a finite reference.
 
     Returns
     -------
     matplotlib.axes.Axes
-        One row per (dataset, statistic): the interval minus the reference,
-        coloured by validity; the zero line is the reference.
 
     Examples
     --------
     >>> import uqviz
     >>> from uqviz.plots.average import intervals
     >>> res = uqviz.validate_average(uqviz.synthetic.default_example(), n_boot=500, rng=0)
-    >>> ax = intervals(res)
-    >>> len(ax.get_yticklabels())
+    >>> len(intervals(res).get_yticklabels())
     2
     """
     res = result if "dataset" in result.dims else result.expand_dims(dataset=[""])
@@ -261,37 +239,25 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
                   n_bins=None, legend=True, title=None):
     """Log-scale histogram of uE^2, E^2 or Z^2 with the fitted density (Pernot (2024b), Figs. 1-2).
 
-    The histogram is that of ``ln X`` (density per unit of ``ln X``, drawn
-    against ``X`` on a logarithmic axis), so that heavy upper tails and the
-    bulk are both visible; the fitted model density is drawn as ``x f(x)``
-    on the same scale. For ``E^2``, the density that the NIG model implies
-    from the Inverse-Gamma fit of ``uE^2`` (``implied``, the output of
-    :func:`uqviz.nig_implied_shape`) is added in red: a calibrated dataset
-    with a normal generative distribution would follow it. A DataTree with
-    several datasets and no ``dataset=`` draws every dataset on the same axes
-    (outlined histograms, each fit in its dataset's colour).
+    The histogram of ``ln X`` is drawn against ``X`` on a log axis, with the fitted
+    density as ``x f(x)``; ``implied`` adds the NIG-model density of E^2 in red.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        The data (variables ``E``, ``uE``).
     shapes_result : xarray.Dataset
-        Output of :func:`uqviz.distribution_shapes` (or of
-        :func:`uqviz.fit_inverse_gamma` / :func:`uqviz.fit_f` for the
-        matching variable), with or without a ``dataset`` dim.
+        Output of :func:`uqviz.distribution_shapes` (or :func:`uqviz.fit_inverse_gamma`,
+        :func:`uqviz.fit_f`).
     variable : {"uE2", "E2", "Z2"}, default "uE2"
     implied : xarray.Dataset, optional
-        Output of :func:`uqviz.nig_implied_shape` (``variable="E2"`` only):
-        its ``F(1, nu)`` density is drawn as "NIG model".
+        Output of :func:`uqviz.nig_implied_shape` (``variable="E2"`` only).
     ax : matplotlib.axes.Axes, optional
     dataset : str or int, optional
-        Which dataset of a DataTree; default: all of them.
+        Which dataset of a DataTree; default all, on the same axes.
     n_bins : int, optional
-        Number of bins of ``ln X`` (default 33 for ``uE2``, 25 otherwise, as
-        the authors' figures).
-    legend : bool, default True
-    title : str, optional
-        Default: the dataset name.
+        Bins of ``ln X`` (default 33 for uE2, 25 otherwise).
+    legend, title
+        Legend switch; title (default the dataset name).
 
     Returns
     -------
@@ -402,32 +368,23 @@ def _threshold(tail_result, variable):
 
 def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=True,
                  legend=True, title=None):
-    """beta_GM of errors and z-scores against that of uncertainties (Pernot (2024b), Fig. 6).
+    """beta_GM of E^2 and Z^2 against beta_GM of uE^2, per dataset (Pernot (2024b), Fig. 6).
 
-    Each dataset is a red triangle at ``(beta_GM(uE^2), beta_GM(E^2))`` and
-    a blue square at ``(beta_GM(uE^2), beta_GM(Z^2))``, labelled by its set
-    number (or name). The shaded zones are those of Table II: beyond
-    ``beta_GM(uE^2) > 0.6`` the RCE is questionable, beyond ``beta_GM(E^2)``
-    or ``beta_GM(Z^2) > 0.8`` both RCE and ZMS (the thresholds are read from
-    the result). The black dots are the NIG model (normal generative
-    distribution) for a range of ``nu``: datasets far above them have error
-    tails that a calibrated NIG model cannot produce; the dotted line is
-    ``beta_GM(Z^2)`` of the NIG model (a squared normal variate, 0.64).
+    Shaded: the unsafe zones of Table II; black dots: the NIG model over ``nu``.
 
     Parameters
     ----------
     tail_result : xarray.Dataset
-        Output of :func:`uqviz.tailedness` (dims (``dataset``,) ``variable``).
+        Output of :func:`uqviz.tailedness`.
     nig_curve : xarray.Dataset, optional
         Output of :func:`uqviz.nig_skewness_curve`.
     ax : matplotlib.axes.Axes, optional
     labels : "number", "name" or sequence of str, default "number"
-        Point labels: set numbers 1, 2, ... in the order of the ``dataset``
-        dim, the dataset names, or given texts.
+        Point labels: set numbers, dataset names, or given texts.
     z2 : bool, default True
-        Also draw ``beta_GM(Z^2)``.
-    legend : bool, default True
-    title : str, optional
+        Also draw beta_GM(Z^2).
+    legend, title
+        Legend switch; title.
 
     Returns
     -------
@@ -438,9 +395,8 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     >>> import uqviz
     >>> from uqviz.plots.average import skewness_map
     >>> tree = uqviz.from_datasets({f"nu={nu}": uqviz.synthetic.nig(2000, nu=nu, rng=1)
-    ...                             for nu in (3, 6, 20)})
-    >>> ax = skewness_map(uqviz.tailedness(tree))
-    >>> ax.get_xlabel()
+    ...                             for nu in (3, 20)})
+    >>> skewness_map(uqviz.tailedness(tree)).get_xlabel()
     '$\\\\beta_{GM}(u_E^2)$'
     """
     res = _with_dataset_dim(tail_result)
@@ -522,24 +478,19 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
                     limit=None, legend=True, title=None):
     """Absolute zeta-scores of two statistics against each other (Pernot (2024b), Fig. 7).
 
-    A dataset is validated by a statistic when its ``|zeta| <= 1``. In the
-    shaded zones the two statistics disagree (one validates, the other
-    rejects); on the dashed identity line they are equally far from their
-    references. Points are labelled by set number (or name).
+    Shaded: the zones where one statistic validates and the other rejects.
 
     Parameters
     ----------
     validation_result : xarray.Dataset
-        Output of :func:`uqviz.validate_average` with both statistics (and
-        usually a ``dataset`` dim).
+        Output of :func:`uqviz.validate_average` with both statistics.
     ax : matplotlib.axes.Axes, optional
     statistics : pair of str, default ("ZMS", "RCE")
-        Statistics on x and y.
     labels : "number", "name" or sequence of str, default "number"
     limit : float, optional
         Upper limit of both axes; default ``max(4, 1.08 max |zeta|)``.
-    legend : bool, default True
-    title : str, optional
+    legend, title
+        Legend switch; title.
 
     Returns
     -------
@@ -610,15 +561,9 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
 # --------------------------------------------------------------------------
 def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=None,
                       legend=True, title=None):
-    """Change of the statistics when the largest uncertainties are removed (Pernot (2024b), Fig. 8).
+    """``stat_k - stat_0`` against the percentage k of largest uE removed (Pernot (2024b), Fig. 8).
 
-    ``Delta = stat_k - stat_0`` against the percentage ``k`` of points with
-    the largest ``uE`` removed, for each statistic. The vertical bars left
-    of ``k = 0`` are the confidence intervals of the full set, centred on
-    zero (dotted lines extend their limits across): a curve leaving its bar
-    means that a few per cent of the uncertainties move the statistic by
-    more than its own uncertainty, i.e. the statistic is driven by the tail
-    of the uncertainty distribution.
+    The bars left of k = 0 are the zero-centred intervals of the full set.
 
     Parameters
     ----------
@@ -628,10 +573,8 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
         Which dataset (required when the result has several).
     ax : matplotlib.axes.Axes, optional
     statistics : sequence of str, optional
-        Default all of the result.
-    legend : bool, default True
-    title : str, optional
-        Default: the dataset name.
+    legend, title
+        Legend switch; title (default the dataset name).
 
     Returns
     -------
@@ -640,11 +583,9 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import decimation_curve
     >>> from uqviz.plots.average import decimation_curves
-    >>> res = decimation_curve(uqviz.synthetic.nig(2000, nu=20, rng=0), n_boot=500, rng=1)
-    >>> ax = decimation_curves(res)
-    >>> ax.get_xlabel()
+    >>> res = uqviz.decimation_curve(uqviz.synthetic.nig(2000, nu=20, rng=0), n_boot=500, rng=1)
+    >>> decimation_curves(res).get_xlabel()
     'largest $u_E$ removed, $k$ (%)'
     """
     if "delta" not in decimation_result or "fraction" not in decimation_result.dims:

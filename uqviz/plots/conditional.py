@@ -1,14 +1,4 @@
-"""Conditional calibration figures (Pernot (2023), Figs. 2-4, and the reliability diagram).
-
-Every function takes a result Dataset (no statistic is computed here),
-accepts ``ax=None`` and returns the Axes it drew on:
-
-- :func:`zscores_vs` <- :func:`uqviz.running_statistics` (Fig. 2)
-- :func:`local` <- :func:`uqviz.local_calibration` (+ :func:`uqviz.fraction_valid`) (Fig. 3 a-f)
-- :func:`acf` <- :func:`uqviz.acf` (Fig. 3 g-i)
-- :func:`ordering` <- :func:`uqviz.ordering_study` (Fig. 4)
-- :func:`reliability_diagram` <- :func:`uqviz.reliability`
-"""
+"""Conditional calibration figures (Pernot (2023), Figs. 2-4, and the reliability diagram)."""
 
 from __future__ import annotations
 
@@ -64,9 +54,7 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True,
                legend=True):
-    """Z-scores against a conditioning variable, with running mean and mean square.
-
-    Pernot (2023), Fig. 2.
+    """Z-scores against a conditioning variable, with running mean and mean square (Pernot (2023), Fig. 2).
 
     Parameters
     ----------
@@ -74,16 +62,13 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
         Output of :func:`uqviz.running_statistics` for one dataset.
     ax : matplotlib.axes.Axes, optional
     log_x : bool, default False
-        Logarithmic x axis (useful for ``uE``).
     clip : float or None, default 5.0
-        The y axis shows [-clip, clip]; the number of points beyond is given
-        in the legend. None: no clipping.
+        y range [-clip, clip]; the legend counts the points beyond.
     xlabel : str, optional
-        Default from the conditioning name and units.
     points : bool, default True
-        Draw the cloud of z-scores (rasterised, to keep vector files light).
+        Draw the (rasterised) cloud of z-scores.
     legend : bool or str, default True
-        Draw the legend (a string gives its matplotlib location).
+        Draw the legend (a string gives its location).
 
     Returns
     -------
@@ -92,11 +77,9 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import running_statistics
     >>> from uqviz.plots.conditional import zscores_vs
-    >>> res = running_statistics(uqviz.synthetic.default_example(), conditioning="X")
-    >>> ax = zscores_vs(res)
-    >>> ax.get_ylabel()
+    >>> res = uqviz.running_statistics(uqviz.synthetic.default_example(), conditioning="X")
+    >>> zscores_vs(res).get_ylabel()
     'z-score $Z = E/u_E$'
     """
     res = _single(running_result, "running_result")
@@ -145,36 +128,31 @@ def _fv_text(fv):
 
 
 def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None, legend=True):
-    """Local statistic per bin with its interval, coloured by validity (Pernot (2023), Fig. 3).
+    """Local statistic per bin with its interval, blue if valid, red if not (Pernot (2023), Fig. 3).
 
     Parameters
     ----------
     local_result : xarray.Dataset
         Output of :func:`uqviz.local_calibration` for one dataset.
     fv : xarray.Dataset, optional
-        Output of :func:`uqviz.fraction_valid`; f_v and its interval go in the title.
+        Output of :func:`uqviz.fraction_valid`, shown in the title.
     ax : matplotlib.axes.Axes, optional
     log_x : bool, default False
     xlabel : str, optional
-        Default from the conditioning name.
     ylim : (float, float), optional
     legend : bool or str, default True
-        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
     matplotlib.axes.Axes
-        Valid bins (interval containing the reference) in blue, invalid in
-        red, at x = ``bin_center``; the reference as a dashed line.
 
     Examples
     --------
     >>> import uqviz
     >>> from uqviz.plots.conditional import local
-    >>> ds = uqviz.synthetic.default_example()
-    >>> res = uqviz.local_calibration(ds, conditioning="X", n_bins=20, n_boot=500, rng=0)
-    >>> ax = local(res, fv=uqviz.fraction_valid(res))
-    >>> "f_v" in ax.get_title()
+    >>> res = uqviz.local_calibration(uqviz.synthetic.default_example(), conditioning="X",
+    ...                               n_bins=20, n_boot=500, rng=0)
+    >>> "f_v" in local(res, fv=uqviz.fraction_valid(res)).get_title()
     True
     """
     res = _single(local_result, "local_result")
@@ -224,17 +202,15 @@ def acf(acf_result, *, ax=None, label=None):
         Output of :func:`uqviz.acf`.
     ax : matplotlib.axes.Axes, optional
     label : str, optional
-        Title (e.g. the conditioning variable).
+        Title.
 
     Returns
     -------
     matplotlib.axes.Axes
-        Stems at each lag and the band +-1.96/sqrt(n_bins); a slow decay
-        outside the band reveals clusters of similar local deviations.
 
     Examples
     --------
-    >>> import numpy as np, xarray as xr
+    >>> import xarray as xr
     >>> from uqviz.plots.conditional import acf
     >>> res = xr.Dataset({"acf": ("lag", [1.0, 0.5, 0.2]), "band": 0.3}, coords={"lag": [0, 1, 2]})
     >>> len(acf(res).collections) >= 1
@@ -271,24 +247,16 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
     Parameters
     ----------
     ordering_result : xarray.Dataset or mapping of label -> Dataset
-        Output(s) of :func:`uqviz.ordering_study`; one group of
-        markers per result (e.g. ``{"LZM": res_zm, "LZMS": res_zms}``).
+        Output(s) of :func:`uqviz.ordering_study`, one group of markers each.
     ax : matplotlib.axes.Axes, optional
     stratified : xarray.Dataset or mapping of label -> Dataset, optional
-        :func:`uqviz.fraction_valid` results of the stratified binning, drawn
-        next to each group (same labels).
+        :func:`uqviz.fraction_valid` results of the stratified binning.
     labels : sequence of str, optional
-        Group labels for a sequence of results (default from the statistic).
     legend : bool or str, default True
-        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
     matplotlib.axes.Axes
-        For each group: the data-order f_v with its Wilson interval (circle),
-        the mean and quantile interval over orderings (square), the same
-        with binomial noise (diamond), optionally the stratified binning
-        (triangle); the target coverage as a dashed line.
 
     Examples
     --------
@@ -372,22 +340,17 @@ def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
         Output of :func:`uqviz.reliability` for one dataset.
     ax : matplotlib.axes.Axes, optional
     log : bool, default False
-        Logarithmic axes (uncertainties spanning decades).
     legend : bool or str, default True
-        Draw the legend (a string gives its matplotlib location).
 
     Returns
     -------
     matplotlib.axes.Axes
-        One point per bin with the interval of the RMSE; blue when the
-        interval contains the RMV, red otherwise.
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import reliability
     >>> from uqviz.plots.conditional import reliability_diagram
-    >>> rel = reliability(uqviz.synthetic.nig(2000, nu=10, rng=0), n_bins=8, n_boot=500, rng=0)
+    >>> rel = uqviz.reliability(uqviz.synthetic.nig(2000, nu=10, rng=0), n_bins=8, n_boot=500, rng=0)
     >>> reliability_diagram(rel).get_xlabel()
     'RMV'
     """

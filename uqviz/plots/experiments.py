@@ -1,8 +1,4 @@
-"""Figures of the Monte Carlo studies (Pernot (2024b), Figs. 4, 5 and 11).
-
-- :func:`validation_probability` <- :func:`uqviz.validation_probability` (Fig. 5);
-- :func:`bias_vs_skewness` <- :func:`uqviz.statistic_bias` (Figs. 4 and 11).
-"""
+"""Figures of the Monte Carlo studies (Pernot (2024b), Figs. 4, 5 and 11)."""
 
 from __future__ import annotations
 
@@ -24,11 +20,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
                            legend=True, title=None):
     """Share of calibrated datasets validated, against nu (Pernot (2024b), Fig. 5).
 
-    ``p_val`` for each statistic with its Wilson interval; a reliable test
-    validates 95 % of calibrated datasets (dashed line). The top axis gives,
-    at the same ``nu``, the mean robust skewness of the variable the
-    scenario makes heavy-tailed: ``beta_GM(uE^2)`` for NIG (``nu_IG``),
-    ``beta_GM(E^2)`` for TIG (``nu_D``).
+    The top axis gives the mean beta_GM of the variable the scenario makes heavy-tailed.
 
     Parameters
     ----------
@@ -36,17 +28,14 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
         Output of :func:`uqviz.validation_probability`.
     ax : matplotlib.axes.Axes, optional
     skewness : {"uE2", "E2", "Z2"}, optional
-        Variable of the top axis (default by scenario, as above).
+        Variable of the top axis (default uE2 for NIG, E2 for TIG).
     statistics : sequence of str, optional
-        Default all of the result.
-    legend : bool, default True
-    title : str, optional
-        Default: the scenario and the Monte Carlo sizes.
+    legend, title
+        Legend switch; title (default the scenario and sizes).
 
     Returns
     -------
     matplotlib.axes.Axes
-        The main Axes (the top axis is a secondary axis of it).
 
     Examples
     --------
@@ -54,8 +43,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     >>> from uqviz.plots.experiments import validation_probability
     >>> res = vp(scenario="NIG", nu=[2.0, 6.0], n_datasets=10, size=200, n_boot=200, rng=1,
     ...          progress=False)
-    >>> ax = validation_probability(res)
-    >>> ax.get_xlabel()
+    >>> validation_probability(res).get_xlabel()
     '$\\\\nu_{IG}$'
     """
     if "p_val" not in vp_result or "nu" not in vp_result.dims:
@@ -126,17 +114,8 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
                      n_sigma=2.0, color_by="nu_ig", legend=True, title=None):
     """Mean deviation of a statistic on calibrated datasets against beta_GM (Pernot (2024b), Fig. 4).
 
-    Each point is one generative model ``(nu_IG, nu_D)`` of the study: its
-    mean robust skewness (``beta_GM(E^2)`` for RCE and RCE2, ``beta_GM(Z^2)``
-    for ZMS) on x, the mean deviation of the statistic from its reference on
-    y with ``n_sigma`` x ``se`` bars (the "2 sigma" bars of the paper's
-    figures: the Monte Carlo uncertainty of the mean, see
-    :func:`uqviz.statistic_bias`). Points of the same ``nu_IG``
-    are joined. For a statistic whose reference is 1 (ZMS), ``1 - ZMS`` is
-    drawn, so that positive values mean uncertainties too large for both
-    statistics. A bar that misses the zero line is a bias: the paper finds it for
-    the RCE beyond ``beta_GM(E^2) = 0.85`` (shaded: the 0.8 safety
-    threshold), for the ZMS only at ``nu_D = 3``, never for RCE2.
+    One point per generative model ``(nu_IG, nu_D)`` with ``n_sigma`` x ``bars`` error
+    bars; for ZMS, ``1 - ZMS`` is drawn.
 
     Parameters
     ----------
@@ -145,15 +124,13 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     statistic : str, default "RCE"
     ax : matplotlib.axes.Axes, optional
     skewness : {"uE2", "E2", "Z2"}, optional
-        Variable of the x axis; default ``Z2`` for ZMS, ZM, ZVar, else ``E2``.
+        x variable; default Z2 for ZMS, ZM, ZVar, else E2.
     bars : {"se", "sd"}, default "se"
-        Monte Carlo standard error of the mean, or dispersion of one dataset.
+        Standard error of the mean, or dispersion of one dataset.
     n_sigma : float, default 2.0
     color_by : {"nu_ig", "nu_d"}, default "nu_ig"
-        The grid dim whose values are coloured (the points along the other
-        are joined).
-    legend : bool, default True
-    title : str, optional
+    legend, title
+        Legend switch; title.
 
     Returns
     -------

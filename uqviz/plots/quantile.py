@@ -1,8 +1,4 @@
-"""Quantile calibration figures: reliability curve and per-bin coverage map.
-
-Both take the Dataset returned by :func:`uqviz.qce` and draw what it holds
-(no statistic is computed here), accept ``ax=None`` and return the Axes.
-"""
+"""Quantile calibration figures: reliability curve and per-bin coverage map of :func:`uqviz.qce`."""
 
 from __future__ import annotations
 
@@ -37,24 +33,16 @@ def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", ban
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.qce` (any ``marginal``/``reduction``):
-        ``coverage`` and its Wilson interval ``coverage_lower``/``coverage_upper``
-        on ``level`` (and ``variable``).
+        Output of :func:`uqviz.qce`.
     variable : label or list of labels, optional
-        Variables to draw (default all, one line each).
+        Default all, one line each.
     ax : matplotlib.axes.Axes, optional
     kind : {"coverage", "deviation"}, default "coverage"
-        Draw the coverage against ``tau`` with the diagonal, or
-        ``coverage - tau`` against ``tau`` with zero (easier to read when the
-        deviations are small). ``|coverage - tau|`` is the M-QCE.
+        Coverage against ``tau`` with the diagonal, or ``coverage - tau`` with zero.
     band : bool, default True
-        Shade the Wilson interval of the coverage (binomial, level
-        ``result.attrs["ci"]``); a calibrated model has the diagonal (zero) inside
-        it at most levels.
+        Shade the Wilson interval of the coverage.
     label : str, optional
-        Legend label (one variable) or prefix (several).
     color : color, optional
-        Line colour (one variable); several variables use the series colours.
 
     Returns
     -------
@@ -65,11 +53,8 @@ def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", ban
     >>> import numpy as np
     >>> import uqviz.quantile as uq
     >>> from uqviz.plots.quantile import quantile_reliability
-    >>> rng = np.random.default_rng(0)
-    >>> res = uq.qce(rng.standard_normal(500), 0.0, np.ones(500),
-    ...              levels=np.linspace(0.05, 0.95, 19), n_boot=0)
-    >>> ax = quantile_reliability(res)
-    >>> ax.get_xlabel()
+    >>> res = uq.qce(np.random.default_rng(0).standard_normal(500), 0.0, np.ones(500), n_boot=0)
+    >>> quantile_reliability(res).get_xlabel()
     'quantile level $\\\\tau$'
     """
     if kind not in ("coverage", "deviation"):
@@ -123,24 +108,22 @@ def _legend_unique(ax):
 
 def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, annotate=False,
                  colorbar=True):
-    """Per-bin coverage deviation ``coverage_b - tau`` as a bins x quantiles heat map.
+    """Per-bin coverage deviation ``coverage_b - tau`` as a bins x levels heat map.
+
+    Blue: more coverage than ``tau`` (too wide), red: less; excluded bins blank.
 
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`uqviz.qce` with ``marginal=False``
-        (``bin_coverage``, ``bin_lower``/``bin_upper``, ``bin_count``).
+        Output of :func:`uqviz.qce` with ``marginal=False``.
     variable : label, optional
-        Which variable to draw, required when the result has several.
+        Required when the result has several.
     ax : matplotlib.axes.Axes, optional
     cmap : str, default "RdBu"
-        Diverging colour map: blue = more coverage than ``tau`` (intervals too
-        wide), red = less (too narrow). Excluded bins (fewer points than
-        ``sample_threshold``, or empty) are left blank.
     vmax : float, optional
-        Colour limit (symmetric); default the largest ``|deviation|``.
+        Symmetric colour limit; default the largest ``|deviation|``.
     annotate : bool, default False
-        Write the number of points of each bin at the right end of its row.
+        Write the count of each bin.
     colorbar : bool, default True
 
     Returns

@@ -1,22 +1,4 @@
-"""Figures of simulated references, validation schemes, extrapolation and confidence curves.
-
-Every function draws a result Dataset of :mod:`uqviz.reference.simulated`,
-:mod:`uqviz.extrapolation` or :mod:`uqviz.confidence` (no statistic is
-computed here), accepts ``ax=None`` and returns the Axes:
-
-- :func:`zeta_scores`: zeta-scores per dataset and scheme, BS/SimN/SimT/Sim2N/
-  Sim2T (Pernot (2024c), Figs. 6-7);
-- :func:`reference_sensitivity`: simulated reference against the degrees of
-  freedom of D = t_s(nu), with the observed value (Pernot (2024c), Fig. 5);
-- :func:`reference_distribution`: histogram of the simulated values with the
-  observed statistic and its interval;
-- :func:`size_dependence`: simulated ENCE/ZMSE against sqrt(N/M) or M
-  (Pernot (2024c), Figs. A1-A2);
-- :func:`extrapolation`: statistic against sqrt(N/M), fit, intercept interval
-  and reference lines (Pernot (2024c), Fig. A3);
-- :func:`confidence_curve`: data curve with its band, oracle, probabilistic
-  reference with its band.
-"""
+"""Figures of simulated references, validation schemes, extrapolation and confidence curves."""
 
 from __future__ import annotations
 
@@ -71,33 +53,27 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
                 title=None):
     """Zeta-scores per dataset and validation scheme (Pernot (2024c), Figs. 6-7).
 
+    Colours code D (black: bootstrap only, blue: normal, red: t_s(6)); circles Sim,
+    open triangles Sim2.
+
     Parameters
     ----------
     results : xarray.Dataset, DataArray or mapping
-        ``zeta`` on dims ``dataset`` and ``scheme``, or a mapping
-        ``{scheme: result}`` of :func:`uqviz.validate_simulated` /
-        :func:`uqviz.validate_average` results on ``dataset`` (the BS scheme
-        from ``validate_average`` with one statistic).
+        ``zeta`` on ``dataset`` and ``scheme``, or ``{scheme: result}`` of
+        :func:`uqviz.validate_simulated` / :func:`uqviz.validate_average`.
     labels : sequence of str, optional
-        Tick labels of the datasets (default their names; the paper uses Set1..Set9).
+        Tick labels of the datasets (default their names).
     ax : matplotlib.axes.Axes, optional
     band : bool, default True
-        Shade |zeta| <= 1, where a statistic is validated.
+        Shade |zeta| <= 1.
     offset : float, default 0.12
         Horizontal shift between schemes.
-    legend : bool, default True
-    title : str, optional
+    legend, title
+        Legend switch; title.
 
     Returns
     -------
     matplotlib.axes.Axes
-
-    Notes
-    -----
-    Colours code the generative distribution (black: bootstrap only, blue:
-    normal, red: t_s(6)); filled circles the Sim scheme (bootstrap interval),
-    open triangles the Sim2 scheme (Monte Carlo interval of the reference).
-    Unknown scheme names get the series colours.
 
     Examples
     --------
@@ -105,8 +81,7 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
     >>> from uqviz.plots.reference import zeta_scores
     >>> z = xr.DataArray(np.array([[0.5, -2.0], [1.5, 0.2]]), dims=("dataset", "scheme"),
     ...                  coords={"dataset": ["a", "b"], "scheme": ["SimN", "Sim2N"]})
-    >>> ax = zeta_scores(z)
-    >>> [t.get_text() for t in ax.get_xticklabels()]
+    >>> [t.get_text() for t in zeta_scores(z).get_xticklabels()]
     ['a', 'b']
     """
     z = _stack_schemes(results)
@@ -176,22 +151,15 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     Parameters
     ----------
     result : xarray.Dataset
-        ``reference`` and ``reference_se`` of :func:`uqviz.simulated_reference` stacked on a
-        dim ``nu`` (and optionally ``dataset``: one series per dataset), e.g.
-        ``xr.concat([simulated_reference(..., generative=f"t{nu}") for nu in
-        nus], dim=xr.DataArray(nus, dims="nu", name="nu"))``.
+        ``reference``, ``reference_se`` of :func:`uqviz.simulated_reference` stacked
+        on dim ``nu`` (and optionally ``dataset``).
     observed : float, (est, lower, upper), Dataset or mapping, optional
-        The statistic of the data, drawn as a horizontal line (with its
-        interval as a band): a :func:`uqviz.validate_simulated` result
-        (``estimate``, ``ci_lower``, ``ci_upper``, possibly on ``dataset``) or
-        a mapping dataset -> value.
+        The statistic of the data (e.g. a :func:`uqviz.validate_simulated` result).
     ax : matplotlib.axes.Axes, optional
     coverage : float, default 2.0
-        Error bars are ``coverage * reference_se`` (expanded uncertainty).
+        Error bars ``coverage * reference_se``.
     labels : sequence of str, optional
-        Series labels (default the dataset names).
     title : str, optional
-        Default: the statistic in ``result.attrs``.
 
     Returns
     -------
@@ -199,13 +167,12 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
 
     Examples
     --------
-    >>> import numpy as np, xarray as xr
+    >>> import xarray as xr
     >>> from uqviz.plots.reference import reference_sensitivity
     >>> res = xr.Dataset({"reference": ("nu", [0.05, 0.04, 0.035]),
     ...                   "reference_se": ("nu", [0.002, 0.001, 0.001])},
     ...                  coords={"nu": [3, 6, 12]}, attrs={"statistic": "ENCE"})
-    >>> ax = reference_sensitivity(res, observed=0.06)
-    >>> ax.get_xlabel()
+    >>> reference_sensitivity(res, observed=0.06).get_xlabel()
     '$\\\\nu$ of $D = t_s(\\\\nu)$'
     """
     if "nu" not in result.dims:
@@ -242,14 +209,12 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     ----------
     result : xarray.Dataset
         A :func:`uqviz.simulated_reference` or :func:`uqviz.validate_simulated`
-        result with ``samples`` (dim ``sample``), ``reference``,
-        ``reference_lower``, ``reference_upper`` (Monte Carlo interval) and,
-        for the latter, ``estimate``, ``ci_lower``, ``ci_upper``.
+        result with ``samples``.
     observed : float or (est, lower, upper), optional
-        Observed statistic when ``result`` has no ``estimate``.
+        When ``result`` has no ``estimate``.
     ax : matplotlib.axes.Axes, optional
     n_bins : int, optional
-        Histogram bins (default n/15, between 10 and 50).
+        Default n/15, between 10 and 50.
     title : str, optional
 
     Returns
@@ -264,8 +229,7 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     >>> res = xr.Dataset({"samples": ("sample", s), "reference": s.mean(),
     ...                   "reference_lower": np.quantile(s, 0.025),
     ...                   "reference_upper": np.quantile(s, 0.975)})
-    >>> ax = reference_distribution(res, observed=(0.04, 0.035, 0.045))
-    >>> ax.get_ylabel()
+    >>> reference_distribution(res, observed=(0.04, 0.035, 0.045)).get_ylabel()
     'density'
     """
     if "samples" not in result:
@@ -319,15 +283,10 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
         Output of :func:`uqviz.size_dependence`.
     statistic : str, default "ENCE"
     generative : str, default "normal"
-        Which D of the result to draw (the default of
-        :func:`uqviz.size_dependence`).
     kind : {"linear", "loglog"}, default "linear"
-        "linear": all (nu, M, N) references against sqrt(N/M), coloured by
-        nu, with the fitted line; "loglog": references against M, one line
-        per N (nu pooled as points), log-log axes.
+        Against sqrt(N/M) with the fitted line, or against M, one line per N.
     ax : matplotlib.axes.Axes, optional
     fit : {"linear", "proportional"}, default "linear"
-        Fitted line drawn in the "linear" kind.
     title : str, optional
 
     Returns
@@ -394,35 +353,28 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
 def extrapolation(result, *, dataset=None, ax=None, references=True, title=None):
     """Statistic against sqrt(N/M) with the fit and the intercept interval (Pernot (2024c), Fig. A3).
 
+    Open dots are not in the fit; the interval at x = 0 is blue when it contains 0.
+
     Parameters
     ----------
     result : xarray.Dataset
         Output of :func:`uqviz.extrapolate`.
     dataset : str or int, optional
-        Which dataset (required when the result has several).
+        Required when the result has several.
     ax : matplotlib.axes.Axes, optional
     references : bool, default True
-        Draw the reference lines of the result (NIG dashed, T6IG dotted).
+        Draw the reference lines (NIG dashed, T6IG dotted).
     title : str, optional
-        Default: the dataset name.
 
     Returns
     -------
     matplotlib.axes.Axes
 
-    Notes
-    -----
-    Blue dots: the statistic for each number of bins (open: not in the fit,
-    N <= fit_min_bins); solid line: the fit, extended to x = 0; the interval
-    at x = 0 is the confidence interval of the intercept, blue when it
-    contains 0 (validated), red otherwise.
-
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import extrapolate
     >>> from uqviz.plots.reference import extrapolation
-    >>> res = extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1))
+    >>> res = uqviz.extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1))
     >>> extrapolation(res).get_xlabel()
     '$\\\\sqrt{N/M}$'
     """
@@ -477,15 +429,12 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     result : xarray.Dataset
         Output of :func:`uqviz.confidence_curve`.
     dataset : str or int, optional
-        Which dataset (required when the result has several).
+        Required when the result has several.
     ax : matplotlib.axes.Axes, optional
     oracle, reference : bool, default True
-        Draw the oracle (dashed) and the probabilistic reference (dotted, with
-        its Monte Carlo band).
     percent : bool, default True
-        x axis in percent (k %) rather than fraction.
+        x axis in percent.
     title : str, optional
-        Default: the dataset name.
     label : str, default "data"
 
     Returns

@@ -44,53 +44,35 @@ def _check_nees_model(sample_model):
 
 
 def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
-    """Normalised estimation error squared of every point.
-
-    ``eps = (y - mean)^T Sigma^-1 (y - mean)`` (Küppers et al. (2022)), from
-    batched Cholesky factors and triangular solves; ``sum_j Z_j^2`` for standard
-    deviations, ``Z^2`` in one dimension.
+    """Normalised estimation error squared ``(y - mean)^T Sigma^-1 (y - mean)`` of every point.
 
     Parameters
     ----------
     y : array_like, shape (n,) or (n, d); xarray.Dataset or xarray.DataTree
-        Observed values. A Dataset holds ``y`` (dims ``point`` [, ``variable``]),
-        ``mean``, ``scale`` (standard deviations with the dims of ``y``, or
-        covariances with dims ``point``, ``variable`` and a second variable dim)
-        or ``samples`` (dims ``sample``, ``point`` [, ``variable``]); a uqviz
-        dataset (``E``, ``uE``) is read as ``y = E``, ``mean = 0``, ``scale = uE``.
-        A DataTree: one such Dataset per child.
-    mean : array_like, shape of `y` (or scalar), optional
-        Predicted means (``None`` with `samples` or a Dataset).
+        Observed values; or a Dataset with ``y``, ``mean``, ``scale`` (or
+        ``samples``), or ``E``, ``uE`` (read as ``y = E``, ``mean = 0``, ``scale = uE``).
+    mean : array_like, optional
     scale : array_like, shape (n,), (n, d) or (n, d, d), optional
         Standard deviations (shape of `y`) or covariance matrices.
     samples : array_like, shape (r, n[, d]), optional
         Predictive draws instead of `mean` and `scale`.
     sample_model : {"normal", "mvnormal"}, default "normal"
-        Gaussian with the draws' mean and per-variable variance (``ddof=0``), or
-        with their mean and covariance.
 
     Returns
     -------
     xarray.Dataset
-        Variable ``nees`` on dim ``point`` (a DataTree adds ``dataset``; datasets
-        with fewer points are padded with NaN); attrs ``dof`` (``d``), ``input``.
+        ``nees`` on dim ``point``; attrs ``dof``, ``input``.
 
     Raises
     ------
     ValueError
-        Bad shapes, NaN/inf, non-positive standard deviations, covariances that
-        are not symmetric positive definite (with the count and the first 10
-        point labels of each problem).
+        Bad shapes, NaN/inf, non-positive stds, non-SPD covariances (with counts).
 
     Examples
     --------
-    >>> import numpy as np
     >>> import uqviz.quantile as uq
-    >>> uq.nees([1.0, -2.0], 0.0, [1.0, 2.0])["nees"].values.tolist()   # Z^2
+    >>> uq.nees([1.0, -2.0], 0.0, [1.0, 2.0])["nees"].values.tolist()
     [1.0, 1.0]
-    >>> cov = np.array([[[2.0, 1.0], [1.0, 2.0]]])
-    >>> round(float(uq.nees([[1.0, 1.0]], [[0.0, 0.0]], cov)["nees"][0]), 12)
-    0.666666666667
     """
     _check_nees_model(sample_model)
     if _inputs.is_tree(y):  # align the points of all datasets (NaN where a set has none)
@@ -120,36 +102,20 @@ def _nees_test_one(y, mean, scale, samples, sample_model, ci):
 
 
 def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", ci=0.95):
-    """Average-NEES chi-square test of calibrated Gaussian predictions.
-
-    For calibrated Gaussian predictions each NEES is ``chi2(d)``, so the sum
-    ``S`` of ``n`` independent NEES is ``chi2(n d)`` and the mean NEES is ``d``.
-    The test is exact for the sum; unlike the QCE it sees the scale of the
-    NEES, not the shape of its distribution.
+    """Chi-square test of the mean NEES of Gaussian predictions (mean ``d`` when calibrated).
 
     Parameters
     ----------
     y, mean, scale, samples, sample_model
-        As :func:`nees` (arrays, a Dataset or a DataTree).
+        As :func:`nees`.
     ci : float, default 0.95
-        Level of the interval and of the acceptance region.
 
     Returns
     -------
     xarray.Dataset
-        Scalars (a DataTree adds ``dataset``):
-
-        * ``estimate``: the mean NEES ``S / n``;
-        * ``ci_lower``, ``ci_upper``: its ``ci`` interval when ``eps / c ~ chi2(d)``,
-          ``d S / chi2_{nd}.ppf((1 +- ci)/2)``;
-        * ``reference``: ``d``; ``reference_lower``, ``reference_upper``: the ``ci``
-          region of the mean NEES of a calibrated model,
-          ``chi2_{nd}.ppf((1 -+ ci)/2) / n``;
-        * ``zeta``, ``valid``: ``valid`` when ``d`` is inside the interval
-          (equivalently, the estimate inside the reference region, ``p_value >= 1 - ci``);
-        * ``p_value`` (two-sided), ``nees_sum`` (``S``), ``dof`` (``n d``), ``n_points``.
-
-        attrs ``ci``, ``input``.
+        ``estimate`` (mean NEES), ``ci_lower``, ``ci_upper``, ``reference`` (``d``),
+        ``reference_lower``, ``reference_upper``, ``zeta``, ``valid``, ``p_value``,
+        ``nees_sum``, ``dof``, ``n_points``.
 
     Examples
     --------
@@ -157,11 +123,8 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     >>> import uqviz.quantile as uq
     >>> rng = np.random.default_rng(0)
     >>> u = rng.uniform(0.5, 2.0, 5000)
-    >>> res = uq.nees_test(u * rng.standard_normal(5000), 0.0, u)
-    >>> bool(res["valid"]), int(res["dof"])
-    (True, 5000)
-    >>> bool(uq.nees_test(2 * u * rng.standard_normal(5000), 0.0, u)["valid"])
-    False
+    >>> bool(uq.nees_test(u * rng.standard_normal(5000), 0.0, u)["valid"])
+    True
     """
     ci = checks.probability("ci", ci)
     _check_nees_model(sample_model)

@@ -1,14 +1,5 @@
 """Quantile calibration error: M-QCE and C-QCE (Küppers et al. (2022)).
 
-A point is inside quantile level ``tau`` when the central region of
-probability ``tau`` of its Gaussian predictive distribution contains ``y``:
-``eps <= chi2_d.ppf(tau)`` for a covariance, ``Z_j^2 <= chi2_1.ppf(tau)`` per
-variable for standard deviations. M-QCE(tau) = |share inside - tau|; C-QCE(tau)
-is its average over equal-width bins of the predicted dispersion, weighted by
-the bin counts. The numbers equal netcal 1.4.0's ``QCE.measure(..., kind="meanstd")``
-(checked against fixtures made with netcal); :func:`qce_to_numpy` gives
-netcal's array layout.
-
 Input forms (``scale`` decides):
 
 =====================  ========================  ===============================
@@ -198,102 +189,65 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
 def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, sample_threshold=1,
         value_range=None, reduction="none", samples=None, sample_model="normal",
         variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None):
-    """Marginal (M-QCE) or conditional (C-QCE) quantile calibration error.
+    """Marginal (M-QCE) or conditional (C-QCE) quantile calibration error (Küppers et al. (2022)).
 
     ``M-QCE(tau) = |mean(inside) - tau|``; ``C-QCE(tau) = sum_b (N_b / N) |freq_b - tau|``
-    over `n_bins` equal-width bins of the std (per variable) or of
-    ``sigma_G = det(Sigma)^(1/(2d))`` (covariances), between its min and max or
-    `value_range` (Küppers et al. (2022)). The numbers equal netcal 1.4.0's
-    ``QCE(n_bins, marginal=marginal, sample_threshold=...).measure(X, y, q=levels,
-    kind="meanstd", reduction=..., range_=value_range)``.
+    over equal-width bins of the std (or of ``det(Sigma)^(1/(2d))``). The numbers equal
+    netcal 1.4.0's ``QCE.measure(..., kind="meanstd")``.
 
     Parameters
     ----------
     y : array_like, shape (n,) or (n, d); xarray.Dataset or xarray.DataTree
-        Observed values; or a Dataset with ``y``, ``mean``, ``scale`` (or
-        ``samples``), or ``E``, ``uE`` (read as ``y = E``, ``mean = 0``,
-        ``scale = uE``), as in :func:`nees`; or a DataTree of such Datasets.
-    mean : array_like, shape of `y` (or scalar), optional
+        Observed values, or a Dataset as in :func:`nees`.
+    mean : array_like, optional
         Predicted means (``None`` with `samples` or a Dataset).
     scale : array_like, optional
-        Standard deviations with the shape of `y` (one interval per variable,
-        results on dim ``variable`` when ``d >= 2``) or covariances ``(n, d, d)``
-        (joint NEES region, no ``variable``).
+        Standard deviations with the shape of `y` (dim ``variable`` when ``d >= 2``)
+        or covariances ``(n, d, d)``.
     levels : array_like, shape (q,), optional
-        Quantile levels ``tau`` in (0, 1); default 0.05, 0.10, ..., 0.95 (19 levels).
+        Quantile levels in (0, 1); default 0.05, 0.10, ..., 0.95.
     n_bins : int, default 10
-        Equal-width bins of the dispersion (C-QCE); netcal's default.
+        Equal-width bins of the dispersion (C-QCE).
     marginal : bool, default True
-        M-QCE (True) or C-QCE (False) as ``qce``.
+        M-QCE (True) or C-QCE (False).
     sample_threshold : int, default 1
-        Bins with fewer points are excluded as netcal does: their coverage counts
-        as 0 (NaN in ``bin_coverage``), with weight ``N_b / N`` in the C-QCE.
-    value_range : (float, float) or one such pair per variable, optional
-        Binning range of the dispersion; points outside are not binned and the
-        C-QCE is normalised by the binned points. Default: min and max.
+        Bins with fewer points count as coverage 0 (NaN in ``bin_coverage``), as netcal.
+    value_range : (float, float) or one pair per variable, optional
+        Binning range of the dispersion; default its min and max.
     reduction : {"none", "mean", "batchmean"}, default "none"
-        ``qce`` per level (and variable); mean over everything; mean over levels
-        per variable.
     samples : array_like, shape (r, n[, d]), optional
         Predictive draws, with ``mean=None, scale=None``.
     sample_model : {"normal", "mvnormal", "hpdi"}, default "normal"
-        Gaussian with the draws' mean and std per variable (``ddof=0``); Gaussian
-        with their mean and covariance; or netcal 1.4.0's highest-density
-        interval of the draws per variable (binned on the draws' std).
     variable_names : sequence, optional
-        Labels of the ``variable`` coordinate (default the Dataset's, else 0, 1, ...).
     n_boot : int, default 5000
-        Bootstrap replicates of the M-QCE interval (points resampled); 0: no interval.
-    ci : float, default 0.95
-        Level of the Wilson interval of the coverage and of the M-QCE interval.
+        Bootstrap replicates of the M-QCE interval; 0: no interval.
+    ci, rng
+        See docs/conventions.md.
     method : {"bca", "percentile", "basic", "bca-direct"}, default "bca"
-        Interval of the M-QCE. The first three: interval of the signed deviation
-        ``coverage - tau``, folded onto ``|.|`` (``[0, max|bound|]`` when it holds
-        0), so that it holds 0 with probability ``ci`` for a calibrated model.
-        ``"bca-direct"``: BCa on ``|coverage - tau|``, biased away from 0 (to size a
-        clear error, not to test for zero).
-    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
-        Random stream of the bootstrap; each dataset of a DataTree gets a child stream.
+        M-QCE interval: of ``coverage - tau`` folded onto ``|.|``, or (``"bca-direct"``)
+        BCa on ``|coverage - tau|`` (biased away from 0).
 
     Returns
     -------
     xarray.Dataset
-        Coordinates ``level`` (``variable`` for per-variable input with ``d >= 2``;
-        ``bin`` with ``bin_lower``, ``bin_upper``, ``bin_center`` for C-QCE; a
-        DataTree adds ``dataset``). Variables:
-
-        * ``qce``: the metric after `reduction` (netcal's value);
-        * ``n_inside``, ``coverage``, ``coverage_lower``/``coverage_upper`` (Wilson),
-          ``m_qce`` and, with `n_boot`, ``m_qce_lower``/``m_qce_upper`` per level;
-        * C-QCE: ``c_qce`` per level, ``bin_count``, ``bin_coverage`` (NaN where
-          excluded) and ``qce_map`` (netcal's per-bin map).
-
-        Settings in attrs under the parameter names.
+        ``qce`` (netcal's value), ``n_inside``, ``coverage``, ``coverage_lower``,
+        ``coverage_upper``, ``m_qce`` (``m_qce_lower``, ``m_qce_upper``) on ``level``;
+        C-QCE: ``c_qce``, ``bin_count``, ``bin_coverage``, ``qce_map``.
 
     Raises
     ------
     ValueError
-        Bad shapes or values (with counts and point labels), invalid covariances,
-        levels outside (0, 1), bad options, or no point inside `value_range`.
-
-    See Also
-    --------
-    qce_to_numpy, nees, nees_test
+        Bad shapes, values or options, or no point inside `value_range`.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> import uqviz
+    >>> import numpy as np, uqviz
     >>> rng = np.random.default_rng(1)
     >>> u = rng.uniform(0.5, 2.0, 2000)
     >>> y = u * rng.standard_normal(2000)
     >>> res = uqviz.quantile.qce(y, 0.0, u, levels=[0.5, 0.9], n_boot=500, rng=0)
     >>> res["qce"].dims, bool((res["qce"] < 0.03).all())
     (('level',), True)
-    >>> res = uqviz.quantile.qce(y, 0.0, 0.5 * u, levels=[0.5, 0.9], marginal=False,
-    ...                          n_bins=4, n_boot=0)
-    >>> res["bin_coverage"].dims, bool((res["c_qce"] > 0.2).all())
-    (('level', 'bin'), True)
     """
     reduction = checks.choice("reduction", "none" if reduction is None else reduction,
                               REDUCTIONS)
@@ -322,28 +276,22 @@ def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
     Parameters
     ----------
     result : xarray.Dataset
-        Output of :func:`qce` for one dataset (select one of a DataTree's first).
+        Output of :func:`qce` for one dataset.
     return_map, return_num_samples : bool, default False
-        As netcal's ``measure``: with either, a tuple is returned; the map and
-        the counts are only appended for C-QCE (``marginal=False``).
+        As netcal's ``measure`` (appended for C-QCE only).
 
     Returns
     -------
     metric : float or ndarray
-        ``reduction="none"``: ``(q, d)`` for standard deviations (``(q, 1)``
-        for 1-D input), ``(q,)`` for covariances; ``"batchmean"``: ``(d,)``
-        (``(1,)``), or a 0-d value for covariances; ``"mean"``: a float.
     qce_map : list of ndarray, optional
-        One ``(q, n_bins)`` array per variable (one for covariances).
     num_samples : list of ndarray, optional
-        One ``(n_bins,)`` array of float counts per variable.
 
     Examples
     --------
     >>> import numpy as np
     >>> import uqviz.quantile as uq
-    >>> rng = np.random.default_rng(0)
-    >>> res = uq.qce(rng.standard_normal(100), 0.0, np.ones(100), levels=[0.5], n_boot=0)
+    >>> res = uq.qce(np.random.default_rng(0).standard_normal(100), 0.0, np.ones(100),
+    ...              levels=[0.5], n_boot=0)
     >>> uq.qce_to_numpy(res).shape
     (1, 1)
     """

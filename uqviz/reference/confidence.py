@@ -1,24 +1,4 @@
-"""Confidence curves with oracle and probabilistic reference (Pernot (2022)).
-
-A confidence curve is the RMSE or MAE of the data left after removing the
-``k`` % points with the largest uncertainties, k = 0..99; it should decrease.
-It is read against the **oracle** (the largest |E| removed first: the best
-any ranking could do) and the **probabilistic reference**, the mean curve of
-calibrated errors E* = uE * eps, eps ~ D, with a Monte Carlo band. The RMSE
-reference hardly depends on D; the MAE one does (Pernot (2024c)). AUCO is
-the area between the data and oracle curves; DFPR the distance from the
-probabilistic reference, compared with the 95th percentile of the same
-distance for calibrated curves.
-
-Examples
---------
->>> import uqviz
->>> from uqviz import confidence_curve
->>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
->>> cc = confidence_curve(ds, n_mc=100, n_boot=100, rng=1)
->>> cc.sizes["fraction"], bool(cc["valid"])
-(100, True)
-"""
+"""Confidence curves with oracle and probabilistic reference."""
 
 from __future__ import annotations
 
@@ -109,53 +89,37 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
                      progress=None):
     """Confidence curve of the data with its oracle and probabilistic reference.
 
-    For every fraction k, the ``floor(k M)`` points with the largest uE are
-    removed (ties in uE keep the data order) and ``error`` is computed on the
-    rest; the oracle removes the largest |E| instead. The probabilistic
-    reference is the mean curve of ``n_mc`` sets E* = uE * eps (eps ~ D, same
-    uE, same removal order) with a ``ci`` band of Harrell-Davis quantiles; the
-    data curve gets a ``ci`` band from ``n_boot`` paired bootstrap resamples
-    (percentile interval, Harrell-Davis quantiles).
+    ``error`` after removing the fraction ``k`` of points with the largest uE; the
+    oracle removes the largest |E|; the reference is the mean curve of calibrated
+    errors E* = uE * eps, eps ~ D, with a Monte Carlo band.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     error : {"RMSE", "MAE"}, default "RMSE"
     fractions : array_like, optional
-        Fractions removed, in [0, 1); default ``np.arange(0, 1, 0.01)``.
+        In [0, 1); default ``np.arange(0, 1, 0.01)``.
     n_mc : int, default 1000
-        Synthetic error sets for the reference curve, >= 2.
     generative : str or Generative, default "normal"
-        D of the reference ("normal", "t6", "uniform", "laplace", "empirical").
     n_boot : int, default 1000
-        Bootstrap resamples of the data curve, >= 2 (0: no band).
-    ci : float, default 0.95
-        Level of both bands.
+        Bootstrap resamples of the data curve (0: no band).
     normalize : bool, default False
         Divide every curve by its value at k = 0.
-    rng : None, int, SeedSequence or Generator
-        Results do not depend on threads or dask workers.
-    client : dask.distributed.Client, optional
-        Run the Monte Carlo and bootstrap blocks on dask.
-    progress : bool, optional
-        Progress bar (default: shown in a terminal or Jupyter).
+    ci, rng, client, progress
+        See docs/conventions.md.
 
     Returns
     -------
     xarray.Dataset
-        On dim ``fraction``: ``estimate`` (the data curve), ``ci_lower``,
-        ``ci_upper``, ``oracle``, ``reference``, ``reference_lower``,
-        ``reference_upper``, ``n_kept``, ``uE_threshold`` (largest uE kept).
-        Scalars: ``auco`` and ``dfpr`` (sums over the fractions of |data -
-        oracle| and |data - reference|), ``dfpr_up95`` and ``valid`` (dfpr <=
-        dfpr_up95). A DataTree adds a ``dataset`` dim.
+        On ``fraction``: ``estimate``, ``ci_lower``, ``ci_upper``, ``oracle``,
+        ``reference``, ``reference_lower``, ``reference_upper``, ``n_kept``,
+        ``uE_threshold``; ``auco``, ``dfpr``, ``dfpr_up95``, ``valid`` (dfpr <= dfpr_up95).
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import confidence_curve
-    >>> ds = uqviz.synthetic.nig(1000, nu=6, rng=0)
-    >>> cc = confidence_curve(ds, error="MAE", n_mc=50, n_boot=0, rng=0)
+    >>> cc = confidence_curve(uqviz.synthetic.nig(1000, nu=6, rng=0), error="MAE", n_mc=50,
+    ...                       n_boot=0, rng=0)
     >>> bool(cc["oracle"].isel(fraction=50) < cc["estimate"].isel(fraction=50))
     True
     """

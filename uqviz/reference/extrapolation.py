@@ -1,27 +1,7 @@
 """Size and bin-number dependence of ENCE/ZMSE, and validation by extrapolation to zero bins.
 
-For a calibrated dataset of ``M`` points cut into ``N`` equal-count bins, the
-binned statistics ENCE and ZMSE are not zero but grow as
-
-    ref ~ intercept + slope * sqrt(N / M),
-
-with a zero intercept for a normal generative distribution D (Pernot (2024c),
-Appendix B; first-order slopes 1/sqrt(pi) for ENCE and 2/sqrt(pi) for ZMSE).
-
-- :func:`size_dependence` simulates these references on a grid of sizes M,
-  bin numbers N and uncertainty shapes nu, and fits the line (Appendix B);
-- :func:`extrapolate` validates a dataset without choosing D: the statistic
-  for N = 10..150 bins is fitted by a line in sqrt(N/M) and its intercept is
-  compared with zero (Appendix C).
-
-Examples
---------
->>> import uqviz
->>> from uqviz import extrapolate
->>> ds = uqviz.synthetic.nig(4000, nu=6, rng=0)
->>> res = extrapolate(ds, statistic="ZMSE", n_boot=200, rng=0)
->>> bool(res["valid"])
-True
+For calibrated data, ref ~ intercept + slope * sqrt(N/M) for N equal-count bins of
+M points (Pernot (2024c), Appendices B and C).
 """
 
 from __future__ import annotations
@@ -67,19 +47,16 @@ def ols_fit(x, y, *, intercept=True, ci=0.95):
     Parameters
     ----------
     x, y : array_like, shape (n,)
-        Abscissae and ordinates (NaN pairs are dropped).
+        NaN pairs are dropped.
     intercept : bool, default True
-        Fit an intercept; False forces the line through the origin.
     ci : float, default 0.95
-        Level of the Student-t confidence interval of the intercept.
+        Level of the Student-t interval of the intercept.
 
     Returns
     -------
     dict
-        ``slope``, ``slope_se``, ``intercept``, ``intercept_se`` (0 and NaN
-        without intercept), ``intercept_lower``, ``intercept_upper``,
-        ``dof`` (n - number of parameters) and ``sigma`` (residual sd), the
-        classical OLS results (as ``statsmodels.api.OLS``).
+        ``slope``, ``slope_se``, ``intercept``, ``intercept_se``, ``intercept_lower``,
+        ``intercept_upper``, ``dof``, ``sigma`` (residual sd).
 
     Examples
     --------
@@ -120,13 +97,7 @@ def ols_fit(x, y, *, intercept=True, ci=0.95):
 # Appendix B: simulated references on a (nu, M, N) grid
 # --------------------------------------------------------------------------
 def _grid_block(rng, *, a, m, n_rep, gen, bounds, stats):
-    """Statistics of ``n_rep`` calibrated sets of ``m`` points for every binning.
-
-    u^2 = a / Gamma(a, 1) (inverse gamma IG(a, scale=a), a = nu/2) and
-    E = u * eps, eps ~ D. Only the uncertainties are sorted: eps is independent
-    of u, so pairing the sorted u with eps in drawing order gives the same joint
-    distribution. Returns an array (n_stats, n_rep, n_binnings).
-    """
+    """Statistics (n_stats, n_rep, n_binnings) of ``n_rep`` calibrated sets of ``m`` points."""
     v = np.sort(a / rng.standard_gamma(a, size=(n_rep, m)), axis=-1)
     z2 = gen.sample(rng, (n_rep, m)) ** 2
     needed = {c for s in stats for c in s.columns}
@@ -166,70 +137,36 @@ FITS = ("proportional", "linear")
 def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 12000, 16000),
                     n_bins=(10, 20, 30, 40, 50), nu=(3, 4, 5, 6, 12, 24), generative="normal",
                     n_mc=5000, fits=FITS, ci=0.95, rng=None, client=None, progress=None):
-    """Simulated ENCE/ZMSE references against dataset size, bin number and uncertainty shape.
+    """Simulated ENCE/ZMSE references against size M, bin number N and uncertainty shape nu.
 
-    For every D, shape ``nu`` and size ``M``, ``n_mc`` calibrated datasets are
-    drawn from uE^2 ~ InverseGamma(nu/2, scale=nu/2), E = uE * eps, eps ~ D;
-    the statistics are computed with ``N`` equal-count bins of uE for every
-    ``N`` in ``n_bins`` (the same draws serve all N) and averaged. The pooled
-    grid is fitted by ``ref = slope * sqrt(N/M)`` ("proportional") and/or
-    ``ref = intercept + slope * sqrt(N/M)`` ("linear"), ordinary least squares
-    (Pernot (2024c), Appendix B).
+    Calibrated sets uE^2 ~ IG(nu/2, scale=nu/2), E = uE * eps, eps ~ D, and line
+    fits of the references against sqrt(N/M) (Pernot (2024c), Appendix B).
 
     Parameters
     ----------
     statistics : str or sequence of str, default ("ENCE", "ZMSE")
-        Binned statistics (ENCE, ZMSE, UCE).
     sizes : int or sequence of int, default (2000, 4000, 8000, 12000, 16000)
-        Dataset sizes M.
     n_bins : int or sequence of int, default (10, 20, 30, 40, 50)
-        Numbers of equal-count bins N.
     nu : float or sequence of float, default (3, 4, 5, 6, 12, 24)
-        Shapes of the uncertainty distribution.
     generative : str, Generative or sequence of them, default "normal"
-        D; one or several (dim ``generative``).
     n_mc : int, default 5000
-        Synthetic datasets per (D, nu, M) cell, >= 2.
+        Synthetic datasets per (D, nu, M) cell.
     fits : str or sequence of {"proportional", "linear"}, default both
-        Line fits of the pooled grid (dim ``fit``).
-    ci : float, default 0.95
-        Level of the intercept's interval in the fits.
-    rng : None, int, SeedSequence or Generator
-        Every cell and block has its own stream: results do not depend on
-        threads or dask workers.
-    client : dask.distributed.Client, optional
-        Run the Monte Carlo blocks on dask.
-    progress : bool, optional
-        Progress bar (default: shown in a terminal or Jupyter).
+    ci, rng, client, progress
+        See docs/conventions.md.
 
     Returns
     -------
     xarray.Dataset
         On (``statistic``, ``generative``, ``nu``, ``size``, ``n_bins``):
-        ``reference`` (Monte Carlo mean), ``sample_sd`` (standard deviation of
-        the simulated values), ``reference_se`` = sample_sd / sqrt(n_mc);
-        coordinate ``x`` = sqrt(N/M). On (``statistic``, ``generative``,
-        ``fit``): ``slope``, ``slope_se``, ``intercept``,
-        ``intercept_se``, ``intercept_lower``, ``intercept_upper``, ``sigma``
-        (residual sd); ``paper_slope``, ``paper_intercept`` (Pernot (2024c)
-        values, NaN where none).
-
-    Notes
-    -----
-    The paper's setting (6 nu x 5 M x 5000 sets) takes several minutes on two
-    cores and gives 0.0007 + 0.562 x (ENCE) and -0.0007 + 1.143 x (ZMSE) for
-    the NIG model, 0.0045 + 0.775 x and 0.0063 + 1.575 x for T6IG.
-
-    See Also
-    --------
-    extrapolate : validation of a dataset by extrapolation to zero bins.
+        ``reference``, ``sample_sd``, ``reference_se``, coord ``x`` = sqrt(N/M). On
+        (``statistic``, ``generative``, ``fit``): ``slope``, ``slope_se``,
+        ``intercept``, ``intercept_se``, ``intercept_lower``, ``intercept_upper``,
+        ``sigma``, ``paper_slope``, ``paper_intercept``.
 
     Examples
     --------
-    >>> from uqviz import size_dependence
     >>> res = size_dependence(sizes=(1000, 4000), n_bins=(10, 20), nu=(6,), n_mc=50, rng=0)
-    >>> res["reference"].dims
-    ('statistic', 'generative', 'nu', 'size', 'n_bins')
     >>> round(float(res.slope.sel(statistic="ENCE", generative="normal", fit="proportional")), 1)
     0.6
     """
@@ -446,69 +383,42 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
 def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
                 fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
                 references="paper", rng=None, client=None, progress=None):
-    """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins.
+    """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (Pernot (2024c), App. C).
 
-    The statistic is computed with ``N`` equal-count bins of uE for every
-    ``N`` in ``n_bins`` that leaves at least ``min_count`` points in
-    every bin; the values with ``N > fit_min_bins`` are fitted by
-    ``estimate = intercept + slope * sqrt(N/M)`` (ordinary least squares) and
-    consistency is validated when 0 lies in the ``ci`` interval of the
-    intercept (Pernot (2024c), Appendix C). No generative distribution is
-    involved.
+    The statistic for N bins is fitted by ``intercept + slope * sqrt(N/M)``; valid when
+    0 lies in the interval of the intercept. No generative distribution is involved.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : {"ZMSE", "ENCE", "UCE"}, default "ZMSE"
     n_bins : int or sequence of int, default range(10, 151)
-        Numbers of bins N scanned (dim ``n_bins``).
     min_count : int, default 20
-        Fewest points per bin; larger N are skipped (NaN).
+        Fewest points per bin; larger N give NaN.
     fit_min_bins : int, default 20
         Only N > fit_min_bins enter the fit.
-    ci : float, default 0.95
-        Level of the interval of the intercept.
     method : {"bootstrap", "ols"}, default "bootstrap"
-        "ols": the Student-t interval of least squares, as in the paper; it
-        treats the curve values as independent although they share the data,
-        and is several times too narrow. "bootstrap": the curve is recomputed
-        on ``n_boot`` paired resamples and the interval is ``intercept +/- z *
-        sd(bootstrap intercepts)`` (nominal coverage on calibrated data).
+        Interval of the intercept: paired bootstrap of the curve, or the OLS
+        Student-t interval (too narrow: the curve values are not independent).
     n_boot : int, default 500
-        Resamples for ``method="bootstrap"``.
     references : "paper", None, mapping or Dataset, default "paper"
-        Reference lines kept with the result (dim ``reference``): "paper"
-        gives those of Pernot (2024c), Appendix B; a :func:`size_dependence`
-        result its "linear" fits; a mapping ``{name: (intercept, slope)}``
-        those lines.
-    rng : None, int, SeedSequence or Generator
-        Seed of the bootstrap; results do not depend on threads.
-    client : dask.distributed.Client, optional
-        Run the bootstrap blocks on dask.
-    progress : bool, optional
-        Progress bar of the bootstrap (default: shown in a terminal or Jupyter).
+        Reference lines kept on dim ``reference``: Pernot (2024c), Appendix B, the
+        "linear" fits of :func:`size_dependence`, or ``{name: (intercept, slope)}``.
+    ci, rng, client, progress
+        See docs/conventions.md.
 
     Returns
     -------
     xarray.Dataset
-        On dim ``n_bins``: ``estimate``, ``x`` = sqrt(N/M), ``smallest_bin``,
-        ``in_fit``. Scalars: ``slope``, ``slope_se``, ``intercept``,
-        ``intercept_se`` (OLS), ``intercept_lower``, ``intercept_upper``
-        (``method``), ``intercept_boot_se``, ``intercept_boot_bias``
-        (bootstrap only), ``zeta`` and ``valid`` (the intercept against 0),
-        ``n_fit``, ``n_points``. On dim ``reference``: ``reference_intercept``,
-        ``reference_slope``. A DataTree adds a ``dataset`` dim.
-
-    See Also
-    --------
-    size_dependence : the reference lines of Appendix B.
+        On ``n_bins``: ``estimate``, ``x``, ``smallest_bin``, ``in_fit``; ``slope``,
+        ``slope_se``, ``intercept``, ``intercept_se``, ``intercept_lower``,
+        ``intercept_upper``, ``intercept_boot_se``, ``intercept_boot_bias``, ``zeta``,
+        ``valid``, ``n_fit``, ``n_points``; ``reference_intercept``, ``reference_slope``.
 
     Examples
     --------
     >>> import uqviz
-    >>> from uqviz import extrapolate
-    >>> ds = uqviz.synthetic.nig(3000, nu=6, rng=1)
-    >>> res = extrapolate(ds, statistic="ENCE", method="ols")
+    >>> res = extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1), statistic="ENCE", method="ols")
     >>> int(res["n_fit"]), res["reference"].values.tolist()
     (130, ['normal', 't6'])
     """

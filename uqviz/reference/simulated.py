@@ -1,18 +1,8 @@
-"""Simulated reference values and the validation schemes of Pernot (2024c).
+"""Simulated reference values and the Sim, Sim2 and BS validation schemes (Pernot (2024c)).
 
-For statistics without a predefined reference (CC, ENCE, UCE, ZMSE) a
-reference is simulated from the actual uncertainties: pseudo-errors
-E* = uE * eps, eps ~ D, for a unit-variance generative distribution D
-(:mod:`uqviz.generative`). The schemes compare the statistic with it:
-
-- **BS**: predefined reference inside the bootstrap BCa interval
-  (:func:`uqviz.validate_average`);
-- **Sim**: simulated reference inside the bootstrap interval widened by
-  twice its Monte Carlo standard error, added in quadrature;
-- **Sim2** (after Rasmussen et al.): the statistic inside the Monte Carlo
-  interval of the simulated values.
-
-:func:`validate` runs the recommended workflow (Pernot (2024c), Fig. 1).
+Pseudo-errors E* = uE * eps, eps ~ D (a unit-variance generative distribution,
+:mod:`uqviz.generative`) give a reference to statistics without a predefined one
+(CC, ENCE, UCE, ZMSE). :func:`validate` runs the workflow of Pernot (2024c), Fig. 1.
 """
 
 from __future__ import annotations
@@ -65,8 +55,7 @@ def _statistic(statistic):
 
 
 def _common_options(statistic, generative, n_bins, ci, progress, rng):
-    """The options shared by the three functions (each checks ``n_mc`` last with
-    :func:`_n_mc`, so that another wrong option is the one named)."""
+    """The options shared by the three functions (``n_mc`` is checked last, by :func:`_n_mc`)."""
     stat = _statistic(statistic)
     gens = as_generatives(generative)
     n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
@@ -176,9 +165,8 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
                         client=None, progress=None):
     """Reference value of a statistic for calibrated data with the actual uncertainties.
 
-    Draws ``n_mc`` sets of pseudo-errors E* = uE * eps (eps ~ D) and evaluates
-    the statistic on each (Pernot (2024c)); binned statistics keep the bins of
-    the data.
+    Evaluates the statistic on ``n_mc`` sets of pseudo-errors E* = uE * eps, eps ~ D
+    (binned statistics keep the bins of the data).
 
     Parameters
     ----------
@@ -186,32 +174,22 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     statistic : str
         Any registered statistic (ZMS, CC, ENCE, UCE, ZMSE, NLL, ...).
     generative : str, Generative or sequence of them, default "normal"
-        D: "normal", "t<nu>" (e.g. "t6"), "uniform", "laplace", "empirical" or
-        a :class:`uqviz.generative.Generative`. A sequence adds a dim
-        ``generative``.
+        D: "normal", "t<nu>", "uniform", "laplace", "empirical" or a
+        :class:`uqviz.generative.Generative`; a sequence adds dim ``generative``.
     n_mc : int, default 10_000
-        Monte Carlo samples, >= 2.
     n_bins : int, optional
         Bins of binned statistics (default 20, equal-count on ``conditioning``).
     conditioning : str or array_like, default "uE"
-        Binning variable of binned statistics.
-    ci : float, default 0.95
-        Level of the Monte Carlo quantile interval.
-    rng : None, int, SeedSequence or Generator
-        Each dataset, then each D, gets its own child stream.
+    ci, rng, client, progress
+        See docs/conventions.md (``ci``: level of the Monte Carlo quantile interval).
     return_samples : bool, default False
-        Also return the simulated values ``samples`` on dim ``sample``.
-    client : dask.distributed.Client, optional
-        Run the Monte Carlo blocks on dask (same numbers as locally).
-    progress : bool, optional
-        Progress bar (default: shown in a terminal or Jupyter).
+        Also return ``samples`` on dim ``sample``.
 
     Returns
     -------
     xarray.Dataset
-        ``reference`` (Monte Carlo mean), ``sample_sd`` (standard deviation of
-        the simulated values), ``reference_se`` = sample_sd/sqrt(n_mc), ``reference_lower``, ``reference_upper`` (Monte Carlo
-        quantiles), optionally ``samples``; settings in attrs.
+        ``reference`` (Monte Carlo mean), ``sample_sd``, ``reference_se``,
+        ``reference_lower``, ``reference_upper`` (and ``samples``).
 
     Examples
     --------
@@ -244,10 +222,12 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
 def sim_zeta(estimate, reference, reference_se, lower, upper):
     """Zeta-score and verdict of the Sim scheme.
 
-    The bootstrap interval ``[lower, upper]`` is widened by ``2 reference_se``
-    added in quadrature to each half-width; the verdict is the reference
-    inside the widened interval, and zeta = (est - ref) / sqrt((est - limit)^2
-    + (2 se)^2) with ``limit`` the bound on the reference's side.
+    The bootstrap interval is widened by ``2 reference_se`` in quadrature on each side;
+    valid = the reference inside the widened interval.
+
+    Parameters
+    ----------
+    estimate, reference, reference_se, lower, upper : array_like
 
     Returns
     -------
@@ -270,23 +250,22 @@ def sim_zeta(estimate, reference, reference_se, lower, upper):
 
 
 def _widening(half, extra):
-    """hypot(half, extra) - half without cancellation (the bound moves by a tiny amount
-    when ``half`` >> ``extra``: an estimate of 5e21 with lower limit 9 keeps the limit 9)."""
+    """hypot(half, extra) - half without cancellation."""
     h = np.hypot(half, extra)
     return np.where(half > 0, extra**2 / np.where(half > 0, h + half, 1.0), h - half)
 
 
 def sim2_zeta(estimate, reference, reference_lower, reference_upper):
-    """Zeta-score and verdict of the Sim2 scheme.
+    """Zeta-score and verdict of the Sim2 scheme: the estimate inside the Monte Carlo interval.
 
-    The verdict is the estimate inside the Monte Carlo interval
-    ``[reference_lower, reference_upper]``; zeta = (est - ref) / |bound - ref|
-    with ``bound`` the limit on the estimate's side, so that |zeta| <= 1
-    exactly when the estimate is inside.
+    Parameters
+    ----------
+    estimate, reference, reference_lower, reference_upper : array_like
 
     Returns
     -------
     zeta, valid : ndarray
+        ``|zeta| <= 1`` exactly when valid.
 
     Examples
     --------
@@ -375,41 +354,28 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : str
-        Registered statistic (CC, ENCE, UCE, ZMSE, or one with a reference).
     generative : str, Generative or sequence of them, default "normal"
-        D; a sequence adds a dim ``generative``.
+        As :func:`simulated_reference`.
     scheme : {"Sim", "Sim2", "BS"} or sequence of them, default "Sim"
-        Sim: the reference inside the bootstrap BCa interval widened by 2 se
-        (Monte Carlo standard error of the reference) in quadrature. Sim2: the
-        estimate inside the Monte Carlo interval of the reference. BS (only for
-        a statistic with a predefined reference): that reference inside the
-        bootstrap interval. A sequence adds a dim ``scheme``.
-    n_mc : int, default 10_000
-        Monte Carlo samples, >= 2.
-    n_boot : int, default 10_000
-        Bootstrap replicates, >= 2.
-    n_bins : int, optional
-        Bins of binned statistics (default 20).
-    conditioning : str or array_like, default "uE"
-        Binning variable of binned statistics.
-    ci : float, default 0.95
-        Level of the bootstrap and Monte Carlo intervals.
-    rng : None, int, SeedSequence or Generator
-        Per dataset: child 0 for the bootstrap, child i + 1 for the i-th D.
-    return_samples : bool, default False
-        Also return the simulated values ``samples`` (dim ``sample``).
-    client, progress
-        As in :func:`simulated_reference`.
+        Sim: the reference inside the BCa interval widened by 2 se; Sim2: the
+        estimate inside the Monte Carlo interval; BS: the predefined reference inside
+        the bootstrap interval. A sequence adds dim ``scheme``.
+    n_mc, n_boot, ci, rng, client, progress
+        See docs/conventions.md.
+    n_bins, conditioning, return_samples
+        As :func:`simulated_reference`.
 
     Returns
     -------
     xarray.Dataset
-        ``estimate``, ``ci_lower``, ``ci_upper`` (BCa), ``z0`` (bias
-        correction); ``reference``, ``reference_se``, ``reference_lower``,
-        ``reference_upper``, ``se_negligible`` (2 se below the half-width of
-        the bootstrap interval); ``zeta`` and ``valid`` per scheme. Warns when
-        |z0| > 1 (one BCa limit is then unstable, typical of binned
-        statistics) and when the interval cannot be computed (valid False).
+        ``estimate``, ``ci_lower``, ``ci_upper``, ``z0``; ``reference``,
+        ``reference_se``, ``reference_lower``, ``reference_upper``,
+        ``se_negligible``; ``zeta`` and ``valid`` per scheme.
+
+    Warns
+    -----
+    UserWarning
+        |z0| > 1 (an unstable BCa limit), or an interval that cannot be computed.
 
     Examples
     --------
@@ -417,8 +383,8 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
     >>> res = uqviz.validate_simulated(ds, statistic="CC", scheme=["Sim", "Sim2"],
     ...                                n_mc=500, n_boot=500, rng=1)
-    >>> res["zeta"].dims, res["scheme"].values.tolist()
-    (('scheme',), ['Sim', 'Sim2'])
+    >>> res["scheme"].values.tolist()
+    ['Sim', 'Sim2']
     """
     stat, gens, n_bins, ci, progress, stream = _common_options(
         statistic, generative, n_bins, ci, progress, rng)
@@ -477,35 +443,29 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
 def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
              n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
              progress=None):
-    """The recommended validation workflow for one statistic (Pernot (2024c), Fig. 1).
+    """The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
-    A statistic with a predefined reference (ZMS, RCE, ZM, ZVar, NLL) is
-    validated by the bootstrap (BS scheme). Otherwise its reference is
-    simulated under at least two generative distributions D; if the
-    references differ by more than ``k`` times their combined standard error,
-    the statistic is too sensitive to D to be validated; if not, the Sim
-    scheme with the first D decides.
+    BS for a statistic with a predefined reference; otherwise references under the
+    given D, "statistic too sensitive to D" when they differ by more than ``k``
+    combined standard errors, else the Sim scheme with the first D.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
     statistic : str
     generative : sequence of str or Generative, default ("normal", "t6")
-        At least two D for a statistic without a predefined reference (one D
-        is an error there; it is unused for the BS scheme).
+        At least two D when the statistic has no predefined reference.
     n_mc, n_boot, n_bins, conditioning, ci, rng, client, progress
-        As in :func:`validate_simulated`.
+        As :func:`validate_simulated`.
     k : float, default 2.0
         Coverage factor of the sensitivity test.
 
     Returns
     -------
     xarray.Dataset
-        ``verdict`` ("validated", "rejected" or "statistic too sensitive to D"),
-        ``scheme`` ("BS" or "Sim"), ``estimate``, ``ci_lower``, ``ci_upper``,
-        ``reference``, ``zeta``, ``valid``; for Sim also ``reference_se`` (these
-        four on dim ``generative``), ``reference_spread``,
-        ``sensitivity_threshold`` and ``sensitive_to_D``.
+        ``verdict``, ``scheme``, ``estimate``, ``ci_lower``, ``ci_upper``,
+        ``reference``, ``zeta``, ``valid``; for Sim also ``reference_se``,
+        ``reference_spread``, ``sensitivity_threshold``, ``sensitive_to_D``.
 
     Examples
     --------
