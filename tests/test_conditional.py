@@ -283,3 +283,12 @@ def test_tied_value_warning_of_the_binning_names_the_dataset(monkeypatch):
     strat = uqviz.local_calibration(ds, conditioning="b", binning="stratified", n_boot=100, rng=0)
     assert strat.sizes["bin"] == 2 and sorted(strat["count"].values.tolist()) == sorted(
         np.unique(ds.b.values, return_counts=True)[1].tolist())
+
+
+def test_bins_too_small_error_names_n_bins():
+    # one point per equal-width bin: an error that names n_bins and the remedy
+    e = np.array([0.1, -0.2, 0.3, 0.5, -0.4, 0.2])
+    u = np.arange(1.0, 7.0)
+    with pytest.raises(ValueError, match=r"n_bins = 6 \(equal_width\): 6 bins have fewer than 2"):
+        uqviz.local_calibration(uqviz.from_arrays(e, u), n_bins=6, binning="equal_width",
+                                min_count=1, n_boot=20, rng=0)

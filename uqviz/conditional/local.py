@@ -81,8 +81,9 @@ def compute_local_bins(ds, conditioning, *, n_bins, binning, min_count=None, edg
         bins = compute_bins(x, n_bins=n, binning=binning, min_count=min_count, edges=edges,
                             log=log, rng=rng)
     if np.any(bins.sizes < min_size):
-        raise ValueError(f"{int(np.sum(bins.sizes < min_size))} bins have fewer than "
-                         f"{min_size} points: use fewer bins")
+        raise ValueError(f"n_bins = {bins.n_bins} ({binning}): {int(np.sum(bins.sizes < min_size))} "
+                         f"bins have fewer than {min_size} points; use fewer bins, or "
+                         "binning='equal_count' or a min_count that merges small bins")
     return name, bins
 
 
