@@ -1,17 +1,13 @@
 """Console entry point: ``uqviz validate [CSV] ...`` and ``uqviz report [CSV] ...``.
 
-User errors (a missing or malformed file, a wrong column, an output folder that
-cannot be written) print one ``uqviz: error: ...`` line on stderr and exit with
-status 2, without a traceback.
+User errors print one ``uqviz: error: ...`` line and exit with status 2.
 
 Examples
 --------
 ::
 
     uqviz validate                                 # the embedded default example
-    uqviz validate data.csv --errors E --uncertainties uE
     uqviz validate data.csv --reference y --prediction yhat --variances var
-    uqviz validate data.csv --sep ';' --decimal ','
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
 """
 

@@ -1,17 +1,9 @@
 """Bootstrap confidence intervals and verdicts from replicates (numpy kernels, no xarray).
 
-All functions are vectorised over leading axes; the replicate axis (B) and the
-jackknife axis (M) are last. BCa follows DiCiccio & Efron (1996), eqs. 2.3-2.8
-and 6.6-6.7; the zeta-score is Pernot (2024b), eq. 14.
-
-Degenerate bootstrap distributions
-----------------------------------
-:func:`interval` returns NaN bounds where no interval can be computed: all
-replicates on one side of the estimate (BCa), replicates without spread (one
-point, a constant statistic), or non-finite replicates. Callers detect them
-with ``np.isnan(lower)`` (``BootstrapResult.degenerate``) and report
-``valid=False`` with a warning; :func:`verdict` already gives ``valid=False``
-for NaN bounds.
+Vectorised over leading axes; the replicate (B) and jackknife (M) axes are last.
+BCa: DiCiccio & Efron (1996); zeta-score: Pernot (2024b), eq. 14. Degenerate
+bootstrap distributions give NaN bounds (``BootstrapResult.degenerate``), which
+:func:`verdict` reports as ``valid=False``.
 """
 
 from __future__ import annotations
@@ -40,10 +32,7 @@ def _quantiles(replicates, probs):
 
 
 def bias_correction(estimate, replicates):
-    """z0 = Phi^-1(share of replicates below the estimate), ties counted half.
-
-    Counting ties half (as scipy.stats.bootstrap does) keeps z0 finite and
-    unbiased for statistics with atoms at the estimate (small or discrete data).
+    """z0 = Phi^-1(share of replicates below the estimate), ties counted half (as scipy).
 
     Examples
     --------
@@ -57,12 +46,7 @@ def bias_correction(estimate, replicates):
 
 
 def power_of_two_scale(x, axis=-1):
-    """Exponent k with max|x| / 2**k in [0.5, 1) along ``axis`` (kept as a length-1 axis).
-
-    k is 0 where x is all zero or holds a non-finite value.
-
-    Dividing by a power of two is exact, so rescaled sums of powers neither
-    overflow nor lose digits.
+    """Exponent k with max|x| / 2**k in [0.5, 1) along ``axis`` (kept; 0 if all zero or non-finite).
 
     Examples
     --------
@@ -76,11 +60,9 @@ def power_of_two_scale(x, axis=-1):
 
 
 def acceleration_from_sums(sum_d2, sum_d3):
-    """BCa acceleration a = sum d^3 / (6 (sum d^2)^1.5) from the sums.
+    """BCa acceleration sum d^3 / (6 (sum d^2)^1.5), DiCiccio & Efron (1996), eq. 6.6.
 
-    DiCiccio & Efron (1996), eq. 6.6. ``d`` are jackknife deviations
-    ``mean(jack) - jack_i``, in any common unit per cell (a is scale-free:
-    rescale d before cubing it). 0 where all d are 0, NaN where a sum is NaN.
+    ``d = mean(jack) - jack_i`` in any common unit; 0 where all d are 0.
 
     Examples
     --------
@@ -95,16 +77,10 @@ def acceleration_from_sums(sum_d2, sum_d3):
 
 
 def acceleration(jackknife):
-    """Acceleration a from jackknife values (last axis), DiCiccio & Efron (1996), eq. 6.6.
-
-    a = sum(d^3) / (6 (sum d^2)^1.5) with d = mean(jack) - jack_i; 0 when all
-    jackknife values are equal, NaN when one is not finite. Values are rescaled
-    by a power of two first, so a is exact for jackknife values up to 1e308.
+    """BCa acceleration from jackknife values (last axis), exact up to 1e308.
 
     Examples
     --------
-    >>> round(float(acceleration(np.array([1.0, 2.0, 4.0]))), 6)
-    -0.036739
     >>> round(float(acceleration(np.array([1.0, 2.0, 4.0]) * 1e300)), 6)
     -0.036739
     """
@@ -137,34 +113,24 @@ def interval(estimate, replicates, *, jackknife=None, accel=None, ci=0.95, metho
     Parameters
     ----------
     estimate : array_like, shape (...)
-        Statistic on the full data.
     replicates : ndarray, shape (..., B)
-        Bootstrap replicates of the statistic.
     jackknife : ndarray, shape (..., M), optional
-        Leave-one-out values, for the acceleration of ``method="bca"``.
+        Leave-one-out values, for the BCa acceleration.
     accel : array_like, shape (...), optional
-        Acceleration computed elsewhere (e.g. per group); overrides ``jackknife``.
+        Acceleration computed elsewhere; overrides ``jackknife``.
     ci : float
-        Confidence level in (0, 1).
     method : {"bca", "percentile", "basic"}
 
     Returns
     -------
     dict
-        ``lower``, ``upper`` (shape (...)) and, for BCa, ``z0`` and ``a``.
-        Bounds are NaN where the bootstrap distribution is degenerate: all
-        replicates on one side of the estimate (BCa), replicates without
-        spread, a non-finite replicate or estimate.
+        ``lower``, ``upper`` (NaN where degenerate) and, for BCa, ``z0`` and ``a``.
 
     Examples
     --------
-    >>> import numpy as np
-    >>> reps = np.linspace(0.0, 2.0, 1001)
-    >>> out = interval(1.0, reps, ci=0.9, method="percentile")
+    >>> out = interval(1.0, np.linspace(0.0, 2.0, 1001), ci=0.9, method="percentile")
     >>> round(float(out["lower"]), 3), round(float(out["upper"]), 3)
     (0.1, 1.9)
-    >>> bool(np.isnan(interval(1.0, np.ones(50), accel=0.0)["lower"]))
-    True
     """
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
@@ -197,10 +163,7 @@ def interval(estimate, replicates, *, jackknife=None, accel=None, ci=0.95, metho
 
 
 def zeta_score(estimate, reference, lower, upper):
-    """Zeta-score, Pernot (2024b), eq. 14.
-
-    (est - ref)/(upper - est) when est <= ref, else (est - ref)/(est - lower).
-    |zeta| <= 1 is equivalent to ``lower <= ref <= upper``.
+    """Zeta-score, Pernot (2024b), eq. 14: |zeta| <= 1 iff ``lower <= ref <= upper``.
 
     Examples
     --------
@@ -215,14 +178,10 @@ def zeta_score(estimate, reference, lower, upper):
 
 
 def verdict(estimate, reference, lower, upper):
-    """Zeta-score and validity, the validity decided by the interval itself.
+    """Zeta-score and validity ``lower <= reference <= upper``, made consistent.
 
-    ``valid`` is ``lower <= reference <= upper`` (False where any of them is NaN).
-    ``zeta`` is :func:`zeta_score`, made consistent with ``valid``: where the
-    reference is inside the interval, |zeta| <= 1; where it is outside, |zeta| > 1
-    even when the ratio rounds to 1 (e.g. an estimate of 5e21 with lower limit 9
-    and reference 1). Where a bound is NaN (degenerate interval), zeta is NaN
-    and ``valid`` False.
+    |zeta| > 1 whenever the reference is outside, even if the ratio rounds to 1;
+    zeta NaN and ``valid`` False for a NaN bound.
 
     Returns
     -------
@@ -233,9 +192,6 @@ def verdict(estimate, reference, lower, upper):
     >>> z, ok = verdict(5e21, 1.0, 9.0, 2.5e22)
     >>> bool(ok), bool(abs(z) > 1)
     (False, True)
-    >>> z, ok = verdict(0.9, 1.0, 0.8, 1.2)
-    >>> bool(ok), round(float(z), 12)
-    (True, -0.333333333333)
     """
     est = np.asarray(estimate, dtype=float)
     ref = np.asarray(reference, dtype=float)

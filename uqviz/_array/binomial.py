@@ -1,10 +1,4 @@
-"""Confidence intervals for a binomial proportion (numpy kernels, no xarray).
-
-Used for the validation probability ``p_val = k / n`` of a Monte Carlo study
-(Pernot (2024b), eq. 21 and Fig. 5): ``k`` datasets out of ``n`` validated, and
-for the fraction of valid bins f_v (Pernot (2023)). Wilson score interval
-without (method 3) and with (method 4) continuity correction of Newcombe (1998).
-"""
+"""Wilson score interval for a binomial proportion (Newcombe (1998))."""
 
 from __future__ import annotations
 
@@ -17,39 +11,27 @@ __all__ = ["wilson_interval"]
 
 
 def wilson_interval(k, n, ci=0.95, continuity=False):
-    """Wilson score interval for a binomial proportion ``k / n``.
+    """Wilson score interval for ``k / n`` (Newcombe (1998), methods 3 and 4).
 
     Parameters
     ----------
-    k : array_like of int
-        Numbers of successes, ``0 <= k <= n``.
-    n : array_like of int
-        Numbers of trials (broadcast against `k`); ``n = 0`` gives NaN bounds.
+    k, n : array_like of int
+        Successes and trials, ``0 <= k <= n``; ``n = 0`` gives NaN bounds.
     ci : float, default 0.95
-        Confidence level in (0, 1).
     continuity : bool, default False
-        Apply the continuity correction (Newcombe (1998), method 4): the bounds
-        solve ``|k/n - p| - 1/(2n) = z sqrt(p (1 - p) / n)``; the lower bound
-        is 0 when ``k = 0`` and the upper bound 1 when ``k = n``.
+        Apply the continuity correction.
 
     Returns
     -------
     lower, upper : ndarray
-        Bounds of the interval, shape of ``broadcast(k, n)``, within [0, 1].
 
     Raises
     ------
     ValueError
-        If `ci` is outside (0, 1), or some ``k`` are negative, larger than
-        ``n``, or ``n`` negative (the message gives the count of such cells).
-    TypeError
-        If `ci` is not a number or `continuity` not a bool.
+        If `ci` is outside (0, 1) or some ``k``, ``n`` are invalid (with their count).
 
     Examples
     --------
-    >>> lo, hi = wilson_interval(81, 263)
-    >>> round(float(lo), 4), round(float(hi), 4)
-    (0.2553, 0.3662)
     >>> lo, hi = wilson_interval(81, 263, continuity=True)
     >>> round(float(lo), 4), round(float(hi), 4)
     (0.2535, 0.3682)

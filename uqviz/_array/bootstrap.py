@@ -1,26 +1,9 @@
 """Paired bootstrap of several statistics at once (numpy kernels, no xarray).
 
-Two paths share one result layout:
-
-- *moment statistics* (functions of column means: ZMS, RCE, NLL, ...): every
-  replicate comes from resampled column sums (``resample.resample_sums``), the
-  jackknife from leave-one-out sums, in O(M) memory and time per replicate.
-- *binned statistics* (ENCE, UCE, ZMSE): every resample is re-binned by
-  equal counts of uE from resampled per-point counts, in O(M) per replicate;
-  moment statistics ride along on the same resamples.
-- *generic statistics* (e.g. the rank correlation CC): resampled index arrays
-  are drawn in chunks and the statistic is evaluated on them; the jackknife
-  is evaluated in chunks of leave-one-out samples (O(M^2) work).
-
-All statistics of one call share the same resamples of points (paired
-bootstrap). Points may be split into contiguous groups (bins): each group is
-then resampled on its own.
-
-Columns ``E2`` and ``V`` are rescaled by a power of two (see
-:mod:`uqviz._array.stats`), so every statistic is exact at any scale of E and
-uE; an estimate that is not representable in float64 (or not finite) raises a
-ValueError naming the statistic. Intervals that cannot be computed
-(degenerate bootstrap distribution) are NaN: :attr:`BootstrapResult.degenerate`.
+Paths: moment statistics from resampled column sums; binned statistics
+(ENCE, UCE, ZMSE) re-binned on every resample; generic statistics (e.g. CC)
+on index resamples. All statistics of a call share the resamples. Scale as in
+:mod:`uqviz._array.stats`; degenerate intervals are NaN.
 """
 
 from __future__ import annotations
@@ -53,9 +36,7 @@ class BootstrapResult:
 
     @property
     def degenerate(self):
-        """True where the interval could not be computed (NaN bounds): all replicates on
-        one side of the estimate, replicates without spread, or non-finite replicates.
-        Callers report ``valid=False`` and warn with the count of such cells."""
+        """True where the interval is NaN (degenerate bootstrap distribution)."""
         return np.isnan(self.lower) | np.isnan(self.upper)
 
     @property
@@ -80,12 +61,7 @@ def _segment_sum(x, starts):
 
 
 def _moment_jackknife_accel(cols, names, func, starts, sizes, k=0):
-    """Acceleration per group from leave-one-out means, in O(M).
-
-    ``cols`` are the columns of :func:`uqviz._array.stats.columns` (``E2``, ``V``
-    in units of ``2**(2 k)``); the deviations are rescaled per group before the
-    sums of :func:`uqviz._array.bca.acceleration_from_sums`.
-    """
+    """BCa acceleration per group from leave-one-out means, in O(M)."""
     gid = np.repeat(np.arange(len(sizes)), sizes)
     totals = _segment_sum(cols, starts)
     n = sizes[gid].astype(float)
@@ -127,16 +103,15 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
     Parameters
     ----------
     e, u : ndarray, shape (M,)
-        Errors and uncertainties (rows already grouped when ``starts`` given).
     stats : dict
         name -> (func(means, n), column names).
-    n_boot, seed, ci, method, engine
-        See :func:`uqviz._array.resample.resample_sums` and :func:`bca.interval`.
+    n_boot, seed, ci, method, starts, sizes, engine
+        See :func:`uqviz._array.resample.resample_sums` and :func:`uqviz._array.bca.interval`.
 
     Returns
     -------
     dict
-        name -> :class:`BootstrapResult` with arrays of leading size G.
+        name -> :class:`BootstrapResult`.
 
     Examples
     --------
@@ -166,14 +141,7 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
 
 
 def _generic_jackknife(func, e, u, max_groups=JACKKNIFE_GROUPS):
-    """Jackknife values of ``func(e, u)`` for the BCa acceleration.
-
-    Up to ``max_groups`` points: exact leave-one-out. Above: the delete-group
-    jackknife with ``max_groups`` contiguous groups (Efron & Tibshirani (1993),
-    sect. 11.5), whose values enter the same acceleration formula; the
-    acceleration is a small correction and this keeps the cost O(G M) instead
-    of O(M^2) for statistics that are not functions of means (e.g. CC).
-    """
+    """Jackknife of ``func(e, u)``: leave-one-out, delete-group above ``max_groups`` points."""
     m = e.shape[-1]
     edges = np.linspace(0, m, min(m, max_groups) + 1).round().astype(np.int64)
     jack = np.empty(edges.size - 1)
@@ -193,15 +161,11 @@ def _counts(idx, m):
 
 
 def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
-    """Paired bootstrap of arbitrary statistics ``func(e, u)`` on index resamples.
+    """Paired bootstrap of statistics ``func(e, u)`` on index resamples.
 
-    ``stats`` maps name -> (func(e, u) vectorised over leading axes, counts)
-    where ``counts`` is None or ``(prepare(e, u), f(counts, prepared))``: an
-    O(M)-per-replicate evaluation from the number of draws of each point
-    (used for rank statistics, which would otherwise sort every resample).
-    Returns name -> :class:`BootstrapResult` with a leading group axis of 1.
-    A resample on which a statistic is undefined (e.g. CC of a resample of one
-    distinct point) gives a NaN replicate, hence a degenerate interval.
+    ``stats``: name -> (func, counts), ``counts`` None or ``(prepare(e, u),
+    f(counts, prepared))`` for an O(M) evaluation from draw counts. Returns
+    name -> :class:`BootstrapResult` (group axis of 1).
 
     Examples
     --------
@@ -239,28 +203,22 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
 
 def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca",
                      engine=None, key=None):
-    """Paired bootstrap of binned (ENCE, UCE, ZMSE) and moment statistics.
-
-    Every resample is re-binned into ``n_bins`` equal-count bins of uE
-    (``resample.binned_resample_sums``); moment statistics come from the same
-    resampled sums (totals over bins), so all statistics stay paired. The
-    jackknife re-bins each leave-one-out sample (prefix sums, O(M n_bins)).
+    """Paired bootstrap of binned and moment statistics, re-binning every resample by uE.
 
     Parameters
     ----------
     e, u : ndarray, shape (M,)
     stats : dict
-        name -> (kind, func, columns) with kind "binned" (``func(bin_means)``)
-        or "moments" (``func(means, n)``).
+        name -> (kind, func, columns), kind "binned" (``func(bin_means)``) or "moments".
     n_bins, n_boot, seed, ci, method, engine
         As in :func:`bootstrap_moments`.
     key : ndarray, shape (M,), optional
-        Binning variable (default uE): bins are equal-count bins of ``key``.
+        Binning variable (default uE).
 
     Returns
     -------
     dict
-        name -> :class:`BootstrapResult` with a leading group axis of 1.
+        name -> :class:`BootstrapResult` (group axis of 1).
 
     Examples
     --------
@@ -269,8 +227,8 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
     >>> u = rng.uniform(1, 2, 100); e = u * rng.standard_normal(100)
     >>> r = bootstrap_binned(e, u, {"ENCE": ("binned", ence_from_means, ("E2", "V"))},
     ...                      n_bins=5, n_boot=100, seed=1)["ENCE"]
-    >>> r.replicates.shape, bool(r.degenerate[0])
-    ((1, 100), False)
+    >>> r.replicates.shape
+    (1, 100)
     """
     order = np.argsort(u if key is None else key, kind="stable")
     e, u = e[order], u[order]

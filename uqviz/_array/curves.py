@@ -1,14 +1,4 @@
-"""Curve kernels of the reference analyses (numpy in, numpy out, core axes last).
-
-- :func:`prefix_sums`, :func:`prefix_bin_means`: per-bin means of points
-  sorted by the binning variable, for many binnings at once (size dependence
-  and extrapolation of ENCE/ZMSE, Pernot (2024c), Appendices B-C);
-- :func:`n_removed`, :func:`trimmed_curves`: confidence curves, the RMSE or
-  MAE of the points left after removing the largest uncertainties.
-
-The points are on the last axis; leading axes (Monte Carlo samples,
-bootstrap replicates) are batch axes.
-"""
+"""Curve kernels: per-bin means from prefix sums (Pernot (2024c), App. B-C), confidence curves."""
 
 from __future__ import annotations
 
@@ -34,18 +24,7 @@ def prefix_sums(x):
 
 
 def prefix_bin_means(prefix, bounds):
-    """Means of contiguous bins from prefix sums.
-
-    Parameters
-    ----------
-    prefix : ndarray, shape (..., M + 1)
-        :func:`prefix_sums` of the values, sorted by the binning variable.
-    bounds : ndarray of int, shape (N + 1,)
-        Bin boundaries (0 = bounds[0] < ... < bounds[N] = M).
-
-    Returns
-    -------
-    ndarray, shape (..., N)
+    """Means of contiguous bins ``bounds`` from prefix sums ``(..., M + 1)`` -> ``(..., N)``.
 
     Examples
     --------
@@ -58,7 +37,7 @@ def prefix_bin_means(prefix, bounds):
 
 
 def n_removed(fractions, m):
-    """``floor(k M)`` points removed for fractions ``k`` (rounded first: 0.29 * 100 is 28.999...).
+    """``floor(k M)`` points removed for fractions ``k`` (rounded first).
 
     Examples
     --------
@@ -69,14 +48,13 @@ def n_removed(fractions, m):
 
 
 def trimmed_curves(x, removed, *, error="RMSE", normalize=False):
-    """RMSE or MAE of ``x[..., r:]`` for every ``r`` in ``removed``.
+    """RMSE or MAE of ``x[..., r:]`` for every ``r`` in ``removed`` -> ``(..., K)``.
 
     Parameters
     ----------
     x : ndarray, shape (..., M)
-        Errors sorted by decreasing uncertainty (the first ones are removed first).
+        Errors sorted by decreasing uncertainty.
     removed : ndarray of int, shape (K,)
-        Numbers of points removed, each < M.
     error : {"RMSE", "MAE"}
     normalize : bool
         Divide each curve by its first value.

@@ -1,30 +1,11 @@
-"""Numpy/scipy kernels for fitting distribution shapes (no xarray).
+"""Kernels fitting distribution shapes (sample axis last; no xarray).
 
-Two-parameter families ``X / scale ~ G(nu)`` are fitted to a positive sample
-by *minimum Kolmogorov-Smirnov distance* (maximum goodness-of-fit estimation,
-as ``fitdistrplus::mgedist(gof="KS")`` used by Pernot (2024b), sect. III), and the
-z-scores by a scaled-and-shifted Student t by maximum likelihood (Pernot (2024c), sect.
-III A). Conventions as in :mod:`uqviz._array.stats`: the sample axis is the
-**last** axis and the cdf/KS kernels are vectorised over leading axes
-(parameter sets, datasets).
-
-Models (``scale`` multiplies the standardised variable in every model)
----------------------------------------------------------------------
-``"invgamma"``
-    ``X / scale ~ InvGamma(nu, nu)`` (shape ``nu``, scale ``nu``; Pernot (2024b), eq. 17
-    with ``scale = sigma^2``), i.e. ``X ~ InvGamma(a=nu, scale=nu*scale)``:
-    ``P(X <= x) = Q(nu, nu*scale/x)`` with ``Q`` the regularised upper
-    incomplete gamma function.
-``"f1"``
-    ``X / scale ~ F(1, nu)`` (Pernot (2024b), eq. 19): ``P(X <= x) = I_{y/(y+nu)}(1/2, nu/2)``
-    with ``y = x/scale`` and ``I`` the regularised incomplete beta function.
-
-The KS distance is computed exactly: for a sorted sample ``x_(1) <= ... <=
-x_(n)`` and a continuous cdf ``F``, ``D = max_i max(F(x_(i)) - (i-1)/n,
-i/n - F(x_(i)))``, which is the supremum over both sides of every step of the
-empirical cdf. With tied values it stays exact: inside a run of ties the
-candidate step heights lie between the two extreme ones, and ``|F - c|`` is
-largest at an end of that range.
+Positive samples: ``X / scale ~ G(nu)`` by minimum KS distance (as
+``fitdistrplus::mgedist(gof="KS")``, Pernot (2024b), sect. III), with
+``"invgamma"``: ``X / scale ~ InvGamma(nu, nu)`` (Pernot (2024b), eq. 17) and
+``"f1"``: ``X / scale ~ F(1, nu)`` (eq. 19). z-scores: scaled-and-shifted
+Student t by maximum likelihood (Pernot (2024c), sect. III A). KS distances
+are exact, ties included.
 """
 
 from __future__ import annotations
@@ -79,29 +60,16 @@ def model_cdf(model, x, nu, scale):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from scipy import stats
     >>> x = np.array([0.5, 1.0, 3.0])
     >>> np.allclose(model_cdf("invgamma", x, 4.0, 2.0), stats.invgamma.cdf(x, 4.0, scale=8.0))
-    True
-    >>> np.allclose(model_cdf("f1", x, 5.0, 2.0), stats.f.cdf(x / 2.0, 1, 5.0))
     True
     """
     return _model(model)[0](x, nu, scale)
 
 
 def ks_distance_sorted(cdf_sorted):
-    """Exact KS distance from the model cdf evaluated at a sorted sample.
-
-    Parameters
-    ----------
-    cdf_sorted : array_like, shape (..., n)
-        ``F(x_(i))`` for the sample sorted ascending along the last axis.
-
-    Returns
-    -------
-    numpy.ndarray, shape (...)
-        ``max_i max(F(x_(i)) - (i-1)/n, i/n - F(x_(i)))``.
+    """Exact KS distance ``max_i max(F_i - (i-1)/n, i/n - F_i)``, F at a sorted sample.
 
     Examples
     --------
@@ -117,15 +85,10 @@ def ks_distance_sorted(cdf_sorted):
 
 
 def ks_distance(model, x, nu, scale, *, is_sorted=False):
-    """Exact KS distance between the sample ``x`` (last axis) and ``model(nu, scale)``.
-
-    ``nu`` and ``scale`` broadcast against the leading axes ``x.shape[:-1]``;
-    with a 1-D sample, arrays of shape ``(k,)`` evaluate ``k`` parameter sets
-    at once.
+    """Exact KS distance between the sample ``x`` (last axis) and ``model(nu, scale)`` (broadcast).
 
     Examples
     --------
-    >>> import numpy as np
     >>> from scipy import stats
     >>> x = stats.f.rvs(1, 6, size=500, random_state=0) * 3.0
     >>> d = ks_distance("f1", x, 6.0, 3.0)
@@ -157,7 +120,7 @@ def _median_scale(model, x_sorted, nu):
 
 
 def _ecdf_steps(x_sorted):
-    """Distinct values and the ECDF just below / at each: exact KS with ties, fewer cdf calls."""
+    """Distinct values with the ECDF just below and at each (exact KS with ties)."""
     n = x_sorted.size
     keep = np.ones(n, dtype=bool)
     keep[:-1] = x_sorted[1:] != x_sorted[:-1]  # last of each run of ties
@@ -182,50 +145,30 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fat
                maxiter=2000):
     """Fit ``X/scale ~ model(nu)`` to a 1-D sample by minimum KS distance.
 
-    The exact KS distance is minimised over ``(ln nu, ln scale)`` in three
-    stages: (1) a vectorised grid (``n_grid`` values of ``nu`` log-spaced in
-    [0.1, 1000], each with 15 scales around the median-matching scale) on at
-    most 512 ECDF steps locates the basin; (2) Nelder-Mead from the
-    ``n_starts`` best grid points on at most ``n_coarse`` ECDF steps; (3)
-    an exact refinement: Nelder-Mead (restarted once, as it can stall on the
-    kinked KS surface) on an *active set* of ECDF steps, enlarged with the
-    steps whose deviation exceeds the current optimum until the distance on
-    the active set equals the distance on the full sample. The distance on a
-    subset of steps is a lower bound of the full distance, so a minimiser of
-    the subset distance where both are equal minimises the full distance.
-    Tied values are merged (the distance is unchanged). The KS surface is
-    piecewise smooth and flat near its minimum, so ``nu`` is only determined
-    to the extent that the distance discriminates it. ``nu`` is kept within
-    [1e-3, 1e6] (:data:`LOG_NU_BOUNDS`): a normal variate (``nu -> inf``)
-    returns a value near 1e6; a constant sample (distance 0.5 for any
-    parameters) returns an arbitrary ``nu``.
+    Grid search, then Nelder-Mead, then an exact refinement on an active set of
+    ECDF steps. ``nu`` stays in [1e-3, 1e6] (:data:`LOG_NU_BOUNDS`).
 
     Parameters
     ----------
     x : array_like, shape (n,)
-        Sample, finite and >= 0 (zeros are allowed).
+        Finite sample, >= 0.
     model : {"invgamma", "f1"}
-        See the module docstring.
     n_grid, n_starts, n_coarse : int
-        Grid size in ``nu``, number of Nelder-Mead starts, and number of ECDF
-        steps used by the coarse Nelder-Mead stage.
+        Grid size in ``nu``, Nelder-Mead starts, ECDF steps of the coarse stage.
     xatol, fatol, maxiter
-        Nelder-Mead tolerances (on the log-parameters and the distance) and
-        iteration limit of the refinement stage.
+        Nelder-Mead settings of the refinement.
 
     Returns
     -------
     dict
-        ``nu``, ``scale``, ``ks_distance`` (exact, at the optimum),
-        ``n_evaluations`` (model cdf evaluations counted per parameter set).
+        ``nu``, ``scale``, ``ks_distance``, ``n_evaluations``.
 
     Examples
     --------
-    >>> import numpy as np
     >>> from scipy import stats
     >>> x = stats.invgamma.rvs(3.0, scale=3.0 * 0.5, size=4000, random_state=1)
     >>> fit = fit_min_ks(x, "invgamma")
-    >>> round(fit["nu"], 1), round(fit["scale"], 2)  # truth: nu=3, scale=0.5
+    >>> round(fit["nu"], 1), round(fit["scale"], 2)
     (3.0, 0.5)
     """
     x = np.sort(np.asarray(x, dtype=float).ravel())
@@ -317,16 +260,7 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fat
 
 
 def profile_ks(x, model, nu):
-    """Smallest KS distance over the scale for fixed ``nu`` (and the scale reaching it).
-
-    Useful to compare a published shape parameter with the minimum-KS fit:
-    ``profile_ks(x, model, nu_paper)["ks_distance"]`` is the best distance any
-    scale achieves with that ``nu``.
-
-    Returns
-    -------
-    dict
-        ``nu``, ``scale``, ``ks_distance`` (exact).
+    """Best KS distance over the scale for fixed ``nu``: dict ``nu``, ``scale``, ``ks_distance``.
 
     Examples
     --------
@@ -365,18 +299,12 @@ def profile_ks(x, model, nu):
 # Student t by maximum likelihood
 # --------------------------------------------------------------------------
 def fit_student_t(z):
-    """Fit ``z`` by a scaled-and-shifted Student t, ``(z - loc)/scale ~ t(df)``, by ML.
-
-    :meth:`scipy.stats.t.fit` is started from ``df=5``, the median and a
-    robust scale; its optimum is then polished by Nelder-Mead on
-    ``(ln df, loc, ln scale)`` with tight tolerances (the likelihood is flat
-    in ``df`` when ``df`` is large).
+    """Fit ``(z - loc)/scale ~ t(df)`` by maximum likelihood.
 
     Returns
     -------
     dict
-        ``df``, ``loc``, ``scale``, ``loglik`` (total log-likelihood) and
-        ``ks_distance`` (exact KS distance of the fitted t).
+        ``df``, ``loc``, ``scale``, ``loglik``, ``ks_distance``.
 
     Examples
     --------

@@ -1,20 +1,35 @@
-"""NEES and quantile-coverage kernels (numpy in, numpy out, no xarray).
+"""NEES and quantile-coverage kernels (Küppers et al. (2022)); numpy only.
 
-Core axes are last: a residual is ``(..., d)``, a covariance ``(..., d, d)``
-(numpy's linear-algebra layout, the points on the leading axes); every
-reduction over points, draws or replicates has that axis last (``(..., n)``,
-``(..., r)``, ``(..., B)``), and the quantile-level axis ``q`` comes just
-before it (``(..., q, n)``).
+Layout: residual ``(..., d)``, covariance ``(..., d, d)``; points, draws and
+replicates on the last axis, the quantile level just before it ``(..., q, n)``.
+NEES = ``|L^-1 r|^2`` (``Sigma = L L^T``); a point is inside level ``tau`` when
+NEES <= ``chi2_d.ppf(tau)``; bins follow netcal 1.4.0.
 
-Definitions (Küppers et al. (2022)):
-
-* NEES ``eps = r^T Sigma^-1 r`` with ``r = y - mean``, computed as
-  ``|L^-1 r|^2`` from the Cholesky factor ``Sigma = L L^T``; ``Z^2`` for a
-  standard deviation.
-* A point is inside quantile level ``tau`` when ``eps <= chi2_d.ppf(tau)``.
-* Coverage per equal-width bin of the dispersion (std, or
-  ``sigma_G = det(Sigma)^(1/(2d))``), with netcal 1.4.0's treatment of bins
-  below ``sample_threshold``.
+Examples
+--------
+>>> L = cholesky(np.array([[[4.0, 0.0], [0.0, 9.0]]]))
+>>> nees_from_cholesky(L, np.array([[2.0, 3.0]])).tolist(), round(float(generalized_std(L)[0]), 6)
+([2.0], 2.44949)
+>>> solve_lower(np.array([[2.0, 0.0], [1.0, 2.0]]), np.array([2.0, 3.0])).tolist()
+[1.0, 1.0]
+>>> float(nees_std(1e-300, 2e-300)), [a.tolist() for a in sample_moments(np.array([[0.0, 2.0]]))]
+(0.25, [[1.0], [1.0]])
+>>> [float(b) for b in hpdi(np.array([0.0, 1.0, 1.1, 1.2, 5.0]), 0.5)]
+[1.0, 1.2]
+>>> round(float(chi2_thresholds([0.5], 1)[0]), 6)
+0.454936
+>>> inside_from_nees(np.array([0.1, 1.0]), np.array([0.5, 2.0])).tolist()
+[[True, False], [True, True]]
+>>> equal_width_edges(np.array([1.0, 2.0, 3.0]), 2).tolist()
+[1.0, 2.0, 3.0]
+>>> bin_indices(np.array([0.0, 0.5, 1.0, 2.0]), np.array([0.0, 0.5, 1.0])).tolist()
+[0, 1, 1, -1]
+>>> [a.tolist() for a in binned_counts(np.array([[True, False, True]]), np.array([0, 0, 1]), 2)]
+[[2, 1], [[1, 1]]]
+>>> mqce_jackknife(np.array([[True, False, False]]), [0.5]).tolist()
+[[0.5, 0.0, 0.0]]
+>>> [float(b) for b in fold_interval(-0.01, 0.03)]
+[0.0, 0.03]
 """
 
 from __future__ import annotations
@@ -76,27 +91,17 @@ def _matrix_scale(cov):
 def covariance_problems(cov):
     """Classify covariance matrices that are not symmetric positive definite.
 
-    Parameters
-    ----------
-    cov : ndarray, shape (n, d, d)
-
     Returns
     -------
     dict
-        ``{"non-finite": idx, "not symmetric": idx, "not positive definite": idx,
-        "singular": idx}`` with sorted integer index arrays (each point is in
-        at most one class, checked in that order). Positive definiteness is
-        judged on the symmetric part from the eigenvalues: smallest eigenvalue
-        below ``-tol * largest`` is "not positive definite", within
-        ``+-tol * largest`` "singular", with ``tol = SINGULAR_RTOL * d * eps``.
+        "non-finite", "not symmetric", "not positive definite", "singular" ->
+        sorted point indices (each point in one class at most).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> c = np.stack([np.eye(2), [[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]],
-    ...               [[1.0, 0.5], [0.0, 1.0]]])
+    >>> c = np.stack([np.eye(2), [[1.0, 1.0], [1.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]]])
     >>> {k: v.tolist() for k, v in covariance_problems(c).items() if v.size}
-    {'not symmetric': [3], 'not positive definite': [2], 'singular': [1]}
+    {'not positive definite': [2], 'singular': [1]}
     """
     cov = np.asarray(cov, dtype=np.float64)
     d = cov.shape[-1]
@@ -126,39 +131,18 @@ def _raise_problems(problems, n, name):
 
 
 def cholesky(cov, *, name="scale"):
-    """Lower Cholesky factors of a stack of covariance matrices, with checks.
-
-    Parameters
-    ----------
-    cov : array_like, shape (n, d, d)
-        Covariance matrices; symmetric to ``SYM_RTOL`` relative (the symmetric
-        part is factored).
-    name : str
-        Variable name used in error messages.
-
-    Returns
-    -------
-    ndarray, shape (n, d, d)
-        ``L`` with ``L @ L.T == cov``.
+    """Lower Cholesky factors of covariance matrices ``(n, d, d)``, checked.
 
     Raises
     ------
     CovarianceError
-        A ``ValueError`` naming how many matrices are non-finite, not
-        symmetric, not positive definite or (numerically) singular, with the
-        first 10 point indices of each kind.
+        A ValueError counting the non-finite, asymmetric, non positive-definite
+        or singular matrices, with their first 10 indices (``name`` in the message).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> L = cholesky(np.array([[[4.0, 2.0], [2.0, 5.0]]]))
-    >>> L[0].tolist()
+    >>> cholesky(np.array([[[4.0, 2.0], [2.0, 5.0]]]))[0].tolist()
     [[2.0, 0.0], [1.0, 2.0]]
-    >>> try:
-    ...     cholesky(np.array([np.eye(2), [[1.0, 2.0], [2.0, 1.0]]]))
-    ... except ValueError as err:
-    ...     print(err)
-    scale: 1 of 2 covariance matrices are not symmetric positive definite (point indices, first 10): not positive definite: 1 point(s) at [1]
     """
     cov = np.asarray(cov, dtype=np.float64)
     if cov.ndim != 3 or cov.shape[-1] != cov.shape[-2]:
@@ -187,26 +171,7 @@ def cholesky(cov, *, name="scale"):
 
 
 def solve_lower(chol, r):
-    """Solve ``L z = r`` for lower-triangular ``L`` (batched, no inverse).
-
-    Forward substitution with vector operations over the points for small
-    ``d`` (<= 8), ``numpy.linalg.solve`` otherwise.
-
-    Parameters
-    ----------
-    chol : ndarray, shape (..., d, d)
-    r : ndarray, shape (..., d)
-
-    Returns
-    -------
-    ndarray, shape (..., d)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> solve_lower(np.array([[2.0, 0.0], [1.0, 2.0]]), np.array([2.0, 3.0])).tolist()
-    [1.0, 1.0]
-    """
+    """Solve ``L z = r`` for lower-triangular ``L`` (batched, no inverse)."""
     d = chol.shape[-1]
     if d > 8:
         return np.linalg.solve(chol, r[..., None])[..., 0]
@@ -220,43 +185,13 @@ def solve_lower(chol, r):
 
 
 def nees_from_cholesky(chol, residual):
-    """NEES ``r^T Sigma^-1 r = |L^-1 r|^2`` per point.
-
-    Parameters
-    ----------
-    chol : ndarray, shape (..., n, d, d)
-        Cholesky factors of the covariances (:func:`cholesky`).
-    residual : ndarray, shape (..., n, d)
-        ``y - mean``.
-
-    Returns
-    -------
-    ndarray, shape (..., n)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> L = cholesky(np.array([[[4.0, 0.0], [0.0, 1.0]]]))
-    >>> nees_from_cholesky(L, np.array([[2.0, 1.0]])).tolist()
-    [2.0]
-    """
+    """NEES ``|L^-1 r|^2`` per point, ``chol`` (..., n, d, d), ``residual`` (..., n, d)."""
     z = solve_lower(chol, residual)
     return np.einsum("...i,...i->...", z, z)
 
 
 def nees_std(residual, std):
-    """Squared z-scores ``(r / s)^2`` (the NEES of one dimension), elementwise.
-
-    Computed as ``(r / s)^2``, not ``r^2 / s^2``, so that tiny or huge scales
-    (``s = 1e-300``, ``r = 1e155``) do not under/overflow.
-
-    Examples
-    --------
-    >>> float(nees_std(3.0, 2.0))
-    2.25
-    >>> float(nees_std(1e-300, 2e-300))
-    0.25
-    """
+    """Squared z-scores ``(r / s)^2``, elementwise (no under/overflow of r^2, s^2)."""
     residual = np.asarray(residual, dtype=np.float64)
     std = np.asarray(std, dtype=np.float64)
     with np.errstate(over="ignore"):  # inf where (r / s)^2 > 1e308; callers report it
@@ -264,44 +199,13 @@ def nees_std(residual, std):
 
 
 def generalized_std(chol):
-    """Generalised standard deviation ``sigma_G = det(Sigma)^(1/(2d))`` from ``L``.
-
-    Computed as the geometric mean of the Cholesky diagonal,
-    ``exp(mean(log L_ii))``, which avoids under/overflow of the determinant.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> L = cholesky(np.array([[[4.0, 0.0], [0.0, 9.0]]]))
-    >>> round(float(generalized_std(L)[0]), 12)   # (4 * 9) ** (1 / 4)
-    2.449489742783
-    """
+    """``sigma_G = det(Sigma)^(1/(2d))`` as the geometric mean of the Cholesky diagonal."""
     diag = np.diagonal(chol, axis1=-2, axis2=-1)
     return np.exp(np.mean(np.log(diag), axis=-1))
 
 
 def sample_moments(samples, *, covariance=False):
-    """Mean and variance (or covariance) of predictive draws, ``ddof=0``.
-
-    Parameters
-    ----------
-    samples : ndarray, shape (..., r) or, with ``covariance=True``, (..., d, r)
-        ``r`` draws of each predictive distribution (draws last).
-    covariance : bool
-        Return covariance matrices ``(..., d, d)`` instead of variances.
-
-    Returns
-    -------
-    mean, var : ndarray
-        ``(...)`` and ``(...)``; or ``(..., d)`` and ``(..., d, d)``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> m, v = sample_moments(np.array([[0.0, 2.0]]))
-    >>> m.tolist(), v.tolist()
-    ([1.0], [1.0])
-    """
+    """Mean and variance (or covariance, draws ``(..., d, r)``) of predictive draws, ``ddof=0``."""
     samples = np.asarray(samples, dtype=np.float64)
     mean = np.mean(samples, axis=-1)
     if not covariance:
@@ -311,30 +215,7 @@ def sample_moments(samples, *, covariance=False):
 
 
 def hpdi(sorted_samples, prob):
-    """Highest-density interval of sorted draws (netcal 1.4.0 / NumPyro rule).
-
-    The narrowest window of ``m = int(prob * r)`` consecutive gaps among the
-    ``r`` sorted draws: bounds ``x[j]`` and ``x[j + m]``, ``j`` the first index
-    minimising ``x[j + m] - x[j]``.
-
-    Parameters
-    ----------
-    sorted_samples : ndarray, shape (..., r)
-        Draws sorted along the last axis.
-    prob : float
-        Probability mass in (0, 1).
-
-    Returns
-    -------
-    lower, upper : ndarray, shape (...)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> x = np.array([0.0, 1.0, 1.1, 1.2, 5.0])
-    >>> [float(b) for b in hpdi(x, 0.5)]
-    [1.0, 1.2]
-    """
+    """Highest-density interval of sorted draws (last axis), netcal 1.4.0 / NumPyro rule."""
     x = np.asarray(sorted_samples)
     r = x.shape[-1]
     m = int(prob * r)
@@ -348,58 +229,19 @@ def hpdi(sorted_samples, prob):
 
 
 def chi2_thresholds(quantiles, df):
-    """``chi2_df.ppf(tau)``: the NEES bound of the central ``tau`` region.
-
-    Examples
-    --------
-    >>> round(float(chi2_thresholds([0.5], 1)[0]), 6)   # 0.6744897...^2
-    0.454936
-    """
+    """``chi2_df.ppf(tau)``: the NEES bound of the central ``tau`` region."""
     return stats.chi2.ppf(np.asarray(quantiles, dtype=np.float64), df)
 
 
 def inside_from_nees(nees, thresholds):
-    """``nees <= threshold`` for every quantile level: shape ``(..., q, n)``.
-
-    Parameters
-    ----------
-    nees : ndarray, shape (..., n)
-    thresholds : ndarray, shape (q,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> inside_from_nees(np.array([0.1, 1.0]), np.array([0.5, 2.0])).tolist()
-    [[True, False], [True, True]]
-    """
+    """``nees <= threshold`` for every quantile level: shape ``(..., q, n)``."""
     nees = np.asarray(nees)
     thr = np.asarray(thresholds, dtype=np.float64)[:, None]
     return nees[..., None, :] <= thr
 
 
 def equal_width_edges(values, bins, value_range=None):
-    """Equal-width edges between min and max (or ``value_range``), per row.
-
-    Parameters
-    ----------
-    values : ndarray, shape (..., n)
-    bins : int
-    value_range : array_like, shape (2,) or (..., 2), optional
-        ``(lower, upper)`` per row; default the row's min and max. When
-        ``lower == upper`` the range is widened to ``lower -+ 0.5`` (as
-        ``numpy.histogram`` does; netcal raises there).
-
-    Returns
-    -------
-    ndarray, shape (..., bins + 1)
-        ``numpy.linspace(lower, upper, bins + 1)`` per row.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> equal_width_edges(np.array([1.0, 2.0, 3.0]), 2).tolist()
-    [1.0, 2.0, 3.0]
-    """
+    """Equal-width edges ``(..., bins + 1)`` per row between min and max (or ``value_range``)."""
     values = np.asarray(values, dtype=np.float64)
     if value_range is None:
         lo, hi = np.min(values, axis=-1), np.max(values, axis=-1)
@@ -412,28 +254,7 @@ def equal_width_edges(values, bins, value_range=None):
 
 
 def bin_indices(values, edges):
-    """Bin index of every value, -1 outside the edges (scipy's edge rule).
-
-    Bins are ``[e_k, e_{k+1})`` except the last, ``[e_{B-1}, e_B]``; as
-    ``scipy.stats.binned_statistic_dd`` (used by netcal), values above the
-    last edge that round to it at ``int(-log10(min width)) + 6`` decimals are
-    put in the last bin.
-
-    Parameters
-    ----------
-    values : ndarray, shape (..., n)
-    edges : ndarray, shape (..., B + 1)
-
-    Returns
-    -------
-    ndarray of intp, shape (..., n)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> bin_indices(np.array([0.0, 0.5, 1.0, 2.0, -1.0]), np.array([0.0, 0.5, 1.0])).tolist()
-    [0, 1, 1, -1, -1]
-    """
+    """Bin index of every value, -1 outside (last bin closed, scipy's edge rule)."""
     values = np.asarray(values, dtype=np.float64)
     edges = np.asarray(edges, dtype=np.float64)
     lead = values.shape[:-1]
@@ -453,27 +274,7 @@ def bin_indices(values, edges):
 
 
 def binned_counts(inside, idx, n_bins):
-    """Points and points inside per bin.
-
-    Parameters
-    ----------
-    inside : ndarray of bool, shape (..., q, n)
-    idx : ndarray of int, shape (..., n)
-        Bin indices (-1: not binned).
-    n_bins : int
-
-    Returns
-    -------
-    count : ndarray of int, shape (..., n_bins)
-    k : ndarray of int, shape (..., q, n_bins)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> c, k = binned_counts(np.array([[True, False, True]]), np.array([0, 0, 1]), 2)
-    >>> c.tolist(), k.tolist()
-    ([2, 1], [[1, 1]])
-    """
+    """Points per bin ``(..., n_bins)`` and points inside per bin ``(..., q, n_bins)``."""
     idx = np.asarray(idx)
     inside = np.asarray(inside, dtype=bool)
     lead = idx.shape[:-1]
@@ -495,30 +296,15 @@ def binned_counts(inside, idx, n_bins):
 def binned_qce(k, count, quantiles, sample_threshold=1):
     """Per-bin coverage, netcal's per-bin map and the C-QCE.
 
-    Parameters
-    ----------
-    k : ndarray, shape (..., q, B)
-        Points inside per quantile level and bin.
-    count : ndarray, shape (..., B)
-        Points per bin.
-    quantiles : ndarray, shape (q,)
-    sample_threshold : int
-        Bins with fewer points are "excluded" as netcal 1.4.0 does: their
-        coverage counts as 0 (NaN in ``coverage``), so they enter the map as
-        ``tau`` and the C-QCE with weight ``N_b / N``.
+    Bins below ``sample_threshold`` count as coverage 0 (NaN in ``coverage``), as netcal 1.4.0.
 
     Returns
     -------
-    coverage : ndarray, shape (..., q, B)
-        ``k / N_b``, NaN for empty or excluded bins.
-    qce_map : ndarray, shape (..., q, B)
-        ``|coverage - tau|`` with 0 in place of NaN coverage (netcal's map).
+    coverage, qce_map : ndarray, shape (..., q, B)
     c_qce : ndarray, shape (..., q)
-        ``sum_b N_b qce_map_b / sum_b N_b``.
 
     Examples
     --------
-    >>> import numpy as np
     >>> cov, m, c = binned_qce(np.array([[2, 1]]), np.array([3, 3]), np.array([0.5]))
     >>> np.round(c, 6).tolist()
     [0.166667]
@@ -536,31 +322,11 @@ def binned_qce(k, count, quantiles, sample_threshold=1):
 
 
 def pattern_bootstrap(inside, n_boot, rng):
-    """Bootstrap replicates of the points-inside counts, by inside pattern.
-
-    Resampling the ``n`` points with replacement matters only through how many
-    resampled points share each inside pattern (the inside flags over the
-    quantile levels); these counts are multinomial with the observed pattern
-    frequencies, which is how they are drawn: the same distribution as
-    resampling indices, at a cost independent of ``n``.
-
-    Parameters
-    ----------
-    inside : ndarray of bool, shape (..., q, n)
-    n_boot : int
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray of int, shape (..., q, n_boot)
-        Points inside per replicate; leading rows (e.g. variables) are
-        resampled independently.
+    """Bootstrap replicates ``(..., q, n_boot)`` of the points-inside counts (by inside pattern).
 
     Examples
     --------
-    >>> import numpy as np
-    >>> ins = np.array([[True, False, True, True]])
-    >>> k = pattern_bootstrap(ins, 1000, np.random.default_rng(0))
+    >>> k = pattern_bootstrap(np.array([[True, False, True, True]]), 1000, np.random.default_rng(0))
     >>> k.shape, bool(abs(k.mean() - 3.0) < 0.1)
     ((1, 1000), True)
     """
@@ -580,30 +346,7 @@ def pattern_bootstrap(inside, n_boot, rng):
 
 
 def mqce_jackknife(inside, quantiles, *, signed=False):
-    """Exact leave-one-out values of ``M-QCE = |k/n - tau|``.
-
-    Leaving out a point inside gives ``|(k - 1)/(n - 1) - tau|``, a point
-    outside ``|k/(n - 1) - tau|``; with ``signed=True`` the signed deviation
-    ``k/n - tau``. The BCa acceleration follows from these values
-    (:func:`uqviz._array.bca.acceleration`).
-
-    Parameters
-    ----------
-    inside : ndarray of bool, shape (..., q, n)
-        ``n >= 2`` points.
-    quantiles : ndarray, shape (q,)
-    signed : bool
-
-    Returns
-    -------
-    ndarray, shape (..., q, n)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> mqce_jackknife(np.array([[True, False, False]]), [0.5]).tolist()
-    [[0.5, 0.0, 0.0]]
-    """
+    """Exact leave-one-out values ``(..., q, n)`` of ``M-QCE = |k/n - tau|`` (or signed)."""
     inside = np.asarray(inside, dtype=bool)
     n = inside.shape[-1]
     if n < 2:
@@ -617,18 +360,7 @@ def mqce_jackknife(inside, quantiles, *, signed=False):
 
 
 def fold_interval(lower, upper):
-    """Interval of ``|theta|`` from an interval ``[lower, upper]`` of ``theta``.
-
-    ``[0, max|bound|]`` when the interval contains 0, else ``[min|bound|, max|bound|]``;
-    it holds ``|theta|`` whenever the signed interval holds ``theta``.
-
-    Examples
-    --------
-    >>> [float(b) for b in fold_interval(-0.01, 0.03)]
-    [0.0, 0.03]
-    >>> [float(b) for b in fold_interval(-0.05, -0.02)]
-    [0.02, 0.05]
-    """
+    """Interval of ``|theta|`` from an interval of ``theta``."""
     lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
     a, b = np.abs(lower), np.abs(upper)
     straddle = (lower <= 0) & (upper >= 0)
@@ -636,33 +368,17 @@ def fold_interval(lower, upper):
 
 
 def anees_test(nees, dof_per_point, ci=0.95):
-    """Chi-square test of the average NEES.
-
-    For calibrated Gaussian predictions each NEES is ``chi2(d)``, so
-    ``S = sum eps ~ chi2(n d)`` and the mean NEES is ``d`` on average.
-
-    Parameters
-    ----------
-    nees : ndarray, shape (..., n)
-    dof_per_point : int
-        ``d``.
-    ci : float
-        Level of the two-sided regions.
+    """Chi-square test of the average NEES: ``sum NEES ~ chi2(n d)`` when calibrated.
 
     Returns
     -------
     dict
-        ``mean_nees`` (``S / n``), ``nees_sum`` (``S``), ``dof`` (``n d``),
-        ``p_value`` (``2 min(F, 1 - F)``, at most 1); ``acceptance_lower``,
-        ``acceptance_upper``: the ``ci`` region of the mean NEES of a calibrated
-        model, ``chi2_{nd}.ppf((1 -+ ci)/2) / n``; ``ci_lower``, ``ci_upper``: the
-        ``ci`` interval of the expected mean NEES when ``eps / c ~ chi2(d)``,
-        ``d S / chi2_{nd}.ppf((1 +- ci)/2)``. ``d`` is inside the interval exactly
-        when the mean NEES is inside the acceptance region.
+        ``mean_nees``, ``nees_sum``, ``dof``, ``p_value`` (two-sided), the ``ci``
+        acceptance region of the mean NEES (``acceptance_lower``/``_upper``) and the
+        interval of its expectation (``ci_lower``/``_upper``).
 
     Examples
     --------
-    >>> import numpy as np
     >>> out = anees_test(np.ones(100), 1)
     >>> out["dof"], round(float(out["p_value"]), 3)
     (100, 0.962)

@@ -1,34 +1,33 @@
-"""Numpy kernels for calibration statistics (no xarray).
+"""Numpy kernels for calibration statistics; the point axis is last, leading axes are batches.
 
-The core axis (``point``) is the **last** axis; every function is vectorised
-over leading axes (replicates, datasets).
+Most statistics are functions ``statistic(means, n)`` of the means of per-point
+columns (Z, Z2, E2, V = uE^2, lnV), so one function serves the estimate, the
+bootstrap and the jackknife.
 
-Most calibration statistics are smooth functions of a few *means* of per-point
-columns (Z, Z^2, E^2, uE^2, ln uE^2). They are written as ``statistic(means,
-n)`` where ``means`` maps a column name to an array of means; the same function
-then serves the point estimate, the bootstrap replicates (means of resampled
-sums) and the jackknife (leave-one-out means).
+Scale convention (referred to by the other kernels): ``Z``, ``Z2`` come from
+E/uE; ``E2``, ``V`` from E and uE divided by ``2**k``, ``k = log2_scale(e, u)``
+(0 unless max(|E|, uE) is outside [2**-200, 2**200]), carried as
+``means["log2_scale"]``. Ratios are thus exact at any scale; MSE, MV, RMSE,
+RMV, UCE apply :func:`unscale`, and :func:`evaluate` raises a ValueError where
+a result is not representable in float64.
 
-Scale
------
-E and uE may take any float64 value (1e-300 .. 1e155 are legitimate units),
-but E^2 and uE^2 overflow above ~1e154 and underflow below ~1e-154. Hence:
-
-- ``Z`` and ``Z2`` are computed from ``Z = E/uE`` directly (exact at any scale);
-- ``E2`` and ``V`` are computed from E and uE divided by a common power of two
-  ``2**k`` (exact), ``k = log2_scale(e, u)``: 0 while max(|E|, uE) lies in
-  [2**-200, 2**200] (the means are then plain E^2 and uE^2), else chosen so that
-  the largest value is in [0.5, 1). ``means["log2_scale"]`` carries k (absent
-  means 0);
-- ratios (RCE, RCE2, ENCE) are therefore exact at any scale; MSE, MV, RMSE,
-  RMV (and UCE) undo the scale with :func:`unscale`. Where the result is not
-  representable in float64 (MSE of errors of 1e155 is 1e310), :func:`evaluate`
-  raises a ValueError naming the statistic, instead of returning inf or 0.
-
-A statistic registered by a user that reads ``E2``/``V`` is correct whenever
-max(|E|, uE) is in [2**-200, 2**200]; outside, it must apply :func:`unscale`.
-Squares of values more than ~1e150 times smaller than the largest one
-underflow to 0 (their share of a mean is below 1e-300).
+Examples
+--------
+>>> log2_scale(np.array([1e155]), np.array([3e155])), float(unscale(0.5, {"log2_scale": 3}, 2))
+(517, 32.0)
+>>> columns(np.array([2.0]), np.array([4.0]), ("Z", "E2"), log2_scale=1).tolist()
+[[0.5, 1.0]]
+>>> m = column_means(np.array([1.0, -2.0]), np.array([1.0, 2.0]), ("Z2", "E2", "V"))
+>>> float(zms(m, 2)), float(rce(m, 2))
+(1.0, 0.0)
+>>> rankdata(np.array([3.0, 1.0, 3.0, 2.0])).tolist()
+[3.5, 1.0, 3.5, 2.0]
+>>> float(spearman_cc(np.array([0.1, -0.5, 1.0]), np.array([1.0, 2.0, 3.0])))
+1.0
+>>> float(hd_quantiles(np.arange(5.0), [0.5])[0])
+2.0
+>>> round(float(beta_gm(np.array([0.0, 0.0, 0.0, 0.0, 10.0]))), 6)
+0.605234
 """
 
 from __future__ import annotations
@@ -56,15 +55,7 @@ SCALED_COLUMNS = ("E2", "V")  # computed on E/2**k and uE/2**k
 
 
 def log2_scale(e, u) -> int:
-    """Common power-of-two exponent k of the columns E2 and V (see the module docstring).
-
-    Examples
-    --------
-    >>> log2_scale(np.array([1.0, -2.0]), np.array([1.0, 3.0]))
-    0
-    >>> log2_scale(np.array([1e155]), np.array([3e155]))
-    517
-    """
+    """Common power-of-two exponent k of the columns E2 and V."""
     e = np.asarray(e, dtype=float)
     u = np.asarray(u, dtype=float)
     with np.errstate(invalid="ignore"):
@@ -75,16 +66,7 @@ def log2_scale(e, u) -> int:
 
 
 def unscale(x, means, power):
-    """``x * 2**(power k)`` with k = ``means["log2_scale"]``: a value back in the data's units.
-
-    Overflow gives inf and underflow 0 without a numpy warning;
-    :func:`evaluate` turns them into an error.
-
-    Examples
-    --------
-    >>> float(unscale(0.5, {"log2_scale": 3}, 2))
-    32.0
-    """
+    """``x * 2**(power k)`` with k = ``means["log2_scale"]``: back in the data's units."""
     k = int(means.get("log2_scale", 0)) if isinstance(means, dict) else int(means)
     if k == 0:
         return x
@@ -93,17 +75,7 @@ def unscale(x, means, power):
 
 
 def columns(e, u, names, log2_scale=0):
-    """Stack the per-point columns ``names`` of errors ``e`` and uncertainties ``u``.
-
-    ``E2`` and ``V`` are in units of ``2**(2 log2_scale)``. Returns an array of
-    shape ``(..., M, k)`` (C-contiguous, float64) so that a bootstrap draw of
-    one point reads one contiguous row.
-
-    Examples
-    --------
-    >>> columns(np.array([2.0]), np.array([4.0]), ("Z", "E2"), log2_scale=1).tolist()
-    [[0.5, 1.0]]
-    """
+    """Per-point columns ``names`` stacked as a C-contiguous ``(..., M, k)`` array."""
     e = np.asarray(e, dtype=float)
     u = np.asarray(u, dtype=float)
     es, us = (e, u) if not log2_scale else (np.ldexp(e, -log2_scale), np.ldexp(u, -log2_scale))
@@ -114,7 +86,7 @@ def columns(e, u, names, log2_scale=0):
 
 
 def column_means(e, u, names):
-    """Means over the last axis of each column, as a dict name -> array, plus ``log2_scale``.
+    """Means over the last axis of each column (dict name -> array), plus ``log2_scale``.
 
     Examples
     --------
@@ -134,11 +106,7 @@ def column_means(e, u, names):
 
 
 def evaluate(name, func, means, *args):
-    """``func(means, *args)`` as a float array, or a ValueError naming ``name`` when not finite.
-
-    The error says whether the value leaves float64 because of the data's
-    scale (overflow or underflow of a scale-dependent statistic such as MSE),
-    or is undefined for the data (NaN, inf).
+    """``func(means, *args)`` as a float array, or a ValueError naming ``name`` if not finite.
 
     Examples
     --------
@@ -177,13 +145,7 @@ def zm(m, n):
 
 
 def zms(m, n):
-    """Mean of squared z-scores <Z^2>.
-
-    Examples
-    --------
-    >>> float(zms(column_means(np.array([1.0, -2.0]), np.array([1.0, 2.0]), ("Z2",)), 2))
-    1.0
-    """
+    """Mean of squared z-scores <Z^2>."""
     return m["Z2"]
 
 
@@ -213,13 +175,7 @@ def rmv(m, n):
 
 
 def rce(m, n):
-    """Relative calibration error (RMV - RMSE)/RMV, Pernot (2024b), eq. 7.
-
-    Examples
-    --------
-    >>> float(rce(column_means(np.array([1.0, -1.0]), np.array([1.0, 1.0]), ("E2", "V")), 2))
-    0.0
-    """
+    """Relative calibration error (RMV - RMSE)/RMV, Pernot (2024b), eq. 7."""
     return 1.0 - np.sqrt(m["E2"] / m["V"])
 
 
@@ -242,16 +198,7 @@ def nll_ref(m, n):
 # rank statistics
 # --------------------------------------------------------------------------
 def rankdata(x):
-    """Average ranks (1-based) along the last axis, ties averaged (as R's rank).
-
-    Rows without ties (the rule for continuous data) take a fast path: the
-    inverse of an unstable argsort; rows with ties get averaged ranks.
-
-    Examples
-    --------
-    >>> rankdata(np.array([3.0, 1.0, 3.0, 2.0])).tolist()
-    [3.5, 1.0, 3.5, 2.0]
-    """
+    """Average ranks (1-based) along the last axis, ties averaged (as R's rank)."""
     x = np.asarray(x, dtype=float)
     order = np.argsort(x, axis=-1)
     ranks = np.empty(x.shape)
@@ -270,13 +217,7 @@ def pearson(x, y):
 
 
 def spearman_cc(e, u):
-    """CC: Spearman rank correlation between |E| and uE along the last axis.
-
-    Examples
-    --------
-    >>> float(spearman_cc(np.array([0.1, -0.5, 1.0]), np.array([1.0, 2.0, 3.0])))
-    1.0
-    """
+    """CC: Spearman rank correlation between |E| and uE along the last axis."""
     return pearson(rankdata(np.abs(e)), rankdata(u))
 
 
@@ -299,11 +240,7 @@ def _tie_groups(x):
 
 
 def _ranks_from_counts(counts, order, starts):
-    """Average ranks of every point in resamples given by ``counts`` (rows).
-
-    A point drawn c times contributes c copies; tied values (and the copies)
-    share the average of the positions they occupy in the sorted resample.
-    """
+    """Average ranks of every point in resamples given by draw ``counts`` (rows)."""
     c = counts[:, order]
     totals = np.add.reduceat(c, starts, axis=1)
     before = np.cumsum(totals, axis=1) - totals
@@ -320,11 +257,7 @@ def cc_counts_prepare(e, u):
 
 
 def spearman_cc_counts(counts, prepared):
-    """CC of bootstrap resamples given as draw counts per point (rows), in O(M) per row.
-
-    Equal to ``spearman_cc`` of the expanded resamples: the Pearson
-    correlation of average ranks, with each point weighted by its count.
-    """
+    """CC of bootstrap resamples given as draw counts per point (rows), in O(M) per row."""
     (oe, se), (ou, su) = prepared
     re = _ranks_from_counts(counts, oe, se)
     ru = _ranks_from_counts(counts, ou, su)
@@ -339,12 +272,7 @@ def spearman_cc_counts(counts, prepared):
 # robust shape statistics (Harrell-Davis quantiles)
 # --------------------------------------------------------------------------
 def harrell_davis_weights(n, probs):
-    """Harrell-Davis weights, shape ``(len(probs), n)``, for a sorted sample of size n.
-
-    The p-quantile is ``sum_i w_i x_(i)`` with ``w_i = I_{i/n}(a, b) - I_{(i-1)/n}(a, b)``,
-    ``a = (n+1) p``, ``b = (n+1)(1-p)`` and I the regularised incomplete beta
-    (Harrell & Davis 1982). The weights of the last few (n, probs) are cached
-    (read-only arrays): Monte Carlo studies screen thousands of sets of one size.
+    """Harrell & Davis (1982) quantile weights, shape ``(len(probs), n)``, cached per (n, probs).
 
     Examples
     --------
@@ -366,30 +294,14 @@ def _hd_weights(n, probs):
 
 
 def hd_quantiles(x, probs):
-    """Harrell-Davis quantile estimates along the last axis.
-
-    Returns an array of shape ``x.shape[:-1] + (len(probs),)``.
-
-    Examples
-    --------
-    >>> float(hd_quantiles(np.arange(5.0), [0.5])[0])
-    2.0
-    """
+    """Harrell-Davis quantiles along the last axis -> ``x.shape[:-1] + (len(probs),)``."""
     x = np.sort(np.asarray(x, dtype=float), axis=-1)
     w = harrell_davis_weights(x.shape[-1], probs)
     return x @ w.T
 
 
 def beta_gm(x):
-    """Robust skewness beta_GM = (mean - median) / mean|x - median| (Groeneveld & Meeden (1984)).
-
-    The median is the Harrell-Davis estimate. Bounded in [-1, 1], 0 for symmetry.
-
-    Examples
-    --------
-    >>> round(float(beta_gm(np.array([0.0, 0.0, 0.0, 0.0, 10.0]))), 6)
-    0.605234
-    """
+    """Robust skewness (mean - median)/mean|x - median|, Groeneveld & Meeden (1984), HD median."""
     x = np.asarray(x, dtype=float)
     med = hd_quantiles(x, [0.5])
     return (x.mean(axis=-1) - med[..., 0]) / np.abs(x - med).mean(axis=-1)
@@ -399,9 +311,6 @@ KAPPA_CS_NORMAL = 2.91
 
 
 def kappa_cs(x):
-    """Robust excess kurtosis of Crow & Siddiqui (1967), with Harrell & Davis (1982) quantiles.
-
-    kappa_CS = (q0.975 - q0.025)/(q0.75 - q0.25) - 2.91 (0 for a normal variate).
-    """
+    """Robust excess kurtosis (q.975 - q.025)/(q.75 - q.25) - 2.91 (Crow & Siddiqui (1967))."""
     q = hd_quantiles(x, [0.025, 0.25, 0.75, 0.975])
     return (q[..., 3] - q[..., 0]) / (q[..., 2] - q[..., 1]) - KAPPA_CS_NORMAL

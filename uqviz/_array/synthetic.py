@@ -1,18 +1,7 @@
-"""Numpy kernels of the calibrated generative models (no xarray, no argument checks).
+"""Kernels of calibrated generative models: ``uE^2 = sigma^2 b / Gamma(a, 1)``, ``E = uE eps``.
 
-``uE^2 = sigma^2 * b / Gamma(a, 1)`` (inverse-gamma variances) and
-``E = uE * eps`` with ``eps ~ N(0, 1)`` or the unit-variance Student
-``t_s(nu) = t(nu) * sqrt((nu - 2) / nu)`` (Pernot (2024b), sect. IV). The
-validated public wrappers are :func:`uqviz.synthetic.draw_calibrated` and
-:func:`uqviz.synthetic.student_t_scaled`.
-
-Examples
---------
->>> import numpy as np
->>> from uqviz._array.synthetic import draw_calibrated
->>> e, u = draw_calibrated((2, 5), 3.0, 3.0, None, np.random.default_rng(0))
->>> e.shape, bool(np.all(u > 0))
-((2, 5), True)
+``eps`` is N(0, 1) or the unit-variance Student ``t(nu) sqrt((nu - 2)/nu)``
+(Pernot (2024b), sect. IV). Validated wrappers: :mod:`uqviz.synthetic`.
 """
 
 from __future__ import annotations
@@ -36,7 +25,7 @@ def student_t_scaled(nu, shape, rng: np.random.Generator) -> np.ndarray:
 
 
 def draw_calibrated(shape, a, b, nu_d, rng: np.random.Generator, sigma=1.0):
-    """Errors and uncertainties of calibrated data, one draw of ``prod(shape)`` points.
+    """Errors and uncertainties of calibrated data of the given shape.
 
     Examples
     --------

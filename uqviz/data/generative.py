@@ -1,24 +1,7 @@
-"""Unit-variance generative distributions D of the model E = uE * D(0, 1).
+"""Unit-variance generative distributions D of E = uE * D(0, 1), for simulated references.
 
-Simulated reference values draw pseudo-errors E* = uE * eps with eps ~ D from
-the actual uncertainties (Pernot (2024c)). D is unknown in practice; uqviz
-offers the normal, the unit-variance Student t_s(nu) (Pernot (2024b), eq. 20),
-uniform, Laplace and the empirical distribution of the dataset's own z-scores,
-all with mean 0 and variance 1.
-
-Functions that take a ``generative`` option accept one D or a sequence of
-them (:func:`as_generatives`); a sequence gives a ``generative`` dimension.
-
-Examples
---------
->>> import numpy as np
->>> from uqviz.generative import get_generative
->>> d = get_generative("t6")
->>> d.name
-'t6'
->>> x = d.sample(np.random.default_rng(0), 200_000)
->>> bool(abs(x.var() - 1) < 0.02)
-True
+A ``generative`` option takes one D or a sequence (:func:`as_generatives`),
+which gives a ``generative`` dimension.
 """
 
 from __future__ import annotations
@@ -36,17 +19,7 @@ __all__ = ["Generative", "normal", "student_t", "uniform", "laplace", "empirical
 
 @dataclass(frozen=True)
 class Generative:
-    """A zero-mean, unit-variance distribution to draw scaled errors from.
-
-    Attributes
-    ----------
-    name : str
-        Short label ("normal", "t6", "uniform", "laplace", "empirical").
-    kind : str
-        Family name.
-    params : dict
-        Parameters (e.g. ``{"nu": 6.0}``).
-    """
+    """A zero-mean, unit-variance D with ``name`` ("t6"), ``kind`` and ``params`` ({"nu": 6.0})."""
 
     name: str
     kind: str
@@ -100,7 +73,7 @@ def normal() -> Generative:
 
 
 def student_t(nu: float) -> Generative:
-    """Unit-variance Student t_s(nu) = t(nu) sqrt((nu-2)/nu), nu > 2 (Pernot (2024b), eq. 20).
+    """Unit-variance Student t_s(nu) = t(nu) sqrt((nu-2)/nu) (Pernot (2024b), eq. 20).
 
     Parameters
     ----------
@@ -157,9 +130,7 @@ def laplace() -> Generative:
 
 
 def empirical(data) -> Generative:
-    """The dataset's own z-scores, standardised to mean 0 and variance 1 (ddof=0).
-
-    Sampling draws with replacement from these values.
+    """The dataset's own z-scores, standardised (ddof=0), drawn with replacement.
 
     Parameters
     ----------
@@ -174,8 +145,7 @@ def empirical(data) -> Generative:
     --------
     >>> import numpy as np
     >>> from uqviz.generative import empirical
-    >>> d = empirical(np.array([-2.0, 0.0, 1.0, 3.0]))
-    >>> round(float(d._values.std()), 12)
+    >>> round(float(empirical(np.array([-2.0, 0.0, 1.0, 3.0]))._values.std()), 12)
     1.0
     """
     z = (np.asarray(data["E"].values / data["uE"].values, dtype=float)
@@ -197,11 +167,9 @@ def get_generative(spec, data=None) -> Generative:
     Parameters
     ----------
     spec : str or Generative
-        "normal", "uniform", "laplace", "empirical", or "t<nu>" for
-        student_t(nu), e.g. "t6".
+        "normal", "uniform", "laplace", "empirical" or "t<nu>", e.g. "t6".
     data : xarray.Dataset, optional
-        The dataset of "empirical"; without it, an "empirical" D that takes
-        its values later (:meth:`Generative.for_data`).
+        The dataset of "empirical" (else bound later by :meth:`Generative.for_data`).
 
     Returns
     -------
@@ -232,21 +200,11 @@ def get_generative(spec, data=None) -> Generative:
 def as_generatives(spec, *, data=None) -> tuple[Generative, ...]:
     """One D or a sequence of them as a tuple of :class:`Generative` with distinct names.
 
-    Parameters
-    ----------
-    spec : str, Generative or sequence of them
-    data : xarray.Dataset, optional
-        As in :func:`get_generative`.
-
-    Returns
-    -------
-    tuple of Generative
-
     Examples
     --------
     >>> from uqviz.generative import as_generatives
-    >>> [g.name for g in as_generatives("t6")], [g.name for g in as_generatives(["normal", "t6"])]
-    (['t6'], ['normal', 't6'])
+    >>> [g.name for g in as_generatives(["normal", "t6"])]
+    ['normal', 't6']
     """
     if isinstance(spec, (str, Generative)):
         specs = (spec,)

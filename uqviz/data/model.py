@@ -1,39 +1,19 @@
 """Build and validate uqviz datasets: the data model and the bad-input rules.
 
-The data model
---------------
-One dataset is an :class:`xarray.Dataset` with
+Data model: an :class:`xarray.Dataset` with dim ``point`` (coordinate: 0-based
+row number in the original input), float64 ``E`` (reference - prediction) and
+``uE`` (> 0), float64 features (``role="feature"``), metadata of any dtype
+(``role="metadata"``), attributes ``name`` and ``units``. Several datasets:
+an :class:`xarray.DataTree`, one child per dataset (:func:`from_datasets`).
 
-- dimension ``point`` and an integer coordinate ``point`` holding the 0-based
-  row number of each point in the *original* input (so that dropped rows stay
-  traceable);
-- float64 variables ``E`` (error = reference - prediction) and ``uE``
-  (standard uncertainty, > 0);
-- one float64 variable per numeric input feature (attribute ``role="feature"``);
-- optional metadata variables of any dtype (e.g. ``formula``, ``smiles``;
-  attribute ``role="metadata"``), kept exactly as given;
-- attributes ``name`` (str) and ``units`` (str, ``""`` if unknown).
-
-Several datasets form an :class:`xarray.DataTree` with one child per dataset
-(see :func:`from_datasets`).
-
-Bad-input rules
----------------
-Data are never silently dropped or altered. NaN or infinite values in ``E``,
-``uE`` or a feature, and ``uE <= 0``, raise a :class:`ValueError` whose message
-names the variable, the problem, the number of offending rows and (at most the
-first ten of) their row numbers, e.g. ``"uE: 3 rows with uE <= 0 (rows 4, 17,
-90)"``. With ``drop_invalid=True`` those rows are dropped instead, with a
-:class:`UserWarning` and a record in the attributes ``n_dropped`` and
-``dropped_reasons``. A subnormal ``uE`` (below 2.2e-308, where ``1/uE``
-overflows) and a ``Z = E/uE`` too large to be finite count as invalid too.
-Length mismatches, empty input, non-numeric ``E``, ``uE`` or feature values
-and pandas Series with different indexes (values are paired by position)
-always raise; ragged CSV lines raise naming the lines. Inputs are never
-modified (float32, integer and object arrays are copied to float64). An
-optional ``min_uncertainty`` filter
-(the papers drop rows with ``uE <= 1e-6 * sd(E)``) runs last; when it is
-given, rows with ``uE <= 0`` are left to it (they lie below any threshold).
+Bad input is never silently dropped or altered: NaN/inf in ``E``, ``uE`` or a
+feature, ``uE <= 0`` (or subnormal) and non-finite ``Z`` raise a ValueError
+naming the variable, the problem, the count and the first rows, unless
+``drop_invalid=True`` (rows dropped with a warning, recorded in ``n_dropped``,
+``dropped_reasons``). Length mismatches, empty or non-numeric input,
+misaligned pandas indexes and ragged CSV lines always raise. Inputs are never
+modified. ``min_uncertainty`` (the papers' ``uE <= 1e-6 sd(E)`` filter) runs
+last and then takes the ``uE <= 0`` rows.
 """
 
 from __future__ import annotations
@@ -415,47 +395,31 @@ def from_arrays(errors, uncertainties, *, features=None, metadata=None, name=Non
     Parameters
     ----------
     errors : array_like, 1-D
-        Errors ``E = reference - prediction``; numbers only.
+        Errors ``E = reference - prediction``.
     uncertainties : array_like, 1-D
-        Standard uncertainties ``uE`` (> 0), same length as `errors`.
+        Standard uncertainties ``uE`` (> 0).
     features : mapping of str to array_like, optional
-        Numeric input features (finite), e.g. ``{"mass": m}``; each becomes a
-        float64 variable on ``point`` (booleans become 0/1).
+        Numeric input features, e.g. ``{"mass": m}``.
     metadata : mapping of str to array_like, optional
-        Any other per-point information (e.g. strings), kept as given.
+        Other per-point information, kept as given.
     name : str, optional
-        Dataset name (attribute ``name``); default ``"dataset"``.
+        Default ``"dataset"``.
     units : str, default ""
-        Units of ``E`` and ``uE``.
     drop_invalid : bool, default False
-        If False, NaN/inf values in ``E``, ``uE`` or a feature, or ``uE <= 0``,
-        raise a ValueError. If True, those rows are dropped with a UserWarning
-        and the attributes ``n_dropped`` and ``dropped_reasons`` record it.
+        Drop invalid rows with a warning instead of raising.
     min_uncertainty : None, float or "papers", optional
-        Drop rows with ``uE <= threshold`` (with a UserWarning); the threshold
-        is the given number (>= 0), or ``1e-6 * sd(E)`` (sample sd, over the
-        rows left after the NaN/inf rules) for ``"papers"``, the filter applied
-        in the papers. Attributes ``n_filtered`` and ``min_uncertainty`` (the
-        threshold) record it. Applied after the NaN/inf rules; rows with
-        ``uE <= 0`` then fall under this filter (they are below any threshold)
-        instead of raising, as in the papers (Perovskite_GPR_Bayesian holds
-        14 tiny negative uE: 3836 -> 3818 rows).
+        Drop rows with ``uE <= threshold``; ``"papers"``: ``1e-6 * sd(E)``.
 
     Returns
     -------
     xarray.Dataset
-        Variables ``E``, ``uE``, the features and the metadata on dim
-        ``point``; coordinate ``point`` = 0-based row number in the input.
-        Attributes ``name``, ``units``, plus ``n_dropped`` and
-        ``dropped_reasons`` if `drop_invalid`, ``n_filtered`` and
-        ``min_uncertainty`` if `min_uncertainty` is given.
+        See the module docstring; attributes ``n_dropped``, ``dropped_reasons``,
+        ``n_filtered``, ``min_uncertainty`` record the dropped rows.
 
     Raises
     ------
     ValueError
-        For length mismatch, empty or non-numeric input, and (unless
-        `drop_invalid`) NaN, inf or ``uE <= 0``; the message names the
-        variable, the problem and the number of offending rows.
+        Bad input (see the module docstring), naming the variable and the count.
 
     Examples
     --------
@@ -487,41 +451,32 @@ def _as_list(arg, what: str) -> list:
 def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertainties=None,
                    variances=None, features=None, metadata=None, name=None, units="",
                    drop_invalid=False, min_uncertainty=None) -> xr.Dataset:
-    """Build a uqviz dataset from columns of a pandas DataFrame.
+    """Build a uqviz dataset from columns of a pandas DataFrame (not modified).
 
     Parameters
     ----------
     df : pandas.DataFrame
-        The table; it is not modified.
     errors : str, optional
-        Column of errors. Give either `errors` or both `reference` and
-        `prediction` (then ``E = reference - prediction``). When all three are
-        None, the column ``"E"`` is used.
+        Column of errors, or give `reference` and `prediction`; default ``"E"``.
     reference, prediction : str, optional
-        Columns of reference values and predictions.
+        ``E = reference - prediction``.
     uncertainties : str, optional
-        Column of standard uncertainties. Give either `uncertainties` or
-        `variances` (then ``uE = sqrt(variances)``; a negative variance is
-        reported as ``uE <= 0``). When both are None, the column ``"uE"`` is used.
+        Column of uncertainties, or give `variances`; default ``"uE"``.
     variances : str, optional
-        Column of variances (squared uncertainties).
-    features : list of str, optional
-        Columns of numeric input features.
-    metadata : list of str, optional
-        Columns kept as-is (e.g. formulas, SMILES).
+        ``uE = sqrt(variances)``.
+    features, metadata : list of str, optional
     name, units, drop_invalid, min_uncertainty
         As in :func:`from_arrays`.
 
     Returns
     -------
     xarray.Dataset
-        As :func:`from_arrays`; coordinate ``point`` = 0-based row position in `df`.
+        Coordinate ``point`` = row position in `df`.
 
     Raises
     ------
     ValueError
-        Missing columns (named), contradictory or missing choices of columns,
-        and every bad-input case of :func:`from_arrays`.
+        Missing or contradictory columns, and the errors of :func:`from_arrays`.
 
     Examples
     --------
@@ -694,54 +649,42 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
              variances=None, features=None, metadata=None, name=None, units="",
              drop_invalid=False, min_uncertainty=None, sep=",", decimal=".",
              encoding="utf-8") -> xr.Dataset:
-    """Read a CSV file into a uqviz dataset.
-
-    The file is checked line by line (every line has one field per header
-    column; a UTF-8 byte-order mark is removed), read with
-    :func:`pandas.read_csv` (no index column) and passed to
-    :func:`from_dataframe` with the same keywords.
+    r"""Read a CSV file into a uqviz dataset, checking every line first.
 
     Parameters
     ----------
-    path : str or os.PathLike or file-like
-        The CSV file.
+    path : str, os.PathLike or file-like
     errors, reference, prediction, uncertainties, variances, features, metadata
         Column names, as in :func:`from_dataframe`.
     name : str, optional
-        Dataset name; default the file stem (``"dataset"`` for a file-like).
+        Default: the file stem.
     units, drop_invalid, min_uncertainty
         As in :func:`from_arrays`.
     sep : str, default ","
-        Field separator (one character), e.g. ``";"``.
     decimal : str, default "."
-        Decimal mark, e.g. ``","`` for ``0,5``.
     encoding : str, default "utf-8"
-        Text encoding of the file.
 
     Returns
     -------
     xarray.Dataset
-        As :func:`from_arrays`; coordinate ``point`` = 0-based data-row number.
+        Coordinate ``point`` = 0-based data-row number.
 
     Raises
     ------
     FileNotFoundError, IsADirectoryError
-        No such file, or a directory.
     ValueError
-        Ragged or malformed lines (their line numbers), an empty file, a header
-        that looks separated by another character (the message says which
-        ``sep=`` to pass), duplicate column names, text that is not in
-        `encoding`, and every bad-input case of :func:`from_dataframe`.
+        Ragged or malformed lines (their numbers), an empty file, a header that
+        suggests another ``sep``, duplicate columns, a wrong encoding, and the
+        errors of :func:`from_dataframe`.
 
     Examples
     --------
     >>> import tempfile, pathlib
     >>> import uqviz.data as ud
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (d / "toy.csv").write_text("E,uE\\n0.1,0.2\\n-0.2,0.3\\n")
-    >>> ds = ud.read_csv(d / "toy.csv")
-    >>> ds.attrs["name"], ds.sizes["point"]
-    ('toy', 2)
+    >>> _ = (d / "toy.csv").write_text("E,uE\n0.1,0.2\n-0.2,0.3\n")
+    >>> ud.read_csv(d / "toy.csv").attrs["name"]
+    'toy'
     """
     for opt, val in (("sep", sep), ("decimal", decimal)):
         if not isinstance(val, str) or len(val) != 1 or val in "\r\n\"":
@@ -766,24 +709,21 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
 
 
 def from_datasets(datasets) -> xr.DataTree:
-    """Gather several datasets into a DataTree, one child per dataset.
+    """Gather datasets into a DataTree, one child per dataset, in the given order.
 
     Parameters
     ----------
     datasets : mapping of str to xarray.Dataset, or sequence of xarray.Dataset
-        With a mapping, the keys name the children (and become each child's
-        ``name`` attribute); with a sequence, each dataset's ``name``
-        attribute is used. Each dataset is checked with :func:`check_dataset`.
+        Children are named by the keys, else by each dataset's ``name``.
 
     Returns
     -------
     xarray.DataTree
-        Children in the given order.
 
     Raises
     ------
     ValueError
-        Duplicate or missing names, names containing ``"/"``, or no dataset.
+        Duplicate or missing names, names with ``"/"``, or no dataset.
 
     Examples
     --------
@@ -839,14 +779,6 @@ def _tree_children(tree) -> list[tuple[str, xr.Dataset]]:
 def check_dataset(ds):
     """Check that `ds` is a valid uqviz dataset (or a tree of them) and return it unchanged.
 
-    Every compute function calls this on entry. Checks: an
-    :class:`xarray.Dataset` with dim ``point``, variables ``E`` and ``uE`` on
-    ``point`` only, at least one row, numeric values, no NaN/inf in ``E``,
-    ``uE`` or a numeric feature (numeric variables on ``point`` not marked
-    ``role="metadata"``), and ``uE > 0``. Row numbers in messages are the
-    values of the ``point`` coordinate (the original rows). A DataTree has each
-    child checked; an error names the child.
-
     Parameters
     ----------
     ds : xarray.Dataset or xarray.DataTree
@@ -854,24 +786,19 @@ def check_dataset(ds):
     Returns
     -------
     xarray.Dataset or xarray.DataTree
-        `ds` itself.
 
     Raises
     ------
     TypeError
-        If `ds` is not an xarray.Dataset or DataTree.
+        Neither a Dataset nor a DataTree.
     ValueError
-        As the constructors, naming the variable (and the child of a tree), the
-        problem and the count.
+        The rules of the module docstring, naming the child of a tree.
 
     Examples
     --------
     >>> import uqviz.data as ud
     >>> ds = ud.from_arrays([0.1, 0.2], [0.1, 0.3])
     >>> ud.check_dataset(ds) is ds
-    True
-    >>> tree = ud.from_datasets({"a": ds, "b": ds})
-    >>> ud.check_dataset(tree) is tree
     True
     """
     if isinstance(ds, xr.DataTree):
@@ -929,23 +856,17 @@ def z_scores(ds):
     Parameters
     ----------
     ds : xarray.Dataset or xarray.DataTree
-        A valid uqviz dataset (checked with :func:`check_dataset`), or a tree of them.
 
     Returns
     -------
     xarray.DataArray or xarray.DataTree
-        Named ``"Z"``, on dim ``point`` with the dataset's coordinates. For a
-        DataTree, a DataTree with the same children, each holding the variable
-        ``Z`` (datasets may differ in size, so they are not stacked on ``dataset``).
+        Named ``"Z"`` on dim ``point``; for a tree, a tree of variables ``Z``.
 
     Examples
     --------
     >>> import uqviz.data as ud
     >>> ud.z_scores(ud.from_arrays([0.2, -0.3], [0.1, 0.3])).values.tolist()
     [2.0, -1.0]
-    >>> tree = ud.from_datasets({"a": ud.from_arrays([0.2], [0.1])})
-    >>> ud.z_scores(tree)["a"]["Z"].values.tolist()
-    [2.0]
     """
     if isinstance(ds, xr.DataTree):
         check_dataset(ds)

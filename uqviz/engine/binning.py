@@ -1,23 +1,18 @@
 """Bins on any conditioning variable: equal-count, equal-width, stratified, given edges.
 
-Bins are described by coordinates on dim ``bin``: ``bin_lower``, ``bin_upper``
-(the range of the conditioning values in the bin, or the edges for
-edge-based schemes), ``bin_center`` (mean conditioning value of the points in
-the bin) and ``count``. Internally a :class:`Bins` also holds the ordering of
-the points that makes every bin a contiguous block, which is what the
-bootstrap engine resamples.
-
-Equal-count bins of a variable with tied values (few distinct values, discrete
-features) may put equal values in different bins: :func:`compute_bins` warns
-with the number of split tie groups and suggests ``binning="stratified"``.
+A :class:`Bins` holds the ordering that makes each bin a contiguous block (what
+the bootstrap resamples) and, through :func:`bin_coords`, the coordinates
+``bin_lower``, ``bin_upper``, ``bin_center``, ``count`` on dim ``bin``.
 
 Examples
 --------
->>> import numpy as np
->>> from uqviz.engine.binning import compute_bins
->>> b = compute_bins(np.array([3.0, 1.0, 2.5, 2.0, 5.0]), n_bins=2)
->>> b.sizes.tolist(), b.lower.tolist(), b.upper.tolist()
-([3, 2], [1.0, 3.0], [2.5, 5.0])
+>>> import uqviz
+>>> default_n_bins(5000), default_n_bins(50)
+(50, 1)
+>>> conditioning_values(uqviz.from_arrays([0.1, -0.2], [1.0, 2.0]), "uE")[1].tolist()
+[1.0, 2.0]
+>>> sorted(bin_coords(compute_bins(np.arange(4.0), n_bins=2)))
+['bin', 'bin_center', 'bin_lower', 'bin_upper', 'count']
 """
 
 from __future__ import annotations
@@ -64,37 +59,13 @@ class Bins:
 
 
 def default_n_bins(m: int) -> int:
-    """Default number of bins: min(round(sqrt(M)), M // 100), at least 1.
-
-    Bins then hold at least :data:`SMALL_BIN` = 100 points, below which local
-    intervals are flagged unreliable (Pernot 2023), so a default never triggers
-    its own small-bin warning. Used by :func:`compute_bins` and every local
-    analysis (``local_calibration``, ``reliability``, ``ordering_study``, the
-    explorer, the report).
-
-    Examples
-    --------
-    >>> default_n_bins(5000), default_n_bins(13885), default_n_bins(50)
-    (50, 118, 1)
-    """
+    """Default number of bins: min(round(sqrt(M)), M // 100), at least 1."""
     m = int(m)
     return max(1, min(int(round(np.sqrt(m))), m // SMALL_BIN))
 
 
 def conditioning_values(ds: xr.Dataset, conditioning) -> tuple[str, np.ndarray]:
-    """Name and float values of the conditioning variable (name or array).
-
-    ``"Z"``/``"uE"``/a feature name, or an array with one value per point.
-    Raises a ValueError naming the problem (missing, non-numeric, NaN count,
-    constant).
-
-    Examples
-    --------
-    >>> import uqviz
-    >>> ds = uqviz.from_arrays([0.1, -0.2, 0.3], [1.0, 2.0, 3.0])
-    >>> conditioning_values(ds, "uE")[1].tolist()
-    [1.0, 2.0, 3.0]
-    """
+    """Name and float values of the conditioning variable (a name or one value per point)."""
     if isinstance(conditioning, str):
         if conditioning not in ds.variables:
             raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset; "
@@ -132,45 +103,30 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
     x : array_like, shape (M,)
         Conditioning values (finite).
     n_bins : int, optional
-        Number of bins (equal_count, equal_width), 1 <= n_bins <= M; default
-        :func:`default_n_bins`.
+        For equal_count and equal_width; default :func:`default_n_bins`.
     binning : {"equal_count", "equal_width", "stratified", "edges"}
-        equal_count: stable sort, bin k = sorted positions floor(kM/n + 0.5) ..
-        floor((k+1)M/n + 0.5) - 1. equal_width: equal-width (or log-width)
-        intervals between min and max, bins below ``min_count`` merged with
-        their smaller neighbour. stratified: one bin per distinct value,
-        strata below ``min_count`` (default 100) merged likewise. edges: the
-        given ``edges``, under-populated bins merged when ``min_count`` is set.
+        Stratified: one bin per distinct value. Equal-width, stratified and
+        edges bins below ``min_count`` are merged with their smaller neighbour.
     min_count : int, optional
-        Minimum bin population for merging (stratified default 100).
+        Default 100 for stratified, else no merging.
     edges : array_like, optional
-        Bin edges for ``binning="edges"``.
+        Strictly increasing edges for ``binning="edges"``.
     log : bool
         Log-spaced widths for ``equal_width``.
     rng : None, int or Generator, optional
-        Randomise the order of ties (equal_count); None keeps the data order.
+        Randomise the order of ties (equal_count).
 
     Returns
     -------
     Bins
 
-    Raises
-    ------
-    TypeError, ValueError
-        Bad options (``n_bins`` not a whole number or outside [1, M], unknown
-        binning, ``edges`` not finite and strictly increasing, ``min_count`` < 1)
-        or non-finite ``x``.
-
     Warns
     -----
     UserWarning
-        Equal-count bins that split groups of tied values (``rng=None``): the
-        warning counts them and suggests ``binning="stratified"``. With ``rng``
-        the ties are split at random on purpose, without a warning.
+        Equal-count bins split groups of tied values (``rng=None``).
 
     Examples
     --------
-    >>> import numpy as np
     >>> compute_bins(np.arange(10.0), n_bins=4).sizes.tolist()
     [3, 2, 3, 2]
     """
@@ -243,14 +199,7 @@ def _warn_split_ties(sorted_x, starts, n_bins):
 
 
 def bin_coords(bins: Bins) -> dict:
-    """Coordinates on dim ``bin``: bin_lower, bin_upper, bin_center, count.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> sorted(bin_coords(compute_bins(np.arange(4.0), n_bins=2)))
-    ['bin', 'bin_center', 'bin_lower', 'bin_upper', 'count']
-    """
+    """Coordinates on dim ``bin``: bin_lower, bin_upper, bin_center, count."""
     return {
         "bin": np.arange(bins.n_bins),
         "bin_lower": ("bin", bins.lower),

@@ -1,19 +1,15 @@
-"""Argument validators shared by every public function (one place for every option check).
-
-Each validator takes the argument's *name* (as the user wrote it) and its value,
-and returns the value in canonical form or raises a ``ValueError``/``TypeError``
-that names the argument, the problem and the value. Nothing is silently
-truncated: ``n_boot=2.5`` and ``n_bins=True`` are errors, ``n_boot=1000.0`` is 1000.
+"""Argument validators: take a name and a value, return it canonical or raise naming both.
 
 Examples
 --------
->>> from uqviz.engine import checks
->>> checks.count("n_boot", 1000.0, minimum=2)
-1000
->>> checks.probability("ci", 0.95)
-0.95
->>> checks.choice("method", "bca", ("bca", "percentile", "basic"))
-'bca'
+>>> count("n_boot", 1000.0, minimum=2), optional_count("n_bins", None)
+(1000, None)
+>>> probability("ci", 0.9), positive("nu", 6), boolean("log", False)
+(0.9, 6.0, False)
+>>> choice("binning", "stratified", ("equal_count", "stratified")), names("statistics", "ZMS")
+('stratified', ('ZMS',))
+>>> int(rng(0).integers(10)) == int(rng(0).integers(10)), finite_array("x", [0, 1]).tolist()
+(True, [0.0, 1.0])
 """
 
 from __future__ import annotations
@@ -32,13 +28,7 @@ def _is_bool(value) -> bool:
 
 
 def count(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """A whole number in ``[minimum, maximum]``; integral floats accepted, bools and 2.5 not.
-
-    Examples
-    --------
-    >>> count("n_bins", 10)
-    10
-    """
+    """A whole number in ``[minimum, maximum]``; integral floats accepted, bools and 2.5 not."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
     if not np.isfinite(value) or float(value) != int(value):
@@ -52,24 +42,12 @@ def count(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> 
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):
-    """``None`` or :func:`count`.
-
-    Examples
-    --------
-    >>> optional_count("n_bins", None) is None
-    True
-    """
+    """``None`` or :func:`count`."""
     return None if value is None else count(name, value, minimum=minimum, maximum=maximum)
 
 
 def probability(name: str, value, *, closed: bool = False) -> float:
-    """A level in the open interval (0, 1) (``closed=True``: [0, 1]).
-
-    Examples
-    --------
-    >>> probability("ci", 0.9)
-    0.9
-    """
+    """A level in (0, 1) (``closed=True``: [0, 1])."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number in (0, 1), got {value!r} ({type(value).__name__})")
     value = float(value)
@@ -80,13 +58,7 @@ def probability(name: str, value, *, closed: bool = False) -> float:
 
 
 def positive(name: str, value, *, allow_inf: bool = False) -> float:
-    """A finite number > 0 (``allow_inf=True`` also accepts +inf).
-
-    Examples
-    --------
-    >>> positive("nu", 6)
-    6.0
-    """
+    """A finite number > 0 (``allow_inf=True`` also accepts +inf)."""
     if _is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive number, got {value!r} ({type(value).__name__})")
     value = float(value)
@@ -97,26 +69,14 @@ def positive(name: str, value, *, allow_inf: bool = False) -> float:
 
 
 def boolean(name: str, value) -> bool:
-    """A bool (numpy bools accepted); 0/1 or strings are not.
-
-    Examples
-    --------
-    >>> boolean("log", False)
-    False
-    """
+    """A bool (numpy bools accepted); 0/1 or strings are not."""
     if not _is_bool(value):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
 
 def choice(name: str, value, choices: Sequence):
-    """One of ``choices``; the error lists them.
-
-    Examples
-    --------
-    >>> choice("binning", "stratified", ("equal_count", "stratified"))
-    'stratified'
-    """
+    """One of ``choices``; the error lists them."""
     try:
         ok = value in choices
     except TypeError:
@@ -127,16 +87,7 @@ def choice(name: str, value, choices: Sequence):
 
 
 def rng(value, *, name: str = "rng") -> np.random.Generator:
-    """A ``numpy.random.Generator`` from None, an int >= 0, a SeedSequence or a Generator.
-
-    ``numpy.random.RandomState`` and floats are refused: their streams differ from
-    ``default_rng``'s and would make seeding ambiguous.
-
-    Examples
-    --------
-    >>> int(rng(0).integers(10)) == int(rng(0).integers(10))
-    True
-    """
+    """A ``numpy.random.Generator`` from None, an int >= 0, a SeedSequence or a Generator."""
     if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(value)
     if isinstance(value, numbers.Integral) and not _is_bool(value):
@@ -148,13 +99,7 @@ def rng(value, *, name: str = "rng") -> np.random.Generator:
 
 
 def names(name: str, value, *, allowed: Iterable | None = None) -> tuple:
-    """A non-empty tuple of distinct names (a single string is one name).
-
-    Examples
-    --------
-    >>> names("statistics", "ZMS")
-    ('ZMS',)
-    """
+    """A non-empty tuple of distinct names (a single string is one name)."""
     if isinstance(value, str):
         value = (value,)
     try:
@@ -174,13 +119,7 @@ def names(name: str, value, *, allowed: Iterable | None = None) -> tuple:
 
 
 def finite_array(name: str, value, *, ndim: int | None = None) -> np.ndarray:
-    """A float array with no NaN/inf; the error counts the offending entries.
-
-    Examples
-    --------
-    >>> finite_array("edges", [0.0, 1.0, 2.0]).tolist()
-    [0.0, 1.0, 2.0]
-    """
+    """A float array with no NaN/inf; the error counts the offending entries."""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):

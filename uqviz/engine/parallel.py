@@ -1,9 +1,13 @@
-"""Run independent, seeded blocks of work serially, on threads, or on dask.
+"""Run independent seeded blocks of work serially, on threads or on dask, in block order.
 
-A computation is cut into ``n_blocks`` blocks whose random streams depend only
-on ``(seed, block index)``; the results therefore do not depend on how the
-blocks are scheduled. Numpy releases the GIL in its random generators and
-ufunc loops, so a thread pool uses both cores without copying data.
+Examples
+--------
+>>> n_threads() >= 1, resolve_client(None) is None, show_progress(False)
+(True, True, False)
+>>> int(block_rng(3, 1).integers(1000)) == int(block_rng(3, 1).integers(1000))
+True
+>>> with progress_bar(3, desc="demo", progress=False) as bar:
+...     bar.update(3)
 """
 
 from __future__ import annotations
@@ -22,13 +26,7 @@ __all__ = ["run_blocks", "block_rng", "n_threads", "progress_bar", "show_progres
 
 
 def n_threads() -> int:
-    """Worker threads for local block execution (``UQVIZ_THREADS`` or the core count).
-
-    Examples
-    --------
-    >>> n_threads() >= 1
-    True
-    """
+    """Worker threads for local blocks (``UQVIZ_THREADS`` or the core count)."""
     value = os.environ.get("UQVIZ_THREADS", os.cpu_count() or 1)
     try:
         return max(1, int(value))
@@ -40,14 +38,7 @@ _LOCAL_CLIENT = []
 
 
 def resolve_client(client):
-    """The ``client`` option: None (local threads), ``"local"`` (a dask ``LocalCluster``,
-    created once per process) or a ``dask.distributed.Client``.
-
-    Examples
-    --------
-    >>> resolve_client(None) is None
-    True
-    """
+    """The ``client`` option: None (threads), ``"local"`` (a dask LocalCluster) or a Client."""
     if client is None:
         return None
     if isinstance(client, str):
@@ -66,37 +57,15 @@ def resolve_client(client):
 
 
 def block_rng(seed: int, block: int) -> np.random.Generator:
-    """The random stream of one block: PCG64 seeded by ``[seed, block]``.
-
-    The same stream as the numpy engine's tasks (:func:`uqviz._array.resample.block_generator`).
-
-    Examples
-    --------
-    >>> int(block_rng(3, 1).integers(1000)) == int(block_rng(3, 1).integers(1000))
-    True
-    """
+    """The random stream of one block, :func:`uqviz._array.resample.block_generator`."""
     return block_generator(seed, block)
 
 
 def run_blocks(func, n_blocks: int, *, client=None, progress=None):
     """Evaluate ``func(block)`` for ``block = 0..n_blocks-1``, results in block order.
 
-    Parameters
-    ----------
-    func : callable
-        ``func(block) -> ndarray``; must depend only on its argument (and
-        read-only captured data).
-    n_blocks : int
-    client : None, "local" or dask.distributed.Client
-        Submit the blocks to a dask cluster instead of local threads
-        (:func:`resolve_client`).
-    progress : tqdm-like, optional
-        Updated by one per finished block.
-
-    Returns
-    -------
-    list
-        ``[func(0), ..., func(n_blocks - 1)]``.
+    ``func`` must depend only on its argument; ``client``: see
+    :func:`resolve_client`; ``progress`` (tqdm-like) is updated per block.
 
     Examples
     --------
@@ -129,14 +98,7 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None):
 
 
 def show_progress(progress) -> bool:
-    """Resolve the ``progress`` option: True/False as given; None (the default) means
-    "show a bar when someone is watching": an interactive terminal or a Jupyter kernel.
-
-    Examples
-    --------
-    >>> show_progress(False)
-    False
-    """
+    """The ``progress`` option: None shows a bar in a terminal or Jupyter."""
     if progress is None:
         return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
     if not isinstance(progress, (bool, np.bool_)):
@@ -145,13 +107,7 @@ def show_progress(progress) -> bool:
 
 
 def progress_bar(total: int, *, desc: str, progress=None, unit: str = "it"):
-    """A tqdm bar (``tqdm.auto``: a widget in Jupyter) honouring the ``progress`` option.
-
-    Examples
-    --------
-    >>> with progress_bar(3, desc="demo", progress=False) as bar:
-    ...     bar.update(3)
-    """
+    """A ``tqdm.auto`` bar honouring the ``progress`` option."""
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, unit=unit, disable=not show_progress(progress),

@@ -1,19 +1,19 @@
 """Apply a per-dataset computation to a Dataset or to every child of a DataTree.
 
-Every public compute function of uqviz accepts either one dataset (an
-``xarray.Dataset`` with dim ``point``) or several (an ``xarray.DataTree`` with
-one child per dataset). This module holds the one place where the two cases
-are told apart: results for a tree gain a ``dataset`` dimension labelled by the
-child names, in the tree's order; each dataset gets its own child stream of
-``rng`` (:func:`uqviz.engine.seeds.spawn`), in the tree's order.
+For a tree, results gain a ``dataset`` dim (child names, tree order) and each
+child gets its own child stream of ``rng`` (:func:`uqviz.engine.seeds.spawn`).
 
 Examples
 --------
 >>> import uqviz, xarray as xr
->>> a = uqviz.from_arrays([0.1, -0.3, 0.2], [0.2, 0.3, 0.1])
+>>> a = uqviz.from_arrays([0.1, -0.3], [0.2, 0.3])
 >>> tree = xr.DataTree.from_dict({"a": a, "b": a})
->>> [name for name, _ in datasets_of(tree)]
-['a', 'b']
+>>> [name for name, _ in datasets_of(tree)], len(spawn_rngs(0, 2))
+(['a', 'b'], 2)
+>>> def n_points(ds, *, rng):
+...     return xr.Dataset({"n": ds.sizes["point"]})
+>>> map_datasets(n_points, tree)["n"].values.tolist()
+[2, 2]
 """
 
 from __future__ import annotations
@@ -29,29 +29,9 @@ __all__ = ["datasets_of", "map_datasets", "spawn_rngs"]
 
 
 def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dataset]]:
-    """Return ``[(name, Dataset), ...]`` for a Dataset or a DataTree.
+    """``[(name, Dataset), ...]``: ``(None, data)``, or one pair per data child of a DataTree.
 
-    A Dataset gives one pair whose name is ``None``; a DataTree gives one pair
-    per child that holds data (dimension ``point``), in the tree's order.
-
-    Parameters
-    ----------
-    data : xarray.Dataset or xarray.DataTree
-    variables : tuple of str or None
-        Variables every child of a tree must hold (None: no check).
-
-    Raises
-    ------
-    TypeError
-        ``data`` is neither, or a child of the tree lacks ``variables``.
-    ValueError
-        No child of the tree holds a dataset.
-
-    Examples
-    --------
-    >>> import uqviz
-    >>> datasets_of(uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]))[0][0] is None
-    True
+    Children must hold ``variables`` (None: no check), else TypeError.
     """
     if isinstance(data, xr.Dataset):
         return [(None, data)]
@@ -75,13 +55,7 @@ def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dat
 
 
 def spawn_rngs(rng, n: int) -> list[np.random.Generator]:
-    """Alias of :func:`uqviz.engine.seeds.spawn` (kept for the callers that use this name).
-
-    Examples
-    --------
-    >>> len(spawn_rngs(0, 2))
-    2
-    """
+    """Alias of :func:`uqviz.engine.seeds.spawn`."""
     return seeds.spawn(rng, n)
 
 
@@ -92,27 +66,16 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     Parameters
     ----------
     func : callable
-        Computes a result ``xarray.Dataset`` for one dataset.
     data : xarray.Dataset or xarray.DataTree
-        One dataset, or several as children of a tree.
     rng : None, int, SeedSequence or numpy.random.Generator
-        Each dataset receives its own child stream (:func:`uqviz.engine.seeds.spawn`).
+        One child stream per dataset.
     variables : tuple of str or None
-        Variables every child of a tree must hold (see :func:`datasets_of`).
+        See :func:`datasets_of`.
 
     Returns
     -------
     xarray.Dataset
-        ``func``'s result, with a leading ``dataset`` dim for a DataTree.
-
-    Examples
-    --------
-    >>> import uqviz, xarray as xr
-    >>> a = uqviz.from_arrays([0.1, -0.3], [0.2, 0.3])
-    >>> def n_points(ds, *, rng):
-    ...     return xr.Dataset({"n": ds.sizes["point"]})
-    >>> map_datasets(n_points, xr.DataTree.from_dict({"a": a, "b": a}))["n"].values.tolist()
-    [2, 2]
+        With a leading ``dataset`` dim for a DataTree.
     """
     pairs = datasets_of(data, variables=variables)
     rngs = seeds.spawn(rng, len(pairs))

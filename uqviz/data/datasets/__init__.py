@@ -1,16 +1,10 @@
-"""Real ML-UQ validation sets (pooch registry with sha256) and a molecular-formula parser.
-
-Data directory: ``$UQVIZ_DATA_DIR`` when set (files checked against their sha256,
-never downloaded; a relative path is taken from the current working directory),
-else pooch's cache ``pooch.os_cache("uqviz")`` with download from GitHub.
+"""Real ML-UQ validation sets (sha256-checked registry) and a molecular-formula parser.
 
 Examples
 --------
->>> from uqviz.datasets import list_datasets, load_dataset, load_collection
+>>> from uqviz.datasets import list_datasets
 >>> list_datasets().shape
 (17, 6)
->>> ds = load_dataset("QM9_E")                  # doctest: +SKIP
->>> tree = load_collection("pernot2024")        # doctest: +SKIP
 """
 
 from uqviz.data.datasets.formula import (

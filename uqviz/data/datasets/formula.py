@@ -1,19 +1,9 @@
-"""Molecular formulas: parse them and derive the QM9 conditioning features.
-
-Pernot (2023) conditions the QM9 calibration analysis on
-two features computed from the molecular formula: the molecular mass (Da,
-standard atomic weights) and the fraction of heteroatoms (atoms other than C
-and H over all atoms, hydrogens included). This module computes both with
-uqviz's own small parser; no chemistry package is needed.
+"""Molecular formulas: parse them and derive the QM9 conditioning features of Pernot (2023).
 
 Examples
 --------
->>> parse_formula("C7H10N2O")
-{'C': 7, 'H': 10, 'N': 2, 'O': 1}
->>> round(molecular_mass("H2O"), 3)
-18.015
->>> hetero_fraction("CH3OH")
-0.16666666666666666
+>>> round(molecular_mass("H2O"), 3), hetero_fraction("CH3OH")
+(18.015, 0.16666666666666666)
 """
 
 from __future__ import annotations
@@ -75,27 +65,26 @@ def parse_formula(formula: str) -> dict[str, int]:
     Parameters
     ----------
     formula : str
-        A Hill-like formula such as ``"C7H10N2O"``: element symbols (one capital
-        letter, optionally one lower-case letter, e.g. ``Cl``, ``Br``) each
-        followed by an optional positive count (1 when omitted). Groups in
-        parentheses or square brackets may be followed by a multiplier, e.g.
-        ``"Ca(OH)2"``. Surrounding whitespace is ignored.
+        Element symbols with optional counts, groups in ``()`` or ``[]`` with
+        optional multipliers, e.g. ``"Ca(OH)2"``.
 
     Returns
     -------
     dict
-        ``{symbol: count}`` in order of first appearance; repeated symbols are
-        summed (``"CH3CH2OH"`` gives ``{"C": 2, "H": 6, "O": 1}``).
+        ``{symbol: count}`` in order of first appearance, repeats summed.
 
     Raises
     ------
     ValueError
-        If ``formula`` is empty, contains characters other than element symbols,
-        brackets and digits, an unknown element symbol, a zero count or a count
-        with a leading zero, a count not preceded by an atom or group, or
+        Empty or malformed formula, unknown element, zero or leading-zero count,
         unbalanced brackets.
     TypeError
-        If ``formula`` is not a string.
+        ``formula`` is not a string.
+
+    Examples
+    --------
+    >>> parse_formula("C7H10N2O")
+    {'C': 7, 'H': 10, 'N': 2, 'O': 1}
     """
     if not isinstance(formula, str):
         raise TypeError(f"molecular formula must be a str, got {type(formula).__name__}: {formula!r}")

@@ -1,32 +1,9 @@
-"""Loaders of the real ML-UQ validation sets used in Pernot's papers.
+"""Loaders of the real ML-UQ validation sets of Pernot's papers, built as the authors' R scripts do.
 
-Each set becomes a uqviz dataset (``xarray.Dataset`` with dim ``point``,
-variables ``E`` and ``uE``) built by :func:`uqviz.from_dataframe`; the
-files come from :func:`uqviz.datasets.registry.fetch` (local directory
-``$UQVIZ_DATA_DIR`` or pooch's download cache, sha256-checked).
-
-How E and uE are built (as in the authors' R scripts, ``R/getData.R`` of
-github.com/ppernot/2024_RCE v4.0):
-
-* PAL2022 (Palmer et al. 2022): ``_cal`` files have columns ``E``, ``X``, ``uE``;
-  ``X`` is the *uncalibrated* uncertainty (kept as metadata ``uE_uncalibrated``).
-  The ``_uncal`` twins have ``E``, ``uE``, ``X`` with ``uE`` uncalibrated (``X``
-  kept as metadata ``uE_calibrated``). Rows with ``uE <= 1e-6 * sd(E)`` (sample
-  sd over all rows of the file) are dropped: 2 rows of Perovskite_RF and 18 of
-  Perovskite_GPR_Bayesian (some of which have ``uE <= 0``); attribute
-  ``n_filtered``. Units eV (as the R scripts say).
-* BUS2022 (Busk et al. 2022), QM9: ``E = E_ - prediction``,
-  ``uE = sqrt(uncertainty_total)`` (the uncertainty columns are variances);
-  features ``mass`` (Da) and ``hetero_fraction`` computed from ``formula``
-  (kept as metadata, with the QM9 molecule index as ``qm9_index``). Units eV.
-* RAS2023 (Rasmussen et al. 2023), logP: ``E = logP - y_pred`` in double
-  precision, as in the authors' scripts (their ZMS of logP_10k_a_LS-GCN,
-  0.925696305128359, follows from it; the file's ``error`` column, computed
-  from a float32 ``y_pred``, differs from ``-E`` by less than 3e-7);
-  ``uE = uq``; ``smiles`` kept as metadata. Dimensionless (units ``""``).
-
-The point coordinate of every dataset holds the 0-based data-row number in the
-source file, so filtered rows stay traceable.
+Each set becomes a dataset (:func:`uqviz.from_dataframe`) whose ``point``
+coordinate is the data-row number in the source file. How E and uE are built
+per source (PAL2022, BUS2022, RAS2023) is described in the notes of the
+documentation.
 """
 
 from __future__ import annotations
@@ -115,12 +92,9 @@ def list_datasets() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per loadable dataset: the nine sets of Pernot (2024a) in paper
-        order, ``QM9_U0`` (Pernot (2023)), then the uncalibrated twins (rows with
-        ``calibrated == False``, loaded with ``load_dataset(name, calibrated=False)``).
-        Columns: ``name``, ``calibrated``, ``size`` (number of points M after the
-        papers' filter), ``units``, ``source`` (registry key of the file),
-        ``citation``.
+        One row per set (the nine of Pernot (2024a), ``QM9_U0``, then the
+        uncalibrated twins): ``name``, ``calibrated``, ``size``, ``units``,
+        ``source``, ``citation``.
 
     Examples
     --------
@@ -248,29 +222,23 @@ def load_dataset(name: str, *, calibrated: bool = True) -> xr.Dataset:
     Parameters
     ----------
     name : str
-        A name of :func:`list_datasets`, e.g. ``"Diffusion_RF"``, ``"QM9_E"``,
-        ``"logP_150k_LS-GCN"`` or ``"QM9_U0"``.
+        A name of :func:`list_datasets`, e.g. ``"QM9_E"``.
     calibrated : bool, default True
-        False loads the uncalibrated twin (same rows and errors, uncertainties
-        before recalibration); only the PAL2022 sets and ``QM9_E`` have one.
+        False loads the uncalibrated twin (PAL2022 sets and ``QM9_E``).
 
     Returns
     -------
     xarray.Dataset
-        Variables ``E`` and ``uE`` on dim ``point`` (coordinate: row number in
-        the file), plus per set: ``uE_uncalibrated``/``uE_calibrated`` (PAL2022,
-        metadata), features ``mass`` and ``hetero_fraction`` and metadata
-        ``formula``, ``qm9_index`` (QM9), metadata ``smiles`` (logP).
-        Attributes ``name``, ``units``, ``source`` (registry key), ``citation``,
-        ``calibration``, ``n_filtered`` (rows dropped by ``uE <= 1e-6 sd(E)``),
-        ``min_uncertainty`` (that threshold).
+        ``E``, ``uE`` and the set's features and metadata; attributes ``name``,
+        ``units``, ``source``, ``citation``, ``calibration``, ``n_filtered``,
+        ``min_uncertainty``.
 
     Raises
     ------
     ValueError
-        Unknown name, or ``calibrated=False`` for a set without an uncalibrated twin.
+        Unknown name, or no uncalibrated twin.
     uqviz.datasets.DataFileNotFoundError, uqviz.datasets.DataFileHashError
-        The file is missing (and cannot be downloaded) or differs from the registry.
+        The file is missing or differs from the registry.
 
     Examples
     --------
@@ -297,16 +265,12 @@ def load_collection(name: str = "pernot2024") -> xr.DataTree:
     Parameters
     ----------
     name : str, default "pernot2024"
-        ``"pernot2024"``: the nine sets of Pernot (2024a), in the paper's order
-        (Diffusion_RF, Perovskite_RF, Diffusion_LR, Perovskite_LR,
-        Diffusion_GPR_Bayesian, Perovskite_GPR_Bayesian, QM9_E,
-        logP_10k_a_LS-GCN, logP_150k_LS-GCN), calibrated uncertainties.
+        ``"pernot2024"``: the nine sets of Pernot (2024a), calibrated.
 
     Returns
     -------
     xarray.DataTree
-        Children named as the sets, each as :func:`load_dataset` returns it;
-        root attributes ``name`` and ``citation``.
+        Children as :func:`load_dataset` returns them.
 
     Raises
     ------
@@ -316,8 +280,7 @@ def load_collection(name: str = "pernot2024") -> xr.DataTree:
     Examples
     --------
     >>> from uqviz.datasets import load_collection
-    >>> tree = load_collection("pernot2024")  # doctest: +SKIP
-    >>> list(tree.children)[:2]  # doctest: +SKIP
+    >>> list(load_collection("pernot2024").children)[:2]  # doctest: +SKIP
     ['Diffusion_RF', 'Perovskite_RF']
     """
     if name not in COLLECTIONS:

@@ -1,18 +1,8 @@
-"""Where the data files are: a pooch registry (sha256 + upstream URL) and the data directory.
+"""Where the data files are: a pooch registry (``registry.txt``) and the data directory.
 
-Every file known to uqviz is listed in ``registry.txt`` (beside this module) as
-``<key> sha256:<hash> <url>``. Keys keep the folder layout of the upstream data,
-e.g. ``pernot-2024_RCE-v4.0/PAL2022/Diffusion_RF_Test_cal.csv``.
-
-Two modes, chosen by the environment variable ``UQVIZ_DATA_DIR``:
-
-* **set** (e.g. ``UQVIZ_DATA_DIR=~/uqviz-data``; a relative path is taken
-  relative to the current working directory): files are read from
-  ``$UQVIZ_DATA_DIR/<key>`` after checking their sha256. Nothing is ever
-  downloaded: a missing file or a hash mismatch is an error that says which file,
-  where it is expected and where to get it.
-* **unset** (or empty): files live in pooch's cache, ``pooch.os_cache("uqviz")``,
-  and are downloaded from their upstream URL on first use (and checked).
+With ``UQVIZ_DATA_DIR`` set, files are read from ``$UQVIZ_DATA_DIR/<key>`` after
+their sha256 check and never downloaded (relative paths from the working
+directory). Unset: pooch's cache ``pooch.os_cache("uqviz")``, downloaded on first use.
 """
 
 from __future__ import annotations
@@ -109,26 +99,16 @@ def _known(key: str) -> str:
 
 
 def fetch(key: str) -> Path:
-    """Absolute path of the checked local copy of the registered file ``key``.
-
-    Parameters
-    ----------
-    key : str
-        A registry key, e.g. ``"pernot-2024_RCE-v4.0/PAL2022/Diffusion_RF_Test_cal.csv"``.
-
-    Returns
-    -------
-    pathlib.Path
+    """Path of the checked local copy of the registered file ``key``.
 
     Raises
     ------
     KeyError
         ``key`` is not registered.
     DataFileNotFoundError
-        The file is missing from ``$UQVIZ_DATA_DIR`` (nothing is downloaded when the
-        variable is set), or could not be downloaded into the cache.
+        The file is missing (and not downloadable).
     DataFileHashError
-        The file in ``$UQVIZ_DATA_DIR`` has another sha256 than the registry's.
+        The file's sha256 differs from the registry's.
     """
     expected = _known(key)
     url = URLS[key]
