@@ -181,8 +181,10 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
         Moment or generic statistics; binned ones are refused (see
         :func:`uqviz.validate_simulated`). Those without a reference get NaN
         ``reference``/``zeta``, ``valid`` False and a warning.
-    n_boot, ci, method, rng, engine
+    n_boot, ci, method, rng
         See docs/conventions.md (paired bootstrap, shared by all statistics).
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (default numba).
     return_replicates : bool, default False
         Also return the replicates on dim ``replicate``.
 

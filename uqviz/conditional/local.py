@@ -204,8 +204,10 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     n_bins : int, optional
     binning, min_count, edges, log
         See :func:`uqviz.engine.binning.compute_bins` (``"stratified"`` for few-valued features).
-    n_boot, ci, rng, engine
+    n_boot, ci, rng
         See docs/conventions.md.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (default numba).
     method : {"bca", "percentile", "basic", "student-t"}, optional
         Default ``"student-t"`` for ZM (its only use), ``"bca"`` otherwise.
     random_ties : bool, default False

@@ -211,8 +211,10 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     n_bins : int, optional
         Default :func:`uqviz.engine.binning.default_n_bins`.
     n_orderings : int, default 1000
-    n_boot, ci, method, rng, progress, engine
+    n_boot, ci, method, rng, progress
         As :func:`uqviz.local_calibration`; see docs/conventions.md.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (default numba).
     chunk_size : int, optional
         Orderings per parallel call; default: as many as fit in 64 MB. No effect on the numbers.
     common_bootstrap : bool, default True

@@ -62,8 +62,10 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     conditioning : str or array_like, default "uE"
     n_bins, binning, min_count
         As :func:`uqviz.local_calibration`.
-    n_boot, ci, rng, engine
+    n_boot, ci, rng
         See docs/conventions.md.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (default numba).
     method : {"bca", "percentile", "basic", "chi2"}
         RMSE interval: bootstrap, or ``"chi2"`` (n MSE / sigma^2 ~ chi2(n), normal errors).
 
