@@ -1,29 +1,21 @@
 """Average-calibration and Monte Carlo figures (Pernot (2024b), Figs. 1-8): artists and zones."""
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import xarray as xr
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import same_color
+from matplotlib.patches import Polygon, Rectangle, StepPatch
 
-matplotlib.use("Agg")
+import uqviz
+from uqviz import decimation_curve
+from uqviz.experiments import statistic_bias
+from uqviz.experiments import validation_probability as vp_study
+from uqviz.plots import average as pt
+from uqviz.plots import experiments as pe
+from uqviz.average.nig import nig_skewness_curve
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import xarray as xr  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Polygon, Rectangle, StepPatch  # noqa: E402
-
-import uqviz  # noqa: E402
-from uqviz import decimation_curve  # noqa: E402
-from uqviz.experiments import statistic_bias  # noqa: E402
-from uqviz.experiments import validation_probability as vp_study  # noqa: E402
-from uqviz.plots import average as pt  # noqa: E402
-from uqviz.plots import experiments as pe  # noqa: E402
-from uqviz.average.nig import nig_skewness_curve  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture(scope="module")
@@ -328,7 +320,7 @@ def test_fit_histogram_of_a_tree_draws_every_dataset(tree, shapes):
         nu = float(shapes.nu.sel(dataset=name, variable="E2"))
         assert f"{nu:.3g}" in ln.get_label()
     assert steps[1].get_edgecolor() == fits[1].get_color() or \
-        matplotlib.colors.same_color(steps[1].get_edgecolor(), fits[1].get_color())
+        same_color(steps[1].get_edgecolor(), fits[1].get_color())
 
 
 def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes, monkeypatch):

@@ -1,26 +1,17 @@
 """Conditional calibration figures: the expected artists, colours and annotations."""
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
 
-matplotlib.use("Agg")
+import uqviz
+from uqviz.conditional.ordering import ordering_study
+from uqviz.plots import conditional as pc
+from uqviz.plots._style import COLORS
+from uqviz.conditional.reliability import reliability
+from uqviz.conditional.running import running_statistics
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.colors import to_hex  # noqa: E402
-
-import uqviz  # noqa: E402
-from uqviz.conditional.ordering import ordering_study  # noqa: E402
-from uqviz.plots import conditional as pc  # noqa: E402
-from uqviz.plots._style import COLORS  # noqa: E402
-from uqviz.conditional.reliability import reliability  # noqa: E402
-from uqviz.conditional.running import running_statistics  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture(scope="module")

@@ -2,25 +2,16 @@
 
 import warnings
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import xarray as xr
 
-matplotlib.use("Agg")
+import uqviz
+from uqviz.reference.confidence import confidence_curve
+from uqviz.reference.extrapolation import extrapolate, size_dependence
+from uqviz.plots import reference as pr
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import xarray as xr  # noqa: E402
-
-import uqviz  # noqa: E402
-from uqviz.reference.confidence import confidence_curve  # noqa: E402
-from uqviz.reference.extrapolation import extrapolate, size_dependence  # noqa: E402
-from uqviz.plots import reference as pr  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close():
-    yield
-    plt.close("all")
 
 
 @pytest.fixture(scope="module")

@@ -7,20 +7,17 @@ tests/fixtures/make_netcal_fixtures.py in a venv with netcal 1.4.0.
 import json
 import os
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from scipy import special, stats
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from scipy import special, stats  # noqa: E402
-
-import uqviz.quantile as uq  # noqa: E402
-from uqviz._array import bca  # noqa: E402
-from uqviz._array import nees as kn  # noqa: E402
-from uqviz.data import from_arrays  # noqa: E402
-from uqviz.datasets import load_dataset  # noqa: E402
-from uqviz.plots.quantile import coverage_map, quantile_reliability  # noqa: E402
+import uqviz.quantile as uq
+from uqviz._array import bca
+from uqviz._array import nees as kn
+from uqviz.data import from_arrays
+from uqviz.datasets import load_dataset
+from uqviz.plots.quantile import coverage_map, quantile_reliability
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures")
 Q19 = np.linspace(0.05, 0.95, 19)

@@ -1,14 +1,10 @@
 """ConditionalExplorer driven by setting the controls' values (no browser)."""
 
-import matplotlib
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import uqviz  # noqa: E402
-from uqviz.widgets.conditional import ConditionalExplorer  # noqa: E402
+import uqviz
+from uqviz.widgets.conditional import ConditionalExplorer
 
 
 def _stratified(m, seed):

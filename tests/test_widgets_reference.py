@@ -1,16 +1,12 @@
 """ReferenceExplorer driven headless by setting the .value of its controls."""
 
-import matplotlib
+import warnings
 
-matplotlib.use("Agg")
+import numpy as np
+import pytest
 
-import warnings  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import uqviz  # noqa: E402
-from uqviz.widgets.reference import ReferenceExplorer  # noqa: E402
+import uqviz
+from uqviz.widgets.reference import ReferenceExplorer
 
 
 @pytest.fixture(scope="module")
