@@ -309,3 +309,19 @@ def test_report_of_a_tree_has_one_section_per_dataset(tmp_path):
 def test_report_options_are_checked(kwargs, exc):
     with pytest.raises(exc, match=next(iter(kwargs))):
         uqviz.report(uqviz.synthetic.nig(200, rng=0), progress=False, figures=False, **kwargs)
+
+
+def test_constant_uncertainties_are_reported_not_crashed_on():
+    """Constant uE: consistency and the binned statistics are said to be untestable; the one
+    aberrant outlier makes average calibration unreliable, never OK."""
+    e = np.r_[np.full(199, 3.0), 1e12]
+    ds = uqviz.from_arrays(e, np.ones(200), name="outlier")
+    rep = uqviz.report(ds, n_boot=300, n_mc=20, progress=False, figures=False)
+    assert rep.conclusion[0].startswith("Average calibration: unreliable")
+    assert rep.conclusion[1] == ("Consistency: not tested (uE is constant: one value, nothing "
+                                 "to condition on).")
+    assert any(line.startswith("ENCE, ZMSE, CC: not computed") for line in rep.conclusion)
+    numbers = json.loads(rep.to_json())
+    assert numbers["simulated_references"] == {}
+    assert numbers["local_uE"] == {"skipped": "uE is constant: one value, nothing to condition on"}
+    assert "not tested" in rep.to_html()

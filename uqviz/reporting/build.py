@@ -329,6 +329,11 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
     local = {}
     for cond in ["uE", *feats]:
         binning, nb, n_distinct = _binning(data, cond, n_bins)
+        if n_distinct == 1:  # nothing to condition on: said, not computed
+            local[cond] = None
+            numbers[f"local_{cond}"] = {"skipped": wording.constant_note(cond)}
+            bar.update()
+            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
@@ -353,11 +358,13 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
             figs[f"LZMS_{cond}"] = _png(ax.figure)
         bar.update()
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
-              for s in ("ENCE", "ZMSE", "CC")}
-    warns += sorted({str(w.message) for w in caught})
+    wf = {}
+    if local["uE"] is not None:  # ENCE, ZMSE bin uE; CC ranks it: undefined for constant uE
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
+                  for s in ("ENCE", "ZMSE", "CC")}
+        warns += sorted({str(w.message) for w in caught})
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
     bar.close()
@@ -382,6 +389,10 @@ def _summary(ds, feats):
 def _conclusion(avg, local, wf, feats, tail):
     lines = [wording.average_line(avg, tail)]
     for cond in ["uE", *feats]:
+        if local[cond] is None:
+            head = "Consistency" if cond == "uE" else f"Adaptivity in {cond}"
+            lines.append(f"{head}: not tested ({wording.constant_note(cond)}).")
+            continue
         fv = local[cond]["fv_LZMS"]
         ok = bool(fv.nominal_inside)
         where = describe_failures(local[cond]["LZMS"], cond)
@@ -397,10 +408,13 @@ def _conclusion(avg, local, wf, feats, tail):
             tail_words = f" for {where}"
         lines.append(f"{head} ({what}){tail_words}.")
     for cond in ["uE", *feats]:
-        if local[cond]["LZMS"].attrs.get("binning") == "stratified":
+        if local[cond] is not None and local[cond]["LZMS"].attrs.get("binning") == "stratified":
             lines.append(local[cond]["note"])
     for s, res in wf.items():
         lines.append(f"{s}: {str(res.verdict.values)}.")
+    if not wf:
+        lines.append("ENCE, ZMSE, CC: not computed (uE is constant: its bins and ranks are "
+                     "undefined).")
     heavy = [str(v) for v in tail.variable.values[tail.exceeds.values]]
     rest = [v for v in heavy if v not in wording.HEAVY_FOR_ZMS]
     if heavy:

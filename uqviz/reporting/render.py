@@ -76,6 +76,10 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
         if key.startswith("local_"):
             cond = key[len("local_"):]
             kind = "Consistency" if cond == "uE" else "Adaptivity"
+            if "skipped" in value:
+                parts.append(f"<{h2}>{kind} vs {_e(cond)}</{h2}><p>not tested: "
+                             f"{_e(value['skipped'])}</p>")
+                continue
             regions = value.get("failing_regions") or []
             parts.append(f"<{h2}>{kind}: LZM and LZMS vs {_e(cond)}</{h2}><p>"
                          f"{_e(value.get('binning_note', ''))}<br>"

@@ -189,3 +189,8 @@ def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_po
                 f"neighbour), {n_bins} bins.")
     return (f"{variable}: {n_distinct} distinct values, {n_bins} equal-count bins of about "
             f'{n_points // n_bins} points (binning="equal_count").')
+
+
+def constant_note(cond: str) -> str:
+    """Why a constant conditioning variable is not binned."""
+    return f"{cond} is constant: one value, nothing to condition on"
