@@ -325,3 +325,15 @@ def test_constant_uncertainties_are_reported_not_crashed_on():
     assert numbers["simulated_references"] == {}
     assert numbers["local_uE"] == {"skipped": "uE is constant: one value, nothing to condition on"}
     assert "not tested" in rep.to_html()
+
+
+@pytest.mark.parametrize("m", [3, 10])
+def test_tiny_sets_say_what_cannot_be_computed(m):
+    rng = np.random.default_rng(m)
+    u = rng.uniform(0.5, 2.0, m)
+    rep = uqviz.report(uqviz.from_arrays(u * rng.standard_normal(m), u), n_boot=200, n_mc=20,
+                       progress=False, figures=False)
+    assert f"ENCE, ZMSE, CC: not computed ({m} points are too few for 20 bins of uE)." \
+        in rep.conclusion
+    assert any("1 bin." in line or "weak evidence" in line or "f_v = 0.00" in line
+               for line in rep.conclusion)

@@ -26,6 +26,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
+from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.tree import datasets_of
 from uqviz.reference.simulated import validate
 from uqviz.reporting import render, text, wording
@@ -359,7 +360,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
         bar.update()
 
     wf = {}
-    if local["uE"] is not None:  # ENCE, ZMSE bin uE; CC ranks it: undefined for constant uE
+    if local["uE"] is not None and m >= 2 * DEFAULT_N_BINS:
+        # ENCE, ZMSE bin uE (20 bins of >= 2 points); CC ranks it: undefined for constant uE
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
@@ -368,7 +370,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
     bar.close()
-    conclusion = _conclusion(avg, local, wf, feats, tail)
+    conclusion = _conclusion(avg, local, wf, feats, tail, m)
     return Report(name, _jsonable(numbers), conclusion, warns, figs)
 
 
@@ -386,7 +388,7 @@ def _summary(ds, feats):
     return out
 
 
-def _conclusion(avg, local, wf, feats, tail):
+def _conclusion(avg, local, wf, feats, tail, m):
     lines = [wording.average_line(avg, tail)]
     for cond in ["uE", *feats]:
         if local[cond] is None:
@@ -400,7 +402,9 @@ def _conclusion(avg, local, wf, feats, tail):
                 else f"Adaptivity in {cond}: {'OK' if ok else 'fails'}")
         what = f"f_v = {wording.fmt(fv.estimate, '.2f')}" + (" for LZMS vs uE" if cond == "uE" else "")
         n_bins = int(local[cond]["LZMS"].sizes["bin"])
-        if where is None or (ok and n_bins >= 10):  # a few invalid bins are chance
+        if where is None and n_bins < 10:
+            tail_words = f"; from {n_bins} bin{'s' if n_bins > 1 else ''} only: weak evidence"
+        elif where is None or (ok and n_bins >= 10):  # a few invalid bins are chance
             tail_words = ""
         elif ok:  # f_v from few bins is weak evidence: the invalid bins are still named
             tail_words = f"; but f_v from {n_bins} bins is weak evidence, and {where}"
@@ -413,8 +417,9 @@ def _conclusion(avg, local, wf, feats, tail):
     for s, res in wf.items():
         lines.append(f"{s}: {str(res.verdict.values)}.")
     if not wf:
-        lines.append("ENCE, ZMSE, CC: not computed (uE is constant: its bins and ranks are "
-                     "undefined).")
+        why = ("uE is constant: its bins and ranks are undefined" if local["uE"] is None else
+               f"{m} points are too few for {DEFAULT_N_BINS} bins of uE")
+        lines.append(f"ENCE, ZMSE, CC: not computed ({why}).")
     heavy = [str(v) for v in tail.variable.values[tail.exceeds.values]]
     rest = [v for v in heavy if v not in wording.HEAVY_FOR_ZMS]
     if heavy:

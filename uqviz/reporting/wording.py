@@ -186,7 +186,7 @@ def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_po
     if binning == "stratified":
         return (f"{variable} has {n_distinct} distinct values: binned by value "
                 f'(binning="stratified"; values with fewer than 100 points merged with a '
-                f"neighbour), {n_bins} bins.")
+                f"neighbour), {n_bins} bin{'' if n_bins == 1 else 's'}.")
     return (f"{variable}: {n_distinct} distinct values, {n_bins} equal-count bins of about "
             f'{n_points // n_bins} points (binning="equal_count").')
 
