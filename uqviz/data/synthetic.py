@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 import xarray as xr
 
-from uqviz._array import synthetic as ks
+from uqviz._array import synthetic as ksynth
 from uqviz.data.model import _var_attrs, from_arrays, from_datasets
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
@@ -63,7 +63,7 @@ def student_t_scaled(size, *, nu, rng=None) -> np.ndarray:
     >>> bool(abs(x.var() - 1) < 0.05)
     True
     """
-    return ks.student_t_scaled(_check_nu_d(nu), size, checks.rng(rng))
+    return ksynth.student_t_scaled(_check_nu_d(nu), size, checks.rng(rng))
 
 
 def draw_calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None):
@@ -98,7 +98,7 @@ def draw_calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=No
     sigma = checks.positive("sigma", sigma)
     nu_d = _check_nu_d(nu_d, "nu_d")
     shape = (size,) if n_datasets is None else (n_datasets, size)
-    return ks.draw_calibrated(shape, a, b, nu_d, checks.rng(rng), sigma=sigma)
+    return ksynth.draw_calibrated(shape, a, b, nu_d, checks.rng(rng), sigma=sigma)
 
 
 def _to_data(e, u, attrs: dict):

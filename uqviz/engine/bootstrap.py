@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uqviz._array import bootstrap as kb
+from uqviz._array import bootstrap as kboot
 from uqviz._array import stats as ks
 from uqviz._array.bca import METHODS
 from uqviz.engine import checks, seeds
@@ -114,7 +114,7 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
     _check_cc({s.name for s in stats}, e, u)
     kinds = {s.kind for s in stats}
     if kinds == {"moments"}:
-        return kb.bootstrap_moments(
+        return kboot.bootstrap_moments(
             e, u, {s.name: (s.func, s.columns) for s in stats}, n_boot=n_boot,
             seed=seeds.kernel_seed(rng), ci=ci, method=method, starts=starts, sizes=sizes,
             engine=engine)
@@ -130,12 +130,12 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
         if key.shape != e.shape:
             raise ValueError(f"key must have one value per point ({e.size}), got {key.size}")
     if "generic" not in kinds:
-        return kb.bootstrap_binned(
+        return kboot.bootstrap_binned(
             e, u, {s.name: (s.kind, s.func, s.columns) for s in stats}, n_bins=n_bins,
             n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci, method=method, engine=engine,
             key=key)
     if key is not None:
         raise ValueError("a binning variable other than uE is available for binned and "
                          "moment statistics only")
-    return kb.bootstrap_generic(e, u, {s.name: _as_generic(s, n_bins) for s in stats},
+    return kboot.bootstrap_generic(e, u, {s.name: _as_generic(s, n_bins) for s in stats},
                                 n_boot=n_boot, rng=rng, ci=ci, method=method)

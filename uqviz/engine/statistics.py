@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from uqviz._array import binned as kbin
-from uqviz._array import stats as k
+from uqviz._array import stats as ks
 from uqviz.engine import checks
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
@@ -153,26 +153,26 @@ def statistics_option(argument: str, value) -> list[Statistic]:
 
 
 for _name, _func, _cols, _ref, _desc in [
-    ("ZM", k.zm, ("Z",), 0.0, "mean of z-scores <Z>"),
-    ("ZMS", k.zms, ("Z2",), 1.0, "mean of squared z-scores <Z^2>"),
-    ("ZVar", k.zvar, ("Z", "Z2"), 1.0, "variance of z-scores (ddof=1)"),
-    ("MSE", k.mse, ("E2",), None, "mean squared error <E^2>"),
-    ("MV", k.mv, ("V",), None, "mean variance <uE^2>"),
-    ("RMSE", k.rmse, ("E2",), None, "root mean squared error"),
-    ("RMV", k.rmv, ("V",), None, "root mean variance"),
-    ("RCE", k.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
-    ("RCE2", k.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
-    ("NLL_ref", k.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
+    ("ZM", ks.zm, ("Z",), 0.0, "mean of z-scores <Z>"),
+    ("ZMS", ks.zms, ("Z2",), 1.0, "mean of squared z-scores <Z^2>"),
+    ("ZVar", ks.zvar, ("Z", "Z2"), 1.0, "variance of z-scores (ddof=1)"),
+    ("MSE", ks.mse, ("E2",), None, "mean squared error <E^2>"),
+    ("MV", ks.mv, ("V",), None, "mean variance <uE^2>"),
+    ("RMSE", ks.rmse, ("E2",), None, "root mean squared error"),
+    ("RMV", ks.rmv, ("V",), None, "root mean variance"),
+    ("RCE", ks.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
+    ("RCE2", ks.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
+    ("NLL_ref", ks.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
 # NLL's reference is a statistic of the same data (Pernot (2024c), eq. 16)
-register_statistic(Statistic("NLL", k.nll, "moments", ("Z2", "lnV"), _REGISTRY["NLL_ref"],
+register_statistic(Statistic("NLL", ks.nll, "moments", ("Z2", "lnV"), _REGISTRY["NLL_ref"],
                              "Gaussian negative log-likelihood"))
 
-register_statistic(Statistic("CC", k.spearman_cc, "generic", (), None,
+register_statistic(Statistic("CC", ks.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE",
-                             counts=(k.cc_counts_prepare, k.spearman_cc_counts),
-                             given_u=k.spearman_cc_given_u))
+                             counts=(ks.cc_counts_prepare, ks.spearman_cc_counts),
+                             given_u=ks.spearman_cc_given_u))
 for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
                             ("UCE", ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
                             ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:
@@ -191,7 +191,7 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
     e, u = sort_by_uncertainty(np.asarray(e, float), np.asarray(u, float))
     bounds = kbin.equal_count_bounds(e.shape[-1], n_bins)
     means = kbin.binned_column_means(e, u, bounds[:-1], np.diff(bounds), stat.columns)
-    return k.evaluate(stat.name, stat.func, means)
+    return ks.evaluate(stat.name, stat.func, means)
 
 
 def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
@@ -218,7 +218,7 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     if stat.kind == "binned":
         return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
-    return k.evaluate(stat.name, stat.func, k.column_means(e, u, stat.columns), n)
+    return ks.evaluate(stat.name, stat.func, ks.column_means(e, u, stat.columns), n)
 
 
 def reference_value(statistic, e, u):
