@@ -337,3 +337,15 @@ def test_tiny_sets_say_what_cannot_be_computed(m):
         in rep.conclusion
     assert any("1 bin." in line or "weak evidence" in line or "f_v = 0.00" in line
                for line in rep.conclusion)
+
+
+def test_saved_files_have_the_permissions_of_ordinary_files(tmp_path):
+    import os
+    import stat
+
+    rep = uqviz.report(uqviz.synthetic.default_example(), n_boot=200, n_mc=20, progress=False,
+                       figures=False)
+    umask = os.umask(0)
+    os.umask(umask)
+    for path in rep.save(tmp_path).values():
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~umask
