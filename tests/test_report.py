@@ -182,6 +182,17 @@ def test_a_tied_region_reads_as_one_value():
     assert describe_failures(res, "uE").startswith("0.0081481 < uE < 0.0081482")
 
 
+def test_a_tied_region_of_a_long_value_reads_with_four_digits():
+    # QM9_E: one tied uE value, 0.00633590302218, filled a bin; the report printed all 12 digits
+    u = 0.00633590302218
+    res = xr.Dataset({"valid": ("bin", [True, False, True]),
+                      "estimate": ("bin", [1.0, 1.7, 1.0]), "reference": 1.0},
+                     coords={"bin_lower": ("bin", [0.001, u, 0.01]),
+                             "bin_upper": ("bin", [u, u, 0.02])})
+    assert describe_failures(res, "uE") == (
+        "uE = 0.006336 (1 bin invalid there; uncertainties underestimated)")
+
+
 def test_discrete_feature_is_binned_by_value_and_the_report_says_so():
     rng = np.random.default_rng(5)
     m = 3000

@@ -39,7 +39,9 @@ def fmt(x, spec: str = ".4g") -> str:
 
 
 def _pair(lo: float, hi: float) -> tuple[str, str]:
-    """``lo`` and ``hi`` with enough digits (4 to 12) to tell them apart."""
+    """``lo`` and ``hi`` with enough digits (4 to 12) to tell them apart (4 when equal)."""
+    if lo == hi:
+        return (format(lo, ".4g"),) * 2
     for digits in range(4, 13):
         a, b = format(lo, f".{digits}g"), format(hi, f".{digits}g")
         if a != b:
