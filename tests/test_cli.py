@@ -45,6 +45,26 @@ def test_heavy_tails_give_plain_language_warnings(tmp_path, capsys):
     assert "WARNING: beta_GM(uE^2)" in out and "prefer ZMS" in out
 
 
+def test_verdict_is_unreliable_not_calibrated_when_the_screen_fails(tmp_path, capsys):
+    # QM9_E: beta_GM(E^2) = 0.98 > 0.8 made validate_average flag ZMS unreliable, but the table
+    # still read "calibrated" and the E^2 warning did not name ZMS
+    rng = np.random.default_rng(1)
+    u = np.sqrt(1.0 / rng.gamma(0.6, 1 / 0.6, 3000))
+    pd.DataFrame({"E": u * rng.standard_t(2.5, 3000), "uE": u}).to_csv(tmp_path / "h.csv",
+                                                                      index=False)
+    with pytest.warns(UserWarning, match="validate_average: unreliable"):
+        assert main(["validate", str(tmp_path / "h.csv"), "--n-boot", "500"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in out.splitlines()
+            if line.startswith(("ZMS ", "RCE "))}
+    assert set(rows) == {"ZMS", "RCE"}
+    for line in rows.values():
+        assert "unreliable (" in line and "heavy tails" in line
+        assert not line.rstrip().endswith("calibrated")
+    if "WARNING: beta_GM(E^2)" in out:
+        assert "ZMS" in next(w for w in out.splitlines() if w.startswith("WARNING: beta_GM(E^2)"))
+
+
 def test_bad_rows_give_a_clear_error_and_drop_invalid_counts_them(tmp_path, capsys):
     pd.DataFrame({"E": [0.1, np.nan, 0.3, -0.2] * 50,
                   "uE": [1.0, 1.0, -1.0, 0.5] * 50}).to_csv(tmp_path / "bad.csv", index=False)

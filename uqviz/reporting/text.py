@@ -13,26 +13,31 @@ __all__ = ["average_table", "tailedness_table", "tailedness_warnings", "verdict"
 _TAIL_ADVICE = {
     "uE2": "the uncertainties have a heavy upper tail: RCE (and MV-based statistics) "
            "and their intervals are unreliable; prefer ZMS",
-    "E2": "the errors have heavy tails: RCE, MSE-based statistics and their intervals "
-          "are unreliable",
+    "E2": "the errors have heavy tails: ZMS, RCE, MSE-based statistics and their "
+          "intervals are unreliable",
     "Z2": "the z-scores have heavy tails: even ZMS and its bootstrap interval may be "
           "unreliable; treat the validation verdict with care",
 }
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
 
-def verdict(valid, reference, lower=0.0, upper=0.0) -> str:
-    """Words for one validation outcome.
+def verdict(valid, reference, lower=0.0, upper=0.0, reliable=True) -> str:
+    """Words for one validation outcome; never "calibrated" when the tailedness screen
+    questions the statistic (``reliable`` False, Pernot (2024b), Table II).
 
     Examples
     --------
     >>> verdict(True, 1.0), verdict(False, float("nan")), verdict(False, 1.0, float("nan"), 2.0)
     ('calibrated', 'no predefined reference', 'n/a (interval not computable)')
+    >>> verdict(True, 1.0, reliable=False)
+    'unreliable (validated, but heavy tails)'
     """
     if not np.isfinite(reference):
         return "no predefined reference"
     if not (np.isfinite(lower) and np.isfinite(upper)):
         return "n/a (interval not computable)"
+    if not bool(reliable):
+        return f"unreliable ({'validated' if bool(valid) else 'rejected'}, but heavy tails)"
     return "calibrated" if bool(valid) else "not calibrated"
 
 
@@ -55,11 +60,12 @@ def average_table(result) -> str:
     lines = [head, "-" * len(head)]
     for s in result["statistic"].values:
         r = result.sel(statistic=s)
+        reliable = bool(r["reliable"]) if "reliable" in r else True
         ivl = f"[{_fmt(float(r.ci_lower))}, {_fmt(float(r.ci_upper))}]"
         lines.append(
             f"{s:<10}{_fmt(float(r.estimate)):>10}   {ivl:<22}{_fmt(float(r.reference)):>6}"
             f"{_fmt(float(r.zeta)):>8}  "
-            f"{verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper))}"
+            f"{verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper), reliable)}"
         )
     return "\n".join(lines)
 
