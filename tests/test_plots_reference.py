@@ -46,6 +46,34 @@ def test_zeta_scores_from_a_mapping_of_results(tree, tmp_path):
     fig.savefig(tmp_path / "zeta.png")
 
 
+def test_zeta_scores_from_a_result_dataset(tree):
+    # a Dataset is a Mapping: it was iterated as {variable: DataArray} -> KeyError 'zeta'
+    sim = uqviz.validate_simulated(tree, statistic="ENCE", scheme=("Sim", "Sim2"), n_mc=100,
+                                   n_boot=200, rng=0, progress=False)
+    ax = pr.zeta_scores(sim)
+    lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+    assert list(lines) == ["Sim", "Sim2"]
+    np.testing.assert_allclose(lines["Sim2"].get_ydata(), sim.zeta.sel(scheme="Sim2").values)
+    plt.close(ax.figure)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        val = uqviz.validate(tree, statistic="ENCE", n_mc=100, n_boot=200, rng=0,
+                             progress=False)
+    ax = pr.zeta_scores(val)
+    lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+    assert list(lines) == ["SimN", "SimT"]
+    np.testing.assert_allclose(lines["SimT"].get_ydata(), val.zeta.sel(generative="t6").values)
+    plt.close(ax.figure)
+
+
+def test_reference_distribution_of_a_tree_result_asks_for_one_dataset(tree):
+    res = uqviz.simulated_reference(tree, statistic="ENCE", n_mc=50, rng=0, progress=False,
+                                    return_samples=True)
+    with pytest.raises(ValueError, match="select one"):
+        pr.reference_distribution(res)
+    plt.close("all")
+
+
 def test_zeta_scores_from_a_stacked_dataarray_and_bad_labels():
     z = xr.DataArray(np.array([[0.2, 3.0, -1.5]]), dims=("scheme", "dataset"),
                      coords={"scheme": ["mine"], "dataset": ["x", "y", "z"]})

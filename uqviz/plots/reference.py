@@ -31,8 +31,25 @@ _MODEL_LABELS = {"normal": "NIG", "t6": "T6IG"}
 # --------------------------------------------------------------------------
 # Pernot (2024c), Figs. 6-7
 # --------------------------------------------------------------------------
+def _generative_as_scheme(results):
+    """zeta of :func:`uqviz.validate` (dim ``generative``) on a ``scheme`` dim: SimN, SimT..."""
+    z = results["zeta"]
+    names = np.unique(np.asarray(results["scheme"].values).ravel()) if "scheme" in results \
+        else np.array(["Sim"])
+    scheme = str(names[0]) if names.size == 1 else "Sim"
+    labels = [scheme + ("N" if g == "normal" else "T" if str(g).startswith("t") else f" {g}")
+              for g in z["generative"].values]
+    return z.rename(generative="scheme").assign_coords(scheme=labels)
+
+
 def _stack_schemes(results):
-    if isinstance(results, Mapping):
+    if isinstance(results, xr.Dataset):  # a Dataset is a Mapping too: test it first
+        if "zeta" not in results:
+            raise ValueError("zeta_scores: the result has no 'zeta'")
+        if "scheme" not in results["zeta"].dims and "generative" in results["zeta"].dims:
+            return _generative_as_scheme(results)
+        results = results["zeta"]
+    elif isinstance(results, Mapping):
         parts = []
         for name, res in results.items():
             z = res["zeta"]
@@ -42,8 +59,6 @@ def _stack_schemes(results):
                 z = z.isel(statistic=0, drop=True)
             parts.append(z.drop_vars([c for c in z.coords if c != "dataset"]))
         return xr.concat(parts, dim=xr.DataArray(list(results), dims="scheme", name="scheme"))
-    if isinstance(results, xr.Dataset):
-        results = results["zeta"]
     if "scheme" not in results.dims:
         raise ValueError("zeta_scores: need a 'scheme' dimension or a mapping {scheme: result}")
     return results
@@ -59,7 +74,9 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
     Parameters
     ----------
     results : xarray.Dataset, DataArray or mapping
-        ``zeta`` on ``dataset`` and ``scheme``, or ``{scheme: result}`` of
+        ``zeta`` on ``dataset`` and ``scheme`` (:func:`uqviz.validate_simulated` with
+        several schemes), a :func:`uqviz.validate` result (its ``generative`` values
+        become the schemes SimN, SimT), or ``{scheme: result}`` of
         :func:`uqviz.validate_simulated` / :func:`uqviz.validate_average`.
     labels : sequence of str, optional
         Tick labels of the datasets (default their names).
@@ -235,6 +252,9 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     if "samples" not in result:
         raise ValueError("reference_distribution: the result has no 'samples' "
                          "(use return_samples=True)")
+    if "dataset" in result.dims:
+        raise ValueError("result: the result holds several datasets; select one with "
+                         ".sel(dataset=...)")
     n_bins = checks.optional_count("n_bins", n_bins)
     ref = float(result["reference"])
     mc_lo, mc_hi = float(result["reference_lower"]), float(result["reference_upper"])
