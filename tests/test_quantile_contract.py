@@ -90,7 +90,7 @@ def test_method_percentile_and_basic_are_folded_intervals_of_the_signed_deviatio
         res = uq.qce(y, 0.0, u, levels=TAU, n_boot=400, method=method, rng=3)
         # the same replicates by hand: pattern bootstrap of the signed deviation, then folded
         inside = np.abs(y / u)[None, :] <= stats.norm.ppf((1 + TAU) / 2)[:, None]
-        reps = kn.pattern_bootstrap(inside, 400, np.random.default_rng(3)) / 800 - TAU[:, None]
+        reps = kn.pattern_bootstrap(inside, 400, seeds.spawn(3, 1)[0]) / 800 - TAU[:, None]
         est = inside.mean(axis=1) - TAU
         iv = bca.interval(est, reps, ci=0.95, method=method)
         lo, hi = kn.fold_interval(iv["lower"], iv["upper"])
@@ -104,7 +104,7 @@ def test_bca_interval_uses_the_shared_acceleration():
     y = u * rng.standard_normal(500)
     res = uq.qce(y, 0.0, u, levels=TAU, n_boot=300, rng=9)
     inside = np.abs(y / u)[None, :] <= stats.norm.ppf((1 + TAU) / 2)[:, None]
-    reps = kn.pattern_bootstrap(inside, 300, np.random.default_rng(9)) / 500 - TAU[:, None]
+    reps = kn.pattern_bootstrap(inside, 300, seeds.spawn(9, 1)[0]) / 500 - TAU[:, None]
     jack = np.array([[np.delete(row, i).mean() - t for i in range(500)]
                      for row, t in zip(inside, TAU)])
     iv = bca.interval(inside.mean(axis=1) - TAU, reps, jackknife=jack, ci=0.95, method="bca")
@@ -264,11 +264,18 @@ def test_datatree_results_gain_a_dataset_dim_and_equal_the_array_calls():
     assert res["dataset"].values.tolist() == ["a", "b"]
     assert res["m_qce_lower"].dims[0] == "dataset"
     assert res.attrs["rng"] == 7
-    # each dataset gets its own child stream of rng
-    for (name, (y, mean, std)), child in zip(parts.items(), seeds.spawn(7, 2)):
-        one = uq.qce(y, mean, std, variable_names=["u", "v"], rng=child, **kw)
-        for v in ("qce", "coverage", "m_qce_lower", "m_qce_upper", "bin_count"):
-            np.testing.assert_array_equal(res[v].sel(dataset=name).values, one[v].values)
+    # each dataset gets its own child stream of rng; a single dataset gets the first one,
+    # so the first child of a tree gives the numbers of that dataset alone
+    one = uq.qce(*parts["a"], variable_names=["u", "v"], rng=7, **kw)
+    for v in ("qce", "coverage", "m_qce_lower", "m_qce_upper", "bin_count"):
+        np.testing.assert_array_equal(res[v].sel(dataset="a").values, one[v].values)
+    alone_b = uq.qce(*parts["b"], variable_names=["u", "v"], rng=7, **kw)
+    assert not np.array_equal(res["m_qce_lower"].sel(dataset="b").values,
+                              alone_b["m_qce_lower"].values)  # b has the second stream
+    one_child = uq.qce(xr.DataTree.from_dict({"b": _multivariate_dataset(*parts["b"])}),
+                       rng=7, **kw)
+    np.testing.assert_array_equal(one_child["m_qce_lower"].sel(dataset="b").values,
+                                  alone_b["m_qce_lower"].values)
     test = uq.nees_test(tree)
     assert test["estimate"].dims == ("dataset",)
     for name, (y, mean, std) in parts.items():

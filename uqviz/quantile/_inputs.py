@@ -13,7 +13,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import nees as kn
-from uqviz.engine import checks
+from uqviz.engine import checks, seeds
 from uqviz.engine.tree import datasets_of, map_datasets
 
 #: How predictive draws are turned into intervals.
@@ -213,8 +213,8 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
 def apply(func, data, mean, scale, samples, *, rng=None):
     """``func(data, mean, scale, samples, rng)`` for arrays or a Dataset; per child of a
     DataTree (each with its own stream spawned from ``rng``), results stacked on ``dataset``."""
-    if not is_tree(data):
-        return func(data, mean, scale, samples, rng)
+    if not is_tree(data):  # the first child stream, as map_datasets gives a single Dataset
+        return func(data, mean, scale, samples, seeds.spawn(rng, 1)[0])
     if mean is not None or scale is not None or samples is not None:
         raise ValueError("mean, scale, samples: leave them unset with a DataTree "
                          "(the variables of each dataset are used)")
