@@ -692,3 +692,11 @@ def test_valid_is_the_reference_inside_the_interval(rid):
             assert not wrong.any(), f"{rid}: valid with |zeta| > 1 (or NaN) at {int(wrong.sum())}"
             wrong = (~v.values.astype(bool) & np.isfinite(z.values) & (np.abs(z.values) < 1))
             assert not wrong.any(), f"{rid}: not valid with |zeta| < 1 at {int(wrong.sum())}"
+
+
+def test_plots_and_widgets_are_reachable_as_attributes():
+    assert callable(uqviz.plots.average.decimation_curves)
+    assert callable(uqviz.plots.conditional.local)
+    assert uqviz.widgets.ConditionalExplorer.__name__ == "ConditionalExplorer"
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        uqviz.nope

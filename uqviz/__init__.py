@@ -40,6 +40,15 @@ del _sys, _name, _mod
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    """``uqviz.plots`` and ``uqviz.widgets`` load on first use (matplotlib, ipywidgets)."""
+    if name in ("plots", "widgets"):
+        import importlib
+
+        return importlib.import_module(f"uqviz.{name}")
+    raise AttributeError(f"module 'uqviz' has no attribute {name!r}")
+
 __all__ = sorted([
     "acf", "binned_errors", "check_dataset", "confidence_curve", "datasets", "decimated",
     "decimation_curve", "distribution_shapes", "experiments", "extrapolate", "fit_f",

@@ -426,7 +426,8 @@ def _conclusion(avg, local, wf, feats, tail, m):
     heavy = [str(v) for v in tail.variable.values[tail.exceeds.values]]
     rest = [v for v in heavy if v not in wording.HEAVY_FOR_ZMS]
     if heavy:
-        lines.append(f"Caution: heavy tails ({', '.join(heavy)}) make some of these verdicts "
+        labels = ", ".join(v.replace("2", "^2") for v in heavy)  # uE2 -> uE^2
+        lines.append(f"Caution: heavy tails ({labels}) make some of these verdicts "
                      "unreliable" + (" (RCE and other statistics of uE^2)" if heavy == rest
                                      else "") + ".")
     return lines
