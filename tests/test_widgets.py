@@ -84,10 +84,12 @@ def test_dataset_switch_and_errors_are_shown_not_raised():
     assert list(ex.conditioning.options) == ["uE", "X"] and ex.conditioning.value == "uE"
     ex.dataset.value = "small"
     ex.conditioning.value = "y"  # one isolated value: a one-point equal-width bin
-    good = ex.result
+    assert ex.result is not None
     ex.binning.value = "equal_width"
-    assert "fewer than 2 points" in ex.message.value and ex.result is good
+    # the error is shown, and .result holds no stale numbers of the previous setting
+    assert "fewer than 2 points" in ex.message.value and ex.result is None and ex.fv is None
     ex.binning.value = "equal_count"
+    assert ex.result is not None and ex.result.attrs["binning"] == "equal_count"
     assert ex.message.value == "" or "&#9888;" in ex.message.value
     with pytest.raises(ValueError, match="not a numeric variable"):
         ConditionalExplorer(tree, conditioning="tag")
@@ -113,3 +115,4 @@ def test_default_explorer_emits_no_warning():
     assert ex.message.value == "" and ex.result.sizes["bin"] == 50
     with pytest.raises(TypeError, match="n_boot"):
         ConditionalExplorer(uqviz.synthetic.default_example(), n_boot="200")
+
