@@ -170,7 +170,8 @@ class ReferenceExplorer(ExplorerDrawing):
         """Recompute and redraw (called on every change of a control)."""
         try:
             self.result, notes = self.compute()
-        except ValueError as err:
+        except ValueError as err:  # no stale numbers: .result is None until a valid setting
+            self.result = None
             self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
             return
         self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
