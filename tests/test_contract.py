@@ -242,18 +242,12 @@ _GENERATIVE_DEFAULT = {"validate": ("normal", "t6")}
 # reproducible by default: a report, the explorers' redraws, the one teaching example
 _RNG_DEFAULT = {"report": (0,), "ConditionalExplorer": (0,), "ReferenceExplorer": (0,),
                 "default_example": (20231122,)}
-_ALIASES = {}  # a former name -> the contract's name (none left)
-
-
-def _contract_name(qual):
-    s = _short(qual)
-    return _ALIASES.get(s, s)
 
 
 @pytest.mark.parametrize("qual", sorted(PUBLIC))
 def test_defaults_follow_the_table(qual):
     sig = inspect.signature(PUBLIC[qual]).parameters
-    name = _contract_name(qual)
+    name = _short(qual)
     bad = []
 
     def expect(param, allowed):
@@ -300,9 +294,7 @@ def test_contract_functions_are_exported(name):
 # 4. calls on small synthetic data
 # ----------------------------------------------------------------------------------------
 
-# Cheap options per function taking E/uE data, under the contract's names. A key
-# "a|b" passes the option under the first of the names the signature has (for options
-# the contract does not name, whose new name is not known yet).
+# Cheap options per function taking E/uE data, under the contract's names.
 EUE_CALLS = {
     "validate_average": dict(statistics=("ZMS", "RCE"), n_boot=50, ci=0.9, method="percentile",
                              rng=1),
@@ -366,17 +358,8 @@ def _eue_functions():
 EUE = _eue_functions()
 
 
-def _resolve_kwargs(obj, table):
-    sig = inspect.signature(obj).parameters
-    kwargs = {}
-    for key, value in table.items():
-        names = key.split("|")
-        kwargs[next((n for n in names if n in sig), names[0])] = value
-    return kwargs
-
-
 def test_every_data_function_has_cheap_call_arguments():
-    missing = [q for q in EUE if _contract_name(q) not in EUE_CALLS]
+    missing = [q for q in EUE if _short(q) not in EUE_CALLS]
     assert not missing, f"add these to EUE_CALLS: {missing}"
 
 
@@ -390,7 +373,7 @@ def _call(qual, kind):
     """``(result, kwargs)`` of ``qual`` on the small Dataset or DataTree; an exception is
     returned (not raised) so that every dependent test reports it."""
     obj = PUBLIC[qual]
-    kwargs = _resolve_kwargs(obj, EUE_CALLS.get(_contract_name(qual), {}))
+    kwargs = dict(EUE_CALLS.get(_short(qual), {}))
     data = _data(kind)
     args = (data,)
     if _short(qual) == "fit_histogram":
@@ -517,11 +500,11 @@ def _other(cid):
 
 
 # every result to check: id -> (callable, result, kwargs)
-RESULT_IDS = ([f"{_contract_name(q)}[{k}]" for q in sorted(EUE) for k in ("dataset", "datatree")
+RESULT_IDS = ([f"{_short(q)}[{k}]" for q in sorted(EUE) for k in ("dataset", "datatree")
                if _short(q) not in ("ConditionalExplorer", "ReferenceExplorer", "report",
                                     "fit_histogram")]
               + sorted(OTHER_CALLS))
-_EUE_BY_NAME = {_contract_name(q): q for q in EUE}
+_EUE_BY_NAME = {_short(q): q for q in EUE}
 
 
 def _result(rid):

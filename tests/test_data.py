@@ -531,7 +531,7 @@ def test_series_with_different_indexes_are_an_error():
 
 @pytest.mark.parametrize("tiny", [5e-324, 1e-310])
 def test_subnormal_uncertainties_are_invalid(tiny):
-    with raises(f"uE: 2 rows with 0 < uE < 2.23e-308 (subnormal: 1/uE is not finite) (rows 1, 3)"):
+    with raises("uE: 2 rows with 0 < uE < 2.23e-308 (subnormal: 1/uE is not finite) (rows 1, 3)"):
         from_arrays([0.1, 0.2, 0.3, 0.0], [0.1, tiny, 0.2, tiny])
     with pytest.warns(UserWarning, match="dropped 2 of 4 rows"):
         ds = from_arrays([0.1, 0.2, 0.3, 0.0], [0.1, tiny, 0.2, tiny], drop_invalid=True)

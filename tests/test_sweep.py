@@ -453,18 +453,6 @@ EUE_ENTRY_POINTS = [
 ]
 
 
-def _resolve(func, kwargs, bad):
-    """Options written "a|b": the first name the signature has (unknown future names)."""
-    sig = inspect.signature(func).parameters
-    out = {}
-    for key, value in kwargs.items():
-        names = key.split("|")
-        out[next((n for n in names if n in sig), names[0])] = value
-    if bad is not None and "|" in bad:
-        bad = next((n for n in bad.split("|") if n in sig), bad.split("|")[0])
-    return out, bad
-
-
 def _make_eue_test(name, fname, options, n):
     @settings(max_examples=n * EXAMPLES, **SETTINGS)
     @given(st.data())
@@ -472,7 +460,6 @@ def _make_eue_test(name, fname, options, n):
         func = _fn(*((fname,) if isinstance(fname, str) else fname))
         ds = data.draw(eue_data(), label="data")
         kwargs, bad = draw_options(data.draw, options, _size(ds), allowed=ALLOWED.get(name))
-        kwargs, bad = _resolve(func, kwargs, bad)
         check = (lambda rep: _check_report(rep)) if name == "report" else None
         call(name, func, (ds,), kwargs, bad=bad, check=check, soft=draw_options.soft)
 
