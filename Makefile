@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.uqviz-installed
 
-.PHONY: demo test bench clean chromium
+.PHONY: demo test docs bench clean chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ chromium:
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
 
+## docs: install, then build the documentation site into docs/_build/html (notebooks executed;
+## UQVIZ_DOCS_EXECUTE=off skips that), warnings and broken cross-references are errors; then
+## screenshot two pages into test-artifacts/
+docs: $(STAMP) chromium
+	$(BIN)/sphinx-build -E -W --keep-going -n -c docs . docs/_build/html
+	$(BIN)/python scripts/docs-screenshots
+
 ## bench: speed of the bootstrap engine against scipy (not part of test)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_bootstrap.py
@@ -35,4 +42,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_quantile.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache docs/_build

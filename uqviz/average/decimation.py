@@ -126,7 +126,9 @@ def decimated(data, *, fraction, rounding="floor", ties="stable"):
     data : xarray.Dataset or xarray.DataTree
     fraction : float
     rounding, ties
-        As :func:`n_removed` and :func:`decimation_order`.
+        As ``uqviz.average.decimation.n_removed`` (``rounding``: "floor" or "round"
+        of ``fraction * M``) and ``uqviz.average.decimation.decimation_order`` (``ties``:
+        "stable", equal ``uE`` in row order, or "E", by decreasing ``E``).
 
     Returns
     -------
@@ -196,11 +198,14 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     data : xarray.Dataset or xarray.DataTree
     statistics : sequence of str, default ("ZMS", "RCE")
     fractions : array_like, optional
-        In [0, 1); default :data:`DEFAULT_FRACTIONS` (0 to 0.10).
+        In [0, 1); default 0, 0.01, ..., 0.10
+        (``uqviz.average.decimation.DEFAULT_FRACTIONS``).
     n_boot, ci, method, rng
         See docs/conventions.md.
     rounding, ties
-        As :func:`n_removed` and :func:`decimation_order`.
+        As ``uqviz.average.decimation.n_removed`` (``rounding``: "floor" or "round"
+        of ``fraction * M``) and ``uqviz.average.decimation.decimation_order`` (``ties``:
+        "stable", equal ``uE`` in row order, or "E", by decreasing ``E``).
 
     Returns
     -------

@@ -30,7 +30,8 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
     Parameters
     ----------
     nu : sequence of float, optional
-        Degrees of freedom (> 0, distinct); default :data:`DEFAULT_NU`.
+        Degrees of freedom (> 0, distinct); default 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 15, 20
+        (``uqviz.average.nig.DEFAULT_NU``).
     size : int, default 1_000_000
     rng : see docs/conventions.md
 

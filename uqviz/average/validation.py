@@ -176,7 +176,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        Variables ``E``, ``uE`` on dim ``point`` (at least :data:`MIN_POINTS` points).
+        Variables ``E``, ``uE`` on dim ``point`` (at least 3 points).
     statistics : sequence of str, default ("ZMS", "RCE")
         Moment or generic statistics; binned ones are refused (see
         :func:`uqviz.validate_simulated`). Those without a reference get NaN

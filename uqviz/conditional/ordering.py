@@ -209,7 +209,8 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     conditioning : str or array_like
         ``"uE"``, a feature, or one value per point.
     n_bins : int, optional
-        Default :func:`uqviz.engine.binning.default_n_bins`.
+        Default ``min(round(sqrt(M)), M // 100)``, at least 1
+        (``uqviz.engine.binning.default_n_bins``).
     n_orderings : int, default 1000
     n_boot, ci, method, rng, progress
         As :func:`uqviz.local_calibration`; see docs/conventions.md.

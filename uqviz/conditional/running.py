@@ -81,7 +81,8 @@ def running_statistics(data, *, conditioning="uE", window=None):
     data : xarray.Dataset or xarray.DataTree
     conditioning : str or array_like, default "uE"
     window : int, optional
-        Points per window; default :func:`default_window`.
+        Points per window; default ``M // 100``, at least 10, at most M
+        (``uqviz.conditional.running.default_window``).
 
     Returns
     -------

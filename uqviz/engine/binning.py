@@ -103,7 +103,8 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
     x : array_like, shape (M,)
         Conditioning values (finite).
     n_bins : int, optional
-        For equal_count and equal_width; default :func:`default_n_bins`.
+        For equal_count and equal_width; default ``min(round(sqrt(M)), M // 100)``, at least 1
+        (``default_n_bins``).
     binning : {"equal_count", "equal_width", "stratified", "edges"}
         Stratified: one bin per distinct value. Equal-width, stratified and
         edges bins below ``min_count`` are merged with their smaller neighbour.

@@ -82,7 +82,7 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
         Tick labels of the datasets (default their names).
     ax : matplotlib.axes.Axes, optional
     band : bool, default True
-        Shade |zeta| <= 1.
+        Shade ``|zeta| <= 1``.
     offset : float, default 0.12
         Horizontal shift between schemes.
     legend, title

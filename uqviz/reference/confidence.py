@@ -90,7 +90,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     """Confidence curve of the data with its oracle and probabilistic reference.
 
     ``error`` after removing the fraction ``k`` of points with the largest uE; the
-    oracle removes the largest |E|; the reference is the mean curve of calibrated
+    oracle removes the largest ``|E|``; the reference is the mean curve of calibrated
     errors E* = uE * eps, eps ~ D, with a Monte Carlo band.
 
     Parameters

@@ -375,7 +375,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     Warns
     -----
     UserWarning
-        |z0| > 1 (an unstable BCa limit), or an interval that cannot be computed.
+        ``|z0| > 1`` (an unstable BCa limit), or an interval that cannot be computed.
 
     Examples
     --------

@@ -169,8 +169,9 @@ class Report:
     def save(self, out_dir) -> dict:
         """Write ``<name>_report.html`` and ``<name>_report.json`` into `out_dir`.
 
-        The name is made safe for a file name (:func:`safe_filename`); both files are
-        rendered first and written atomically. Returns their paths.
+        The name is made safe for a file name
+        (``uqviz.reporting.build.safe_filename``); both files are rendered first and
+        written atomically. Returns their paths.
         """
         return _save(out_dir, safe_filename(self.name), self.to_html(), self.to_json())
 
@@ -237,7 +238,7 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     ----------
     data : xarray.Dataset or xarray.DataTree
         One dataset, or several (one child each): a DataTree gives a
-        :class:`ReportCollection`, one page with one section per dataset.
+        :class:`uqviz.reporting.ReportCollection`, one page with one section per dataset.
     features : sequence of str, optional
         Features for the adaptivity analysis (default: every numeric feature).
     n_boot : int, default 10000

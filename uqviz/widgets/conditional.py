@@ -47,8 +47,8 @@ class ConditionalExplorer(ExplorerDrawing):
     statistic : {"ZMS", "ZM", "RCE"}, default "ZMS"
     conditioning : str, default "uE"
     n_bins : int, optional
-        Default :func:`uqviz.engine.binning.default_n_bins` (bins of at least
-        100 points).
+        Default ``min(round(sqrt(M)), M // 100)``, at least 1 (bins of at least
+        100 points; ``uqviz.engine.binning.default_n_bins``).
     binning : {"equal_count", "equal_width", "stratified"}, default "equal_count"
     min_count : int, default 100
         Minimum stratum size of the stratified binning (100 as Pernot (2023)).

@@ -140,7 +140,7 @@ def _add(target: dict[str, int], counts: dict[str, int]) -> None:
 
 
 def molecular_mass(formula: str) -> float:
-    """Molecular mass in Da from standard atomic weights (:data:`ATOMIC_WEIGHTS`).
+    """Molecular mass in Da from standard atomic weights (``uqviz.datasets.ATOMIC_WEIGHTS``).
 
     Raises
     ------

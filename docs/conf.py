@@ -1,0 +1,104 @@
+"""Sphinx configuration of the uqviz documentation site.
+
+Built from the REPOSITORY ROOT with this folder as confdir, so that relative links
+(``../docs/glossary.md#zms`` from a notebook) work the same in JupyterLab, on GitHub and on
+the site::
+
+    sphinx-build -W --keep-going -n -c docs . docs/_build/html      (or: make docs)
+
+Environment:
+- ``UQVIZ_DOCS_EXECUTE=off``: do not execute the notebooks (quick local iterations);
+  default: every notebook is executed at build time, an error in a cell is a build error.
+- ``UQVIZ_FAST=1`` (set by CI): the notebooks use small Monte Carlo sizes, same science.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))          # the uqviz of this checkout
+sys.path.insert(0, str(DOCS / "_ext"))  # local extensions
+
+import uqviz  # noqa: E402
+
+# Executed notebooks must show their figures: ipykernel selects the inline backend only
+# when MPLBACKEND is unset, and CI exports MPLBACKEND=Agg (for the tests), which would make
+# every plt.show() in a notebook a no-op. The kernels inherit this process's environment.
+os.environ.pop("MPLBACKEND", None)
+# notebooks are executed with their own folder as working directory: data paths absolute
+if os.environ.get("UQVIZ_DATA_DIR"):
+    os.environ["UQVIZ_DATA_DIR"] = str(Path(os.environ["UQVIZ_DATA_DIR"]).resolve())
+
+# -- project -------------------------------------------------------------------------------
+project = "uqviz"
+author = "uqviz developers"
+copyright = "uqviz developers, BSD-3-Clause"
+release = version = uqviz.__version__
+
+# -- sources: the repository root, restricted to the docs, the course and the changelog -----
+root_doc = "docs/index"
+include_patterns = ["docs/**", "notebooks/*.ipynb", "CHANGELOG.md"]
+exclude_patterns = ["docs/_build", "docs/_build/**", "docs/_static/**",
+                    "docs/_ext/**", "docs/_root/**", "**/.ipynb_checkpoints"]
+html_static_path = ["_static"]
+# docs/_build/html/index.html: a redirect to docs/index.html, so that the site root works
+html_extra_path = ["_root"]
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "numpydoc",
+    "sphinx.ext.mathjax",
+    "sphinx_design",
+    "sphinx_copybutton",
+    "uqviz_binder",
+]
+
+# -- MyST ----------------------------------------------------------------------------------
+myst_heading_anchors = 3     # [ZMS](../docs/glossary.md#zms): GitHub-style slugs of h1-h3
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+suppress_warnings = []       # nothing blanket-suppressed: a broken link is a build error
+
+# -- notebooks (myst-nb) -------------------------------------------------------------------
+nb_execution_mode = ("off" if os.environ.get("UQVIZ_DOCS_EXECUTE", "").lower()
+                     in ("off", "0", "no", "false") else "force")
+nb_execution_timeout = 3600          # per cell; full-size Monte Carlo cells take minutes
+nb_execution_raise_on_error = True   # a failing cell fails the build
+nb_execution_show_tb = True          # ... with its traceback in the log
+nb_execution_in_temp = False         # cwd = notebooks/, as in JupyterLab and the tests
+nb_merge_streams = True
+
+# -- API reference -------------------------------------------------------------------------
+autodoc_typehints = "none"           # numpydoc "Parameters" carry the types
+autodoc_member_order = "bysource"
+numpydoc_show_class_members = False  # classes list their public methods on their own
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+
+# -- nitpicky cross-references -------------------------------------------------------------
+# The build is offline (CI has no network), so there is no intersphinx inventory of the
+# scientific stack: references to their types cannot resolve and are ignored by name here.
+# Every uqviz reference must resolve.
+nitpick_ignore_regex = [
+    ("py:.*", r"(numpy|np|xarray|xr|pandas|pd|matplotlib|mpl|dask|distributed|scipy|"
+              r"ipywidgets|numba|pooch|h5netcdf|netCDF4)(\..*)?"),
+]
+
+# -- HTML ----------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"uqviz {release}"
+html_theme_options = {
+    "github_url": "https://github.com/uqviz/uqviz",
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "navbar_align": "left",
+    "header_links_before_dropdown": 8,
+    "secondary_sidebar_items": ["page-toc", "sourcelink"],
+}
+html_show_sourcelink = False
+html_css_files = ["uqviz.css"]
+html_last_updated_fmt = None
