@@ -287,12 +287,12 @@ def glossary_terms():
     if not GLOSSARY.exists():
         pytest.fail("docs/glossary.md is missing", pytrace=False)
     return set(_unique([github_slug(t) for level, t in _markdown_headings(GLOSSARY.read_text())
-                        if level == 2]))
+                        if level == 3]))
 
 
 def test_glossary_defines_the_required_terms():
     missing = [t for t in REQUIRED_TERMS if t not in glossary_terms()]
-    assert not missing, f"docs/glossary.md has no level-2 heading for: {missing}"
+    assert not missing, f"docs/glossary.md has no term heading (level 3) for: {missing}"
 
 
 def test_glossary_is_in_the_site():
@@ -306,8 +306,9 @@ def test_notebook_links_into_the_glossary_name_a_term(notebook):
         path_part, _, anchor = target.partition("#")
         if Path(unquote(path_part)).name != "glossary.md":
             continue
+        if not anchor:  # a link to the whole glossary page
+            continue
         terms = glossary_terms() if terms is None else terms
-        assert anchor, f"{notebook.name}: link {target} names no term"
         assert anchor in terms, f"{notebook.name}: {target}: no glossary term '{anchor}'"
 
 
