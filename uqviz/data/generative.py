@@ -19,7 +19,28 @@ __all__ = ["Generative", "normal", "student_t", "uniform", "laplace", "empirical
 
 @dataclass(frozen=True)
 class Generative:
-    """A zero-mean, unit-variance D with ``name`` ("t6"), ``kind`` and ``params`` ({"nu": 6.0})."""
+    """A zero-mean, unit-variance generative distribution D.
+
+    Built by the constructors of :mod:`uqviz.generative` (:func:`~uqviz.generative.normal`,
+    :func:`~uqviz.generative.student_t`, ...) or by name with
+    :func:`~uqviz.generative.get_generative`; pass it (or its name) as ``generative=``.
+
+    Parameters
+    ----------
+    name : str
+        Label used in results, e.g. ``"t6"``.
+    kind : str
+        ``"normal"``, ``"student_t"``, ``"uniform"``, ``"laplace"`` or ``"empirical"``.
+    params : dict
+        Shape parameters, e.g. ``{"nu": 6.0}``.
+
+    Examples
+    --------
+    >>> from uqviz.generative import get_generative
+    >>> g = get_generative("t6")
+    >>> g.name, g.kind, g.params
+    ('t6', 'student_t', {'nu': 6.0})
+    """
 
     name: str
     kind: str
@@ -199,6 +220,16 @@ def get_generative(spec, data=None) -> Generative:
 
 def as_generatives(spec, *, data=None) -> tuple[Generative, ...]:
     """One D or a sequence of them as a tuple of :class:`Generative` with distinct names.
+
+    Parameters
+    ----------
+    spec : str, Generative or sequence of them
+    data : xarray.Dataset, optional
+        Needed by ``"empirical"`` (the z-scores of the data).
+
+    Returns
+    -------
+    tuple of Generative
 
     Examples
     --------

@@ -31,7 +31,10 @@ __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic"
 class Statistic:
     """A calibration statistic known to uqviz.
 
-    Attributes
+    Register a new one with :func:`~uqviz.statistics.register_statistic`; then every
+    analysis accepts its name.
+
+    Parameters
     ----------
     name, description : str
     func : callable
@@ -42,6 +45,13 @@ class Statistic:
     reference : float, Statistic or None
     counts, given_u : optional
         Generic only: evaluation on draw counts, and ``given_u(u) -> f(e)``.
+
+    Examples
+    --------
+    >>> from uqviz.statistics import get_statistic
+    >>> zms = get_statistic("ZMS")
+    >>> zms.kind, zms.columns, zms.reference
+    ('moments', ('Z2',), 1.0)
     """
 
     name: str
@@ -224,6 +234,16 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
 def reference_value(statistic, e, u):
     """Reference value of a statistic for data (e, u); NaN when it has none.
 
+    Parameters
+    ----------
+    statistic : str or Statistic
+    e, u : array_like
+        Errors and uncertainties (last axis = points); used by data-dependent references (NLL).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
     Examples
     --------
     >>> round(reference_value("NLL", np.ones(3), np.ones(3)), 6)
@@ -243,6 +263,14 @@ def excess_over_reference(statistic) -> Statistic:
 
     Itself, or, for a data-dependent reference (NLL), the paired excess
     ``"<name>-reference"`` (reference 0; for NLL, ``(ZMS - 1)/2``).
+
+    Parameters
+    ----------
+    statistic : str or Statistic
+
+    Returns
+    -------
+    Statistic
 
     Examples
     --------

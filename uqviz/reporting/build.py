@@ -143,7 +143,28 @@ def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
 
 @dataclass
 class Report:
-    """Report of one dataset: ``numbers`` (JSON-ready), ``conclusion``, ``warnings``, figures."""
+    """Report of one dataset: ``numbers`` (JSON-ready), ``conclusion``, ``warnings``, figures.
+
+    Returned by :func:`uqviz.report`; shows itself in a notebook, ``to_html()`` and
+    ``to_json()`` render it, ``save(folder)`` writes both files into that folder only.
+
+    Parameters
+    ----------
+    name : str
+    numbers : dict
+        Every number of the report, JSON-ready.
+    conclusion : list of str
+    warnings : list of str
+    figures : dict
+        Name -> PNG figure, base64-encoded.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> rep = uqviz.report(uqviz.synthetic.default_example(), rng=0)  # doctest: +ELLIPSIS
+    >>> isinstance(rep.to_json(), str), rep.to_html().startswith("<")
+    (True, True)
+    """
 
     name: str
     numbers: dict
@@ -178,7 +199,24 @@ class Report:
 
 @dataclass
 class ReportCollection:
-    """Reports of the datasets of a DataTree: one page with one section per dataset."""
+    """Reports of the datasets of a DataTree: one page with one section per dataset.
+
+    Returned by :func:`uqviz.report` for a DataTree; ``collection[name]`` is one :class:`Report`.
+
+    Parameters
+    ----------
+    name : str
+    reports : dict
+        Dataset name -> :class:`Report`.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> tree = uqviz.synthetic.nig(2000, nu=20, n_datasets=2, rng=0)
+    >>> col = uqviz.report(tree, rng=0)
+    >>> sorted(col.reports)
+    ['set_0', 'set_1']
+    """
 
     name: str
     reports: dict

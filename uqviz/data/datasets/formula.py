@@ -142,6 +142,22 @@ def _add(target: dict[str, int], counts: dict[str, int]) -> None:
 def molecular_mass(formula: str) -> float:
     """Molecular mass in Da from standard atomic weights (``uqviz.datasets.ATOMIC_WEIGHTS``).
 
+    Parameters
+    ----------
+    formula : str
+        A molecular formula such as ``"C6H6"`` or ``"CH3CH2OH"``.
+
+    Returns
+    -------
+    float
+        The mass in daltons (g/mol).
+
+    Examples
+    --------
+    >>> from uqviz.datasets import molecular_mass
+    >>> round(molecular_mass("H2O"), 3)
+    18.015
+
     Raises
     ------
     ValueError
@@ -163,6 +179,22 @@ def hetero_fraction(formula: str) -> float:
 
     Computed as ``n_hetero / n_atoms`` (integer numerator), so ``"H2O"`` gives
     exactly ``1/3`` and hydrocarbons exactly 0.
+
+    Parameters
+    ----------
+    formula : str
+        A molecular formula.
+
+    Returns
+    -------
+    float
+        In [0, 1].
+
+    Examples
+    --------
+    >>> from uqviz.datasets import hetero_fraction
+    >>> hetero_fraction("H2O") == 1 / 3, hetero_fraction("C6H6")
+    (True, 0.0)
     """
     counts = parse_formula(formula)
     total = sum(counts.values())
@@ -192,10 +224,44 @@ def _vectorise(func, formulas: Iterable[str], name: str) -> np.ndarray:
 
 
 def molecular_masses(formulas: Iterable[str]) -> np.ndarray:
-    """:func:`molecular_mass` over an array (any shape) of formulas; returns float64."""
+    """:func:`molecular_mass` over an array (any shape) of formulas.
+
+    Each distinct formula is evaluated once.
+
+    Parameters
+    ----------
+    formulas : array_like of str
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, the shape of `formulas`.
+
+    Examples
+    --------
+    >>> from uqviz.datasets import molecular_masses
+    >>> molecular_masses(["H2O", "CH4"]).round(2).tolist()
+    [18.02, 16.04]
+    """
     return _vectorise(molecular_mass, formulas, "molecular_masses")
 
 
 def hetero_fractions(formulas: Iterable[str]) -> np.ndarray:
-    """:func:`hetero_fraction` over an array (any shape) of formulas; returns float64."""
+    """:func:`hetero_fraction` over an array (any shape) of formulas.
+
+    Parameters
+    ----------
+    formulas : array_like of str
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, the shape of `formulas`.
+
+    Examples
+    --------
+    >>> from uqviz.datasets import hetero_fractions
+    >>> hetero_fractions(["CH4", "NH3"]).tolist()
+    [0.0, 0.25]
+    """
     return _vectorise(hetero_fraction, formulas, "hetero_fractions")

@@ -31,11 +31,27 @@ _REGISTRY_FILE = Path(__file__).with_name("registry.txt")
 
 
 class DataFileNotFoundError(FileNotFoundError):
-    """A registered data file is neither in the data directory nor downloadable."""
+    """A registered data file is neither in the data directory nor downloadable.
+
+    Examples
+    --------
+    >>> from uqviz.datasets import DataFileNotFoundError
+    >>> issubclass(DataFileNotFoundError, FileNotFoundError)
+    True
+    """
 
 
 class DataFileHashError(ValueError):
-    """A data file exists but its sha256 differs from the registry's."""
+    """A data file exists but its sha256 differs from the registry's.
+
+    Raised instead of reading a corrupted or altered file; delete the file to download it again.
+
+    Examples
+    --------
+    >>> from uqviz.datasets import DataFileHashError
+    >>> issubclass(DataFileHashError, ValueError)
+    True
+    """
 
 
 def _read_registry() -> tuple[dict[str, str], dict[str, str]]:
@@ -54,6 +70,18 @@ def data_dir() -> Path:
 
     ``$UQVIZ_DATA_DIR`` resolved against the current working directory when the
     variable is set and not empty, else pooch's cache ``pooch.os_cache("uqviz")``.
+
+    Returns
+    -------
+    pathlib.Path
+        An absolute path (it may not exist yet).
+
+    Examples
+    --------
+    >>> import os
+    >>> from uqviz.datasets import data_dir
+    >>> data_dir().is_absolute()
+    True
     """
     env = os.environ.get(ENV_VAR, "").strip()
     if env:
@@ -100,6 +128,25 @@ def _known(key: str) -> str:
 
 def fetch(key: str) -> Path:
     """Path of the checked local copy of the registered file ``key``.
+
+    Downloads the file into :func:`data_dir` when it is missing and a URL is registered,
+    then checks its sha256 against the registry.
+
+    Parameters
+    ----------
+    key : str
+        A key of ``uqviz.datasets.REGISTRY``: the file's path inside the data directory.
+
+    Returns
+    -------
+    pathlib.Path
+        The local file, its hash checked.
+
+    Examples
+    --------
+    >>> from uqviz.datasets import fetch
+    >>> fetch("pernot-2023_Adaptivity-v1.1/BUS2022/qm9_U0_test_Orig.csv").name
+    'qm9_U0_test_Orig.csv'
 
     Raises
     ------
