@@ -21,7 +21,7 @@ __all__ = ["Generative", "normal", "student_t", "uniform", "laplace", "empirical
 class Generative:
     """A zero-mean, unit-variance generative distribution D.
 
-    Built by the constructors of :mod:`uqviz.generative` (:func:`~uqviz.generative.normal`,
+    Built by the constructors of ``uqviz.generative`` (:func:`~uqviz.generative.normal`,
     :func:`~uqviz.generative.student_t`, ...) or by name with
     :func:`~uqviz.generative.get_generative`; pass it (or its name) as ``generative=``.
 
