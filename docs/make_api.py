@@ -43,6 +43,7 @@ SECTIONS = [
                                                                    "extrapolate"]),
     ("Confidence curves", "uqviz", ["confidence_curve"]),
     ("Quantile calibration", "uqviz.quantile", ["qce", "qce_to_numpy", "nees", "nees_test"]),
+    ("Recalibration", "uqviz", ["fit_recalibration", "recalibrate", "Recalibration"]),
     ("Report", "uqviz", ["report"]),
     ("Plots: average calibration and tails", "uqviz.plots.average",
      ["intervals", "skewness_map", "zeta_comparison", "decimation_curves", "fit_histogram"]),
@@ -55,6 +56,7 @@ SECTIONS = [
       "extrapolation", "confidence_curve"]),
     ("Plots: quantile calibration", "uqviz.plots.quantile",
      ["quantile_reliability", "coverage_map"]),
+    ("Plots: recalibration", "uqviz.plots.recalibration", ["before_after"]),
     ("Explorers", "uqviz.widgets", ["ConditionalExplorer", "ReferenceExplorer"]),
 ]
 
