@@ -44,9 +44,9 @@ def scaling_factor(e, u):
     return float(np.sqrt(np.mean(z * z)))
 
 
-def linear_nll(params, e, u):
-    """Mean Gaussian negative log-likelihood (without the constant) of ``s = a u + b``, and its
-    gradient in ``(a, b)``; ``inf`` when some ``s <= 0``.
+def linear_nll(params, e, u, u_min=0.0):
+    """Mean Gaussian negative log-likelihood (without the constant) of
+    ``s = a (u - u_min) + c`` and its gradient in ``(a, c)``; ``inf`` when some ``s <= 0``.
 
     Examples
     --------
@@ -54,40 +54,86 @@ def linear_nll(params, e, u):
     >>> float(f), g.tolist()
     (0.5, [0.0, 0.0])
     """
-    a, b = params
-    s = a * u + b
+    a, c = params
+    d = u - u_min
+    s = a * d + c
     if np.any(s <= 0) or not np.all(np.isfinite(s)):
         return np.inf, np.zeros(2)
     r2 = (e / s) ** 2
     f = np.mean(np.log(s) + 0.5 * r2)
     g = (1.0 - r2) / s  # d(term)/ds
-    return f, np.array([np.mean(g * u), np.mean(g)])
+    return f, np.array([np.mean(g * d), np.mean(g)])
 
 
-def fit_linear(e, u):
-    """``(a, b)`` of ``uE' = a uE + b`` minimising the mean Gaussian NLL, with ``a >= 0`` and
-    ``b >= 0`` (so that ``uE' > 0`` for every ``uE > 0``), and the minimum NLL.
+#: lower bound of ``a u_min + b`` in units of the mean ``u`` (positivity, kept finite)
+LINEAR_FLOOR = 1e-8
 
-    The problem is solved in units of the mean ``u`` (L-BFGS-B with bounds, analytic
-    gradient), started from the scaling solution ``(sqrt(<Z^2>), 0)``.
+
+def _linear_derivatives(x, e2, d):
+    """Mean NLL terms of ``s = a d + c``: gradient and Hessian in ``(a, c)``."""
+    s = x[0] * d + x[1]
+    r = e2 / (s * s)
+    t1 = (1.0 - r) / s
+    t2 = (3.0 * r - 1.0) / (s * s)
+    g = np.array([np.mean(t1 * d), np.mean(t1)])
+    h12 = np.mean(t2 * d)
+    h = np.array([[np.mean(t2 * d * d), h12], [h12, np.mean(t2)]])
+    return g, h
+
+
+def fit_linear(e, u, *, max_iter=200):
+    """``(a, b)`` of ``uE' = a uE + b`` minimising the mean Gaussian NLL under ``a >= 0`` and
+    ``a min(u) + b > 0`` (``uE' > 0`` on the calibration range), and the minimum NLL.
+
+    Solved in units of the mean ``u`` as ``s = a (u - min u) + c`` with box bounds
+    ``a >= 0``, ``c >= 1e-8``: projected Newton steps (analytic gradient and Hessian; a
+    gradient step where the Hessian is not positive definite) with a backtracking line search,
+    started from the scaling solution ``(sqrt(<Z^2>), 0)``; ``b = c - a min(u)``. Two
+    parameters: a few milliseconds, where a general-purpose optimiser's overhead dominates.
 
     Examples
     --------
     >>> rng = np.random.default_rng(0)
     >>> u = rng.uniform(1.0, 2.0, 20000)
-    >>> a, b, _ = fit_linear((2.0 * u + 0.5) * rng.standard_normal(u.size), u)
+    >>> a, b, _ = fit_linear((2.0 * u - 0.5) * rng.standard_normal(u.size), u)
     >>> round(a, 1), round(b, 1)
-    (2.0, 0.5)
+    (2.0, -0.5)
     """
     scale = float(np.mean(u))
     es, us = e / scale, u / scale
-    x0 = np.array([scaling_factor(es, us), 0.0])
-    res = optimize.minimize(linear_nll, x0, args=(es, us), jac=True, method="L-BFGS-B",
-                            bounds=[(0.0, None), (0.0, None)],
-                            options={"ftol": 1e-14, "gtol": 1e-10, "maxiter": 1000})
-    a, b = float(res.x[0]), float(res.x[1]) * scale
-    nll = float(res.fun) + np.log(scale)
-    return a, b, nll
+    u_min = float(us.min())
+    d, e2 = us - u_min, es * es
+    lower = np.array([0.0, LINEAR_FLOOR])
+    a0 = scaling_factor(es, us)
+    x = np.maximum(np.array([a0, a0 * u_min]), lower)
+    f = linear_nll(x, es, us, u_min)[0]
+    for _ in range(max_iter):
+        g, h = _linear_derivatives(x, e2, d)
+        free = ~((x <= lower) & (g > 0))  # variables at a bound pushed outwards stay there
+        step = np.zeros(2)
+        if free.any():
+            hf, gf = h[np.ix_(free, free)], g[free]
+            try:
+                np.linalg.cholesky(hf)
+                step[free] = -np.linalg.solve(hf, gf)
+            except np.linalg.LinAlgError:
+                step[free] = -gf
+        t, moved = 1.0, False
+        while t > 1e-14:
+            xn = np.maximum(x + t * step, lower)
+            fn = linear_nll(xn, es, us, u_min)[0]
+            if fn <= f + 1e-4 * float(g @ (xn - x)):
+                moved = True
+                break
+            t *= 0.5
+        if not moved:
+            break
+        done = np.all(np.abs(xn - x) <= 1e-12 * (1.0 + np.abs(x))) or f - fn <= 1e-15 * abs(f)
+        x, f = xn, fn
+        if done:
+            break
+    a, c = float(x[0]), float(x[1])
+    return a, (c - a * u_min) * scale, float(f) + np.log(scale)
 
 
 def bin_factors(e, u, starts, sizes):

@@ -6,8 +6,10 @@ Four methods map the uncertainties ``uE`` of a dataset to new ones ``uE'``:
   ``s = sqrt(<Z^2>) = sqrt(ZMS)`` of the calibration data, the factor minimising the Gaussian
   NLL of the scaled uncertainties;
 - ``"linear"`` (Palmer et al. (2022)): ``uE' = a uE + b``, ``(a, b)`` minimising the mean
-  Gaussian NLL ``<ln uE' + E^2 / (2 uE'^2)>`` under ``a >= 0``, ``b >= 0`` (so that
-  ``uE' > 0`` for every ``uE > 0``, in the calibration range and beyond);
+  Gaussian NLL ``<ln uE' + E^2 / (2 uE'^2)>`` under ``a >= 0`` and ``a u_min + b > 0``
+  (``uE' > 0`` on the calibration range ``uE >= u_min``; ``b`` may be negative). New
+  uncertainties below ``u_min`` are raised to it, ``uE' = a max(uE, u_min) + b``, so that
+  ``uE'`` stays positive (as the isotonic fit clips);
 - ``"bvs"`` (bin-wise variance scaling): ``uE' = f_k uE`` with ``f_k = sqrt(<Z^2>_k)`` in
   bin k of the conditioning variable (``uE`` or a feature); the bins are the equal-count bins
   of :func:`uqviz.local_calibration` cut on the calibration data (same default number); a
@@ -56,10 +58,10 @@ __all__ = ["Recalibration", "fit_recalibration", "recalibrate", "METHODS", "MIN_
 
 METHODS = ("scaling", "linear", "bvs", "isotonic")
 MIN_BIN_COUNT = 10  # fewest calibration points of a BVS bin: a variance factor needs some
-_REQUIRED = {"scaling": ("factor",), "linear": ("a", "b"), "bvs": ("factor",),
+_REQUIRED = {"scaling": ("factor",), "linear": ("a", "b", "u_min"), "bvs": ("factor",),
              "isotonic": ("uE2", "uE2_recalibrated")}
 _FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
-             "linear": "uE' = a uE + b, minimum Gaussian NLL, a >= 0, b >= 0",
+             "linear": "uE' = a max(uE, u_min) + b, minimum Gaussian NLL, a >= 0",
              "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
              "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2"}
 
@@ -150,7 +152,8 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
         if not np.isfinite(nll):
             raise ValueError(f"uE: the linear fit failed on the calibration set{where} (the NLL "
                              "is not finite: uncertainties too spread to scale)")
-        return {"a": ((), a), "b": ((), b), "nll": ((), nll)}, {}, {}
+        return ({"a": ((), a), "b": ((), b), "u_min": ((), float(u.min())), "nll": ((), nll)},
+                {}, {})
     x_k, y_k, n_floored = krec.isotonic_knots(u * u, e * e)
     return ({"uE2": ("knot", x_k), "uE2_recalibrated": ("knot", y_k),
              "floor": ((), float(y_k.min())), "n_floored": ((), n_floored)},
@@ -162,7 +165,7 @@ def _apply_arrays(method, p, u, x):
     if method == "scaling":
         return p["factor"] * u
     if method == "linear":
-        return p["a"] * u + p["b"]
+        return p["a"] * np.maximum(u, p["u_min"]) + p["b"]
     if method == "bvs":
         return p["factor"][krec.bin_lookup(p["bin_lower"], p["bin_upper"], x)] * u
     return np.sqrt(krec.isotonic_predict(p["uE2"], p["uE2_recalibrated"], u * u))
@@ -214,7 +217,8 @@ class Recalibration:
     parameters : xarray.Dataset
         attrs ``method``, ``conditioning`` (and ``n_bins`` for ``"bvs"``); variables:
         ``factor`` (``"scaling"``; ``"bvs"``, on ``bin`` with coords ``bin_lower``,
-        ``bin_upper``, ``bin_center``, ``count``), ``a``, ``b``, ``nll`` (``"linear"``),
+        ``bin_upper``, ``bin_center``, ``count``), ``a``, ``b``, ``u_min``, ``nll`` (the
+        minimum mean NLL without the constant ``ln sqrt(2 pi)``; ``"linear"``),
         ``uE2``, ``uE2_recalibrated`` on ``knot``, ``floor``, ``n_floored``
         (``"isotonic"``); ``n_points``, the size of the calibration set. A leading
         ``dataset`` dim when fitted on a DataTree (one fit per child).
@@ -385,8 +389,9 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
         Calibration data (``E``, ``uE``, features). A DataTree gives one fit per child.
     method : {"scaling", "linear", "bvs", "isotonic"}
         ``"scaling"``: ``uE' = s uE``, ``s = sqrt(<Z^2>)`` (sigma scaling, NLL-optimal);
-        ``"linear"``: ``uE' = a uE + b`` by minimum Gaussian NLL with ``a, b >= 0``
-        (Palmer et al. (2022)); ``"bvs"``: bin-wise variance scaling, factor
+        ``"linear"``: ``uE' = a uE + b`` by minimum Gaussian NLL with ``a >= 0`` and
+        ``uE' > 0`` on the calibration range (Palmer et al. (2022)), new ``uE`` below the
+        range raised to its minimum; ``"bvs"``: bin-wise variance scaling, factor
         ``sqrt(<Z^2>)`` per equal-count bin of ``conditioning``; ``"isotonic"``:
         ``uE'^2`` = isotonic regression of ``E^2`` on ``uE^2`` (Busk et al. (2022)), with
         a floor against zero variances. Formulas in :mod:`uqviz.recalibration.fitting`.
