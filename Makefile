@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_conditional.py
 	$(BIN)/python benchmarks/bench_reference.py
 	$(BIN)/python benchmarks/bench_quantile.py
+	$(BIN)/python benchmarks/bench_recalibration.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache docs/_build

@@ -331,6 +331,8 @@ EUE_CALLS = {
     "ConditionalExplorer": dict(n_bins=4, n_boot=50, rng=1),
     "ReferenceExplorer": dict(n_bins=4, n_mc=20, n_boot=50, rng=1),
     "fit_histogram": {},  # a plot: takes the data and a distribution_shapes result
+    "fit_recalibration": dict(method="bvs", conditioning="uE", n_bins=4),
+    "recalibrate": dict(method="bvs", folds=3, rng=1, conditioning="uE", n_bins=4),
 }
 
 # functions whose first parameter is data but not a dataset of E/uE results
@@ -342,7 +344,9 @@ NOT_EUE = {
 }
 
 # functions that return data (a tree may stay a tree); the others return results
-DATA_RETURNING = {"check_dataset", "decimated", "z_scores"}
+DATA_RETURNING = {"check_dataset", "decimated", "z_scores", "recalibrate"}
+# functions returning an object whose results are a Dataset attribute (checked as results)
+OBJECT_RESULTS = {"fit_recalibration": "parameters"}
 
 
 def _eue_functions():
@@ -401,6 +405,8 @@ def _ok(qual, kind):
 def test_accepts_dataset_and_datatree(qual, kind):
     res, _ = _ok(qual, kind)
     short = _short(qual)
+    if short in OBJECT_RESULTS:
+        res = getattr(res, OBJECT_RESULTS[short])
     if short in ("ConditionalExplorer", "ReferenceExplorer", "report"):
         return  # an explorer or a Report: accepting the tree is the contract
     if short == "fit_histogram":
@@ -483,7 +489,8 @@ OTHER_CALLS = {
 
 # data constructors: their variables are data (E, uE, features), not results
 DATA_RESULTS = {"synthetic.nig", "synthetic.tig", "synthetic.calibrated",
-                "synthetic.default_example", "check_dataset", "decimated", "z_scores"}
+                "synthetic.default_example", "check_dataset", "decimated", "z_scores",
+                "recalibrate"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -516,6 +523,8 @@ def _result(rid):
     name, kind = rid[:-1].split("[")
     qual = _EUE_BY_NAME[name]
     res, kwargs = _ok(qual, kind)
+    if name in OBJECT_RESULTS:
+        res = getattr(res, OBJECT_RESULTS[name])
     return PUBLIC[qual], res, kwargs, name
 
 
@@ -579,7 +588,7 @@ def test_result_variable_names(rid):
 
 
 CONTRACT_DIMS = {"point", "dataset", "statistic", "bin", "replicate", "sample", "ordering", "rank",
-                 "level", "variable"}
+                 "level", "variable", "knot"}
 GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
 DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",
                 "mc": "sample", "simulation": "sample", "sim": "sample", "boot": "replicate",

@@ -202,6 +202,7 @@ BAD = {
     "window": [0, -1, 2.5, True],
     "max_lag": [-1, 2.5, True],
     "nominal": [2, -0.1, np.nan],
+    "folds": [1, 0, 2.5, "5", True],
 }
 MORE_THAN_M = "n_bins>M"  # sentinel: n_bins = M + 1 (a result or an error naming n_bins)
 
@@ -342,6 +343,7 @@ def call(name, func, args, kwargs, *, bad=None, data_names=DATA_WORDS, check=Non
             return _fail(name, f"{name}: input {i} was mutated\n  options {kwargs}")
     if res is None:
         return None
+    check = check or RESULT_CHECKS.get(name)
     try:
         if bad is not None:
             raise AssertionError(f"{name}: accepted {bad}={kwargs[bad]!r} (must raise a "
@@ -450,7 +452,37 @@ EUE_ENTRY_POINTS = [
     ("report", "report",
      dict(n_boot=[2, 20], n_mc=[1, 5], n_bins=[None, 1, MORE_THAN_M], rng=[0],
           progress=[False], figures=[False]), 20),
+    ("fit_recalibration", "fit_recalibration",
+     dict(method=["scaling", "linear", "bvs", "isotonic"], conditioning=["uE", "uE", "x"],
+          n_bins=[None, None, None, 1, 2, MORE_THAN_M]), 40),
+    ("recalibrate", "recalibrate",
+     dict(method=["scaling", "linear", "bvs", "isotonic"], folds=[2, 3],
+          conditioning=["uE", "uE", "x"], n_bins=[None, None, None, 1, MORE_THAN_M],
+          rng=[None, 0, 7]), 40),
 ]
+
+
+def _check_recalibrated(res):
+    """Recalibrated data: every point kept, finite E, uE > 0, the old uE kept."""
+    trees = [c.to_dataset() for c in res.children.values()] if isinstance(res, xr.DataTree) \
+        else [res]
+    for ds in trees:
+        _check_constructed("recalibrate", ds, ds["uE_original"].sizes["point"])
+
+
+def _check_recalibration(rec):
+    """A fitted recalibration: finite parameters (NaN only as a tree's padding)."""
+    p = rec.parameters
+    for name, var in p.data_vars.items():
+        values = np.asarray(var.values, dtype=float)
+        if "dataset" not in p.dims:
+            assert np.isfinite(values).all(), f"fit_recalibration: non-finite {name}"
+        else:
+            assert not np.isinf(values).any(), f"fit_recalibration: infinite {name}"
+
+
+# checks of the results of entry points that return objects or data, not verdicts
+RESULT_CHECKS = {"recalibrate": _check_recalibrated, "fit_recalibration": _check_recalibration}
 
 
 def _make_eue_test(name, fname, options, n):

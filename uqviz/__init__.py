@@ -14,7 +14,8 @@ Examples
 
 import sys as _sys
 
-from uqviz import average, conditional, data, engine, experiments, quantile, reference
+from uqviz import (average, conditional, data, engine, experiments, quantile, recalibration,
+                   reference)
 from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit_f,
                            fit_inverse_gamma, fit_student_t, nig_implied_shape, nig_skewness_curve,
                            tailedness, validate_average)
@@ -26,6 +27,7 @@ from uqviz.engine import statistics
 from uqviz.engine.statistics import get_statistic, list_statistics
 from uqviz.experiments import load_study, save_study, statistic_bias, validation_probability
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
+from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
                              validate, validate_simulated)
 from uqviz.reporting import report
@@ -50,12 +52,13 @@ def __getattr__(name):
     raise AttributeError(f"module 'uqviz' has no attribute {name!r}")
 
 __all__ = sorted([
-    "acf", "binned_errors", "check_dataset", "confidence_curve", "datasets", "decimated",
-    "decimation_curve", "distribution_shapes", "experiments", "extrapolate", "fit_f",
-    "fit_inverse_gamma", "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe",
-    "from_datasets", "generative", "get_statistic", "list_statistics", "load_study",
-    "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
-    "ordering_study", "qce", "qce_to_numpy", "quantile", "read_csv", "reliability", "report",
+    "Recalibration", "acf", "binned_errors", "check_dataset", "confidence_curve", "datasets",
+    "decimated", "decimation_curve", "distribution_shapes", "experiments", "extrapolate",
+    "fit_f", "fit_inverse_gamma", "fit_recalibration", "fit_student_t", "fraction_valid",
+    "from_arrays", "from_dataframe", "from_datasets", "generative", "get_statistic",
+    "list_statistics", "load_study", "local_calibration", "nees", "nees_test",
+    "nig_implied_shape", "nig_skewness_curve", "ordering_study", "qce", "qce_to_numpy",
+    "quantile", "read_csv", "recalibrate", "recalibration", "reliability", "report",
     "running_statistics", "save_study", "simulated_reference", "size_dependence",
     "statistic_bias", "statistics", "synthetic", "tailedness", "validate", "validate_average",
     "validate_simulated", "validation_probability", "z_scores",

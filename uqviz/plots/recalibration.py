@@ -1,0 +1,149 @@
+"""Recalibration figures: a validation result before and after recalibration, side by side."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from uqviz.plots._style import COLORS, apply_style, get_ax, one_dataset, set_log_x, style
+from uqviz.plots.conditional import _STAT_LABELS, _x_label
+
+__all__ = ["before_after"]
+
+
+def _kind(result, name):
+    if not isinstance(result, xr.Dataset) or not {"estimate", "ci_lower", "ci_upper",
+                                                  "valid"} <= set(result.variables):
+        raise TypeError(f"{name}: expected a result of uqviz.local_calibration or "
+                        f"uqviz.validate_average (estimate, ci_lower, ci_upper, valid), got "
+                        f"{type(result).__name__}")
+    if "bin" in result.dims:
+        return "local"
+    if "statistic" in result.dims:
+        return "average"
+    raise TypeError(f"{name}: a result with dim 'bin' (local_calibration) or 'statistic' "
+                    f"(validate_average) is needed; dims {tuple(result.dims)}")
+
+
+def before_after(before_result, after_result, *, labels=("before", "after"), dataset=None,
+                 ax=None, log_x=False, statistics=None, legend=True):
+    """A validation result before and after recalibration, on one Axes.
+
+    Two :func:`uqviz.local_calibration` results (same statistic and conditioning): the
+    statistic per bin with its interval against the bin centre, one colour per result,
+    filled markers for valid bins, open for invalid ones; the legend counts the valid bins.
+    Two :func:`uqviz.validate_average` results: each statistic minus its reference with its
+    interval, one row per statistic and result.
+
+    Parameters
+    ----------
+    before_result, after_result : xarray.Dataset
+        Results of the same function on the data before and after recalibration (e.g. of
+        :func:`uqviz.recalibrate`).
+    labels : (str, str), default ("before", "after")
+    dataset : str or int, optional
+        The dataset to draw when the results hold several (a DataTree's).
+    ax : matplotlib.axes.Axes, optional
+    log_x : bool, default False
+        Log scale for the bin centres (local results).
+    statistics : sequence of str, optional
+        The statistics drawn (validate_average results); default all with a finite reference.
+    legend : bool, default True
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.plots.recalibration import before_after
+    >>> ds = uqviz.synthetic.nig(3000, nu=6, rng=0)
+    >>> ds = ds.assign(uE=ds["uE"] * (0.5 + ds["uE"]))  # wrong in a uE-dependent way
+    >>> after = uqviz.recalibrate(ds, method="bvs", n_bins=10, rng=0)
+    >>> loc = [uqviz.local_calibration(d, n_bins=10, n_boot=500, rng=0) for d in (ds, after)]
+    >>> ax = before_after(*loc)
+    >>> [t.get_text().split(" (")[0] for t in ax.get_legend().get_texts()]
+    ['reference', 'before', 'after']
+    """
+    kinds = (_kind(before_result, "before_result"), _kind(after_result, "after_result"))
+    if kinds[0] != kinds[1]:
+        raise ValueError(f"after_result: a {kinds[1]} result cannot be compared with "
+                         f"before_result, a {kinds[0]} result")
+    if (not isinstance(labels, (tuple, list)) or len(labels) != 2
+            or not all(isinstance(s, str) for s in labels)):
+        raise ValueError(f"labels must be two strings, got {labels!r}")
+    before, _ = one_dataset(before_result, dataset, "before_result")
+    after, _ = one_dataset(after_result, dataset, "after_result")
+    if kinds[0] == "local":
+        return _local(before, after, labels, ax, log_x, legend)
+    return _average(before, after, labels, ax, statistics, legend)
+
+
+def _local(before, after, labels, ax, log_x, legend):
+    for key in ("statistic", "conditioning"):
+        a, b = before.attrs.get(key), after.attrs.get(key)
+        if a != b:
+            raise ValueError(f"after_result: {key} {b!r} differs from before_result's {a!r}")
+    stat = before.attrs.get("statistic", "")
+    ax = get_ax(ax)
+    colors = (COLORS["series"][1], COLORS["series"][0])
+    xs = []
+    with style():
+        apply_style(ax)
+        ref = float(before["reference"])
+        ax.axhline(ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1,
+                   label=f"reference ({ref:g})")
+        for res, label, color in zip((before, after), labels, colors):
+            x = res["bin_center"].values
+            est, lo, hi = (res[v].values for v in ("estimate", "ci_lower", "ci_upper"))
+            valid = res["valid"].values.astype(bool)
+            xs.append(x)
+            ax.errorbar(x, est, yerr=np.vstack([est - lo, hi - est]), fmt="none",
+                        ecolor=color, lw=1.0, alpha=0.8, zorder=2)
+            ax.plot(x[valid], est[valid], "o", ms=4, color=color, zorder=3)
+            ax.plot(x[~valid], est[~valid], "o", ms=4, mfc="white", mec=color, zorder=3)
+            ax.plot([], [], "o", ms=4, color=color,
+                    label=f"{label} ({int(valid.sum())}/{valid.size} bins valid)")
+        if log_x:
+            set_log_x(ax, np.concatenate(xs))
+        ax.set_xlabel(_x_label(before.attrs.get("conditioning", "x")))
+        ax.set_ylabel(_STAT_LABELS.get(stat, stat))
+        if legend:
+            level = before.attrs.get("ci", 0.95)
+            ax.legend(loc="best", title=f"{100 * level:g}% CI; open: invalid",
+                      framealpha=0.8, frameon=True, edgecolor="none")
+    return ax
+
+
+def _average(before, after, labels, ax, statistics, legend):
+    names = [str(s) for s in before["statistic"].values]
+    if statistics is None:
+        statistics = [s for s in names if np.isfinite(float(before["reference"].sel(statistic=s)))]
+    missing = [s for s in statistics if s not in names
+               or s not in [str(t) for t in after["statistic"].values]]
+    if missing:
+        raise ValueError(f"statistics: {missing} not in both results")
+    ax = get_ax(ax, figsize=(4.5, 0.6 * len(statistics) + 1.2))
+    colors = (COLORS["series"][1], COLORS["series"][0])
+    with style():
+        apply_style(ax)
+        for i, s in enumerate(statistics):
+            for j, (res, label, color) in enumerate(zip((before, after), labels, colors)):
+                r = res.sel(statistic=s)
+                ref = float(r["reference"])
+                est, lo, hi = (float(r[v]) - ref for v in ("estimate", "ci_lower", "ci_upper"))
+                y = i + 0.2 * (j - 0.5)
+                ok = bool(r["valid"])
+                ax.errorbar(est, y, xerr=[[est - lo], [hi - est]], fmt="o", ms=5,
+                            color=color, mfc=color if ok else "white", mec=color,
+                            label=label if i == 0 else None)
+        ax.axvline(0.0, color=COLORS["reference"], lw=1, ls="--")
+        ax.set_yticks(range(len(statistics)))
+        ax.set_yticklabels(statistics)
+        ax.invert_yaxis()
+        level = before.attrs.get("ci", 0.95)
+        ax.set_xlabel(f"statistic - reference ({100 * level:g}% CI; open: invalid)")
+        if legend:
+            ax.legend(loc="best", framealpha=0.8, frameon=True, edgecolor="none")
+    return ax

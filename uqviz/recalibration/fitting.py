@@ -1,0 +1,581 @@
+"""Recalibration of uncertainties: fit on calibration data, apply to new data, cross-fit.
+
+Four methods map the uncertainties ``uE`` of a dataset to new ones ``uE'``:
+
+- ``"scaling"`` (sigma scaling, Levi et al. (2022)): ``uE' = s uE`` with
+  ``s = sqrt(<Z^2>) = sqrt(ZMS)`` of the calibration data, the factor minimising the Gaussian
+  NLL of the scaled uncertainties;
+- ``"linear"`` (Palmer et al. (2022)): ``uE' = a uE + b``, ``(a, b)`` minimising the mean
+  Gaussian NLL ``<ln uE' + E^2 / (2 uE'^2)>`` under ``a >= 0`` and ``a u_min + b > 0``
+  (``uE' > 0`` on the calibration range ``uE >= u_min``; ``b`` may be negative). New
+  uncertainties below ``u_min`` are raised to it, ``uE' = a max(uE, u_min) + b``, so that
+  ``uE'`` stays positive (as the isotonic fit clips);
+- ``"bvs"`` (bin-wise variance scaling): ``uE' = f_k uE`` with ``f_k = sqrt(<Z^2>_k)`` in
+  bin k of the conditioning variable (``uE`` or a feature); the bins are the equal-count bins
+  of :func:`uqviz.local_calibration` cut on the calibration data (same default number); a
+  new point takes the factor of the bin whose range holds it, else of the nearest bin;
+- ``"isotonic"`` (Busk et al. (2022)): ``uE'^2 = g(uE^2)`` with g the increasing isotonic
+  regression of ``E^2`` on ``uE^2``, with the semantics of
+  ``sklearn.isotonic.IsotonicRegression(increasing=True, out_of_bounds="clip")``: ties of
+  ``uE^2`` pooled, linear interpolation between the fitted points, clipped outside the
+  calibration range. Floor: a fitted variance of 0 (a block of lowest uncertainties whose
+  errors are all exactly 0) is raised to the smallest positive fitted variance, so that
+  ``uE' > 0``; ``parameters["n_floored"]`` counts the calibration points concerned. The fit
+  is a step function: the recalibrated uncertainties of the calibration points take one
+  value per block, a stratification that equal-count bins split (Pernot (2023); Pernot
+  (2023b)): validate them with ``binning="stratified"``.
+
+:func:`fit_recalibration` returns a :class:`Recalibration`; :func:`recalibrate` cross-fits
+(each of ``folds`` random folds recalibrated by a fit on the other folds), so that the result
+can be validated on the same data honestly.
+
+Examples
+--------
+>>> import uqviz
+>>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
+>>> ds = ds.assign(uE=ds["uE"] / 3)  # uncertainties three times too small
+>>> rec = uqviz.fit_recalibration(ds, method="scaling")
+>>> round(float(rec.parameters["factor"]), 1)
+3.0
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from uqviz._array import recalibration as krec
+from uqviz.data.model import check_dataset
+from uqviz.engine import checks, seeds
+from uqviz.engine.binning import (SMALL_BIN, bin_coords, compute_bins, conditioning_values,
+                                  default_n_bins)
+from uqviz.engine.tree import datasets_of
+
+__all__ = ["Recalibration", "fit_recalibration", "recalibrate", "METHODS", "MIN_BIN_COUNT"]
+
+METHODS = ("scaling", "linear", "bvs", "isotonic")
+MIN_BIN_COUNT = 10  # fewest calibration points of a BVS bin: a variance factor needs some
+_REQUIRED = {"scaling": ("factor",), "linear": ("a", "b", "u_min"), "bvs": ("factor",),
+             "isotonic": ("uE2", "uE2_recalibrated")}
+_FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
+             "linear": "uE' = a max(uE, u_min) + b, minimum Gaussian NLL, a >= 0",
+             "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
+             "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2"}
+
+
+# ---------------------------------------------------------------------------
+# option checks
+# ---------------------------------------------------------------------------
+def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False):
+    """Each option's own value first, then their combination."""
+    method = checks.choice("method", method, METHODS)
+    n_bins = checks.optional_count("n_bins", n_bins)
+    if cross:
+        folds = checks.count("folds", folds, minimum=2)
+        checks.rng(rng)
+    if not isinstance(conditioning, str):
+        raise TypeError("conditioning must name a variable of the data (\"uE\" or a feature), "
+                        "so that the recalibration can find it in new data; got "
+                        f"{type(conditioning).__name__}")
+    if method != "bvs" and conditioning != "uE":
+        raise ValueError(f"conditioning={conditioning!r}: method={method!r} recalibrates as a "
+                         "function of uE; only method='bvs' bins on another variable")
+    if method != "bvs" and n_bins is not None:
+        raise ValueError(f"n_bins={n_bins}: only method='bvs' has bins (method={method!r})")
+    return method, conditioning, n_bins, folds
+
+
+def _arrays(ds, conditioning, method):
+    """E, uE and the conditioning values of a checked dataset."""
+    check_dataset(ds)
+    e = np.asarray(ds["E"].values, dtype=float)
+    u = np.asarray(ds["uE"].values, dtype=float)
+    x = conditioning_values(ds, conditioning)[1] if method == "bvs" else None
+    return e, u, x
+
+
+def _zero_variance(e, what="calibration set"):
+    if not np.any(e != 0):
+        raise ValueError(f"zero-variance fit: the {e.size} errors E of the {what} are all 0, "
+                         "so every recalibrated uncertainty would be 0")
+
+
+def _bvs_n_bins(m, n_bins):
+    n = default_n_bins(m) if n_bins is None else n_bins
+    if n * MIN_BIN_COUNT > m:
+        raise ValueError(f"method='bvs': a calibration set of {m} points is too small for "
+                         f"n_bins = {n} (a bin needs at least {MIN_BIN_COUNT} points, so at "
+                         f"most {m // MIN_BIN_COUNT} bins); use fewer bins or more data")
+    return n
+
+
+# ---------------------------------------------------------------------------
+# fit and apply on arrays (one dataset)
+# ---------------------------------------------------------------------------
+def _fit_arrays(method, e, u, x, n_bins, *, where=""):
+    """Parameters of one fit as ``{name: (dims, values)}``, coords and extra attrs."""
+    m = e.size
+    if m < 2:
+        raise ValueError(f"data: the calibration set{where} holds {m} point(s): at least 2 "
+                         "are needed")
+    with np.errstate(over="ignore", invalid="ignore"):
+        z2 = (e / u) ** 2
+        squares = e * e + u * u if method == "isotonic" else z2
+    bad = ~(np.isfinite(z2) & np.isfinite(squares))
+    if bad.any():
+        raise ValueError(f"E, uE: the Z-scores or squares overflow for {int(bad.sum())} "
+                         f"points of the calibration set{where}")
+    if method == "bvs":
+        n = _bvs_n_bins(m, n_bins)
+        bins = compute_bins(x, n_bins=n, binning="equal_count")
+        factors = krec.bin_factors(e[bins.order], u[bins.order], bins.starts, bins.sizes)
+        zero = factors == 0
+        if zero.any():
+            raise ValueError(f"zero-variance fit: in {int(zero.sum())} of {n} bins the errors E "
+                             f"are all 0 (bins {np.flatnonzero(zero)[:5].tolist()}, "
+                             f"{int(bins.sizes[zero].sum())} points); use fewer bins")
+        small = int(np.sum(bins.sizes < SMALL_BIN))
+        if small:
+            warnings.warn(f"method='bvs': {small} of {n} bins{where} hold fewer than "
+                          f"{SMALL_BIN} points: their factors are noisy", UserWarning,
+                          stacklevel=4)
+        return {"factor": ("bin", factors)}, bin_coords(bins), {"n_bins": int(n)}
+    _zero_variance(e, "calibration set" + where)
+    if method == "scaling":
+        return {"factor": ((), krec.scaling_factor(e, u))}, {}, {}
+    if method == "linear":
+        with np.errstate(all="ignore"):
+            a, b, nll = krec.fit_linear(e, u)
+        if not np.isfinite(nll):
+            raise ValueError(f"uE: the linear fit failed on the calibration set{where} (the NLL "
+                             "is not finite: uncertainties too spread to scale)")
+        return ({"a": ((), a), "b": ((), b), "u_min": ((), float(u.min())), "nll": ((), nll)},
+                {}, {})
+    x_k, y_k, n_floored = krec.isotonic_knots(u * u, e * e)
+    return ({"uE2": ("knot", x_k), "uE2_recalibrated": ("knot", y_k),
+             "floor": ((), float(y_k.min())), "n_floored": ((), n_floored)},
+            {"knot": np.arange(x_k.size)}, {})
+
+
+def _apply_arrays(method, p, u, x):
+    """New uncertainties from the parameters ``p`` (dict of arrays) of one fit."""
+    if method == "scaling":
+        return p["factor"] * u
+    if method == "linear":
+        return p["a"] * np.maximum(u, p["u_min"]) + p["b"]
+    if method == "bvs":
+        return p["factor"][krec.bin_lookup(p["bin_lower"], p["bin_upper"], x)] * u
+    return np.sqrt(krec.isotonic_predict(p["uE2"], p["uE2_recalibrated"], u * u))
+
+
+def _check_new(new, where=""):
+    bad = ~(np.isfinite(new) & (new > 0))
+    if bad.any():
+        raise ValueError(f"uE: the recalibrated uncertainties of {int(bad.sum())} points{where} "
+                         "are not finite and positive (Z-scores or uE overflow)")
+    return new
+
+
+def _assign(ds, new, attrs):
+    """``ds`` with the new ``uE`` and the old one as ``uE_original``."""
+    if "uE_original" in ds.variables:
+        raise ValueError("data: already holds uE_original (recalibrated data); recalibrate the "
+                         "original data, or drop uE_original first to recalibrate again")
+    old = ds["uE"]
+    out = ds.assign(uE=("point", new, dict(old.attrs)), uE_original=old)
+    out["uE_original"].attrs = {**old.attrs, "long_name": "uncertainty before recalibration"}
+    out.attrs = {**ds.attrs, **attrs}
+    return out
+
+
+# ---------------------------------------------------------------------------
+# the Recalibration object
+# ---------------------------------------------------------------------------
+def _one_fit(params):
+    """``{name: float ndarray}`` of a one-dataset parameters Dataset (tree padding dropped)."""
+    method = params.attrs["method"]
+    if method in ("bvs", "isotonic"):
+        key = _REQUIRED[method][0]
+        if params[key].isnull().any():
+            params = params.where(params[key].notnull(), drop=True)
+    return {k: np.asarray(v.values, dtype=float) for k, v in params.variables.items()
+            if np.issubdtype(v.dtype, np.number)}
+
+
+class Recalibration:
+    """A fitted recalibration of uncertainties; :meth:`apply` maps data to new ``uE``.
+
+    Built by :func:`fit_recalibration`; everything it needs is its ``parameters`` Dataset
+    (so a recalibration saved with ``parameters.to_netcdf`` is rebuilt by
+    ``Recalibration(parameters=xr.open_dataset(...))``).
+
+    Parameters
+    ----------
+    parameters : xarray.Dataset
+        attrs ``method``, ``conditioning`` (and ``n_bins`` for ``"bvs"``); variables:
+        ``factor`` (``"scaling"``; ``"bvs"``, on ``bin`` with coords ``bin_lower``,
+        ``bin_upper``, ``bin_center``, ``count``), ``a``, ``b``, ``u_min``, ``nll`` (the
+        minimum mean NLL without the constant ``ln sqrt(2 pi)``; ``"linear"``),
+        ``uE2``, ``uE2_recalibrated`` on ``knot``, ``floor``, ``n_floored``
+        (``"isotonic"``); ``n_points``, the size of the calibration set. A leading
+        ``dataset`` dim when fitted on a DataTree (one fit per child).
+
+    Attributes
+    ----------
+    method, conditioning : str
+    parameters : xarray.Dataset
+    datasets : list of str or None
+        The children fitted (a DataTree fit), else None.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(2000, nu=6, rng=0)
+    >>> rec = uqviz.fit_recalibration(ds, method="linear")
+    >>> sorted(rec.apply(ds).data_vars)
+    ['E', 'uE', 'uE_original']
+    """
+
+    def __init__(self, *, parameters):
+        if not isinstance(parameters, xr.Dataset):
+            raise TypeError(f"parameters must be an xarray.Dataset, got "
+                            f"{type(parameters).__name__}")
+        method = parameters.attrs.get("method")
+        checks.choice("method", method, METHODS)
+        missing = [v for v in _REQUIRED[method] if v not in parameters.variables]
+        if missing:
+            raise ValueError(f"parameters of method={method!r} lack {missing}")
+        self.parameters = parameters
+        self.method = method
+        self.conditioning = parameters.attrs.get("conditioning", "uE")
+        if "dataset" in parameters.dims:
+            self.datasets = [str(n) for n in parameters["dataset"].values]
+            self._fits = {n: _one_fit(parameters.sel(dataset=n)) for n in self.datasets}
+        else:
+            self.datasets = None
+            self._fits = {None: _one_fit(parameters)}
+
+    def __getitem__(self, name):
+        """The fit of one child of a DataTree fit, as a one-dataset Recalibration."""
+        if self.datasets is None or name not in self.datasets:
+            raise KeyError(f"{name!r}: the datasets fitted are {self.datasets}")
+        params = self.parameters.sel(dataset=name).drop_vars("dataset")
+        if self.method in ("bvs", "isotonic"):  # drop the padding of the other children
+            params = params.where(params[_REQUIRED[self.method][0]].notnull(), drop=True)
+        return Recalibration(parameters=params)
+
+    def _attrs(self):
+        attrs = {"method": self.method, "conditioning": self.conditioning,
+                 "recalibration": _FORMULAS[self.method].format(conditioning=self.conditioning)}
+        if "n_bins" in self.parameters.attrs:
+            attrs["n_bins"] = int(self.parameters.attrs["n_bins"])
+        return attrs
+
+    def _apply_one(self, ds, fit, where=""):
+        check_dataset(ds)
+        u = np.asarray(ds["uE"].values, dtype=float)
+        x = conditioning_values(ds, self.conditioning)[1] if self.method == "bvs" else None
+        with np.errstate(over="ignore", invalid="ignore"):
+            new = _check_new(_apply_arrays(self.method, fit, u, x), where)
+        return _assign(ds, new, self._attrs())
+
+    def apply(self, data):
+        """Recalibrate ``data``: a Dataset with the new ``uE`` and the old one as ``uE_original``.
+
+        Parameters
+        ----------
+        data : xarray.Dataset or xarray.DataTree
+            With ``uE`` (and the conditioning feature for ``"bvs"``). A fit on a DataTree
+            applies to a DataTree with the same children (each child by its own fit); a
+            one-dataset fit applies to a Dataset or to every child of a DataTree.
+
+        Returns
+        -------
+        xarray.Dataset or xarray.DataTree
+            ``data`` with ``uE`` replaced and ``uE_original`` added; attrs ``method``,
+            ``conditioning``, ``n_bins`` (``"bvs"``) and ``recalibration`` (the formula).
+
+        Raises
+        ------
+        ValueError
+            The conditioning feature is missing, ``data`` already holds ``uE_original``, or
+            the children of a DataTree do not match the fit.
+
+        Examples
+        --------
+        >>> import uqviz
+        >>> cal = uqviz.synthetic.nig(2000, nu=6, rng=0)
+        >>> new = uqviz.synthetic.nig(500, nu=6, rng=1)
+        >>> rec = uqviz.fit_recalibration(cal, method="isotonic")
+        >>> out = rec.apply(new)
+        >>> bool((out["uE_original"] == new["uE"]).all()), out.attrs["method"]
+        (True, 'isotonic')
+        """
+        pairs = datasets_of(data, variables=("uE",))
+        if self.datasets is not None:
+            if not isinstance(data, xr.DataTree):
+                raise ValueError(f"data: this recalibration was fitted on a DataTree of "
+                                 f"{len(self.datasets)} datasets {self.datasets}; apply it to "
+                                 "a DataTree with these children, or select one fit with "
+                                 "rec[name]")
+            unknown = [n for n, _ in pairs if n not in self._fits]
+            if unknown:
+                raise ValueError(f"data: children {unknown} were not fitted (fitted: "
+                                 f"{self.datasets})")
+            fits = [self._fits[n] for n, _ in pairs]
+        else:
+            fits = [self._fits[None]] * len(pairs)
+        if isinstance(data, xr.Dataset):
+            return self._apply_one(data, fits[0])
+        tree = xr.DataTree.from_dict({n: self._apply_one(ds, f, f" of dataset {n!r}")
+                                      for (n, ds), f in zip(pairs, fits)})
+        tree.attrs = dict(data.attrs)
+        return tree
+
+    # -- display -----------------------------------------------------------------------
+    def _summary(self, p):
+        if self.method == "scaling":
+            return f"s = {float(p['factor']):.4g}"
+        if self.method == "linear":
+            return f"a = {float(p['a']):.4g}, b = {float(p['b']):.4g}"
+        if self.method == "bvs":
+            f = p["factor"]
+            return (f"{f.size} bins of {self.conditioning}, factors {f.min():.3g} to "
+                    f"{f.max():.3g} (median {np.median(f):.3g})")
+        return (f"{p['uE2'].size} knots, uE'^2 from {p['uE2_recalibrated'].min():.3g} to "
+                f"{p['uE2_recalibrated'].max():.3g}, {int(p['n_floored'])} points floored")
+
+    def _lines(self):
+        head = (f"Recalibration(method={self.method!r}, conditioning={self.conditioning!r}"
+                + (f", n_bins={int(self.parameters.attrs['n_bins'])}"
+                   if "n_bins" in self.parameters.attrs else "") + ")")
+        lines = [head, "  " + _FORMULAS[self.method].format(conditioning=self.conditioning)]
+        for name, p in self._fits.items():
+            label = "fitted" if name is None else f"{name}: fitted"
+            lines.append(f"  {label} on {int(p['n_points'])} points: {self._summary(p)}")
+        return lines
+
+    def __repr__(self):
+        return "\n".join(self._lines())
+
+    def _repr_html_(self):
+        import html
+
+        head = "<br>".join(html.escape(line) for line in self._lines())
+        return f"<div><pre>{head}</pre>{self.parameters._repr_html_()}</div>"
+
+
+# ---------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------
+def _parameters(method, conditioning, e, u, x, n_bins, where=""):
+    data_vars, coords, extra = _fit_arrays(method, e, u, x, n_bins, where=where)
+    params = xr.Dataset(data_vars, coords=coords)
+    params["n_points"] = ((), e.size)
+    params.attrs = {"method": method, "conditioning": conditioning, **extra,
+                    "recalibration": _FORMULAS[method].format(conditioning=conditioning)}
+    return params
+
+
+def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
+    """Fit a recalibration of the uncertainties on calibration data.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        Calibration data (``E``, ``uE``, features). A DataTree gives one fit per child.
+    method : {"scaling", "linear", "bvs", "isotonic"}
+        ``"scaling"``: ``uE' = s uE``, ``s = sqrt(<Z^2>)`` (sigma scaling, NLL-optimal);
+        ``"linear"``: ``uE' = a uE + b`` by minimum Gaussian NLL with ``a >= 0`` and
+        ``uE' > 0`` on the calibration range (Palmer et al. (2022)), new ``uE`` below the
+        range raised to its minimum; ``"bvs"``: bin-wise variance scaling, factor
+        ``sqrt(<Z^2>)`` per equal-count bin of ``conditioning``; ``"isotonic"``:
+        ``uE'^2`` = isotonic regression of ``E^2`` on ``uE^2`` (Busk et al. (2022)), with
+        a floor against zero variances. Formulas in :mod:`uqviz.recalibration.fitting`.
+    conditioning : str, default "uE"
+        The variable the ``"bvs"`` bins are cut on: ``"uE"`` or a feature (the other
+        methods are functions of ``uE``).
+    n_bins : int, optional
+        ``"bvs"`` only: number of equal-count bins; default as :func:`uqviz.local_calibration`,
+        ``min(round(sqrt(M)), M // 100)``, at least 1. A bin needs at least 10 points.
+
+    Returns
+    -------
+    Recalibration
+        ``.parameters`` (an xarray.Dataset), ``.apply(data)``.
+
+    Raises
+    ------
+    ValueError
+        Unknown method; ``conditioning`` or ``n_bins`` given to a method without bins; a
+        conditioning feature missing; a calibration set too small for the bins (or under 2
+        points); a zero-variance fit (all errors 0, in the set or in a bin).
+
+    Warns
+    -----
+    UserWarning
+        ``"bvs"`` bins below 100 points.
+
+    See Also
+    --------
+    recalibrate : cross-fitted recalibration, to validate on the same data.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(5000, nu=6, rng=0)
+    >>> ds = ds.assign(uE=ds["uE"] / 2)
+    >>> rec = uqviz.fit_recalibration(ds, method="bvs", n_bins=10)
+    >>> rec.parameters["factor"].sizes["bin"], bool((rec.parameters["factor"] > 1.5).all())
+    (10, True)
+    >>> round(float(uqviz.validate_average(rec.apply(ds), n_boot=500, rng=0)
+    ...             .sel(statistic="ZMS").estimate), 6)
+    1.0
+    """
+    method, conditioning, n_bins, _ = _check_options(method, conditioning, n_bins)
+    pairs = datasets_of(data)
+    fits = []
+    for name, ds in pairs:
+        where = "" if name is None else f" (dataset {name!r})"
+        try:
+            e, u, x = _arrays(ds, conditioning, method)
+        except (TypeError, ValueError) as exc:
+            if name is None:
+                raise
+            raise type(exc)(f"dataset {name!r}: {exc}") from None
+        fits.append(_parameters(method, conditioning, e, u, x, n_bins, where))
+    if isinstance(data, xr.Dataset):
+        return Recalibration(parameters=fits[0])
+    names = [n for n, _ in pairs]
+    params = xr.concat(fits, dim=xr.DataArray(names, dims="dataset", name="dataset"),
+                       coords="different", compat="equals", join="outer",
+                       combine_attrs="drop_conflicts")
+    params.attrs.update({"method": method, "conditioning": conditioning})
+    return Recalibration(parameters=params)
+
+
+def _fold_labels(m, folds, rng):
+    """Fold of each point: a random permutation cut into ``folds`` near-equal parts."""
+    labels = np.empty(m, dtype=np.int64)
+    for k, part in enumerate(np.array_split(rng.permutation(m), folds)):
+        labels[part] = k
+    return labels
+
+
+def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
+    where = "" if name is None else f" (dataset {name!r})"
+    e, u, x = _arrays(ds, conditioning, method)
+    m = e.size
+    if folds > m:
+        raise ValueError(f"folds = {folds} is more than the {m} points of the data{where}")
+    labels = _fold_labels(m, folds, rng)
+    smallest = m - int(np.bincount(labels).max())
+    if smallest < 2:
+        raise ValueError(f"folds = {folds}: a fit on the other folds would use {smallest} of "
+                         f"the {m} points of the data{where}; at least 2 are needed")
+    n_used = None
+    if method == "bvs":  # one bin count for every fold, from the smallest calibration set
+        n_used = _bvs_n_bins(smallest, n_bins)
+    new = np.empty(m)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(folds):
+            test = labels == k
+            train = ~test
+            data_vars, coords, _ = _fit_arrays(
+                method, e[train], u[train], None if x is None else x[train], n_used,
+                where=f"{where} without fold {k}")
+            p = {key: np.asarray(v[1], dtype=float) for key, v in data_vars.items()}
+            p.update({key: np.asarray(v[1], dtype=float) for key, v in coords.items()
+                      if isinstance(v, tuple)})
+            with np.errstate(over="ignore", invalid="ignore"):
+                new[test] = _apply_arrays(method, p, u[test], None if x is None else x[test])
+    kinds = {}  # each kind of warning once, not once per fold
+    for w in caught:
+        key = re.sub(r" without fold \d+", "", str(w.message))
+        kinds.setdefault(key, [w.category, 0])[1] += 1
+    for text, (category, n) in kinds.items():
+        warnings.warn(f"{text} (in the fits of {n} of {folds} folds)", category, stacklevel=4)
+    _check_new(new, where)
+    attrs = {"method": method, "folds": folds, "conditioning": conditioning,
+             "recalibration": (_FORMULAS[method].format(conditioning=conditioning)
+                               + f"; cross-fitted on {folds} folds")}
+    if n_used is not None:
+        attrs["n_bins"] = int(n_used)
+    return _assign(ds, new, attrs)
+
+
+def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None):
+    """Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
+
+    The points are split into ``folds`` random folds of near-equal size; the points of fold k
+    are recalibrated by :func:`fit_recalibration` fitted on the points of the other folds.
+    No point is recalibrated by a fit that saw its error, so validating the result on the
+    same data (average calibration, consistency, adaptivity, coverage) is honest, as
+    validating a fit on held-out data is.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+    method : {"scaling", "linear", "bvs", "isotonic"}
+        See :func:`fit_recalibration`.
+    folds : int, default 5
+        Number of folds (>= 2, at most the number of points).
+    rng : None, int, SeedSequence or numpy.random.Generator
+        Draws the folds; see docs/conventions.md (each dataset of a DataTree gets its own
+        child stream).
+    conditioning : str, default "uE"
+        ``"bvs"``: the variable the bins are cut on.
+    n_bins : int, optional
+        ``"bvs"``: bins per fit (one count for every fold; default from the smallest
+        calibration set, as :func:`fit_recalibration`).
+
+    Returns
+    -------
+    xarray.Dataset or xarray.DataTree
+        ``data`` with the new ``uE`` and the old one as ``uE_original``; attrs ``method``,
+        ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`fit_recalibration` (each fold's calibration set is checked); ``folds``
+        larger than the data.
+
+    See Also
+    --------
+    fit_recalibration : fit once, apply to new data.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(4000, nu=6, rng=0)
+    >>> ds = ds.assign(uE=ds["uE"] / 2)
+    >>> out = uqviz.recalibrate(ds, method="isotonic", rng=0)
+    >>> out.attrs["folds"], bool(uqviz.validate_average(out, n_boot=1000, rng=0)
+    ...                          .sel(statistic="ZMS").valid)
+    (5, True)
+    """
+    method, conditioning, n_bins, folds = _check_options(method, conditioning, n_bins,
+                                                         folds=folds, rng=rng, cross=True)
+    pairs = datasets_of(data)
+    rngs = seeds.spawn(rng, len(pairs))
+    outs = []
+    for (name, ds), r in zip(pairs, rngs):
+        try:
+            out = _recalibrate_one(ds, r, method=method, folds=folds, conditioning=conditioning,
+                                   n_bins=n_bins, name=name)
+        except (TypeError, ValueError) as exc:
+            if name is None or repr(name) in str(exc):
+                raise
+            raise type(exc)(f"dataset {name!r}: {exc}") from None
+        out.attrs["rng"] = seeds.seed_attr(rng)
+        outs.append((name, out))
+    if isinstance(data, xr.Dataset):
+        return outs[0][1]
+    tree = xr.DataTree.from_dict(dict(outs))
+    tree.attrs = dict(data.attrs)
+    return tree
