@@ -394,7 +394,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
         range raised to its minimum; ``"bvs"``: bin-wise variance scaling, factor
         ``sqrt(<Z^2>)`` per equal-count bin of ``conditioning``; ``"isotonic"``:
         ``uE'^2`` = isotonic regression of ``E^2`` on ``uE^2`` (Busk et al. (2022)), with
-        a floor against zero variances. Formulas in :mod:`uqviz.recalibration.fitting`.
+        a floor against zero variances. Formulas in the glossary, under Recalibration.
     conditioning : str, default "uE"
         The variable the ``"bvs"`` bins are cut on: ``"uE"`` or a feature (the other
         methods are functions of ``uE``).
