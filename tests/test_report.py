@@ -360,3 +360,10 @@ def test_saved_files_have_the_permissions_of_ordinary_files(tmp_path):
     os.umask(umask)
     for path in rep.save(tmp_path).values():
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~umask
+
+
+def test_report_of_object_dtype_errors_equals_the_float_report():
+    # found by the bad-input sweep: numbers stored as Python objects reached np.sqrt
+    ds = uqviz.synthetic.default_example()
+    as_objects = ds.assign(E=ds.E.astype(object))
+    assert uqviz.report(as_objects, rng=0).numbers == uqviz.report(ds, rng=0).numbers

@@ -126,8 +126,8 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
     name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
                                     min_count=min_count, edges=edges, log=log,
                                     rng=ties_rng if random_ties else None)
-    e = ds["E"].values[bins.order]
-    u = ds["uE"].values[bins.order]
+    e = np.asarray(ds["E"].values, dtype=float)[bins.order]
+    u = np.asarray(ds["uE"].values, dtype=float)[bins.order]
     stat = get_statistic(statistic)
     if method == "student-t":
         est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
