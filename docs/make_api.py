@@ -43,6 +43,8 @@ SECTIONS = [
                                                                    "extrapolate"]),
     ("Confidence curves", "uqviz", ["confidence_curve"]),
     ("Quantile calibration", "uqviz.quantile", ["qce", "qce_to_numpy", "nees", "nees_test"]),
+    ("Interval coverage and proper scores", "uqviz", ["interval_coverage", "calibration_curve",
+                                                     "proper_scores"]),
     ("Report", "uqviz", ["report"]),
     ("Plots: average calibration and tails", "uqviz.plots.average",
      ["intervals", "skewness_map", "zeta_comparison", "decimation_curves", "fit_histogram"]),
@@ -55,6 +57,7 @@ SECTIONS = [
       "extrapolation", "confidence_curve"]),
     ("Plots: quantile calibration", "uqviz.plots.quantile",
      ["quantile_reliability", "coverage_map"]),
+    ("Plots: interval coverage", "uqviz.plots.scores", ["calibration_curve", "coverage"]),
     ("Explorers", "uqviz.widgets", ["ConditionalExplorer", "ReferenceExplorer"]),
 ]
 

@@ -1,9 +1,10 @@
 """Plots: take result Datasets, draw, return the Axes. No statistics are computed here.
 
 One module per analysis package: :mod:`~uqviz.plots.average`, :mod:`~uqviz.plots.experiments`,
-:mod:`~uqviz.plots.conditional`, :mod:`~uqviz.plots.reference`, :mod:`~uqviz.plots.quantile`.
+:mod:`~uqviz.plots.conditional`, :mod:`~uqviz.plots.reference`, :mod:`~uqviz.plots.quantile`,
+:mod:`~uqviz.plots.scores`.
 """
 
-from uqviz.plots import average, conditional, experiments, quantile, reference
+from uqviz.plots import average, conditional, experiments, quantile, reference, scores
 
-__all__ = ["average", "conditional", "experiments", "quantile", "reference"]
+__all__ = ["average", "conditional", "experiments", "quantile", "reference", "scores"]
