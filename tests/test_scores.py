@@ -204,16 +204,19 @@ def test_nll_is_the_nll_statistic_and_sharpness_is_rmv():
                                np.sqrt(np.mean(ds["uE"].values ** 2)), rtol=1e-12)
 
 
-def test_check_interval_kernel_numba_equals_numpy():
+@pytest.mark.parametrize("levels", [np.linspace(0.01, 0.99, 99), np.array([0.9, 0.2, 0.5])])
+def test_check_interval_cumulative_sums_equal_the_definitions(levels):
     rng = np.random.default_rng(2)
-    z, u = rng.standard_t(3, 500), rng.uniform(0.1, 3, 500)
-    lv = np.linspace(0.01, 0.99, 99)
-    kw = dict(q_check=special.ndtri(lv), tau=lv, q_lower=special.ndtri(0.5 - lv / 2),
-              q_upper=special.ndtri(0.5 + lv / 2), p=lv)
+    z = np.concatenate([rng.standard_t(2.5, 500) * 3, [0.0, 1e3, -1e3]])
+    u = rng.uniform(0.1, 3, z.size)
+    z[:5] = special.ndtri(levels[0])  # ties with a quantile
+    kw = dict(q_check=special.ndtri(levels), tau=levels,
+              q_lower=special.ndtri(0.5 - levels / 2), q_upper=special.ndtri(0.5 + levels / 2),
+              p=levels)
     c1, i1 = ksc.check_interval_points(z, u, **kw)
-    c2, i2 = ksc._check_interval_numpy(z, u, *kw.values(), True, True)
-    np.testing.assert_allclose(c1, c2, rtol=1e-12)
-    np.testing.assert_allclose(i1, i2, rtol=1e-12)
+    c2, i2 = ksc._check_interval_direct(z, u, *kw.values(), True, True)
+    np.testing.assert_allclose(c1, c2, rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(i1, i2, rtol=1e-11, atol=1e-12)
 
 
 def test_generative_ppf():
@@ -303,6 +306,13 @@ def test_proper_scores_seeded_tree_and_engines():
     c = uqviz.proper_scores(ds, n_boot=200, rng=5, engine="numpy")
     np.testing.assert_array_equal(c["estimate"].values, a["estimate"].values)
     assert np.isfinite(c["ci_lower"]).all()
+    # the same rng on a dataset of the same size: the same resamples (paired comparisons)
+    doubled = ds.assign(uE=2.0 * ds["uE"], E=2.0 * ds["E"])
+    d = uqviz.proper_scores(doubled, n_boot=200, rng=5, method="percentile")
+    p = uqviz.proper_scores(ds, n_boot=200, rng=5, method="percentile")
+    np.testing.assert_array_equal(d["sharpness_lower"].values, 2 * p["sharpness_lower"].values)
+    np.testing.assert_allclose(d["ci_upper"].sel(score="crps").values,
+                               2 * p["ci_upper"].sel(score="crps").values, rtol=1e-13)
     none = uqviz.proper_scores(ds, n_boot=0)
     assert "ci_lower" not in none and "sharpness_lower" not in none
 

@@ -175,20 +175,21 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
         est, lower, upper = local_coverage(e, u, bins.starts, bins.sizes, level=level,
                                            generative=generative_for(generative, ds), ci=ci)
         ref = level
-    elif method == "student-t":
-        est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
     else:
         stat = get_statistic(statistic)
-        r = bootstrap_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
-                              seed=boot_seed, ci=ci, method=method, starts=bins.starts,
-                              sizes=bins.sizes, engine=engine)[statistic]
-        est, lower, upper = r.estimate, r.lower, r.upper
-    if statistic != COVERAGE_STATISTIC:
-        ref = float(get_statistic(statistic).reference)
+        ref = float(stat.reference)
+        if method == "student-t":
+            est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
+        else:
+            r = bootstrap_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
+                                  seed=boot_seed, ci=ci, method=method, starts=bins.starts,
+                                  sizes=bins.sizes, engine=engine)[statistic]
+            est, lower, upper = r.estimate, r.lower, r.upper
     zeta, valid = verdict(est, ref, lower, upper)
     beta = _beta_gm_per_bin((e / u) ** 2, bins.starts, bins.sizes)
     # a binomial interval of a coverage is not narrowed by heavy tails
-    heavy = np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC else beta > HEAVY_TAIL_Z2
+    heavy = (np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC
+             else beta > HEAVY_TAIL_Z2)
     out = xr.Dataset(
         {
             "estimate": ("bin", est),
@@ -265,8 +266,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         See docs/conventions.md.
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
-    method : {"bca", "percentile", "basic", "student-t"}, optional
-        Default ``"student-t"`` for ZM (its only use), ``"bca"`` otherwise.
+    method : {"bca", "percentile", "basic", "student-t", "wilson"}, optional
+        Default ``"student-t"`` for ZM (its only use), ``"wilson"`` for PICP (its only
+        method; ``n_boot`` is then unused), ``"bca"`` otherwise.
     random_ties : bool, default False
         Randomise the order of tied conditioning values.
     level : float, optional

@@ -117,7 +117,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
 
 def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_boot=10_000,
                   ci=0.95, method="bca", rng=None, engine=None):
-    """Proper scoring rules of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
+    """Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
 
     Scores are means over the points, negatively oriented (smaller is better), in the
     units of E except NLL (nats):
@@ -134,7 +134,9 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
 
     Beside them, ``sharpness`` = sqrt(<uE^2>) (= RMV) and ``dispersion`` = sd(uE) / <uE>
     (coefficient of variation of uE, ddof = 1, Levi et al. 2022), which ignore E.
-    All intervals come from the same bootstrap resamples of the points (paired).
+    All intervals come from the same bootstrap resamples of the points (paired); two
+    datasets of the same size scored with the same integer ``rng`` share the resamples
+    too, so that the scores of a model before and after recalibration are paired.
 
     With the defaults (normal D; 99 levels 0.01, ..., 0.99), the scores equal
     uncertainty-toolbox 0.1.1's ``nll_gaussian``, ``crps_gaussian``, ``check_score`` and
