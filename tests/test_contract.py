@@ -169,7 +169,9 @@ FORBIDDEN = {"seed": "rng", "bins": "n_bins", "ci_method": "method", "mqce_ci": 
 
 # (pattern of a parameter name meaning a contract concept, the contract's name)
 SYNONYMS = [
-    (r"^(ci|conf|confidence|level|alpha|cl)(_\w+)?$|^\w+_(ci|conf|confidence|level|alpha)$",
+    # "level"/"levels" are the nominal probabilities of prediction intervals (their own
+    # contract name); "conf_level", "ci_level" still mean ci
+    (r"^(ci|conf|confidence|alpha|cl)(_\w+)?$|^\w+_(ci|conf|confidence|level|alpha)$",
      "ci"),
     (r"^(n_?boots?|nboot|num_boot\w*|n_bootstraps?|n_resamples?|bootstrap_(samples|reps|"
      r"replicates|n)|boot_(samples|reps|n))$", "n_boot"),
@@ -181,7 +183,8 @@ SYNONYMS = [
     (r"^(\w+_method|method_\w+|interval|interval_type|ci_type|kind_ci)$", "method"),
     (r"^(min_per_bin|min_(points|size|per_bin|n|bin_count|count_\w+)|min_bin_\w+)$",
      "min_count"),
-    (r"^(stat|stats|metric|metrics|score|scores|statistic_names?)$", "statistic(s)"),
+    # "scores" names proper scoring rules (proper_scores), not registered statistics
+    (r"^(stat|stats|metric|metrics|statistic_names?)$", "statistic(s)"),
     (r"^(condition|cond|condition_on|conditioned_on|x_variable|xvar|by)$", "conditioning"),
     (r"^(binning_\w+|bin_(scheme|method|strategy)|strategy)$", "binning"),
     (r"^(generatives|distribution|dist|d_dist|generator_d)$", "generative"),
@@ -230,7 +233,8 @@ _N_BOOT_DEFAULT = {**dict.fromkeys(("validate_average", "decimation_curve", "val
                                     "validate", "report"), 10_000),
                    **dict.fromkeys(("local_calibration", "reliability", "ordering_study",
                                     "validation_probability"), 5_000),
-                   "extrapolate": 500, "ConditionalExplorer": 1_000, "ReferenceExplorer": 1_000}
+                   "extrapolate": 500, "ConditionalExplorer": 1_000, "ReferenceExplorer": 1_000,
+                   "proper_scores": 10_000}
 _N_MC_DEFAULT = {"simulated_reference": 10_000, "validate_simulated": 10_000, "validate": 10_000,
                  "confidence_curve": 1_000}
 _N_BINS_DEFAULT = {**dict.fromkeys(("local_calibration", "reliability", "ordering_study"), (None,)),
@@ -281,7 +285,8 @@ CONTRACT_FUNCTIONS = ["validate_average", "decimation_curve", "validate_simulate
                       "report", "local_calibration", "reliability", "ordering_study",
                       "validation_probability", "extrapolate", "binned_errors",
                       "simulated_reference", "qce", "nees", "nees_test", "confidence_curve",
-                      "fraction_valid"]
+                      "fraction_valid", "interval_coverage", "calibration_curve",
+                      "proper_scores"]
 
 
 @pytest.mark.parametrize("name", CONTRACT_FUNCTIONS)
@@ -328,6 +333,10 @@ EUE_CALLS = {
     "report": dict(n_boot=50, n_mc=20, n_bins=4, rng=1, progress=False, figures=False),
     "check_dataset": {},
     "z_scores": {},
+    "interval_coverage": dict(levels=(0.5, 0.9), generative="t6", ci=0.9),
+    "calibration_curve": dict(n_levels=20, kind="quantile", generative="normal", ci=0.9),
+    "proper_scores": dict(scores=("nll", "crps", "check", "interval"), generative="t6",
+                          levels=(0.5, 0.9), n_boot=50, ci=0.9, method="percentile", rng=1),
     "ConditionalExplorer": dict(n_bins=4, n_boot=50, rng=1),
     "ReferenceExplorer": dict(n_bins=4, n_mc=20, n_boot=50, rng=1),
     "fit_histogram": {},  # a plot: takes the data and a distribution_shapes result
@@ -463,6 +472,10 @@ def _local():
 
 
 OTHER_CALLS = {
+    "local_calibration[PICP]": ("uqviz.local_calibration",
+                                lambda: ((_data("dataset"),),
+                                         dict(statistic="PICP", level=0.9, generative="t6",
+                                              conditioning="y", n_bins=4, ci=0.9))),
     "acf": ("uqviz.acf", lambda: ((_local(),), {})),
     "fraction_valid": ("uqviz.fraction_valid", lambda: ((_local(),), dict(ci=0.9))),
     "qce": ("uqviz.qce", lambda: (_mv_arrays(), dict(n_bins=4, n_boot=50, ci=0.9, rng=1))),

@@ -203,6 +203,11 @@ BAD = {
     "max_lag": [-1, 2.5, True],
     "nominal": [2, -0.1, np.nan],
     "folds": [1, 0, 2.5, "5", True],
+    "level": [0.0, 1.0, 1.5, -0.1, np.nan, "0.9", True],
+    "levels": [(), (0.0,), (1.0,), (1.5, 0.5), (np.nan,), (0.5, 0.5), "0.9", 5],
+    "n_levels": [0, 1, 2.5, True, "100"],
+    "kind": ["nope", 3],
+    "scores": [(), ("nope",), ("nll", "nll"), 5],
 }
 MORE_THAN_M = "n_bins>M"  # sentinel: n_bins = M + 1 (a result or an error naming n_bins)
 
@@ -358,7 +363,8 @@ def call(name, func, args, kwargs, *, bad=None, data_names=DATA_WORDS, check=Non
 
 
 # values a function documents as valid although BAD lists them (docs/conventions.md)
-ALLOWED = {"qce": {"n_boot": [0]}, "confidence_curve": {"n_boot": [0]}}
+ALLOWED = {"qce": {"n_boot": [0]}, "confidence_curve": {"n_boot": [0]},
+           "proper_scores": {"n_boot": [0]}}
 
 
 def draw_options(draw, options, size, *, allowed=None):
@@ -415,6 +421,21 @@ EUE_ENTRY_POINTS = [
     ("local_calibration", "local_calibration",
      dict(statistic=["ZMS", "ZM", "RCE"], conditioning=["uE", "x"], n_bins=[None, 1, 2,
           MORE_THAN_M], binning=["equal_count", "equal_width", "stratified"], **CHEAP), 60),
+    ("local_calibration_picp", "local_calibration",
+     dict(statistic=["PICP"], level=[None, 0.5, 0.95], generative=["normal", "t6", "empirical"],
+          conditioning=["uE", "x"], n_bins=[None, 1, 2, MORE_THAN_M],
+          binning=["equal_count", "equal_width", "stratified"], ci=[0.5, 0.95]), 40),
+    ("interval_coverage", "interval_coverage",
+     dict(levels=[(0.5, 0.9), (0.95,)], generative=["normal", "t6", "uniform", "empirical"],
+          ci=[0.5, 0.95]), 40),
+    ("calibration_curve", "calibration_curve",
+     dict(n_levels=[2, 10, 100], kind=["interval", "quantile"],
+          generative=["normal", "t6", "empirical"], ci=[0.5, 0.95]), 40),
+    ("proper_scores", "proper_scores",
+     dict(scores=[("nll", "crps", "check", "interval"), ("check",), ("crps", "nll")],
+          generative=["normal", "t6", "laplace"], levels=[None, (0.5, 0.9)],
+          n_boot=[0, 2, 20], ci=[0.5, 0.95], method=["bca", "percentile"],
+          rng=[None, 0, 7]), 50),
     ("binned_errors", "binned_errors",
      dict(statistics=[("ENCE", "UCE", "ZMSE"), ("ENCE",)], conditioning=["uE", "x"],
           n_bins=[1, 2, MORE_THAN_M], binning=["equal_count", "equal_width"]), 40),

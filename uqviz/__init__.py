@@ -15,7 +15,7 @@ Examples
 import sys as _sys
 
 from uqviz import (average, conditional, data, engine, experiments, quantile, recalibration,
-                   reference)
+                   reference, scores)
 from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit_f,
                            fit_inverse_gamma, fit_student_t, nig_implied_shape, nig_skewness_curve,
                            tailedness, validate_average)
@@ -31,6 +31,7 @@ from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
                              validate, validate_simulated)
 from uqviz.reporting import report
+from uqviz.scores import calibration_curve, interval_coverage, proper_scores
 
 # public namespaces importable as uqviz.<name> (``import uqviz.datasets``)
 for _name, _mod in {"datasets": datasets, "synthetic": synthetic, "generative": generative,
@@ -52,13 +53,14 @@ def __getattr__(name):
     raise AttributeError(f"module 'uqviz' has no attribute {name!r}")
 
 __all__ = sorted([
-    "Recalibration", "acf", "binned_errors", "check_dataset", "confidence_curve", "datasets",
-    "decimated", "decimation_curve", "distribution_shapes", "experiments", "extrapolate",
-    "fit_f", "fit_inverse_gamma", "fit_recalibration", "fit_student_t", "fraction_valid",
-    "from_arrays", "from_dataframe", "from_datasets", "generative", "get_statistic",
-    "list_statistics", "load_study", "local_calibration", "nees", "nees_test",
-    "nig_implied_shape", "nig_skewness_curve", "ordering_study", "qce", "qce_to_numpy",
-    "quantile", "read_csv", "recalibrate", "recalibration", "reliability", "report",
+    "Recalibration", "acf", "binned_errors", "calibration_curve", "check_dataset",
+    "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
+    "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
+    "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
+    "generative", "get_statistic", "interval_coverage", "list_statistics", "load_study",
+    "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
+    "ordering_study", "proper_scores", "qce", "qce_to_numpy", "quantile", "read_csv",
+    "recalibrate", "recalibration", "reliability", "report",
     "running_statistics", "save_study", "simulated_reference", "size_dependence",
     "statistic_bias", "statistics", "synthetic", "tailedness", "validate", "validate_average",
     "validate_simulated", "validation_probability", "z_scores",

@@ -14,17 +14,20 @@ from uqviz._array import stats as ks
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import wilson_interval
 from uqviz._array.bootstrap import bootstrap_moments
+from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
+from uqviz.scores.coverage import generative_for
 
-__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors", 
+__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
            "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
+COVERAGE_STATISTIC = "PICP"  # local interval coverage, with a binomial (Wilson) interval
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 ENGINES = ("numba", "numpy")
 HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
@@ -119,26 +122,74 @@ def _beta_gm_per_bin(z2, starts, sizes):
     return np.array([ks.beta_gm(z2[s:s + n]) for s, n in zip(starts, sizes)])
 
 
+def local_coverage(e, u, starts, sizes, *, level, generative, ci):
+    """PICP per contiguous group: share of ``|E| <= uE q_D((1 + level) / 2)`` and its interval.
+
+    The interval is the Wilson score interval with continuity correction of
+    :func:`uqviz._array.binomial.wilson_interval`, the method of :func:`fraction_valid`.
+
+    Parameters
+    ----------
+    e, u : ndarray, shape (M,)
+        Errors and uncertainties, grouped contiguously.
+    starts, sizes : ndarray of int
+    level : float
+        Nominal coverage of the central interval.
+    generative : Generative
+        D of the intervals (its quantile function).
+    ci : float
+
+    Returns
+    -------
+    tuple of ndarray
+        PICP, lower and upper bound per group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from uqviz.generative import normal
+    >>> est, lo, hi = local_coverage(np.array([0.5, 3.0]), np.ones(2), np.array([0]),
+    ...                              np.array([2]), level=0.95, generative=normal(), ci=0.95)
+    >>> float(est[0])
+    0.5
+    """
+    q = float(generative.ppf(0.5 + level / 2.0))
+    with np.errstate(over="ignore"):
+        inside = (np.abs(e / u) <= q).astype(np.int64)
+    k = np.add.reduceat(inside, starts)
+    lower, upper = wilson_interval(k, sizes, ci=ci, continuity=True)
+    return k / sizes, lower, upper
+
+
 def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
-               n_boot, ci, method, engine, random_ties):
+               n_boot, ci, method, engine, random_ties, level=None, generative="normal"):
     check_dataset(ds)
     ties_rng, boot_seed = local_streams(rng)
     name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
                                     min_count=min_count, edges=edges, log=log,
-                                    rng=ties_rng if random_ties else None)
+                                    rng=ties_rng if random_ties else None,
+                                    min_size=1 if statistic == COVERAGE_STATISTIC else 2)
     e = np.asarray(ds["E"].values, dtype=float)[bins.order]
     u = np.asarray(ds["uE"].values, dtype=float)[bins.order]
-    stat = get_statistic(statistic)
-    if method == "student-t":
-        est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
+    if statistic == COVERAGE_STATISTIC:
+        est, lower, upper = local_coverage(e, u, bins.starts, bins.sizes, level=level,
+                                           generative=generative_for(generative, ds), ci=ci)
+        ref = level
     else:
-        r = bootstrap_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
-                              seed=boot_seed, ci=ci, method=method, starts=bins.starts,
-                              sizes=bins.sizes, engine=engine)[statistic]
-        est, lower, upper = r.estimate, r.lower, r.upper
-    ref = float(stat.reference)
+        stat = get_statistic(statistic)
+        ref = float(stat.reference)
+        if method == "student-t":
+            est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
+        else:
+            r = bootstrap_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
+                                  seed=boot_seed, ci=ci, method=method, starts=bins.starts,
+                                  sizes=bins.sizes, engine=engine)[statistic]
+            est, lower, upper = r.estimate, r.lower, r.upper
     zeta, valid = verdict(est, ref, lower, upper)
     beta = _beta_gm_per_bin((e / u) ** 2, bins.starts, bins.sizes)
+    # a binomial interval of a coverage is not narrowed by heavy tails
+    heavy = (np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC
+             else beta > HEAVY_TAIL_Z2)
     out = xr.Dataset(
         {
             "estimate": ("bin", est),
@@ -148,7 +199,7 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
             "zeta": ("bin", zeta),
             "valid": ("bin", valid),
             "beta_gm_z2": ("bin", beta),
-            "heavy_tail": ("bin", beta > HEAVY_TAIL_Z2),
+            "heavy_tail": ("bin", heavy),
         },
         coords=bin_coords(bins),
         attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins},
@@ -192,13 +243,20 @@ def _check_common(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
 def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       binning="equal_count", min_count=None, edges=None, log=False,
                       n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
-                      random_ties=False):
+                      random_ties=False, level=None, generative="normal"):
     """Local calibration statistic per bin of a conditioning variable, with intervals.
+
+    ``statistic="PICP"`` gives the local interval coverage: in each bin, the share of
+    points with ``|E| <= uE q_D((1 + level) / 2)`` (the prediction interval
+    coverage probability of :func:`uqviz.interval_coverage`), with the Wilson score
+    interval with continuity correction (Newcombe (1998)) of :func:`fraction_valid`
+    and the reference ``level``. A binomial interval needs no assumption on the tails
+    of the z-scores: PICP is the heavy-tail-robust counterpart of LZMS (Pernot (2024b)).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistic : {"ZMS", "ZM", "RCE", "ZVar"}
+    statistic : {"ZMS", "ZM", "RCE", "ZVar", "PICP"}
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
@@ -208,17 +266,25 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         See docs/conventions.md.
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
-    method : {"bca", "percentile", "basic", "student-t"}, optional
-        Default ``"student-t"`` for ZM (its only use), ``"bca"`` otherwise.
+    method : {"bca", "percentile", "basic", "student-t", "wilson"}, optional
+        Default ``"student-t"`` for ZM (its only use), ``"wilson"`` for PICP (its only
+        method; ``n_boot`` is then unused), ``"bca"`` otherwise.
     random_ties : bool, default False
         Randomise the order of tied conditioning values.
+    level : float, optional
+        PICP only: nominal coverage of the central prediction interval, in (0, 1);
+        default 0.95.
+    generative : str or Generative, default "normal"
+        PICP only: the distribution D of the intervals ``E in +-uE q_D((1+level)/2)``
+        (``"t6"``: unit-variance Student-t with 6 degrees of freedom).
 
     Returns
     -------
     xarray.Dataset
         On ``bin``: ``estimate``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid``,
-        ``beta_gm_z2``, ``heavy_tail``; ``reference``; coords ``bin_lower``,
-        ``bin_upper``, ``bin_center``, ``count``.
+        ``beta_gm_z2``, ``heavy_tail`` (always False for PICP); ``reference``; coords
+        ``bin_lower``, ``bin_upper``, ``bin_center``, ``count``. For PICP, ``attrs``
+        also hold ``level``; ``method`` is ``"wilson"`` and ``n_boot`` is not used.
 
     Warns
     -----
@@ -232,15 +298,29 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     >>> res = uqviz.local_calibration(ds, conditioning="X", n_bins=10, n_boot=1000, rng=0)
     >>> int(res.sizes["bin"])
     10
+    >>> cov = uqviz.local_calibration(ds, statistic="PICP", level=0.9, n_bins=10)
+    >>> float(cov["reference"]), cov.attrs["method"]
+    (0.9, 'wilson')
     """
-    checks.choice("statistic", statistic, LOCAL_STATISTICS)
+    checks.choice("statistic", statistic, LOCAL_STATISTICS + (COVERAGE_STATISTIC,))
     n_bins, min_count, n_boot, ci = _check_common(n_bins=n_bins, binning=binning,
                                                   min_count=min_count, n_boot=n_boot, ci=ci,
                                                   rng=rng, engine=engine)
-    if method is None:
-        method = "student-t" if statistic == "ZM" else "bca"
-    checks.choice("method", method,
-                  ("student-t",) + BOOTSTRAP_METHODS if statistic == "ZM" else BOOTSTRAP_METHODS)
+    gen_name = get_generative(generative).name
+    if statistic == COVERAGE_STATISTIC:
+        level = 0.95 if level is None else checks.probability("level", level)
+        method = "wilson" if method is None else checks.choice("method", method, ("wilson",))
+    else:
+        if level is not None:
+            raise ValueError(f"level applies to statistic='PICP' only, got level={level!r} "
+                             f"with statistic={statistic!r}")
+        if gen_name != "normal":
+            raise ValueError(f"generative applies to statistic='PICP' only, got "
+                             f"generative={gen_name!r} with statistic={statistic!r}")
+        if method is None:
+            method = "student-t" if statistic == "ZM" else "bca"
+        checks.choice("method", method, ("student-t",) + BOOTSTRAP_METHODS
+                      if statistic == "ZM" else BOOTSTRAP_METHODS)
     if edges is not None:
         edges = checks.finite_array("edges", edges, ndim=1)
     log = checks.boolean("log", log)
@@ -248,10 +328,13 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     out = map_datasets(_local_one, data, rng=checks.rng(rng), statistic=statistic,
                        conditioning=conditioning, n_bins=n_bins, binning=binning,
                        min_count=min_count, edges=edges, log=log, n_boot=n_boot, ci=ci,
-                       method=method, engine=engine, random_ties=random_ties)
+                       method=method, engine=engine, random_ties=random_ties, level=level,
+                       generative=generative)
     out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
                       "binning": binning, "rng": seeds.seed_attr(rng),
-                      "random_ties": int(random_ties)})
+                      "random_ties": int(random_ties), "generative": gen_name})
+    if level is not None:
+        out.attrs["level"] = level
     if n_bins is not None:
         out.attrs["n_bins"] = n_bins
     return out

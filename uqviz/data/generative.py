@@ -65,6 +65,43 @@ class Generative:
             return rng.choice(self._values, size=size, replace=True)
         raise ValueError(f"unknown generative kind {self.kind!r}")  # pragma: no cover
 
+    def ppf(self, p):
+        """Quantile function q_D(p) of this unit-variance D (inverse CDF), elementwise.
+
+        ``p`` in [0, 1]; the bounds give the support's ends (``+-inf`` for the normal,
+        Student-t and Laplace D). "empirical" uses linear interpolation of its sorted values.
+
+        Examples
+        --------
+        >>> from uqviz.generative import get_generative
+        >>> round(float(get_generative("normal").ppf(0.975)), 6)
+        1.959964
+        >>> round(float(get_generative("t6").ppf(0.975)), 6)
+        1.997895
+        """
+        from scipy import special
+
+        p = np.asarray(p, dtype=float)
+        if np.any(~((p >= 0.0) & (p <= 1.0))):
+            raise ValueError("ppf: probabilities must be in [0, 1]")
+        if self.kind == "normal":
+            return special.ndtri(p)
+        if self.kind == "student_t":
+            nu = self.params["nu"]
+            return special.stdtrit(nu, p) * np.sqrt((nu - 2.0) / nu)
+        if self.kind == "uniform":
+            return np.sqrt(3.0) * (2.0 * p - 1.0)
+        if self.kind == "laplace":
+            d = p - 0.5
+            with np.errstate(divide="ignore"):
+                return -np.sign(d) * np.log1p(-2.0 * np.abs(d)) / np.sqrt(2.0)
+        if self.kind == "empirical":
+            if self._values is None:
+                raise ValueError("generative='empirical' needs the dataset: use "
+                                 "get_generative('empirical', data) or .for_data(data)")
+            return np.quantile(self._values, p)
+        raise ValueError(f"unknown generative kind {self.kind!r}")  # pragma: no cover
+
     def for_data(self, data) -> Generative:
         """This D for a dataset: "empirical" takes the dataset's z-scores, others are unchanged."""
         if self.kind == "empirical" and self._values is None:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
-           "names", "finite_array", "boolean"]
+           "names", "finite_array", "boolean", "levels"]
 
 
 def _is_bool(value) -> bool:
@@ -129,4 +129,26 @@ def finite_array(name: str, value, *, ndim: int | None = None) -> np.ndarray:
     bad = int(np.count_nonzero(~np.isfinite(arr)))
     if bad:
         raise ValueError(f"{name} has {bad} non-finite value(s) (NaN or inf)")
+    return arr
+
+
+def levels(name: str, value) -> np.ndarray:
+    """A non-empty 1-D float array of distinct probability levels, each in (0, 1).
+
+    Examples
+    --------
+    >>> levels("levels", [0.5, 0.9]).tolist()
+    [0.5, 0.9]
+    """
+    if isinstance(value, (str, bytes)) or _is_bool(value):
+        raise TypeError(f"{name} must be a sequence of numbers in (0, 1), got {value!r}")
+    arr = np.atleast_1d(finite_array(name, value))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {arr.shape}")
+    bad = ~((arr > 0.0) & (arr < 1.0))
+    if bad.any():
+        raise ValueError(f"{name} must be in (0, 1); {int(bad.sum())} value(s) are not: "
+                         f"{arr[bad][:10].tolist()}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} must be distinct, got {arr.tolist()}")
     return arr

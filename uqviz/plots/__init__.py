@@ -2,9 +2,10 @@
 
 One module per analysis package: :mod:`~uqviz.plots.average`, :mod:`~uqviz.plots.experiments`,
 :mod:`~uqviz.plots.conditional`, :mod:`~uqviz.plots.reference`, :mod:`~uqviz.plots.quantile`,
-:mod:`~uqviz.plots.recalibration`.
+:mod:`~uqviz.plots.recalibration`, :mod:`~uqviz.plots.scores`.
 """
 
-from uqviz.plots import average, conditional, experiments, quantile, recalibration, reference
+from uqviz.plots import average, conditional, experiments, quantile, recalibration, reference, scores
 
-__all__ = ["average", "conditional", "experiments", "quantile", "recalibration", "reference"]
+__all__ = ["average", "conditional", "experiments", "quantile", "recalibration", "reference",
+           "scores"]

@@ -17,8 +17,9 @@ _STAT_LABELS = {
     "ZM": r"LZM, $\langle Z \rangle$ per bin",
     "RCE": "LRCE, RCE per bin",
     "ZVar": r"LZVar, Var$(Z)$ per bin",
+    "PICP": "PICP per bin",
 }
-_SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar"}
+_SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar", "PICP": "PICP"}
 
 
 def _single(result, name):

@@ -21,7 +21,7 @@ from uqviz.widgets._display import (ExplorerDrawing, dataset_dropdown, labelled_
 
 __all__ = ["ConditionalExplorer"]
 
-STATISTICS = ("ZMS", "ZM", "RCE")
+STATISTICS = ("ZMS", "ZM", "RCE", "PICP")
 BINNINGS = ("equal_count", "equal_width", "stratified")
 
 
@@ -44,7 +44,8 @@ class ConditionalExplorer(ExplorerDrawing):
     ----------
     data : xarray.Dataset or xarray.DataTree
         One dataset, or several (children of a tree; a dropdown selects one).
-    statistic : {"ZMS", "ZM", "RCE"}, default "ZMS"
+    statistic : {"ZMS", "ZM", "RCE", "PICP"}, default "ZMS"
+        ``"PICP"``: local coverage of the 95 % intervals ``E in +-1.96 uE``.
     conditioning : str, default "uE"
     n_bins : int, optional
         Default ``min(round(sqrt(M)), M // 100)``, at least 1 (bins of at least

@@ -1,0 +1,206 @@
+"""Proper scoring rules (NLL, CRPS, check, interval), sharpness and dispersion, bootstrapped."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from uqviz._array import bca
+from uqviz._array import scores as ksc
+from uqviz._array.resample import resample_sums
+from uqviz.data.generative import get_generative
+from uqviz.engine import checks, seeds
+from uqviz.engine.tree import map_datasets
+from uqviz.scores.coverage import _points, generative_for
+
+__all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS"]
+
+SCORES = ("nll", "crps", "check", "interval")
+METHODS = ("bca", "percentile", "basic")
+#: levels of the check and interval scores: uncertainty-toolbox 0.1.1's 99 levels
+DEFAULT_SCORE_LEVELS = np.linspace(0.01, 0.99, 99)
+
+
+def _score_columns(e, u, scores, gen, levels):
+    """Per-point scores, one column per name of ``scores``."""
+    nu = gen.params.get("nu")
+    cols = {}
+    if "nll" in scores:
+        cols["nll"] = ksc.nll_points(e, u, gen.kind, nu)
+    if "crps" in scores:
+        cols["crps"] = ksc.crps_points(e, u, gen.kind, nu)
+    if "check" in scores or "interval" in scores:
+        check, inter = ksc.check_interval_points(
+            e / u, u, q_check=gen.ppf(levels), tau=levels,
+            q_lower=gen.ppf(0.5 - levels / 2.0), q_upper=gen.ppf(0.5 + levels / 2.0),
+            p=levels, check="check" in scores, interval="interval" in scores)
+        if check is not None:
+            cols["check"] = check
+        if inter is not None:
+            cols["interval"] = inter
+    return np.column_stack([cols[s] for s in scores])
+
+
+def _spread(us_mean, m1, m2, n):
+    """Sharpness sqrt(<u^2>) and dispersion sd(u, ddof=1) / <u> from the means of the
+    centred columns c = u - us_mean (m1 = <c>, m2 = <c^2>), in the scaled unit."""
+    n = np.float64(n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sharp = np.sqrt(np.maximum(us_mean * us_mean + 2.0 * us_mean * m1 + m2, 0.0))
+        var = n / (n - 1.0) * np.maximum(m2 - m1 * m1, 0.0)
+        disp = np.sqrt(var) / (us_mean + m1)
+    return sharp, disp
+
+
+def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engine):
+    e, u = _points(ds)
+    if n_boot and e.size < 2:
+        raise ValueError(f"data: the bootstrap needs at least 2 points (E, uE), got M = "
+                         f"{e.size}; use n_boot=0 for the estimates alone")
+    gen = generative_for(generative, ds)
+    if {"nll", "crps"} & set(scores) and gen.kind not in ksc.CLOSED_FORM_KINDS:
+        raise ValueError(f"generative={gen.name!r}: NLL and CRPS are available for the normal, "
+                         "Student-t ('t<nu>') and Laplace D only (closed forms); the check and "
+                         "interval scores take any D")
+    m = e.size
+    with np.errstate(over="ignore", under="ignore"):
+        cols = _score_columns(e, u, scores, gen, levels)
+    # sharpness and dispersion in a power-of-two unit of uE (no overflow of uE^2)
+    k = int(np.frexp(np.max(u))[1])
+    us = np.ldexp(u, -k)
+    us_mean = float(np.mean(us))
+    c = us - us_mean
+    spread_cols = np.column_stack([c, c * c])
+    est_scores = cols.mean(axis=0)
+    sharp, disp = _spread(us_mean, 0.0, float(np.mean(c * c)), m)
+    sharp = float(np.ldexp(sharp, k))
+    disp = float(np.std(us, ddof=1) / us_mean) if m > 1 else np.nan
+    data = {"estimate": ("score", est_scores), "sharpness": ((), sharp),
+            "dispersion": ((), disp)}
+    if n_boot:
+        allc = np.column_stack([cols, spread_cols])
+        sums = resample_sums(allc, n_boot, seeds.kernel_seed(rng), engine=engine)[0]
+        means = sums / m  # (B, C)
+        n_s = len(scores)
+        sharp_b, disp_b = _spread(us_mean, means[:, n_s], means[:, n_s + 1], m)
+        reps = np.vstack([means[:, :n_s].T, np.ldexp(sharp_b, k)[None], disp_b[None]])
+        est = np.concatenate([est_scores, [sharp, disp]])
+        accel = None
+        if method == "bca":
+            with np.errstate(all="ignore"):
+                totals = allc.sum(axis=0)
+                loo = (totals[None, :] - allc) / (m - 1.0)  # leave-one-out means (M, C)
+                sharp_j, _ = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
+                _, disp_j = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
+                jack = np.vstack([loo[:, :n_s].T, sharp_j[None], disp_j[None]])
+                accel = bca.acceleration(jack)
+        with np.errstate(all="ignore"):
+            ivl = bca.interval(est, reps, accel=accel, ci=ci, method=method)
+            se = reps.std(axis=-1, ddof=1)
+        lower, upper = ivl["lower"], ivl["upper"]
+        bad = int(np.count_nonzero(np.isnan(lower) | np.isnan(upper)))
+        if bad:
+            name = ds.attrs.get("name", "")
+            warnings.warn(f"{bad} of {est.size} intervals{f' in {name!r}' if name else ''} "
+                          "could not be computed (degenerate bootstrap distribution): NaN",
+                          UserWarning, stacklevel=4)
+        data.update({"ci_lower": ("score", lower[:n_s]), "ci_upper": ("score", upper[:n_s]),
+                     "se": ("score", se[:n_s]),
+                     "sharpness_lower": ((), lower[n_s]), "sharpness_upper": ((), upper[n_s]),
+                     "dispersion_lower": ((), lower[n_s + 1]),
+                     "dispersion_upper": ((), upper[n_s + 1])})
+    data["n_points"] = ((), m)
+    return xr.Dataset(data, coords={"score": list(scores)})
+
+
+def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_boot=10_000,
+                  ci=0.95, method="bca", rng=None, engine=None):
+    """Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
+
+    Scores are means over the points, negatively oriented (smaller is better), in the
+    units of E except NLL (nats):
+
+    - ``"nll"``: negative log-likelihood, ``<-ln f(E; uE)>`` (normal:
+      ``<ln(2 pi)/2 + ln uE + Z^2/2>``, the NLL statistic of :func:`uqviz.validate_average`);
+    - ``"crps"``: continuous ranked probability score ``<integral (F(y) - 1{E <= y})^2 dy>``
+      (closed forms: Gneiting et al. 2005; Jordan et al. 2019);
+    - ``"check"``: pinball loss averaged over the quantile levels ``tau``,
+      ``<mean_tau rho_tau(uE q_D(tau) - E)>`` with ``rho_tau(d) = d (1{d >= 0} - tau)``;
+    - ``"interval"``: interval (Winkler) score averaged over the central levels ``p``,
+      ``<mean_p [(u - l) + 2/(1-p) ((l - E)_+ + (E - u)_+)]>``, ``[l, u] = uE
+      [q_D((1-p)/2), q_D((1+p)/2)]`` (Gneiting & Raftery 2007).
+
+    Beside them, ``sharpness`` = sqrt(<uE^2>) (= RMV) and ``dispersion`` = sd(uE) / <uE>
+    (coefficient of variation of uE, ddof = 1, Levi et al. 2022), which ignore E.
+    All intervals come from the same bootstrap resamples of the points (paired); two
+    datasets of the same size scored with the same integer ``rng`` share the resamples
+    too, so that the scores of a model before and after recalibration are paired.
+
+    With the defaults (normal D; 99 levels 0.01, ..., 0.99), the scores equal
+    uncertainty-toolbox 0.1.1's ``nll_gaussian``, ``crps_gaussian``, ``check_score`` and
+    ``interval_score``, and ``sharpness`` its ``sharpness`` (Chung et al. 2021).
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+    scores : sequence of {"nll", "crps", "check", "interval"}, default all four
+    generative : str or Generative, default "normal"
+        D of the predictive distribution ``E / uE ~ D`` (unit variance): ``"normal"``,
+        ``"t<nu>"``, ``"laplace"`` for all scores; ``"uniform"`` and ``"empirical"``
+        for check and interval only.
+    levels : sequence of float, optional
+        Levels ``tau`` of the check score and ``p`` of the interval score, in (0, 1);
+        default ``linspace(0.01, 0.99, 99)``.
+    n_boot : int, default 10000
+        Bootstrap replicates; 0: no interval (estimates only).
+    ci, rng
+        See docs/conventions.md.
+    method : {"bca", "percentile", "basic"}, default "bca"
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (default numba).
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``score``: ``estimate`` and, when ``n_boot`` > 0, ``ci_lower``, ``ci_upper``,
+        ``se``; scalars ``sharpness``, ``dispersion`` (with ``_lower``, ``_upper``) and
+        ``n_points``.
+
+    Raises
+    ------
+    ValueError
+        Unknown or repeated scores, levels outside (0, 1), NLL/CRPS for a D without a
+        closed form, bad data.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.default_example()
+    >>> res = uqviz.proper_scores(ds, n_boot=1000, rng=0)
+    >>> res["score"].values.tolist()
+    ['nll', 'crps', 'check', 'interval']
+    >>> bool((res["ci_lower"] < res["estimate"]).all())
+    True
+    >>> t = uqviz.proper_scores(ds, scores=("nll",), generative="t6", n_boot=0)
+    >>> bool(t["estimate"][0] > res["estimate"][0])  # normal data fit the normal D better
+    True
+    """
+    scores = checks.names("scores", scores, allowed=SCORES)
+    gen_name = get_generative(generative).name
+    levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
+    n_boot = checks.count("n_boot", n_boot, minimum=0)
+    if n_boot == 1:
+        raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
+    ci = checks.probability("ci", ci)
+    checks.choice("method", method, METHODS)
+    if engine is not None:
+        checks.choice("engine", engine, ("numba", "numpy"))
+    out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
+                       generative=generative, levels=levels, n_boot=n_boot, ci=ci,
+                       method=method, engine=engine)
+    out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": n_boot,
+                      "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
+                      "levels": levels.tolist(), "orientation": "negative (smaller is better)"})
+    return out
