@@ -7,15 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # figures are drawn off-screen in every test
 
-import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    """Every test starts without open figures and leaves none behind."""
-    yield
-    plt.close("all")
 
 
 def _data_root() -> Path:
