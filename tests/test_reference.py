@@ -207,3 +207,17 @@ def test_simulated_ence_reference_is_scale_invariant(scale):
     far = uqviz.simulated_reference(uqviz.from_arrays(ds.E.values * scale, ds.uE.values * scale),
                                     statistic="ENCE", n_mc=200, rng=1)
     np.testing.assert_allclose(far["reference"].values, one["reference"].values, rtol=1e-12)
+
+
+def test_nll_bs_scheme_is_the_paired_excess_like_validate_average():
+    # NLL - NLL_ref = (ZMS - 1)/2 on every resample: with the same resamples the BS zeta-scores
+    # of NLL and ZMS coincide (BCa is affine-equivariant). Bootstrapping NLL itself against the
+    # fixed NLL_ref (the former behaviour) gave another interval than validate_average.
+    ds = uqviz.synthetic.nig(800, nu=6, rng=3)
+    kw = dict(scheme="BS", generative="normal", n_mc=50, n_boot=500, rng=7)
+    nll = uqviz.validate_simulated(ds, statistic="NLL", **kw)
+    zms = uqviz.validate_simulated(ds, statistic="ZMS", **kw)
+    np.testing.assert_allclose(float(nll.zeta), float(zms.zeta), rtol=1e-9)
+    avg = uqviz.validate_average(ds, statistics=("NLL", "ZMS"), n_boot=500, rng=7)
+    np.testing.assert_allclose(float(avg.zeta.sel(statistic="NLL")),
+                               float(avg.zeta.sel(statistic="ZMS")), rtol=1e-9)

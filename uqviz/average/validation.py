@@ -9,13 +9,12 @@ import xarray as xr
 
 from uqviz._array import stats as ks
 from uqviz._array.bca import METHODS, verdict
-from uqviz._array.bootstrap import BootstrapResult
 from uqviz._array.resample import default_engine
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
-from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.seeds import seed_attr
-from uqviz.engine.statistics import (excess_over_reference, get_statistic, reference_value,
+from uqviz.engine.statistics import (get_statistic, reference_value,
                                      statistics_option)
 from uqviz.engine.tree import map_datasets
 
@@ -38,21 +37,6 @@ TAILEDNESS_SCREENS = {
 MIN_POINTS = 3
 
 _ENGINES = ("numba", "numpy")
-
-
-def _bootstrap(e, u, stats, **kw):
-    """Paired bootstrap; a data-dependent reference is handled by :func:`excess_over_reference`."""
-    todo = [excess_over_reference(s) for s in stats]
-    res = bootstrap_statistics(e, u, todo, **kw)
-    out = {}
-    for s, t in zip(stats, todo):
-        r = res[t.name]
-        if t is not s:  # shift the excess by the full-data reference
-            shift = reference_value(s, e, u)
-            r = BootstrapResult(r.estimate + shift, r.replicates + shift, r.lower + shift,
-                                r.upper + shift, r.z0, r.accel)
-        out[s.name] = r
-    return out
 
 
 def _squares(e, u):
@@ -79,7 +63,7 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
         raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
                          f"{e.size} (too few for a bootstrap interval)")
     stats = [get_statistic(s) for s in statistics]
-    res = _bootstrap(e, u, stats, n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine)
+    res = bootstrap_against_reference(e, u, stats, n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine)
     names = [s.name for s in stats]
     est = np.array([res[s].estimate[0] for s in names])
     lower = np.array([res[s].lower[0] for s in names])

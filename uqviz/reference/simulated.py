@@ -20,7 +20,7 @@ from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
-from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
 from uqviz.engine.tree import map_datasets
@@ -283,8 +283,9 @@ def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci):
     key = None
     if stat.kind == "binned" and not (isinstance(conditioning, str) and conditioning == "uE"):
         key = conditioning_values(ds, conditioning)[1]
-    res = bootstrap_statistics(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot, ci=ci,
-                               rng=rng, n_bins=n_bins, key=key)[stat.name]
+    # NLL: paired with its data reference, exactly as validate_average
+    res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot,
+                                      ci=ci, rng=rng, n_bins=n_bins, key=key)[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
     label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
