@@ -9,6 +9,10 @@ matplotlib.use("Agg")  # figures are drawn off-screen in every test
 
 import pytest  # noqa: E402
 
+#: fixture generators run in side venvs with the peer toolkits (netcal, uncertainty-toolbox);
+#: they are scripts, not test modules
+collect_ignore_glob = ["fixtures/make_*.py"]
+
 
 def _data_root() -> Path:
     env = os.environ.get("UQVIZ_DATA_DIR", "").strip()
