@@ -696,3 +696,37 @@ def test_sweep_read_csv(tmp_path_factory, data):
 def _no_ragged(layout):
     if layout == "ragged":
         raise AssertionError("read_csv: a row with more fields than the header was accepted")
+
+
+PREDICTION_DATA = CONSTRUCTOR_DATA + ("y_true", "y_pred", "std", "variance", "lower", "upper",
+                                      "quantiles", "samples")
+
+
+@settings(max_examples=40 * EXAMPLES, **SETTINGS)
+@given(st.data())
+def test_sweep_from_predictions(data):
+    """Each uncertainty form on arbitrary values: a clean dataset of every row, or an error
+    naming the input; ``level`` and ``quantile_rule`` sometimes wrong."""
+    y, s = data.draw(eue_arrays())
+    n = len(y)
+    yp = np.zeros(n)
+    form = data.draw(st.sampled_from(["std", "variance", "interval", "quantiles", "samples"]))
+    if form in ("std", "variance"):
+        kwargs = {form: s}
+    elif form == "interval":
+        kwargs = dict(lower=yp - s, upper=yp + s, level=data.draw(st.sampled_from([0.5, 0.9])))
+    elif form == "quantiles":
+        kwargs = dict(quantiles={0.16: yp - s, 0.5: yp, 0.84: yp + s},
+                      quantile_rule=data.draw(st.sampled_from(["nearest", "fit"])))
+    else:
+        kwargs = dict(samples=np.stack([yp - s, yp + s, yp], axis=1) if n else np.zeros((0, 3)))
+    bad = None
+    if form == "interval" and data.draw(st.booleans()):
+        bad = "level"
+        kwargs["level"] = data.draw(st.sampled_from(BAD["ci"]))
+    elif form == "quantiles" and data.draw(st.booleans()):
+        bad = "quantile_rule"
+        kwargs["quantile_rule"] = data.draw(st.sampled_from(["median", None, 1]))
+    call("from_predictions", uqviz.from_predictions, (y, yp), kwargs, bad=bad,
+         data_names=PREDICTION_DATA,
+         check=lambda res: _check_constructed("from_predictions", res, n))

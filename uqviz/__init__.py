@@ -22,7 +22,8 @@ from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit
 from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibration,
                                ordering_study, reliability, running_statistics)
 from uqviz.data import (check_dataset, datasets, from_arrays, from_dataframe, from_datasets,
-                        generative, read_csv, synthetic, z_scores)
+                        from_estimator, from_predictions, generative, read_csv, synthetic,
+                        z_scores)
 from uqviz.engine import statistics
 from uqviz.engine.statistics import get_statistic, list_statistics
 from uqviz.experiments import load_study, save_study, statistic_bias, validation_probability
@@ -57,7 +58,8 @@ __all__ = sorted([
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
-    "generative", "get_statistic", "interval_coverage", "list_statistics", "load_study",
+    "from_estimator", "from_predictions", "generative", "get_statistic", "interval_coverage",
+    "list_statistics", "load_study",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
     "ordering_study", "proper_scores", "qce", "qce_to_numpy", "quantile", "read_csv",
     "recalibrate", "recalibration", "reliability", "report",

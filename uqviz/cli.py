@@ -8,7 +8,11 @@ Examples
 
     uqviz validate                                 # the embedded default example
     uqviz validate data.csv --reference y --prediction yhat --variances var
+    uqviz validate data.csv --features mass --fail-on any --json verdicts.json   # a CI gate
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
+
+Exit status of ``validate``: 0, or 1 when a verdict named by ``--fail-on`` fails; 2 for
+bad input (any command).
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ import warnings
 from uqviz.reporting import text
 
 __all__ = ["main"]
+
+#: the verdicts ``uqviz validate --fail-on`` can gate on
+GATES = ("average", "consistency", "adaptivity", "any")
 
 
 def _add_data_arguments(p: argparse.ArgumentParser) -> None:
@@ -50,6 +57,16 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--statistics", nargs="+", default=["ZMS", "RCE"],
                    help="statistics to validate (default: ZMS RCE)")
     v.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
+    v.add_argument("--fail-on", action="append", choices=GATES, default=None,
+                   help="exit with status 1 when this verdict fails (repeat for several): "
+                        "average (a statistic of --statistics not 'calibrated': rejected, "
+                        "interval not computable, or questioned by the tailedness screen), "
+                        "consistency (f_v of LZMS in bins of uE: its interval excludes 0.95), "
+                        "adaptivity (the same in bins of each --features column), any (all "
+                        "of them; adaptivity when --features are given). A verdict that "
+                        "cannot be reached fails.")
+    v.add_argument("--json", dest="json_path", metavar="FILE",
+                   help="write the numbers and verdicts to FILE (JSON)")
     r = sub.add_parser("report", help="full validation report (HTML + JSON)")
     _add_data_arguments(r)
     r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
@@ -74,11 +91,78 @@ def load_data(args):
                     drop_invalid=args.drop_invalid, sep=args.sep, decimal=args.decimal)
 
 
+def _json_target(path):
+    """Check before any computation that the JSON file can be written; return its path."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"--json {path!r} is a directory, not a file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"--json {path!r}: no such folder {folder!r}")
+    if not os.access(folder, os.W_OK):
+        raise PermissionError(f"--json {path!r}: folder {folder!r} is not writable")
+    return path
+
+
+def _average_verdict(res) -> dict:
+    """Passed when every statistic with a reference reads 'calibrated' in the table."""
+    failed, skipped = [], []
+    for s in res["statistic"].values:
+        r = res.sel(statistic=s)
+        reliable = bool(r["reliable"]) if "reliable" in r else True
+        words = text.verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper),
+                             reliable)
+        if words == "no predefined reference":
+            skipped.append(str(s))
+        elif words != "calibrated":
+            failed.append(f"{s}: {words}")
+    return {"passed": not failed, "failed": failed, "not_gated": skipped}
+
+
+def _local_verdict(ds, cond, *, n_boot, rng) -> tuple[dict, dict | None]:
+    """f_v of LZMS in bins of `cond`, binned as the report does; ``(verdict, numbers)``."""
+    from uqviz.conditional.local import fraction_valid, local_calibration
+    from uqviz.engine.binning import default_n_bins
+    from uqviz.reporting.build import _binning, dataset_to_json
+    from uqviz.reporting.wording import constant_note, describe_failures, fmt
+
+    binning, nb, n_distinct = _binning(ds, cond, default_n_bins(ds.sizes["point"]))
+    if n_distinct == 1:
+        return {"passed": False, "reason": f"not tested: {constant_note(cond)}"}, None
+    lzms = local_calibration(ds, statistic="ZMS", conditioning=cond, n_bins=nb, binning=binning,
+                             n_boot=n_boot, rng=rng)
+    fv = fraction_valid(lzms)
+    passed = bool(fv.nominal_inside)
+    n_bins = int(lzms.sizes["bin"])
+    reason = (f"f_v = {fmt(fv.estimate, '.2f')} [{fmt(fv.ci_lower, '.2f')}, "
+              f"{fmt(fv.ci_upper, '.2f')}] from LZMS in {n_bins} {binning.replace('_', '-')} "
+              f"bins of {cond}; nominal {fmt(fv.attrs.get('nominal', 0.95), '.2f')} "
+              f"{'inside' if passed else 'outside'}")
+    where = describe_failures(lzms, cond)
+    if where and not passed:
+        reason += f"; fails for {where}"
+    numbers = {"LZMS": dataset_to_json(lzms), "fv_LZMS": dataset_to_json(fv),
+               "binning": binning}
+    return {"passed": passed, "reason": reason}, numbers
+
+
 def run_validate(args, out=None) -> int:
-    """Print the average-calibration table and the tailedness screen."""
+    """Print the average-calibration table and the tailedness screen; gate on verdicts.
+
+    Returns 1 when a verdict named by ``--fail-on`` fails, else 0.
+    """
+    import json
+
+    import numpy as np
+
     from uqviz.average.validation import tailedness, validate_average
+    from uqviz.reporting.build import _jsonable, _write_atomic, dataset_to_json
 
     out = sys.stdout if out is None else out
+    gates = list(dict.fromkeys(args.fail_on or []))
+    if "adaptivity" in gates and not args.features:
+        raise ValueError("--fail-on adaptivity needs --features (the columns to bin on)")
+    json_path = None if args.json_path is None else _json_target(args.json_path)
     ds = load_data(args)
     name = ds.attrs.get("name", "data")
     with warnings.catch_warnings():  # the table and the WARNING lines below say it
@@ -98,9 +182,57 @@ def run_validate(args, out=None) -> int:
     if not warns:
         print("No heavy tails detected: the bootstrap intervals above should be reliable.",
               file=out)
-    print("\nAverage calibration is necessary, not sufficient: check consistency (bins on uE) "
-          "and adaptivity (bins on input features) with uqviz.local_calibration.", file=out)
-    return 0
+
+    verdicts = {"average": _average_verdict(res)}
+    numbers = {"average": dataset_to_json(res), "tailedness": dataset_to_json(tail)}
+    conds = []
+    if {"consistency", "any"} & set(gates):
+        conds.append(("consistency", "uE"))
+    if "adaptivity" in gates or ("any" in gates and args.features):
+        conds += [("adaptivity", f) for f in args.features]
+    streams = np.random.SeedSequence(args.seed).spawn(len(conds))
+    if conds:
+        print("", file=out)
+    for (kind, cond), stream in zip(conds, streams):
+        verdict, block = _local_verdict(ds, cond, n_boot=args.n_boot, rng=stream)
+        if kind == "consistency":
+            verdicts["consistency"] = verdict
+            numbers["consistency"] = block
+            head = "Consistency"
+        else:
+            verdicts.setdefault("adaptivity", {})[cond] = verdict
+            numbers.setdefault("adaptivity", {})[cond] = block
+            head = f"Adaptivity in {cond}"
+        print(f"{head}: {'OK' if verdict['passed'] else 'NOT OK'} ({verdict['reason']}).",
+              file=out)
+    if not conds:
+        print("\nAverage calibration is necessary, not sufficient: check consistency (bins on "
+              "uE) and adaptivity (bins on input features) with uqviz.local_calibration "
+              "(or --fail-on any --features ...).", file=out)
+
+    failed = []
+    for gate in gates:
+        for kind in (("average", "consistency", "adaptivity") if gate == "any" else (gate,)):
+            v = verdicts.get(kind)
+            if v is None:
+                continue
+            ok = v["passed"] if "passed" in v else all(x["passed"] for x in v.values())
+            if not ok and kind not in failed:
+                failed.append(kind)
+    status = 1 if failed else 0
+    if gates:
+        print(f"\nGate (--fail-on {' '.join(gates)}): "
+              + (f"FAILED ({', '.join(failed)}); exit status 1" if failed else "passed"),
+              file=out)
+    if json_path is not None:
+        doc = {"name": name, "n_points": int(ds.sizes["point"]),
+               "settings": {"statistics": list(args.statistics), "n_boot": args.n_boot,
+                            "seed": args.seed, "features": args.features or [],
+                            "fail_on": gates},
+               "verdicts": verdicts, "failed": failed, "exit_status": status, **numbers}
+        _write_atomic(json_path, json.dumps(_jsonable(doc), indent=1))
+        print(f"JSON numbers: {os.path.abspath(json_path)}", file=out)
+    return status
 
 
 def run_report(args, out=None) -> int:

@@ -2,6 +2,9 @@
 
 - :mod:`uqviz.data.model`: ``from_arrays``, ``from_dataframe``, ``read_csv``, ``from_datasets``,
   ``check_dataset``, ``z_scores`` (one dataset = ``xarray.Dataset`` with dim ``point``).
+- :mod:`uqviz.data.predictions`: ``from_predictions`` (std, variance, interval, quantiles or
+  samples of a model's predictions); :mod:`uqviz.data.estimators`: ``from_estimator``
+  (a fitted scikit-learn, NGBoost or MAPIE regressor).
 - :mod:`uqviz.datasets`: the literature sets (pooch registry, loaders, formula parser).
 - :mod:`uqviz.synthetic`: calibrated synthetic sets (NIG/TIG models, the teaching example).
 - :mod:`uqviz.generative`: generative distributions D of standardised errors.
@@ -10,6 +13,8 @@
 from uqviz.data import datasets, generative, synthetic
 from uqviz.data.model import (check_dataset, from_arrays, from_dataframe, from_datasets, read_csv,
                               z_scores)
+from uqviz.data.predictions import from_predictions
+from uqviz.data.estimators import from_estimator
 
 __all__ = ["check_dataset", "datasets", "from_arrays", "from_dataframe", "from_datasets",
-           "generative", "read_csv", "synthetic", "z_scores"]
+           "from_estimator", "from_predictions", "generative", "read_csv", "synthetic", "z_scores"]

@@ -245,6 +245,21 @@ def _check_indexes(items: Mapping) -> None:
             f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position")
 
 
+def _check_lengths(lengths: Mapping[str, int], *, label=str) -> None:
+    """Raise a ValueError naming every input and its row count unless all lengths agree.
+
+    The first entry is the reference the others are compared with; ``label(key)`` is the
+    name shown for an input.
+    """
+    if len(set(lengths.values())) <= 1:
+        return
+    (first, n_ref), *_ = lengths.items()
+    detail = ", ".join(f"{label(k)} has {_n_rows(n)}" for k, n in lengths.items())
+    diffs = [f"{k} has {_n_rows(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than {first}"
+             for k, n in lengths.items() if n != n_ref]
+    raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
+
+
 def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
            drop_invalid=False, min_uncertainty=None, u_from_variance=False,
            sources=None) -> xr.Dataset:
@@ -276,12 +291,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
     meta = {k: _as_1d(k, v) for k, v in metadata.items()}
     _check_indexes({**raw, **meta})
     lengths = {k: len(v) for k, v in {**raw, **meta}.items()}
-    if len(set(lengths.values())) > 1:
-        n_ref = lengths["E"]
-        detail = ", ".join(f"{lab(k)} has {_n_rows(n)}" for k, n in lengths.items())
-        diffs = [f"{k} has {_n_rows(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than E"
-                 for k, n in lengths.items() if n != n_ref]
-        raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
+    _check_lengths(lengths, label=lab)
     n = lengths["E"]
     if n == 0:
         raise ValueError("empty input: E and uE have 0 rows")

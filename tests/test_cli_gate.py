@@ -1,0 +1,174 @@
+"""The CI gate: ``uqviz validate ... --fail-on {average,consistency,adaptivity,any}``.
+
+Exit status 1 when a named verdict fails, 0 otherwise, 2 for bad input; ``--json`` writes
+the numbers and verdicts. Checked in-process (``uqviz.cli.main``) and from a real process.
+"""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from uqviz.cli import _average_verdict, main
+
+N_BOOT = ["--n-boot", "500"]
+
+
+def _write(path, e, u, x):
+    pd.DataFrame({"E": e, "uE": u, "x": x}).to_csv(path, index=False)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Four data sets of 2000 points with one clear defect each (or none)."""
+    d = tmp_path_factory.mktemp("gate")
+    rng = np.random.default_rng(0)
+    n = 2000
+    x = rng.uniform(0, 1, n)
+    u = rng.uniform(0.5, 2, n)
+    z = rng.standard_normal(n)
+    s = np.where(x < 0.5, 0.6, 1.3)  # error spread depends on x, not on uE
+    return {
+        "good": _write(d / "good.csv", u * z, u, x),
+        # calibrated on average (ZMS ~ 1) but uE says nothing about the spread
+        "inconsistent": _write(d / "inconsistent.csv", z / np.sqrt(np.mean(u**-2)), u, x),
+        # uE twice too small everywhere
+        "overconfident": _write(d / "overconfident.csv", 2 * u * z, u, x),
+        # consistent in uE, fails in x
+        "adaptivity": _write(d / "adaptivity.csv", s * z,
+                             np.sqrt(np.mean(s**2)) * rng.uniform(0.9, 1.1, n), x),
+    }
+
+
+def _run(argv, capsys):
+    status = main(argv)
+    return status, capsys.readouterr()
+
+
+@pytest.mark.parametrize("name, gate, expected", [
+    ("good", "any", 0),
+    ("inconsistent", "average", 0),  # ZMS only: RCE compares RMV and RMSE, which differ here
+    ("inconsistent", "consistency", 1),
+    ("overconfident", "average", 1),
+    ("adaptivity", "consistency", 0),
+    ("adaptivity", "adaptivity", 1),
+    ("adaptivity", "any", 1),
+])
+def test_exit_status_follows_the_named_verdict(files, capsys, name, gate, expected):
+    status, out = _run(["validate", files[name], "--features", "x", "--fail-on", gate,
+                        "--statistics", "ZMS", *N_BOOT], capsys)
+    assert status == expected, out.out
+    assert f"Gate (--fail-on {gate}): " + ("passed" if expected == 0 else "FAILED") in out.out
+
+
+def test_without_fail_on_the_status_is_0_even_when_a_verdict_fails(files, capsys):
+    status, out = _run(["validate", files["overconfident"], *N_BOOT], capsys)
+    assert status == 0 and "not calibrated" in out.out and "Gate" not in out.out
+
+
+def test_repeated_fail_on_and_the_json_file(files, capsys, tmp_path):
+    path = tmp_path / "v.json"
+    status, out = _run(["validate", files["adaptivity"], "--features", "x", "--fail-on",
+                        "average", "--fail-on", "adaptivity", "--json", str(path), *N_BOOT], capsys)
+    assert status == 1
+    doc = json.loads(path.read_text())
+    assert doc["exit_status"] == 1 and doc["failed"] == ["adaptivity"]
+    assert doc["settings"]["fail_on"] == ["average", "adaptivity"]
+    assert doc["verdicts"]["average"]["passed"] is True
+    assert doc["verdicts"]["adaptivity"]["x"]["passed"] is False
+    assert "fails for" in doc["verdicts"]["adaptivity"]["x"]["reason"]
+    assert "consistency" not in doc["verdicts"]
+    zms = doc["average"]["data"]["estimate"]["values"][0]
+    e, u = pd.read_csv(files["adaptivity"])[["E", "uE"]].to_numpy().T
+    assert zms == pytest.approx(np.mean((e / u) ** 2), rel=1e-12)
+    fv = doc["adaptivity"]["x"]["fv_LZMS"]["data"]["nominal_inside"]["values"]
+    assert fv is False
+    assert str(path) in out.out
+
+
+def test_json_without_a_gate_holds_the_average_numbers(files, capsys, tmp_path):
+    path = tmp_path / "a.json"
+    assert main(["validate", files["good"], "--json", str(path), *N_BOOT]) == 0
+    doc = json.loads(path.read_text())
+    assert doc["exit_status"] == 0 and set(doc["verdicts"]) == {"average"}
+    assert {"average", "tailedness"} <= set(doc)
+
+
+def test_same_seed_same_verdict(files, capsys, tmp_path):
+    docs = []
+    for i in range(2):
+        path = tmp_path / f"{i}.json"
+        main(["validate", files["good"], "--fail-on", "consistency", "--json", str(path),
+              *N_BOOT])
+        docs.append(json.loads(path.read_text()))
+    assert docs[0]["consistency"] == docs[1]["consistency"]
+
+
+def _refused(argv, capsys, *words):
+    status, out = _run(argv, capsys)
+    assert status == 2, out.out
+    assert out.err.startswith("uqviz: error:") and "Traceback" not in out.err
+    for w in words:
+        assert w in out.err, out.err
+
+
+def test_bad_input_exits_2(files, capsys, tmp_path):
+    _refused(["validate", files["good"], "--fail-on", "adaptivity"], capsys,
+             "--fail-on adaptivity needs --features")
+    _refused(["validate", files["good"], "--fail-on", "any", "--json",
+              str(tmp_path / "nope" / "v.json")], capsys, "no such folder")
+    _refused(["validate", files["good"], "--fail-on", "any", "--json", str(tmp_path)], capsys,
+             "is a directory")
+    bad = tmp_path / "bad.csv"
+    pd.DataFrame({"E": [0.1, np.nan, 0.2], "uE": [1.0, 1.0, 0.0]}).to_csv(bad, index=False)
+    _refused(["validate", str(bad), "--fail-on", "any"], capsys, "1 row with NaN")
+    _refused(["validate", files["good"], "--features", "mass", "--fail-on", "any"], capsys,
+             "'mass'")
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", files["good"], "--fail-on", "everything"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_verdict_that_cannot_be_reached_fails(tmp_path, capsys):
+    rng = np.random.default_rng(2)
+    path = _write(tmp_path / "const.csv", rng.standard_normal(500), np.ones(500),
+                  rng.uniform(size=500))
+    status, out = _run(["validate", path, "--fail-on", "consistency", *N_BOOT], capsys)
+    assert status == 1 and "Consistency: NOT OK (not tested: uE is constant" in out.out
+
+
+def test_average_verdict_rules():
+    def result(valid, ref, lo, hi, reliable):
+        return xr.Dataset({"valid": ("statistic", valid), "reference": ("statistic", ref),
+                           "ci_lower": ("statistic", lo), "ci_upper": ("statistic", hi),
+                           "reliable": ("statistic", reliable)},
+                          coords={"statistic": ["ZMS", "RCE", "CC"]})
+
+    ok = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2],
+                [True, True, True])
+    assert _average_verdict(ok) == {"passed": True, "failed": [], "not_gated": ["CC"]}
+    heavy = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2],
+                   [True, False, True])
+    assert _average_verdict(heavy)["failed"] == ["RCE: unreliable (validated, but heavy tails)"]
+    nan = result([False, True, False], [1.0, 0.0, np.nan], [np.nan, -0.1, 0.1], [1.1, 0.1, 0.2],
+                 [True, True, True])
+    assert _average_verdict(nan)["failed"] == ["ZMS: n/a (interval not computable)"]
+
+
+def test_exit_codes_from_a_real_process(files, tmp_path):
+    def run(*argv):
+        return subprocess.run([sys.executable, "-m", "uqviz.cli", "validate", *argv, *N_BOOT],
+                              capture_output=True, text=True)
+
+    assert run(files["good"], "--fail-on", "average").returncode == 0
+    proc = run(files["overconfident"], "--fail-on", "average", "--json", str(tmp_path / "o.json"))
+    assert proc.returncode == 1 and "FAILED (average)" in proc.stdout
+    assert json.loads((tmp_path / "o.json").read_text())["exit_status"] == 1
+    proc = run(str(tmp_path / "missing.csv"), "--fail-on", "average")
+    assert proc.returncode == 2 and proc.stderr.startswith("uqviz: error:")

@@ -1,0 +1,390 @@
+"""A uqviz dataset from a model's predictions and uncertainties in any common form.
+
+:func:`from_predictions` turns observed values, predictions and one uncertainty form
+(standard deviations, variances, a central interval, predictive quantiles, or ensemble /
+posterior samples) into the dataset of :func:`uqviz.from_arrays`: ``E = y_true - y_pred``
+and the standard uncertainty ``uE``. Every conversion is stated in the docstring and
+recorded in the dataset's attributes; bad input follows the rules of
+:mod:`uqviz.data.model` (the same checks, the same messages).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy import stats
+
+from uqviz.data import model
+from uqviz.data.generative import Generative, get_generative
+from uqviz.engine import checks
+
+__all__ = ["from_predictions"]
+
+#: Probabilities of -1 and +1 standard deviation of a normal distribution (15.87 %, 84.13 %):
+#: the targets of ``quantile_rule="nearest"``.
+P_LOW, P_HIGH = float(stats.norm.cdf(-1.0)), float(stats.norm.cdf(1.0))
+#: An interval whose centre lies farther than this fraction of its half-width from
+#: ``y_pred`` is counted as asymmetric.
+ASYMMETRY_TOLERANCE = 0.01
+#: Delta degrees of freedom of the standard deviation of samples (and of ensemble members).
+SAMPLES_DDOF = 1
+#: How predictive quantiles give uE.
+QUANTILE_RULES = ("nearest", "fit")
+
+
+def _quantile_function(generative, p):
+    """Quantile ``q_D(p)`` of a unit-variance generative distribution D (private helper).
+
+    Examples
+    --------
+    >>> round(float(_quantile_function("normal", 0.975)), 4), round(float(_quantile_function("t6", 0.975)), 4)
+    (1.96, 1.9979)
+    """
+    gen = generative if isinstance(generative, Generative) else get_generative(generative)
+    p = np.asarray(p, dtype=float)
+    if gen.kind == "normal":
+        return stats.norm.ppf(p)
+    if gen.kind == "student_t":
+        nu = gen.params["nu"]
+        return stats.t.ppf(p, nu) * np.sqrt((nu - 2.0) / nu)
+    if gen.kind == "uniform":
+        return np.sqrt(3.0) * (2.0 * p - 1.0)
+    if gen.kind == "laplace":
+        return stats.laplace.ppf(p, scale=1.0 / np.sqrt(2.0))
+    raise ValueError(f"generative: {gen.name!r} has no quantile function before the data exist; "
+                     "use 'normal', 't<nu>', 'uniform' or 'laplace'")
+
+
+def _quantile_columns(quantiles) -> dict:
+    """``{level: 1-D values}`` from a mapping or a DataFrame whose columns are the levels."""
+    if isinstance(quantiles, pd.DataFrame):
+        labels = list(quantiles.columns)
+        if len(set(labels)) != len(labels):
+            raise ValueError("quantiles: duplicate level columns in the DataFrame")
+        pairs = [(c, quantiles[c]) for c in labels]
+    elif isinstance(quantiles, Mapping):
+        pairs = list(quantiles.items())
+    else:
+        raise TypeError("quantiles must be a mapping {level: array} or a pandas DataFrame whose "
+                        f"columns are the levels, got {type(quantiles).__name__}")
+    out = {}
+    for level, values in pairs:
+        if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.number)):
+            raise ValueError("quantiles: the levels (keys or column labels) must be probabilities "
+                             f"in (0, 1), got {level!r}")
+        p = checks.probability("quantiles level", level)
+        if p in out:
+            raise ValueError(f"quantiles: level {p} given twice")
+        out[p] = values
+    if len(out) < 2:
+        raise ValueError(f"quantiles: need at least 2 levels to give a spread, got {len(out)} "
+                         f"({', '.join(map(str, out)) or 'none'})")
+    return dict(sorted(out.items()))
+
+
+def _form(std, variance, lower, upper, quantiles, samples) -> str:
+    given = [k for k, v in (("std", std), ("variance", variance), ("lower", lower),
+                            ("upper", upper), ("quantiles", quantiles), ("samples", samples))
+             if v is not None]
+    forms = list(dict.fromkeys("interval" if k in ("lower", "upper") else k for k in given))
+    if len(forms) != 1:
+        what = ", ".join(f"{k}=" for k in given) if given else "none"
+        raise ValueError("give exactly one uncertainty form: std=, variance=, lower= and upper= "
+                         f"(with level=), quantiles= or samples=; got {what}")
+    return forms[0]
+
+
+def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upper=None,
+                     level=None, quantiles=None, samples=None, generative="normal",
+                     quantile_rule="nearest", features=None, name=None, units="",
+                     drop_invalid=False) -> xr.Dataset:
+    r"""Build a uqviz dataset from observed values, predictions and one form of uncertainty.
+
+    ``E = y_true - y_pred`` and the standard uncertainty ``uE`` comes from exactly one of:
+
+    - ``std``: ``uE = std``;
+    - ``variance``: ``uE = sqrt(variance)``;
+    - ``lower``, ``upper`` and ``level``: a central interval of nominal coverage ``level``,
+      ``uE = (upper - lower) / 2 / q_D((1 + level) / 2)`` with ``q_D`` the quantile
+      function of the generative distribution D (``generative``; ``"normal"``:
+      ``q = 1.645`` for a 90 % interval; ``"t6"``: 1.587). The interval must contain
+      ``y_pred``; one whose centre lies farther than 1 % of its half-width from
+      ``y_pred`` is *asymmetric*: its width is used all the same, a warning counts
+      those rows and ``attrs["n_asymmetric"]`` records the count;
+    - ``quantiles``: predictive quantiles ``{level: values}`` (or a DataFrame whose
+      columns are the levels). ``quantile_rule="nearest"`` (default) takes the two
+      given levels nearest ``P_LOW = Phi(-1) = 0.1587`` and ``P_HIGH = Phi(1) = 0.8413``
+      and scales their distance by the distance of the quantiles of D,
+      ``uE = (q[p_hi] - q[p_lo]) / (q_D(p_hi) - q_D(p_lo))`` (the 16 % and 84 %
+      quantiles of a normal distribution lie one sd either side of its centre);
+      ``quantile_rule="fit"`` fits ``q[p] = a + uE * q_D(p)`` by least squares over
+      all given levels, per point. Rows whose quantiles decrease with the level
+      (crossing quantiles) are counted in a warning and in ``attrs["n_crossing"]``;
+    - ``samples``: ensemble members or posterior draws of the prediction, shape
+      ``(point, sample)``: ``uE`` is their standard deviation with ``ddof=1`` (the
+      unbiased variance of a sample of the predictive distribution; for M members,
+      ``ddof=0`` would shrink uE by ``sqrt((M - 1) / M)``, 5 % for M = 10). With
+      ``y_pred=None`` the prediction is the mean of the samples. The draws are kept
+      as the variable ``samples`` (dims ``point``, ``sample``) beside the observed
+      values ``y``, so that :func:`uqviz.qce` takes the dataset directly (it forms
+      its intervals from the draws, with netcal's ``ddof=0``).
+
+    Parameters
+    ----------
+    y_true : array_like, 1-D
+        Observed (reference) values.
+    y_pred : array_like, 1-D, or None
+        Predictions; ``None`` only with `samples` (their mean).
+    std, variance : array_like, 1-D, optional
+        Standard deviations or variances of the predictions.
+    lower, upper : array_like, 1-D, optional
+        Limits of a central prediction interval (give both, and `level`).
+    level : float in (0, 1), optional
+        Nominal coverage of the interval (0.9 for a 90 % interval).
+    quantiles : mapping of float to array_like, or pandas.DataFrame, optional
+        Predictive quantiles by probability level (at least two levels).
+    samples : array_like, shape (point, sample), optional
+        Predictive draws or ensemble members (at least two per point).
+    generative : str or Generative, default "normal"
+        Distribution D that turns interval widths and quantiles into uE
+        (``"normal"``, ``"t<nu>"``, ``"uniform"``, ``"laplace"``; see
+        :func:`uqviz.generative.get_generative`). Only with `lower`/`upper` and
+        `quantiles`.
+    quantile_rule : {"nearest", "fit"}, default "nearest"
+        How `quantiles` give uE (see above). Only with `quantiles`.
+    features : mapping of str to array_like, or pandas.DataFrame, optional
+        Input features (a DataFrame: its columns).
+    name : str, optional
+        Default ``"dataset"``.
+    units, drop_invalid
+        As in :func:`uqviz.from_arrays`.
+
+    Returns
+    -------
+    xarray.Dataset
+        The dataset of :func:`uqviz.from_arrays`; ``attrs["uE_source"]`` says how uE was
+        obtained (``"std"``, ``"variance"``, ``"interval"``, ``"quantiles"``,
+        ``"samples"``), with the settings used (``level``, ``generative``,
+        ``quantile_levels``, ``quantile_rule``, ``quantile_levels_used``, ``ddof``,
+        ``n_samples``) and the counts ``n_asymmetric``, ``n_crossing``.
+
+    Raises
+    ------
+    ValueError
+        Not exactly one uncertainty form; an option given with a form that does not
+        use it; ``y_pred`` outside its interval or ``lower > upper``; and the bad-input
+        rules of :func:`uqviz.from_arrays` (NaN/inf, ``uE <= 0``, length mismatch,
+        non-numeric values), naming the input and the count of rows.
+    TypeError
+        `quantiles` neither a mapping nor a DataFrame.
+
+    Examples
+    --------
+    >>> import numpy as np, uqviz
+    >>> y, yhat = np.array([1.0, 2.0, 3.0]), np.array([1.1, 1.8, 3.3])
+    >>> uqviz.from_predictions(y, yhat, std=[0.1, 0.2, 0.3])["E"].values.round(2).tolist()
+    [-0.1, 0.2, -0.3]
+
+    A 90 % interval of half-width 1.645 is one standard deviation (normal D):
+
+    >>> ds = uqviz.from_predictions(y, yhat, lower=yhat - 1.645, upper=yhat + 1.645, level=0.9)
+    >>> ds["uE"].values.round(3).tolist(), ds.attrs["uE_source"]
+    ([1.0, 1.0, 1.0], 'interval')
+
+    Quantiles at 10 %, 50 % and 90 % (the nearest to 15.87 % and 84.13 % are 10 % and 90 %):
+
+    >>> q = {0.1: yhat - 1.2816, 0.5: yhat, 0.9: yhat + 1.2816}
+    >>> uqviz.from_predictions(y, yhat, quantiles=q)["uE"].values.round(4).tolist()
+    [1.0, 1.0, 1.0]
+
+    Ensemble members (rows: points, columns: members), sd with ddof=1:
+
+    >>> s = np.array([[1.0, 1.2], [1.8, 2.0], [3.2, 3.4]])
+    >>> ds = uqviz.from_predictions(y, None, samples=s)
+    >>> ds["uE"].values.round(4).tolist(), ds["samples"].dims
+    ([0.1414, 0.1414, 0.1414], ('point', 'sample'))
+    """
+    form = _form(std, variance, lower, upper, quantiles, samples)
+    if form == "interval" and (lower is None or upper is None or level is None):
+        missing = [k for k, v in (("lower", lower), ("upper", upper), ("level", level)) if v is None]
+        raise ValueError(f"an interval needs lower=, upper= and level=; missing {', '.join(missing)}")
+    if level is not None and form != "interval":
+        raise ValueError("level: the coverage of an interval, used only with lower= and upper= "
+                         "(quantiles carry their levels as keys)")
+    if level is not None:
+        level = checks.probability("level", level)
+    gen = get_generative(generative)
+    if form in ("interval", "quantiles"):
+        _quantile_function(gen, 0.5)  # a D without a quantile function is refused here
+    elif gen.name != "normal":
+        raise ValueError(f"generative: used only by lower=/upper= and quantiles= (it turns "
+                         f"widths into uE); got {gen.name!r} with {form}=")
+    quantile_rule = checks.choice("quantile_rule", quantile_rule, QUANTILE_RULES)
+    if quantile_rule != "nearest" and form != "quantiles":
+        raise ValueError(f"quantile_rule: used only with quantiles=; got {quantile_rule!r} "
+                         f"with {form}=")
+    if y_pred is None and form != "samples":
+        raise ValueError("y_pred: required (it may be None only with samples=, whose mean it "
+                         "then is)")
+    if isinstance(features, pd.DataFrame):
+        features = {str(c): features[c] for c in features.columns}
+    elif features is not None and not isinstance(features, Mapping):
+        raise TypeError("features must be a mapping {name: values} or a pandas DataFrame, got "
+                        f"{type(features).__name__}")
+    features = dict(features or {})
+
+    # 1. shapes, indexes, lengths (the rules of from_arrays) ----------------------------
+    raw = {"y_true": y_true}
+    if y_pred is not None:
+        raw["y_pred"] = y_pred
+    if form in ("std", "variance"):
+        raw[form] = std if form == "std" else variance
+    elif form == "interval":
+        raw["lower"], raw["upper"] = lower, upper
+    elif form == "quantiles":
+        qcols = _quantile_columns(quantiles)
+        raw.update({f"quantiles[{p:g}]": v for p, v in qcols.items()})
+    raw = {k: model._as_1d(k, v) for k, v in raw.items()}
+    draws = None
+    if form == "samples":
+        draws = _samples_array(samples)
+    model._check_indexes({**raw, **{k: model._as_1d(k, v) for k, v in features.items()}})
+    lengths = {k: len(v) for k, v in raw.items()}
+    if draws is not None:
+        lengths["samples"] = draws.shape[0]
+    lengths.update({k: len(model._as_1d(k, v)) for k, v in features.items()})
+    model._check_lengths(lengths)
+    n = lengths["y_true"]
+    if n == 0:
+        raise ValueError("empty input: y_true has 0 rows")
+    rows = np.arange(n, dtype=np.int64)
+
+    # 2. numbers -------------------------------------------------------------------------
+    arrays, errors = {}, []
+    for key, values in raw.items():
+        arr, msg = model._to_float(key, values, rows)
+        if msg:
+            errors.append(msg)
+        arrays[key] = arr
+    if errors:
+        raise ValueError("non-numeric input:\n  " + "\n  ".join(errors))
+
+    # 3. E and uE --------------------------------------------------------------------------
+    attrs = {"uE_source": form}
+    sources = {}
+    metadata = {}
+    with np.errstate(all="ignore"):
+        if form == "samples":
+            pred = arrays["y_pred"] if "y_pred" in arrays else draws.mean(axis=1)
+            u = draws.std(axis=1, ddof=SAMPLES_DDOF)
+            sources["uE"] = f"sd of samples, ddof={SAMPLES_DDOF}"
+            attrs.update(ddof=SAMPLES_DDOF, n_samples=int(draws.shape[1]))
+            if "y" in features:
+                raise ValueError("features: the name 'y' holds the observed values kept with "
+                                 "samples= (for uqviz.qce); rename that feature")
+            metadata["y"] = arrays["y_true"]
+        else:
+            pred = arrays["y_pred"]
+        e = arrays["y_true"] - pred
+        sources["E"] = "y_true - y_pred" if "y_pred" in arrays else "y_true - mean of samples"
+        if form == "std":
+            u = arrays["std"]
+        elif form == "variance":
+            # signed square root: a negative variance is reported by the uE <= 0 rule
+            u = np.sign(arrays["variance"]) * np.sqrt(np.abs(arrays["variance"]))
+            sources["uE"] = "sqrt of variance"
+        elif form == "interval":
+            u, n_asym = _interval_uE(arrays["lower"], arrays["upper"], pred, level, gen, rows)
+            q = float(_quantile_function(gen, (1.0 + level) / 2.0))
+            sources["uE"] = f"half-width of the {level:g} interval / {q:.4g}"
+            attrs.update(level=level, generative=gen.name, n_asymmetric=n_asym)
+        elif form == "quantiles":
+            levels = np.array(list(qcols))
+            qv = np.stack([arrays[f"quantiles[{p:g}]"] for p in levels], axis=1)
+            u, used = _quantile_uE(qv, levels, gen, quantile_rule)
+            attrs.update(generative=gen.name, quantile_levels=levels.tolist(),
+                         quantile_rule=quantile_rule, quantile_levels_used=used)
+            attrs["n_crossing"] = _count_crossing(qv, rows)
+            sources["uE"] = (f"quantiles {used[0]:g} and {used[1]:g}" if quantile_rule == "nearest"
+                             else "least-squares fit of the quantiles")
+    ds = model._build(e, u, features=features, metadata=metadata, name=name, units=units,
+                      drop_invalid=drop_invalid, sources=sources)
+    if draws is not None:
+        ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true), with the "
+                         "samples for uqviz.qce"}
+        kept = draws[ds["point"].values]
+        ds["samples"] = (("point", "sample"), kept,
+                         {"role": "samples", "long_name": "predictive draws (ensemble members)",
+                          "units": units})
+    ds.attrs.update(attrs)
+    return ds
+
+
+def _samples_array(samples) -> np.ndarray:
+    if isinstance(samples, xr.DataArray):
+        samples = samples.transpose("point", ...).values if "point" in samples.dims else samples.values
+    try:
+        draws = np.array(samples, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("samples: expected numbers, shape (point, sample), got "
+                        f"{type(samples).__name__}") from None
+    if draws.ndim != 2:
+        raise ValueError(f"samples: expected shape (point, sample), got {draws.shape}")
+    if draws.shape[1] < 2:
+        raise ValueError(f"samples: need at least 2 draws per point for a spread, got "
+                         f"{draws.shape[1]} (shape {draws.shape}; rows are points)")
+    return draws
+
+
+def _interval_uE(lo, hi, pred, level, gen, rows):
+    """uE of a central interval; errors for ``lower > upper`` and ``y_pred`` outside."""
+    problems = []
+    inverted = lo > hi
+    if inverted.any():
+        problems.append(model._problem("lower", inverted, "lower > upper", rows))
+    outside = ~inverted & ((pred < lo) | (pred > hi))
+    if outside.any():
+        problems.append(model._problem("y_pred", outside, "y_pred outside [lower, upper]", rows))
+    if problems:
+        raise ValueError("inconsistent interval:\n  " + "\n  ".join(problems))
+    half = (hi - lo) / 2.0
+    u = half / _quantile_function(gen, (1.0 + level) / 2.0)
+    offset = np.abs((hi + lo) / 2.0 - pred)
+    asym = np.isfinite(offset) & (offset > ASYMMETRY_TOLERANCE * half)
+    n_asym = int(asym.sum())
+    if n_asym:
+        warnings.warn(
+            f"from_predictions: {model._n_rows(n_asym)} of {len(rows)} with an asymmetric interval "
+            f"(centre more than {ASYMMETRY_TOLERANCE:.0%} of the half-width away from y_pred; "
+            f"{model._rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
+            "represented (attrs['n_asymmetric'])", UserWarning, stacklevel=model._stacklevel())
+    return u, n_asym
+
+
+def _quantile_uE(qv, levels, gen, rule):
+    z = _quantile_function(gen, levels)
+    if rule == "nearest":
+        i_lo = int(np.argmin(np.abs(levels - P_LOW)))
+        i_hi = int(np.argmin(np.abs(levels - P_HIGH)))
+        if i_lo == i_hi:
+            raise ValueError(f"quantiles: the levels nearest {P_LOW:.4f} and {P_HIGH:.4f} are both "
+                             f"{levels[i_lo]:g}; give levels on both sides, e.g. 0.16 and 0.84")
+        u = (qv[:, i_hi] - qv[:, i_lo]) / (z[i_hi] - z[i_lo])
+        return u, [float(levels[i_lo]), float(levels[i_hi])]
+    zc = z - z.mean()
+    u = (qv - qv.mean(axis=1, keepdims=True)) @ zc / float(zc @ zc)
+    return u, levels.tolist()
+
+
+def _count_crossing(qv, rows) -> int:
+    crossing = (np.diff(qv, axis=1) < 0).any(axis=1)
+    n = int(crossing.sum())
+    if n:
+        warnings.warn(f"from_predictions: {model._n_rows(n)} of {len(rows)} with crossing quantiles "
+                      f"(a quantile below that of a lower level; {model._rows_text(rows[crossing])}); "
+                      "attrs['n_crossing']", UserWarning, stacklevel=model._stacklevel())
+    return n
