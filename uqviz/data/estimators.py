@@ -221,10 +221,22 @@ def _inverse_target(ttr, kw: dict) -> dict:
     return out
 
 
+def _mapie_levels(est):
+    """Confidence levels of a MAPIE >= 1 regressor: public ``confidence_level`` when kept,
+    else ``1 - alpha`` of the ``_alphas`` MAPIE 1.x stores (it does not keep the argument)."""
+    if getattr(est, "confidence_level", None) is not None:
+        return np.atleast_1d(np.asarray(est.confidence_level, dtype=float))
+    if getattr(est, "_alphas", None) is not None:
+        return 1.0 - np.atleast_1d(np.asarray(est._alphas, dtype=float))
+    raise TypeError(f"estimator: {_name(est)} keeps no confidence level; call "
+                    "uqviz.from_predictions(y, y_pred, lower=..., upper=..., level=...) with "
+                    "the output of its predict_interval")
+
+
 def _mapie(est, X):
     y_pred, pis = est.predict_interval(X)
     pis = np.asarray(pis, dtype=float)
-    levels = np.atleast_1d(np.asarray(getattr(est, "confidence_level"), dtype=float))
+    levels = _mapie_levels(est)
     if pis.ndim == 2:
         pis = pis[:, :, None]
     if pis.ndim != 3 or pis.shape[1] != 2 or pis.shape[2] != levels.size:
