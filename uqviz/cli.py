@@ -9,6 +9,7 @@ Examples
     uqviz validate                                 # the embedded default example
     uqviz validate data.csv --reference y --prediction yhat --variances var
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
+    uqviz report data.csv --errors E --uncertainties uE --no-remedy   # no recalibration
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
     r.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
     r.add_argument("--n-mc", type=int, default=2000, help="Monte Carlo size of references")
+    r.add_argument("--no-remedy", dest="remedy", action="store_false",
+                   help="do not recalibrate and re-validate when a test fails (no Remedy "
+                        "section)")
     return p
 
 
@@ -111,7 +115,7 @@ def run_report(args, out=None) -> int:
     prepare_folder(args.out)  # fail before the computation, not after
     ds = load_data(args)
     rep = report(ds, features=args.features, n_boot=args.n_boot, n_mc=args.n_mc,
-                 rng=args.seed, progress=None)
+                 rng=args.seed, progress=None, remedy=args.remedy)
     paths = rep.save(args.out)
     print("\n".join(rep.conclusion), file=out)
     print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)
