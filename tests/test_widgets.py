@@ -116,3 +116,30 @@ def test_default_explorer_emits_no_warning():
     with pytest.raises(TypeError, match="n_boot"):
         ConditionalExplorer(uqviz.synthetic.default_example(), n_boot="200")
 
+
+
+def test_recalibration_control_shows_before_and_after(explorer):
+    ex = explorer
+    assert ex.recalibration.value == "none" and ex.result_before is None
+    ex.conditioning.value = "X"
+    plain = ex.result
+    ex.recalibration.value = "bvs"  # BVS on the variable conditioned on, cross-fitted
+    assert ex.result.attrs["conditioning"] == "X" and ex.result_before is not None
+    np.testing.assert_array_equal(ex.result_before.estimate, plain.estimate)
+    assert not bool(ex.fv_before.nominal_inside) and bool(ex.fv.nominal_inside)
+    # the same as the public functions called directly
+    rec = uqviz.recalibrate(ex.data, method="bvs", conditioning="X", rng=0)
+    direct = uqviz.local_calibration(rec, conditioning="X", n_bins=ex.n_bins.value,
+                                     n_boot=200, rng=0)
+    np.testing.assert_array_equal(ex.result.ci_lower, direct.ci_lower)
+    assert "before: f<sub>v</sub>" in ex.fv_label.value and "BVS on X" in ex.fv_label.value
+    labels = [t.get_text() for t in ex.ax.get_legend().get_texts()]
+    assert any(t.startswith("before") for t in labels) and any("BVS on X" in t for t in labels)
+    ex.conditioning.value = "uE"
+    ex.recalibration.value = "isotonic"
+    assert "stratified" in ex.message.value and ex.result.attrs["conditioning"] == "uE"
+    ex.recalibration.value = "none"
+    assert ex.result_before is None and ex.fv_before is None
+    assert "before:" not in ex.fv_label.value
+    with pytest.raises(ValueError, match="recalibration"):
+        ConditionalExplorer(uqviz.synthetic.default_example(), recalibration="quantile")

@@ -10,6 +10,7 @@ Examples
     uqviz validate data.csv --reference y --prediction yhat --variances var
     uqviz validate data.csv --features mass --fail-on any --json verdicts.json   # a CI gate
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
+    uqviz report data.csv --errors E --uncertainties uE --no-remedy   # no recalibration
 
 Exit status of ``validate``: 0, or 1 when a verdict named by ``--fail-on`` fails; 2 for
 bad input (any command).
@@ -72,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
     r.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
     r.add_argument("--n-mc", type=int, default=2000, help="Monte Carlo size of references")
+    r.add_argument("--no-remedy", dest="remedy", action="store_false",
+                   help="do not recalibrate and re-validate when a test fails (no Remedy "
+                        "section)")
     return p
 
 
@@ -243,7 +247,7 @@ def run_report(args, out=None) -> int:
     prepare_folder(args.out)  # fail before the computation, not after
     ds = load_data(args)
     rep = report(ds, features=args.features, n_boot=args.n_boot, n_mc=args.n_mc,
-                 rng=args.seed, progress=None)
+                 rng=args.seed, progress=None, remedy=args.remedy)
     paths = rep.save(args.out)
     print("\n".join(rep.conclusion), file=out)
     print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)

@@ -29,7 +29,9 @@ from uqviz.engine.binning import default_n_bins
 from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.tree import datasets_of
 from uqviz.reference.simulated import validate
+from uqviz.reporting import remedy as rmd
 from uqviz.reporting import render, text, wording
+from uqviz.scores.coverage import calibration_curve, interval_coverage
 from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
 __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_filename",
@@ -269,8 +271,30 @@ def _features(ds, features):
 
 
 def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
-           progress=None, figures=True):
+           progress=None, figures=True, remedy=True):
     """Validate a dataset with every analysis of uqviz and say the verdict in words.
+
+    The report holds the tailedness screen, average calibration (ZMS, RCE, NLL),
+    consistency (LZM, LZMS vs uE), adaptivity (vs each feature), the interval coverage
+    (:func:`uqviz.interval_coverage`: PICP at 50, 68, 90, 95 and 99 % with binomial
+    intervals and verdicts), the calibration curve (:func:`uqviz.calibration_curve`:
+    miscalibration area, MACE, RMSCE and the figure), ENCE, ZMSE and CC against simulated
+    references, and a conclusion in words.
+
+    When average calibration (ZMS rejected), consistency or adaptivity fails, a "Remedy"
+    section follows (``remedy=True``): the data are recalibrated by each method of
+    :func:`uqviz.recalibrate` (cross-fitted on 5 folds, the same folds for every method):
+    scaling, linear, isotonic, BVS on uE and BVS on each feature (with more than 20 distinct
+    values); each result is re-validated, side by side with the data before: ZMS with its
+    verdict (never "OK" when the tailedness screen of the recalibrated data fails), f_v of
+    LZMS vs uE (stratified bins for the isotonic output, a step function of uE) and vs each
+    feature, the PICP at 95 %, and NLL and CRPS before and after
+    (:func:`uqviz.proper_scores`, the same resamples before and after). Each re-validation
+    uses ``min(n_boot, 1000)`` bootstrap replicates (enough for the verdicts; this keeps the
+    section within seconds on QM9). A sentence says which method repairs what, decided by the
+    verdicts: a property is repaired when its reference lies inside the interval after
+    recalibration; the validated remedy is the simplest method after which every test passes
+    (JSON: ``remedy.recommended``, ``remedy.validated``, ``remedy.methods``).
 
     Parameters
     ----------
@@ -292,11 +316,16 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         The same seed gives the same report. Each dataset of a tree gets its own
         child stream, in order; within a dataset the analyses use the children of
         ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
-        for uE then each feature, ENCE, ZMSE, CC.
+        for uE then each feature, ENCE, ZMSE, CC; the remedy uses the last child
+        (``uqviz.engine.seeds``: one seed for the folds of every method, one for the
+        bootstrap of the re-validations, one for the scores before and after).
     progress : bool or None
         Progress bar (None: shown when someone is watching).
     figures : bool, default True
         Draw the figures (HTML); False for numbers only.
+    remedy : bool, default True
+        Recalibrate and re-validate when a test fails (the "Remedy" section); False
+        switches it off (no ``remedy`` block in the numbers).
 
     Returns
     -------
@@ -317,20 +346,21 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     n_mc = checks.count("n_mc", n_mc, minimum=1)
     n_bins = checks.optional_count("n_bins", n_bins)
     figures = checks.boolean("figures", figures)
+    remedy = checks.boolean("remedy", remedy)
     if features is not None:
         features = checks.names("features", features)
     gen = checks.rng(rng)
     pairs = datasets_of(data)
     if isinstance(data, xr.Dataset):
         return _report_one(data, features=features, n_boot=n_boot, n_mc=n_mc, n_bins=n_bins,
-                           rng=gen, progress=progress, figures=figures)
+                           rng=gen, progress=progress, figures=figures, remedy=remedy)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
         ds.attrs = {**ds.attrs, "name": name}
         reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
                                     n_bins=n_bins, rng=child, progress=progress,
-                                    figures=figures)
+                                    figures=figures, remedy=remedy)
     return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
 
 
@@ -342,14 +372,17 @@ def _binning(ds, cond, n_bins):
     return "equal_count", n_bins, n_distinct
 
 
-def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures) -> Report:
+def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
+                remedy=True) -> Report:
     check_dataset(data)
     name = str(data.attrs.get("name") or "data")
     feats = _features(data, features)
     m = data.sizes["point"]
+    n_bins_given = n_bins
     n_bins = default_n_bins(m) if n_bins is None else n_bins
-    rngs = iter(rng.spawn(8 + 2 * len(feats)))
-    bar = progress_bar(3 + len(feats), desc=f"uqviz report {name}", progress=progress)
+    children = rng.spawn(8 + 2 * len(feats))
+    rngs = iter(children[:-1])  # the last child is the remedy's
+    bar = progress_bar(5 + len(feats), desc=f"uqviz report {name}", progress=progress)
     numbers, figs, warns = {}, {}, []
 
     numbers["data"] = _summary(data, feats)
@@ -401,6 +434,17 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
             figs[f"LZMS_{cond}"] = _png(ax.figure)
         bar.update()
 
+    cov, curve = interval_coverage(data), calibration_curve(data)
+    numbers["coverage"] = dataset_to_json(cov)
+    numbers["calibration_curve"] = dataset_to_json(curve)
+    if figures:
+        from uqviz.plots.scores import calibration_curve as plot_curve
+        from uqviz.plots.scores import coverage as plot_coverage
+
+        figs["coverage"] = _png(plot_coverage(cov).figure)
+        figs["calibration_curve"] = _png(plot_curve(curve).figure)
+    bar.update()
+
     wf = {}
     if local["uE"] is not None and m >= 2 * DEFAULT_N_BINS:
         # ENCE, ZMSE bin uE (20 bins of >= 2 points); CC ranks it: undefined for constant uE
@@ -411,9 +455,66 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
         warns += sorted({str(w.message) for w in caught})
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
+
+    before, trigger = _before(avg, tail, local, feats)
+    if remedy and trigger:
+        conds = [c for c in ["uE", *feats] if local[c] is not None]
+        block, after_local, rwarns = rmd.run_remedy(
+            data, before, conds=conds, binning_of=lambda d, c: _binning(d, c, n_bins)[:2],
+            n_bins=n_bins_given, n_boot=min(n_boot, rmd.REMEDY_N_BOOT), rng=children[-1])
+        numbers["remedy"] = block
+        warns += rwarns
+        if figures:
+            fig = _remedy_figure(block, local, after_local)
+            if fig is not None:
+                figs["remedy"] = _png(fig)
+    bar.update()
     bar.close()
-    conclusion = _conclusion(avg, local, wf, feats, tail, m)
+    conclusion = _conclusion(avg, local, wf, feats, tail, m, cov, curve)
+    if "remedy" in numbers:
+        conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
+                          + numbers["remedy"]["summary"])
     return Report(name, _jsonable(numbers), conclusion, warns, figs)
+
+
+def _before(avg, tail, local, feats):
+    """``({property: status}, trigger)``: the tests of the remedy before recalibration;
+    trigger when one fails (a rejected ZMS counts even when heavy tails make it unreliable)."""
+    zms = avg.sel(statistic="ZMS")
+    heavy = any(bool(tail["exceeds"].sel(variable=v)) for v in wording.HEAVY_FOR_ZMS)
+    computed = bool(np.isfinite(float(zms["ci_lower"])) and np.isfinite(float(zms["ci_upper"])))
+    valid = bool(zms["valid"]) and computed
+    before = {"average calibration": rmd.property_status(valid, not heavy, computed)}
+    trigger = computed and not valid
+    for cond in ["uE", *feats]:
+        if local[cond] is None:
+            continue
+        ok = bool(local[cond]["fv_LZMS"]["nominal_inside"])
+        before[wording.property_name(cond)] = rmd.property_status(ok)
+        trigger = trigger or not ok
+    return before, trigger
+
+
+def _remedy_figure(block, local, after_local):
+    """LZMS before and after the recommended method (else the one repairing most) on the
+    first variable that failed and that the method re-validated."""
+    rows = [r for r in block["methods"] if r["label"] in after_local]
+    if not rows:
+        return None
+    pick = next((r for r in rows if r["label"] == block["recommended"]), None)
+    if pick is None:
+        pick = max(rows, key=lambda r: len(r["repairs"]))
+    failing = [c for c in after_local[pick["label"]]
+               if block["before"]["status"].get(wording.property_name(c)) != "OK"]
+    if not failing:
+        return None
+    from uqviz.plots.recalibration import before_after
+
+    cond = failing[0]
+    ax = before_after(local[cond]["LZMS"], after_local[pick["label"]][cond],
+                      labels=("before", pick["description"]), log_x=cond == "uE")
+    ax.set_title(f"LZMS vs {cond}: before and after {pick['description']}")
+    return ax.figure
 
 
 def _summary(ds, feats):
@@ -430,7 +531,7 @@ def _summary(ds, feats):
     return out
 
 
-def _conclusion(avg, local, wf, feats, tail, m):
+def _conclusion(avg, local, wf, feats, tail, m, cov=None, curve=None):
     lines = [wording.average_line(avg, tail)]
     for cond in ["uE", *feats]:
         if local[cond] is None:
@@ -453,6 +554,10 @@ def _conclusion(avg, local, wf, feats, tail, m):
         else:
             tail_words = f" for {where}"
         lines.append(f"{head} ({what}){tail_words}.")
+    if cov is not None:
+        lines.append(wording.coverage_line(cov))
+    if curve is not None:
+        lines.append(wording.curve_line(curve))
     for cond in ["uE", *feats]:
         if local[cond] is not None and local[cond]["LZMS"].attrs.get("binning") == "stratified":
             lines.append(local[cond]["note"])

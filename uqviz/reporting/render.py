@@ -88,9 +88,83 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
                             if regions else "") + "</p>")
             if f"LZMS_{cond}" in figures:
                 parts.append(_img(figures[f"LZMS_{cond}"]))
+    if "coverage" in n:
+        parts += [f"<{h2}>Interval coverage</{h2}>",
+                  f"<p>PICP: share of points with E inside &plusmn;uE q<sub>D</sub>((1+p)/2), "
+                  f"D = {_e(str(n['coverage']['attrs'].get('generative', 'normal')))}; "
+                  "Wilson interval (continuity-corrected); valid: the level p lies inside. "
+                  "MPIW: mean interval width.</p>",
+                  _table(n["coverage"], "level",
+                         ["picp", "picp_lower", "picp_upper", "mpiw", "valid"])]
+        if "coverage" in figures:
+            parts.append(_img(figures["coverage"]))
+    if "calibration_curve" in n:
+        c = n["calibration_curve"]["data"]
+        parts += [f"<{h2}>Calibration curve</{h2}>",
+                  f"<p>Observed vs expected proportions of the central intervals "
+                  f"({n['calibration_curve']['dims'].get('level', '')} levels): miscalibration "
+                  f"area {fmt(c['miscalibration_area']['values'], '.4g')}, MACE "
+                  f"{fmt(c['mace']['values'], '.4g')}, RMSCE {fmt(c['rmsce']['values'], '.4g')}."
+                  "</p>"]
+        if "calibration_curve" in figures:
+            parts.append(_img(figures["calibration_curve"]))
     parts.append(f"<{h2}>Statistics without predefined reference (simulated references)</{h2}>")
     parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
+    if "remedy" in n:
+        parts += [f"<{h2}>Remedy: cross-fitted recalibrations, re-validated</{h2}>",
+                  _remedy_html(n["remedy"])]
+        if "remedy" in figures:
+            parts.append(_img(figures["remedy"]))
     return "\n".join(parts)
+
+
+def _ci(block) -> str:
+    return (f"{fmt(block.get('estimate'), '.3g')} [{fmt(block.get('ci_lower'), '.3g')}, "
+            f"{fmt(block.get('ci_upper'), '.3g')}]")
+
+
+def _remedy_html(r) -> str:
+    """The re-validation of each recalibration, side by side with the data before."""
+    rows = r["methods"]
+    conds = next((list(m["fv"]) for m in rows if "fv" in m), [])
+    head = (["method", "ZMS [CI]: verdict"] + [f"f<sub>v</sub> vs {_e(c)}" for c in conds]
+            + [f"PICP {100 * r['level']:g} %", "NLL", "CRPS", "validated"])
+    sb = r["before"]
+    before_scores = sb.get("scores", {})
+    cells = [["<i>before</i>", _e(sb["status"].get("average calibration", ""))]
+             + [_e(sb["status"].get("consistency" if c == "uE" else f"adaptivity in {c}", ""))
+                for c in conds]
+             + ["", *(_ci(before_scores[s]) if s in before_scores else "n/a"
+                      for s in ("nll", "crps")), ""]]
+    for m in rows:
+        name = _e(m["description"])
+        if m.get("error"):
+            cells.append([name, f"<span class='warn'>not computed: {_e(m['error'])}</span>"]
+                         + [""] * (len(head) - 2))
+            continue
+        z = m["zms"]
+        row = [name, f"{_ci(z)}: {_e(z['status'])}"]
+        for c in conds:
+            fv = m["fv"][c]
+            row.append(f"{_ci(fv)}: {_e(fv['status'])}"
+                       + (" (stratified)" if fv.get("binning") == "stratified" else ""))
+        cov = m["coverage"]
+        row.append(f"{fmt(cov['picp'], '.3f')} [{fmt(cov['picp_lower'], '.3f')}, "
+                   f"{fmt(cov['picp_upper'], '.3f')}]: {'OK' if cov['valid'] else 'fails'}")
+        row += [_ci(m["scores"][s]) for s in ("nll", "crps")]
+        row.append("<b>yes</b>" if m["validated"] else "no")
+        cells.append(row)
+    table = ("<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+             + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>"
+                       for row in cells) + "</table>")
+    note = (f"<p><small>Each method recalibrates every point by a fit on the other "
+            f"{r['folds'] - 1} of {r['folds']} folds (cross-fitting; the same folds for every "
+            f"method), so that re-validating on the same data is honest. Re-validation with "
+            f"{r['n_boot']} bootstrap replicates; a verdict is OK when the reference lies "
+            "inside the interval, and never OK when the tailedness screen fails (unreliable). "
+            "NLL and CRPS (smaller is better) use the same resamples before and after. "
+            "Parameters in words are those of a fit on all the data.</small></p>")
+    return f"<p><b>{_e(r['summary'])}</b></p>{table}{note}"
 
 
 def _img(png: bytes) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
-           "binning_note", "HEAVY_FOR_ZMS"]
+           "binning_note", "HEAVY_FOR_ZMS", "property_name", "remedy_sentence",
+           "coverage_line", "curve_line"]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable (Pernot (2024b),
 #: Table II: heavy E^2 or Z^2 tails question RCE and ZMS; heavy uE^2 tails question RCE)
@@ -196,3 +197,156 @@ def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_po
 def constant_note(cond: str) -> str:
     """Why a constant conditioning variable is not binned."""
     return f"{cond} is constant: one value, nothing to condition on"
+
+
+def property_name(cond: str) -> str:
+    """The property a local analysis on ``cond`` tests: consistency (uE) or adaptivity.
+
+    Examples
+    --------
+    >>> property_name("uE"), property_name("mass")
+    ('consistency', 'adaptivity in mass')
+    """
+    return "consistency" if cond == "uE" else f"adaptivity in {cond}"
+
+
+def _join(words) -> str:
+    words = list(words)
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _or(words) -> str:
+    words = list(words)
+    return ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
+
+
+def _state(status: str) -> str:
+    return {"fails": "still fails", "unreliable": "is unreliable (heavy tails)",
+            "n/a": "could not be re-validated"}.get(status, "is OK")
+
+
+def remedy_sentence(before: dict, methods: list) -> str:
+    """Which recalibration repairs what, in words, decided by the re-validation's statuses.
+
+    A property (``"average calibration"``, ``"consistency"``, ``"adaptivity in <x>"``) is
+    repaired by a method when it was not OK before and is ``"OK"`` after: validated (the
+    reference inside the interval) and, for the ZMS, not questioned by the tailedness
+    screen ("unreliable" is never "OK"). The first method (the simplest, scaling) is said
+    first; each property it leaves failing is followed by the methods that repair it; a
+    second sentence names the validated remedy: the first method after which every test
+    passes.
+
+    Parameters
+    ----------
+    before : dict
+        Property -> status before recalibration: ``"OK"``, ``"fails"``, ``"unreliable"``.
+    methods : list of dict
+        One per method, simplest first: ``description`` (words, e.g. ``"scaling by 5.05"``),
+        ``status`` (property -> ``"OK"``, ``"fails"``, ``"unreliable"`` or ``"n/a"``) and
+        optionally ``error`` (the method could not be computed) and ``zms`` (with ``valid``).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> before = {"average calibration": "fails", "consistency": "OK",
+    ...           "adaptivity in mass": "fails"}
+    >>> scaling = {"description": "scaling by 5.05", "status": {
+    ...     "average calibration": "OK", "consistency": "OK", "adaptivity in mass": "fails"}}
+    >>> bvs = {"description": "BVS on mass", "status": dict.fromkeys(before, "OK")}
+    >>> remedy_sentence(before, [scaling, bvs])
+    'Scaling by 5.05 restores average calibration; adaptivity in mass still fails; BVS on mass repairs it. Validated remedy: BVS on mass (every test passes after it).'
+    """
+    failing = [p for p, s in before.items() if s != "OK"]
+    ok = [m for m in methods if not m.get("error")]
+    if not ok:
+        return "No recalibration could be computed (see the table)."
+
+    def repairs(m):
+        return [p for p in failing if m["status"].get(p) == "OK"]
+
+    def restore(props):
+        verbs = [("restores " if p == "average calibration" else "repairs ") + p for p in props]
+        return _join(verbs)
+
+    first, rest = ok[0], ok[1:]
+    fixed = repairs(first)
+    clauses = [f"{first['description']} {restore(fixed)}" if fixed
+               else f"{first['description']} repairs none of the failures"]
+    avg = first["status"].get("average calibration")
+    if avg == "unreliable" and first.get("zms", {}).get("valid"):
+        clauses[0] += " (its ZMS is validated, but heavy tails make the verdict unreliable)"
+    for p in failing:
+        if p in fixed:
+            continue
+        fixers = []
+        for m in rest:
+            if p in repairs(m):
+                left = [q for q, s in m["status"].items() if s != "OK" and q != p]
+                fixers.append(m["description"] + (f" (but not {_or(left)})" if left else ""))
+        state = first["status"].get(p, "n/a")
+        clause = f"{p} {_state(state)}"
+        if fixers:
+            clause += f"; {_join(fixers)} repair{'s' if len(fixers) == 1 else ''} it"
+        elif state == "unreliable" and all(m["status"].get(p) == "unreliable" for m in ok):
+            clause = f"{p} stays unreliable after every method (heavy tails)"
+        else:
+            clause += "; no method repairs it"
+        clauses.append(clause)
+    text = "; ".join(clauses)
+    text = text[0].upper() + text[1:] + "."
+    validated = [m for m in ok if m["status"] and all(s == "OK" for s in m["status"].values())]
+    if validated:
+        text += f" Validated remedy: {validated[0]['description']} (every test passes after it)."
+    else:
+        almost = [m for m in ok if m["status"]
+                  and all(s in ("OK", "unreliable") for s in m["status"].values())]
+        text += " No method passes every test"
+        if almost:
+            text += (f"; after {_join(m['description'] for m in almost)} every test passes but "
+                     "the ZMS verdict is unreliable (heavy tails)")
+        text += "."
+    return text
+
+
+def coverage_line(cov) -> str:
+    """The interval coverage in words: the levels whose PICP is validated and those not.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> coverage_line(uqviz.interval_coverage(uqviz.synthetic.nig(5000, nu=20, rng=0)))
+    'Interval coverage (normal D): PICP validated at every level (50, 68, 90, 95, 99 %).'
+    >>> coverage_line(uqviz.interval_coverage(uqviz.synthetic.default_example(),
+    ...                                       levels=(0.5, 0.95)))  # doctest: +ELLIPSIS
+    'Interval coverage (normal D): not validated at 50 % (PICP = 0.522); validated at 95 % (a PICP depends on ...'
+    """
+    levels = [float(v) for v in cov["level"].values]
+    valid = [bool(v) for v in cov["valid"].values]
+    picp = [float(v) for v in cov["picp"].values]
+    gen = cov.attrs.get("generative", "normal")
+    pct = [f"{100 * lv:g}" for lv in levels]
+    if all(valid):
+        return f"Interval coverage ({gen} D): PICP validated at every level ({', '.join(pct)} %)."
+    bad = [f"{p} % (PICP = {fmt(v, '.3f')})" for p, v, ok in zip(pct, picp, valid) if not ok]
+    good = [p for p, ok in zip(pct, valid) if ok]
+    return (f"Interval coverage ({gen} D): not validated at {_join(bad)}"
+            + (f"; validated at {', '.join(good)} %" if good else "")
+            + " (a PICP depends on the shape D of the errors too, not only on their variance).")
+
+
+def curve_line(curve) -> str:
+    """The calibration curve's scalars in one line.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> curve_line(xr.Dataset({"miscalibration_area": 0.0123, "mace": 0.0121, "rmsce": 0.0142}))
+    'Calibration curve: miscalibration area 0.0123, MACE 0.0121, RMSCE 0.0142.'
+    """
+    return (f"Calibration curve: miscalibration area {fmt(curve['miscalibration_area'], '.3g')}, "
+            f"MACE {fmt(curve['mace'], '.3g')}, RMSCE {fmt(curve['rmsce'], '.3g')}.")

@@ -1,9 +1,10 @@
 """Interactive explorer of conditional calibration (LZM / LZMS / LRCE per bin).
 
-Controls -> :func:`uqviz.local_calibration` + :func:`uqviz.fraction_valid`
--> :func:`uqviz.plots.conditional.local`. The current numbers are exposed as
-``.result`` and ``.fv``, so the explorer is tested (and scripted) by setting
-the ``.value`` of its controls.
+Controls -> (:func:`uqviz.recalibrate`) -> :func:`uqviz.local_calibration` +
+:func:`uqviz.fraction_valid` -> :func:`uqviz.plots.conditional.local` (or
+:func:`uqviz.plots.recalibration.before_after` when recalibrated). The current numbers
+are exposed as ``.result`` and ``.fv`` (and ``.result_before``, ``.fv_before``), so the
+explorer is tested (and scripted) by setting the ``.value`` of its controls.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import warnings
 import numpy as np
 
 from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
 from uqviz.widgets._display import (ExplorerDrawing, dataset_dropdown, labelled_datasets,
@@ -23,6 +25,8 @@ __all__ = ["ConditionalExplorer"]
 
 STATISTICS = ("ZMS", "ZM", "RCE", "PICP")
 BINNINGS = ("equal_count", "equal_width", "stratified")
+#: the recalibration control: "none" or a method of :func:`uqviz.recalibrate`
+RECALIBRATIONS = ("none", "scaling", "linear", "isotonic", "bvs")
 
 
 def conditioning_options(ds):
@@ -56,19 +60,30 @@ class ConditionalExplorer(ExplorerDrawing):
     n_boot : int, default 1000
         Bootstrap replicates per bin: modest so that the explorer stays
         interactive (use :func:`uqviz.local_calibration` with 5000 for final numbers).
+    recalibration : {"none", "scaling", "linear", "isotonic", "bvs"}, default "none"
+        Recalibrate the uncertainties before the local analysis with
+        :func:`uqviz.recalibrate` (cross-fitted on 5 folds, so that the analysis of the
+        result on the same data is honest); ``"bvs"`` bins on the "condition on" variable.
+        The figure then shows the statistic per bin before and after, and the label both
+        f_v. The isotonic output is a step function of uE: analyse it vs uE with
+        ``binning="stratified"``.
     rng : int, default 0
-        Seed: the same settings always give the same numbers.
+        Seed (of the bootstrap and of the folds): the same settings always give the same
+        numbers.
     figsize : (float, float), default (6.0, 4.0)
 
     Attributes
     ----------
     result : xarray.Dataset
-        The current :func:`uqviz.local_calibration` result.
+        The current :func:`uqviz.local_calibration` result (of the recalibrated data when
+        a recalibration is selected).
     fv : xarray.Dataset
         The current :func:`uqviz.fraction_valid` result.
+    result_before, fv_before : xarray.Dataset or None
+        The same on the data before recalibration (None without recalibration).
     widget : ipywidgets.VBox
         The app (also shown by displaying the explorer itself).
-    dataset, conditioning, n_bins, binning, min_count, statistic, log_x : ipywidgets
+    dataset, conditioning, n_bins, binning, min_count, statistic, recalibration, log_x : ipywidgets
         The controls; set their ``.value`` to drive the explorer from code.
 
     Examples
@@ -79,11 +94,14 @@ class ConditionalExplorer(ExplorerDrawing):
     >>> ex.conditioning.value = "X"
     >>> ex.result.attrs["conditioning"]
     'X'
+    >>> ex.recalibration.value = "bvs"  # BVS on X, cross-fitted
+    >>> bool(ex.fv.nominal_inside), bool(ex.fv_before.nominal_inside)
+    (True, False)
     """
 
     def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
-                 binning="equal_count", min_count=100, n_boot=1000, rng=0,
-                 figsize=(6.0, 4.0)):
+                 binning="equal_count", min_count=100, n_boot=1000, recalibration="none",
+                 rng=0, figsize=(6.0, 4.0)):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -93,6 +111,9 @@ class ConditionalExplorer(ExplorerDrawing):
         self.figsize = tuple(figsize)
         self.result = None
         self.fv = None
+        self.result_before = None
+        self.fv_before = None
+        self._recalibrated = {}  # (dataset, method, conditioning) -> recalibrated data
         self.figure = None
         self.ax = None
         self._busy = False
@@ -118,6 +139,9 @@ class ConditionalExplorer(ExplorerDrawing):
         checks.choice("statistic", statistic, STATISTICS)
         self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
                                     description="statistic")
+        checks.choice("recalibration", recalibration, RECALIBRATIONS)
+        self.recalibration = w.Dropdown(options=list(RECALIBRATIONS), value=recalibration,
+                                        description="recalibrate")
         self.log_x = w.Checkbox(value=conditioning == "uE", description="log x",
                                 indent=False)
         self.fv_label = w.HTML()
@@ -127,12 +151,12 @@ class ConditionalExplorer(ExplorerDrawing):
         self._sync_enabled()
 
         for ctrl in (self.dataset, self.conditioning, self.n_bins, self.binning, self.min_count,
-                     self.statistic, self.log_x):
+                     self.statistic, self.recalibration, self.log_x):
             ctrl.observe(self._on_change, names="value")
         style_controls((self.dataset, self.conditioning, self.n_bins, self.binning,
-                        self.min_count, self.statistic))
+                        self.min_count, self.statistic, self.recalibration))
         controls = w.VBox([self.dataset, self.conditioning, self.statistic, self.binning,
-                           self.n_bins, self.min_count, self.log_x])
+                           self.n_bins, self.min_count, self.recalibration, self.log_x])
         self.widget = w.VBox([w.HBox([controls, w.VBox([self.fv_label, self.message])]),
                               self._canvas_box, self.output])
         self.update()
@@ -174,18 +198,46 @@ class ConditionalExplorer(ExplorerDrawing):
             self.update()
 
     # -------------------------------------------------------------- compute
-    def compute(self):
-        """Run :func:`uqviz.local_calibration` and :func:`uqviz.fraction_valid` for the controls."""
+    def recalibrated(self):
+        """The selected dataset recalibrated by the selected method (:func:`uqviz.recalibrate`,
+        cross-fitted, seed ``rng``), or None for ``"none"``; cached per setting."""
+        method = self.recalibration.value
+        if method == "none":
+            return None
+        cond = self.conditioning.value if method == "bvs" else "uE"
+        key = (self.dataset.value, method, cond)
+        if key not in self._recalibrated:
+            self._recalibrated[key] = recalibrate(self.data, method=method, conditioning=cond,
+                                                  rng=self.rng)
+        return self._recalibrated[key]
+
+    def _local(self, ds):
         stratified = self.binning.value == "stratified"
+        result = local_calibration(
+            ds, statistic=self.statistic.value, conditioning=self.conditioning.value,
+            n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
+            min_count=self.min_count.value if stratified else None, n_boot=self.n_boot,
+            rng=self.rng)
+        return result, fraction_valid(result)
+
+    def compute(self):
+        """Run :func:`uqviz.local_calibration` and :func:`uqviz.fraction_valid` for the controls.
+
+        Returns ``(result, fv, notes)``; with a recalibration selected, ``result`` and ``fv``
+        are those of the recalibrated data and ``.result_before``/``.fv_before`` are set.
+        """
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = local_calibration(
-                self.data, statistic=self.statistic.value, conditioning=self.conditioning.value,
-                n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
-                min_count=self.min_count.value if stratified else None, n_boot=self.n_boot,
-                rng=self.rng)
-        fv = fraction_valid(result)
-        notes = [str(c.message) for c in caught if issubclass(c.category, UserWarning)]
+            after = self.recalibrated()
+            before = self._local(self.data)
+            result, fv = before if after is None else self._local(after)
+        self.result_before, self.fv_before = (None, None) if after is None else before
+        notes = list(dict.fromkeys(str(c.message) for c in caught
+                                   if issubclass(c.category, UserWarning)))
+        if (self.recalibration.value == "isotonic" and self.conditioning.value == "uE"
+                and self.binning.value != "stratified"):
+            notes.append("the isotonic output is a step function of uE: analyse it vs uE "
+                         "with binning = stratified")
         return result, fv, notes
 
     def update(self):
@@ -193,7 +245,7 @@ class ConditionalExplorer(ExplorerDrawing):
         try:
             self.result, self.fv, notes = self.compute()
         except ValueError as err:  # no stale numbers: .result is None until a valid setting
-            self.result = self.fv = None
+            self.result = self.fv = self.result_before = self.fv_before = None
             self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
             return
         self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
@@ -205,7 +257,18 @@ class ConditionalExplorer(ExplorerDrawing):
             f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
             f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; "
             f"{verdict} the target {self.fv.attrs.get('nominal', 0.95):g}")
+        if self.fv_before is not None:
+            b = self.fv_before
+            self.fv_label.value += (
+                f"<br><small>after {html.escape(self._method_words())}; before: "
+                f"f<sub>v</sub> = {float(b['estimate']):.2f} [{float(b['ci_lower']):.2f}, "
+                f"{float(b['ci_upper']):.2f}], {int(b['n_valid'])} of {int(b['n_bins'])} "
+                "valid</small>")
         self.redraw()
+
+    def _method_words(self):
+        method = self.recalibration.value
+        return f"BVS on {self.conditioning.value}" if method == "bvs" else method
 
     # ---------------------------------------------------------------- draw
     def _draw(self, ax):
@@ -217,4 +280,13 @@ class ConditionalExplorer(ExplorerDrawing):
         label = "Uncertainty $u_E$" if name == "uE" else name.replace("_", " ")
         xlabel = f"{label} [{units}]" if units else label
         log_x = self.log_x.value and float(self.result["bin_center"].min()) > 0
-        local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel)
+        if self.result_before is None:
+            local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel)
+            return
+        from uqviz.plots.recalibration import before_after
+
+        before_after(self.result_before, self.result, labels=("before", self._method_words()),
+                     ax=ax, log_x=log_x)
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"f_v = {float(self.fv['estimate']):.2f} after, "
+                     f"{float(self.fv_before['estimate']):.2f} before")

@@ -1,0 +1,231 @@
+"""The report's "Remedy" section: cross-fitted recalibrations, re-validated side by side.
+
+When average calibration, consistency or adaptivity fails, :func:`uqviz.report` recalibrates
+the data with each method of :func:`uqviz.recalibrate` (cross-fitted, so that validating the
+result on the same data is honest) and re-validates each result with the tests that failed
+and those that passed: ZMS with its verdict (and the tailedness screen of the recalibrated
+data), f_v of LZMS vs uE and vs each feature, the coverage of the 95 % intervals, and NLL and
+CRPS before and after (:func:`uqviz.proper_scores`, paired: the same resamples before and
+after). :func:`uqviz.reporting.wording.remedy_sentence` then says in words which method
+repairs what.
+
+The methods: ``"scaling"``, ``"linear"``, ``"isotonic"``, ``"bvs"`` on uE, and ``"bvs"`` on
+each feature with more than :data:`uqviz.reporting.build.DISCRETE_MAX_VALUES` distinct values.
+The isotonic output is a step function of uE (one value per block): it is re-validated vs uE
+with ``binning="stratified"``. Every method uses the same folds and every re-validation the
+same bootstrap seeds, so that the methods are compared on the same draws.
+
+Functions here call the public compute functions only.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from uqviz.average.validation import tailedness, validate_average
+from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.engine import seeds
+from uqviz.recalibration.fitting import fit_recalibration, recalibrate
+from uqviz.reporting import wording
+from uqviz.scores.coverage import interval_coverage
+from uqviz.scores.proper import proper_scores
+
+__all__ = ["REMEDY_N_BOOT", "REMEDY_FOLDS", "remedy_methods", "run_remedy", "property_status"]
+
+#: bootstrap replicates of each re-validation (at most; fewer when the report's ``n_boot``
+#: is smaller): enough for the verdicts of f_v and ZMS (Monte Carlo error of a 95 % BCa limit
+#: about 0.1 se), and 4 + n_features re-validations stay within a few seconds on QM9
+REMEDY_N_BOOT = 1000
+#: folds of the cross-fitted recalibrations (the default of :func:`uqviz.recalibrate`)
+REMEDY_FOLDS = 5
+#: the level of the coverage shown for each method
+REMEDY_LEVEL = 0.95
+
+
+def remedy_methods(features):
+    """``[(label, method, conditioning)]``: the recalibrations tried, simplest first.
+
+    Examples
+    --------
+    >>> [m[0] for m in remedy_methods(["mass"])]
+    ['scaling', 'linear', 'isotonic', 'bvs_uE', 'bvs_mass']
+    """
+    out = [("scaling", "scaling", "uE"), ("linear", "linear", "uE"),
+           ("isotonic", "isotonic", "uE"), ("bvs_uE", "bvs", "uE")]
+    return out + [(f"bvs_{f}", "bvs", f) for f in features]
+
+
+def property_status(valid, reliable=True, computed=True) -> str:
+    """One test's outcome as a word: ``"OK"``, ``"fails"``, ``"unreliable"`` or ``"n/a"``.
+
+    ``"unreliable"``: the tailedness screen questions the statistic (validated or not), so
+    the verdict is never "OK" (Pernot (2024b), Table II).
+
+    Examples
+    --------
+    >>> property_status(True), property_status(False), property_status(True, reliable=False)
+    ('OK', 'fails', 'unreliable')
+    """
+    if not computed:
+        return "n/a"
+    if not bool(reliable):
+        return "unreliable"
+    return "OK" if bool(valid) else "fails"
+
+
+def _f(x):
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _zms(ds, n_boot, seed):
+    avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed)
+    tail = tailedness(ds)
+    z = avg.sel(statistic="ZMS")
+    heavy = [v for v in wording.HEAVY_FOR_ZMS if bool(tail["exceeds"].sel(variable=v))]
+    lo, hi = _f(z["ci_lower"]), _f(z["ci_upper"])
+    computed = lo is not None and hi is not None
+    valid = bool(z["valid"]) and computed
+    return {"estimate": _f(z["estimate"]), "ci_lower": lo, "ci_upper": hi,
+            "reference": 1.0, "valid": valid, "heavy_tails": heavy,
+            "status": property_status(valid, not heavy, computed)}
+
+
+def _fv(ds, cond, binning, n_bins, n_boot, seed):
+    lzms = local_calibration(ds, statistic="ZMS", conditioning=cond, binning=binning,
+                             n_bins=None if binning == "stratified" else n_bins,
+                             n_boot=n_boot, rng=seed)
+    fv = fraction_valid(lzms)
+    ok = bool(fv["nominal_inside"])
+    return {"estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
+            "ci_upper": _f(fv["ci_upper"]), "n_valid": int(fv["n_valid"]),
+            "n_bins": int(fv["n_bins"]), "binning": binning, "valid": ok,
+            "status": property_status(ok)}, lzms
+
+
+def _coverage(ds):
+    cov = interval_coverage(ds, levels=(REMEDY_LEVEL,)).isel(level=0)
+    return {"level": REMEDY_LEVEL, "picp": _f(cov["picp"]), "picp_lower": _f(cov["picp_lower"]),
+            "picp_upper": _f(cov["picp_upper"]), "valid": bool(cov["valid"])}
+
+
+def _scores(ds, n_boot, seed):
+    res = proper_scores(ds, scores=("nll", "crps"), n_boot=n_boot, rng=seed)
+    return {str(s): {"estimate": _f(res["estimate"].sel(score=s)),
+                     "ci_lower": _f(res["ci_lower"].sel(score=s)),
+                     "ci_upper": _f(res["ci_upper"].sel(score=s))}
+            for s in res["score"].values}
+
+
+def describe_method(data, method, conditioning, n_bins=None) -> str:
+    """The method in words, with the parameters of a fit on all the data (for the reader;
+    the re-validated values are cross-fitted).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
+    >>> describe_method(ds.assign(uE=ds["uE"] / 2), "scaling", "uE")
+    'scaling by 1.99'
+    """
+    try:
+        p = fit_recalibration(data, method=method, conditioning=conditioning,
+                              n_bins=n_bins if method == "bvs" else None).parameters
+    except (TypeError, ValueError):
+        p = None
+    if method == "scaling":
+        return "scaling" + ("" if p is None else f" by {float(p['factor']):.3g}")
+    if method == "linear":
+        return "linear recalibration" + ("" if p is None else
+                                         f" ({float(p['a']):.3g} uE {float(p['b']):+.3g})")
+    if method == "isotonic":
+        return "isotonic regression"
+    return f"BVS on {conditioning}"
+
+
+def _properties(conds):
+    return ["average calibration"] + [wording.property_name(c) for c in conds]
+
+
+def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
+    """Recalibrate ``data`` by each method and re-validate; the JSON-ready "remedy" block.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+    before : dict
+        Property name -> status before recalibration (``"average calibration"``,
+        ``"consistency"``, ``"adaptivity in <feature>"``).
+    conds : list of str
+        The conditioning variables re-validated (``"uE"`` and the non-constant features).
+    binning_of : callable
+        ``binning_of(ds, variable) -> (binning, n_bins)``: the binning rule of the report's
+        local analyses (by value for a few-valued variable), applied to the recalibrated data.
+    n_bins : int or None
+        The report's ``n_bins`` as given (passed to BVS; None: BVS's default).
+    n_boot : int
+        Bootstrap replicates of each re-validation.
+    rng : numpy.random.Generator
+        Its children (``uqviz.engine.seeds``) draw the folds (one seed for every method), the
+        bootstrap of ZMS and LZMS and that of the scores (the same for every method and for
+        the data before).
+
+    Returns
+    -------
+    (dict, dict, list of str)
+        The block, the LZMS results per method label (for figures), the warnings.
+    """
+    fold_seed, boot_seed, score_seed = (seeds.kernel_seed(r) for r in seeds.spawn(rng, 3))
+    feats = [c for c in conds if c != "uE"]
+    methods = [m for m in remedy_methods(feats)  # BVS cuts equal-count bins: not few-valued
+               if m[2] == "uE" or binning_of(data, m[2])[0] != "stratified"]
+    warns = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            scores_before = _scores(data, n_boot, score_seed)
+        except (TypeError, ValueError) as exc:
+            scores_before = {"error": str(exc)}
+        rows, locals_ = [], {}
+        for label, method, cond in methods:
+            row = {"label": label, "method": method, "conditioning": cond,
+                   "description": describe_method(data, method, cond, n_bins)}
+            try:
+                rec = recalibrate(data, method=method, conditioning=cond, folds=REMEDY_FOLDS,
+                                  rng=fold_seed, n_bins=n_bins if method == "bvs" else None)
+                row["zms"] = _zms(rec, n_boot, boot_seed)
+                row["fv"], locals_[label] = {}, {}
+                for c in conds:
+                    binning, nb = binning_of(rec, c)
+                    if method == "isotonic" and c == "uE":
+                        binning = "stratified"  # a step function of uE: bins by value
+                    row["fv"][c], locals_[label][c] = _fv(rec, c, binning, nb, n_boot,
+                                                          boot_seed)
+                row["coverage"] = _coverage(rec)
+                row["scores"] = _scores(rec, n_boot, score_seed)
+            except (TypeError, ValueError) as exc:
+                row = {**row, "error": str(exc)}
+                locals_.pop(label, None)
+            if "error" not in row:
+                status = {"average calibration": row["zms"]["status"],
+                          **{wording.property_name(c): row["fv"][c]["status"] for c in conds}}
+            else:
+                status = dict.fromkeys(_properties(conds), "n/a")
+            row["status"] = status
+            row["repairs"] = [p for p, s in before.items() if s != "OK" and status.get(p) == "OK"]
+            row["validated"] = bool(status) and all(s == "OK" for s in status.values())
+            rows.append(row)
+    for w in caught:
+        text = f"remedy: {w.message}"
+        if text not in warns:
+            warns.append(text)
+    validated = [r["label"] for r in rows if r["validated"]]
+    block = {"before": {"status": before, "scores": scores_before},
+             "methods": rows, "validated": validated,
+             "recommended": validated[0] if validated else None,
+             "n_boot": n_boot, "folds": REMEDY_FOLDS, "level": REMEDY_LEVEL,
+             "triggered_by": [p for p, s in before.items() if s != "OK"],
+             "summary": wording.remedy_sentence(before, rows)}
+    return block, locals_, warns
