@@ -269,7 +269,7 @@ def _features(ds, features):
 
 
 def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
-           progress=None, figures=True):
+           progress=None, figures=True, client=None):
     """Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     Parameters
@@ -297,6 +297,9 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         Progress bar (None: shown when someone is watching).
     figures : bool, default True
         Draw the figures (HTML); False for numbers only.
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstraps and Monte Carlo references run (docs/conventions.md); the
+        report does not depend on it.
 
     Returns
     -------
@@ -323,14 +326,14 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     pairs = datasets_of(data)
     if isinstance(data, xr.Dataset):
         return _report_one(data, features=features, n_boot=n_boot, n_mc=n_mc, n_bins=n_bins,
-                           rng=gen, progress=progress, figures=figures)
+                           rng=gen, progress=progress, figures=figures, client=client)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
         ds.attrs = {**ds.attrs, "name": name}
         reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
                                     n_bins=n_bins, rng=child, progress=progress,
-                                    figures=figures)
+                                    figures=figures, client=client)
     return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
 
 
@@ -342,7 +345,8 @@ def _binning(ds, cond, n_bins):
     return "equal_count", n_bins, n_distinct
 
 
-def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures) -> Report:
+def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
+                client=None) -> Report:
     check_dataset(data)
     name = str(data.attrs.get("name") or "data")
     feats = _features(data, features)
@@ -360,7 +364,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         avg = validate_average(data, statistics=("ZMS", "RCE", "NLL"), n_boot=n_boot,
-                               rng=next(rngs))
+                               rng=next(rngs), client=client)
     warns += sorted({f"average calibration: {w.message}" for w in caught})
     numbers["average"] = dataset_to_json(avg)
     bar.update()
@@ -382,7 +386,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
             lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
                                     binning=binning)
             lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=nb,
-                                     binning=binning, n_boot=n_boot, rng=next(rngs))
+                                     binning=binning, n_boot=n_boot, rng=next(rngs),
+                                     client=client)
         warns += sorted({f"{cond}: {w.message}" for w in caught})
         fv_zm, fv_zms = fraction_valid(lzm), fraction_valid(lzms)
         local[cond] = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fv_zm, "fv_LZMS": fv_zms}
@@ -406,7 +411,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures)
         # ENCE, ZMSE bin uE (20 bins of >= 2 points); CC ranks it: undefined for constant uE
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
+            wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs),
+                              client=client)
                   for s in ("ENCE", "ZMSE", "CC")}
         warns += sorted({str(w.message) for w in caught})
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
