@@ -78,6 +78,22 @@ def bench_cc(m_values, n_boot):
         assert np.allclose(a, b, rtol=0, atol=1e-12)
         line(f"M={m:.0e}", f"simulated CC {1e3 * t_new / 4:.1f} ms/draw (keys sort)",
              f"{1e3 * t_o / 4:.1f} ms/draw (argsort both)")
+        if m >= 2_000_000:
+            bench_mc_draw(u, e)
+
+
+def bench_mc_draw(u, e):
+    import uqviz
+
+    ds = uqviz.from_arrays(e, u)
+    for gen in ("normal", "t6"):
+        for stat in ("ENCE", "CC"):
+            uqviz.simulated_reference(ds.isel(point=slice(0, 1000)), statistic=stat,
+                                      generative=gen, n_mc=2, rng=0, progress=False)
+            dt, _ = timed(uqviz.simulated_reference, ds, statistic=stat, generative=gen,
+                          n_mc=16, rng=0, progress=False)
+            line(f"M={u.size:.0e}", f"simulated_reference {stat} D={gen}",
+                 f"{1e3 * dt / 16:.0f} ms per simulated set (draw + statistic)")
 
 
 def write_csv(path, rows):
@@ -89,8 +105,8 @@ def write_csv(path, rows):
     pd.DataFrame({"E": ds.E.values, "uE": ds.uE.values}).to_csv(path, index=False)
 
 
-def bench_report(rows, stages):
-    print(f"\n## uqviz report on {rows:.0e} rows (defaults: n_boot 10^4, n_mc 2000)")
+def bench_report(rows, stages, n_boot, n_mc):
+    print(f"\n## uqviz report on {rows:.0e} rows (n_boot {n_boot}, n_mc {n_mc})")
     with tempfile.TemporaryDirectory() as tmp:
         csv = os.path.join(tmp, "big.csv")
         write_csv(csv, rows)
@@ -98,7 +114,8 @@ def bench_report(rows, stages):
             bench_stages(csv)
             return
         cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "uqviz.cli", "report", csv,
-               "--errors", "E", "--uncertainties", "uE", "--out", os.path.join(tmp, "out")]
+               "--errors", "E", "--uncertainties", "uE", "--out", os.path.join(tmp, "out"),
+               "--n-boot", str(n_boot), "--n-mc", str(n_mc)]
         line("start")
         proc = subprocess.run(cmd, capture_output=True, text=True)
         info = dict(x.strip().split(": ", 1) for x in proc.stderr.splitlines()
@@ -169,6 +186,8 @@ def main():
     p.add_argument("--report", action="store_true", help="run the report on --rows rows")
     p.add_argument("--stages", action="store_true", help="time the report's stages apart")
     p.add_argument("--rows", type=int, default=2_000_000)
+    p.add_argument("--report-n-boot", type=int, default=10_000)
+    p.add_argument("--report-n-mc", type=int, default=2000)
     p.add_argument("--n-boot", type=int, default=64, help="CC replicates timed")
     p.add_argument("--cluster-m", type=int, default=100_000)
     p.add_argument("--skip-cc", action="store_true")
@@ -178,7 +197,7 @@ def main():
     if not args.skip_cc:
         bench_cc([20_000, 200_000, 2_000_000], args.n_boot)
     if args.report or args.stages:
-        bench_report(args.rows, args.stages)
+        bench_report(args.rows, args.stages, args.report_n_boot, args.report_n_mc)
     if not args.skip_cluster:
         bench_cluster(args.cluster_m)
 
