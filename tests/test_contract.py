@@ -280,6 +280,7 @@ def test_defaults_follow_the_table(qual):
                 bad.append(f"{param}={d!r} (contract: {' or '.join(map(repr, allowed))})")
 
     expect("progress", (None,))
+    expect("client", (None,))
     expect("rng", _RNG_DEFAULT.get(name, (None,)))
     expect("ci", (0.95,))
     if name in _N_BOOT_DEFAULT:
@@ -297,6 +298,24 @@ def test_defaults_follow_the_table(qual):
     if "binning" in sig:
         expect("binning", ("equal_count",))
     assert not bad, f"{qual}: " + "; ".join(bad)
+
+
+# random computations that take a client (docs/conventions.md, `client`); the synthetic draws
+# and the interactive explorers run where they are called
+_NO_CLIENT = {"calibrated", "draw_calibrated", "nig", "tig", "ConditionalExplorer",
+              "ReferenceExplorer"}
+
+
+@pytest.mark.parametrize("qual", sorted(PUBLIC))
+def test_bootstrap_and_monte_carlo_functions_take_a_client(qual):
+    try:
+        sig = inspect.signature(PUBLIC[qual]).parameters
+    except (TypeError, ValueError):
+        return
+    if _short(qual) in _NO_CLIENT or not ({"n_boot", "n_mc", "n_datasets"} & set(sig)):
+        return
+    assert "client" in sig and sig["client"].kind is inspect.Parameter.KEYWORD_ONLY, \
+        f"{qual}: bootstrap or Monte Carlo without a keyword-only client option"
 
 
 # the functions the contract's tables name exist under these names at uqviz.<name>

@@ -190,7 +190,7 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
 
 
 def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
-                     method="bca", rng=None, rounding="floor", ties="stable"):
+                     method="bca", rng=None, rounding="floor", ties="stable", client=None):
     """Statistics after removing the largest uncertainties, with the CI of the full set (Pernot (2024b), Fig. 8).
 
     Parameters
@@ -206,6 +206,8 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
         As ``uqviz.average.decimation.n_removed`` (``rounding``: "floor" or "round"
         of ``fraction * M``) and ``uqviz.average.decimation.decimation_order`` (``ties``:
         "stable", equal ``uE`` in row order, or "E", by decreasing ``E``).
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (docs/conventions.md); the numbers do not depend on it.
 
     Returns
     -------
@@ -232,7 +234,8 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
                        rounding=rounding, ties=ties)
     # the CI bars are exactly those of validate_average(data) with the same settings
-    va = validate_average(data, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng)
+    va = validate_average(data, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng,
+                          client=client)
     lo = va["ci_lower"] - va["estimate"]
     hi = va["ci_upper"] - va["estimate"]
     out["ci_lower_halfwidth"] = lo.assign_attrs(long_name="ci_lower - estimate (full set, <= 0)")

@@ -16,6 +16,7 @@ from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import (get_statistic, reference_value,
                                      statistics_option)
+from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 
 __all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
@@ -56,14 +57,16 @@ def _reliable(names, beta):
     return np.array([not any(exceeded[v] for v in TAILEDNESS_SCREENS.get(s, ())) for s in names])
 
 
-def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_replicates):
+def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_replicates,
+                  client=None):
     check_dataset(ds)
     e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     if e.size < MIN_POINTS:
         raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
                          f"{e.size} (too few for a bootstrap interval)")
     stats = [get_statistic(s) for s in statistics]
-    res = bootstrap_against_reference(e, u, stats, n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine)
+    res = bootstrap_against_reference(e, u, stats, n_boot=n_boot, ci=ci, method=method, rng=rng,
+                                      engine=engine, client=client)
     names = [s.name for s in stats]
     est = np.array([res[s].estimate[0] for s in names])
     lower = np.array([res[s].lower[0] for s in names])
@@ -154,7 +157,8 @@ def _warn(out):
 
 
 def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
-                     method="bca", rng=None, engine=None, return_replicates=False):
+                     method="bca", rng=None, engine=None, return_replicates=False,
+                     client=None):
     """Validate average calibration by bootstrap intervals and zeta-scores (Pernot (2024b), eq. 14).
 
     Parameters
@@ -171,6 +175,8 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
         Resampling kernel of the bootstrap (default numba).
     return_replicates : bool, default False
         Also return the replicates on dim ``replicate``.
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (docs/conventions.md); the numbers do not depend on it.
 
     Returns
     -------
@@ -201,7 +207,8 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     return_replicates = checks.boolean("return_replicates", return_replicates)
     statistics = _check_statistics(statistics)
     out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, n_boot=n_boot,
-                       ci=ci, method=method, engine=engine, return_replicates=return_replicates)
+                       ci=ci, method=method, engine=engine, return_replicates=return_replicates,
+                       client=resolve_client(client))
     out.attrs.update({"statistics": list(statistics), "n_boot": n_boot, "ci": ci,
                       "method": method, "rng": seed_attr(rng), "engine": engine,
                       "zeta": "Pernot (2024b), eq. 14",

@@ -13,13 +13,14 @@ from uqviz._array import binned as kbin
 from uqviz._array import stats as ks
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import wilson_interval
-from uqviz._array.bootstrap import bootstrap_moments
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
 from uqviz.engine.statistics import get_statistic
+from uqviz.engine.bootstrap import split_moments
+from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.scores.coverage import generative_for
 
@@ -162,7 +163,8 @@ def local_coverage(e, u, starts, sizes, *, level, generative, ci):
 
 
 def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
-               n_boot, ci, method, engine, random_ties, level=None, generative="normal"):
+               n_boot, ci, method, engine, random_ties, level=None, generative="normal",
+               client=None):
     check_dataset(ds)
     ties_rng, boot_seed = local_streams(rng)
     name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
@@ -181,9 +183,9 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
         if method == "student-t":
             est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
         else:
-            r = bootstrap_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
-                                  seed=boot_seed, ci=ci, method=method, starts=bins.starts,
-                                  sizes=bins.sizes, engine=engine)[statistic]
+            r = split_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
+                              seed=boot_seed, ci=ci, method=method, starts=bins.starts,
+                              sizes=bins.sizes, engine=engine, client=client)[statistic]
             est, lower, upper = r.estimate, r.lower, r.upper
     zeta, valid = verdict(est, ref, lower, upper)
     beta = _beta_gm_per_bin((e / u) ** 2, bins.starts, bins.sizes)
@@ -243,7 +245,7 @@ def _check_common(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
 def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       binning="equal_count", min_count=None, edges=None, log=False,
                       n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
-                      random_ties=False, level=None, generative="normal"):
+                      random_ties=False, level=None, generative="normal", client=None):
     """Local calibration statistic per bin of a conditioning variable, with intervals.
 
     ``statistic="PICP"`` gives the local interval coverage: in each bin, the share of
@@ -271,6 +273,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         method; ``n_boot`` is then unused), ``"bca"`` otherwise.
     random_ties : bool, default False
         Randomise the order of tied conditioning values.
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs, bins split over the workers (docs/conventions.md); the numbers do not depend on it.
     level : float, optional
         PICP only: nominal coverage of the central prediction interval, in (0, 1);
         default 0.95.
@@ -329,7 +333,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                        conditioning=conditioning, n_bins=n_bins, binning=binning,
                        min_count=min_count, edges=edges, log=log, n_boot=n_boot, ci=ci,
                        method=method, engine=engine, random_ties=random_ties, level=level,
-                       generative=generative)
+                       generative=generative, client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
                       "binning": binning, "rng": seeds.seed_attr(rng),
                       "random_ties": int(random_ties), "generative": gen_name})

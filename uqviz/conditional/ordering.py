@@ -17,7 +17,7 @@ from uqviz.conditional.local import (BOOTSTRAP_METHODS, LOCAL_STATISTICS, _check
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import conditioning_values, default_n_bins
-from uqviz.engine.parallel import progress_bar
+from uqviz.engine.parallel import progress_bar, resolve_client
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
 
@@ -199,7 +199,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
 
 def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderings=1000,
                    n_boot=5000, ci=0.95, method=None, rng=None, progress=None, chunk_size=None,
-                   engine=None, common_bootstrap=True):
+                   engine=None, common_bootstrap=True, client=None):
     """Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
 
     Parameters
@@ -221,6 +221,8 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     common_bootstrap : bool, default True
         Use the same bootstrap numbers for a bin in every ordering (the spread is then
         the ordering effect alone); False draws fresh ones per ordering.
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
 
     Returns
     -------
@@ -254,7 +256,8 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     out = map_datasets(_ordering_one, data, rng=checks.rng(rng), statistic=statistic,
                        conditioning=conditioning, n_bins=n_bins, n_orderings=n_orderings,
                        n_boot=n_boot, ci=ci, method=method, progress=progress,
-                       chunk_size=chunk_size, engine=engine, common_bootstrap=common_bootstrap)
+                       chunk_size=chunk_size, engine=engine, common_bootstrap=common_bootstrap,
+                       on_client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_orderings": n_orderings, "n_boot": n_boot,
                       "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
                       "binning": "equal_count", "common_bootstrap": int(common_bootstrap)})

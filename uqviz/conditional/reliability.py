@@ -12,6 +12,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import bin_coords
 from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 
 __all__ = ["reliability", "RELIABILITY_METHODS"]
@@ -53,7 +54,7 @@ def _reliability_one(ds, *, rng, conditioning, n_bins, binning, min_count, n_boo
 
 
 def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", min_count=None,
-                n_boot=5000, ci=0.95, method="bca", rng=None, engine=None):
+                n_boot=5000, ci=0.95, method="bca", rng=None, engine=None, client=None):
     """RMV and RMSE per bin, with intervals: the numbers of a reliability diagram.
 
     Parameters
@@ -68,6 +69,8 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
         Resampling kernel of the bootstrap (default numba).
     method : {"bca", "percentile", "basic", "chi2"}
         RMSE interval: bootstrap, or ``"chi2"`` (n MSE / sigma^2 ~ chi2(n), normal errors).
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
 
     Returns
     -------
@@ -88,7 +91,8 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
                                                   rng=rng, engine=engine)
     out = map_datasets(_reliability_one, data, rng=checks.rng(rng), conditioning=conditioning,
                        n_bins=n_bins, binning=binning, min_count=min_count, n_boot=n_boot,
-                       ci=ci, method=method, engine=engine)
+                       ci=ci, method=method, engine=engine,
+                       on_client=resolve_client(client))
     out.attrs.update({"n_boot": 0 if method == "chi2" else n_boot, "ci": ci, "method": method,
                       "binning": binning, "rng": seeds.seed_attr(rng)})
     if n_bins is not None:

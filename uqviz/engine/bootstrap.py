@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz._array import bca
 from uqviz._array import bootstrap as kboot
+from uqviz._array import rank as krank
 from uqviz._array import stats as ks
 from uqviz._array.bca import METHODS
+from uqviz._array.resample import group_seeds
 from uqviz.engine import checks, seeds
+from uqviz.engine.parallel import resolve_client, run_split, run_task
 from uqviz.engine.statistics import (DEFAULT_N_BINS, binned_estimate, excess_over_reference,
                                      get_statistic, reference_value)
 
-__all__ = ["bootstrap_statistics", "check_points"]
+__all__ = ["bootstrap_statistics", "check_points", "split_moments"]
 
 
 def _as_generic(stat, n_bins):
@@ -71,9 +75,76 @@ def _check_cc(names, e, u):
                              f"constant ({x[0]:.6g} for all {x.size} points)")
 
 
+def _cc_blocks(first, last, shared):
+    prepared, n_boot, seed = shared
+    return krank.cc_bootstrap(prepared, n_boot, seed, blocks=(first, last))
+
+
+def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
+    """CC alone: replicates from draw counts on ranks computed once (O(M) per replicate).
+
+    Blocks of replicates have their own streams, so they are split over the dask workers
+    with the same numbers; the jackknife (delete-group above 1000 points, as
+    :func:`uqviz._array.bootstrap.bootstrap_generic`) is O(M) per group.
+    """
+    prepared = krank.cc_prepare(e, u)
+    parts = run_split(_cc_blocks, krank.n_blocks(n_boot), shared=(prepared, n_boot, seed),
+                      client=client)
+    reps = np.concatenate(parts)
+    with np.errstate(all="ignore"):
+        est = np.asarray(ks.spearman_cc(e, u), dtype=float)
+    jack = None
+    if method == "bca":
+        m = e.size
+        edges = np.linspace(0, m, min(m, kboot.JACKKNIFE_GROUPS) + 1).round().astype(np.int64)
+        jack = krank.cc_jackknife(prepared, edges)
+    ivl = bca.interval(est, reps, ci=ci, method=method, jackknife=jack)
+    bca_only = (lambda x: None if method != "bca" else np.atleast_1d(x))
+    return {"CC": kboot.BootstrapResult(est[None], reps[None], np.atleast_1d(ivl["lower"]),
+                                        np.atleast_1d(ivl["upper"]), bca_only(ivl.get("z0")),
+                                        bca_only(ivl.get("a")))}
+
+
+def _moments_groups(first, last, shared):
+    e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine = shared
+    lo, hi = starts[first], starts[last - 1] + sizes[last - 1]
+    return kboot.bootstrap_moments(e[lo:hi], u[lo:hi], stats, n_boot=n_boot,
+                                   seed=gseeds[first:last], ci=ci, method=method,
+                                   starts=starts[first:last] - lo, sizes=sizes[first:last],
+                                   engine=engine)
+
+
+def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engine,
+                       client):
+    """Moment statistics; on a client, groups (bins) split over the workers.
+
+    Every group has its own seed (:func:`uqviz._array.resample.group_seeds`), so the
+    split does not change the numbers. One group runs as one task (the resampling kernel
+    computes all its replicates).
+    """
+    kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine)
+    if client is None or starts is None or len(sizes) < 2:
+        return run_task(kboot.bootstrap_moments, e, u, stats, seed=seed, starts=starts,
+                        sizes=sizes, client=client, **kwargs)
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    gseeds = group_seeds(seed, len(sizes))
+    parts = run_split(_moments_groups, len(sizes), client=client,
+                      shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine))
+    out = {}
+    for name in stats:
+        rs = [p[name] for p in parts]
+        cat = (lambda field: None if getattr(rs[0], field) is None else
+               np.concatenate([getattr(r, field) for r in rs]))
+        out[name] = kboot.BootstrapResult(*(cat(f) for f in
+                                            ("estimate", "replicates", "lower", "upper",
+                                             "z0", "accel")))
+    return out
+
+
 def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bca",
                          rng=None, engine=None, starts=None, sizes=None,
-                         n_bins=DEFAULT_N_BINS, key=None):
+                         n_bins=DEFAULT_N_BINS, key=None, client=None):
     """Paired bootstrap of several statistics on one set of points.
 
     Parameters
@@ -88,6 +159,10 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
         Equal-count bins of uE of the binned statistics.
     key : ndarray, shape (M,), optional
         Binning variable of the binned statistics (default uE).
+    client : None, "local" or dask.distributed.Client
+        Where the replicates are computed (docs/conventions.md); the numbers do not
+        depend on it. CC's blocks of replicates and the groups of a grouped bootstrap are
+        split over the workers; other paths run as one task.
 
     Returns
     -------
@@ -113,12 +188,16 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
         raise ValueError(f"statistics must be distinct, got {[s.name for s in stats]}")
     e, u = check_points(e, u)
     _check_cc({s.name for s in stats}, e, u)
+    client = resolve_client(client)
     kinds = {s.kind for s in stats}
     if kinds == {"moments"}:
-        return kboot.bootstrap_moments(
+        return split_moments(
             e, u, {s.name: (s.func, s.columns) for s in stats}, n_boot=n_boot,
             seed=seeds.kernel_seed(rng), ci=ci, method=method, starts=starts, sizes=sizes,
-            engine=engine)
+            engine=engine, client=client)
+    if [s.name for s in stats] == ["CC"] and starts is None:
+        return _bootstrap_cc(e, u, n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci,
+                             method=method, client=client)
     if starts is not None:
         raise ValueError("grouped bootstrap is available for moment statistics only")
     if "binned" in kinds:
@@ -131,15 +210,16 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
         if key.shape != e.shape:
             raise ValueError(f"key must have one value per point ({e.size}), got {key.size}")
     if "generic" not in kinds:
-        return kboot.bootstrap_binned(
-            e, u, {s.name: (s.kind, s.func, s.columns) for s in stats}, n_bins=n_bins,
-            n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci, method=method, engine=engine,
-            key=key)
+        return run_task(kboot.bootstrap_binned,
+                        e, u, {s.name: (s.kind, s.func, s.columns) for s in stats},
+                        n_bins=n_bins, n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci,
+                        method=method, engine=engine, key=key, client=client)
     if key is not None:
         raise ValueError("a binning variable other than uE is available for binned and "
                          "moment statistics only")
-    return kboot.bootstrap_generic(e, u, {s.name: _as_generic(s, n_bins) for s in stats},
-                                n_boot=n_boot, rng=rng, ci=ci, method=method)
+    return run_task(kboot.bootstrap_generic, e, u,
+                    {s.name: _as_generic(s, n_bins) for s in stats}, n_boot=n_boot,
+                    rng=rng, ci=ci, method=method, client=client)
 
 
 def bootstrap_against_reference(e, u, statistics, **kwargs):

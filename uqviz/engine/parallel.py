@@ -21,8 +21,12 @@ import numpy as np
 from uqviz._array.resample import block_generator
 from uqviz.engine import checks
 
-__all__ = ["run_blocks", "block_rng", "n_threads", "progress_bar", "show_progress",
-           "resolve_client"]
+__all__ = ["run_blocks", "run_split", "run_task", "split_ranges", "stream_rows", "block_rng",
+           "n_threads", "progress_bar", "show_progress", "resolve_client", "scatter",
+           "STREAM_ELEMENTS"]
+
+#: values of one chunk of simulated sets held at once (8 MB of float64): memory O(M + chunk)
+STREAM_ELEMENTS = 1 << 20
 
 
 def n_threads() -> int:
@@ -61,19 +65,42 @@ def block_rng(seed: int, block: int) -> np.random.Generator:
     return block_generator(seed, block)
 
 
-def run_blocks(func, n_blocks: int, *, client=None, progress=None):
+def scatter(client, value):
+    """``value`` sent once to every worker of ``client`` (a future), or itself without client."""
+    if client is None or value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return client.scatter(value, broadcast=True, hash=False)
+
+
+def run_blocks(func, n_blocks: int, *, client=None, progress=None, shared=None):
     """Evaluate ``func(block)`` for ``block = 0..n_blocks-1``, results in block order.
 
     ``func`` must depend only on its argument; ``client``: see
     :func:`resolve_client`; ``progress`` (tqdm-like) is updated per block.
+    With ``shared`` (large data used by every block), ``func(block, shared)`` is called
+    and ``shared`` is sent to the dask workers once, not with every task.
 
     Examples
     --------
     >>> run_blocks(lambda b: b * b, 4)
     [0, 1, 4, 9]
+    >>> run_blocks(lambda b, s: b + s, 3, shared=10)
+    [10, 11, 12]
     """
     n_blocks = checks.count("n_blocks", n_blocks, minimum=0)
     client = resolve_client(client)
+    if shared is not None:
+        if client is not None:
+            fut = scatter(client, shared)
+            futures = client.map(func, range(n_blocks), [fut] * n_blocks, pure=False)
+            results = client.gather(futures)
+            if progress is not None:
+                progress.update(n_blocks)
+            return results
+        inner = func
+
+        def func(b):
+            return inner(b, shared)
     if client is not None:
         futures = client.map(func, range(n_blocks), pure=False)
         results = client.gather(futures)
@@ -95,6 +122,92 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None):
             if progress is not None:
                 progress.update(1)
         return out
+
+
+def split_ranges(n: int, n_parts: int) -> list[tuple[int, int]]:
+    """``[(first, last), ...]``: ``0..n`` cut into at most ``n_parts`` near-equal ranges.
+
+    Examples
+    --------
+    >>> split_ranges(10, 3)
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    n_parts = max(1, min(int(n_parts), int(n)))
+    cuts = [n * k // n_parts for k in range(n_parts + 1)]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
+def _n_workers(client) -> int:
+    try:
+        return max(1, sum(client.nthreads().values()))
+    except Exception:  # noqa: BLE001 - a client-like object without nthreads
+        return 1
+
+
+def run_split(func, n_items: int, *, shared, client=None, parts_per_worker: int = 2):
+    """``func(first, last, shared)`` over ranges of ``0..n_items``, results in order (a list).
+
+    Without a client, one call over all items (the kernel uses the local threads); with a
+    client, ``shared`` is scattered once and the items are split over the workers'
+    threads. ``func``'s result for an item must not depend on the range it is computed in
+    (each item has its own random stream), so the split never changes the numbers.
+
+    Examples
+    --------
+    >>> run_split(lambda a, b, s: list(range(a, b)), 5, shared=None)
+    [[0, 1, 2, 3, 4]]
+    """
+    client = resolve_client(client)
+    if client is None:
+        return [func(0, int(n_items), shared)]
+    fut = scatter(client, shared)
+    ranges = split_ranges(n_items, parts_per_worker * _n_workers(client))
+    futures = [client.submit(func, a, b, fut, pure=False) for a, b in ranges]
+    return client.gather(futures)
+
+
+def _call_recording_warnings(func, args, kwargs):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = func(*args, **kwargs)
+    return result, [(w.message, w.category) for w in caught]
+
+
+def run_task(func, *args, client=None, **kwargs):
+    """``func(*args, **kwargs)`` here, or as one task on ``client`` (positional args scattered).
+
+    Warnings raised on the worker are raised again here, so that a result computed on a
+    cluster comes with the same warnings as a local one.
+
+    Examples
+    --------
+    >>> run_task(divmod, 7, 2)
+    (3, 1)
+    """
+    client = resolve_client(client)
+    if client is None:
+        return func(*args, **kwargs)
+    import warnings
+
+    futs = [scatter(client, a) for a in args]
+    result, caught = client.submit(_call_recording_warnings, func, futs, kwargs,
+                                   pure=False).result()
+    for message, category in caught:
+        warnings.warn(message, category, stacklevel=3)
+    return result
+
+
+def stream_rows(n_rows: int, m: int) -> int:
+    """Rows of ``m`` values to hold at once so that a chunk stays near :data:`STREAM_ELEMENTS`.
+
+    Examples
+    --------
+    >>> stream_rows(64, 1000), stream_rows(64, 2_000_000)
+    (64, 1)
+    """
+    return max(1, min(int(n_rows), STREAM_ELEMENTS // max(int(m), 1)))
 
 
 def show_progress(progress) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from uqviz._array import binned as kbin
+from uqviz._array import rank as krank
 from uqviz._array import stats as ks
 from uqviz.engine import checks
 
@@ -181,8 +182,8 @@ register_statistic(Statistic("NLL", ks.nll, "moments", ("Z2", "lnV"), _REGISTRY[
 
 register_statistic(Statistic("CC", ks.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE",
-                             counts=(ks.cc_counts_prepare, ks.spearman_cc_counts),
-                             given_u=ks.spearman_cc_given_u))
+                             counts=(krank.cc_prepare, krank.cc_from_counts),
+                             given_u=krank.cc_given_u))
 for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
                             ("UCE", ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
                             ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:

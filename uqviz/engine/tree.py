@@ -60,7 +60,7 @@ def spawn_rngs(rng, n: int) -> list[np.random.Generator]:
 
 
 def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=("E", "uE"),
-                 **kwargs) -> xr.Dataset:
+                 on_client=None, **kwargs) -> xr.Dataset:
     """Apply ``func(ds, rng=..., **kwargs)`` to each dataset of ``data``.
 
     Parameters
@@ -71,6 +71,10 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
         One child stream per dataset.
     variables : tuple of str or None
         See :func:`datasets_of`.
+    on_client : None, "local" or dask.distributed.Client
+        Run each dataset's ``func`` as one task on this client (the dataset sent once,
+        warnings raised again here); the numbers are those of the local run, since each
+        dataset keeps its own child stream.
 
     Returns
     -------
@@ -79,11 +83,36 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     """
     pairs = datasets_of(data, variables=variables)
     rngs = seeds.spawn(rng, len(pairs))
-    if isinstance(data, xr.Dataset):
+    if on_client is not None:
+        from uqviz.engine.parallel import resolve_client
+
+        client = resolve_client(on_client)
+        results = _on_client(func, [ds for _, ds in pairs], rngs, client, kwargs)
+        if isinstance(data, xr.Dataset):
+            return results[0]
+    elif isinstance(data, xr.Dataset):
         return func(pairs[0][1], rng=rngs[0], **kwargs)
-    results = [func(ds, rng=r, **kwargs) for (_, ds), r in zip(pairs, rngs)]
+    else:
+        results = [func(ds, rng=r, **kwargs) for (_, ds), r in zip(pairs, rngs)]
     names = [name for name, _ in pairs]
     out = xr.concat(results, dim=xr.DataArray(names, dims="dataset", name="dataset"),
                     coords="different", compat="equals", join="outer",
                     combine_attrs="drop_conflicts")
     return out
+
+
+def _on_client(func, datasets, rngs, client, kwargs):
+    """``func(ds, rng=r, **kwargs)`` for every dataset as tasks of ``client``, in order."""
+    import warnings
+
+    from uqviz.engine.parallel import _call_recording_warnings, scatter
+
+    futures = [client.submit(_call_recording_warnings, func, [scatter(client, ds)],
+                             dict(kwargs, rng=r), pure=False)
+               for ds, r in zip(datasets, rngs)]
+    results = []
+    for result, caught in client.gather(futures):
+        for message, category in caught:
+            warnings.warn(message, category, stacklevel=4)
+        results.append(result)
+    return results

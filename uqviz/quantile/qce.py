@@ -23,6 +23,7 @@ from uqviz._array import bca
 from uqviz._array import nees as kn
 from uqviz._array.binomial import wilson_interval
 from uqviz.engine import checks
+from uqviz.engine.parallel import run_task
 from uqviz.engine.seeds import seed_attr
 from uqviz.quantile import _inputs
 from uqviz.quantile._inputs import SAMPLE_MODELS
@@ -188,7 +189,7 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
 
 def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, sample_threshold=1,
         value_range=None, reduction="none", samples=None, sample_model="normal",
-        variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None):
+        variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None, client=None):
     """Marginal (M-QCE) or conditional (C-QCE) quantile calibration error (Küppers et al. (2022)).
 
     ``M-QCE(tau) = |mean(inside) - tau|``; ``C-QCE(tau) = sum_b (N_b / N) |freq_b - tau|``
@@ -226,6 +227,9 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     method : {"bca", "percentile", "basic", "bca-direct"}, default "bca"
         M-QCE interval: of ``coverage - tau`` folded onto ``|.|``, or (``"bca-direct"``)
         BCa on ``|coverage - tau|`` (biased away from 0).
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (one task; docs/conventions.md); the numbers do not
+        depend on it.
 
     Returns
     -------
@@ -266,6 +270,10 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
                    value_range=value_range, reduction=reduction, sample_model=sample_model,
                    variable_names=variable_names, n_boot=n_boot, ci=ci, method=method,
                    rng_attr=seed_attr(rng))
+    return run_task(_qce_apply, y, mean, scale, samples, gen, options, client=client)
+
+
+def _qce_apply(y, mean, scale, samples, gen, options):
     return _inputs.apply(lambda d, m, s, r, g: _qce_one(d, m, s, r, g, **options),
                          y, mean, scale, samples, rng=gen)
 

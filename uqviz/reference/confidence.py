@@ -10,14 +10,40 @@ from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
-from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
+from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
+                                   show_progress, stream_rows)
 from uqviz.engine.tree import map_datasets
+from uqviz.reference.simulated import simulated_rows
 
 __all__ = ["confidence_curve", "ERRORS"]
 
 #: error statistics of a confidence curve
 ERRORS = kc.CURVE_ERRORS
 _BLOCK = 64
+
+
+def _mc_block(b, shared):
+    u, gen, n_mc, seed, removed, error, normalize = shared
+    n = min(_BLOCK, n_mc - b * _BLOCK)
+    return np.concatenate([kc.trimmed_curves(x, removed, error=error, normalize=normalize)
+                           for x in simulated_rows(gen, block_rng(seed, b), n, u)])
+
+
+def _boot_block(b, shared):
+    """Resamples of block ``b``, one row of ``M`` indices at a time from its stream."""
+    e, n_boot, seed, removed, error, normalize = shared
+    m = e.size
+    n = min(_BLOCK, n_boot - b * _BLOCK)
+    g = block_rng(seed, b)
+    rows = stream_rows(n, m)
+    out = []
+    for r0 in range(0, n, rows):
+        k = min(rows, n - r0)
+        idx = np.empty((k, m), dtype=np.int64)
+        for r in range(k):
+            idx[r] = np.sort(g.integers(0, m, m))  # sorted indices keep the uE order
+        out.append(kc.trimmed_curves(e[idx], removed, error=error, normalize=normalize))
+    return np.concatenate(out)
 
 
 def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, normalize,
@@ -38,15 +64,12 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     estimate = curves(e)
     oracle = curves(e[np.argsort(-np.abs(e), kind="stable")])
 
-    def mc_block(b):
-        n = min(_BLOCK, n_mc - b * _BLOCK)
-        return curves(u * gen.sample(block_rng(mc_seed, b), (n, m)))
-
     n_mc_blocks = -(-n_mc // _BLOCK)
     n_boot_blocks = -(-n_boot // _BLOCK)
     bar = progress_bar(n_mc_blocks + n_boot_blocks, desc=f"{error} confidence curve",
                        progress=progress)
-    ref = np.concatenate(run_blocks(mc_block, n_mc_blocks, client=client, progress=bar))
+    ref = np.concatenate(run_blocks(_mc_block, n_mc_blocks, client=client, progress=bar,
+                                    shared=(u, gen, n_mc, mc_seed, removed, error, normalize)))
     ref_mean = ref.mean(axis=0)
     ref_q = hd_quantiles(ref.T, probs)
 
@@ -58,13 +81,9 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
         "reference_upper": ("fraction", ref_q[:, 1]),
     }
     if n_boot:
-        def boot_block(b):
-            n = min(_BLOCK, n_boot - b * _BLOCK)
-            idx = np.sort(block_rng(boot_seed, b).integers(0, m, (n, m)), axis=-1)
-            return curves(e[idx])  # sorted indices keep the uE order
-
-        boot = np.concatenate(run_blocks(boot_block, n_boot_blocks, client=client,
-                                         progress=bar))
+        boot = np.concatenate(run_blocks(_boot_block, n_boot_blocks, client=client,
+                                         progress=bar, shared=(e, n_boot, boot_seed, removed,
+                                                               error, normalize)))
         q = hd_quantiles(boot.T, probs)
         out["ci_lower"] = ("fraction", q[:, 0])
         out["ci_upper"] = ("fraction", q[:, 1])
@@ -141,7 +160,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     n_mc = checks.count("n_mc", n_mc, minimum=2)  # last: another wrong option is named first
     out = map_datasets(_confidence_one, data, rng=stream, error=error,
                        fractions=fractions, n_mc=n_mc, generative=gen, n_boot=n_boot, ci=ci,
-                       normalize=normalize, client=client, progress=progress)
+                       normalize=normalize, client=resolve_client(client), progress=progress)
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
     out.attrs.update({"error": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
                       "generative": gen.name, "normalize": int(normalize),

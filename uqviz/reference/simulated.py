@@ -21,7 +21,8 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_against_reference
-from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
+from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
+                                   show_progress, stream_rows)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
 from uqviz.engine.tree import map_datasets
 
@@ -102,7 +103,7 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         def f(e, u):
             return stat.func(ks.column_means(e, u, stat.columns), m)
     elif stat.given_u is not None:  # work on the fixed uncertainties done once
-        g = stat.given_u(ds["uE"].values)
+        g = stat.given_u(ds["uE"].values)  # CC: uE ranked once, |E*| sorted per draw
 
         def f(e, u):
             return g(e)
@@ -112,16 +113,44 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
     return np.arange(m), f
 
 
+def simulated_rows(generative, rng, n, u, rows=None):
+    """The ``n`` simulated sets ``E* = u eps`` of one block, ``rows`` at a time (a generator).
+
+    Each set is drawn as one row of ``u.size`` values from ``rng``, in order, so the sets
+    do not depend on ``rows``; at most ``rows`` sets (default :func:`stream_rows`, about
+    8 MB) are held at once: memory O(M + chunk) whatever the number of sets.
+
+    Examples
+    --------
+    >>> from uqviz.generative import normal
+    >>> u = np.ones(3)
+    >>> a = np.vstack(list(simulated_rows(normal(), np.random.default_rng(0), 4, u, rows=3)))
+    >>> np.array_equal(a, np.random.default_rng(0).standard_normal((4, 3)))
+    True
+    """
+    rows = stream_rows(n, u.size) if rows is None else rows
+    for r0 in range(0, n, rows):
+        k = min(rows, n - r0)
+        x = np.empty((k, u.size))
+        for r in range(k):
+            x[r] = generative.sample(rng, u.size)
+        x *= u
+        yield x
+
+
+def _mc_block(b, shared):
+    u, f, generative, n_mc, seed = shared
+    n = min(MC_BLOCK, n_mc - b * MC_BLOCK)
+    parts = [np.asarray(f(x, u), dtype=float)
+             for x in simulated_rows(generative, block_rng(seed, b), n, u)]
+    return np.concatenate(parts)
+
+
 def _simulate(u, f, generative, n_mc, seed, *, client, progress, label):
     n_blocks = -(-n_mc // MC_BLOCK)
-
-    def block(b):
-        n = min(MC_BLOCK, n_mc - b * MC_BLOCK)
-        eps = generative.sample(block_rng(seed, b), (n, u.size))
-        return np.asarray(f(u * eps, u), dtype=float)
-
     with progress_bar(n_blocks, desc=label, progress=progress) as bar:
-        return np.concatenate(run_blocks(block, n_blocks, client=client, progress=bar))
+        return np.concatenate(run_blocks(_mc_block, n_blocks, client=client, progress=bar,
+                                         shared=(u, f, generative, n_mc, seed)))
 
 
 def _reference_of(ds, *, rng, stat, generative, n_mc, n_bins, conditioning, ci,
@@ -201,6 +230,7 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     """
     stat, gens, n_bins, ci, progress, stream = _common_options(
         statistic, generative, n_bins, ci, progress, rng)
+    client = resolve_client(client)
     return_samples = checks.boolean("return_samples", return_samples)
     n_mc = _n_mc(n_mc)
     out = map_datasets(_reference_one, data, rng=stream, stat=stat, gens=gens,
@@ -278,14 +308,15 @@ def sim2_zeta(estimate, reference, reference_lower, reference_upper):
     return -zeta, valid
 
 
-def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci):
+def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=None):
     """Estimate, BCa interval and z0 of one statistic; the one z0 warning of uqviz."""
     key = None
     if stat.kind == "binned" and not (isinstance(conditioning, str) and conditioning == "uE"):
         key = conditioning_values(ds, conditioning)[1]
     # NLL: paired with its data reference, exactly as validate_average
     res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot,
-                                      ci=ci, rng=rng, n_bins=n_bins, key=key)[stat.name]
+                                      ci=ci, rng=rng, n_bins=n_bins, key=key,
+                                      client=client)[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
     label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
@@ -315,7 +346,7 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
     check_dataset(ds)
     boot_rng, *mc_rngs = seeds.spawn(rng, 1 + len(gens))
     est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
-                                     conditioning=conditioning, ci=ci)
+                                     conditioning=conditioning, ci=ci, client=client)
     bs_reference = (reference_value(stat, ds["E"].values, ds["uE"].values)
                     if "BS" in schemes else np.nan)
     parts = []
@@ -389,6 +420,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     """
     stat, gens, n_bins, ci, progress, stream = _common_options(
         statistic, generative, n_bins, ci, progress, rng)
+    client = resolve_client(client)
     schemes = _schemes(scheme)
     if "BS" in schemes and not stat.has_reference:
         raise ValueError(f"scheme 'BS' needs a statistic with a predefined reference; "
@@ -417,7 +449,8 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
 def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci, k,
                   client, progress):
     if stat.has_reference:
-        res = validate_average(ds, statistics=(stat.name,), n_boot=n_boot, ci=ci, rng=rng)
+        res = validate_average(ds, statistics=(stat.name,), n_boot=n_boot, ci=ci, rng=rng,
+                               client=client)
         r = res.sel(statistic=stat.name).drop_vars("statistic")
         verdict_ = "validated" if bool(r["valid"]) else "rejected"
         return r[["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid"]].assign(
@@ -477,6 +510,7 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     """
     stat, gens, n_bins, ci, progress, stream = _common_options(
         statistic, generative, n_bins, ci, progress, rng)
+    client = resolve_client(client)
     if len(gens) < 2 and not stat.has_reference:
         raise ValueError(f"generative: the sensitivity test of {stat.name} needs at least two "
                          f"generative distributions, got {[g.name for g in gens]}")

@@ -271,7 +271,7 @@ def _features(ds, features):
 
 
 def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
-           progress=None, figures=True, remedy=True):
+           progress=None, figures=True, remedy=True, client=None):
     """Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     The report holds the tailedness screen, average calibration (ZMS, RCE, NLL),
@@ -326,6 +326,9 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     remedy : bool, default True
         Recalibrate and re-validate when a test fails (the "Remedy" section); False
         switches it off (no ``remedy`` block in the numbers).
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstraps and Monte Carlo references run (docs/conventions.md); the
+        report does not depend on it.
 
     Returns
     -------
@@ -353,14 +356,15 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     pairs = datasets_of(data)
     if isinstance(data, xr.Dataset):
         return _report_one(data, features=features, n_boot=n_boot, n_mc=n_mc, n_bins=n_bins,
-                           rng=gen, progress=progress, figures=figures, remedy=remedy)
+                           rng=gen, progress=progress, figures=figures, remedy=remedy,
+                           client=client)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
         ds.attrs = {**ds.attrs, "name": name}
         reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
                                     n_bins=n_bins, rng=child, progress=progress,
-                                    figures=figures, remedy=remedy)
+                                    figures=figures, remedy=remedy, client=client)
     return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
 
 
@@ -373,7 +377,7 @@ def _binning(ds, cond, n_bins):
 
 
 def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
-                remedy=True) -> Report:
+                remedy=True, client=None) -> Report:
     check_dataset(data)
     name = str(data.attrs.get("name") or "data")
     feats = _features(data, features)
@@ -393,7 +397,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         avg = validate_average(data, statistics=("ZMS", "RCE", "NLL"), n_boot=n_boot,
-                               rng=next(rngs))
+                               rng=next(rngs), client=client)
     warns += sorted({f"average calibration: {w.message}" for w in caught})
     numbers["average"] = dataset_to_json(avg)
     bar.update()
@@ -415,7 +419,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
                                     binning=binning)
             lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=nb,
-                                     binning=binning, n_boot=n_boot, rng=next(rngs))
+                                     binning=binning, n_boot=n_boot, rng=next(rngs),
+                                     client=client)
         warns += sorted({f"{cond}: {w.message}" for w in caught})
         fv_zm, fv_zms = fraction_valid(lzm), fraction_valid(lzms)
         local[cond] = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fv_zm, "fv_LZMS": fv_zms}
@@ -450,7 +455,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         # ENCE, ZMSE bin uE (20 bins of >= 2 points); CC ranks it: undefined for constant uE
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs))
+            wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs),
+                              client=client)
                   for s in ("ENCE", "ZMSE", "CC")}
         warns += sorted({str(w.message) for w in caught})
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}

@@ -12,6 +12,7 @@ from uqviz._array import scores as ksc
 from uqviz._array.resample import resample_sums
 from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
+from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.scores.coverage import _points, generative_for
 
@@ -116,7 +117,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
 
 
 def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_boot=10_000,
-                  ci=0.95, method="bca", rng=None, engine=None):
+                  ci=0.95, method="bca", rng=None, engine=None, client=None):
     """Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
 
     Scores are means over the points, negatively oriented (smaller is better), in the
@@ -160,6 +161,8 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
     method : {"bca", "percentile", "basic"}, default "bca"
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
 
     Returns
     -------
@@ -199,7 +202,8 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
         checks.choice("engine", engine, ("numba", "numpy"))
     out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
                        generative=generative, levels=levels, n_boot=n_boot, ci=ci,
-                       method=method, engine=engine)
+                       method=method, engine=engine,
+                       on_client=resolve_client(client))
     out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": n_boot,
                       "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
                       "levels": levels.tolist(), "orientation": "negative (smaller is better)"})

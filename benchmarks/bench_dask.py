@@ -1,0 +1,206 @@
+"""Data of any size (issue 15, items 2-4): CC by counts, the report at 2e6 rows, dask efficiency.
+
+Three parts, each line printed with the load average of the machine (its cores are shared):
+
+1. CC: time per bootstrap replicate and per jackknife group from ranks computed once
+   (O(M) each), against the sort-based generic path; time per simulated CC draw (uE
+   ranked once, |E*| sorted as 64-bit keys) against ranking both per draw.
+2. ``--report``: ``uqviz report`` on a synthetic CSV of ``--rows`` rows (default 2e6), run
+   under ``/usr/bin/time -v`` (wall time and maximum resident set); the stages are timed
+   apart with ``--stages``.
+3. The same call with ``client=None`` (one process, ``UQVIZ_THREADS`` / numba threads) and on
+   a ``LocalCluster`` of 2 worker processes of 1 thread: efficiency = t_local(1 thread) /
+   (2 t_cluster), and the numbers are checked identical.
+
+Usage::
+
+    python benchmarks/bench_dask.py                 # parts 1 and 3 (a few minutes)
+    python benchmarks/bench_dask.py --report        # also part 2 (the 2e6-row report)
+    python benchmarks/bench_dask.py --stages --rows 2000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def load():
+    return "load %.2f" % os.getloadavg()[0]
+
+
+def line(*parts):
+    print(" | ".join(str(p) for p in parts) + f" | {load()}", flush=True)
+
+
+def timed(func, *args, **kwargs):
+    t0 = time.perf_counter()
+    out = func(*args, **kwargs)
+    return time.perf_counter() - t0, out
+
+
+def bench_cc(m_values, n_boot):
+    from uqviz._array import rank as kr
+    from uqviz._array import stats as ks
+    from uqviz._array.bootstrap import _generic_jackknife, bootstrap_generic
+
+    rng = np.random.default_rng(0)
+    kr.cc_bootstrap(kr.cc_prepare(rng.standard_normal(100), rng.uniform(1, 2, 100)), 40, 1)
+    print("\n## CC (Spearman of |E| and uE): per replicate, per jackknife group, per MC draw")
+    for m in m_values:
+        u = rng.uniform(0.5, 2.0, m)
+        e = u * rng.standard_normal(m)
+        t_prep, prep = timed(kr.cc_prepare, e, u)
+        t_boot, _ = timed(kr.cc_bootstrap, prep, n_boot, 7)
+        edges = np.linspace(0, m, 1001).round().astype(np.int64)
+        t_jack, _ = timed(kr.cc_jackknife, prep, edges[:101])
+        line(f"M={m:.0e}", f"prepare {t_prep:.2f} s",
+             f"bootstrap {1e3 * t_boot / n_boot:.2f} ms/replicate",
+             f"jackknife {1e3 * t_jack / 100:.2f} ms/group ({10 * t_jack:.1f} s for 1000)")
+        if m <= 200_000:
+            nb = max(8, n_boot // 8)
+            t_old, _ = timed(bootstrap_generic, e, u, {"CC": (ks.spearman_cc, None)},
+                             n_boot=nb, rng=1, method="percentile")
+            t_oldj, _ = timed(_generic_jackknife, ks.spearman_cc, e[: m // 10], u[: m // 10],
+                              100)
+            line(f"M={m:.0e}", f"sort-based bootstrap {1e3 * t_old / nb:.2f} ms/replicate",
+                 f"sort-based jackknife {1e3 * t_oldj / 100:.2f} ms/group at M/10")
+        new, old = kr.cc_given_u(u), ks.spearman_cc_given_u(u)
+        rows = u * rng.standard_normal((4, m))
+        t_new, a = timed(new, rows)
+        t_o, b = timed(old, rows)
+        assert np.allclose(a, b, rtol=0, atol=1e-12)
+        line(f"M={m:.0e}", f"simulated CC {1e3 * t_new / 4:.1f} ms/draw (keys sort)",
+             f"{1e3 * t_o / 4:.1f} ms/draw (argsort both)")
+        if m >= 2_000_000:
+            bench_mc_draw(u, e)
+
+
+def bench_mc_draw(u, e):
+    import uqviz
+
+    ds = uqviz.from_arrays(e, u)
+    for gen in ("normal", "t6"):
+        for stat in ("ENCE", "CC"):
+            uqviz.simulated_reference(ds.isel(point=slice(0, 1000)), statistic=stat,
+                                      generative=gen, n_mc=2, rng=0, progress=False)
+            dt, _ = timed(uqviz.simulated_reference, ds, statistic=stat, generative=gen,
+                          n_mc=16, rng=0, progress=False)
+            line(f"M={u.size:.0e}", f"simulated_reference {stat} D={gen}",
+                 f"{1e3 * dt / 16:.0f} ms per simulated set (draw + statistic)")
+
+
+def write_csv(path, rows):
+    import pandas as pd
+
+    import uqviz
+
+    ds = uqviz.synthetic.nig(rows, nu=8, rng=0)
+    pd.DataFrame({"E": ds.E.values, "uE": ds.uE.values}).to_csv(path, index=False)
+
+
+def bench_report(rows, stages, n_boot, n_mc):
+    print(f"\n## uqviz report on {rows:.0e} rows (n_boot {n_boot}, n_mc {n_mc})")
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = os.path.join(tmp, "big.csv")
+        write_csv(csv, rows)
+        if stages:
+            bench_stages(csv)
+            return
+        cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "uqviz.cli", "report", csv,
+               "--errors", "E", "--uncertainties", "uE", "--out", os.path.join(tmp, "out"),
+               "--n-boot", str(n_boot), "--n-mc", str(n_mc)]
+        line("start")
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        info = dict(x.strip().split(": ", 1) for x in proc.stderr.splitlines()
+                    if ": " in x and x.startswith("\t"))
+        line(f"exit {proc.returncode}", f"wall {info.get('Elapsed (wall clock) time (h:mm:ss or m:ss)')}",
+             f"max RSS {int(info.get('Maximum resident set size (kbytes)', 0)) / 2**20:.2f} GB")
+
+
+def bench_stages(csv):
+    import warnings
+
+    import uqviz
+
+    ds = uqviz.read_csv(csv, errors="E", uncertainties="uE")
+    warnings.simplefilter("ignore")
+    for label, call in [
+        ("validate_average ZMS RCE NLL", lambda: uqviz.validate_average(
+            ds, statistics=("ZMS", "RCE", "NLL"), n_boot=10_000, rng=0)),
+        ("local_calibration LZMS", lambda: uqviz.local_calibration(ds, n_boot=10_000, rng=0)),
+        ("CC bootstrap (validate_average CC)", lambda: uqviz.validate_average(
+            ds, statistics=("CC",), n_boot=10_000, rng=0)),
+        ("ENCE bootstrap", lambda: uqviz.validate_simulated(
+            ds, statistic="ENCE", n_boot=10_000, n_mc=2, rng=0, progress=False)),
+        ("CC reference, 200 draws (normal)", lambda: uqviz.simulated_reference(
+            ds, statistic="CC", n_mc=200, rng=0, progress=False)),
+        ("ENCE reference, 200 draws (t6)", lambda: uqviz.simulated_reference(
+            ds, statistic="ENCE", generative="t6", n_mc=200, rng=0, progress=False)),
+    ]:
+        dt, _ = timed(call)
+        line(label, f"{dt:.1f} s")
+
+
+def _work(client, m):
+    import uqviz
+
+    ds = uqviz.synthetic.nig(m, nu=6, rng=1)
+    return [uqviz.validate_average(ds, statistics=("CC",), n_boot=2000, rng=2, client=client),
+            uqviz.local_calibration(ds, n_bins=40, n_boot=5000, rng=3, client=client),
+            uqviz.simulated_reference(ds, statistic="CC", n_mc=512, rng=4, client=client,
+                                      progress=False)]
+
+
+def bench_cluster(m):
+    import numba
+    import xarray as xr
+    from dask.distributed import Client, LocalCluster
+
+    print(f"\n## dask LocalCluster, 2 worker processes x 1 thread, M = {m:.0e}")
+    os.environ["UQVIZ_THREADS"] = "1"
+    numba.set_num_threads(1)
+    _work(None, 2000)  # compile
+    t1, local = timed(_work, None, m)
+    line("client=None, 1 thread", f"{t1:.1f} s")
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None,
+                      env={"NUMBA_NUM_THREADS": "1", "UQVIZ_THREADS": "1"}) as cluster, \
+            Client(cluster) as client:
+        _work(client, 2000)  # compile on the workers
+        t2, remote = timed(_work, client, m)
+    for a, b in zip(local, remote):
+        xr.testing.assert_identical(a, b)
+    line("LocalCluster 2 x 1", f"{t2:.1f} s", f"speed-up {t1 / t2:.2f}",
+         f"efficiency {t1 / (2 * t2):.2f}", "numbers identical")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--report", action="store_true", help="run the report on --rows rows")
+    p.add_argument("--stages", action="store_true", help="time the report's stages apart")
+    p.add_argument("--rows", type=int, default=2_000_000)
+    p.add_argument("--report-n-boot", type=int, default=10_000)
+    p.add_argument("--report-n-mc", type=int, default=2000)
+    p.add_argument("--n-boot", type=int, default=64, help="CC replicates timed")
+    p.add_argument("--cluster-m", type=int, default=100_000)
+    p.add_argument("--skip-cc", action="store_true")
+    p.add_argument("--skip-cluster", action="store_true")
+    args = p.parse_args()
+    print(f"cores {os.cpu_count()} | {load()}")
+    if not args.skip_cc:
+        bench_cc([20_000, 200_000, 2_000_000], args.n_boot)
+    if args.report or args.stages:
+        bench_report(args.rows, args.stages, args.report_n_boot, args.report_n_mc)
+    if not args.skip_cluster:
+        bench_cluster(args.cluster_m)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+"""Data of any size (issue 15, items 2-4): CC by ranks and counts, streaming Monte Carlo, dask.
+
+- CC's bootstrap, jackknife and simulated references computed from ranks taken once
+  equal the sort-based computation on data with ties;
+- the simulated references and confidence curves hold O(M + chunk) values whatever n_mc;
+- every bootstrap-based function gives identical numbers with client=None and on a
+  dask LocalCluster.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.stats as sps
+
+import uqviz
+from uqviz._array import rank as kr
+from uqviz._array import stats as ks
+from uqviz._array.bootstrap import _generic_jackknife, bootstrap_generic
+from uqviz.engine.bootstrap import bootstrap_statistics
+
+
+def _tied(m, seed=0):
+    rng = np.random.default_rng(seed)
+    u = rng.choice([0.5, 1.0, 1.5, 2.0, 3.0], m) * rng.integers(1, 4, m)
+    e = np.round(u * rng.standard_normal(m), 1)  # many ties in |E|, and E = 0
+    return e, u
+
+
+# --------------------------------------------------------------------------------------
+# CC by counts
+# --------------------------------------------------------------------------------------
+def test_cc_bootstrap_by_counts_equals_sorting_each_resample():
+    e, u = _tied(1501)
+    prep = kr.cc_prepare(e, u)
+    counts = kr.cc_bootstrap_counts(prep, 70, seed=11)
+    assert np.all(counts.sum(axis=1) == e.size)
+    reps = kr.cc_bootstrap(prep, 70, seed=11)
+    sorted_based = [ks.spearman_cc(np.repeat(e, c.astype(int)), np.repeat(u, c.astype(int)))
+                    for c in counts]
+    np.testing.assert_allclose(reps, sorted_based, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(kr.cc_from_counts(counts, prep), sorted_based, rtol=0,
+                               atol=1e-12)
+    # blocks of replicates computed apart are the same replicates
+    np.testing.assert_array_equal(np.concatenate([kr.cc_bootstrap(prep, 70, 11, blocks=(0, 1)),
+                                                  kr.cc_bootstrap(prep, 70, 11, blocks=(1, 3))]),
+                                  reps)
+
+
+@pytest.mark.parametrize("m", [600, 2500])  # leave-one-out, then delete-group
+def test_cc_jackknife_by_counts_equals_recomputing_on_the_kept_points(m):
+    e, u = _tied(m, seed=1)
+    edges = np.linspace(0, m, min(m, 1000) + 1).round().astype(np.int64)
+    np.testing.assert_allclose(kr.cc_jackknife(kr.cc_prepare(e, u), edges),
+                               _generic_jackknife(ks.spearman_cc, e, u), rtol=0, atol=1e-12)
+
+
+def test_cc_bootstrap_path_matches_the_generic_path():
+    e, u = _tied(1200, seed=2)
+    fast = bootstrap_statistics(e, u, ["CC"], n_boot=2000, rng=3)["CC"]
+    slow = bootstrap_generic(e, u, {"CC": (ks.spearman_cc, None)}, n_boot=2000, rng=4)["CC"]
+    assert fast.estimate[0] == slow.estimate[0]
+    np.testing.assert_allclose(fast.accel, slow.accel, rtol=1e-10)  # same jackknife
+    assert fast.replicates.shape == (1, 2000)
+    assert abs(fast.replicates.mean() - slow.replicates.mean()) < 0.2 * slow.se[0]
+    assert fast.se[0] == pytest.approx(slow.se[0], rel=0.1)
+
+
+def test_cc_with_fixed_uncertainties_ranks_only_the_errors():
+    e, u = _tied(800, seed=3)
+    rng = np.random.default_rng(4)
+    rows = u * rng.standard_normal((6, u.size))
+    rows[0, :40] = 0.0  # exact ties in |E*|, and -0.0
+    rows[0, 40:50] = -0.0
+    rows[1, :30] = rows[1, 30:60]  # equal values at different uE
+    f = kr.cc_given_u(u)
+    expected = [sps.spearmanr(np.abs(r), u).statistic for r in rows]
+    np.testing.assert_allclose(f(rows), expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(f(rows[:, None, :])[:, 0], expected, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------------------
+# streaming Monte Carlo: O(M + chunk) whatever n_mc
+# --------------------------------------------------------------------------------------
+def _peak(func):
+    tracemalloc.start()
+    try:
+        func()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_simulated_reference_memory_does_not_grow_with_n_mc(monkeypatch):
+    monkeypatch.setenv("UQVIZ_THREADS", "1")
+    m = 200_000  # one block of 64 sets would be 100 MB per array
+    ds = uqviz.synthetic.nig(m, nu=8, rng=0)
+    data_mb = 2 * m * 8 / 2**20
+
+    def run(n_mc):
+        return lambda: uqviz.simulated_reference(ds, statistic="ZMSE", n_mc=n_mc, rng=1,
+                                                 progress=False)
+
+    small, large = _peak(run(8)) / 2**20, _peak(run(160)) / 2**20
+    assert large < 8 * data_mb + 48, (small, large)
+    assert large < small + 8, (small, large)  # 20 x the samples, the same memory
+
+
+def test_confidence_curve_memory_does_not_grow_with_n_mc_or_n_boot(monkeypatch):
+    monkeypatch.setenv("UQVIZ_THREADS", "1")
+    ds = uqviz.synthetic.nig(100_000, nu=8, rng=0)
+
+    def run(n):
+        return lambda: uqviz.confidence_curve(ds, n_mc=n, n_boot=n, rng=1, progress=False)
+
+    # from 30 draws on, a chunk is as large as it gets (10 rows of 10^5 values)
+    small, large = _peak(run(30)) / 2**20, _peak(run(300)) / 2**20
+    assert large < small + 4, (small, large)
+
+
+def test_simulated_sets_do_not_depend_on_the_chunk():
+    from uqviz.generative import get_generative
+    from uqviz.reference.simulated import simulated_rows
+
+    u = np.linspace(0.5, 2.0, 50)
+    for name in ("normal", "t6", "uniform", "laplace"):
+        g = get_generative(name)
+        a = np.vstack(list(simulated_rows(g, np.random.default_rng(1), 9, u, rows=2)))
+        b = np.vstack(list(simulated_rows(g, np.random.default_rng(1), 9, u, rows=9)))
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(b, u * g.sample(np.random.default_rng(1), (9, 50)))
+
+
+def test_experiment_memory_does_not_grow_with_n_datasets():
+    def run(n):
+        return lambda: uqviz.validation_probability(nu=[6], n_datasets=n, size=2000,
+                                                    n_boot=50, rng=0, progress=False)
+
+    # chunks of 50 datasets (both runs fill them); the results are O(n_datasets) scalars
+    small, large = _peak(run(100)) / 2**20, _peak(run(500)) / 2**20
+    assert large < small + 2, (small, large)
+
+
+# --------------------------------------------------------------------------------------
+# dask: the same numbers as the local run
+# --------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def _same(a, b):
+    import xarray as xr
+
+    xr.testing.assert_identical(a, b)
+
+
+@pytest.fixture(scope="module")
+def data():
+    ds = uqviz.synthetic.nig(3000, nu=6, rng=3)
+    return ds.assign(X=("point", np.random.default_rng(0).uniform(size=3000)))
+
+
+CALLS = {
+    "validate_average": lambda d, c: uqviz.validate_average(d, statistics=("ZMS", "RCE", "NLL"),
+                                                            n_boot=300, rng=1, client=c),
+    "validate_average_CC": lambda d, c: uqviz.validate_average(d, statistics=("CC",),
+                                                               n_boot=300, rng=1, client=c),
+    "local_calibration": lambda d, c: uqviz.local_calibration(d, n_bins=10, n_boot=300, rng=2,
+                                                              client=c),
+    "decimation_curve": lambda d, c: uqviz.decimation_curve(d, fractions=[0, 0.1], n_boot=200,
+                                                            rng=2, client=c),
+    "reliability": lambda d, c: uqviz.reliability(d, n_bins=8, n_boot=200, rng=2, client=c),
+    "ordering_study": lambda d, c: uqviz.ordering_study(d.assign(X=np.round(d.X * 5)),
+                                                        conditioning="X", n_bins=4,
+                                                        n_orderings=5, n_boot=100, rng=2,
+                                                        progress=False, client=c),
+    "proper_scores": lambda d, c: uqviz.proper_scores(d, n_boot=200, rng=2, client=c),
+    "qce": lambda d, c: uqviz.qce(d.E.values, 0.0, d.uE.values, levels=[0.5, 0.9],
+                                  n_boot=200, rng=2, client=c),
+    "simulated_reference": lambda d, c: uqviz.simulated_reference(
+        d, statistic="CC", n_mc=150, rng=4, return_samples=True, client=c, progress=False),
+    "validate_simulated": lambda d, c: uqviz.validate_simulated(
+        d, statistic="ENCE", n_mc=100, n_boot=200, rng=4, client=c, progress=False),
+    "validate": lambda d, c: uqviz.validate(d, statistic="CC", n_mc=100, n_boot=200, rng=4,
+                                            client=c, progress=False),
+    "confidence_curve": lambda d, c: uqviz.confidence_curve(d, n_mc=70, n_boot=70, rng=5,
+                                                            client=c, progress=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_identical_numbers_on_a_local_cluster(name, data, client):
+    local = CALLS[name](data, None)
+    remote = CALLS[name](data, client)
+    _same(local, remote)
+
+
+def test_identical_numbers_for_a_tree_on_a_local_cluster(data, client):
+    import xarray as xr
+
+    tree = xr.DataTree.from_dict({"a": data, "b": data.isel(point=slice(0, 1500))})
+    _same(uqviz.proper_scores(tree, scores=("nll",), n_boot=100, rng=0),
+          uqviz.proper_scores(tree, scores=("nll",), n_boot=100, rng=0, client=client))
+
+
+def test_warnings_of_the_workers_reach_the_caller(client):
+    ds = uqviz.synthetic.nig(300, nu=3, rng=0)
+    with pytest.warns(UserWarning) as local:
+        uqviz.validate_average(ds, statistics=("ZMS", "MV"), n_boot=100, rng=0)
+    with pytest.warns(UserWarning) as remote:
+        uqviz.validate_average(ds, statistics=("ZMS", "MV"), n_boot=100, rng=0, client=client)
+    assert sorted(str(w.message) for w in local) == sorted(str(w.message) for w in remote)
+
+
+def test_identical_numbers_on_worker_processes(data):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        for name in ("validate_average_CC", "local_calibration", "simulated_reference"):
+            _same(CALLS[name](data, None), CALLS[name](data, c))
+
+
+def test_client_option_is_checked(data):
+    with pytest.raises(ValueError, match="client"):
+        uqviz.validate_average(data, n_boot=100, client="cluster")
+    with pytest.raises(TypeError, match="client"):
+        uqviz.local_calibration(data, n_boot=100, client=3)

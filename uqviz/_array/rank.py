@@ -1,0 +1,341 @@
+"""CC (Spearman rank correlation of |E| and uE) at scale: ranks once, counts per replicate.
+
+A bootstrap replicate is a vector of draw counts ``c`` per point. The mid-ranks of the
+resample (ties averaged, repeated draws being ties) are those of a count-weighted sample:
+a group of equal values holding ``T`` draws, after ``before`` draws of smaller values, has
+the mid-rank ``before + (T + 1)/2``. With the points sorted once by |E| and once by uE,
+Spearman's correlation of a replicate is then two sequential passes over the points in
+O(M): no sort per replicate. The grouped jackknife is the same computation with counts
+1 (kept) and 0 (deleted group). For the simulated references uE is fixed, so its ranks
+are computed once; only |E*| must be ordered for every Monte Carlo draw (a new set of
+values has a new order: one O(M log M) sort per draw is unavoidable), done as one sort of
+64-bit keys (the value's bits with the point's index in the low bits, ties resolved
+exactly afterwards), about 4x faster than ``argsort``.
+
+Examples
+--------
+>>> e, u = np.array([0.1, -0.5, 1.0, 2.0, -3.0]), np.arange(1.0, 6.0)
+>>> prep = cc_prepare(e, u)
+>>> float(cc_from_counts(np.ones(5), prep))
+1.0
+>>> float(cc_given_u(u)(e[None, :])[0])
+1.0
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from uqviz._array.resample import BLOCK, _below, _pair, _seed_state
+
+_U64 = numba.uint64
+
+
+class CCPrepared(tuple):
+    """Orders and tie groups of |E| and uE, computed once (``cc_prepare``)."""
+
+    __slots__ = ()
+
+
+def _groups(x_sorted):
+    """Start of every group of equal values in a sorted array, and the end."""
+    starts = np.flatnonzero(np.r_[True, x_sorted[1:] != x_sorted[:-1]])
+    return np.r_[starts, x_sorted.size].astype(np.int64)
+
+
+def cc_prepare(e, u):
+    """Orders, tie groups and the e-position of each point in uE order, computed once.
+
+    Parameters
+    ----------
+    e, u : ndarray, shape (M,)
+
+    Returns
+    -------
+    CCPrepared
+        ``(e_order, e_bounds, u_bounds, epos_of_u)``: points sorted by |E| (stable), the
+        bounds of its tie groups, the bounds of the tie groups of uE, and for each
+        position in uE order the position of that point in |E| order.
+    """
+    a = np.abs(np.asarray(e, dtype=float))
+    u = np.asarray(u, dtype=float)
+    oe = np.argsort(a, kind="stable")
+    ou = np.argsort(u, kind="stable")
+    inv_e = np.empty(a.size, dtype=np.int64)
+    inv_e[oe] = np.arange(a.size)
+    return CCPrepared((oe, _groups(a[oe]), _groups(u[ou]), inv_e[ou]))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u):
+    """Spearman CC of the count-weighted sample.
+
+    ``cnt[p]``: draw count of the point at position ``p`` in |E| order; ``cd`` (M, 2) is
+    filled with the count and the centred mid-rank of every point (count and rank share a
+    cache line for the random reads of the uE pass).
+    """
+    n = 0.0
+    for p in range(cnt.shape[0]):
+        n += cnt[p]
+    mean = 0.5 * (n + 1.0)
+    before = 0.0
+    sse = 0.0
+    for g in range(e_bounds.shape[0] - 1):
+        t = 0.0
+        for p in range(e_bounds[g], e_bounds[g + 1]):
+            t += cnt[p]
+        d = before + 0.5 * (t + 1.0) - mean
+        sse += t * d * d
+        for p in range(e_bounds[g], e_bounds[g + 1]):
+            cd[p, 0] = cnt[p]
+            cd[p, 1] = d
+        before += t
+    before = 0.0
+    ssu = 0.0
+    cross = 0.0
+    for g in range(u_bounds.shape[0] - 1):
+        t = 0.0
+        s = 0.0
+        for q in range(u_bounds[g], u_bounds[g + 1]):
+            p = epos_u[q]
+            c = cd[p, 0]
+            t += c
+            s += c * cd[p, 1]
+        d = before + 0.5 * (t + 1.0) - mean
+        ssu += t * d * d
+        cross += d * s
+        before += t
+    return cross / np.sqrt(sse * ssu)
+
+
+def cc_from_counts(counts, prepared):
+    """CC of resamples given as draw counts per point (data order), in O(M) per row.
+
+    Parameters
+    ----------
+    counts : ndarray, shape (..., M)
+    prepared : CCPrepared
+
+    Returns
+    -------
+    ndarray, shape (...)
+    """
+    oe, e_bounds, u_bounds, epos_u = prepared
+    counts = np.asarray(counts, dtype=float)
+    flat = counts.reshape(-1, counts.shape[-1])
+    out = np.empty(flat.shape[0])
+    cd = np.empty((counts.shape[-1], 2))
+    for i, row in enumerate(flat):
+        out[i] = _cc_counts(np.ascontiguousarray(row[oe]), cd, e_bounds, u_bounds, epos_u)
+    return out.reshape(counts.shape[:-1])
+
+
+@numba.njit(parallel=True, cache=True, error_model="numpy")
+def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, block):
+    """Replicates of blocks ``blk0 .. blk1-1``; the draws of a block depend on (seed, block)."""
+    b_first = blk0 * block
+    b_last = min(n_boot, blk1 * block)
+    out = np.empty(max(b_last - b_first, 0))
+    for blk in numba.prange(blk0, blk1):
+        s = _seed_state(seed, blk)
+        n = _U64(m)
+        threshold = (_U64(0x100000000) - n) % n
+        cnt = np.zeros(m, dtype=np.int32)
+        cd = np.empty((m, 2))
+        for b in range(blk * block, min(n_boot, (blk + 1) * block)):
+            cnt[:] = 0
+            # draws are positions in |E| order: uniform over points all the same
+            for _ in range(m // 2):
+                j1, j2 = _pair(s, n, threshold)
+                cnt[j1] += 1
+                cnt[j2] += 1
+            if m % 2 == 1:
+                cnt[_below(s, n, threshold)] += 1
+            out[b - b_first] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
+    return out
+
+
+def n_blocks(n_boot):
+    """Number of independently seeded blocks of ``BLOCK`` replicates."""
+    return -(-int(n_boot) // BLOCK)
+
+
+def cc_bootstrap(prepared, n_boot, seed, blocks=None):
+    """Bootstrap replicates of CC from draw counts, O(M) per replicate.
+
+    Parameters
+    ----------
+    prepared : CCPrepared
+    n_boot : int
+    seed : int
+        63-bit seed; block ``k`` of ``BLOCK`` replicates draws from the stream (seed, k),
+        so any split of the blocks (threads, dask tasks) gives the same replicates.
+    blocks : (int, int), optional
+        Compute only the replicates of blocks ``[first, last)`` (default: all).
+
+    Returns
+    -------
+    ndarray, shape (B,) (or the replicates of the requested blocks)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.uniform(1, 2, 50); e = u * rng.standard_normal(50)
+    >>> cc_bootstrap(cc_prepare(e, u), 100, seed=3).shape
+    (100,)
+    """
+    oe, e_bounds, u_bounds, epos_u = prepared
+    first, last = (0, n_blocks(n_boot)) if blocks is None else blocks
+    return _cc_boot_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed), int(first),
+                           int(last), int(n_boot), BLOCK)
+
+
+def cc_bootstrap_counts(prepared, n_boot, seed):
+    """The draw counts (data order) of the replicates of :func:`cc_bootstrap` (for tests)."""
+    oe = prepared[0]
+    m = oe.size
+    out = np.zeros((n_boot, m))
+    _counts_kernel(out, np.uint64(seed), BLOCK)
+    res = np.empty_like(out)
+    res[:, oe] = out  # columns were |E| positions
+    return res
+
+
+@numba.njit(cache=True)
+def _counts_kernel(out, seed, block):
+    n_boot, m = out.shape
+    n = _U64(m)
+    threshold = (_U64(0x100000000) - n) % n
+    for blk in range((n_boot + block - 1) // block):
+        s = _seed_state(seed, blk)
+        for b in range(blk * block, min(n_boot, (blk + 1) * block)):
+            for _ in range(m // 2):
+                j1, j2 = _pair(s, n, threshold)
+                out[b, j1] += 1.0
+                out[b, j2] += 1.0
+            if m % 2 == 1:
+                out[b, _below(s, n, threshold)] += 1.0
+
+
+@numba.njit(parallel=True, cache=True, error_model="numpy")
+def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks):
+    m = inv_e.shape[0]
+    n_groups = edges.shape[0] - 1
+    out = np.empty(n_groups)
+    for k in numba.prange(n_chunks):
+        g0 = k * n_groups // n_chunks
+        g1 = (k + 1) * n_groups // n_chunks
+        cnt = np.ones(m, dtype=np.int32)
+        cd = np.empty((m, 2))
+        for g in range(g0, g1):
+            for i in range(edges[g], edges[g + 1]):
+                cnt[inv_e[i]] = 0
+            out[g] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
+            for i in range(edges[g], edges[g + 1]):
+                cnt[inv_e[i]] = 1
+    return out
+
+
+def cc_jackknife(prepared, edges):
+    """Delete-group jackknife values of CC: group ``g`` = points ``edges[g]:edges[g+1]``.
+
+    O(M) per group, the same values as recomputing CC on the kept points.
+
+    Examples
+    --------
+    >>> e, u = np.array([0.1, -0.5, 1.0, 2.0, -3.0]), np.array([1.0, 2.0, 2.0, 4.0, 5.0])
+    >>> cc_jackknife(cc_prepare(e, u), np.arange(6)).shape
+    (5,)
+    """
+    oe, e_bounds, u_bounds, epos_u = prepared
+    inv_e = np.empty(oe.size, dtype=np.int64)
+    inv_e[oe] = np.arange(oe.size)
+    edges = np.ascontiguousarray(edges, dtype=np.int64)
+    n_chunks = max(1, min(numba.get_num_threads(), edges.size - 1))
+    return _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks)
+
+
+# --------------------------------------------------------------------------
+# simulated references: uE fixed, |E*| ranked per draw
+# --------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _cc_sorted_keys(keys, x, du, shift):
+    """Sum over points of (rank of x - mean) * du from keys sorted: value bits | index."""
+    m = keys.shape[0]
+    mask = (_U64(1) << _U64(shift)) - _U64(1)
+    mean = 0.5 * (m + 1.0)
+    cross = 0.0
+    sse = 0.0
+    idx = np.empty(m, dtype=np.int64)
+    i = 0
+    while i < m:
+        # a run of equal truncated keys: order it exactly by the true values
+        j = i + 1
+        high = keys[i] & ~mask
+        while j < m and (keys[j] & ~mask) == high:
+            j += 1
+        for k in range(i, j):
+            idx[k] = np.int64(keys[k] & mask)
+        if j - i > 1:  # insertion sort by (value, index): rare, short runs
+            for k in range(i + 1, j):
+                v = idx[k]
+                h = k - 1
+                while h >= i and (x[idx[h]] > x[v] or (x[idx[h]] == x[v] and idx[h] > v)):
+                    idx[h + 1] = idx[h]
+                    h -= 1
+                idx[h + 1] = v
+        # mid-ranks of exact ties inside the run
+        k = i
+        while k < j:
+            h = k + 1
+            while h < j and x[idx[h]] == x[idx[k]]:
+                h += 1
+            d = 0.5 * (k + h + 1) - mean  # mid-rank of positions k..h-1 (1-based)
+            for r in range(k, h):
+                cross += d * du[idx[r]]
+            sse += (h - k) * d * d
+            k = h
+        i = j
+    return cross, sse
+
+
+def cc_given_u(u):
+    """CC as a function of the errors alone for fixed uE: uE ranked once.
+
+    Returns ``f(e)`` for ``e`` of shape ``(..., M)``, equal to
+    ``spearman_cc(e, u)`` row by row (ties averaged).
+
+    Examples
+    --------
+    >>> u = np.array([1.0, 2.0, 2.0, 3.0])
+    >>> round(float(cc_given_u(u)(np.array([[0.1, 0.3, 0.2, 0.4]]))[0]), 6)
+    0.948683
+    """
+    u = np.asarray(u, dtype=float)
+    m = u.size
+    ou = np.argsort(u, kind="stable")
+    bounds = _groups(u[ou])
+    ranks = np.empty(m)
+    mid = 0.5 * (bounds[:-1] + bounds[1:] + 1.0)
+    ranks[ou] = np.repeat(mid, np.diff(bounds))
+    du = ranks - 0.5 * (m + 1.0)
+    ssu = float(np.sum(du * du))
+    shift = max(1, int(m - 1).bit_length())
+    mask = np.uint64((1 << shift) - 1)
+    index = np.arange(m, dtype=np.uint64)
+
+    def cc(e):
+        e = np.asarray(e, dtype=float)
+        flat = e.reshape(-1, m)
+        out = np.empty(flat.shape[0])
+        for r, row in enumerate(flat):
+            x = np.abs(row)
+            x += 0.0  # -0.0 -> +0.0, so that the bits order the values
+            keys = (x.view(np.uint64) & ~mask) | index
+            keys.sort()
+            cross, sse = _cc_sorted_keys(keys, x, du, shift)
+            out[r] = cross / np.sqrt(sse * ssu) if sse > 0 and ssu > 0 else np.nan
+        return out.reshape(e.shape[:-1])
+
+    return cc
