@@ -14,7 +14,8 @@ from uqviz._array.stats import SCALED_COLUMNS, log2_scale, unscale
 
 __all__ = ["ence_from_means", "uce_from_means", "zmse_from_means", "bin_means",
            "binned_column_means", "ence", "uce", "zmse", "equal_count_bounds",
-           "loo_binned_means", "acf", "FROM_MEANS", "BINNED", "BINNED_COLUMNS"]
+           "loo_binned_means", "loo_binned_values", "acf", "FROM_MEANS", "BINNED",
+           "BINNED_COLUMNS"]
 
 BINNED_COLUMNS = ("E2", "V", "Z2")
 
@@ -94,7 +95,7 @@ def zmse(e, u, starts, sizes):
 BINNED = {"ENCE": ence, "UCE": uce, "ZMSE": zmse}
 
 
-def loo_binned_means(cols, n_bins):
+def loo_binned_means(cols, n_bins, rows=None):
     """Per-bin column means of every leave-one-out sample, equal-count bins, by prefix sums.
 
     Parameters
@@ -102,10 +103,13 @@ def loo_binned_means(cols, n_bins):
     cols : ndarray, shape (M, k)
         Columns sorted by the binning variable.
     n_bins : int
+    rows : slice, optional
+        The left-out points to return (all by default): callers go through the points in
+        chunks so that memory stays O(chunk x n_bins x k), not O(M x n_bins x k).
 
     Returns
     -------
-    ndarray, shape (M, n_bins, k)
+    ndarray, shape (len(rows), n_bins, k)
 
     Examples
     --------
@@ -115,13 +119,44 @@ def loo_binned_means(cols, n_bins):
     m = cols.shape[0]
     prefix = np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
     q = equal_count_bounds(m - 1, n_bins)
-    i = np.arange(m)[:, None]
+    i = np.arange(m)[rows if rows is not None else slice(None)][:, None]
     first = q[None, :-1] + (q[None, :-1] >= i)  # original position of the bin's first point
     last = (q[None, 1:] - 1) + ((q[None, 1:] - 1) >= i)
     sums = prefix[last + 1] - prefix[first]
     inside = (first <= i) & (i <= last)
-    sums = sums - np.where(inside[..., None], cols[:, None, :], 0.0)
+    sums = sums - np.where(inside[..., None], cols[i[:, 0], None, :], 0.0)
     return sums / np.diff(q)[None, :, None]
+
+
+#: left-out points per chunk of :func:`loo_binned_values` (8 MB per column and 100 bins)
+LOO_CHUNK = 8192
+
+
+def loo_binned_values(cols, n_bins, func):
+    """``func`` of the per-bin means of every leave-one-out sample, chunk by chunk.
+
+    Parameters
+    ----------
+    cols : ndarray, shape (M, k)
+        Columns sorted by the binning variable.
+    n_bins : int
+    func : callable
+        Maps per-bin means of shape (chunk, n_bins, k) to one value per left-out point.
+
+    Returns
+    -------
+    ndarray, shape (M,)
+
+    Examples
+    --------
+    >>> x = np.arange(4.0)[:, None]
+    >>> loo_binned_values(x, 1, lambda b: b[:, 0, 0]).tolist()[:2]
+    [2.0, 1.6666666666666667]
+    """
+    m = cols.shape[0]
+    return np.concatenate([np.asarray(func(loo_binned_means(cols, n_bins, slice(a, a + LOO_CHUNK))),
+                                      dtype=float)
+                           for a in range(0, m, LOO_CHUNK)])
 
 
 def acf(x, max_lag):

@@ -245,7 +245,6 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
     data_bins = _as_dict(np.add.reduceat(cols, bounds[:-1], axis=0) / sizes[:, None], names, k)
     rep_bins = _as_dict(sums / sizes[None, :, None], names, k)
     rep_tot = _as_dict(sums.sum(axis=1) / m, names, k)
-    loo = None
     out = {}
     for name, (kind, func, _) in stats.items():
         accel = None
@@ -254,9 +253,10 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
             with np.errstate(all="ignore"):
                 reps = np.asarray(func(rep_bins), dtype=float)
             if method == "bca":
-                loo = kbin.loo_binned_means(cols, n_bins) if loo is None else loo
                 with np.errstate(all="ignore"):
-                    accel = bca.acceleration(func(_as_dict(loo, names, k))[None, :])
+                    loo = kbin.loo_binned_values(cols, n_bins,
+                                                 lambda b: func(_as_dict(b, names, k)))
+                    accel = bca.acceleration(loo[None, :])
         else:
             est = evaluate(name, func, _as_dict(cols.mean(axis=0), names, k), m)
             with np.errstate(all="ignore"):
