@@ -402,3 +402,23 @@ def test_before_after_plot_of_local_and_average_results():
     other = loc[1].assign_attrs(conditioning="uE")
     with pytest.raises(ValueError, match="conditioning"):
         before_after(loc[0], other)
+
+
+def test_bvs_on_a_tied_feature_restores_in_sample_zms_of_the_bins_apply_uses():
+    # equal-count bins split groups of tied feature values, apply() assigns a value to one bin:
+    # the factors are fitted on the bins as apply() assigns them, so the in-sample local ZMS
+    # of every used bin is exactly 1 (it was not on QM9's molecular mass)
+    rng = np.random.default_rng(5)
+    m = 3000
+    x = rng.integers(0, 12, m).astype(float)           # 12 distinct values, 20 bins
+    u = rng.uniform(0.5, 2.0, m)
+    e = u * (0.5 + x / 6) * rng.standard_normal(m)
+    ds = uqviz.from_arrays(e, u, features={"x": x})
+    with pytest.warns(UserWarning):
+        rec = uqviz.fit_recalibration(ds, method="bvs", conditioning="x", n_bins=20)
+    new = rec.apply(ds)
+    z2 = (new.E.values / new.uE.values) ** 2
+    lab = np.searchsorted(0.5 * (rec.parameters.bin_upper.values[:-1]
+                                 + rec.parameters.bin_lower.values[1:]), x, side="left")
+    for k in np.unique(lab):
+        np.testing.assert_allclose(z2[lab == k].mean(), 1.0, rtol=1e-12)

@@ -132,6 +132,12 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
         n = _bvs_n_bins(m, n_bins)
         bins = compute_bins(x, n_bins=n, binning="equal_count")
         factors = krec.bin_factors(e[bins.order], u[bins.order], bins.starts, bins.sizes)
+        # ties split by equal-count bins: a point's factor is the one apply() gives its value
+        # (the lower bin), so the fit is the per-bin ZMS of the bins as apply() assigns them
+        label = krec.bin_lookup(bins.lower, bins.upper, x)
+        count = np.bincount(label, minlength=n)
+        by_value = np.sqrt(np.bincount(label, weights=z2, minlength=n) / np.maximum(count, 1))
+        factors = np.where(count > 0, by_value, factors)
         zero = factors == 0
         if zero.any():
             raise ValueError(f"zero-variance fit: in {int(zero.sum())} of {n} bins the errors E "
