@@ -153,3 +153,33 @@ def test_one_implementation_of_equal_count_bounds():
     assert kb.equal_count_bounds(10, 4).tolist() == [0, 3, 5, 8, 10]
     with pytest.raises(ValueError, match="M = 3, got n_bins = 4"):
         kb.equal_count_bounds(3, 4)
+
+
+def _merge_small_by_list(counts, min_count):
+    """The literal rule: merge the leftmost smallest group with its smaller neighbour (left on
+    a tie) until every group holds min_count (quadratic; the reference of the heap version)."""
+    groups = [[i] for i in range(len(counts))]
+    sizes = [int(c) for c in counts]
+    while len(sizes) > 1 and min(sizes) < min_count:
+        i = int(np.argmin(sizes))
+        left = sizes[i - 1] if i > 0 else np.inf
+        right = sizes[i + 1] if i + 1 < len(sizes) else np.inf
+        a, b = (i - 1, i) if left <= right else (i, i + 1)
+        groups[a] += groups[b]
+        sizes[a] += sizes[b]
+        del groups[b], sizes[b]
+    label = np.empty(len(counts), dtype=np.int64)
+    for g, members in enumerate(groups):
+        label[members] = g
+    return label
+
+
+def test_stratum_merging_follows_the_literal_rule():
+    from uqviz._array.binning import _merge_small
+    rng = np.random.default_rng(11)
+    for _ in range(500):
+        counts = rng.integers(1, 8, rng.integers(1, 40))
+        min_count = int(rng.integers(1, 30))
+        np.testing.assert_array_equal(_merge_small(counts, min_count),
+                                      _merge_small_by_list(counts, min_count))
+    assert _merge_small(np.array([], dtype=int), 5).size == 0

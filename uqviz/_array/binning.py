@@ -22,6 +22,8 @@ Examples
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 
@@ -62,21 +64,44 @@ def split_ties(sorted_x, starts):
 
 
 def _merge_small(counts, min_count):
-    """Group label after merging groups below ``min_count`` with their smaller neighbour."""
-    groups = [[i] for i in range(len(counts))]
-    sizes = list(np.asarray(counts, dtype=np.int64))
-    while len(sizes) > 1 and min(sizes) < min_count:
-        i = int(np.argmin(sizes))
-        left = sizes[i - 1] if i > 0 else np.inf
-        right = sizes[i + 1] if i + 1 < len(sizes) else np.inf
-        j = i - 1 if left <= right else i + 1
-        a, b = min(i, j), max(i, j)
-        groups[a] = groups[a] + groups[b]
-        sizes[a] = sizes[a] + sizes[b]
-        del groups[b], sizes[b]
-    label = np.empty(len(counts), dtype=np.int64)
-    for g, members in enumerate(groups):
-        label[members] = g
+    """Group label after merging groups below ``min_count`` with their smaller neighbour.
+
+    Repeatedly the smallest group (the leftmost among equal sizes) is merged with its smaller
+    neighbour (the left one on a tie), until every group holds ``min_count`` or one is left.
+    A heap of (size, first member) with a linked list of groups: O(n log n).
+    """
+    n = len(counts)
+    if n == 0:
+        return np.empty(0, dtype=np.int64)
+    size = [int(c) for c in counts]
+    left = list(range(-1, n - 1))
+    right = list(range(1, n)) + [-1]
+    alive = [True] * n
+    heap = [(size[i], i) for i in range(n)]
+    heapq.heapify(heap)
+    groups = n
+    while groups > 1 and heap:
+        s, i = heapq.heappop(heap)
+        if not alive[i] or s != size[i]:
+            continue  # stale entry
+        if s >= min_count:
+            break
+        lo = size[left[i]] if left[i] >= 0 else np.inf
+        hi = size[right[i]] if right[i] >= 0 else np.inf
+        a, b = (left[i], i) if lo <= hi else (i, right[i])
+        size[a] += size[b]
+        alive[b] = False
+        right[a] = right[b]
+        if right[b] >= 0:
+            left[right[b]] = a
+        groups -= 1
+        heapq.heappush(heap, (size[a], a))
+    label = np.empty(n, dtype=np.int64)
+    g = -1
+    for i in range(n):
+        if alive[i]:
+            g += 1
+        label[i] = g
     return label
 
 
