@@ -709,7 +709,8 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     text = _csv_text(path, encoding)
     _check_csv_shape(text, sep, decimal, label)
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, index_col=False)
+        df = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, index_col=False,
+                         float_precision="round_trip")  # exact decimal -> double
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"{label}: malformed CSV: {str(exc).strip()}") from None
     return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,

@@ -160,7 +160,7 @@ def _build(df: pd.DataFrame, *, spec: _Spec, key: str, calibrated: bool, e: np.n
 
 
 def _load_pal(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
-    df = pd.read_csv(fetch(key))
+    df = pd.read_csv(fetch(key), float_precision="round_trip")
     # _cal: E, X, uE with X the uncalibrated uE; _uncal: E, uE, X with X the calibrated uE
     other = "uE_uncalibrated" if calibrated else "uE_calibrated"
     _require(df, ["E", "uE", "X"], key)
@@ -175,7 +175,7 @@ def _load_pal(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
 
 
 def _load_qm9(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
-    df = pd.read_csv(fetch(key))
+    df = pd.read_csv(fetch(key), float_precision="round_trip")
     _require(df, ["index", "formula", spec.target, "prediction", "uncertainty_total"], key)
     df = df.rename(columns={"index": "qm9_index"})
     formulas = df["formula"].to_numpy(dtype=object)
@@ -195,7 +195,7 @@ def _load_qm9(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
 
 
 def _load_logp(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
-    df = pd.read_csv(fetch(key), index_col=0)
+    df = pd.read_csv(fetch(key), index_col=0, float_precision="round_trip")
     _require(df, ["smiles", "logP", "y_pred", "uq"], key)
     # E = logP - y_pred in double precision, as the authors' getData.R
     e = df["logP"].to_numpy(float) - df["y_pred"].to_numpy(float)
