@@ -66,7 +66,8 @@ def no_download(monkeypatch):
 
 
 def _read(root: Path, key: str, **kw) -> pd.DataFrame:
-    return pd.read_csv(root / key, **kw)
+    # exact decimal -> double, whatever pandas' default parser (2.x's is off by one ulp)
+    return pd.read_csv(root / key, float_precision="round_trip", **kw)
 
 
 # --------------------------------------------------------------------------
@@ -343,3 +344,11 @@ def test_load_collection_order_and_content(real, data_root, monkeypatch):
         assert child.attrs["name"] == n
         xr.testing.assert_identical(child, real(n))
     assert uds.COLLECTIONS["pernot2024"] == tuple(PAPER_ORDER)
+
+
+def test_loaders_parse_the_file_text_exactly(real, data_root):
+    # the decimal text of the file, parsed by Python's float (correctly rounded)
+    ds = real("Diffusion_RF")
+    lines = (data_root / ds.attrs["source"]).read_text().splitlines()[1:]
+    e = np.array([float(line.split(",")[0]) for line in lines])
+    np.testing.assert_array_equal(ds["E"].values, e[ds["point"].values])
