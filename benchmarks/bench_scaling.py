@@ -11,8 +11,11 @@ outputs cut into five 12-bit indices, a gather-and-add of the same number of col
 4096 cache-resident points, on all numba threads; it does nothing else (no block counts,
 no jackknife, no interval). Peak memory is the growth of the resident set of a fresh
 process during one call (after a warm-up call that also builds the data; B reduced to 640:
-the memory does not depend on B), in MB and in units of the input arrays (E and uE, 16
-bytes a point).
+the memory does not depend on B; malloc's mmap threshold lowered so that freed blocks
+leave the resident set), in MB and in units of the input arrays (E and uE, 16 bytes a
+point); beside it the peak of numpy's allocations traced by ``tracemalloc`` in this process
+(numba's own allocations, the (B, k) replicate sums and per-task block counts, are not
+traced).
 The load average of the machine is printed on every row: other work on the cores slows
 every column alike.
 
@@ -29,7 +32,12 @@ import argparse
 import os
 import sys
 import time
+import tracemalloc
 import warnings
+
+# Large blocks by mmap, returned to the system when freed: the growth of the resident set
+# of the measured call is then not hidden by memory the warm-up call left in malloc's heap.
+os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", "65536")
 
 import numba
 import numpy as np
@@ -179,7 +187,8 @@ def main(argv=None):
     floor3, floor1 = floor_rate(3), floor_rate(1)
     print(f"floor (fused RNG + gather, cache resident): 3 columns {floor3 / 1e9:.2f} G draws/s, "
           f"1 column {floor1 / 1e9:.2f} G draws/s (load {load():.2f})\n")
-    head = ("| case | M | B | time (s) | draws/s | / floor | peak MB | / inputs | load |"
+    head = ("| case | M | B | time (s) | draws/s | / floor | peak MB (RSS) | / inputs "
+            "| traced MB | / inputs | load |"
             + (" unblocked draws/s |" if args.unblocked else ""))
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
@@ -192,12 +201,17 @@ def main(argv=None):
             dt = timed(func, m, args.repeat)
             rate = m * n_boot / dt
             if args.no_memory:
-                mem, rel = float("nan"), float("nan")
+                mem = traced = float("nan")
             else:
                 mem = run_isolated(func, m, 640)[1]
-                rel = mem * 2**20 / (16.0 * m)
+                tracemalloc.start()
+                func(m, 640)
+                traced = tracemalloc.get_traced_memory()[1] / 2**20
+                tracemalloc.stop()
+            inputs = 16.0 * m / 2**20
             row = (f"| {name} | {m:.0e} | {n_boot} | {dt:.2f} | {rate / 1e9:.2f} G | "
-                   f"{rate / floor:.2f} | {mem:.1f} | {rel:.2f} | {ld:.1f}-{load():.1f} |")
+                   f"{rate / floor:.2f} | {mem:.1f} | {mem / inputs:.2f} | {traced:.1f} | "
+                   f"{traced / inputs:.2f} | {ld:.1f}-{load():.1f} |")
             if args.unblocked and name == "ZMS+RCE":
                 row += f" {unblocked_rate(m) / 1e9:.2f} G |"
             print(row, flush=True)
