@@ -21,6 +21,7 @@ from uqviz._array.stats import evaluate, log2_scale
 
 GENERIC_CHUNK_ELEMENTS = 2_000_000  # resampled values held at once (generic path)
 JACKKNIFE_GROUPS = 1000  # generic statistics: delete-group jackknife above this size
+JACKKNIFE_CHUNK = 1 << 16  # points per chunk of the moment jackknife
 
 
 @dataclass
@@ -60,21 +61,63 @@ def _segment_sum(x, starts):
     return np.add.reduceat(x, starts, axis=0)
 
 
+def _chunks(starts, sizes, chunk):
+    """Chunks of at most ``chunk`` consecutive points of contiguous groups.
+
+    Yields (a, b, groups, seg): points a..b-1, the groups they meet (each once, in order) and
+    the start of each group's run inside the chunk (relative to a).
+    """
+    ends = starts + sizes
+    m = int(ends[-1])
+    for a in range(0, m, chunk):
+        b = min(m, a + chunk)
+        groups = np.arange(np.searchsorted(ends, a, side="right"),
+                           np.searchsorted(starts, b, side="left"))
+        yield a, b, groups, np.maximum(starts[groups], a) - a
+
+
 def _moment_jackknife_accel(cols, names, func, starts, sizes, k=0):
-    """BCa acceleration per group from leave-one-out means, in O(M)."""
-    gid = np.repeat(np.arange(len(sizes)), sizes)
+    """BCa acceleration per group from leave-one-out means, in O(M) time.
+
+    Points are taken in chunks of ``JACKKNIFE_CHUNK``: besides the M jackknife values, memory
+    is O(chunk), not a few arrays of M (M x k) values.
+    """
+    n_groups = len(sizes)
     totals = _segment_sum(cols, starts)
-    n = sizes[gid].astype(float)
-    loo = (totals[gid] - cols) / (n - 1.0)[:, None]
+    jack = np.empty(len(cols))
+    expo = np.full(n_groups, np.iinfo(np.int64).min)
+    total = np.zeros(n_groups)
+    big = np.zeros(n_groups)
+    s2 = np.zeros(n_groups)
+    s3 = np.zeros(n_groups)
+    chunks = list(_chunks(starts, sizes, JACKKNIFE_CHUNK))
+
+    def gid_of(a, b, groups, seg):
+        return np.repeat(groups, np.diff(np.append(seg, b - a)))
+
     with np.errstate(all="ignore"):
-        jack = np.asarray(func(_as_dict(loo, names, k), n - 1.0), dtype=float)
-        jack = np.ldexp(jack, -np.maximum.reduceat(bca.power_of_two_scale(jack[:, None])[:, 0],
-                                                   starts)[gid])
-        jack_mean = _segment_sum(jack, starts) / sizes
-        d = jack_mean[gid] - jack
-        big = np.maximum.reduceat(np.abs(d), starts)
-        d = np.ldexp(d, -np.frexp(np.where(np.isfinite(big), big, 0.0))[1][gid])
-        return bca.acceleration_from_sums(_segment_sum(d * d, starts), _segment_sum(d**3, starts))
+        for a, b, groups, seg in chunks:  # leave-one-out values, largest exponent per group
+            gid = gid_of(a, b, groups, seg)
+            n = sizes[gid].astype(float)
+            loo = (totals[gid] - cols[a:b]) / (n - 1.0)[:, None]
+            jack[a:b] = np.asarray(func(_as_dict(loo, names, k), n - 1.0), dtype=float)
+            e = bca.power_of_two_scale(jack[a:b, None])[:, 0]
+            expo[groups] = np.maximum(expo[groups], np.maximum.reduceat(e, seg))
+        for a, b, groups, seg in chunks:  # scaled values and their mean per group
+            gid = gid_of(a, b, groups, seg)
+            jack[a:b] = np.ldexp(jack[a:b], -expo[gid])
+            total[groups] += np.add.reduceat(jack[a:b], seg)
+        jack_mean = total / sizes
+        for a, b, groups, seg in chunks:  # largest deviation per group
+            d = jack_mean[gid_of(a, b, groups, seg)] - jack[a:b]
+            big[groups] = np.maximum(big[groups], np.maximum.reduceat(np.abs(d), seg))
+        shift = np.frexp(np.where(np.isfinite(big), big, 0.0))[1]
+        for a, b, groups, seg in chunks:  # sums of powers of the deviations, rescaled
+            gid = gid_of(a, b, groups, seg)
+            d = np.ldexp(jack_mean[gid] - jack[a:b], -shift[gid])
+            s2[groups] += np.add.reduceat(d * d, seg)
+            s3[groups] += np.add.reduceat(d**3, seg)
+        return bca.acceleration_from_sums(s2, s3)
 
 
 def _check_groups(m, starts, sizes, method):

@@ -5,10 +5,19 @@ with a stream derived from (group seed, block) only, so results do not depend
 on threads or scheduling. numba: xoshiro256** (Blackman & Vigna (2021)) with
 unbiased integers (Lemire (2019)); numpy: PCG64 per task, same distribution,
 other numbers.
+
+Groups of more than ``BLOCKED_ABOVE`` points are drawn by the cache-blocked exact
+sampler: the points are cut into blocks of ``2**POINT_BITS``; for each replicate the
+number of draws falling in each block is drawn first (a multinomial over blocks, by
+sequential exact binomials), then the draws inside each block, for all replicates of
+the task while the block is in cache. This is exactly the law of M uniform draws with
+replacement; each block has its own sub-stream of the task, so results still do not
+depend on threads. Smaller groups keep the unblocked path and its numbers.
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -16,6 +25,12 @@ import numpy as np
 from uqviz.engine import checks
 
 BLOCK = 32  # replicates per task; fixed so results do not depend on threads
+# The cache-blocked sampler. Both constants decide which numbers a seed gives, so they are
+# fixed, not read from the machine: blocks of 4096 points (96 KiB for three columns) are
+# cache resident on any CPU with an L2 of 256 KiB or more; below 16384 points (384 KiB)
+# the unblocked path is as fast (measured) and keeps the numbers of earlier versions.
+POINT_BITS = 12  # blocks of 2**12 points (at most 12: five indices per 64-bit output)
+BLOCKED_ABOVE = 16384  # groups of more points are resampled block by block
 
 try:  # numba is a hard dependency, but keep a working fallback
     import numba
@@ -127,39 +142,265 @@ if numba is not None:
             return np.int64(m1 >> _U64(32)), np.int64(m2 >> _U64(32))
         return _below(s, n, threshold), _below(s, n, threshold)
 
+    @numba.njit(inline="always")
+    def _uniform(s):
+        # a double in [0, 1) from the top 53 bits
+        return np.float64(_next(s) >> _U64(11)) * 1.1102230246251565e-16
+
+    @numba.njit(inline="always")
+    def _sub_seed(seed, key):
+        # the seed of sub-stream ``key`` >= 1 of a group (SplitMix64 of seed + key * odd)
+        return _splitmix64(seed + _U64(key) * _U64(0x9FB21C651E98DF25))[1]
+
+    @numba.njit
+    def _binomial_inversion(s, n, p):
+        # small mean (n p < 10): sequential search of the cdf (as numpy's legacy inversion)
+        q = 1.0 - p
+        qn = math.exp(n * math.log(q))
+        mean = n * p
+        bound = min(float(n), mean + 10.0 * math.sqrt(mean * q + 1.0))
+        x = 0
+        px = qn
+        u = _uniform(s)
+        while u > px:
+            x += 1
+            if x > bound:
+                x = 0
+                px = qn
+                u = _uniform(s)
+            else:
+                u -= px
+                px = ((n - x + 1) * p * px) / (x * q)
+        return x
+
+    @numba.njit
+    def _binomial_btrs(s, n, p):
+        # n p >= 10, p <= 1/2: transformed rejection with squeeze, Hörmann (1993), algorithm
+        # BTRS; the final test compares with the exact log-ratio f(k)/f(mode) (lgamma)
+        spq = math.sqrt(n * p * (1.0 - p))
+        b = 1.15 + 2.53 * spq
+        a = -0.0873 + 0.0248 * b + 0.01 * p
+        c = n * p + 0.5
+        v_r = 0.92 - 4.2 / b
+        lr = math.log(p / (1.0 - p))
+        alpha = (2.83 + 5.1 / b) * spq
+        mode = math.floor((n + 1) * p)
+        lf_mode = math.lgamma(mode + 1.0) + math.lgamma(n - mode + 1.0)
+        while True:
+            u = _uniform(s) - 0.5
+            v = _uniform(s)
+            us = 0.5 - abs(u)
+            if us <= 0.0:
+                continue
+            k = math.floor((2.0 * a / us + b) * u + c)
+            if us >= 0.07 and v <= v_r:
+                return np.int64(k)
+            if k < 0 or k > n:
+                continue
+            v = math.log(v * alpha / (a / (us * us) + b))
+            h = lf_mode - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0) + (k - mode) * lr
+            if v <= h:
+                return np.int64(k)
+
+    @numba.njit
+    def _binomial(s, n, p):
+        # one exact Binomial(n, p) variate from the stream s
+        if n <= 0 or p <= 0.0:
+            return np.int64(0)
+        if p >= 1.0:
+            return np.int64(n)
+        if p > 0.5:
+            return np.int64(n) - _binomial(s, n, 1.0 - p)
+        if n * p < 10.0:
+            return np.int64(_binomial_inversion(s, n, p))
+        return _binomial_btrs(s, n, p)
+
+    # ------------------------------------------------ cache-blocked sampler ---
+    # A group of more than BLOCKED_ABOVE points is cut into blocks of 2**bits points (the
+    # last one shorter). For each replicate, how many of its draws fall in each block is
+    # drawn first (a multinomial, by sequential binomials, from sub-stream 1); then, block
+    # after block, the draws of every replicate of the task inside the block (from
+    # sub-stream j + 1 of block j, block 0 from the task's own stream), while the block's
+    # data stay in cache. Given the block counts the draws are uniform in their blocks, so
+    # the multiset of drawn points has exactly the law of M uniform draws with replacement.
+    # In a full block an index is a bit field of a 64-bit output (five per output): exact,
+    # since the block size is a power of two.
+
+    @numba.njit(inline="always")
+    def _n_parts(size, bits):
+        return (size + (1 << bits) - 1) >> bits
+
+    @numba.njit
+    def _block_counts(s, size, bits, n_parts, row):
+        # how many of the size draws fall in each block: a multinomial, by sequential binomials
+        left = size
+        for j in range(n_parts - 1):
+            c = _binomial(s, left, (1 << bits) / (size - (j << bits)))
+            row[j] = c
+            left -= c
+        row[n_parts - 1] = left
+
+    @numba.njit
+    def _all_block_counts(seed, blk, size, bits, n_rep):
+        n_parts = _n_parts(size, bits)
+        counts = np.empty((n_rep, n_parts), dtype=np.int64)
+        s = _seed_state(_sub_seed(seed, 1), blk)
+        for r in range(n_rep):
+            _block_counts(s, size, bits, n_parts, counts[r])
+        return counts
+
+    @numba.njit(inline="always")
+    def _part_stream(seed, blk, j):
+        return _seed_state(seed if j == 0 else _sub_seed(seed, j + 1), blk)
+
+    @numba.njit(inline="always")
+    def _sum3(part, c, s, n, threshold):
+        # sums of the three columns over c uniform draws from the rows of part (Lemire pairs)
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for _ in range(c // 2):
+            j1, j2 = _pair(s, n, threshold)
+            a0 += part[j1, 0] + part[j2, 0]
+            a1 += part[j1, 1] + part[j2, 1]
+            a2 += part[j1, 2] + part[j2, 2]
+        if c % 2 == 1:
+            j1 = _below(s, n, threshold)
+            a0 += part[j1, 0]
+            a1 += part[j1, 1]
+            a2 += part[j1, 2]
+        return a0, a1, a2
+
+    @numba.njit(inline="always")
+    def _sum1(part, c, s, n, threshold):
+        a0 = 0.0
+        for _ in range(c // 2):
+            j1, j2 = _pair(s, n, threshold)
+            a0 += part[j1, 0] + part[j2, 0]
+        if c % 2 == 1:
+            a0 += part[_below(s, n, threshold), 0]
+        return a0
+
+    @numba.njit(inline="always")
+    def _sum3_bits(part, c, s, bits):
+        # as _sum3 on a full block of 2**bits rows: five bit-field indices per output
+        mask = _U64((1 << bits) - 1)
+        b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for _ in range(c // 5):
+            x = _next(s)
+            i1 = np.int64(x & mask)
+            i2 = np.int64((x >> b1) & mask)
+            i3 = np.int64((x >> b2) & mask)
+            i4 = np.int64((x >> b3) & mask)
+            i5 = np.int64((x >> b4) & mask)
+            a0 += part[i1, 0] + part[i2, 0] + part[i3, 0] + part[i4, 0] + part[i5, 0]
+            a1 += part[i1, 1] + part[i2, 1] + part[i3, 1] + part[i4, 1] + part[i5, 1]
+            a2 += part[i1, 2] + part[i2, 2] + part[i3, 2] + part[i4, 2] + part[i5, 2]
+        rest = c % 5
+        if rest:
+            x = _next(s)
+            for _ in range(rest):
+                i1 = np.int64(x & mask)
+                x >>= b1
+                a0 += part[i1, 0]
+                a1 += part[i1, 1]
+                a2 += part[i1, 2]
+        return a0, a1, a2
+
+    @numba.njit(inline="always")
+    def _sum1_bits(part, c, s, bits):
+        mask = _U64((1 << bits) - 1)
+        b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
+        a0 = 0.0
+        for _ in range(c // 5):
+            x = _next(s)
+            a0 += (part[np.int64(x & mask), 0] + part[np.int64((x >> b1) & mask), 0]
+                   + part[np.int64((x >> b2) & mask), 0] + part[np.int64((x >> b3) & mask), 0]
+                   + part[np.int64((x >> b4) & mask), 0])
+        rest = c % 5
+        if rest:
+            x = _next(s)
+            for _ in range(rest):
+                a0 += part[np.int64(x & mask), 0]
+                x >>= b1
+        return a0
+
+    @numba.njit
+    def _blocked_sums(grp, out, b0, b1, seed, blk, bits, prefetch, sink):
+        # replicates b0..b1 of one group, block by block of points
+        size = grp.shape[0]
+        width = grp.shape[1]
+        n_rep = b1 - b0
+        counts = _all_block_counts(seed, blk, size, bits, n_rep)
+        acc = np.zeros((n_rep, width))
+        for j in range(counts.shape[1]):
+            lo = j << bits
+            hi = min(size, lo + (1 << bits))
+            part = grp[lo:hi]
+            s = _part_stream(seed, blk, j)
+            full = hi - lo == (1 << bits)
+            n = _U64(hi - lo)
+            threshold = (_U64(0x100000000) - n) % n
+            if prefetch:
+                # read the block in order first: its cache lines then arrive by hardware
+                # prefetch, not one latency-bound miss per line at random
+                warm = 0.0
+                for i in range(0, hi - lo, 2):
+                    warm += part[i, 0]
+                sink[0] = warm
+            for r in range(n_rep):
+                c = counts[r, j]
+                if width == 1:
+                    acc[r, 0] += _sum1_bits(part, c, s, bits) if full else _sum1(
+                        part, c, s, n, threshold)
+                else:
+                    if full:
+                        a0, a1, a2 = _sum3_bits(part, c, s, bits)
+                    else:
+                        a0, a1, a2 = _sum3(part, c, s, n, threshold)
+                    acc[r, 0] += a0
+                    acc[r, 1] += a1
+                    acc[r, 2] += a2
+        for r in range(n_rep):
+            for c in range(width):
+                out[b0 + r, c] = acc[r, c]
+
     @numba.njit(parallel=True, cache=True)
-    def _sums_numba_kernel(cols, starts, sizes, n_boot, seeds, block):
-        # cols: (M, 3) row-major, so the three values of a drawn point share a
-        # cache line; three scalar accumulators stay in registers (measured
-        # about 2x faster than an accumulator array over separate columns).
+    def _sums_numba_kernel(cols, starts, sizes, n_boot, seeds, block, bits, blocked_above,
+                           prefetch=True):
+        # cols: (M, w), w = 1 or 3, row-major, so the three values of a drawn point share a
+        # cache line; scalar accumulators stay in registers (measured about 2x faster than
+        # an accumulator array over separate columns). Groups above ``blocked_above``
+        # points are drawn block by block (cache-blocked sampler above).
         n_groups = sizes.shape[0]
+        width = cols.shape[1]
         n_blocks = (n_boot + block - 1) // block
-        out = np.zeros((n_groups, n_boot, 3))
+        out = np.zeros((n_groups, n_boot, width))
+        sink = np.zeros(n_groups * n_blocks)
         for t in numba.prange(n_groups * n_blocks):
             g = t // n_blocks
             blk = t - g * n_blocks
-            s = _seed_state(seeds[g], blk)
             size = sizes[g]
+            grp = cols[starts[g]:starts[g] + size]
+            b0 = blk * block
+            b1 = min(n_boot, (blk + 1) * block)
+            if size > blocked_above:
+                _blocked_sums(grp, out[g], b0, b1, seeds[g], blk, bits, prefetch, sink[t:t + 1])
+                continue
+            s = _seed_state(seeds[g], blk)
             n = _U64(size)
             threshold = (_U64(0x100000000) - n) % n
-            grp = cols[starts[g]:starts[g] + size]
-            for b in range(blk * block, min(n_boot, (blk + 1) * block)):
-                a0 = 0.0
-                a1 = 0.0
-                a2 = 0.0
-                for _ in range(size // 2):
-                    j1, j2 = _pair(s, n, threshold)
-                    a0 += grp[j1, 0] + grp[j2, 0]
-                    a1 += grp[j1, 1] + grp[j2, 1]
-                    a2 += grp[j1, 2] + grp[j2, 2]
-                if size % 2 == 1:
-                    j1 = _below(s, n, threshold)
-                    a0 += grp[j1, 0]
-                    a1 += grp[j1, 1]
-                    a2 += grp[j1, 2]
-                out[g, b, 0] = a0
-                out[g, b, 1] = a1
-                out[g, b, 2] = a2
+            for b in range(b0, b1):
+                if width == 1:
+                    out[g, b, 0] = _sum1(grp, size, s, n, threshold)
+                else:
+                    a0, a1, a2 = _sum3(grp, size, s, n, threshold)
+                    out[g, b, 0] = a0
+                    out[g, b, 1] = a1
+                    out[g, b, 2] = a2
         return out
 
 
@@ -176,45 +417,132 @@ if numba is not None:
         if size % 2 == 1:
             counts[_below(s, n, threshold)] += 1
 
+    @numba.njit(inline="always")
+    def _count_draws_bits(counts, c, s, bits):
+        mask = _U64((1 << bits) - 1)
+        b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
+        for _ in range(c // 5):
+            x = _next(s)
+            counts[np.int64(x & mask)] += 1
+            counts[np.int64((x >> b1) & mask)] += 1
+            counts[np.int64((x >> b2) & mask)] += 1
+            counts[np.int64((x >> b3) & mask)] += 1
+            counts[np.int64((x >> b4) & mask)] += 1
+        rest = c % 5
+        if rest:
+            x = _next(s)
+            for _ in range(rest):
+                counts[np.int64(x & mask)] += 1
+                x >>= b1
+
+    @numba.njit(inline="always")
+    def _walk(out_b, cols, counts, lo, hi, bounds, pos, cur):
+        # points lo..hi (sorted) drawn counts[i - lo] times fill positions pos.. of the
+        # sorted resample; equal-count bins are cut at ``bounds``. Returns (pos, cur).
+        # cols: (3, M) (zero-padded). The sums of the current bin stay in registers; a point
+        # whose copies reach the end of the bin takes the general path.
+        n_bins = bounds.shape[0] - 1
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        end = bounds[cur + 1]
+        for i in range(lo, hi):
+            c = counts[i - lo]
+            if pos + c < end:
+                if c > 0:
+                    a0 += c * cols[0, i]
+                    a1 += c * cols[1, i]
+                    a2 += c * cols[2, i]
+                    pos += c
+                continue
+            while c > 0:
+                take = min(c, end - pos)
+                a0 += take * cols[0, i]
+                a1 += take * cols[1, i]
+                a2 += take * cols[2, i]
+                pos += take
+                c -= take
+                if pos == end and cur < n_bins - 1:
+                    out_b[cur, 0] += a0
+                    out_b[cur, 1] += a1
+                    out_b[cur, 2] += a2
+                    a0 = 0.0
+                    a1 = 0.0
+                    a2 = 0.0
+                    cur += 1
+                    end = bounds[cur + 1]
+        out_b[cur, 0] += a0
+        out_b[cur, 1] += a1
+        out_b[cur, 2] += a2
+        return pos, cur
+
+    @numba.njit
+    def _blocked_binned(cols, bounds, out, b0, b1, seed, blk, bits):
+        m = cols.shape[1]
+        n_rep = b1 - b0
+        counts = _all_block_counts(seed, blk, m, bits, n_rep)
+        pos = np.zeros(n_rep, dtype=np.int64)
+        cur = np.zeros(n_rep, dtype=np.int64)
+        drawn = np.zeros(1 << bits, dtype=np.int64)
+        for j in range(counts.shape[1]):
+            lo = j << bits
+            hi = min(m, lo + (1 << bits))
+            s = _part_stream(seed, blk, j)
+            full = hi - lo == (1 << bits)
+            n = _U64(hi - lo)
+            threshold = (_U64(0x100000000) - n) % n
+            for r in range(n_rep):
+                drawn[:hi - lo] = 0
+                c = counts[r, j]
+                if full:
+                    _count_draws_bits(drawn, c, s, bits)
+                else:
+                    for _ in range(c // 2):
+                        j1, j2 = _pair(s, n, threshold)
+                        drawn[j1] += 1
+                        drawn[j2] += 1
+                    if c % 2 == 1:
+                        drawn[_below(s, n, threshold)] += 1
+                pos[r], cur[r] = _walk(out[b0 + r], cols, drawn, lo, hi, bounds, pos[r], cur[r])
+
     @numba.njit(parallel=True, cache=True)
-    def _binned_sums_numba_kernel(cols, bounds, n_boot, seed, block):
+    def _binned_sums_numba_kernel(cols, bounds, n_boot, seed, block, bits, blocked_above):
         k, m = cols.shape
         n_bins = bounds.shape[0] - 1
         n_blocks = (n_boot + block - 1) // block
         out = np.zeros((n_boot, n_bins, k))
         for blk in numba.prange(n_blocks):
+            b0 = blk * block
+            b1 = min(n_boot, (blk + 1) * block)
+            if m > blocked_above:
+                _blocked_binned(cols, bounds, out, b0, b1, seed, blk, bits)
+                continue
             s = _seed_state(seed, blk)
             n = _U64(m)
             threshold = (_U64(0x100000000) - n) % n
             counts = np.zeros(m, dtype=np.int64)
-            for b in range(blk * block, min(n_boot, (blk + 1) * block)):
+            for b in range(b0, b1):
                 counts[:] = 0
                 _count_draws(counts, m, s, threshold)
                 # walk the sorted points; a point drawn c times fills c positions
-                pos = 0
-                cur = 0
-                for i in range(m):
-                    c = counts[i]
-                    while c > 0:
-                        take = min(c, bounds[cur + 1] - pos)
-                        for j in range(k):
-                            out[b, cur, j] += take * cols[j, i]
-                        pos += take
-                        c -= take
-                        if pos == bounds[cur + 1] and cur < n_bins - 1:
-                            cur += 1
+                _walk(out[b], cols, counts, 0, m, bounds, 0, 0)
         return out
 
 
 def _sums_numba_triplets(cols, starts, sizes, n_boot, seeds):
-    """Columns three at a time (zero-padded); every pass redraws the same indices."""
+    """One column alone, else three at a time (zero-padded); every pass redraws the same indices."""
     m, k = cols.shape
-    width = -(-k // 3) * 3
-    padded = np.zeros((m, width))
-    padded[:, :k] = cols
-    parts = [_sums_numba_kernel(np.ascontiguousarray(padded[:, c:c + 3]), starts, sizes,
-                                n_boot, seeds, BLOCK) for c in range(0, width, 3)]
-    return np.concatenate(parts, axis=-1)[..., :k]
+    if k in (1, 3):  # no copy
+        parts = [cols]
+    else:
+        width = -(-k // 3) * 3
+        padded = np.zeros((m, width))
+        padded[:, :k] = cols
+        parts = [np.ascontiguousarray(padded[:, c:c + 3]) for c in range(0, width, 3)]
+        del padded
+    out = [_sums_numba_kernel(p, starts, sizes, n_boot, seeds, BLOCK, POINT_BITS,
+                              BLOCKED_ABOVE) for p in parts]
+    return (out[0] if len(out) == 1 else np.concatenate(out, axis=-1))[..., :k]
 
 
 def _binned_sums_numpy(cols, bounds, n_boot, seed):
@@ -260,8 +588,13 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
     seed = int(group_seeds(seed, 1)[0]) if np.ndim(seed) == 0 else int(seed[0])
     engine = _engine(engine)
     if engine == "numba":
-        return _binned_sums_numba_kernel(np.ascontiguousarray(cols.T), bounds, n_boot,
-                                         np.uint64(seed), BLOCK)
+        k = cols.shape[1]
+        padded = np.zeros((-(-k // 3) * 3, cols.shape[0]))  # (3 j, M): three rows per pass
+        padded[:k] = cols.T
+        out = [_binned_sums_numba_kernel(padded[r:r + 3], bounds, n_boot, np.uint64(seed),
+                                         BLOCK, POINT_BITS, BLOCKED_ABOVE)
+               for r in range(0, padded.shape[0], 3)]
+        return (out[0] if len(out) == 1 else np.concatenate(out, axis=-1))[..., :k]
     return _binned_sums_numpy(cols, bounds, n_boot, seed)
 
 

@@ -52,6 +52,7 @@ COLUMN_FUNCS = {
     "lnV": lambda e, u: 2.0 * np.log(u),
 }
 SCALED_COLUMNS = ("E2", "V")  # computed on E/2**k and uE/2**k
+COLUMN_CHUNK = 1 << 16  # points per chunk in columns()
 
 
 def log2_scale(e, u) -> int:
@@ -78,11 +79,20 @@ def columns(e, u, names, log2_scale=0):
     """Per-point columns ``names`` stacked as a C-contiguous ``(..., M, k)`` array."""
     e = np.asarray(e, dtype=float)
     u = np.asarray(u, dtype=float)
-    es, us = (e, u) if not log2_scale else (np.ldexp(e, -log2_scale), np.ldexp(u, -log2_scale))
-    with np.errstate(over="ignore", under="ignore"):
-        cols = [COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS else COLUMN_FUNCS[c](e, u)
-                for c in names]
-    return np.ascontiguousarray(np.stack(cols, axis=-1))
+    shape = np.broadcast_shapes(e.shape, u.shape)
+    e, u = np.broadcast_to(e, shape), np.broadcast_to(u, shape)
+    out = np.empty(shape + (len(names),))
+    m = shape[-1] if shape else 1
+    # in chunks of points: the temporaries stay small whatever M (same values)
+    for a in range(0, max(m, 1), COLUMN_CHUNK):
+        ec, uc = e[..., a:a + COLUMN_CHUNK], u[..., a:a + COLUMN_CHUNK]
+        es, us = (ec, uc) if not log2_scale else (np.ldexp(ec, -log2_scale),
+                                                  np.ldexp(uc, -log2_scale))
+        with np.errstate(over="ignore", under="ignore"):
+            for i, c in enumerate(names):
+                out[..., a:a + COLUMN_CHUNK, i] = (COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS
+                                                   else COLUMN_FUNCS[c](ec, uc))
+    return out
 
 
 def column_means(e, u, names):

@@ -40,10 +40,13 @@ MIN_POINTS = 3
 _ENGINES = ("numba", "numpy")
 
 
-def _squares(e, u):
-    """(3, M) stack of uE^2, E^2, Z^2 (TAILEDNESS_THRESHOLDS order)."""
+def _squares(e, u, which=None):
+    """(3, M) stack of uE^2, E^2, Z^2 (TAILEDNESS_THRESHOLDS order), or row ``which`` alone."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        return np.stack([u * u, e * e, (e / u) ** 2])
+        rows = (lambda: u * u, lambda: e * e, lambda: (e / u) ** 2)
+        if which is not None:
+            return rows[which]()
+        return np.stack([r() for r in rows])
 
 
 def _beta_gm(x):
@@ -73,7 +76,8 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
     upper = np.array([res[s].upper[0] for s in names])
     ref = np.array([reference_value(s, e, u) for s in names])
     zeta, valid = verdict(est, ref, lower, upper)
-    beta = _beta_gm(_squares(e, u))
+    # one variable at a time: a few arrays of M, not of 3 M, for large data
+    beta = np.array([_beta_gm(_squares(e, u, v)) for v in range(3)])
     out = xr.Dataset(
         {
             "estimate": ("statistic", est),
