@@ -41,6 +41,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_reference.py
 	$(BIN)/python benchmarks/bench_quantile.py
 	$(BIN)/python benchmarks/bench_recalibration.py
+	$(BIN)/python benchmarks/bench_scores.py
+	$(BIN)/python benchmarks/bench_from_estimator.py
+	$(BIN)/python benchmarks/bench_scaling.py
+	$(BIN)/python benchmarks/bench_dask.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache docs/_build
