@@ -3,7 +3,7 @@
 Target: uqviz.quantile.qce(..., marginal=False) in <= 1 s. The reference, timed
 in the same run on the same input, is netcal 1.4.0 (``QCE.measure``) when a
 Python with netcal is found (``--netcal-python``, default
-/tmp/netcal-venv/bin/python; run as a subprocess, timing the call only, not
+.venv-netcal/bin/python; run as a subprocess, timing the call only, not
 the import), else a naive per-point numpy/scipy implementation (explicit
 inverse and determinant per point, ``scipy.stats.binned_statistic``). Prints
 the median wall times, their ratio and the largest difference of the C-QCE
@@ -114,7 +114,7 @@ def main(argv=None):
     p.add_argument("--d", type=int, default=3)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--reference", choices=["auto", "netcal", "naive"], default="auto")
-    p.add_argument("--netcal-python", default="/tmp/netcal-venv/bin/python")
+    p.add_argument("--netcal-python", default=".venv-netcal/bin/python")
     args = p.parse_args(argv)
 
     y, mean, cov = make_data(args.n, args.d)

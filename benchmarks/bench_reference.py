@@ -10,7 +10,7 @@ z-score).
 
 Usage::
 
-    UQVIZ_DATA_DIR=/work/shared/data python benchmarks/bench_reference.py
+    UQVIZ_DATA_DIR=../shared/data python benchmarks/bench_reference.py
     python benchmarks/bench_reference.py --n-mc 2000 --repeat 1
 
 Target (M = 13885, 20 bins, n_mc = 10^4): <= 3 s on 2 cores.

@@ -12,7 +12,7 @@ Target (issue 13): every score and curve on 10^6 points in <= 1 s. Times (median
   ``mean_absolute_calibration_error``, ``root_mean_squared_calibration_error`` (interval
   proportions, 100 levels, ``vectorized=False`` and ``True``), ``nll_gaussian``,
   ``crps_gaussian``, ``check_score``, ``interval_score`` and ``sharpness`` - run in a
-  Python where it is installed (``--uct-python``, default /work/side-uct/bin/python) as a
+  Python where it is installed (``--uct-python``, default .venv-uct/bin/python) as a
   subprocess that times the calls only (not the import); skipped with a message when that
   Python is absent.
 
@@ -89,7 +89,7 @@ def make_data(n, seed=0):
 def run_uct(python, y_pred, y_std, y_true, repeat, skip_slow):
     if not os.path.exists(python):
         print(f"uncertainty-toolbox: {python} not found; skipped (create it with "
-              "python3 -m venv /work/side-uct && /work/side-uct/bin/pip install "
+              "python3 -m venv .venv-uct && .venv-uct/bin/pip install "
               "uncertainty-toolbox==0.1.1)")
         return {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,7 +112,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--n-boot", type=int, default=1000,
                     help="replicates of the timed bootstrap of the four scores (0: skip)")
-    ap.add_argument("--uct-python", default="/work/side-uct/bin/python")
+    ap.add_argument("--uct-python", default=".venv-uct/bin/python")
     ap.add_argument("--uct-loop", action="store_true",
                     help="also time uncertainty-toolbox's default (non-vectorized) MACE")
     args = ap.parse_args(argv)
