@@ -42,7 +42,7 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first
                   "--disable-background-networking", "--disable-component-update",
                   "--disable-sync", "--disable-dev-shm-usage"]
 #: generous: the first kernel imports numba-compiled kernels and runs both explorers
-LOAD_MS = 300_000
+LOAD_MS = 600_000
 UPDATE_MS = 120_000
 #: running every cell of the course index (numba compilation, the full-size report)
 RUN_ALL_MS = 1_200_000
@@ -164,7 +164,7 @@ def test_dashboard_control_redraws_plot_and_updates_fv(page, voila_url, artifact
     after = _fv_text(expected.fv)
     assert before != after  # X is where the default example fails: the label must change
 
-    page.goto(voila_url, timeout=LOAD_MS)
+    page.goto(voila_url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
     panel = page.locator(".widget-tab .widget-vbox").first
     img = panel.locator(".widget-output img").first
     img.wait_for(timeout=LOAD_MS)
@@ -195,7 +195,7 @@ def test_dashboard_reference_tab_follows_generative_distribution(page, voila_url
     ref_t = (f"D = {res.attrs['generative']}, {res.attrs['n_bins']} bins) = "
              f"{float(res['reference']):.4g}")
 
-    page.goto(voila_url, timeout=LOAD_MS)
+    page.goto(voila_url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
     page.locator(".widget-tab .widget-output img").first.wait_for(timeout=LOAD_MS)
     page.get_by_role("tab", name="Simulated references").click()
     panel = page.locator(".widget-tab .widget-vbox", has_text="MC interval").first
