@@ -105,7 +105,7 @@ def test_cc_blocked_bootstrap_equals_sorting_each_resample(tiny_blocks):
     sorted_based = [ks.spearman_cc(np.repeat(e, c.astype(int)), np.repeat(u, c.astype(int)))
                     for c in counts]
     np.testing.assert_allclose(reps, sorted_based, rtol=0, atol=1e-12)
-    # the staged gather is the unstaged kernel, bitwise
+    # the blocked kernel is cc_from_counts on the same counts, bitwise
     np.testing.assert_array_equal(kr.cc_from_counts(counts, prep), reps)
     np.testing.assert_array_equal(np.concatenate([kr.cc_bootstrap(prep, 70, 11, blocks=(0, 1)),
                                                   kr.cc_bootstrap(prep, 70, 11, blocks=(1, 3))]),

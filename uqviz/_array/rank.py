@@ -16,9 +16,9 @@ rank of uE is that position, so the pass after the sort reads nothing else.
 At large M (above ``resample.BLOCKED_ABOVE`` points) the bootstrap draws each count vector
 with the cache-blocked exact sampler of :mod:`uqviz._array.resample`, on the points in |E|
 order (the order of the first pass; relabelling the points does not change the law of a
-multiset of draws), and moves (count, mid-rank) to uE order in two cache-friendly passes
-(grouped by blocks of uE positions, then scattered inside each block) instead of M random
-reads: the same numbers as the direct pass on the same counts.
+multiset of draws): the count vector is written block by block in cache. The uE pass
+still reads (count, mid-rank) in uE order (M random reads; with a large L3 these hit the
+cache, and a two-pass staged gather measured no faster on the 2-core test machine).
 
 Examples
 --------
@@ -119,69 +119,6 @@ def _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u):
     return cross / np.sqrt(sse * ssu)
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _cc_counts_staged(cnt, staged, ubuf, e_bounds, u_bounds, dest1, dest2):
-    """:func:`_cc_counts` (the same numbers, bitwise) with the uE-order gather in two
-    cache-friendly passes instead of M random reads.
-
-    The |E| pass writes (count, mid-rank) of position ``p`` to ``staged[dest1[p]]``: the
-    slots are grouped by the block of ``2**GATHER_BITS`` uE positions the point falls in,
-    so the writes are a few hundred sequential streams; each group is then scattered in
-    its block of ``ubuf`` (cache resident) at ``dest2``, and the uE pass reads ``ubuf``
-    sequentially.
-    """
-    n = 0.0
-    for p in range(cnt.shape[0]):
-        n += cnt[p]
-    mean = 0.5 * (n + 1.0)
-    before = 0.0
-    sse = 0.0
-    for g in range(e_bounds.shape[0] - 1):
-        t = 0.0
-        for p in range(e_bounds[g], e_bounds[g + 1]):
-            t += cnt[p]
-        d = before + 0.5 * (t + 1.0) - mean
-        sse += t * d * d
-        for p in range(e_bounds[g], e_bounds[g + 1]):
-            k = dest1[p]
-            staged[k, 0] = cnt[p]
-            staged[k, 1] = d
-        before += t
-    for k in range(dest2.shape[0]):
-        q = dest2[k]
-        ubuf[q, 0] = staged[k, 0]
-        ubuf[q, 1] = staged[k, 1]
-    before = 0.0
-    ssu = 0.0
-    cross = 0.0
-    for g in range(u_bounds.shape[0] - 1):
-        t = 0.0
-        s = 0.0
-        for q in range(u_bounds[g], u_bounds[g + 1]):
-            c = ubuf[q, 0]
-            t += c
-            s += c * ubuf[q, 1]
-        d = before + 0.5 * (t + 1.0) - mean
-        ssu += t * d * d
-        cross += d * s
-        before += t
-    return cross / np.sqrt(sse * ssu)
-
-
-GATHER_BITS = 12  # blocks of 4096 uE positions (64 KiB of (count, rank)) for the gather
-
-
-def _gather_plan(epos_u):
-    """``dest1`` (E position -> staging slot) and ``dest2`` (slot -> uE position)."""
-    m = epos_u.size
-    upos = np.empty(m, dtype=np.int64)
-    upos[epos_u] = np.arange(m)  # uE position of each |E| position
-    order = np.argsort(upos >> GATHER_BITS, kind="stable")  # by uE block, then E position
-    dest1 = np.empty(m, dtype=np.int64)
-    dest1[order] = np.arange(m)
-    return dest1, upos[order]
-
-
 def cc_from_counts(counts, prepared):
     """CC of resamples given as draw counts per point (data order), in O(M) per row.
 
@@ -269,8 +206,8 @@ def _blocked_replicate(cnt, block_counts, states, bits):
 
 
 @numba.njit(parallel=True, cache=True, error_model="numpy")
-def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, dest1, dest2, seed, blk0, blk1, n_boot,
-                            block, bits):
+def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, block,
+                            bits):
     """As :func:`_cc_boot_kernel` with the cache-blocked exact sampler (large M).
 
     The points are taken in |E| order, so the counts are drawn block by block in the
@@ -286,12 +223,10 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, dest1, dest2, seed, blk0, blk
         counts = _all_block_counts(seed, blk, m, bits, b1 - b0)
         states = _blocked_states(seed, blk, m, bits)
         cnt = np.zeros(m, dtype=np.int32)
-        staged = np.empty((m, 2))
-        ubuf = np.empty((m, 2))
+        cd = np.empty((m, 2))
         for r in range(b1 - b0):
             _blocked_replicate(cnt, counts[r], states, bits)
-            out[b0 + r - b_first] = _cc_counts_staged(cnt, staged, ubuf, e_bounds, u_bounds,
-                                                      dest1, dest2)
+            out[b0 + r - b_first] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
     return out
 
 
@@ -347,10 +282,9 @@ def cc_bootstrap(prepared, n_boot, seed, blocks=None):
     oe, e_bounds, u_bounds, epos_u = prepared
     first, last = (0, n_blocks(n_boot)) if blocks is None else blocks
     if _blocked(oe.size):
-        dest1, dest2 = _gather_plan(epos_u)
-        return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, dest1, dest2,
-                                       np.uint64(seed), int(first), int(last), int(n_boot),
-                                       BLOCK, int(_resample.POINT_BITS))
+        return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed),
+                                       int(first), int(last), int(n_boot), BLOCK,
+                                       int(_resample.POINT_BITS))
     return _cc_boot_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed), int(first),
                            int(last), int(n_boot), BLOCK)
 
