@@ -9,8 +9,16 @@ O(M): no sort per replicate. The grouped jackknife is the same computation with 
 1 (kept) and 0 (deleted group). For the simulated references uE is fixed, so its ranks
 are computed once; only |E*| must be ordered for every Monte Carlo draw (a new set of
 values has a new order: one O(M log M) sort per draw is unavoidable), done as one sort of
-64-bit keys (the value's bits with the point's index in the low bits, ties resolved
-exactly afterwards), about 4x faster than ``argsort``.
+64-bit keys (the value's bits with the point's position in uE order in the low bits, ties
+resolved exactly afterwards), about 4x faster than ``argsort``; without ties in uE the
+rank of uE is that position, so the pass after the sort reads nothing else.
+
+At large M (above ``resample.BLOCKED_ABOVE`` points) the bootstrap draws each count vector
+with the cache-blocked exact sampler of :mod:`uqviz._array.resample`, on the points in |E|
+order (the order of the first pass; relabelling the points does not change the law of a
+multiset of draws): the count vector is written block by block in cache. The uE pass
+still reads (count, mid-rank) in uE order (M random reads; with a large L3 these hit the
+cache, and a two-pass staged gather measured no faster on the 2-core test machine).
 
 Examples
 --------
@@ -27,7 +35,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from uqviz._array.resample import BLOCK, _below, _pair, _seed_state
+from uqviz._array import resample as _resample
+from uqviz._array.resample import (BLOCK, _all_block_counts, _below, _count_draws_bits,
+                                   _n_parts, _pair, _part_stream, _seed_state)
 
 _U64 = numba.uint64
 
@@ -156,6 +166,90 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
     return out
 
 
+@numba.njit(cache=True)
+def _blocked_states(seed, blk, m, bits):
+    """The streams of the point blocks of task ``blk`` (those of the blocked sampler)."""
+    n_parts = _n_parts(m, bits)
+    states = np.empty((n_parts, 4), dtype=np.uint64)
+    for j in range(n_parts):
+        states[j] = _part_stream(seed, blk, j)
+    return states
+
+
+@numba.njit(cache=True)
+def _blocked_replicate(cnt, block_counts, states, bits):
+    """Draw counts of one replicate, point block after point block (each in cache).
+
+    ``block_counts[j]`` draws fall in block ``j``; they are drawn from the stream
+    ``states[j]``, continued from the previous replicate, exactly as
+    :func:`uqviz._array.resample._blocked_binned` consumes it: the same counts.
+    """
+    m = cnt.shape[0]
+    cnt[:] = 0
+    for j in range(states.shape[0]):
+        lo = j << bits
+        hi = min(m, lo + (1 << bits))
+        s = states[j]
+        c = block_counts[j]
+        part = cnt[lo:hi]
+        if hi - lo == (1 << bits):
+            _count_draws_bits(part, c, s, bits)
+        else:
+            n = _U64(hi - lo)
+            threshold = (_U64(0x100000000) - n) % n
+            for _ in range(c // 2):
+                j1, j2 = _pair(s, n, threshold)
+                part[j1] += 1
+                part[j2] += 1
+            if c % 2 == 1:
+                part[_below(s, n, threshold)] += 1
+
+
+@numba.njit(parallel=True, cache=True, error_model="numpy")
+def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, block,
+                            bits):
+    """As :func:`_cc_boot_kernel` with the cache-blocked exact sampler (large M).
+
+    The points are taken in |E| order, so the counts are drawn block by block in the
+    order in which the mid-rank pass reads them (a count vector is a multiset of
+    points: relabelling the points does not change the law of the bootstrap).
+    """
+    b_first = blk0 * block
+    b_last = min(n_boot, blk1 * block)
+    out = np.empty(max(b_last - b_first, 0))
+    for blk in numba.prange(blk0, blk1):
+        b0 = blk * block
+        b1 = min(n_boot, (blk + 1) * block)
+        counts = _all_block_counts(seed, blk, m, bits, b1 - b0)
+        states = _blocked_states(seed, blk, m, bits)
+        cnt = np.zeros(m, dtype=np.int32)
+        cd = np.empty((m, 2))
+        for r in range(b1 - b0):
+            _blocked_replicate(cnt, counts[r], states, bits)
+            out[b0 + r - b_first] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
+    return out
+
+
+@numba.njit(cache=True)
+def _blocked_counts_kernel(out, seed, block, bits):
+    n_boot, m = out.shape
+    cnt = np.zeros(m, dtype=np.int32)
+    for blk in range((n_boot + block - 1) // block):
+        b0 = blk * block
+        b1 = min(n_boot, (blk + 1) * block)
+        counts = _all_block_counts(seed, blk, m, bits, b1 - b0)
+        states = _blocked_states(seed, blk, m, bits)
+        for r in range(b1 - b0):
+            _blocked_replicate(cnt, counts[r], states, bits)
+            for i in range(m):
+                out[b0 + r, i] = cnt[i]
+
+
+def _blocked(m):
+    """True when M is resampled by the cache-blocked sampler (as resample.py decides)."""
+    return m > _resample.BLOCKED_ABOVE
+
+
 def n_blocks(n_boot):
     """Number of independently seeded blocks of ``BLOCK`` replicates."""
     return -(-int(n_boot) // BLOCK)
@@ -187,6 +281,10 @@ def cc_bootstrap(prepared, n_boot, seed, blocks=None):
     """
     oe, e_bounds, u_bounds, epos_u = prepared
     first, last = (0, n_blocks(n_boot)) if blocks is None else blocks
+    if _blocked(oe.size):
+        return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed),
+                                       int(first), int(last), int(n_boot), BLOCK,
+                                       int(_resample.POINT_BITS))
     return _cc_boot_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed), int(first),
                            int(last), int(n_boot), BLOCK)
 
@@ -196,7 +294,10 @@ def cc_bootstrap_counts(prepared, n_boot, seed):
     oe = prepared[0]
     m = oe.size
     out = np.zeros((n_boot, m))
-    _counts_kernel(out, np.uint64(seed), BLOCK)
+    if _blocked(m):
+        _blocked_counts_kernel(out, np.uint64(seed), BLOCK, int(_resample.POINT_BITS))
+    else:
+        _counts_kernel(out, np.uint64(seed), BLOCK)
     res = np.empty_like(out)
     res[:, oe] = out  # columns were |E| positions
     return res
@@ -260,8 +361,15 @@ def cc_jackknife(prepared, edges):
 # simulated references: uE fixed, |E*| ranked per draw
 # --------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _cc_sorted_keys(keys, x, du, shift):
-    """Sum over points of (rank of x - mean) * du from keys sorted: value bits | index."""
+def _cc_sorted_keys(keys, x, ou, du, no_ties, shift):
+    """Sum over points of (rank of x - mean) * du from keys sorted: value bits | uE position.
+
+    The low bits of a key are the point's position in uE order, so when uE has no ties
+    its centred rank is that position + 1 - mean, computed, not read: the pass reads the
+    sorted keys sequentially (no random read of a rank table, the cost of the earlier
+    version). ``du`` (uE order) is read only when uE has ties; ``x`` (data order, through
+    ``ou``) only inside runs of equal truncated keys.
+    """
     m = keys.shape[0]
     mask = (_U64(1) << _U64(shift)) - _U64(1)
     mean = 0.5 * (m + 1.0)
@@ -275,25 +383,34 @@ def _cc_sorted_keys(keys, x, du, shift):
         high = keys[i] & ~mask
         while j < m and (keys[j] & ~mask) == high:
             j += 1
+        if j - i == 1:  # the common case: a value of its own, mid-rank i + 1
+            q = np.int64(keys[i] & mask)
+            d = 0.5 * (i + i + 2) - mean
+            cross += d * ((q + 1.0 - mean) if no_ties else du[q])
+            sse += d * d
+            i = j
+            continue
         for k in range(i, j):
             idx[k] = np.int64(keys[k] & mask)
-        if j - i > 1:  # insertion sort by (value, index): rare, short runs
-            for k in range(i + 1, j):
-                v = idx[k]
-                h = k - 1
-                while h >= i and (x[idx[h]] > x[v] or (x[idx[h]] == x[v] and idx[h] > v)):
-                    idx[h + 1] = idx[h]
-                    h -= 1
-                idx[h + 1] = v
+        # insertion sort by (value, uE position): rare, short runs
+        for k in range(i + 1, j):
+            v = idx[k]
+            h = k - 1
+            while h >= i and (x[ou[idx[h]]] > x[ou[v]]
+                              or (x[ou[idx[h]]] == x[ou[v]] and idx[h] > v)):
+                idx[h + 1] = idx[h]
+                h -= 1
+            idx[h + 1] = v
         # mid-ranks of exact ties inside the run
         k = i
         while k < j:
             h = k + 1
-            while h < j and x[idx[h]] == x[idx[k]]:
+            while h < j and x[ou[idx[h]]] == x[ou[idx[k]]]:
                 h += 1
             d = 0.5 * (k + h + 1) - mean  # mid-rank of positions k..h-1 (1-based)
             for r in range(k, h):
-                cross += d * du[idx[r]]
+                q = idx[r]
+                cross += d * ((q + 1.0 - mean) if no_ties else du[q])
             sse += (h - k) * d * d
             k = h
         i = j
@@ -316,14 +433,14 @@ def cc_given_u(u):
     m = u.size
     ou = np.argsort(u, kind="stable")
     bounds = _groups(u[ou])
-    ranks = np.empty(m)
+    no_ties = bounds.size - 1 == m
     mid = 0.5 * (bounds[:-1] + bounds[1:] + 1.0)
-    ranks[ou] = np.repeat(mid, np.diff(bounds))
-    du = ranks - 0.5 * (m + 1.0)
+    du = np.repeat(mid, np.diff(bounds)) - 0.5 * (m + 1.0)  # uE order
     ssu = float(np.sum(du * du))
     shift = max(1, int(m - 1).bit_length())
     mask = np.uint64((1 << shift) - 1)
-    index = np.arange(m, dtype=np.uint64)
+    upos = np.empty(m, dtype=np.uint64)
+    upos[ou] = np.arange(m, dtype=np.uint64)  # the low bits of the keys: uE positions
 
     def cc(e):
         e = np.asarray(e, dtype=float)
@@ -332,9 +449,12 @@ def cc_given_u(u):
         for r, row in enumerate(flat):
             x = np.abs(row)
             x += 0.0  # -0.0 -> +0.0, so that the bits order the values
-            keys = (x.view(np.uint64) & ~mask) | index
+            keys = x.view(np.uint64)
+            keys &= ~mask
+            keys |= upos
             keys.sort()
-            cross, sse = _cc_sorted_keys(keys, x, du, shift)
+            x = np.abs(row)
+            cross, sse = _cc_sorted_keys(keys, x, ou, du, no_ties, shift)
             out[r] = cross / np.sqrt(sse * ssu) if sse > 0 and ssu > 0 else np.nan
         return out.reshape(e.shape[:-1])
 

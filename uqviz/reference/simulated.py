@@ -153,20 +153,73 @@ def _simulate(u, f, generative, n_mc, seed, *, client, progress, label):
                                          shared=(u, f, generative, n_mc, seed)))
 
 
+def _mc_block_shared(b, shared):
+    """One block of draws eps ~ D shared by several statistics: row k of the result is
+    statistic k on E* = eps * u_k, bitwise the values of :func:`_mc_block` for (u_k, f_k)
+    (the same eps row by row, the same product)."""
+    items, generative, n_mc, seed = shared
+    n = min(MC_BLOCK, n_mc - b * MC_BLOCK)
+    ones = np.ones(items[0][0].size)
+    parts = [[] for _ in items]
+    for eps in simulated_rows(generative, block_rng(seed, b), n, ones):
+        for k, (u, f) in enumerate(items):
+            parts[k].append(np.asarray(f(eps * u, u), dtype=float))
+    return np.stack([np.concatenate(p) for p in parts])
+
+
+def _simulate_shared(items, generative, n_mc, seed, *, client, progress, label):
+    """Samples (K, n_mc) of K statistics on the same synthetic sets: one draw, K values."""
+    n_blocks = -(-n_mc // MC_BLOCK)
+    with progress_bar(n_blocks, desc=label, progress=progress) as bar:
+        return np.concatenate(run_blocks(_mc_block_shared, n_blocks, client=client,
+                                         progress=bar,
+                                         shared=(items, generative, n_mc, seed)), axis=1)
+
+
 def _reference_of(ds, *, rng, stat, generative, n_mc, n_bins, conditioning, ci,
                   return_samples, client, progress):
     """Simulated reference of one statistic under one D for one dataset."""
+    return _references_of(ds, rng=rng, stats=(stat,), generative=generative, n_mc=n_mc,
+                          n_bins=n_bins, conditioning=conditioning, ci=ci,
+                          return_samples=return_samples, client=client,
+                          progress=progress)[0]
+
+
+def _references_of(ds, *, rng, stats, generative, n_mc, n_bins, conditioning, ci,
+                   return_samples, client, progress):
+    """Simulated references of several statistics under one D, from the same draws.
+
+    Each synthetic set eps ~ D is drawn once and gives every statistic its value; the
+    samples of each statistic are exactly those of a call for that statistic alone with
+    the same ``rng`` (one seed is drawn from ``rng`` in both cases).
+    """
     gen = generative.for_data(ds)
-    order, f = _evaluator(ds, stat, n_bins=n_bins, conditioning=conditioning)
-    u = ds["uE"].values[order]
-    samples = _simulate(u, f, gen, n_mc, seeds.kernel_seed(rng), client=client,
-                        progress=progress, label=f"{stat.name} reference ({gen.name})")
+    items = []
+    for stat in stats:
+        order, f = _evaluator(ds, stat, n_bins=n_bins, conditioning=conditioning)
+        items.append((ds["uE"].values[order], f))
+    seed = seeds.kernel_seed(rng)
+    names = ", ".join(s.name for s in stats)
+    if len(items) == 1:
+        all_samples = _simulate(items[0][0], items[0][1], gen, n_mc, seed, client=client,
+                                progress=progress,
+                                label=f"{names} reference ({gen.name})")[None]
+    else:
+        all_samples = _simulate_shared(items, gen, n_mc, seed, client=client,
+                                       progress=progress,
+                                       label=f"{names} references ({gen.name})")
+    return [_summary(ds, stat, gen, samples, n_mc=n_mc, ci=ci,
+                     return_samples=return_samples)
+            for stat, samples in zip(stats, all_samples)]
+
+
+def _summary(ds, stat, gen, samples, *, n_mc, ci, return_samples):
     bad = int(np.count_nonzero(~np.isfinite(samples)))
     if bad:
         label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
         warnings.warn(f"{stat.name} reference{label} under D = {gen.name}: {bad} of {n_mc} "
                       "simulated values are not finite; the reference is NaN and the "
-                      "statistic is not validated", UserWarning, stacklevel=6)
+                      "statistic is not validated", UserWarning, stacklevel=8)
     q = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2])
     sd = samples.std(ddof=1)
     out = xr.Dataset({
@@ -308,15 +361,21 @@ def sim2_zeta(estimate, reference, reference_lower, reference_upper):
     return -zeta, valid
 
 
-def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=None):
-    """Estimate, BCa interval and z0 of one statistic; the one z0 warning of uqviz."""
-    key = None
-    if stat.kind == "binned" and not (isinstance(conditioning, str) and conditioning == "uE"):
-        key = conditioning_values(ds, conditioning)[1]
-    # NLL: paired with its data reference, exactly as validate_average
-    res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat], n_boot=n_boot,
-                                      ci=ci, rng=rng, n_bins=n_bins, key=key,
-                                      client=client)[stat.name]
+def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=None,
+                   res=None):
+    """Estimate, BCa interval and z0 of one statistic; the one z0 warning of uqviz.
+
+    ``res``: its bootstrap result when already computed (:func:`validate_shared`).
+    """
+    if res is None:
+        key = None
+        if stat.kind == "binned" and not (isinstance(conditioning, str)
+                                          and conditioning == "uE"):
+            key = conditioning_values(ds, conditioning)[1]
+        # NLL: paired with its data reference, exactly as validate_average
+        res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat],
+                                          n_boot=n_boot, ci=ci, rng=rng, n_bins=n_bins,
+                                          key=key, client=client)[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
     label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
@@ -342,18 +401,26 @@ def _scheme_zeta(scheme, est, lo, hi, ref, bs_reference):
 
 
 def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme, n_mc,
-                      n_boot, n_bins, conditioning, ci, return_samples, client, progress):
+                      n_boot, n_bins, conditioning, ci, return_samples, client, progress,
+                      refs=None, boot=None):
+    """``refs``, ``boot``: the references per D and the bootstrap result when already
+    computed (:func:`validate_shared`)."""
     check_dataset(ds)
     boot_rng, *mc_rngs = seeds.spawn(rng, 1 + len(gens))
     est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
-                                     conditioning=conditioning, ci=ci, client=client)
+                                     conditioning=conditioning, ci=ci, client=client,
+                                     res=boot)
     bs_reference = (reference_value(stat, ds["E"].values, ds["uE"].values)
                     if "BS" in schemes else np.nan)
     parts = []
-    for g, r in zip(gens, mc_rngs):
-        ref = _reference_of(ds, rng=r, stat=stat, generative=g, n_mc=n_mc, n_bins=n_bins,
-                            conditioning=conditioning, ci=ci, return_samples=return_samples,
-                            client=client, progress=progress)
+    for i, (g, r) in enumerate(zip(gens, mc_rngs)):
+        if refs is not None:
+            ref = refs[i]
+        else:
+            ref = _reference_of(ds, rng=r, stat=stat, generative=g, n_mc=n_mc, n_bins=n_bins,
+                                conditioning=conditioning, ci=ci,
+                                return_samples=return_samples, client=client,
+                                progress=progress)
         verdicts = [_scheme_zeta(s, est, lo, hi, ref, bs_reference) for s in schemes]
         zeta = np.array([float(z) for z, _ in verdicts])
         valid = np.array([bool(v) for _, v in verdicts])
@@ -447,7 +514,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
 # workflow
 # --------------------------------------------------------------------------
 def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci, k,
-                  client, progress):
+                  client, progress, refs=None, boot=None):
     if stat.has_reference:
         res = validate_average(ds, statistics=(stat.name,), n_boot=n_boot, ci=ci, rng=rng,
                                client=client)
@@ -458,7 +525,8 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
     sims = _validate_sim_one(ds, rng=rng, stat=stat, gens=gens, schemes=("Sim",),
                              single_gen=False, single_scheme=True, n_mc=n_mc, n_boot=n_boot,
                              n_bins=n_bins, conditioning=conditioning, ci=ci,
-                             return_samples=False, client=client, progress=progress)
+                             return_samples=False, client=client, progress=progress,
+                             refs=refs, boot=boot)
     refs, ses = sims["reference"].values, sims["reference_se"].values
     spread = refs.max() - refs.min()
     i, j = int(np.argmax(refs)), int(np.argmin(refs))
@@ -524,4 +592,88 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
                       "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
                       "conditioning": _conditioning_attr(conditioning), "ci": ci, "k": k,
                       "rng": seeds.seed_attr(rng)})
+    return out
+
+
+def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
+                    n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None,
+                    client=None, progress=None):
+    """:func:`validate` of several statistics on one Dataset, the synthetic sets shared.
+
+    Each synthetic set E* = uE eps, eps ~ D, is drawn once and evaluated by every
+    statistic without a predefined reference (ENCE, ZMSE, CC, ...), instead of once per
+    statistic. The result for each statistic is exactly ``validate(ds, statistic=s,
+    rng=rng, ...)`` for the same int seed ``rng`` (or a fresh generator in the same
+    state): each statistic is given the same streams as a call of its own, so their
+    bootstraps share their draws too.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+    statistics : sequence of str
+    generative, n_mc, n_boot, n_bins, conditioning, ci, k, rng, client, progress
+        As :func:`validate`.
+
+    Returns
+    -------
+    dict
+        ``{statistic: xarray.Dataset}``, each as returned by :func:`validate`.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
+    >>> res = validate_shared(ds, statistics=("ENCE", "CC"), n_mc=100, n_boot=200, rng=3)
+    >>> one = uqviz.validate(ds, statistic="CC", n_mc=100, n_boot=200, rng=3)
+    >>> res["CC"].identical(one)
+    True
+    """
+    import copy
+
+    if not isinstance(ds, xr.Dataset):
+        raise TypeError(f"validate_shared: data must be an xarray.Dataset, got "
+                        f"{type(ds).__name__}")
+    check_dataset(ds)
+    names = checks.names("statistics", statistics)
+    opts = [_common_options(s, generative, n_bins, ci, progress, 0) for s in names]
+    stats = [o[0] for o in opts]
+    _, gens, n_bins, ci, progress, _ = opts[0]
+    client = resolve_client(client)
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    k = checks.positive("k", k)
+    n_mc = _n_mc(n_mc)
+    # the streams of validate(): one child per dataset, then (bootstrap, one per D)
+    child = seeds.spawn(checks.rng(rng), 1)[0]
+    shared = [s for s in stats if not s.has_reference]
+    if len(gens) < 2 and shared:
+        raise ValueError(f"generative: the sensitivity test of {shared[0].name} needs at "
+                         f"least two generative distributions, got {[g.name for g in gens]}")
+    refs = {}
+    if shared:
+        _, *mc_rngs = seeds.spawn(copy.deepcopy(child), 1 + len(gens))
+        per_gen = [_references_of(ds, rng=r, stats=shared, generative=g, n_mc=n_mc,
+                                  n_bins=n_bins, conditioning=conditioning, ci=ci,
+                                  return_samples=False, client=client, progress=progress)
+                   for g, r in zip(gens, mc_rngs)]
+        refs = {s.name: [p[i] for p in per_gen] for i, s in enumerate(shared)}
+    # binned statistics on uE: one resample gives all of them their replicates (the
+    # binned kernel's draws do not depend on the columns), the same as one call each
+    boots = {}
+    binned = [s for s in shared if s.kind == "binned"]
+    if len(binned) > 1 and isinstance(conditioning, str) and conditioning == "uE":
+        boot_rng = seeds.spawn(copy.deepcopy(child), 1 + len(gens))[0]
+        boots = bootstrap_against_reference(ds["E"].values, ds["uE"].values, binned,
+                                            n_boot=n_boot, ci=ci, rng=boot_rng,
+                                            n_bins=n_bins, client=client)
+    out = {}
+    for stat in stats:
+        res = _validate_one(ds, rng=copy.deepcopy(child), stat=stat, gens=gens, n_mc=n_mc,
+                            n_boot=n_boot, n_bins=n_bins, conditioning=conditioning, ci=ci,
+                            k=k, client=client, progress=progress,
+                            refs=refs.get(stat.name), boot=boots.get(stat.name))
+        res.attrs.update({"statistic": stat.name, "generative": [g.name for g in gens],
+                          "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
+                          "conditioning": _conditioning_attr(conditioning), "ci": ci,
+                          "k": k, "rng": seeds.seed_attr(rng)})
+        out[stat.name] = res
     return out

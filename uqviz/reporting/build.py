@@ -28,7 +28,7 @@ from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.tree import datasets_of
-from uqviz.reference.simulated import validate
+from uqviz.reference.simulated import validate_shared
 from uqviz.reporting import remedy as rmd
 from uqviz.reporting import render, text, wording
 from uqviz.scores.coverage import calibration_curve, interval_coverage
@@ -316,7 +316,9 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         The same seed gives the same report. Each dataset of a tree gets its own
         child stream, in order; within a dataset the analyses use the children of
         ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
-        for uE then each feature, ENCE, ZMSE, CC; the remedy uses the last child
+        for uE then each feature, then one child shared by ENCE, ZMSE and CC (their
+        synthetic sets are drawn once for the three, each result equal to
+        ``validate(statistic=s, rng=<a copy of that child>)``); the remedy uses the last child
         (``uqviz.engine.seeds``: one seed for the folds of every method, one for the
         bootstrap of the re-validations, one for the scores before and after).
     progress : bool or None
@@ -455,9 +457,10 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         # ENCE, ZMSE bin uE (20 bins of >= 2 points); CC ranks it: undefined for constant uE
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            wf = {s: validate(data, statistic=s, n_mc=n_mc, n_boot=n_boot, rng=next(rngs),
-                              client=client)
-                  for s in ("ENCE", "ZMSE", "CC")}
+            # one synthetic set gives the three statistics their values (shared draws):
+            # each result is that of validate(statistic=s) with this one stream
+            wf = validate_shared(data, statistics=("ENCE", "ZMSE", "CC"), n_mc=n_mc,
+                                 n_boot=n_boot, rng=next(rngs), client=client)
         warns += sorted({str(w.message) for w in caught})
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
