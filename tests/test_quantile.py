@@ -289,7 +289,7 @@ def test_bad_inputs_name_the_problem():
     with pytest.raises(ValueError, match=r"scale: standard deviations must be > 0; 2 point\(s\), "
                                          r"first at \[0, 2\]"):
         uq.qce(y, 0.0, [0.0, 1.0, -1.0], levels=[0.5])
-    with pytest.raises(ValueError, match="levels: levels must be in"):
+    with pytest.raises(ValueError, match="levels must be in"):
         uq.qce(y, 0.0, np.ones(3), levels=[0.5, 1.0])
     # no levels: the documented default 0.05, 0.10, ..., 0.95
     default = uq.qce(y, 0.0, np.ones(3), n_boot=0)

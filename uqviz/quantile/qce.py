@@ -45,14 +45,7 @@ DEFAULT_LEVELS = np.linspace(0.05, 0.95, 19)
 def _levels(levels):
     if levels is None:
         return DEFAULT_LEVELS.copy()
-    tau = np.atleast_1d(checks.finite_array("levels", levels))
-    if tau.ndim != 1 or tau.size == 0:
-        raise ValueError(f"levels: expected a non-empty 1-D sequence, got shape {tau.shape}")
-    bad = ~((tau > 0) & (tau < 1))
-    if bad.any():
-        raise ValueError(f"levels: levels must be in (0, 1); {int(bad.sum())} are not: "
-                         f"{tau[bad][:10].tolist()}")
-    return tau
+    return checks.levels("levels", levels)
 
 
 def _value_range_rows(value_range, rows):
