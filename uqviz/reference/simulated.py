@@ -542,6 +542,30 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
         sensitive_to_D=((), sensitive), verdict=((), verdict_), scheme=((), "Sim"))
 
 
+def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, client, rng):
+    """Checked options of :func:`validate` and :func:`validate_shared` (one place)."""
+    opts = [_common_options(s, generative, n_bins, ci, progress, rng) for s in names]
+    stats = [o[0] for o in opts]
+    _, gens, n_bins, ci, progress, stream = opts[0]
+    client = resolve_client(client)
+    simulated = [s for s in stats if not s.has_reference]
+    if len(gens) < 2 and simulated:
+        raise ValueError(f"generative: the sensitivity test of {simulated[0].name} needs at "
+                         f"least two generative distributions, got {[g.name for g in gens]}")
+    return dict(stats=stats, gens=gens, n_bins=n_bins, ci=ci, progress=progress, client=client,
+                stream=stream,
+                n_boot=checks.count("n_boot", n_boot, minimum=2), k=checks.positive("k", k),
+                n_mc=_n_mc(n_mc))
+
+
+def _workflow_attrs(stat, o, conditioning, rng):
+    """Settings of a :func:`validate` result."""
+    return {"statistic": stat.name, "generative": [g.name for g in o["gens"]],
+            "n_mc": o["n_mc"], "n_boot": o["n_boot"], "n_bins": o["n_bins"],
+            "conditioning": _conditioning_attr(conditioning), "ci": o["ci"], "k": o["k"],
+            "rng": seeds.seed_attr(rng)}
+
+
 def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
              n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
              progress=None):
@@ -576,22 +600,14 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     >>> str(uqviz.validate(ds, statistic="ZMS", n_boot=1000, rng=0)["verdict"].values)
     'validated'
     """
-    stat, gens, n_bins, ci, progress, stream = _common_options(
-        statistic, generative, n_bins, ci, progress, rng)
-    client = resolve_client(client)
-    if len(gens) < 2 and not stat.has_reference:
-        raise ValueError(f"generative: the sensitivity test of {stat.name} needs at least two "
-                         f"generative distributions, got {[g.name for g in gens]}")
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    k = checks.positive("k", k)
-    n_mc = _n_mc(n_mc)
-    out = map_datasets(_validate_one, data, rng=stream, stat=stat, gens=gens,
-                       n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
-                       ci=ci, k=k, client=client, progress=progress)
-    out.attrs.update({"statistic": stat.name, "generative": [g.name for g in gens],
-                      "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
-                      "conditioning": _conditioning_attr(conditioning), "ci": ci, "k": k,
-                      "rng": seeds.seed_attr(rng)})
+    o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, k, progress,
+                          client, rng)
+    stat = o["stats"][0]
+    out = map_datasets(_validate_one, data, rng=o["stream"], stat=stat, gens=o["gens"],
+                       n_mc=o["n_mc"], n_boot=o["n_boot"], n_bins=o["n_bins"],
+                       conditioning=conditioning, ci=o["ci"], k=o["k"], client=o["client"],
+                       progress=o["progress"])
+    out.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
     return out
 
 
@@ -634,20 +650,14 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
         raise TypeError(f"validate_shared: data must be an xarray.Dataset, got "
                         f"{type(ds).__name__}")
     check_dataset(ds)
-    names = checks.names("statistics", statistics)
-    opts = [_common_options(s, generative, n_bins, ci, progress, 0) for s in names]
-    stats = [o[0] for o in opts]
-    _, gens, n_bins, ci, progress, _ = opts[0]
-    client = resolve_client(client)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    k = checks.positive("k", k)
-    n_mc = _n_mc(n_mc)
+    o = _workflow_options(checks.names("statistics", statistics), generative, n_mc, n_boot,
+                          n_bins, ci, k, progress, client, rng)
+    stats, gens, n_bins, ci, progress, client, n_boot, k, n_mc = (
+        o[key] for key in ("stats", "gens", "n_bins", "ci", "progress", "client", "n_boot",
+                           "k", "n_mc"))
     # the streams of validate(): one child per dataset, then (bootstrap, one per D)
-    child = seeds.spawn(checks.rng(rng), 1)[0]
+    child = seeds.spawn(o["stream"], 1)[0]
     shared = [s for s in stats if not s.has_reference]
-    if len(gens) < 2 and shared:
-        raise ValueError(f"generative: the sensitivity test of {shared[0].name} needs at "
-                         f"least two generative distributions, got {[g.name for g in gens]}")
     refs = {}
     if shared:
         _, *mc_rngs = seeds.spawn(copy.deepcopy(child), 1 + len(gens))
@@ -671,9 +681,6 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                             n_boot=n_boot, n_bins=n_bins, conditioning=conditioning, ci=ci,
                             k=k, client=client, progress=progress,
                             refs=refs.get(stat.name), boot=boots.get(stat.name))
-        res.attrs.update({"statistic": stat.name, "generative": [g.name for g in gens],
-                          "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
-                          "conditioning": _conditioning_attr(conditioning), "ci": ci,
-                          "k": k, "rng": seeds.seed_attr(rng)})
+        res.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
         out[stat.name] = res
     return out
