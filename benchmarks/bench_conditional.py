@@ -10,6 +10,9 @@
 2. The ordering study of Pernot (2023), Fig. 4: ``uqviz.conditional.ordering.ordering_study`` with
    N random orderings of ties (default 1000; 7e10 resampled draws), wall and
    CPU time, draws per second. Target: <= 60 s on 2 cores.
+3. Stratified binning of a variable with every value distinct (uncalibrated QM9_E's uE,
+   13 885 strata merged to >= 100 points): ``stratified_labels`` against the literal merging rule of
+   ``tests/test_binning.py`` (quadratic), same labels, both times and the ratio.
 
 The machine may be shared: the load average before each measurement is printed.
 
@@ -132,8 +135,26 @@ def main(argv=None):
     print(f"QM9_U0: M = {ds.sizes['point']}, {os.cpu_count()} cores, numba threads "
           f"{_threads()}")
     bench_lzms(ds, args.conditioning, args.skip_scipy)
+    bench_stratified()
     if not args.skip_ordering:
         bench_ordering(ds, args.conditioning, args.orderings)
+
+
+def bench_stratified():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tests"))
+    from test_binning import _merge_small_by_list  # the quadratic reference of the tests
+
+    from uqviz._array.binning import stratified_labels
+
+    x = load_dataset("QM9_E", calibrated=False)["uE"].values
+    _, inverse, counts = np.unique(x, return_inverse=True, return_counts=True)
+    t_new = median_time(stratified_labels, x, 100)
+    t0 = time.perf_counter()
+    ref = _merge_small_by_list(counts, 100)[inverse]
+    t_ref = time.perf_counter() - t0
+    same = bool(np.array_equal(stratified_labels(x, 100), ref))
+    print(f"stratified binning of {counts.size} distinct values: uqviz {t_new:.3f} s, literal "
+          f"rule {t_ref:.2f} s, ratio {t_ref / t_new:.0f}x, same labels: {same}")
 
 
 def _threads():
