@@ -36,8 +36,8 @@ import numba
 import numpy as np
 
 from uqviz._array import resample as _resample
-from uqviz._array.resample import (BLOCK, _all_block_counts, _below, _count_draws_bits,
-                                   _n_parts, _pair, _part_stream, _seed_state)
+from uqviz._array.resample import (BLOCK, _all_block_counts, _count_draws_among,
+                                   _count_draws_bits, _n_parts, _part_stream, _seed_state)
 
 _U64 = numba.uint64
 
@@ -156,12 +156,7 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
         for b in range(blk * block, min(n_boot, (blk + 1) * block)):
             cnt[:] = 0
             # draws are positions in |E| order: uniform over points all the same
-            for _ in range(m // 2):
-                j1, j2 = _pair(s, n, threshold)
-                cnt[j1] += 1
-                cnt[j2] += 1
-            if m % 2 == 1:
-                cnt[_below(s, n, threshold)] += 1
+            _count_draws_among(cnt, m, n, s, threshold)
             out[b - b_first] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
     return out
 
@@ -197,12 +192,7 @@ def _blocked_replicate(cnt, block_counts, states, bits):
         else:
             n = _U64(hi - lo)
             threshold = (_U64(0x100000000) - n) % n
-            for _ in range(c // 2):
-                j1, j2 = _pair(s, n, threshold)
-                part[j1] += 1
-                part[j2] += 1
-            if c % 2 == 1:
-                part[_below(s, n, threshold)] += 1
+            _count_draws_among(part, c, n, s, threshold)
 
 
 @numba.njit(parallel=True, cache=True, error_model="numpy")
@@ -311,12 +301,7 @@ def _counts_kernel(out, seed, block):
     for blk in range((n_boot + block - 1) // block):
         s = _seed_state(seed, blk)
         for b in range(blk * block, min(n_boot, (blk + 1) * block)):
-            for _ in range(m // 2):
-                j1, j2 = _pair(s, n, threshold)
-                out[b, j1] += 1.0
-                out[b, j2] += 1.0
-            if m % 2 == 1:
-                out[b, _below(s, n, threshold)] += 1.0
+            _count_draws_among(out[b], m, n, s, threshold)
 
 
 @numba.njit(parallel=True, cache=True, error_model="numpy")

@@ -407,15 +407,19 @@ if numba is not None:
 if numba is not None:
 
     @numba.njit(inline="always")
-    def _count_draws(counts, size, s, threshold):
-        # the draws of _sums_numba_kernel, counting how often each point is drawn
-        n = _U64(size)
-        for _ in range(size // 2):
+    def _count_draws_among(counts, c, n, s, threshold):
+        # c uniform draws among n points (the pairs of _sums_numba_kernel), counted per point
+        for _ in range(c // 2):
             j1, j2 = _pair(s, n, threshold)
             counts[j1] += 1
             counts[j2] += 1
-        if size % 2 == 1:
+        if c % 2 == 1:
             counts[_below(s, n, threshold)] += 1
+
+    @numba.njit(inline="always")
+    def _count_draws(counts, size, s, threshold):
+        # the draws of _sums_numba_kernel: size draws among size points
+        _count_draws_among(counts, size, _U64(size), s, threshold)
 
     @numba.njit(inline="always")
     def _count_draws_bits(counts, c, s, bits):
@@ -497,12 +501,7 @@ if numba is not None:
                 if full:
                     _count_draws_bits(drawn, c, s, bits)
                 else:
-                    for _ in range(c // 2):
-                        j1, j2 = _pair(s, n, threshold)
-                        drawn[j1] += 1
-                        drawn[j2] += 1
-                    if c % 2 == 1:
-                        drawn[_below(s, n, threshold)] += 1
+                    _count_draws_among(drawn, c, n, s, threshold)
                 pos[r], cur[r] = _walk(out[b0 + r], cols, drawn, lo, hi, bounds, pos[r], cur[r])
 
     @numba.njit(parallel=True, cache=True)
