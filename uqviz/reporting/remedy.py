@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from uqviz.average.validation import tailedness, validate_average
+from uqviz.average.validation import TAILEDNESS_THRESHOLDS, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.engine import seeds
 from uqviz.recalibration.fitting import fit_recalibration, recalibrate
@@ -82,9 +82,9 @@ def _f(x):
 
 def _zms(ds, n_boot, seed):
     avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed)
-    tail = tailedness(ds)
-    z = avg.sel(statistic="ZMS")
-    heavy = [v for v in wording.HEAVY_FOR_ZMS if bool(tail["exceeds"].sel(variable=v))]
+    z = avg.sel(statistic="ZMS")  # its beta_GM screen: no second tailedness pass
+    heavy = [v for v in wording.HEAVY_FOR_ZMS
+             if float(avg["beta_gm"].sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
     lo, hi = _f(z["ci_lower"]), _f(z["ci_upper"])
     computed = lo is not None and hi is not None
     valid = bool(z["valid"]) and computed

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz.average.validation import TAILEDNESS_SCREENS
+
 __all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
            "binning_note", "HEAVY_FOR_ZMS", "property_name", "remedy_sentence",
            "coverage_line", "curve_line"]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable (Pernot (2024b),
 #: Table II: heavy E^2 or Z^2 tails question RCE and ZMS; heavy uE^2 tails question RCE)
-HEAVY_FOR_ZMS = ("E2", "Z2")
+HEAVY_FOR_ZMS = TAILEDNESS_SCREENS["ZMS"]
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
 #: what "n/a" means wherever the report prints it
