@@ -148,37 +148,58 @@ def bench_stages(csv):
         line(label, f"{dt:.1f} s")
 
 
-def _work(client, m):
-    import uqviz
-
-    ds = uqviz.synthetic.nig(m, nu=6, rng=1)
-    return [uqviz.validate_average(ds, statistics=("CC",), n_boot=2000, rng=2, client=client),
-            uqviz.local_calibration(ds, n_bins=40, n_boot=5000, rng=3, client=client),
-            uqviz.simulated_reference(ds, statistic="CC", n_mc=512, rng=4, client=client,
-                                      progress=False)]
+CLUSTER_CALLS = {
+    "CC bootstrap (2000 replicates)": lambda ds, c: __import__("uqviz").validate_average(
+        ds, statistics=("CC",), n_boot=2000, rng=2, client=c),
+    "LZMS, 40 bins (5000 replicates)": lambda ds, c: __import__("uqviz").local_calibration(
+        ds, n_bins=40, n_boot=5000, rng=3, client=c),
+    "CC reference (512 draws)": lambda ds, c: __import__("uqviz").simulated_reference(
+        ds, statistic="CC", n_mc=512, rng=4, client=c, progress=False),
+}
 
 
 def bench_cluster(m):
-    import numba
+    """Run in a child process whose numba pool has 1 thread from the start (part 3).
+
+    ``NUMBA_NUM_THREADS`` must be set before numba starts its threads, in this process
+    and in the workers (they inherit it): set later, numba refuses to compile.
+    """
+    env = dict(os.environ, NUMBA_NUM_THREADS="1", UQVIZ_THREADS="1", PYTHONWARNINGS="ignore")
+    subprocess.run([sys.executable, __file__, "--cluster-child", "--cluster-m", str(m)],
+                   env=env, check=True)
+
+
+def cluster_child(m):
+    import warnings
+
     import xarray as xr
     from dask.distributed import Client, LocalCluster
 
+    import uqviz
+
+    warnings.simplefilter("ignore")
     print(f"\n## dask LocalCluster, 2 worker processes x 1 thread, M = {m:.0e}")
-    os.environ["UQVIZ_THREADS"] = "1"
-    numba.set_num_threads(1)
-    _work(None, 2000)  # compile
-    t1, local = timed(_work, None, m)
-    line("client=None, 1 thread", f"{t1:.1f} s")
+    ds, small = uqviz.synthetic.nig(m, nu=6, rng=1), uqviz.synthetic.nig(2000, nu=6, rng=1)
+    local = {}
+    for name, call in CLUSTER_CALLS.items():
+        call(small, None)  # compile
+        local[name] = timed(call, ds, None)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None,
-                      env={"NUMBA_NUM_THREADS": "1", "UQVIZ_THREADS": "1"}) as cluster, \
-            Client(cluster) as client:
-        _work(client, 2000)  # compile on the workers
-        t2, remote = timed(_work, client, m)
-    for a, b in zip(local, remote):
-        xr.testing.assert_identical(a, b)
-    line("LocalCluster 2 x 1", f"{t2:.1f} s", f"speed-up {t1 / t2:.2f}",
-         f"efficiency {t1 / (2 * t2):.2f}", "numbers identical")
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        for _ in range(2):  # compile on both workers
+            for call in CLUSTER_CALLS.values():
+                call(small, client)
+        total_local = total_cluster = 0.0
+        for name, call in CLUSTER_CALLS.items():
+            t1, a = local[name]
+            t2, b = timed(call, ds, client)
+            xr.testing.assert_identical(a, b)
+            total_local, total_cluster = total_local + t1, total_cluster + t2
+            line(name, f"1 thread {t1:.1f} s", f"LocalCluster 2 x 1 {t2:.1f} s",
+                 f"efficiency {t1 / (2 * t2):.2f}", "numbers identical")
+    line("all three", f"1 thread {total_local:.1f} s", f"LocalCluster {total_cluster:.1f} s",
+         f"speed-up {total_local / total_cluster:.2f}",
+         f"efficiency {total_local / (2 * total_cluster):.2f}")
 
 
 def main():
@@ -189,10 +210,13 @@ def main():
     p.add_argument("--report-n-boot", type=int, default=10_000)
     p.add_argument("--report-n-mc", type=int, default=2000)
     p.add_argument("--n-boot", type=int, default=64, help="CC replicates timed")
-    p.add_argument("--cluster-m", type=int, default=100_000)
+    p.add_argument("--cluster-m", type=int, default=400_000)
     p.add_argument("--skip-cc", action="store_true")
     p.add_argument("--skip-cluster", action="store_true")
+    p.add_argument("--cluster-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.cluster_child:
+        return cluster_child(args.cluster_m)
     print(f"cores {os.cpu_count()} | {load()}")
     if not args.skip_cc:
         bench_cc([20_000, 200_000, 2_000_000], args.n_boot)

@@ -235,3 +235,38 @@ def test_client_option_is_checked(data):
         uqviz.validate_average(data, n_boot=100, client="cluster")
     with pytest.raises(TypeError, match="client"):
         uqviz.local_calibration(data, n_boot=100, client=3)
+
+
+def test_a_bin_gives_the_same_bits_alone_or_with_its_neighbours(monkeypatch):
+    # the jackknife of a group was summed in chunks cut at global positions, so a bin on
+    # a dask worker (its bins alone) differed from the local run in the last bit
+    from uqviz._array import bootstrap as kboot
+    from uqviz._array.resample import group_seeds
+    from uqviz.engine.bootstrap import _moments_groups
+    from uqviz.engine.parallel import split_ranges
+    from uqviz.engine.statistics import get_statistic
+
+    monkeypatch.setattr(kboot, "JACKKNIFE_CHUNK", 37)
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(20, 120, size=12)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    u = rng.uniform(0.5, 2.0, sizes.sum())
+    e = u * rng.standard_t(4, u.size)
+    stat = get_statistic("ZMS")
+    stats = {"ZMS": (stat.func, stat.columns)}
+    whole = kboot.bootstrap_moments(e, u, stats, n_boot=200, seed=9, ci=0.95, method="bca",
+                                    starts=starts, sizes=sizes)["ZMS"]
+    for n_parts in (2, 5, 12):
+        parts = [_moments_groups(a, b, (e, u, stats, 200, group_seeds(9, sizes.size), 0.95,
+                                        "bca", starts, sizes, None))["ZMS"]
+                 for a, b in split_ranges(sizes.size, n_parts)]
+        for field in ("replicates", "accel", "lower", "upper"):
+            joined = np.concatenate([getattr(p, field) for p in parts])
+            np.testing.assert_array_equal(getattr(whole, field), joined, err_msg=field)
+
+
+def test_identical_bins_on_a_local_cluster_when_bins_cross_chunks(data, client, monkeypatch):
+    from uqviz._array import bootstrap as kboot
+
+    monkeypatch.setattr(kboot, "JACKKNIFE_CHUNK", 257)
+    _same(CALLS["local_calibration"](data, None), CALLS["local_calibration"](data, client))

@@ -62,18 +62,29 @@ def _segment_sum(x, starts):
 
 
 def _chunks(starts, sizes, chunk):
-    """Chunks of at most ``chunk`` consecutive points of contiguous groups.
+    """Chunks of whole pieces of contiguous groups, each piece at most ``chunk`` points.
+
+    A group is cut into pieces at multiples of ``chunk`` from its own start, so the
+    order in which its points are summed does not depend on the other groups (a bin
+    gives the same bits alone or with its neighbours: on a dask worker or not). A chunk
+    holds the pieces starting in one window of ``chunk`` points: fewer than ``2 chunk``
+    points, at most one piece per group.
 
     Yields (a, b, groups, seg): points a..b-1, the groups they meet (each once, in order) and
     the start of each group's run inside the chunk (relative to a).
     """
-    ends = starts + sizes
-    m = int(ends[-1])
-    for a in range(0, m, chunk):
-        b = min(m, a + chunk)
-        groups = np.arange(np.searchsorted(ends, a, side="right"),
-                           np.searchsorted(starts, b, side="left"))
-        yield a, b, groups, np.maximum(starts[groups], a) - a
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n_pieces = -(-sizes // chunk)
+    group = np.repeat(np.arange(sizes.size), n_pieces)
+    first = np.repeat(np.cumsum(n_pieces) - n_pieces, n_pieces)
+    lo = starts[group] + (np.arange(group.size) - first) * chunk
+    hi = np.minimum(lo + chunk, (starts + sizes)[group])
+    window = lo // chunk
+    cuts = np.flatnonzero(np.r_[True, window[1:] != window[:-1], True])
+    for i, j in zip(cuts[:-1], cuts[1:]):
+        a, b = int(lo[i]), int(hi[j - 1])
+        yield a, b, group[i:j], lo[i:j] - a
 
 
 def _moment_jackknife_accel(cols, names, func, starts, sizes, k=0):
