@@ -57,6 +57,79 @@ def test_cc_jackknife_by_counts_equals_recomputing_on_the_kept_points(m):
                                _generic_jackknife(ks.spearman_cc, e, u), rtol=0, atol=1e-12)
 
 
+def _exact_cc(e, u, counts):
+    """Spearman CC of a count-weighted sample in exact integer arithmetic (ties averaged)."""
+    import math
+
+    c = np.asarray(counts, dtype=np.int64)
+    n = int(c.sum())
+
+    def twice_centred_midranks(x):
+        out = np.empty(x.size, dtype=object)
+        order = np.argsort(x, kind="stable")
+        xs, cs = x[order], c[order]
+        before, i = 0, 0
+        while i < x.size:
+            j = i
+            while j < x.size and xs[j] == xs[i]:
+                j += 1
+            t = int(cs[i:j].sum())
+            out[order[i:j]] = 2 * before + t - n
+            before, i = before + t, j
+        return out
+
+    re, ru = twice_centred_midranks(np.abs(e)), twice_centred_midranks(u)
+    ci = [int(x) for x in c]
+    cross = sum(k * a * b for k, a, b in zip(ci, re, ru))
+    sse = sum(k * a * a for k, a in zip(ci, re))
+    ssu = sum(k * b * b for k, b in zip(ci, ru))
+    return cross / math.sqrt(sse * ssu)
+
+
+@pytest.mark.parametrize("ties", ["none", "uE", "both"])
+def test_cc_at_large_m_is_exact_to_rounding(ties):
+    # above BLOCKED_ABOVE the counts are packed with the |E| mid-ranks (4 bytes a point,
+    # sums in exact integers): the replicates and jackknife values equal the exact CC
+    m = 20_000
+    assert kr._packed(m)
+    rng = np.random.default_rng(7)
+    u = rng.lognormal(0.0, 0.3, m)
+    e = u * rng.standard_normal(m)
+    if ties != "none":
+        u = np.round(u, 1)
+    if ties == "both":
+        e = np.round(e, 1)
+    prep = kr.cc_prepare(e, u)
+    counts = kr.cc_bootstrap_counts(prep, 3, seed=5)
+    reps = kr.cc_bootstrap(prep, 3, seed=5)
+    for c, r in zip(counts, reps):
+        assert r == pytest.approx(_exact_cc(e, u, c), rel=1e-14)
+    edges = np.array([0, 7, 5000, m])
+    jack = kr.cc_jackknife(prep, edges)
+    for g in range(3):
+        keep = np.ones(m, dtype=np.int64)
+        keep[edges[g]:edges[g + 1]] = 0
+        assert jack[g] == pytest.approx(_exact_cc(e, u, keep), rel=1e-14)
+
+
+def test_cc_packed_path_takes_counts_above_15_unpacked():
+    m = 20_000
+    rng = np.random.default_rng(8)
+    u = rng.lognormal(0.0, 0.3, m)
+    e = u * rng.standard_normal(m)
+    prep = kr.cc_prepare(e, u)
+    oe, e_bounds, u_bounds, epos_u = prep
+    cnt = rng.multinomial(m, np.full(m, 1.0 / m)).astype(np.int32)
+    cnt[[3, 900]] += np.array([16, 40], dtype=np.int32)  # counts a 4-bit field cannot hold
+    before = cnt.copy()
+    value = kr._cc_packed(cnt, np.empty(m, np.int32), e_bounds, u_bounds, epos_u,
+                          *kr._packed_extras(prep))
+    np.testing.assert_array_equal(cnt, before)
+    counts = np.empty(m)
+    counts[oe] = before  # cnt is in |E| order
+    assert value == pytest.approx(_exact_cc(e, u, counts), rel=1e-14)
+
+
 def test_cc_bootstrap_path_matches_the_generic_path():
     e, u = _tied(1200, seed=2)
     fast = bootstrap_statistics(e, u, ["CC"], n_boot=2000, rng=3)["CC"]

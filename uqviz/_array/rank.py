@@ -119,6 +119,131 @@ def _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u):
     return cross / np.sqrt(sse * ssu)
 
 
+# --------------------------------------------------------------------------
+# large M: counts packed with the |E| mid-ranks in 4 bytes, sums in exact integers
+# --------------------------------------------------------------------------
+#: largest M of the packed path: 2 n << 4 must fit in an int32
+PACKED_MAX_M = (1 << 26) - 1
+#: largest count a packed point holds (4 bits); a replicate with more takes the
+#: unpacked path (a count above 15 has probability about M e^-1 / 16!, 4e-8 at M = 2e6)
+_PACKED_MAX_COUNT = 15
+
+
+@numba.njit(inline="always")
+def _chunk_len(n):
+    """Points per exact int64 partial sum: terms are at most 60 n^2 (c <= 15, |2d| <= 2n)."""
+    return max(1, min(1024, (1 << 62) // max(1, 60 * n * n)))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _pack_e(cnt, pk, e_bounds, e_single):
+    """``pk[p] = (2 before + t) << 4 | c`` in |E| order, and 4 x the |E| sum of squares.
+
+    ``2 before + t - n`` is twice the centred mid-rank of the point's |E| group (an exact
+    integer). Returns ``(n, 4 sse)``, or ``(n, -1)`` when a count exceeds 15 (``cnt`` is
+    left unchanged: the caller takes the unpacked path).
+    """
+    m = cnt.shape[0]
+    n = 0
+    for p in range(m):
+        n += cnt[p]
+    chunk = _chunk_len(n)
+    big = 0
+    sse = 0.0
+    bi = 0
+    if e_single:  # no ties in |E|: a group is a point
+        for p0 in range(0, m, chunk):
+            part = 0
+            for p in range(p0, min(m, p0 + chunk)):
+                c = np.int64(cnt[p])
+                big |= c
+                h = 2 * bi + c
+                pk[p] = np.int32((h << 4) | (c & 15))
+                part += c * (h - n) * (h - n)
+                bi += c
+            sse += float(part)
+    else:
+        for g in range(e_bounds.shape[0] - 1):
+            lo, hi = e_bounds[g], e_bounds[g + 1]
+            t = 0
+            for p in range(lo, hi):
+                t += cnt[p]
+            h = 2 * bi + t
+            for p in range(lo, hi):
+                c = np.int64(cnt[p])
+                big |= c
+                pk[p] = np.int32((h << 4) | (c & 15))
+            sse += float(t) * float(h - n) * float(h - n)
+            bi += t
+    if big > _PACKED_MAX_COUNT:
+        return n, -1.0
+    return n, sse
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _cross_u(pk, n, u_bounds, u_single, epos_u):
+    """4 x the cross sum and 4 x the uE sum of squares, reading ``pk`` in uE order."""
+    m = epos_u.shape[0]
+    cross = 0.0
+    ssu = 0.0
+    bu = 0
+    if u_single:  # no ties in uE: exact int64 sums over chunks of points
+        chunk = _chunk_len(n)
+        for q0 in range(0, m, chunk):
+            pc = 0
+            pu = 0
+            for q in range(q0, min(m, q0 + chunk)):
+                v = np.int64(pk[epos_u[q]])
+                c = v & 15
+                du = 2 * bu + c - n
+                pc += c * du * ((v >> 4) - n)
+                pu += c * du * du
+                bu += c
+            cross += float(pc)
+            ssu += float(pu)
+    else:
+        for g in range(u_bounds.shape[0] - 1):
+            t = 0
+            sh = 0
+            for q in range(u_bounds[g], u_bounds[g + 1]):
+                v = np.int64(pk[epos_u[q]])
+                c = v & 15
+                t += c
+                sh += c * ((v >> 4) - n)
+            du = float(2 * bu + t - n)
+            cross += du * float(sh)
+            ssu += float(t) * du * du
+            bu += t
+    return cross, ssu
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single, epos32):
+    """CC of the count-weighted sample (large M): as :func:`_cc_counts`, whose value it
+    equals to rounding, with the random reads of the uE pass on 4 bytes per point."""
+    if cnt.shape[0] > PACKED_MAX_M:
+        n, sse = 0, -1.0
+    else:
+        n, sse = _pack_e(cnt, pk, e_bounds, e_single)
+    if sse < 0.0:
+        cd = np.empty((cnt.shape[0], 2))
+        return _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
+    cross, ssu = _cross_u(pk, n, u_bounds, u_single, epos32)
+    return cross / np.sqrt(sse * ssu)
+
+
+def _packed_extras(prepared):
+    """``(e_single, u_single, epos_u as int32)`` of the packed path."""
+    oe, e_bounds, u_bounds, epos_u = prepared
+    m = oe.size
+    return e_bounds.size == m + 1, u_bounds.size == m + 1, epos_u.astype(np.int32)
+
+
+def _packed(m):
+    """True when CC of M points takes the packed path (cache-blocked sizes that fit)."""
+    return _resample.BLOCKED_ABOVE < m <= PACKED_MAX_M
+
+
 def cc_from_counts(counts, prepared):
     """CC of resamples given as draw counts per point (data order), in O(M) per row.
 
@@ -196,8 +321,8 @@ def _blocked_replicate(cnt, block_counts, states, bits):
 
 
 @numba.njit(parallel=True, cache=True, error_model="numpy")
-def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, block,
-                            bits):
+def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, epos32, seed,
+                            blk0, blk1, n_boot, block, bits):
     """As :func:`_cc_boot_kernel` with the cache-blocked exact sampler (large M).
 
     The points are taken in |E| order, so the counts are drawn block by block in the
@@ -213,10 +338,11 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_b
         counts = _all_block_counts(seed, blk, m, bits, b1 - b0)
         states = _blocked_states(seed, blk, m, bits)
         cnt = np.zeros(m, dtype=np.int32)
-        cd = np.empty((m, 2))
+        pk = np.empty(m, dtype=np.int32)
         for r in range(b1 - b0):
             _blocked_replicate(cnt, counts[r], states, bits)
-            out[b0 + r - b_first] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
+            out[b0 + r - b_first] = _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single,
+                                               u_single, epos32)
     return out
 
 
@@ -272,7 +398,8 @@ def cc_bootstrap(prepared, n_boot, seed, blocks=None):
     oe, e_bounds, u_bounds, epos_u = prepared
     first, last = (0, n_blocks(n_boot)) if blocks is None else blocks
     if _blocked(oe.size):
-        return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed),
+        return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, epos_u,
+                                       *_packed_extras(prepared), np.uint64(seed),
                                        int(first), int(last), int(n_boot), BLOCK,
                                        int(_resample.POINT_BITS))
     return _cc_boot_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed), int(first),
@@ -305,7 +432,8 @@ def _counts_kernel(out, seed, block):
 
 
 @numba.njit(parallel=True, cache=True, error_model="numpy")
-def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks):
+def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, e_single,
+                    u_single, epos32):
     m = inv_e.shape[0]
     n_groups = edges.shape[0] - 1
     out = np.empty(n_groups)
@@ -314,10 +442,15 @@ def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks):
         g1 = (k + 1) * n_groups // n_chunks
         cnt = np.ones(m, dtype=np.int32)
         cd = np.empty((m, 2))
+        pk = np.empty(m if packed else 0, dtype=np.int32)
         for g in range(g0, g1):
             for i in range(edges[g], edges[g + 1]):
                 cnt[inv_e[i]] = 0
-            out[g] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
+            if packed:
+                out[g] = _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single,
+                                    epos32)
+            else:
+                out[g] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
             for i in range(edges[g], edges[g + 1]):
                 cnt[inv_e[i]] = 1
     return out
@@ -339,7 +472,9 @@ def cc_jackknife(prepared, edges):
     inv_e[oe] = np.arange(oe.size)
     edges = np.ascontiguousarray(edges, dtype=np.int64)
     n_chunks = max(1, min(numba.get_num_threads(), edges.size - 1))
-    return _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks)
+    packed = _packed(oe.size)
+    extras = _packed_extras(prepared) if packed else (False, False, np.empty(0, np.int32))
+    return _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, *extras)
 
 
 # --------------------------------------------------------------------------
