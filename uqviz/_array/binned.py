@@ -7,6 +7,7 @@ Points are pre-sorted so that bins are contiguous blocks (``starts``).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from uqviz._array.binning import equal_count_bounds
@@ -95,7 +96,31 @@ def zmse(e, u, starts, sizes):
 BINNED = {"ENCE": ence, "UCE": uce, "ZMSE": zmse}
 
 
-def loo_binned_means(cols, n_bins, rows=None):
+def _prefix(cols):
+    return np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
+
+
+@numba.njit(cache=True)
+def _loo_means_kernel(prefix, cols, q, i0, i1):
+    """Bin means of the leave-one-out samples i0..i1-1 (the arithmetic of the numpy form)."""
+    n_bins = q.size - 1
+    k = cols.shape[1]
+    out = np.empty((i1 - i0, n_bins, k))
+    for i in range(i0, i1):
+        for b in range(n_bins):
+            first = q[b] + (1 if q[b] >= i else 0)  # original position of the bin's first point
+            last = q[b + 1] - 1 + (1 if q[b + 1] - 1 >= i else 0)
+            size = q[b + 1] - q[b]
+            inside = first <= i <= last
+            for c in range(k):
+                v = prefix[last + 1, c] - prefix[first, c]
+                if inside:
+                    v = v - cols[i, c]
+                out[i - i0, b, c] = v / size
+    return out
+
+
+def loo_binned_means(cols, n_bins, rows=None, prefix=None):
     """Per-bin column means of every leave-one-out sample, equal-count bins, by prefix sums.
 
     Parameters
@@ -106,6 +131,9 @@ def loo_binned_means(cols, n_bins, rows=None):
     rows : slice, optional
         The left-out points to return (all by default): callers go through the points in
         chunks so that memory stays O(chunk x n_bins x k), not O(M x n_bins x k).
+    prefix : ndarray, shape (M + 1, k), optional
+        Prefix sums of ``cols`` with a leading zero row, when the caller has them (they
+        are the same for every chunk).
 
     Returns
     -------
@@ -116,16 +144,12 @@ def loo_binned_means(cols, n_bins, rows=None):
     >>> loo_binned_means(np.arange(4.0)[:, None], 1)[:, 0, 0].tolist()[:2]
     [2.0, 1.6666666666666667]
     """
+    cols = np.ascontiguousarray(cols, dtype=float)
     m = cols.shape[0]
-    prefix = np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
-    q = equal_count_bounds(m - 1, n_bins)
-    i = np.arange(m)[rows if rows is not None else slice(None)][:, None]
-    first = q[None, :-1] + (q[None, :-1] >= i)  # original position of the bin's first point
-    last = (q[None, 1:] - 1) + ((q[None, 1:] - 1) >= i)
-    sums = prefix[last + 1] - prefix[first]
-    inside = (first <= i) & (i <= last)
-    sums = sums - np.where(inside[..., None], cols[i[:, 0], None, :], 0.0)
-    return sums / np.diff(q)[None, :, None]
+    prefix = _prefix(cols) if prefix is None else prefix
+    q = equal_count_bounds(m - 1, n_bins).astype(np.int64)
+    i0, i1, _ = (rows if rows is not None else slice(None)).indices(m)
+    return _loo_means_kernel(prefix, cols, q, i0, max(i0, i1))
 
 
 #: left-out points per chunk of :func:`loo_binned_values` (8 MB per column and 100 bins)
@@ -153,9 +177,11 @@ def loo_binned_values(cols, n_bins, func):
     >>> loo_binned_values(x, 1, lambda b: b[:, 0, 0]).tolist()[:2]
     [2.0, 1.6666666666666667]
     """
+    cols = np.ascontiguousarray(cols, dtype=float)
     m = cols.shape[0]
-    return np.concatenate([np.asarray(func(loo_binned_means(cols, n_bins, slice(a, a + LOO_CHUNK))),
-                                      dtype=float)
+    prefix = _prefix(cols)
+    return np.concatenate([np.asarray(func(loo_binned_means(cols, n_bins, slice(a, a + LOO_CHUNK),
+                                                            prefix=prefix)), dtype=float)
                            for a in range(0, m, LOO_CHUNK)])
 
 

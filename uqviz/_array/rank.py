@@ -189,11 +189,16 @@ def _cross_u(pk, n, u_bounds, u_single, epos_u):
     bu = 0
     if u_single:  # no ties in uE: exact int64 sums over chunks of points
         chunk = _chunk_len(n)
+        buf = np.empty(chunk, dtype=np.int32)
         for q0 in range(0, m, chunk):
+            q1 = min(m, q0 + chunk)
+            # the random reads of a chunk first, apart from the arithmetic: many in flight
+            for q in range(q0, q1):
+                buf[q - q0] = pk[epos_u[q]]
             pc = 0
             pu = 0
-            for q in range(q0, min(m, q0 + chunk)):
-                v = np.int64(pk[epos_u[q]])
+            for j in range(q1 - q0):
+                v = np.int64(buf[j])
                 c = v & 15
                 du = 2 * bu + c - n
                 pc += c * du * ((v >> 4) - n)
