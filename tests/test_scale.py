@@ -343,3 +343,20 @@ def test_identical_bins_on_a_local_cluster_when_bins_cross_chunks(data, client, 
 
     monkeypatch.setattr(kboot, "JACKKNIFE_CHUNK", 257)
     _same(CALLS["local_calibration"](data, None), CALLS["local_calibration"](data, client))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e250, 1e-250])
+def test_binned_means_for_fixed_u_equal_the_general_ones(scale):
+    # the simulated references read each synthetic set once for E2 and Z2 (one pass,
+    # partial sums of 256 points) instead of building the columns
+    from uqviz._array import binned as kb
+
+    rng = np.random.default_rng(0)
+    u = rng.lognormal(0, 0.3, 5003) * scale
+    e = u * rng.standard_normal((3, 5003))
+    starts, sizes = np.array([0, 1000, 2500]), np.array([1000, 1500, 2503])
+    fast = kb.binned_means_fixed_u(e, u, starts, sizes, ("E2", "Z2"), float(np.max(u)))
+    general = kb.binned_column_means(e, u, starts, sizes, ("E2", "Z2"))
+    assert fast["log2_scale"] == general["log2_scale"]
+    for name in ("E2", "Z2"):
+        np.testing.assert_allclose(fast[name], general[name], rtol=1e-14, atol=0)

@@ -486,20 +486,34 @@ def cc_jackknife(prepared, edges):
 # simulated references: uE fixed, |E*| ranked per draw
 # --------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _cc_sorted_keys(keys, x, ou, du, no_ties, shift):
-    """Sum over points of (rank of x - mean) * du from keys sorted: value bits | uE position.
+def _cc_keys(row, upos, mask, keys):
+    """Sort keys of one draw: the bits of |e| (-0 as +0) with the uE position in the low bits."""
+    tmp = np.empty(1)
+    bits = tmp.view(np.uint64)
+    for p in range(row.shape[0]):
+        tmp[0] = abs(row[p]) + 0.0
+        keys[p] = (bits[0] & ~mask) | upos[p]
+
+
+@numba.njit(cache=True)
+def _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m):
+    """Sums over points of (2 x centred rank of x) (2 x centred rank of uE), and of the
+    first squared, from the sorted keys (value bits | uE position): exact integers.
 
     The low bits of a key are the point's position in uE order, so when uE has no ties
-    its centred rank is that position + 1 - mean, computed, not read: the pass reads the
-    sorted keys sequentially (no random read of a rank table, the cost of the earlier
-    version). ``du`` (uE order) is read only when uE has ties; ``x`` (data order, through
-    ``ou``) only inside runs of equal truncated keys.
+    twice its centred rank is ``2 q + 1 - m``, computed, not read: the pass reads the
+    sorted keys sequentially. ``du2`` (uE order) is read only when uE has ties; ``x``
+    (data order, through ``ou``) only inside runs of equal truncated keys. Twice a
+    centred mid-rank is an integer, so the sums are exact (int64 over chunks whose terms
+    are at most 4 m^2).
     """
-    m = keys.shape[0]
     mask = (_U64(1) << _U64(shift)) - _U64(1)
-    mean = 0.5 * (m + 1.0)
+    chunk = max(1, min(1024, (1 << 62) // max(1, 4 * m * m)))
     cross = 0.0
     sse = 0.0
+    pc = 0
+    ps = 0
+    done = 0
     idx = np.empty(m, dtype=np.int64)
     i = 0
     while i < m:
@@ -508,38 +522,45 @@ def _cc_sorted_keys(keys, x, ou, du, no_ties, shift):
         high = keys[i] & ~mask
         while j < m and (keys[j] & ~mask) == high:
             j += 1
-        if j - i == 1:  # the common case: a value of its own, mid-rank i + 1
+        if j - i == 1:  # the common case: a value of its own, rank i + 1
             q = np.int64(keys[i] & mask)
-            d = 0.5 * (i + i + 2) - mean
-            cross += d * ((q + 1.0 - mean) if no_ties else du[q])
-            sse += d * d
-            i = j
-            continue
-        for k in range(i, j):
-            idx[k] = np.int64(keys[k] & mask)
-        # insertion sort by (value, uE position): rare, short runs
-        for k in range(i + 1, j):
-            v = idx[k]
-            h = k - 1
-            while h >= i and (x[ou[idx[h]]] > x[ou[v]]
-                              or (x[ou[idx[h]]] == x[ou[v]] and idx[h] > v)):
-                idx[h + 1] = idx[h]
-                h -= 1
-            idx[h + 1] = v
-        # mid-ranks of exact ties inside the run
-        k = i
-        while k < j:
-            h = k + 1
-            while h < j and x[ou[idx[h]]] == x[ou[idx[k]]]:
-                h += 1
-            d = 0.5 * (k + h + 1) - mean  # mid-rank of positions k..h-1 (1-based)
-            for r in range(k, h):
-                q = idx[r]
-                cross += d * ((q + 1.0 - mean) if no_ties else du[q])
-            sse += (h - k) * d * d
-            k = h
+            d = 2 * i + 1 - m
+            pc += d * ((2 * q + 1 - m) if no_ties else du2[q])
+            ps += d * d
+        else:
+            for k in range(i, j):
+                idx[k] = np.int64(keys[k] & mask)
+            # insertion sort by (value, uE position): rare, short runs
+            for k in range(i + 1, j):
+                v = idx[k]
+                h = k - 1
+                while h >= i and (abs(row[ou[idx[h]]]) > abs(row[ou[v]])
+                                  or (abs(row[ou[idx[h]]]) == abs(row[ou[v]])
+                                      and idx[h] > v)):
+                    idx[h + 1] = idx[h]
+                    h -= 1
+                idx[h + 1] = v
+            # mid-ranks of exact ties inside the run
+            k = i
+            while k < j:
+                h = k + 1
+                while h < j and abs(row[ou[idx[h]]]) == abs(row[ou[idx[k]]]):
+                    h += 1
+                d = k + h - m  # twice the centred mid-rank of positions k..h-1
+                for r in range(k, h):
+                    q = idx[r]
+                    cross += float(d) * float((2 * q + 1 - m) if no_ties else du2[q])
+                sse += float(h - k) * float(d) * float(d)
+                k = h
+        done += j - i
         i = j
-    return cross, sse
+        if done >= chunk:
+            cross += float(pc)
+            sse += float(ps)
+            pc = 0
+            ps = 0
+            done = 0
+    return cross + float(pc), sse + float(ps)
 
 
 def cc_given_u(u):
@@ -559,9 +580,9 @@ def cc_given_u(u):
     ou = np.argsort(u, kind="stable")
     bounds = _groups(u[ou])
     no_ties = bounds.size - 1 == m
-    mid = 0.5 * (bounds[:-1] + bounds[1:] + 1.0)
-    du = np.repeat(mid, np.diff(bounds)) - 0.5 * (m + 1.0)  # uE order
-    ssu = float(np.sum(du * du))
+    # twice the centred mid-rank of uE, in uE order (an integer)
+    du2 = np.repeat(bounds[:-1] + bounds[1:] - m, np.diff(bounds)).astype(np.int64)
+    ssu = float(np.sum(du2.astype(float) ** 2))
     shift = max(1, int(m - 1).bit_length())
     mask = np.uint64((1 << shift) - 1)
     upos = np.empty(m, dtype=np.uint64)
@@ -571,15 +592,12 @@ def cc_given_u(u):
         e = np.asarray(e, dtype=float)
         flat = e.reshape(-1, m)
         out = np.empty(flat.shape[0])
+        keys = np.empty(m, dtype=np.uint64)
         for r, row in enumerate(flat):
-            x = np.abs(row)
-            x += 0.0  # -0.0 -> +0.0, so that the bits order the values
-            keys = x.view(np.uint64)
-            keys &= ~mask
-            keys |= upos
+            row = np.ascontiguousarray(row)
+            _cc_keys(row, upos, mask, keys)
             keys.sort()
-            x = np.abs(row)
-            cross, sse = _cc_sorted_keys(keys, x, ou, du, no_ties, shift)
+            cross, sse = _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m)
             out[r] = cross / np.sqrt(sse * ssu) if sse > 0 and ssu > 0 else np.nan
         return out.reshape(e.shape[:-1])
 

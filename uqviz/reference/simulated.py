@@ -89,11 +89,12 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         starts, sizes = bins.starts, bins.sizes
         cols = tuple(c for c in stat.columns if c != "V")
         u_sorted = ds["uE"].values[bins.order]
+        top_u = float(np.max(np.abs(u_sorted)))
         ku = int(np.frexp(np.max(u_sorted))[1])  # V's bin means at the scale 2**ku, once
         mv_scaled = kbin.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
         def f(e, u):  # u is the same for every row: its bin means are computed once
-            means = kbin.binned_column_means(e, u, starts, sizes, cols)
+            means = kbin.binned_means_fixed_u(e, u, starts, sizes, cols, top_u)
             if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
                 means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
