@@ -370,3 +370,23 @@ def test_binned_means_for_fixed_u_equal_the_general_ones(scale):
     assert fast["log2_scale"] == general["log2_scale"]
     for name in ("E2", "Z2"):
         np.testing.assert_allclose(fast[name], general[name], rtol=1e-14, atol=0)
+
+
+def test_products_formed_in_the_kernels_are_those_of_the_array():
+    # the simulated references pass eps and u; E* = eps u is formed point by point
+    from uqviz._array import binned as kb
+
+    rng = np.random.default_rng(4)
+    u = np.round(rng.lognormal(0, 0.3, 3001), 2)
+    eps = rng.standard_normal((2, 3001))
+    eps[:, :4] = 0.0  # ties in |E*| inside the runs of equal keys
+    starts, sizes = np.array([0, 1000]), np.array([1000, 2001])
+    fused = kb.binned_means_fixed_u(eps, u, starts, sizes, ("E2", "Z2"), float(u.max()),
+                                    scaled=True)
+    plain = kb.binned_means_fixed_u(eps * u, u, starts, sizes, ("E2", "Z2"), float(u.max()))
+    for name in ("E2", "Z2"):
+        np.testing.assert_array_equal(fused[name], plain[name])
+    cc = kr.cc_given_u(u)
+    np.testing.assert_array_equal(cc(eps, scale=u), cc(eps * u))
+    np.testing.assert_allclose(cc(eps * u), [ks.spearman_cc(r, u) for r in eps * u],
+                               rtol=0, atol=1e-14)

@@ -78,58 +78,61 @@ def binned_column_means(e, u, starts, sizes, names=BINNED_COLUMNS):
     return out
 
 
-@numba.njit(cache=True, fastmath={"nnan", "ninf", "nsz", "reassoc"})
-def _abs_max(x):  # a maximum is exact in any order: reassociation changes no bit
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _sum_sq(x, u, lo, hi, scale, mult):
+    """Sum of (scale e)^2 and max |e| over lo..hi, with e = x u (``mult``) or x."""
+    s = 0.0
     top = 0.0
-    for r in range(x.shape[0]):
-        for i in range(x.shape[1]):
-            top = max(top, abs(x[r, i]))
-    return top
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _sum_sq(x, lo, hi, scale):
-    s = 0.0
     for i in range(lo, hi):
-        w = x[i] * scale
+        e = x[i] * u[i] if mult else x[i]
+        top = max(top, abs(e))
+        w = e * scale
         s += w * w
-    return s
+    return s, top
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _sum_sq_ratio(x, u, lo, hi):
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _sum_sq_ratio(x, u, lo, hi, mult):
     s = 0.0
     for i in range(lo, hi):
-        z = x[i] / u[i]
+        e = x[i] * u[i] if mult else x[i]
+        z = e / u[i]
         s += z * z
     return s
 
 
-@numba.njit(cache=True, error_model="numpy")
-def _bin_sums_rows(e, u, starts, sizes, want_e2, want_z2, scale):
-    """Per-bin sums of (scale e)^2 and (e/u)^2 of every row, in partial sums of 256 points."""
-    n_rows = e.shape[0]
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _bin_sums_rows(x, u, starts, sizes, want_e2, want_z2, scale, mult):
+    """Per-bin sums of (scale e)^2 and (e/u)^2 of every row (e = x u when ``mult``), in
+    partial sums of 256 points, and max |e| over all rows."""
+    n_rows = x.shape[0]
     n_bins = starts.shape[0]
     e2 = np.zeros((n_rows, n_bins))
     z2 = np.zeros((n_rows, n_bins))
+    top = 0.0
     for r in range(n_rows):
-        x = e[r]
+        row = x[r]
         for b in range(n_bins):
             lo, hi = starts[b], starts[b] + sizes[b]
             for a in range(lo, hi, 256):
                 if want_e2:
-                    e2[r, b] += _sum_sq(x, a, min(hi, a + 256), scale)
+                    s, t = _sum_sq(row, u, a, min(hi, a + 256), scale, mult)
+                    e2[r, b] += s
+                    top = max(top, t)
                 if want_z2:
-                    z2[r, b] += _sum_sq_ratio(x, u, a, min(hi, a + 256))
-    return e2, z2
+                    z2[r, b] += _sum_sq_ratio(row, u, a, min(hi, a + 256), mult)
+    return e2, z2, top
 
 
-def binned_means_fixed_u(e, u, starts, sizes, names, top_u):
+def binned_means_fixed_u(e, u, starts, sizes, names, top_u, *, scaled=False):
     """:func:`binned_column_means` of the rows of ``e`` (E2, Z2) for fixed ``u``, in one pass.
 
-    The simulated references evaluate many sets E* on the same ``u``: ``top_u`` =
-    max |u| is computed once, and each row is read once (no temporary arrays). The
-    exponent ``log2_scale`` follows :func:`uqviz._array.stats.log2_scale` over all rows.
+    The simulated references evaluate many sets E* on the same ``u``: each row is read
+    once, with no temporary array. With ``scaled=True`` the rows are eps and E* = eps u
+    is formed point by point (the same products). The exponent ``log2_scale`` follows
+    :func:`uqviz._array.stats.log2_scale` over all rows (``top_u`` = max |u|): the sums
+    are computed unscaled with max |E*| and recomputed scaled in the rare case where the
+    values are outside 2**-200 .. 2**200.
 
     Examples
     --------
@@ -140,17 +143,21 @@ def binned_means_fixed_u(e, u, starts, sizes, names, top_u):
     """
     e = np.asarray(e, dtype=float)
     rows = np.ascontiguousarray(e.reshape(-1, e.shape[-1]))
-    k = 0
-    if "E2" in names:
-        k = log2_scale(np.array([_abs_max(rows)]), np.array([top_u]))
+    u = np.ascontiguousarray(u, dtype=float)
+    starts = np.asarray(starts, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    want_e2 = "E2" in names
+    e2, z2, top = _bin_sums_rows(rows, u, starts, sizes, want_e2, "Z2" in names, 1.0, scaled)
+    k = log2_scale(np.array([top]), np.array([top_u])) if want_e2 else 0
+    if k:
         if abs(k) > 1000:  # 2**-k would not be a normal number: the general path
-            return binned_column_means(e, u, starts, sizes, names)
-    e2, z2 = _bin_sums_rows(rows, np.ascontiguousarray(u, dtype=float),
-                            np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64),
-                            "E2" in names, "Z2" in names, float(np.ldexp(1.0, -k)))
+            x = rows * u if scaled else rows
+            return binned_column_means(x.reshape(e.shape), u, starts, sizes, names)
+        e2 = _bin_sums_rows(rows, u, starts, sizes, True, False, float(np.ldexp(1.0, -k)),
+                            scaled)[0]
     shape = e.shape[:-1] + (len(sizes),)
     out = {}
-    if "E2" in names:
+    if want_e2:
         out["E2"] = (e2 / sizes).reshape(shape)
     if "Z2" in names:
         out["Z2"] = (z2 / sizes).reshape(shape)
@@ -180,7 +187,7 @@ def _prefix(cols):
     return np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _loo_means_kernel(prefix, cols, q, i0, i1):
     """Bin means of the leave-one-out samples i0..i1-1 (the arithmetic of the numpy form)."""
     n_bins = q.size - 1

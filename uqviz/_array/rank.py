@@ -77,7 +77,7 @@ def cc_prepare(e, u):
     return CCPrepared((oe, _groups(a[oe]), _groups(u[ou]), inv_e[ou]))
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u):
     """Spearman CC of the count-weighted sample.
 
@@ -129,13 +129,13 @@ PACKED_MAX_M = (1 << 26) - 1
 _PACKED_MAX_COUNT = 15
 
 
-@numba.njit(inline="always")
+@numba.njit(nogil=True, inline="always")
 def _chunk_len(n):
     """Points per exact int64 partial sum: terms are at most 60 n^2 (c <= 15, |2d| <= 2n)."""
     return max(1, min(1024, (1 << 62) // max(1, 60 * n * n)))
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _pack_e(cnt, pk, e_bounds, e_single):
     """``pk[p] = (2 before + t) << 4 | c`` in |E| order, and 4 x the |E| sum of squares.
 
@@ -180,7 +180,7 @@ def _pack_e(cnt, pk, e_bounds, e_single):
     return n, sse
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _cross_u(pk, n, u_bounds, u_single, epos_u):
     """4 x the cross sum and 4 x the uE sum of squares, reading ``pk`` in uE order."""
     m = epos_u.shape[0]
@@ -222,7 +222,7 @@ def _cross_u(pk, n, u_bounds, u_single, epos_u):
     return cross, ssu
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single, epos32):
     """CC of the count-weighted sample (large M): as :func:`_cc_counts`, whose value it
     equals to rounding, with the random reads of the uE pass on 4 bytes per point."""
@@ -271,7 +271,7 @@ def cc_from_counts(counts, prepared):
     return out.reshape(counts.shape[:-1])
 
 
-@numba.njit(parallel=True, cache=True, error_model="numpy")
+@numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, block):
     """Replicates of blocks ``blk0 .. blk1-1``; the draws of a block depend on (seed, block)."""
     b_first = blk0 * block
@@ -291,7 +291,7 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _blocked_states(seed, blk, m, bits):
     """The streams of the point blocks of task ``blk`` (those of the blocked sampler)."""
     n_parts = _n_parts(m, bits)
@@ -301,7 +301,7 @@ def _blocked_states(seed, blk, m, bits):
     return states
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _blocked_replicate(cnt, block_counts, states, bits):
     """Draw counts of one replicate, point block after point block (each in cache).
 
@@ -325,7 +325,7 @@ def _blocked_replicate(cnt, block_counts, states, bits):
             _count_draws_among(part, c, n, s, threshold)
 
 
-@numba.njit(parallel=True, cache=True, error_model="numpy")
+@numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, epos32, seed,
                             blk0, blk1, n_boot, block, bits):
     """As :func:`_cc_boot_kernel` with the cache-blocked exact sampler (large M).
@@ -351,7 +351,7 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, e
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _blocked_counts_kernel(out, seed, block, bits):
     n_boot, m = out.shape
     cnt = np.zeros(m, dtype=np.int32)
@@ -425,7 +425,7 @@ def cc_bootstrap_counts(prepared, n_boot, seed):
     return res
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _counts_kernel(out, seed, block):
     n_boot, m = out.shape
     n = _U64(m)
@@ -436,7 +436,7 @@ def _counts_kernel(out, seed, block):
             _count_draws_among(out[b], m, n, s, threshold)
 
 
-@numba.njit(parallel=True, cache=True, error_model="numpy")
+@numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, e_single,
                     u_single, epos32):
     m = inv_e.shape[0]
@@ -485,30 +485,39 @@ def cc_jackknife(prepared, edges):
 # --------------------------------------------------------------------------
 # simulated references: uE fixed, |E*| ranked per draw
 # --------------------------------------------------------------------------
-@numba.njit(cache=True)
-def _cc_keys(row, upos, mask, keys):
-    """Sort keys of one draw: the bits of |e| (-0 as +0) with the uE position in the low bits."""
+@numba.njit(nogil=True, cache=True)
+def _cc_keys(row, scale, upos, mask, keys):
+    """Sort keys of one draw: the bits of |e| (-0 as +0), e = row scale (``scale`` of
+    size M) or row, with the uE position in the low bits."""
     tmp = np.empty(1)
     bits = tmp.view(np.uint64)
+    mult = scale.shape[0] == row.shape[0]
     for p in range(row.shape[0]):
-        tmp[0] = abs(row[p]) + 0.0
+        tmp[0] = abs(row[p] * scale[p] if mult else row[p]) + 0.0
         keys[p] = (bits[0] & ~mask) | upos[p]
 
 
-@numba.njit(cache=True)
-def _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m):
+@numba.njit(nogil=True, inline="always")
+def _val(row, scale, p, mult):
+    return abs(row[p] * scale[p] if mult else row[p])
+
+
+@numba.njit(nogil=True, cache=True)
+def _cc_sorted_keys(keys, row, scale, ou, du2, no_ties, shift, m):
     """Sums over points of (2 x centred rank of x) (2 x centred rank of uE), and of the
     first squared, from the sorted keys (value bits | uE position): exact integers.
 
     The low bits of a key are the point's position in uE order, so when uE has no ties
     twice its centred rank is ``2 q + 1 - m``, computed, not read: the pass reads the
-    sorted keys sequentially. ``du2`` (uE order) is read only when uE has ties; ``x``
-    (data order, through ``ou``) only inside runs of equal truncated keys. Twice a
+    sorted keys sequentially. ``du2`` (uE order) is read only when uE has ties; ``row``
+    (times ``scale`` when given; data order, through ``ou``) only inside runs of equal
+    truncated keys. Twice a
     centred mid-rank is an integer, so the sums are exact (int64 over chunks whose terms
     are at most 4 m^2).
     """
     mask = (_U64(1) << _U64(shift)) - _U64(1)
     chunk = max(1, min(1024, (1 << 62) // max(1, 4 * m * m)))
+    mult = scale.shape[0] == m
     cross = 0.0
     sse = 0.0
     pc = 0
@@ -534,9 +543,10 @@ def _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m):
             for k in range(i + 1, j):
                 v = idx[k]
                 h = k - 1
-                while h >= i and (abs(row[ou[idx[h]]]) > abs(row[ou[v]])
-                                  or (abs(row[ou[idx[h]]]) == abs(row[ou[v]])
-                                      and idx[h] > v)):
+                while h >= i and (_val(row, scale, ou[idx[h]], mult)
+                                  > _val(row, scale, ou[v], mult)
+                                  or (_val(row, scale, ou[idx[h]], mult)
+                                      == _val(row, scale, ou[v], mult) and idx[h] > v)):
                     idx[h + 1] = idx[h]
                     h -= 1
                 idx[h + 1] = v
@@ -544,7 +554,8 @@ def _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m):
             k = i
             while k < j:
                 h = k + 1
-                while h < j and abs(row[ou[idx[h]]]) == abs(row[ou[idx[k]]]):
+                while h < j and (_val(row, scale, ou[idx[h]], mult)
+                                 == _val(row, scale, ou[idx[k]], mult)):
                     h += 1
                 d = k + h - m  # twice the centred mid-rank of positions k..h-1
                 for r in range(k, h):
@@ -566,8 +577,9 @@ def _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m):
 def cc_given_u(u):
     """CC as a function of the errors alone for fixed uE: uE ranked once.
 
-    Returns ``f(e)`` for ``e`` of shape ``(..., M)``, equal to
-    ``spearman_cc(e, u)`` row by row (ties averaged).
+    Returns ``f(e, scale=None)`` for ``e`` of shape ``(..., M)``, equal to
+    ``spearman_cc(e * scale, u)`` row by row (ties averaged); with ``scale`` (shape (M,))
+    the products are formed point by point, not as an array.
 
     Examples
     --------
@@ -588,16 +600,17 @@ def cc_given_u(u):
     upos = np.empty(m, dtype=np.uint64)
     upos[ou] = np.arange(m, dtype=np.uint64)  # the low bits of the keys: uE positions
 
-    def cc(e):
+    def cc(e, scale=None):
         e = np.asarray(e, dtype=float)
+        scale = np.empty(0) if scale is None else np.ascontiguousarray(scale, dtype=float)
         flat = e.reshape(-1, m)
         out = np.empty(flat.shape[0])
         keys = np.empty(m, dtype=np.uint64)
         for r, row in enumerate(flat):
             row = np.ascontiguousarray(row)
-            _cc_keys(row, upos, mask, keys)
+            _cc_keys(row, scale, upos, mask, keys)
             keys.sort()
-            cross, sse = _cc_sorted_keys(keys, row, ou, du2, no_ties, shift, m)
+            cross, sse = _cc_sorted_keys(keys, row, scale, ou, du2, no_ties, shift, m)
             out[r] = cross / np.sqrt(sse * ssu) if sse > 0 and ssu > 0 else np.nan
         return out.reshape(e.shape[:-1])
 

@@ -85,11 +85,11 @@ def _sums_numpy(cols, starts, sizes, n_boot, seeds):
 if numba is not None:
     _U64 = numba.uint64
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _rotl(x, k):
         return (x << _U64(k)) | (x >> _U64(64 - k))
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _splitmix64(x):
         x = x + _U64(0x9E3779B97F4A7C15)
         z = x
@@ -97,7 +97,7 @@ if numba is not None:
         z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
         return x, z ^ (z >> _U64(31))
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _next(s):
         # xoshiro256** (Blackman & Vigna): all 64 output bits are usable
         result = _rotl(s[1] * _U64(5), 7) * _U64(9)
@@ -110,7 +110,7 @@ if numba is not None:
         s[3] = _rotl(s[3], 45)
         return result
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _seed_state(seed, blk):
         # the xoshiro256** state of one task: SplitMix64 of seed ^ (blk * odd constant)
         s = np.empty(4, dtype=np.uint64)
@@ -119,7 +119,7 @@ if numba is not None:
             x, s[i] = _splitmix64(x)
         return s
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _below(s, n, threshold):
         # one unbiased integer in [0, n): Lemire's multiply-shift with rejection
         mask = _U64(0xFFFFFFFF)
@@ -128,7 +128,7 @@ if numba is not None:
             m = (_next(s) >> _U64(32)) * n
         return np.int64(m >> _U64(32))
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _pair(s, n, threshold):
         # Two 32-bit uniforms per 64-bit output, each mapped to [0, n) by
         # Lemire's multiply-shift. A pair with a biased low word (probability
@@ -142,17 +142,17 @@ if numba is not None:
             return np.int64(m1 >> _U64(32)), np.int64(m2 >> _U64(32))
         return _below(s, n, threshold), _below(s, n, threshold)
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _uniform(s):
         # a double in [0, 1) from the top 53 bits
         return np.float64(_next(s) >> _U64(11)) * 1.1102230246251565e-16
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _sub_seed(seed, key):
         # the seed of sub-stream ``key`` >= 1 of a group (SplitMix64 of seed + key * odd)
         return _splitmix64(seed + _U64(key) * _U64(0x9FB21C651E98DF25))[1]
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _binomial_inversion(s, n, p):
         # small mean (n p < 10): sequential search of the cdf (as numpy's legacy inversion)
         q = 1.0 - p
@@ -173,7 +173,7 @@ if numba is not None:
                 px = ((n - x + 1) * p * px) / (x * q)
         return x
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _binomial_btrs(s, n, p):
         # n p >= 10, p <= 1/2: transformed rejection with squeeze, Hörmann (1993), algorithm
         # BTRS; the final test compares with the exact log-ratio f(k)/f(mode) (lgamma)
@@ -202,7 +202,7 @@ if numba is not None:
             if v <= h:
                 return np.int64(k)
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _binomial(s, n, p):
         # one exact Binomial(n, p) variate from the stream s
         if n <= 0 or p <= 0.0:
@@ -226,11 +226,11 @@ if numba is not None:
     # In a full block an index is a bit field of a 64-bit output (five per output): exact,
     # since the block size is a power of two.
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _n_parts(size, bits):
         return (size + (1 << bits) - 1) >> bits
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _block_counts(s, size, bits, n_parts, row):
         # how many of the size draws fall in each block: a multinomial, by sequential binomials
         left = size
@@ -240,7 +240,7 @@ if numba is not None:
             left -= c
         row[n_parts - 1] = left
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _all_block_counts(seed, blk, size, bits, n_rep):
         n_parts = _n_parts(size, bits)
         counts = np.empty((n_rep, n_parts), dtype=np.int64)
@@ -249,11 +249,11 @@ if numba is not None:
             _block_counts(s, size, bits, n_parts, counts[r])
         return counts
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _part_stream(seed, blk, j):
         return _seed_state(seed if j == 0 else _sub_seed(seed, j + 1), blk)
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _sum3(part, c, s, n, threshold):
         # sums of the three columns over c uniform draws from the rows of part (Lemire pairs)
         a0 = 0.0
@@ -271,7 +271,7 @@ if numba is not None:
             a2 += part[j1, 2]
         return a0, a1, a2
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _sum1(part, c, s, n, threshold):
         a0 = 0.0
         for _ in range(c // 2):
@@ -281,7 +281,7 @@ if numba is not None:
             a0 += part[_below(s, n, threshold), 0]
         return a0
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _sum3_bits(part, c, s, bits):
         # as _sum3 on a full block of 2**bits rows: five bit-field indices per output
         mask = _U64((1 << bits) - 1)
@@ -310,7 +310,7 @@ if numba is not None:
                 a2 += part[i1, 2]
         return a0, a1, a2
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _sum1_bits(part, c, s, bits):
         mask = _U64((1 << bits) - 1)
         b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
@@ -328,7 +328,7 @@ if numba is not None:
                 x >>= b1
         return a0
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _blocked_sums(grp, out, b0, b1, seed, blk, bits, prefetch, sink):
         # replicates b0..b1 of one group, block by block of points
         size = grp.shape[0]
@@ -368,7 +368,7 @@ if numba is not None:
             for c in range(width):
                 out[b0 + r, c] = acc[r, c]
 
-    @numba.njit(parallel=True, cache=True)
+    @numba.njit(nogil=True, parallel=True, cache=True)
     def _sums_numba_kernel(cols, starts, sizes, n_boot, seeds, block, bits, blocked_above,
                            prefetch=True):
         # cols: (M, w), w = 1 or 3, row-major, so the three values of a drawn point share a
@@ -406,7 +406,7 @@ if numba is not None:
 
 if numba is not None:
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _count_draws_among(counts, c, n, s, threshold):
         # c uniform draws among n points (the pairs of _sums_numba_kernel), counted per point
         for _ in range(c // 2):
@@ -416,12 +416,12 @@ if numba is not None:
         if c % 2 == 1:
             counts[_below(s, n, threshold)] += 1
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _count_draws(counts, size, s, threshold):
         # the draws of _sums_numba_kernel: size draws among size points
         _count_draws_among(counts, size, _U64(size), s, threshold)
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _count_draws_bits(counts, c, s, bits):
         mask = _U64((1 << bits) - 1)
         b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
@@ -439,7 +439,7 @@ if numba is not None:
                 counts[np.int64(x & mask)] += 1
                 x >>= b1
 
-    @numba.njit(inline="always")
+    @numba.njit(nogil=True, inline="always")
     def _walk(out_b, cols, counts, lo, hi, bounds, pos, cur):
         # points lo..hi (sorted) drawn counts[i - lo] times fill positions pos.. of the
         # sorted resample; equal-count bins are cut at ``bounds``. Returns (pos, cur).
@@ -479,7 +479,7 @@ if numba is not None:
         out_b[cur, 2] += a2
         return pos, cur
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def _blocked_binned(cols, bounds, out, b0, b1, seed, blk, bits):
         m = cols.shape[1]
         n_rep = b1 - b0
@@ -503,7 +503,7 @@ if numba is not None:
                     _count_draws_among(drawn, c, n, s, threshold)
                 pos[r], cur[r] = _walk(out[b0 + r], cols, drawn, lo, hi, bounds, pos[r], cur[r])
 
-    @numba.njit(parallel=True, cache=True)
+    @numba.njit(nogil=True, parallel=True, cache=True)
     def _binned_sums_numba_kernel(cols, bounds, n_boot, seed, block, bits, blocked_above):
         k, m = cols.shape
         n_bins = bounds.shape[0] - 1

@@ -5,7 +5,7 @@ numpy's ``Generator.standard_normal`` draws about 1e8 values a second and
 time there. These kernels draw from the xoshiro256** streams of
 :mod:`uqviz._array.resample`:
 
-- normal: the ziggurat of Marsaglia & Tsang (2000) with 256 layers, in the form of
+- normal: the ziggurat of Marsaglia & Tsang (2000a) with 256 layers, in the form of
   Doornik (2005) (the layer index and the value come from different bits of one 64-bit
   output, so they are independent), and Marsaglia's exact method for the tail;
 - Student-t with nu > 2 degrees of freedom, scaled to unit variance:
@@ -61,18 +61,18 @@ def stream(seed: int) -> np.ndarray:
     return _seed_state_py(np.uint64(seed))
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _seed_state_py(seed):
     return _seed_state(seed, 0)
 
 
-@numba.njit(inline="always")
+@numba.njit(nogil=True, inline="always")
 def _unit(s):
     """A double in (0, 1]: never 0, so that its logarithm is finite."""
     return (np.float64(_next(s) >> _U64(11)) + 1.0) * 1.1102230246251565e-16
 
 
-@numba.njit(inline="always")
+@numba.njit(nogil=True, inline="always")
 def _layer_point(s, xt):
     r = _next(s)
     i = np.int64(r & _U64(0xFF))  # layer: the low 8 bits
@@ -80,7 +80,7 @@ def _layer_point(s, xt):
     return i, u, u * xt[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _normal_slow(s, xt, ft, i, u, x):
     """The rare draws outside the rectangles: the tail, a wedge, or a new draw."""
     while True:
@@ -97,7 +97,7 @@ def _normal_slow(s, xt, ft, i, u, x):
             return x
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _fill_normal(s, out, xt, ft):
     for k in range(out.shape[0]):
         # written out (not a helper with two returns): numba then keeps the common path
@@ -113,7 +113,7 @@ def fill_normal(s, out):
     _fill_normal(s, out, _X, _F)
 
 
-@numba.njit(cache=True)
+@numba.njit(nogil=True, cache=True)
 def _fill_student_t(s, nu, out, xt, ft):
     """Z sqrt(nu - 2) / sqrt(2 G), G ~ Gamma(nu / 2) by Marsaglia & Tsang (2000b)."""
     scale = math.sqrt(nu - 2.0)

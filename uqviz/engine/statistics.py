@@ -45,7 +45,8 @@ class Statistic:
         Column means used by a moment statistic.
     reference : float, Statistic or None
     counts, given_u : optional
-        Generic only: evaluation on draw counts, and ``given_u(u) -> f(e)``.
+        Generic only: evaluation on draw counts, and ``given_u(u) -> f(e, scale=None)``
+        (the statistic of ``e * scale`` and u).
 
     Examples
     --------
@@ -62,7 +63,7 @@ class Statistic:
     reference: float | Statistic | None = None
     description: str = ""
     counts: tuple | None = None  # generic: (prepare(e, u), func(counts, prepared))
-    given_u: Callable | None = None  # generic: given_u(u) -> f(e), for fixed uE
+    given_u: Callable | None = None  # generic: given_u(u) -> f(e, scale), for fixed uE
 
     @property
     def has_reference(self) -> bool:

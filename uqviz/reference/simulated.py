@@ -82,7 +82,8 @@ def _stack(parts, labels, dim, single):
 # Monte Carlo reference
 # --------------------------------------------------------------------------
 def _evaluator(ds, stat, *, n_bins, conditioning):
-    """Point order and a function f(e (R, M), u (M,)) -> (R,) on that order."""
+    """Point order and a function f(eps (R, M), u (M,)) -> (R,): the statistic of the
+    sets E* = eps u on that order (the products formed inside the kernels where they can)."""
     m = ds.sizes["point"]
     if stat.kind == "binned":
         _, x = conditioning_values(ds, conditioning)
@@ -94,23 +95,24 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         ku = int(np.frexp(np.max(u_sorted))[1])  # V's bin means at the scale 2**ku, once
         mv_scaled = kbin.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
-        def f(e, u):  # u is the same for every row: its bin means are computed once
-            means = kbin.binned_means_fixed_u(e, u, starts, sizes, cols, top_u)
+        def f(eps, u):  # u is the same for every row: its bin means are computed once
+            means = kbin.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u, scaled=True)
             if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
                 means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
 
         return bins.order, f
     if stat.kind == "moments":
-        def f(e, u):
-            return stat.func(ks.column_means(e, u, stat.columns), m)
+        def f(eps, u):
+            return stat.func(ks.column_means(eps * u, u, stat.columns), m)
     elif stat.given_u is not None:  # work on the fixed uncertainties done once
         g = stat.given_u(ds["uE"].values)  # CC: uE ranked once, |E*| sorted per draw
 
-        def f(e, u):
-            return g(e)
+        def f(eps, u):
+            return g(eps, scale=u)
     else:
-        def f(e, u):
+        def f(eps, u):
+            e = eps * u
             return stat.func(e, np.broadcast_to(u, e.shape))
     return np.arange(m), f
 
@@ -156,8 +158,8 @@ def simulated_rows(generative, rng, n, u, rows=None, *, scaled=True):
 def _mc_block(b, shared):
     u, f, generative, n_mc, seed = shared
     n = min(MC_BLOCK, n_mc - b * MC_BLOCK)
-    parts = [np.asarray(f(x, u), dtype=float)
-             for x in simulated_rows(generative, block_rng(seed, b), n, u)]
+    parts = [np.asarray(f(eps, u), dtype=float)
+             for eps in simulated_rows(generative, block_rng(seed, b), n, u, scaled=False)]
     return np.concatenate(parts)
 
 
@@ -171,18 +173,13 @@ def _simulate(u, f, generative, n_mc, seed, *, client, progress, label):
 def _mc_block_shared(b, shared):
     """One block of draws eps ~ D shared by several statistics: row k of the result is
     statistic k on E* = eps * u_k, bitwise the values of :func:`_mc_block` for (u_k, f_k)
-    (the same eps row by row, the same product; statistics on the same u_k share it)."""
+    (the same eps row by row, the same products)."""
     items, generative, n_mc, seed = shared
     n = min(MC_BLOCK, n_mc - b * MC_BLOCK)
-    same = [next(j for j in range(k + 1) if np.array_equal(items[j][0], u))
-            for k, (u, _) in enumerate(items)]
     parts = [[] for _ in items]
     for eps in simulated_rows(generative, block_rng(seed, b), n, items[0][0], scaled=False):
-        products = {}
         for k, (u, f) in enumerate(items):
-            if same[k] not in products:
-                products[same[k]] = eps * u
-            parts[k].append(np.asarray(f(products[same[k]], u), dtype=float))
+            parts[k].append(np.asarray(f(eps, u), dtype=float))
     return np.stack([np.concatenate(p) for p in parts])
 
 
