@@ -16,9 +16,11 @@ rank of uE is that position, so the pass after the sort reads nothing else.
 At large M (above ``resample.BLOCKED_ABOVE`` points) the bootstrap draws each count vector
 with the cache-blocked exact sampler of :mod:`uqviz._array.resample`, on the points in |E|
 order (the order of the first pass; relabelling the points does not change the law of a
-multiset of draws): the count vector is written block by block in cache. The uE pass
-still reads (count, mid-rank) in uE order (M random reads; with a large L3 these hit the
-cache, and a two-pass staged gather measured no faster on the 2-core test machine).
+multiset of draws): the count vector is written block by block in cache. The uE pass must
+still read every point in uE order (M random reads): the count and the point's |E| term are
+then packed in one int32 (:func:`_pack_e`), so that pass reads 4 bytes a point instead of 16,
+its random reads of a chunk are issued before the arithmetic, and the sums are exact
+integers (twice a centred mid-rank is an integer).
 
 Examples
 --------
