@@ -125,8 +125,8 @@ def simulated_rows(generative, rng, n, u, rows=None, *, scaled=True):
     at once: memory O(M + chunk) whatever the number of sets. The normal and Student-t
     D are drawn by the kernels of :mod:`uqviz._array.variates` from a xoshiro256**
     stream seeded by ``rng.integers(0, 2**63)`` (3-4x faster than numpy's samplers),
-    the other D by ``generative.sample(rng, M)``. With ``scaled=False`` the rows are eps itself (``u``
-    gives only M).
+    the other D by ``generative.sample(rng, M)``. With ``scaled=False`` the rows are eps
+    itself (``u`` gives only M).
 
     Examples
     --------
