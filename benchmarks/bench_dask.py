@@ -4,7 +4,9 @@ Three parts, each line printed with the load average of the machine (its cores a
 
 1. CC: time per bootstrap replicate and per jackknife group from ranks computed once
    (O(M) each), against the sort-based generic path; time per simulated CC draw (uE
-   ranked once, |E*| sorted as 64-bit keys) against ranking both per draw.
+   ranked once, |E*| sorted as 64-bit keys) against ranking both per draw. At 2e6: the
+   normal / t6 variates against numpy's samplers, the ENCE/ZMSE resample per replicate,
+   the leave-one-out values, and one simulated set shared by ENCE, ZMSE and CC.
 2. ``--report``: ``uqviz report`` on a synthetic CSV of ``--rows`` rows (default 2e6), run
    under ``/usr/bin/time -v`` (wall time and maximum resident set); the stages are timed
    apart with ``--stages``.
@@ -51,7 +53,10 @@ def bench_cc(m_values, n_boot):
     from uqviz._array.bootstrap import _generic_jackknife, bootstrap_generic
 
     rng = np.random.default_rng(0)
-    kr.cc_bootstrap(kr.cc_prepare(rng.standard_normal(100), rng.uniform(1, 2, 100)), 40, 1)
+    for m in (100, 20_000):  # compile the unblocked and the blocked (packed) kernels
+        prep = kr.cc_prepare(rng.standard_normal(m), rng.uniform(1, 2, m))
+        kr.cc_bootstrap(prep, 40, 1)
+        kr.cc_jackknife(prep, np.array([0, 10, m]))
     print("\n## CC (Spearman of |E| and uE): per replicate, per jackknife group, per MC draw")
     for m in m_values:
         u = rng.uniform(0.5, 2.0, m)
@@ -80,6 +85,7 @@ def bench_cc(m_values, n_boot):
              f"{1e3 * t_o / 4:.1f} ms/draw (argsort both)")
         if m >= 2_000_000:
             bench_mc_draw(u, e)
+            bench_pieces(u, e)
 
 
 def bench_mc_draw(u, e):
@@ -94,6 +100,52 @@ def bench_mc_draw(u, e):
                           n_mc=16, rng=0, progress=False)
             line(f"M={u.size:.0e}", f"simulated_reference {stat} D={gen}",
                  f"{1e3 * dt / 16:.0f} ms per simulated set (draw + statistic)")
+
+
+def bench_pieces(u, e, n_boot=320, n_mc=128):
+    """The other pieces of the report at large M, each against its reference in this run."""
+    import numpy.random as npr
+
+    import uqviz
+    from uqviz._array import binned as kb
+    from uqviz._array import resample as rs
+    from uqviz._array import variates as kv
+    from uqviz.engine.statistics import get_statistic
+    from uqviz.generative import get_generative
+    from uqviz.reference.simulated import _references_of
+
+    m = u.size
+    gen, out = npr.default_rng(1), np.empty(m)
+    for name, numpy_draw, kernel in [
+            ("normal", lambda: gen.standard_normal(m), lambda s: kv.fill_normal(s, out)),
+            ("t6", lambda: gen.standard_t(6.0, m), lambda s: kv.fill_student_t(s, 6.0, out))]:
+        state = kv.stream(1)
+        kernel(state)
+        t_np, _ = timed(lambda: [numpy_draw() for _ in range(4)])
+        t_k, _ = timed(lambda: [kernel(state) for _ in range(4)])
+        line(f"M={m:.0e}", f"{name} variates: numpy {1e3 * t_np / 4:.1f} ms",
+             f"uqviz._array.variates {1e3 * t_k / 4:.1f} ms", f"{t_np / t_k:.1f}x")
+    order = np.argsort(u, kind="stable")
+    cols = np.column_stack([(e * e)[order], (u * u)[order], (e / u)[order] ** 2])
+    bounds = np.linspace(0, m, 21).round().astype(np.int64)
+    rs.binned_resample_sums(cols, bounds, 32, 1)
+    t_b, _ = timed(rs.binned_resample_sums, cols, bounds, n_boot, 1)
+    line(f"M={m:.0e}", f"ENCE/ZMSE resample (20 bins, 3 columns) {1e3 * t_b / n_boot:.2f} "
+         "ms/replicate")
+    enc = lambda b: kb.ence_from_means({"E2": b[..., 0], "V": b[..., 1]})  # noqa: E731
+    t_l, _ = timed(kb.loo_binned_values, cols, 20, enc)
+    line(f"M={m:.0e}", f"ENCE leave-one-out values, all {m} points {t_l:.2f} s")
+    ds = uqviz.from_arrays(e, u)
+    stats = [get_statistic(s) for s in ("ENCE", "ZMSE", "CC")]
+    for d in ("normal", "t6"):
+        kw = dict(stats=stats, generative=get_generative(d), n_bins=20, conditioning="uE",
+                  ci=0.95, return_samples=False, client=None, progress=False)
+        _references_of(ds.isel(point=slice(0, 5000)), rng=npr.default_rng(0), n_mc=4, **kw)
+        t1, _ = timed(_references_of, ds, rng=npr.default_rng(0), n_mc=n_mc, **kw)
+        t2, _ = timed(_references_of, ds, rng=npr.default_rng(0), n_mc=2 * n_mc, **kw)
+        line(f"M={m:.0e}", f"one simulated set for ENCE, ZMSE and CC together, D={d}",
+             f"{1e3 * (t2 - t1) / n_mc:.0f} ms (wall, 2 threads)",
+             f"set-up {t1 - (t2 - t1):.1f} s per call")
 
 
 def write_csv(path, rows):
