@@ -7,7 +7,7 @@ from scipy import special
 
 from uqviz.engine import checks
 
-__all__ = ["wilson_interval"]
+__all__ = ["wilson_interval", "poisson_binomial_cdf", "lower_critical", "wilson_coverage"]
 
 
 def wilson_interval(k, n, ci=0.95, continuity=False):
@@ -69,3 +69,77 @@ def wilson_interval(k, n, ci=0.95, continuity=False):
     lower = np.where(empty, np.nan, lower)
     upper = np.where(empty, np.nan, upper)
     return lower, upper
+
+
+def poisson_binomial_cdf(p):
+    """CDF of the number of successes of independent Bernoulli trials with probabilities ``p``.
+
+    Exact recursion over the trials (O(N^2) for N trials): the distribution of the number of
+    valid bins of a calibrated set when bin ``i`` is valid with probability ``p[i]``.
+
+    Parameters
+    ----------
+    p : array_like, shape (N,)
+        Success probabilities in [0, 1].
+
+    Returns
+    -------
+    ndarray, shape (N + 1,)
+        ``P(K <= k)`` for ``k = 0, ..., N``.
+
+    Examples
+    --------
+    >>> [round(float(c), 6) for c in poisson_binomial_cdf([0.5, 0.5])]
+    [0.25, 0.75, 1.0]
+    """
+    p = np.asarray(p, dtype=float).ravel()
+    if np.any(~((p >= 0.0) & (p <= 1.0))):
+        raise ValueError(f"p: probabilities must be in [0, 1]; {int(np.sum(~((p >= 0) & (p <= 1))))} "
+                         "are not")
+    pmf = np.zeros(p.size + 1)
+    pmf[0] = 1.0
+    for i, pi in enumerate(p):
+        pmf[1:i + 2] = pmf[1:i + 2] * (1.0 - pi) + pmf[:i + 1] * pi
+        pmf[0] *= 1.0 - pi
+    return np.minimum(np.cumsum(pmf), 1.0)
+
+
+def lower_critical(cdf, alpha):
+    """Smallest count ``k`` with ``P(K <= k) > alpha``: counts below it are rejected at ``alpha``.
+
+    Examples
+    --------
+    >>> int(lower_critical(poisson_binomial_cdf([0.9] * 20), 0.05))
+    16
+    """
+    return int(np.searchsorted(np.asarray(cdf), alpha, side="right"))
+
+
+def wilson_coverage(n, p, ci=0.95, continuity=True):
+    """Probability that the Wilson interval of ``k / n``, ``k ~ Binomial(n, p)``, contains ``p``.
+
+    The exact coverage of the binomial interval of a local PICP for a calibrated bin of ``n``
+    points (Newcombe (1998)).
+
+    Parameters
+    ----------
+    n : int
+    p : float
+    ci : float, default 0.95
+    continuity : bool, default True
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> 0.95 <= wilson_coverage(100, 0.9) <= 1.0
+    True
+    """
+    from scipy import stats
+
+    k = np.arange(int(n) + 1)
+    lower, upper = wilson_interval(k, np.full(k.size, int(n)), ci=ci, continuity=continuity)
+    inside = (lower <= p) & (p <= upper)
+    return float(stats.binom.pmf(k, int(n), p)[inside].sum())

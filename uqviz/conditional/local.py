@@ -12,7 +12,8 @@ from scipy import stats as sps
 from uqviz._array import binned as kbin
 from uqviz._array import stats as ks
 from uqviz._array.bca import verdict
-from uqviz._array.binomial import wilson_interval
+from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
+from uqviz.conditional.null import NULL_N_MC, null_coverage, picp_null_coverage
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -120,7 +121,16 @@ def student_t_interval(z, starts, sizes, ci):
 
 
 def _beta_gm_per_bin(z2, starts, sizes):
-    return np.array([ks.beta_gm(z2[s:s + n]) for s, n in zip(starts, sizes)])
+    """beta_GM of each contiguous group; groups of one size in one vectorised pass."""
+    out = np.empty(len(sizes))
+    sizes = np.asarray(sizes)
+    starts = np.asarray(starts)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for n in np.unique(sizes):
+            idx = np.flatnonzero(sizes == n)
+            rows = z2[starts[idx, None] + np.arange(n)[None, :]]
+            out[idx] = ks.beta_gm(rows)
+    return out
 
 
 def local_coverage(e, u, starts, sizes, *, level, generative, ci):
@@ -162,50 +172,109 @@ def local_coverage(e, u, starts, sizes, *, level, generative, ci):
     return k / sizes, lower, upper
 
 
+def _intervals_of(statistic, *, method, n_boot, ci, engine, client, level, generative):
+    """``f(e, u, starts, sizes, seed) -> (estimate, lower, upper)`` per contiguous group."""
+    if statistic == COVERAGE_STATISTIC:
+        def f(e, u, starts, sizes, seed):
+            return local_coverage(e, u, starts, sizes, level=level, generative=generative,
+                                  ci=ci)
+        return f
+    stat = get_statistic(statistic)
+    if method == "student-t":
+        def f(e, u, starts, sizes, seed):
+            return student_t_interval(e / u, starts, sizes, ci)
+        return f
+
+    def f(e, u, starts, sizes, seed):
+        r = split_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
+                          seed=seed, ci=ci, method=method, starts=starts, sizes=sizes,
+                          engine=engine, client=client)[statistic]
+        return r.estimate, r.lower, r.upper
+    return f
+
+
+def _heavy_flags(statistic, e, u, starts, sizes):
+    """beta_GM(Z^2) per bin and the heavy-tail flag (never for PICP: a binomial interval is
+    not narrowed by heavy tails)."""
+    with np.errstate(over="ignore"):
+        beta = _beta_gm_per_bin((e / u) ** 2, starts, sizes)
+    heavy = (np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC
+             else beta > HEAVY_TAIL_Z2)
+    return beta, heavy
+
+
+def counts_valid(valid, heavy, lower, upper):
+    """A bin counts as valid: its interval holds the reference, is computable, and the bin is
+    not flagged heavy-tailed (a heavy-tailed bin is "unreliable", never valid).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> counts_valid(np.array([True, True, True]), np.array([False, True, False]),
+    ...              np.array([0.9, 0.9, np.nan]), np.array([1.1, 1.1, 1.1])).tolist()
+    [True, False, False]
+    """
+    finite = np.isfinite(lower) & np.isfinite(upper)
+    return np.asarray(valid, bool) & ~np.asarray(heavy, bool) & finite
+
+
+def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci):
+    """Null probability that each bin counts as valid (:mod:`uqviz.conditional.null`)."""
+    if statistic == COVERAGE_STATISTIC:
+        return picp_null_coverage(bins.sizes, level=level, ci=ci)
+    seed_rng, draw_rng = seeds.spawn(rng, 2)
+    seed = seeds.kernel_seed(seed_rng)
+
+    def ok(e, uu, starts, sizes):
+        est, lower, upper = f(e, uu, starts, sizes, seed)
+        _, valid = verdict(est, ref, lower, upper)
+        _, heavy = _heavy_flags(statistic, e, uu, starts, sizes)
+        return counts_valid(valid, heavy, lower, upper)
+
+    return null_coverage(u, bins.sizes, bins.starts, intervals=ok, generative=generative,
+                         n_mc=n_mc, rng=draw_rng)
+
+
 def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
                n_boot, ci, method, engine, random_ties, level=None, generative="normal",
-               client=None):
+               null_generative="empirical", n_mc=NULL_N_MC, client=None):
     check_dataset(ds)
-    ties_rng, boot_seed = local_streams(rng)
+    ties_rng, boot_rng, null_rng = checks.rng(rng).spawn(3)
+    boot_seed = seeds.kernel_seed(boot_rng)
     name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
                                     min_count=min_count, edges=edges, log=log,
                                     rng=ties_rng if random_ties else None,
                                     min_size=1 if statistic == COVERAGE_STATISTIC else 2)
     e = np.asarray(ds["E"].values, dtype=float)[bins.order]
     u = np.asarray(ds["uE"].values, dtype=float)[bins.order]
-    if statistic == COVERAGE_STATISTIC:
-        est, lower, upper = local_coverage(e, u, bins.starts, bins.sizes, level=level,
-                                           generative=generative_for(generative, ds), ci=ci)
-        ref = level
-    else:
-        stat = get_statistic(statistic)
-        ref = float(stat.reference)
-        if method == "student-t":
-            est, lower, upper = student_t_interval(e / u, bins.starts, bins.sizes, ci)
-        else:
-            r = split_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
-                              seed=boot_seed, ci=ci, method=method, starts=bins.starts,
-                              sizes=bins.sizes, engine=engine, client=client)[statistic]
-            est, lower, upper = r.estimate, r.lower, r.upper
+    f = _intervals_of(statistic, method=method, n_boot=n_boot, ci=ci, engine=engine,
+                      client=client, level=level,
+                      generative=generative_for(generative, ds)
+                      if statistic == COVERAGE_STATISTIC else None)
+    ref = level if statistic == COVERAGE_STATISTIC else float(get_statistic(statistic).reference)
+    est, lower, upper = f(e, u, bins.starts, bins.sizes, boot_seed)
     zeta, valid = verdict(est, ref, lower, upper)
-    beta = _beta_gm_per_bin((e / u) ** 2, bins.starts, bins.sizes)
-    # a binomial interval of a coverage is not narrowed by heavy tails
-    heavy = (np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC
-             else beta > HEAVY_TAIL_Z2)
-    out = xr.Dataset(
-        {
-            "estimate": ("bin", est),
-            "ci_lower": ("bin", lower),
-            "ci_upper": ("bin", upper),
-            "reference": ((), ref),
-            "zeta": ("bin", zeta),
-            "valid": ("bin", valid),
-            "beta_gm_z2": ("bin", beta),
-            "heavy_tail": ("bin", heavy),
-        },
-        coords=bin_coords(bins),
-        attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins},
-    )
+    beta, heavy = _heavy_flags(statistic, e, u, bins.starts, bins.sizes)
+    data_vars = {
+        "estimate": ("bin", est),
+        "ci_lower": ("bin", lower),
+        "ci_upper": ("bin", upper),
+        "reference": ((), ref),
+        "zeta": ("bin", zeta),
+        "valid": ("bin", valid),
+        "beta_gm_z2": ("bin", beta),
+        "heavy_tail": ("bin", heavy),
+    }
+    if n_mc:
+        gen = (None if statistic == COVERAGE_STATISTIC
+               else get_generative(null_generative, ds))
+        p, se = _null(statistic, f, u, bins, ref=ref, generative=gen, n_mc=n_mc,
+                      rng=null_rng, level=level, ci=ci)
+        data_vars["null_coverage"] = ("bin", p, {
+            "long_name": "probability that the bin counts as valid for calibrated data"})
+        data_vars["null_coverage_se"] = ("bin", se)
+    out = xr.Dataset(data_vars, coords=bin_coords(bins),
+                     attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins})
     _warn_bins(out, ds.attrs.get("name", ""))
     return out
 
@@ -245,8 +314,17 @@ def _check_common(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
 def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       binning="equal_count", min_count=None, edges=None, log=False,
                       n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
-                      random_ties=False, level=None, generative="normal", client=None):
+                      random_ties=False, level=None, generative=None, n_mc=NULL_N_MC,
+                      client=None):
     """Local calibration statistic per bin of a conditioning variable, with intervals.
+
+    Each bin also gets ``null_coverage``: the probability that it would count as valid
+    (interval computable, holding the reference, not flagged heavy-tailed) if the data were
+    calibrated, measured on ``n_mc`` simulated calibrated bins with the data's own uE and
+    bins, z-scores drawn from ``generative`` and the same interval method
+    (:mod:`uqviz.conditional.null`). :func:`fraction_valid` tests the number of valid bins
+    against it: Pernot (2023), section III.2.1, shows that bins of about 100 points cover
+    "at least 90 %", not 95 %, so the nominal level is not the reference of f_v.
 
     ``statistic="PICP"`` gives the local interval coverage: in each bin, the share of
     points with ``|E| <= uE q_D((1 + level) / 2)`` (the prediction interval
@@ -278,16 +356,25 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     level : float, optional
         PICP only: nominal coverage of the central prediction interval, in (0, 1);
         default 0.95.
-    generative : str or Generative, default "normal"
-        PICP only: the distribution D of the intervals ``E in +-uE q_D((1+level)/2)``
-        (``"t6"``: unit-variance Student-t with 6 degrees of freedom).
+    generative : str or Generative, optional
+        PICP: the distribution D of the intervals ``E in +-uE q_D((1+level)/2)``
+        (default ``"normal"``; ``"t6"``: unit-variance Student-t with 6 degrees of
+        freedom); its calibrated null is exact (binomial). Other statistics: D of the
+        z-scores of the calibrated null (default ``"empirical"``: the data's own z-scores,
+        centred and scaled to unit variance, so that the null has the shape of the data's
+        errors; ``"normal"``, ``"t6"``, ...).
+    n_mc : int, default 2000
+        Simulated calibrated bins of the null (whole copies of the binned data, at least
+        ``n_mc`` bins in all); 0: no null (``fraction_valid`` then needs
+        ``method="wilson"``).
 
     Returns
     -------
     xarray.Dataset
         On ``bin``: ``estimate``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid``,
-        ``beta_gm_z2``, ``heavy_tail`` (always False for PICP); ``reference``; coords
-        ``bin_lower``, ``bin_upper``, ``bin_center``, ``count``. For PICP, ``attrs``
+        ``beta_gm_z2``, ``heavy_tail`` (always False for PICP), ``null_coverage``,
+        ``null_coverage_se`` (with ``n_mc``); ``reference``; coords ``bin_lower``,
+        ``bin_upper``, ``bin_center``, ``count``. For PICP, ``attrs``
         also hold ``level``; ``method`` is ``"wilson"`` and ``n_boot`` is not used.
 
     Warns
@@ -310,6 +397,13 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     n_bins, min_count, n_boot, ci = _check_common(n_bins=n_bins, binning=binning,
                                                   min_count=min_count, n_boot=n_boot, ci=ci,
                                                   rng=rng, engine=engine)
+    n_mc = checks.count("n_mc", n_mc, minimum=0)
+    if n_mc == 1:
+        raise ValueError("n_mc must be 0 (no calibrated null) or >= 2, got 1")
+    if statistic == COVERAGE_STATISTIC:
+        generative = "normal" if generative is None else generative
+    else:
+        generative = "empirical" if generative is None else generative
     gen_name = get_generative(generative).name
     if statistic == COVERAGE_STATISTIC:
         level = 0.95 if level is None else checks.probability("level", level)
@@ -318,9 +412,6 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         if level is not None:
             raise ValueError(f"level applies to statistic='PICP' only, got level={level!r} "
                              f"with statistic={statistic!r}")
-        if gen_name != "normal":
-            raise ValueError(f"generative applies to statistic='PICP' only, got "
-                             f"generative={gen_name!r} with statistic={statistic!r}")
         if method is None:
             method = "student-t" if statistic == "ZM" else "bca"
         checks.choice("method", method, ("student-t",) + BOOTSTRAP_METHODS
@@ -333,10 +424,11 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                        conditioning=conditioning, n_bins=n_bins, binning=binning,
                        min_count=min_count, edges=edges, log=log, n_boot=n_boot, ci=ci,
                        method=method, engine=engine, random_ties=random_ties, level=level,
-                       generative=generative, client=resolve_client(client))
+                       generative=generative if statistic == COVERAGE_STATISTIC else "normal",
+                       null_generative=generative, n_mc=n_mc, client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
                       "binning": binning, "rng": seeds.seed_attr(rng),
-                      "random_ties": int(random_ties), "generative": gen_name})
+                      "random_ties": int(random_ties), "generative": gen_name, "n_mc": n_mc})
     if level is not None:
         out.attrs["level"] = level
     if n_bins is not None:
@@ -347,58 +439,128 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 # ---------------------------------------------------------------------------
 # validation metric, serial structure, binned calibration errors
 # ---------------------------------------------------------------------------
-def fraction_valid(local_result, *, ci=0.95, nominal=None, method="wilson"):
-    """Fraction f_v of bins whose interval contains the reference (Pernot (2023)).
+FV_METHODS = ("calibrated", "wilson")
+
+
+def _fv_counts(local_result):
+    """``(counted, present)``: bins counting as valid, bins present (not NaN padding)."""
+    valid = local_result["valid"]
+    present = (local_result["count"].notnull() if "count" in local_result.coords
+               else xr.ones_like(valid, dtype=bool))
+    heavy = (local_result["heavy_tail"] if "heavy_tail" in local_result
+             else xr.zeros_like(valid, dtype=bool))
+    finite = local_result["ci_lower"].notnull() & local_result["ci_upper"].notnull()
+    counted = valid.astype(bool) & ~heavy.astype(bool) & finite & present
+    return counted, present
+
+
+def _null_test(p, present, n_valid, alpha):
+    """Expected f_v, its critical value and the p-value under the calibrated null, per set."""
+    p = np.atleast_2d(p)
+    present = np.atleast_2d(present)
+    n_valid = np.atleast_1d(n_valid)
+    out = np.empty((p.shape[0], 3))
+    for i in range(p.shape[0]):
+        pi = p[i][present[i]]
+        cdf = poisson_binomial_cdf(pi)
+        k = lower_critical(cdf, alpha)
+        out[i] = (pi.mean(), k / pi.size, cdf[int(n_valid[i])])
+    return out
+
+
+def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
+    """Fraction f_v of bins whose interval contains the reference (Pernot (2023)), and its
+    calibrated test.
+
+    A bin counts as valid when its interval holds the reference, can be computed, and the
+    bin is not flagged heavy-tailed (``heavy_tail``: beta_GM(Z^2) > 0.8, Pernot (2024b),
+    Table II): a heavy-tailed or degenerate bin is "unreliable", never valid, and
+    ``n_unreliable`` counts them.
+
+    ``method="calibrated"`` (the default when ``local_result`` holds ``null_coverage``)
+    tests the number of valid bins against its distribution for calibrated data: bin ``b``
+    counts as valid with probability ``null_coverage[b]`` (measured by
+    :func:`local_calibration` on simulated calibrated bins; Pernot (2023), section III.2.1:
+    bins of about 100 points cover about 90 %, not 95 %), independently of the other bins,
+    so the count follows a Poisson-binomial law. ``reference`` is the expected f_v of a
+    calibrated model, ``reference_lower`` the smallest f_v the test accepts,
+    ``p_value = P(count <= observed)`` and ``valid = estimate >= reference_lower``
+    (equivalently ``p_value > 1 - ci``). ``method="wilson"`` is the rule of Pernot (2023):
+    valid when ``nominal`` lies inside the Wilson interval of f_v (it assumes that every
+    bin covers with probability ``nominal``, and cries wolf on calibrated data with bins of
+    100 points; kept to reproduce the paper).
 
     Parameters
     ----------
     local_result : xarray.Dataset
         Output of :func:`local_calibration`.
     ci : float, default 0.95
-        Level of the Wilson interval with continuity correction (Newcombe (1998)).
+        Level of the test (false-alarm rate ``1 - ci``) and of the Wilson interval with
+        continuity correction of f_v (Newcombe (1998)).
     nominal : float, optional
-        Target coverage; default the ``ci`` of the local intervals.
-    method : {"wilson"}
+        ``method="wilson"``: target coverage; default the ``ci`` of the local intervals.
+    method : {"calibrated", "wilson"}, optional
+        Default ``"calibrated"`` when ``null_coverage`` is present, else ``"wilson"``.
 
     Returns
     -------
     xarray.Dataset
-        ``estimate``, ``ci_lower``, ``ci_upper``, ``n_valid``, ``n_bins``, ``nominal_inside``.
+        ``estimate`` (f_v), ``ci_lower``, ``ci_upper`` (its Wilson interval), ``n_valid``,
+        ``n_bins``, ``n_unreliable`` (heavy-tailed or without interval), ``valid`` (the
+        verdict); calibrated: ``reference``, ``reference_lower``, ``p_value``.
 
     Examples
     --------
     >>> import uqviz
     >>> loc = uqviz.local_calibration(uqviz.synthetic.nig(4000, nu=10, rng=0), n_bins=20,
     ...                               n_boot=1000, rng=1)
-    >>> 0.0 <= float(uqviz.fraction_valid(loc).estimate) <= 1.0
-    True
+    >>> fv = uqviz.fraction_valid(loc)
+    >>> bool(fv.valid), 0.85 < float(fv.reference) < 0.96
+    (True, True)
     """
     ci = checks.probability("ci", ci)
-    checks.choice("method", method, ("wilson",))
     if "valid" not in getattr(local_result, "data_vars", ()):
         raise TypeError("local_result must be a result of local_calibration (a Dataset with "
                         "'valid' on dim 'bin')")
+    has_null = "null_coverage" in local_result.data_vars
+    if method is None:
+        method = "calibrated" if has_null else "wilson"
+    checks.choice("method", method, FV_METHODS)
+    if method == "calibrated" and not has_null:
+        raise ValueError("method='calibrated' needs the calibrated null of local_calibration "
+                         "(null_coverage: run it with n_mc >= 2), or use method='wilson'")
     nominal = local_result.attrs.get("ci", 0.95) if nominal is None else nominal
     nominal = checks.probability("nominal", nominal)
-    valid = local_result["valid"]
-    present = local_result["count"].notnull() if "count" in local_result.coords else True
-    n_valid = (valid.where(present, False)).sum("bin")
-    n_bins = xr.ones_like(valid, dtype=int).where(present, 0).sum("bin")
+    counted, present = _fv_counts(local_result)
+    n_valid = counted.sum("bin")
+    n_bins = present.sum("bin")
+    n_unreliable = (present & ~counted & (
+        local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
+        | local_result["ci_lower"].isnull() | local_result["ci_upper"].isnull())).sum("bin")
     lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
     dims = n_valid.dims
-    return xr.Dataset(
-        {
-            "estimate": (dims, n_valid.values / n_bins.values),
-            "ci_lower": (dims, lower),
-            "ci_upper": (dims, upper),
-            "n_valid": n_valid,
-            "n_bins": n_bins,
-            "nominal_inside": (dims, (lower <= nominal) & (nominal <= upper)),
-        },
-        attrs={"nominal": nominal, "ci": ci, "method": method,
-               **{k: v for k, v in local_result.attrs.items()
-                  if k in ("statistic", "conditioning", "binning")}},
-    )
+    est = n_valid.values / n_bins.values
+    out = {"estimate": (dims, est), "ci_lower": (dims, lower), "ci_upper": (dims, upper),
+           "n_valid": n_valid, "n_bins": n_bins, "n_unreliable": n_unreliable}
+    if method == "calibrated":
+        p = local_result["null_coverage"].transpose(*dims, "bin")
+        pres = present.transpose(*dims, "bin")
+        res = _null_test(p.values.reshape(-1, p.sizes["bin"]),
+                         pres.values.reshape(-1, p.sizes["bin"]),
+                         n_valid.values.ravel(), 1.0 - ci)
+        shape = n_valid.shape
+        out["reference"] = (dims, res[:, 0].reshape(shape), {
+            "long_name": "expected f_v of calibrated data (calibrated null)"})
+        out["reference_lower"] = (dims, res[:, 1].reshape(shape), {
+            "long_name": "smallest f_v accepted at level ci"})
+        out["p_value"] = (dims, res[:, 2].reshape(shape))
+        out["valid"] = (dims, res[:, 2].reshape(shape) > 1.0 - ci)
+    else:
+        out["valid"] = (dims, (lower <= nominal) & (nominal <= upper))
+    attrs = {"nominal": nominal, "ci": ci, "method": method,
+             **{k: v for k, v in local_result.attrs.items()
+                if k in ("statistic", "conditioning", "binning", "generative", "n_mc")}}
+    return xr.Dataset(out, attrs=attrs)
 
 
 def _acf_one(values, max_lag, where):

@@ -30,7 +30,9 @@ from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.tree import datasets_of
 from uqviz.reference.simulated import validate_shared
 from uqviz.reporting import remedy as rmd
+from uqviz.recalibration.fitting import recalibrate
 from uqviz.reporting import render, text, wording
+from uqviz.reporting import verdicts as vd
 from uqviz.scores.coverage import calibration_curve, interval_coverage
 from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
@@ -378,6 +380,40 @@ def _binning(ds, cond, n_bins):
     return "equal_count", n_bins, n_distinct
 
 
+def _local(data, cond, *, n_bins, n_boot, rng, client):
+    """LZM and LZMS (with the calibrated null) of ``cond`` binned as the report does, their
+    f_v and warnings; None when ``cond`` is constant."""
+    binning, nb, n_distinct = _binning(data, cond, n_bins)
+    if n_distinct == 1:
+        return None, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
+                                binning=binning, n_mc=0)
+        lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=nb,
+                                 binning=binning, n_boot=n_boot, rng=rng, client=client)
+    warns = sorted({f"{cond}: {w.message}" for w in caught})
+    out = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fraction_valid(lzm, method="wilson"),
+           "fv_LZMS": fraction_valid(lzms), "binning": binning,
+           "note": wording.binning_note(cond, n_distinct, binning, int(lzms.sizes["bin"]),
+                                        data.sizes["point"])}
+    return out, warns
+
+
+def uE_adjusted(data, *, rng):
+    """The data with uE recalibrated by a cross-fitted BVS on uE (:func:`uqviz.recalibrate`):
+    what is left in the bins of a feature is its effect beyond the uE effect."""
+    return recalibrate(data, method="bvs", conditioning="uE", folds=rmd.REMEDY_FOLDS, rng=rng)
+
+
+def _local_block(loc, cond, m):
+    block = {k: dataset_to_json(loc[k]) for k in ("LZM", "LZMS", "fv_LZM", "fv_LZMS")}
+    block["failing_regions"] = [r["text"] for r in wording.failing_regions(loc["LZMS"], cond)]
+    block["binning"] = loc["binning"]
+    block["binning_note"] = loc["note"]
+    return block
+
+
 def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
                 remedy=True, client=None) -> Report:
     check_dataset(data)
@@ -387,8 +423,10 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     n_bins_given = n_bins
     n_bins = default_n_bins(m) if n_bins is None else n_bins
     children = rng.spawn(8 + 2 * len(feats))
-    rngs = iter(children[:-1])  # the last child is the remedy's
-    bar = progress_bar(5 + len(feats), desc=f"uqviz report {name}", progress=progress)
+    # streams: 0 average, 1 uE, 2 + i feature i, 2 + F references, 3 + F the uE adjustment
+    # (BVS folds), 4 + F + i feature i beyond the uE effect, last the remedy
+    nf = len(feats)
+    bar = progress_bar(5 + 2 * nf, desc=f"uqviz report {name}", progress=progress)
     numbers, figs, warns = {}, {}, []
 
     numbers["data"] = _summary(data, feats)
@@ -399,47 +437,49 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         avg = validate_average(data, statistics=("ZMS", "RCE", "NLL"), n_boot=n_boot,
-                               rng=next(rngs), client=client)
+                               rng=children[0], client=client)
     warns += sorted({f"average calibration: {w.message}" for w in caught})
     numbers["average"] = dataset_to_json(avg)
+    entries = {"average": vd.average_entry(avg)}
     bar.update()
     if figures:
         from uqviz.plots.average import intervals
 
         figs["average"] = _png(intervals(avg).figure)
 
-    local = {}
-    for cond in ["uE", *feats]:
-        binning, nb, n_distinct = _binning(data, cond, n_bins)
-        if n_distinct == 1:  # nothing to condition on: said, not computed
-            local[cond] = None
+    local, tested = {}, {}
+    for i, cond in enumerate(["uE", *feats]):
+        loc, w = _local(data, cond, n_bins=n_bins, n_boot=n_boot, rng=children[1 + i],
+                        client=client)
+        warns += w
+        local[cond] = loc
+        key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
+        if loc is None:
             numbers[f"local_{cond}"] = {"skipped": wording.constant_note(cond)}
-            bar.update()
-            continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
-                                    binning=binning)
-            lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=nb,
-                                     binning=binning, n_boot=n_boot, rng=next(rngs),
-                                     client=client)
-        warns += sorted({f"{cond}: {w.message}" for w in caught})
-        fv_zm, fv_zms = fraction_valid(lzm), fraction_valid(lzms)
-        local[cond] = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fv_zm, "fv_LZMS": fv_zms}
-        block = {k: dataset_to_json(v) for k, v in local[cond].items()}
-        block["failing_regions"] = [r["text"] for r in wording.failing_regions(lzms, cond)]
-        block["binning"] = binning
-        block["binning_note"] = wording.binning_note(cond, n_distinct, binning,
-                                                     int(lzms.sizes["bin"]), m)
-        local[cond]["note"] = block["binning_note"]
-        numbers[f"local_{cond}"] = block
-        if figures:
-            from uqviz.plots.conditional import local as plot_local
+            entries[key] = vd.not_tested(wording.constant_note(cond))
+        else:
+            numbers[f"local_{cond}"] = _local_block(loc, cond, m)
+            if figures:
+                from uqviz.plots.conditional import local as plot_local
 
-            ax = plot_local(lzms, fv=fv_zms)
-            ax.set_title(f"LZMS vs {cond}")
-            figs[f"LZMS_{cond}"] = _png(ax.figure)
+                ax = plot_local(loc["LZMS"], fv=loc["fv_LZMS"])
+                ax.set_title(f"LZMS vs {cond}")
+                figs[f"LZMS_{cond}"] = _png(ax.figure)
+            if cond == "uE":
+                entries[key] = vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
+                                              conditioning=cond)
+                tested[cond] = loc
         bar.update()
+
+    adjusted = _adjusted_features(data, feats, local, n_bins=n_bins, n_boot=n_boot,
+                                  children=children, client=client, bar=bar)
+    for cond, (loc, tail_adj, w, block) in adjusted.items():
+        warns += w
+        numbers[f"local_{cond}"]["beyond_uE"] = block
+        if loc is not None:
+            entries[f"adaptivity:{cond}"] = vd.local_entry(
+                loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=cond, adjusted=True)
+            tested[cond] = loc
 
     cov, curve = interval_coverage(data), calibration_curve(data)
     numbers["coverage"] = dataset_to_json(cov)
@@ -460,12 +500,27 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             # one synthetic set gives the three statistics their values (shared draws):
             # each result is that of validate(statistic=s) with this one stream
             wf = validate_shared(data, statistics=("ENCE", "ZMSE", "CC"), n_mc=n_mc,
-                                 n_boot=n_boot, rng=next(rngs), client=client)
+                                 n_boot=n_boot, rng=children[2 + nf], client=client)
         warns += sorted({str(w.message) for w in caught})
+        for s, res in wf.items():
+            entries[s] = vd.reference_entry(res, s)
+    else:
+        why = ("uE is constant: its bins and ranks are undefined" if local["uE"] is None else
+               f"{m} points are too few for {DEFAULT_N_BINS} bins of uE")
+        for s in ("ENCE", "ZMSE", "CC"):
+            entries[s] = vd.not_tested(why)
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
 
-    before, trigger = _before(avg, tail, local, feats)
+    vd.decide_family(entries)
+    entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"])
+    numbers["verdicts"] = entries
+    numbers["verdict"] = vd.overall(e["verdict"] for k, e in entries.items()
+                                    if e.get("gated") or k == "average")
+    numbers["family"] = {"alpha": vd.ALPHA, "method": "Holm (1979)",
+                         "tests": [k for k, e in entries.items() if "p_adjusted" in e]}
+
+    before, trigger = _before(entries, local, feats)
     if remedy and trigger:
         conds = [c for c in ["uE", *feats] if local[c] is not None]
         block, after_local, rwarns = rmd.run_remedy(
@@ -479,28 +534,58 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
                 figs["remedy"] = _png(fig)
     bar.update()
     bar.close()
-    conclusion = _conclusion(avg, local, wf, feats, tail, m, cov, curve)
+    conclusion = _conclusion(entries, tested, local, feats, curve)
     if "remedy" in numbers:
         conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
                           + numbers["remedy"]["summary"])
     return Report(name, _jsonable(numbers), conclusion, warns, figs)
 
 
-def _before(avg, tail, local, feats):
+def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, bar):
+    """Each feature tested beyond the uE effect: ``{feature: (local, tail, warnings, json)}``."""
+    nf = len(feats)
+    todo = [c for c in feats if local[c] is not None]
+    if not todo:
+        return {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            adj = uE_adjusted(data, rng=children[3 + nf])
+        except (TypeError, ValueError) as exc:
+            adj, why = None, str(exc)
+    base = sorted({f"uE adjustment: {w.message}" for w in caught})
+    out = {}
+    if adj is None:
+        for cond in todo:
+            out[cond] = (None, None, base, {"skipped": f"uE adjustment failed: {why}"})
+        return out
+    tail_adj = tailedness(adj)
+    for i, cond in enumerate(feats):
+        if cond not in todo:
+            continue
+        loc, w = _local(adj, cond, n_bins=n_bins, n_boot=n_boot, rng=children[4 + nf + i],
+                        client=client)
+        block = _local_block(loc, cond, data.sizes["point"])
+        block["adjustment"] = ("uE recalibrated by BVS on uE, cross-fitted on "
+                               f"{rmd.REMEDY_FOLDS} folds")
+        out[cond] = (loc, tail_adj, base + [f"beyond uE, {x}" for x in w], block)
+        bar.update()
+    return out
+
+
+def _before(entries, local, feats):
     """``({property: status}, trigger)``: the tests of the remedy before recalibration;
     trigger when one fails (a rejected ZMS counts even when heavy tails make it unreliable)."""
-    zms = avg.sel(statistic="ZMS")
-    heavy = any(bool(tail["exceeds"].sel(variable=v)) for v in wording.HEAVY_FOR_ZMS)
-    computed = bool(np.isfinite(float(zms["ci_lower"])) and np.isfinite(float(zms["ci_upper"])))
-    valid = bool(zms["valid"]) and computed
-    before = {"average calibration": rmd.property_status(valid, not heavy, computed)}
-    trigger = computed and not valid
+    avg = entries["average"]
+    before = {"average calibration": avg["verdict"]}
+    trigger = avg["verdict"] == "fails" or (avg["verdict"] == "unreliable"
+                                            and not avg["valid"])
     for cond in ["uE", *feats]:
         if local[cond] is None:
             continue
-        ok = bool(local[cond]["fv_LZMS"]["nominal_inside"])
-        before[wording.property_name(cond)] = rmd.property_status(ok)
-        trigger = trigger or not ok
+        e = entries["consistency" if cond == "uE" else f"adaptivity:{cond}"]
+        before[wording.property_name(cond)] = e["verdict"]
+        trigger = trigger or e["verdict"] == "fails"
     return before, trigger
 
 
@@ -540,47 +625,21 @@ def _summary(ds, feats):
     return out
 
 
-def _conclusion(avg, local, wf, feats, tail, m, cov=None, curve=None):
-    lines = [wording.average_line(avg, tail)]
+def _conclusion(entries, tested, local, feats, curve):
+    lines = [wording.average_line(entries["average"])]
     for cond in ["uE", *feats]:
-        if local[cond] is None:
+        key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
+        e = entries[key]
+        if cond not in tested:
             head = "Consistency" if cond == "uE" else f"Adaptivity in {cond}"
-            lines.append(f"{head}: not tested ({wording.constant_note(cond)}).")
+            lines.append(f"{head}: not tested ({e['reason']}).")
             continue
-        fv = local[cond]["fv_LZMS"]
-        ok = bool(fv.nominal_inside)
-        where = describe_failures(local[cond]["LZMS"], cond)
-        head = (f"Consistency: {'OK' if ok else 'NOT OK'}" if cond == "uE"
-                else f"Adaptivity in {cond}: {'OK' if ok else 'fails'}")
-        what = f"f_v = {wording.fmt(fv.estimate, '.2f')}" + (" for LZMS vs uE" if cond == "uE" else "")
-        n_bins = int(local[cond]["LZMS"].sizes["bin"])
-        if where is None and n_bins < 10:
-            tail_words = f"; from {n_bins} bin{'s' if n_bins > 1 else ''} only: weak evidence"
-        elif where is None or (ok and n_bins >= 10):  # a few invalid bins are chance
-            tail_words = ""
-        elif ok:  # f_v from few bins is weak evidence: the invalid bins are still named
-            tail_words = f"; but f_v from {n_bins} bins is weak evidence, and {where}"
-        else:
-            tail_words = f" for {where}"
-        lines.append(f"{head} ({what}){tail_words}.")
-    if cov is not None:
-        lines.append(wording.coverage_line(cov))
-    if curve is not None:
-        lines.append(wording.curve_line(curve))
+        lines.append(wording.local_line(e, tested[cond]["LZMS"], cond))
+    lines.append(wording.coverage_line(entries["coverage"]))
+    lines.append(wording.curve_line(curve))
     for cond in ["uE", *feats]:
         if local[cond] is not None and local[cond]["LZMS"].attrs.get("binning") == "stratified":
             lines.append(local[cond]["note"])
-    for s, res in wf.items():
-        lines.append(f"{s}: {str(res.verdict.values)}.")
-    if not wf:
-        why = ("uE is constant: its bins and ranks are undefined" if local["uE"] is None else
-               f"{m} points are too few for {DEFAULT_N_BINS} bins of uE")
-        lines.append(f"ENCE, ZMSE, CC: not computed ({why}).")
-    heavy = [str(v) for v in tail.variable.values[tail.exceeds.values]]
-    rest = [v for v in heavy if v not in wording.HEAVY_FOR_ZMS]
-    if heavy:
-        labels = ", ".join(v.replace("2", "^2") for v in heavy)  # uE2 -> uE^2
-        lines.append(f"Caution: heavy tails ({labels}) make some of these verdicts "
-                     "unreliable" + (" (RCE and other statistics of uE^2)" if heavy == rest
-                                     else "") + ".")
+    for s in ("ENCE", "ZMSE", "CC"):
+        lines.append(wording.reference_line(entries[s]))
     return lines

@@ -58,7 +58,8 @@ def remedy_methods(features):
 
 
 def property_status(valid, reliable=True, computed=True) -> str:
-    """One test's outcome as a word: ``"OK"``, ``"fails"``, ``"unreliable"`` or ``"n/a"``.
+    """One test's outcome as a verdict word: ``"OK"``, ``"fails"``, ``"unreliable"`` or
+    ``"not tested"`` (could not be computed).
 
     ``"unreliable"``: the tailedness screen questions the statistic (validated or not), so
     the verdict is never "OK" (Pernot (2024b), Table II).
@@ -69,7 +70,7 @@ def property_status(valid, reliable=True, computed=True) -> str:
     ('OK', 'fails', 'unreliable')
     """
     if not computed:
-        return "n/a"
+        return "not tested"
     if not bool(reliable):
         return "unreliable"
     return "OK" if bool(valid) else "fails"
@@ -98,9 +99,11 @@ def _fv(ds, cond, binning, n_bins, n_boot, seed):
                              n_bins=None if binning == "stratified" else n_bins,
                              n_boot=n_boot, rng=seed)
     fv = fraction_valid(lzms)
-    ok = bool(fv["nominal_inside"])
+    ok = bool(fv["valid"])
     return {"estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
-            "ci_upper": _f(fv["ci_upper"]), "n_valid": int(fv["n_valid"]),
+            "ci_upper": _f(fv["ci_upper"]), "reference": _f(fv["reference"]),
+            "reference_lower": _f(fv["reference_lower"]), "p_value": _f(fv["p_value"]),
+            "n_unreliable": int(fv["n_unreliable"]), "n_valid": int(fv["n_valid"]),
             "n_bins": int(fv["n_bins"]), "binning": binning, "valid": ok,
             "status": property_status(ok)}, lzms
 
@@ -212,7 +215,7 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
                 status = {"average calibration": row["zms"]["status"],
                           **{wording.property_name(c): row["fv"][c]["status"] for c in conds}}
             else:
-                status = dict.fromkeys(_properties(conds), "n/a")
+                status = dict.fromkeys(_properties(conds), "not tested")
             row["status"] = status
             row["repairs"] = [p for p, s in before.items() if s != "OK" and status.get(p) == "OK"]
             row["validated"] = bool(status) and all(s == "OK" for s in status.values())

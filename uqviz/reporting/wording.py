@@ -10,8 +10,8 @@ import numpy as np
 from uqviz.average.validation import TAILEDNESS_SCREENS
 
 __all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
-           "binning_note", "HEAVY_FOR_ZMS", "property_name", "remedy_sentence",
-           "coverage_line", "curve_line"]
+           "local_line", "reference_line", "binning_note", "HEAVY_FOR_ZMS", "property_name",
+           "remedy_sentence", "coverage_line", "curve_line"]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable (Pernot (2024b),
 #: Table II: heavy E^2 or Z^2 tails question RCE and ZMS; heavy uE^2 tails question RCE)
@@ -84,7 +84,8 @@ def failing_regions(local_result, name: str) -> list[dict]:
     -------
     list of dict
         ``text`` (the region in words), ``lower``, ``upper``, ``direction``,
-        ``n_invalid``, ``n_bins``.
+        ``n_invalid``, ``n_bins``, ``where``, ``n_points`` (None without ``count``).
+        Runs at the same tied value are merged into one region.
 
     Examples
     --------
@@ -104,6 +105,8 @@ def failing_regions(local_result, name: str) -> list[dict]:
     lower = np.asarray(local_result["bin_lower"].values, dtype=float)
     upper = np.asarray(local_result["bin_upper"].values, dtype=float)
     is_zm = local_result.attrs.get("statistic") == "ZM"
+    counts = (np.asarray(local_result["count"].values, dtype=float)
+              if "count" in local_result.coords else None)
     n = valid.size
     out = []
     for a, b in _runs(valid, sign):
@@ -128,12 +131,36 @@ def failing_regions(local_result, name: str) -> list[dict]:
         count = "1 bin" if b - a == 1 else f"{n_bad} of {b - a} bins"
         out.append({"text": f"{where} ({count} invalid there; {sense})",
                     "lower": lo, "upper": hi, "direction": sense, "n_invalid": n_bad,
-                    "n_bins": b - a})
+                    "n_bins": b - a, "where": where,
+                    "n_points": int(np.nansum(counts[a:b])) if counts is not None else None})
+    return _merge_same_place(out)
+
+
+def _merge_same_place(regions):
+    """One region per place: runs at the same tied value (split by a direction change) merged."""
+    out = []
+    for r in regions:
+        same = next((o for o in out if o["where"] == r["where"]), None)
+        if same is None:
+            out.append(dict(r))
+            continue
+        same["n_invalid"] += r["n_invalid"]
+        same["n_bins"] += r["n_bins"]
+        if same["n_points"] is not None and r["n_points"] is not None:
+            same["n_points"] += r["n_points"]
+        if r["direction"] != same["direction"]:
+            same["direction"] = "mixed directions"
+        same["text"] = (f"{same['where']} ({same['n_invalid']} of {same['n_bins']} bins invalid "
+                        f"there; {same['direction']})")
     return out
 
 
-def describe_failures(local_result, name: str) -> str | None:
-    """All failing regions of a local analysis in words, or None when every bin is valid.
+def describe_failures(local_result, name: str, top: int | None = None) -> str | None:
+    """The failing regions of a local analysis in words, or None when every bin is valid.
+
+    With ``top``, only the ``top`` largest regions (most invalid bins, then most points) are
+    named, in the order of the variable, and the others are summed up: how many regions,
+    bins and points, in which direction.
 
     Examples
     --------
@@ -148,36 +175,98 @@ def describe_failures(local_result, name: str) -> str | None:
     regions = failing_regions(local_result, name)
     if not regions:
         return None
+    if top is not None and len(regions) > top:
+        rank = sorted(range(len(regions)), key=lambda i: (-regions[i]["n_invalid"],
+                                                          -(regions[i]["n_points"] or 0), i))
+        keep = sorted(rank[:top])
+        rest = [regions[i] for i in rank[top:]]
+        texts = [regions[i]["text"] for i in keep]
+        bins = sum(r["n_invalid"] for r in rest)
+        pts = [r["n_points"] for r in rest]
+        dirs = {}
+        for r in rest:
+            dirs[r["direction"]] = dirs.get(r["direction"], 0) + 1
+        how = ", ".join(f"{n} with {d}" for d, n in sorted(dirs.items(), key=lambda x: -x[1]))
+        where = f"{len(rest)} more region{'s' if len(rest) > 1 else ''}"
+        size = f"{bins} invalid bin{'s' if bins > 1 else ''}"
+        if all(p is not None for p in pts):
+            size += f", {sum(pts)} points"
+        return ", ".join(texts) + f" and {where} ({size}: {how})"
     texts = [r["text"] for r in regions]
     return texts[0] if len(texts) == 1 else ", ".join(texts[:-1]) + " and " + texts[-1]
 
 
-def average_line(avg, tail) -> str:
-    """The average-calibration verdict: OK, NOT OK, or unreliable (heavy tails, NaN interval).
+def _p(x) -> str:
+    """``"= 0.03"`` or ``"< 1e-4"``."""
+    return "= n/a" if x is None else (f"= {x:.2g}" if x >= 1e-4 else "< 1e-4")
+
+
+def _family(entry) -> str:
+    """``"; p = 0.01, Holm-adjusted over 4 tests p = 0.04"`` (the family's adjustment)."""
+    if entry.get("p_value") is None:
+        return ""
+    if entry.get("p_adjusted") is None or entry.get("family_size", 1) < 2:
+        return f"; p {_p(entry['p_value'])}"
+    return (f"; p {_p(entry['p_value'])}, adjusted over the {entry['family_size']} tests of "
+            f"the report p {_p(entry['p_adjusted'])}")
+
+
+def average_line(entry) -> str:
+    """The average-calibration verdict in words, from its entry
+    (:func:`uqviz.reporting.verdicts.average_entry`).
 
     Examples
     --------
     >>> import uqviz
+    >>> from uqviz.reporting.verdicts import average_entry
     >>> ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
     >>> avg = uqviz.validate_average(ds, statistics=("ZMS",), n_boot=500, rng=0)
-    >>> average_line(avg, uqviz.tailedness(ds))
-    'Average calibration: OK (ZMS validated).'
+    >>> average_line(average_entry(avg))  # doctest: +ELLIPSIS
+    'Average calibration: OK (ZMS = 0.9..., 95 % CI [0.9..., 1.0...] holds 1; p = ...).'
     """
-    zms = avg.sel(statistic="ZMS")
-    lo, hi = float(zms["ci_lower"]), float(zms["ci_upper"])
-    heavy = [v for v in HEAVY_FOR_ZMS if bool(tail["exceeds"].sel(variable=v))]
-    if heavy:
-        why = ", ".join(f"beta_GM({_LABEL[v]}) = {float(tail['beta_gm'].sel(variable=v)):.2f} > "
-                        f"{float(tail['threshold'].sel(variable=v)):.1f}" for v in heavy)
-        said = "validated" if bool(zms["valid"]) else "rejected"
-        return (f"Average calibration: unreliable (ZMS = {fmt(zms['estimate'])} {said}, but "
-                f"{why}: heavy tails or outliers make the ZMS and its interval unreliable, "
-                "Pernot (2024b), Table II).")
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return ("Average calibration: undetermined (the ZMS interval could not be computed; "
-                "see n/a below).")
-    ok = bool(zms["valid"])
-    return f"Average calibration: {'OK' if ok else 'NOT OK'} (ZMS {'validated' if ok else 'rejected'})."
+    s = entry.get("statistic", "ZMS")
+    if entry["verdict"] == "not tested":
+        return f"Average calibration: not tested ({entry['reason']})."
+    lo, hi = entry["ci_lower"], entry["ci_upper"]
+    ivl = f"95 % CI [{fmt(lo)}, {fmt(hi)}]"
+    holds = "holds" if entry["valid"] else "excludes"
+    ref = fmt(entry["reference"], "g")
+    what = f"{s} = {fmt(entry['estimate'])}, {ivl} {holds} {ref}"
+    if entry["verdict"] == "unreliable":
+        return f"Average calibration: unreliable ({what}, but {entry['reason']})."
+    tail = _family(entry)
+    if entry["verdict"] == "OK" and not entry["valid"]:
+        tail += ": not significant once the family of tests is accounted for"
+    return f"Average calibration: {entry['verdict']} ({what}{tail})."
+
+
+def local_line(entry, local_result, name: str) -> str:
+    """The consistency or adaptivity verdict in words, from its entry
+    (:func:`uqviz.reporting.verdicts.local_entry`) and the local analysis it tested; at most
+    the three largest failing regions are named (the rest summed up).
+    """
+    head = "Consistency" if name == "uE" else f"Adaptivity in {name}"
+    if entry.get("adjusted"):
+        head += " (beyond the uE effect)"
+    if entry["verdict"] == "not tested":
+        return f"{head}: not tested ({entry['reason']})."
+    n = entry["n_bins"]
+    what = f"f_v = {fmt(entry['estimate'], '.2f')} in {n} bin{'s' if n > 1 else ''}"
+    if entry.get("reference") is not None:
+        what += (f"; calibrated data give {fmt(entry['reference'], '.2f')}, at least "
+                 f"{fmt(entry['reference_lower'], '.2f')} accepted")
+    if entry["n_unreliable"]:
+        k = entry["n_unreliable"]
+        what += f"; {k} bin{'s' if k > 1 else ''} unreliable (heavy tails or no interval)"
+    if entry["verdict"] == "unreliable":
+        return f"{head}: unreliable ({what}; {entry['reason']})."
+    what += _family(entry)
+    where = describe_failures(local_result, name, top=3)
+    if entry["verdict"] == "fails" and where:
+        return f"{head}: fails ({what}) for {where}."
+    if entry["verdict"] == "OK" and where and n < 10:
+        return f"{head}: OK ({what}; from {n} bins only: weak evidence, and {where})."
+    return f"{head}: {entry['verdict']} ({what})."
 
 
 def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_points: int) -> str:
@@ -226,7 +315,7 @@ def _or(words) -> str:
 
 def _state(status: str) -> str:
     return {"fails": "still fails", "unreliable": "is unreliable (heavy tails)",
-            "n/a": "could not be re-validated"}.get(status, "is OK")
+            "not tested": "could not be re-validated"}.get(status, "is OK")
 
 
 def remedy_sentence(before: dict, methods: list) -> str:
@@ -246,7 +335,7 @@ def remedy_sentence(before: dict, methods: list) -> str:
         Property -> status before recalibration: ``"OK"``, ``"fails"``, ``"unreliable"``.
     methods : list of dict
         One per method, simplest first: ``description`` (words, e.g. ``"scaling by 5.05"``),
-        ``status`` (property -> ``"OK"``, ``"fails"``, ``"unreliable"`` or ``"n/a"``) and
+        ``status`` (property -> ``"OK"``, ``"fails"``, ``"unreliable"`` or ``"not tested"``) and
         optionally ``error`` (the method could not be computed) and ``zms`` (with ``valid``).
 
     Returns
@@ -315,30 +404,43 @@ def remedy_sentence(before: dict, methods: list) -> str:
     return text
 
 
-def coverage_line(cov) -> str:
-    """The interval coverage in words: the levels whose PICP is validated and those not.
+def coverage_line(entry) -> str:
+    """The interval coverage in words, from its entry
+    (:func:`uqviz.reporting.verdicts.coverage_entry`): a finding on the shape of the errors
+    unless the variance itself fails.
 
     Examples
     --------
     >>> import uqviz
-    >>> coverage_line(uqviz.interval_coverage(uqviz.synthetic.nig(5000, nu=20, rng=0)))
-    'Interval coverage (normal D): PICP validated at every level (50, 68, 90, 95, 99 %).'
-    >>> coverage_line(uqviz.interval_coverage(uqviz.synthetic.default_example(),
-    ...                                       levels=(0.5, 0.95)))  # doctest: +ELLIPSIS
-    'Interval coverage (normal D): not validated at 50 % (PICP = 0.522); validated at 95 % (a PICP depends on ...'
+    >>> from uqviz.reporting.verdicts import coverage_entry
+    >>> cov = uqviz.interval_coverage(uqviz.synthetic.nig(5000, nu=20, rng=0))
+    >>> coverage_line(coverage_entry(cov, "OK"))
+    'Interval coverage (normal D): OK, PICP consistent with every level (50, 68, 90, 95, 99 %).'
     """
-    levels = [float(v) for v in cov["level"].values]
-    valid = [bool(v) for v in cov["valid"].values]
-    picp = [float(v) for v in cov["picp"].values]
-    gen = cov.attrs.get("generative", "normal")
-    pct = [f"{100 * lv:g}" for lv in levels]
-    if all(valid):
-        return f"Interval coverage ({gen} D): PICP validated at every level ({', '.join(pct)} %)."
-    bad = [f"{p} % (PICP = {fmt(v, '.3f')})" for p, v, ok in zip(pct, picp, valid) if not ok]
-    good = [p for p, ok in zip(pct, valid) if ok]
-    return (f"Interval coverage ({gen} D): not validated at {_join(bad)}"
-            + (f"; validated at {', '.join(good)} %" if good else "")
-            + " (a PICP depends on the shape D of the errors too, not only on their variance).")
+    gen = entry["generative"]
+    pct = [f"{100 * lv:g}" for lv in entry["levels"]]
+    if entry["verdict"] == "OK":
+        return (f"Interval coverage ({gen} D): OK, PICP consistent with every level "
+                f"({', '.join(pct)} %).")
+    bad = [f"{p} % (PICP = {fmt(v, '.3f')})" for p, v, lv in
+           zip(pct, entry["picp"], entry["levels"]) if lv in entry["rejected_levels"]]
+    return f"Interval coverage ({gen} D): {entry['verdict']} at {_join(bad)}: {entry['reason']}."
+
+
+def reference_line(entry) -> str:
+    """A binned statistic's (ENCE, ZMSE) or CC's verdict against its simulated references.
+
+    Examples
+    --------
+    >>> reference_line({"statistic": "ENCE", "verdict": "OK", "reason": "", "p_value": 0.4,
+    ...                 "estimate": 0.05})
+    'ENCE: OK (0.05; p = 0.4).'
+    """
+    what = fmt(entry.get("estimate"), ".3g")
+    if entry.get("reason"):
+        what += f"; {entry['reason']}"
+    what += _family(entry)
+    return f"{entry['statistic']}: {entry['verdict']} ({what})."
 
 
 def curve_line(curve) -> str:

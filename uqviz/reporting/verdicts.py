@@ -1,0 +1,208 @@
+"""The verdicts of a report or a CI gate, decided once, with their family-wise control.
+
+Each test of a report becomes an *entry*: a dict with ``verdict`` (a word of
+:mod:`uqviz.engine.verdicts`), ``p_value``, ``reliable``, ``reason`` and the numbers it rests
+on. The calibration tests of one dataset (average calibration, consistency, adaptivity per
+feature, and the binned statistics ENCE, ZMSE and CC) form one family: :func:`decide_family`
+applies Holm's adjustment (Holm 1979) so that a calibrated model gets one "fails" or more in at
+most ``1 - ci`` of reports, whatever the number of features. The interval coverage at normal
+quantiles is a finding on the shape of the errors, decided apart (Holm over its levels).
+
+Functions here read results computed elsewhere; they never compute a statistic.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats as sps
+
+from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS
+from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm,
+                                   overall)
+
+__all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry",
+           "not_tested", "decide_family", "overall", "ALPHA"]
+
+#: the family-wise false-alarm rate of a report and of the CLI gate (1 - ci)
+ALPHA = 0.05
+_LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
+
+
+def _f(x):
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if np.isfinite(x) else None
+
+
+def not_tested(reason: str) -> dict:
+    """An entry for a test that could not be run.
+
+    Examples
+    --------
+    >>> not_tested("uE is constant")["verdict"]
+    'not tested'
+    """
+    return {"verdict": NOT_TESTED, "p_value": None, "reliable": True, "reason": reason,
+            "gated": False}
+
+
+def heavy_reasons(beta, variables) -> list[str]:
+    """``"beta_GM(Z^2) = 0.8123 > 0.8"`` for each screen of ``variables`` that fails.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> beta = xr.DataArray([0.5, 0.85, 0.80004], coords={"variable": ["uE2", "E2", "Z2"]})
+    >>> heavy_reasons(beta, ("E2", "Z2"))
+    ['beta_GM(E^2) = 0.85 > 0.8', 'beta_GM(Z^2) = 0.80004 > 0.8']
+    """
+    out = []
+    for v in variables:
+        b, t = float(beta.sel(variable=v)), TAILEDNESS_THRESHOLDS[v]
+        if b > t:
+            digits = next((d for d in range(2, 10) if round(b, d) > t), 10)
+            out.append(f"beta_GM({_LABEL[v]}) = {round(b, digits):.{digits}g} > {t:g}")
+    return out
+
+
+def average_entry(avg, statistic="ZMS") -> dict:
+    """The entry of one statistic of :func:`uqviz.validate_average` (its tail screen inside).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> avg = uqviz.validate_average(uqviz.synthetic.nig(2000, nu=20, rng=0),
+    ...                              statistics=("ZMS",), n_boot=500, rng=0)
+    >>> e = average_entry(avg)
+    >>> e["verdict"], e["gated"]
+    ('OK', True)
+    """
+    r = avg.sel(statistic=statistic)
+    lo, hi = _f(r["ci_lower"]), _f(r["ci_upper"])
+    entry = {"statistic": statistic, "estimate": _f(r["estimate"]), "ci_lower": lo,
+             "ci_upper": hi, "reference": _f(r["reference"]), "valid": bool(r["valid"]),
+             "p_value": _f(r["p_value"]) if "p_value" in r else None, "gated": True}
+    if entry["reference"] is None:
+        return {**entry, **not_tested(f"{statistic} has no predefined reference")}
+    if entry["p_value"] is None:  # no p-value: the interval decides alone
+        entry["p_value"] = 1.0 if entry["valid"] else 0.0
+    heavy = heavy_reasons(avg["beta_gm"], TAILEDNESS_SCREENS.get(statistic, ()))
+    if lo is None or hi is None:
+        entry.update(reliable=False, reason=f"the {statistic} interval could not be computed "
+                     "(degenerate bootstrap distribution)")
+    elif heavy:
+        entry.update(reliable=False, reason=", ".join(heavy) + ": heavy tails or outliers make "
+                     f"the {statistic} and its interval unreliable (Pernot (2024b), Table II)")
+    else:
+        entry.update(reliable=True, reason="")
+    entry["verdict"] = decide(not entry["valid"], reliable=entry["reliable"])
+    return entry
+
+
+def local_entry(fv, local_result, tail, *, conditioning, adjusted=False) -> dict:
+    """The entry of a consistency or adaptivity test: the calibrated f_v test.
+
+    ``tail``: the tailedness screen of the (tested) data; a failed Z^2 screen makes the
+    verdict "unreliable" (one outlier can hide in an enormous bin interval).
+    """
+    n_bins = int(fv["n_bins"])
+    entry = {"conditioning": conditioning, "adjusted": adjusted,
+             "estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
+             "ci_upper": _f(fv["ci_upper"]), "reference": _f(fv.get("reference")),
+             "reference_lower": _f(fv.get("reference_lower")),
+             "n_valid": int(fv["n_valid"]), "n_bins": n_bins,
+             "n_unreliable": int(fv["n_unreliable"]), "valid": bool(fv["valid"]),
+             "method": fv.attrs.get("method"), "gated": True}
+    p = _f(fv["p_value"]) if "p_value" in fv else None
+    entry["p_value"] = p if p is not None else (1.0 if entry["valid"] else 0.0)
+    heavy = heavy_reasons(tail["beta_gm"], ("Z2",))
+    if heavy:
+        entry.update(reliable=False, reason=", ".join(heavy) + " for the whole set: heavy "
+                     "tails or outliers make the bin intervals unreliable (Pernot (2024b), "
+                     "Table II)")
+    else:
+        entry.update(reliable=True, reason="")
+    entry["verdict"] = decide(not entry["valid"], reliable=entry["reliable"])
+    return entry
+
+
+def _coverage_p(cov):
+    """Two-sided exact binomial p-value of each level's PICP."""
+    n = int(cov["n_points"])
+    return np.array([sps.binomtest(int(k), n, float(lv)).pvalue
+                     for k, lv in zip(cov["n_inside"].values, cov["level"].values)])
+
+
+def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA) -> dict:
+    """The entry of the interval coverage at the quantiles of D (a finding on the shape).
+
+    The PICP of each level is tested by the exact binomial test, Holm over the levels.
+    Coverage depends on the shape D of the errors as well as on their variance: when the
+    average calibration holds (or is unreliable), a coverage off its levels says that D is not
+    the assumed shape, and the entry is "unreliable" (intervals at these quantiles cannot be
+    trusted), not "fails"; it is "fails" only when the variance itself fails.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> cov = uqviz.interval_coverage(uqviz.synthetic.nig(5000, nu=20, rng=0))
+    >>> coverage_entry(cov, "OK")["verdict"]
+    'OK'
+    """
+    p = _coverage_p(cov)
+    rejected, adjusted = holm(p, alpha)
+    levels = [float(v) for v in cov["level"].values]
+    entry = {"levels": levels, "picp": [float(v) for v in cov["picp"].values],
+             "p_values": p.tolist(), "p_adjusted": adjusted.tolist(),
+             "rejected_levels": [lv for lv, r in zip(levels, rejected) if r],
+             "generative": cov.attrs.get("generative", "normal"), "gated": False,
+             "p_value": float(np.nanmin(adjusted)) if adjusted.size else None}
+    if not rejected.any():
+        entry.update(verdict=OK, reliable=True, reason="")
+    elif average_verdict == FAILS:
+        entry.update(verdict=FAILS, reliable=True,
+                     reason="the uncertainties fail on average, so do their intervals")
+    else:
+        entry.update(verdict=UNRELIABLE, reliable=False,
+                     reason=f"the errors are not {entry['generative']}-shaped: intervals at "
+                            f"{entry['generative']} quantiles do not cover their levels (a "
+                            "finding on the shape of the errors, not a failure of uE)")
+    return entry
+
+
+def reference_entry(res, statistic: str) -> dict:
+    """The entry of ENCE, ZMSE or CC from :func:`uqviz.validate_shared` / ``validate``."""
+    words = str(res["verdict"].values)
+    legacy = {"validated": OK, "rejected": FAILS, "statistic too sensitive to D": UNRELIABLE}
+    word = legacy.get(words, words)
+    reason = str(res["reason"].values) if "reason" in res else (
+        "its simulated reference depends on D" if word == UNRELIABLE else "")
+    p = _f(res["p_value"]) if "p_value" in res else None
+    return {"statistic": statistic, "estimate": _f(res["estimate"]),
+            "verdict": word, "reliable": word != UNRELIABLE, "reason": reason,
+            "p_value": p, "valid": bool(np.all(res["valid"].values)),
+            "gated": p is not None}
+
+
+def decide_family(entries: dict, alpha: float = ALPHA) -> dict:
+    """Holm over the gated entries: a reliable entry "fails" only when its adjusted p-value is
+    at most ``alpha``; each gated entry gains ``p_adjusted``. Returns ``entries``.
+
+    Examples
+    --------
+    >>> e = {"a": {"p_value": 0.03, "reliable": True, "gated": True, "verdict": "fails"},
+    ...      "b": {"p_value": 0.5, "reliable": True, "gated": True, "verdict": "OK"}}
+    >>> decide_family(e)["a"]["verdict"], e["a"]["p_adjusted"]
+    ('OK', 0.06)
+    """
+    keys = [k for k, e in entries.items() if e.get("gated") and e.get("verdict") != NOT_TESTED
+            and e.get("p_value") is not None]
+    rejected, adjusted = holm([entries[k]["p_value"] for k in keys], alpha)
+    for k, r, a in zip(keys, rejected, adjusted):
+        e = entries[k]
+        e["p_adjusted"] = float(a)
+        e["family_size"] = len(keys)
+        e["verdict"] = decide(r, reliable=e.get("reliable", True))
+    return entries
