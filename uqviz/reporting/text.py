@@ -22,23 +22,24 @@ _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
 
 def verdict(valid, reference, lower=0.0, upper=0.0, reliable=True) -> str:
-    """Words for one validation outcome; never "calibrated" when the tailedness screen
-    questions the statistic (``reliable`` False, Pernot (2024b), Table II).
+    """The verdict word of one validation outcome (docs/conventions.md, "Verdicts"): never
+    "OK" when the tailedness screen questions the statistic (``reliable`` False, Pernot
+    (2024b), Table II) or the interval cannot be computed.
 
     Examples
     --------
-    >>> verdict(True, 1.0), verdict(False, float("nan")), verdict(False, 1.0, float("nan"), 2.0)
-    ('calibrated', 'no predefined reference', 'n/a (interval not computable)')
-    >>> verdict(True, 1.0, reliable=False)
-    'unreliable (validated, but heavy tails)'
+    >>> verdict(True, 1.0), verdict(False, 1.0), verdict(False, float("nan"))
+    ('OK', 'fails', 'not tested (no predefined reference)')
+    >>> verdict(True, 1.0, reliable=False), verdict(False, 1.0, float("nan"), 2.0)
+    ('unreliable (validated, but heavy tails)', 'unreliable (interval not computable)')
     """
     if not np.isfinite(reference):
-        return "no predefined reference"
+        return "not tested (no predefined reference)"
     if not (np.isfinite(lower) and np.isfinite(upper)):
-        return "n/a (interval not computable)"
+        return "unreliable (interval not computable)"
     if not bool(reliable):
         return f"unreliable ({'validated' if bool(valid) else 'rejected'}, but heavy tails)"
-    return "calibrated" if bool(valid) else "not calibrated"
+    return "OK" if bool(valid) else "fails"
 
 
 def _fmt(x):

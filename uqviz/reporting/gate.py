@@ -1,0 +1,109 @@
+"""The CI gate of ``uqviz validate --fail-on``: the verdicts it gates on, decided as a family.
+
+The gated tests are those named by ``fail_on``: the average calibration of each statistic,
+consistency (f_v of LZMS in bins of uE, calibrated null) and adaptivity in each feature
+(f_v of LZMS in bins of the feature, on data whose uE was recalibrated by a cross-fitted BVS on
+uE: the feature's effect beyond the uE effect). Holm's adjustment over them (Holm 1979) keeps
+the chance that a calibrated model fails the gate at ``1 - ci`` whatever their number. Exit
+status: 1 when a gated verdict fails, else 3 when one is unreliable (heavy tails: the test
+cannot decide), else 0.
+"""
+
+from __future__ import annotations
+
+from uqviz.average.validation import tailedness, validate_average
+from uqviz.engine import checks
+from uqviz.engine.verdicts import FAILS, UNRELIABLE
+from uqviz.reporting import verdicts as vd
+
+__all__ = ["GATES", "EXIT_FAILS", "EXIT_UNRELIABLE", "gate"]
+
+#: the verdicts ``uqviz validate --fail-on`` can gate on
+GATES = ("average", "consistency", "adaptivity", "any")
+EXIT_FAILS = 1
+EXIT_UNRELIABLE = 3
+
+
+def _kinds(fail_on, features):
+    kinds = set()
+    for g in fail_on:
+        kinds |= {"average", "consistency", "adaptivity"} if g == "any" else {g}
+    if "adaptivity" in kinds and not features:
+        if "adaptivity" in fail_on:
+            raise ValueError("--fail-on adaptivity needs --features (the columns to bin on)")
+        kinds.discard("adaptivity")
+    return kinds
+
+
+def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_boot=10_000,
+         rng=0, client=None):
+    """Decide the gated verdicts of one dataset: ``{"verdicts", "numbers", "failed",
+    "unreliable", "exit_status"}``.
+
+    Parameters
+    ----------
+    data : xarray.Dataset
+    fail_on : sequence of {"average", "consistency", "adaptivity", "any"}
+    statistics : sequence of str, default ("ZMS", "RCE")
+        Statistics of the average calibration.
+    features : sequence of str, optional
+        Features of the adaptivity tests.
+    n_boot, rng, client
+        See docs/conventions.md; ``rng`` is spawned into the average calibration,
+        consistency, the uE adjustment and one stream per feature.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> out = gate(uqviz.synthetic.nig(2000, nu=20, rng=0), fail_on=("any",), n_boot=500)
+    >>> out["exit_status"], sorted(out["verdicts"])
+    (0, ['average:RCE', 'average:ZMS', 'consistency'])
+    """
+    from uqviz.reporting.build import _local, dataset_to_json, uE_adjusted
+
+    fail_on = checks.names("fail_on", fail_on, allowed=GATES)
+    features = list(features or [])
+    kinds = _kinds(fail_on, features)
+    children = checks.rng(rng).spawn(3 + len(features))
+    avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=children[0],
+                           client=client)
+    tail = tailedness(data)
+    entries = {f"average:{s}": vd.average_entry(avg, s) for s in avg["statistic"].values}
+    numbers = {"average": dataset_to_json(avg), "tailedness": dataset_to_json(tail)}
+    locals_ = {}
+    if "consistency" in kinds:
+        loc, _ = _local(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1], client=client)
+        entries["consistency"] = (vd.not_tested("uE is constant") if loc is None else
+                                  vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
+                                                 conditioning="uE"))
+        locals_["uE"] = loc
+    if "adaptivity" in kinds:
+        adj = uE_adjusted(data, rng=children[2])
+        tail_adj = tailedness(adj)
+        for i, f in enumerate(features):
+            loc, _ = _local(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
+                            client=client)
+            entries[f"adaptivity:{f}"] = (
+                vd.not_tested(f"{f} is constant") if loc is None else
+                vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=f,
+                               adjusted=True))
+            locals_[f] = loc
+    for key, e in entries.items():  # only the gated kinds take part in the family
+        e["gated"] = e.get("gated", False) and key.split(":")[0] in kinds
+    vd.decide_family(entries)
+    failed = [k for k, e in entries.items() if e["gated"] and e["verdict"] == FAILS]
+    unreliable = [k for k, e in entries.items() if e["gated"] and e["verdict"] == UNRELIABLE]
+    status = EXIT_FAILS if failed else EXIT_UNRELIABLE if unreliable else 0
+    for cond, loc in locals_.items():
+        if loc is not None:
+            key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
+            numbers[key] = {"LZMS": dataset_to_json(loc["LZMS"]),
+                            "fv_LZMS": dataset_to_json(loc["fv_LZMS"]),
+                            "binning": loc["binning"]}
+    return {"verdicts": entries, "numbers": numbers, "failed": failed,
+            "unreliable": unreliable, "exit_status": status, "locals": locals_,
+            "average": avg}
