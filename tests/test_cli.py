@@ -17,7 +17,7 @@ def test_default_example_prints_table_and_screen(capsys):
     assert "default_example" in out and "M = 5000" in out
     for word in ["ZMS", "RCE", "zeta", "beta_GM", "uE^2", "E^2", "Z^2"]:
         assert word in out
-    assert "calibrated" in out
+    assert " OK" in out  # the contract's verdict words (docs/conventions.md)
 
 
 def test_csv_with_reference_and_prediction_and_variances(tmp_path, capsys):
@@ -62,7 +62,7 @@ def test_verdict_is_unreliable_not_calibrated_when_the_screen_fails(tmp_path, ca
     assert set(rows) == {"ZMS", "RCE"}
     for line in rows.values():
         assert "unreliable (" in line and "heavy tails" in line
-        assert not line.rstrip().endswith("calibrated")
+        assert not line.rstrip().endswith(" OK")
     if "WARNING: beta_GM(E^2)" in out:
         assert "ZMS" in next(w for w in out.splitlines() if w.startswith("WARNING: beta_GM(E^2)"))
 

@@ -1,7 +1,8 @@
 """The CI gate: ``uqviz validate ... --fail-on {average,consistency,adaptivity,any}``.
 
-Exit status 1 when a named verdict fails, 0 otherwise, 2 for bad input; ``--json`` writes
-the numbers and verdicts. Checked in-process (``uqviz.cli.main``) and from a real process.
+Exit status 1 when a named verdict fails, 3 when none fails but one is unreliable or cannot
+be tested, 0 otherwise, 2 for bad input; ``--json`` writes the numbers and verdicts. Checked
+in-process (``uqviz.cli.main``) and from a real process.
 """
 
 import json
@@ -13,7 +14,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from uqviz.cli import _average_verdict, main
+from uqviz.cli import main
+from uqviz.reporting.verdicts import average_entry
 
 N_BOOT = ["--n-boot", "500"]
 
@@ -68,7 +70,7 @@ def test_exit_status_follows_the_named_verdict(files, capsys, name, gate, expect
 
 def test_without_fail_on_the_status_is_0_even_when_a_verdict_fails(files, capsys):
     status, out = _run(["validate", files["overconfident"], *N_BOOT], capsys)
-    assert status == 0 and "not calibrated" in out.out and "Gate" not in out.out
+    assert status == 0 and "fails" in out.out and "Gate" not in out.out
 
 
 def test_repeated_fail_on_and_the_json_file(files, capsys, tmp_path):
@@ -77,17 +79,19 @@ def test_repeated_fail_on_and_the_json_file(files, capsys, tmp_path):
                         "average", "--fail-on", "adaptivity", "--json", str(path), *N_BOOT], capsys)
     assert status == 1
     doc = json.loads(path.read_text())
-    assert doc["exit_status"] == 1 and doc["failed"] == ["adaptivity"]
+    assert doc["exit_status"] == 1 and doc["failed"] == ["adaptivity:x"]
     assert doc["settings"]["fail_on"] == ["average", "adaptivity"]
-    assert doc["verdicts"]["average"]["passed"] is True
-    assert doc["verdicts"]["adaptivity"]["x"]["passed"] is False
-    assert "fails for" in doc["verdicts"]["adaptivity"]["x"]["reason"]
+    assert doc["verdicts"]["average:ZMS"]["verdict"] == "OK"
+    assert doc["verdicts"]["adaptivity:x"]["verdict"] == "fails"
+    assert doc["verdicts"]["adaptivity:x"]["adjusted"] is True  # beyond the uE effect
+    # the two gated tests of the family, Holm-adjusted
+    assert doc["verdicts"]["adaptivity:x"]["family_size"] == 3  # ZMS, RCE, x
     assert "consistency" not in doc["verdicts"]
     zms = doc["average"]["data"]["estimate"]["values"][0]
     e, u = pd.read_csv(files["adaptivity"])[["E", "uE"]].to_numpy().T
     assert zms == pytest.approx(np.mean((e / u) ** 2), rel=1e-12)
-    fv = doc["adaptivity"]["x"]["fv_LZMS"]["data"]["nominal_inside"]["values"]
-    assert fv is False
+    fv = doc["adaptivity:x"]["fv_LZMS"]["data"]
+    assert fv["valid"]["values"] is False and fv["p_value"]["values"] < 0.05 / 3
     assert str(path) in out.out
 
 
@@ -95,7 +99,7 @@ def test_json_without_a_gate_holds_the_average_numbers(files, capsys, tmp_path):
     path = tmp_path / "a.json"
     assert main(["validate", files["good"], "--json", str(path), *N_BOOT]) == 0
     doc = json.loads(path.read_text())
-    assert doc["exit_status"] == 0 and set(doc["verdicts"]) == {"average"}
+    assert doc["exit_status"] == 0 and doc["verdicts"] == {}
     assert {"average", "tailedness"} <= set(doc)
 
 
@@ -135,30 +139,53 @@ def test_bad_input_exits_2(files, capsys, tmp_path):
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_a_verdict_that_cannot_be_reached_fails(tmp_path, capsys):
+def test_a_verdict_that_cannot_be_reached_does_not_pass(tmp_path, capsys):
     rng = np.random.default_rng(2)
     path = _write(tmp_path / "const.csv", rng.standard_normal(500), np.ones(500),
                   rng.uniform(size=500))
     status, out = _run(["validate", path, "--fail-on", "consistency", *N_BOOT], capsys)
-    assert status == 1 and "Consistency: NOT OK (not tested: uE is constant" in out.out
+    assert status == 3 and "Consistency: not tested (uE is constant" in out.out
+    assert "UNRELIABLE (consistency" in out.out
 
 
 def test_average_verdict_rules():
-    def result(valid, ref, lo, hi, reliable):
+    def result(valid, ref, lo, hi, beta_z2):
         return xr.Dataset({"valid": ("statistic", valid), "reference": ("statistic", ref),
                            "ci_lower": ("statistic", lo), "ci_upper": ("statistic", hi),
-                           "reliable": ("statistic", reliable)},
-                          coords={"statistic": ["ZMS", "RCE", "CC"]})
+                           "estimate": ("statistic", [1.0, 0.0, 0.2]),
+                           "beta_gm": ("variable", [0.3, 0.5, beta_z2])},
+                          coords={"statistic": ["ZMS", "RCE", "CC"],
+                                  "variable": ["uE2", "E2", "Z2"]})
 
-    ok = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2],
-                [True, True, True])
-    assert _average_verdict(ok) == {"passed": True, "failed": [], "not_gated": ["CC"]}
+    ok = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2], 0.6)
+    assert [average_entry(ok, s)["verdict"] for s in ("ZMS", "RCE", "CC")] == [
+        "OK", "OK", "not tested"]
     heavy = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2],
-                   [True, False, True])
-    assert _average_verdict(heavy)["failed"] == ["RCE: unreliable (validated, but heavy tails)"]
+                   0.9)
+    e = average_entry(heavy, "ZMS")
+    assert e["verdict"] == "unreliable" and "beta_GM(Z^2) = 0.9 > 0.8" in e["reason"]
     nan = result([False, True, False], [1.0, 0.0, np.nan], [np.nan, -0.1, 0.1], [1.1, 0.1, 0.2],
-                 [True, True, True])
-    assert _average_verdict(nan)["failed"] == ["ZMS: n/a (interval not computable)"]
+                 0.6)
+    e = average_entry(nan, "ZMS")
+    assert e["verdict"] == "unreliable" and "could not be computed" in e["reason"]
+
+
+def test_one_huge_error_never_passes_consistency(tmp_path, capsys):
+    """Issue 20: a bin with LZMS = 1e50 has an enormous interval that holds 1; it is
+    heavy-tailed, so it is not valid, and the whole set's Z^2 screen makes the gate
+    unreliable (exit 3), never passed."""
+    import uqviz
+
+    ds = uqviz.synthetic.nig(1000, nu=20, rng=0)
+    e = ds["E"].values.copy()
+    e[0] = 1e26
+    path = _write(tmp_path / "huge.csv", e, ds["uE"].values, np.arange(1000.0))
+    status, out = _run(["validate", path, "--fail-on", "consistency", "--json",
+                        str(tmp_path / "h.json"), *N_BOOT], capsys)
+    assert status != 0, out.out
+    doc = json.loads((tmp_path / "h.json").read_text())
+    assert doc["verdicts"]["consistency"]["verdict"] in ("unreliable", "fails")
+    assert doc["verdicts"]["consistency"]["n_unreliable"] >= 1
 
 
 def test_exit_codes_from_a_real_process(files, tmp_path):
@@ -168,7 +195,7 @@ def test_exit_codes_from_a_real_process(files, tmp_path):
 
     assert run(files["good"], "--fail-on", "average").returncode == 0
     proc = run(files["overconfident"], "--fail-on", "average", "--json", str(tmp_path / "o.json"))
-    assert proc.returncode == 1 and "FAILED (average)" in proc.stdout
+    assert proc.returncode == 1 and "FAILED (average:ZMS" in proc.stdout
     assert json.loads((tmp_path / "o.json").read_text())["exit_status"] == 1
     proc = run(str(tmp_path / "missing.csv"), "--fail-on", "average")
     assert proc.returncode == 2 and proc.stderr.startswith("uqviz: error:")

@@ -449,9 +449,15 @@ def _fv_counts(local_result):
                else xr.ones_like(valid, dtype=bool))
     heavy = (local_result["heavy_tail"] if "heavy_tail" in local_result
              else xr.zeros_like(valid, dtype=bool))
-    finite = local_result["ci_lower"].notnull() & local_result["ci_upper"].notnull()
-    counted = valid.astype(bool) & ~heavy.astype(bool) & finite & present
+    counted = valid.astype(bool) & ~heavy.astype(bool) & _finite(local_result) & present
     return counted, present
+
+
+def _finite(local_result):
+    """Bins whose interval could be computed (all when the result holds no interval)."""
+    if "ci_lower" not in local_result or "ci_upper" not in local_result:
+        return xr.ones_like(local_result["valid"], dtype=bool)
+    return local_result["ci_lower"].notnull() & local_result["ci_upper"].notnull()
 
 
 def _null_test(p, present, n_valid, alpha):
@@ -536,7 +542,7 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     n_bins = present.sum("bin")
     n_unreliable = (present & ~counted & (
         local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
-        | local_result["ci_lower"].isnull() | local_result["ci_upper"].isnull())).sum("bin")
+        | ~_finite(local_result))).sum("bin")
     lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
     dims = n_valid.dims
     est = n_valid.values / n_bins.values

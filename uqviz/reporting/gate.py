@@ -6,14 +6,14 @@ consistency (f_v of LZMS in bins of uE, calibrated null) and adaptivity in each 
 uE: the feature's effect beyond the uE effect). Holm's adjustment over them (Holm 1979) keeps
 the chance that a calibrated model fails the gate at ``1 - ci`` whatever their number. Exit
 status: 1 when a gated verdict fails, else 3 when one is unreliable (heavy tails: the test
-cannot decide), else 0.
+cannot decide) or could not be tested (a constant uE), else 0.
 """
 
 from __future__ import annotations
 
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.engine import checks
-from uqviz.engine.verdicts import FAILS, UNRELIABLE
+from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
 from uqviz.reporting import verdicts as vd
 
 __all__ = ["GATES", "EXIT_FAILS", "EXIT_UNRELIABLE", "gate"]
@@ -92,11 +92,13 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
                 vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=f,
                                adjusted=True))
             locals_[f] = loc
-    for key, e in entries.items():  # only the gated kinds take part in the family
-        e["gated"] = e.get("gated", False) and key.split(":")[0] in kinds
+    for key, e in entries.items():  # the gated kinds; a statistic without reference is not
+        e["gated"] = key.split(":")[0] in kinds and not (
+            key.startswith("average:") and e["verdict"] == NOT_TESTED)
     vd.decide_family(entries)
     failed = [k for k, e in entries.items() if e["gated"] and e["verdict"] == FAILS]
-    unreliable = [k for k, e in entries.items() if e["gated"] and e["verdict"] == UNRELIABLE]
+    unreliable = [k for k, e in entries.items()
+                  if e["gated"] and e["verdict"] in (UNRELIABLE, NOT_TESTED)]
     status = EXIT_FAILS if failed else EXIT_UNRELIABLE if unreliable else 0
     for cond, loc in locals_.items():
         if loc is not None:

@@ -95,7 +95,7 @@ class ConditionalExplorer(ExplorerDrawing):
     >>> ex.result.attrs["conditioning"]
     'X'
     >>> ex.recalibration.value = "bvs"  # BVS on X, cross-fitted
-    >>> bool(ex.fv.nominal_inside), bool(ex.fv_before.nominal_inside)
+    >>> bool(ex.fv.valid), bool(ex.fv_before.valid)
     (True, False)
     """
 
@@ -251,12 +251,17 @@ class ConditionalExplorer(ExplorerDrawing):
         self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
                                          for n in notes)
         est, lo, hi = (float(self.fv[k]) for k in ("estimate", "ci_lower", "ci_upper"))
-        inside = bool(self.fv["nominal_inside"])
-        verdict = ("compatible with" if inside else "not compatible with")
+        ok = bool(self.fv["valid"])
+        if "reference" in self.fv:
+            target = (f"calibrated data give {float(self.fv['reference']):.2f}, at least "
+                      f"{float(self.fv['reference_lower']):.2f} accepted: "
+                      + ("OK" if ok else "fails"))
+        else:
+            target = (f"{'compatible' if ok else 'not compatible'} with the target "
+                      f"{self.fv.attrs.get('nominal', 0.95):g}")
         self.fv_label.value = (
             f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
-            f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; "
-            f"{verdict} the target {self.fv.attrs.get('nominal', 0.95):g}")
+            f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; {target}")
         if self.fv_before is not None:
             b = self.fv_before
             self.fv_label.value += (
