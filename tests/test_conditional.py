@@ -63,8 +63,8 @@ def test_consistency_holds_and_adaptivity_fails_on_the_default_example():
     cons = uqviz.fraction_valid(uqviz.local_calibration(ds, n_bins=20, n_boot=2000, rng=1))
     adap = uqviz.fraction_valid(uqviz.local_calibration(ds, conditioning="X", n_bins=20,
                                                         n_boot=2000, rng=1))
-    assert bool(cons.nominal_inside) and float(cons.estimate) >= 0.85
-    assert not bool(adap.nominal_inside) and float(adap.estimate) <= 0.6
+    assert bool(cons.valid) and float(cons.estimate) >= 0.85
+    assert not bool(adap.valid) and float(adap.estimate) <= 0.6
 
 
 def test_fraction_valid_against_a_direct_binomial_computation():
@@ -79,7 +79,17 @@ def test_fraction_valid_against_a_direct_binomial_computation():
     hi = (2 * n * p + z**2 + 1 + z * np.sqrt(z**2 + 2 - 1 / n + 4 * p * (n * q - 1))) / (2 * (n + z**2))
     assert float(fv.ci_lower) == pytest.approx(max(lo, 0.0) if k > 0 else 0.0, rel=1e-12)
     assert float(fv.ci_upper) == pytest.approx(min(hi, 1.0) if k < n else 1.0, rel=1e-12)
-    assert bool(fv.nominal_inside) == (float(fv.ci_lower) <= 0.95 <= float(fv.ci_upper))
+    wilson = uqviz.fraction_valid(loc, method="wilson")  # the rule of Pernot (2023)
+    assert bool(wilson.valid) == (float(fv.ci_lower) <= 0.95 <= float(fv.ci_upper))
+    # the calibrated test: equal-count bins share one null probability p, so the count of
+    # valid bins of a calibrated set is Binomial(n, p)
+    p_null = np.unique(loc["null_coverage"].values)
+    assert p_null.size == 1 and 0.85 < p_null[0] < 0.97
+    assert float(fv.p_value) == pytest.approx(sps.binom.cdf(k, n, p_null[0]), rel=1e-9)
+    crit = int(np.argmax(sps.binom.cdf(np.arange(n + 1), n, p_null[0]) > 0.05))
+    assert float(fv.reference_lower) == crit / n
+    assert bool(fv.valid) == (k >= crit) == (float(fv.p_value) > 0.05)
+    assert float(fv.reference) == pytest.approx(p_null[0])
 
 
 def test_datatree_result_has_dataset_dim():
@@ -183,8 +193,16 @@ def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
     for cond in ["uE", "mass", "hetero_fraction"]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            loc = uqviz.local_calibration(ds, conditioning=cond, n_bins=100, n_boot=5000, rng=7)
-        fv[cond] = float(uqviz.fraction_valid(loc).estimate)
+            loc = uqviz.local_calibration(ds, conditioning=cond, n_bins=100, n_boot=5000, rng=7,
+                                          n_mc=0)
+        # the paper's f_v counts every interval holding 1 (heavy-tailed bins included);
+        # fraction_valid counts heavy-tailed bins as unreliable, never valid
+        fv[cond] = float(loc["valid"].mean())
+        strict = uqviz.fraction_valid(loc)
+        assert float(strict.estimate) == pytest.approx(
+            float((loc["valid"] & ~loc["heavy_tail"]).mean()))
+        assert int(strict.n_unreliable) == int((loc["valid"] & loc["heavy_tail"]).sum()
+                                               + (~loc["valid"] & loc["heavy_tail"]).sum())
     assert 0.80 <= fv["uE"] <= 0.92
     # one ordering: within the ordering spread plus binomial noise of the paper's means
     assert abs(fv["mass"] - 0.61) <= 0.06

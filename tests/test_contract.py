@@ -255,13 +255,14 @@ _N_BOOT_DEFAULT = {**dict.fromkeys(("validate_average", "decimation_curve", "val
                    "extrapolate": 500, "ConditionalExplorer": 1_000, "ReferenceExplorer": 1_000,
                    "proper_scores": 10_000}
 _N_MC_DEFAULT = {"simulated_reference": 10_000, "validate_simulated": 10_000, "validate": 10_000,
-                 "confidence_curve": 1_000}
+                 "confidence_curve": 1_000, "local_calibration": 2_000}
 _N_BINS_DEFAULT = {**dict.fromkeys(("local_calibration", "reliability", "ordering_study"), (None,)),
                    **dict.fromkeys(("binned_errors", "simulated_reference", "validate_simulated",
                                     "validate"), (20, None)),
                    "qce": (10, None)}
 _METHOD_DEFAULT = {"fraction_valid": "wilson", "extrapolate": "bootstrap"}
-_GENERATIVE_DEFAULT = {"validate": ("normal", "t6")}
+# local_calibration: None = "normal" for the PICP intervals, "empirical" for the calibrated null
+_GENERATIVE_DEFAULT = {"validate": ("normal", "t6"), "local_calibration": None}
 # reproducible by default: a report, the explorers' redraws, the one teaching example
 _RNG_DEFAULT = {"report": (0,), "ConditionalExplorer": (0,), "ReferenceExplorer": (0,),
                 "default_example": (20231122,)}

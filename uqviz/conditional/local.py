@@ -513,7 +513,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     xarray.Dataset
         ``estimate`` (f_v), ``ci_lower``, ``ci_upper`` (its Wilson interval), ``n_valid``,
         ``n_bins``, ``n_unreliable`` (heavy-tailed or without interval), ``valid`` (the
-        verdict); calibrated: ``reference``, ``reference_lower``, ``p_value``.
+        verdict); calibrated: ``reference``, ``reference_lower``, ``reference_upper`` (1: the
+        test is one-sided), ``p_value``.
 
     Examples
     --------
@@ -559,6 +560,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
             "long_name": "expected f_v of calibrated data (calibrated null)"})
         out["reference_lower"] = (dims, res[:, 1].reshape(shape), {
             "long_name": "smallest f_v accepted at level ci"})
+        out["reference_upper"] = (dims, np.ones(shape), {
+            "long_name": "largest f_v accepted (one-sided test: too few valid bins fail)"})
         out["p_value"] = (dims, res[:, 2].reshape(shape))
         out["valid"] = (dims, res[:, 2].reshape(shape) > 1.0 - ci)
     else:
