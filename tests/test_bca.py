@@ -185,3 +185,94 @@ def test_grouped_jackknife_uses_the_one_acceleration_formula():
                                        np.array([0]), np.array([60]))
         jack = np.array([np.mean((np.delete(e, i) / np.delete(u, i)) ** 2) for i in range(60)])
         assert fast[0] == pytest.approx(float(bca.acceleration(jack)), rel=1e-9)
+
+
+# --------------------------------------------------------------------------
+# issue 20: p-values, the inverse of the intervals
+# --------------------------------------------------------------------------
+def test_p_value_hand_example():
+    reps = np.array([5.0, 1.0, 4.0, 2.0, 3.0])      # sorted 1..5, Q(p) = 1 + 4 p
+    # reference 4.5: Q(G) = 4.5 at G = 3.5/4 = 0.875
+    assert float(bca.quantile_level(reps, 4.5)) == pytest.approx(0.875, abs=1e-15)
+    assert float(bca.p_value(3.0, reps, 4.5, method="percentile")) == pytest.approx(0.25)
+    # basic: reflected reference 2*3 - 4.5 = 1.5, G = 0.125
+    assert float(bca.p_value(3.0, reps, 4.5, method="basic")) == pytest.approx(0.25)
+    # BCa, z0 = Phi^-1(2.5/5) = 0, a = 0.1: w = Phi^-1(0.875) = 1.150349,
+    # z = w / (1 + 0.1 w) = 1.031671, p = 2 (1 - Phi(z)) = 0.302226
+    p = float(bca.p_value(3.0, reps, 4.5, method="bca", accel=0.1))
+    w = sps.norm.ppf(0.875)
+    assert p == pytest.approx(2 * sps.norm.sf(w / (1 + 0.1 * w)), rel=1e-12)
+    assert p == pytest.approx(0.302226, abs=1e-6)
+    # the interval at ci = 1 - p has the reference on its bound
+    for method in ("percentile", "basic", "bca"):
+        p = float(bca.p_value(3.0, reps, 4.5, method=method, accel=0.1))
+        ivl = bca.interval(3.0, reps, ci=1 - p, method=method, accel=0.1)
+        assert 4.5 in (pytest.approx(float(ivl["lower"])), pytest.approx(float(ivl["upper"])))
+
+
+def test_p_value_edges_ties_and_nan():
+    reps = np.array([1.0, 2.0, 2.0, 2.0, 3.0])
+    # a run of ties: the middle of the levels where Q equals the value
+    assert float(bca.quantile_level(reps, 2.0)) == pytest.approx(0.5)
+    assert float(bca.p_value(2.0, reps, 2.0, method="percentile")) == pytest.approx(1.0)
+    # beyond every replicate: p = 0 (below the 1/B resolution); BCa with a = 0 too
+    for method in ("percentile", "basic", "bca"):
+        assert float(bca.p_value(2.0, reps, 10.0, method=method, accel=0.0)) == 0.0
+        assert float(bca.p_value(2.0, reps, -10.0, method=method, accel=0.0)) == 0.0
+    # BCa with a > 0: G = 1 gives z = 1/a - z0, a finite but tiny p
+    p = float(bca.p_value(2.0, reps, 10.0, method="bca", accel=0.2))
+    assert p == pytest.approx(2 * sps.norm.sf(5.0), rel=1e-9)
+    # NaN reference, degenerate or non-finite replicates: NaN, as the bounds of interval()
+    assert np.isnan(bca.p_value(2.0, reps, np.nan, method="percentile"))
+    assert np.isnan(bca.p_value(2.0, np.full(5, 2.0), 1.0, method="bca", accel=0.0))
+    assert np.isnan(bca.p_value(2.0, np.r_[reps[:4], np.nan], 1.0, method="percentile"))
+    with pytest.raises(ValueError, match="jackknife"):
+        bca.p_value(2.0, reps, 1.0)
+
+
+def test_p_value_agrees_with_the_interval_for_random_data():
+    # p <= 1 - ci exactly when the reference is outside the interval (G inverts the
+    # interpolated quantile of interval(), so there is no interpolation band left)
+    disagree, total = 0, 0
+    for seed in range(40):
+        r = np.random.default_rng(seed)
+        m, n_boot = int(r.integers(5, 150)), int(r.integers(50, 1500))
+        x = r.standard_exponential(m) ** r.uniform(0.5, 2.0)
+        reps = x[r.integers(0, m, (n_boot, m))].mean(-1)
+        jack = (x.sum() - x) / (m - 1)
+        refs = x.mean() + 2 * reps.std() * r.standard_normal(100)
+        for method in ("bca", "percentile", "basic"):
+            p = bca.p_value(x.mean(), reps, refs, method=method, jackknife=jack)
+            assert np.all((p >= 0) & (p <= 1))
+            for ci in (0.5, 0.9, 0.95, 0.99):
+                ivl = bca.interval(x.mean(), reps, jackknife=jack, ci=ci, method=method)
+                outside = (refs < ivl["lower"]) | (refs > ivl["upper"])
+                disagree += int(np.sum((p <= 1 - ci) != outside))
+                total += refs.size
+    assert total == 48_000 and disagree == 0
+
+
+def test_p_value_vectorised_over_leading_axes():
+    r = np.random.default_rng(3)
+    reps = r.standard_normal((2, 3, 400))
+    est, ref, a = r.normal(0, 0.1, (2, 3)), r.normal(0, 1, (2, 3)), r.normal(0, 0.05, (2, 3))
+    p = bca.p_value(est, reps, ref, accel=a)
+    assert p.shape == (2, 3)
+    for i in range(2):
+        for j in range(3):
+            assert p[i, j] == bca.p_value(est[i, j], reps[i, j], ref[i, j], accel=a[i, j])
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+def test_p_value_uniform_under_the_null(method):
+    # the mean of M = 100 normal points against the true mean: p ~ U(0, 1)
+    r = np.random.default_rng(20)
+    n_sets, m, n_boot = 400, 100, 1000
+    p = np.empty(n_sets)
+    for k in range(n_sets):
+        x = r.standard_normal(m)
+        reps = x[r.integers(0, m, (n_boot, m))].mean(-1)
+        p[k] = bca.p_value(x.mean(), reps, 0.0, method=method, jackknife=(x.sum() - x) / (m - 1))
+    assert sps.kstest(p, "uniform").pvalue > 0.01
+    # rejection rate at 0.05 within 2.5 binomial se (0.011) of 0.05
+    assert abs(np.mean(p <= 0.05) - 0.05) < 0.03

@@ -150,3 +150,23 @@ def test_implied_shape_rejects_other_fits():
 def test_nu_is_keyword_only():
     with pytest.raises(TypeError):
         nig_skewness_curve([3.0], size=100)
+
+
+def test_tailedness_warning_prints_beta_visibly_above_the_limit():
+    # issue 20: "beta_GM(E2) = 0.80 > 0.8" for beta_GM(E^2) = 0.8017
+    from uqviz.reporting.text import tailedness_warnings
+
+    rng = np.random.default_rng(0)
+    u = np.exp(0.5 * rng.standard_normal(5000))
+    t = uqviz.tailedness(uqviz.from_arrays(u * rng.standard_normal(5000), u))
+    assert float(t.beta_gm.sel(variable="E2")) == pytest.approx(0.8017, abs=1e-4)
+    (line,) = tailedness_warnings(t)
+    assert line.startswith("beta_GM(E^2) = 0.802 > 0.8: ")
+    assert "RCE" in line and "screened by Z^2" in line
+    # a hand-made result: the digits grow until the value is visibly above
+    fake = t.copy()
+    fake["beta_gm"] = ("variable", [0.1, 0.8004, 0.80000001])
+    fake["exceeds"] = fake.beta_gm > fake.threshold
+    lines = tailedness_warnings(fake)
+    assert lines[0].startswith("beta_GM(E^2) = 0.8004 > 0.8")
+    assert lines[1].startswith("beta_GM(Z^2) = 0.80000001 > 0.8")

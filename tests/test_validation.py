@@ -198,7 +198,7 @@ def test_an_aberrant_outlier_is_flagged_unreliable_with_a_warning():
     e = e.copy()
     e[17] = 1e13 * u[17]                                  # ZMS ~ 1e23
     ds = uqviz.from_arrays(e, u)
-    with pytest.warns(UserWarning, match=r"ZMS: beta_GM\(E2\) = 1 > 0.8") as rec:
+    with pytest.warns(UserWarning, match=r"ZMS: beta_GM\(Z2\) = 1.00 > 0.8") as rec:
         res = uqviz.validate_average(ds, statistics=("ZMS", "RCE", "ZM"), n_boot=500, rng=0)
     assert float(res.estimate.sel(statistic="ZMS")) > 1e20
     assert res.reliable.values.tolist() == [False, False, True]   # ZM is not screened
@@ -223,7 +223,7 @@ def test_reliable_follows_table_ii():
     t = uqviz.tailedness(heavy)
     assert bool(t.exceeds.sel(variable="uE2"))
     res = _quiet(heavy, statistics=("ZMS", "RCE", "RCE2"), n_boot=200, rng=0)
-    expected_zms = not bool(t.exceeds.sel(variable=["E2", "Z2"]).any())
+    expected_zms = not bool(t.exceeds.sel(variable="Z2"))   # ZMS: Z^2 screen only
     assert res.reliable.values.tolist() == [expected_zms, False, False]
 
 
@@ -330,3 +330,88 @@ def test_statistics_errors_name_the_option_and_options_are_checked_first():
     # a bad n_boot is reported as such, not hidden behind the refusal of a binned statistic
     with pytest.raises(ValueError, match="n_boot"):
         uqviz.validate_average(ds, statistics=("ENCE",), n_boot=2.5)
+
+
+# --------------------------------------------------------------------------
+# issue 20: p-values, the ZMS tail screen, the warning digits
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["bca", "percentile", "basic"])
+def test_p_value_is_consistent_with_valid(method):
+    ci = 0.9
+    for seed in range(6):
+        e, u = _calibrated(300, seed, nu=8.0)
+        e = e * (1.0 + 0.08 * seed)                 # from calibrated to clearly not
+        res = _quiet(uqviz.from_arrays(e, u), statistics=("ZMS", "RCE", "NLL", "ZVar"),
+                     n_boot=500, ci=ci, rng=seed, method=method)
+        p = res.p_value.values
+        assert np.all((p >= 0) & (p <= 1))
+        np.testing.assert_array_equal(p <= 1 - ci, ~res.valid.values)
+        # NLL is bootstrapped as its excess over the reference: its verdict is the ZMS's
+        assert float(res.p_value.sel(statistic="NLL")) == pytest.approx(
+            float(res.p_value.sel(statistic="ZMS")), rel=1e-9, abs=1e-12)
+
+
+def test_p_value_from_the_replicates_by_hand():
+    ds = uqviz.from_arrays(*_calibrated(400, 3, nu=8.0))
+    res = _quiet(ds, statistics=("ZMS",), n_boot=800, rng=1, return_replicates=True,
+                 method="percentile")
+    r = res.sel(statistic="ZMS")
+    reps = np.sort(r.replicates.values)
+    k = np.searchsorted(reps, 1.0) - 1             # reps[k] < 1 <= reps[k + 1]
+    g = (k + (1.0 - reps[k]) / (reps[k + 1] - reps[k])) / (reps.size - 1)
+    assert float(r.p_value) == pytest.approx(2 * min(g, 1 - g), rel=1e-12)
+    # and the same numbers without return_replicates
+    res2 = _quiet(ds, statistics=("ZMS",), n_boot=800, rng=1, method="percentile")
+    assert float(res2.p_value.sel(statistic="ZMS")) == float(r.p_value)
+
+
+def test_p_value_nan_without_reference_or_interval():
+    ds = uqviz.from_arrays(*_calibrated(400, 0, nu=40.0))
+    res = _quiet(ds, statistics=("CC", "ZMS"), n_boot=300, rng=0)
+    assert np.isnan(float(res.p_value.sel(statistic="CC")))
+    assert np.isfinite(float(res.p_value.sel(statistic="ZMS")))
+    bad = _quiet(uqviz.from_arrays([0.5, -1.0, 2.0, 0.1], [1.0, 1.0, 2.0, 1.0]), n_boot=2, rng=4)
+    assert bad.p_value.isnull().all() and not bad.valid.any()
+    assert "p_value" in uqviz.validate_average.__doc__
+
+
+def _lognormal_u(m, seed, nu_t=None):
+    rng = np.random.default_rng(seed)
+    u = np.exp(0.5 * rng.standard_normal(m))
+    z = rng.standard_normal(m) if nu_t is None else \
+        rng.standard_t(nu_t, m) * np.sqrt((nu_t - 2) / nu_t)
+    return u * z, u
+
+
+def test_zms_is_screened_by_z2_only():
+    from uqviz.average.validation import TAILEDNESS_SCREENS
+
+    assert TAILEDNESS_SCREENS["ZMS"] == TAILEDNESS_SCREENS["NLL"] == ("Z2",)
+    assert TAILEDNESS_SCREENS["ZVar"] == ("Z2",)
+    assert TAILEDNESS_SCREENS["RCE"] == ("uE2", "E2", "Z2")
+    # calibrated normal z-scores, log-normal uE (sigma 0.5): beta_GM(E2) = 0.8017 fires,
+    # beta_GM(Z2) = 0.639 does not; the ZMS stays reliable, RCE does not
+    ds = uqviz.from_arrays(*_lognormal_u(5000, 0))
+    res = _quiet(ds, statistics=("ZMS", "NLL", "RCE"), n_boot=300, rng=0)
+    b = res.beta_gm
+    assert float(b.sel(variable="E2")) == pytest.approx(0.8017, abs=1e-4)
+    assert float(b.sel(variable="Z2")) == pytest.approx(0.6391, abs=1e-4)
+    assert res.reliable.values.tolist() == [True, True, False]
+    # unit-variance t3 z-scores: beta_GM(Z2) = 0.851 > 0.8, the ZMS is unreliable
+    ds = uqviz.from_arrays(*_lognormal_u(5000, 0, nu_t=3.0))
+    with pytest.warns(UserWarning, match=r"ZMS: beta_GM\(Z2\) = 0.85 > 0.8"):
+        res = uqviz.validate_average(ds, statistics=("ZMS", "NLL", "RCE"), n_boot=300, rng=0)
+    assert not res.reliable.any()
+
+
+def test_warning_prints_beta_above_its_limit():
+    # issue 20: 0.8017 was printed "0.8 > 0.8"
+    ds = uqviz.from_arrays(*_lognormal_u(5000, 0))
+    with pytest.warns(UserWarning, match=r"RCE: beta_GM\(E2\) = 0\.802 > 0\.8") as rec:
+        uqviz.validate_average(ds, statistics=("ZMS", "RCE"), n_boot=200, rng=0)
+    assert "ZMS:" not in str(rec[0].message)
+    from uqviz.average.validation import beta_text
+
+    assert beta_text(0.8004, 0.8) == "0.8004" and beta_text(0.7996, 0.8) == "0.7996"
+    assert beta_text(0.8 + 1e-13, 0.8) == "0.8000000000001"
+    assert beta_text(0.97953, 0.8) == "0.98"

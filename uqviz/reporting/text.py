@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz.average.validation import beta_text
+
 __all__ = ["average_table", "tailedness_table", "tailedness_warnings", "verdict"]
 
 _TAIL_ADVICE = {
     "uE2": "the uncertainties have a heavy upper tail: RCE (and MV-based statistics) "
            "and their intervals are unreliable; prefer ZMS",
-    "E2": "the errors have heavy tails: ZMS, RCE, MSE-based statistics and their "
-          "intervals are unreliable",
-    "Z2": "the z-scores have heavy tails: even ZMS and its bootstrap interval may be "
-          "unreliable; treat the validation verdict with care",
+    "E2": "the errors have heavy tails: RCE, MSE-based statistics and their "
+          "intervals are unreliable (the ZMS is screened by Z^2)",
+    "Z2": "the z-scores have heavy tails: ZMS, NLL, RCE and their bootstrap intervals "
+          "are unreliable; treat the validation verdict with care",
 }
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
@@ -99,11 +101,15 @@ def tailedness_warnings(result) -> list[str]:
     >>> import uqviz
     >>> tailedness_warnings(uqviz.tailedness(uqviz.synthetic.nig(2000, nu=20, rng=0)))
     []
+
+    beta_GM is printed with the digits that show it above its limit
+    (:func:`uqviz.average.validation.beta_text`): "0.8004 > 0.8", never "0.80 > 0.8".
     """
     out = []
     for v in result["variable"].values:
         r = result.sel(variable=v)
         if bool(r.exceeds):
-            out.append(f"beta_GM({_LABEL[v]}) = {float(r.beta_gm):.2f} > "
-                       f"{float(r.threshold):.1f}: {_TAIL_ADVICE[v]}.")
+            out.append(f"beta_GM({_LABEL[v]}) = "
+                       f"{beta_text(float(r.beta_gm), float(r.threshold))} > "
+                       f"{float(r.threshold):g}: {_TAIL_ADVICE[v]}.")
     return out
