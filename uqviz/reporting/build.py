@@ -508,7 +508,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         why = ("uE is constant: its bins and ranks are undefined" if local["uE"] is None else
                f"{m} points are too few for {DEFAULT_N_BINS} bins of uE")
         for s in ("ENCE", "ZMSE", "CC"):
-            entries[s] = vd.not_tested(why)
+            entries[s] = {**vd.not_tested(why), "statistic": s}
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
 

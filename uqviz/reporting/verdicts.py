@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats as sps
 
-from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS
+from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS, beta_text
 from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm,
                                    overall)
 
@@ -62,8 +62,7 @@ def heavy_reasons(beta, variables) -> list[str]:
     for v in variables:
         b, t = float(beta.sel(variable=v)), TAILEDNESS_THRESHOLDS[v]
         if b > t:
-            digits = next((d for d in range(2, 10) if round(b, d) > t), 10)
-            out.append(f"beta_GM({_LABEL[v]}) = {round(b, digits):.{digits}g} > {t:g}")
+            out.append(f"beta_GM({_LABEL[v]}) = {beta_text(b, t)} > {t:g}")
     return out
 
 

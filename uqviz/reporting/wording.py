@@ -436,6 +436,8 @@ def reference_line(entry) -> str:
     ...                 "estimate": 0.05})
     'ENCE: OK (0.05; p = 0.4).'
     """
+    if entry["verdict"] == "not tested":
+        return f"{entry['statistic']}: not tested ({entry['reason']})."
     what = fmt(entry.get("estimate"), ".3g")
     if entry.get("reason"):
         what += f"; {entry['reason']}"
