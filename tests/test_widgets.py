@@ -126,7 +126,7 @@ def test_recalibration_control_shows_before_and_after(explorer):
     ex.recalibration.value = "bvs"  # BVS on the variable conditioned on, cross-fitted
     assert ex.result.attrs["conditioning"] == "X" and ex.result_before is not None
     np.testing.assert_array_equal(ex.result_before.estimate, plain.estimate)
-    assert not bool(ex.fv_before.nominal_inside) and bool(ex.fv.nominal_inside)
+    assert not bool(ex.fv_before.valid) and bool(ex.fv.valid)
     # the same as the public functions called directly
     rec = uqviz.recalibrate(ex.data, method="bvs", conditioning="X", rng=0)
     direct = uqviz.local_calibration(rec, conditioning="X", n_bins=ex.n_bins.value,
