@@ -732,7 +732,7 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
         tail_ratio=((), tail[0], {"long_name": "(q99 - q01)/(q75 - q25) of the z-scores"}),
         tail_p_value=(("generative",), tail[1],
                       {"long_name": "Monte Carlo p-value of tail_ratio under each D "
-                                    "(one-sided: heavier is smaller)"}),
+                                    "(one-sided: small when Z is heavier-tailed than D)"}),
         reference_spread=((), spread), sensitivity_threshold=((), threshold),
         sensitive_to_D=((), sensitive), verdict=((), verdict_), reason=((), reason),
         scheme=((), "Sim"))
