@@ -76,7 +76,7 @@ def test_miscalibrated_data_is_rejected_by_the_dfpr():
     e, u = draw_calibrated(3000, a=3.0, b=3.0, rng=3)
     res = confidence_curve(uqviz.from_arrays(e, 0.7 * u), n_mc=200, n_boot=0, rng=0)
     assert not bool(res["valid"])
-    assert float(res.dfpr) > 3 * float(res.dfpr_up95)
+    assert float(res.dfpr) > 3 * float(res.dfpr_limit)
 
 
 def test_rmse_reference_hardly_depends_on_d_the_mae_one_does():
@@ -115,3 +115,34 @@ def test_datatree_and_bad_arguments():
         confidence_curve(ds, fractions=[0.0, 1.0])
     with pytest.raises(ValueError, match="n_mc"):
         confidence_curve(ds, n_mc=1)
+
+
+def test_valid_and_p_value_follow_ci():
+    """Issue 20: the DFPR limit is the ``ci`` quantile (was a hard-coded 95th percentile)."""
+    ds = uqviz.synthetic.nig(1000, nu=1000, rng=10_007)
+    half = confidence_curve(ds, n_mc=100, n_boot=0, ci=0.5, rng=7)
+    full = confidence_curve(ds, n_mc=100, n_boot=0, ci=0.95, rng=7)
+    # same seed: the same curves, DFPR and p-value; only the limit moves with ci
+    assert float(half.dfpr) == float(full.dfpr)
+    assert float(half.p_value) == float(full.p_value)
+    assert float(half.dfpr_limit) < float(full.dfpr_limit)
+    assert "0.5 quantile" in half["dfpr_limit"].attrs["long_name"]
+    for res, ci in ((half, 0.5), (full, 0.95)):
+        assert bool(res.valid) == (float(res.dfpr) <= float(res.dfpr_limit))
+        assert bool(res.valid) == (float(res.p_value) > 1 - ci)
+    # this set lies between the two limits: valid at 0.95, not at 0.5
+    assert not bool(half.valid) and bool(full.valid)
+    assert float(half.p_value) == pytest.approx(34 / 101, rel=1e-14)
+
+
+def test_false_alarm_of_valid_is_one_minus_ci():
+    # calibrated normal data: P(valid False) = 1 - ci (60 sets, se 0.065 at ci = 0.5)
+    n, wrong, disagree = 60, 0, 0
+    for s in range(n):
+        ds = uqviz.synthetic.nig(300, nu=1000, rng=500 + s)
+        res = confidence_curve(ds, fractions=np.arange(0, 0.9, 0.05), n_mc=30, n_boot=0,
+                               ci=0.5, rng=s)
+        wrong += not bool(res.valid)
+        disagree += (not bool(res.valid)) != (float(res.p_value) <= 0.5)
+    assert abs(wrong / n - 0.5) < 3 * np.sqrt(0.25 / n), wrong
+    assert disagree <= 2  # only where the interpolated quantile and the count differ

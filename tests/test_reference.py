@@ -177,21 +177,124 @@ def test_strongly_biased_binned_bootstrap_warns_about_z0():
 def test_workflow_verdicts():
     ds = uqviz.synthetic.nig(3000, nu=8, rng=11)
     bs = validate(ds, statistic="ZMS", n_boot=2000, rng=0)
-    assert str(bs.scheme.values) == "BS" and str(bs.verdict.values) == "validated"
+    assert str(bs.scheme.values) == "BS" and str(bs.verdict.values) == "OK"
+    assert bool(bs.reliable) and "inside" in str(bs.reason.values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         enc = validate(ds, statistic="ENCE", n_mc=2000, n_boot=1000, rng=0)
     # ENCE references under N and t6 differ by far more than their uncertainty (002 Fig 5)
     assert bool(enc.sensitive_to_D)
-    assert str(enc.verdict.values) == "statistic too sensitive to D"
     assert list(enc.generative.values) == ["normal", "t6"]
     assert float(enc.reference_spread) > float(enc.sensitivity_threshold)
-    # two statistically identical D: not sensitive, Sim decides
+    # the verdict is the intersection-union Monte Carlo test: p_value = max over D
+    p = enc.mc_p_value.values
+    assert float(enc.p_value) == p.max()
+    assert str(enc.verdict.values) in ("OK", "fails", "unreliable")
+    rejects = p <= 0.05
+    want = "fails" if rejects.all() else "unreliable" if rejects.any() else "OK"
+    assert str(enc.verdict.values) == want
+    assert bool(enc.reliable) == (want != "unreliable")
+    # two statistically identical D: not sensitive, the test decides
     same = validate(ds, statistic="CC", generative=("normal", gen.Generative("normal2", "normal")),
                     n_mc=2000, n_boot=1000, rng=0)
     assert not bool(same.sensitive_to_D)
-    assert str(same.verdict.values) in ("validated", "rejected")
-    assert str(same.verdict.values) == ("validated" if bool(same.valid[0]) else "rejected")
+    assert str(same.verdict.values) == ("fails" if float(same.p_value) <= 0.05 else "OK")
+
+
+def _miscalibrated(m, seed, factor=1.5):
+    """Calibrated NIG data with uE underestimated by ``factor`` on the top 30 % of uE."""
+    ds = uqviz.synthetic.nig(m, nu=6, rng=seed)
+    e, u = ds.E.values, ds.uE.values
+    return uqviz.from_arrays(np.where(u >= np.quantile(u, 0.7), factor * e, e), u)
+
+
+def test_workflow_verdict_words_pinned():
+    """Issue 20: "OK" / "fails" / "unreliable" with their reasons, fixed seeds, tiny sizes."""
+    kw = dict(n_mc=99, n_boot=100, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ok = validate(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=np.inf, rng=1), statistic="ENCE",
+                      **kw)
+        bad = validate(_miscalibrated(2000, 2), statistic="ENCE", **kw)
+        t6 = validate(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=6, rng=3), statistic="ENCE",
+                      **kw)
+        t4 = validate(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=4, rng=3), statistic="ENCE",
+                      **kw)
+    assert str(ok.verdict.values) == "OK" and bool(ok.reliable)
+    assert str(ok.reason.values).startswith("not rejected under normal (p = ")
+    # both D reject: the smallest possible p-value is 1 / (n_mc + 1)
+    assert str(bad.verdict.values) == "fails" and bool(bad.reliable)
+    np.testing.assert_array_equal(bad.mc_p_value, [0.01, 0.01])
+    assert float(bad.p_value) == 0.01 and float(bad.tail_p_value.max()) > 0.05
+    assert str(bad.reason.values) == "rejected under every D: normal (p = 0.01), t6 (p = 0.01)"
+    # calibrated t6 errors: normal D rejects, t6 does not -> unreliable (depends on D)
+    assert str(t6.verdict.values) == "unreliable" and not bool(t6.reliable)
+    np.testing.assert_array_equal(t6.mc_p_value, [0.01, 0.37])
+    assert float(t6.p_value) == 0.37
+    assert str(t6.reason.values).startswith("its simulated reference depends on D")
+    # calibrated t4 errors, heavier than every D: both reject, the tail screen says why
+    # that is no failure -> unreliable, never fails
+    np.testing.assert_array_equal(t4.mc_p_value, [0.01, 0.01])
+    np.testing.assert_array_equal(t4.tail_p_value, [0.01, 0.01])
+    assert str(t4.verdict.values) == "unreliable"
+    assert str(t4.reason.values).startswith("the z-scores are heavier-tailed than every D")
+    z = uqviz.synthetic.tig(2000, nu_ig=6, nu_d=4, rng=3)
+    q = np.quantile(z.E.values / z.uE.values, [0.01, 0.25, 0.75, 0.99])
+    assert float(t4.tail_ratio) == pytest.approx((q[3] - q[0]) / (q[2] - q[1]), rel=0.05)
+
+
+def test_monte_carlo_p_value_by_hand_and_its_false_alarm():
+    ds = uqviz.synthetic.nig(600, nu=6, rng=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for stat, side in [("ENCE", "greater"), ("CC", "less")]:
+            r = validate_simulated(ds, statistic=stat, scheme=["Sim", "Sim2"],
+                                   generative=["normal", "t6"], n_mc=50, n_boot=50, rng=1,
+                                   return_samples=True)
+            est = float(r.estimate)
+            for d in ("normal", "t6"):
+                x = r.samples.sel(generative=d).values
+                hits = np.sum(x >= est) if side == "greater" else np.sum(x <= est)
+                assert float(r.p_value.sel(generative=d)) == (1 + hits) / 51
+    # exact Monte Carlo test: P(p <= 0.2) = 0.2 on calibrated data drawn from D (n_mc + 1 = 20)
+    p = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for seed in range(120):
+            d = uqviz.synthetic.nig(200, nu=1000, rng=100 + seed)
+            p.append(float(validate_simulated(d, statistic="ENCE", n_bins=5, n_mc=19,
+                                              n_boot=20, rng=seed).p_value))
+    rate = np.mean(np.array(p) <= 0.2)
+    assert abs(rate - 0.2) < 3 * np.sqrt(0.2 * 0.8 / 120), rate  # se 0.037
+
+
+def test_sim2_and_sim_verdicts_follow_their_rules_over_seeds():
+    """Issue 20: Sim2 is the estimate inside the Monte Carlo interval, Sim the reference
+    inside the BCa interval widened by 2 se in quadrature."""
+    seen = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for seed in range(6):
+            ds = (_miscalibrated(500, 40 + seed, 1.3) if seed % 2 else
+                  uqviz.synthetic.nig(500, nu=6, rng=40 + seed))
+            r = validate_simulated(ds, statistic="ENCE", scheme=["Sim", "Sim2"], n_mc=200,
+                                   n_boot=200, rng=seed)
+            est, lo, hi = float(r.estimate), float(r.ci_lower), float(r.ci_upper)
+            ref, se = float(r.reference), float(r.reference_se)
+            rlo, rhi = float(r.reference_lower), float(r.reference_upper)
+            sim2 = bool(r.valid.sel(scheme="Sim2"))
+            assert sim2 == (rlo <= est <= rhi)
+            seen.add(sim2)
+            if np.isfinite(lo) and np.isfinite(hi):
+                wlo = est - np.hypot(est - lo, 2 * se)
+                whi = est + np.hypot(hi - est, 2 * se)
+                assert bool(r.valid.sel(scheme="Sim")) == (wlo <= ref <= whi)
+            else:
+                assert not bool(r.valid.sel(scheme="Sim"))
+            assert bool(r.reliable.sel(scheme="Sim")) == (abs(float(r.z0)) <= 1
+                                                          and np.isfinite(lo + hi))
+            assert bool(r.reliable.sel(scheme="Sim2"))
+    assert seen == {True, False}  # both outcomes were exercised
 
 
 def test_bad_arguments():

@@ -90,15 +90,20 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     bar.close()
     dist = np.abs(ref - ref_mean).sum(axis=-1)
     dfpr = float(np.abs(estimate - ref_mean).sum())
-    up95 = float(hd_quantiles(dist, [0.95])[0])
+    upper = float(hd_quantiles(dist, [ci])[0])
+    p_value = (1.0 + np.count_nonzero(dist >= dfpr)) / (1.0 + dist.size)
     out.update({
         "n_kept": ("fraction", m - removed),
         "uE_threshold": ("fraction", u[removed], {"long_name": "largest uE kept"}),
         "auco": ((), float(np.abs(estimate - oracle).sum()),
                  {"long_name": "area between the data and oracle curves"}),
         "dfpr": ((), dfpr, {"long_name": "distance from the probabilistic reference"}),
-        "dfpr_up95": ((), up95, {"long_name": "95th percentile of the DFPR of calibrated sets"}),
-        "valid": ((), dfpr <= up95),
+        "dfpr_limit": ((), upper, {"long_name": f"{ci:g} quantile of the DFPR of calibrated "
+                                                "sets"}),
+        "p_value": ((), float(p_value),
+                    {"long_name": "Monte Carlo p-value of the DFPR among calibrated sets "
+                                  "(one-sided: larger is worse)"}),
+        "valid": ((), dfpr <= upper),
     })
     return xr.Dataset(out, coords={"fraction": np.asarray(fractions, dtype=float)})
 
@@ -132,7 +137,17 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     xarray.Dataset
         On ``fraction``: ``estimate``, ``ci_lower``, ``ci_upper``, ``oracle``,
         ``reference``, ``reference_lower``, ``reference_upper``, ``n_kept``,
-        ``uE_threshold``; ``auco``, ``dfpr``, ``dfpr_up95``, ``valid`` (dfpr <= dfpr_up95).
+        ``uE_threshold``; ``auco``, ``dfpr``, ``dfpr_limit`` (the ``ci`` quantile of the
+        DFPR of the ``n_mc`` calibrated sets, Harrell-Davis), ``valid``
+        (``dfpr <= dfpr_limit``) and ``p_value`` = (1 + #{calibrated DFPR >= dfpr}) /
+        (1 + n_mc), the one-sided Monte Carlo p-value of the DFPR (``p_value <= 1 - ci``
+        when ``valid`` is False, up to the interpolation of the quantile).
+
+    Notes
+    -----
+    The test is one-sided: only a DFPR larger than that of calibrated sets is a
+    failure. Its false-alarm rate on calibrated data is ``1 - ci`` (measured in
+    ``benchmarks/bench_reference_verdicts.py``).
 
     Examples
     --------
@@ -141,6 +156,8 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     ...                       n_boot=0, rng=0)
     >>> bool(cc["oracle"].isel(fraction=50) < cc["estimate"].isel(fraction=50))
     True
+    >>> bool(cc["valid"]) == bool(cc["dfpr"] <= cc["dfpr_limit"]), float(cc["p_value"]) > 0.05
+    (True, True)
     """
     error = checks.choice("error", error, ERRORS)
     if fractions is None:
