@@ -445,8 +445,8 @@ FV_METHODS = ("calibrated", "wilson")
 def _fv_counts(local_result):
     """``(counted, present)``: bins counting as valid, bins present (not NaN padding)."""
     valid = local_result["valid"]
-    present = (local_result["count"].notnull() if "count" in local_result.coords
-               else xr.ones_like(valid, dtype=bool))
+    present = (local_result["count"].notnull().broadcast_like(valid)
+               if "count" in local_result.coords else xr.ones_like(valid, dtype=bool))
     heavy = (local_result["heavy_tail"] if "heavy_tail" in local_result
              else xr.zeros_like(valid, dtype=bool))
     counted = valid.astype(bool) & ~heavy.astype(bool) & _finite(local_result) & present

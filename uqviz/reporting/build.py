@@ -346,8 +346,10 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     >>> import uqviz
     >>> rep = uqviz.report(uqviz.synthetic.default_example(), n_boot=500, n_mc=200,
     ...                    progress=False, figures=False)
-    >>> rep.conclusion[0]
-    'Average calibration: OK (ZMS validated).'
+    >>> rep.conclusion[0]  # doctest: +ELLIPSIS
+    'Average calibration: OK (ZMS = 0.98..., 95 % CI [0.9..., 1.0...] holds 1; p = ...'
+    >>> rep.numbers["verdicts"]["consistency"]["verdict"], rep.numbers["verdict"]
+    ('OK', 'fails')
     """
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=1)
@@ -480,6 +482,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             entries[f"adaptivity:{cond}"] = vd.local_entry(
                 loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=cond, adjusted=True)
             tested[cond] = loc
+        else:
+            entries[f"adaptivity:{cond}"] = vd.not_tested(block["skipped"])
 
     cov, curve = interval_coverage(data), calibration_curve(data)
     numbers["coverage"] = dataset_to_json(cov)
@@ -557,7 +561,8 @@ def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, 
     out = {}
     if adj is None:
         for cond in todo:
-            out[cond] = (None, None, base, {"skipped": f"uE adjustment failed: {why}"})
+            out[cond] = (None, None, base, {"skipped": "the uE effect could not be removed "
+                                                       f"(cross-fitted BVS on uE: {why})"})
         return out
     tail_adj = tailedness(adj)
     for i, cond in enumerate(feats):

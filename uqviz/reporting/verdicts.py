@@ -173,9 +173,7 @@ def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA) -> dict:
 
 def reference_entry(res, statistic: str) -> dict:
     """The entry of ENCE, ZMSE or CC from :func:`uqviz.validate_shared` / ``validate``."""
-    words = str(res["verdict"].values)
-    legacy = {"validated": OK, "rejected": FAILS, "statistic too sensitive to D": UNRELIABLE}
-    word = legacy.get(words, words)
+    word = str(res["verdict"].values)
     reason = str(res["reason"].values) if "reason" in res else (
         "its simulated reference depends on D" if word == UNRELIABLE else "")
     p = _f(res["p_value"]) if "p_value" in res else None
