@@ -522,7 +522,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     numbers["verdict"] = vd.overall(e["verdict"] for k, e in entries.items()
                                     if e.get("gated") or k == "average")
     numbers["family"] = {"alpha": vd.ALPHA, "method": "Holm (1979)",
-                         "tests": [k for k, e in entries.items() if "p_adjusted" in e]}
+                         "tests": [k for k, e in entries.items() if "family_size" in e]}
 
     before, trigger = _before(entries, local, feats)
     if remedy and trigger:

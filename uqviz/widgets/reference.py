@@ -16,6 +16,7 @@ import warnings
 
 from uqviz.engine import checks
 from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
+from uqviz.engine.verdicts import decide
 from uqviz.reference.simulated import validate_simulated
 from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
@@ -181,9 +182,11 @@ class ReferenceExplorer(ExplorerDrawing):
         for s in res["scheme"].values:
             z = float(res["zeta"].sel(scheme=s))
             ok = bool(res["valid"].sel(scheme=s))
-            color = "#1f77b4" if ok else "#d62728"
+            reliable = bool(res["reliable"].sel(scheme=s)) if "reliable" in res else True
+            word = decide(not ok, reliable=reliable)  # the contract's verdict words
+            color = "#1f77b4" if word == "OK" else "#d62728" if word == "fails" else "#7f7f7f"
             rows.append(f"<span style='color:{color}'>&zeta;<sub>{s}</sub> = {z:+.2f} "
-                        f"({'valid' if ok else 'rejected'})</span>")
+                        f"({word})</span>")
         attrs = res.attrs
         binned = get_statistic(attrs["statistic"]).kind == "binned"
         bins = f", {attrs['n_bins']} bins" if binned else ""
