@@ -41,22 +41,22 @@ def grid(args):
     """``[(label, kwargs)]`` of the calls to run."""
     if args.quick:
         cal = [("calibrated", dict(scenarios=("calibrated",), generative=g, size=args.size,
-                                   design="inverse_gamma", n_sets=args.sets))
+                                   design="inverse_gamma", n_datasets=args.sets))
                for g in ("normal", "t6", "t4.4")]
         mis = [("miscalibrated", dict(scenarios=("scale1.1", "scale1.2", "consistency1.5",
                                                  "adaptivity", "shape_t4"),
                                       generative="normal", size=args.size,
                                       design="inverse_gamma",
-                                      n_sets=max(4, args.sets * 2 // 3)))]
+                                      n_datasets=max(4, args.sets * 2 // 3)))]
         return cal + mis
     cal = [("calibrated", dict(scenarios=("calibrated",), generative=g, size=m, design=d,
-                               n_sets=args.sets))
+                               n_datasets=args.sets))
            for d in ("inverse_gamma", "constant", "lognormal")
            for g in ("normal", "t6", "t4.4", "laplace", "uniform")
            for m in ((500, 5000, 13885, 100_000) if args.size is None else (args.size,))]
     mis = [("miscalibrated", dict(scenarios=MISCALIBRATED, generative="normal",
                                   size=args.size or 5000, design="inverse_gamma",
-                                  n_sets=args.sets))]
+                                  n_datasets=args.sets))]
     return cal + mis
 
 
@@ -67,7 +67,7 @@ def rows(oc, kw):
     df["generative"] = kw["generative"]
     df["design"] = kw["design"]
     df["size"] = kw["size"]
-    df["n_sets"] = kw["n_sets"]
+    df["n_datasets"] = kw["n_datasets"]
     df["reads"] = np.where(df["miscalibrated"], "power", "false alarm")
     return df
 
@@ -153,7 +153,7 @@ def main(argv=None):
                                        progress=None)
         frames.append(rows(oc, kw))
         print(f"# {label} {kw['generative']} {kw['design']} M={kw['size']} "
-              f"sets={kw['n_sets']}: {time.perf_counter() - t:.0f} s", flush=True)
+              f"sets={kw["n_datasets"]}: {time.perf_counter() - t:.0f} s", flush=True)
     df = pd.concat(frames, ignore_index=True)
     total = time.perf_counter() - t0
 

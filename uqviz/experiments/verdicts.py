@@ -320,13 +320,13 @@ def _as_list(name, value, check):
 
 def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consistency1.5",
                                             "adaptivity", "shape_t4"),
-                              generative="normal", size=5000, n_sets=100,
+                              generative="normal", size=5000, n_datasets=100,
                               design="inverse_gamma", nu=3.0, data=None, verdicts=None,
                               n_boot=1000, n_mc=200, ci=0.95, rng=None, client=None,
                               progress=None):
     """False-alarm rate and power of every verdict, measured on simulated sets.
 
-    For each scenario (and each generative distribution D and size scanned), ``n_sets``
+    For each scenario (and each generative distribution D and size scanned), ``n_datasets``
     sets are drawn; each verdict is computed on each set and the rates of "fails" and of
     "unreliable" are counted. On a scenario where the property a verdict tests is calibrated
     (``miscalibrated`` False), the "fails" rate is the verdict's false-alarm rate (it should
@@ -386,7 +386,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         D of the standardised errors; a sequence adds the dim ``generative``.
     size : int or sequence of int, default 5000
         Points per set; a sequence adds the dim ``size``.
-    n_sets : int, default 100
+    n_datasets : int, default 100
         Sets per cell (scenario, D, size).
     design : {"inverse_gamma", "constant", "lognormal"}, default "inverse_gamma"
         Design of the true uE when ``data`` is None.
@@ -410,7 +410,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         Dims ``verdict``, ``scenario`` (and ``generative``, ``size`` when scanned).
         ``fails`` (rate), ``fails_se`` (binomial Monte Carlo standard error),
         ``fails_lower``/``fails_upper`` (Wilson interval), the same for ``unreliable``,
-        ``not_tested`` (rate), ``n_fails``, ``n_unreliable`` (counts of ``n_sets``),
+        ``not_tested`` (rate), ``n_fails``, ``n_unreliable`` (counts of ``n_datasets``),
         ``miscalibrated`` (bool: the "fails" rate is a power, else a false alarm),
         ``cost`` (verdict: mean seconds per call of the verdict's family: one report, one
         gate, one f_v...). Settings in ``attrs``.
@@ -418,7 +418,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     Examples
     --------
     >>> oc = operating_characteristics(scenarios=("calibrated", "scale1.2"), size=1000,
-    ...                                n_sets=4, verdicts=("average:ZMS", "tailedness:Z2"),
+    ...                                n_datasets=4, verdicts=("average:ZMS", "tailedness:Z2"),
     ...                                n_boot=200, rng=0, progress=False)
     >>> oc["fails"].sel(verdict="average:ZMS").values.tolist()
     [0.0, 1.0]
@@ -430,7 +430,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
                                  else getattr(g, "name", g))
     sizes, size_scanned = _as_list("size", size,
                                    lambda s: checks.count("size", s, minimum=10))
-    n_sets = checks.count("n_sets", n_sets, minimum=1)
+    n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
     if design not in DESIGNS:
@@ -454,8 +454,8 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
 
     cells = [(s, g, m) for s in scen for g in gens for m in sizes]
     cell_rngs = spawn(rng, len(cells))
-    set_rngs = [r.spawn(n_sets) for r in cell_rngs]
-    units = [(c, i) for c in range(len(cells)) for i in range(n_sets)]
+    set_rngs = [r.spawn(n_datasets) for r in cell_rngs]
+    units = [(c, i) for c in range(len(cells)) for i in range(n_datasets)]
 
     def work(b):
         c, i = units[b]
@@ -491,14 +491,14 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     coords = {"verdict": wanted, "scenario": list(scen), "generative": gens, "size": sizes}
     out = xr.Dataset(coords=coords)
     for name, k in (("fails", n_f), ("unreliable", n_u)):
-        p = k / n_sets
-        lo, hi = _wilson(k, np.full(k.shape, n_sets), ci)
+        p = k / n_datasets
+        lo, hi = _wilson(k, np.full(k.shape, n_datasets), ci)
         out[name] = (dims, p)
-        out[f"{name}_se"] = (dims, np.sqrt(p * (1.0 - p) / n_sets))
+        out[f"{name}_se"] = (dims, np.sqrt(p * (1.0 - p) / n_datasets))
         out[f"{name}_lower"] = (dims, lo.reshape(k.shape))
         out[f"{name}_upper"] = (dims, hi.reshape(k.shape))
         out[f"n_{name}"] = (dims, k)
-    out["not_tested"] = (dims, n_n / n_sets)
+    out["not_tested"] = (dims, n_n / n_datasets)
     truth = np.array([[_truth(_property(v, features), s, features) for s in scen]
                       for v in wanted])
     out["miscalibrated"] = (("verdict", "scenario"), truth)
@@ -510,7 +510,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         out = out.isel(generative=0, drop=True)
     out.attrs.update({
         "scenarios": list(scen), "generative": gens if gen_scanned else gens[0],
-        "size": sizes if size_scanned else sizes[0], "n_sets": n_sets, "design": design,
+        "size": sizes if size_scanned else sizes[0], "n_datasets": n_datasets, "design": design,
         "nu": float(nu), "data": "given" if data is not None else "design",
         "features": features, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
         "rng": seed_attr(rng), "alpha": round(1.0 - ci, 12),
