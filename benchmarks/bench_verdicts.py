@@ -153,7 +153,7 @@ def main(argv=None):
                                        progress=None)
         frames.append(rows(oc, kw))
         print(f"# {label} {kw['generative']} {kw['design']} M={kw['size']} "
-              f"sets={kw["n_datasets"]}: {time.perf_counter() - t:.0f} s", flush=True)
+              f"sets={kw['n_datasets']}: {time.perf_counter() - t:.0f} s", flush=True)
     df = pd.concat(frames, ignore_index=True)
     total = time.perf_counter() - t0
 
