@@ -512,7 +512,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         "scenarios": list(scen), "generative": gens if gen_scanned else gens[0],
         "size": sizes if size_scanned else sizes[0], "n_datasets": n_datasets, "design": design,
         "nu": float(nu), "data": "given" if data is not None else "design",
-        "features": features, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
+        "features": features, "verdicts": wanted, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
         "rng": seed_attr(rng), "alpha": round(1.0 - ci, 12),
         "method": "wilson",
         "references": "Pernot (2023), section III.2.1; Holm (1979)",
