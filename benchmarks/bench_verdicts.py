@@ -26,7 +26,6 @@ import time
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 
 from uqviz.experiments.verdicts import operating_characteristics
 
