@@ -26,7 +26,8 @@ from uqviz.data import (check_dataset, datasets, from_arrays, from_dataframe, fr
                         z_scores)
 from uqviz.engine import statistics
 from uqviz.engine.statistics import get_statistic, list_statistics
-from uqviz.experiments import load_study, save_study, statistic_bias, validation_probability
+from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
+                               validation_probability)
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
 from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
@@ -61,6 +62,7 @@ __all__ = sorted([
     "from_estimator", "from_predictions", "generative", "get_statistic", "interval_coverage",
     "list_statistics", "load_study",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
+    "operating_characteristics",
     "ordering_study", "proper_scores", "qce", "qce_to_numpy", "quantile", "read_csv",
     "recalibrate", "recalibration", "reliability", "report",
     "running_statistics", "save_study", "simulated_reference", "size_dependence",

@@ -1,0 +1,526 @@
+"""Operating characteristics of the verdicts: false-alarm rate and power, measured.
+
+Every verdict of uqviz (the report's lines and its overall word, the CI gate, the tailedness
+screen, ``validate_average``, the calibrated f_v, the simulated references) is run on sets
+that are calibrated by construction and on sets with a known miscalibration; the rate at
+which each verdict says "fails" is its false-alarm rate on the first and its power on the
+second (Pernot (2023), section III.2.1, for why a verdict must be checked on calibrated data:
+with about 100 points per bin the per-bin intervals cover less than their nominal level).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from uqviz.engine import checks
+from uqviz.engine.parallel import progress_bar, resolve_client, run_blocks
+from uqviz.engine.seeds import seed_attr, spawn
+
+__all__ = ["SCENARIOS", "DESIGNS", "MISCALIBRATED", "operating_characteristics", "draw_set",
+           "default_verdicts", "OPTIONAL_VERDICTS"]
+
+#: scenario names: calibrated, and each miscalibration
+SCENARIOS = ("calibrated", "scale1.05", "scale1.1", "scale1.2", "consistency1.2",
+             "consistency1.5", "adaptivity", "shape_t3", "shape_t4")
+
+#: designs of the true uncertainty when no data are given
+DESIGNS = ("inverse_gamma", "constant", "lognormal")
+
+#: the properties truly miscalibrated in each scenario. "average": E[Z^2] != 1;
+#: "consistency": E[Z^2 | uE] != 1; "raw:<f>": E[Z^2 | feature] != 1 (what f_v in bins of the
+#: feature sees); "adaptivity:<f>": E[Z^2 | feature] != 1 beyond the uE effect (what the
+#: report and the gate test, after a BVS recalibration on uE); "coverage": intervals at
+#: normal quantiles do not cover their levels; "shape": D is not normal; "tails": heavy
+#: tails (the screen's target). X1 and X2 are irrelevant features except in "adaptivity",
+#: where the reported uE depends on X1 (E[Z^2] = 1.099 overall, but RCE = 1 - 1/1.015: the
+#: RCE is counted as calibrated there).
+MISCALIBRATED = {
+    "calibrated": frozenset(),
+    "scale1.05": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    "scale1.1": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    "scale1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    "consistency1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    "consistency1.5": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    "adaptivity": frozenset({"average", "consistency", "raw:X1", "raw:X2", "adaptivity:X1",
+                             "coverage"}),
+    "shape_t3": frozenset({"shape", "coverage", "tails"}),
+    "shape_t4": frozenset({"shape", "coverage", "tails"}),
+}
+
+#: verdicts computed only when named in ``verdicts=`` (each costs a simulated reference)
+OPTIONAL_VERDICTS = tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
+                          for k in ("Sim", "Sim2")) + ("confidence_curve",)
+
+_VARIANCE = ("average", "consistency", "raw:X1", "raw:X2", "adaptivity:X1", "adaptivity:X2")
+
+_OK, _FAILS, _UNREL, _NOT = "OK", "fails", "unreliable", "not tested"
+
+
+def default_verdicts(features=("X1", "X2")) -> tuple:
+    """The verdicts measured by default (every cheap one) for data with ``features``.
+
+    Examples
+    --------
+    >>> default_verdicts(("X1",))[:3]
+    ('report', 'report:average', 'report:consistency')
+    """
+    feats = list(features)
+    return (("report", "report:average", "report:consistency")
+            + tuple(f"report:adaptivity:{f}" for f in feats)
+            + ("report:ENCE", "report:ZMSE", "report:CC", "report:coverage",
+               "gate:any", "gate:average", "gate:consistency", "gate:adaptivity",
+               "tailedness:Z2", "tailedness:E2", "average:ZMS", "average:RCE", "average:NLL",
+               "fv:consistency", "fv:consistency:wilson"))
+
+
+def _property(verdict: str, features) -> frozenset | str:
+    """The property a verdict tests (a key of :data:`MISCALIBRATED`), or ``"any"``."""
+    parts = verdict.split(":")
+    head = parts[0]
+    if verdict in ("report", "gate:any"):
+        return "any"
+    if head == "report":
+        what = parts[1]
+        if what == "adaptivity":
+            return f"adaptivity:{parts[2]}"
+        if what in ("ENCE", "ZMSE", "CC"):
+            return "consistency"
+        return what  # average, consistency, coverage
+    if head == "gate":
+        return "adaptivity" if parts[1] == "adaptivity" else parts[1]
+    if head == "tailedness":
+        return "tails"
+    if head == "average":
+        return {"NLL": "average+shape", "RCE": "rce"}.get(parts[1], "average")
+    if head == "fv":
+        return "consistency" if parts[1] == "consistency" else f"raw:{parts[1]}"
+    if head in ("simulated", "confidence_curve"):
+        return "consistency"
+    raise ValueError(f"verdicts: unknown verdict {verdict!r}")
+
+
+def _truth(prop: str, scenario: str, features) -> bool:
+    bad = MISCALIBRATED[scenario]
+    if prop == "any":
+        return any(p in ("average", "consistency") or p.startswith("adaptivity:") for p in bad)
+    if prop == "adaptivity":
+        return any(f"adaptivity:{f}" in bad for f in features)
+    if prop == "rce":  # uE x (0.7 + 0.6 X1): RMV/RMSE = sqrt(E[(0.7 + 0.6 X1)^2]) = 1.015
+        return "average" in bad and scenario != "adaptivity"
+    if prop == "average+shape":
+        return "average" in bad or "shape" in bad
+    return prop in bad
+
+
+def _family(verdict: str) -> str:
+    head = verdict.split(":")[0]
+    return "report" if head == "report" else head
+
+
+# ---------------------------------------------------------------------------------------
+# drawing one set
+# ---------------------------------------------------------------------------------------
+
+def _true_uE(rng, size, design, nu, data):
+    """``(u, features)``: the true standard deviation of each error, the data's features."""
+    if data is not None:
+        m = data.sizes["point"]
+        idx = np.arange(m) if size == m else rng.integers(0, m, size)
+        feats = {k: np.asarray(data[k].values)[idx] for k in _numeric_features(data)}
+        return np.asarray(data["uE"].values, dtype=float)[idx], feats
+    if design == "inverse_gamma":
+        return np.sqrt(1.0 / rng.gamma(nu, 1.0, size)), {}
+    if design == "constant":
+        return np.ones(size), {}
+    return np.exp(0.5 * rng.standard_normal(size)), {}
+
+
+def _numeric_features(data):
+    return [k for k, v in data.data_vars.items() if k not in ("E", "uE") and v.dims == ("point",)
+            and np.issubdtype(v.dtype, np.number)]
+
+
+def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma", nu=3.0,
+             data=None, rng=None):
+    """One set of ``scenario``: a Dataset with ``E``, ``uE`` (reported), the data's features
+    and the irrelevant features ``X1 ~ U(0, 1)`` and ``X2 ~ N(0, 1)``.
+
+    Examples
+    --------
+    >>> ds = draw_set("scale1.2", size=2000, rng=0)
+    >>> round(float(((ds.E / ds.uE) ** 2).mean()), 1)
+    1.4
+    """
+    from uqviz.data import from_arrays
+    from uqviz.generative import get_generative
+
+    rng = checks.rng(rng)
+    g_rng, u_rng, x_rng = rng.spawn(3)
+    u, feats = _true_uE(u_rng, size, design, nu, data)
+    x1 = x_rng.uniform(0.0, 1.0, size)
+    x2 = x_rng.standard_normal(size)
+    d = {"shape_t3": "t3", "shape_t4": "t4"}.get(scenario, generative)
+    z = get_generative(d).sample(g_rng, size)
+    E = u * z
+    if scenario.startswith("scale"):
+        reported = u / float(scenario[len("scale"):])
+    elif scenario.startswith("consistency"):
+        k = float(scenario[len("consistency"):])
+        top = np.argsort(u + 1e-12 * x_rng.random(size), kind="stable")[int(round(0.7 * size)):]
+        reported = u.copy()
+        reported[top] /= k
+    elif scenario == "adaptivity":
+        reported = u * (0.7 + 0.6 * x1)
+    else:
+        reported = u
+    feats = {**feats, "X1": x1, "X2": x2}
+    return from_arrays(E, reported, features=feats, name=scenario)
+
+
+# ---------------------------------------------------------------------------------------
+# verdicts of one set
+# ---------------------------------------------------------------------------------------
+
+def _word(valid, reliable=True):
+    if not reliable:
+        return _UNREL
+    return _OK if valid else _FAILS
+
+
+def _gate_words(out, features):
+    """Verdicts of each ``--fail-on`` choice from one gate over every kind (the family of a
+    choice is the gated entries of its kinds, Holm-adjusted among themselves, as ``gate``)."""
+    from uqviz.reporting import verdicts as vd
+
+    words = {"gate:any": {0: _OK, 1: _FAILS, 3: _UNREL}[out["exit_status"]]}
+    for kind in ("average", "consistency", "adaptivity"):
+        entries = {k: copy.deepcopy(e) for k, e in out["verdicts"].items()
+                   if k.split(":")[0] == kind}
+        if kind == "adaptivity" and not features:
+            entries = {}
+        gated = {k: e for k, e in entries.items() if e.get("gated")}
+        if not gated:
+            words[f"gate:{kind}"] = _NOT
+            continue
+        vd.decide_family(gated)
+        vs = [e["verdict"] for e in gated.values()]
+        words[f"gate:{kind}"] = (_FAILS if _FAILS in vs else _UNREL if _UNREL in vs
+                                 else _NOT if all(v == _NOT for v in vs) else _OK)
+    return words
+
+
+def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_boot, n_mc,
+             rng):
+    """``(words, seconds)`` of one set: verdict -> word, family -> seconds."""
+    from uqviz.average.validation import tailedness, validate_average
+    from uqviz.conditional.local import fraction_valid, local_calibration
+    from uqviz.reporting import report
+    from uqviz.reporting.gate import gate
+
+    r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc = checks.rng(rng).spawn(7)
+    ds = draw_set(scenario, generative=generative, size=size, design=design, nu=nu, data=data,
+                  rng=r_draw)
+    fams = {_family(v) for v in wanted}
+    words, cost = {}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if "report" in fams:
+            t = time.perf_counter()
+            rep = report(ds, features=list(features), figures=False, remedy=False,
+                         n_boot=n_boot, n_mc=n_mc, rng=r_rep, progress=False)
+            cost["report"] = time.perf_counter() - t
+            words["report"] = rep.numbers.get("verdict", _NOT)
+            for k, e in rep.numbers.get("verdicts", {}).items():
+                words[f"report:{k}"] = e.get("verdict", _NOT)
+        if "gate" in fams:
+            t = time.perf_counter()
+            out = gate(ds, fail_on=("any",), statistics=("ZMS", "RCE"), features=list(features),
+                       n_boot=n_boot, rng=r_gate)
+            cost["gate"] = time.perf_counter() - t
+            words.update(_gate_words(out, features))
+        if "tailedness" in fams:
+            t = time.perf_counter()
+            tail = tailedness(ds)
+            cost["tailedness"] = time.perf_counter() - t
+            for var in ("Z2", "E2", "uE2"):
+                words[f"tailedness:{var}"] = (_UNREL if bool(tail["exceeds"].sel(variable=var))
+                                              else _OK)
+        stats = [v.split(":")[1] for v in wanted if v.startswith("average:")]
+        if stats:
+            t = time.perf_counter()
+            avg = validate_average(ds, statistics=tuple(dict.fromkeys(stats)), n_boot=n_boot,
+                                   rng=r_avg)
+            cost["average"] = time.perf_counter() - t
+            for s in avg["statistic"].values:
+                res = avg.sel(statistic=s)
+                rel = bool(res["reliable"]) if "reliable" in res else True
+                words[f"average:{s}"] = _word(bool(res["valid"]), rel)
+        fv = [v for v in wanted if v.startswith("fv:")]
+        conds = list(dict.fromkeys(v.split(":")[1] for v in fv))
+        for cond, r in zip(conds, r_fv.spawn(len(conds))):
+            t = time.perf_counter()
+            by = "uE" if cond == "consistency" else cond
+            if np.unique(ds[by].values).size == 1:
+                words[f"fv:{cond}"] = words[f"fv:{cond}:wilson"] = _NOT
+                continue
+            loc = local_calibration(ds, statistic="ZMS", conditioning=by, n_boot=n_boot,
+                                    rng=r)
+            f = fraction_valid(loc)
+            cost.setdefault("fv", []).append(time.perf_counter() - t)
+            words[f"fv:{cond}"] = _word(bool(f["valid"]))
+            fw = fraction_valid(loc, method="wilson")
+            words[f"fv:{cond}:wilson"] = _word(bool(fw["valid"]))
+        sims = [v for v in wanted if v.startswith("simulated:")]
+        if sims:
+            from uqviz.reference import validate_simulated
+        for v, r in zip(sims, r_sim.spawn(max(len(sims), 1))):
+            _, stat, scheme = v.split(":")
+            t = time.perf_counter()
+            res = validate_simulated(ds, statistic=stat, scheme=scheme, n_mc=n_mc,
+                                     n_boot=n_boot, rng=r, progress=False)
+            cost.setdefault("simulated", []).append(time.perf_counter() - t)
+            rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
+            words[v] = _word(bool(np.all(res["valid"].values)), rel)
+        if "confidence_curve" in wanted:
+            from uqviz.reference import confidence_curve
+
+            t = time.perf_counter()
+            res = confidence_curve(ds, n_mc=n_mc, n_boot=n_boot, rng=r_cc, progress=False)
+            cost["confidence_curve"] = time.perf_counter() - t
+            valid = res.attrs.get("valid", None)
+            if "valid" in res.data_vars:
+                valid = bool(np.all(res["valid"].values))
+            rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
+            words["confidence_curve"] = _NOT if valid is None else _word(bool(valid), rel)
+    cost = {k: float(np.mean(v)) for k, v in cost.items()}
+    return {v: words.get(v, _NOT) for v in wanted}, cost
+
+
+# ---------------------------------------------------------------------------------------
+# the public function
+# ---------------------------------------------------------------------------------------
+
+def _wilson(k, n, ci):
+    from uqviz._array.binomial import wilson_interval
+
+    lo, hi = wilson_interval(np.asarray(k), np.asarray(n), ci)
+    return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+
+def _as_list(name, value, check):
+    scanned = not isinstance(value, (str, int, np.integer)) and value is not None \
+        and not hasattr(value, "sample")
+    values = list(value) if scanned else [value]
+    if not values:
+        raise ValueError(f"{name} must not be empty")
+    return [check(v) for v in values], scanned
+
+
+def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consistency1.5",
+                                            "adaptivity", "shape_t4"),
+                              generative="normal", size=5000, n_datasets=100,
+                              design="inverse_gamma", nu=3.0, data=None, verdicts=None,
+                              n_boot=1000, n_mc=200, ci=0.95, rng=None, client=None,
+                              progress=None):
+    """False-alarm rate and power of every verdict, measured on simulated sets.
+
+    For each scenario (and each generative distribution D and size scanned), ``n_datasets``
+    sets are drawn; each verdict is computed on each set and the rates of "fails" and of
+    "unreliable" are counted. On a scenario where the property a verdict tests is calibrated
+    (``miscalibrated`` False), the "fails" rate is the verdict's false-alarm rate (it should
+    be at most ``1 - ci``: the families of the report and of the CI gate are decided by
+    Holm (1979)); where it is miscalibrated, the "fails" rate is the verdict's power.
+    Pernot (2023), section III.2.1, shows why this must be measured: bins of about 100
+    points give per-bin intervals that cover less than their nominal level, so a rule that
+    takes the nominal level for granted cries wolf on calibrated data.
+
+    Data: the true standard deviation of each error is ``uE`` of ``data`` (drawn with
+    replacement when ``size`` differs from its size; its numeric features are kept), or a
+    design: ``uE^2`` inverse-gamma of shape ``nu`` (heavy for ``nu = 3``), constant, or
+    log-normal (``log uE ~ N(0, 0.5^2)``). Two irrelevant features are added to every set:
+    ``X1 ~ U(0, 1)`` and ``X2 ~ N(0, 1)``. Errors are ``E = u z`` with ``z`` drawn from D
+    (unit variance, :func:`uqviz.generative.get_generative`).
+
+    Scenarios (reported ``uE`` from the true ``u``):
+
+    - ``"calibrated"``: ``uE = u``;
+    - ``"scale1.05"``, ``"scale1.1"``, ``"scale1.2"``: ``uE = u / s`` (errors s times larger
+      than said);
+    - ``"consistency1.2"``, ``"consistency1.5"``: ``uE = u / k`` on the top 30 % of ``u``;
+    - ``"adaptivity"``: ``uE = u (0.7 + 0.6 X1)``;
+    - ``"shape_t3"``, ``"shape_t4"``: D is a unit-variance Student-t with 3 or 4 degrees of
+      freedom whatever ``generative``: the variance is calibrated, only the shape is not.
+
+    :data:`MISCALIBRATED` lists the properties each scenario truly breaks (for instance
+    ``"consistency1.5"`` breaks average calibration and consistency but not the adaptivity
+    in X1 or X2 beyond the uE effect).
+
+    Verdicts (names in ``verdicts``; default :func:`default_verdicts` of the features):
+
+    - from one :func:`uqviz.report` per set (``figures=False, remedy=False``): ``"report"``
+      (the overall word) and ``"report:<key>"`` for each entry of
+      ``numbers["verdicts"]`` (``average``, ``consistency``, ``adaptivity:<feature>``,
+      ``ENCE``, ``ZMSE``, ``CC``, ``coverage``);
+    - from one :func:`uqviz.reporting.gate.gate` per set (every kind, the features):
+      ``"gate:any"`` (exit status 1 is "fails", 3 "unreliable"), ``"gate:average"``,
+      ``"gate:consistency"``, ``"gate:adaptivity"`` (each choice's family Holm-adjusted
+      alone, as ``--fail-on <choice>`` does);
+    - ``"tailedness:Z2"``, ``"tailedness:E2"``, ``"tailedness:uE2"``: the screen of
+      :func:`uqviz.tailedness` (exceeded is "unreliable");
+    - ``"average:ZMS"``, ``"average:RCE"``, ``"average:NLL"``: ``valid`` of
+      :func:`uqviz.validate_average` ("unreliable" when ``reliable`` is False);
+    - ``"fv:consistency"``, ``"fv:<feature>"``: ``valid`` of :func:`uqviz.fraction_valid`
+      (calibrated null) of LZMS in bins of uE or of the raw feature, and
+      ``"fv:<...>:wilson"``: the rule of Pernot (2023) (0.95 inside the Wilson interval),
+      from the same bins;
+    - optional (:data:`OPTIONAL_VERDICTS`): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
+      (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``.
+
+    Parameters
+    ----------
+    scenarios : sequence of str
+        Names from :data:`SCENARIOS`.
+    generative : str or sequence of str, default "normal"
+        D of the standardised errors; a sequence adds the dim ``generative``.
+    size : int or sequence of int, default 5000
+        Points per set; a sequence adds the dim ``size``.
+    n_datasets : int, default 100
+        Sets per cell (scenario, D, size).
+    design : {"inverse_gamma", "constant", "lognormal"}, default "inverse_gamma"
+        Design of the true uE when ``data`` is None.
+    nu : float, default 3
+        Shape of the inverse-gamma distribution of ``uE^2``.
+    data : xarray.Dataset, optional
+        A dataset whose ``uE`` (and numeric features) are used instead of a design.
+    verdicts : sequence of str, optional
+        The verdicts measured (see above).
+    n_boot, n_mc : int, default 1000, 200
+        Bootstrap replicates and Monte Carlo samples of each call.
+    ci : float, default 0.95
+        Confidence level of the Wilson intervals of the rates.
+    rng, client, progress
+        See docs/conventions.md. Set ``i`` of cell ``c`` has its own stream, child ``i`` of
+        child ``c`` of ``rng``: the numbers do not depend on the client or the chunking.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``verdict``, ``scenario`` (and ``generative``, ``size`` when scanned).
+        ``fails`` (rate), ``fails_se`` (binomial Monte Carlo standard error),
+        ``fails_lower``/``fails_upper`` (Wilson interval), the same for ``unreliable``,
+        ``not_tested`` (rate), ``n_fails``, ``n_unreliable`` (counts of ``n_datasets``),
+        ``miscalibrated`` (bool: the "fails" rate is a power, else a false alarm),
+        ``cost`` (verdict: mean seconds per call of the verdict's family: one report, one
+        gate, one f_v...). Settings in ``attrs``.
+
+    Examples
+    --------
+    >>> oc = operating_characteristics(scenarios=("calibrated", "scale1.2"), size=1000,
+    ...                                n_datasets=4, verdicts=("average:ZMS", "tailedness:Z2"),
+    ...                                n_boot=200, rng=0, progress=False)
+    >>> oc["fails"].sel(verdict="average:ZMS").values.tolist()
+    [0.0, 1.0]
+    >>> bool(oc["miscalibrated"].sel(verdict="average:ZMS", scenario="scale1.2"))
+    True
+    """
+    scen = checks.names("scenarios", scenarios, allowed=SCENARIOS)
+    gens, gen_scanned = _as_list("generative", generative, lambda g: g if isinstance(g, str)
+                                 else getattr(g, "name", g))
+    sizes, size_scanned = _as_list("size", size,
+                                   lambda s: checks.count("size", s, minimum=10))
+    n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    n_mc = checks.count("n_mc", n_mc, minimum=2)
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
+    if not (isinstance(ci, float) and 0.0 < ci < 1.0):
+        raise ValueError(f"ci must be a float in (0, 1), got {ci!r}")
+    features = ["X1", "X2"]
+    if data is not None:
+        if not isinstance(data, xr.Dataset) or "uE" not in data:
+            raise TypeError("data must be an xarray.Dataset with a uE variable")
+        clash = [f for f in ("X1", "X2") if f in data]
+        if clash:
+            raise ValueError(f"data already holds {clash}: the irrelevant features X1, X2 "
+                             "are added to every set; rename them")
+        features = _numeric_features(data) + features
+    wanted = list(default_verdicts(features) if verdicts is None else
+                  checks.names("verdicts", verdicts))
+    for v in wanted:
+        _property(v, features)  # raises on an unknown name
+    client = resolve_client(client)
+
+    cells = [(s, g, m) for s in scen for g in gens for m in sizes]
+    cell_rngs = spawn(rng, len(cells))
+    set_rngs = [r.spawn(n_datasets) for r in cell_rngs]
+    units = [(c, i) for c in range(len(cells)) for i in range(n_datasets)]
+
+    def work(b):
+        c, i = units[b]
+        s, g, m = cells[c]
+        return _one_set(s, g, m, design, nu, data, features, wanted, n_boot, n_mc,
+                        set_rngs[c][i])
+
+    with progress_bar(len(units), desc="operating characteristics", progress=progress,
+                      unit="set") as bar:
+        if client is None:  # each call already uses the local threads
+            results = []
+            for b in range(len(units)):
+                results.append(work(b))
+                bar.update(1)
+        else:
+            results = run_blocks(work, len(units), client=client, progress=bar)
+
+    shape = (len(wanted), len(scen), len(gens), len(sizes))
+    n_f = np.zeros(shape, dtype=np.int64)
+    n_u = np.zeros(shape, dtype=np.int64)
+    n_n = np.zeros(shape, dtype=np.int64)
+    costs = {}
+    for (c, _), (words, cost) in zip(units, results):
+        s, g, m = cells[c]
+        j, k, l_ = scen.index(s), gens.index(g), sizes.index(m)
+        for a, v in enumerate(wanted):
+            n_f[a, j, k, l_] += words[v] == _FAILS
+            n_u[a, j, k, l_] += words[v] == _UNREL
+            n_n[a, j, k, l_] += words[v] == _NOT
+        for fam, sec in cost.items():
+            costs.setdefault(fam, []).append(sec)
+    dims = ("verdict", "scenario", "generative", "size")
+    coords = {"verdict": wanted, "scenario": list(scen), "generative": gens, "size": sizes}
+    out = xr.Dataset(coords=coords)
+    for name, k in (("fails", n_f), ("unreliable", n_u)):
+        p = k / n_datasets
+        lo, hi = _wilson(k, np.full(k.shape, n_datasets), ci)
+        out[name] = (dims, p)
+        out[f"{name}_se"] = (dims, np.sqrt(p * (1.0 - p) / n_datasets))
+        out[f"{name}_lower"] = (dims, lo.reshape(k.shape))
+        out[f"{name}_upper"] = (dims, hi.reshape(k.shape))
+        out[f"n_{name}"] = (dims, k)
+    out["not_tested"] = (dims, n_n / n_datasets)
+    truth = np.array([[_truth(_property(v, features), s, features) for s in scen]
+                      for v in wanted])
+    out["miscalibrated"] = (("verdict", "scenario"), truth)
+    out["cost"] = (("verdict",), np.array([np.mean(costs[_family(v)]) if _family(v) in costs
+                                           else np.nan for v in wanted]))
+    if not size_scanned:
+        out = out.isel(size=0, drop=True)
+    if not gen_scanned:
+        out = out.isel(generative=0, drop=True)
+    out.attrs.update({
+        "scenarios": list(scen), "generative": gens if gen_scanned else gens[0],
+        "size": sizes if size_scanned else sizes[0], "n_datasets": n_datasets, "design": design,
+        "nu": float(nu), "data": "given" if data is not None else "design",
+        "features": features, "verdicts": wanted, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
+        "rng": seed_attr(rng), "alpha": round(1.0 - ci, 12),
+        "method": "wilson",
+        "references": "Pernot (2023), section III.2.1; Holm (1979)",
+        "seeding": "set i of cell c (scenario, generative, size): child i of child c of rng",
+        "cost": "mean seconds per call of the verdict's family (report, gate, tailedness, "
+                "average, fv, simulated, confidence_curve)",
+    })
+    return out
