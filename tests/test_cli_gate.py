@@ -163,7 +163,7 @@ def test_average_verdict_rules():
     heavy = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2],
                    0.9)
     e = average_entry(heavy, "ZMS")
-    assert e["verdict"] == "unreliable" and "beta_GM(Z^2) = 0.9 > 0.8" in e["reason"]
+    assert e["verdict"] == "unreliable" and "beta_GM(Z^2) = 0.90 > 0.8" in e["reason"]
     nan = result([False, True, False], [1.0, 0.0, np.nan], [np.nan, -0.1, 0.1], [1.1, 0.1, 0.2],
                  0.6)
     e = average_entry(nan, "ZMS")

@@ -406,7 +406,8 @@ def test_plots_take_results():
     (lambda ds: uqviz.local_calibration(ds, statistic="PICP", method="bca"),
      "method must be one of"),
     (lambda ds: uqviz.local_calibration(ds, level=0.9), "statistic='PICP' only"),
-    (lambda ds: uqviz.local_calibration(ds, generative="t6"), "statistic='PICP' only"),
+    # for the other statistics, generative is the D of the calibrated null of f_v
+    (lambda ds: uqviz.local_calibration(ds, generative="nope"), "generative"),
 ])
 def test_bad_options(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
