@@ -223,10 +223,10 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
         ``se``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid`` (reference inside the
         interval), ``p_value`` (two-sided p-value of the reference, from the same
         replicates: the smallest ``1 - ci`` whose interval excludes it,
-        :func:`uqviz._array.bca.p_value`; ``p_value <= 1 - ci`` exactly when ``valid`` is
+        ``uqviz._array.bca.p_value``; ``p_value <= 1 - ci`` exactly when ``valid`` is
         False, up to rounding; NaN without a reference or an interval; below about
         ``1/n_boot`` it reads "below 1/n_boot"), ``reliable`` (no tailedness screen that
-        questions the statistic is exceeded, :data:`TAILEDNESS_SCREENS`) (and ``z0``,
+        questions the statistic is exceeded, ``TAILEDNESS_SCREENS``) (and ``z0``,
         ``acceleration`` for BCa); ``beta_gm`` on ``variable``; ``n_points``.
 
     Warns

@@ -219,7 +219,7 @@ def counts_valid(valid, heavy, lower, upper):
 
 
 def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci):
-    """Null probability that each bin counts as valid (:mod:`uqviz.conditional.null`)."""
+    """Null probability that each bin counts as valid (``uqviz.conditional.null``)."""
     if statistic == COVERAGE_STATISTIC:
         return picp_null_coverage(bins.sizes, level=level, ci=ci)
     seed_rng, draw_rng = seeds.spawn(rng, 2)
@@ -322,7 +322,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     (interval computable, holding the reference, not flagged heavy-tailed) if the data were
     calibrated, measured on ``n_mc`` simulated calibrated bins with the data's own uE and
     bins, z-scores drawn from ``generative`` and the same interval method
-    (:mod:`uqviz.conditional.null`). :func:`fraction_valid` tests the number of valid bins
+    (``uqviz.conditional.null``). :func:`fraction_valid` tests the number of valid bins
     against it: Pernot (2023), section III.2.1, shows that bins of about 100 points cover
     "at least 90 %", not 95 %, so the nominal level is not the reference of f_v.
 

@@ -79,7 +79,7 @@ def default_verdicts(features=("X1", "X2")) -> tuple:
 
 
 def _property(verdict: str, features) -> frozenset | str:
-    """The property a verdict tests (a key of :data:`MISCALIBRATED`), or ``"any"``."""
+    """The property a verdict tests (a key of ``MISCALIBRATED``), or ``"any"``."""
     parts = verdict.split(":")
     head = parts[0]
     if verdict in ("report", "gate:any"):
@@ -356,17 +356,17 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     - ``"shape_t3"``, ``"shape_t4"``: D is a unit-variance Student-t with 3 or 4 degrees of
       freedom whatever ``generative``: the variance is calibrated, only the shape is not.
 
-    :data:`MISCALIBRATED` lists the properties each scenario truly breaks (for instance
+    ``MISCALIBRATED`` lists the properties each scenario truly breaks (for instance
     ``"consistency1.5"`` breaks average calibration and consistency but not the adaptivity
     in X1 or X2 beyond the uE effect).
 
-    Verdicts (names in ``verdicts``; default :func:`default_verdicts` of the features):
+    Verdicts (names in ``verdicts``; default ``default_verdicts`` of the features):
 
     - from one :func:`uqviz.report` per set (``figures=False, remedy=False``): ``"report"``
       (the overall word) and ``"report:<key>"`` for each entry of
       ``numbers["verdicts"]`` (``average``, ``consistency``, ``adaptivity:<feature>``,
       ``ENCE``, ``ZMSE``, ``CC``, ``coverage``);
-    - from one :func:`uqviz.reporting.gate.gate` per set (every kind, the features):
+    - from one ``uqviz.reporting.gate.gate`` per set (every kind, the features):
       ``"gate:any"`` (exit status 1 is "fails", 3 "unreliable"), ``"gate:average"``,
       ``"gate:consistency"``, ``"gate:adaptivity"`` (each choice's family Holm-adjusted
       alone, as ``--fail-on <choice>`` does);
@@ -378,13 +378,13 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       (calibrated null) of LZMS in bins of uE or of the raw feature, and
       ``"fv:<...>:wilson"``: the rule of Pernot (2023) (0.95 inside the Wilson interval),
       from the same bins;
-    - optional (:data:`OPTIONAL_VERDICTS`): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
+    - optional (``OPTIONAL_VERDICTS``): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
       (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``.
 
     Parameters
     ----------
     scenarios : sequence of str
-        Names from :data:`SCENARIOS`.
+        Names from ``SCENARIOS``.
     generative : str or sequence of str, default "normal"
         D of the standardised errors; a sequence adds the dim ``generative``.
     size : int or sequence of int, default 5000

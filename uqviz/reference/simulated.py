@@ -552,7 +552,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
         ``reference_se``, ``reference_lower``, ``reference_upper``,
         ``se_negligible``; ``p_value`` (per D): the one-sided Monte Carlo p-value of
         the estimate among the simulated values in the direction of miscalibration
-        (:func:`mc_p_value`; side :data:`MISCALIBRATION_SIDE`, two-sided for other
+        (``mc_p_value``; side ``MISCALIBRATION_SIDE``, two-sided for other
         statistics); ``zeta``, ``valid`` and ``reliable`` per scheme (``reliable``
         False for Sim and BS when ``|z0| > 1`` or the interval cannot be computed, for
         Sim2 when a simulated value is not finite).
