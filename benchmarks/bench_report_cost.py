@@ -27,7 +27,7 @@ sys.path.insert(0, sys.argv[1])
 warnings.simplefilter("ignore")
 import uqviz
 assert uqviz.__file__.startswith(sys.argv[1]), uqviz.__file__
-ds = uqviz.load_dataset(sys.argv[2])
+ds = uqviz.datasets.load_dataset(sys.argv[2])
 uqviz.report(ds, progress=False, n_boot=200, n_mc=50)  # warm-up: compile/load the kernels
 times = []
 for _ in range(int(sys.argv[3])):
