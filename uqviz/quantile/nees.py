@@ -163,7 +163,7 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
         ``reference_lower``, ``reference_upper``, ``zeta``, ``valid``, ``p_value``,
         ``reliable`` (the tail screen: False when the NEES are heavier-tailed than chi2(d),
         which makes the chi-square test cry wolf; ``tail_ratio`` q99/q50 of the NEES and its
-        ``tail_limit``, :func:`nees_tail_screen`), ``nees_sum``, ``dof``, ``n_points``.
+        ``tail_limit``, ``nees_tail_screen``), ``nees_sum``, ``dof``, ``n_points``.
 
     Examples
     --------
