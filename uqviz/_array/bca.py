@@ -108,6 +108,14 @@ def bca_levels(z0, a, ci):
         return special.ndtr(z0 + (z0 + z) / (1.0 - a * (z0 + z)))
 
 
+def _degenerate(estimate, replicates):
+    """Cells whose estimate or replicates are not finite, or whose replicates are all equal."""
+    with np.errstate(invalid="ignore"):
+        return (~np.isfinite(estimate)
+                | ~np.all(np.isfinite(replicates), axis=-1)
+                | (np.max(replicates, axis=-1) == np.min(replicates, axis=-1)))
+
+
 def interval(estimate, replicates, *, jackknife=None, accel=None, ci=0.95, method="bca"):
     """Bootstrap confidence interval.
 
@@ -137,10 +145,7 @@ def interval(estimate, replicates, *, jackknife=None, accel=None, ci=0.95, metho
     checks.choice("method", method, METHODS)
     estimate = np.asarray(estimate, dtype=float)
     replicates = np.asarray(replicates, dtype=float)
-    with np.errstate(invalid="ignore"):
-        degenerate = (~np.isfinite(estimate)
-                      | ~np.all(np.isfinite(replicates), axis=-1)
-                      | (np.max(replicates, axis=-1) == np.min(replicates, axis=-1)))
+    degenerate = _degenerate(estimate, replicates)
     alpha = np.array([(1.0 - ci) / 2.0, (1.0 + ci) / 2.0])
     out = {}
     if method in ("percentile", "basic"):
@@ -303,10 +308,7 @@ def p_value(estimate, replicates, reference, *, method="bca", z0=None, accel=Non
     estimate = np.asarray(estimate, dtype=float)
     replicates = np.asarray(replicates, dtype=float)
     reference = np.asarray(reference, dtype=float)
-    with np.errstate(invalid="ignore"):
-        degenerate = (~np.isfinite(estimate)
-                      | ~np.all(np.isfinite(replicates), axis=-1)
-                      | (np.max(replicates, axis=-1) == np.min(replicates, axis=-1)))
+    degenerate = _degenerate(estimate, replicates)
     target = 2.0 * estimate - reference if method == "basic" else reference
     with np.errstate(invalid="ignore", over="ignore"):
         g = quantile_level(replicates, np.where(degenerate, np.nan, target))
