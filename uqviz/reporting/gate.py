@@ -84,9 +84,12 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     if "adaptivity" in kinds:
         adj = uE_adjusted(data, rng=children[2])
         tail_adj = tailedness(adj)
+        donor = None  # the features of the adjusted data share one calibrated null
         for i, f in enumerate(features):
             loc, _ = _local(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
-                            client=client)
+                            client=client, donor=donor)
+            if donor is None and loc is not None:
+                donor = loc["LZMS"]
             entries[f"adaptivity:{f}"] = (
                 vd.not_tested(f"{f} is constant") if loc is None else
                 vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=f,

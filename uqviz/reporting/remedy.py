@@ -26,6 +26,7 @@ import numpy as np
 
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.conditional.null import share_null
 from uqviz.engine import seeds
 from uqviz.recalibration.fitting import fit_recalibration, recalibrate
 from uqviz.reporting import wording
@@ -94,10 +95,14 @@ def _zms(ds, n_boot, seed):
             "status": property_status(valid, not heavy, computed)}
 
 
-def _fv(ds, cond, binning, n_bins, n_boot, seed):
-    lzms = local_calibration(ds, statistic="ZMS", conditioning=cond, binning=binning,
-                             n_bins=None if binning == "stratified" else n_bins,
-                             n_boot=n_boot, rng=seed)
+def _fv(ds, cond, binning, n_bins, n_boot, seed, donor=None):
+    kw = dict(statistic="ZMS", conditioning=cond, binning=binning,
+              n_bins=None if binning == "stratified" else n_bins, n_boot=n_boot, rng=seed)
+    lzms = None
+    if donor is not None:  # the null of these data in bins of the same sizes
+        lzms = share_null(local_calibration(ds, n_mc=0, **kw), donor)
+    if lzms is None:
+        lzms = local_calibration(ds, **kw)
     fv = fraction_valid(lzms)
     ok = bool(fv["valid"])
     return {"estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
@@ -200,12 +205,15 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
                                   rng=fold_seed, n_bins=n_bins if method == "bvs" else None)
                 row["zms"] = _zms(rec, n_boot, boot_seed)
                 row["fv"], locals_[label] = {}, {}
+                donor = None  # one calibrated null per recalibrated dataset
                 for c in conds:
                     binning, nb = binning_of(rec, c)
                     if method == "isotonic" and c == "uE":
                         binning = "stratified"  # a step function of uE: bins by value
                     row["fv"][c], locals_[label][c] = _fv(rec, c, binning, nb, n_boot,
-                                                          boot_seed)
+                                                          boot_seed, donor)
+                    if donor is None and binning != "stratified":
+                        donor = locals_[label][c]
                 row["coverage"] = _coverage(rec)
                 row["scores"] = _scores(rec, n_boot, score_seed)
             except (TypeError, ValueError) as exc:
