@@ -54,7 +54,7 @@ def load(folder):
 
 
 def draw(cal, mis, out):
-    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
     styles = {"report": ("C0", "report (overall)"), "gate:any": ("C1", "gate --fail-on any"),
               "fv:consistency": ("C2", "calibrated f_v"),
               "fv:consistency:wilson": ("C3", "f_v, rule of Pernot (2023)")}
@@ -69,7 +69,7 @@ def draw(cal, mis, out):
     a.set_xlabel("size M")
     a.set_ylabel('false alarms ("fails" on calibrated data), %')
     a.set_title("(a) calibrated data")
-    a.legend(fontsize=6.5, ncol=2, loc="upper left")
+    a.legend(fontsize=6.5, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     for scen, verdict, color, xlab in ((POWER[0], "report:average", "C0", "s"),
                                        (POWER[1], "report:consistency", "C4", "k")):
         present = [s for s in scen if s in mis["scenario"].values]
@@ -86,7 +86,7 @@ def draw(cal, mis, out):
     b.set_ylabel("power, %")
     b.set_ylim(0, 105)
     b.set_title("(b) miscalibrated data, M = 5000, normal D")
-    b.legend(fontsize=7, loc="lower right")
+    b.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16))
     fig.savefig(out, dpi=130)
     return out
 
