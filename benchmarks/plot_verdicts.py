@@ -11,7 +11,7 @@ draws two panels:
   30 % of uE).
 
     python benchmarks/plot_verdicts.py --sets 30 --out docs/_static/verdicts.png
-    python benchmarks/plot_verdicts.py --load /tmp/figruns --out docs/_static/verdicts.png
+    python benchmarks/plot_verdicts.py --load benchmarks/results --out docs/_static/verdicts.png
 """
 
 from __future__ import annotations
@@ -45,10 +45,12 @@ def compute(sets, rng):
 
 
 def load(folder):
-    """Calibrated results (``cal*.nc``, merged over sizes) and miscalibrated (``mis*.nc``)."""
-    files = sorted(os.listdir(folder))
-    cal = [xr.load_dataset(os.path.join(folder, f)) for f in files if f.startswith("cal")]
-    mis = [xr.load_dataset(os.path.join(folder, f)) for f in files if f.startswith("mis")]
+    """Calibrated results (``*cal*.nc``, merged over sizes) and miscalibrated (``*mis*.nc`` or
+    ``*power*.nc``): as saved by ``--save``, or ``benchmarks/results``."""
+    files = sorted(f for f in os.listdir(folder) if f.endswith(".nc"))
+    cal = [xr.load_dataset(os.path.join(folder, f)) for f in files if "cal" in f]
+    mis = [xr.load_dataset(os.path.join(folder, f)) for f in files
+           if "mis" in f or "power" in f]
     return (xr.concat(cal, "size") if len(cal) > 1 else cal[0],
             xr.concat(mis, "scenario") if len(mis) > 1 else mis[0])
 
