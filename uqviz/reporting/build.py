@@ -293,8 +293,8 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     LZMS vs uE (stratified bins for the isotonic output, a step function of uE) and vs each
     feature, the PICP at 95 %, and NLL and CRPS before and after
     (:func:`uqviz.proper_scores`, the same resamples before and after). Each re-validation
-    uses ``min(n_boot, 1000)`` bootstrap replicates (enough for the verdicts; this keeps the
-    section within seconds on QM9). A sentence says which method repairs what, decided by the
+    uses ``min(n_boot, 1000)`` bootstrap replicates and a calibrated null of f_v of 1000
+    simulated bins (enough for the verdicts; this keeps the section within seconds on QM9). A sentence says which method repairs what, decided by the
     verdicts: a property is repaired when its reference lies inside the interval after
     recalibration; the validated remedy is the simplest method after which every test passes
     (JSON: ``remedy.recommended``, ``remedy.validated``, ``remedy.methods``).
