@@ -13,8 +13,8 @@ __all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_li
            "local_line", "reference_line", "binning_note", "HEAVY_FOR_ZMS", "property_name",
            "remedy_sentence", "coverage_line", "curve_line"]
 
-#: the tailedness-screen variables whose failure makes the ZMS unreliable (Pernot (2024b),
-#: Table II: heavy E^2 or Z^2 tails question RCE and ZMS; heavy uE^2 tails question RCE)
+#: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
+#: (2024b), section V.C: E^2 and Z^2 question RCE and ZMS "respectively"; uE^2 questions RCE)
 HEAVY_FOR_ZMS = TAILEDNESS_SCREENS["ZMS"]
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
