@@ -1,6 +1,6 @@
 """One Monte Carlo point of the validation-probability study, against a naive scipy loop.
 
-The point is the paper's (004 Fig. 5, 000 Fig. 3): NIG with nu = 2, N = 1000
+The point is the paper's (Pernot (2024b) Fig. 5, Pernot (2024a) Fig. 3): NIG with nu = 2, N = 1000
 calibrated datasets of M = 5000 points, each validated by BCa intervals of
 ZMS and RCE from B = 5000 bootstrap replicates (ZMS and RCE paired, as in
 uqviz). Prints the wall time of ``uqviz.experiments.validation_probability``

@@ -1,4 +1,4 @@
-"""004 Table IV in one call: 9 literature sets x {ZMS, RCE}, 10^4 BCa replicates.
+"""Pernot (2024b) Table IV in one call: 9 literature sets x {ZMS, RCE}, 10^4 BCa replicates.
 
 Times ``uqviz.validate_average`` on the DataTree of the nine sets (target
 <= 1 s on 2 cores; the authors' R code takes about 40 s) and, in the same run,

@@ -184,10 +184,10 @@ def test_binned_errors_equal_a_pandas_groupby():
 
 
 def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
-    # 001 sect. III: 100 equal-count bins, LZMS. Consistency is "not perfect but
+    # Pernot (2023) sect. III: 100 equal-count bins, LZMS. Consistency is "not perfect but
     # without strong local miscalibration" (f_v below 0.95, its CI excluding it);
     # adaptivity is poor: f_v about 0.61 (mass) and 0.68 (hetero fraction),
-    # means over random orderings of ties (001 Fig. 4).
+    # means over random orderings of ties (Pernot (2023) Fig. 4).
     ds = load_dataset("QM9_U0")
     fv = {}
     for cond in ["uE", "mass", "hetero_fraction"]:

@@ -80,7 +80,7 @@ def test_miscalibrated_data_is_rejected_by_the_dfpr():
 
 
 def test_rmse_reference_hardly_depends_on_d_the_mae_one_does():
-    # 002 sect. I / IV after arXiv:2206.15272
+    # Pernot (2024c) sect. I / IV after arXiv:2206.15272
     ds = load_dataset("logP_10k_a_LS-GCN")
     out = {}
     for err in ("RMSE", "MAE"):

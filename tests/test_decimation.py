@@ -1,4 +1,4 @@
-"""Decimation (004 sect. V C, Fig. 7 right and Fig. 8): hand checks, conventions, paper facts."""
+"""Decimation (Pernot (2024b) sect. V C, Fig. 7 right and Fig. 8): hand checks, conventions, paper facts."""
 
 import numpy as np
 import pytest
@@ -131,7 +131,7 @@ def test_datatree_gains_dataset_dim():
 
 
 # --------------------------------------------------------------------------
-# real data: 004 sect. V C (Fig. 8) and Fig. 7 (right)
+# real data: Pernot (2024b) sect. V C (Fig. 8) and Fig. 7 (right)
 # --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def tree():
@@ -151,14 +151,14 @@ def _excursion(res):
 
 
 def test_fig8_zms_curve_stays_within_its_ci_for_all_nine_sets(fig8):
-    # 004: "its decimation curve always strays within the limits of the corresponding CI".
+    # Pernot (2024b): "its decimation curve always strays within the limits of the corresponding CI".
     # Largest excursion (QM9_E): 0.87 of the half-width with rng=0 (0.86-0.89 over seeds).
     assert fig8["dataset"].values.tolist() == SETS
     assert not fig8["outside_ci"].sel(statistic="ZMS").any()
 
 
 def test_fig8_rce_curve_leaves_its_ci_for_sets_3_4_7_only_among_2_3_4_6_7(fig8):
-    # 004: RCE strays beyond the CI for Sets 3, 4 and 7, stays within for Sets 2 and 6.
+    # Pernot (2024b): RCE strays beyond the CI for Sets 3, 4 and 7, stays within for Sets 2 and 6.
     # Our excursions (rng=0, 1 % steps): Set 3 1.98, Set 4 3.46, Set 7 (QM9_E) 1.19;
     # Set 2 0.94, Set 6 0.30. (The paper says nothing of Sets 1, 5, 8, 9: 0.38, 0.55,
     # 0.68, 0.98 here.)
@@ -168,14 +168,14 @@ def test_fig8_rce_curve_leaves_its_ci_for_sets_3_4_7_only_among_2_3_4_6_7(fig8):
 
 
 def test_fig8_zms_is_never_more_sensitive_than_rce(fig8):
-    # 004: "in all the cases ZMS is less or as sensitive as RCE to the large extremal
+    # Pernot (2024b): "in all the cases ZMS is less or as sensitive as RCE to the large extremal
     # uncertainty values" -- measured by the excursion relative to each CI
     exc = _excursion(fig8)
     assert np.all(exc.sel(statistic="ZMS") <= exc.sel(statistic="RCE"))
 
 
 def test_fig7_right_removing_5_percent_makes_rce_and_zms_agree_for_sets_3_4_7(tree):
-    # 004 Fig. 7 (right), with the authors' round(0.05 M): the validation diagnostics
+    # Pernot (2024b) Fig. 7 (right), with the authors' round(0.05 M): the validation diagnostics
     # (|zeta| <= 1) of ZMS and RCE agree for Sets 3, 4 and 7, while Set 2 still disagrees.
     res = uqviz.validate_average(decimated(tree, fraction=0.05, rounding="round"),
                                  n_boot=10_000, rng=0)

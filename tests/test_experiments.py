@@ -205,9 +205,9 @@ def test_validation_probability_rejects_bad_arguments(kwargs, match):
         validation_probability(**kw)
 
 
-# -------------------------------------------------------- paper: 004 Fig. 4 --
+# -------------------------------------------------------- paper: Pernot (2024b) Fig. 4 --
 def test_statistic_bias_light_and_heavy_tails():
-    """RCE is unbiased for light tails and biased upwards for heavy ones (004 Fig. 4).
+    """RCE is unbiased for light tails and biased upwards for heavy ones (Pernot (2024b) Fig. 4).
 
     The paper's 2-sigma bars are read as 2 Monte Carlo standard errors of the
     mean (``se``): they are what makes the RCE bias significant. RCE2 and ZMS
@@ -235,9 +235,9 @@ def test_statistic_bias_light_and_heavy_tails():
     np.testing.assert_array_equal(res["reference"], [0.0, 1.0, 0.0])
 
 
-# -------------------------------------------------------- paper: 004 Fig. 5 --
+# -------------------------------------------------------- paper: Pernot (2024b) Fig. 5 --
 def test_validation_probability_nig_nu2_paper_values():
-    """NIG, nu = 2, N = 1000, M = 5000, B = 5000 (000 Fig. 3, 004 Fig. 5).
+    """NIG, nu = 2, N = 1000, M = 5000, B = 5000 (Pernot (2024a) Fig. 3, Pernot (2024b) Fig. 5).
 
     The paper reads p_val(ZMS) = 0.939 and p_val(RCE) = 0.78. Both the paper's
     value and ours are binomial estimates from N = 1000 independent datasets,

@@ -1,4 +1,4 @@
-"""Size/bin dependence of ENCE and ZMSE (002 App. B) and extrapolation to zero bins (App. C)."""
+"""Size/bin dependence of ENCE and ZMSE (Pernot (2024c) App. B) and extrapolation to zero bins (App. C)."""
 
 import warnings
 
@@ -12,7 +12,7 @@ from uqviz.reference.extrapolation import APPENDIX_B, extrapolate, ols_fit, size
 from uqviz.statistics import point_estimate
 from uqviz.synthetic import draw_calibrated
 
-#: 002 Table I: sizes of the nine sets
+#: Pernot (2024c) Table I: sizes of the nine sets
 TABLE_I_SIZES = {"Diffusion_RF": 2040, "Perovskite_RF": 3834, "Diffusion_LR": 2040,
                  "Perovskite_LR": 3836, "Diffusion_GPR_Bayesian": 2040,
                  "Perovskite_GPR_Bayesian": 3818, "QM9_E": 13885,
@@ -38,7 +38,7 @@ def test_appendix_b_slopes_and_intercepts(appendix_b, gen, stat):
     fit = appendix_b.sel(statistic=stat, generative=gen, fit="linear")
     paper_a, paper_b = APPENDIX_B[gen][stat]
     assert float(fit.slope) == pytest.approx(paper_b, rel=0.03)
-    # 002: no intercept for NIG, 0.004 (ENCE) and 0.006 (ZMSE) for T6IG
+    # Pernot (2024c): no intercept for NIG, 0.004 (ENCE) and 0.006 (ZMSE) for T6IG
     assert float(fit.intercept) == pytest.approx(paper_a, abs=0.002)
     # the fit's standard error (MC noise and the small nu dependence of ENCE)
     # is well below the tolerance
@@ -145,8 +145,8 @@ def test_extrapolate_values_and_fit_equal_numpy_and_statsmodels(tree):
 
 
 def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
-    # 002 App. C: "All the datasets are failing this validation test ... none of
-    # the red intervals encloses the origin"; also 002 Table I sizes. It holds
+    # Pernot (2024c) App. C: "All the datasets are failing this validation test ... none of
+    # the red intervals encloses the origin"; also Pernot (2024c) Table I sizes. It holds
     # with the paper's OLS interval and with the (wider) bootstrap one.
     boot = extrapolate(tree, statistic="ZMSE", n_boot=200, rng=0)
     assert not boot.valid.any()
@@ -160,7 +160,7 @@ def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
     assert res.reference.values.tolist() == ["normal", "t6"]
     np.testing.assert_allclose(res.reference_slope.isel(dataset=0), [1.14, 1.577])
     np.testing.assert_allclose(res.reference_intercept.isel(dataset=0), [0.0, 0.006])
-    # 002 App. C: for Sets 3 and 4 some bin numbers give a ZMSE on the T6IG line
+    # Pernot (2024c) App. C: for Sets 3 and 4 some bin numbers give a ZMSE on the T6IG line
     for name in ("Diffusion_LR", "Perovskite_LR"):
         r = res.sel(dataset=name)
         t6 = float(r.reference_intercept.sel(reference="t6")) + \
@@ -234,7 +234,7 @@ def test_ols_fit_through_the_origin_and_errors():
 
 
 def test_paper_zeta_claims_for_zmse_sim_schemes(tree):
-    # 002 sect. III C 3 (Fig. 7): SimN and SimT reject the consistency of the
+    # Pernot (2024c) sect. III C 3 (Fig. 7): SimN and SimT reject the consistency of the
     # nine sets, "except for Set 3 where consistency would be validated by SimT"
     sub = uqviz.from_datasets({k: tree[k].to_dataset()
                                for k in ("Diffusion_RF", "Diffusion_LR", "QM9_E")})

@@ -1,8 +1,8 @@
-"""Fidelity to the published numbers of Pernot 2024 (papers 000/004) on the nine sets.
+"""Fidelity to the published numbers of Pernot 2024 (Pernot (2024a), Pernot (2024b)) on the nine sets.
 
-004 Table III (beta_GM); 000 Table 2 and 004 Table IV (ZMS and RCE: estimate,
+Pernot (2024b) Table III (beta_GM); Pernot (2024a) Table 2 and Pernot (2024b) Table IV (ZMS and RCE: estimate,
 BCa 95% CI with 10^4 replicates, zeta-score). Point values must equal the
-printed ones to the printed precision (000 prints more digits; 004 rounds
+printed ones to the printed precision (Pernot (2024a) prints more digits; Pernot (2024b) rounds
 those again, e.g. ZMS of set 2: 0.885 -> 0.89). Interval limits and
 zeta-scores are Monte Carlo quantities: they must agree within the printed
 rounding, plus 4 Monte Carlo standard deviations of ours (from independent
@@ -22,12 +22,12 @@ SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR",
         "Diffusion_GPR_Bayesian", "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN",
         "logP_150k_LS-GCN"]
 
-# 004 Table III: beta_GM of uE^2, E^2, Z^2
+# Pernot (2024b) Table III: beta_GM of uE^2, E^2, Z^2
 TABLE_III = ["0.40 0.82 0.73", "0.72 0.94 0.83", "0.66 0.74 0.69", "0.74 0.82 0.69",
              "0.19 0.78 0.79", "0.50 0.96 0.95", "0.93 0.98 0.78", "0.30 0.79 0.78",
              "0.30 0.77 0.75"]
 
-# 004 Table IV: estimate, CI lower, CI upper, zeta (as printed)
+# Pernot (2024b) Table IV: estimate, CI lower, CI upper, zeta (as printed)
 TABLE_IV = {
     "RCE": ["0.019 -0.021 0.055 0.47", "-0.039 -0.106 0.020 -0.66",
             "-0.0075 -0.054 0.040 -0.16", "0.055 -0.0025 0.12 0.96", "0.099 0.057 0.14 2.33",
@@ -44,7 +44,7 @@ def _half_unit(text):
     return 0.5 * 10.0 ** Decimal(text).as_tuple().exponent
 
 
-# 000 Table 2: estimate, CI lower, CI upper, zeta. The paper prints estimates
+# Pernot (2024a) Table 2: estimate, CI lower, CI upper, zeta. The paper prints estimates
 # rounded to 3 significant digits and padded with zeros ("0.01860", "1.120"):
 # they are written here with their 3 significant digits.
 TABLE_2 = {
@@ -91,7 +91,7 @@ def test_point_values_equal_the_published_ones(table_iv_runs, stat):
         value = float(res.estimate.sel(dataset=SETS[i], statistic=stat))
         t2, t4 = row2.split()[0], row4.split()[0]
         assert abs(value - float(t2)) <= _half_unit(t2) + 1e-12, (SETS[i], value, t2)
-        # 004 rounds the 000 value again: allow both roundings
+        # Pernot (2024b) rounds the Pernot (2024a) value again: allow both roundings
         assert abs(value - float(t4)) <= _half_unit(t4) + _half_unit(t2) + 1e-12, (SETS[i], t4)
 
 

@@ -182,7 +182,7 @@ def test_workflow_verdicts():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         enc = validate(ds, statistic="ENCE", n_mc=2000, n_boot=1000, rng=0)
-    # ENCE references under N and t6 differ by far more than their uncertainty (002 Fig 5)
+    # ENCE references under N and t6 differ by far more than their uncertainty (Pernot (2024c) Fig 5)
     assert bool(enc.sensitive_to_D)
     assert list(enc.generative.values) == ["normal", "t6"]
     assert float(enc.reference_spread) > float(enc.sensitivity_threshold)

@@ -117,7 +117,7 @@ def test_report_on_a_literature_set_equals_the_library_call_by_call(data_root):
                                        rtol=1e-12)
             assert block["data"]["verdict"]["values"] == str(wf.verdict.values)
     assert any("bias correction" in w for w in rep.warnings)
-    # QM9 is not adaptive in mass (001: f_v = 0.61 on the full set): said in words
+    # QM9 is not adaptive in mass (Pernot (2023): f_v = 0.61 on the full set): said in words
     line = next(c for c in rep.conclusion if c.startswith("Adaptivity in mass"))
     assert "fails" in line and "mass <" in line and "overestimated" in line
 

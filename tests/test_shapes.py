@@ -1,4 +1,4 @@
-"""Distribution shapes: exact KS kernel, minimum-KS fits, Student t fit, 004 Table I, 002 Table II."""
+"""Distribution shapes: exact KS kernel, minimum-KS fits, Student t fit, Pernot (2024b) Table I, Pernot (2024c) Table II."""
 
 import numpy as np
 import pytest
@@ -12,14 +12,14 @@ from uqviz.average.shapes import distribution_shapes, fit_f, fit_inverse_gamma, 
 SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR", "Diffusion_GPR_Bayesian",
         "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN", "logP_150k_LS-GCN"]
 
-# 004 Table I: shape parameter nu of uE^2 (IG(nu, nu)), E^2 and Z^2 (F(1, nu))
+# Pernot (2024b) Table I: shape parameter nu of uE^2 (IG(nu, nu)), E^2 and Z^2 (F(1, nu))
 TABLE_I = {
     "uE2": [1.72, 0.79, 5.34, 1.53, 30.8, 1.19, 1.91, 24.7, 17.3],
     "E2": [2.17, 1.18, 6.32, 2.72, 2.75, 0.78, 2.43, 4.24, 10.0],
     "Z2": [7.91, 4.91, 15.10, 8.15, 2.72, 0.85, 3.95, 3.66, 20.2],
 }
 
-# 002 Table II (OCR text, rows read column-wise): sample mean mu_Z, sample sd sigma_Z,
+# Pernot (2024c) Table II (OCR text, rows read column-wise): sample mean mu_Z, sample sd sigma_Z,
 # nu_Z of the scaled-and-shifted Student t fit.
 TABLE_II_MEAN = [-0.027, -0.018, 0.002, -0.021, 0.006, -0.005, 0.0174, 0.050, -0.260]
 TABLE_II_SD = [0.980, 0.940, 1.058, 1.107, 0.920, 0.992, 0.9858, 0.961, 0.951]
@@ -182,7 +182,7 @@ def test_result_layout_dataset_and_tree():
 
 
 # --------------------------------------------------------------------------
-# real data: 004 Table I and 002 Table II
+# real data: Pernot (2024b) Table I and Pernot (2024c) Table II
 # --------------------------------------------------------------------------
 # Table I is printed with 3 significant digits (2 decimals below 1). Our exact
 # minimum-KS optimum rounds to the printed digits for 24 of the 27 entries. The
@@ -248,7 +248,7 @@ def test_table_II_student_t_fit_of_z_scores(tree, shapes):
     same = np.round(df, 1) == np.array(TABLE_II_NU)
     assert same.tolist() == [True, True, False, False, True, True, True, True, True]
     np.testing.assert_allclose(df[~same], np.array(TABLE_II_NU)[~same], atol=0.065)
-    # 002: nu_Z is consistent with the F(1, nu) fit of Z^2 (004 Table I) except for
+    # Pernot (2024c): nu_Z is consistent with the F(1, nu) fit of Z^2 (Pernot (2024b) Table I) except for
     # Set 9, whose bias (mean -0.26) the F fit of Z^2 cannot absorb
     nu_z2 = shapes["nu"].sel(variable="Z2").values
     assert df[8] < 0.25 * nu_z2[8]

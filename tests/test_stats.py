@@ -98,7 +98,7 @@ def test_beta_gm_symmetric_is_zero_and_bounded():
 
 
 def test_beta_gm_of_squared_normal_is_the_table_limit():
-    # 004 Fig 3: beta_GM of a squared normal variate (F(1, inf)) is about 0.64
+    # Pernot (2024b) Fig 3: beta_GM of a squared normal variate (F(1, inf)) is about 0.64
     z = np.random.default_rng(2).standard_normal(200_000)
     assert ks.beta_gm(z**2) == pytest.approx(0.64, abs=0.01)
 

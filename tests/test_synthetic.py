@@ -240,7 +240,7 @@ def test_default_example_structure_and_determinism():
 
 
 def test_default_example_passes_the_tailedness_screen():
-    # the teaching example must not trip the heavy-tail warnings of 004 Table II
+    # the teaching example must not trip the heavy-tail warnings of Pernot (2024b) Table II
     from uqviz._array.stats import beta_gm
 
     ds = default_example()

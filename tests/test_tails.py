@@ -35,7 +35,7 @@ def test_layout_and_attrs(curve):
 def test_large_nu_approaches_a_squared_normal(curve):
     # E^2 ~ F(1, nu) -> chi2_1 when nu -> inf; Z^2 ~ chi2_1 for every nu
     ref = _population_beta_gm(stats.chi2(1))
-    assert ref == pytest.approx(0.6358, abs=1e-4)     # "0.64" of 004 sect. V D
+    assert ref == pytest.approx(0.6358, abs=1e-4)     # "0.64" of Pernot (2024b) sect. V D
     b = curve["beta_gm"]
     assert float(b.sel(nu=1.0e4, variable="E2")) == pytest.approx(ref, abs=0.01)
     np.testing.assert_allclose(b.sel(variable="Z2").values, ref, atol=0.01)

@@ -51,7 +51,7 @@ def test_setting_values_recomputes(tree):
     ex.generative.value = "t"
     assert not ex.nu.disabled
     assert ex.result.attrs["generative"] == "t6"
-    # 002 Fig. 5: heavier tails of D give a larger ENCE reference
+    # Pernot (2024c) Fig. 5: heavier tails of D give a larger ENCE reference
     assert float(ex.result.reference) > normal_ref
     ex.nu.value = 4.0
     assert ex.result.attrs["generative"] == "t4"

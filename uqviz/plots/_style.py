@@ -112,3 +112,50 @@ def set_log_x(ax, x):
     if np.nanmin(x) >= 1e-3 and np.nanmax(x) <= 1e4:
         ax.xaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
         ax.xaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+
+
+#: colour of each average-calibration statistic in every figure
+STATISTIC_COLORS = {"ZMS": "#1f77b4", "RCE": "#d62728", "RCE2": "#9467bd", "ZM": "#2ca02c",
+                    "ZVar": "#17becf", "NLL": "#8c564b"}
+#: TeX of the variables of the tailedness screen
+VAR_TEX = {"uE2": r"u_E^2", "E2": r"E^2", "Z2": r"Z^2"}
+#: shading of the zones beyond the safety limits of Pernot (2024b), Table II
+UNSAFE_ALPHA = 0.45
+ZONE_U = "#fee6ce"     # unsafe for RCE only (uE^2)
+ZONE_E = "#fdae6b"     # unsafe for RCE and ZMS (E^2, Z^2)
+#: y-axis labels of the local statistics
+STAT_LABELS = {
+    "ZMS": r"LZMS, $\langle Z^2 \rangle$ per bin",
+    "ZM": r"LZM, $\langle Z \rangle$ per bin",
+    "RCE": "LRCE, RCE per bin",
+    "ZVar": r"LZVar, Var$(Z)$ per bin",
+    "PICP": "PICP per bin",
+}
+
+
+def statistic_color(name, i=0):
+    """The colour of a statistic (the ``i``-th series colour for one without its own).
+
+    Examples
+    --------
+    >>> statistic_color("ZMS"), statistic_color("other", 1)
+    ('#1f77b4', '#ff7f0e')
+    """
+    return STATISTIC_COLORS.get(str(name), COLORS["series"][i % len(COLORS["series"])])
+
+
+def axis_label(name, units=""):
+    """Axis label of a conditioning variable.
+
+    Examples
+    --------
+    >>> axis_label("uE", "eV"), axis_label("hetero_fraction")
+    ('Uncertainty $u_E$ [eV]', 'hetero fraction')
+    """
+    if name == "uE":
+        text = r"Uncertainty $u_E$"
+    elif name == "Z":
+        text = r"$Z$"
+    else:
+        text = str(name).replace("_", " ")
+    return f"{text} [{units}]" if units else text

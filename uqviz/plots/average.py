@@ -15,19 +15,14 @@ from scipy import stats as sps
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
 from uqviz.engine import checks
 from uqviz.engine.tree import datasets_of
-from uqviz.plots._style import COLORS, apply_style, get_ax
+from uqviz.plots._style import (COLORS, STATISTIC_COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E,
+                                ZONE_U, apply_style, get_ax, statistic_color)
 from uqviz.plots._style import one_dataset as _one_dataset
 
 __all__ = ["intervals", "fit_histogram", "skewness_map", "zeta_comparison",
            "decimation_curves", "STATISTIC_COLORS"]
 
-STATISTIC_COLORS = {"ZMS": "#1f77b4", "RCE": "#d62728", "RCE2": "#9467bd", "ZM": "#2ca02c",
-                    "ZVar": "#17becf", "NLL": "#8c564b"}
 _VAR_COLORS = {"E2": "#d62728", "Z2": "#1f77b4", "uE2": "#2ca02c"}
-_VAR_TEX = {"uE2": r"u_E^2", "E2": r"E^2", "Z2": r"Z^2"}
-_UNSAFE_ALPHA = 0.45
-_ZONE_U = "#fee6ce"     # unsafe for RCE only (uE^2)
-_ZONE_E = "#fdae6b"     # unsafe for RCE and ZMS (E^2, Z^2)
 _NIG_COLOR = "#000000"
 
 # --------------------------------------------------------------------------
@@ -96,10 +91,6 @@ def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
         out.append(ann)
     ax._uqviz_label_boxes = placed
     return out
-
-
-def _stat_color(name, i=0):
-    return STATISTIC_COLORS.get(str(name), COLORS["series"][i % len(COLORS["series"])])
 
 
 
@@ -231,8 +222,8 @@ def _log_axis(ax, lo_x, hi_x):
 def _axis_labels(ax, ds, variable):
     units = ds.attrs.get("units", "")
     unit_txt = f" [{units}$^2$]" if units and variable != "Z2" else ""
-    ax.set_xlabel(f"${_VAR_TEX[variable]}${unit_txt}")
-    ax.set_ylabel(f"density of $\\ln {_VAR_TEX[variable]}$")
+    ax.set_xlabel(f"${VAR_TEX[variable]}${unit_txt}")
+    ax.set_ylabel(f"density of $\\ln {VAR_TEX[variable]}$")
 
 
 def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None, dataset=None,
@@ -275,8 +266,8 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
     ['data', '$F(1,\\\\nu)$ fit', 'NIG model']
     """
     what = "fit_histogram"
-    if variable not in _VAR_TEX:
-        raise ValueError(f"{what}: variable must be one of {list(_VAR_TEX)}, got {variable!r}")
+    if variable not in VAR_TEX:
+        raise ValueError(f"{what}: variable must be one of {list(VAR_TEX)}, got {variable!r}")
     n_bins = checks.optional_count("n_bins", n_bins, minimum=1)
     if n_bins is None:
         n_bins = 33 if variable == "uE2" else 25
@@ -425,8 +416,8 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     ax.set_ylim(y_lo, 1.0)
 
     # unsafe zones (Pernot (2024b), Table II)
-    ax.axvspan(thr_u, 1.0, color=_ZONE_U, alpha=_UNSAFE_ALPHA, lw=0, zorder=0)
-    ax.axhspan(thr_e, 1.0, color=_ZONE_E, alpha=_UNSAFE_ALPHA, lw=0, zorder=0)
+    ax.axvspan(thr_u, 1.0, color=ZONE_U, alpha=UNSAFE_ALPHA, lw=0, zorder=0)
+    ax.axhspan(thr_e, 1.0, color=ZONE_E, alpha=UNSAFE_ALPHA, lw=0, zorder=0)
     if nig_curve is not None:
         nb = nig_curve["beta_gm"]
         nus = nig_curve["nu"].values
@@ -453,9 +444,9 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     if z2:
         _label_points(ax, x, y_z, texts, side="right", color=_VAR_COLORS["Z2"])
     handles = ax.get_legend_handles_labels()
-    zone_u = Patch(color=_ZONE_U, alpha=_UNSAFE_ALPHA,
+    zone_u = Patch(color=ZONE_U, alpha=UNSAFE_ALPHA,
                    label=f"unsafe: $\\beta_{{GM}}(u_E^2) > {thr_u:g}$ (RCE)")
-    zone_e = Patch(color=_ZONE_E, alpha=_UNSAFE_ALPHA,
+    zone_e = Patch(color=ZONE_E, alpha=UNSAFE_ALPHA,
                    label=(f"unsafe: $\\beta_{{GM}}(E^2)$, $\\beta_{{GM}}(Z^2) > {thr_e:g}$"
                           if thr_z == thr_e else f"unsafe: $\\beta_{{GM}}(E^2) > {thr_e:g}$")
                    + " (RCE, ZMS)")
@@ -528,9 +519,9 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
     low = -0.025 * limit
     ax.set_xlim(low, limit)
     ax.set_ylim(low, limit)
-    ax.fill_between([low, 1.0], 1.0, limit, color=_ZONE_E, alpha=_UNSAFE_ALPHA, lw=0,
+    ax.fill_between([low, 1.0], 1.0, limit, color=ZONE_E, alpha=UNSAFE_ALPHA, lw=0,
                     zorder=0, label="disagreement: one $|\\zeta| \\leq 1$, the other $> 1$")
-    ax.fill_between([1.0, limit], low, 1.0, color=_ZONE_E, alpha=_UNSAFE_ALPHA, lw=0,
+    ax.fill_between([1.0, limit], low, 1.0, color=ZONE_E, alpha=UNSAFE_ALPHA, lw=0,
                     zorder=0)
     ax.plot([low, limit], [low, limit], ls="--", color=COLORS["reference"], lw=1.0, zorder=1,
             label="identity")
@@ -606,7 +597,7 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
     ax.axhline(0.0, color=COLORS["reference"], lw=0.8, zorder=1)
     for i, s in enumerate(stats_):
         r = res.sel(statistic=s)
-        c = _stat_color(s, i)
+        c = statistic_color(s, i)
         ax.plot(k, r["delta"].values, "-o", ms=2.5, lw=1.3, color=c,
                 label=f"$\\Delta$ {s}", zorder=4)
         lo, hi = float(r["ci_lower_halfwidth"]), float(r["ci_upper_halfwidth"])

@@ -8,17 +8,11 @@ import numpy as np
 import xarray as xr
 from matplotlib.lines import Line2D
 
-from uqviz.plots._style import COLORS, apply_style, get_ax, set_log_x, style
+from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, set_log_x,
+                                style)
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
-_STAT_LABELS = {
-    "ZMS": r"LZMS, $\langle Z^2 \rangle$ per bin",
-    "ZM": r"LZM, $\langle Z \rangle$ per bin",
-    "RCE": "LRCE, RCE per bin",
-    "ZVar": r"LZVar, Var$(Z)$ per bin",
-    "PICP": "PICP per bin",
-}
 _SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar", "PICP": "PICP"}
 
 
@@ -30,17 +24,6 @@ def _single(result, name):
         raise ValueError(f"{name}: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
     return result
-
-
-def _x_label(name, units=""):
-    """Axis label of a conditioning variable: 'Uncertainty $u_E$ [eV]', 'mass [Da]'."""
-    if name == "uE":
-        text = r"Uncertainty $u_E$"
-    elif name == "Z":
-        text = r"$Z$"
-    else:
-        text = str(name).replace("_", " ")
-    return f"{text} [{units}]" if units else text
 
 
 def _legend_loc(legend, default):
@@ -107,7 +90,7 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
         if log_x:
             set_log_x(ax, x)
         ax.set_xlim(np.min(x), np.max(x))
-        ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x"),
+        ax.set_xlabel(xlabel or axis_label(res.attrs.get("conditioning", "x"),
                                          res.attrs.get("units", "")))
         ax.set_ylabel(r"z-score $Z = E/u_E$")
         loc = _legend_loc(legend, "lower left")
@@ -179,9 +162,9 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
             set_log_x(ax, x)
         if ylim is not None:
             ax.set_ylim(*ylim)
-        ax.set_xlabel(xlabel or _x_label(res.attrs.get("conditioning", "x")))
+        ax.set_xlabel(xlabel or axis_label(res.attrs.get("conditioning", "x")))
         level = res.attrs.get("ci", 0.95)
-        ax.set_ylabel(_STAT_LABELS.get(stat, stat))
+        ax.set_ylabel(STAT_LABELS.get(stat, stat))
         if fv is not None:
             ax.set_title(_fv_text(_single(fv, "fv")), fontsize=9)
         loc = _legend_loc(legend, "best")

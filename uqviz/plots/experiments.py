@@ -7,8 +7,8 @@ import numpy as np
 from matplotlib import ticker
 
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
-from uqviz.plots._style import COLORS, apply_style, get_ax
-from uqviz.plots.average import _UNSAFE_ALPHA, _VAR_TEX, _ZONE_E, _ZONE_U, _stat_color
+from uqviz.plots._style import (COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E, ZONE_U, apply_style,
+                                get_ax, statistic_color)
 
 __all__ = ["validation_probability", "bias_vs_skewness"]
 
@@ -70,7 +70,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
         lo, hi = r["p_val_lower"].values, r["p_val_upper"].values
         xs = nu * 10 ** dodge[i]
         ax.errorbar(xs, p, yerr=[p - lo, hi - p], fmt="-" + markers[i % len(markers)], ms=4,
-                    lw=1.0, color=_stat_color(s, i), label=s, zorder=3)
+                    lw=1.0, color=statistic_color(s, i), label=s, zorder=3)
     ax.axhline(0.95, color=COLORS["reference"], ls="--", lw=1.0, zorder=2,
                label="target 0.95")
     ax.set_xscale("log")
@@ -92,7 +92,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     width_in = ax.get_position().width * ax.figure.get_figwidth()
     sec.tick_params(axis="x", direction="in", labelsize=7,
                     rotation=90 if gaps.min() * width_in < 0.32 else 0)
-    sec.set_xlabel(f"$\\langle\\beta_{{GM}}({_VAR_TEX[skewness]})\\rangle$", fontsize=9)
+    sec.set_xlabel(f"$\\langle\\beta_{{GM}}({VAR_TEX[skewness]})\\rangle$", fontsize=9)
     ax.set_xlabel(r"$\nu_{IG}$" if scenario == "NIG" else r"$\nu_D$")
     ax.set_ylabel(r"validation probability $p_{val}$")
     if title is None:
@@ -185,12 +185,12 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
         ax.errorbar(xs[order], ys[order], yerr=es[order], fmt="-o", ms=3.5, lw=0.9,
                     elinewidth=1.0, color=c, label=f"{g:g}", zorder=3)
     xmin, xmax = ax.get_xlim()
-    ax.axvspan(thr, max(xmax, thr + 0.01), color=_ZONE_U if skewness == "uE2" else _ZONE_E,
-               alpha=_UNSAFE_ALPHA, lw=0,
+    ax.axvspan(thr, max(xmax, thr + 0.01), color=ZONE_U if skewness == "uE2" else ZONE_E,
+               alpha=UNSAFE_ALPHA, lw=0,
                zorder=0, label=f"$\\beta_{{GM}} > {thr:g}$")
     ax.set_xlim(xmin, xmax)
     ax.axhline(0.0, color=COLORS["reference"], ls="--", lw=1.0, zorder=2)
-    ax.set_xlabel(f"$\\langle\\beta_{{GM}}({_VAR_TEX[skewness]})\\rangle$")
+    ax.set_xlabel(f"$\\langle\\beta_{{GM}}({VAR_TEX[skewness]})\\rangle$")
     ax.set_ylabel(ylabel)
     if title is not None:
         ax.set_title(title)

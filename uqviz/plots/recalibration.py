@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz.plots._style import COLORS, apply_style, get_ax, one_dataset, set_log_x, style
-from uqviz.plots.conditional import _STAT_LABELS, _x_label
+from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, one_dataset,
+                                set_log_x, style)
 
 __all__ = ["before_after"]
 
@@ -107,8 +107,8 @@ def _local(before, after, labels, ax, log_x, legend):
                     label=f"{label} ({int(valid.sum())}/{valid.size} bins valid)")
         if log_x:
             set_log_x(ax, np.concatenate(xs))
-        ax.set_xlabel(_x_label(before.attrs.get("conditioning", "x")))
-        ax.set_ylabel(_STAT_LABELS.get(stat, stat))
+        ax.set_xlabel(axis_label(before.attrs.get("conditioning", "x")))
+        ax.set_ylabel(STAT_LABELS.get(stat, stat))
         if legend:
             level = before.attrs.get("ci", 0.95)
             ax.legend(loc="best", title=f"{100 * level:g}% CI; open: invalid",

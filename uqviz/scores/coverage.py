@@ -28,14 +28,22 @@ def generative_for(generative, ds):
             from None
 
 
-def _points(ds):
-    """Checked float64 ``(E, uE)`` of one dataset (finite, uE > 0, Z representable)."""
+def checked_points(ds):
+    """Checked float64 ``(E, uE)`` of one dataset (finite, uE > 0, Z representable).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> e, u = checked_points(uqviz.synthetic.nig(10, rng=0))
+    >>> e.dtype, u.shape
+    (dtype('float64'), (10,))
+    """
     check_dataset(ds)
     return check_points(ds["E"].values, ds["uE"].values, minimum=1)
 
 
 def _coverage_one(ds, *, rng, levels, generative, ci):
-    e, u = _points(ds)
+    e, u = checked_points(ds)
     gen = generative_for(generative, ds)
     q = np.asarray(gen.ppf(0.5 + levels / 2.0), dtype=float)
     m = e.size
@@ -111,7 +119,7 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
 
 
 def _curve_one(ds, *, rng, n_levels, kind, generative, ci):
-    e, u = _points(ds)
+    e, u = checked_points(ds)
     gen = generative_for(generative, ds)
     expected = np.linspace(0.0, 1.0, n_levels)
     z = e / u

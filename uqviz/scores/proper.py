@@ -14,7 +14,7 @@ from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
-from uqviz.scores.coverage import _points, generative_for
+from uqviz.scores.coverage import checked_points, generative_for
 
 __all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS"]
 
@@ -56,7 +56,7 @@ def _spread(us_mean, m1, m2, n):
 
 
 def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engine):
-    e, u = _points(ds)
+    e, u = checked_points(ds)
     if n_boot and e.size < 2:
         raise ValueError(f"data: the bootstrap needs at least 2 points (E, uE), got M = "
                          f"{e.size}; use n_boot=0 for the estimates alone")
