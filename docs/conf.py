@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
@@ -29,6 +30,17 @@ import uqviz  # noqa: E402
 # when MPLBACKEND is unset, and CI exports MPLBACKEND=Agg (for the tests), which would make
 # every plt.show() in a notebook a no-op. The kernels inherit this process's environment.
 os.environ.pop("MPLBACKEND", None)
+# Warnings printed by the executed notebooks name their category and message only, not the
+# file and line that raised them (a machine path such as /home/.../uqviz/engine/tree.py:96
+# says nothing to a reader of the site): an IPython startup file of a temporary profile
+# folder, which the kernels find through IPYTHONDIR, sets the format.
+_IPYTHON = Path(tempfile.mkdtemp(prefix="uqviz-docs-ipython-"))
+(_IPYTHON / "profile_default" / "startup").mkdir(parents=True)
+(_IPYTHON / "profile_default" / "startup" / "00-uqviz-warnings.py").write_text(
+    "import warnings\n"
+    "warnings.formatwarning = (lambda message, category, filename, lineno, line=None:\n"
+    "                          f'{category.__name__}: {message}\\n')\n")
+os.environ["IPYTHONDIR"] = str(_IPYTHON)
 # notebooks are executed with their own folder as working directory: data paths absolute
 if os.environ.get("UQVIZ_DATA_DIR"):
     os.environ["UQVIZ_DATA_DIR"] = str(Path(os.environ["UQVIZ_DATA_DIR"]).resolve())
