@@ -144,7 +144,7 @@ def run_validate(args, out=None) -> int:
     import json
 
     from uqviz.average.validation import tailedness, validate_average
-    from uqviz.reporting.build import _jsonable, _write_atomic, dataset_to_json
+    from uqviz.reporting.build import jsonable, write_atomic, dataset_to_json
     from uqviz.reporting.gate import gate
 
     out = sys.stdout if out is None else out
@@ -156,14 +156,12 @@ def run_validate(args, out=None) -> int:
     name = ds.attrs.get("name", "data")
     with warnings.catch_warnings():  # the table and the WARNING lines below say it
         warnings.filterwarnings("ignore", message="validate_average: unreliable")
-        if gates:
-            result = gate(ds, fail_on=gates, statistics=args.statistics,
-                          features=args.features, n_boot=args.n_boot, rng=args.seed)
-            res = result["average"]  # the first child stream of the seed, as below
-        else:
-            result = None
-            res = validate_average(ds, statistics=args.statistics, n_boot=args.n_boot,
-                                   rng=np.random.default_rng(args.seed).spawn(1)[0])
+        # the gate's average calibration uses the first child stream of the seed, as here
+        result = (gate(ds, fail_on=gates, statistics=args.statistics, features=args.features,
+                       n_boot=args.n_boot, rng=args.seed) if gates else None)
+        res = result["average"] if gates else validate_average(
+            ds, statistics=args.statistics, n_boot=args.n_boot,
+            rng=np.random.default_rng(args.seed).spawn(1)[0])
     tail = tailedness(ds)
     print(f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
           f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}", file=out)
@@ -204,7 +202,7 @@ def run_validate(args, out=None) -> int:
                             "fail_on": gates},
                "verdicts": verdicts, "failed": failed, "unreliable": unreliable,
                "exit_status": status, **numbers}
-        _write_atomic(json_path, json.dumps(_jsonable(doc), indent=1))
+        write_atomic(json_path, json.dumps(jsonable(doc), indent=1))
         print(f"JSON numbers: {os.path.abspath(json_path)}", file=out)
     return status
 

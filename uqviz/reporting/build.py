@@ -22,7 +22,6 @@ import xarray as xr
 
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
-from uqviz.conditional.null import share_null
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.parallel import progress_bar
@@ -44,13 +43,13 @@ __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_fi
 DISCRETE_MAX_VALUES = 20
 
 
-def _jsonable(x):
+def jsonable(x):
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
+        return jsonable(x.tolist())
     if isinstance(x, (np.bool_, bool)):
         return bool(x)
     if isinstance(x, (np.integer,)):
@@ -64,9 +63,9 @@ def _jsonable(x):
 
 def dataset_to_json(ds: xr.Dataset) -> dict:
     """A result Dataset as plain JSON-ready dicts (variables, coords, attrs)."""
-    out = {"dims": dict(ds.sizes), "attrs": _jsonable(dict(ds.attrs))}
-    out["coords"] = {k: _jsonable(v.values) for k, v in ds.coords.items()}
-    out["data"] = {k: {"dims": list(v.dims), "values": _jsonable(v.values)}
+    out = {"dims": dict(ds.sizes), "attrs": jsonable(dict(ds.attrs))}
+    out["coords"] = {k: jsonable(v.values) for k, v in ds.coords.items()}
+    out["data"] = {k: {"dims": list(v.dims), "values": jsonable(v.values)}
                    for k, v in ds.data_vars.items()}
     return out
 
@@ -87,7 +86,7 @@ def safe_filename(name) -> str:
     return stem[:120] or "data"
 
 
-def _write_atomic(path: str, content: str) -> None:
+def write_atomic(path: str, content: str) -> None:
     """Write via a temporary file in the same folder and rename: never a partial file."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=".uqviz-", suffix=".tmp")
     try:
@@ -141,8 +140,8 @@ def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
     for p in paths.values():  # defensive: the stem holds no separator
         if os.path.dirname(os.path.realpath(p)) != root:
             raise ValueError(f"refusing to write {p!r} outside {out_dir!r}")
-    _write_atomic(paths["json"], json_text)
-    _write_atomic(paths["html"], html)
+    write_atomic(paths["json"], json_text)
+    write_atomic(paths["html"], html)
     return paths
 
 
@@ -383,19 +382,7 @@ def _binning(ds, cond, n_bins):
     return "equal_count", n_bins, n_distinct
 
 
-def _lzms(data, cond, *, nb, binning, n_boot, rng, client, donor=None):
-    """LZMS of ``cond`` with its calibrated null, shared with ``donor`` (an LZMS of the same
-    data in bins of the same sizes: :func:`uqviz.conditional.null.share_null`) when it can."""
-    kw = dict(statistic="ZMS", conditioning=cond, n_bins=nb, binning=binning, n_boot=n_boot,
-              rng=rng, client=client)
-    if donor is not None:
-        shared = share_null(local_calibration(data, n_mc=0, **kw), donor)
-        if shared is not None:
-            return shared
-    return local_calibration(data, **kw)
-
-
-def _local(data, cond, *, n_bins, n_boot, rng, client, donor=None):
+def local_analyses(data, cond, *, n_bins, n_boot, rng, client, donor=None):
     """LZM and LZMS (with the calibrated null) of ``cond`` binned as the report does, their
     f_v and warnings; None when ``cond`` is constant. ``donor``: an LZMS of the same data
     whose null the LZMS may share."""
@@ -406,8 +393,8 @@ def _local(data, cond, *, n_bins, n_boot, rng, client, donor=None):
         warnings.simplefilter("always")
         lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
                                 binning=binning, n_mc=0)
-        lzms = _lzms(data, cond, nb=nb, binning=binning, n_boot=n_boot, rng=rng,
-                     client=client, donor=donor)
+        lzms = rmd.lzms_sharing_null(data, donor=donor, conditioning=cond, n_bins=nb,
+                                     binning=binning, n_boot=n_boot, rng=rng, client=client)
     warns = sorted({f"{cond}: {w.message}" for w in caught})
     out = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fraction_valid(lzm, method="wilson"),
            "fv_LZMS": fraction_valid(lzms), "binning": binning,
@@ -466,7 +453,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     local, tested = {}, {}
     donor = None  # the first LZMS with a null: the others of these data share it
     for i, cond in enumerate(["uE", *feats]):
-        loc, w = _local(data, cond, n_bins=n_bins, n_boot=n_boot, rng=children[1 + i],
+        loc, w = local_analyses(data, cond, n_bins=n_bins, n_boot=n_boot, rng=children[1 + i],
                         client=client, donor=donor)
         if donor is None and loc is not None:
             donor = loc["LZMS"]
@@ -559,7 +546,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     if "remedy" in numbers:
         conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
                           + numbers["remedy"]["summary"])
-    return Report(name, _jsonable(numbers), conclusion, warns, figs)
+    return Report(name, jsonable(numbers), conclusion, warns, figs)
 
 
 def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, bar):
@@ -586,7 +573,7 @@ def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, 
     for i, cond in enumerate(feats):
         if cond not in todo:
             continue
-        loc, w = _local(adj, cond, n_bins=n_bins, n_boot=n_boot, rng=children[4 + nf + i],
+        loc, w = local_analyses(adj, cond, n_bins=n_bins, n_boot=n_boot, rng=children[4 + nf + i],
                         client=client, donor=donor)
         if donor is None and loc is not None:
             donor = loc["LZMS"]
@@ -646,7 +633,7 @@ def _summary(ds, feats):
                   "n_distinct": int(np.unique(u).size)}}
     for key in ("n_dropped", "dropped_reasons", "n_filtered", "min_uncertainty"):
         if key in ds.attrs:
-            out[key] = _jsonable(ds.attrs[key])
+            out[key] = jsonable(ds.attrs[key])
     return out
 
 

@@ -63,7 +63,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     >>> out["exit_status"], sorted(out["verdicts"])
     (0, ['average:RCE', 'average:ZMS', 'consistency'])
     """
-    from uqviz.reporting.build import _local, dataset_to_json, uE_adjusted
+    from uqviz.reporting.build import dataset_to_json, local_analyses, uE_adjusted
 
     fail_on = checks.names("fail_on", fail_on, allowed=GATES)
     features = list(features or [])
@@ -76,7 +76,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     numbers = {"average": dataset_to_json(avg), "tailedness": dataset_to_json(tail)}
     locals_ = {}
     if "consistency" in kinds:
-        loc, _ = _local(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1], client=client)
+        loc, _ = local_analyses(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1], client=client)
         entries["consistency"] = (vd.not_tested("uE is constant") if loc is None else
                                   vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
                                                  conditioning="uE"))
@@ -86,7 +86,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         tail_adj = tailedness(adj)
         donor = None  # the features of the adjusted data share one calibrated null
         for i, f in enumerate(features):
-            loc, _ = _local(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
+            loc, _ = local_analyses(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
                             client=client, donor=donor)
             if donor is None and loc is not None:
                 donor = loc["LZMS"]

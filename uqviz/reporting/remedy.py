@@ -29,12 +29,13 @@ from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.conditional.null import share_null
 from uqviz.engine import seeds
 from uqviz.recalibration.fitting import fit_recalibration, recalibrate
+from uqviz.engine.verdicts import decide
 from uqviz.reporting import wording
 from uqviz.scores.coverage import interval_coverage
 from uqviz.scores.proper import proper_scores
 
 __all__ = ["REMEDY_N_BOOT", "REMEDY_N_MC", "REMEDY_FOLDS", "remedy_methods", "run_remedy",
-           "property_status"]
+           "property_status", "lzms_sharing_null"]
 
 #: bootstrap replicates of each re-validation (at most; fewer when the report's ``n_boot``
 #: is smaller): enough for the verdicts of f_v and ZMS (Monte Carlo error of a 95 % BCa limit
@@ -75,11 +76,7 @@ def property_status(valid, reliable=True, computed=True) -> str:
     >>> property_status(True), property_status(False), property_status(True, reliable=False)
     ('OK', 'fails', 'unreliable')
     """
-    if not computed:
-        return "not tested"
-    if not bool(reliable):
-        return "unreliable"
-    return "OK" if bool(valid) else "fails"
+    return decide(not bool(valid), reliable=reliable, tested=computed)
 
 
 def _f(x):
@@ -89,7 +86,7 @@ def _f(x):
 
 def _zms(ds, n_boot, seed):
     avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed)
-    z = avg.sel(statistic="ZMS")  # its beta_GM screen: no second tailedness pass
+    z = avg.sel(statistic="ZMS")  # its beta_GM screen decides `reliable`: no second pass
     heavy = [v for v in wording.HEAVY_FOR_ZMS
              if float(avg["beta_gm"].sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
     lo, hi = _f(z["ci_lower"]), _f(z["ci_upper"])
@@ -97,17 +94,36 @@ def _zms(ds, n_boot, seed):
     valid = bool(z["valid"]) and computed
     return {"estimate": _f(z["estimate"]), "ci_lower": lo, "ci_upper": hi,
             "reference": 1.0, "valid": valid, "heavy_tails": heavy,
-            "status": property_status(valid, not heavy, computed)}
+            "status": property_status(valid, bool(z["reliable"]), computed)}
+
+
+def lzms_sharing_null(data, *, donor=None, n_mc=None, **kwargs):
+    """:func:`uqviz.local_calibration` of the ZMS with the calibrated null of ``donor`` (an
+    LZMS of the same data in bins of the same sizes,
+    ``uqviz.conditional.null.share_null``) when it can, else with its own null of
+    ``n_mc`` bins (default: that of ``local_calibration``).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.default_example()
+    >>> a = lzms_sharing_null(ds, n_bins=10, n_boot=200, rng=0)
+    >>> b = lzms_sharing_null(ds, donor=a, conditioning="X", n_bins=10, n_boot=200, rng=1)
+    >>> b.attrs["null_from"]
+    'uE'
+    """
+    kw = dict(kwargs, statistic="ZMS")
+    if donor is not None:
+        shared = share_null(local_calibration(data, **kw, n_mc=0), donor)
+        if shared is not None:
+            return shared
+    return local_calibration(data, **kw, **({} if n_mc is None else {"n_mc": n_mc}))
 
 
 def _fv(ds, cond, binning, n_bins, n_boot, seed, donor=None):
-    kw = dict(statistic="ZMS", conditioning=cond, binning=binning,
-              n_bins=None if binning == "stratified" else n_bins, n_boot=n_boot, rng=seed)
-    lzms = None
-    if donor is not None:  # the null of these data in bins of the same sizes
-        lzms = share_null(local_calibration(ds, n_mc=0, **kw), donor)
-    if lzms is None:
-        lzms = local_calibration(ds, n_mc=REMEDY_N_MC, **kw)
+    lzms = lzms_sharing_null(ds, donor=donor, n_mc=REMEDY_N_MC, conditioning=cond,
+                             binning=binning, n_bins=None if binning == "stratified" else n_bins,
+                             n_boot=n_boot, rng=seed)
     fv = fraction_valid(lzms)
     ok = bool(fv["valid"])
     return {"estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
