@@ -45,6 +45,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_from_estimator.py
 	$(BIN)/python benchmarks/bench_scaling.py
 	$(BIN)/python benchmarks/bench_dask.py
+	$(BIN)/python benchmarks/bench_null.py
+	$(BIN)/python benchmarks/bench_report_cost.py
+	$(BIN)/python benchmarks/bench_verdicts.py --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache docs/_build

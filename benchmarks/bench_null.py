@@ -1,0 +1,77 @@
+"""The numbers behind the calibrated null of f_v (issue 20), printed by one script.
+
+1. Coverage of the per-bin 95 % BCa interval of the ZMS against the bootstrap replicates B
+   (paired: the same simulated bins for every B), for bins of 118 points (QM9: 13 885 points in
+   118 bins) and normal or t4.4 z-scores: why the null uses ``min(n_boot, 1000)`` replicates
+   (``uqviz.conditional.null.NULL_MAX_BOOT``).
+2. The chi-square NEES test (``uqviz.nees_test``) on calibrated sets of 2000 points, normal
+   and Student-t z-scores: its false alarms with and without the tail screen (``reliable``).
+
+    python benchmarks/bench_null.py [--bins 6000] [--sets 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+from uqviz._array import bootstrap as kboot
+from uqviz.engine.statistics import get_statistic
+
+
+def coverage_against_b(n_bins, size=118, rng=5):
+    stat = get_statistic("ZMS")
+    gen = np.random.default_rng(rng)
+    draws = {"normal": lambda s: gen.standard_normal(s),
+             "t4.4": lambda s: gen.standard_t(4.4, s) / np.sqrt(4.4 / 2.4)}
+    print(f"coverage of the 95 % BCa ZMS interval, {n_bins} bins of {size} points "
+          "(paired: same bins for every B)")
+    for name, draw in draws.items():
+        z = draw(n_bins * size)
+        starts, sizes = np.arange(n_bins) * size, np.full(n_bins, size)
+        cov = {}
+        for b in (1000, 2000, 10_000):
+            t0 = time.perf_counter()
+            r = kboot.bootstrap_moments(z, np.ones_like(z), {"ZMS": (stat.func, stat.columns)},
+                                        n_boot=b, seed=11, ci=0.95, method="bca",
+                                        starts=starts, sizes=sizes, engine="numba")["ZMS"]
+            cov[b] = float(np.mean((r.lower <= 1) & (1 <= r.upper)))
+            print(f"  {name:6s} B = {b:6d}: {cov[b]:.4f} (se {np.sqrt(cov[b] * (1 - cov[b]) / n_bins):.4f}),"
+                  f" {time.perf_counter() - t0:.1f} s")
+        print(f"  {name:6s} B = 1000 minus B = 10 000: {cov[1000] - cov[10_000]:+.4f}")
+
+
+def nees_rates(n_sets, size=2000):
+    import uqviz.quantile as uq
+
+    print(f"nees_test on {n_sets} calibrated sets of {size} points (d = 1), in %")
+    for name, nu in (("normal", None), ("t6", 6.0), ("t4.4", 4.4)):
+        old = fails = unreliable = 0
+        for s in range(n_sets):
+            g = np.random.default_rng(s)
+            u = g.uniform(0.5, 2.0, size)
+            z = g.standard_normal(size) if nu is None else g.standard_t(nu, size) / np.sqrt(
+                nu / (nu - 2))
+            r = uq.nees_test(u * z, 0.0, u)
+            old += not bool(r["valid"])
+            unreliable += not bool(r["reliable"])
+            fails += (not bool(r["valid"])) and bool(r["reliable"])
+        print(f"  {name:6s}: chi-square test alone fails {100 * old / n_sets:5.1f}; with the "
+              f"screen: fails {100 * fails / n_sets:5.1f}, unreliable {100 * unreliable / n_sets:5.1f}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--bins", type=int, default=6000)
+    p.add_argument("--sets", type=int, default=200)
+    args = p.parse_args(argv)
+    warnings.simplefilter("ignore")
+    coverage_against_b(args.bins)
+    nees_rates(args.sets)
+
+
+if __name__ == "__main__":
+    main()
