@@ -27,7 +27,7 @@ from uqviz.data import (check_dataset, datasets, from_arrays, from_dataframe, fr
 from uqviz.engine import statistics
 from uqviz.engine.statistics import get_statistic, list_statistics
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
-                               validation_probability)
+                               stored_study, validation_probability)
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
 from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
@@ -65,7 +65,7 @@ __all__ = sorted([
     "operating_characteristics",
     "ordering_study", "proper_scores", "qce", "qce_to_numpy", "quantile", "read_csv",
     "recalibrate", "recalibration", "reliability", "report",
-    "running_statistics", "save_study", "simulated_reference", "size_dependence",
+    "running_statistics", "save_study", "stored_study", "simulated_reference", "size_dependence",
     "statistic_bias", "statistics", "synthetic", "tailedness", "validate", "validate_average",
     "validate_simulated", "validation_probability", "z_scores",
 ])

@@ -10,7 +10,7 @@ import xarray as xr
 
 from uqviz.engine import checks
 
-__all__ = ["save_study", "load_study", "BACKENDS"]
+__all__ = ["save_study", "load_study", "stored_study", "BACKENDS"]
 
 #: netCDF backends of :func:`save_study` / :func:`load_study`
 BACKENDS = ("h5netcdf", "netcdf4")
@@ -139,3 +139,133 @@ def load_study(path, *, backend=None) -> xr.Dataset:
     for name in out.variables:
         _restore_sequences(out[name].attrs)
     return out
+
+
+#: attribute holding the JSON-encoded settings a stored study was computed with
+SETTINGS_ATTR = "study_settings"
+
+
+def _settings_json(settings):
+    """``settings`` as canonical JSON (sorted keys; tuples as lists)."""
+    import json
+
+    if settings is None:
+        return "{}"
+    if not isinstance(settings, dict):
+        raise TypeError(f"settings must be a dict, got {type(settings).__name__}")
+    return json.dumps(settings, sort_keys=True, default=lambda v: v.tolist()
+                      if hasattr(v, "tolist") else str(v))
+
+
+def _save_stored(result, path, text):
+    """Write one Dataset, or a dict of Datasets as groups of one file, with its settings."""
+    from datetime import date
+
+    from uqviz import __version__
+
+    stamp = {SETTINGS_ATTR: text, "uqviz_version": __version__,
+             "computed_on": date.today().isoformat()}
+    if isinstance(result, xr.Dataset):
+        save_study(result.assign_attrs(stamp), path)
+        return
+    if not isinstance(result, dict) or not all(isinstance(v, xr.Dataset)
+                                               for v in result.values()):
+        raise TypeError("compute() must return an xarray.Dataset or a dict of Datasets")
+    groups = {}
+    for name, ds in result.items():
+        out = ds.copy()
+        out.attrs = netcdf_attrs(ds.attrs)
+        for var in out.variables:
+            out[var].attrs = netcdf_attrs(out[var].attrs)
+        groups[f"/{name}"] = out
+    tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=stamp), **groups})
+    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}-{threading.get_ident()}"
+    try:
+        tree.to_netcdf(tmp, engine=_backend(None))
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _load_stored(path):
+    """The stored study (Dataset or dict of Datasets) and its settings JSON."""
+    with xr.open_datatree(os.fspath(path), engine=_backend(None)) as tree:
+        tree = tree.load()
+    text = str(tree.attrs.get(SETTINGS_ATTR, "{}"))
+    if not tree.children:
+        return load_study(path), text
+    out = {}
+    for name, node in tree.children.items():
+        ds = node.to_dataset()
+        if "done" in ds:
+            ds["done"] = ds["done"].astype(bool)
+        _restore_sequences(ds.attrs)
+        for var in ds.variables:
+            _restore_sequences(ds[var].attrs)
+        out[name] = ds
+    return out, text
+
+
+def stored_study(path, compute, *, settings=None, refresh=False):
+    """A long Monte Carlo study stored once and read back in seconds.
+
+    If ``path`` exists (and ``refresh`` is false) the study is read from it, after
+    checking that it was computed with the same ``settings``; otherwise
+    ``compute()`` runs and its result is written to ``path`` (atomically) with the
+    settings, the uqviz version and the date. The course notebooks use it to show
+    full-size studies (minutes to hours on 2 cores) in seconds; a script recomputes
+    them (``refresh=True``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The netCDF file of the study.
+    compute : callable
+        ``compute()`` returns an ``xarray.Dataset`` or a ``dict`` of Datasets (stored
+        as groups of one file; names are group names).
+    settings : dict, optional
+        What the study depends on (sizes, seeds, grids); JSON-serialisable values.
+        A stored study computed with other settings is an error, never silently used.
+    refresh : bool, default False
+        Compute again and overwrite the stored file.
+
+    Returns
+    -------
+    xarray.Dataset or dict of xarray.Dataset
+        The study; a stored Dataset has the attributes ``study_settings``,
+        ``uqviz_version`` and ``computed_on``.
+
+    Raises
+    ------
+    ValueError
+        The stored study was computed with other settings.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from uqviz import stored_study, statistic_bias
+    >>> path = os.path.join(tempfile.mkdtemp(), "bias.nc")
+    >>> run = lambda: statistic_bias(nu_ig=[10], nu_d=[10], n_datasets=20, size=200, rng=0,
+    ...                              progress=False)
+    >>> first = stored_study(path, run, settings={"size": 200})    # computed and stored
+    >>> again = stored_study(path, run, settings={"size": 200})    # read back
+    >>> bool((first["estimate"] == again["estimate"]).all())
+    True
+    """
+    if not callable(compute):
+        raise TypeError(f"compute must be callable, got {type(compute).__name__}")
+    if not isinstance(refresh, bool):
+        raise TypeError(f"refresh must be True or False, got {refresh!r}")
+    text = _settings_json(settings)
+    path = os.fspath(path)
+    if refresh or not os.path.exists(path):
+        result = compute()
+        _save_stored(result, path, text)
+        result = _load_stored(path)[0]
+        return result
+    result, stored = _load_stored(path)
+    if stored != text:
+        raise ValueError(f"the study stored in {os.path.basename(path)} was computed with "
+                         f"settings {stored}, not {text}; compute it again with refresh=True")
+    return result
