@@ -114,3 +114,7 @@ html_theme_options = {
 html_show_sourcelink = False
 html_css_files = ["uqviz.css"]
 html_last_updated_fmt = None
+
+# An explorer's output carries its live widget and a static HTML copy (read-outs and figure):
+# the site has no kernel, so it shows the static copy; JupyterLab and Voila show the widget.
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", 35)]

@@ -112,6 +112,9 @@ POSITIONAL_ALLOWED = {
     ("uqviz.generative.student_t", "nu"):
         "a distribution factory's one defining parameter, as scipy.stats.t(df)",
     ("uqviz.datasets.fetch", "key"): "a file lookup: the registry key is the subject",
+    ("uqviz.stored_study", "compute"):
+        "the computation stored is the subject of the call, beside its file (a cache, "
+        "as functools.cache(func))",
     ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
     ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
     ("uqviz.generative.Generative", "name"): "a record (dataclass) built by the factories",

@@ -6,6 +6,7 @@ import xarray as xr
 
 from uqviz.experiments import studies as ex
 from uqviz._array import stats as ks
+import uqviz
 from uqviz.experiments import load_study, save_study, statistic_bias, validation_probability
 
 SMALL = dict(n_datasets=40, size=300, n_boot=300, rng=11, progress=False)
@@ -411,3 +412,37 @@ def test_statistics_attr_survives_save_and_load(tmp_path):
     again = statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=3, size=50, rng=0,
                            progress=False, statistics=("ZMS", "RCE"), path=path)
     xr.testing.assert_identical(again.drop_attrs(), res.drop_attrs())
+
+
+def test_stored_study_computes_once_then_reads_back(tmp_path):
+    """stored_study: first call computes and stores, later calls read the file (no compute)."""
+    import xarray as xr
+
+    calls = []
+
+    def run():
+        calls.append(1)
+        return {"a": xr.Dataset({"x": ("i", np.arange(3.0))}, attrs={"names": ["ZMS", "RCE"]}),
+                "b": xr.Dataset({"y": 2.5})}
+
+    path = tmp_path / "study.nc"
+    first = uqviz.stored_study(path, run, settings={"n": 3, "grid": (1, 2)})
+    again = uqviz.stored_study(path, run, settings={"grid": (1, 2), "n": 3})
+    assert len(calls) == 1
+    np.testing.assert_array_equal(again["a"]["x"], [0.0, 1.0, 2.0])
+    assert again["a"].attrs["names"] == ["ZMS", "RCE"] and float(again["b"]["y"]) == 2.5
+    assert first.keys() == again.keys()
+    uqviz.stored_study(path, run, settings={"n": 3, "grid": (1, 2)}, refresh=True)
+    assert len(calls) == 2
+
+
+def test_stored_study_refuses_other_settings(tmp_path):
+    path = tmp_path / "bias.nc"
+    run = lambda: uqviz.statistic_bias(nu_ig=[10], nu_d=[10], n_datasets=10, size=100, rng=0,  # noqa: E731
+                                       progress=False)
+    stored = uqviz.stored_study(path, run, settings={"size": 100})
+    assert stored.attrs["study_settings"] == '{"size": 100}' and "uqviz_version" in stored.attrs
+    with pytest.raises(ValueError, match="computed with settings"):
+        uqviz.stored_study(path, run, settings={"size": 200})
+    with pytest.raises(TypeError, match="compute must be callable"):
+        uqviz.stored_study(path, None)

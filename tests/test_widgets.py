@@ -143,3 +143,18 @@ def test_recalibration_control_shows_before_and_after(explorer):
     assert "before:" not in ex.fv_label.value
     with pytest.raises(ValueError, match="recalibration"):
         ConditionalExplorer(uqviz.synthetic.default_example(), recalibration="quantile")
+
+
+def test_output_is_the_widget_with_a_static_copy_for_pages_without_kernel(explorer):
+    """Jupyter shows the widget view; a static page (the site) the read-outs and the figure."""
+    import base64
+
+    bundle = explorer._repr_mimebundle_()
+    view = bundle["application/vnd.jupyter.widget-view+json"]
+    assert view["model_id"] == explorer.widget.model_id
+    html = bundle["text/html"]
+    assert explorer.fv_label.value in html          # the f_v read-out, verdict included
+    png = html.split("data:image/png;base64,")[1].split('"')[0]
+    assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
+    explorer.conditioning.value = "X"               # the copy follows the current view
+    assert explorer.fv_label.value in explorer._repr_mimebundle_()["text/html"]

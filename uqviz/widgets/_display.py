@@ -115,7 +115,32 @@ class ExplorerDrawing:
         self.figure.canvas.draw_idle()
         return True
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    #: names of the HTML read-outs shown above the figure (subclasses override)
+    READOUTS = ("message",)
 
-        display(self.widget)
+    def static_html(self):
+        """The current view as static HTML: the read-outs and the figure as a PNG.
+
+        A page without a kernel (the documentation site, nbviewer) shows this
+        instead of the live widget; JupyterLab and Voila show the widget.
+        """
+        import base64
+        import io
+
+        parts = [getattr(self, name).value for name in self.READOUTS
+                 if getattr(self, name, None) is not None and getattr(self, name).value]
+        if self.figure is not None:
+            buf = io.BytesIO()
+            self.figure.savefig(buf, format="png", dpi=90)
+            parts.append('<img alt="the explorer\'s figure" src="data:image/png;base64,'
+                         f'{base64.b64encode(buf.getvalue()).decode()}"/>')
+        parts.append("<p><small>A static copy of the explorer's first view: run the notebook "
+                     "for live controls.</small></p>")
+        return "<div class='uqviz-explorer-static'>" + "".join(
+            f"<div>{p}</div>" for p in parts) + "</div>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        # the live widget for a kernel-backed frontend, static HTML for a page without one
+        bundle = dict(self.widget._repr_mimebundle_())
+        bundle["text/html"] = self.static_html()
+        return bundle

@@ -99,6 +99,8 @@ class ConditionalExplorer(ExplorerDrawing):
     (True, False)
     """
 
+    READOUTS = ("fv_label", "message")
+
     def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                  binning="equal_count", min_count=100, n_boot=1000, recalibration="none",
                  rng=0, figsize=(6.0, 4.0)):

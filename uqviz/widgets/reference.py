@@ -76,6 +76,8 @@ class ReferenceExplorer(ExplorerDrawing):
     't6'
     """
 
+    READOUTS = ("summary", "message")
+
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
                  n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=1000, ci=0.95, rng=0,
                  figsize=(6.0, 3.8)):
