@@ -23,7 +23,7 @@ Four methods map the uncertainties ``uE`` of a dataset to new ones ``uE'``:
   ``uE' > 0``; ``parameters["n_floored"]`` counts the calibration points concerned. The fit
   is a step function: the recalibrated uncertainties of the calibration points take one
   value per block, a stratification that equal-count bins split (Pernot (2023); Pernot
-  (2023b)): validate them with ``binning="stratified"``.
+  (2023, stratification)): validate them with ``binning="stratified"``.
 
 :func:`fit_recalibration` returns a :class:`Recalibration`; :func:`recalibrate` cross-fits
 (each of ``folds`` random folds recalibrated by a fit on the other folds), so that the result
