@@ -22,9 +22,9 @@ chromium:
 	@scripts/ensure-chromium
 
 ## test: install, then run the test suite (unit tests, docstring examples, real-data
-## fidelity tests, notebooks, browser tests)
+## fidelity tests, notebooks, browser tests); UQVIZ_PROGRESS=0: no progress bars in the executed notebooks
 test: $(STAMP) chromium
-	$(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
+	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
 
 ## docs: install, then build the documentation site into docs/_build/html (notebooks executed;
 ## UQVIZ_DOCS_EXECUTE=off skips that), warnings and broken cross-references are errors; then

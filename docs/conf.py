@@ -41,6 +41,8 @@ _IPYTHON = Path(tempfile.mkdtemp(prefix="uqviz-docs-ipython-"))
     "warnings.formatwarning = (lambda message, category, filename, lineno, line=None:\n"
     "                          f'{category.__name__}: {message}\\n')\n")
 os.environ["IPYTHONDIR"] = str(_IPYTHON)
+# no tqdm bars in executed notebooks: a closed bar leaves "model not found" on the page
+os.environ["UQVIZ_PROGRESS"] = "0"
 # notebooks are executed with their own folder as working directory: data paths absolute
 if os.environ.get("UQVIZ_DATA_DIR"):
     os.environ["UQVIZ_DATA_DIR"] = str(Path(os.environ["UQVIZ_DATA_DIR"]).resolve())

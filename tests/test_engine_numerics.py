@@ -275,3 +275,13 @@ def test_chunked_leave_one_out_binned_values_equal_the_whole_array():
     whole = kbin.loo_binned_means(cols, 37)
     func = lambda b: np.abs(np.log(b[..., 0] / b[..., 1])).mean(axis=-1)  # noqa: E731
     np.testing.assert_array_equal(kbin.loo_binned_values(cols, 37, func), func(whole))
+
+
+def test_progress_none_follows_the_uqviz_progress_variable(monkeypatch):
+    """progress=None: UQVIZ_PROGRESS=0 hides the bars (executed notebooks, docs), =1 shows them."""
+    from uqviz.engine.parallel import show_progress
+
+    monkeypatch.setenv("UQVIZ_PROGRESS", "0")
+    assert show_progress(None) is False and show_progress(True) is True
+    monkeypatch.setenv("UQVIZ_PROGRESS", "1")
+    assert show_progress(None) is True and show_progress(False) is False

@@ -210,9 +210,20 @@ def stream_rows(n_rows: int, m: int) -> int:
     return max(1, min(int(n_rows), STREAM_ELEMENTS // max(int(m), 1)))
 
 
+#: environment variable overriding ``progress=None``: "0" hides every bar (an executed notebook,
+#: a documentation build), "1" shows them
+PROGRESS_ENV = "UQVIZ_PROGRESS"
+
+
 def show_progress(progress) -> bool:
-    """The ``progress`` option: None shows a bar in a terminal or Jupyter."""
+    """The ``progress`` option: None shows a bar in a terminal or Jupyter, unless the
+    environment variable ``UQVIZ_PROGRESS`` is "0" (hide) or "1" (show)."""
     if progress is None:
+        env = os.environ.get(PROGRESS_ENV, "").strip().lower()
+        if env in ("0", "false", "no", "off"):
+            return False
+        if env in ("1", "true", "yes", "on"):
+            return True
         return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
     if not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True, False or None, got {progress!r}")
