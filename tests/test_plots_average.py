@@ -350,3 +350,14 @@ def test_bias_vs_skewness_of_nll_draws_its_deviation():
     order = np.argsort(r.beta_gm.sel(variable="E2").values)
     np.testing.assert_allclose(y, r["bias"].values[order])
     assert ax.get_ylabel() == "NLL - reference"
+
+
+def test_validation_probability_of_one_draws_despite_rounding():
+    """p_val = 1 with a Wilson upper bound rounded just below 1: no negative error bar."""
+    res = vp_study(scenario="NIG", nu=[10.0], n_datasets=12, size=200, n_boot=200, rng=1,
+                   progress=False)
+    res["p_val"][:] = 1.0
+    res["p_val_upper"][:] = 1.0 - 1e-12
+    ax = pe.validation_probability(res)
+    seg = ax.containers[0].lines[2][0].get_segments()
+    assert seg[0][1][1] == pytest.approx(1.0)

@@ -69,7 +69,7 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
         p = r["p_val"].values
         lo, hi = r["p_val_lower"].values, r["p_val_upper"].values
         xs = nu * 10 ** dodge[i]
-        ax.errorbar(xs, p, yerr=[p - lo, hi - p], fmt="-" + markers[i % len(markers)], ms=4,
+        ax.errorbar(xs, p, yerr=np.clip([p - lo, hi - p], 0, None), fmt="-" + markers[i % len(markers)], ms=4,
                     lw=1.0, color=statistic_color(s, i), label=s, zorder=3)
     ax.axhline(0.95, color=COLORS["reference"], ls="--", lw=1.0, zorder=2,
                label="target 0.95")
