@@ -103,7 +103,7 @@ ORDER = [p.name for p in NOTEBOOKS]
 def test_every_notebook_ends_with_a_link_to_the_next(notebook):
     cells = _markdown_cells(notebook)
     last = cells[-1]
-    assert re.match(r"\s*##+ (What|Where) next", last), (
+    assert re.match(r"\s*##+ (\d+\. )?(What|Where) next", last), (
         f"{notebook.name}: the last markdown cell is not a 'What next' section")
     i = ORDER.index(notebook.name)
     nxt = ORDER[i + 1] if i + 1 < len(ORDER) else ORDER[0]
