@@ -377,3 +377,27 @@ def test_report_of_object_dtype_errors_equals_the_float_report():
     for summary in (got, want):
         summary["data"]["E"].pop("mean"), summary["data"]["E"].pop("sd")
     assert got == want
+
+
+def test_report_of_recalibrated_data_tests_adaptivity_and_passes_progress(monkeypatch):
+    """Data from Recalibration.apply keep uE_original: the report validates their uE (every
+    adaptivity test run, not 'not tested'), and report(progress=False) reaches the simulated
+    references."""
+    from uqviz.reporting import build
+
+    seen = {}
+    original = build.validate_shared
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(build, "validate_shared", spy)
+    ds = uqviz.synthetic.default_example()
+    rec = uqviz.fit_recalibration(ds, method="bvs", conditioning="X").apply(ds)
+    assert "uE_original" in rec
+    rep = uqviz.report(rec, n_boot=200, n_mc=100, rng=0, remedy=False, progress=False)
+    verdicts = rep.numbers["verdicts"]
+    assert verdicts["adaptivity:X"]["verdict"] != "not tested"
+    assert "uE_original" not in rep.numbers["data"]["features"]
+    assert seen["progress"] is False

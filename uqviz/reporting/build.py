@@ -303,6 +303,9 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     data : xarray.Dataset or xarray.DataTree
         One dataset, or several (one child each): a DataTree gives a
         :class:`uqviz.reporting.ReportCollection`, one page with one section per dataset.
+        Recalibrated data (from :func:`uqviz.recalibrate` or ``Recalibration.apply``) are
+        validated as they are: their ``uE``; the ``uE_original`` they keep is history, left out
+        of the analyses.
     features : sequence of str, optional
         Features for the adaptivity analysis (default: every numeric feature).
     n_boot : int, default 10000
@@ -420,6 +423,8 @@ def _local_block(loc, cond, m):
 def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
                 remedy=True, client=None) -> Report:
     check_dataset(data)
+    if "uE_original" in data.variables:   # recalibrated data: validate uE; the old uE is history
+        data = data.drop_vars("uE_original")
     name = str(data.attrs.get("name") or "data")
     feats = _features(data, features)
     m = data.sizes["point"]
@@ -508,7 +513,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             # one synthetic set gives the three statistics their values (shared draws):
             # each result is that of validate(statistic=s) with this one stream
             wf = validate_shared(data, statistics=("ENCE", "ZMSE", "CC"), n_mc=n_mc,
-                                 n_boot=n_boot, rng=children[2 + nf], client=client)
+                                 n_boot=n_boot, rng=children[2 + nf], client=client,
+                                 progress=progress)
         warns += sorted({str(w.message) for w in caught})
         for s, res in wf.items():
             entries[s] = vd.reference_entry(res, s)
