@@ -518,7 +518,7 @@ def test_read_csv_semicolon_file_names_the_separator_to_pass(tmp_path):
 def test_series_with_different_indexes_are_an_error():
     e = pd.Series([0.1, 0.2, 0.3], index=[10, 11, 12])
     u = pd.Series([0.3, 0.2, 0.1], index=[12, 11, 10])
-    with raises("pandas Series with different indexes: 'uE' vs 'E'"):
+    with raises("pandas inputs with different indexes: 'uE' vs 'E'"):
         from_arrays(e, u)
     with raises("'x' vs 'E'"):
         from_arrays(e, u.sort_index().set_axis(e.index), features={"x": pd.Series([1, 2, 3])})

@@ -232,15 +232,15 @@ def _invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
 
 
 def _check_indexes(items: Mapping) -> None:
-    """pandas inputs must share one index: they are paired by position, never silently."""
-    indexed = {k: v.index for k, v in items.items() if isinstance(v, pd.Series)}
+    """pandas inputs (Series, DataFrame) must share one index: paired by position, never silently."""
+    indexed = {k: v.index for k, v in items.items() if isinstance(v, (pd.Series, pd.DataFrame))}
     if len(indexed) < 2:
         return
     (first, ref), *others = indexed.items()
     bad = [k for k, idx in others if not idx.equals(ref)]
     if bad:
         raise ValueError(
-            f"pandas Series with different indexes: {', '.join(map(repr, bad))} vs {first!r}; "
+            f"pandas inputs with different indexes: {', '.join(map(repr, bad))} vs {first!r}; "
             "uqviz pairs values by position, which would mix rows: align them first "
             f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position")
 
