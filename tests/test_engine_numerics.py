@@ -285,3 +285,23 @@ def test_progress_none_follows_the_uqviz_progress_variable(monkeypatch):
     assert show_progress(None) is False and show_progress(True) is True
     monkeypatch.setenv("UQVIZ_PROGRESS", "1")
     assert show_progress(None) is True and show_progress(False) is False
+
+
+def test_a_seed_sequence_is_not_consumed():
+    # issue 22 item 7: spawning from a SeedSequence passed as rng advanced the caller's
+    # object (n_children_spawned 0 -> 1): the next call with it gave other numbers
+    ss = np.random.SeedSequence(12345)
+    assert [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)] == \
+        [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)]
+    assert ss.n_children_spawned == 0
+    assert int(seeds.kernel_seed(ss)) == int(seeds.kernel_seed(ss))
+    e, u = _data(200)
+    ds = uqviz.from_arrays(e, u)
+    calls = [lambda r: uqviz.validate_average(ds, statistics="ZMS", n_boot=50, rng=r),
+             lambda r: uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=r),
+             lambda r: uqviz.simulated_reference(ds, statistic="ENCE", n_mc=20, n_bins=2, rng=r)]
+    for call in calls:
+        first = call(ss)
+        assert ss.n_children_spawned == 0
+        xr.testing.assert_identical(first, call(ss))
+        xr.testing.assert_identical(first, call(np.random.SeedSequence(12345)))

@@ -87,7 +87,16 @@ def choice(name: str, value, choices: Sequence):
 
 
 def rng(value, *, name: str = "rng") -> np.random.Generator:
-    """A ``numpy.random.Generator`` from None, an int >= 0, a SeedSequence or a Generator."""
+    """A ``numpy.random.Generator`` from None, an int >= 0, a SeedSequence or a Generator.
+
+    A SeedSequence is copied: spawning children from the Generator never consumes the
+    caller's object, so the same SeedSequence gives the same numbers on every call (as an
+    int seed does); a Generator is used as is (its state advances, as numpy's do).
+    """
+    if isinstance(value, np.random.SeedSequence):
+        value = np.random.SeedSequence(value.entropy, spawn_key=value.spawn_key,
+                                       pool_size=value.pool_size,
+                                       n_children_spawned=value.n_children_spawned)
     if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(value)
     if isinstance(value, numbers.Integral) and not _is_bool(value):
