@@ -183,6 +183,23 @@ def test_binned_errors_equal_a_pandas_groupby():
         uqviz.binned_errors(ds, statistics=("ECE",))
 
 
+@pytest.mark.parametrize("scale, how", [(1e300, "overflows"), (1e-300, "underflows")])
+def test_binned_errors_warn_when_uce_is_not_representable(scale, how):
+    # issue 22 item 7: UCE (units of E^2) of finite data scaled by 1e300 was inf, silently
+    ds = _nig(300, 5)
+    ref = uqviz.binned_errors(ds)
+    scaled = uqviz.from_arrays(ds.E.values * scale, ds.uE.values * scale)
+    with pytest.warns(UserWarning, match=f"UCE {how} float64 for these data"):
+        res = uqviz.binned_errors(scaled)
+    # ENCE and ZMSE are scale-free and exact at any scale
+    np.testing.assert_allclose(res.estimate.sel(statistic=["ENCE", "ZMSE"]),
+                               ref.estimate.sel(statistic=["ENCE", "ZMSE"]), rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        uqviz.binned_errors(scaled, statistics=("ENCE", "ZMSE"))
+        uqviz.binned_errors(uqviz.from_arrays(ds.E.values * 1e150, ds.uE.values * 1e150))
+
+
 def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
     # Pernot (2023) sect. III: 100 equal-count bins, LZMS. Consistency is "not perfect but
     # without strong local miscalibration" (f_v below 0.95, its CI excluding it);

@@ -664,10 +664,21 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     _, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning, min_size=1)
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
-    values = [kbin.BINNED[s](e, u, bins.starts, bins.sizes) for s in statistics]
+    means = kbin.binned_column_means(e, u, bins.starts, bins.sizes)
+    values = [_binned_value(s, means) for s in statistics]
     return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
                        "n_bins": ((), bins.n_bins)},
                       coords={"statistic": list(statistics)})
+
+
+def _binned_value(name, means):
+    """One binned error from the bin means; a warning when it is not representable."""
+    with np.errstate(all="ignore"):
+        value = kbin.FROM_MEANS[name](means)
+    problem = ks.unrepresentable(name, kbin.FROM_MEANS[name], means, value)
+    if problem:
+        warnings.warn(f"{problem}; its estimate is {float(value)!r}", UserWarning, stacklevel=5)
+    return value
 
 
 def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
