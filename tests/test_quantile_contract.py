@@ -371,6 +371,20 @@ def test_non_numeric_and_misaligned_inputs():
     np.testing.assert_allclose(ok.values, [0.0025, 0.04, 0.09])  # paired by label
 
 
+@pytest.mark.parametrize("func", [lambda *a: uq.qce(*a, n_boot=0), uq.nees, uq.nees_test])
+def test_boolean_inputs_are_refused(func):
+    # issue 22 item 7: True/False were read as 0/1 (from_arrays refuses them)
+    flags = np.array([True, False, True, True])
+    with pytest.raises(TypeError, match=r"y: boolean values .* not numbers; 4 row\(s\)"):
+        func(flags, 0.0, np.ones(4))
+    with pytest.raises(TypeError, match=r"mean: boolean values"):
+        func(np.ones(4), np.array([1.0, True, 0.0, 2.0], dtype=object), np.ones(4))
+    with pytest.raises(TypeError, match=r"y: boolean values .* 4 row\(s\)"):
+        func(xr.Dataset({"y": ("point", flags), "mean": ("point", np.zeros(4)),
+                         "scale": ("point", np.ones(4))}))
+    func(flags.astype(float), 0.0, np.ones(4))  # cast: accepted
+
+
 def test_bad_datasets_name_what_is_missing():
     y, mean, std = _data(n=10)
     with pytest.raises(ValueError, match=r"y: the Dataset needs variables 'y', 'mean', 'scale'"):
