@@ -318,6 +318,8 @@ def test_options_are_checked(kwargs, error, match):
     (dict(statistics=()), ValueError, "statistics"),
     (dict(statistics=("ENCE",)), ValueError, "moment"),
     (dict(n_datasets=0), ValueError, "n_datasets"),
+    # issue 22 item 7: one dataset gave a NaN se without a warning
+    (dict(n_datasets=1), ValueError, r"n_datasets must be >= 2, got 1"),
     (dict(chunk_size=0), ValueError, "chunk_size"),
     (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
 ])

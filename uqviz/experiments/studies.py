@@ -394,8 +394,8 @@ def _prepare(kind, grid, models, per_dataset, settings, *, n_datasets, rng, path
     return study, entropy
 
 
-def _settings_common(n_datasets, size, chunk_size, kind, client, path):
-    n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
+def _settings_common(n_datasets, size, chunk_size, kind, client, path, *, min_datasets=1):
+    n_datasets = checks.count("n_datasets", n_datasets, minimum=min_datasets)
     size = checks.count("size", size, minimum=_MIN_SIZE)
     chunk_size = checks.optional_count("chunk_size", chunk_size, minimum=1)
     if chunk_size is None:
@@ -576,7 +576,7 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
         Degrees of freedom of ``D`` (> 2, inf for N(0, 1)); default
         (3, 4, 6, 10, 20, 100).
     n_datasets : int, default 1000
-        Monte Carlo datasets per grid point.
+        Monte Carlo datasets per grid point (>= 2: ``sd`` and ``se`` need two).
     size : int, default 5000
         Points per dataset (>= 3).
     statistics : sequence of str, default ("RCE", "ZMS", "RCE2")
@@ -608,7 +608,7 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
     nu_ig = _grid(_DEFAULT_NU_IG if nu_ig is None else nu_ig, "nu_ig", lower=0.0)
     nu_d = _grid(_DEFAULT_NU_D if nu_d is None else nu_d, "nu_d", lower=2.0, allow_inf=True)
     n_datasets, size, chunk_size = _settings_common(n_datasets, size, chunk_size, kind,
-                                                    client, path)
+                                                    client, path, min_datasets=2)
     checks.rng(rng)
     stats = _moment_statistics(statistics)
     names = [s.name for s in stats]
