@@ -252,6 +252,17 @@ def test_names_and_options_are_checked():
         from_arrays(np.ones((2, 2)), np.ones((2, 2)))
 
 
+@pytest.mark.parametrize("arg", ["features", "metadata"])
+@pytest.mark.parametrize("value", [[[1, 2, 3]], [1, 2, 3], np.ones((3, 2)), "x"])
+def test_features_and_metadata_must_be_named_columns(arg, value):
+    # issue 22 item 7: features=[[1, 2]] raised AttributeError: 'list' object has no attribute
+    with pytest.raises(TypeError, match=f"{arg} must be a mapping {{name: values}} or a pandas "
+                                        "DataFrame, got"):
+        from_arrays(E3, U3, **{arg: value})
+    ds = from_arrays(E3, U3, **{arg: pd.DataFrame({"a": [1.0, 2.0, 3.0]})})
+    np.testing.assert_array_equal(ds["a"].values, [1.0, 2.0, 3.0])
+
+
 # --------------------------------------------------------------------------
 # drop_invalid and min_uncertainty
 # --------------------------------------------------------------------------

@@ -260,12 +260,22 @@ def _check_lengths(lengths: Mapping[str, int], *, label=str) -> None:
     raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
 
 
+def _named_columns(name: str, value) -> dict:
+    """``{column name: values}`` from None, a mapping or a DataFrame; a TypeError otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, (Mapping, pd.DataFrame)):
+        raise TypeError(f"{name} must be a mapping {{name: values}} or a pandas DataFrame, got "
+                        f"{type(value).__name__} ({value!r:.60})")
+    return dict(value.items())
+
+
 def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
            drop_invalid=False, min_uncertainty=None, u_from_variance=False,
            sources=None) -> xr.Dataset:
     """Common core of from_arrays / from_dataframe (inputs never mutated)."""
-    features = {} if features is None else dict(features.items())
-    metadata = {} if metadata is None else dict(metadata.items())
+    features = _named_columns("features", features)
+    metadata = _named_columns("metadata", metadata)
     if name is None:
         name = "dataset"
     if not isinstance(name, str):
