@@ -183,6 +183,19 @@ def test_binned_errors_equal_a_pandas_groupby():
         uqviz.binned_errors(ds, statistics=("ECE",))
 
 
+def test_fraction_valid_names_a_result_that_is_not_local():
+    # issue 22 item 7: fraction_valid(validate_average(...)) raised an xarray dim error
+    ds = _nig(300, 5)
+    with pytest.raises(ValueError, match=r"local_result: not a result of "
+                                         r"uqviz.local_calibration: it lacks dim 'bin'"):
+        uqviz.fraction_valid(uqviz.validate_average(ds, n_boot=50, rng=0))
+    with pytest.raises(ValueError, match=r"local_result: not a result .* variable 'valid'"):
+        uqviz.fraction_valid(ds)
+    with pytest.raises(TypeError, match=r"local_result must be the result of "
+                                        r"uqviz.local_calibration \(an xarray.Dataset\)"):
+        uqviz.fraction_valid(ds["E"])
+
+
 @pytest.mark.parametrize("scale, how", [(1e300, "overflows"), (1e-300, "underflows")])
 def test_binned_errors_warn_when_uce_is_not_representable(scale, how):
     # issue 22 item 7: UCE (units of E^2) of finite data scaled by 1e300 was inf, silently

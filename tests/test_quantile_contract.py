@@ -287,6 +287,20 @@ def test_datatree_results_gain_a_dataset_dim_and_equal_the_array_calls():
     assert np.isnan(eps.sel(dataset="b").values[150:]).all()  # padding of the shorter set
 
 
+def test_qce_to_numpy_names_a_result_that_is_not_qce():
+    # issue 22 item 7: a Dataset that is not a qce result raised KeyError: 'scale_kind'
+    a = from_arrays([0.1, -0.5, 0.3, 1.2, 0.2], [0.2, 0.4, 0.3, 0.5, 0.1])
+    with pytest.raises(ValueError, match=r"result: not a result of uqviz.qce: it lacks "
+                                         r"variable 'qce', attr 'scale_kind'"):
+        uq.qce_to_numpy(a)
+    res = uq.qce(a, levels=[0.5, 0.9], n_boot=0)
+    with pytest.raises(ValueError, match=r"result: not a result of uqviz.qce: it lacks "
+                                         r"attr 'scale_kind', attr 'reduction'"):
+        uq.qce_to_numpy(res.drop_attrs())
+    with pytest.raises(TypeError, match=r"result must be the result of uqviz.qce"):
+        uq.qce_to_numpy(res["qce"])
+
+
 def test_datatree_of_uqviz_datasets():
     a = from_arrays([0.1, -0.5, 0.3, 1.2, 0.2], [0.2, 0.4, 0.3, 0.5, 0.1], name="a")
     b = from_arrays([0.3, -0.1, 0.8, 0.05], [0.2, 0.2, 0.4, 0.3], name="b")

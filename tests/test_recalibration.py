@@ -397,8 +397,10 @@ def test_before_after_plot_of_local_and_average_results():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["ZMS", "RCE"]
     with pytest.raises(ValueError, match="cannot be compared"):
         before_after(loc[0], avg[1])
-    with pytest.raises(TypeError, match="before_result"):
-        before_after(ds, out)
+    with pytest.raises(ValueError, match="before_result: not a result of"):
+        before_after(ds, out)  # the data, not a result
+    with pytest.raises(TypeError, match="before_result must be"):
+        before_after(3, out)
     other = loc[1].assign_attrs(conditioning="uE")
     with pytest.raises(ValueError, match="conditioning"):
         before_after(loc[0], other)

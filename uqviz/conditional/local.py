@@ -532,9 +532,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     (True, True)
     """
     ci = checks.probability("ci", ci)
-    if "valid" not in getattr(local_result, "data_vars", ()):
-        raise TypeError("local_result must be a result of local_calibration (a Dataset with "
-                        "'valid' on dim 'bin')")
+    checks.result("local_result", local_result, "uqviz.local_calibration",
+                  variables=("valid",), dims=("bin",))
     has_null = "null_coverage" in local_result.data_vars
     if method is None:
         method = "calibrated" if has_null else "wilson"

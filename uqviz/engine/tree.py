@@ -49,7 +49,7 @@ def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dat
                                 f"{', '.join(variables)}: {which}")
         return pairs
     raise TypeError(
-        f"expected an xarray.Dataset or xarray.DataTree, got {type(data).__name__}; "
+        f"data: expected an xarray.Dataset or xarray.DataTree, got {type(data).__name__}; "
         "build one with uqviz.from_arrays, uqviz.from_dataframe or uqviz.read_csv"
     )
 
