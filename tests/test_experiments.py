@@ -189,6 +189,45 @@ def test_save_load_roundtrip(tmp_path, small_tig, backend):
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
 
 
+def test_save_study_into_a_missing_folder_fails_before_writing(tmp_path, small_tig,
+                                                              monkeypatch):
+    # issue 22 item 7: the folder was found missing only after computing, the error named a
+    # .tmp-PID file, and with "missing/../s.nc" a temporary file stayed behind
+    monkeypatch.chdir(tmp_path)
+    for path in ("missing/s.nc", "missing/../s.nc", tmp_path / "missing" / "s.nc"):
+        with pytest.raises(FileNotFoundError, match=r"path: the folder .*missing.* of 's.nc' "
+                                                    r"does not exist; create it first") as err:
+            save_study(small_tig, path)
+        assert ".tmp" not in str(err.value)
+    computed = []
+    with pytest.raises(FileNotFoundError, match="folder 'missing'"):
+        uqviz.stored_study("missing/s.nc", lambda: computed.append(1) or small_tig)
+    with pytest.raises(FileNotFoundError, match="folder 'missing'"):
+        statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=2, size=50, progress=False,
+                       path="missing/b.nc", chunk_size=1)
+    with pytest.raises(IsADirectoryError, match="'sub' is a folder"):
+        (tmp_path / "sub").mkdir()
+        save_study(small_tig, "sub")
+    assert computed == [] and sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
+
+
+def test_load_study_errors_name_the_file(tmp_path, monkeypatch):
+    # issue 22 item 7: a file that is not netCDF gave the backend's error without the path
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n")
+    for func in (load_study, lambda p: uqviz.stored_study(p, lambda: None)):
+        with pytest.raises(ValueError, match=r"^path: 'table.csv' is not a netCDF study file") \
+                as err:
+            func(tmp_path / "table.csv")
+        assert str(tmp_path) not in str(err.value)
+    with pytest.raises(FileNotFoundError, match=r"^path: no such file 'none.nc'$"):
+        load_study(tmp_path / "none.nc")
+    with pytest.raises(IsADirectoryError, match="is a folder"):
+        load_study(tmp_path)
+    with pytest.raises(TypeError, match="path must be a str or an os.PathLike"):
+        load_study(3)
+
+
 # ------------------------------------------------------------------ checks --
 @pytest.mark.parametrize("kwargs, match", [
     (dict(scenario="XIG"), "scenario"),

@@ -48,7 +48,7 @@ from uqviz.engine.parallel import progress_bar
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
-from uqviz.experiments.storage import load_study, netcdf_attrs, save_study
+from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
            "TAILEDNESS_VARIABLES"]
@@ -403,8 +403,8 @@ def _settings_common(n_datasets, size, chunk_size, kind, client, path, *, min_da
     if isinstance(client, str) and client != "local":
         raise ValueError(f"client must be None, 'local' or a dask.distributed.Client, "
                          f"got {client!r}")
-    if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be None, a str or an os.PathLike, got {type(path).__name__}")
+    if path is not None:
+        check_destination(path)  # before computing
     return n_datasets, size, chunk_size
 
 
