@@ -283,7 +283,8 @@ class Recalibration:
     def _apply_one(self, ds, fit, where=""):
         check_dataset(ds)
         u = np.asarray(ds["uE"].values, dtype=float)
-        x = conditioning_values(ds, self.conditioning)[1] if self.method == "bvs" else None
+        x = (conditioning_values(ds, self.conditioning, allow_constant=True)[1]
+             if self.method == "bvs" else None)
         with np.errstate(over="ignore", invalid="ignore"):
             new = _check_new(_apply_arrays(self.method, fit, u, x), where)
         return _assign(ds, new, self._attrs())
