@@ -183,6 +183,15 @@ def test_binned_errors_equal_a_pandas_groupby():
         uqviz.binned_errors(ds, statistics=("ECE",))
 
 
+def test_binned_errors_take_n_bins_none_for_the_default():
+    # issue 22 item 7: n_bins=None was refused though the contract allows it (default: 20)
+    ds = _nig(1000, 5)
+    res = uqviz.binned_errors(ds, n_bins=None)
+    xr_ref = uqviz.binned_errors(ds, n_bins=20)
+    np.testing.assert_array_equal(res.estimate, xr_ref.estimate)
+    assert res.attrs["n_bins"] == 20 and int(res["n_bins"]) == 20
+
+
 def test_fraction_valid_names_a_result_that_is_not_local():
     # issue 22 item 7: fraction_valid(validate_average(...)) raised an xarray dim error
     ds = _nig(300, 5)

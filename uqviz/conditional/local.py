@@ -20,7 +20,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
-from uqviz.engine.statistics import get_statistic
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
@@ -652,7 +652,7 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
 BINNED_ERRORS = tuple(kbin.BINNED)
 
 
-def binned_bins(ds, *, conditioning="uE", n_bins=20, binning="equal_count", **kw):
+def binned_bins(ds, *, conditioning="uE", n_bins=DEFAULT_N_BINS, binning="equal_count", **kw):
     """Bins used by the binned calibration errors (shared with simulated references)."""
     _, x = conditioning_values(ds, conditioning)
     return compute_bins(x, n_bins=n_bins, binning=binning, **kw)
@@ -689,7 +689,8 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     data : xarray.Dataset or xarray.DataTree
     statistics : sequence of {"ENCE", "UCE", "ZMSE"}
     conditioning : str, default "uE"
-    n_bins : int, default 20
+    n_bins : int or None, default 20
+        None: the documented default, 20 (Pernot (2024c)).
     binning : str, default "equal_count"
 
     Returns
@@ -708,7 +709,7 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     if unknown:
         raise ValueError(f"statistics: unknown binned statistic(s) {unknown}; "
                          f"known: {', '.join(kbin.BINNED)}")
-    n_bins = checks.count("n_bins", n_bins)
+    n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
     out = map_datasets(_binned_one, data, statistics=statistics, conditioning=conditioning,
                        n_bins=n_bins, binning=binning)
