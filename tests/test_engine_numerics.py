@@ -305,3 +305,29 @@ def test_a_seed_sequence_is_not_consumed():
         assert ss.n_children_spawned == 0
         xr.testing.assert_identical(first, call(ss))
         xr.testing.assert_identical(first, call(np.random.SeedSequence(12345)))
+
+
+def test_an_error_of_one_datatree_child_names_the_child_once():
+    # issue 22 item 7: with one bad child, 22 functions named the rows but not the child
+    e, u = _data(200)
+    good = uqviz.from_arrays(e, u)
+    broken = good.copy(deep=True)
+    broken["uE"].values[[3, 5]] = -1.0
+    tree = xr.DataTree.from_dict({"good": good, "broken": broken})
+    calls = [lambda t: uqviz.validate_average(t, n_boot=20, rng=0),
+             lambda t: uqviz.local_calibration(t, n_bins=2, n_boot=20, n_mc=0, rng=0),
+             uqviz.binned_errors, uqviz.tailedness,
+             lambda t: uqviz.simulated_reference(t, statistic="ENCE", n_mc=5, rng=0),
+             lambda t: uqviz.qce(t, n_boot=0), uqviz.nees,
+             lambda t: uqviz.decimated(t, fraction=0.1),
+             lambda t: uqviz.recalibrate(t, method="scaling", rng=0), uqviz.check_dataset,
+             lambda t: uqviz.report(t, n_boot=20, n_mc=5, progress=False, figures=False)]
+    for call in calls:
+        with pytest.raises(ValueError) as err:
+            call(tree)
+        message = str(err.value)
+        assert message.startswith("dataset 'broken': ") and message.count("'broken'") == 1, \
+            message
+        assert "uE: 2 rows with uE <= 0 (rows 3, 5)" in message
+    with pytest.raises(ValueError, match=r"^invalid values"):  # a Dataset: no child to name
+        uqviz.validate_average(broken, n_boot=20, rng=0)

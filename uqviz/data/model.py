@@ -823,11 +823,11 @@ def check_dataset(ds):
     True
     """
     if isinstance(ds, xr.DataTree):
+        from uqviz.engine.tree import naming_child
+
         for name, child in _tree_children(ds):
-            try:
+            with naming_child(name):
                 check_dataset(child)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"dataset {name!r}: {exc}") from None
         return ds
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds: expected an xarray.Dataset or DataTree, got {type(ds).__name__}; "
