@@ -30,6 +30,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+#: how the error on invalid rows says to drop them (functions without drop_invalid say
+#: their own way)
+DROP_HINT = "pass drop_invalid=True to drop these rows"
+
 __all__ = [
     "check_dataset",
     "from_arrays",
@@ -333,7 +337,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
     if problems and not drop_invalid:
         lines = [_problem(k, m, p, row_ids) + (f" [{sources[k]}]" if k in sources else "")
                  for k, p, m in problems]
-        raise ValueError("invalid values (pass drop_invalid=True to drop these rows):\n  "
+        raise ValueError(f"invalid values ({DROP_HINT}):\n  "
                          + "\n  ".join(lines))
     if drop_invalid:
         for _, _, m in problems:
@@ -379,7 +383,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
         scale = [(k, p, m & keep) for k, p, m in _scale_masks(e, u) if (m & keep).any()]
         if scale and not drop_invalid:
             lines = [_problem(k, m, p, row_ids) for k, p, m in scale]
-            raise ValueError("invalid values (pass drop_invalid=True to drop these rows):\n  "
+            raise ValueError(f"invalid values ({DROP_HINT}):\n  "
                              + "\n  ".join(lines))
         if scale:
             n_more = int(np.logical_or.reduce([m for _, _, m in scale]).sum())
