@@ -331,3 +331,23 @@ def test_an_error_of_one_datatree_child_names_the_child_once():
         assert "uE: 2 rows with uE <= 0 (rows 3, 5)" in message
     with pytest.raises(ValueError, match=r"^invalid values"):  # a Dataset: no child to name
         uqviz.validate_average(broken, n_boot=20, rng=0)
+
+
+def test_client_local_leaves_no_dask_scratch_space(tmp_path):
+    # issue 22 item 7: client="local" left dask-scratch-space in the temporary folder
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(uqviz.__file__).parents[1]
+    code = ("import uqviz\n"
+            "ds = uqviz.synthetic.nig(300, nu=6, rng=0)\n"
+            "uqviz.validate_average(ds, n_boot=50, rng=0, client='local')\n"
+            "uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=0, client='local')\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(root), UQVIZ_PROGRESS="0")
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, timeout=300,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert "ERROR" not in done.stderr  # the cluster is closed before the interpreter

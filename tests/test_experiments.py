@@ -77,18 +77,24 @@ def test_serial_equals_dask_threads(small_tig):
     _same(small_tig, res)
 
 
-def test_client_local_branch(monkeypatch, small_tig):
-    """client="local": own cluster, numba limited to 1 thread per task, closed afterwards.
+def test_client_local_branch(monkeypatch, small_tig, tmp_path):
+    """client="local": own cluster, numba limited to 1 thread per task, closed afterwards,
+    its scratch space removed (issue 22 item 7: dask-scratch-space was left behind).
 
     The real LocalCluster starts 2 worker processes (several seconds on 2 shared
     cores); an in-process cluster of the same shape exercises the same branch.
     """
+    import tempfile
+
+    from uqviz.engine.parallel import local_cluster
+
     distributed = pytest.importorskip("distributed")
     made, threads = [], []
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
     def local_client():
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
+        cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=False)
+        assert str(tmp_path) in cluster.workers[0].local_directory
         made.append((distributed.Client(cluster), cluster))
         return made[-1]
 
@@ -101,6 +107,7 @@ def test_client_local_branch(monkeypatch, small_tig):
     assert res.attrs["execution"] == "dask LocalCluster"
     assert threads and set(threads) == {1}
     assert made and made[0][0].status == "closed"
+    assert list(tmp_path.iterdir()) == []  # the scratch folder is gone
 
 
 def test_same_model_gives_same_datasets_across_studies():

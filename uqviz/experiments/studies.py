@@ -44,7 +44,7 @@ from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import default_engine
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
-from uqviz.engine.parallel import progress_bar
+from uqviz.engine.parallel import check_client, close_local, local_cluster, progress_bar
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
@@ -320,10 +320,10 @@ class _Study:
 
 
 def _local_client():
-    from dask.distributed import Client, LocalCluster
+    """A new two-process cluster (numba on one thread per task), closed after the call."""
+    from dask.distributed import Client
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+    cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=True)
     return Client(cluster), cluster
 
 
@@ -375,8 +375,7 @@ def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summ
         bar.close()
         save(force=True)
         if own is not None:
-            own[0].close()
-            own[1].close()
+            close_local(*own)
 
 
 def _prepare(kind, grid, models, per_dataset, settings, *, n_datasets, rng, path):
@@ -400,9 +399,7 @@ def _settings_common(n_datasets, size, chunk_size, kind, client, path, *, min_da
     chunk_size = checks.optional_count("chunk_size", chunk_size, minimum=1)
     if chunk_size is None:
         chunk_size = _DEFAULT_CHUNK[kind]
-    if isinstance(client, str) and client != "local":
-        raise ValueError(f"client must be None, 'local' or a dask.distributed.Client, "
-                         f"got {client!r}")
+    check_client(client)
     if path is not None:
         check_destination(path)  # before computing
     return n_datasets, size, chunk_size
