@@ -73,6 +73,8 @@ def test_bad_rows_give_a_clear_error_and_drop_invalid_counts_them(tmp_path, caps
     assert main(["validate", str(tmp_path / "bad.csv"), "--n-boot", "200"]) == 2
     err = capsys.readouterr().err
     assert "uqviz: error:" in err and "50 rows" in err
+    # issue 22 item 7: the error named the Python option drop_invalid=True
+    assert "pass --drop-invalid to drop these rows" in err and "drop_invalid" not in err
     with pytest.warns(UserWarning, match="100"):
         assert main(["validate", str(tmp_path / "bad.csv"), "--n-boot", "200",
                      "--drop-invalid"]) == 0
@@ -154,9 +156,20 @@ def test_ragged_csv_names_the_line(tmp_path, capsys):
 
 def test_bad_option_values_are_user_errors(tmp_path, capsys):
     path = _good_csv(tmp_path / "d.csv")
-    _user_error(["validate", str(path), "--n-boot", "1"], capsys, "n_boot")
+    _user_error(["validate", str(path), "--n-boot", "1"], capsys, "--n-boot must be >= 2")
     _user_error(["report", str(path), "--n-boot", "1", "--out", str(tmp_path / "o")], capsys,
-                "n_boot")
+                "--n-boot must be >= 2")
+
+
+def test_errors_name_the_command_line_flags(tmp_path, capsys):
+    # issue 22 item 7: messages of the Python API said errors=, uncertainties= ...
+    pd.DataFrame({"a": [0.1, 0.2] * 20, "b": [1.0, 2.0] * 20}).to_csv(tmp_path / "c.csv",
+                                                                      index=False)
+    assert main(["validate", str(tmp_path / "c.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "pass --errors or --reference and --prediction" in err and "errors=" not in err
+    assert main(["validate", str(tmp_path / "c.csv"), "--errors", "a"]) == 2
+    assert "pass --uncertainties or --variances" in capsys.readouterr().err
 
 
 def test_report_with_few_replicates_writes_complete_files(tmp_path, capsys):

@@ -183,6 +183,45 @@ def test_binned_errors_equal_a_pandas_groupby():
         uqviz.binned_errors(ds, statistics=("ECE",))
 
 
+def test_binned_errors_take_n_bins_none_for_the_default():
+    # issue 22 item 7: n_bins=None was refused though the contract allows it (default: 20)
+    ds = _nig(1000, 5)
+    res = uqviz.binned_errors(ds, n_bins=None)
+    xr_ref = uqviz.binned_errors(ds, n_bins=20)
+    np.testing.assert_array_equal(res.estimate, xr_ref.estimate)
+    assert res.attrs["n_bins"] == 20 and int(res["n_bins"]) == 20
+
+
+def test_fraction_valid_names_a_result_that_is_not_local():
+    # issue 22 item 7: fraction_valid(validate_average(...)) raised an xarray dim error
+    ds = _nig(300, 5)
+    with pytest.raises(ValueError, match=r"local_result: not a result of "
+                                         r"uqviz.local_calibration: it lacks dim 'bin'"):
+        uqviz.fraction_valid(uqviz.validate_average(ds, n_boot=50, rng=0))
+    with pytest.raises(ValueError, match=r"local_result: not a result .* variable 'valid'"):
+        uqviz.fraction_valid(ds)
+    with pytest.raises(TypeError, match=r"local_result must be the result of "
+                                        r"uqviz.local_calibration \(an xarray.Dataset\)"):
+        uqviz.fraction_valid(ds["E"])
+
+
+@pytest.mark.parametrize("scale, how", [(1e300, "overflows"), (1e-300, "underflows")])
+def test_binned_errors_warn_when_uce_is_not_representable(scale, how):
+    # issue 22 item 7: UCE (units of E^2) of finite data scaled by 1e300 was inf, silently
+    ds = _nig(300, 5)
+    ref = uqviz.binned_errors(ds)
+    scaled = uqviz.from_arrays(ds.E.values * scale, ds.uE.values * scale)
+    with pytest.warns(UserWarning, match=f"UCE {how} float64 for these data"):
+        res = uqviz.binned_errors(scaled)
+    # ENCE and ZMSE are scale-free and exact at any scale
+    np.testing.assert_allclose(res.estimate.sel(statistic=["ENCE", "ZMSE"]),
+                               ref.estimate.sel(statistic=["ENCE", "ZMSE"]), rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        uqviz.binned_errors(scaled, statistics=("ENCE", "ZMSE"))
+        uqviz.binned_errors(uqviz.from_arrays(ds.E.values * 1e150, ds.uE.values * 1e150))
+
+
 def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
     # Pernot (2023) sect. III: 100 equal-count bins, LZMS. Consistency is "not perfect but
     # without strong local miscalibration" (f_v below 0.95, its CI excluding it);

@@ -752,3 +752,95 @@ def test_plots_and_widgets_are_reachable_as_attributes():
     assert uqviz.widgets.ConditionalExplorer.__name__ == "ConditionalExplorer"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         uqviz.nope
+
+
+# ----------------------------------------------------------------------------------------
+# plots: the result they draw and an ax that is a matplotlib Axes or None (issue 22, item 7)
+# ----------------------------------------------------------------------------------------
+
+def _plot_inputs():
+    """``{plot name: (first argument, other positional arguments)}`` of small real results."""
+    ds = make_small_dataset()
+    loc = uqviz.local_calibration(ds, n_bins=4, n_boot=50, n_mc=0, rng=1)
+    y = np.random.default_rng(0).standard_normal(200)
+    refs = [uqviz.simulated_reference(ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1,
+                                      generative=f"t{nu}") for nu in (4, 8)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {
+            "intervals": uqviz.validate_average(ds, n_boot=50, rng=1),
+            "fit_histogram": ds,  # the data, then a distribution_shapes result
+            "skewness_map": uqviz.tailedness(ds),
+            "zeta_comparison": uqviz.validate_average(ds, n_boot=50, rng=1),
+            "decimation_curves": uqviz.decimation_curve(ds, n_boot=50, rng=1),
+            "zscores_vs": uqviz.running_statistics(ds, window=20),
+            "local": loc,
+            "acf": uqviz.acf(loc),
+            "ordering": uqviz.ordering_study(ds, conditioning="x", n_bins=2, n_orderings=3,
+                                             n_boot=50, rng=1, progress=False),
+            "reliability_diagram": uqviz.reliability(ds, n_bins=4, n_boot=50, rng=1),
+            "validation_probability": uqviz.experiments.validation_probability(
+                nu=[4.0], n_datasets=2, size=100, n_boot=20, rng=0, progress=False),
+            "bias_vs_skewness": uqviz.experiments.statistic_bias(
+                nu_ig=[4.0], nu_d=[6.0], n_datasets=2, size=100, rng=0, progress=False),
+            "quantile_reliability": uqviz.qce(y, 0.0, np.ones(200), n_boot=0),
+            "coverage_map": uqviz.qce(y, 0.0, np.ones(200), n_boot=0, marginal=False),
+            "before_after": loc,
+            "zeta_scores": uqviz.validate(ds, statistic="ENCE", n_bins=4, n_mc=20, n_boot=50,
+                                          rng=1),
+            "reference_sensitivity": xr.concat(refs, dim=xr.DataArray([4.0, 8.0], dims="nu",
+                                                                      name="nu")),
+            "reference_distribution": uqviz.simulated_reference(
+                ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1, return_samples=True),
+            "size_dependence": uqviz.size_dependence(sizes=(200, 400), n_bins=(4, 8), nu=(6,),
+                                                     n_mc=10, rng=0, progress=False),
+            "extrapolation": uqviz.extrapolate(ds, **EUE_CALLS["extrapolate"]),
+            "confidence_curve": uqviz.confidence_curve(ds, **EUE_CALLS["confidence_curve"]),
+            "calibration_curve": uqviz.calibration_curve(ds),
+            "coverage": uqviz.interval_coverage(ds),
+        }
+
+
+PLOTS = sorted(q for q in PUBLIC if q.startswith("uqviz.plots."))
+
+
+@functools.lru_cache(maxsize=None)
+def _plot_input(name):
+    if not hasattr(_plot_input, "table"):
+        _plot_input.table = _plot_inputs()
+    return _plot_input.table.get(name)
+
+
+def _plot_call(qual, first, **kwargs):
+    """Call the plot ``qual`` with ``first`` in place of its result (fit_histogram: data)."""
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    obj, name = PUBLIC[qual], _short(qual)
+    args = (first,)
+    if name == "fit_histogram":
+        args = (first, uqviz.distribution_shapes(make_small_dataset()))
+    elif name == "before_after":
+        args = (first, first)
+    return obj(*args, **kwargs)
+
+
+@pytest.mark.parametrize("qual", PLOTS)
+def test_plots_check_their_result_and_ax(qual):
+    name = _short(qual)
+    right = _plot_input(name)
+    assert right is not None, f"add {name} to _plot_inputs"
+    param = _params(PUBLIC[qual])[0].name
+    assert "ax" in inspect.signature(PUBLIC[qual]).parameters, f"{qual} takes no ax"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _plot_call(qual, right)  # the right result draws
+        for ax in ("x", 1, np.zeros(2)):
+            with pytest.raises(TypeError, match=r"ax must be a matplotlib Axes or None"):
+                _plot_call(qual, right, ax=ax)
+        with pytest.raises(TypeError, match=rf"^{param}"):
+            _plot_call(qual, 3)
+        wrong = _plot_input("acf" if name in ("quantile_reliability", "coverage_map")
+                            else "quantile_reliability")
+        with pytest.raises(ValueError, match=rf"^{param}: not a result of uqviz\."):
+            _plot_call(qual, wrong)

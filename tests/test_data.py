@@ -252,6 +252,17 @@ def test_names_and_options_are_checked():
         from_arrays(np.ones((2, 2)), np.ones((2, 2)))
 
 
+@pytest.mark.parametrize("arg", ["features", "metadata"])
+@pytest.mark.parametrize("value", [[[1, 2, 3]], [1, 2, 3], np.ones((3, 2)), "x"])
+def test_features_and_metadata_must_be_named_columns(arg, value):
+    # issue 22 item 7: features=[[1, 2]] raised AttributeError: 'list' object has no attribute
+    with pytest.raises(TypeError, match=f"{arg} must be a mapping {{name: values}} or a pandas "
+                                        "DataFrame, got"):
+        from_arrays(E3, U3, **{arg: value})
+    ds = from_arrays(E3, U3, **{arg: pd.DataFrame({"a": [1.0, 2.0, 3.0]})})
+    np.testing.assert_array_equal(ds["a"].values, [1.0, 2.0, 3.0])
+
+
 # --------------------------------------------------------------------------
 # drop_invalid and min_uncertainty
 # --------------------------------------------------------------------------
@@ -518,7 +529,7 @@ def test_read_csv_semicolon_file_names_the_separator_to_pass(tmp_path):
 def test_series_with_different_indexes_are_an_error():
     e = pd.Series([0.1, 0.2, 0.3], index=[10, 11, 12])
     u = pd.Series([0.3, 0.2, 0.1], index=[12, 11, 10])
-    with raises("pandas Series with different indexes: 'uE' vs 'E'"):
+    with raises("pandas inputs with different indexes: 'uE' vs 'E'"):
         from_arrays(e, u)
     with raises("'x' vs 'E'"):
         from_arrays(e, u.sort_index().set_axis(e.index), features={"x": pd.Series([1, 2, 3])})

@@ -320,6 +320,13 @@ def test_no_twin_raises(name, no_download):
         uds.load_dataset(name, calibrated=False)
 
 
+@pytest.mark.parametrize("flag", ["no", "False", 0, 1, None])
+def test_calibrated_must_be_a_bool(flag, no_download):
+    # issue 22 item 7: calibrated="no" (truthy) silently loaded the calibrated set
+    with pytest.raises(TypeError, match=r"calibrated must be True or False"):
+        uds.load_dataset("Diffusion_RF", calibrated=flag)
+
+
 def test_unknown_names_raise():
     with pytest.raises(ValueError, match="unknown dataset 'QM9'.*QM9_E"):
         uds.load_dataset("QM9")

@@ -285,3 +285,69 @@ def test_progress_none_follows_the_uqviz_progress_variable(monkeypatch):
     assert show_progress(None) is False and show_progress(True) is True
     monkeypatch.setenv("UQVIZ_PROGRESS", "1")
     assert show_progress(None) is True and show_progress(False) is False
+
+
+def test_a_seed_sequence_is_not_consumed():
+    # issue 22 item 7: spawning from a SeedSequence passed as rng advanced the caller's
+    # object (n_children_spawned 0 -> 1): the next call with it gave other numbers
+    ss = np.random.SeedSequence(12345)
+    assert [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)] == \
+        [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)]
+    assert ss.n_children_spawned == 0
+    assert int(seeds.kernel_seed(ss)) == int(seeds.kernel_seed(ss))
+    e, u = _data(200)
+    ds = uqviz.from_arrays(e, u)
+    calls = [lambda r: uqviz.validate_average(ds, statistics="ZMS", n_boot=50, rng=r),
+             lambda r: uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=r),
+             lambda r: uqviz.simulated_reference(ds, statistic="ENCE", n_mc=20, n_bins=2, rng=r)]
+    for call in calls:
+        first = call(ss)
+        assert ss.n_children_spawned == 0
+        xr.testing.assert_identical(first, call(ss))
+        xr.testing.assert_identical(first, call(np.random.SeedSequence(12345)))
+
+
+def test_an_error_of_one_datatree_child_names_the_child_once():
+    # issue 22 item 7: with one bad child, 22 functions named the rows but not the child
+    e, u = _data(200)
+    good = uqviz.from_arrays(e, u)
+    broken = good.copy(deep=True)
+    broken["uE"].values[[3, 5]] = -1.0
+    tree = xr.DataTree.from_dict({"good": good, "broken": broken})
+    calls = [lambda t: uqviz.validate_average(t, n_boot=20, rng=0),
+             lambda t: uqviz.local_calibration(t, n_bins=2, n_boot=20, n_mc=0, rng=0),
+             uqviz.binned_errors, uqviz.tailedness,
+             lambda t: uqviz.simulated_reference(t, statistic="ENCE", n_mc=5, rng=0),
+             lambda t: uqviz.qce(t, n_boot=0), uqviz.nees,
+             lambda t: uqviz.decimated(t, fraction=0.1),
+             lambda t: uqviz.recalibrate(t, method="scaling", rng=0), uqviz.check_dataset,
+             lambda t: uqviz.report(t, n_boot=20, n_mc=5, progress=False, figures=False)]
+    for call in calls:
+        with pytest.raises(ValueError) as err:
+            call(tree)
+        message = str(err.value)
+        assert message.startswith("dataset 'broken': ") and message.count("'broken'") == 1, \
+            message
+        assert "uE: 2 rows with uE <= 0 (rows 3, 5)" in message
+    with pytest.raises(ValueError, match=r"^invalid values"):  # a Dataset: no child to name
+        uqviz.validate_average(broken, n_boot=20, rng=0)
+
+
+def test_client_local_leaves_no_dask_scratch_space(tmp_path):
+    # issue 22 item 7: client="local" left dask-scratch-space in the temporary folder
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    root = pathlib.Path(uqviz.__file__).parents[1]
+    code = ("import uqviz\n"
+            "ds = uqviz.synthetic.nig(300, nu=6, rng=0)\n"
+            "uqviz.validate_average(ds, n_boot=50, rng=0, client='local')\n"
+            "uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=0, client='local')\n")
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(root), UQVIZ_PROGRESS="0")
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, timeout=300,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert "ERROR" not in done.stderr  # the cluster is closed before the interpreter

@@ -77,18 +77,24 @@ def test_serial_equals_dask_threads(small_tig):
     _same(small_tig, res)
 
 
-def test_client_local_branch(monkeypatch, small_tig):
-    """client="local": own cluster, numba limited to 1 thread per task, closed afterwards.
+def test_client_local_branch(monkeypatch, small_tig, tmp_path):
+    """client="local": own cluster, numba limited to 1 thread per task, closed afterwards,
+    its scratch space removed (issue 22 item 7: dask-scratch-space was left behind).
 
     The real LocalCluster starts 2 worker processes (several seconds on 2 shared
     cores); an in-process cluster of the same shape exercises the same branch.
     """
+    import tempfile
+
+    from uqviz.engine.parallel import local_cluster
+
     distributed = pytest.importorskip("distributed")
     made, threads = [], []
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
     def local_client():
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
+        cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=False)
+        assert str(tmp_path) in cluster.workers[0].local_directory
         made.append((distributed.Client(cluster), cluster))
         return made[-1]
 
@@ -101,6 +107,7 @@ def test_client_local_branch(monkeypatch, small_tig):
     assert res.attrs["execution"] == "dask LocalCluster"
     assert threads and set(threads) == {1}
     assert made and made[0][0].status == "closed"
+    assert list(tmp_path.iterdir()) == []  # the scratch folder is gone
 
 
 def test_same_model_gives_same_datasets_across_studies():
@@ -187,6 +194,45 @@ def test_save_load_roundtrip(tmp_path, small_tig, backend):
     xr.testing.assert_identical(back, small_tig)
     assert back["done"].dtype == bool
     assert list(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+def test_save_study_into_a_missing_folder_fails_before_writing(tmp_path, small_tig,
+                                                              monkeypatch):
+    # issue 22 item 7: the folder was found missing only after computing, the error named a
+    # .tmp-PID file, and with "missing/../s.nc" a temporary file stayed behind
+    monkeypatch.chdir(tmp_path)
+    for path in ("missing/s.nc", "missing/../s.nc", tmp_path / "missing" / "s.nc"):
+        with pytest.raises(FileNotFoundError, match=r"path: the folder .*missing.* of 's.nc' "
+                                                    r"does not exist; create it first") as err:
+            save_study(small_tig, path)
+        assert ".tmp" not in str(err.value)
+    computed = []
+    with pytest.raises(FileNotFoundError, match="folder 'missing'"):
+        uqviz.stored_study("missing/s.nc", lambda: computed.append(1) or small_tig)
+    with pytest.raises(FileNotFoundError, match="folder 'missing'"):
+        statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=2, size=50, progress=False,
+                       path="missing/b.nc", chunk_size=1)
+    with pytest.raises(IsADirectoryError, match="'sub' is a folder"):
+        (tmp_path / "sub").mkdir()
+        save_study(small_tig, "sub")
+    assert computed == [] and sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
+
+
+def test_load_study_errors_name_the_file(tmp_path, monkeypatch):
+    # issue 22 item 7: a file that is not netCDF gave the backend's error without the path
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "table.csv").write_text("a,b\n1,2\n")
+    for func in (load_study, lambda p: uqviz.stored_study(p, lambda: None)):
+        with pytest.raises(ValueError, match=r"^path: 'table.csv' is not a netCDF study file") \
+                as err:
+            func(tmp_path / "table.csv")
+        assert str(tmp_path) not in str(err.value)
+    with pytest.raises(FileNotFoundError, match=r"^path: no such file 'none.nc'$"):
+        load_study(tmp_path / "none.nc")
+    with pytest.raises(IsADirectoryError, match="is a folder"):
+        load_study(tmp_path)
+    with pytest.raises(TypeError, match="path must be a str or an os.PathLike"):
+        load_study(3)
 
 
 # ------------------------------------------------------------------ checks --
@@ -318,6 +364,8 @@ def test_options_are_checked(kwargs, error, match):
     (dict(statistics=()), ValueError, "statistics"),
     (dict(statistics=("ENCE",)), ValueError, "moment"),
     (dict(n_datasets=0), ValueError, "n_datasets"),
+    # issue 22 item 7: one dataset gave a NaN se without a warning
+    (dict(n_datasets=1), ValueError, r"n_datasets must be >= 2, got 1"),
     (dict(chunk_size=0), ValueError, "chunk_size"),
     (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
 ])

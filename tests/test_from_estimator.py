@@ -190,8 +190,13 @@ def test_unfitted_estimator_and_bad_data(diabetes):
         uqviz.from_estimator(model, Xte, yte.iloc[:5].to_numpy())
     y_bad = yte.to_numpy().copy()
     y_bad[[0, 10]] = np.nan
-    with pytest.raises(ValueError, match=r"E: 2 rows with NaN \(rows 0, 10\)"):
+    with pytest.raises(ValueError, match=r"E: 2 rows with NaN \(rows 0, 10\)") as err:
         uqviz.from_estimator(model, Xte, y_bad)
+    # issue 22 item 7: the message advised drop_invalid=True, which from_estimator lacks
+    assert "drop_invalid=True to drop" not in str(err.value)
+    assert str(err.value).startswith("invalid values (drop these rows from X and y, or pass the "
+                                     "predictions to uqviz.from_predictions(..., "
+                                     "drop_invalid=True)):")
 
 
 def test_multi_output_forest_is_refused(diabetes):

@@ -318,3 +318,17 @@ def test_inputs_are_not_modified(toy):
     uqviz.from_predictions(y, yp, lower=yp - s, upper=yp + s, level=0.8)
     for a, b in zip((y, yp, s), copies):
         np.testing.assert_array_equal(a, b)
+
+
+def test_samples_dataframe_with_another_index_is_refused():
+    # issue 22 item 7: a samples DataFrame was paired with y_true by position
+    y = pd.Series([1.0, 2.0, 3.0], index=[0, 1, 2])
+    draws = np.random.default_rng(0).normal(size=(3, 4))
+    with pytest.raises(ValueError, match=r"different indexes: 'samples' vs 'y_true'"):
+        uqviz.from_predictions(y, None, samples=pd.DataFrame(draws, index=[2, 1, 0]))
+    with pytest.raises(ValueError, match=r"different indexes: 'samples' vs 'y_true'"):
+        uqviz.from_predictions(y, y, samples=pd.DataFrame(draws, index=[5, 6, 7]))
+    # the same index, or plain arrays: paired row by row
+    ds = uqviz.from_predictions(y, None, samples=pd.DataFrame(draws, index=y.index))
+    np.testing.assert_allclose(ds["samples"].values, draws)
+    uqviz.from_predictions(y.to_numpy(), None, samples=pd.DataFrame(draws, index=[2, 1, 0]))

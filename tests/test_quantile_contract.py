@@ -287,6 +287,20 @@ def test_datatree_results_gain_a_dataset_dim_and_equal_the_array_calls():
     assert np.isnan(eps.sel(dataset="b").values[150:]).all()  # padding of the shorter set
 
 
+def test_qce_to_numpy_names_a_result_that_is_not_qce():
+    # issue 22 item 7: a Dataset that is not a qce result raised KeyError: 'scale_kind'
+    a = from_arrays([0.1, -0.5, 0.3, 1.2, 0.2], [0.2, 0.4, 0.3, 0.5, 0.1])
+    with pytest.raises(ValueError, match=r"result: not a result of uqviz.qce: it lacks "
+                                         r"variable 'qce', attr 'scale_kind'"):
+        uq.qce_to_numpy(a)
+    res = uq.qce(a, levels=[0.5, 0.9], n_boot=0)
+    with pytest.raises(ValueError, match=r"result: not a result of uqviz.qce: it lacks "
+                                         r"attr 'scale_kind', attr 'reduction'"):
+        uq.qce_to_numpy(res.drop_attrs())
+    with pytest.raises(TypeError, match=r"result must be the result of uqviz.qce"):
+        uq.qce_to_numpy(res["qce"])
+
+
 def test_datatree_of_uqviz_datasets():
     a = from_arrays([0.1, -0.5, 0.3, 1.2, 0.2], [0.2, 0.4, 0.3, 0.5, 0.1], name="a")
     b = from_arrays([0.3, -0.1, 0.8, 0.05], [0.2, 0.2, 0.4, 0.3], name="b")
@@ -369,6 +383,20 @@ def test_non_numeric_and_misaligned_inputs():
         uq.nees(y, 0.0, s)
     ok = uq.nees(y, 0.0, s.sort_index())["nees"]  # aligned: fine
     np.testing.assert_allclose(ok.values, [0.0025, 0.04, 0.09])  # paired by label
+
+
+@pytest.mark.parametrize("func", [lambda *a: uq.qce(*a, n_boot=0), uq.nees, uq.nees_test])
+def test_boolean_inputs_are_refused(func):
+    # issue 22 item 7: True/False were read as 0/1 (from_arrays refuses them)
+    flags = np.array([True, False, True, True])
+    with pytest.raises(TypeError, match=r"y: boolean values .* not numbers; 4 row\(s\)"):
+        func(flags, 0.0, np.ones(4))
+    with pytest.raises(TypeError, match=r"mean: boolean values"):
+        func(np.ones(4), np.array([1.0, True, 0.0, 2.0], dtype=object), np.ones(4))
+    with pytest.raises(TypeError, match=r"y: boolean values .* 4 row\(s\)"):
+        func(xr.Dataset({"y": ("point", flags), "mean": ("point", np.zeros(4)),
+                         "scale": ("point", np.ones(4))}))
+    func(flags.astype(float), 0.0, np.ones(4))  # cast: accepted
 
 
 def test_bad_datasets_name_what_is_missing():

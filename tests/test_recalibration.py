@@ -269,6 +269,22 @@ def test_apply_on_new_data_keeps_every_variable():
     assert fv[1] > fv[0]
 
 
+@pytest.mark.parametrize("conditioning", ["uE", "x"])
+def test_a_fitted_bvs_applies_to_one_point_or_equal_values(conditioning):
+    # issue 22 item 7: apply() refused new data whose conditioning values are all equal
+    # ("the conditioning variable is constant"), so one new point could not be recalibrated
+    cal = _with_feature(2000, seed=9)
+    rec = uqviz.fit_recalibration(cal, method="bvs", conditioning=conditioning, n_bins=10)
+    many = cal.isel(point=slice(0, 50))
+    one = many.isel(point=[7])
+    np.testing.assert_array_equal(rec.apply(one)["uE"].values, rec.apply(many)["uE"].values[[7]])
+    same = many.isel(point=[7, 7, 7]).assign_coords(point=[0, 1, 2])
+    np.testing.assert_array_equal(rec.apply(same)["uE"].values,
+                                  np.repeat(rec.apply(one)["uE"].values, 3))
+    with pytest.raises(ValueError, match="constant"):  # fitting on equal values still fails
+        uqviz.fit_recalibration(same, method="bvs", conditioning=conditioning, n_bins=1)
+
+
 def test_datatree_fit_apply_and_recalibrate():
     a, b = _miscalibrated(1500, factor=2.0, seed=11), _miscalibrated(1200, factor=4.0, seed=12)
     tree = uqviz.from_datasets({"a": a, "b": b})
@@ -397,8 +413,10 @@ def test_before_after_plot_of_local_and_average_results():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["ZMS", "RCE"]
     with pytest.raises(ValueError, match="cannot be compared"):
         before_after(loc[0], avg[1])
-    with pytest.raises(TypeError, match="before_result"):
-        before_after(ds, out)
+    with pytest.raises(ValueError, match="before_result: not a result of"):
+        before_after(ds, out)  # the data, not a result
+    with pytest.raises(TypeError, match="before_result must be"):
+        before_after(3, out)
     other = loc[1].assign_attrs(conditioning="uE")
     with pytest.raises(ValueError, match="conditioning"):
         before_after(loc[0], other)

@@ -438,7 +438,7 @@ EUE_ENTRY_POINTS = [
           rng=[None, 0, 7]), 50),
     ("binned_errors", "binned_errors",
      dict(statistics=[("ENCE", "UCE", "ZMSE"), ("ENCE",)], conditioning=["uE", "x"],
-          n_bins=[1, 2, MORE_THAN_M], binning=["equal_count", "equal_width"]), 40),
+          n_bins=[None, 1, 2, MORE_THAN_M], binning=["equal_count", "equal_width"]), 40),
     ("running_statistics", "running_statistics",
      dict(conditioning=["uE", "x"], window=[1, 2, 3]), 30),
     ("reliability", "reliability",

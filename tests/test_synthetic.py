@@ -48,6 +48,23 @@ def test_student_t_scaled_arguments():
     assert student_t_scaled((3, 4), nu=4.0, rng=0).shape == (3, 4)
 
 
+@pytest.mark.parametrize("size, error, match", [
+    (-1, ValueError, r"size must be >= 1, got -1"),
+    (0, ValueError, r"size must be >= 1, got 0"),
+    (2.5, ValueError, r"size must be a whole number, got 2.5"),
+    (True, TypeError, r"size must be an integer, got True"),
+    ("10", TypeError, r"size must be an integer, got '10'"),
+    ((3, -4), ValueError, r"size\[1\] must be >= 1, got -4"),
+    ((), ValueError, r"size must be an int >= 1 or a non-empty tuple"),
+])
+def test_student_t_scaled_checks_size(size, error, match):
+    # issue 22 item 7: raw numpy errors (or a silent truncation of 2.5)
+    with pytest.raises(error, match=match):
+        student_t_scaled(size, nu=5.0, rng=0)
+    np.testing.assert_array_equal(student_t_scaled(4.0, nu=5.0, rng=3),
+                                  student_t_scaled(4, nu=5.0, rng=3))
+
+
 # --------------------------------------------------------------------------
 # draw_calibrated kernel
 # --------------------------------------------------------------------------

@@ -100,6 +100,17 @@ def test_bad_arguments(tree):
         ReferenceExplorer(tree, generative="cauchy")
 
 
+@pytest.mark.parametrize("nu, error", [(1.0, ValueError), (2.0, ValueError), (31.0, ValueError),
+                                       (float("nan"), ValueError), ("6", TypeError)])
+def test_nu_outside_the_slider_is_refused(tree, nu, error):
+    # issue 22 item 7: nu=1.0 was clamped to the slider's 2.5 without a word
+    with pytest.raises(error, match=r"nu must be"):
+        ReferenceExplorer(tree, generative="t", nu=nu)
+    if error is ValueError and nu == nu:
+        with pytest.raises(ValueError, match=r"nu must be in \[2.5, 30\] .*got"):
+            ReferenceExplorer(tree, generative="t", nu=nu)
+
+
 def test_widget_numbers_are_validate_simulated_numbers(tree):
     # the explorer calls the public function: same settings and rng, same numbers
     ex = ReferenceExplorer(tree, statistic="ENCE", n_mc=150, n_boot=200, rng=3)

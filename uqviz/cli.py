@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 
@@ -223,6 +224,28 @@ def run_report(args, out=None) -> int:
     return 0
 
 
+#: Python argument names in uqviz's messages -> the command-line flags that set them
+_FLAGS = {"drop_invalid": "--drop-invalid", "n_boot": "--n-boot", "n_mc": "--n-mc",
+          **{c: f"--{c}" for c in ("errors", "reference", "prediction", "uncertainties",
+                                    "variances", "features")}}
+
+
+def cli_message(msg: str) -> str:
+    """A message of the Python API in the words of the command line.
+
+    Examples
+    --------
+    >>> cli_message("invalid values (pass drop_invalid=True to drop these rows)")
+    'invalid values (pass --drop-invalid to drop these rows)'
+    >>> cli_message("pass errors= or reference= and prediction=; n_boot must be >= 2")
+    'pass --errors or --reference and --prediction; --n-boot must be >= 2'
+    """
+    msg = re.sub(r"\bdrop_invalid=True\b", _FLAGS["drop_invalid"], msg)
+    msg = re.sub(r"\b(errors|reference|prediction|uncertainties|variances|features)=(?=[\s,;)]|$)",
+                 lambda m: _FLAGS[m.group(1)], msg)
+    return re.sub(r"\b(n_boot|n_mc)\b", lambda m: _FLAGS[m.group(1)], msg)
+
+
 def main(argv=None) -> int:
     """Run the ``uqviz`` command; returns the exit status (2 for a user error).
 
@@ -240,7 +263,7 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, OSError) as exc:
         msg = str(exc) if not isinstance(exc, OSError) or not exc.filename else \
             f"{exc.strerror}: {exc.filename!r}"
-        print(f"uqviz: error: {msg}", file=sys.stderr)
+        print(f"uqviz: error: {cli_message(msg)}", file=sys.stderr)
         return 2
 
 

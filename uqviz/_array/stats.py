@@ -128,22 +128,39 @@ def evaluate(name, func, means, *args):
     """
     with np.errstate(all="ignore"):
         value = np.asarray(func(means, *args), dtype=float)
-    k = int(means.get("log2_scale", 0))
-    if k:
-        with np.errstate(all="ignore"):
-            raw = np.asarray(func({**means, "log2_scale": 0}, *args), dtype=float)
-        over = np.isfinite(raw) & ~np.isfinite(value)
-        under = np.isfinite(raw) & (raw != 0) & (np.abs(value) < TINY) & (value != raw)
-        if np.any(over) or np.any(under):
-            how = "overflows" if np.any(over) else "underflows"
-            raise ValueError(f"{name} {how} float64 for these data (|E|, uE up to 2**{k}): "
-                             "not representable; use a scale-free statistic (ZMS, RCE) or "
-                             "RMSE/RMV, or express E and uE in other units")
+    problem = unrepresentable(name, func, means, value, *args)
+    if problem:
+        raise ValueError(problem)
     bad = ~np.isfinite(value)
     if np.any(bad):
         raise ValueError(f"{name} is not finite for these data ({int(bad.sum())} of "
                          f"{bad.size} value(s) NaN or inf)")
     return value
+
+
+def unrepresentable(name, func, means, value, *args) -> str | None:
+    """Why ``value = func(means, *args)`` over- or underflowed float64 on rescaled data, or None.
+
+    Examples
+    --------
+    >>> m = column_means(np.array([1e155]), np.array([1e155]), ("E2",))
+    >>> unrepresentable("MSE", mse, m, mse(m, 1), 1)[:25], unrepresentable("MSE", mse, {}, 1.0, 1)
+    ('MSE overflows float64 for', None)
+    """
+    k = int(means.get("log2_scale", 0))
+    if not k:
+        return None
+    value = np.asarray(value, dtype=float)
+    with np.errstate(all="ignore"):
+        raw = np.asarray(func({**means, "log2_scale": 0}, *args), dtype=float)
+    over = np.isfinite(raw) & ~np.isfinite(value)
+    under = np.isfinite(raw) & (raw != 0) & (np.abs(value) < TINY) & (value != raw)
+    if not (np.any(over) or np.any(under)):
+        return None
+    how = "overflows" if np.any(over) else "underflows"
+    return (f"{name} {how} float64 for these data (|E|, uE up to 2**{k}): not representable; "
+            "use a scale-free statistic (ZMS, RCE) or RMSE/RMV, or express E and uE in other "
+            "units")
 
 
 # --------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import point_estimate
-from uqviz.engine.tree import datasets_of, map_datasets
+from uqviz.engine.tree import datasets_of, map_datasets, naming_child
 
 __all__ = ["DEFAULT_FRACTIONS", "decimated", "decimation_curve", "decimation_order", "n_removed"]
 
@@ -146,8 +146,9 @@ def decimated(data, *, fraction, rounding="floor", ties="stable"):
     fraction = _check_fraction(fraction)
     _check_options(rounding, ties)
 
-    def one(ds):
-        check_dataset(ds)
+    def one(ds, name=None):
+        with naming_child(name):
+            check_dataset(ds)
         keep, k = _kept_rows(ds, fraction, rounding, ties)
         out = ds.isel(point=keep)
         out.attrs = {**ds.attrs, "decimation_fraction": fraction, "n_decimated": k,
@@ -155,7 +156,7 @@ def decimated(data, *, fraction, rounding="floor", ties="stable"):
         return out
 
     if isinstance(data, xr.DataTree):
-        tree = xr.DataTree.from_dict({name: one(ds) for name, ds in datasets_of(data)})
+        tree = xr.DataTree.from_dict({name: one(ds, name) for name, ds in datasets_of(data)})
         tree.attrs = dict(data.attrs)
         return tree
     return one(datasets_of(data)[0][1])

@@ -20,7 +20,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
-from uqviz.engine.statistics import get_statistic
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
@@ -532,9 +532,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     (True, True)
     """
     ci = checks.probability("ci", ci)
-    if "valid" not in getattr(local_result, "data_vars", ()):
-        raise TypeError("local_result must be a result of local_calibration (a Dataset with "
-                        "'valid' on dim 'bin')")
+    checks.result("local_result", local_result, "uqviz.local_calibration",
+                  variables=("valid",), dims=("bin",))
     has_null = "null_coverage" in local_result.data_vars
     if method is None:
         method = "calibrated" if has_null else "wilson"
@@ -653,7 +652,7 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
 BINNED_ERRORS = tuple(kbin.BINNED)
 
 
-def binned_bins(ds, *, conditioning="uE", n_bins=20, binning="equal_count", **kw):
+def binned_bins(ds, *, conditioning="uE", n_bins=DEFAULT_N_BINS, binning="equal_count", **kw):
     """Bins used by the binned calibration errors (shared with simulated references)."""
     _, x = conditioning_values(ds, conditioning)
     return compute_bins(x, n_bins=n_bins, binning=binning, **kw)
@@ -664,10 +663,21 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     _, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning, min_size=1)
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
-    values = [kbin.BINNED[s](e, u, bins.starts, bins.sizes) for s in statistics]
+    means = kbin.binned_column_means(e, u, bins.starts, bins.sizes)
+    values = [_binned_value(s, means) for s in statistics]
     return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
                        "n_bins": ((), bins.n_bins)},
                       coords={"statistic": list(statistics)})
+
+
+def _binned_value(name, means):
+    """One binned error from the bin means; a warning when it is not representable."""
+    with np.errstate(all="ignore"):
+        value = kbin.FROM_MEANS[name](means)
+    problem = ks.unrepresentable(name, kbin.FROM_MEANS[name], means, value)
+    if problem:
+        warnings.warn(f"{problem}; its estimate is {float(value)!r}", UserWarning, stacklevel=5)
+    return value
 
 
 def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
@@ -679,7 +689,8 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     data : xarray.Dataset or xarray.DataTree
     statistics : sequence of {"ENCE", "UCE", "ZMSE"}
     conditioning : str, default "uE"
-    n_bins : int, default 20
+    n_bins : int or None, default 20
+        None: the documented default, 20 (Pernot (2024c)).
     binning : str, default "equal_count"
 
     Returns
@@ -698,7 +709,7 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     if unknown:
         raise ValueError(f"statistics: unknown binned statistic(s) {unknown}; "
                          f"known: {', '.join(kbin.BINNED)}")
-    n_bins = checks.count("n_bins", n_bins)
+    n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
     out = map_datasets(_binned_one, data, statistics=statistics, conditioning=conditioning,
                        n_bins=n_bins, binning=binning)

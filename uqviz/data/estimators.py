@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from uqviz.data.model import DROP_HINT
 from uqviz.data.predictions import SAMPLES_DDOF, from_predictions
 from uqviz.engine import checks
 
@@ -272,6 +273,21 @@ def _features_of(X, features) -> dict:
     return {str(n): arr[:, j] for j, n in enumerate(names)}
 
 
+_DROP_HINT = ("drop these rows from X and y, or pass the predictions to "
+              "uqviz.from_predictions(..., drop_invalid=True)")
+
+
+def _from_predictions(y, y_pred, kw, features, name):
+    """:func:`from_predictions`; its advice to pass ``drop_invalid=True``, an option
+    ``from_estimator`` does not take, becomes what to do instead."""
+    try:
+        return from_predictions(y, y_pred, **kw, features=features, name=name)
+    except ValueError as exc:
+        if len(exc.args) == 1 and DROP_HINT in str(exc.args[0]):
+            exc.args = (exc.args[0].replace(DROP_HINT, _DROP_HINT),)
+        raise
+
+
 def from_estimator(estimator, X, y, *, features=None, name=None) -> xr.Dataset:
     r"""Build a uqviz dataset from a fitted regression model, its inputs and the observed values.
 
@@ -368,7 +384,6 @@ def from_estimator(estimator, X, y, *, features=None, name=None) -> xr.Dataset:
     y_pred = kw.pop("y_pred")
     if isinstance(y, pd.Series):
         y = y.reset_index(drop=True)
-    ds = from_predictions(y, y_pred, **kw, features=feats,
-                          name=_name(estimator) if name is None else name)
+    ds = _from_predictions(y, y_pred, kw, feats, _name(estimator) if name is None else name)
     ds.attrs.update({"estimator": " > ".join(path), **attrs})
     return ds

@@ -30,6 +30,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+#: how the error on invalid rows says to drop them (functions without drop_invalid say
+#: their own way)
+DROP_HINT = "pass drop_invalid=True to drop these rows"
+
 __all__ = [
     "check_dataset",
     "from_arrays",
@@ -232,15 +236,15 @@ def _invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
 
 
 def _check_indexes(items: Mapping) -> None:
-    """pandas inputs must share one index: they are paired by position, never silently."""
-    indexed = {k: v.index for k, v in items.items() if isinstance(v, pd.Series)}
+    """pandas inputs (Series, DataFrame) must share one index: paired by position, never silently."""
+    indexed = {k: v.index for k, v in items.items() if isinstance(v, (pd.Series, pd.DataFrame))}
     if len(indexed) < 2:
         return
     (first, ref), *others = indexed.items()
     bad = [k for k, idx in others if not idx.equals(ref)]
     if bad:
         raise ValueError(
-            f"pandas Series with different indexes: {', '.join(map(repr, bad))} vs {first!r}; "
+            f"pandas inputs with different indexes: {', '.join(map(repr, bad))} vs {first!r}; "
             "uqviz pairs values by position, which would mix rows: align them first "
             f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position")
 
@@ -260,12 +264,22 @@ def _check_lengths(lengths: Mapping[str, int], *, label=str) -> None:
     raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
 
 
+def _named_columns(name: str, value) -> dict:
+    """``{column name: values}`` from None, a mapping or a DataFrame; a TypeError otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, (Mapping, pd.DataFrame)):
+        raise TypeError(f"{name} must be a mapping {{name: values}} or a pandas DataFrame, got "
+                        f"{type(value).__name__} ({value!r:.60})")
+    return dict(value.items())
+
+
 def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
            drop_invalid=False, min_uncertainty=None, u_from_variance=False,
            sources=None) -> xr.Dataset:
     """Common core of from_arrays / from_dataframe (inputs never mutated)."""
-    features = {} if features is None else dict(features.items())
-    metadata = {} if metadata is None else dict(metadata.items())
+    features = _named_columns("features", features)
+    metadata = _named_columns("metadata", metadata)
     if name is None:
         name = "dataset"
     if not isinstance(name, str):
@@ -323,7 +337,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
     if problems and not drop_invalid:
         lines = [_problem(k, m, p, row_ids) + (f" [{sources[k]}]" if k in sources else "")
                  for k, p, m in problems]
-        raise ValueError("invalid values (pass drop_invalid=True to drop these rows):\n  "
+        raise ValueError(f"invalid values ({DROP_HINT}):\n  "
                          + "\n  ".join(lines))
     if drop_invalid:
         for _, _, m in problems:
@@ -369,7 +383,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
         scale = [(k, p, m & keep) for k, p, m in _scale_masks(e, u) if (m & keep).any()]
         if scale and not drop_invalid:
             lines = [_problem(k, m, p, row_ids) for k, p, m in scale]
-            raise ValueError("invalid values (pass drop_invalid=True to drop these rows):\n  "
+            raise ValueError(f"invalid values ({DROP_HINT}):\n  "
                              + "\n  ".join(lines))
         if scale:
             n_more = int(np.logical_or.reduce([m for _, _, m in scale]).sum())
@@ -813,11 +827,11 @@ def check_dataset(ds):
     True
     """
     if isinstance(ds, xr.DataTree):
+        from uqviz.engine.tree import naming_child
+
         for name, child in _tree_children(ds):
-            try:
+            with naming_child(name):
                 check_dataset(child)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"dataset {name!r}: {exc}") from None
         return ds
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds: expected an xarray.Dataset or DataTree, got {type(ds).__name__}; "

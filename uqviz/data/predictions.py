@@ -252,7 +252,8 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     draws = None
     if form == "samples":
         draws = _samples_array(samples)
-    model._check_indexes({**raw, **{k: model._as_1d(k, v) for k, v in features.items()}})
+    indexed = {**raw, **{k: model._as_1d(k, v) for k, v in features.items()}}
+    model._check_indexes(indexed if samples is None else {**indexed, "samples": samples})
     lengths = {k: len(v) for k, v in raw.items()}
     if draws is not None:
         lengths["samples"] = draws.shape[0]

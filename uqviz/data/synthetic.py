@@ -48,6 +48,7 @@ def student_t_scaled(size, *, nu, rng=None) -> np.ndarray:
     Parameters
     ----------
     size : int or tuple of int
+        Number of draws (>= 1), or the shape of the array of draws.
     nu : float
         Degrees of freedom, > 2; inf gives the standard normal.
     rng : None, int, SeedSequence or numpy.random.Generator
@@ -63,7 +64,16 @@ def student_t_scaled(size, *, nu, rng=None) -> np.ndarray:
     >>> bool(abs(x.var() - 1) < 0.05)
     True
     """
-    return ksynth.student_t_scaled(_check_nu_d(nu), size, checks.rng(rng))
+    return ksynth.student_t_scaled(_check_nu_d(nu), _shape(size), checks.rng(rng))
+
+
+def _shape(size) -> tuple[int, ...]:
+    """``size`` (an int, or a tuple or list of ints, each >= 1) as a shape tuple."""
+    if isinstance(size, (tuple, list)):
+        if not size:
+            raise ValueError("size must be an int >= 1 or a non-empty tuple of them, got ()")
+        return tuple(checks.count(f"size[{i}]", n) for i, n in enumerate(size))
+    return (checks.count("size", size),)
 
 
 def draw_calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None):

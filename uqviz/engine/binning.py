@@ -64,8 +64,13 @@ def default_n_bins(m: int) -> int:
     return max(1, min(int(round(np.sqrt(m))), m // SMALL_BIN))
 
 
-def conditioning_values(ds: xr.Dataset, conditioning) -> tuple[str, np.ndarray]:
-    """Name and float values of the conditioning variable (a name or one value per point)."""
+def conditioning_values(ds: xr.Dataset, conditioning, *,
+                        allow_constant=False) -> tuple[str, np.ndarray]:
+    """Name and float values of the conditioning variable (a name or one value per point).
+
+    A constant variable is an error (its bins would be arbitrary) unless ``allow_constant``:
+    values looked up in bins fitted elsewhere (``Recalibration.apply``) may be all equal.
+    """
     if isinstance(conditioning, str):
         if conditioning not in ds.variables:
             raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset; "
@@ -82,7 +87,7 @@ def conditioning_values(ds: xr.Dataset, conditioning) -> tuple[str, np.ndarray]:
     bad = ~np.isfinite(values)
     if bad.any():
         raise ValueError(f"{name}: {bad.sum()} rows with NaN or inf conditioning values")
-    if values.min() == values.max():
+    if not allow_constant and values.min() == values.max():
         raise ValueError(f"{name}: the conditioning variable is constant: bins would be arbitrary")
     return name, values
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
-           "names", "finite_array", "boolean", "levels"]
+           "names", "finite_array", "boolean", "levels", "result"]
 
 
 def _is_bool(value) -> bool:
@@ -87,7 +87,16 @@ def choice(name: str, value, choices: Sequence):
 
 
 def rng(value, *, name: str = "rng") -> np.random.Generator:
-    """A ``numpy.random.Generator`` from None, an int >= 0, a SeedSequence or a Generator."""
+    """A ``numpy.random.Generator`` from None, an int >= 0, a SeedSequence or a Generator.
+
+    A SeedSequence is copied: spawning children from the Generator never consumes the
+    caller's object, so the same SeedSequence gives the same numbers on every call (as an
+    int seed does); a Generator is used as is (its state advances, as numpy's do).
+    """
+    if isinstance(value, np.random.SeedSequence):
+        value = np.random.SeedSequence(value.entropy, spawn_key=value.spawn_key,
+                                       pool_size=value.pool_size,
+                                       n_children_spawned=value.n_children_spawned)
     if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(value)
     if isinstance(value, numbers.Integral) and not _is_bool(value):
@@ -152,3 +161,34 @@ def levels(name: str, value) -> np.ndarray:
     if np.unique(arr).size != arr.size:
         raise ValueError(f"{name} must be distinct, got {arr.tolist()}")
     return arr
+
+
+def result(name: str, value, made_by: str, *, variables: Iterable = (), dims: Iterable = (),
+           attrs: Iterable = ()):
+    """The Dataset ``value`` if it holds ``variables`` (or coordinates), ``dims`` and ``attrs``.
+
+    For functions that take the result of another (plots, ``fraction_valid``, ...): a
+    TypeError when ``value`` is not a Dataset, a ValueError naming what it lacks.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> result("fv", xr.Dataset({"a": 1}), "uqviz.f", variables=["b"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: fv: not a result of uqviz.f: it lacks variable 'b' (it holds variables ['a']...
+    """
+    import xarray as xr  # lazily: the kernels import this module without xarray
+
+    if not isinstance(value, xr.Dataset):
+        raise TypeError(f"{name} must be the result of {made_by} (an xarray.Dataset), got "
+                        f"{type(value).__name__}")
+    missing = [f"variable {v!r}" for v in variables if v not in value.variables]
+    missing += [f"dim {d!r}" for d in dims if d not in value.dims]
+    missing += [f"attr {a!r}" for a in attrs if a not in value.attrs]
+    if missing:
+        have = sorted(map(str, value.data_vars))
+        listed = f"{have[:12]}{' ...' if len(have) > 12 else ''}"
+        raise ValueError(f"{name}: not a result of {made_by}: it lacks {', '.join(missing)} "
+                         f"(it holds variables {listed}, dims {tuple(map(str, value.dims))})")
+    return value

@@ -12,8 +12,10 @@ True
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -22,8 +24,8 @@ from uqviz._array.resample import block_generator
 from uqviz.engine import checks
 
 __all__ = ["run_blocks", "run_split", "run_task", "split_ranges", "stream_rows", "block_rng",
-           "n_threads", "progress_bar", "show_progress", "resolve_client", "scatter",
-           "STREAM_ELEMENTS"]
+           "n_threads", "progress_bar", "show_progress", "resolve_client", "check_client",
+           "local_cluster", "close_local", "scatter", "STREAM_ELEMENTS"]
 
 #: values of one chunk of simulated sets held at once (8 MB of float64): memory O(M + chunk)
 STREAM_ELEMENTS = 1 << 20
@@ -41,23 +43,61 @@ def n_threads() -> int:
 _LOCAL_CLIENT = []
 
 
-def resolve_client(client):
-    """The ``client`` option: None (threads), ``"local"`` (a dask LocalCluster) or a Client."""
-    if client is None:
-        return None
+def check_client(client):
+    """The ``client`` option checked, nothing started: None, ``"local"`` or a Client."""
     if isinstance(client, str):
         if client != "local":
             raise ValueError(f"client must be None, 'local' or a dask.distributed.Client; "
                              f"got {client!r}")
-        if not _LOCAL_CLIENT:
-            from dask.distributed import Client, LocalCluster
-
-            _LOCAL_CLIENT.append(Client(LocalCluster(processes=False)))
-        return _LOCAL_CLIENT[0]
-    if not (callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))):
+    elif client is not None and not (callable(getattr(client, "map", None))
+                                     and callable(getattr(client, "gather", None))):
         raise TypeError("client must be None, 'local' or a dask.distributed.Client; got "
                         f"{type(client).__name__}")
     return client
+
+
+def resolve_client(client):
+    """The ``client`` option: None (threads), ``"local"`` (a dask LocalCluster) or a Client.
+
+    ``"local"`` is one in-process cluster, started at the first use and closed at exit
+    (its scratch space with it, :func:`local_cluster`).
+    """
+    if check_client(client) != "local":
+        return client
+    if not _LOCAL_CLIENT:
+        from dask.distributed import Client
+
+        cluster = local_cluster(processes=False)
+        _LOCAL_CLIENT.append(Client(cluster))
+        atexit.register(close_local, _LOCAL_CLIENT[0], cluster)
+    return _LOCAL_CLIENT[0]
+
+
+def local_cluster(**kwargs):
+    """A dask ``LocalCluster(**kwargs)`` whose scratch space (the scheduler's and the
+    workers' ``local_directory``) is a temporary folder, removed by :func:`close_local` (or
+    at exit): no ``dask-scratch-space`` is left in the temporary folder."""
+    import dask
+    from dask.distributed import LocalCluster
+
+    scratch = tempfile.TemporaryDirectory(prefix="uqviz-dask-")
+    kwargs.setdefault("dashboard_address", None)
+    with dask.config.set({"temporary-directory": scratch.name}):
+        cluster = LocalCluster(local_directory=scratch.name, **kwargs)
+    cluster.uqviz_scratch = scratch
+    return cluster
+
+
+def close_local(client, cluster):
+    """Close ``client`` and ``cluster``, then remove the cluster's scratch folder."""
+    for obj in (client, cluster):
+        try:
+            obj.close()
+        except Exception:  # noqa: BLE001 - already closed, or closing at exit
+            pass
+    scratch = getattr(cluster, "uqviz_scratch", None)
+    if scratch is not None:
+        scratch.cleanup()
 
 
 def block_rng(seed: int, block: int) -> np.random.Generator:

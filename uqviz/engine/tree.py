@@ -1,7 +1,8 @@
 """Apply a per-dataset computation to a Dataset or to every child of a DataTree.
 
 For a tree, results gain a ``dataset`` dim (child names, tree order) and each
-child gets its own child stream of ``rng`` (:func:`uqviz.engine.seeds.spawn`).
+child gets its own child stream of ``rng`` (:func:`uqviz.engine.seeds.spawn`); a
+ValueError or TypeError raised for one child names it (:func:`naming_child`).
 
 Examples
 --------
@@ -18,6 +19,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import numpy as np
@@ -25,7 +27,7 @@ import xarray as xr
 
 from uqviz.engine import seeds
 
-__all__ = ["datasets_of", "map_datasets", "spawn_rngs"]
+__all__ = ["datasets_of", "map_datasets", "spawn_rngs", "naming_child"]
 
 
 def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dataset]]:
@@ -49,9 +51,37 @@ def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dat
                                 f"{', '.join(variables)}: {which}")
         return pairs
     raise TypeError(
-        f"expected an xarray.Dataset or xarray.DataTree, got {type(data).__name__}; "
+        f"data: expected an xarray.Dataset or xarray.DataTree, got {type(data).__name__}; "
         "build one with uqviz.from_arrays, uqviz.from_dataframe or uqviz.read_csv"
     )
+
+
+@contextlib.contextmanager
+def naming_child(name):
+    """A ValueError or TypeError raised inside names the DataTree child ``name`` (once).
+
+    Examples
+    --------
+    >>> with naming_child("b"):
+    ...     raise ValueError("uE: 2 rows with uE <= 0")
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset 'b': uE: 2 rows with uE <= 0
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as err:
+        label = f"dataset {name!r}"
+        if (name is not None and len(err.args) == 1 and isinstance(err.args[0], str)
+                and label not in err.args[0]):
+            err.args = (f"{label}: {err.args[0]}",)
+        raise
+
+
+def _call_child(func, name, ds, **kwargs):
+    """``func(ds, **kwargs)`` for the child ``name`` (named in its errors)."""
+    with naming_child(name):
+        return func(ds, **kwargs)
 
 
 def spawn_rngs(rng, n: int) -> list[np.random.Generator]:
@@ -87,13 +117,14 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
         from uqviz.engine.parallel import resolve_client
 
         client = resolve_client(on_client)
-        results = _on_client(func, [ds for _, ds in pairs], rngs, client, kwargs)
+        results = _on_client(func, pairs, rngs, client, kwargs)
         if isinstance(data, xr.Dataset):
             return results[0]
     elif isinstance(data, xr.Dataset):
         return func(pairs[0][1], rng=rngs[0], **kwargs)
     else:
-        results = [func(ds, rng=r, **kwargs) for (_, ds), r in zip(pairs, rngs)]
+        results = [_call_child(func, name, ds, rng=r, **kwargs)
+                   for (name, ds), r in zip(pairs, rngs)]
     names = [name for name, _ in pairs]
     out = xr.concat(results, dim=xr.DataArray(names, dims="dataset", name="dataset"),
                     coords="different", compat="equals", join="outer",
@@ -101,15 +132,16 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     return out
 
 
-def _on_client(func, datasets, rngs, client, kwargs):
-    """``func(ds, rng=r, **kwargs)`` for every dataset as tasks of ``client``, in order."""
+def _on_client(func, pairs, rngs, client, kwargs):
+    """``func(ds, rng=r, **kwargs)`` for every (name, dataset) as tasks of ``client``, in
+    order."""
     import warnings
 
     from uqviz.engine.parallel import _call_recording_warnings, scatter
 
-    futures = [client.submit(_call_recording_warnings, func, [scatter(client, ds)],
-                             dict(kwargs, rng=r), pure=False)
-               for ds, r in zip(datasets, rngs)]
+    futures = [client.submit(_call_recording_warnings, _call_child,
+                             [func, name, scatter(client, ds)], dict(kwargs, rng=r), pure=False)
+               for (name, ds), r in zip(pairs, rngs)]
     results = []
     for result, caught in client.gather(futures):
         for message, category in caught:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import threading
+import uuid
 
 import xarray as xr
 
 from uqviz.engine import checks
 
-__all__ = ["save_study", "load_study", "stored_study", "BACKENDS"]
+__all__ = ["save_study", "load_study", "stored_study", "check_destination", "BACKENDS"]
 
 #: netCDF backends of :func:`save_study` / :func:`load_study`
 BACKENDS = ("h5netcdf", "netcdf4")
@@ -60,6 +60,67 @@ def _backend(backend):
                       "or netCDF4")
 
 
+def _file_name(path) -> str:
+    """The file name of ``path`` for messages (never the machine's absolute path)."""
+    return os.path.basename(os.path.normpath(path)) or str(path)
+
+
+def check_destination(path, name="path") -> str:
+    """``path`` as a str if its folder exists (checked before any computing or writing).
+
+    Examples
+    --------
+    >>> check_destination("no-such-folder/study.nc")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: path: the folder 'no-such-folder' of 'study.nc' does not exist; create it first
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or an os.PathLike, got {type(path).__name__}")
+    path = os.fspath(path)
+    folder = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{name}: {_file_name(path)!r} is a folder, not a file name")
+    if folder and not os.path.isdir(folder):
+        raise FileNotFoundError(f"{name}: the folder {folder!r} of {_file_name(path)!r} does not "
+                                "exist; create it first")
+    return path
+
+
+def _write_atomic(path, write):
+    """``write(tmp)`` into a temporary file beside ``path``, then moved onto ``path``.
+
+    The temporary file never stays behind, and errors name ``path``, not it.
+    """
+    path = check_destination(path)
+    tmp = os.path.join(os.path.dirname(path), f".{_file_name(path)}.{uuid.uuid4().hex}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise type(err)(f"path: could not write {_file_name(path)!r} "
+                        f"({err.strerror or type(err).__name__})") from None
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _open_study(path, opener):
+    """``opener(path)``; errors name the file (not the machine path) and what is wrong."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or an os.PathLike, got {type(path).__name__}")
+    path, name = os.fspath(path), _file_name(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"path: {name!r} is a folder, not a study file")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"path: no such file {name!r}")
+    try:
+        return opener(path)
+    except (OSError, ValueError):
+        raise ValueError(f"path: {name!r} is not a netCDF study file (one written by "
+                         "uqviz.save_study); the netCDF backend cannot read it") from None
+
+
 def save_study(ds, path, *, backend=None):
     """Write a study result (complete or partial) to a netCDF file.
 
@@ -96,18 +157,12 @@ def save_study(ds, path, *, backend=None):
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"ds must be an xarray.Dataset, got {type(ds).__name__}")
     backend = _backend(backend)
-    path = os.fspath(path)
+    path = check_destination(path)
     out = ds.copy()
     out.attrs = netcdf_attrs(ds.attrs)
     for name in out.variables:
         out[name].attrs = netcdf_attrs(out[name].attrs)
-    tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
-    try:
-        out.to_netcdf(tmp, engine=backend)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    _write_atomic(path, lambda tmp: out.to_netcdf(tmp, engine=backend))
 
 
 def load_study(path, *, backend=None) -> xr.Dataset:
@@ -131,8 +186,13 @@ def load_study(path, *, backend=None) -> xr.Dataset:
     --------
     See :func:`save_study`.
     """
-    with xr.open_dataset(os.fspath(path), engine=_backend(backend)) as ds:
-        out = ds.load()
+    engine = _backend(backend)
+
+    def read(p):
+        with xr.open_dataset(p, engine=engine) as ds:
+            return ds.load()
+
+    out = _open_study(path, read)
     if "done" in out:
         out["done"] = out["done"].astype(bool)
     _restore_sequences(out.attrs)
@@ -179,19 +239,16 @@ def _save_stored(result, path, text):
             out[var].attrs = netcdf_attrs(out[var].attrs)
         groups[f"/{name}"] = out
     tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=stamp), **groups})
-    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}-{threading.get_ident()}"
-    try:
-        tree.to_netcdf(tmp, engine=_backend(None))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    _write_atomic(path, lambda tmp: tree.to_netcdf(tmp, engine=_backend(None)))
 
 
 def _load_stored(path):
     """The stored study (Dataset or dict of Datasets) and its settings JSON."""
-    with xr.open_datatree(os.fspath(path), engine=_backend(None)) as tree:
-        tree = tree.load()
+    def read(p):
+        with xr.open_datatree(p, engine=_backend(None)) as opened:
+            return opened.load()
+
+    tree = _open_study(path, read)
     text = str(tree.attrs.get(SETTINGS_ATTR, "{}"))
     if not tree.children:
         return load_study(path), text
@@ -258,7 +315,7 @@ def stored_study(path, compute, *, settings=None, refresh=False):
     if not isinstance(refresh, bool):
         raise TypeError(f"refresh must be True or False, got {refresh!r}")
     text = _settings_json(settings)
-    path = os.fspath(path)
+    path = check_destination(path)  # before computing
     if refresh or not os.path.exists(path):
         result = compute()
         _save_stored(result, path, text)

@@ -44,11 +44,11 @@ from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import default_engine
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
-from uqviz.engine.parallel import progress_bar
+from uqviz.engine.parallel import check_client, close_local, local_cluster, progress_bar
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
-from uqviz.experiments.storage import load_study, netcdf_attrs, save_study
+from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
            "TAILEDNESS_VARIABLES"]
@@ -320,10 +320,10 @@ class _Study:
 
 
 def _local_client():
-    from dask.distributed import Client, LocalCluster
+    """A new two-process cluster (numba on one thread per task), closed after the call."""
+    from dask.distributed import Client
 
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+    cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=True)
     return Client(cluster), cluster
 
 
@@ -375,8 +375,7 @@ def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summ
         bar.close()
         save(force=True)
         if own is not None:
-            own[0].close()
-            own[1].close()
+            close_local(*own)
 
 
 def _prepare(kind, grid, models, per_dataset, settings, *, n_datasets, rng, path):
@@ -394,17 +393,15 @@ def _prepare(kind, grid, models, per_dataset, settings, *, n_datasets, rng, path
     return study, entropy
 
 
-def _settings_common(n_datasets, size, chunk_size, kind, client, path):
-    n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
+def _settings_common(n_datasets, size, chunk_size, kind, client, path, *, min_datasets=1):
+    n_datasets = checks.count("n_datasets", n_datasets, minimum=min_datasets)
     size = checks.count("size", size, minimum=_MIN_SIZE)
     chunk_size = checks.optional_count("chunk_size", chunk_size, minimum=1)
     if chunk_size is None:
         chunk_size = _DEFAULT_CHUNK[kind]
-    if isinstance(client, str) and client != "local":
-        raise ValueError(f"client must be None, 'local' or a dask.distributed.Client, "
-                         f"got {client!r}")
-    if path is not None and not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be None, a str or an os.PathLike, got {type(path).__name__}")
+    check_client(client)
+    if path is not None:
+        check_destination(path)  # before computing
     return n_datasets, size, chunk_size
 
 
@@ -576,7 +573,7 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
         Degrees of freedom of ``D`` (> 2, inf for N(0, 1)); default
         (3, 4, 6, 10, 20, 100).
     n_datasets : int, default 1000
-        Monte Carlo datasets per grid point.
+        Monte Carlo datasets per grid point (>= 2: ``sd`` and ``se`` need two).
     size : int, default 5000
         Points per dataset (>= 3).
     statistics : sequence of str, default ("RCE", "ZMS", "RCE2")
@@ -608,7 +605,7 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
     nu_ig = _grid(_DEFAULT_NU_IG if nu_ig is None else nu_ig, "nu_ig", lower=0.0)
     nu_d = _grid(_DEFAULT_NU_D if nu_d is None else nu_d, "nu_d", lower=2.0, allow_inf=True)
     n_datasets, size, chunk_size = _settings_common(n_datasets, size, chunk_size, kind,
-                                                    client, path)
+                                                    client, path, min_datasets=2)
     checks.rng(rng)
     stats = _moment_statistics(statistics)
     names = [s.name for s in stats]

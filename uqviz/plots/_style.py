@@ -6,6 +6,7 @@ from contextlib import contextmanager
 
 import matplotlib as mpl
 import matplotlib.ticker as mticker
+from matplotlib.axes import Axes
 import numpy as np
 import matplotlib.pyplot as plt
 
@@ -48,14 +49,30 @@ def style():
 
 
 def get_ax(ax=None, figsize=(4.5, 3.5)):
-    """Return ``ax`` or a new Axes in a new figure of ``figsize`` inches."""
+    """Return ``ax`` or a new Axes in a new figure of ``figsize`` inches.
+
+    Examples
+    --------
+    >>> get_ax("x")
+    Traceback (most recent call last):
+    ...
+    TypeError: ax must be a matplotlib Axes or None, got str ('x')
+    """
     if ax is not None:
-        return ax
+        return check_ax(ax)
     # settle pyplot's backend before the rc context: creating the session's
     # first figure inside rc_context would otherwise disable inline display
     plt.switch_backend(plt.get_backend())
     with style():
         _, ax = plt.subplots(figsize=figsize, layout="constrained")
+    return ax
+
+
+def check_ax(ax):
+    """``ax`` if it is a matplotlib Axes, else a TypeError naming ``ax``."""
+    if not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__} "
+                        f"({ax!r:.40})")
     return ax
 
 

@@ -117,6 +117,8 @@ def intervals(result, *, ax=None, statistics=None):
     >>> len(intervals(res).get_yticklabels())
     2
     """
+    checks.result("result", result, "uqviz.validate_average", dims=("statistic",),
+                  variables=("estimate", "ci_lower", "ci_upper", "reference", "valid"))
     res = result if "dataset" in result.dims else result.expand_dims(dataset=[""])
     stats_ = list(res.statistic.values) if statistics is None else list(statistics)
     stats_ = [s for s in stats_ if np.isfinite(res.reference.sel(statistic=s)).all()]
@@ -171,6 +173,8 @@ def _select_fit(shapes, variable, dataset, what):
 def _select_data(data, dataset, what):
     """(name, Dataset) of one dataset of a Dataset or DataTree (``dataset``: name or index)."""
     pairs = datasets_of(data)
+    for _, ds in pairs:
+        checks.result("data", ds, "uqviz.from_arrays (the data)", variables=("E", "uE"))
     names = [n for n, _ in pairs]
     if dataset is None:
         if len(pairs) > 1:
@@ -266,6 +270,8 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
     ['data', '$F(1,\\\\nu)$ fit', 'NIG model']
     """
     what = "fit_histogram"
+    checks.result("shapes_result", shapes_result, "uqviz.distribution_shapes",
+                  variables=("nu", "scale"))
     if variable not in VAR_TEX:
         raise ValueError(f"{what}: variable must be one of {list(VAR_TEX)}, got {variable!r}")
     n_bins = checks.optional_count("n_bins", n_bins, minimum=1)
@@ -390,9 +396,9 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     >>> skewness_map(uqviz.tailedness(tree)).get_xlabel()
     '$\\\\beta_{GM}(u_E^2)$'
     """
+    checks.result("tail_result", tail_result, "uqviz.tailedness", variables=("beta_gm",),
+                  dims=("variable",))
     res = _with_dataset_dim(tail_result)
-    if "beta_gm" not in res:
-        raise ValueError("skewness_map: tail_result has no 'beta_gm'; use uqviz.tailedness")
     names = [str(n) for n in res["dataset"].values]
     texts = _point_labels(names, labels, "skewness_map")
     b = res["beta_gm"]
@@ -497,9 +503,9 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('$|\\\\zeta_{ZMS}|$', '$|\\\\zeta_{RCE}|$')
     """
+    checks.result("validation_result", validation_result, "uqviz.validate_average",
+                  variables=("zeta",), dims=("statistic",))
     res = _with_dataset_dim(validation_result)
-    if "zeta" not in res:
-        raise ValueError("zeta_comparison: use the output of uqviz.validate_average")
     sx, sy = statistics
     have = [str(s) for s in res["statistic"].values]
     for s in (sx, sy):
@@ -579,8 +585,9 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
     >>> decimation_curves(res).get_xlabel()
     'largest $u_E$ removed, $k$ (%)'
     """
-    if "delta" not in decimation_result or "fraction" not in decimation_result.dims:
-        raise ValueError("decimation_curves: use the output of uqviz.decimation_curve")
+    checks.result("decimation_result", decimation_result, "uqviz.decimation_curve",
+                  variables=("delta", "ci_lower_halfwidth", "ci_upper_halfwidth"),
+                  dims=("fraction", "statistic"))
     res, name = _one_dataset(decimation_result, dataset, "decimation_curves")
     names = [str(s) for s in res["statistic"].values]
     stats_ = names if statistics is None else list(statistics)

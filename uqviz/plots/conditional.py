@@ -8,18 +8,23 @@ import numpy as np
 import xarray as xr
 from matplotlib.lines import Line2D
 
+from uqviz.engine import checks
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, set_log_x,
                                 style)
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
+#: what the plots read of a fraction_valid and an ordering_study result
+FV_VARIABLES = ("estimate", "ci_lower", "ci_upper", "n_valid", "n_bins")
+ORDERING_VARIABLES = tuple(f"{v}{s}" for v in ("fv_data", "fv", "fv_binomial")
+                           for s in ("", "_lower", "_upper"))
 _SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar", "PICP": "PICP"}
 
 
-def _single(result, name):
-    """`result` itself; a ValueError naming the argument `name` when it holds several datasets."""
-    if not isinstance(result, xr.Dataset):
-        raise TypeError(f"{name}: expected a result Dataset, got {type(result).__name__}")
+def _single(result, name, made_by, variables=(), dims=()):
+    """`result` of ``made_by`` (:func:`uqviz.engine.checks.result`) for one dataset; a
+    ValueError naming the argument `name` when it holds several datasets."""
+    checks.result(name, result, made_by, variables=variables, dims=dims)
     if "dataset" in result.dims:
         raise ValueError(f"{name}: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
@@ -66,7 +71,8 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
     >>> zscores_vs(res).get_ylabel()
     'z-score $Z = E/u_E$'
     """
-    res = _single(running_result, "running_result")
+    res = _single(running_result, "running_result", "uqviz.running_statistics",
+                  ("x", "z", "x_window", "running_mean", "running_ms"))
     x, z = res["x"].values, res["z"].values
     xw = res["x_window"].values
     ax = get_ax(ax)
@@ -139,7 +145,11 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     >>> "f_v" in local(res, fv=uqviz.fraction_valid(res)).get_title()
     True
     """
-    res = _single(local_result, "local_result")
+    res = _single(local_result, "local_result", "uqviz.local_calibration",
+                  ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
+                  ("bin",))
+    if fv is not None:
+        fv = _single(fv, "fv", "uqviz.fraction_valid", FV_VARIABLES)
     x = res["bin_center"].values
     est = res["estimate"].values
     lo, hi = res["ci_lower"].values, res["ci_upper"].values
@@ -166,7 +176,7 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
         level = res.attrs.get("ci", 0.95)
         ax.set_ylabel(STAT_LABELS.get(stat, stat))
         if fv is not None:
-            ax.set_title(_fv_text(_single(fv, "fv")), fontsize=9)
+            ax.set_title(_fv_text(fv), fontsize=9)
         loc = _legend_loc(legend, "best")
         if loc:
             ax.legend(loc=loc, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
@@ -200,7 +210,7 @@ def acf(acf_result, *, ax=None, label=None):
     >>> len(acf(res).collections) >= 1
     True
     """
-    res = _single(acf_result, "acf_result")
+    res = _single(acf_result, "acf_result", "uqviz.acf", ("acf", "band"), ("lag",))
     lag = res["lag"].values
     r = res["acf"].values
     band = float(res["band"])
@@ -258,13 +268,21 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
                                                        "f_v"): ordering_result}
     elif isinstance(ordering_result, Mapping):
         groups = dict(ordering_result)
-    else:
+    elif isinstance(ordering_result, (list, tuple)):
         results = list(ordering_result)
         labels = labels or [_SHORT.get(r.attrs.get("statistic"), f"#{i}")
                             for i, r in enumerate(results)]
         groups = dict(zip(labels, results))
+    else:
+        raise TypeError(f"ordering_result must be the result of uqviz.ordering_study (an "
+                        f"xarray.Dataset), a mapping or a list of them, got "
+                        f"{type(ordering_result).__name__}")
     if stratified is not None and isinstance(stratified, xr.Dataset):
         stratified = {next(iter(groups)): stratified}
+    groups = {g: _single(r, "ordering_result", "uqviz.ordering_study", ORDERING_VARIABLES)
+              for g, r in groups.items()}
+    for g, fv in (stratified or {}).items():
+        _single(fv, "stratified", "uqviz.fraction_valid", FV_VARIABLES[:3])
     series = [
         ("data", "o", COLORS["valid"], "data order (Wilson CI)",
          ("fv_data", "fv_data_lower", "fv_data_upper")),
@@ -281,7 +299,6 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
         apply_style(ax)
         handles = {}
         for gi, (glabel, res) in enumerate(groups.items()):
-            res = _single(res, "ordering_result")
             target = res.attrs.get("ci", 0.95) if target is None else target
             for si, (key, marker, color, text, names) in enumerate(series):
                 est, lo, hi = (float(res[n]) for n in names)
@@ -338,7 +355,8 @@ def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
     >>> reliability_diagram(rel).get_xlabel()
     'RMV'
     """
-    res = _single(rel_result, "rel_result")
+    res = _single(rel_result, "rel_result", "uqviz.reliability",
+                  ("rmv", "rmse", "rmse_lower", "rmse_upper", "valid"))
     rmv, rmse = res["rmv"].values, res["rmse"].values
     lo, hi = res["rmse_lower"].values, res["rmse_upper"].values
     valid = res["valid"].values.astype(bool)

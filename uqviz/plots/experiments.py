@@ -7,6 +7,7 @@ import numpy as np
 from matplotlib import ticker
 
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
+from uqviz.engine import checks
 from uqviz.plots._style import (COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E, ZONE_U, apply_style,
                                 get_ax, statistic_color)
 
@@ -46,9 +47,9 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     >>> validation_probability(res).get_xlabel()
     '$\\\\nu_{IG}$'
     """
-    if "p_val" not in vp_result or "nu" not in vp_result.dims:
-        raise ValueError("validation_probability: use the output of "
-                         "uqviz.experiments.validation_probability")
+    checks.result("vp_result", vp_result, "uqviz.experiments.validation_probability",
+                  variables=("p_val", "p_val_lower", "p_val_upper", "beta_gm"),
+                  dims=("nu", "statistic"))
     scenario = str(vp_result.attrs.get("scenario", "NIG"))
     if skewness is None:
         skewness = "uE2" if scenario == "NIG" else "E2"
@@ -146,8 +147,9 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     >>> ax.get_ylabel(), ax.get_xlabel()
     ('1 - ZMS', '$\\\\langle\\\\beta_{GM}(Z^2)\\\\rangle$')
     """
-    if "bias" not in bias_result or "nu_ig" not in bias_result.dims:
-        raise ValueError("bias_vs_skewness: use the output of uqviz.experiments.statistic_bias")
+    checks.result("bias_result", bias_result, "uqviz.experiments.statistic_bias",
+                  variables=("bias", "estimate", "reference", "beta_gm", "se", "sd"),
+                  dims=("nu_ig", "nu_d", "statistic"))
     names = [str(s) for s in bias_result["statistic"].values]
     if statistic not in names:
         raise ValueError(f"bias_vs_skewness: unknown statistic {statistic!r}; one of {names}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz.engine import checks
 from uqviz.plots._style import COLORS, apply_style, get_ax
 
 __all__ = ["quantile_reliability", "coverage_map"]
@@ -59,6 +60,7 @@ def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", ban
     """
     if kind not in ("coverage", "deviation"):
         raise ValueError(f"kind must be 'coverage' or 'deviation', got {kind!r}")
+    checks.result("result", result, "uqviz.qce", variables=("coverage",), dims=("level",))
     _check_one_dataset(result)
     labels = _variable_labels(result, variable)
     ax = get_ax(ax)
@@ -142,8 +144,9 @@ def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, anno
     >>> coverage_map(res).get_ylabel()
     'predicted std'
     """
-    if "bin_coverage" not in result:
-        raise ValueError("coverage_map needs a conditional result: qce(..., marginal=False)")
+    checks.result("result", result, "uqviz.qce with marginal=False",
+                  variables=("bin_coverage", "bin_count", "bin_lower", "bin_upper"),
+                  dims=("level", "bin"))
     _check_one_dataset(result)
     if "variable" in result.dims:
         if variable is None:

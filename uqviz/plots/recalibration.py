@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import xarray as xr
 
+from uqviz.engine import checks
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, one_dataset,
                                 set_log_x, style)
 
@@ -12,17 +12,15 @@ __all__ = ["before_after"]
 
 
 def _kind(result, name):
-    if not isinstance(result, xr.Dataset) or not {"estimate", "ci_lower", "ci_upper",
-                                                  "valid"} <= set(result.variables):
-        raise TypeError(f"{name}: expected a result of uqviz.local_calibration or "
-                        f"uqviz.validate_average (estimate, ci_lower, ci_upper, valid), got "
-                        f"{type(result).__name__}")
+    checks.result(name, result, "uqviz.local_calibration or uqviz.validate_average",
+                  variables=("estimate", "ci_lower", "ci_upper", "valid", "reference"))
     if "bin" in result.dims:
+        checks.result(name, result, "uqviz.local_calibration", variables=("bin_center",))
         return "local"
     if "statistic" in result.dims:
         return "average"
-    raise TypeError(f"{name}: a result with dim 'bin' (local_calibration) or 'statistic' "
-                    f"(validate_average) is needed; dims {tuple(result.dims)}")
+    raise ValueError(f"{name}: a result with dim 'bin' (local_calibration) or 'statistic' "
+                     f"(validate_average) is needed; dims {tuple(result.dims)}")
 
 
 def before_after(before_result, after_result, *, labels=("before", "after"), dataset=None,

@@ -43,22 +43,26 @@ def _generative_as_scheme(results):
 
 
 def _stack_schemes(results):
+    made_by = "uqviz.validate_simulated or uqviz.validate"
     if isinstance(results, xr.Dataset):  # a Dataset is a Mapping too: test it first
-        if "zeta" not in results:
-            raise ValueError("zeta_scores: the result has no 'zeta'")
+        checks.result("results", results, made_by, variables=("zeta",))
         if "scheme" not in results["zeta"].dims and "generative" in results["zeta"].dims:
             return _generative_as_scheme(results)
         results = results["zeta"]
     elif isinstance(results, Mapping):
         parts = []
         for name, res in results.items():
-            z = res["zeta"]
+            z = checks.result(f"results[{name!r}]", res, made_by, variables=("zeta",))["zeta"]
             if "statistic" in z.dims:  # validate_average output
                 if z.sizes["statistic"] != 1:
                     raise ValueError(f"scheme {name!r}: select one statistic")
                 z = z.isel(statistic=0, drop=True)
             parts.append(z.drop_vars([c for c in z.coords if c != "dataset"]))
         return xr.concat(parts, dim=xr.DataArray(list(results), dims="scheme", name="scheme"))
+    if not isinstance(results, xr.DataArray):
+        raise TypeError(f"results must be a result of {made_by} (an xarray.Dataset), its "
+                        f"'zeta' DataArray or a mapping {{scheme: result}}, got "
+                        f"{type(results).__name__}")
     if "scheme" not in results.dims:
         raise ValueError("zeta_scores: need a 'scheme' dimension or a mapping {scheme: result}")
     return results
@@ -145,7 +149,8 @@ def _observed_values(observed, dataset):
     if observed is None:
         return None
     if isinstance(observed, xr.Dataset):
-        obs = observed
+        obs = checks.result("observed", observed, "uqviz.validate_simulated",
+                            variables=("estimate",))
         if "dataset" in obs.dims:
             obs = obs.sel(dataset=dataset)
         if "statistic" in obs.dims:
@@ -192,8 +197,8 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     >>> reference_sensitivity(res, observed=0.06).get_xlabel()
     '$\\\\nu$ of $D = t_s(\\\\nu)$'
     """
-    if "nu" not in result.dims:
-        raise ValueError("reference_sensitivity: the result needs a 'nu' dimension")
+    checks.result("result", result, "uqviz.simulated_reference stacked on dim 'nu'",
+                  variables=("reference", "reference_se"), dims=("nu",))
     ax = get_ax(ax)
     apply_style(ax)
     names = [str(n) for n in result["dataset"].values] if "dataset" in result.dims else [None]
@@ -249,9 +254,9 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     >>> reference_distribution(res, observed=(0.04, 0.035, 0.045)).get_ylabel()
     'density'
     """
-    if "samples" not in result:
-        raise ValueError("reference_distribution: the result has no 'samples' "
-                         "(use return_samples=True)")
+    checks.result("result", result, "uqviz.simulated_reference or uqviz.validate_simulated "
+                  "with return_samples=True",
+                  variables=("samples", "reference", "reference_lower", "reference_upper"))
     if "dataset" in result.dims:
         raise ValueError("result: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
@@ -323,9 +328,13 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
     """
     if kind not in ("linear", "loglog"):
         raise ValueError(f"kind must be 'linear' or 'loglog', got {kind!r}")
-    gens = [str(g) for g in result["generative"].values]
-    if generative not in gens:
-        raise ValueError(f"generative: {generative!r} is not in the result; choose among {gens}")
+    checks.result("result", result, "uqviz.size_dependence",
+                  variables=("reference", "x", "slope", "intercept"),
+                  dims=("statistic", "generative", "nu", "size", "n_bins", "fit"))
+    for name, value in (("statistic", statistic), ("generative", generative)):
+        have = [str(g) for g in result[name].values]
+        if value not in have:
+            raise ValueError(f"{name}: {value!r} is not in the result; choose among {have}")
     res = result.sel(statistic=statistic, generative=generative)
     ax = get_ax(ax)
     apply_style(ax)
@@ -398,6 +407,8 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     >>> extrapolation(res).get_xlabel()
     '$\\\\sqrt{N/M}$'
     """
+    checks.result("result", result, "uqviz.extrapolate", dims=("n_bins",),
+                  variables=("x", "estimate", "in_fit", "intercept", "slope", "valid"))
     res, name = _one_dataset(result, dataset, "extrapolation")
     ax = get_ax(ax)
     apply_style(ax)
@@ -470,6 +481,9 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     >>> confidence_curve(cc).get_xlabel()
     'k % discarded'
     """
+    checks.result("result", result, "uqviz.confidence_curve", dims=("fraction",),
+                  variables=("estimate", "oracle", "reference", "reference_lower",
+                             "reference_upper"))
     res, name = _one_dataset(result, dataset, "confidence_curve")
     ax = get_ax(ax)
     apply_style(ax)

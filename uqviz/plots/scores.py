@@ -7,17 +7,16 @@ Local coverage per bin is :func:`uqviz.plots.conditional.local` of
 from __future__ import annotations
 
 import numpy as np
-import xarray as xr
 
+from uqviz.engine import checks
 from uqviz.plots._style import COLORS, apply_style, get_ax, style
 
 __all__ = ["calibration_curve", "coverage"]
 
 
-def _curves(result, name, dataset):
+def _curves(result, name, dataset, made_by, variables):
     """``[(label, Dataset)]``: one per dataset of ``result`` (or the one selected)."""
-    if not isinstance(result, xr.Dataset):
-        raise TypeError(f"{name}: expected a result Dataset, got {type(result).__name__}")
+    checks.result(name, result, made_by, variables=variables, dims=("level",))
     if "dataset" not in result.dims:
         if dataset is not None:
             raise ValueError(f"{name}: this result has no 'dataset' dimension")
@@ -60,7 +59,8 @@ def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=Tr
     >>> calibration_curve(curve).get_xlabel()
     'Expected proportion in interval'
     """
-    curves = _curves(curve_result, "curve_result", dataset)
+    curves = _curves(curve_result, "curve_result", dataset, "uqviz.calibration_curve",
+                     ("observed", "observed_lower", "observed_upper"))
     kind = curve_result.attrs.get("kind", "interval")
     ax = get_ax(ax, figsize=(4.0, 4.0))
     with style():
@@ -115,7 +115,8 @@ def coverage(coverage_result, *, ax=None, dataset=None, legend=True):
     >>> coverage(cov).get_ylabel()
     'PICP'
     """
-    curves = _curves(coverage_result, "coverage_result", dataset)
+    curves = _curves(coverage_result, "coverage_result", dataset, "uqviz.interval_coverage",
+                     ("picp", "picp_lower", "picp_upper", "valid"))
     ax = get_ax(ax)
     with style():
         apply_style(ax)

@@ -53,13 +53,30 @@ def indices_text(mask, point):
 
 
 def float_array(name, x):
-    """``x`` as float64; a TypeError naming ``name`` for non-numeric input."""
+    """``x`` as float64; a TypeError naming ``name`` for non-numeric or boolean input."""
     if isinstance(x, xr.DataTree):
         raise TypeError(f"{name}: a DataTree is accepted as the first argument only")
     try:
-        return np.asarray(x, dtype=np.float64)
+        raw = np.asarray(x)
+        out = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name}: expected numbers, got {type(x).__name__} ({err})") from None
+    _refuse_booleans(name, raw)
+    return out
+
+
+def _refuse_booleans(name, raw):
+    """True/False are not numbers (as in :func:`uqviz.from_arrays`): count the rows."""
+    if raw.dtype.kind == "b":
+        is_bool = np.ones(raw.shape, dtype=bool)
+    elif raw.dtype == object:
+        is_bool = np.vectorize(lambda v: isinstance(v, (bool, np.bool_)), otypes=[bool])(raw)
+    else:
+        return
+    if is_bool.any():
+        rows = int(is_bool.reshape(raw.shape[0], -1).any(axis=1).sum()) if raw.ndim else 1
+        raise TypeError(f"{name}: boolean values (True/False) are not numbers; {rows} row(s) "
+                        f"hold them (cast with .astype(float) if 0/1 is meant)")
 
 
 def _check_finite(name, arr, point):

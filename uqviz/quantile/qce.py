@@ -296,6 +296,8 @@ def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
     >>> uq.qce_to_numpy(res).shape
     (1, 1)
     """
+    checks.result("result", result, "uqviz.qce", variables=("qce",),
+                  attrs=("scale_kind", "reduction", "marginal"))
     if "dataset" in result.dims:
         raise ValueError("result: holds several datasets; select one first, "
                          "e.g. result.isel(dataset=0)")

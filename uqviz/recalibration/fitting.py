@@ -52,7 +52,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SMALL_BIN, bin_coords, compute_bins, conditioning_values,
                                   default_n_bins)
-from uqviz.engine.tree import datasets_of
+from uqviz.engine.tree import datasets_of, naming_child
 
 __all__ = ["Recalibration", "fit_recalibration", "recalibrate", "METHODS", "MIN_BIN_COUNT"]
 
@@ -283,7 +283,8 @@ class Recalibration:
     def _apply_one(self, ds, fit, where=""):
         check_dataset(ds)
         u = np.asarray(ds["uE"].values, dtype=float)
-        x = conditioning_values(ds, self.conditioning)[1] if self.method == "bvs" else None
+        x = (conditioning_values(ds, self.conditioning, allow_constant=True)[1]
+             if self.method == "bvs" else None)
         with np.errstate(over="ignore", invalid="ignore"):
             new = _check_new(_apply_arrays(self.method, fit, u, x), where)
         return _assign(ds, new, self._attrs())
@@ -446,12 +447,8 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     fits = []
     for name, ds in pairs:
         where = "" if name is None else f" (dataset {name!r})"
-        try:
+        with naming_child(name):
             e, u, x = _arrays(ds, conditioning, method)
-        except (TypeError, ValueError) as exc:
-            if name is None:
-                raise
-            raise type(exc)(f"dataset {name!r}: {exc}") from None
         fits.append(_parameters(method, conditioning, e, u, x, n_bins, where))
     if isinstance(data, xr.Dataset):
         return Recalibration(parameters=fits[0])
@@ -571,13 +568,9 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     rngs = seeds.spawn(rng, len(pairs))
     outs = []
     for (name, ds), r in zip(pairs, rngs):
-        try:
+        with naming_child(name):
             out = _recalibrate_one(ds, r, method=method, folds=folds, conditioning=conditioning,
                                    n_bins=n_bins, name=name)
-        except (TypeError, ValueError) as exc:
-            if name is None or repr(name) in str(exc):
-                raise
-            raise type(exc)(f"dataset {name!r}: {exc}") from None
         out.attrs["rng"] = seeds.seed_attr(rng)
         outs.append((name, out))
     if isinstance(data, xr.Dataset):

@@ -27,7 +27,7 @@ from uqviz.engine import checks
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine.statistics import DEFAULT_N_BINS
-from uqviz.engine.tree import datasets_of
+from uqviz.engine.tree import datasets_of, naming_child
 from uqviz.reference.simulated import validate_shared
 from uqviz.reporting import remedy as rmd
 from uqviz.recalibration.fitting import recalibrate
@@ -371,9 +371,10 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
         ds.attrs = {**ds.attrs, "name": name}
-        reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
-                                    n_bins=n_bins, rng=child, progress=progress,
-                                    figures=figures, remedy=remedy, client=client)
+        with naming_child(name):
+            reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
+                                        n_bins=n_bins, rng=child, progress=progress,
+                                        figures=figures, remedy=remedy, client=client)
     return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
 
 

@@ -23,9 +23,20 @@ from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_d
 __all__ = ["ReferenceExplorer"]
 
 STATISTICS = ("CC", "ENCE", "ZMSE", "UCE", "ZMS")
+#: range of the nu slider (t_s(nu) has a unit variance for nu > 2)
+NU_RANGE = (2.5, 30.0)
 #: label -> key of the generative dropdown ("t" uses the nu slider)
 GENERATIVES = (("normal", "normal"), ("Student t", "t"), ("uniform", "uniform"),
                ("Laplace", "laplace"), ("empirical (z-scores)", "empirical"))
+
+
+def _nu(nu) -> float:
+    """``nu`` within the slider's range, never clamped silently."""
+    nu = checks.positive("nu", nu)
+    if not NU_RANGE[0] <= nu <= NU_RANGE[1]:
+        raise ValueError(f"nu must be in [{NU_RANGE[0]:g}, {NU_RANGE[1]:g}] (the range of the nu "
+                         f"slider), got {nu!r}")
+    return nu
 
 
 class ReferenceExplorer(ExplorerDrawing):
@@ -39,7 +50,7 @@ class ReferenceExplorer(ExplorerDrawing):
     generative : {"normal", "t", "uniform", "laplace", "empirical"}, default "normal"
         D; "t" is the unit-variance Student t_s(nu) with ``nu`` from the slider.
     nu : float, default 6.0
-        Degrees of freedom of t_s(nu) (Pernot (2024c) uses 6).
+        Degrees of freedom of t_s(nu) (Pernot (2024c) uses 6), in [2.5, 30] (the slider).
     n_bins : int, default 20
         Equal-count bins of uE for ENCE, ZMSE, UCE.
     n_mc : int, default 500
@@ -106,7 +117,7 @@ class ReferenceExplorer(ExplorerDrawing):
                                     description="statistic")
         self.generative = w.Dropdown(options=list(GENERATIVES), value=generative,
                                      description="D")
-        self.nu = w.FloatSlider(value=float(nu), min=2.5, max=30.0, step=0.5,
+        self.nu = w.FloatSlider(value=_nu(nu), min=NU_RANGE[0], max=NU_RANGE[1], step=0.5,
                                 description="nu", continuous_update=False)
         self.n_bins = w.IntSlider(value=int(n_bins), min=2, max=self._max_bins(),
                                   description="bins", continuous_update=False)

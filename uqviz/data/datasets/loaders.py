@@ -18,6 +18,7 @@ import xarray as xr
 from uqviz.data.model import PAPERS_MIN_UNCERTAINTY, from_dataframe, from_datasets
 from uqviz.data.datasets.formula import hetero_fractions, molecular_masses
 from uqviz.data.datasets.registry import fetch
+from uqviz.engine import checks
 
 __all__ = ["list_datasets", "load_dataset", "load_collection", "COLLECTIONS"]
 
@@ -248,6 +249,7 @@ def load_dataset(name: str, *, calibrated: bool = True) -> xr.Dataset:
     (3834, 2)
     """
     spec = _spec(name)
+    calibrated = checks.boolean("calibrated", calibrated)
     if calibrated:
         key = spec.key
     else:
@@ -256,7 +258,7 @@ def load_dataset(name: str, *, calibrated: bool = True) -> xr.Dataset:
             raise ValueError(f"dataset {name!r} has no uncalibrated twin (calibrated=False); "
                              f"sets with one: {', '.join(twins)}")
         key = spec.key_uncal
-    return _LOADERS[spec.kind](spec, key, bool(calibrated))
+    return _LOADERS[spec.kind](spec, key, calibrated)
 
 
 def load_collection(name: str = "pernot2024") -> xr.DataTree:
