@@ -59,7 +59,7 @@ DRAWS = {
 
 def _qm9_u():
     try:
-        from uqviz.data.datasets.loaders import load_dataset
+        from uqviz.datasets import load_dataset
 
         return np.asarray(load_dataset("QM9_E")["uE"].values, dtype=float)
     except Exception as exc:  # no data directory: skip those rows

@@ -18,7 +18,7 @@ import xarray as xr
 
 import uqviz.datasets as uds
 from uqviz.data import check_dataset
-from uqviz.datasets import registry as reg
+from uqviz.data.datasets import registry as reg
 from uqviz.datasets.formula import hetero_fractions, molecular_masses
 
 PAPER_ORDER = [

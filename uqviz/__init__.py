@@ -12,19 +12,19 @@ Examples
 ['ZMS', 'RCE']
 """
 
-import sys as _sys
-
 from uqviz import (average, conditional, data, engine, experiments, quantile, recalibration,
                    reference, scores)
+# public namespaces: modules of this folder that re-export their implementation,
+# datasets/ (of data/datasets/), synthetic.py and generative.py (of data/), statistics.py (of
+# engine/statistics.py)
+from uqviz import datasets, generative, statistics, synthetic
 from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit_f,
                            fit_inverse_gamma, fit_student_t, nig_implied_shape, nig_skewness_curve,
                            tailedness, validate_average)
 from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibration,
                                ordering_study, reliability, running_statistics)
-from uqviz.data import (check_dataset, datasets, from_arrays, from_dataframe, from_datasets,
-                        from_estimator, from_predictions, generative, read_csv, synthetic,
-                        z_scores)
-from uqviz.engine import statistics
+from uqviz.data import (check_dataset, from_arrays, from_dataframe, from_datasets, from_estimator,
+                        from_predictions, read_csv, z_scores)
 from uqviz.engine.statistics import get_statistic, list_statistics
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
                                stored_study, validation_probability)
@@ -34,14 +34,6 @@ from uqviz.reference import (confidence_curve, extrapolate, simulated_reference,
                              validate, validate_simulated)
 from uqviz.reporting import report
 from uqviz.scores import calibration_curve, interval_coverage, proper_scores
-
-# public namespaces importable as uqviz.<name> (``import uqviz.datasets``)
-for _name, _mod in {"datasets": datasets, "synthetic": synthetic, "generative": generative,
-                    "statistics": statistics}.items():
-    _sys.modules[f"uqviz.{_name}"] = _mod
-for _name in ("formula", "loaders", "registry"):
-    _sys.modules[f"uqviz.datasets.{_name}"] = _sys.modules[f"uqviz.data.datasets.{_name}"]
-del _sys, _name, _mod
 
 __version__ = "0.1.0"
 
