@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from uqviz.engine import checks
+from uqviz._array import checks
 
 METHODS = ("bca", "percentile", "basic")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from uqviz.engine import checks
+from uqviz._array import checks
 
 __all__ = ["wilson_interval", "poisson_binomial_cdf", "lower_critical", "wilson_coverage"]
 

@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 
-from uqviz.engine import checks
+from uqviz._array import checks
 
 BLOCK = 32  # replicates per task; fixed so results do not depend on threads
 # The cache-blocked sampler. Both constants decide which numbers a seed gives, so they are

@@ -15,30 +15,16 @@ Examples
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 
+# the checks the kernels need live in the leaf module uqviz._array.checks (it imports nothing of
+# uqviz); they are re-exported here, so every option is still checked through this module
+from uqviz._array.checks import boolean, choice, count, is_bool, probability
+
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
            "names", "finite_array", "boolean", "levels", "result"]
-
-
-def _is_bool(value) -> bool:
-    return isinstance(value, (bool, np.bool_))
-
-
-def count(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """A whole number in ``[minimum, maximum]``; integral floats accepted, bools and 2.5 not."""
-    if _is_bool(value) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if not np.isfinite(value) or float(value) != int(value):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    value = int(value)
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be <= {maximum}, got {value}")
-    return value
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):
@@ -46,43 +32,14 @@ def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = 
     return None if value is None else count(name, value, minimum=minimum, maximum=maximum)
 
 
-def probability(name: str, value, *, closed: bool = False) -> float:
-    """A level in (0, 1) (``closed=True``: [0, 1])."""
-    if _is_bool(value) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in (0, 1), got {value!r} ({type(value).__name__})")
-    value = float(value)
-    inside = (0.0 <= value <= 1.0) if closed else (0.0 < value < 1.0)
-    if not inside:
-        raise ValueError(f"{name} must be in {'[0, 1]' if closed else '(0, 1)'}, got {value!r}")
-    return value
-
-
 def positive(name: str, value, *, allow_inf: bool = False) -> float:
     """A finite number > 0 (``allow_inf=True`` also accepts +inf)."""
-    if _is_bool(value) or not isinstance(value, numbers.Real):
+    if is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a positive number, got {value!r} ({type(value).__name__})")
     value = float(value)
     if np.isnan(value) or value <= 0 or (np.isinf(value) and not allow_inf):
         raise ValueError(f"{name} must be a {'' if allow_inf else 'finite '}number > 0, "
                          f"got {value!r}")
-    return value
-
-
-def boolean(name: str, value) -> bool:
-    """A bool (numpy bools accepted); 0/1 or strings are not."""
-    if not _is_bool(value):
-        raise TypeError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
-def choice(name: str, value, choices: Sequence):
-    """One of ``choices``; the error lists them."""
-    try:
-        ok = value in choices
-    except TypeError:
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
     return value
 
 
@@ -99,7 +56,7 @@ def rng(value, *, name: str = "rng") -> np.random.Generator:
                                        n_children_spawned=value.n_children_spawned)
     if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(value)
-    if isinstance(value, numbers.Integral) and not _is_bool(value):
+    if isinstance(value, numbers.Integral) and not is_bool(value):
         if value < 0:
             raise ValueError(f"{name} must be a non-negative integer seed, got {value}")
         return np.random.default_rng(int(value))
@@ -149,7 +106,7 @@ def levels(name: str, value) -> np.ndarray:
     >>> levels("levels", [0.5, 0.9]).tolist()
     [0.5, 0.9]
     """
-    if isinstance(value, (str, bytes)) or _is_bool(value):
+    if isinstance(value, (str, bytes)) or is_bool(value):
         raise TypeError(f"{name} must be a sequence of numbers in (0, 1), got {value!r}")
     arr = np.atleast_1d(finite_array(name, value))
     if arr.ndim != 1 or arr.size == 0:
