@@ -92,12 +92,12 @@ def _floor_kernel(part, n_tasks, per_task):
     out = np.zeros((n_tasks, width))
     mask = np.uint64(4095)
     for t in numba.prange(n_tasks):
-        s = R._seed_state(np.uint64(12345), t)
+        s = R.task_stream(np.uint64(12345), t)
         a0 = 0.0
         a1 = 0.0
         a2 = 0.0
         for _ in range(per_task // 5):
-            x = R._next(s)
+            x = R.xoshiro_next(s)
             i1 = np.int64(x & mask)
             i2 = np.int64((x >> np.uint64(12)) & mask)
             i3 = np.int64((x >> np.uint64(24)) & mask)

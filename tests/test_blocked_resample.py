@@ -21,7 +21,7 @@ def tiny_blocks(monkeypatch):
 
 @numba.njit
 def _binomials(seed, n, p, size):
-    s = R._seed_state(numba.uint64(seed), 0)
+    s = R.task_stream(numba.uint64(seed), 0)
     out = np.empty(size, dtype=np.int64)
     for i in range(size):
         out[i] = R._binomial(s, n, p)

@@ -38,8 +38,8 @@ import numba
 import numpy as np
 
 from uqviz._array import resample as _resample
-from uqviz._array.resample import (BLOCK, _all_block_counts, _count_draws_among,
-                                   _count_draws_bits, _n_parts, _part_stream, _seed_state)
+from uqviz._array.resample import (BLOCK, block_draw_counts, block_stream, count_draws_among,
+                                   count_draws_bits, n_point_blocks, task_stream)
 
 _U64 = numba.uint64
 
@@ -280,7 +280,7 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
     b_last = min(n_boot, blk1 * block)
     out = np.empty(max(b_last - b_first, 0))
     for blk in numba.prange(blk0, blk1):
-        s = _seed_state(seed, blk)
+        s = task_stream(seed, blk)
         n = _U64(m)
         threshold = (_U64(0x100000000) - n) % n
         cnt = np.zeros(m, dtype=np.int32)
@@ -288,7 +288,7 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
         for b in range(blk * block, min(n_boot, (blk + 1) * block)):
             cnt[:] = 0
             # draws are positions in |E| order: uniform over points all the same
-            _count_draws_among(cnt, m, n, s, threshold)
+            count_draws_among(cnt, m, n, s, threshold)
             out[b - b_first] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
     return out
 
@@ -296,10 +296,10 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
 @numba.njit(nogil=True, cache=True)
 def _blocked_states(seed, blk, m, bits):
     """The streams of the point blocks of task ``blk`` (those of the blocked sampler)."""
-    n_parts = _n_parts(m, bits)
+    n_parts = n_point_blocks(m, bits)
     states = np.empty((n_parts, 4), dtype=np.uint64)
     for j in range(n_parts):
-        states[j] = _part_stream(seed, blk, j)
+        states[j] = block_stream(seed, blk, j)
     return states
 
 
@@ -320,11 +320,11 @@ def _blocked_replicate(cnt, block_counts, states, bits):
         c = block_counts[j]
         part = cnt[lo:hi]
         if hi - lo == (1 << bits):
-            _count_draws_bits(part, c, s, bits)
+            count_draws_bits(part, c, s, bits)
         else:
             n = _U64(hi - lo)
             threshold = (_U64(0x100000000) - n) % n
-            _count_draws_among(part, c, n, s, threshold)
+            count_draws_among(part, c, n, s, threshold)
 
 
 @numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
@@ -342,7 +342,7 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, e
     for blk in numba.prange(blk0, blk1):
         b0 = blk * block
         b1 = min(n_boot, (blk + 1) * block)
-        counts = _all_block_counts(seed, blk, m, bits, b1 - b0)
+        counts = block_draw_counts(seed, blk, m, bits, b1 - b0)
         states = _blocked_states(seed, blk, m, bits)
         cnt = np.zeros(m, dtype=np.int32)
         pk = np.empty(m, dtype=np.int32)
@@ -360,7 +360,7 @@ def _blocked_counts_kernel(out, seed, block, bits):
     for blk in range((n_boot + block - 1) // block):
         b0 = blk * block
         b1 = min(n_boot, (blk + 1) * block)
-        counts = _all_block_counts(seed, blk, m, bits, b1 - b0)
+        counts = block_draw_counts(seed, blk, m, bits, b1 - b0)
         states = _blocked_states(seed, blk, m, bits)
         for r in range(b1 - b0):
             _blocked_replicate(cnt, counts[r], states, bits)
@@ -433,9 +433,9 @@ def _counts_kernel(out, seed, block):
     n = _U64(m)
     threshold = (_U64(0x100000000) - n) % n
     for blk in range((n_boot + block - 1) // block):
-        s = _seed_state(seed, blk)
+        s = task_stream(seed, blk)
         for b in range(blk * block, min(n_boot, (blk + 1) * block)):
-            _count_draws_among(out[b], m, n, s, threshold)
+            count_draws_among(out[b], m, n, s, threshold)
 
 
 @numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")

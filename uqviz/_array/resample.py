@@ -97,8 +97,12 @@ if numba is not None:
         z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
         return x, z ^ (z >> _U64(31))
 
+    # the stream primitives below without an underscore (xoshiro_next, task_stream,
+    # n_point_blocks, block_draw_counts, block_stream, count_draws_among, count_draws_bits) are
+    # shared with the kernels of rank.py and variates.py, so that they draw the same streams
+
     @numba.njit(nogil=True, inline="always")
-    def _next(s):
+    def xoshiro_next(s):
         # xoshiro256** (Blackman & Vigna): all 64 output bits are usable
         result = _rotl(s[1] * _U64(5), 7) * _U64(9)
         t = s[1] << _U64(17)
@@ -111,7 +115,7 @@ if numba is not None:
         return result
 
     @numba.njit(nogil=True, inline="always")
-    def _seed_state(seed, blk):
+    def task_stream(seed, blk):
         # the xoshiro256** state of one task: SplitMix64 of seed ^ (blk * odd constant)
         s = np.empty(4, dtype=np.uint64)
         x = seed ^ (_U64(blk) * _U64(0xD1B54A32D192ED03))
@@ -123,9 +127,9 @@ if numba is not None:
     def _below(s, n, threshold):
         # one unbiased integer in [0, n): Lemire's multiply-shift with rejection
         mask = _U64(0xFFFFFFFF)
-        m = (_next(s) >> _U64(32)) * n
+        m = (xoshiro_next(s) >> _U64(32)) * n
         while (m & mask) < threshold:
-            m = (_next(s) >> _U64(32)) * n
+            m = (xoshiro_next(s) >> _U64(32)) * n
         return np.int64(m >> _U64(32))
 
     @numba.njit(nogil=True, inline="always")
@@ -135,7 +139,7 @@ if numba is not None:
         # < 2 n / 2**32) is replaced by two draws with rejection, so every
         # index is exactly uniform.
         mask = _U64(0xFFFFFFFF)
-        r = _next(s)
+        r = xoshiro_next(s)
         m1 = (r >> _U64(32)) * n
         m2 = (r & mask) * n
         if (m1 & mask) >= threshold and (m2 & mask) >= threshold:
@@ -145,7 +149,7 @@ if numba is not None:
     @numba.njit(nogil=True, inline="always")
     def _uniform(s):
         # a double in [0, 1) from the top 53 bits
-        return np.float64(_next(s) >> _U64(11)) * 1.1102230246251565e-16
+        return np.float64(xoshiro_next(s) >> _U64(11)) * 1.1102230246251565e-16
 
     @numba.njit(nogil=True, inline="always")
     def _sub_seed(seed, key):
@@ -227,7 +231,7 @@ if numba is not None:
     # since the block size is a power of two.
 
     @numba.njit(nogil=True, inline="always")
-    def _n_parts(size, bits):
+    def n_point_blocks(size, bits):
         return (size + (1 << bits) - 1) >> bits
 
     @numba.njit(nogil=True)
@@ -241,17 +245,17 @@ if numba is not None:
         row[n_parts - 1] = left
 
     @numba.njit(nogil=True)
-    def _all_block_counts(seed, blk, size, bits, n_rep):
-        n_parts = _n_parts(size, bits)
+    def block_draw_counts(seed, blk, size, bits, n_rep):
+        n_parts = n_point_blocks(size, bits)
         counts = np.empty((n_rep, n_parts), dtype=np.int64)
-        s = _seed_state(_sub_seed(seed, 1), blk)
+        s = task_stream(_sub_seed(seed, 1), blk)
         for r in range(n_rep):
             _block_counts(s, size, bits, n_parts, counts[r])
         return counts
 
     @numba.njit(nogil=True, inline="always")
-    def _part_stream(seed, blk, j):
-        return _seed_state(seed if j == 0 else _sub_seed(seed, j + 1), blk)
+    def block_stream(seed, blk, j):
+        return task_stream(seed if j == 0 else _sub_seed(seed, j + 1), blk)
 
     @numba.njit(nogil=True, inline="always")
     def _sum3(part, c, s, n, threshold):
@@ -290,7 +294,7 @@ if numba is not None:
         a1 = 0.0
         a2 = 0.0
         for _ in range(c // 5):
-            x = _next(s)
+            x = xoshiro_next(s)
             i1 = np.int64(x & mask)
             i2 = np.int64((x >> b1) & mask)
             i3 = np.int64((x >> b2) & mask)
@@ -301,7 +305,7 @@ if numba is not None:
             a2 += part[i1, 2] + part[i2, 2] + part[i3, 2] + part[i4, 2] + part[i5, 2]
         rest = c % 5
         if rest:
-            x = _next(s)
+            x = xoshiro_next(s)
             for _ in range(rest):
                 i1 = np.int64(x & mask)
                 x >>= b1
@@ -316,13 +320,13 @@ if numba is not None:
         b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
         a0 = 0.0
         for _ in range(c // 5):
-            x = _next(s)
+            x = xoshiro_next(s)
             a0 += (part[np.int64(x & mask), 0] + part[np.int64((x >> b1) & mask), 0]
                    + part[np.int64((x >> b2) & mask), 0] + part[np.int64((x >> b3) & mask), 0]
                    + part[np.int64((x >> b4) & mask), 0])
         rest = c % 5
         if rest:
-            x = _next(s)
+            x = xoshiro_next(s)
             for _ in range(rest):
                 a0 += part[np.int64(x & mask), 0]
                 x >>= b1
@@ -334,13 +338,13 @@ if numba is not None:
         size = grp.shape[0]
         width = grp.shape[1]
         n_rep = b1 - b0
-        counts = _all_block_counts(seed, blk, size, bits, n_rep)
+        counts = block_draw_counts(seed, blk, size, bits, n_rep)
         acc = np.zeros((n_rep, width))
         for j in range(counts.shape[1]):
             lo = j << bits
             hi = min(size, lo + (1 << bits))
             part = grp[lo:hi]
-            s = _part_stream(seed, blk, j)
+            s = block_stream(seed, blk, j)
             full = hi - lo == (1 << bits)
             n = _U64(hi - lo)
             threshold = (_U64(0x100000000) - n) % n
@@ -390,7 +394,7 @@ if numba is not None:
             if size > blocked_above:
                 _blocked_sums(grp, out[g], b0, b1, seeds[g], blk, bits, prefetch, sink[t:t + 1])
                 continue
-            s = _seed_state(seeds[g], blk)
+            s = task_stream(seeds[g], blk)
             n = _U64(size)
             threshold = (_U64(0x100000000) - n) % n
             for b in range(b0, b1):
@@ -407,7 +411,7 @@ if numba is not None:
 if numba is not None:
 
     @numba.njit(nogil=True, inline="always")
-    def _count_draws_among(counts, c, n, s, threshold):
+    def count_draws_among(counts, c, n, s, threshold):
         # c uniform draws among n points (the pairs of _sums_numba_kernel), counted per point
         for _ in range(c // 2):
             j1, j2 = _pair(s, n, threshold)
@@ -419,14 +423,14 @@ if numba is not None:
     @numba.njit(nogil=True, inline="always")
     def _count_draws(counts, size, s, threshold):
         # the draws of _sums_numba_kernel: size draws among size points
-        _count_draws_among(counts, size, _U64(size), s, threshold)
+        count_draws_among(counts, size, _U64(size), s, threshold)
 
     @numba.njit(nogil=True, inline="always")
-    def _count_draws_bits(counts, c, s, bits):
+    def count_draws_bits(counts, c, s, bits):
         mask = _U64((1 << bits) - 1)
         b1, b2, b3, b4 = _U64(bits), _U64(2 * bits), _U64(3 * bits), _U64(4 * bits)
         for _ in range(c // 5):
-            x = _next(s)
+            x = xoshiro_next(s)
             counts[np.int64(x & mask)] += 1
             counts[np.int64((x >> b1) & mask)] += 1
             counts[np.int64((x >> b2) & mask)] += 1
@@ -434,7 +438,7 @@ if numba is not None:
             counts[np.int64((x >> b4) & mask)] += 1
         rest = c % 5
         if rest:
-            x = _next(s)
+            x = xoshiro_next(s)
             for _ in range(rest):
                 counts[np.int64(x & mask)] += 1
                 x >>= b1
@@ -483,14 +487,14 @@ if numba is not None:
     def _blocked_binned(cols, bounds, out, b0, b1, seed, blk, bits):
         m = cols.shape[1]
         n_rep = b1 - b0
-        counts = _all_block_counts(seed, blk, m, bits, n_rep)
+        counts = block_draw_counts(seed, blk, m, bits, n_rep)
         pos = np.zeros(n_rep, dtype=np.int64)
         cur = np.zeros(n_rep, dtype=np.int64)
         drawn = np.zeros(1 << bits, dtype=np.int64)
         for j in range(counts.shape[1]):
             lo = j << bits
             hi = min(m, lo + (1 << bits))
-            s = _part_stream(seed, blk, j)
+            s = block_stream(seed, blk, j)
             full = hi - lo == (1 << bits)
             n = _U64(hi - lo)
             threshold = (_U64(0x100000000) - n) % n
@@ -498,9 +502,9 @@ if numba is not None:
                 drawn[:hi - lo] = 0
                 c = counts[r, j]
                 if full:
-                    _count_draws_bits(drawn, c, s, bits)
+                    count_draws_bits(drawn, c, s, bits)
                 else:
-                    _count_draws_among(drawn, c, n, s, threshold)
+                    count_draws_among(drawn, c, n, s, threshold)
                 pos[r], cur[r] = _walk(out[b0 + r], cols, drawn, lo, hi, bounds, pos[r], cur[r])
 
     @numba.njit(nogil=True, parallel=True, cache=True)
@@ -515,7 +519,7 @@ if numba is not None:
             if m > blocked_above:
                 _blocked_binned(cols, bounds, out, b0, b1, seed, blk, bits)
                 continue
-            s = _seed_state(seed, blk)
+            s = task_stream(seed, blk)
             n = _U64(m)
             threshold = (_U64(0x100000000) - n) % n
             counts = np.zeros(m, dtype=np.int64)

@@ -31,7 +31,7 @@ import math
 import numba
 import numpy as np
 
-from uqviz._array.resample import _next, _seed_state
+from uqviz._array.resample import task_stream, xoshiro_next
 
 __all__ = ["stream", "fill_normal", "fill_student_t", "filler"]
 
@@ -63,18 +63,18 @@ def stream(seed: int) -> np.ndarray:
 
 @numba.njit(nogil=True, cache=True)
 def _seed_state_py(seed):
-    return _seed_state(seed, 0)
+    return task_stream(seed, 0)
 
 
 @numba.njit(nogil=True, inline="always")
 def _unit(s):
     """A double in (0, 1]: never 0, so that its logarithm is finite."""
-    return (np.float64(_next(s) >> _U64(11)) + 1.0) * 1.1102230246251565e-16
+    return (np.float64(xoshiro_next(s) >> _U64(11)) + 1.0) * 1.1102230246251565e-16
 
 
 @numba.njit(nogil=True, inline="always")
 def _layer_point(s, xt):
-    r = _next(s)
+    r = xoshiro_next(s)
     i = np.int64(r & _U64(0xFF))  # layer: the low 8 bits
     u = np.float64(r >> _U64(11)) * 2.220446049250313e-16 - 1.0  # top 53 bits: [-1, 1)
     return i, u, u * xt[i]

@@ -8,7 +8,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array.bca import METHODS
-from uqviz.average.validation import _check_statistics, validate_average
+from uqviz.average.validation import average_statistic_names, validate_average
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
@@ -231,7 +231,7 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
     checks.rng(rng)
-    statistics = _check_statistics(statistics)
+    statistics = average_statistic_names(statistics)
     out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
                        rounding=rounding, ties=ties)
     # the CI bars are exactly those of validate_average(data) with the same settings

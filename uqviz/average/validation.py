@@ -138,7 +138,12 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
     return out
 
 
-def _check_statistics(statistics):
+def average_statistic_names(statistics):
+    """The ``statistics`` option of the average analyses (validate_average, decimation_curve).
+
+    The names of registered statistics that are not binned: binned ones are refused with a
+    pointer to the analyses that handle them.
+    """
     stats = statistics_option("statistics", statistics)
     binned = [s.name for s in stats if s.kind == "binned"]
     if binned:
@@ -250,7 +255,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     checks.rng(rng)
     engine = default_engine() if engine is None else checks.choice("engine", engine, _ENGINES)
     return_replicates = checks.boolean("return_replicates", return_replicates)
-    statistics = _check_statistics(statistics)
+    statistics = average_statistic_names(statistics)
     out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, n_boot=n_boot,
                        ci=ci, method=method, engine=engine, return_replicates=return_replicates,
                        client=resolve_client(client))

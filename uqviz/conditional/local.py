@@ -302,8 +302,12 @@ def _warn_bins(out, name):
                       UserWarning, stacklevel=4)
 
 
-def _check_common(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
-    """Validate the options shared by the local analyses."""
+def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
+    """Check the binning and bootstrap options shared by the local analyses.
+
+    Used by local_calibration, reliability and ordering_study; returns
+    ``(n_bins, min_count, n_boot, ci)`` canonical.
+    """
     n_bins = checks.optional_count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
     min_count = checks.optional_count("min_count", min_count)
@@ -400,9 +404,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     (0.9, 'wilson')
     """
     checks.choice("statistic", statistic, LOCAL_STATISTICS + (COVERAGE_STATISTIC,))
-    n_bins, min_count, n_boot, ci = _check_common(n_bins=n_bins, binning=binning,
-                                                  min_count=min_count, n_boot=n_boot, ci=ci,
-                                                  rng=rng, engine=engine)
+    n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
+                                                        min_count=min_count, n_boot=n_boot,
+                                                        ci=ci, rng=rng, engine=engine)
     n_mc = checks.count("n_mc", n_mc, minimum=0)
     if n_mc == 1:
         raise ValueError("n_mc must be 0 (no calibrated null) or >= 2, got 1")

@@ -11,9 +11,8 @@ from uqviz._array import binning as kbinning
 from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
-from uqviz.conditional.local import (BOOTSTRAP_METHODS, LOCAL_STATISTICS, _check_common,
-                                     fraction_valid, local_streams,
-                                     student_t_interval)
+from uqviz.conditional.local import (BOOTSTRAP_METHODS, LOCAL_STATISTICS, check_local_options,
+                                     fraction_valid, local_streams, student_t_interval)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import conditioning_values, default_n_bins
@@ -242,8 +241,9 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     (20, True)
     """
     checks.choice("statistic", statistic, ORDERING_STATISTICS)
-    n_bins, _, n_boot, ci = _check_common(n_bins=n_bins, binning="equal_count", min_count=None,
-                                          n_boot=n_boot, ci=ci, rng=rng, engine=engine)
+    n_bins, _, n_boot, ci = check_local_options(n_bins=n_bins, binning="equal_count",
+                                                min_count=None, n_boot=n_boot, ci=ci, rng=rng,
+                                                engine=engine)
     n_orderings = checks.count("n_orderings", n_orderings)
     chunk_size = checks.optional_count("chunk_size", chunk_size)
     if method is None:

@@ -7,7 +7,7 @@ import xarray as xr
 from scipy import stats as sps
 
 from uqviz._array.bca import verdict
-from uqviz.conditional.local import _check_common, compute_local_bins
+from uqviz.conditional.local import check_local_options, compute_local_bins
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import bin_coords
@@ -86,9 +86,9 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     10
     """
     checks.choice("method", method, RELIABILITY_METHODS)
-    n_bins, min_count, n_boot, ci = _check_common(n_bins=n_bins, binning=binning,
-                                                  min_count=min_count, n_boot=n_boot, ci=ci,
-                                                  rng=rng, engine=engine)
+    n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
+                                                        min_count=min_count, n_boot=n_boot,
+                                                        ci=ci, rng=rng, engine=engine)
     out = map_datasets(_reliability_one, data, rng=checks.rng(rng), conditioning=conditioning,
                        n_bins=n_bins, binning=binning, min_count=min_count, n_boot=n_boot,
                        ci=ci, method=method, engine=engine,

@@ -55,7 +55,7 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # --------------------------------------------------------------------------
 # small helpers
 # --------------------------------------------------------------------------
-def _stacklevel() -> int:
+def user_stacklevel() -> int:
     """Stack level pointing at the first frame outside the uqviz package."""
     frame = inspect.currentframe()
     level = 0
@@ -65,7 +65,7 @@ def _stacklevel() -> int:
     return max(level, 1)
 
 
-def _rows_text(rows) -> str:
+def rows_text(rows) -> str:
     """``"row 3"`` or ``"rows 4, 17, 90"`` (at most the first ten, then ``...``)."""
     rows = [int(r) for r in rows]
     shown = ", ".join(str(r) for r in rows[:_MAX_LISTED_ROWS])
@@ -74,16 +74,17 @@ def _rows_text(rows) -> str:
     return f"row {shown}" if len(rows) == 1 else f"rows {shown}"
 
 
-def _n_rows(n: int) -> str:
+def n_rows_text(n: int) -> str:
+    """``"1 row"`` or ``"n rows"``, for messages."""
     return f"{n} row" if n == 1 else f"{n} rows"
 
 
-def _problem(label: str, mask: np.ndarray, what: str, row_ids: np.ndarray) -> str:
+def rows_problem(label: str, mask: np.ndarray, what: str, row_ids: np.ndarray) -> str:
     """``"<label>: <n> rows with <what> (rows ...)"``."""
     rows = row_ids[np.flatnonzero(mask)]
     if what.startswith(("<", ">")):  # a comparison: "uE <= 0"
         what = f"{label} {what}"
-    return f"{label}: {_n_rows(len(rows))} with {what} ({_rows_text(rows)})"
+    return f"{label}: {n_rows_text(len(rows))} with {what} ({rows_text(rows)})"
 
 
 def _is_number(v) -> bool:
@@ -110,7 +111,7 @@ def _meta_array(values) -> np.ndarray:
     return np.array(values, copy=True)
 
 
-def _as_1d(label: str, values):
+def as_1d(label: str, values):
     """Return ``values`` as a 1-D object (pandas objects kept) or raise."""
     if isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
         return values
@@ -125,7 +126,7 @@ def _as_1d(label: str, values):
     return arr
 
 
-def _to_float(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = False):
+def to_float_column(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = False):
     """Convert 1-D ``values`` to a new float64 array.
 
     Returns ``(array, None)`` on success, ``(None, message)`` when values are not
@@ -139,7 +140,7 @@ def _to_float(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = Fal
             if allow_bool:
                 return np.array(values.to_numpy(dtype=float, na_value=np.nan), dtype=np.float64), None
             return None, (f"{label}: non-numeric column (boolean dtype): "
-                          f"{_n_rows(len(values))} hold True/False, not numbers")
+                          f"{n_rows_text(len(values))} hold True/False, not numbers")
         if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
             return np.array(values.to_numpy(dtype=float, na_value=np.nan), dtype=np.float64), None
         is_string = pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)
@@ -153,10 +154,10 @@ def _to_float(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = Fal
             if allow_bool:
                 return np.array(arr, dtype=np.float64), None
             return None, (f"{label}: non-numeric column (boolean dtype): "
-                          f"{_n_rows(len(arr))} hold True/False, not numbers")
+                          f"{n_rows_text(len(arr))} hold True/False, not numbers")
         if kind in "cmMV":
             return None, (f"{label}: non-numeric column (dtype {arr.dtype}): "
-                          f"{_n_rows(len(arr))} with values that are not real numbers")
+                          f"{n_rows_text(len(arr))} with values that are not real numbers")
         is_string = kind in "US"
         obj = arr.astype(object)
 
@@ -175,7 +176,7 @@ def _to_float(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = Fal
             offending = np.ones(len(obj), dtype=bool)
         first = obj[np.flatnonzero(offending)[0]]
         dtype_txt = getattr(values, "dtype", "object")
-        msg = _problem(label, offending, "values that are not numbers", row_ids)
+        msg = rows_problem(label, offending, "values that are not numbers", row_ids)
         msg += (f"; the column has dtype {dtype_txt} (first offending value: {first!r}); "
                 "convert it to numbers first (e.g. pandas.to_numeric)")
         return None, msg
@@ -196,7 +197,8 @@ def _check_names(features: Mapping, metadata: Mapping) -> None:
         raise ValueError(f"names used both as feature and metadata: {', '.join(map(repr, both))}")
 
 
-def _var_attrs(role: str, units: str = "") -> dict:
+def variable_attrs(role: str, units: str = "") -> dict:
+    """The attrs of a dataset variable: long_name and units of E and uE, the role of others."""
     if role == "E":
         return {"long_name": "error (reference - prediction)", "units": units}
     if role == "uE":
@@ -235,7 +237,7 @@ def _invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
     return out
 
 
-def _check_indexes(items: Mapping) -> None:
+def check_same_index(items: Mapping) -> None:
     """pandas inputs (Series, DataFrame) must share one index: paired by position, never silently."""
     indexed = {k: v.index for k, v in items.items() if isinstance(v, (pd.Series, pd.DataFrame))}
     if len(indexed) < 2:
@@ -249,7 +251,7 @@ def _check_indexes(items: Mapping) -> None:
             f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position")
 
 
-def _check_lengths(lengths: Mapping[str, int], *, label=str) -> None:
+def check_same_lengths(lengths: Mapping[str, int], *, label=str) -> None:
     """Raise a ValueError naming every input and its row count unless all lengths agree.
 
     The first entry is the reference the others are compared with; ``label(key)`` is the
@@ -258,8 +260,8 @@ def _check_lengths(lengths: Mapping[str, int], *, label=str) -> None:
     if len(set(lengths.values())) <= 1:
         return
     (first, n_ref), *_ = lengths.items()
-    detail = ", ".join(f"{label(k)} has {_n_rows(n)}" for k, n in lengths.items())
-    diffs = [f"{k} has {_n_rows(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than {first}"
+    detail = ", ".join(f"{label(k)} has {n_rows_text(n)}" for k, n in lengths.items())
+    diffs = [f"{k} has {n_rows_text(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than {first}"
              for k, n in lengths.items() if n != n_ref]
     raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
 
@@ -274,7 +276,7 @@ def _named_columns(name: str, value) -> dict:
     return dict(value.items())
 
 
-def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
+def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
            drop_invalid=False, min_uncertainty=None, u_from_variance=False,
            sources=None) -> xr.Dataset:
     """Common core of from_arrays / from_dataframe (inputs never mutated)."""
@@ -300,12 +302,12 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
         return f"{key} [{sources[key]}]" if key in sources else key
 
     # 1. shapes and lengths --------------------------------------------------
-    raw = {"E": _as_1d("E", e_raw), "uE": _as_1d("uE", u_raw)}
-    raw.update({k: _as_1d(k, v) for k, v in features.items()})
-    meta = {k: _as_1d(k, v) for k, v in metadata.items()}
-    _check_indexes({**raw, **meta})
+    raw = {"E": as_1d("E", e_raw), "uE": as_1d("uE", u_raw)}
+    raw.update({k: as_1d(k, v) for k, v in features.items()})
+    meta = {k: as_1d(k, v) for k, v in metadata.items()}
+    check_same_index({**raw, **meta})
     lengths = {k: len(v) for k, v in {**raw, **meta}.items()}
-    _check_lengths(lengths, label=lab)
+    check_same_lengths(lengths, label=lab)
     n = lengths["E"]
     if n == 0:
         raise ValueError("empty input: E and uE have 0 rows")
@@ -314,7 +316,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
     # 2. numeric values ----------------------------------------------------
     arrays, errors = {}, []
     for key, values in raw.items():
-        arr, msg = _to_float(key, values, row_ids, allow_bool=key not in ("E", "uE"))
+        arr, msg = to_float_column(key, values, row_ids, allow_bool=key not in ("E", "uE"))
         if msg is not None:
             errors.append(msg + (f" [{sources[key]}]" if key in sources else ""))
         arrays[key] = arr
@@ -335,7 +337,7 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
     problems = _invalid_masks(e, u, feats, nonpositive=min_uncertainty is None)
     keep = np.ones(n, dtype=bool)
     if problems and not drop_invalid:
-        lines = [_problem(k, m, p, row_ids) + (f" [{sources[k]}]" if k in sources else "")
+        lines = [rows_problem(k, m, p, row_ids) + (f" [{sources[k]}]" if k in sources else "")
                  for k, p, m in problems]
         raise ValueError(f"invalid values ({DROP_HINT}):\n  "
                          + "\n  ".join(lines))
@@ -347,10 +349,10 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
         attrs["n_dropped"] = n_dropped
         attrs["dropped_reasons"] = reasons
         if n_dropped == n:
-            raise ValueError(f"drop_invalid: all {_n_rows(n)} are invalid ({reasons}); nothing left")
+            raise ValueError(f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); nothing left")
         if n_dropped:
-            warnings.warn(f"drop_invalid: dropped {n_dropped} of {_n_rows(n)} ({reasons}); "
-                          f"kept {_n_rows(n - n_dropped)}", UserWarning, stacklevel=_stacklevel())
+            warnings.warn(f"drop_invalid: dropped {n_dropped} of {n_rows_text(n)} ({reasons}); "
+                          f"kept {n_rows_text(n - n_dropped)}", UserWarning, stacklevel=user_stacklevel())
 
     # 4. min_uncertainty filter ------------------------------------------
     if min_uncertainty is not None:
@@ -371,18 +373,18 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
         attrs["n_filtered"] = n_low
         attrs["min_uncertainty"] = threshold
         if n_low == int(keep.sum()):
-            raise ValueError(f"min_uncertainty: all {_n_rows(n_low)} have uE <= {threshold:.6g} ({how})")
+            raise ValueError(f"min_uncertainty: all {n_rows_text(n_low)} have uE <= {threshold:.6g} ({how})")
         if n_low:
             keep &= ~low
-            warnings.warn(f"min_uncertainty: dropped {_n_rows(n_low)} with uE <= {threshold:.6g} "
-                          f"({how}; {_rows_text(row_ids[low])}); kept {_n_rows(int(keep.sum()))}",
-                          UserWarning, stacklevel=_stacklevel())
+            warnings.warn(f"min_uncertainty: dropped {n_rows_text(n_low)} with uE <= {threshold:.6g} "
+                          f"({how}; {rows_text(row_ids[low])}); kept {n_rows_text(int(keep.sum()))}",
+                          UserWarning, stacklevel=user_stacklevel())
 
     # 5. with a filter, subnormal uE and overflowing Z are checked on the rows kept
     if min_uncertainty is not None:
         scale = [(k, p, m & keep) for k, p, m in _scale_masks(e, u) if (m & keep).any()]
         if scale and not drop_invalid:
-            lines = [_problem(k, m, p, row_ids) for k, p, m in scale]
+            lines = [rows_problem(k, m, p, row_ids) for k, p, m in scale]
             raise ValueError(f"invalid values ({DROP_HINT}):\n  "
                              + "\n  ".join(lines))
         if scale:
@@ -395,17 +397,17 @@ def _build(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
                 r for r in (attrs.get("dropped_reasons"), reasons) if r and r != "none")
             if not keep.any():
                 raise ValueError(f"drop_invalid: no row left ({reasons})")
-            warnings.warn(f"drop_invalid: dropped {_n_rows(n_more)} ({reasons}); "
-                          f"kept {_n_rows(int(keep.sum()))}", UserWarning, stacklevel=_stacklevel())
+            warnings.warn(f"drop_invalid: dropped {n_rows_text(n_more)} ({reasons}); "
+                          f"kept {n_rows_text(int(keep.sum()))}", UserWarning, stacklevel=user_stacklevel())
 
     # 6. assemble ---------------------------------------------------------
     if not keep.all():
         e, u, row_ids = e[keep], u[keep], row_ids[keep]
         feats = {k: v[keep] for k, v in feats.items()}
         meta = {k: v[keep] for k, v in meta.items()}
-    data_vars = {"E": ("point", e, _var_attrs("E", units)), "uE": ("point", u, _var_attrs("uE", units))}
-    data_vars.update({k: ("point", v, _var_attrs("feature")) for k, v in feats.items()})
-    data_vars.update({k: ("point", v, _var_attrs("metadata")) for k, v in meta.items()})
+    data_vars = {"E": ("point", e, variable_attrs("E", units)), "uE": ("point", u, variable_attrs("uE", units))}
+    data_vars.update({k: ("point", v, variable_attrs("feature")) for k, v in feats.items()})
+    data_vars.update({k: ("point", v, variable_attrs("metadata")) for k, v in meta.items()})
     return xr.Dataset(data_vars, coords={"point": ("point", row_ids)}, attrs=attrs)
 
 
@@ -458,7 +460,7 @@ def from_arrays(errors, uncertainties, *, features=None, metadata=None, name=Non
     ValueError: invalid values (pass drop_invalid=True to drop these rows):
       uE: 1 row with uE <= 0 (row 1)
     """
-    return _build(errors, uncertainties, features=features, metadata=metadata, name=name,
+    return build_dataset(errors, uncertainties, features=features, metadata=metadata, name=name,
                   units=units, drop_invalid=drop_invalid, min_uncertainty=min_uncertainty)
 
 
@@ -555,8 +557,8 @@ def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertai
         if errors != "E":
             sources["E"] = f"column {errors!r}"
     else:
-        ref, msg_r = _to_float(f"reference [column {reference!r}]", df[reference], row_ids)
-        pred, msg_p = _to_float(f"prediction [column {prediction!r}]", df[prediction], row_ids)
+        ref, msg_r = to_float_column(f"reference [column {reference!r}]", df[reference], row_ids)
+        pred, msg_p = to_float_column(f"prediction [column {prediction!r}]", df[prediction], row_ids)
         msgs = [m for m in (msg_r, msg_p) if m]
         if msgs:
             raise ValueError("non-numeric input:\n  " + "\n  ".join(msgs))
@@ -570,7 +572,7 @@ def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertai
         u_raw = df[uncertainties]
         if uncertainties != "uE":
             sources["uE"] = f"column {uncertainties!r}"
-    return _build(e_raw, u_raw,
+    return build_dataset(e_raw, u_raw,
                   features={c: df[c] for c in feat_cols}, metadata={c: df[c] for c in meta_cols},
                   name=name, units=units, drop_invalid=drop_invalid,
                   min_uncertainty=min_uncertainty, u_from_variance=variances is not None,
@@ -856,7 +858,7 @@ def check_dataset(ds):
 
     arrays, errors = {}, []
     for v in ("E", "uE"):
-        arr, msg = _to_float(v, _as_1d(v, ds[v].values), row_ids)
+        arr, msg = to_float_column(v, as_1d(v, ds[v].values), row_ids)
         if msg:
             errors.append(msg)
         arrays[v] = arr
@@ -870,7 +872,7 @@ def check_dataset(ds):
     e, u = arrays.pop("E"), arrays.pop("uE")
     problems = _invalid_masks(e, u, arrays)
     if problems:
-        lines = [_problem(k, m, p, row_ids) for k, p, m in problems]
+        lines = [rows_problem(k, m, p, row_ids) for k, p, m in problems]
         raise ValueError("invalid values:\n  " + "\n  ".join(lines))
     return ds
 

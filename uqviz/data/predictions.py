@@ -248,17 +248,17 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     elif form == "quantiles":
         qcols = _quantile_columns(quantiles)
         raw.update({f"quantiles[{p:g}]": v for p, v in qcols.items()})
-    raw = {k: model._as_1d(k, v) for k, v in raw.items()}
+    raw = {k: model.as_1d(k, v) for k, v in raw.items()}
     draws = None
     if form == "samples":
         draws = _samples_array(samples)
-    indexed = {**raw, **{k: model._as_1d(k, v) for k, v in features.items()}}
-    model._check_indexes(indexed if samples is None else {**indexed, "samples": samples})
+    indexed = {**raw, **{k: model.as_1d(k, v) for k, v in features.items()}}
+    model.check_same_index(indexed if samples is None else {**indexed, "samples": samples})
     lengths = {k: len(v) for k, v in raw.items()}
     if draws is not None:
         lengths["samples"] = draws.shape[0]
-    lengths.update({k: len(model._as_1d(k, v)) for k, v in features.items()})
-    model._check_lengths(lengths)
+    lengths.update({k: len(model.as_1d(k, v)) for k, v in features.items()})
+    model.check_same_lengths(lengths)
     n = lengths["y_true"]
     if n == 0:
         raise ValueError("empty input: y_true has 0 rows")
@@ -267,7 +267,7 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     # 2. numbers -------------------------------------------------------------------------
     arrays, errors = {}, []
     for key, values in raw.items():
-        arr, msg = model._to_float(key, values, rows)
+        arr, msg = model.to_float_column(key, values, rows)
         if msg:
             errors.append(msg)
         arrays[key] = arr
@@ -312,7 +312,7 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
             attrs["n_crossing"] = _count_crossing(qv, rows)
             sources["uE"] = (f"quantiles {used[0]:g} and {used[1]:g}" if quantile_rule == "nearest"
                              else "least-squares fit of the quantiles")
-    ds = model._build(e, u, features=features, metadata=metadata, name=name, units=units,
+    ds = model.build_dataset(e, u, features=features, metadata=metadata, name=name, units=units,
                       drop_invalid=drop_invalid, sources=sources)
     if draws is not None:
         ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true), with the "
@@ -346,10 +346,10 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
     problems = []
     inverted = lo > hi
     if inverted.any():
-        problems.append(model._problem("lower", inverted, "lower > upper", rows))
+        problems.append(model.rows_problem("lower", inverted, "lower > upper", rows))
     outside = ~inverted & ((pred < lo) | (pred > hi))
     if outside.any():
-        problems.append(model._problem("y_pred", outside, "y_pred outside [lower, upper]", rows))
+        problems.append(model.rows_problem("y_pred", outside, "y_pred outside [lower, upper]", rows))
     if problems:
         raise ValueError("inconsistent interval:\n  " + "\n  ".join(problems))
     half = (hi - lo) / 2.0
@@ -359,10 +359,10 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
     n_asym = int(asym.sum())
     if n_asym:
         warnings.warn(
-            f"from_predictions: {model._n_rows(n_asym)} of {len(rows)} with an asymmetric interval "
+            f"from_predictions: {model.n_rows_text(n_asym)} of {len(rows)} with an asymmetric interval "
             f"(centre more than {ASYMMETRY_TOLERANCE:.0%} of the half-width away from y_pred; "
-            f"{model._rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
-            "represented (attrs['n_asymmetric'])", UserWarning, stacklevel=model._stacklevel())
+            f"{model.rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
+            "represented (attrs['n_asymmetric'])", UserWarning, stacklevel=model.user_stacklevel())
     return u, n_asym
 
 
@@ -385,7 +385,7 @@ def _count_crossing(qv, rows) -> int:
     crossing = (np.diff(qv, axis=1) < 0).any(axis=1)
     n = int(crossing.sum())
     if n:
-        warnings.warn(f"from_predictions: {model._n_rows(n)} of {len(rows)} with crossing quantiles "
-                      f"(a quantile below that of a lower level; {model._rows_text(rows[crossing])}); "
-                      "attrs['n_crossing']", UserWarning, stacklevel=model._stacklevel())
+        warnings.warn(f"from_predictions: {model.n_rows_text(n)} of {len(rows)} with crossing quantiles "
+                      f"(a quantile below that of a lower level; {model.rows_text(rows[crossing])}); "
+                      "attrs['n_crossing']", UserWarning, stacklevel=model.user_stacklevel())
     return n

@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import synthetic as ksynth
-from uqviz.data.model import _var_attrs, from_arrays, from_datasets
+from uqviz.data.model import variable_attrs, from_arrays, from_datasets
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
 
@@ -115,7 +115,7 @@ def _to_data(e, u, attrs: dict):
     """A Dataset for 1-D arrays; a DataTree (children "set_0", ...) for 2-D arrays."""
     if e.ndim == 1:
         coords = {"point": ("point", np.arange(e.shape[-1], dtype=np.int64))}
-        data_vars = {"E": ("point", e, _var_attrs("E", "")), "uE": ("point", u, _var_attrs("uE", ""))}
+        data_vars = {"E": ("point", e, variable_attrs("E", "")), "uE": ("point", u, variable_attrs("uE", ""))}
         return xr.Dataset(data_vars, coords=coords, attrs={"units": "", **attrs})
     children = {f"set_{i}": _to_data(e[i], u[i], attrs) for i in range(e.shape[0])}
     tree = from_datasets(children)

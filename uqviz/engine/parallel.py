@@ -206,7 +206,12 @@ def run_split(func, n_items: int, *, shared, client=None, parts_per_worker: int 
     return client.gather(futures)
 
 
-def _call_recording_warnings(func, args, kwargs):
+def call_recording_warnings(func, args, kwargs):
+    """``func(*args, **kwargs)`` and the warnings it raised, as ``(message, category)`` pairs.
+
+    Run as a task on a worker (run_task here, the DataTree dispatch of engine.tree), so that
+    the caller can raise the worker's warnings again.
+    """
     import warnings
 
     with warnings.catch_warnings(record=True) as caught:
@@ -232,7 +237,7 @@ def run_task(func, *args, client=None, **kwargs):
     import warnings
 
     futs = [scatter(client, a) for a in args]
-    result, caught = client.submit(_call_recording_warnings, func, futs, kwargs,
+    result, caught = client.submit(call_recording_warnings, func, futs, kwargs,
                                    pure=False).result()
     for message, category in caught:
         warnings.warn(message, category, stacklevel=3)

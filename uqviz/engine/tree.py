@@ -137,9 +137,9 @@ def _on_client(func, pairs, rngs, client, kwargs):
     order."""
     import warnings
 
-    from uqviz.engine.parallel import _call_recording_warnings, scatter
+    from uqviz.engine.parallel import call_recording_warnings, scatter
 
-    futures = [client.submit(_call_recording_warnings, _call_child,
+    futures = [client.submit(call_recording_warnings, _call_child,
                              [func, name, scatter(client, ds)], dict(kwargs, rng=r), pure=False)
                for (name, ds), r in zip(pairs, rngs)]
     results = []
