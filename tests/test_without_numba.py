@@ -38,7 +38,9 @@ ANALYSES = textwrap.dedent("""
         kw = {} if engine is None else {"engine": engine}
         va = uqviz.validate_average(ds, statistics=("ZMS", "RCE"), n_boot=200, rng=1, **kw)
         out["va"] = {k: va[k].values for k in ("estimate", "ci_lower", "ci_upper")}
-        cc = uqviz.validate_average(ds, statistics=("CC",), n_boot=200, rng=1, **kw)
+        with warnings.catch_warnings():  # CC has no predefined reference
+            warnings.simplefilter("ignore", UserWarning)
+            cc = uqviz.validate_average(ds, statistics=("CC",), n_boot=200, rng=1, **kw)
         out["cc"] = {k: cc[k].values for k in ("estimate", "ci_lower", "ci_upper")}
         lc = uqviz.local_calibration(ds, n_bins=6, n_boot=200, n_mc=20, rng=2, **kw)
         out["lc"] = {k: lc[k].values for k in ("estimate", "ci_lower", "ci_upper")}
@@ -219,3 +221,14 @@ def test_engine_numba_refused_without_numba(monkeypatch):
 
 def test_uqviz_imported_with_numba_here():
     assert uqviz._array.jit.HAVE_NUMBA
+
+
+def test_contract_suite_without_numba():
+    """A part of the suite with numba hidden: the contract test calls every public function."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); " + HIDE.strip() + "; import pytest; "
+            "sys.exit(pytest.main(['-q', '-x', '-p', 'no:cacheprovider', "
+            "'-W', 'ignore::uqviz._array.jit.NumbaMissingWarning', 'tests/test_contract.py']))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout

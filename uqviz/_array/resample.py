@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from uqviz._array.jit import USE_NUMBA as HAVE_NUMBA  # numba installed and not disabled
+from uqviz._array.jit import numba
 from uqviz.engine import checks
 
 BLOCK = 32  # replicates per task; fixed so results do not depend on threads
@@ -31,11 +33,10 @@ BLOCK = 32  # replicates per task; fixed so results do not depend on threads
 POINT_BITS = 12  # blocks of 2**12 points (at most 12: five indices per 64-bit output)
 BLOCKED_ABOVE = 16384  # groups of more points are resampled block by block
 
-from uqviz._array.jit import USE_NUMBA as HAVE_NUMBA  # default engine numba (not disabled)
-from uqviz._array.jit import numba
 
 def default_engine() -> str:
-    """The engine used when ``engine=None``: numba when available.
+    """The engine used when ``engine=None``: numba when installed (and not disabled by
+    ``UQVIZ_DISABLE_NUMBA=1``), else numpy.
 
     Examples
     --------
