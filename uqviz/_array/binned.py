@@ -1,4 +1,7 @@
-"""Binned calibration errors (numpy kernels): ENCE, UCE, ZMSE on equal-count bins.
+"""Binned calibration errors: ENCE, UCE, ZMSE on equal-count bins.
+
+numpy kernels; the per-row sums of the simulated references and the leave-one-out
+means are numba kernels, with numpy forms used when numba is not installed.
 
 A binned statistic is a function of per-bin means of ``E2``, ``V``, ``Z2`` (dict
 of arrays, bin axis last; ``E2``, ``V`` scaled as in :mod:`uqviz._array.stats`).
@@ -7,10 +10,10 @@ Points are pre-sorted so that bins are contiguous blocks (``starts``).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from uqviz._array.binning import equal_count_bounds
+from uqviz._array.jit import HAVE_NUMBA, njit
 from uqviz._array.stats import SCALED_COLUMNS, log2_scale, unscale
 
 __all__ = ["ence_from_means", "uce_from_means", "zmse_from_means", "bin_means",
@@ -78,7 +81,7 @@ def binned_column_means(e, u, starts, sizes, names=BINNED_COLUMNS):
     return out
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _sum_sq(x, u, lo, hi, scale, mult):
     """Sum of (scale e)^2 and max |e| over lo..hi, with e = x u (``mult``) or x."""
     s = 0.0
@@ -91,7 +94,7 @@ def _sum_sq(x, u, lo, hi, scale, mult):
     return s, top
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _sum_sq_ratio(x, u, lo, hi, mult):
     s = 0.0
     for i in range(lo, hi):
@@ -101,7 +104,7 @@ def _sum_sq_ratio(x, u, lo, hi, mult):
     return s
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _bin_sums_rows(x, u, starts, sizes, want_e2, want_z2, scale, mult):
     """Per-bin sums of (scale e)^2 and (e/u)^2 of every row (e = x u when ``mult``), in
     partial sums of 256 points, and max |e| over all rows."""
@@ -121,6 +124,27 @@ def _bin_sums_rows(x, u, starts, sizes, want_e2, want_z2, scale, mult):
                     top = max(top, t)
                 if want_z2:
                     z2[r, b] += _sum_sq_ratio(row, u, a, min(hi, a + 256), mult)
+    return e2, z2, top
+
+
+def _bin_sums_rows_numpy(x, u, starts, sizes, want_e2, want_z2, scale, mult):
+    """:func:`_bin_sums_rows` in numpy (without numba): the same sums, in numpy's order."""
+    n_rows, n_bins = x.shape[0], starts.shape[0]
+    e2 = np.zeros((n_rows, n_bins))
+    z2 = np.zeros((n_rows, n_bins))
+    top = 0.0
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for b in range(n_bins):
+            lo, hi = starts[b], starts[b] + sizes[b]
+            e = x[:, lo:hi] * u[lo:hi] if mult else x[:, lo:hi]
+            if want_e2:
+                if e.size:
+                    top = max(top, float(np.max(np.abs(e))))
+                w = e * scale
+                e2[:, b] = np.sum(w * w, axis=-1)
+            if want_z2:
+                z = e / u[lo:hi]
+                z2[:, b] = np.sum(z * z, axis=-1)
     return e2, z2, top
 
 
@@ -147,13 +171,14 @@ def binned_means_fixed_u(e, u, starts, sizes, names, top_u, *, scaled=False):
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     want_e2 = "E2" in names
-    e2, z2, top = _bin_sums_rows(rows, u, starts, sizes, want_e2, "Z2" in names, 1.0, scaled)
+    sums = _bin_sums_rows if HAVE_NUMBA else _bin_sums_rows_numpy
+    e2, z2, top = sums(rows, u, starts, sizes, want_e2, "Z2" in names, 1.0, scaled)
     k = log2_scale(np.array([top]), np.array([top_u])) if want_e2 else 0
     if k:
         if abs(k) > 1000:  # 2**-k would not be a normal number: the general path
             x = rows * u if scaled else rows
             return binned_column_means(x.reshape(e.shape), u, starts, sizes, names)
-        e2 = _bin_sums_rows(rows, u, starts, sizes, True, False, float(np.ldexp(1.0, -k)),
+        e2 = sums(rows, u, starts, sizes, True, False, float(np.ldexp(1.0, -k)),
                             scaled)[0]
     shape = e.shape[:-1] + (len(sizes),)
     out = {}
@@ -187,7 +212,7 @@ def _prefix(cols):
     return np.concatenate([np.zeros((1, cols.shape[1])), np.cumsum(cols, axis=0)])
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _loo_means_kernel(prefix, cols, q, i0, i1):
     """Bin means of the leave-one-out samples i0..i1-1 (the arithmetic of the numpy form)."""
     n_bins = q.size - 1
@@ -205,6 +230,18 @@ def _loo_means_kernel(prefix, cols, q, i0, i1):
                     v = v - cols[i, c]
                 out[i - i0, b, c] = v / size
     return out
+
+
+def _loo_means_numpy(prefix, cols, q, i0, i1):
+    """:func:`_loo_means_kernel` in numpy (without numba): the same arithmetic, vectorised."""
+    i = np.arange(i0, i1)[:, None]
+    qb, qe = q[None, :-1], q[None, 1:]
+    first = qb + (qb >= i)
+    last = qe - 1 + (qe - 1 >= i)
+    inside = (first <= i) & (i <= last)
+    v = prefix[last + 1] - prefix[first]  # (n, n_bins, k)
+    v = np.where(inside[..., None], v - cols[i0:i1][:, None, :], v)
+    return v / (qe - qb)[..., None]
 
 
 def loo_binned_means(cols, n_bins, rows=None, prefix=None):
@@ -236,7 +273,8 @@ def loo_binned_means(cols, n_bins, rows=None, prefix=None):
     prefix = _prefix(cols) if prefix is None else prefix
     q = equal_count_bounds(m - 1, n_bins).astype(np.int64)
     i0, i1, _ = (rows if rows is not None else slice(None)).indices(m)
-    return _loo_means_kernel(prefix, cols, q, i0, max(i0, i1))
+    kernel = _loo_means_kernel if HAVE_NUMBA else _loo_means_numpy
+    return kernel(prefix, cols, q, i0, max(i0, i1))
 
 
 #: left-out points per chunk of :func:`loo_binned_values` (8 MB per column and 100 bins)

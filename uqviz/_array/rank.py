@@ -34,14 +34,17 @@ Examples
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from uqviz._array import resample as _resample
-from uqviz._array.resample import (BLOCK, block_draw_counts, block_stream, count_draws_among,
-                                   count_draws_bits, n_point_blocks, task_stream)
+from uqviz._array.jit import HAVE_NUMBA, get_num_threads, njit, prange, uint64
+from uqviz._array.resample import BLOCK, block_generator
 
-_U64 = numba.uint64
+if HAVE_NUMBA:
+    from uqviz._array.resample import (block_draw_counts, block_stream, count_draws_among,
+                                       count_draws_bits, n_point_blocks, task_stream)
+
+_U64 = uint64
 
 
 class CCPrepared(tuple):
@@ -79,7 +82,7 @@ def cc_prepare(e, u):
     return CCPrepared((oe, _groups(a[oe]), _groups(u[ou]), inv_e[ou]))
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u):
     """Spearman CC of the count-weighted sample.
 
@@ -131,13 +134,13 @@ PACKED_MAX_M = (1 << 26) - 1
 _PACKED_MAX_COUNT = 15
 
 
-@numba.njit(nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _chunk_len(n):
     """Points per exact int64 partial sum: terms are at most 60 n^2 (c <= 15, |2d| <= 2n)."""
     return max(1, min(1024, (1 << 62) // max(1, 60 * n * n)))
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _pack_e(cnt, pk, e_bounds, e_single):
     """``pk[p] = (2 before + t) << 4 | c`` in |E| order, and 4 x the |E| sum of squares.
 
@@ -182,7 +185,7 @@ def _pack_e(cnt, pk, e_bounds, e_single):
     return n, sse
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _cross_u(pk, n, u_bounds, u_single, epos_u):
     """4 x the cross sum and 4 x the uE sum of squares, reading ``pk`` in uE order."""
     m = epos_u.shape[0]
@@ -224,7 +227,7 @@ def _cross_u(pk, n, u_bounds, u_single, epos_u):
     return cross, ssu
 
 
-@numba.njit(nogil=True, cache=True, error_model="numpy")
+@njit(nogil=True, cache=True, error_model="numpy")
 def _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single, epos32):
     """CC of the count-weighted sample (large M): as :func:`_cc_counts`, whose value it
     equals to rounding, with the random reads of the uE pass on 4 bytes per point."""
@@ -266,6 +269,11 @@ def cc_from_counts(counts, prepared):
     oe, e_bounds, u_bounds, epos_u = prepared
     counts = np.asarray(counts, dtype=float)
     flat = counts.reshape(-1, counts.shape[-1])
+    if not HAVE_NUMBA:
+        step = _rows_per_batch(flat.shape[-1])
+        out = [_cc_counts_numpy(flat[i:i + step][:, oe], e_bounds, u_bounds, epos_u)
+               for i in range(0, flat.shape[0], step)]
+        return np.concatenate(out).reshape(counts.shape[:-1])
     out = np.empty(flat.shape[0])
     cd = np.empty((counts.shape[-1], 2))
     for i, row in enumerate(flat):
@@ -273,13 +281,13 @@ def cc_from_counts(counts, prepared):
     return out.reshape(counts.shape[:-1])
 
 
-@numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
+@njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, block):
     """Replicates of blocks ``blk0 .. blk1-1``; the draws of a block depend on (seed, block)."""
     b_first = blk0 * block
     b_last = min(n_boot, blk1 * block)
     out = np.empty(max(b_last - b_first, 0))
-    for blk in numba.prange(blk0, blk1):
+    for blk in prange(blk0, blk1):
         s = task_stream(seed, blk)
         n = _U64(m)
         threshold = (_U64(0x100000000) - n) % n
@@ -293,7 +301,7 @@ def _cc_boot_kernel(m, e_bounds, u_bounds, epos_u, seed, blk0, blk1, n_boot, blo
     return out
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _blocked_states(seed, blk, m, bits):
     """The streams of the point blocks of task ``blk`` (those of the blocked sampler)."""
     n_parts = n_point_blocks(m, bits)
@@ -303,7 +311,7 @@ def _blocked_states(seed, blk, m, bits):
     return states
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _blocked_replicate(cnt, block_counts, states, bits):
     """Draw counts of one replicate, point block after point block (each in cache).
 
@@ -327,7 +335,7 @@ def _blocked_replicate(cnt, block_counts, states, bits):
             count_draws_among(part, c, n, s, threshold)
 
 
-@numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
+@njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, epos32, seed,
                             blk0, blk1, n_boot, block, bits):
     """As :func:`_cc_boot_kernel` with the cache-blocked exact sampler (large M).
@@ -339,7 +347,7 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, e
     b_first = blk0 * block
     b_last = min(n_boot, blk1 * block)
     out = np.empty(max(b_last - b_first, 0))
-    for blk in numba.prange(blk0, blk1):
+    for blk in prange(blk0, blk1):
         b0 = blk * block
         b1 = min(n_boot, (blk + 1) * block)
         counts = block_draw_counts(seed, blk, m, bits, b1 - b0)
@@ -353,7 +361,7 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, e
     return out
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _blocked_counts_kernel(out, seed, block, bits):
     n_boot, m = out.shape
     cnt = np.zeros(m, dtype=np.int32)
@@ -404,6 +412,8 @@ def cc_bootstrap(prepared, n_boot, seed, blocks=None):
     """
     oe, e_bounds, u_bounds, epos_u = prepared
     first, last = (0, n_blocks(n_boot)) if blocks is None else blocks
+    if not HAVE_NUMBA:
+        return _cc_bootstrap_numpy(prepared, int(n_boot), seed, int(first), int(last))
     if _blocked(oe.size):
         return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, epos_u,
                                        *_packed_extras(prepared), np.uint64(seed),
@@ -418,7 +428,11 @@ def cc_bootstrap_counts(prepared, n_boot, seed):
     oe = prepared[0]
     m = oe.size
     out = np.zeros((n_boot, m))
-    if _blocked(m):
+    if not HAVE_NUMBA:
+        out = np.concatenate([c for blk in range(n_blocks(n_boot))
+                              for c in _block_counts_numpy(m, int(seed), blk, n_boot)])
+        out = out.astype(float)
+    elif _blocked(m):
         _blocked_counts_kernel(out, np.uint64(seed), BLOCK, int(_resample.POINT_BITS))
     else:
         _counts_kernel(out, np.uint64(seed), BLOCK)
@@ -427,7 +441,7 @@ def cc_bootstrap_counts(prepared, n_boot, seed):
     return res
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _counts_kernel(out, seed, block):
     n_boot, m = out.shape
     n = _U64(m)
@@ -438,13 +452,13 @@ def _counts_kernel(out, seed, block):
             count_draws_among(out[b], m, n, s, threshold)
 
 
-@numba.njit(nogil=True, parallel=True, cache=True, error_model="numpy")
+@njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, e_single,
                     u_single, epos32):
     m = inv_e.shape[0]
     n_groups = edges.shape[0] - 1
     out = np.empty(n_groups)
-    for k in numba.prange(n_chunks):
+    for k in prange(n_chunks):
         g0 = k * n_groups // n_chunks
         g1 = (k + 1) * n_groups // n_chunks
         cnt = np.ones(m, dtype=np.int32)
@@ -478,7 +492,9 @@ def cc_jackknife(prepared, edges):
     inv_e = np.empty(oe.size, dtype=np.int64)
     inv_e[oe] = np.arange(oe.size)
     edges = np.ascontiguousarray(edges, dtype=np.int64)
-    n_chunks = max(1, min(numba.get_num_threads(), edges.size - 1))
+    if not HAVE_NUMBA:
+        return _cc_jackknife_numpy(inv_e, edges, e_bounds, u_bounds, epos_u)
+    n_chunks = max(1, min(get_num_threads(), edges.size - 1))
     packed = _packed(oe.size)
     extras = _packed_extras(prepared) if packed else (False, False, np.empty(0, np.int32))
     return _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, *extras)
@@ -487,7 +503,7 @@ def cc_jackknife(prepared, edges):
 # --------------------------------------------------------------------------
 # simulated references: uE fixed, |E*| ranked per draw
 # --------------------------------------------------------------------------
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _cc_keys(row, scale, upos, mask, keys):
     """Sort keys of one draw: the bits of |e| (-0 as +0), e = row scale (``scale`` of
     size M) or row, with the uE position in the low bits."""
@@ -499,12 +515,12 @@ def _cc_keys(row, scale, upos, mask, keys):
         keys[p] = (bits[0] & ~mask) | upos[p]
 
 
-@numba.njit(nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _val(row, scale, p, mult):
     return abs(row[p] * scale[p] if mult else row[p])
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _cc_sorted_keys(keys, row, scale, ou, du2, no_ties, shift, m):
     """Sums over points of (2 x centred rank of x) (2 x centred rank of uE), and of the
     first squared, from the sorted keys (value bits | uE position): exact integers.
@@ -606,6 +622,8 @@ def cc_given_u(u):
         e = np.asarray(e, dtype=float)
         scale = np.empty(0) if scale is None else np.ascontiguousarray(scale, dtype=float)
         flat = e.reshape(-1, m)
+        if not HAVE_NUMBA:
+            return _cc_given_u_numpy(flat, scale, upos, du2, ssu).reshape(e.shape[:-1])
         out = np.empty(flat.shape[0])
         keys = np.empty(m, dtype=np.uint64)
         for r, row in enumerate(flat):
@@ -617,3 +635,93 @@ def cc_given_u(u):
         return out.reshape(e.shape[:-1])
 
     return cc
+
+
+# --------------------------------------------------------------------------
+# numpy forms, used when numba is not installed
+# --------------------------------------------------------------------------
+#: values (rows x points) per batch of the numpy forms
+_NUMPY_BATCH = 1 << 20
+
+
+def _rows_per_batch(m, most=None):
+    rows = max(1, _NUMPY_BATCH // max(1, int(m)))
+    return rows if most is None else min(rows, most)
+
+
+def _cc_counts_numpy(cnt, e_bounds, u_bounds, epos_u):
+    """:func:`_cc_counts` of every row of ``cnt`` ((R, M), |E| order), vectorised.
+
+    The same sums in another order: equal to rounding.
+    """
+    cnt = np.asarray(cnt, dtype=float)
+    n = cnt.sum(axis=-1, keepdims=True)
+    mean = 0.5 * (n + 1.0)
+    t = np.add.reduceat(cnt, e_bounds[:-1], axis=-1)
+    d = (np.cumsum(t, axis=-1) - t) + 0.5 * (t + 1.0) - mean
+    sse = np.sum(t * d * d, axis=-1)
+    d_u = np.repeat(d, np.diff(e_bounds), axis=-1)[:, epos_u]  # |E| mid-ranks, uE order
+    c_u = cnt[:, epos_u]
+    tu = np.add.reduceat(c_u, u_bounds[:-1], axis=-1)
+    su = np.add.reduceat(c_u * d_u, u_bounds[:-1], axis=-1)
+    du = (np.cumsum(tu, axis=-1) - tu) + 0.5 * (tu + 1.0) - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sum(du * su, axis=-1) / np.sqrt(sse * np.sum(tu * du * du, axis=-1))
+
+
+def _block_counts_numpy(m, seed, blk, n_boot):
+    """Draw counts (rows: the replicates of block ``blk``; columns: positions in |E| order)
+    from the numpy stream of the task (:func:`uqviz._array.resample.block_generator`)."""
+    b0, b1 = blk * BLOCK, min(n_boot, (blk + 1) * BLOCK)
+    rng = block_generator(seed, blk)
+    step = _rows_per_batch(m, BLOCK)
+    for r0 in range(b0, b1, step):
+        r = min(step, b1 - r0)
+        idx = rng.integers(0, m, size=(r, m)) + m * np.arange(r)[:, None]
+        yield np.bincount(idx.ravel(), minlength=r * m).reshape(r, m)
+
+
+def _cc_bootstrap_numpy(prepared, n_boot, seed, first, last):
+    oe, e_bounds, u_bounds, epos_u = prepared
+    out = [_cc_counts_numpy(c, e_bounds, u_bounds, epos_u)
+           for blk in range(first, last)
+           for c in _block_counts_numpy(oe.size, int(seed), blk, n_boot)]
+    return np.concatenate(out) if out else np.empty(0)
+
+
+def _cc_jackknife_numpy(inv_e, edges, e_bounds, u_bounds, epos_u):
+    m, n_groups = inv_e.size, edges.size - 1
+    out = np.empty(n_groups)
+    step = _rows_per_batch(m)
+    for g0 in range(0, n_groups, step):
+        g1 = min(n_groups, g0 + step)
+        cnt = np.ones((g1 - g0, m))
+        for g in range(g0, g1):
+            cnt[g - g0, inv_e[edges[g]:edges[g + 1]]] = 0.0
+        out[g0:g1] = _cc_counts_numpy(cnt, e_bounds, u_bounds, epos_u)
+    return out
+
+
+def _cc_given_u_numpy(flat, scale, upos, du2, ssu):
+    """:func:`cc_given_u`'s values from numpy's mid-ranks: the same exact integer sums."""
+    from scipy.stats import rankdata
+
+    m = flat.shape[-1]
+    du_data = du2[upos.astype(np.int64)]  # twice the centred mid-rank of uE, data order
+    exact = m <= 2_000_000  # int64 sums of terms up to m^2 do not overflow
+    out = np.empty(flat.shape[0])
+    step = _rows_per_batch(m)
+    for r0 in range(0, flat.shape[0], step):
+        x = flat[r0:r0 + step]
+        x = np.abs(x * scale if scale.shape[0] == m else x)
+        d = (2.0 * rankdata(x, axis=-1)).astype(np.int64) - (m + 1)
+        if exact:
+            cross = np.sum(d * du_data, axis=-1).astype(float)
+            sse = np.sum(d * d, axis=-1).astype(float)
+        else:
+            d = d.astype(float)
+            cross, sse = d @ du_data.astype(float), np.sum(d * d, axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[r0:r0 + step] = np.where((sse > 0) & (ssu > 0), cross / np.sqrt(sse * ssu),
+                                         np.nan)
+    return out

@@ -18,11 +18,12 @@ depend on threads. Smaller groups keep the unblocked path and its numbers.
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from uqviz._array import checks
+from uqviz._array.jit import USE_NUMBA as HAVE_NUMBA  # numba installed and not disabled
+from uqviz._array.jit import numba
 
 BLOCK = 32  # replicates per task; fixed so results do not depend on threads
 # The cache-blocked sampler. Both constants decide which numbers a seed gives, so they are
@@ -32,17 +33,10 @@ BLOCK = 32  # replicates per task; fixed so results do not depend on threads
 POINT_BITS = 12  # blocks of 2**12 points (at most 12: five indices per 64-bit output)
 BLOCKED_ABOVE = 16384  # groups of more points are resampled block by block
 
-try:  # numba is a hard dependency, but keep a working fallback
-    import numba
-
-    HAVE_NUMBA = os.environ.get("UQVIZ_DISABLE_NUMBA", "0") != "1"
-except ImportError:  # pragma: no cover - exercised only without numba
-    numba = None
-    HAVE_NUMBA = False
-
 
 def default_engine() -> str:
-    """The engine used when ``engine=None``: numba when available.
+    """The engine used when ``engine=None``: numba when installed (and not disabled by
+    ``UQVIZ_DISABLE_NUMBA=1``), else numpy.
 
     Examples
     --------

@@ -28,14 +28,16 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
-from uqviz._array.resample import task_stream, xoshiro_next
+from uqviz._array.jit import HAVE_NUMBA, njit, uint64
+
+if HAVE_NUMBA:
+    from uqviz._array.resample import task_stream, xoshiro_next
 
 __all__ = ["stream", "fill_normal", "fill_student_t", "filler"]
 
-_U64 = numba.uint64
+_U64 = uint64
 _N = 256
 _R = 3.6541528853610088  # start of the tail of the 256-layer ziggurat
 _V = 0.00492867323399  # area of every layer (the base one with the tail)
@@ -61,18 +63,18 @@ def stream(seed: int) -> np.ndarray:
     return _seed_state_py(np.uint64(seed))
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _seed_state_py(seed):
     return task_stream(seed, 0)
 
 
-@numba.njit(nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _unit(s):
     """A double in (0, 1]: never 0, so that its logarithm is finite."""
     return (np.float64(xoshiro_next(s) >> _U64(11)) + 1.0) * 1.1102230246251565e-16
 
 
-@numba.njit(nogil=True, inline="always")
+@njit(nogil=True, inline="always")
 def _layer_point(s, xt):
     r = xoshiro_next(s)
     i = np.int64(r & _U64(0xFF))  # layer: the low 8 bits
@@ -80,7 +82,7 @@ def _layer_point(s, xt):
     return i, u, u * xt[i]
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _normal_slow(s, xt, ft, i, u, x):
     """The rare draws outside the rectangles: the tail, a wedge, or a new draw."""
     while True:
@@ -97,7 +99,7 @@ def _normal_slow(s, xt, ft, i, u, x):
             return x
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _fill_normal(s, out, xt, ft):
     for k in range(out.shape[0]):
         # written out (not a helper with two returns): numba then keeps the common path
@@ -113,7 +115,7 @@ def fill_normal(s, out):
     _fill_normal(s, out, _X, _F)
 
 
-@numba.njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True)
 def _fill_student_t(s, nu, out, xt, ft):
     """Z sqrt(nu - 2) / sqrt(2 G), G ~ Gamma(nu / 2) by Marsaglia & Tsang (2000b)."""
     scale = math.sqrt(nu - 2.0)
@@ -148,11 +150,16 @@ def fill_student_t(s, nu, out):
 def filler(kind, params):
     """``f(stream, out)`` drawing the unit-variance D ``kind`` here, or None (not drawn here).
 
+    Without numba, None for every D: the simulated sets are then drawn by
+    ``Generative.sample`` (numpy's samplers: the same distribution, other numbers).
+
     Examples
     --------
-    >>> filler("normal", {}) is fill_normal, filler("uniform", {})
+    >>> filler("normal", {}) is (fill_normal if HAVE_NUMBA else None), filler("uniform", {})
     (True, None)
     """
+    if not HAVE_NUMBA:
+        return None
     if kind == "normal":
         return fill_normal
     if kind == "student_t":
