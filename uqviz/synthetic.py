@@ -9,14 +9,8 @@ Examples
 100
 """
 
+import uqviz.data.synthetic as _impl
 from uqviz.data.synthetic import (calibrated, default_example, draw_calibrated, nig,
                                   student_t_scaled, tig)
 
-__all__ = [
-    "calibrated",
-    "default_example",
-    "draw_calibrated",
-    "nig",
-    "student_t_scaled",
-    "tig",
-]
+__all__ = list(_impl.__all__)   # exactly the implementation's public names

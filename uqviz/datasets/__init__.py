@@ -11,6 +11,7 @@ Examples
 (17, 6)
 """
 
+import uqviz.data.datasets as _impl
 from uqviz.data.datasets import (ATOMIC_WEIGHTS, COLLECTIONS, ENV_VAR, REGISTRY, URLS,
                                  DataFileHashError, DataFileNotFoundError, data_dir, fetch,
                                  hetero_fraction, hetero_fractions, list_datasets,
@@ -18,22 +19,4 @@ from uqviz.data.datasets import (ATOMIC_WEIGHTS, COLLECTIONS, ENV_VAR, REGISTRY,
                                  molecular_masses, parse_formula)
 from uqviz.datasets import formula
 
-__all__ = [
-    "ATOMIC_WEIGHTS",
-    "COLLECTIONS",
-    "DataFileHashError",
-    "DataFileNotFoundError",
-    "ENV_VAR",
-    "REGISTRY",
-    "URLS",
-    "data_dir",
-    "fetch",
-    "hetero_fraction",
-    "hetero_fractions",
-    "list_datasets",
-    "load_collection",
-    "load_dataset",
-    "molecular_mass",
-    "molecular_masses",
-    "parse_formula",
-]
+__all__ = list(_impl.__all__)   # exactly the implementation's public names

@@ -10,16 +10,9 @@ Examples
 (18.015, 0.16666666666666666)
 """
 
+import uqviz.data.datasets.formula as _impl
 from uqviz.data.datasets.formula import (ATOMIC_WEIGHTS, ELEMENTS, hetero_fraction,
                                          hetero_fractions, molecular_mass, molecular_masses,
                                          parse_formula)
 
-__all__ = [
-    "ATOMIC_WEIGHTS",
-    "ELEMENTS",
-    "parse_formula",
-    "molecular_mass",
-    "hetero_fraction",
-    "molecular_masses",
-    "hetero_fractions",
-]
+__all__ = list(_impl.__all__)   # exactly the implementation's public names
