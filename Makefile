@@ -48,6 +48,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_null.py
 	$(BIN)/python benchmarks/bench_report_cost.py
 	$(BIN)/python benchmarks/bench_verdicts.py --quick
+	$(BIN)/python benchmarks/bench_without_numba.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache docs/_build
