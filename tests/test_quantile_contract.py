@@ -461,9 +461,9 @@ def test_no_copy_of_the_bca_acceleration_no_xarray_no_local_paths():
     assert "import xarray" not in src and "** 1.5" not in src
     assert not hasattr(kn, "mqce_acceleration")
     import uqviz.plots.quantile as pq
-    from uqviz.quantile import _inputs
+    from uqviz.quantile import inputs
 
-    for mod in (kn, pq, _inputs, __import__("uqviz.quantile.qce", fromlist=["x"]),
+    for mod in (kn, pq, inputs, __import__("uqviz.quantile.qce", fromlist=["x"]),
                 __import__("uqviz.quantile.nees", fromlist=["x"]), uq):
         text = inspect.getsource(mod)
         assert not re.search(r"/work/|/home/|/tmp/|papers/00\d", text), mod.__name__

@@ -8,7 +8,7 @@ import xarray as xr
 from uqviz._array import bca
 from uqviz._array import nees as kn
 from uqviz.engine import checks
-from uqviz.quantile import _inputs
+from uqviz.quantile import inputs
 
 __all__ = ["nees", "nees_test"]
 
@@ -21,12 +21,12 @@ def nees_values(p):
 
 
 def _nees_one(y, mean, scale, samples, sample_model):
-    p = _inputs.prepare(y, mean, scale, samples, sample_model, None)
+    p = inputs.prepare(y, mean, scale, samples, sample_model, None)
     values, _ = nees_values(p)
     over = ~np.isfinite(values).all(axis=0)
     if over.any():
         raise ValueError(f"y: the NEES overflows (|y - mean| / scale beyond 1e154) in "
-                         f"{_inputs.indices_text(over, p.point)}; rescale y, mean and scale")
+                         f"{inputs.indices_text(over, p.point)}; rescale y, mean and scale")
     attrs = {"dof": int(p.d), "input": p.source}
     if p.source.startswith("samples"):
         attrs["sample_model"] = sample_model
@@ -36,7 +36,7 @@ def _nees_one(y, mean, scale, samples, sample_model):
 
 
 def _check_nees_model(sample_model):
-    _inputs.check_sample_model(sample_model)
+    inputs.check_sample_model(sample_model)
     if sample_model == "hpdi":
         raise ValueError("sample_model: 'hpdi' defines intervals, not a NEES; use 'normal' or "
                          "'mvnormal'")
@@ -75,9 +75,9 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
     [1.0, 1.0]
     """
     _check_nees_model(sample_model)
-    if _inputs.is_tree(y):  # align the points of all datasets (NaN where a set has none)
-        union = _inputs.point_union(y)
-        return _inputs.apply(lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model)
+    if inputs.is_tree(y):  # align the points of all datasets (NaN where a set has none)
+        union = inputs.point_union(y)
+        return inputs.apply(lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model)
                              .reindex(point=union), y, mean, scale, samples)
     return _nees_one(y, mean, scale, samples, sample_model)
 
@@ -176,5 +176,5 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     """
     ci = checks.probability("ci", ci)
     _check_nees_model(sample_model)
-    return _inputs.apply(lambda d, m, s, r, rng: _nees_test_one(d, m, s, r, sample_model, ci),
+    return inputs.apply(lambda d, m, s, r, rng: _nees_test_one(d, m, s, r, sample_model, ci),
                          y, mean, scale, samples)

@@ -25,8 +25,8 @@ from uqviz._array.binomial import wilson_interval
 from uqviz.engine import checks
 from uqviz.engine.parallel import run_task
 from uqviz.engine.seeds import seed_attr
-from uqviz.quantile import _inputs
-from uqviz.quantile._inputs import SAMPLE_MODELS
+from uqviz.quantile import inputs
+from uqviz.quantile.inputs import SAMPLE_MODELS
 from uqviz.quantile.nees import nees_values
 
 __all__ = ["qce", "qce_to_numpy", "SAMPLE_MODELS", "REDUCTIONS", "METHODS"]
@@ -96,7 +96,7 @@ def _mqce_interval(inside, coverage, tau, n_boot, ci, method, gen):
 
 def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_threshold,
              value_range, reduction, sample_model, variable_names, n_boot, ci, method, rng_attr):
-    p = _inputs.prepare(y, mean, scale, samples, sample_model, variable_names)
+    p = inputs.prepare(y, mean, scale, samples, sample_model, variable_names)
     n = p.n
     if n_boot and n < 2:
         raise ValueError(f"y: the bootstrap interval of the M-QCE needs at least 2 points, "
@@ -256,7 +256,7 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     n_boot = checks.count("n_boot", n_boot, minimum=0)
     if n_boot == 1:
         raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
-    _inputs.check_sample_model(sample_model)
+    inputs.check_sample_model(sample_model)
     gen = checks.rng(rng)
     tau = _levels(levels)
     options = dict(tau=tau, n_bins=n_bins, marginal=marginal, sample_threshold=sample_threshold,
@@ -267,7 +267,7 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
 
 
 def _qce_apply(y, mean, scale, samples, gen, options):
-    return _inputs.apply(lambda d, m, s, r, g: _qce_one(d, m, s, r, g, **options),
+    return inputs.apply(lambda d, m, s, r, g: _qce_one(d, m, s, r, g, **options),
                          y, mean, scale, samples, rng=gen)
 
 
