@@ -48,6 +48,25 @@ def _restore_sequences(attrs):
     return attrs
 
 
+def _storable(ds):
+    """A copy of ``ds`` whose attributes (its own and its variables') netCDF can store."""
+    out = ds.copy()
+    out.attrs = netcdf_attrs(ds.attrs)
+    for name in out.variables:
+        out[name].attrs = netcdf_attrs(out[name].attrs)
+    return out
+
+
+def _restored(ds):
+    """``ds`` read back: the ``done`` mask as booleans, sequence attributes as lists."""
+    if "done" in ds:
+        ds["done"] = ds["done"].astype(bool)
+    _restore_sequences(ds.attrs)
+    for name in ds.variables:
+        _restore_sequences(ds[name].attrs)
+    return ds
+
+
 def _backend(backend):
     """The backend option, or h5netcdf (needs h5py), else netCDF4."""
     if backend is not None:
@@ -158,10 +177,7 @@ def save_study(ds, path, *, backend=None):
         raise TypeError(f"ds must be an xarray.Dataset, got {type(ds).__name__}")
     backend = _backend(backend)
     path = check_destination(path)
-    out = ds.copy()
-    out.attrs = netcdf_attrs(ds.attrs)
-    for name in out.variables:
-        out[name].attrs = netcdf_attrs(out[name].attrs)
+    out = _storable(ds)
     _write_atomic(path, lambda tmp: out.to_netcdf(tmp, engine=backend))
 
 
@@ -192,13 +208,7 @@ def load_study(path, *, backend=None) -> xr.Dataset:
         with xr.open_dataset(p, engine=engine) as ds:
             return ds.load()
 
-    out = _open_study(path, read)
-    if "done" in out:
-        out["done"] = out["done"].astype(bool)
-    _restore_sequences(out.attrs)
-    for name in out.variables:
-        _restore_sequences(out[name].attrs)
-    return out
+    return _restored(_open_study(path, read))
 
 
 #: attribute holding the JSON-encoded settings a stored study was computed with
@@ -231,13 +241,7 @@ def _save_stored(result, path, text):
     if not isinstance(result, dict) or not all(isinstance(v, xr.Dataset)
                                                for v in result.values()):
         raise TypeError("compute() must return an xarray.Dataset or a dict of Datasets")
-    groups = {}
-    for name, ds in result.items():
-        out = ds.copy()
-        out.attrs = netcdf_attrs(ds.attrs)
-        for var in out.variables:
-            out[var].attrs = netcdf_attrs(out[var].attrs)
-        groups[f"/{name}"] = out
+    groups = {f"/{name}": _storable(ds) for name, ds in result.items()}
     tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=stamp), **groups})
     _write_atomic(path, lambda tmp: tree.to_netcdf(tmp, engine=_backend(None)))
 
@@ -250,18 +254,9 @@ def _load_stored(path):
 
     tree = _open_study(path, read)
     text = str(tree.attrs.get(SETTINGS_ATTR, "{}"))
-    if not tree.children:
-        return load_study(path), text
-    out = {}
-    for name, node in tree.children.items():
-        ds = node.to_dataset()
-        if "done" in ds:
-            ds["done"] = ds["done"].astype(bool)
-        _restore_sequences(ds.attrs)
-        for var in ds.variables:
-            _restore_sequences(ds[var].attrs)
-        out[name] = ds
-    return out, text
+    if not tree.children:                      # one Dataset, written by save_study
+        return _restored(tree.to_dataset()), text
+    return {name: _restored(node.to_dataset()) for name, node in tree.children.items()}, text
 
 
 def stored_study(path, compute, *, settings=None, refresh=False):
@@ -312,15 +307,12 @@ def stored_study(path, compute, *, settings=None, refresh=False):
     """
     if not callable(compute):
         raise TypeError(f"compute must be callable, got {type(compute).__name__}")
-    if not isinstance(refresh, bool):
-        raise TypeError(f"refresh must be True or False, got {refresh!r}")
+    refresh = checks.boolean("refresh", refresh)
     text = _settings_json(settings)
     path = check_destination(path)  # before computing
     if refresh or not os.path.exists(path):
-        result = compute()
-        _save_stored(result, path, text)
-        result = _load_stored(path)[0]
-        return result
+        _save_stored(compute(), path, text)
+        return _load_stored(path)[0]          # what a later call reads, attributes restored
     result, stored = _load_stored(path)
     if stored != text:
         raise ValueError(f"the study stored in {os.path.basename(path)} was computed with "
