@@ -324,7 +324,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
                       random_ties=False, level=None, generative=None, n_mc=NULL_N_MC,
                       client=None):
-    """Local calibration statistic per bin of a conditioning variable, with intervals.
+    r"""Local calibration statistic per bin of a conditioning variable, with intervals.
 
     Each bin also gets ``null_coverage``: the probability that it would count as valid
     (interval computable, holding the reference, not flagged heavy-tailed) if the data were
@@ -344,14 +344,34 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistic : {"ZMS", "ZM", "RCE", "ZVar", "PICP"}
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    statistic : {"ZMS", "ZM", "RCE", "ZVar", "PICP"}, default "ZMS"
+        The local statistic: LZMS, LZM, LRCE, the variance of Z, or the local interval coverage.
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
-    binning, min_count, edges, log
-        See :func:`uqviz.engine.binning.compute_bins` (``"stratified"`` for few-valued features).
-    n_boot, ci, rng
-        See docs/conventions.md.
+        Number of bins; default ``min(round(sqrt(M)), M // 100)``, at least 1 (bins of at least
+        100 points, Pernot (2023)).
+    binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
+        (for few-valued features), or at the given ``edges``.
+    min_count : int, optional
+        Fewest points a bin may hold: smaller equal-width, stratified or edges bins are merged
+        with their smaller neighbour (default 100 for "stratified", else no merging).
+    edges : array_like, optional
+        Strictly increasing, finite bin edges, for ``binning="edges"``.
+    log : bool, default False
+        Log-spaced widths for ``binning="equal_width"``.
+    n_boot : int, default 5000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     method : {"bca", "percentile", "basic", "student-t", "wilson"}, optional
@@ -391,6 +411,53 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     -----
     UserWarning
         Bins below 100 points, with beta_GM(Z^2) > 0.8, or without an interval.
+
+    See Also
+    --------
+    uqviz.fraction_valid : the fraction of valid bins and its test.
+    uqviz.acf : autocorrelation of the per-bin series.
+    uqviz.ordering_study : the effect of the ordering of tied values.
+    uqviz.reliability : RMV and RMSE per bin.
+    uqviz.plots.conditional.local : draws the per-bin statistic and intervals.
+
+    Notes
+    -----
+    In each bin :math:`b` of the conditioning variable (:math:`n_b` points),
+
+    .. math::
+
+       \mathrm{LZM}_b = \langle Z \rangle_b, \qquad \mathrm{LZMS}_b = \langle Z^2 \rangle_b, \qquad
+       \mathrm{LRCE}_b = \frac{\mathrm{RMV}_b - \mathrm{RMSE}_b}{\mathrm{RMV}_b},
+
+    with references 0, 1 and 0; conditioning on :math:`u_E` tests consistency, on a feature
+    adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
+    its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
+
+    The BCa interval of level :math:`1 - \alpha` takes the quantiles :math:`\alpha_1`
+    (:math:`\gamma = \alpha/2`) and :math:`\alpha_2` (:math:`\gamma = 1 - \alpha/2`) of the
+    :math:`B` bootstrap replicates :math:`\hat\theta^*_b` (DiCiccio & Efron (1996)),
+
+    .. math::
+
+       \alpha_{1,2} = \Phi\left(z_0 + \frac{z_0 + \Phi^{-1}(\gamma)}
+       {1 - a (z_0 + \Phi^{-1}(\gamma))}\right), \qquad
+       z_0 = \Phi^{-1}\left(\frac{\#\{\hat\theta^*_b < \hat\theta\}}{B}\right),
+
+    with the acceleration :math:`a` from the jackknife (Efron & Tibshirani (1993)).
+
+    For PICP, the statistic of a bin is
+    :math:`\langle \mathbf{1}(|E| \le u_E q_D((1 + p)/2)) \rangle_b` with reference :math:`p`, the
+    ``level``.
+
+    References
+    ----------
+    - Pernot (2023), eqs. 6-7 and 10-11: consistency, adaptivity, LZMS and LRCE; section
+      III.2.1: the coverage of bins of about 100 points.
+    - Pernot (2024b), Table II: the heavy-tail flag beta_GM(Z^2) > 0.8.
+    - DiCiccio & Efron (1996): the BCa interval.
+    - Newcombe (1998): the Wilson interval of PICP.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -485,7 +552,7 @@ def _null_test(p, present, n_valid, alpha):
 
 
 def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
-    """Fraction f_v of bins whose interval contains the reference (Pernot (2023)), and its
+    r"""Fraction f_v of bins whose interval contains the reference (Pernot (2023)), and its
     calibrated test.
 
     A bin counts as valid when its interval holds the reference, can be computed, and the
@@ -525,6 +592,43 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
         ``n_bins``, ``n_unreliable`` (heavy-tailed or without interval), ``valid`` (the
         verdict); calibrated: ``reference``, ``reference_lower``, ``reference_upper`` (1: the
         test is one-sided), ``p_value``.
+
+    See Also
+    --------
+    uqviz.local_calibration : the bins and their calibrated null.
+    uqviz.ordering_study : f_v over orderings of tied values.
+    uqviz.plots.conditional.local : draws the bins with f_v.
+
+    Notes
+    -----
+    With :math:`N` bins of which :math:`n_v` are valid,
+
+    .. math::
+
+       f_v = \frac{n_v}{N}
+
+    (Pernot (2023)). Calibrated test: :math:`n_v` is a sum of independent Bernoulli variables of
+    probabilities :math:`\pi_b` (``null_coverage``), a Poisson-binomial law;
+    :math:`p = P(n_v' \le n_v)` and valid when :math:`p > 1 - \mathrm{ci}`.
+
+    The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+
+    .. math::
+
+       L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
+       {2(n + z^2)}
+
+    and the upper limit with the signs of the constant and the root changed.
+
+    References
+    ----------
+    - Pernot (2023): the fraction of valid bins; section III.2.1: the coverage of bins of about
+      100 points.
+    - Pernot (2024b), Table II: the heavy-tail flag.
+    - Newcombe (1998): the Wilson interval with continuity correction.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -597,7 +701,7 @@ def _acf_one(values, max_lag, where):
 
 
 def acf(local_result, *, max_lag=None, variable="estimate"):
-    """Autocorrelation of the per-bin series, with the +-1.96/sqrt(n) white-noise band.
+    r"""Autocorrelation of the per-bin series, with the +-1.96/sqrt(n) white-noise band.
 
     Parameters
     ----------
@@ -606,11 +710,36 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     max_lag : int, optional
         Default min(n_bins - 1, 10 log10(n_bins)), as R's ``acf``.
     variable : str, default "estimate"
+        The per-bin variable of ``local_result`` whose autocorrelation is computed.
 
     Returns
     -------
     xarray.Dataset
         ``acf`` on dim ``lag``, ``band``; with ``dataset``, also ``n_bins``.
+
+    See Also
+    --------
+    uqviz.local_calibration : the per-bin series.
+    uqviz.plots.conditional.acf : draws the ACF with its band.
+
+    Notes
+    -----
+    For the per-bin series :math:`x_1, \dots, x_n` (in bin order) and lag :math:`k`,
+
+    .. math::
+
+       r_k = \frac{\sum_{b=1}^{n-k} (x_b - \bar x)(x_{b+k} - \bar x)}{\sum_{b=1}^n (x_b - \bar x)^2},
+       \qquad \text{band} = \pm \frac{1.96}{\sqrt n}
+
+    (white-noise band, Bartlett (1946)); values outside the band reveal structure in the local
+    calibration (Pernot (2023), Fig. 3).
+
+    References
+    ----------
+    - Pernot (2023), Fig. 3: the ACF of the local statistics.
+    - Bartlett (1946): the white-noise band.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -686,21 +815,60 @@ def _binned_value(name, means):
 
 def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
                   binning="equal_count"):
-    """Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
+    r"""Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistics : sequence of {"ENCE", "UCE", "ZMSE"}
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    statistics : sequence of {"ENCE", "UCE", "ZMSE"}, default ("ENCE", "UCE", "ZMSE")
+        The binned statistics computed, distinct.
     conditioning : str, default "uE"
+        Variable the bins are cut on: "uE" (consistency) or a feature name (adaptivity).
     n_bins : int or None, default 20
         None: the documented default, 20 (Pernot (2024c)).
-    binning : str, default "equal_count"
+    binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
+        (for few-valued features).
 
     Returns
     -------
     xarray.Dataset
         ``estimate`` on ``statistic``, ``n_bins``.
+
+    See Also
+    --------
+    uqviz.validate_simulated : validates these statistics against simulated references.
+    uqviz.extrapolate : validates ENCE or ZMSE by extrapolation to zero bins.
+    uqviz.reliability : RMV and RMSE per bin.
+
+    Notes
+    -----
+    Over :math:`N` bins :math:`b` of the conditioning variable, with the mean variance
+    :math:`\mathrm{MV}_b = \langle u_E^2 \rangle_b`, the mean squared error
+    :math:`\mathrm{MSE}_b = \langle E^2 \rangle_b`, :math:`\mathrm{RMV}_b = \sqrt{\mathrm{MV}_b}`,
+    :math:`\mathrm{RMSE}_b = \sqrt{\mathrm{MSE}_b}` and :math:`\mathrm{ZMS}_b = \langle Z^2 \rangle_b`,
+
+    .. math::
+
+       \mathrm{ENCE} = \frac{1}{N}\sum_{b=1}^N \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b},
+       \qquad
+       \mathrm{UCE} = \frac{1}{N}\sum_{b=1}^N |\mathrm{MV}_b - \mathrm{MSE}_b|, \qquad
+       \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|
+
+    (ENCE: Levi et al. (2022), Pernot (2023), eqs. 8-9; ZMSE: Pernot (2024c), eq. 17).
+
+    None of them has a predefined reference: it depends on the data and the bins.
+
+    References
+    ----------
+    - Pernot (2024c), eq. 17: ZMSE.
+    - Pernot (2023), eqs. 8-9: ENCE for any binning variable.
+    - Levi et al. (2022): ENCE.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

@@ -199,20 +199,37 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
 def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderings=1000,
                    n_boot=5000, ci=0.95, method=None, rng=None, progress=None, chunk_size=None,
                    engine=None, common_bootstrap=True, client=None):
-    """Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
+    r"""Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistic : {"ZMS", "ZM", "RCE", "ZVar"}
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    statistic : {"ZMS", "ZM", "RCE", "ZVar"}, default "ZMS"
+        The local statistic: LZMS, LZM, LRCE or the variance of Z.
     conditioning : str or array_like
-        ``"uE"``, a feature, or one value per point.
+        Variable the bins are cut on: "uE", a feature name, or one value per point (required).
     n_bins : int, optional
         Default ``min(round(sqrt(M)), M // 100)``, at least 1
         (``uqviz.engine.binning.default_n_bins``).
     n_orderings : int, default 1000
-    n_boot, ci, method, rng, progress
-        As :func:`uqviz.local_calibration`; see docs/conventions.md.
+        Number of random orderings of the tied values.
+    n_boot : int, default 5000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    method : {"bca", "percentile", "basic", "student-t"}, optional
+        Interval method of each bin; default as :func:`uqviz.local_calibration`: "student-t" for
+        ZM, else "bca".
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     chunk_size : int, optional
@@ -229,6 +246,36 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         Scalars ``fv``, ``fv_lower``, ``fv_upper``, ``fv_binomial*``, ``fv_data*``; on
         ``ordering``: ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
         ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``, ``valid_data``.
+
+    See Also
+    --------
+    uqviz.local_calibration : one ordering (``random_ties=True``).
+    uqviz.fraction_valid : f_v of one binning.
+    uqviz.plots.conditional.ordering : draws f_v over orderings.
+
+    Notes
+    -----
+    In each bin :math:`b` of the conditioning variable (:math:`n_b` points),
+
+    .. math::
+
+       \mathrm{LZM}_b = \langle Z \rangle_b, \qquad \mathrm{LZMS}_b = \langle Z^2 \rangle_b, \qquad
+       \mathrm{LRCE}_b = \frac{\mathrm{RMV}_b - \mathrm{RMSE}_b}{\mathrm{RMV}_b},
+
+    with references 0, 1 and 0; conditioning on :math:`u_E` tests consistency, on a feature
+    adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
+    its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
+
+    For each of :math:`R` random orderings of the tied conditioning values, the equal-count bins
+    are recut and :math:`f_v = n_v / N` recomputed; ``fv_lower``, ``fv_upper`` are quantiles of
+    :math:`f_v` over the orderings (Pernot (2023), Fig. 4).
+
+    References
+    ----------
+    - Pernot (2023), Fig. 4: the ordering study.
+    - DiCiccio & Efron (1996): the BCa interval.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

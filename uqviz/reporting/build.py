@@ -274,7 +274,7 @@ def _features(ds, features):
 
 def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
            progress=None, figures=True, remedy=True, client=None):
-    """Validate a dataset with every analysis of uqviz and say the verdict in words.
+    r"""Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     The report holds the tailedness screen, average calibration (ZMS, RCE, NLL),
     consistency (LZM, LZMS vs uE), adaptivity (vs each feature), the interval coverage
@@ -326,16 +326,17 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         ``validate(statistic=s, rng=<a copy of that child>)``); the remedy uses the last child
         (``uqviz.engine.seeds``: one seed for the folds of every method, one for the
         bootstrap of the re-validations, one for the scores before and after).
-    progress : bool or None
-        Progress bar (None: shown when someone is watching).
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     figures : bool, default True
         Draw the figures (HTML); False for numbers only.
     remedy : bool, default True
         Recalibrate and re-validate when a test fails (the "Remedy" section); False
         switches it off (no ``remedy`` block in the numbers).
     client : None, "local" or dask.distributed.Client, default None
-        Where the bootstraps and Monte Carlo references run (docs/conventions.md); the
-        report does not depend on it.
+        Where the bootstraps and Monte Carlo references run: None (this process), "local" (a
+        dask LocalCluster) or a dask.distributed.Client; the report does not depend on it.
 
     Returns
     -------
@@ -343,6 +344,52 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         ``.numbers`` (JSON-ready), ``.conclusion`` (sentences), ``.save(folder)``
         writes HTML + JSON named after the (sanitised) dataset name; renders inline
         in Jupyter. A value that could not be computed reads "n/a", with the reason.
+
+    See Also
+    --------
+    uqviz.validate_average : average calibration.
+    uqviz.local_calibration : consistency and adaptivity.
+    uqviz.fraction_valid : the verdicts of the local analyses.
+    uqviz.validate : ENCE, ZMSE and CC against simulated references.
+    uqviz.recalibrate : the remedy.
+
+    Notes
+    -----
+    With the z-scores :math:`Z_i = E_i / u_{E_i}` of the :math:`M` points,
+
+    .. math::
+
+       \mathrm{ZMS} = \langle Z^2 \rangle = \frac{1}{M}\sum_{i=1}^M Z_i^2, \qquad
+       \mathrm{RCE} = \frac{\mathrm{RMV} - \mathrm{RMSE}}{\mathrm{RMV}}, \quad
+       \mathrm{RMV} = \sqrt{\langle u_E^2 \rangle}, \ \mathrm{RMSE} = \sqrt{\langle E^2 \rangle}
+
+    with references 1 and 0 (Pernot (2024b), eqs. 11 and 7).
+
+    The statistic is validated when its reference lies in the interval
+    :math:`I = [I^-, I^+]`, :math:`\vartheta_{ref} \in I` (Pernot (2024b), eq. 13), or
+    equivalently :math:`|\zeta| \le 1` (eq. 15) with the zeta-score (eq. 14)
+
+    .. math::
+
+       \zeta = \begin{cases}
+       \dfrac{\vartheta_{est} - \vartheta_{ref}}{I^+ - \vartheta_{est}} &
+       \vartheta_{est} \le \vartheta_{ref} \\[1ex]
+       \dfrac{\vartheta_{est} - \vartheta_{ref}}{\vartheta_{est} - I^-} &
+       \vartheta_{est} > \vartheta_{ref}
+       \end{cases}
+
+    The local verdicts test the fraction of valid bins :math:`f_v = n_v / N` (Pernot (2023)); the
+    calibration tests of a family are decided together with Holm's step-down adjustment of their
+    p-values (Holm (1979)).
+
+    References
+    ----------
+    - Pernot (2024b): average calibration and the tailedness screen.
+    - Pernot (2023): consistency and adaptivity.
+    - Pernot (2024c): simulated references.
+    - Holm (1979): the family-wise decision.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
