@@ -617,9 +617,11 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     .. math::
 
        L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
-       {2(n + z^2)}
+       {2(n + z^2)}, \qquad
+       U = \frac{2n\hat p + z^2 + 1 + z\sqrt{z^2 + 2 - 1/n + 4\hat p(n(1 - \hat p) - 1)}}
+       {2(n + z^2)},
 
-    and the upper limit with the signs of the constant and the root changed.
+    with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
 
     References
     ----------

@@ -206,7 +206,7 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
        \vartheta_{D,ref} = \frac{1}{n_{mc}}\sum_{k=1}^{n_{mc}} \vartheta(E^{*(k)}, u_E), \qquad
        u(\vartheta_{D,ref}) = \frac{\mathrm{sd}(\vartheta(E^{*(k)}, u_E))}{\sqrt{n_{mc}}}
 
-    (Pernot (2024c), section II.C.2, steps 1-4).
+    (Pernot (2024c), section II.D.2, steps 1-4).
 
     References
     ----------
@@ -496,8 +496,8 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
        \vartheta(N) = a + b \sqrt{N/M},
 
     over the :math:`N >` ``fit_min_bins``; calibrated data have :math:`a = 0`, so the data are
-    valid when 0 lies in the interval of the intercept :math:`a`, and
-    :math:`\zeta = a / \mathrm{se}(a)` (Pernot (2024c), Appendix C).
+    valid when 0 lies in the interval of the intercept :math:`a`, and ``zeta`` is the
+    zeta-score of :math:`a` against 0 (Pernot (2024c), eq. 20, and Appendix C).
 
     References
     ----------

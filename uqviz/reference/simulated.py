@@ -331,14 +331,14 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
        \vartheta_{D,ref} = \frac{1}{n_{mc}}\sum_{k=1}^{n_{mc}} \vartheta(E^{*(k)}, u_E), \qquad
        u(\vartheta_{D,ref}) = \frac{\mathrm{sd}(\vartheta(E^{*(k)}, u_E))}{\sqrt{n_{mc}}}
 
-    (Pernot (2024c), section II.C.2, steps 1-4).
+    (Pernot (2024c), section II.D.2, steps 1-4).
 
     ``reference_lower`` and ``reference_upper`` are the :math:`(1 \mp \mathrm{ci})/2` quantiles of
     the simulated values.
 
     References
     ----------
-    - Pernot (2024c), section II.C.2: simulated references.
+    - Pernot (2024c), section II.D.2: simulated references.
     - Rasmussen et al. (2023): the simulated-reference scheme.
 
     Full entries: :doc:`/docs/references`.
@@ -653,7 +653,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
        \vartheta_{D,ref} = \frac{1}{n_{mc}}\sum_{k=1}^{n_{mc}} \vartheta(E^{*(k)}, u_E), \qquad
        u(\vartheta_{D,ref}) = \frac{\mathrm{sd}(\vartheta(E^{*(k)}, u_E))}{\sqrt{n_{mc}}}
 
-    (Pernot (2024c), section II.C.2, steps 1-4).
+    (Pernot (2024c), section II.D.2, steps 1-4).
 
     Sim: :math:`\zeta` of Pernot (2024c), eq. 20, with :math:`\vartheta_{D,ref}` as reference
     (eq. 23) and the BCa interval widened in quadrature, each half-width :math:`h` becoming
@@ -965,8 +965,10 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
        p = \max_j p_{D_j} \le 1 - \mathrm{ci}
 
     (Berger (1982)). The verdict depends on D ("unreliable") when some :math:`D_j` reject and the
-    others do not while :math:`|\vartheta_{D_j,ref} - \vartheta_{D_l,ref}| >
-    k \sqrt{u_j^2 + u_l^2}` for some pair (Pernot (2024c), Fig. 1).
+    others do not while the spread of the references exceeds ``k`` combined standard errors,
+    :math:`\vartheta_{D_+,ref} - \vartheta_{D_-,ref} > k \sqrt{u_+^2 + u_-^2}`, with
+    :math:`D_+` and :math:`D_-` the distributions of the largest and smallest references and
+    :math:`u_\pm` their standard errors (Pernot (2024c), Fig. 1).
 
     References
     ----------

@@ -125,9 +125,11 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     .. math::
 
        L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
-       {2(n + z^2)}
+       {2(n + z^2)}, \qquad
+       U = \frac{2n\hat p + z^2 + 1 + z\sqrt{z^2 + 2 - 1/n + 4\hat p(n(1 - \hat p) - 1)}}
+       {2(n + z^2)},
 
-    and the upper limit with the signs of the constant and the root changed.
+    with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
 
     References
     ----------
@@ -252,9 +254,11 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
     .. math::
 
        L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
-       {2(n + z^2)}
+       {2(n + z^2)}, \qquad
+       U = \frac{2n\hat p + z^2 + 1 + z\sqrt{z^2 + 2 - 1/n + 4\hat p(n(1 - \hat p) - 1)}}
+       {2(n + z^2)},
 
-    and the upper limit with the signs of the constant and the root changed.
+    with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
 
     References
     ----------
