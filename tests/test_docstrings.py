@@ -27,8 +27,11 @@ REFERENCES = ROOT / "docs" / "references.md"
 NOT_ANALYSES = {"check_dataset", "from_arrays", "from_dataframe", "from_datasets",
                 "from_estimator", "from_predictions", "read_csv", "get_statistic",
                 "list_statistics", "load_study", "save_study", "stored_study", "qce_to_numpy"}
+#: and the functions of the statistics registry that compute a statistic or its reference
+EXTRA = ["statistics.point_estimate", "statistics.reference_value",
+         "statistics.excess_over_reference"]
 ANALYSES = sorted(n for n in uqviz.__all__
-                  if inspect.isfunction(getattr(uqviz, n)) and n not in NOT_ANALYSES)
+                  if inspect.isfunction(getattr(uqviz, n)) and n not in NOT_ANALYSES) + EXTRA
 
 #: an author-year citation: "Pernot (2024b)", "Levi et al. (2022)", "DiCiccio & Efron (1996)",
 #: "Pernot (2023, BVS)"
@@ -51,8 +54,15 @@ def _reference_keys():
 KEYS = _reference_keys()
 
 
+def _function(name):
+    obj = uqviz
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _doc(name):
-    return FunctionDoc(getattr(uqviz, name))
+    return FunctionDoc(_function(name))
 
 
 def test_the_analyses_are_found():
@@ -88,7 +98,7 @@ def test_parameters_match_the_signature(name):
         assert text, f"{name}: parameter {p.name} has no description"
         assert not POINTER.match(text), f"{name}: {p.name} is only a pointer: {text!r}"
         assert len(text.split()) >= 3, f"{name}: {p.name}: {text!r} is not a sentence"
-    signature = [p for p in inspect.signature(getattr(uqviz, name)).parameters]
+    signature = [p for p in inspect.signature(_function(name)).parameters]
     assert len(documented) == len(set(documented)), f"{name}: a parameter documented twice"
     assert set(documented) == set(signature), (
         f"{name}: undocumented {sorted(set(signature) - set(documented))}, "
@@ -113,7 +123,7 @@ def test_references_are_keys_of_the_references_page(name):
     assert cited <= KEYS, f"{name}: not in docs/references.md: {sorted(cited - KEYS)}"
     assert ":doc:`/docs/references`" in refs
     # every work cited anywhere in the docstring is a key too, and is listed in References
-    everywhere = {f"{a} ({y})" for a, y in CITATION.findall(" ".join(getattr(uqviz, name).__doc__.split()))}
+    everywhere = {f"{a} ({y})" for a, y in CITATION.findall(" ".join(_function(name).__doc__.split()))}
     assert everywhere <= KEYS, f"{name}: not in docs/references.md: {sorted(everywhere - KEYS)}"
 
 
@@ -138,4 +148,4 @@ def test_see_also_names_resolve(name):
             assert target.startswith("uqviz."), f"{name}: See Also {target} is not qualified"
             obj = _resolve(target)
             assert callable(obj), f"{name}: See Also {target} is not callable"
-            assert obj is not getattr(uqviz, name), f"{name}: See Also names itself"
+            assert obj is not _function(name), f"{name}: See Also names itself"

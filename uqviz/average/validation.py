@@ -253,6 +253,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     See Also
     --------
     uqviz.tailedness : the tailedness screen behind ``reliable``.
+    uqviz.statistics.point_estimate : the formulas of every registered statistic.
     uqviz.validate_simulated : statistics without a predefined reference (binned ones).
     uqviz.decimation_curve : the statistics after removing the largest uncertainties.
     uqviz.validation_probability : how often this test validates calibrated data.

@@ -207,17 +207,68 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
 
 
 def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
-    """Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
+    r"""Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
 
     Parameters
     ----------
     statistic : str or Statistic
-    e, u : array_like, shape (..., M)
+        A registered statistic (``uqviz.list_statistics()``), by name or as the object.
+    e : array_like, shape (..., M)
+        Errors E; the leading axes are computed independently.
+    u : array_like, shape (..., M)
+        Standard uncertainties uE, paired with ``e``.
     n_bins : int, default 20
+        Number of equal-count bins of uE of the binned statistics (ENCE, UCE, ZMSE); ignored
+        by the others.
 
     Returns
     -------
     ndarray, shape (...)
+
+    See Also
+    --------
+    uqviz.statistics.reference_value : the reference each statistic is validated against.
+    uqviz.validate_average : bootstrap validation of the moment statistics.
+    uqviz.binned_errors : ENCE, UCE and ZMSE on bins of any conditioning variable.
+
+    Notes
+    -----
+    With :math:`Z_i = E_i / u_{E_i}` and :math:`\langle \cdot \rangle` the mean over the
+    :math:`M` points, the registered statistics are
+
+    .. math::
+
+       \mathrm{ZM} = \langle Z \rangle, \quad \mathrm{ZMS} = \langle Z^2 \rangle, \quad
+       \mathrm{ZVar} = \frac{M}{M - 1}\left(\langle Z^2 \rangle - \langle Z \rangle^2\right),
+
+       \mathrm{MSE} = \langle E^2 \rangle, \quad \mathrm{MV} = \langle u_E^2 \rangle, \quad
+       \mathrm{RMSE} = \sqrt{\mathrm{MSE}}, \quad \mathrm{RMV} = \sqrt{\mathrm{MV}},
+
+       \mathrm{RCE} = \frac{\mathrm{RMV} - \mathrm{RMSE}}{\mathrm{RMV}}, \quad
+       \mathrm{RCE2} = \frac{\mathrm{MV} - \mathrm{MSE}}{\mathrm{MV}}, \quad
+       \mathrm{NLL} = \frac{1}{2}\left(\langle Z^2 \rangle + \langle \ln u_E^2 \rangle
+       + \ln 2\pi\right),
+
+       \mathrm{CC} = \rho_S(|E|, u_E), \quad
+       \mathrm{ENCE} = \frac{1}{N}\sum_{b=1}^N \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}
+       {\mathrm{RMV}_b}, \quad
+       \mathrm{UCE} = \frac{1}{N}\sum_{b=1}^N |\mathrm{MV}_b - \mathrm{MSE}_b|, \quad
+       \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|,
+
+    with :math:`\rho_S` the Spearman rank correlation and :math:`b` the :math:`N` equal-count
+    bins of :math:`u_E` (RCE: Pernot (2024b), eq. 7; ZMS: eq. 11; NLL: eq. 12; CC: Pernot
+    (2024c), eq. 18; ENCE: Levi et al. (2022), Pernot (2023), eq. 8; ZMSE: Pernot (2024c),
+    eq. 17). ``NLL_ref`` is :math:`\frac12 (1 + \langle \ln u_E^2 \rangle + \ln 2\pi)`
+    (Pernot (2024c), eq. 16).
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 7, 11 and 12: RCE, ZMS and NLL.
+    - Pernot (2024c), eqs. 16-18: the NLL reference, ZMSE and CC.
+    - Pernot (2023), eq. 8: ENCE.
+    - Levi et al. (2022): ENCE.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -234,17 +285,46 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
 
 
 def reference_value(statistic, e, u):
-    """Reference value of a statistic for data (e, u); NaN when it has none.
+    r"""Reference value of a statistic for data (e, u); NaN when it has none.
 
     Parameters
     ----------
     statistic : str or Statistic
-    e, u : array_like
-        Errors and uncertainties (last axis = points); used by data-dependent references (NLL).
+        A registered statistic (``uqviz.list_statistics()``), by name or as the object.
+    e : array_like
+        Errors E (last axis = points); used by data-dependent references (NLL) only.
+    u : array_like
+        Standard uncertainties uE, paired with ``e``; used by data-dependent references only.
 
     Returns
     -------
     float or numpy.ndarray
+
+    See Also
+    --------
+    uqviz.statistics.point_estimate : the value of the statistic.
+    uqviz.statistics.excess_over_reference : the statistic bootstrapped against a data-dependent
+        reference.
+    uqviz.simulated_reference : a simulated reference, for statistics without one here.
+
+    Notes
+    -----
+    The value of a calibrated set: ZM and RCE, RCE2 0; ZMS and ZVar 1 (:math:`Z \sim D(0, 1)`,
+    Pernot (2024b), eqs. 10-11); for NLL, the data-dependent
+
+    .. math::
+
+       \mathrm{NLL}_{ref} = \frac{1}{2}\left(1 + \langle \ln u_E^2 \rangle + \ln 2\pi\right)
+
+    (Pernot (2024c), eq. 16). CC, ENCE, UCE and ZMSE have no predefined reference (NaN): it
+    depends on the data (Pernot (2024c)).
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 7 and 10-11: the references of RCE and ZMS.
+    - Pernot (2024c), eq. 16: the NLL reference; section II.D: statistics without a reference.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -261,7 +341,7 @@ def reference_value(statistic, e, u):
 
 
 def excess_over_reference(statistic) -> Statistic:
-    """The statistic to bootstrap to validate ``statistic`` against its reference.
+    r"""The statistic to bootstrap to validate ``statistic`` against its reference.
 
     Itself, or, for a data-dependent reference (NLL), the paired excess
     ``"<name>-reference"`` (reference 0; for NLL, ``(ZMS - 1)/2``).
@@ -269,10 +349,33 @@ def excess_over_reference(statistic) -> Statistic:
     Parameters
     ----------
     statistic : str or Statistic
+        A registered statistic (``uqviz.list_statistics()``), by name or as the object.
 
     Returns
     -------
     Statistic
+
+    See Also
+    --------
+    uqviz.statistics.reference_value : the reference of a statistic.
+    uqviz.validate_average : bootstraps this statistic.
+
+    Notes
+    -----
+    For NLL, the excess over its reference is, point by point paired,
+
+    .. math::
+
+       \mathrm{NLL} - \mathrm{NLL}_{ref} = \frac{\langle Z^2 \rangle - 1}{2}
+       = \frac{\mathrm{ZMS} - 1}{2},
+
+    with reference 0 (Pernot (2024c), eqs. 15-16): validating NLL is validating ZMS.
+
+    References
+    ----------
+    - Pernot (2024c), eqs. 15-16: NLL and its reference.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

@@ -661,12 +661,16 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     interval of the simulated values (eq. 24); BS: the predefined reference inside the
     bootstrap interval (eq. 22).
 
-    The one-sided Monte Carlo p-value of the estimate among the simulated values, in the direction
-    of miscalibration, is (Hope (1968))
+    The Monte Carlo p-value of the estimate among the :math:`n_{mc}` simulated values
+    :math:`\vartheta^{*(k)}` is one-sided, in the direction of miscalibration (Hope (1968)):
 
     .. math::
 
-       p = \frac{1 + \#\{\vartheta^{*(k)} \ge \vartheta_{est}\}}{1 + n_{mc}}.
+       p_> = \frac{1 + \#\{\vartheta^{*(k)} \ge \vartheta_{est}\}}{1 + n_{mc}}
+
+    for ENCE, UCE and ZMSE (larger is worse), :math:`p_<` with :math:`\le` for CC (smaller is
+    worse), and :math:`\min(1, 2\min(p_>, p_<))` for the other statistics
+    (``MISCALIBRATION_SIDE``).
 
     Sim2's ``valid`` is the two-sided rule ``reference_lower <= estimate <=
     reference_upper``; ``p_value`` is the one-sided test, exact at any ``n_mc``. On
@@ -950,12 +954,16 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
 
     Notes
     -----
-    The one-sided Monte Carlo p-value of the estimate among the simulated values, in the direction
-    of miscalibration, is (Hope (1968))
+    The Monte Carlo p-value of the estimate among the :math:`n_{mc}` simulated values
+    :math:`\vartheta^{*(k)}` is one-sided, in the direction of miscalibration (Hope (1968)):
 
     .. math::
 
-       p = \frac{1 + \#\{\vartheta^{*(k)} \ge \vartheta_{est}\}}{1 + n_{mc}}.
+       p_> = \frac{1 + \#\{\vartheta^{*(k)} \ge \vartheta_{est}\}}{1 + n_{mc}}
+
+    for ENCE, UCE and ZMSE (larger is worse), :math:`p_<` with :math:`\le` for CC (smaller is
+    worse), and :math:`\min(1, 2\min(p_>, p_<))` for the other statistics
+    (``MISCALIBRATION_SIDE``).
 
     Without a predefined reference, the intersection-union test over the generative
     distributions :math:`D_1, \dots, D_K` rejects when every :math:`D_j` does,

@@ -134,8 +134,7 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     References
     ----------
     - Newcombe (1998): the Wilson interval with continuity correction.
-    - Pernot (2024b): coverage, robust to heavy tails.
-    - Chung et al. (2021): PICP and MPIW.
+    - Pernot (2024b): heavy tails, which make moment statistics unreliable but not coverage.
 
     Full entries: :doc:`/docs/references`.
 
