@@ -41,7 +41,9 @@ def local_streams(rng):
 
     Parameters
     ----------
-    rng : see docs/conventions.md
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator (docs/conventions.md, "Randomness").
 
     Returns
     -------
