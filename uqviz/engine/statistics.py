@@ -118,7 +118,7 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
 
 
 def unregister_statistic(name: str) -> Statistic:
-    """Remove a statistic registered by :func:`register_statistic`.
+    """Remove a statistic registered by :func:`~uqviz.statistics.register_statistic`.
 
     The statistics uqviz defines (``BUILTIN_STATISTICS``) stay: the analyses rely on them.
 
@@ -129,7 +129,8 @@ def unregister_statistic(name: str) -> Statistic:
     Returns
     -------
     Statistic
-        The statistic removed (give it to :func:`register_statistic` to put it back).
+        The statistic removed (give it to :func:`~uqviz.statistics.register_statistic` to
+        put it back).
 
     Examples
     --------
@@ -147,8 +148,9 @@ def unregister_statistic(name: str) -> Statistic:
         raise ValueError(f"statistic {name!r} is built into uqviz and cannot be unregistered "
                          "(register_statistic(..., overwrite=True) replaces it)")
     if name not in _REGISTRY:
+        users = [s for s in _REGISTRY if s not in BUILTIN_STATISTICS]
         raise ValueError(f"statistic {name!r} is not registered; registered by the user: "
-                         f"{', '.join(s for s in _REGISTRY if s not in BUILTIN_STATISTICS) or 'none'}")
+                         f"{', '.join(users) or 'none'}")
     return _REGISTRY.pop(name)
 
 
