@@ -30,7 +30,8 @@ from uqviz._array import stats as ks
 from uqviz.engine import checks
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference", "DEFAULT_N_BINS"]
+           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
+           "DEFAULT_N_BINS"]
 
 
 @dataclass(frozen=True)
