@@ -20,7 +20,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
-from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic, list_statistics
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
@@ -29,6 +29,8 @@ from uqviz.scores.coverage import generative_for
 __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
            "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
+#: the local statistics of Pernot (2023); local_calibration and ordering_study also take any
+#: registered moment statistic with a predefined reference (local_statistics())
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
 COVERAGE_STATISTIC = "PICP"  # local interval coverage, with a binomial (Wilson) interval
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
@@ -304,6 +306,67 @@ def _warn_bins(out, name):
                       UserWarning, stacklevel=4)
 
 
+def check_local_statistic(statistic) -> str:
+    """The ``statistic`` option of :func:`local_calibration` and :func:`ordering_study`.
+
+    ``"PICP"`` (``local_calibration`` only: the caller decides), or the name of a registered
+    statistic (:func:`uqviz.statistics.register_statistic`) of kind ``"moments"`` with a
+    predefined numeric reference: the built-in ZMS, ZM, RCE, ZVar, RCE2 or one registered by
+    the user. Each bin is bootstrapped on its own, which needs a function of column means; a
+    bin's interval is compared with a number, so statistics without a reference (MSE, RMV,
+    ...) or with a reference computed from the same data (NLL) are refused, as are binned and
+    generic ones.
+
+    Parameters
+    ----------
+    statistic : str
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
+    >>> check_local_statistic("RCE2")
+    'RCE2'
+    >>> check_local_statistic("ENCE")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: statistic must be a registered moment statistic with a predefined reference ...
+    """
+    if not isinstance(statistic, str):
+        raise TypeError(f"statistic must be the name of a registered statistic, got "
+                        f"{statistic!r} ({type(statistic).__name__})")
+    if statistic == COVERAGE_STATISTIC:
+        return statistic
+    try:
+        stat = get_statistic(statistic)
+    except ValueError as exc:
+        raise ValueError(f"statistic: {exc}") from None
+    if stat.kind != "moments" or stat.reference is None or stat.data_reference:
+        why = (f"its kind is {stat.kind!r}" if stat.kind != "moments" else
+               "it has no predefined reference" if stat.reference is None else
+               f"its reference {stat.reference.name} is computed from the same data")
+        raise ValueError(f"statistic must be a registered moment statistic with a predefined "
+                         f"reference (built in: {', '.join(local_statistics())}), or 'PICP' "
+                         f"for local_calibration; got {statistic!r}: {why}")
+    return stat.name
+
+
+def local_statistics() -> tuple:
+    """Names of the registered statistics :func:`local_calibration` accepts besides "PICP".
+
+    Examples
+    --------
+    >>> local_statistics()[:4]
+    ('ZM', 'ZMS', 'ZVar', 'RCE')
+    """
+    return tuple(s for s in list_statistics()
+                 if (st := get_statistic(s)).kind == "moments" and st.reference is not None
+                 and not st.data_reference)
+
+
 def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
     """Check the binning and bootstrap options shared by the local analyses.
 
@@ -349,8 +412,11 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
         made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
         result per dataset, on dim ``dataset``.
-    statistic : {"ZMS", "ZM", "RCE", "ZVar", "PICP"}, default "ZMS"
-        The local statistic: LZMS, LZM, LRCE, the variance of Z, or the local interval coverage.
+    statistic : str, default "ZMS"
+        ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"``, ``"RCE2"``, ``"PICP"``, or any
+        registered statistic of kind ``"moments"`` with a predefined numeric reference
+        (:func:`uqviz.statistics.register_statistic`; the check is
+        ``uqviz.conditional.local.check_local_statistic``).
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
@@ -472,7 +538,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     >>> float(cov["reference"]), cov.attrs["method"]
     (0.9, 'wilson')
     """
-    checks.choice("statistic", statistic, LOCAL_STATISTICS + (COVERAGE_STATISTIC,))
+    statistic = check_local_statistic(statistic)
     n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)
@@ -801,17 +867,17 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
     means = kbin.binned_column_means(e, u, bins.starts, bins.sizes)
-    values = [_binned_value(s, means) for s in statistics]
+    values = [_binned_value(get_statistic(s), means) for s in statistics]
     return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
                        "n_bins": ((), bins.n_bins)},
                       coords={"statistic": list(statistics)})
 
 
-def _binned_value(name, means):
+def _binned_value(stat, means):
     """One binned error from the bin means; a warning when it is not representable."""
     with np.errstate(all="ignore"):
-        value = kbin.FROM_MEANS[name](means)
-    problem = ks.unrepresentable(name, kbin.FROM_MEANS[name], means, value)
+        value = stat.func(means)
+    problem = ks.unrepresentable(stat.name, stat.func, means, value)
     if problem:
         warnings.warn(f"{problem}; its estimate is {float(value)!r}", UserWarning, stacklevel=5)
     return value
@@ -827,8 +893,9 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
         Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
         made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
         result per dataset, on dim ``dataset``.
-    statistics : sequence of {"ENCE", "UCE", "ZMSE"}, default ("ENCE", "UCE", "ZMSE")
-        The binned statistics computed, distinct.
+    statistics : sequence of str, default ("ENCE", "UCE", "ZMSE")
+        Registered statistics of kind ``"binned"``: the three built-in ones or one registered
+        by the user (a function of the per-bin means of ``E2``, ``V``, ``Z2``).
     conditioning : str, default "uE"
         Variable the bins are cut on: "uE" (consistency) or a feature name (adaptivity).
     n_bins : int or None, default 20
@@ -881,10 +948,11 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     ['ENCE', 'UCE', 'ZMSE']
     """
     statistics = checks.names("statistics", statistics)
-    unknown = [s for s in statistics if s not in kbin.BINNED]
+    binned = [s for s in list_statistics() if get_statistic(s).kind == "binned"]
+    unknown = [s for s in statistics if s not in binned]
     if unknown:
         raise ValueError(f"statistics: unknown binned statistic(s) {unknown}; "
-                         f"known: {', '.join(kbin.BINNED)}")
+                         f"known (registered, kind 'binned'): {', '.join(binned)}")
     n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
     out = map_datasets(_binned_one, data, statistics=statistics, conditioning=conditioning,

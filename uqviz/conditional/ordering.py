@@ -11,7 +11,8 @@ from uqviz._array import binning as kbinning
 from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
-from uqviz.conditional.local import (BOOTSTRAP_METHODS, LOCAL_STATISTICS, check_local_options,
+from uqviz.conditional.local import (BOOTSTRAP_METHODS, COVERAGE_STATISTIC, LOCAL_STATISTICS,
+                                     check_local_options, check_local_statistic,
                                      fraction_valid, local_streams, student_t_interval)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -22,6 +23,8 @@ from uqviz.engine.tree import map_datasets
 
 __all__ = ["ordering_study", "tie_order", "ORDERING_STATISTICS"]
 
+#: the statistics of Pernot (2023); any registered moment statistic with a predefined
+#: reference is accepted too (uqviz.conditional.local.check_local_statistic)
 ORDERING_STATISTICS = LOCAL_STATISTICS
 CHUNK_BYTES = 64 * 2**20  # bootstrap replicates held at once per chunk of orderings
 _SEED_MAX = 2**63
@@ -207,8 +210,10 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
         made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
         result per dataset, on dim ``dataset``.
-    statistic : {"ZMS", "ZM", "RCE", "ZVar"}, default "ZMS"
-        The local statistic: LZMS, LZM, LRCE or the variance of Z.
+    statistic : str, default "ZMS"
+        The local statistic: ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"``, ``"RCE2"`` or any
+        registered moment statistic with a predefined reference (as in
+        :func:`uqviz.local_calibration`, "PICP" excepted).
     conditioning : str or array_like
         Variable the bins are cut on: "uE", a feature name, or one value per point (required).
     n_bins : int, optional
@@ -287,7 +292,11 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     >>> res.sizes["ordering"], 0.0 <= float(res.fv) <= 1.0
     (20, True)
     """
-    checks.choice("statistic", statistic, ORDERING_STATISTICS)
+    if statistic == COVERAGE_STATISTIC:
+        raise ValueError("statistic: 'PICP' is a binomial proportion with no bootstrap to share "
+                         "between orderings; ordering_study takes the moment statistics of "
+                         "local_calibration")
+    statistic = check_local_statistic(statistic)
     n_bins, _, n_boot, ci = check_local_options(n_bins=n_bins, binning="equal_count",
                                                 min_count=None, n_boot=n_boot, ci=ci, rng=rng,
                                                 engine=engine)

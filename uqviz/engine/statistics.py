@@ -5,6 +5,11 @@ Kinds: ``"moments"`` ``f(means, n)`` of column means (:mod:`uqviz._array.stats`)
 (2024c)), ``"generic"`` ``f(e, u)``. The reference is a number, a statistic of
 the same data (NLL -> NLL_ref) or None (simulated reference needed).
 
+Not every analysis takes every kind; which analysis takes a registered statistic of
+which kind is the table "A statistic" of docs/architecture.md: for example
+``validate_average`` takes moment and generic statistics, ``local_calibration`` moment
+statistics with a numeric reference, ``binned_errors`` binned ones.
+
 Examples
 --------
 >>> from uqviz import get_statistic
@@ -25,15 +30,17 @@ from uqviz._array import stats as ks
 from uqviz.engine import checks
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "reference_value", "point_estimate", "excess_over_reference", "DEFAULT_N_BINS"]
+           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
+           "DEFAULT_N_BINS"]
 
 
 @dataclass(frozen=True)
 class Statistic:
     """A calibration statistic known to uqviz.
 
-    Register a new one with :func:`~uqviz.statistics.register_statistic`; then every
-    analysis accepts its name.
+    Register a new one with :func:`~uqviz.statistics.register_statistic`; then the
+    analyses that take statistics of its kind accept its name (docs/architecture.md,
+    "A statistic"), until :func:`~uqviz.statistics.unregister_statistic` removes it.
 
     Parameters
     ----------
@@ -101,6 +108,7 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
     >>> _ = register_statistic(mae_z, overwrite=True)
     >>> float(point_estimate("MAZ", np.array([1.0, -3.0]), np.array([1.0, 1.0])))
     2.0
+    >>> _ = unregister_statistic("MAZ")
     """
     if statistic.kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {statistic.kind!r}")
@@ -108,6 +116,43 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
         raise ValueError(f"statistic {statistic.name!r} is already registered")
     _REGISTRY[statistic.name] = statistic
     return statistic
+
+
+def unregister_statistic(name: str) -> Statistic:
+    """Remove a statistic registered by :func:`~uqviz.statistics.register_statistic`.
+
+    The statistics uqviz defines (``BUILTIN_STATISTICS``) stay: the analyses rely on them.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    Statistic
+        The statistic removed (give it to :func:`~uqviz.statistics.register_statistic` to
+        put it back).
+
+    Examples
+    --------
+    >>> from uqviz.statistics import (Statistic, list_statistics, register_statistic,
+    ...                               unregister_statistic)
+    >>> _ = register_statistic(Statistic("MAZ2", lambda e, u: np.mean(np.abs(e / u), axis=-1),
+    ...                                  "generic"))
+    >>> unregister_statistic("MAZ2").name, "MAZ2" in list_statistics()
+    ('MAZ2', False)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be the name of a registered statistic, got {name!r} "
+                        f"({type(name).__name__})")
+    if name in BUILTIN_STATISTICS:
+        raise ValueError(f"statistic {name!r} is built into uqviz and cannot be unregistered "
+                         "(register_statistic(..., overwrite=True) replaces it)")
+    if name not in _REGISTRY:
+        users = [s for s in _REGISTRY if s not in BUILTIN_STATISTICS]
+        raise ValueError(f"statistic {name!r} is not registered; registered by the user: "
+                         f"{', '.join(users) or 'none'}")
+    return _REGISTRY.pop(name)
 
 
 def get_statistic(name: str | Statistic) -> Statistic:
@@ -190,6 +235,10 @@ for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RM
                             ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:
     register_statistic(Statistic(_name, kbin.FROM_MEANS[_name], "binned", _cols,
                                  None, _desc + " (equal-count bins of uE)"))
+
+
+#: the statistics defined by uqviz (not removable by :func:`unregister_statistic`)
+BUILTIN_STATISTICS = tuple(_REGISTRY)
 
 
 def sort_by_uncertainty(e, u):

@@ -114,11 +114,9 @@ def _beta_gm_per_dataset(e, u):
 
 
 def _set_numba_threads(n):
-    if n is None:
-        return
-    try:
-        import numba
-    except ImportError:  # pragma: no cover
+    from uqviz._array.jit import numba  # None without numba (jit.py alone imports it)
+
+    if n is None or numba is None:
         return
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 

@@ -157,7 +157,7 @@ def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma"
     1.4
     """
     from uqviz.data import from_arrays
-    from uqviz.generative import get_generative
+    from uqviz.data.generative import get_generative
 
     rng = checks.rng(rng)
     g_rng, u_rng, x_rng = rng.spawn(3)
