@@ -288,6 +288,14 @@ def _as_list(arg, what: str) -> list:
     raise ValueError(f"{what} must be a list of column names, got {type(arg).__name__}")
 
 
+def _default_column(columns: list, name: str, what: str, options: str) -> str:
+    """``name`` (``"E"``, ``"uE"``) when the DataFrame has that column, else a ValueError."""
+    if name not in columns:
+        raise ValueError(f"no {what} column: pass {options} (no column named {name!r}; "
+                         f"columns: {', '.join(map(str, columns))})")
+    return name
+
+
 def _errors_column(columns: list, errors, reference, prediction):
     """The column of E (``"E"`` by default), or None when E = reference - prediction."""
     if errors is not None and (reference is not None or prediction is not None):
@@ -296,10 +304,7 @@ def _errors_column(columns: list, errors, reference, prediction):
         given, missing = ("reference", "prediction") if reference is not None else ("prediction", "reference")
         raise ValueError(f"{given}= needs {missing}= too (E = reference - prediction)")
     if errors is None and reference is None:
-        if "E" not in columns:
-            raise ValueError("no errors column: pass errors= or reference= and prediction= "
-                             f"(no column named 'E'; columns: {', '.join(map(str, columns))})")
-        errors = "E"
+        return _default_column(columns, "E", "errors", "errors= or reference= and prediction=")
     return errors
 
 
@@ -308,10 +313,7 @@ def _uncertainties_column(columns: list, uncertainties, variances):
     if uncertainties is not None and variances is not None:
         raise ValueError("give either uncertainties= or variances=, not both")
     if uncertainties is None and variances is None:
-        if "uE" not in columns:
-            raise ValueError("no uncertainties column: pass uncertainties= or variances= "
-                             f"(no column named 'uE'; columns: {', '.join(map(str, columns))})")
-        uncertainties = "uE"
+        return _default_column(columns, "uE", "uncertainties", "uncertainties= or variances=")
     return uncertainties
 
 
