@@ -32,7 +32,6 @@ __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
 COVERAGE_STATISTIC = "PICP"  # local interval coverage, with a binomial (Wilson) interval
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
-ENGINES = ("numba", "numpy")
 HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
 
 
@@ -194,7 +193,7 @@ def _intervals_of(statistic, *, method, n_boot, ci, engine, client, level, gener
     return f
 
 
-def _heavy_flags(statistic, e, u, starts, sizes):
+def heavy_flags(statistic, e, u, starts, sizes):
     """beta_GM(Z^2) per bin and the heavy-tail flag (never for PICP: a binomial interval is
     not narrowed by heavy tails)."""
     with np.errstate(over="ignore"):
@@ -229,7 +228,7 @@ def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci):
     def ok(e, uu, starts, sizes):
         est, lower, upper = f(e, uu, starts, sizes, seed)
         _, valid = verdict(est, ref, lower, upper)
-        _, heavy = _heavy_flags(statistic, e, uu, starts, sizes)
+        _, heavy = heavy_flags(statistic, e, uu, starts, sizes)
         return counts_valid(valid, heavy, lower, upper)
 
     return null_coverage(u, bins.sizes, bins.starts, intervals=ok, generative=generative,
@@ -255,7 +254,7 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
     ref = level if statistic == COVERAGE_STATISTIC else float(get_statistic(statistic).reference)
     est, lower, upper = f(e, u, bins.starts, bins.sizes, boot_seed)
     zeta, valid = verdict(est, ref, lower, upper)
-    beta, heavy = _heavy_flags(statistic, e, u, bins.starts, bins.sizes)
+    beta, heavy = heavy_flags(statistic, e, u, bins.starts, bins.sizes)
     data_vars = {
         "estimate": ("bin", est),
         "ci_lower": ("bin", lower),
@@ -314,8 +313,7 @@ def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     checks.rng(rng)
-    if engine is not None:
-        checks.choice("engine", engine, ENGINES)
+    checks.engine(engine)
     return n_bins, min_count, n_boot, ci
 
 
@@ -684,7 +682,7 @@ def _binned_value(name, means):
     return value
 
 
-def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
+def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=None,
                   binning="equal_count"):
     """Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
 
@@ -693,8 +691,9 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     data : xarray.Dataset or xarray.DataTree
     statistics : sequence of {"ENCE", "UCE", "ZMSE"}
     conditioning : str, default "uE"
-    n_bins : int or None, default 20
-        None: the documented default, 20 (Pernot (2024c)).
+    n_bins : int, optional
+        None: 20, the default of the binned statistics (Pernot (2024c)); ``attrs["n_bins"]``
+        holds the number used.
     binning : str, default "equal_count"
 
     Returns

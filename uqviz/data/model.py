@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from uqviz.engine import checks
+
 #: how the error on invalid rows says to drop them (functions without drop_invalid say
 #: their own way)
 DROP_HINT = "pass drop_invalid=True to drop these rows"
@@ -285,12 +287,11 @@ def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, unit
     if name is None:
         name = "dataset"
     if not isinstance(name, str):
-        raise ValueError(f"name must be a str, got {type(name).__name__}")
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
     if not isinstance(units, str):
-        raise ValueError(f"units must be a str, got {type(units).__name__}")
+        raise TypeError(f"units must be a str, got {type(units).__name__}")
     _check_names(features, metadata)
-    if not isinstance(drop_invalid, (bool, np.bool_)):
-        raise ValueError(f"drop_invalid must be True or False, got {drop_invalid!r}")
+    checks.boolean("drop_invalid", drop_invalid)
     if min_uncertainty is not None and not (
             (isinstance(min_uncertainty, str) and min_uncertainty == "papers")
             or (_is_number(min_uncertainty) and np.isfinite(min_uncertainty) and min_uncertainty >= 0)):

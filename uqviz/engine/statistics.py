@@ -206,14 +206,16 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
     return ks.evaluate(stat.name, stat.func, means)
 
 
-def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
+def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
     """Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
 
     Parameters
     ----------
     statistic : str or Statistic
     e, u : array_like, shape (..., M)
-    n_bins : int, default 20
+    n_bins : int, optional
+        Equal-count bins of uE of a binned statistic; None: 20, the default of the binned
+        statistics (docs/conventions.md, "Defaults").
 
     Returns
     -------
@@ -228,6 +230,7 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     if stat.kind == "generic":
         return np.asarray(stat.func(np.asarray(e, float), np.asarray(u, float)))
     if stat.kind == "binned":
+        n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
         return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
     return ks.evaluate(stat.name, stat.func, ks.column_means(e, u, stat.columns), n)

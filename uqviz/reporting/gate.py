@@ -11,6 +11,8 @@ cannot decide) or could not be tested (a constant uE), else 0.
 
 from __future__ import annotations
 
+import copy
+
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.engine import checks
 from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
@@ -50,7 +52,9 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         Features of the adaptivity tests.
     n_boot, rng, client
         See docs/conventions.md; ``rng`` is spawned into the average calibration,
-        consistency, the uE adjustment and one stream per feature.
+        consistency, the uE adjustment and one stream per feature; the average calibration
+        is that of ``validate_average(data, rng=rng)`` (its first child stream), so that
+        ``uqviz validate --seed N`` gives the numbers of ``rng=N`` with or without a gate.
 
     Returns
     -------
@@ -68,9 +72,11 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     fail_on = checks.names("fail_on", fail_on, allowed=GATES)
     features = list(features or [])
     kinds = _kinds(fail_on, features)
-    children = checks.rng(rng).spawn(3 + len(features))
-    avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=children[0],
+    gen = checks.rng(rng)
+    # a copy: validate_average(data, rng=rng) takes the first child of rng, children[0]
+    avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=copy.deepcopy(gen),
                            client=client)
+    children = gen.spawn(3 + len(features))
     tail = tailedness(data)
     entries = {f"average:{s}": vd.average_entry(avg, s) for s in avg["statistic"].values}
     numbers = {"average": dataset_to_json(avg), "tailedness": dataset_to_json(tail)}

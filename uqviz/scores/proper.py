@@ -198,8 +198,7 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
         raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
-    if engine is not None:
-        checks.choice("engine", engine, ("numba", "numpy"))
+    checks.engine(engine)
     out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
                        generative=generative, levels=levels, n_boot=n_boot, ci=ci,
                        method=method, engine=engine,

@@ -51,8 +51,9 @@ class ReferenceExplorer(ExplorerDrawing):
         D; "t" is the unit-variance Student t_s(nu) with ``nu`` from the slider.
     nu : float, default 6.0
         Degrees of freedom of t_s(nu) (Pernot (2024c) uses 6), in [2.5, 30] (the slider).
-    n_bins : int, default 20
-        Equal-count bins of uE for ENCE, ZMSE, UCE.
+    n_bins : int, optional
+        Equal-count bins of uE for ENCE, ZMSE, UCE; None: 20, the default of the binned
+        statistics.
     n_mc : int, default 500
         Monte Carlo size of the reference; modest so that the explorer stays
         interactive (the paper uses 10^4: use :func:`uqviz.validate_simulated`).
@@ -90,7 +91,7 @@ class ReferenceExplorer(ExplorerDrawing):
     READOUTS = ("summary", "message")
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
-                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=1000, ci=0.95, rng=0,
+                 n_bins=None, n_mc=500, n_boot=1000, ci=0.95, rng=0,
                  figsize=(6.0, 3.8)):
         import ipywidgets as w
 
@@ -119,7 +120,8 @@ class ReferenceExplorer(ExplorerDrawing):
                                      description="D")
         self.nu = w.FloatSlider(value=_nu(nu), min=NU_RANGE[0], max=NU_RANGE[1], step=0.5,
                                 description="nu", continuous_update=False)
-        self.n_bins = w.IntSlider(value=int(n_bins), min=2, max=self._max_bins(),
+        n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins, minimum=2)
+        self.n_bins = w.IntSlider(value=n_bins, min=2, max=self._max_bins(),
                                   description="bins", continuous_update=False)
         self.summary = w.HTML()
         self.message = w.HTML()
