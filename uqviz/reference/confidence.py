@@ -110,7 +110,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
 
 def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generative="normal",
                      n_boot=1000, ci=0.95, normalize=False, rng=None, client=None,
-                     progress=None):
+                     progress=None, engine=None):
     """Confidence curve of the data with its oracle and probabilistic reference.
 
     ``error`` after removing the fraction ``k`` of points with the largest uE; the
@@ -131,6 +131,10 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         Divide every curve by its value at k = 0.
     ci, rng, client, progress
         See docs/conventions.md.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the data curve draws its resamples
+        from numpy streams whatever the engine: checked and recorded, the numbers are the same
+        for every engine.
 
     Returns
     -------
@@ -171,6 +175,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         raise ValueError("n_boot must be 0 (no band) or >= 2, got 1")
     ci = checks.probability("ci", ci)
     normalize = checks.boolean("normalize", normalize)
+    engine = checks.engine(engine)
     progress = show_progress(progress)
     gen = get_generative(generative)
     stream = checks.rng(rng)
@@ -181,5 +186,5 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
     out.attrs.update({"error": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
                       "generative": gen.name, "normalize": int(normalize),
-                      "rng": seeds.seed_attr(rng)})
+                      "rng": seeds.seed_attr(rng), "engine": engine})
     return out

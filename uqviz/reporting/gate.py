@@ -38,7 +38,7 @@ def _kinds(fail_on, features):
 
 
 def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_boot=10_000,
-         rng=0, client=None):
+         rng=0, client=None, engine=None):
     """Decide the gated verdicts of one dataset: ``{"verdicts", "numbers", "failed",
     "unreliable", "exit_status"}``.
 
@@ -50,7 +50,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         Statistics of the average calibration.
     features : sequence of str, optional
         Features of the adaptivity tests.
-    n_boot, rng, client
+    n_boot, rng, client, engine
         See docs/conventions.md; ``rng`` is spawned into the average calibration,
         consistency, the uE adjustment and one stream per feature; the average calibration
         is that of ``validate_average(data, rng=rng)`` (its first child stream), so that
@@ -75,14 +75,15 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     gen = checks.rng(rng)
     # a copy: validate_average(data, rng=rng) takes the first child of rng, children[0]
     avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=copy.deepcopy(gen),
-                           client=client)
+                           client=client, engine=engine)
     children = gen.spawn(3 + len(features))
     tail = tailedness(data)
     entries = {f"average:{s}": vd.average_entry(avg, s) for s in avg["statistic"].values}
     numbers = {"average": dataset_to_json(avg), "tailedness": dataset_to_json(tail)}
     locals_ = {}
     if "consistency" in kinds:
-        loc, _ = local_analyses(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1], client=client)
+        loc, _ = local_analyses(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1],
+                                client=client, engine=engine)
         entries["consistency"] = (vd.not_tested("uE is constant") if loc is None else
                                   vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
                                                  conditioning="uE"))
@@ -93,7 +94,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         donor = None  # the features of the adjusted data share one calibrated null
         for i, f in enumerate(features):
             loc, _ = local_analyses(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
-                            client=client, donor=donor)
+                            client=client, donor=donor, engine=engine)
             if donor is None and loc is not None:
                 donor = loc["LZMS"]
             entries[f"adaptivity:{f}"] = (

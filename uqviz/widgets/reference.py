@@ -60,6 +60,8 @@ class ReferenceExplorer(ExplorerDrawing):
     n_boot : int, default 1000
         Bootstrap replicates of the statistic (the explorers' default of
         docs/conventions.md: interactive).
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md).
     ci : float, default 0.95
         Level of the bootstrap and Monte Carlo intervals.
     rng : int, default 0
@@ -92,17 +94,15 @@ class ReferenceExplorer(ExplorerDrawing):
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
                  n_bins=None, n_mc=500, n_boot=1000, ci=0.95, rng=0,
-                 figsize=(6.0, 3.8)):
+                 figsize=(6.0, 3.8), engine=None):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
-        if statistic not in STATISTICS:
-            raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-        keys = [k for _, k in GENERATIVES]
-        if generative not in keys:
-            raise ValueError(f"generative must be one of {keys}, got {generative!r}")
+        checks.choice("statistic", statistic, STATISTICS)
+        checks.choice("generative", generative, [k for _, k in GENERATIVES])
         self.n_mc = checks.count("n_mc", n_mc, minimum=2)
         self.n_boot = checks.count("n_boot", n_boot, minimum=2)
+        self.engine = checks.engine(engine)
         self.ci = checks.probability("ci", ci)
         checks.rng(rng)  # validated here; each update starts again from this seed
         self.rng = rng
@@ -176,7 +176,7 @@ class ReferenceExplorer(ExplorerDrawing):
             result = validate_simulated(
                 self.data, statistic=stat.name, generative=self._generative(), scheme=schemes,
                 n_mc=self.n_mc, n_boot=self.n_boot, n_bins=int(self.n_bins.value), ci=self.ci,
-                rng=self.rng, return_samples=True, progress=False)
+                rng=self.rng, return_samples=True, progress=False, engine=self.engine)
         notes = list(dict.fromkeys(str(c.message) for c in caught
                                    if issubclass(c.category, UserWarning)))
         result.attrs["dataset"] = self.dataset.value
