@@ -405,6 +405,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)
+    engine = checks.engine(engine)
     n_mc = checks.count("n_mc", n_mc, minimum=0)
     if n_mc == 1:
         raise ValueError("n_mc must be 0 (no calibrated null) or >= 2, got 1")
@@ -436,7 +437,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                        null_generative=generative, n_mc=n_mc, client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
                       "binning": binning, "rng": seeds.seed_attr(rng),
-                      "random_ties": int(random_ties), "generative": gen_name, "n_mc": n_mc})
+                      "random_ties": int(random_ties), "generative": gen_name, "n_mc": n_mc,
+                      "engine": engine})
     if level is not None:
         out.attrs["level"] = level
     if n_bins is not None:

@@ -266,6 +266,7 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     n_bins, _, n_boot, ci = check_local_options(n_bins=n_bins, binning="equal_count",
                                                 min_count=None, n_boot=n_boot, ci=ci, rng=rng,
                                                 engine=engine)
+    engine = checks.engine(engine)
     n_orderings = checks.count("n_orderings", n_orderings)
     chunk_size = checks.optional_count("chunk_size", chunk_size)
     if method is None:
@@ -282,7 +283,8 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
                        on_client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_orderings": n_orderings, "n_boot": n_boot,
                       "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
-                      "binning": "equal_count", "common_bootstrap": int(common_bootstrap)})
+                      "binning": "equal_count", "common_bootstrap": int(common_bootstrap),
+                      "engine": engine})
     if n_bins is not None:
         out.attrs["n_bins"] = n_bins
     return out

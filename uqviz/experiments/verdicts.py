@@ -314,8 +314,9 @@ def _wilson(k, n, ci):
 
 
 def _as_list(name, value, check):
-    scanned = not isinstance(value, (str, int, np.integer)) and value is not None \
-        and not hasattr(value, "sample")
+    # a grid is a sequence; one value (a number, a bool, a name, a Generative) is checked
+    # as it is, by the option's one check
+    scanned = isinstance(value, (list, tuple, np.ndarray, range))
     values = list(value) if scanned else [value]
     if not values:
         raise ValueError(f"{name} must not be empty")

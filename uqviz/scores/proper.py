@@ -198,12 +198,13 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
         raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
-    checks.engine(engine)
+    engine = checks.engine(engine)
     out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
                        generative=generative, levels=levels, n_boot=n_boot, ci=ci,
                        method=method, engine=engine,
                        on_client=resolve_client(client))
     out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": n_boot,
                       "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
-                      "levels": levels.tolist(), "orientation": "negative (smaller is better)"})
+                      "levels": levels.tolist(), "orientation": "negative (smaller is better)",
+                      "engine": engine})
     return out
