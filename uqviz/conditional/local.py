@@ -406,9 +406,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)
     engine = checks.engine(engine)
-    n_mc = checks.count("n_mc", n_mc, minimum=0)
-    if n_mc == 1:
-        raise ValueError("n_mc must be 0 (no calibrated null) or >= 2, got 1")
+    n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
     if statistic == COVERAGE_STATISTIC:
         generative = "normal" if generative is None else generative
     else:

@@ -25,7 +25,8 @@ from uqviz._array.checks import boolean, choice, count, is_bool, probability
 from uqviz._array.resample import ENGINES, resolve_engine
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
-           "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "ENGINES"]
+           "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "count_or_zero",
+           "ENGINES"]
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):
@@ -111,6 +112,24 @@ def finite_array(name: str, value, *, ndim: int | None = None) -> np.ndarray:
     if bad:
         raise ValueError(f"{name} has {bad} non-finite value(s) (NaN or inf)")
     return arr
+
+
+def count_or_zero(name: str, value, *, zero: str, minimum: int = 2) -> int:
+    """0 where a function documents it (``zero``: what 0 means) or a :func:`count` >= ``minimum``.
+
+    Examples
+    --------
+    >>> count_or_zero("n_boot", 0, zero="no interval"), count_or_zero("n_boot", 500.0, zero="")
+    (0, 500)
+    >>> count_or_zero("n_boot", 1, zero="no interval")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_boot must be 0 (no interval) or >= 2, got 1
+    """
+    value = count(name, value, minimum=0)
+    if 0 < value < minimum:
+        raise ValueError(f"{name} must be 0 ({zero}) or >= {minimum}, got {value}")
+    return value
 
 
 def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = False) -> np.ndarray:

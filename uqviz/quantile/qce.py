@@ -259,9 +259,7 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     marginal = checks.boolean("marginal", marginal)
     ci = checks.probability("ci", ci)
     method = checks.choice("method", method, METHODS)
-    n_boot = checks.count("n_boot", n_boot, minimum=0)
-    if n_boot == 1:
-        raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
+    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     inputs.check_sample_model(sample_model)
     gen = checks.rng(rng)
     tau = _levels(levels)

@@ -170,9 +170,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         fractions = checks.finite_array("fractions", fractions, ndim=1)
     if fractions.size == 0 or np.any((fractions < 0) | (fractions >= 1)):
         raise ValueError("fractions must be a non-empty 1-D array of values in [0, 1)")
-    n_boot = checks.count("n_boot", n_boot, minimum=0)
-    if n_boot == 1:
-        raise ValueError("n_boot must be 0 (no band) or >= 2, got 1")
+    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     ci = checks.probability("ci", ci)
     normalize = checks.boolean("normalize", normalize)
     engine = checks.engine(engine)

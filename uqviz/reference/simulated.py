@@ -794,8 +794,10 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     statistic : str
     generative : sequence of str or Generative, default ("normal", "t6")
         At least two D when the statistic has no predefined reference.
-    n_mc, n_boot, n_bins, conditioning, ci, rng, client, progress, engine
+    n_mc, n_boot, n_bins, conditioning, ci, rng, client, progress
         As :func:`validate_simulated`.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md).
     k : float, default 2.0
         Coverage factor of the sensitivity test.
 

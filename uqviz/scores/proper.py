@@ -193,9 +193,7 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
     scores = checks.names("scores", scores, allowed=SCORES)
     gen_name = get_generative(generative).name
     levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
-    n_boot = checks.count("n_boot", n_boot, minimum=0)
-    if n_boot == 1:
-        raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
+    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
     engine = checks.engine(engine)
