@@ -7,7 +7,8 @@ and ``uqviz.widgets``), so a new function is checked as soon as it is exported.
 Each rule is one parametrized test, so a failure names the rule and the function:
 
 - signatures: data positional, then ``*``, then options; no-data functions keyword-only;
-- option names: the forbidden names, the contract's vocabulary, the defaults table;
+- option names: the forbidden names, the contract's vocabulary (the defaults table:
+  tests/test_defaults.py);
 - calls on small synthetic data with cheap options: a Dataset and a DataTree are
   accepted (the tree adds a leading ``dataset`` dim); result variable names, dims,
   ``replicate`` only from a bootstrap, settings recorded in ``attrs`` under the
@@ -253,57 +254,8 @@ def test_vocabulary_exceptions_are_current():
 # 3. defaults (docs/conventions.md, "Defaults")
 # ----------------------------------------------------------------------------------------
 
-_N_BOOT_DEFAULT = {**dict.fromkeys(("validate_average", "decimation_curve", "validate_simulated",
-                                    "validate", "report"), 10_000),
-                   **dict.fromkeys(("local_calibration", "reliability", "ordering_study",
-                                    "validation_probability"), 5_000),
-                   "extrapolate": 500, "ConditionalExplorer": 1_000, "ReferenceExplorer": 1_000,
-                   "proper_scores": 10_000}
-_N_MC_DEFAULT = {"simulated_reference": 10_000, "validate_simulated": 10_000, "validate": 10_000,
-                 "confidence_curve": 1_000, "local_calibration": 2_000}
-_N_BINS_DEFAULT = {**dict.fromkeys(("local_calibration", "reliability", "ordering_study"), (None,)),
-                   **dict.fromkeys(("binned_errors", "simulated_reference", "validate_simulated",
-                                    "validate"), (20, None)),
-                   "qce": (10, None)}
-_METHOD_DEFAULT = {"fraction_valid": "wilson", "extrapolate": "bootstrap"}
-# local_calibration: None = "normal" for the PICP intervals, "empirical" for the calibrated null
-_GENERATIVE_DEFAULT = {"validate": ("normal", "t6"), "local_calibration": None}
-# reproducible by default: a report, the explorers' redraws, the one teaching example
-_RNG_DEFAULT = {"report": (0,), "ConditionalExplorer": (0,), "ReferenceExplorer": (0,),
-                "default_example": (20231122,)}
-
-
-@pytest.mark.parametrize("qual", sorted(PUBLIC))
-def test_defaults_follow_the_table(qual):
-    sig = inspect.signature(PUBLIC[qual]).parameters
-    name = _short(qual)
-    bad = []
-
-    def expect(param, allowed):
-        if param in sig and sig[param].default is not inspect.Parameter.empty:
-            d = sig[param].default
-            if not any(d == a and type(d) is type(a) for a in allowed):
-                bad.append(f"{param}={d!r} (contract: {' or '.join(map(repr, allowed))})")
-
-    expect("progress", (None,))
-    expect("client", (None,))
-    expect("rng", _RNG_DEFAULT.get(name, (None,)))
-    expect("ci", (0.95,))
-    if name in _N_BOOT_DEFAULT:
-        expect("n_boot", (_N_BOOT_DEFAULT[name],))
-    if name in _N_MC_DEFAULT:
-        expect("n_mc", (_N_MC_DEFAULT[name],))
-    if name in _N_BINS_DEFAULT:
-        expect("n_bins", _N_BINS_DEFAULT[name])
-    if "method" in sig and sig["method"].default is not inspect.Parameter.empty \
-            and isinstance(sig["method"].default, str):
-        expect("method", (_METHOD_DEFAULT.get(name, "bca"), "student-t") if name ==
-               "local_calibration" else (_METHOD_DEFAULT.get(name, "bca"),))
-    if "generative" in sig:
-        expect("generative", (_GENERATIVE_DEFAULT.get(name, "normal"),))
-    if "binning" in sig:
-        expect("binning", ("equal_count",))
-    assert not bad, f"{qual}: " + "; ".join(bad)
+# The defaults are one mapping, uqviz.engine.defaults.DEFAULTS, from which the table of
+# docs/conventions.md is written: tests/test_defaults.py compares every public signature with it.
 
 
 # random computations that take a client (docs/conventions.md, `client`); the synthetic draws

@@ -77,37 +77,25 @@ def test_serial_equals_dask_threads(small_tig):
     _same(small_tig, res)
 
 
-def test_client_local_branch(monkeypatch, small_tig, tmp_path):
-    """client="local": own cluster, numba limited to 1 thread per task, closed afterwards,
-    its scratch space removed (issue 22 item 7: dask-scratch-space was left behind).
+def test_client_local_is_the_engines_cluster(small_tig):
+    """client="local": the one in-process cluster of uqviz.engine.parallel.resolve_client,
+    started once and shared with every other function (issue 22 item 3: the studies used to
+    start a two-process cluster of their own on every call); the numbers are those of the
+    serial run."""
+    pytest.importorskip("distributed")
+    from uqviz.engine import parallel
 
-    The real LocalCluster starts 2 worker processes (several seconds on 2 shared
-    cores); an in-process cluster of the same shape exercises the same branch.
-    """
-    import tempfile
-
-    from uqviz.engine.parallel import local_cluster
-
-    distributed = pytest.importorskip("distributed")
-    made, threads = [], []
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-
-    def local_client():
-        cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=False)
-        assert str(tmp_path) in cluster.workers[0].local_directory
-        made.append((distributed.Client(cluster), cluster))
-        return made[-1]
-
-    real_set = ex._set_numba_threads
-    monkeypatch.setattr(ex, "_local_client", local_client)
-    monkeypatch.setattr(ex, "_set_numba_threads", lambda n: (threads.append(n), real_set(n)))
     res = validation_probability(scenario="TIG", nu=[3.0, 8.0], chunk_size=11, client="local",
                                  **SMALL)
     _same(small_tig, res)
     assert res.attrs["execution"] == "dask LocalCluster"
-    assert threads and set(threads) == {1}
-    assert made and made[0][0].status == "closed"
-    assert list(tmp_path.iterdir()) == []  # the scratch folder is gone
+    shared = parallel.resolve_client("local")
+    assert parallel._LOCAL_CLIENT == [shared]  # no second cluster was started
+    again = statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=6, size=300, rng=1,
+                           progress=False, client="local")
+    assert parallel._LOCAL_CLIENT == [shared]
+    _same(statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=6, size=300, rng=1,
+                         progress=False), again)
 
 
 def test_same_model_gives_same_datasets_across_studies():

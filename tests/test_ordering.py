@@ -140,8 +140,13 @@ def test_qm9_mean_fraction_of_valid_lzms_bins(qm9, feature, paper_mean):
     assert 0.0 < spread < 0.05  # stratified: orderings matter, but little (Pernot 2023)
     # tolerance: Monte Carlo error of the mean over n orderings, plus the rounding of the
     # paper's two digits (0.005) and one bin in 100 for the bootstrap implementation (R's
-    # boot vs uqviz): with 200 orderings uqviz gives 0.606 +- 0.002 and 0.670 +- 0.002
-    assert abs(float(res.fv) - paper_mean) < 3 * spread / np.sqrt(n) + 0.015
+    # boot vs uqviz): with 200 orderings uqviz gives 0.606 +- 0.002 and 0.670 +- 0.002.
+    # The paper counts every bin whose interval holds the reference (``valid``); uqviz's
+    # f_v also leaves out the heavy-tailed bins (docs/conventions.md, "Fraction of valid
+    # bins"), so it is at most the paper's count
+    paper_count = float(res["valid"].mean("bin").mean())
+    assert abs(paper_count - paper_mean) < 3 * spread / np.sqrt(n) + 0.015
+    assert float(res.fv) <= paper_count
     # the conclusion of the paper: the binomial interval stays far below the target 0.95
     assert float(res.fv_binomial_upper) < 0.85
 

@@ -25,8 +25,6 @@ import re
 import sys
 import warnings
 
-import numpy as np
-
 from uqviz.reporting import text
 from uqviz.reporting.gate import GATES
 
@@ -157,12 +155,12 @@ def run_validate(args, out=None) -> int:
     name = ds.attrs.get("name", "data")
     with warnings.catch_warnings():  # the table and the WARNING lines below say it
         warnings.filterwarnings("ignore", message="validate_average: unreliable")
-        # the gate's average calibration uses the first child stream of the seed, as here
+        # --seed N is rng=N: the numbers of validate_average(ds, rng=N) in Python, which the
+        # gate's average calibration also gives (docs/conventions.md, "Randomness")
         result = (gate(ds, fail_on=gates, statistics=args.statistics, features=args.features,
                        n_boot=args.n_boot, rng=args.seed) if gates else None)
         res = result["average"] if gates else validate_average(
-            ds, statistics=args.statistics, n_boot=args.n_boot,
-            rng=np.random.default_rng(args.seed).spawn(1)[0])
+            ds, statistics=args.statistics, n_boot=args.n_boot, rng=args.seed)
     tail = tailedness(ds)
     print(f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
           f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}", file=out)

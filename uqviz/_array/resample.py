@@ -584,7 +584,7 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
         raise ValueError("bounds must increase strictly from 0 to the number of points")
     n_boot = checks.count("n_boot", n_boot, minimum=1)
     seed = int(group_seeds(seed, 1)[0]) if np.ndim(seed) == 0 else int(seed[0])
-    engine = _engine(engine)
+    engine = resolve_engine(engine)
     if engine == "numba":
         k = cols.shape[1]
         padded = np.zeros((-(-k // 3) * 3, cols.shape[0]))  # (3 j, M): three rows per pass
@@ -596,11 +596,24 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
     return _binned_sums_numpy(cols, bounds, n_boot, seed)
 
 
-def _engine(engine):
-    engine = default_engine() if engine is None else checks.choice("engine", engine,
-                                                                   ("numba", "numpy"))
-    if engine == "numba" and numba is None:  # pragma: no cover
-        raise ValueError("engine='numba' needs numba installed")
+#: the resampling engines (the ``engine`` option)
+ENGINES = ("numba", "numpy")
+
+
+def resolve_engine(engine, *, name: str = "engine") -> str:
+    """The ``engine`` option resolved: None is :func:`default_engine`; "numba" needs numba.
+
+    The one check of the option (re-exported as :func:`uqviz.engine.checks.engine`).
+
+    Examples
+    --------
+    >>> resolve_engine("numpy")
+    'numpy'
+    """
+    engine = default_engine() if engine is None else checks.choice(name, engine, ENGINES)
+    if engine == "numba" and numba is None:
+        raise ValueError(f"{name}='numba' needs numba installed (pip install numba); use "
+                         f"{name}='numpy' or None")
     return engine
 
 
@@ -655,6 +668,6 @@ def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
         raise ValueError("groups fall outside the rows of cols")
     n_boot = checks.count("n_boot", n_boot, minimum=1)
     seeds = group_seeds(seed, len(sizes))
-    if _engine(engine) == "numba":
+    if resolve_engine(engine) == "numba":
         return _sums_numba_triplets(cols, starts, sizes, n_boot, seeds)
     return _sums_numpy(cols, starts, sizes, n_boot, seeds)

@@ -214,7 +214,8 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
 
 
 def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
-                     method="bca", rng=None, rounding="floor", ties="stable", client=None):
+                     method="bca", rng=None, rounding="floor", ties="stable", client=None,
+                     engine=None):
     r"""Statistics after removing the largest uncertainties, with the CI of the full set (Pernot (2024b), Fig. 8).
 
     Parameters
@@ -246,6 +247,9 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
         decreasing ``E``.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstrap runs (docs/conventions.md); the numbers do not depend on it.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md); passed to
+        :func:`uqviz.validate_average`, whose intervals these are.
 
     Returns
     -------
@@ -300,12 +304,13 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
     checks.rng(rng)
+    engine = checks.engine(engine)
     statistics = average_statistic_names(statistics)
     out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
                        rounding=rounding, ties=ties)
     # the CI bars are exactly those of validate_average(data) with the same settings
     va = validate_average(data, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng,
-                          client=client)
+                          client=client, engine=engine)
     lo = va["ci_lower"] - va["estimate"]
     hi = va["ci_upper"] - va["estimate"]
     out["ci_lower_halfwidth"] = lo.assign_attrs(long_name="ci_lower - estimate (full set, <= 0)")
@@ -314,7 +319,7 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
         long_name="delta outside the zero-centred CI of the full set")
     out.attrs.update({
         "statistics": list(statistics), "n_boot": n_boot, "ci": ci, "method": method,
-        "rng": seed_attr(rng), "rounding": rounding, "ties": ties,
+        "rng": seed_attr(rng), "rounding": rounding, "ties": ties, "engine": engine,
         "decimation": "points sorted by decreasing uE; the first n_removed = "
                       f"{rounding}(fraction * M) are discarded",
         "reference": "Pernot (2024b), sect. V C, Fig. 8",

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import xarray as xr
 
 from uqviz._array import stats as ks
 from uqviz.data.synthetic import draw_calibrated
-from uqviz.engine import checks
-from uqviz.engine.seeds import seed_attr
+from uqviz.engine import checks, seeds
 
 __all__ = ["nig_skewness_curve", "nig_implied_shape", "DEFAULT_NU"]
 
@@ -18,10 +15,6 @@ __all__ = ["nig_skewness_curve", "nig_implied_shape", "DEFAULT_NU"]
 DEFAULT_NU = (2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0)
 
 _VARIABLES = ("uE2", "E2", "Z2")
-
-
-def _bits(x) -> int:
-    return int(np.array(float(x), dtype=np.float64).view(np.uint64))
 
 
 def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
@@ -75,25 +68,14 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
     >>> bool(b[0] > b[1] > 0.6)
     True
     """
-    nu = np.atleast_1d(np.asarray(DEFAULT_NU if nu is None else nu, dtype=float))
-    if nu.ndim != 1 or nu.size == 0:
-        raise ValueError(f"nu must be a non-empty 1-d sequence, got shape {np.shape(nu)}")
-    bad = ~np.isfinite(nu) | ~(nu > 0)
-    if bad.any():
-        raise ValueError(f"nu: values must be finite and > 0; {int(bad.sum())} value(s) are "
-                         f"not: {nu[bad].tolist()}")
-    if len(np.unique(nu)) != nu.size:
-        raise ValueError(f"nu: values must be distinct, got {nu.tolist()}")
-    if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral) or size < 10:
-        raise ValueError(f"size must be an integer >= 10, got {size!r}")
-    size = int(size)
-    entropy = int(checks.rng(rng).integers(2**63))
+    nu = checks.grid("nu", DEFAULT_NU if nu is None else nu, lower=0.0)
+    size = checks.count("size", size, minimum=10)
+    entropy = seeds.kernel_seed(rng)
     beta = np.empty((nu.size, len(_VARIABLES)))
     kappa = np.empty_like(beta)
     for i, v in enumerate(nu):
-        ss = np.random.SeedSequence(entropy, spawn_key=(_bits(v),))
         e, u = draw_calibrated(size, a=v / 2.0, b=v / 2.0,
-                               rng=np.random.Generator(np.random.PCG64(ss)))
+                               rng=seeds.child(entropy, seeds.value_index(v)))
         v2 = u * u
         e2 = e * e
         x = np.stack([v2, e2, e2 / v2])
@@ -111,9 +93,9 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
     out.attrs.update({
         "model": "NIG: uE^2 ~ IG(nu/2, nu/2), E = uE * N(0, 1); E^2 ~ F(1, nu), Z^2 ~ chi2_1",
         "size": size,
-        "rng": seed_attr(rng),
+        "rng": seeds.seed_attr(rng),
         "entropy": entropy,
-        "seeding": "sample of nu: SeedSequence(entropy, spawn_key=(bits(nu),))",
+        "seeding": "sample of nu: seeds.child(entropy, bits(nu))",
         "reference": "Pernot (2024b), Figs. 3 and 6",
     })
     return out

@@ -9,7 +9,6 @@ import xarray as xr
 
 from uqviz._array import stats as ks
 from uqviz._array.bca import METHODS, p_value, verdict
-from uqviz._array.resample import default_engine
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import bootstrap_against_reference
@@ -41,7 +40,6 @@ TAILEDNESS_SCREENS = {
 #: jackknife (BCa acceleration) holds 2 points, the fewest ZVar (ddof=1) is defined on.
 MIN_POINTS = 3
 
-_ENGINES = ("numba", "numpy")
 
 
 def beta_text(beta, threshold, digits=2):
@@ -327,7 +325,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     ci = checks.probability("ci", ci)
     method = checks.choice("method", method, METHODS)
     checks.rng(rng)
-    engine = default_engine() if engine is None else checks.choice("engine", engine, _ENGINES)
+    engine = checks.engine(engine)
     return_replicates = checks.boolean("return_replicates", return_replicates)
     statistics = average_statistic_names(statistics)
     out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, n_boot=n_boot,

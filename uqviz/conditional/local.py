@@ -34,7 +34,6 @@ __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
 COVERAGE_STATISTIC = "PICP"  # local interval coverage, with a binomial (Wilson) interval
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
-ENGINES = ("numba", "numpy")
 HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
 
 
@@ -198,7 +197,7 @@ def _intervals_of(statistic, *, method, n_boot, ci, engine, client, level, gener
     return f
 
 
-def _heavy_flags(statistic, e, u, starts, sizes):
+def heavy_flags(statistic, e, u, starts, sizes):
     """beta_GM(Z^2) per bin and the heavy-tail flag (never for PICP: a binomial interval is
     not narrowed by heavy tails)."""
     with np.errstate(over="ignore"):
@@ -233,7 +232,7 @@ def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci):
     def ok(e, uu, starts, sizes):
         est, lower, upper = f(e, uu, starts, sizes, seed)
         _, valid = verdict(est, ref, lower, upper)
-        _, heavy = _heavy_flags(statistic, e, uu, starts, sizes)
+        _, heavy = heavy_flags(statistic, e, uu, starts, sizes)
         return counts_valid(valid, heavy, lower, upper)
 
     return null_coverage(u, bins.sizes, bins.starts, intervals=ok, generative=generative,
@@ -259,7 +258,7 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
     ref = level if statistic == COVERAGE_STATISTIC else float(get_statistic(statistic).reference)
     est, lower, upper = f(e, u, bins.starts, bins.sizes, boot_seed)
     zeta, valid = verdict(est, ref, lower, upper)
-    beta, heavy = _heavy_flags(statistic, e, u, bins.starts, bins.sizes)
+    beta, heavy = heavy_flags(statistic, e, u, bins.starts, bins.sizes)
     data_vars = {
         "estimate": ("bin", est),
         "ci_lower": ("bin", lower),
@@ -379,8 +378,7 @@ def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     checks.rng(rng)
-    if engine is not None:
-        checks.choice("engine", engine, ENGINES)
+    checks.engine(engine)
     return n_bins, min_count, n_boot, ci
 
 
@@ -542,9 +540,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)
-    n_mc = checks.count("n_mc", n_mc, minimum=0)
-    if n_mc == 1:
-        raise ValueError("n_mc must be 0 (no calibrated null) or >= 2, got 1")
+    engine = checks.engine(engine)
+    n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
     if statistic == COVERAGE_STATISTIC:
         generative = "normal" if generative is None else generative
     else:
@@ -573,7 +570,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                        null_generative=generative, n_mc=n_mc, client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
                       "binning": binning, "rng": seeds.seed_attr(rng),
-                      "random_ties": int(random_ties), "generative": gen_name, "n_mc": n_mc})
+                      "random_ties": int(random_ties), "generative": gen_name, "n_mc": n_mc,
+                      "engine": engine})
     if level is not None:
         out.attrs["level"] = level
     if n_bins is not None:
@@ -883,7 +881,7 @@ def _binned_value(stat, means):
     return value
 
 
-def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
+def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=None,
                   binning="equal_count"):
     r"""Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
 
@@ -898,8 +896,9 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
         by the user (a function of the per-bin means of ``E2``, ``V``, ``Z2``).
     conditioning : str, default "uE"
         Variable the bins are cut on: "uE" (consistency) or a feature name (adaptivity).
-    n_bins : int or None, default 20
-        None: the documented default, 20 (Pernot (2024c)).
+    n_bins : int or None, default None
+        Number of bins; None: 20, the default of the binned statistics (Pernot (2024c));
+        ``attrs["n_bins"]`` holds the number used.
     binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
         How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
         (for few-valued features).

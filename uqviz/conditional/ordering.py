@@ -12,8 +12,9 @@ from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
 from uqviz.conditional.local import (BOOTSTRAP_METHODS, COVERAGE_STATISTIC, LOCAL_STATISTICS,
-                                     check_local_options, check_local_statistic,
-                                     fraction_valid, local_streams, student_t_interval)
+                                     check_local_options, check_local_statistic, counts_valid,
+                                     fraction_valid, heavy_flags, local_streams,
+                                     student_t_interval)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import conditioning_values, default_n_bins
@@ -88,7 +89,12 @@ def tie_order(x, seed, starts, sizes):
 
 def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, engine,
            reference):
-    """Estimates and validity (C, n_bins) of the orderings ``orders`` (C, M), one grouped bootstrap."""
+    """Estimates, verdicts (the interval holds the reference), heavy-tail flags and the bins
+    counting as valid (C, n_bins) of the orderings ``orders`` (C, M), one grouped bootstrap.
+
+    A bin counts as valid as in :func:`uqviz.fraction_valid`: its interval holds the
+    reference, can be computed, and the bin is not heavy-tailed (``counts_valid``).
+    """
     n_ord, m = orders.shape
     n_bins = len(sizes0)
     starts = (np.arange(n_ord)[:, None] * m + starts0[None, :]).ravel()
@@ -101,9 +107,13 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, e
                               n_boot=n_boot, seed=seeds_, ci=ci, method=method, starts=starts,
                               sizes=sizes, engine=engine)[stat.name]
         est, lower, upper = r.estimate, r.lower, r.upper
+    _, heavy = heavy_flags(stat.name, e[idx], u[idx], starts, sizes)
     valid = verdict(est, reference, lower, upper)[1]
+    counted = counts_valid(valid, heavy, lower, upper)
     n_undefined = int(np.count_nonzero(~np.isfinite(lower) | ~np.isfinite(upper)))
-    return est.reshape(n_ord, n_bins), valid.reshape(n_ord, n_bins), n_undefined
+    shape = (n_ord, n_bins)
+    return (est.reshape(shape), valid.reshape(shape), heavy.reshape(shape),
+            counted.reshape(shape), n_undefined)
 
 
 def _quantile_interval(values, ci):
@@ -146,17 +156,19 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
 
     sid, base = _strata(x)
     bin_label = _labels(sizes0)
-    est_data, valid_data, n_undefined = _chunk(e, u, stat, base[None, :], starts0, sizes0,
-                                               seeds0, **kw)
+    est_data, valid_data, heavy_data, counted_data, n_undefined = _chunk(
+        e, u, stat, base[None, :], starts0, sizes0, seeds0, **kw)
     estimates = np.empty((n_orderings, n_bins))
     valid = np.empty((n_orderings, n_bins), dtype=bool)
+    heavy = np.empty((n_orderings, n_bins), dtype=bool)
+    counted = np.empty((n_orderings, n_bins), dtype=bool)
     label = f"orderings of {name}" + (f" ({ds.attrs['name']})" if ds.attrs.get("name") else "")
     with progress_bar(n_orderings, desc=label, progress=progress, unit="ordering") as bar:
         for i0 in range(0, n_orderings, chunk_size):
             i1 = min(n_orderings, i0 + chunk_size)
             orders = np.stack([_tie_order(int(s), sid, base, bin_label) for s in tie_seeds[i0:i1]])
-            estimates[i0:i1], valid[i0:i1], n_bad = _chunk(e, u, stat, orders, starts0, sizes0,
-                                                           chunk_seeds(i0, i1), **kw)
+            estimates[i0:i1], valid[i0:i1], heavy[i0:i1], counted[i0:i1], n_bad = _chunk(
+                e, u, stat, orders, starts0, sizes0, chunk_seeds(i0, i1), **kw)
             n_undefined += n_bad
             bar.update(i1 - i0)
     if n_undefined:
@@ -165,9 +177,10 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
                       "could not be computed (degenerate bootstrap distribution): counted not "
                       "valid", UserWarning, stacklevel=4)
 
-    fv = valid.mean(axis=1)
+    fv = counted.mean(axis=1)  # the bins counting as valid, as fraction_valid counts them
     fv_binomial = binom_rng.binomial(n_bins, fv) / n_bins
-    data_fv = fraction_valid(xr.Dataset({"valid": ("bin", valid_data[0])}), ci=ci, nominal=ci)
+    data_fv = fraction_valid(xr.Dataset({"valid": ("bin", counted_data[0])}), ci=ci,
+                             nominal=ci)
     q = _quantile_interval(fv, ci)
     qb = _quantile_interval(fv_binomial, ci)
     _, counts = np.unique(x, return_counts=True)
@@ -189,9 +202,13 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
             "fv_ordering": ("ordering", fv),
             "fv_binomial_ordering": ("ordering", fv_binomial),
             "estimate": (("ordering", "bin"), estimates),
-            "valid": (("ordering", "bin"), valid),
+            "valid": (("ordering", "bin"), valid, {
+                "long_name": "the interval holds the reference (as local_calibration's valid; "
+                             "f_v counts it only where the bin is not heavy-tailed)"}),
+            "heavy_tail": (("ordering", "bin"), heavy),
             "estimate_data": ("bin", est_data[0]),
             "valid_data": ("bin", valid_data[0]),
+            "heavy_tail_data": ("bin", heavy_data[0]),
         },
         coords=coords,
         attrs={"conditioning": name, "n_bins": n_bins, "n_distinct": int(counts.size),
@@ -250,7 +267,12 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     xarray.Dataset
         Scalars ``fv``, ``fv_lower``, ``fv_upper``, ``fv_binomial*``, ``fv_data*``; on
         ``ordering``: ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
-        ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``, ``valid_data``.
+        ``bin``): ``estimate``, ``valid``, ``heavy_tail``; on ``bin``: ``estimate_data``,
+        ``valid_data``, ``heavy_tail_data``. ``valid`` says that the interval holds the
+        reference, as in :func:`uqviz.local_calibration`; the fractions ``fv*`` count the
+        bins as :func:`uqviz.fraction_valid` does (docs/conventions.md, "Fraction of valid
+        bins"): valid, with an interval, and not heavy-tailed (``heavy_tail``: beta_GM(Z^2)
+        above the limit of Pernot (2024b), Table II).
 
     See Also
     --------
@@ -300,6 +322,7 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     n_bins, _, n_boot, ci = check_local_options(n_bins=n_bins, binning="equal_count",
                                                 min_count=None, n_boot=n_boot, ci=ci, rng=rng,
                                                 engine=engine)
+    engine = checks.engine(engine)
     n_orderings = checks.count("n_orderings", n_orderings)
     chunk_size = checks.optional_count("chunk_size", chunk_size)
     if method is None:
@@ -316,7 +339,8 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
                        on_client=resolve_client(client))
     out.attrs.update({"statistic": statistic, "n_orderings": n_orderings, "n_boot": n_boot,
                       "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
-                      "binning": "equal_count", "common_bootstrap": int(common_bootstrap)})
+                      "binning": "equal_count", "common_bootstrap": int(common_bootstrap),
+                      "engine": engine})
     if n_bins is not None:
         out.attrs["n_bins"] = n_bins
     return out

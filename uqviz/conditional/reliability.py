@@ -137,12 +137,13 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)
+    engine = checks.engine(engine)
     out = map_datasets(_reliability_one, data, rng=checks.rng(rng), conditioning=conditioning,
                        n_bins=n_bins, binning=binning, min_count=min_count, n_boot=n_boot,
                        ci=ci, method=method, engine=engine,
                        on_client=resolve_client(client))
     out.attrs.update({"n_boot": 0 if method == "chi2" else n_boot, "ci": ci, "method": method,
-                      "binning": binning, "rng": seeds.seed_attr(rng)})
+                      "binning": binning, "rng": seeds.seed_attr(rng), "engine": engine})
     if n_bins is not None:
         out.attrs["n_bins"] = n_bins
     return out

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from uqviz.engine import checks
 from uqviz.data.model import (DROP_HINT, as_1d, check_dataset, common_length, float_columns,
                               invalid_masks, invalid_values_error, is_number, n_rows_text,
                               rows_text, scale_masks, source_note, user_stacklevel,
@@ -64,15 +65,14 @@ def _checked_name(name, units) -> str:
     if name is None:
         name = "dataset"
     if not isinstance(name, str):
-        raise ValueError(f"name must be a str, got {type(name).__name__}")
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
     if not isinstance(units, str):
-        raise ValueError(f"units must be a str, got {type(units).__name__}")
+        raise TypeError(f"units must be a str, got {type(units).__name__}")
     return name
 
 
 def _check_filters(drop_invalid, min_uncertainty) -> None:
-    if not isinstance(drop_invalid, (bool, np.bool_)):
-        raise ValueError(f"drop_invalid must be True or False, got {drop_invalid!r}")
+    checks.boolean("drop_invalid", drop_invalid)
     if min_uncertainty is not None and not (
             (isinstance(min_uncertainty, str) and min_uncertainty == "papers")
             or (is_number(min_uncertainty) and np.isfinite(min_uncertainty) and min_uncertainty >= 0)):

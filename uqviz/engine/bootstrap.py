@@ -181,8 +181,7 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     method = checks.choice("method", method, METHODS)
-    if engine is not None:
-        checks.choice("engine", engine, ("numba", "numpy"))
+    checks.engine(engine)
     stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
     if len({s.name for s in stats}) != len(stats):
         raise ValueError(f"statistics must be distinct, got {[s.name for s in stats]}")

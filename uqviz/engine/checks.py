@@ -22,14 +22,30 @@ import numpy as np
 # the checks the kernels need live in the leaf module uqviz._array.checks (it imports nothing of
 # uqviz); they are re-exported here, so every option is still checked through this module
 from uqviz._array.checks import boolean, choice, count, is_bool, probability
+from uqviz._array.resample import ENGINES, resolve_engine
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
-           "names", "finite_array", "boolean", "levels", "result"]
+           "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "count_or_zero",
+           "ENGINES"]
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):
     """``None`` or :func:`count`."""
     return None if value is None else count(name, value, minimum=minimum, maximum=maximum)
+
+
+def engine(value, *, name: str = "engine") -> str:
+    """The resampling engine: None (numba where installed, else numpy), "numba" or "numpy".
+
+    Returns the engine that runs (None resolved), so that results record it. "numba" where
+    numba is not installed is a ValueError (docs/conventions.md, "Without numba").
+
+    Examples
+    --------
+    >>> engine("numpy"), engine(None) in ENGINES
+    ('numpy', True)
+    """
+    return resolve_engine(value, name=name)
 
 
 def positive(name: str, value, *, allow_inf: bool = False) -> float:
@@ -95,6 +111,56 @@ def finite_array(name: str, value, *, ndim: int | None = None) -> np.ndarray:
     bad = int(np.count_nonzero(~np.isfinite(arr)))
     if bad:
         raise ValueError(f"{name} has {bad} non-finite value(s) (NaN or inf)")
+    return arr
+
+
+def count_or_zero(name: str, value, *, zero: str, minimum: int = 2) -> int:
+    """0 where a function documents it (``zero``: what 0 means) or a :func:`count` >= ``minimum``.
+
+    Examples
+    --------
+    >>> count_or_zero("n_boot", 0, zero="no interval"), count_or_zero("n_boot", 500.0, zero="")
+    (0, 500)
+    >>> count_or_zero("n_boot", 1, zero="no interval")
+    Traceback (most recent call last):
+    ...
+    ValueError: n_boot must be 0 (no interval) or >= 2, got 1
+    """
+    value = count(name, value, minimum=0)
+    if 0 < value < minimum:
+        raise ValueError(f"{name} must be 0 ({zero}) or >= {minimum}, got {value}")
+    return value
+
+
+def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = False) -> np.ndarray:
+    """A grid of a scanned parameter: a non-empty 1-D float array of distinct values, each
+    finite (``allow_inf``: or +inf) and > ``lower``; a single number is a grid of one.
+
+    Examples
+    --------
+    >>> grid("nu", [3, 6.0], lower=0.0).tolist(), grid("nu_d", 6, allow_inf=True).tolist()
+    ([3.0, 6.0], [6.0])
+    """
+    if isinstance(value, (str, bytes)) or is_bool(value):
+        raise TypeError(f"{name} must be a number or a sequence of numbers, got {value!r}")
+    try:
+        arr = np.atleast_1d(np.asarray(value, dtype=float))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number or a sequence of numbers, got "
+                        f"{type(value).__name__}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of numbers, got shape "
+                         f"{arr.shape}")
+    ok = np.isfinite(arr) | (allow_inf & np.isposinf(arr))
+    if lower is not None:
+        ok &= arr > lower
+    if not ok.all():
+        what = "finite" + (" (or inf)" if allow_inf else "") + \
+            ("" if lower is None else f" and > {lower:g}")
+        raise ValueError(f"{name}: values must be {what}; {int((~ok).sum())} value(s) are "
+                         f"not: {arr[~ok][:10].tolist()}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name}: values must be distinct, got {arr.tolist()}")
     return arr
 
 

@@ -270,9 +270,7 @@ def show_progress(progress) -> bool:
         if env in ("1", "true", "yes", "on"):
             return True
         return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True, False or None, got {progress!r}")
-    return bool(progress)
+    return checks.boolean("progress", progress)
 
 
 def progress_bar(total: int, *, desc: str, progress=None, unit: str = "it"):

@@ -255,7 +255,7 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
     return ks.evaluate(stat.name, stat.func, means)
 
 
-def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
+def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
     r"""Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
 
     Parameters
@@ -266,9 +266,10 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
         Errors E; the leading axes are computed independently.
     u : array_like, shape (..., M)
         Standard uncertainties uE, paired with ``e``.
-    n_bins : int, default 20
-        Number of equal-count bins of uE of the binned statistics (ENCE, UCE, ZMSE); ignored
-        by the others.
+    n_bins : int or None, default None
+        Number of equal-count bins of uE of the binned statistics (ENCE, UCE, ZMSE); None: 20,
+        the default of the binned statistics (docs/conventions.md, "Defaults"); ignored by the
+        others.
 
     Returns
     -------
@@ -328,6 +329,7 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     if stat.kind == "generic":
         return np.asarray(stat.func(np.asarray(e, float), np.asarray(u, float)))
     if stat.kind == "binned":
+        n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
         return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
     return ks.evaluate(stat.name, stat.func, ks.column_means(e, u, stat.columns), n)

@@ -8,13 +8,14 @@
 
 Execution: the work is cut into chunks of Monte Carlo datasets (dim
 ``dataset``) of one grid point. Dataset ``i`` of the generative model
-``(a, b, nu_D)`` has its own streams,
-``SeedSequence(entropy, spawn_key=(bits(a), bits(b), bits(nu_D), i, s))``
-(``s = 0`` data, ``s = 1`` bootstrap), with ``entropy`` drawn once from
-``rng``: results do not depend on the chunk size, the grid order, or serial
-versus dask execution (``client=None``: this process; a
-``dask.distributed.Client``; ``"local"``: a 2-process ``LocalCluster`` started
-for the call). With ``path=``, results are saved to netCDF as chunks complete
+``(a, b, nu_D)`` has its own streams, nodes of the spawn tree of the study's root
+seed ``entropy`` (one :func:`uqviz.engine.seeds.kernel_seed` of ``rng``, saved):
+``seeds.child(entropy, bits(a), bits(b), bits(nu_D), i, s)`` (``s = 0`` data,
+``s = 1`` bootstrap, whose kernel seed is one draw of that stream;
+``bits`` = :func:`uqviz.engine.seeds.value_index`): results do not depend on the
+chunk size, the grid order, or serial versus dask execution (``client``: see
+docs/conventions.md, :func:`uqviz.engine.parallel.resolve_client`). With ``path=``,
+results are saved to netCDF as chunks complete
 (:func:`uqviz.save_study`) and a rerun with the same settings computes only the
 missing datasets.
 
@@ -41,11 +42,10 @@ from uqviz._array import stats as ks
 from uqviz._array.bca import METHODS, verdict
 from uqviz._array.binomial import wilson_interval
 from uqviz._array.bootstrap import bootstrap_moments
-from uqviz._array.resample import default_engine
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
-from uqviz.engine.parallel import check_client, close_local, local_cluster, progress_bar
-from uqviz.engine.seeds import seed_attr
+from uqviz.engine import seeds
+from uqviz.engine.parallel import check_client, progress_bar, resolve_client
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
 from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
@@ -64,7 +64,6 @@ _DEFAULT_NU_D = (3.0, 4.0, 6.0, 10.0, 20.0, 100.0)
 
 _DEFAULT_CHUNK = {"validation_probability": 50, "statistic_bias": 200}
 _MIN_SIZE = 3  # points per dataset: the fewest a bootstrap interval (and ZVar) is defined on
-_ENGINES = ("numba", "numpy")
 _SAVE_INTERVAL = 2.0  # seconds between two saves of a running study (and always at the end)
 _NUMBA_LOCK = threading.Lock()  # one numba kernel at a time per process
 
@@ -72,12 +71,13 @@ _NUMBA_LOCK = threading.Lock()  # one numba kernel at a time per process
 # --------------------------------------------------------------------------
 # seeds and data
 # --------------------------------------------------------------------------
-def _bits(x) -> int:
-    return int(np.array(float(x), dtype=np.float64).view(np.uint64))
-
-
 def _model_key(a, b, nu_d) -> tuple:
-    return (_bits(a), _bits(b), _bits(np.inf if nu_d is None else nu_d))
+    return tuple(seeds.value_index(x) for x in (a, b, np.inf if nu_d is None else nu_d))
+
+
+#: how the datasets of a study are seeded (recorded in ``attrs["seeding"]``)
+SEEDING = ("dataset i of model (a, b, nu_D): seeds.child(entropy, bits(a), bits(b), "
+           "bits(nu_D), i, 0 data | 1 bootstrap (its kernel_seed))")
 
 
 def _draw(model, idx, entropy, size):
@@ -86,14 +86,12 @@ def _draw(model, idx, entropy, size):
     key = _model_key(a, b, nu_d)
     e = np.empty((len(idx), size))
     u = np.empty((len(idx), size))
-    seeds = np.empty(len(idx), dtype=np.uint64)
+    boot = np.empty(len(idx), dtype=np.uint64)
     for r, i in enumerate(idx):
-        ss = np.random.SeedSequence(entropy, spawn_key=key + (int(i), 0))
-        gen = np.random.Generator(np.random.PCG64(ss))
-        e[r], u[r] = draw_calibrated(size, a=a, b=b, nu_d=nu_d, rng=gen)
-        seeds[r] = np.random.SeedSequence(entropy, spawn_key=key + (int(i), 1)).generate_state(
-            1, np.uint64)[0]
-    return e, u, seeds
+        e[r], u[r] = draw_calibrated(size, a=a, b=b, nu_d=nu_d,
+                                     rng=seeds.child(entropy, *key, int(i), 0))
+        boot[r] = seeds.kernel_seed(seeds.child(entropy, *key, int(i), 1))
+    return e, u, boot
 
 
 def _beta_gm_per_dataset(e, u):
@@ -111,14 +109,6 @@ def _beta_gm_per_dataset(e, u):
         for i, j in np.ndindex(*x.shape[:2]):
             out[i, j] = ks.beta_gm(x[i, j])
     return out
-
-
-def _set_numba_threads(n):
-    from uqviz._array.jit import numba  # None without numba (jit.py alone imports it)
-
-    if n is None or numba is None:
-        return
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
 
 # --------------------------------------------------------------------------
@@ -156,17 +146,17 @@ def _validation_stats(names):
 # --------------------------------------------------------------------------
 # chunk kernels (top level: picklable for dask)
 # --------------------------------------------------------------------------
-def _chunk_validation(model, idx, entropy, size, opts, numba_threads=None):
+def _chunk_validation(model, idx, entropy, size, opts):
     """Validate each dataset of one chunk: estimates, zeta-scores, beta_GM."""
-    _set_numba_threads(numba_threads)
     idx = np.asarray(idx, dtype=np.int64)
-    e, u, seeds = _draw(model, idx, entropy, size)
+    e, u, boot_seeds = _draw(model, idx, entropy, size)
     stats, refs = _validation_stats(opts["statistics"])
     n = len(idx)
     starts = np.arange(n, dtype=np.int64) * size
     sizes = np.full(n, size, dtype=np.int64)
     with _NUMBA_LOCK:
-        res = bootstrap_moments(e.ravel(), u.ravel(), stats, n_boot=opts["n_boot"], seed=seeds,
+        res = bootstrap_moments(e.ravel(), u.ravel(), stats, n_boot=opts["n_boot"],
+                                seed=boot_seeds,
                                 ci=opts["ci"], method=opts["method"], starts=starts,
                                 sizes=sizes, engine=opts["engine"])
     names = list(stats)
@@ -181,7 +171,7 @@ def _chunk_validation(model, idx, entropy, size, opts, numba_threads=None):
     return {"estimate": est, "zeta": zeta, "beta_gm_per_dataset": _beta_gm_per_dataset(e, u)}
 
 
-def _chunk_bias(model, idx, entropy, size, opts, numba_threads=None):
+def _chunk_bias(model, idx, entropy, size, opts):
     """Statistic values and beta_GM of each dataset of one chunk (no bootstrap)."""
     idx = np.asarray(idx, dtype=np.int64)
     e, u, _ = _draw(model, idx, entropy, size)
@@ -200,27 +190,6 @@ _CHUNK_FUNCS = {"validation_probability": _chunk_validation, "statistic_bias": _
 # --------------------------------------------------------------------------
 # argument checks
 # --------------------------------------------------------------------------
-def _grid(values, what, *, lower, allow_inf=False):
-    arr = np.atleast_1d(np.asarray(values, dtype=float))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{what} must be a non-empty 1-d sequence of numbers, got {values!r}")
-    ok = np.isfinite(arr) | (allow_inf & np.isposinf(arr))
-    bad = ~ok | ~(arr > lower)
-    if bad.any():
-        raise ValueError(f"{what}: values must be > {lower:g}"
-                         f"{' (inf allowed)' if allow_inf else ''}; {int(bad.sum())} "
-                         f"value(s) are not: {arr[bad].tolist()}")
-    if len(np.unique(arr)) != arr.size:
-        raise ValueError(f"{what}: values must be distinct, got {arr.tolist()}")
-    return arr
-
-
-def _entropy_from(rng):
-    """The study's entropy drawn from the ``rng`` option; None when rng is None."""
-    gen = checks.rng(rng)
-    return None if rng is None else int(gen.integers(2**63))
-
-
 # --------------------------------------------------------------------------
 # the study engine
 # --------------------------------------------------------------------------
@@ -317,14 +286,6 @@ class _Study:
         self.done[p, idx] = True
 
 
-def _local_client():
-    """A new two-process cluster (numba on one thread per task), closed after the call."""
-    from dask.distributed import Client
-
-    cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=True)
-    return Client(cluster), cluster
-
-
 def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summarise):
     """Compute the missing datasets of ``study``; save ``summarise(raw)`` to ``path`` as it goes."""
     func = _CHUNK_FUNCS[study.kind]
@@ -339,7 +300,6 @@ def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summ
     if not tasks:
         return
     bar = progress_bar(len(tasks), desc=study.kind, progress=progress, unit="chunk")
-    own = None
     try:
         if client is None:
             for p, idx in tasks:
@@ -349,15 +309,10 @@ def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summ
         else:
             from dask.distributed import as_completed
 
-            numba_threads = None
-            if isinstance(client, str):  # "local", checked by _settings_common
-                client, cluster = _local_client()
-                own = (client, cluster)
-                numba_threads = 1
+            client = resolve_client(client)  # "local": the one in-process cluster
             futures = {}
             for p, idx in tasks:
-                fut = client.submit(func, study.models[p], idx, entropy, size, opts,
-                                    numba_threads, pure=False)
+                fut = client.submit(func, study.models[p], idx, entropy, size, opts, pure=False)
                 futures[fut] = (p, idx)
             try:
                 for fut in as_completed(list(futures)):
@@ -372,19 +327,16 @@ def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summ
     finally:
         bar.close()
         save(force=True)
-        if own is not None:
-            close_local(*own)
 
 
 def _prepare(kind, grid, models, per_dataset, settings, *, n_datasets, rng, path):
-    entropy = _entropy_from(rng)
     old = load_study(path) if path is not None and os.path.exists(path) else None
-    if entropy is None:
-        if old is not None and "entropy" in old.attrs:
-            entropy = int(old.attrs["entropy"])
-        else:
-            entropy = int(np.random.SeedSequence().generate_state(2, np.uint64)[0] >> np.uint64(1))
-    settings = {"study": kind, **settings, "entropy": entropy, "rng": seed_attr(rng)}
+    if rng is None and old is not None and "entropy" in old.attrs:
+        entropy = int(old.attrs["entropy"])   # rng=None continues the saved study
+    else:
+        entropy = seeds.kernel_seed(rng)      # the study's root seed, drawn once from rng
+    settings = {"study": kind, **settings, "entropy": entropy, "seeding": SEEDING,
+                "rng": seeds.seed_attr(rng)}
     study = _Study(kind, grid, models, n_datasets, per_dataset, settings)
     if old is not None:
         study.restore(old)
@@ -406,8 +358,6 @@ def _settings_common(n_datasets, size, chunk_size, kind, client, path, *, min_da
 def _finish_attrs(ds, study, chunk_size, client):
     ds.attrs.update(study.settings)
     ds.attrs["n_datasets"] = study.n_datasets
-    ds.attrs["seeding"] = ("dataset i of model (a, b, nu_D): SeedSequence(entropy, spawn_key="
-                           "(bits(a), bits(b), bits(nu_D), i, 0 data | 1 bootstrap))")
     ds.attrs["chunk_size"] = chunk_size  # informational: results do not depend on it
     ds.attrs["execution"] = ("serial" if client is None else
                              "dask LocalCluster" if isinstance(client, str) else "dask client")
@@ -508,10 +458,9 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     (2,)
     """
     kind = "validation_probability"
-    if scenario not in ("NIG", "TIG"):
-        raise ValueError(f"scenario must be 'NIG' or 'TIG', got {scenario!r}")
-    nu = _grid(_DEFAULT_NU[scenario] if nu is None else nu, "nu",
-               lower=0.0 if scenario == "NIG" else 2.0)
+    checks.choice("scenario", scenario, ("NIG", "TIG"))
+    nu = checks.grid("nu", _DEFAULT_NU[scenario] if nu is None else nu,
+                     lower=0.0 if scenario == "NIG" else 2.0)
     n_datasets, size, chunk_size = _settings_common(n_datasets, size, chunk_size, kind,
                                                     client, path)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
@@ -519,7 +468,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     method = checks.choice("method", method, METHODS)
     _, refs = _validation_stats(statistics)
     names = [s.name for s in _moment_statistics(statistics)]
-    engine = default_engine() if engine is None else checks.choice("engine", engine, _ENGINES)
+    engine = checks.engine(engine)
     checks.rng(rng)
     if scenario == "NIG":
         models = [(v / 2.0, v / 2.0, None) for v in nu]
@@ -664,8 +613,9 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
     ('nu_ig', 'nu_d', 'statistic')
     """
     kind = "statistic_bias"
-    nu_ig = _grid(_DEFAULT_NU_IG if nu_ig is None else nu_ig, "nu_ig", lower=0.0)
-    nu_d = _grid(_DEFAULT_NU_D if nu_d is None else nu_d, "nu_d", lower=2.0, allow_inf=True)
+    nu_ig = checks.grid("nu_ig", _DEFAULT_NU_IG if nu_ig is None else nu_ig, lower=0.0)
+    nu_d = checks.grid("nu_d", _DEFAULT_NU_D if nu_d is None else nu_d, lower=2.0,
+                       allow_inf=True)
     n_datasets, size, chunk_size = _settings_common(n_datasets, size, chunk_size, kind,
                                                     client, path, min_datasets=2)
     checks.rng(rng)

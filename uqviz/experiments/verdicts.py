@@ -215,7 +215,7 @@ def _gate_words(out, features):
 
 
 def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_boot, n_mc,
-             rng):
+             rng, engine=None):
     """``(words, seconds)`` of one set: verdict -> word, family -> seconds."""
     from uqviz.average.validation import tailedness, validate_average
     from uqviz.conditional.local import fraction_valid, local_calibration
@@ -232,7 +232,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
         if "report" in fams:
             t = time.perf_counter()
             rep = report(ds, features=list(features), figures=False, remedy=False,
-                         n_boot=n_boot, n_mc=n_mc, rng=r_rep, progress=False)
+                         n_boot=n_boot, n_mc=n_mc, rng=r_rep, progress=False, engine=engine)
             cost["report"] = time.perf_counter() - t
             words["report"] = rep.numbers.get("verdict", _NOT)
             for k, e in rep.numbers.get("verdicts", {}).items():
@@ -240,7 +240,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
         if "gate" in fams:
             t = time.perf_counter()
             out = gate(ds, fail_on=("any",), statistics=("ZMS", "RCE"), features=list(features),
-                       n_boot=n_boot, rng=r_gate)
+                       n_boot=n_boot, rng=r_gate, engine=engine)
             cost["gate"] = time.perf_counter() - t
             words.update(_gate_words(out, features))
         if "tailedness" in fams:
@@ -254,7 +254,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
         if stats:
             t = time.perf_counter()
             avg = validate_average(ds, statistics=tuple(dict.fromkeys(stats)), n_boot=n_boot,
-                                   rng=r_avg)
+                                   rng=r_avg, engine=engine)
             cost["average"] = time.perf_counter() - t
             for s in avg["statistic"].values:
                 res = avg.sel(statistic=s)
@@ -269,7 +269,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
                 words[f"fv:{cond}"] = words[f"fv:{cond}:wilson"] = _NOT
                 continue
             loc = local_calibration(ds, statistic="ZMS", conditioning=by, n_boot=n_boot,
-                                    rng=r)
+                                    rng=r, engine=engine)
             f = fraction_valid(loc)
             cost.setdefault("fv", []).append(time.perf_counter() - t)
             words[f"fv:{cond}"] = _word(bool(f["valid"]))
@@ -282,7 +282,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             _, stat, scheme = v.split(":")
             t = time.perf_counter()
             res = validate_simulated(ds, statistic=stat, scheme=scheme, n_mc=n_mc,
-                                     n_boot=n_boot, rng=r, progress=False)
+                                     n_boot=n_boot, rng=r, progress=False, engine=engine)
             cost.setdefault("simulated", []).append(time.perf_counter() - t)
             rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
             words[v] = _word(bool(np.all(res["valid"].values)), rel)
@@ -290,7 +290,8 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             from uqviz.reference import confidence_curve
 
             t = time.perf_counter()
-            res = confidence_curve(ds, n_mc=n_mc, n_boot=n_boot, rng=r_cc, progress=False)
+            res = confidence_curve(ds, n_mc=n_mc, n_boot=n_boot, rng=r_cc, progress=False,
+                                   engine=engine)
             cost["confidence_curve"] = time.perf_counter() - t
             valid = res.attrs.get("valid", None)
             if "valid" in res.data_vars:
@@ -313,8 +314,9 @@ def _wilson(k, n, ci):
 
 
 def _as_list(name, value, check):
-    scanned = not isinstance(value, (str, int, np.integer)) and value is not None \
-        and not hasattr(value, "sample")
+    # a grid is a sequence; one value (a number, a bool, a name, a Generative) is checked
+    # as it is, by the option's one check
+    scanned = isinstance(value, (list, tuple, np.ndarray, range))
     values = list(value) if scanned else [value]
     if not values:
         raise ValueError(f"{name} must not be empty")
@@ -326,7 +328,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
                               generative="normal", size=5000, n_datasets=100,
                               design="inverse_gamma", nu=3.0, data=None, verdicts=None,
                               n_boot=1000, n_mc=200, ci=0.95, rng=None, client=None,
-                              progress=None):
+                              progress=None, engine=None):
     r"""False-alarm rate and power of every verdict, measured on simulated sets.
 
     For each scenario (and each generative distribution D and size scanned), ``n_datasets``
@@ -417,6 +419,8 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of every bootstrap of the verdicts (docs/conventions.md).
 
     Returns
     -------
@@ -471,10 +475,9 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
-    if design not in DESIGNS:
-        raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
-    if not (isinstance(ci, float) and 0.0 < ci < 1.0):
-        raise ValueError(f"ci must be a float in (0, 1), got {ci!r}")
+    checks.choice("design", design, DESIGNS)
+    ci = checks.probability("ci", ci)
+    engine = checks.engine(engine)
     features = ["X1", "X2"]
     if data is not None:
         if not isinstance(data, xr.Dataset) or "uE" not in data:
@@ -499,7 +502,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         c, i = units[b]
         s, g, m = cells[c]
         return _one_set(s, g, m, design, nu, data, features, wanted, n_boot, n_mc,
-                        set_rngs[c][i])
+                        set_rngs[c][i], engine)
 
     with progress_bar(len(units), desc="operating characteristics", progress=progress,
                       unit="set") as bar:
@@ -551,7 +554,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         "size": sizes if size_scanned else sizes[0], "n_datasets": n_datasets, "design": design,
         "nu": float(nu), "data": "given" if data is not None else "design",
         "features": features, "verdicts": wanted, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
-        "rng": seed_attr(rng), "alpha": round(1.0 - ci, 12),
+        "rng": seed_attr(rng), "engine": engine, "alpha": round(1.0 - ci, 12),
         "method": "wilson",
         "references": "Pernot (2023), section III.2.1; Holm (1979)",
         "seeding": "set i of cell c (scenario, generative, size): child i of child c of rng",

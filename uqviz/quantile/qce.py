@@ -95,7 +95,8 @@ def _mqce_interval(inside, coverage, tau, n_boot, ci, method, gen):
 
 
 def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_threshold,
-             value_range, reduction, sample_model, variable_names, n_boot, ci, method, rng_attr):
+             value_range, reduction, sample_model, variable_names, n_boot, ci, method, rng_attr,
+             engine):
     p = inputs.prepare(y, mean, scale, samples, sample_model, variable_names)
     n = p.n
     if n_boot and n < 2:
@@ -122,7 +123,7 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
              "one_dimensional_input": int(p.squeeze), "n_bins": int(n_bins),
              "sample_threshold": int(sample_threshold), "marginal": int(marginal),
              "reduction": reduction, "n_boot": int(n_boot), "ci": ci, "method": method,
-             "rng": rng_attr, "n_points": int(n),
+             "rng": rng_attr, "engine": engine, "n_points": int(n),
              "inside": ("eps <= chi2_d.ppf(tau)" if p.kind == "cov" else
                         "y in HPDI of the draws" if p.sorted_samples is not None else
                         "Z^2 <= chi2_1.ppf(tau) per variable")}
@@ -182,7 +183,8 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
 
 def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, sample_threshold=1,
         value_range=None, reduction="none", samples=None, sample_model="normal",
-        variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None, client=None):
+        variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None, client=None,
+        engine=None):
     r"""Marginal (M-QCE) or conditional (C-QCE) quantile calibration error (Küppers et al. (2022)).
 
     ``M-QCE(tau) = |mean(inside) - tau|``; ``C-QCE(tau) = sum_b (N_b / N) |freq_b - tau|``
@@ -232,6 +234,10 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstrap runs (one task; docs/conventions.md); the numbers do not
         depend on it.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md). The pattern bootstrap of the M-QCE draws its resamples
+        from numpy streams whatever the engine: checked and recorded, the numbers are the same
+        for every engine.
 
     Returns
     -------
@@ -289,16 +295,14 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     marginal = checks.boolean("marginal", marginal)
     ci = checks.probability("ci", ci)
     method = checks.choice("method", method, METHODS)
-    n_boot = checks.count("n_boot", n_boot, minimum=0)
-    if n_boot == 1:
-        raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
+    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     inputs.check_sample_model(sample_model)
     gen = checks.rng(rng)
     tau = _levels(levels)
     options = dict(tau=tau, n_bins=n_bins, marginal=marginal, sample_threshold=sample_threshold,
                    value_range=value_range, reduction=reduction, sample_model=sample_model,
                    variable_names=variable_names, n_boot=n_boot, ci=ci, method=method,
-                   rng_attr=seed_attr(rng))
+                   rng_attr=seed_attr(rng), engine=checks.engine(engine))
     return run_task(_qce_apply, y, mean, scale, samples, gen, options, client=client)
 
 

@@ -110,7 +110,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
 
 def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generative="normal",
                      n_boot=1000, ci=0.95, normalize=False, rng=None, client=None,
-                     progress=None):
+                     progress=None, engine=None):
     r"""Confidence curve of the data with its oracle and probabilistic reference.
 
     ``error`` after removing the fraction ``k`` of points with the largest uE; the
@@ -147,6 +147,10 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the data curve draws its resamples
+        from numpy streams whatever the engine: checked and recorded, the numbers are the same
+        for every engine.
 
     Returns
     -------
@@ -207,11 +211,10 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         fractions = checks.finite_array("fractions", fractions, ndim=1)
     if fractions.size == 0 or np.any((fractions < 0) | (fractions >= 1)):
         raise ValueError("fractions must be a non-empty 1-D array of values in [0, 1)")
-    n_boot = checks.count("n_boot", n_boot, minimum=0)
-    if n_boot == 1:
-        raise ValueError("n_boot must be 0 (no band) or >= 2, got 1")
+    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     ci = checks.probability("ci", ci)
     normalize = checks.boolean("normalize", normalize)
+    engine = checks.engine(engine)
     progress = show_progress(progress)
     gen = get_generative(generative)
     stream = checks.rng(rng)
@@ -222,5 +225,5 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
     out.attrs.update({"error": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
                       "generative": gen.name, "normalize": int(normalize),
-                      "rng": seeds.seed_attr(rng)})
+                      "rng": seeds.seed_attr(rng), "engine": engine})
     return out

@@ -432,7 +432,7 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
 
 def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
                 fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
-                references="paper", rng=None, client=None, progress=None):
+                references="paper", rng=None, client=None, progress=None, engine=None):
     r"""Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (Pernot (2024c), App. C).
 
     The statistic for N bins is fitted by ``intercept + slope * sqrt(N/M)``; valid when
@@ -472,6 +472,10 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the curve (``method="bootstrap"``) draws its resamples
+        from numpy streams whatever the engine: checked and recorded, the numbers are the same
+        for every engine.
 
     Returns
     -------
@@ -522,6 +526,7 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     fit_min_bins = checks.count("fit_min_bins", fit_min_bins, minimum=0)
     ci = checks.probability("ci", ci)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
+    engine = checks.engine(engine)
     progress = show_progress(progress)
     stream = checks.rng(rng)
     names, a, b = _reference_lines(references, stat.name)
@@ -535,4 +540,5 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
                       "rng": seeds.seed_attr(rng)})
     if method == "bootstrap":
         out.attrs["n_boot"] = n_boot
+        out.attrs["engine"] = engine
     return out

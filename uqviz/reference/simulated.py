@@ -478,7 +478,7 @@ def _side(stat):
 
 
 def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=None,
-                   res=None):
+                   res=None, engine=None):
     """Estimate, BCa interval and z0 of one statistic; the one z0 warning of uqviz.
 
     ``res``: its bootstrap result when already computed (:func:`validate_shared`).
@@ -491,7 +491,7 @@ def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=No
         # NLL: paired with its data reference, exactly as validate_average
         res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat],
                                           n_boot=n_boot, ci=ci, rng=rng, n_bins=n_bins,
-                                          key=key, client=client)[stat.name]
+                                          key=key, client=client, engine=engine)[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
     label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
@@ -518,14 +518,14 @@ def _scheme_zeta(scheme, est, lo, hi, ref, bs_reference):
 
 def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme, n_mc,
                       n_boot, n_bins, conditioning, ci, return_samples, client, progress,
-                      refs=None, boot=None):
+                      refs=None, boot=None, engine=None):
     """``refs``, ``boot``: the references per D and the bootstrap result when already
     computed (:func:`validate_shared`)."""
     check_dataset(ds)
     boot_rng, *mc_rngs = seeds.spawn(rng, 1 + len(gens))
     est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
                                      conditioning=conditioning, ci=ci, client=client,
-                                     res=boot)
+                                     res=boot, engine=engine)
     bs_reference = (reference_value(stat, ds["E"].values, ds["uE"].values)
                     if "BS" in schemes else np.nan)
     side = _side(stat)
@@ -574,7 +574,7 @@ def _schemes(scheme):
 
 def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_mc=10_000,
                        n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, rng=None,
-                       return_samples=False, client=None, progress=None):
+                       return_samples=False, client=None, progress=None, engine=None):
     r"""Validate a statistic against a simulated reference (Pernot (2024c), Sim and Sim2).
 
     Parameters
@@ -618,6 +618,9 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
         per point.
     return_samples : bool, default False
         Also return the simulated values of the statistic as ``samples`` on dim ``sample``.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md); the simulated reference
+        does not resample.
 
     Returns
     -------
@@ -713,18 +716,20 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     return_samples = checks.boolean("return_samples", return_samples)
     n_mc = _n_mc(n_mc)
+    engine = checks.engine(engine)
     single_gen, single_scheme = _one_or_many(generative), isinstance(scheme, str)
     out = map_datasets(_validate_sim_one, data, rng=stream, stat=stat, gens=gens,
                        schemes=schemes, single_gen=single_gen, single_scheme=single_scheme,
                        n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
-                       ci=ci, return_samples=return_samples, client=client, progress=progress)
+                       ci=ci, return_samples=return_samples, client=client, progress=progress,
+                       engine=engine)
     names = [g.name for g in gens]
     out.attrs.update({"statistic": stat.name,
                       "scheme": schemes[0] if single_scheme else list(schemes),
                       "generative": names[0] if single_gen else names,
                       "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
                       "conditioning": _conditioning_attr(conditioning), "ci": ci,
-                      "method": "bca", "rng": seeds.seed_attr(rng)})
+                      "method": "bca", "rng": seeds.seed_attr(rng), "engine": engine})
     return out
 
 
@@ -806,12 +811,12 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
 
 
 def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci, k,
-                  client, progress, refs=None, boot=None, tail=None):
+                  client, progress, refs=None, boot=None, tail=None, engine=None):
     """``refs``, ``boot``, ``tail``: the references, bootstrap result and tail screen when
     already computed (:func:`validate_shared`)."""
     if stat.has_reference:
         res = validate_average(ds, statistics=(stat.name,), n_boot=n_boot, ci=ci, rng=rng,
-                               client=client)
+                               client=client, engine=engine)
         r = res.sel(statistic=stat.name).drop_vars("statistic")
         verdict_, reason = _bs_verdict(r, ci)
         p_value = float(r["p_value"]) if "p_value" in r else np.nan
@@ -824,7 +829,7 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
                              single_gen=False, single_scheme=True, n_mc=n_mc, n_boot=n_boot,
                              n_bins=n_bins, conditioning=conditioning, ci=ci,
                              return_samples=False, client=client, progress=progress,
-                             refs=refs, boot=boot)
+                             refs=refs, boot=boot, engine=engine)
     refs, ses = sims["reference"].values, sims["reference_se"].values
     spread = refs.max() - refs.min()
     i, j = int(np.argmax(refs)), int(np.argmin(refs))
@@ -856,7 +861,8 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
         scheme=((), "Sim"))
 
 
-def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, client, rng):
+def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, client, rng,
+                      engine=None):
     """Checked options of :func:`validate` and :func:`validate_shared` (one place)."""
     opts = [_common_options(s, generative, n_bins, ci, progress, rng) for s in names]
     stats = [o[0] for o in opts]
@@ -869,7 +875,7 @@ def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, 
     return dict(stats=stats, gens=gens, n_bins=n_bins, ci=ci, progress=progress, client=client,
                 stream=stream,
                 n_boot=checks.count("n_boot", n_boot, minimum=2), k=checks.positive("k", k),
-                n_mc=_n_mc(n_mc))
+                n_mc=_n_mc(n_mc), engine=checks.engine(engine))
 
 
 def _workflow_attrs(stat, o, conditioning, rng):
@@ -877,12 +883,12 @@ def _workflow_attrs(stat, o, conditioning, rng):
     return {"statistic": stat.name, "generative": [g.name for g in o["gens"]],
             "n_mc": o["n_mc"], "n_boot": o["n_boot"], "n_bins": o["n_bins"],
             "conditioning": _conditioning_attr(conditioning), "ci": o["ci"], "k": o["k"],
-            "rng": seeds.seed_attr(rng)}
+            "rng": seeds.seed_attr(rng), "engine": o["engine"]}
 
 
 def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
              n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
-             progress=None):
+             progress=None, engine=None):
     r"""The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     BS for a statistic with a predefined reference: ``verdict`` "OK" or "fails" from
@@ -932,6 +938,8 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md).
     k : float, default 2.0
         Coverage factor of the sensitivity test.
 
@@ -997,19 +1005,19 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     (True, 'OK')
     """
     o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, k, progress,
-                          client, rng)
+                          client, rng, engine)
     stat = o["stats"][0]
     out = map_datasets(_validate_one, data, rng=o["stream"], stat=stat, gens=o["gens"],
                        n_mc=o["n_mc"], n_boot=o["n_boot"], n_bins=o["n_bins"],
                        conditioning=conditioning, ci=o["ci"], k=o["k"], client=o["client"],
-                       progress=o["progress"])
+                       progress=o["progress"], engine=o["engine"])
     out.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
     return out
 
 
 def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                     n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None,
-                    client=None, progress=None):
+                    client=None, progress=None, engine=None):
     """:func:`validate` of several statistics on one Dataset, the synthetic sets shared.
 
     Each synthetic set E* = uE eps, eps ~ D, is drawn once and evaluated by every
@@ -1023,7 +1031,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     ----------
     ds : xarray.Dataset
     statistics : sequence of str
-    generative, n_mc, n_boot, n_bins, conditioning, ci, k, rng, client, progress
+    generative, n_mc, n_boot, n_bins, conditioning, ci, k, rng, client, progress, engine
         As :func:`validate`.
 
     Returns
@@ -1047,10 +1055,10 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                         f"{type(ds).__name__}")
     check_dataset(ds)
     o = _workflow_options(checks.names("statistics", statistics), generative, n_mc, n_boot,
-                          n_bins, ci, k, progress, client, rng)
-    stats, gens, n_bins, ci, progress, client, n_boot, k, n_mc = (
+                          n_bins, ci, k, progress, client, rng, engine)
+    stats, gens, n_bins, ci, progress, client, n_boot, k, n_mc, engine = (
         o[key] for key in ("stats", "gens", "n_bins", "ci", "progress", "client", "n_boot",
-                           "k", "n_mc"))
+                           "k", "n_mc", "engine"))
     # the streams of validate(): one child per dataset, then (bootstrap, one per D)
     child = seeds.spawn(o["stream"], 1)[0]
     shared = [s for s in stats if not s.has_reference]
@@ -1070,7 +1078,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
         boot_rng = seeds.spawn(copy.deepcopy(child), 1 + len(gens))[0]
         boots = bootstrap_against_reference(ds["E"].values, ds["uE"].values, binned,
                                             n_boot=n_boot, ci=ci, rng=boot_rng,
-                                            n_bins=n_bins, client=client)
+                                            n_bins=n_bins, client=client, engine=engine)
     tail = None
     if shared:  # the tail screen of the z-scores, once: the stream of validate()'s
         stream = copy.deepcopy(child)
@@ -1081,7 +1089,8 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
         res = _validate_one(ds, rng=copy.deepcopy(child), stat=stat, gens=gens, n_mc=n_mc,
                             n_boot=n_boot, n_bins=n_bins, conditioning=conditioning, ci=ci,
                             k=k, client=client, progress=progress,
-                            refs=refs.get(stat.name), boot=boots.get(stat.name), tail=tail)
+                            refs=refs.get(stat.name), boot=boots.get(stat.name), tail=tail,
+                            engine=engine)
         res.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
         out[stat.name] = res
     return out

@@ -273,7 +273,8 @@ def _features(ds, features):
 
 
 def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_000, n_mc=2000,
-           n_bins=None, rng=0, progress=None, figures=True, remedy=True, client=None):
+           n_bins=None, rng=0, progress=None, figures=True, remedy=True, client=None,
+           engine=None):
     r"""Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     The report holds the tailedness screen, average calibration (``statistics``: ZMS, RCE, NLL),
@@ -344,6 +345,9 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstraps and Monte Carlo references run: None (this process), "local" (a
         dask LocalCluster) or a dask.distributed.Client; the report does not depend on it.
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of every bootstrap of the report, the remedy's included
+        (docs/conventions.md).
 
     Returns
     -------
@@ -413,6 +417,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     n_bins = checks.optional_count("n_bins", n_bins)
     figures = checks.boolean("figures", figures)
     remedy = checks.boolean("remedy", remedy)
+    engine = checks.engine(engine)
     if features is not None:
         features = checks.names("features", features)
     statistics = average_statistic_names(statistics)
@@ -423,8 +428,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     pairs = datasets_of(data)
     if isinstance(data, xr.Dataset):
         return _report_one(data, features=features, statistics=statistics, n_boot=n_boot,
-                           n_mc=n_mc, n_bins=n_bins, rng=gen, progress=progress, figures=figures, remedy=remedy,
-                           client=client)
+                           n_mc=n_mc, n_bins=n_bins, rng=gen, progress=progress, figures=figures,
+                           remedy=remedy, client=client, engine=engine)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
@@ -433,7 +438,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
             reports[name] = _report_one(ds, features=features, statistics=statistics,
                                         n_boot=n_boot, n_mc=n_mc,
                                         n_bins=n_bins, rng=child, progress=progress,
-                                        figures=figures, remedy=remedy, client=client)
+                                        figures=figures, remedy=remedy, client=client,
+                                        engine=engine)
     return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
 
 
@@ -445,7 +451,7 @@ def _binning(ds, cond, n_bins):
     return "equal_count", n_bins, n_distinct
 
 
-def local_analyses(data, cond, *, n_bins, n_boot, rng, client, donor=None):
+def local_analyses(data, cond, *, n_bins, n_boot, rng, client, donor=None, engine=None):
     """LZM and LZMS (with the calibrated null) of ``cond`` binned as the report does, their
     f_v and warnings; None when ``cond`` is constant. ``donor``: an LZMS of the same data
     whose null the LZMS may share."""
@@ -455,9 +461,10 @@ def local_analyses(data, cond, *, n_bins, n_boot, rng, client, donor=None):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
-                                binning=binning, n_mc=0)
+                                binning=binning, n_mc=0, engine=engine)
         lzms = rmd.lzms_sharing_null(data, donor=donor, conditioning=cond, n_bins=nb,
-                                     binning=binning, n_boot=n_boot, rng=rng, client=client)
+                                     binning=binning, n_boot=n_boot, rng=rng, client=client,
+                                     engine=engine)
     warns = sorted({f"{cond}: {w.message}" for w in caught})
     out = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fraction_valid(lzm, method="wilson"),
            "fv_LZMS": fraction_valid(lzms), "binning": binning,
@@ -481,7 +488,7 @@ def _local_block(loc, cond, m):
 
 
 def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
-                remedy=True, client=None, statistics=("ZMS", "RCE", "NLL")) -> Report:
+                remedy=True, client=None, statistics=("ZMS", "RCE", "NLL"), engine=None) -> Report:
     check_dataset(data)
     if "uE_original" in data.variables:   # recalibrated data: validate uE; the old uE is history
         data = data.drop_vars("uE_original")
@@ -505,7 +512,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         avg = validate_average(data, statistics=statistics, n_boot=n_boot,
-                               rng=children[0], client=client)
+                               rng=children[0], client=client, engine=engine)
     warns += sorted({f"average calibration: {w.message}" for w in caught})
     numbers["average"] = dataset_to_json(avg)
     entries = {"average": vd.average_entry(avg)}
@@ -519,7 +526,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     donor = None  # the first LZMS with a null: the others of these data share it
     for i, cond in enumerate(["uE", *feats]):
         loc, w = local_analyses(data, cond, n_bins=n_bins, n_boot=n_boot, rng=children[1 + i],
-                        client=client, donor=donor)
+                        client=client, donor=donor, engine=engine)
         if donor is None and loc is not None:
             donor = loc["LZMS"]
         warns += w
@@ -543,7 +550,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         bar.update()
 
     adjusted = _adjusted_features(data, feats, local, n_bins=n_bins, n_boot=n_boot,
-                                  children=children, client=client, bar=bar)
+                                  children=children, client=client, bar=bar, engine=engine)
     for cond, (loc, tail_adj, w, block) in adjusted.items():
         warns += w
         numbers[f"local_{cond}"]["beyond_uE"] = block
@@ -574,7 +581,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             # each result is that of validate(statistic=s) with this one stream
             wf = validate_shared(data, statistics=("ENCE", "ZMSE", "CC"), n_mc=n_mc,
                                  n_boot=n_boot, rng=children[2 + nf], client=client,
-                                 progress=progress)
+                                 progress=progress, engine=engine)
         warns += sorted({str(w.message) for w in caught})
         for s, res in wf.items():
             entries[s] = vd.reference_entry(res, s)
@@ -599,7 +606,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         conds = [c for c in ["uE", *feats] if local[c] is not None]
         block, after_local, rwarns = rmd.run_remedy(
             data, before, conds=conds, binning_of=lambda d, c: _binning(d, c, n_bins)[:2],
-            n_bins=n_bins_given, n_boot=min(n_boot, rmd.REMEDY_N_BOOT), rng=children[-1])
+            n_bins=n_bins_given, n_boot=min(n_boot, rmd.REMEDY_N_BOOT), rng=children[-1],
+            engine=engine)
         numbers["remedy"] = block
         warns += rwarns
         if figures:
@@ -615,7 +623,8 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     return Report(name, jsonable(numbers), conclusion, warns, figs)
 
 
-def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, bar):
+def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, bar,
+                       engine=None):
     """Each feature tested beyond the uE effect: ``{feature: (local, tail, warnings, json)}``."""
     nf = len(feats)
     todo = [c for c in feats if local[c] is not None]
@@ -640,7 +649,7 @@ def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, 
         if cond not in todo:
             continue
         loc, w = local_analyses(adj, cond, n_bins=n_bins, n_boot=n_boot, rng=children[4 + nf + i],
-                        client=client, donor=donor)
+                        client=client, donor=donor, engine=engine)
         if donor is None and loc is not None:
             donor = loc["LZMS"]
         block = _local_block(loc, cond, data.sizes["point"])

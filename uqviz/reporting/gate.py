@@ -11,6 +11,8 @@ cannot decide) or could not be tested (a constant uE), else 0.
 
 from __future__ import annotations
 
+import copy
+
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.engine import checks
 from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
@@ -36,7 +38,7 @@ def _kinds(fail_on, features):
 
 
 def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_boot=10_000,
-         rng=0, client=None):
+         rng=0, client=None, engine=None):
     """Decide the gated verdicts of one dataset: ``{"verdicts", "numbers", "failed",
     "unreliable", "exit_status"}``.
 
@@ -52,10 +54,14 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         Bootstrap replicates of every interval, an int >= 2.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
         Random stream, spawned into the average calibration, consistency, the uE adjustment
-        and one stream per feature (docs/conventions.md, "Randomness").
+        and one stream per feature (docs/conventions.md, "Randomness"); the average calibration
+        is that of ``validate_average(data, rng=rng)`` (its first child stream), so that
+        ``uqviz validate --seed N`` gives the numbers of ``rng=N`` with or without a gate.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstraps run: None (this process, local threads), "local" (a dask
         LocalCluster) or a dask.distributed.Client; the verdicts do not depend on it.
+    engine : {"numba", "numpy"} or None, default None
+        Resampling kernel of the bootstraps (None: numba where installed, else numpy).
 
     Returns
     -------
@@ -73,15 +79,18 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     fail_on = checks.names("fail_on", fail_on, allowed=GATES)
     features = list(features or [])
     kinds = _kinds(fail_on, features)
-    children = checks.rng(rng).spawn(3 + len(features))
-    avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=children[0],
-                           client=client)
+    gen = checks.rng(rng)
+    # a copy: validate_average(data, rng=rng) takes the first child of rng, children[0]
+    avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=copy.deepcopy(gen),
+                           client=client, engine=engine)
+    children = gen.spawn(3 + len(features))
     tail = tailedness(data)
     entries = {f"average:{s}": vd.average_entry(avg, s) for s in avg["statistic"].values}
     numbers = {"average": dataset_to_json(avg), "tailedness": dataset_to_json(tail)}
     locals_ = {}
     if "consistency" in kinds:
-        loc, _ = local_analyses(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1], client=client)
+        loc, _ = local_analyses(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1],
+                                client=client, engine=engine)
         entries["consistency"] = (vd.not_tested("uE is constant") if loc is None else
                                   vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
                                                  conditioning="uE"))
@@ -92,7 +101,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         donor = None  # the features of the adjusted data share one calibrated null
         for i, f in enumerate(features):
             loc, _ = local_analyses(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
-                            client=client, donor=donor)
+                            client=client, donor=donor, engine=engine)
             if donor is None and loc is not None:
                 donor = loc["LZMS"]
             entries[f"adaptivity:{f}"] = (

@@ -84,8 +84,8 @@ def _f(x):
     return x if np.isfinite(x) else None
 
 
-def _zms(ds, n_boot, seed):
-    avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed)
+def _zms(ds, n_boot, seed, engine=None):
+    avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed, engine=engine)
     z = avg.sel(statistic="ZMS")  # its beta_GM screen decides `reliable`: no second pass
     heavy = [v for v in wording.HEAVY_FOR_ZMS
              if float(avg["beta_gm"].sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
@@ -120,10 +120,10 @@ def lzms_sharing_null(data, *, donor=None, n_mc=None, **kwargs):
     return local_calibration(data, **kw, **({} if n_mc is None else {"n_mc": n_mc}))
 
 
-def _fv(ds, cond, binning, n_bins, n_boot, seed, donor=None):
+def _fv(ds, cond, binning, n_bins, n_boot, seed, donor=None, engine=None):
     lzms = lzms_sharing_null(ds, donor=donor, n_mc=REMEDY_N_MC, conditioning=cond,
                              binning=binning, n_bins=None if binning == "stratified" else n_bins,
-                             n_boot=n_boot, rng=seed)
+                             n_boot=n_boot, rng=seed, engine=engine)
     fv = fraction_valid(lzms)
     ok = bool(fv["valid"])
     return {"estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
@@ -140,8 +140,8 @@ def _coverage(ds):
             "picp_upper": _f(cov["picp_upper"]), "valid": bool(cov["valid"])}
 
 
-def _scores(ds, n_boot, seed):
-    res = proper_scores(ds, scores=("nll", "crps"), n_boot=n_boot, rng=seed)
+def _scores(ds, n_boot, seed, engine=None):
+    res = proper_scores(ds, scores=("nll", "crps"), n_boot=n_boot, rng=seed, engine=engine)
     return {str(s): {"estimate": _f(res["estimate"].sel(score=s)),
                      "ci_lower": _f(res["ci_lower"].sel(score=s)),
                      "ci_upper": _f(res["ci_upper"].sel(score=s))}
@@ -178,7 +178,7 @@ def _properties(conds):
     return ["average calibration"] + [wording.property_name(c) for c in conds]
 
 
-def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
+def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=None):
     """Recalibrate ``data`` by each method and re-validate; the JSON-ready "remedy" block.
 
     Parameters
@@ -200,6 +200,8 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
         Its children (``uqviz.engine.seeds``) draw the folds (one seed for every method), the
         bootstrap of ZMS and LZMS and that of the scores (the same for every method and for
         the data before).
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of every re-validation's bootstrap.
 
     Returns
     -------
@@ -214,7 +216,7 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            scores_before = _scores(data, n_boot, score_seed)
+            scores_before = _scores(data, n_boot, score_seed, engine)
         except (TypeError, ValueError) as exc:
             scores_before = {"error": str(exc)}
         rows, locals_ = [], {}
@@ -224,7 +226,7 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
             try:
                 rec = recalibrate(data, method=method, conditioning=cond, folds=REMEDY_FOLDS,
                                   rng=fold_seed, n_bins=n_bins if method == "bvs" else None)
-                row["zms"] = _zms(rec, n_boot, boot_seed)
+                row["zms"] = _zms(rec, n_boot, boot_seed, engine)
                 row["fv"], locals_[label] = {}, {}
                 donor = None  # one calibrated null per recalibrated dataset
                 for c in conds:
@@ -232,11 +234,11 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng):
                     if method == "isotonic" and c == "uE":
                         binning = "stratified"  # a step function of uE: bins by value
                     row["fv"][c], locals_[label][c] = _fv(rec, c, binning, nb, n_boot,
-                                                          boot_seed, donor)
+                                                          boot_seed, donor, engine)
                     if donor is None and binning != "stratified":
                         donor = locals_[label][c]
                 row["coverage"] = _coverage(rec)
-                row["scores"] = _scores(rec, n_boot, score_seed)
+                row["scores"] = _scores(rec, n_boot, score_seed, engine)
             except (TypeError, ValueError) as exc:
                 row = {**row, "error": str(exc)}
                 locals_.pop(label, None)

@@ -233,18 +233,16 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
     scores = checks.names("scores", scores, allowed=SCORES)
     gen_name = get_generative(generative).name
     levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
-    n_boot = checks.count("n_boot", n_boot, minimum=0)
-    if n_boot == 1:
-        raise ValueError("n_boot must be 0 (no interval) or >= 2, got 1")
+    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)
-    if engine is not None:
-        checks.choice("engine", engine, ("numba", "numpy"))
+    engine = checks.engine(engine)
     out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
                        generative=generative, levels=levels, n_boot=n_boot, ci=ci,
                        method=method, engine=engine,
                        on_client=resolve_client(client))
     out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": n_boot,
                       "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
-                      "levels": levels.tolist(), "orientation": "negative (smaller is better)"})
+                      "levels": levels.tolist(), "orientation": "negative (smaller is better)",
+                      "engine": engine})
     return out

@@ -60,6 +60,8 @@ class ConditionalExplorer(ExplorerDrawing):
     n_boot : int, default 1000
         Bootstrap replicates per bin: modest so that the explorer stays
         interactive (use :func:`uqviz.local_calibration` with 5000 for final numbers).
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md).
     recalibration : {"none", "scaling", "linear", "isotonic", "bvs"}, default "none"
         Recalibrate the uncertainties before the local analysis with
         :func:`uqviz.recalibrate` (cross-fitted on 5 folds, so that the analysis of the
@@ -103,11 +105,12 @@ class ConditionalExplorer(ExplorerDrawing):
 
     def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                  binning="equal_count", min_count=100, n_boot=1000, recalibration="none",
-                 rng=0, figsize=(6.0, 4.0)):
+                 rng=0, figsize=(6.0, 4.0), engine=None):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
         self.n_boot = checks.count("n_boot", n_boot, minimum=2)
+        self.engine = checks.engine(engine)
         checks.rng(rng)
         self.rng = rng
         self.figsize = tuple(figsize)
@@ -219,7 +222,7 @@ class ConditionalExplorer(ExplorerDrawing):
             ds, statistic=self.statistic.value, conditioning=self.conditioning.value,
             n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
             min_count=self.min_count.value if stratified else None, n_boot=self.n_boot,
-            rng=self.rng)
+            rng=self.rng, engine=self.engine)
         return result, fraction_valid(result)
 
     def compute(self):

@@ -51,14 +51,17 @@ class ReferenceExplorer(ExplorerDrawing):
         D; "t" is the unit-variance Student t_s(nu) with ``nu`` from the slider.
     nu : float, default 6.0
         Degrees of freedom of t_s(nu) (Pernot (2024c) uses 6), in [2.5, 30] (the slider).
-    n_bins : int, default 20
-        Equal-count bins of uE for ENCE, ZMSE, UCE.
+    n_bins : int, optional
+        Equal-count bins of uE for ENCE, ZMSE, UCE; None: 20, the default of the binned
+        statistics.
     n_mc : int, default 500
         Monte Carlo size of the reference; modest so that the explorer stays
         interactive (the paper uses 10^4: use :func:`uqviz.validate_simulated`).
     n_boot : int, default 1000
         Bootstrap replicates of the statistic (the explorers' default of
         docs/conventions.md: interactive).
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel of the bootstrap (docs/conventions.md).
     ci : float, default 0.95
         Level of the bootstrap and Monte Carlo intervals.
     rng : int, default 0
@@ -90,18 +93,16 @@ class ReferenceExplorer(ExplorerDrawing):
     READOUTS = ("summary", "message")
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
-                 n_bins=DEFAULT_N_BINS, n_mc=500, n_boot=1000, ci=0.95, rng=0,
-                 figsize=(6.0, 3.8)):
+                 n_bins=None, n_mc=500, n_boot=1000, ci=0.95, rng=0,
+                 figsize=(6.0, 3.8), engine=None):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
-        if statistic not in STATISTICS:
-            raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-        keys = [k for _, k in GENERATIVES]
-        if generative not in keys:
-            raise ValueError(f"generative must be one of {keys}, got {generative!r}")
+        checks.choice("statistic", statistic, STATISTICS)
+        checks.choice("generative", generative, [k for _, k in GENERATIVES])
         self.n_mc = checks.count("n_mc", n_mc, minimum=2)
         self.n_boot = checks.count("n_boot", n_boot, minimum=2)
+        self.engine = checks.engine(engine)
         self.ci = checks.probability("ci", ci)
         checks.rng(rng)  # validated here; each update starts again from this seed
         self.rng = rng
@@ -119,7 +120,8 @@ class ReferenceExplorer(ExplorerDrawing):
                                      description="D")
         self.nu = w.FloatSlider(value=_nu(nu), min=NU_RANGE[0], max=NU_RANGE[1], step=0.5,
                                 description="nu", continuous_update=False)
-        self.n_bins = w.IntSlider(value=int(n_bins), min=2, max=self._max_bins(),
+        n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins, minimum=2)
+        self.n_bins = w.IntSlider(value=n_bins, min=2, max=self._max_bins(),
                                   description="bins", continuous_update=False)
         self.summary = w.HTML()
         self.message = w.HTML()
@@ -174,7 +176,7 @@ class ReferenceExplorer(ExplorerDrawing):
             result = validate_simulated(
                 self.data, statistic=stat.name, generative=self._generative(), scheme=schemes,
                 n_mc=self.n_mc, n_boot=self.n_boot, n_bins=int(self.n_bins.value), ci=self.ci,
-                rng=self.rng, return_samples=True, progress=False)
+                rng=self.rng, return_samples=True, progress=False, engine=self.engine)
         notes = list(dict.fromkeys(str(c.message) for c in caught
                                    if issubclass(c.category, UserWarning)))
         result.attrs["dataset"] = self.dataset.value

@@ -1,0 +1,269 @@
+"""The documented defaults: one mapping, read by the contract test and written into the docs.
+
+:data:`DEFAULTS` holds every row of the "Defaults" table of docs/conventions.md, in order:
+the parameter, the default in words, why, and the signature default of each public function
+that the row documents (``"*"``: every other public function with that parameter).
+``tests/test_defaults.py`` compares every public signature with it, and the table of
+docs/conventions.md with :func:`markdown_table` (run
+``python -m uqviz.engine.defaults`` to print the table after changing a row).
+
+Examples
+--------
+>>> signature_default("report", "n_mc"), signature_default("validate_average", "ci")
+(2000, 0.95)
+>>> signature_default("binned_errors", "n_bins") is None
+True
+>>> markdown_table().splitlines()[0]
+'| parameter | default | why |'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["Default", "DEFAULTS", "EVERY", "signature_default", "documented", "markdown_table"]
+
+#: key of :attr:`Default.values` standing for every public function not named in a row
+EVERY = "*"
+
+#: what :func:`signature_default` returns for a (function, parameter) no row documents
+UNDOCUMENTED = object()
+
+
+@dataclass(frozen=True)
+class Default:
+    """One row of the "Defaults" table.
+
+    Attributes
+    ----------
+    parameter : str or None
+        The Python parameter name (None: a rule that is no parameter's default).
+    default, why : str
+        The table's "default" and "why" cells (markdown).
+    values : dict
+        Function short name (``"report"``, ``"ConditionalExplorer"``) -> its signature
+        default of ``parameter``; the key ``"*"`` for every other public function.
+    label : str, optional
+        The table's first cell when it is not ```parameter```.
+    """
+
+    parameter: str | None
+    default: str
+    why: str
+    values: dict = field(default_factory=dict)
+    label: str | None = None
+
+    @property
+    def first_cell(self) -> str:
+        return self.label if self.label is not None else f"`{self.parameter}`"
+
+
+def _all(value, *names):
+    return dict.fromkeys(names, value)
+
+
+_LOCAL_RULE = "`min(round(sqrt(M)), M // 100)`, at least 1"
+
+#: every row of the "Defaults" table of docs/conventions.md, in order
+DEFAULTS: tuple[Default, ...] = (
+    Default("ci", "0.95", "the level of all papers", {EVERY: 0.95}),
+    Default("method",
+            '`"bca"` (local LZM: `"student-t"`; local PICP, the interval of f_v, and the '
+            'coverages of `interval_coverage` and `calibration_curve`: `"wilson"` with '
+            'continuity correction; `extrapolate`: `"bootstrap"`, a normal interval from the '
+            'bootstrap se of the intercept; `fraction_valid`: `"calibrated"` when the local '
+            'result holds its calibrated null, else `"wilson"`; `None` in `local_calibration`, '
+            '`ordering_study` and `fraction_valid` means this choice by statistic or result)',
+            "BCa is second-order accurate (DiCiccio & Efron 1996); LZM is a mean; a coverage "
+            "is a binomial proportion (Newcombe 1998)",
+            {**_all(None, "local_calibration", "ordering_study", "fraction_valid"),
+             "extrapolate": "bootstrap", EVERY: "bca"}),
+    Default("n_boot",
+            "10 000 for one interval per statistic and dataset (`validate_average`, "
+            "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`)",
+            "Pernot (2024a)",
+            _all(10_000, "validate_average", "decimation_curve", "validate_simulated",
+                 "validate", "report", "proper_scores")),
+    Default("n_boot",
+            "5 000 per bin or per simulated set (`local_calibration`, `reliability`, "
+            "`ordering_study`, `validation_probability`); 5 000 for `qce` (0: no interval)",
+            "many intervals per call; Monte Carlo error of an endpoint is below 0.05 se; "
+            "`qce`: one M-QCE interval per call, bootstrapped by patterns",
+            _all(5_000, "local_calibration", "reliability", "ordering_study",
+                 "validation_probability", "qce")),
+    Default("n_boot",
+            "500 for `extrapolate`; 1 000 for `confidence_curve` (0: no band), "
+            "`operating_characteristics` and the explorers",
+            "each replicate re-bins 140 times; a curve of 100 points; thousands of calls; "
+            "interactivity",
+            {"extrapolate": 500,
+             **_all(1_000, "confidence_curve", "operating_characteristics",
+                    "ConditionalExplorer", "ReferenceExplorer")}),
+    Default(None,
+            "`min(n_boot, 1 000)` for each re-validation of the report's remedy (one per "
+            "method: ZMS, LZMS per variable, NLL and CRPS)",
+            "enough for the verdicts; 4 + n_features re-validations stay within seconds on QM9",
+            label="`n_boot` of the remedy"),
+    Default("remedy", '`True` (`report`)',
+            'a failing test is followed by what repairs it; `False` for the verdicts alone',
+            {"report": True}),
+    Default("recalibration", '`"none"` (`ConditionalExplorer`)', "the data as given",
+            {"ConditionalExplorer": "none"}),
+    Default("n_bins",
+            "`None`: local statistics and the bins they share (`local_calibration`, "
+            "`reliability`, `ordering_study`, `report`, `ConditionalExplorer`; `fit_recalibration` "
+            f"and `recalibrate` with `\"bvs\"`): {_LOCAL_RULE} of the data (in `recalibrate`, "
+            "of the smallest fold's calibration set, one count for every fold; a BVS bin needs "
+            "10 points)",
+            "bins of at least 100 points, below which intervals are flagged unreliable "
+            "(Pernot 2023); Pernot (2023) uses 100 bins for QM9; BVS repairs what LZMS shows",
+            _all(None, "local_calibration", "reliability", "ordering_study", "report",
+                 "ConditionalExplorer", "fit_recalibration", "recalibrate")),
+    Default("n_bins",
+            "`None`: binned statistics ENCE, UCE, ZMSE (`binned_errors`, `simulated_reference`, "
+            "`validate_simulated`, `validate`, `statistics.point_estimate`, "
+            "`ReferenceExplorer`): 20",
+            "Pernot (2024c)",
+            _all(None, "binned_errors", "simulated_reference", "validate_simulated", "validate",
+                 "point_estimate", "ReferenceExplorer")),
+    Default("n_bins", "`qce`: 10 equal-width bins of the dispersion (C-QCE)", "netcal's default",
+            {"qce": 10}),
+    Default("n_bins",
+            "grids of bin numbers: `size_dependence` (10, 20, 30, 40, 50); `extrapolate` "
+            "`range(10, 151)`",
+            "Pernot (2024c), Fig. 4 and App. C",
+            {"size_dependence": (10, 20, 30, 40, 50), "extrapolate": range(10, 151)}),
+    Default("n_bins",
+            "`None`: histogram bins of a plot: `plots.average.fit_histogram` 33 for uE2, 25 "
+            "otherwise; `plots.reference.reference_distribution` n/15 of the n simulated "
+            "values, between 10 and 50",
+            "the figures of Pernot (2024b), Figs. 1-2; a histogram follows its sample size",
+            _all(None, "fit_histogram", "reference_distribution")),
+    Default(None,
+            "`attrs[\"n_bins\"]` of a result is the number of bins used (`None` resolved); "
+            "a grid records its values",
+            "the settings say what was computed",
+            label="`n_bins` recorded"),
+    Default("folds", "5", "the usual cross-fitting; each fit sees 80 % of the data",
+            {"recalibrate": 5}),
+    Default("conditioning", '`"uE"`',
+            "consistency first; BVS on uE repairs consistency, a feature adaptivity",
+            {EVERY: "uE"}),
+    Default("binning",
+            '`"equal_count"`; `"stratified"` for a feature with few distinct values in the report',
+            "equal-count bins of a few-valued variable would split tied values",
+            {EVERY: "equal_count"}),
+    Default("min_count",
+            "`None`: 100 for `stratified` (values with fewer points merged with a neighbour); "
+            "for `equal_width` and `edges` only empty bins are merged; 100 in "
+            "`ConditionalExplorer`; 20 points per bin in `extrapolate` (larger N give NaN)",
+            "as `n_bins`; equal-width bins are chosen by the user, who sets their minimum; "
+            "Pernot (2024c), App. C",
+            {**_all(None, "local_calibration", "reliability"), "ConditionalExplorer": 100,
+             "extrapolate": 20}),
+    Default("n_mc",
+            "10 000 (`simulated_reference`, `validate_simulated`, `validate`); 1 000 "
+            "(`confidence_curve`); 5 000 (`size_dependence`); 2 000 (`report`); 500 "
+            "(`ReferenceExplorer`); 200 (`operating_characteristics`)",
+            "Pernot (2024c); curves are averaged; one reference per grid point; a report's "
+            "references decide verdicts, not digits; interactivity; thousands of calls",
+            {**_all(10_000, "simulated_reference", "validate_simulated", "validate"),
+             "confidence_curve": 1_000, "size_dependence": 5_000, "report": 2_000,
+             "ReferenceExplorer": 500, "operating_characteristics": 200}),
+    Default("n_mc",
+            "`local_calibration`: 2 000 simulated bins of the calibrated null (each with "
+            "`min(n_boot, 1 000)` replicates); 1 000 in each re-validation of the report's "
+            "remedy",
+            "Monte Carlo se of a bin's null probability about 0.005 (0.01); the coverage of a "
+            "bin's interval with 1 000 replicates is that with 10 000 less 0.004 (half a bin "
+            "in 118)",
+            {"local_calibration": 2_000}),
+    Default("n_datasets",
+            "1 000 (`validation_probability`, `statistic_bias`); 100 "
+            "(`operating_characteristics`); `None` in the synthetic draws (one dataset)",
+            "Pernot (2024b); rates to 0.05; a draw is one set unless asked",
+            {**_all(1_000, "validation_probability", "statistic_bias"),
+             "operating_characteristics": 100,
+             **_all(None, "calibrated", "draw_calibrated", "nig", "tig")}),
+    Default("generative",
+            '`"normal"`; `("normal", "t6")` in `validate`; `local_calibration`: `None`, that '
+            'is `"normal"` for the PICP intervals and `"empirical"` for the calibrated null of '
+            'the other statistics',
+            "Pernot (2024c) workflow; the null of f_v has the shape of the data's z-scores",
+            {"validate": ("normal", "t6"), "local_calibration": None, EVERY: "normal"}),
+    Default("progress", "`None`", "a bar when someone is watching", {EVERY: None}),
+    Default(None,
+            "their standard deviation with `ddof=1`; the prediction is their mean",
+            "the unbiased variance of a sample of the predictive distribution (`ddof=0` "
+            "shrinks uE by sqrt((M-1)/M), 5 % for 10 members)",
+            label="uE of samples or ensemble members (`from_predictions`, `from_estimator`)"),
+    Default("quantile_rule", '`"nearest"`',
+            "the 16 % and 84 % quantiles of a normal distribution lie one standard deviation "
+            "from its centre", {"from_predictions": "nearest"}),
+    Default("client",
+            "`None` (this process, numba kernels on the local threads; numpy without numba)",
+            "no scheduler to start for data that fit one machine; a cluster is an explicit "
+            "choice", {EVERY: None}),
+    Default("engine",
+            '`None`: `"numba"`, or `"numpy"` where numba is not installed ("Without numba")',
+            "the fast kernels where they run", {EVERY: None}),
+    Default("chunk_size", "`None`: the function's own (no effect on the numbers)",
+            "results do not depend on it", {EVERY: None}),
+    Default("rng",
+            "`None` (fresh entropy); `report` and the explorers use 0; "
+            "`synthetic.default_example` uses its own fixed seed",
+            "reports and redrawn figures are reproducible; the teaching example is one fixed "
+            "dataset",
+            {**_all(0, "report", "ConditionalExplorer", "ReferenceExplorer"),
+             "default_example": 20231122, EVERY: None}),
+    Default("levels",
+            "`interval_coverage`: (0.5, 0.68, 0.9, 0.95, 0.99); `proper_scores` (check and "
+            "interval scores): `None`, the 99 levels 0.01, ..., 0.99; `qce`: `None`, the 19 "
+            "levels 0.05, ..., 0.95",
+            "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's",
+            {"interval_coverage": (0.5, 0.68, 0.9, 0.95, 0.99),
+             **_all(None, "proper_scores", "qce")}),
+    Default("level",
+            '`local_calibration(statistic="PICP")`: `None`, 0.95; `from_predictions`: `None` '
+            '(no interval given)',
+            "the level of the papers' intervals",
+            _all(None, "local_calibration", "from_predictions")),
+    Default("n_levels", "100 (`calibration_curve`)",
+            "uncertainty-toolbox 0.1.1's `num_bins`: the scalars equal its miscalibration area, "
+            "MACE and RMSCE", {"calibration_curve": 100}),
+    Default("scores", '`("nll", "crps", "check", "interval")`',
+            "the four scoring rules of uncertainty-toolbox",
+            {"proper_scores": ("nll", "crps", "check", "interval")}),
+)
+
+
+def documented() -> set[str]:
+    """The parameter names the table documents (every public default of them is checked)."""
+    return {row.parameter for row in DEFAULTS if row.parameter is not None}
+
+
+def signature_default(function: str, parameter: str):
+    """The documented signature default of ``parameter`` in ``function`` (a short name).
+
+    A row naming the function wins over a ``"*"`` row; :data:`UNDOCUMENTED` when no row
+    covers it.
+    """
+    every = UNDOCUMENTED
+    for row in DEFAULTS:
+        if row.parameter != parameter:
+            continue
+        if function in row.values:
+            return row.values[function]
+        every = row.values.get(EVERY, every)
+    return every
+
+
+def markdown_table() -> str:
+    """The "Defaults" table of docs/conventions.md, from :data:`DEFAULTS`."""
+    lines = ["| parameter | default | why |", "|---|---|---|"]
+    lines += [f"| {row.first_cell} | {row.default} | {row.why} |" for row in DEFAULTS]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(markdown_table())
