@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.reporting import text
 from uqviz.reporting.gate import GATES
 
@@ -155,8 +156,8 @@ def run_validate(args, out=None) -> int:
     json_path = None if args.json_path is None else _json_target(args.json_path)
     ds = load_data(args)
     name = ds.attrs.get("name", "data")
-    with warnings.catch_warnings():  # the table and the WARNING lines below say it
-        warnings.filterwarnings("ignore", message="validate_average: unreliable")
+    with warnings.catch_warnings():  # the table ("unreliable", "not tested") and the WARNING
+        warnings.simplefilter("ignore", UnreliableWarning)  # lines below say it
         # the gate's average calibration uses the first child stream of the seed, as here
         result = (gate(ds, fail_on=gates, statistics=args.statistics, features=args.features,
                        n_boot=args.n_boot, rng=args.seed) if gates else None)

@@ -24,6 +24,8 @@ from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import (BinningWarning, NumericalWarning,
+                                          UnreliableWarning)
 from uqviz.scores.coverage import generative_for
 
 __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
@@ -291,15 +293,15 @@ def _warn_bins(out, name):
     no_interval = int((~np.isfinite(out["ci_lower"]) | ~np.isfinite(out["ci_upper"])).sum())
     if small:
         warnings.warn(f"{small} of {n} bins{where} have fewer than {SMALL_BIN} "
-                      "points: their intervals are unreliable", UserWarning, stacklevel=4)
+                      "points: their intervals are unreliable", BinningWarning, stacklevel=4)
     if heavy:
         warnings.warn(f"{heavy} of {n} bins{where} have beta_GM(Z^2) > "
                       f"{HEAVY_TAIL_Z2} (heavy-tailed z-scores): their intervals may be too "
-                      "narrow (flagged in 'heavy_tail')", UserWarning, stacklevel=4)
+                      "narrow (flagged in 'heavy_tail')", UnreliableWarning, stacklevel=4)
     if no_interval:
         warnings.warn(f"{no_interval} of {n} bins{where} have no interval (degenerate "
                       "bootstrap distribution or constant values): counted not valid",
-                      UserWarning, stacklevel=4)
+                      UnreliableWarning, stacklevel=4)
 
 
 def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
@@ -389,8 +391,10 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 
     Warns
     -----
-    UserWarning
-        Bins below 100 points, with beta_GM(Z^2) > 0.8, or without an interval.
+    BinningWarning
+        Bins below 100 points.
+    UnreliableWarning
+        Bins with beta_GM(Z^2) > 0.8, or without an interval.
 
     Examples
     --------
@@ -680,7 +684,7 @@ def _binned_value(name, means):
         value = kbin.FROM_MEANS[name](means)
     problem = ks.unrepresentable(name, kbin.FROM_MEANS[name], means, value)
     if problem:
-        warnings.warn(f"{problem}; its estimate is {float(value)!r}", UserWarning, stacklevel=5)
+        warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning, stacklevel=5)
     return value
 
 

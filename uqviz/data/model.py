@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from uqviz.engine.warning_classes import DataWarning
+
 #: how the error on invalid rows says to drop them (functions without drop_invalid say
 #: their own way)
 DROP_HINT = "pass drop_invalid=True to drop these rows"
@@ -352,7 +354,7 @@ def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, unit
             raise ValueError(f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); nothing left")
         if n_dropped:
             warnings.warn(f"drop_invalid: dropped {n_dropped} of {n_rows_text(n)} ({reasons}); "
-                          f"kept {n_rows_text(n - n_dropped)}", UserWarning, stacklevel=user_stacklevel())
+                          f"kept {n_rows_text(n - n_dropped)}", DataWarning, stacklevel=user_stacklevel())
 
     # 4. min_uncertainty filter ------------------------------------------
     if min_uncertainty is not None:
@@ -378,7 +380,7 @@ def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, unit
             keep &= ~low
             warnings.warn(f"min_uncertainty: dropped {n_rows_text(n_low)} with uE <= {threshold:.6g} "
                           f"({how}; {rows_text(row_ids[low])}); kept {n_rows_text(int(keep.sum()))}",
-                          UserWarning, stacklevel=user_stacklevel())
+                          DataWarning, stacklevel=user_stacklevel())
 
     # 5. with a filter, subnormal uE and overflowing Z are checked on the rows kept
     if min_uncertainty is not None:
@@ -398,7 +400,7 @@ def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, unit
             if not keep.any():
                 raise ValueError(f"drop_invalid: no row left ({reasons})")
             warnings.warn(f"drop_invalid: dropped {n_rows_text(n_more)} ({reasons}); "
-                          f"kept {n_rows_text(int(keep.sum()))}", UserWarning, stacklevel=user_stacklevel())
+                          f"kept {n_rows_text(int(keep.sum()))}", DataWarning, stacklevel=user_stacklevel())
 
     # 6. assemble ---------------------------------------------------------
     if not keep.all():

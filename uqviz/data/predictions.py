@@ -21,6 +21,7 @@ from scipy import stats
 from uqviz.data import model
 from uqviz.data.generative import Generative, get_generative
 from uqviz.engine import checks
+from uqviz.engine.warning_classes import DataWarning
 
 __all__ = ["from_predictions"]
 
@@ -362,7 +363,7 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
             f"from_predictions: {model.n_rows_text(n_asym)} of {len(rows)} with an asymmetric interval "
             f"(centre more than {ASYMMETRY_TOLERANCE:.0%} of the half-width away from y_pred; "
             f"{model.rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
-            "represented (attrs['n_asymmetric'])", UserWarning, stacklevel=model.user_stacklevel())
+            "represented (attrs['n_asymmetric'])", DataWarning, stacklevel=model.user_stacklevel())
     return u, n_asym
 
 
@@ -387,5 +388,5 @@ def _count_crossing(qv, rows) -> int:
     if n:
         warnings.warn(f"from_predictions: {model.n_rows_text(n)} of {len(rows)} with crossing quantiles "
                       f"(a quantile below that of a lower level; {model.rows_text(rows[crossing])}); "
-                      "attrs['n_crossing']", UserWarning, stacklevel=model.user_stacklevel())
+                      "attrs['n_crossing']", DataWarning, stacklevel=model.user_stacklevel())
     return n

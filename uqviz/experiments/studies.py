@@ -48,6 +48,7 @@ from uqviz.engine.parallel import check_client, close_local, local_cluster, prog
 from uqviz.engine.seeds import seed_attr
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
@@ -521,7 +522,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
         warnings.warn(f"validation_probability: {n_undefined} of {int(out['n_datasets'].sum())} "
                       "x statistic bootstrap intervals could not be computed (degenerate "
                       "bootstrap distribution, or n_boot too small); they count as not valid",
-                      UserWarning, stacklevel=2)
+                      UnreliableWarning, stacklevel=2)
     return out
 
 
