@@ -73,7 +73,7 @@ def _named_warnings(name):
         yield
     for w in caught:
         text = str(w.message)
-        if name and name not in text:
+        if name and repr(name) not in text:  # a name such as 'a' is in most texts
             text = f"{text} (dataset {name!r})"
         if "tie" in text.lower() and "stratified" not in text:
             text += "; binning='stratified' puts each distinct value in one bin"
