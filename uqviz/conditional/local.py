@@ -22,6 +22,7 @@ from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
 from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.bootstrap import split_moments
+from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import (BinningWarning, NumericalWarning,
@@ -557,6 +558,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     n_unreliable = (present & ~counted & (
         local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
         | ~_finite(local_result))).sum("bin")
+    for counts in (n_valid, n_bins, n_unreliable):
+        counts.attrs = {}  # counts of bins, not the attrs of the flags they count
     lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
     dims = n_valid.dims
     est = n_valid.values / n_bins.values
@@ -582,7 +585,7 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     attrs = {"nominal": nominal, "ci": ci, "method": method,
              **{k: v for k, v in local_result.attrs.items()
                 if k in ("statistic", "conditioning", "binning", "generative", "n_mc")}}
-    return xr.Dataset(out, attrs=attrs)
+    return describe(xr.Dataset(out, attrs=attrs))
 
 
 def _acf_one(values, max_lag, where):
@@ -636,9 +639,9 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
             raise ValueError(f"local_result: {variable} must have dims ('bin',), got "
                              f"{series.dims}")
         r, band, n = _acf_one(np.asarray(series.values, dtype=float), max_lag, "")
-        return xr.Dataset({"acf": ("lag", r), "band": ((), band)},
-                          coords={"lag": np.arange(r.size)},
-                          attrs={"variable": variable, "n_bins": n})
+        return describe(xr.Dataset({"acf": ("lag", r), "band": ((), band)},
+                                   coords={"lag": np.arange(r.size)},
+                                   attrs={"variable": variable, "n_bins": n}))
     series = series.transpose("dataset", ...)
     if series.dims != ("dataset", "bin"):
         raise ValueError(f"local_result: {variable} must have dims ('dataset', 'bin'), got "
@@ -650,11 +653,11 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     table = np.full((len(parts), n_lag), np.nan)
     for i, (r, _, _) in enumerate(parts):
         table[i, :r.size] = r
-    return xr.Dataset({"acf": (("dataset", "lag"), table),
-                       "band": ("dataset", [b for _, b, _ in parts]),
-                       "n_bins": ("dataset", [n for _, _, n in parts])},
-                      coords={"dataset": names, "lag": np.arange(n_lag)},
-                      attrs={"variable": variable})
+    return describe(xr.Dataset({"acf": (("dataset", "lag"), table),
+                                "band": ("dataset", [b for _, b, _ in parts]),
+                                "n_bins": ("dataset", [n for _, _, n in parts])},
+                               coords={"dataset": names, "lag": np.arange(n_lag)},
+                               attrs={"variable": variable}))
 
 
 BINNED_ERRORS = tuple(kbin.BINNED)

@@ -46,6 +46,7 @@ from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
 from uqviz.engine.parallel import check_client, close_local, local_cluster, progress_bar
 from uqviz.engine.seeds import seed_attr
+from uqviz.engine.descriptions import describe
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
 from uqviz.engine.warning_classes import UnreliableWarning
@@ -414,7 +415,7 @@ def _finish_attrs(ds, study, chunk_size, client):
     ds.attrs["chunk_size"] = chunk_size  # informational: results do not depend on it
     ds.attrs["execution"] = ("serial" if client is None else
                              "dask LocalCluster" if isinstance(client, str) else "dask client")
-    return ds
+    return describe(ds)
 
 
 # --------------------------------------------------------------------------

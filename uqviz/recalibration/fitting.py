@@ -50,6 +50,7 @@ import xarray as xr
 from uqviz._array import recalibration as krec
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
+from uqviz.engine.descriptions import describe
 from uqviz.engine.binning import (SMALL_BIN, bin_coords, compute_bins, conditioning_values,
                                   default_n_bins)
 from uqviz.engine.tree import datasets_of, naming_child
@@ -450,7 +451,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
         where = "" if name is None else f" (dataset {name!r})"
         with naming_child(name):
             e, u, x = _arrays(ds, conditioning, method)
-        fits.append(_parameters(method, conditioning, e, u, x, n_bins, where))
+        fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
     if isinstance(data, xr.Dataset):
         return Recalibration(parameters=fits[0])
     names = [n for n, _ in pairs]

@@ -19,6 +19,7 @@ from uqviz._array.bca import verdict
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
+from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
@@ -256,7 +257,7 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     out["size"].attrs["long_name"] = "dataset size M"
     out["n_bins"].attrs["long_name"] = "number of bins N"
     out["nu"].attrs["long_name"] = "shape of the uncertainty distribution"
-    return out
+    return describe(out)
 
 
 # --------------------------------------------------------------------------
