@@ -252,7 +252,8 @@ def data_units(data) -> str | None:
 
 def statistics_in(options: dict) -> tuple | None:
     """The statistic names of an analysis' keyword options (``statistic``, ``statistics``,
-    ``stat``, the ``error`` of a confidence curve); ``()`` when they are normalised.
+    ``stat``, the ``error``/``error_statistic`` of a confidence curve); ``()`` when they are
+    normalised.
 
     Examples
     --------
@@ -261,7 +262,7 @@ def statistics_in(options: dict) -> tuple | None:
     """
     if options.get("normalize"):
         return ()
-    for key in ("statistic", "statistics", "stat", "error"):
+    for key in ("statistic", "statistics", "stat", "error", "error_statistic"):
         if options.get(key) is not None:
             value = options[key]
             values = [value] if isinstance(value, str) or not isinstance(value, Iterable) \
