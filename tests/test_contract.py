@@ -104,6 +104,8 @@ POSITIONAL_ALLOWED = {
     ("uqviz.get_statistic", "name"): "a registry lookup: the name is the subject, not an option",
     ("uqviz.statistics.register_statistic", "statistic"):
         "the Statistic object registered is the subject of the call",
+    ("uqviz.statistics.unregister_statistic", "name"):
+        "a registry lookup: the name is the subject, as in get_statistic",
     ("uqviz.generative.get_generative", "spec"): "a lookup: the specification is the subject",
     ("uqviz.from_estimator", "estimator"):
         "the fitted model is the subject: it makes the predictions from X, as in scikit-learn's "

@@ -37,7 +37,7 @@ from uqviz.reference import (confidence_curve, extrapolate, simulated_reference,
 from uqviz.reporting import report
 from uqviz.scores import calibration_curve, interval_coverage, proper_scores
 
-__version__ = "0.1.0"
+from uqviz._version import __version__  # a leaf module: experiments/storage.py reads it too
 
 
 def __getattr__(name):

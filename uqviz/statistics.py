@@ -2,7 +2,7 @@
 
 The public namespace ``uqviz.statistics``; the implementation is
 :mod:`uqviz.engine.statistics` (one registry: a statistic registered here is known to every
-analysis that accepts registered statistics).
+analysis that accepts registered statistics of its kind, docs/architecture.md "A statistic").
 
 Examples
 --------
@@ -13,7 +13,8 @@ Examples
 
 from uqviz.engine.statistics import (DEFAULT_N_BINS, Statistic, excess_over_reference,
                                      get_statistic, list_statistics, point_estimate,
-                                     reference_value, register_statistic)
+                                     reference_value, register_statistic, unregister_statistic)
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "reference_value", "point_estimate", "excess_over_reference", "DEFAULT_N_BINS"]
+           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
+           "DEFAULT_N_BINS"]

@@ -6,13 +6,15 @@ on threads or scheduling. numba: xoshiro256** (Blackman & Vigna (2021)) with
 unbiased integers (Lemire (2019)); numpy: PCG64 per task, same distribution,
 other numbers.
 
-Groups of more than ``BLOCKED_ABOVE`` points are drawn by the cache-blocked exact
+With numba, groups of more than ``BLOCKED_ABOVE`` points are drawn by the cache-blocked exact
 sampler: the points are cut into blocks of ``2**POINT_BITS``; for each replicate the
 number of draws falling in each block is drawn first (a multinomial over blocks, by
 sequential exact binomials), then the draws inside each block, for all replicates of
 the task while the block is in cache. This is exactly the law of M uniform draws with
 replacement; each block has its own sub-stream of the task, so results still do not
-depend on threads. Smaller groups keep the unblocked path and its numbers.
+depend on threads. Smaller groups keep the unblocked path and its numbers. The numpy engine
+(the default where numba is not installed, :func:`default_engine`) draws every group's indices
+directly, ``BLOCK`` replicates at a time.
 """
 
 from __future__ import annotations

@@ -119,22 +119,45 @@ def _kept_rows(ds, fraction, rounding, ties):
 
 
 def decimated(data, *, fraction, rounding="floor", ties="stable"):
-    """Remove the ``fraction`` of points with the largest uncertainties.
+    r"""Remove the ``fraction`` of points with the largest uncertainties.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree is decimated
+        dataset by dataset.
     fraction : float
-    rounding, ties
-        As ``uqviz.average.decimation.n_removed`` (``rounding``: "floor" or "round"
-        of ``fraction * M``) and ``uqviz.average.decimation.decimation_order`` (``ties``:
-        "stable", equal ``uE`` in row order, or "E", by decreasing ``E``).
+        Share of the points removed, in [0, 1).
+    rounding : {"floor", "round"}, default "floor"
+        How the number of removed points ``fraction * M`` is made an integer.
+    ties : {"stable", "E"}, default "stable"
+        Order of removal among equal ``uE``: "stable" removes them in row order, "E" by
+        decreasing ``E``.
 
     Returns
     -------
     xarray.Dataset or xarray.DataTree
         The remaining points in their original order; attrs ``decimation_fraction``,
         ``n_decimated``.
+
+    See Also
+    --------
+    uqviz.decimation_curve : the statistics over a range of fractions.
+    uqviz.validate_average : validate the decimated data.
+
+    Notes
+    -----
+    The :math:`n = \lfloor f M \rfloor` (``rounding="floor"``) or :math:`\mathrm{round}(f M)`
+    points with the largest :math:`u_E` are removed, :math:`f` the ``fraction`` and :math:`M` the
+    number of points (Pernot (2024b), Fig. 8).
+
+    References
+    ----------
+    - Pernot (2024b), Fig. 8: decimation.
+    - Pernot (2024a), Fig. 2: decimation.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -192,21 +215,35 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
 
 def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
                      method="bca", rng=None, rounding="floor", ties="stable", client=None):
-    """Statistics after removing the largest uncertainties, with the CI of the full set (Pernot (2024b), Fig. 8).
+    r"""Statistics after removing the largest uncertainties, with the CI of the full set (Pernot (2024b), Fig. 8).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     statistics : sequence of str, default ("ZMS", "RCE")
+        Moment statistics with a reference (``uqviz.list_statistics()``).
     fractions : array_like, optional
-        In [0, 1); default 0, 0.01, ..., 0.10
+        Fractions of points removed, in [0, 1); default 0, 0.01, ..., 0.10
         (``uqviz.average.decimation.DEFAULT_FRACTIONS``).
-    n_boot, ci, method, rng
-        See docs/conventions.md.
-    rounding, ties
-        As ``uqviz.average.decimation.n_removed`` (``rounding``: "floor" or "round"
-        of ``fraction * M``) and ``uqviz.average.decimation.decimation_order`` (``ties``:
-        "stable", equal ``uE`` in row order, or "E", by decreasing ``E``).
+    n_boot : int, default 10000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    method : {"bca", "percentile", "basic"}, default "bca"
+        How the bootstrap interval is computed: "bca" (bias-corrected and accelerated, DiCiccio
+        & Efron (1996)), "percentile" or "basic".
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    rounding : {"floor", "round"}, default "floor"
+        How the number of removed points ``fraction * M`` is made an integer.
+    ties : {"stable", "E"}, default "stable"
+        Order of removal among equal ``uE``: "stable" removes them in row order, "E" by
+        decreasing ``E``.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstrap runs (docs/conventions.md); the numbers do not depend on it.
 
@@ -216,6 +253,38 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
         On (``dataset``,) ``statistic``, ``fraction``: ``delta``, ``estimate``,
         ``outside_ci``; ``full_estimate``, ``ci_lower_halfwidth``,
         ``ci_upper_halfwidth``; ``n_removed``; ``n_points``.
+
+    See Also
+    --------
+    uqviz.decimated : the data after one decimation.
+    uqviz.validate_average : the interval of the full set.
+    uqviz.plots.average.decimation_curves : draws ``delta`` against the fraction.
+
+    Notes
+    -----
+    For each fraction :math:`f`, the :math:`n = \lfloor f M \rfloor` points (``rounding="floor"``)
+    with the largest :math:`u_E` are removed and the statistic recomputed,
+    :math:`\delta(f) = \vartheta(f) - \vartheta(0)`. ``outside_ci`` flags
+    :math:`\delta(f) \notin [I^- - \vartheta(0), I^+ - \vartheta(0)]`, the interval of the full set
+    centred on zero (Pernot (2024b), Fig. 8; Pernot (2024a), Fig. 2).
+
+    With the z-scores :math:`Z_i = E_i / u_{E_i}` of the :math:`M` points,
+
+    .. math::
+
+       \mathrm{ZMS} = \langle Z^2 \rangle = \frac{1}{M}\sum_{i=1}^M Z_i^2, \qquad
+       \mathrm{RCE} = \frac{\mathrm{RMV} - \mathrm{RMSE}}{\mathrm{RMV}}, \quad
+       \mathrm{RMV} = \sqrt{\langle u_E^2 \rangle}, \ \mathrm{RMSE} = \sqrt{\langle E^2 \rangle}
+
+    with references 1 and 0 (Pernot (2024b), eqs. 11 and 7).
+
+    References
+    ----------
+    - Pernot (2024b), Fig. 8: decimation of the nine sets.
+    - Pernot (2024a), Fig. 2: decimation.
+    - DiCiccio & Efron (1996): the BCa interval of the full set.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

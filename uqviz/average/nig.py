@@ -25,7 +25,7 @@ def _bits(x) -> int:
 
 
 def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
-    """beta_GM and kappa_CS of uE^2, E^2, Z^2 of NIG samples over ``nu`` (Pernot (2024b), Fig. 6).
+    r"""beta_GM and kappa_CS of uE^2, E^2, Z^2 of NIG samples over ``nu`` (Pernot (2024b), Fig. 6).
 
     Parameters
     ----------
@@ -33,12 +33,40 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
         Degrees of freedom (> 0, distinct); default 2, 2.5, 3, 4, 5, 6, 8, 10, 12, 15, 20
         (``uqviz.average.nig.DEFAULT_NU``).
     size : int, default 1_000_000
-    rng : see docs/conventions.md
+        Points drawn per value of ``nu``, an int >= 10.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
 
     Returns
     -------
     xarray.Dataset
         ``beta_gm``, ``kappa_cs`` on (``nu``, ``variable``).
+
+    See Also
+    --------
+    uqviz.tailedness : the same measures on data.
+    uqviz.plots.average.skewness_map : draws the curve with the data's points.
+
+    Notes
+    -----
+    For each :math:`\nu`, ``size`` calibrated NIG points are drawn,
+
+    .. math::
+
+       u_E^2 \sim \Gamma^{-1}(\nu/2, \nu/2), \qquad E \mid u_E \sim N(0, u_E^2),
+
+    and :math:`\beta_{GM}`, :math:`\kappa_{CS}` of :math:`u_E^2`, :math:`E^2`, :math:`Z^2` computed
+    as in :func:`uqviz.tailedness` (Pernot (2024b), Fig. 6).
+
+    References
+    ----------
+    - Pernot (2024b), Fig. 6: the NIG curve of the skewness map.
+    - Groeneveld & Meeden (1984): beta_GM.
+    - Crow & Siddiqui (1967): kappa_CS.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -92,7 +120,7 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
 
 
 def nig_implied_shape(shapes):
-    """The F(1, 2 nu) law of E^2 implied by an IG(nu, nu) fit of uE^2 (Pernot (2024b), eqs. 17-19).
+    r"""The F(1, 2 nu) law of E^2 implied by an IG(nu, nu) fit of uE^2 (Pernot (2024b), eqs. 17-19).
 
     Parameters
     ----------
@@ -103,6 +131,29 @@ def nig_implied_shape(shapes):
     -------
     xarray.Dataset
         ``nu`` and ``scale`` of ``E^2/scale ~ F(1, nu)``.
+
+    See Also
+    --------
+    uqviz.fit_inverse_gamma : the IG fit this function reads.
+    uqviz.fit_f : the F fit of E^2 to compare with.
+    uqviz.plots.average.fit_histogram : draws the implied law with ``implied=``.
+
+    Notes
+    -----
+    If :math:`u_E^2/\sigma^2 \sim \Gamma^{-1}(\nu, \nu)` and :math:`E \mid u_E \sim N(0, u_E^2)`,
+    then :math:`E/\sigma \sim t(2\nu)` and
+
+    .. math::
+
+       E^2/\sigma^2 \sim F(1, 2\nu)
+
+    (Pernot (2024b), eqs. 17-19): ``nu`` is :math:`2\nu`, ``scale`` :math:`\sigma^2`.
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 16-19: the NIG model and its F law.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

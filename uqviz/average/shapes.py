@@ -89,16 +89,40 @@ def _finish(out, variable):
 
 
 def fit_inverse_gamma(data):
-    """Fit uE^2 by a scaled Inverse-Gamma, ``uE^2/scale ~ IG(nu, nu)`` (Pernot (2024b), eq. 17).
+    r"""Fit uE^2 by a scaled Inverse-Gamma, ``uE^2/scale ~ IG(nu, nu)`` (Pernot (2024b), eq. 17).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
 
     Returns
     -------
     xarray.Dataset
         (On ``dataset``) ``nu``, ``scale``, ``ks_distance``, ``n_points``.
+
+    See Also
+    --------
+    uqviz.distribution_shapes : the three fits at once.
+    uqviz.nig_implied_shape : the F law of E^2 implied by this fit.
+    uqviz.plots.average.fit_histogram : draws the histogram with its fit.
+
+    Notes
+    -----
+    .. math::
+
+       u_E^2/\sigma^2 \sim \Gamma^{-1}(\nu, \nu)
+
+    (Pernot (2024b), eq. 17), fitted by minimising the Kolmogorov-Smirnov distance
+    :math:`D = \sup_x |F_M(x) - F(x; \nu, \sigma^2)|` (``ks_distance``); ``scale`` is :math:`\sigma^2`.
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 16-19: the IG and F models; Table I: the fits of the nine sets.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -113,17 +137,43 @@ def fit_inverse_gamma(data):
 
 
 def fit_f(data, *, variable="E2"):
-    """Fit E^2 or Z^2 by a scaled F, ``X/scale ~ F(1, nu)`` (Pernot (2024b), eq. 19).
+    r"""Fit E^2 or Z^2 by a scaled F, ``X/scale ~ F(1, nu)`` (Pernot (2024b), eq. 19).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     variable : {"E2", "Z2"}, default "E2"
+        The variable fitted: the squared errors or the squared z-scores.
 
     Returns
     -------
     xarray.Dataset
         (On ``dataset``) ``nu``, ``scale``, ``ks_distance``, ``n_points``.
+
+    See Also
+    --------
+    uqviz.distribution_shapes : the three fits at once.
+    uqviz.fit_inverse_gamma : the fit of uE^2.
+    uqviz.plots.average.fit_histogram : draws the histogram with its fit.
+
+    Notes
+    -----
+    .. math::
+
+       X/\sigma^2 \sim F(1, \nu), \qquad X \in \{E^2, Z^2\}
+
+    (Pernot (2024b), eq. 19: :math:`E/\sigma \sim t(\nu)`, eq. 18), fitted by minimising the
+    Kolmogorov-Smirnov distance :math:`D = \sup_x |F_M(x) - F(x; \nu, \sigma^2)|`
+    (``ks_distance``); ``scale`` is :math:`\sigma^2`.
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 16-19: the IG and F models; Table I: the fits of the nine sets.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -156,17 +206,43 @@ def _student_t_one(ds, *, rng=None):
 
 
 def fit_student_t(data):
-    """Fit Z = E/uE by a shifted, scaled Student t, by maximum likelihood (Pernot (2024c)).
+    r"""Fit Z = E/uE by a shifted, scaled Student t, by maximum likelihood (Pernot (2024c)).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
 
     Returns
     -------
     xarray.Dataset
         (On ``dataset``) ``df``, ``loc``, ``scale``, ``loglik``, ``ks_distance``,
         ``mean``, ``sd``, ``n_points``.
+
+    See Also
+    --------
+    uqviz.fit_f : the F(1, nu) fit of Z^2.
+    uqviz.simulated_reference : simulated references under a Student-t D.
+    uqviz.z_scores : the z-scores fitted.
+
+    Notes
+    -----
+    .. math::
+
+       \frac{Z - \mu}{s} \sim t(\nu), \qquad Z = E / u_E,
+
+    with :math:`(\nu, \mu, s)` (``df``, ``loc``, ``scale``) maximising the log-likelihood
+    (``loglik``); ``ks_distance`` is :math:`\sup_x |F_M(x) - F(x)|`. A calibrated set with a
+    unit-variance Student-t D has :math:`s = \sqrt{(\nu - 2)/\nu}` (Pernot (2024c), eq. 25).
+
+    References
+    ----------
+    - Pernot (2024c), Table II and Figs. 2-3: Student-t fits of the z-scores; eq. 25: the
+      unit-variance Student-t.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -193,17 +269,46 @@ def _shapes_one(ds, *, rng=None):
 
 
 def distribution_shapes(data):
-    """Fit uE^2 (Inverse-Gamma), E^2 and Z^2 (F(1, nu)) at once (Pernot (2024b), Table I).
+    r"""Fit uE^2 (Inverse-Gamma), E^2 and Z^2 (F(1, nu)) at once (Pernot (2024b), Table I).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
 
     Returns
     -------
     xarray.Dataset
         On (``dataset``,) ``variable``: ``nu``, ``scale``, ``ks_distance``;
         coordinate ``model``; ``n_points``.
+
+    See Also
+    --------
+    uqviz.fit_inverse_gamma : the fit of uE^2 alone.
+    uqviz.fit_f : the fit of E^2 or Z^2 alone.
+    uqviz.nig_implied_shape : the F law of E^2 implied by the IG fit.
+    uqviz.plots.average.fit_histogram : draws a histogram with its fit.
+
+    Notes
+    -----
+    The models (Pernot (2024b), eqs. 17 and 19) are
+
+    .. math::
+
+       u_E^2/\sigma^2 \sim \Gamma^{-1}(\nu, \nu), \qquad X/\sigma^2 \sim F(1, \nu), \quad
+       X \in \{E^2, Z^2\},
+
+    each fitted by minimising the Kolmogorov-Smirnov distance
+    :math:`D = \sup_x |F_M(x) - F(x; \nu, \sigma^2)|` to the empirical CDF :math:`F_M`
+    (``ks_distance``); ``scale`` is :math:`\sigma^2`.
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 16-19: the IG and F models; Table I: the fits of the nine sets.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

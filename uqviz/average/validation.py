@@ -204,18 +204,29 @@ def _warn(out):
 def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
                      method="bca", rng=None, engine=None, return_replicates=False,
                      client=None):
-    """Validate average calibration by bootstrap intervals and zeta-scores (Pernot (2024b), eq. 14).
+    r"""Validate average calibration by bootstrap intervals and zeta-scores (Pernot (2024b), eq. 14).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-        Variables ``E``, ``uE`` on dim ``point`` (at least 3 points).
+        Variables ``E``, ``uE`` on dim ``point`` (at least 3 points); a DataTree gives one
+        result per dataset, on dim ``dataset``.
     statistics : sequence of str, default ("ZMS", "RCE")
         Moment or generic statistics; binned ones are refused (see
         :func:`uqviz.validate_simulated`). Those without a reference get NaN
         ``reference``/``zeta``, ``valid`` False and a warning.
-    n_boot, ci, method, rng
-        See docs/conventions.md (paired bootstrap, shared by all statistics).
+    n_boot : int, default 10000
+        Number of bootstrap replicates, an int >= 2; the resamples are paired, shared by all
+        statistics.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    method : {"bca", "percentile", "basic"}, default "bca"
+        How the bootstrap interval is computed: "bca" (bias-corrected and accelerated, DiCiccio
+        & Efron (1996)), "percentile" or "basic".
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     return_replicates : bool, default False
@@ -240,6 +251,69 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     -----
     UnreliableWarning
         No reference, an interval that cannot be computed, or an unreliable statistic.
+
+    See Also
+    --------
+    uqviz.tailedness : the tailedness screen behind ``reliable``.
+    uqviz.statistics.point_estimate : the formulas of every registered statistic.
+    uqviz.validate_simulated : statistics without a predefined reference (binned ones).
+    uqviz.decimation_curve : the statistics after removing the largest uncertainties.
+    uqviz.validation_probability : how often this test validates calibrated data.
+    uqviz.plots.average.intervals : draws the intervals and references.
+    uqviz.plots.average.zeta_comparison : draws the zeta-scores of two statistics.
+
+    Notes
+    -----
+    With the z-scores :math:`Z_i = E_i / u_{E_i}` of the :math:`M` points,
+
+    .. math::
+
+       \mathrm{ZMS} = \langle Z^2 \rangle = \frac{1}{M}\sum_{i=1}^M Z_i^2, \qquad
+       \mathrm{RCE} = \frac{\mathrm{RMV} - \mathrm{RMSE}}{\mathrm{RMV}}, \quad
+       \mathrm{RMV} = \sqrt{\langle u_E^2 \rangle}, \ \mathrm{RMSE} = \sqrt{\langle E^2 \rangle}
+
+    with references 1 and 0 (Pernot (2024b), eqs. 11 and 7).
+
+    The BCa interval of level :math:`1 - \alpha` takes the quantiles :math:`\alpha_1`
+    (:math:`\gamma = \alpha/2`) and :math:`\alpha_2` (:math:`\gamma = 1 - \alpha/2`) of the
+    :math:`B` bootstrap replicates :math:`\hat\theta^*_b` (DiCiccio & Efron (1996)),
+
+    .. math::
+
+       \alpha_{1,2} = \Phi\left(z_0 + \frac{z_0 + \Phi^{-1}(\gamma)}
+       {1 - a (z_0 + \Phi^{-1}(\gamma))}\right), \qquad
+       z_0 = \Phi^{-1}\left(\frac{\#\{\hat\theta^*_b < \hat\theta\}}{B}\right),
+
+    with the acceleration :math:`a` from the jackknife (Efron & Tibshirani (1993)).
+
+    The statistic is validated when its reference lies in the interval
+    :math:`I = [I^-, I^+]`, :math:`\vartheta_{ref} \in I` (Pernot (2024b), eq. 13), or
+    equivalently :math:`|\zeta| \le 1` (eq. 15) with the zeta-score (eq. 14)
+
+    .. math::
+
+       \zeta = \begin{cases}
+       \dfrac{\vartheta_{est} - \vartheta_{ref}}{I^+ - \vartheta_{est}} &
+       \vartheta_{est} \le \vartheta_{ref} \\[1ex]
+       \dfrac{\vartheta_{est} - \vartheta_{ref}}{\vartheta_{est} - I^-} &
+       \vartheta_{est} > \vartheta_{ref}
+       \end{cases}
+
+    ``p_value`` inverts the BCa mapping at the reference (Efron (1987)). A statistic is
+    ``reliable`` when no tailedness screen that questions it is exceeded: the robust skewness
+    :math:`\beta_{GM}` of :math:`u_E^2`, :math:`E^2` or :math:`Z^2` below its safety limit
+    (Pernot (2024b), Table II).
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 7, 11 and 13-15: RCE, ZMS, the interval test, the zeta-score; Table
+      II: the tailedness screen.
+    - Pernot (2024a): ZMS vs RCE on the nine literature sets.
+    - DiCiccio & Efron (1996): the BCa interval.
+    - Efron (1987): the p-value of a BCa interval.
+    - Efron & Tibshirani (1993): the jackknife acceleration.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -289,16 +363,48 @@ def _tailedness_one(ds, *, rng=None):
 
 
 def tailedness(data):
-    """Tailedness screen of uE^2, E^2 and Z^2 (Pernot (2024b), Table II).
+    r"""Tailedness screen of uE^2, E^2 and Z^2 (Pernot (2024b), Table II).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
 
     Returns
     -------
     xarray.Dataset
         On (``dataset``,) ``variable``: ``beta_gm``, ``kappa_cs``, ``threshold``, ``exceeds``.
+
+    See Also
+    --------
+    uqviz.validate_average : uses this screen for its ``reliable`` flag.
+    uqviz.nig_skewness_curve : the same measures on calibrated NIG samples.
+    uqviz.distribution_shapes : parametric fits of the same three variables.
+    uqviz.plots.average.skewness_map : draws beta_GM against kappa_CS.
+
+    Notes
+    -----
+    For each :math:`X \in \{u_E^2, E^2, Z^2\}`, with the Harrell-Davis median
+    :math:`\tilde X` and quantiles :math:`q_p` (Harrell & Davis (1982)),
+
+    .. math::
+
+       \beta_{GM} = \frac{\langle X \rangle - \tilde X}{\langle |X - \tilde X| \rangle}, \qquad
+       \kappa_{CS} = \frac{q_{0.975} - q_{0.025}}{q_{0.75} - q_{0.25}} - 2.91
+
+    (Groeneveld & Meeden (1984); Crow & Siddiqui (1967)). ``exceeds`` is
+    :math:`\beta_{GM}` above ``threshold``, the safety limit of Pernot (2024b), Table II.
+
+    References
+    ----------
+    - Pernot (2024b), Table II: the safety limits of beta_GM.
+    - Groeneveld & Meeden (1984): the robust skewness beta_GM.
+    - Crow & Siddiqui (1967): the robust kurtosis kappa_CS.
+    - Harrell & Davis (1982): the quantile estimator.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

@@ -20,7 +20,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
-from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
+from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic, list_statistics
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client
@@ -32,6 +32,8 @@ from uqviz.scores.coverage import generative_for
 __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
            "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
+#: the local statistics of Pernot (2023); local_calibration and ordering_study also take any
+#: registered moment statistic with a predefined reference (local_statistics())
 LOCAL_STATISTICS = ("ZMS", "ZM", "RCE", "ZVar")
 COVERAGE_STATISTIC = "PICP"  # local interval coverage, with a binomial (Wilson) interval
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
@@ -44,7 +46,9 @@ def local_streams(rng):
 
     Parameters
     ----------
-    rng : see docs/conventions.md
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator (docs/conventions.md, "Randomness").
 
     Returns
     -------
@@ -305,6 +309,67 @@ def _warn_bins(out, name):
                       UnreliableWarning, stacklevel=4)
 
 
+def check_local_statistic(statistic) -> str:
+    """The ``statistic`` option of :func:`local_calibration` and :func:`ordering_study`.
+
+    ``"PICP"`` (``local_calibration`` only: the caller decides), or the name of a registered
+    statistic (:func:`uqviz.statistics.register_statistic`) of kind ``"moments"`` with a
+    predefined numeric reference: the built-in ZMS, ZM, RCE, ZVar, RCE2 or one registered by
+    the user. Each bin is bootstrapped on its own, which needs a function of column means; a
+    bin's interval is compared with a number, so statistics without a reference (MSE, RMV,
+    ...) or with a reference computed from the same data (NLL) are refused, as are binned and
+    generic ones.
+
+    Parameters
+    ----------
+    statistic : str
+
+    Returns
+    -------
+    str
+        The name.
+
+    Examples
+    --------
+    >>> check_local_statistic("RCE2")
+    'RCE2'
+    >>> check_local_statistic("ENCE")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: statistic must be a registered moment statistic with a predefined reference ...
+    """
+    if not isinstance(statistic, str):
+        raise TypeError(f"statistic must be the name of a registered statistic, got "
+                        f"{statistic!r} ({type(statistic).__name__})")
+    if statistic == COVERAGE_STATISTIC:
+        return statistic
+    try:
+        stat = get_statistic(statistic)
+    except ValueError as exc:
+        raise ValueError(f"statistic: {exc}") from None
+    if stat.kind != "moments" or stat.reference is None or stat.data_reference:
+        why = (f"its kind is {stat.kind!r}" if stat.kind != "moments" else
+               "it has no predefined reference" if stat.reference is None else
+               f"its reference {stat.reference.name} is computed from the same data")
+        raise ValueError(f"statistic must be a registered moment statistic with a predefined "
+                         f"reference (built in: {', '.join(local_statistics())}), or 'PICP' "
+                         f"for local_calibration; got {statistic!r}: {why}")
+    return stat.name
+
+
+def local_statistics() -> tuple:
+    """Names of the registered statistics :func:`local_calibration` accepts besides "PICP".
+
+    Examples
+    --------
+    >>> local_statistics()[:4]
+    ('ZM', 'ZMS', 'ZVar', 'RCE')
+    """
+    return tuple(s for s in list_statistics()
+                 if (st := get_statistic(s)).kind == "moments" and st.reference is not None
+                 and not st.data_reference)
+
+
 def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
     """Check the binning and bootstrap options shared by the local analyses.
 
@@ -327,7 +392,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
                       random_ties=False, level=None, generative=None, n_mc=NULL_N_MC,
                       client=None):
-    """Local calibration statistic per bin of a conditioning variable, with intervals.
+    r"""Local calibration statistic per bin of a conditioning variable, with intervals.
 
     Each bin also gets ``null_coverage``: the probability that it would count as valid
     (interval computable, holding the reference, not flagged heavy-tailed) if the data were
@@ -347,14 +412,37 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistic : {"ZMS", "ZM", "RCE", "ZVar", "PICP"}
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    statistic : str, default "ZMS"
+        ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"``, ``"RCE2"``, ``"PICP"``, or any
+        registered statistic of kind ``"moments"`` with a predefined numeric reference
+        (:func:`uqviz.statistics.register_statistic`; the check is
+        ``uqviz.conditional.local.check_local_statistic``).
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
-    binning, min_count, edges, log
-        See :func:`uqviz.engine.binning.compute_bins` (``"stratified"`` for few-valued features).
-    n_boot, ci, rng
-        See docs/conventions.md.
+        Number of bins; default ``min(round(sqrt(M)), M // 100)``, at least 1 (bins of at least
+        100 points, Pernot (2023)).
+    binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
+        (for few-valued features), or at the given ``edges``.
+    min_count : int, optional
+        Fewest points a bin may hold: smaller equal-width, stratified or edges bins are merged
+        with their smaller neighbour (default 100 for "stratified", else no merging).
+    edges : array_like, optional
+        Strictly increasing, finite bin edges, for ``binning="edges"``.
+    log : bool, default False
+        Log-spaced widths for ``binning="equal_width"``.
+    n_boot : int, default 5000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     method : {"bca", "percentile", "basic", "student-t", "wilson"}, optional
@@ -397,6 +485,53 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     UnreliableWarning
         Bins with beta_GM(Z^2) > 0.8, or without an interval.
 
+    See Also
+    --------
+    uqviz.fraction_valid : the fraction of valid bins and its test.
+    uqviz.acf : autocorrelation of the per-bin series.
+    uqviz.ordering_study : the effect of the ordering of tied values.
+    uqviz.reliability : RMV and RMSE per bin.
+    uqviz.plots.conditional.local : draws the per-bin statistic and intervals.
+
+    Notes
+    -----
+    In each bin :math:`b` of the conditioning variable (:math:`n_b` points),
+
+    .. math::
+
+       \mathrm{LZM}_b = \langle Z \rangle_b, \qquad \mathrm{LZMS}_b = \langle Z^2 \rangle_b, \qquad
+       \mathrm{LRCE}_b = \frac{\mathrm{RMV}_b - \mathrm{RMSE}_b}{\mathrm{RMV}_b},
+
+    with references 0, 1 and 0; conditioning on :math:`u_E` tests consistency, on a feature
+    adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
+    its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
+
+    The BCa interval of level :math:`1 - \alpha` takes the quantiles :math:`\alpha_1`
+    (:math:`\gamma = \alpha/2`) and :math:`\alpha_2` (:math:`\gamma = 1 - \alpha/2`) of the
+    :math:`B` bootstrap replicates :math:`\hat\theta^*_b` (DiCiccio & Efron (1996)),
+
+    .. math::
+
+       \alpha_{1,2} = \Phi\left(z_0 + \frac{z_0 + \Phi^{-1}(\gamma)}
+       {1 - a (z_0 + \Phi^{-1}(\gamma))}\right), \qquad
+       z_0 = \Phi^{-1}\left(\frac{\#\{\hat\theta^*_b < \hat\theta\}}{B}\right),
+
+    with the acceleration :math:`a` from the jackknife (Efron & Tibshirani (1993)).
+
+    For PICP, the statistic of a bin is
+    :math:`\langle \mathbf{1}(|E| \le u_E q_D((1 + p)/2)) \rangle_b` with reference :math:`p`, the
+    ``level``.
+
+    References
+    ----------
+    - Pernot (2023), eqs. 6-7 and 10-11: consistency, adaptivity, LZMS and LRCE; section
+      III.2.1: the coverage of bins of about 100 points.
+    - Pernot (2024b), Table II: the heavy-tail flag beta_GM(Z^2) > 0.8.
+    - DiCiccio & Efron (1996): the BCa interval.
+    - Newcombe (1998): the Wilson interval of PICP.
+
+    Full entries: :doc:`/docs/references`.
+
     Examples
     --------
     >>> import uqviz
@@ -408,7 +543,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     >>> float(cov["reference"]), cov.attrs["method"]
     (0.9, 'wilson')
     """
-    checks.choice("statistic", statistic, LOCAL_STATISTICS + (COVERAGE_STATISTIC,))
+    statistic = check_local_statistic(statistic)
     n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)
@@ -490,7 +625,7 @@ def _null_test(p, present, n_valid, alpha):
 
 
 def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
-    """Fraction f_v of bins whose interval contains the reference (Pernot (2023)), and its
+    r"""Fraction f_v of bins whose interval contains the reference (Pernot (2023)), and its
     calibrated test.
 
     A bin counts as valid when its interval holds the reference, can be computed, and the
@@ -530,6 +665,45 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
         ``n_bins``, ``n_unreliable`` (heavy-tailed or without interval), ``valid`` (the
         verdict); calibrated: ``reference``, ``reference_lower``, ``reference_upper`` (1: the
         test is one-sided), ``p_value``.
+
+    See Also
+    --------
+    uqviz.local_calibration : the bins and their calibrated null.
+    uqviz.ordering_study : f_v over orderings of tied values.
+    uqviz.plots.conditional.local : draws the bins with f_v.
+
+    Notes
+    -----
+    With :math:`N` bins of which :math:`n_v` are valid,
+
+    .. math::
+
+       f_v = \frac{n_v}{N}
+
+    (Pernot (2023)). Calibrated test: :math:`n_v` is a sum of independent Bernoulli variables of
+    probabilities :math:`\pi_b` (``null_coverage``), a Poisson-binomial law;
+    :math:`p = P(n_v' \le n_v)` and valid when :math:`p > 1 - \mathrm{ci}`.
+
+    The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+
+    .. math::
+
+       L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
+       {2(n + z^2)}, \qquad
+       U = \frac{2n\hat p + z^2 + 1 + z\sqrt{z^2 + 2 - 1/n + 4\hat p(n(1 - \hat p) - 1)}}
+       {2(n + z^2)},
+
+    with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
+
+    References
+    ----------
+    - Pernot (2023): the fraction of valid bins; section III.2.1: the coverage of bins of about
+      100 points.
+    - Pernot (2024b), Table II: the heavy-tail flag.
+    - Newcombe (1998): the Wilson interval with continuity correction.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -604,7 +778,7 @@ def _acf_one(values, max_lag, where):
 
 
 def acf(local_result, *, max_lag=None, variable="estimate"):
-    """Autocorrelation of the per-bin series, with the +-1.96/sqrt(n) white-noise band.
+    r"""Autocorrelation of the per-bin series, with the +-1.96/sqrt(n) white-noise band.
 
     Parameters
     ----------
@@ -613,11 +787,36 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     max_lag : int, optional
         Default min(n_bins - 1, 10 log10(n_bins)), as R's ``acf``.
     variable : str, default "estimate"
+        The per-bin variable of ``local_result`` whose autocorrelation is computed.
 
     Returns
     -------
     xarray.Dataset
         ``acf`` on dim ``lag``, ``band``; with ``dataset``, also ``n_bins``.
+
+    See Also
+    --------
+    uqviz.local_calibration : the per-bin series.
+    uqviz.plots.conditional.acf : draws the ACF with its band.
+
+    Notes
+    -----
+    For the per-bin series :math:`x_1, \dots, x_n` (in bin order) and lag :math:`k`,
+
+    .. math::
+
+       r_k = \frac{\sum_{b=1}^{n-k} (x_b - \bar x)(x_{b+k} - \bar x)}{\sum_{b=1}^n (x_b - \bar x)^2},
+       \qquad \text{band} = \pm \frac{1.96}{\sqrt n}
+
+    (white-noise band, Bartlett (1946)); values outside the band reveal structure in the local
+    calibration (Pernot (2023), Fig. 3).
+
+    References
+    ----------
+    - Pernot (2023), Fig. 3: the ACF of the local statistics.
+    - Bartlett (1946): the white-noise band.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -675,17 +874,17 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
     means = kbin.binned_column_means(e, u, bins.starts, bins.sizes)
-    values = [_binned_value(s, means) for s in statistics]
+    values = [_binned_value(get_statistic(s), means) for s in statistics]
     return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
                        "n_bins": ((), bins.n_bins)},
                       coords={"statistic": list(statistics)})
 
 
-def _binned_value(name, means):
+def _binned_value(stat, means):
     """One binned error from the bin means; a warning when it is not representable."""
     with np.errstate(all="ignore"):
-        value = kbin.FROM_MEANS[name](means)
-    problem = ks.unrepresentable(name, kbin.FROM_MEANS[name], means, value)
+        value = stat.func(means)
+    problem = ks.unrepresentable(stat.name, stat.func, means, value)
     if problem:
         warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning, stacklevel=5)
     return value
@@ -693,21 +892,61 @@ def _binned_value(name, means):
 
 def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=20,
                   binning="equal_count"):
-    """Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
+    r"""Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistics : sequence of {"ENCE", "UCE", "ZMSE"}
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    statistics : sequence of str, default ("ENCE", "UCE", "ZMSE")
+        Registered statistics of kind ``"binned"``: the three built-in ones or one registered
+        by the user (a function of the per-bin means of ``E2``, ``V``, ``Z2``).
     conditioning : str, default "uE"
+        Variable the bins are cut on: "uE" (consistency) or a feature name (adaptivity).
     n_bins : int or None, default 20
         None: the documented default, 20 (Pernot (2024c)).
-    binning : str, default "equal_count"
+    binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
+        (for few-valued features).
 
     Returns
     -------
     xarray.Dataset
         ``estimate`` on ``statistic``, ``n_bins``.
+
+    See Also
+    --------
+    uqviz.validate_simulated : validates these statistics against simulated references.
+    uqviz.extrapolate : validates ENCE or ZMSE by extrapolation to zero bins.
+    uqviz.reliability : RMV and RMSE per bin.
+
+    Notes
+    -----
+    Over :math:`N` bins :math:`b` of the conditioning variable, with the mean variance
+    :math:`\mathrm{MV}_b = \langle u_E^2 \rangle_b`, the mean squared error
+    :math:`\mathrm{MSE}_b = \langle E^2 \rangle_b`, :math:`\mathrm{RMV}_b = \sqrt{\mathrm{MV}_b}`,
+    :math:`\mathrm{RMSE}_b = \sqrt{\mathrm{MSE}_b}` and :math:`\mathrm{ZMS}_b = \langle Z^2 \rangle_b`,
+
+    .. math::
+
+       \mathrm{ENCE} = \frac{1}{N}\sum_{b=1}^N \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b},
+       \qquad
+       \mathrm{UCE} = \frac{1}{N}\sum_{b=1}^N |\mathrm{MV}_b - \mathrm{MSE}_b|, \qquad
+       \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|
+
+    (ENCE: Levi et al. (2022), Pernot (2023), eqs. 8-9; ZMSE: Pernot (2024c), eq. 17).
+
+    None of them has a predefined reference: it depends on the data and the bins.
+
+    References
+    ----------
+    - Pernot (2024c), eq. 17: ZMSE.
+    - Pernot (2023), eqs. 8-9: ENCE for any binning variable.
+    - Levi et al. (2022): ENCE.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -716,10 +955,11 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=2
     ['ENCE', 'UCE', 'ZMSE']
     """
     statistics = checks.names("statistics", statistics)
-    unknown = [s for s in statistics if s not in kbin.BINNED]
+    binned = [s for s in list_statistics() if get_statistic(s).kind == "binned"]
+    unknown = [s for s in statistics if s not in binned]
     if unknown:
         raise ValueError(f"statistics: unknown binned statistic(s) {unknown}; "
-                         f"known: {', '.join(kbin.BINNED)}")
+                         f"known (registered, kind 'binned'): {', '.join(binned)}")
     n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
     out = map_datasets(_binned_one, data, statistics=statistics, conditioning=conditioning,

@@ -89,7 +89,9 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng):
         D of the simulated z-scores (zero mean, unit variance).
     n_mc : int
         At least this many simulated bins in total (whole copies of the binned data).
-    rng : see docs/conventions.md
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator (docs/conventions.md, "Randomness").
 
     Returns
     -------

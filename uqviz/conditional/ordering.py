@@ -11,7 +11,8 @@ from uqviz._array import binning as kbinning
 from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
-from uqviz.conditional.local import (BOOTSTRAP_METHODS, LOCAL_STATISTICS, check_local_options,
+from uqviz.conditional.local import (BOOTSTRAP_METHODS, COVERAGE_STATISTIC, LOCAL_STATISTICS,
+                                     check_local_options, check_local_statistic,
                                      fraction_valid, local_streams, student_t_interval)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -23,6 +24,8 @@ from uqviz.engine.warning_classes import UnreliableWarning
 
 __all__ = ["ordering_study", "tie_order", "ORDERING_STATISTICS"]
 
+#: the statistics of Pernot (2023); any registered moment statistic with a predefined
+#: reference is accepted too (uqviz.conditional.local.check_local_statistic)
 ORDERING_STATISTICS = LOCAL_STATISTICS
 CHUNK_BYTES = 64 * 2**20  # bootstrap replicates held at once per chunk of orderings
 _SEED_MAX = 2**63
@@ -200,20 +203,39 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
 def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderings=1000,
                    n_boot=5000, ci=0.95, method=None, rng=None, progress=None, chunk_size=None,
                    engine=None, common_bootstrap=True, client=None):
-    """Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
+    r"""Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    statistic : {"ZMS", "ZM", "RCE", "ZVar"}
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    statistic : str, default "ZMS"
+        The local statistic: ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"``, ``"RCE2"`` or any
+        registered moment statistic with a predefined reference (as in
+        :func:`uqviz.local_calibration`, "PICP" excepted).
     conditioning : str or array_like
-        ``"uE"``, a feature, or one value per point.
+        Variable the bins are cut on: "uE", a feature name, or one value per point (required).
     n_bins : int, optional
         Default ``min(round(sqrt(M)), M // 100)``, at least 1
         (``uqviz.engine.binning.default_n_bins``).
     n_orderings : int, default 1000
-    n_boot, ci, method, rng, progress
-        As :func:`uqviz.local_calibration`; see docs/conventions.md.
+        Number of random orderings of the tied values.
+    n_boot : int, default 5000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    method : {"bca", "percentile", "basic", "student-t"}, optional
+        Interval method of each bin; default as :func:`uqviz.local_calibration`: "student-t" for
+        ZM, else "bca".
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     chunk_size : int, optional
@@ -231,6 +253,36 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         ``ordering``: ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
         ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``, ``valid_data``.
 
+    See Also
+    --------
+    uqviz.local_calibration : one ordering (``random_ties=True``).
+    uqviz.fraction_valid : f_v of one binning.
+    uqviz.plots.conditional.ordering : draws f_v over orderings.
+
+    Notes
+    -----
+    In each bin :math:`b` of the conditioning variable (:math:`n_b` points),
+
+    .. math::
+
+       \mathrm{LZM}_b = \langle Z \rangle_b, \qquad \mathrm{LZMS}_b = \langle Z^2 \rangle_b, \qquad
+       \mathrm{LRCE}_b = \frac{\mathrm{RMV}_b - \mathrm{RMSE}_b}{\mathrm{RMV}_b},
+
+    with references 0, 1 and 0; conditioning on :math:`u_E` tests consistency, on a feature
+    adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
+    its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
+
+    For each of :math:`R` random orderings of the tied conditioning values, the equal-count bins
+    are recut and :math:`f_v = n_v / N` recomputed; ``fv_lower``, ``fv_upper`` are quantiles of
+    :math:`f_v` over the orderings (Pernot (2023), Fig. 4).
+
+    References
+    ----------
+    - Pernot (2023), Fig. 4: the ordering study.
+    - DiCiccio & Efron (1996): the BCa interval.
+
+    Full entries: :doc:`/docs/references`.
+
     Examples
     --------
     >>> import numpy as np, uqviz
@@ -241,7 +293,11 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     >>> res.sizes["ordering"], 0.0 <= float(res.fv) <= 1.0
     (20, True)
     """
-    checks.choice("statistic", statistic, ORDERING_STATISTICS)
+    if statistic == COVERAGE_STATISTIC:
+        raise ValueError("statistic: 'PICP' is a binomial proportion with no bootstrap to share "
+                         "between orderings; ordering_study takes the moment statistics of "
+                         "local_calibration")
+    statistic = check_local_statistic(statistic)
     n_bins, _, n_boot, ci = check_local_options(n_bins=n_bins, binning="equal_count",
                                                 min_count=None, n_boot=n_boot, ci=ci, rng=rng,
                                                 engine=engine)

@@ -55,20 +55,39 @@ def _reliability_one(ds, *, rng, conditioning, n_bins, binning, min_count, n_boo
 
 def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", min_count=None,
                 n_boot=5000, ci=0.95, method="bca", rng=None, engine=None, client=None):
-    """RMV and RMSE per bin, with intervals: the numbers of a reliability diagram.
+    r"""RMV and RMSE per bin, with intervals: the numbers of a reliability diagram.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     conditioning : str or array_like, default "uE"
-    n_bins, binning, min_count
-        As :func:`uqviz.local_calibration`.
-    n_boot, ci, rng
-        See docs/conventions.md.
+        Variable the bins are cut on: "uE" (consistency), a feature name (adaptivity), or one
+        value per point.
+    n_bins : int, optional
+        Number of bins; default ``min(round(sqrt(M)), M // 100)``, at least 1 (bins of at least
+        100 points, Pernot (2023)).
+    binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
+        (for few-valued features), or at the given ``edges``.
+    min_count : int, optional
+        Fewest points a bin may hold: smaller equal-width, stratified or edges bins are merged
+        with their smaller neighbour (default 100 for "stratified", else no merging).
+    n_boot : int, default 5000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
-    method : {"bca", "percentile", "basic", "chi2"}
-        RMSE interval: bootstrap, or ``"chi2"`` (n MSE / sigma^2 ~ chi2(n), normal errors).
+    method : {"bca", "percentile", "basic", "chi2"}, default "bca"
+        RMSE interval: bootstrap ("bca", "percentile", "basic"), or "chi2" (:math:`n
+        \mathrm{MSE}/\sigma^2 \sim \chi^2(n)`, normal errors).
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
 
@@ -77,6 +96,35 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     xarray.Dataset
         On ``bin``: ``rmv``, ``rmse``, ``rmse_lower``, ``rmse_upper``, ``zeta``,
         ``valid`` (RMV inside the RMSE interval); bin coords.
+
+    See Also
+    --------
+    uqviz.local_calibration : LZMS per bin, the z-score counterpart.
+    uqviz.binned_errors : ENCE, which summarises the same bins.
+    uqviz.plots.conditional.reliability_diagram : draws RMSE against RMV.
+
+    Notes
+    -----
+    In each bin :math:`b`,
+
+    .. math::
+
+       \mathrm{RMV}_b = \sqrt{\langle u_E^2 \rangle_b}, \qquad
+       \mathrm{RMSE}_b = \sqrt{\langle E^2 \rangle_b},
+
+    and the bin is valid when :math:`\mathrm{RMV}_b` lies in the interval of
+    :math:`\mathrm{RMSE}_b` (Pernot (2023), eq. 5; Levi et al. (2022)). ``method="chi2"``:
+    :math:`n_b \mathrm{MSE}_b / \sigma^2 \sim \chi^2(n_b)`, so the interval is
+    :math:`[\sqrt{n_b \mathrm{MSE}_b / \chi^2_{(1+\mathrm{ci})/2}(n_b)},
+    \sqrt{n_b \mathrm{MSE}_b / \chi^2_{(1-\mathrm{ci})/2}(n_b)}]`.
+
+    References
+    ----------
+    - Pernot (2023), eq. 5: conditional calibration in uncertainty space.
+    - Levi et al. (2022): the reliability diagram, RMSE vs RMV.
+    - DiCiccio & Efron (1996): the BCa interval.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

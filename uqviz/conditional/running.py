@@ -74,12 +74,16 @@ def _running_one(ds, *, rng=None, conditioning, window):
 
 
 def running_statistics(data, *, conditioning="uE", window=None):
-    """Z-scores sorted by a conditioning variable, with their running mean and mean square.
+    r"""Z-scores sorted by a conditioning variable, with their running mean and mean square.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     conditioning : str or array_like, default "uE"
+        Variable the z-scores are sorted by: "uE", a feature name, or one value per point.
     window : int, optional
         Points per window; default ``M // 100``, at least 10, at most M
         (``uqviz.conditional.running.default_window``).
@@ -89,6 +93,29 @@ def running_statistics(data, *, conditioning="uE", window=None):
     xarray.Dataset
         ``z`` on ``rank`` (coords ``x``, ``point``); ``running_mean``, ``running_ms`` on
         ``window`` (coords ``x_window``, ``x_window_lower``, ``x_window_upper``).
+
+    See Also
+    --------
+    uqviz.local_calibration : the same statistics in bins, with intervals.
+    uqviz.plots.conditional.zscores_vs : draws the z-scores and running means.
+
+    Notes
+    -----
+    With the z-scores sorted by the conditioning variable, :math:`Z_{(1)}, \dots, Z_{(M)}`, and a
+    sliding window of :math:`w` points, window :math:`j = 1, \dots, M - w + 1` has
+
+    .. math::
+
+       \bar Z_j = \frac{1}{w}\sum_{i=j}^{j+w-1} Z_{(i)}, \qquad
+       \overline{Z^2}_j = \frac{1}{w}\sum_{i=j}^{j+w-1} Z_{(i)}^2
+
+    (Pernot (2023), Fig. 2).
+
+    References
+    ----------
+    - Pernot (2023), Fig. 2: z-scores against uE and features, with running means.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

@@ -880,16 +880,36 @@ def check_dataset(ds):
 
 
 def z_scores(ds):
-    """Z-scores ``Z = E / uE`` of a dataset.
+    r"""Z-scores ``Z = E / uE`` of a dataset.
 
     Parameters
     ----------
     ds : xarray.Dataset or xarray.DataTree
+        Variables ``E`` and ``uE`` on dim ``point``; a DataTree gives a tree of z-scores.
 
     Returns
     -------
     xarray.DataArray or xarray.DataTree
         Named ``"Z"`` on dim ``point``; for a tree, a tree of variables ``Z``.
+
+    See Also
+    --------
+    uqviz.validate_average : ZMS, the mean squared z-score.
+    uqviz.running_statistics : z-scores sorted by a conditioning variable.
+
+    Notes
+    -----
+    .. math::
+
+       Z_i = \frac{E_i}{u_{E_i}}
+
+    (Pernot (2024b), eq. 9); calibrated data have :math:`\mathrm{Var}(Z) = 1` (eq. 10).
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 9-10: z-scores.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

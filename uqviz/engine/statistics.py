@@ -5,6 +5,11 @@ Kinds: ``"moments"`` ``f(means, n)`` of column means (:mod:`uqviz._array.stats`)
 (2024c)), ``"generic"`` ``f(e, u)``. The reference is a number, a statistic of
 the same data (NLL -> NLL_ref) or None (simulated reference needed).
 
+Not every analysis takes every kind; which analysis takes a registered statistic of
+which kind is the table "A statistic" of docs/architecture.md: for example
+``validate_average`` takes moment and generic statistics, ``local_calibration`` moment
+statistics with a numeric reference, ``binned_errors`` binned ones.
+
 Examples
 --------
 >>> from uqviz import get_statistic
@@ -25,15 +30,17 @@ from uqviz._array import stats as ks
 from uqviz.engine import checks
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "reference_value", "point_estimate", "excess_over_reference", "DEFAULT_N_BINS"]
+           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
+           "DEFAULT_N_BINS"]
 
 
 @dataclass(frozen=True)
 class Statistic:
     """A calibration statistic known to uqviz.
 
-    Register a new one with :func:`~uqviz.statistics.register_statistic`; then every
-    analysis accepts its name.
+    Register a new one with :func:`~uqviz.statistics.register_statistic`; then the
+    analyses that take statistics of its kind accept its name (docs/architecture.md,
+    "A statistic"), until :func:`~uqviz.statistics.unregister_statistic` removes it.
 
     Parameters
     ----------
@@ -101,6 +108,7 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
     >>> _ = register_statistic(mae_z, overwrite=True)
     >>> float(point_estimate("MAZ", np.array([1.0, -3.0]), np.array([1.0, 1.0])))
     2.0
+    >>> _ = unregister_statistic("MAZ")
     """
     if statistic.kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {statistic.kind!r}")
@@ -108,6 +116,43 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
         raise ValueError(f"statistic {statistic.name!r} is already registered")
     _REGISTRY[statistic.name] = statistic
     return statistic
+
+
+def unregister_statistic(name: str) -> Statistic:
+    """Remove a statistic registered by :func:`~uqviz.statistics.register_statistic`.
+
+    The statistics uqviz defines (``BUILTIN_STATISTICS``) stay: the analyses rely on them.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    Statistic
+        The statistic removed (give it to :func:`~uqviz.statistics.register_statistic` to
+        put it back).
+
+    Examples
+    --------
+    >>> from uqviz.statistics import (Statistic, list_statistics, register_statistic,
+    ...                               unregister_statistic)
+    >>> _ = register_statistic(Statistic("MAZ2", lambda e, u: np.mean(np.abs(e / u), axis=-1),
+    ...                                  "generic"))
+    >>> unregister_statistic("MAZ2").name, "MAZ2" in list_statistics()
+    ('MAZ2', False)
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be the name of a registered statistic, got {name!r} "
+                        f"({type(name).__name__})")
+    if name in BUILTIN_STATISTICS:
+        raise ValueError(f"statistic {name!r} is built into uqviz and cannot be unregistered "
+                         "(register_statistic(..., overwrite=True) replaces it)")
+    if name not in _REGISTRY:
+        users = [s for s in _REGISTRY if s not in BUILTIN_STATISTICS]
+        raise ValueError(f"statistic {name!r} is not registered; registered by the user: "
+                         f"{', '.join(users) or 'none'}")
+    return _REGISTRY.pop(name)
 
 
 def get_statistic(name: str | Statistic) -> Statistic:
@@ -192,6 +237,10 @@ for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RM
                                  None, _desc + " (equal-count bins of uE)"))
 
 
+#: the statistics defined by uqviz (not removable by :func:`unregister_statistic`)
+BUILTIN_STATISTICS = tuple(_REGISTRY)
+
+
 def sort_by_uncertainty(e, u):
     """Errors and uncertainties sorted (stably) by uE along the last axis."""
     order = np.argsort(u, axis=-1, kind="stable")
@@ -207,17 +256,68 @@ def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
 
 
 def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
-    """Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
+    r"""Value of a statistic on errors ``e`` and uncertainties ``u`` (last axis = points).
 
     Parameters
     ----------
     statistic : str or Statistic
-    e, u : array_like, shape (..., M)
+        A registered statistic (``uqviz.list_statistics()``), by name or as the object.
+    e : array_like, shape (..., M)
+        Errors E; the leading axes are computed independently.
+    u : array_like, shape (..., M)
+        Standard uncertainties uE, paired with ``e``.
     n_bins : int, default 20
+        Number of equal-count bins of uE of the binned statistics (ENCE, UCE, ZMSE); ignored
+        by the others.
 
     Returns
     -------
     ndarray, shape (...)
+
+    See Also
+    --------
+    uqviz.statistics.reference_value : the reference each statistic is validated against.
+    uqviz.validate_average : bootstrap validation of the moment statistics.
+    uqviz.binned_errors : ENCE, UCE and ZMSE on bins of any conditioning variable.
+
+    Notes
+    -----
+    With :math:`Z_i = E_i / u_{E_i}` and :math:`\langle \cdot \rangle` the mean over the
+    :math:`M` points, the registered statistics are
+
+    .. math::
+
+       \mathrm{ZM} = \langle Z \rangle, \quad \mathrm{ZMS} = \langle Z^2 \rangle, \quad
+       \mathrm{ZVar} = \frac{M}{M - 1}\left(\langle Z^2 \rangle - \langle Z \rangle^2\right),
+
+       \mathrm{MSE} = \langle E^2 \rangle, \quad \mathrm{MV} = \langle u_E^2 \rangle, \quad
+       \mathrm{RMSE} = \sqrt{\mathrm{MSE}}, \quad \mathrm{RMV} = \sqrt{\mathrm{MV}},
+
+       \mathrm{RCE} = \frac{\mathrm{RMV} - \mathrm{RMSE}}{\mathrm{RMV}}, \quad
+       \mathrm{RCE2} = \frac{\mathrm{MV} - \mathrm{MSE}}{\mathrm{MV}}, \quad
+       \mathrm{NLL} = \frac{1}{2}\left(\langle Z^2 \rangle + \langle \ln u_E^2 \rangle
+       + \ln 2\pi\right),
+
+       \mathrm{CC} = \rho_S(|E|, u_E), \quad
+       \mathrm{ENCE} = \frac{1}{N}\sum_{b=1}^N \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}
+       {\mathrm{RMV}_b}, \quad
+       \mathrm{UCE} = \frac{1}{N}\sum_{b=1}^N |\mathrm{MV}_b - \mathrm{MSE}_b|, \quad
+       \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|,
+
+    with :math:`\rho_S` the Spearman rank correlation and :math:`b` the :math:`N` equal-count
+    bins of :math:`u_E` (RCE: Pernot (2024b), eq. 7; ZMS: eq. 11; NLL: eq. 12; CC: Pernot
+    (2024c), eq. 18; ENCE: Levi et al. (2022), Pernot (2023), eq. 8; ZMSE: Pernot (2024c),
+    eq. 17). ``NLL_ref`` is :math:`\frac12 (1 + \langle \ln u_E^2 \rangle + \ln 2\pi)`
+    (Pernot (2024c), eq. 16).
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 7, 11 and 12: RCE, ZMS and NLL.
+    - Pernot (2024c), eqs. 16-18: the NLL reference, ZMSE and CC.
+    - Pernot (2023), eq. 8: ENCE.
+    - Levi et al. (2022): ENCE.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -234,17 +334,46 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
 
 
 def reference_value(statistic, e, u):
-    """Reference value of a statistic for data (e, u); NaN when it has none.
+    r"""Reference value of a statistic for data (e, u); NaN when it has none.
 
     Parameters
     ----------
     statistic : str or Statistic
-    e, u : array_like
-        Errors and uncertainties (last axis = points); used by data-dependent references (NLL).
+        A registered statistic (``uqviz.list_statistics()``), by name or as the object.
+    e : array_like
+        Errors E (last axis = points); used by data-dependent references (NLL) only.
+    u : array_like
+        Standard uncertainties uE, paired with ``e``; used by data-dependent references only.
 
     Returns
     -------
     float or numpy.ndarray
+
+    See Also
+    --------
+    uqviz.statistics.point_estimate : the value of the statistic.
+    uqviz.statistics.excess_over_reference : the statistic bootstrapped against a data-dependent
+        reference.
+    uqviz.simulated_reference : a simulated reference, for statistics without one here.
+
+    Notes
+    -----
+    The value of a calibrated set: ZM and RCE, RCE2 0; ZMS and ZVar 1 (:math:`Z \sim D(0, 1)`,
+    Pernot (2024b), eqs. 10-11); for NLL, the data-dependent
+
+    .. math::
+
+       \mathrm{NLL}_{ref} = \frac{1}{2}\left(1 + \langle \ln u_E^2 \rangle + \ln 2\pi\right)
+
+    (Pernot (2024c), eq. 16). CC, ENCE, UCE and ZMSE have no predefined reference (NaN): it
+    depends on the data (Pernot (2024c)).
+
+    References
+    ----------
+    - Pernot (2024b), eqs. 7 and 10-11: the references of RCE and ZMS.
+    - Pernot (2024c), eq. 16: the NLL reference; section II.D: statistics without a reference.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -261,7 +390,7 @@ def reference_value(statistic, e, u):
 
 
 def excess_over_reference(statistic) -> Statistic:
-    """The statistic to bootstrap to validate ``statistic`` against its reference.
+    r"""The statistic to bootstrap to validate ``statistic`` against its reference.
 
     Itself, or, for a data-dependent reference (NLL), the paired excess
     ``"<name>-reference"`` (reference 0; for NLL, ``(ZMS - 1)/2``).
@@ -269,10 +398,33 @@ def excess_over_reference(statistic) -> Statistic:
     Parameters
     ----------
     statistic : str or Statistic
+        A registered statistic (``uqviz.list_statistics()``), by name or as the object.
 
     Returns
     -------
     Statistic
+
+    See Also
+    --------
+    uqviz.statistics.reference_value : the reference of a statistic.
+    uqviz.validate_average : bootstraps this statistic.
+
+    Notes
+    -----
+    For NLL, the excess over its reference is, point by point paired,
+
+    .. math::
+
+       \mathrm{NLL} - \mathrm{NLL}_{ref} = \frac{\langle Z^2 \rangle - 1}{2}
+       = \frac{\mathrm{ZMS} - 1}{2},
+
+    with reference 0 (Pernot (2024c), eqs. 15-16): validating NLL is validating ZMS.
+
+    References
+    ----------
+    - Pernot (2024c), eqs. 15-16: NLL and its reference.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

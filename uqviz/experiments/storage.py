@@ -231,7 +231,7 @@ def _save_stored(result, path, text):
     """Write one Dataset, or a dict of Datasets as groups of one file, with its settings."""
     from datetime import date
 
-    from uqviz import __version__
+    from uqviz._version import __version__
 
     stamp = {SETTINGS_ATTR: text, "uqviz_version": __version__,
              "computed_on": date.today().isoformat()}

@@ -116,11 +116,9 @@ def _beta_gm_per_dataset(e, u):
 
 
 def _set_numba_threads(n):
-    if n is None:
-        return
-    try:
-        import numba
-    except ImportError:  # pragma: no cover
+    from uqviz._array.jit import numba  # None without numba (jit.py alone imports it)
+
+    if n is None or numba is None:
         return
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
 
@@ -425,7 +423,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
                            n_boot=5000, statistics=("ZMS", "RCE"), ci=0.95, method="bca",
                            rng=None, client=None, chunk_size=None, progress=None, path=None,
                            engine=None):
-    """Probability that a bootstrap test validates a calibrated dataset (Pernot (2024b), Fig. 5).
+    r"""Probability that a bootstrap test validates a calibrated dataset (Pernot (2024b), Fig. 5).
 
     For each ``nu``, ``n_datasets`` calibrated datasets of ``size`` points are
     drawn from the scenario and each is validated by a bootstrap interval
@@ -438,6 +436,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     Parameters
     ----------
     scenario : {"NIG", "TIG"}, default "NIG"
+        Generative model of the calibrated sets: "NIG" (inverse-gamma variances, normal errors)
+        or "TIG" (inverse-gamma variances, Student-t errors).
     nu : sequence of float, optional
         ``nu_IG`` (NIG, > 0) or ``nu_D`` (TIG, > 2). Default: NIG
         (2, 3, 4, 6, 8, 10), TIG (2.1, 3, 4, 6, 8, 10, 20).
@@ -452,6 +452,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     ci : float, default 0.95
         Level of the bootstrap intervals and of the Wilson interval of ``p_val``.
     method : {"bca", "percentile", "basic"}, default "bca"
+        How the bootstrap interval is computed: "bca" (bias-corrected and accelerated, DiCiccio
+        & Efron (1996)), "percentile" or "basic".
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Source of the study's entropy (None: fresh, or the one saved in ``path``).
     client : None, "local" or dask.distributed.Client
@@ -474,6 +476,31 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
         ``nu``; ``beta_gm`` (mean over datasets) on (``nu``, ``variable``).
         Per dataset (dim ``dataset``): ``estimate``, ``zeta``,
         ``beta_gm_per_dataset``, ``done``. Settings in attrs.
+
+    See Also
+    --------
+    uqviz.validate_average : the test whose success rate is measured.
+    uqviz.statistic_bias : the bias of the statistics on the same models.
+    uqviz.plots.experiments.validation_probability : draws ``p_val`` against ``nu``.
+
+    Notes
+    -----
+    Of :math:`N` calibrated datasets with zeta-scores :math:`\zeta_i` (Pernot (2024b), eq. 14),
+
+    .. math::
+
+       p_{val} = \frac{1}{N}\sum_{i=1}^N \mathbf{1}(|\zeta_i| \le 1)
+
+    (Pernot (2024b), eq. 21), with the Wilson interval of a proportion (Wilson (1927)); a
+    calibrated test has :math:`p_{val} \approx` ``ci``.
+
+    References
+    ----------
+    - Pernot (2024b), eq. 21 and Fig. 5: the validation probability.
+    - Pernot (2024a), Fig. 3: the validation probability of NIG sets.
+    - Wilson (1927): the interval of ``p_val``.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -557,7 +584,7 @@ def _summarise_validation(ds, refs, ci):
 def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
                    statistics=("RCE", "ZMS", "RCE2"), rng=None, client=None, chunk_size=None,
                    progress=None, path=None):
-    """Mean and dispersion of calibration statistics on a TIG grid (Pernot (2024b), Figs. 4, 11).
+    r"""Mean and dispersion of calibration statistics on a TIG grid (Pernot (2024b), Figs. 4, 11).
 
     For each ``(nu_ig, nu_d)``, ``n_datasets`` calibrated datasets of ``size``
     points are drawn (``uE^2 ~ IG(nu_ig/2, nu_ig/2)``, ``D = t_s(nu_d)``,
@@ -582,8 +609,21 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
         Moment statistics. Without a reference ``bias`` is NaN; with a
         data-dependent one (NLL) ``reference`` is NaN and ``bias``,
         ``sd``, ``se`` are those of ``NLL - NLL_ref``.
-    rng, client, chunk_size, progress, path
-        As in :func:`validation_probability` (default chunk 200 datasets).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    chunk_size : int, optional
+        Datasets per scheduled task (default 200); the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
+    path : str or os.PathLike, optional
+        netCDF file where the study is saved as it runs and from which an interrupted study
+        resumes; default: not saved.
 
     Returns
     -------
@@ -595,6 +635,28 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
         ``variable``). Per dataset (dim ``dataset``): ``estimate_per_dataset``,
         ``excess_per_dataset`` (statistic - reference), ``beta_gm_per_dataset``,
         ``done``. Settings in attrs.
+
+    See Also
+    --------
+    uqviz.validation_probability : the validation rate on the same models.
+    uqviz.plots.experiments.bias_vs_skewness : draws the bias against beta_GM.
+
+    Notes
+    -----
+    For each grid point, over :math:`n` calibrated datasets
+    (:math:`u_E^2 \sim \Gamma^{-1}(\nu_{IG}/2, \nu_{IG}/2)`, :math:`E = u_E \varepsilon`,
+    :math:`\varepsilon \sim t_s(\nu_D)`, Pernot (2024b), eq. 20),
+
+    .. math::
+
+       \mathrm{bias} = \frac{1}{n}\sum_{k=1}^n (\vartheta_k - \vartheta_{ref}), \qquad
+       \mathrm{se} = \frac{\mathrm{sd}(\vartheta_k)}{\sqrt{n}}.
+
+    References
+    ----------
+    - Pernot (2024b), eq. 20 and Figs. 4, 11: the bias of RCE, ZMS and RCE2 on TIG models.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

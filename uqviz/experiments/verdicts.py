@@ -158,7 +158,7 @@ def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma"
     1.4
     """
     from uqviz.data import from_arrays
-    from uqviz.generative import get_generative
+    from uqviz.data.generative import get_generative
 
     rng = checks.rng(rng)
     g_rng, u_rng, x_rng = rng.spawn(3)
@@ -328,7 +328,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
                               design="inverse_gamma", nu=3.0, data=None, verdicts=None,
                               n_boot=1000, n_mc=200, ci=0.95, rng=None, client=None,
                               progress=None):
-    """False-alarm rate and power of every verdict, measured on simulated sets.
+    r"""False-alarm rate and power of every verdict, measured on simulated sets.
 
     For each scenario (and each generative distribution D and size scanned), ``n_datasets``
     sets are drawn; each verdict is computed on each set and the rates of "fails" and of
@@ -400,13 +400,24 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         A dataset whose ``uE`` (and numeric features) are used instead of a design.
     verdicts : sequence of str, optional
         The verdicts measured (see above).
-    n_boot, n_mc : int, default 1000, 200
-        Bootstrap replicates and Monte Carlo samples of each call.
+    n_boot : int, default 1000
+        Bootstrap replicates of each call, an int >= 2.
+    n_mc : int, default 200
+        Monte Carlo samples of each call, an int >= 2.
     ci : float, default 0.95
         Confidence level of the Wilson intervals of the rates.
-    rng, client, progress
-        See docs/conventions.md. Set ``i`` of cell ``c`` has its own stream, child ``i`` of
-        child ``c`` of ``rng``: the numbers do not depend on the client or the chunking.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream; set ``i`` of cell ``c`` has its own stream, child ``i`` of child ``c`` of
+        ``rng``, so the numbers do not depend on the client or the chunking. None (fresh
+        entropy), an int >= 0, a numpy.random.SeedSequence (copied, never consumed) or a
+        numpy.random.Generator; the same ``rng`` gives the same numbers on any number of threads
+        or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
 
     Returns
     -------
@@ -418,6 +429,30 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         ``miscalibrated`` (bool: the "fails" rate is a power, else a false alarm),
         ``cost`` (verdict: mean seconds per call of the verdict's family: one report, one
         gate, one f_v...). Settings in ``attrs``.
+
+    See Also
+    --------
+    uqviz.report : the verdicts measured.
+    uqviz.validation_probability : the validation rate of one test on NIG/TIG models.
+
+    Notes
+    -----
+    For a verdict and a cell with :math:`n` sets of which :math:`k` fail,
+
+    .. math::
+
+       r = \frac{k}{n}, \qquad \mathrm{se}(r) = \sqrt{\frac{r(1-r)}{n}},
+
+    with the Wilson interval of :math:`r` (Wilson (1927)): a false-alarm rate where the scenario
+    is calibrated for the property tested, a power where it is not.
+
+    References
+    ----------
+    - Pernot (2023), section III.2.1: why the false-alarm rate must be measured.
+    - Holm (1979): the family-wise decisions of the report and the gate.
+    - Wilson (1927): the interval of a rate.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

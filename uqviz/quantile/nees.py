@@ -44,7 +44,7 @@ def _check_nees_model(sample_model):
 
 
 def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
-    """Normalised estimation error squared ``(y - mean)^T Sigma^-1 (y - mean)`` of every point.
+    r"""Normalised estimation error squared ``(y - mean)^T Sigma^-1 (y - mean)`` of every point.
 
     Parameters
     ----------
@@ -52,11 +52,14 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
         Observed values; or a Dataset with ``y``, ``mean``, ``scale`` (or
         ``samples``), or ``E``, ``uE`` (read as ``y = E``, ``mean = 0``, ``scale = uE``).
     mean : array_like, optional
+        Predicted means, with the shape of ``y`` (None with ``samples`` or a Dataset).
     scale : array_like, shape (n,), (n, d) or (n, d, d), optional
         Standard deviations (shape of `y`) or covariance matrices.
     samples : array_like, shape (r, n[, d]), optional
         Predictive draws instead of `mean` and `scale`.
     sample_model : {"normal", "mvnormal"}, default "normal"
+        With ``samples``: "normal" takes the mean and standard deviation of each variable,
+        "mvnormal" the mean and covariance matrix of the draws.
 
     Returns
     -------
@@ -67,6 +70,28 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
     ------
     ValueError
         Bad shapes, NaN/inf, non-positive stds, non-SPD covariances (with counts).
+
+    See Also
+    --------
+    uqviz.nees_test : the chi-square test of the mean NEES.
+    uqviz.qce : quantile calibration error of the same predictions.
+
+    Notes
+    -----
+    For point :math:`i` with observation :math:`y_i`, predicted mean :math:`\mu_i` and covariance
+    :math:`\Sigma_i` (:math:`d` dimensions),
+
+    .. math::
+
+       \mathrm{NEES}_i = (y_i - \mu_i)^\top \Sigma_i^{-1} (y_i - \mu_i) \sim \chi^2(d)
+
+    for calibrated Gaussian predictions; in one dimension :math:`\mathrm{NEES}_i = Z_i^2`.
+
+    References
+    ----------
+    - Küppers et al. (2022): NEES, M-QCE and C-QCE (netcal's ``QCE``).
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -148,13 +173,22 @@ def _nees_test_one(y, mean, scale, samples, sample_model, ci):
 
 
 def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", ci=0.95):
-    """Chi-square test of the mean NEES of Gaussian predictions (mean ``d`` when calibrated).
+    r"""Chi-square test of the mean NEES of Gaussian predictions (mean ``d`` when calibrated).
 
     Parameters
     ----------
-    y, mean, scale, samples, sample_model
-        As :func:`nees`.
+    y : array_like, shape (n,) or (n, d); xarray.Dataset or xarray.DataTree
+        Observed values, or a Dataset, as in :func:`uqviz.nees`.
+    mean : array_like, optional
+        Predicted means (None with ``samples`` or a Dataset).
+    scale : array_like, shape (n,), (n, d) or (n, d, d), optional
+        Standard deviations (shape of ``y``) or covariance matrices.
+    samples : array_like, shape (r, n[, d]), optional
+        Predictive draws instead of ``mean`` and ``scale``.
+    sample_model : {"normal", "mvnormal"}, default "normal"
+        How ``samples`` become a Gaussian prediction, as in :func:`uqviz.nees`.
     ci : float, default 0.95
+        Level of the chi-square test, in (0, 1).
 
     Returns
     -------
@@ -164,6 +198,33 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
         ``reliable`` (the tail screen: False when the NEES are heavier-tailed than chi2(d),
         which makes the chi-square test cry wolf; ``tail_ratio`` q99/q50 of the NEES and its
         ``tail_limit``, ``nees_tail_screen``), ``nees_sum``, ``dof``, ``n_points``.
+
+    See Also
+    --------
+    uqviz.nees : the NEES of every point.
+    uqviz.validate_average : ZMS, the mean NEES in one dimension.
+    uqviz.qce : quantile calibration error.
+
+    Notes
+    -----
+    For point :math:`i` with observation :math:`y_i`, predicted mean :math:`\mu_i` and covariance
+    :math:`\Sigma_i` (:math:`d` dimensions),
+
+    .. math::
+
+       \mathrm{NEES}_i = (y_i - \mu_i)^\top \Sigma_i^{-1} (y_i - \mu_i) \sim \chi^2(d)
+
+    for calibrated Gaussian predictions; in one dimension :math:`\mathrm{NEES}_i = Z_i^2`.
+
+    The sum over the :math:`M` points follows :math:`\chi^2(M d)`: the mean NEES is valid when
+    it lies in :math:`[\chi^2_{(1-\mathrm{ci})/2}(Md), \chi^2_{(1+\mathrm{ci})/2}(Md)] / M`, the
+    acceptance interval around the reference :math:`d`.
+
+    References
+    ----------
+    - Küppers et al. (2022): NEES, M-QCE and C-QCE (netcal's ``QCE``).
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

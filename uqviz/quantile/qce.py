@@ -184,7 +184,7 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
 def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, sample_threshold=1,
         value_range=None, reduction="none", samples=None, sample_model="normal",
         variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None, client=None):
-    """Marginal (M-QCE) or conditional (C-QCE) quantile calibration error (Küppers et al. (2022)).
+    r"""Marginal (M-QCE) or conditional (C-QCE) quantile calibration error (Küppers et al. (2022)).
 
     ``M-QCE(tau) = |mean(inside) - tau|``; ``C-QCE(tau) = sum_b (N_b / N) |freq_b - tau|``
     over equal-width bins of the std (or of ``det(Sigma)^(1/(2d))``). The numbers equal
@@ -210,14 +210,23 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     value_range : (float, float) or one pair per variable, optional
         Binning range of the dispersion; default its min and max.
     reduction : {"none", "mean", "batchmean"}, default "none"
+        How ``qce`` is reduced over the levels and variables, as netcal's ``reduction``: "none"
+        keeps them, "mean" averages all, "batchmean" averages the levels.
     samples : array_like, shape (r, n[, d]), optional
         Predictive draws, with ``mean=None, scale=None``.
     sample_model : {"normal", "mvnormal", "hpdi"}, default "normal"
+        With ``samples``: a normal per variable, a multivariate normal, or the highest posterior
+        density interval of the draws.
     variable_names : sequence, optional
+        Labels of the ``d`` variables (dim ``variable``); default 0, 1, ...
     n_boot : int, default 5000
         Bootstrap replicates of the M-QCE interval; 0: no interval.
-    ci, rng
-        See docs/conventions.md.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
     method : {"bca", "percentile", "basic", "bca-direct"}, default "bca"
         M-QCE interval: of ``coverage - tau`` folded onto ``|.|``, or (``"bca-direct"``)
         BCa on ``|coverage - tau|`` (biased away from 0).
@@ -236,6 +245,33 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     ------
     ValueError
         Bad shapes, values or options, or no point inside `value_range`.
+
+    See Also
+    --------
+    uqviz.nees_test : the chi-square test of Gaussian predictions.
+    uqviz.calibration_curve : observed vs expected proportions.
+    uqviz.plots.quantile.quantile_reliability : draws the coverage per level.
+    uqviz.plots.quantile.coverage_map : draws the C-QCE map.
+
+    Notes
+    -----
+    For the quantile level :math:`\tau`, a point is inside when its NEES is below
+    :math:`\chi^2_\tau(d)`, the share of points inside being :math:`\bar c(\tau)`;
+
+    .. math::
+
+       \mathrm{M\text{-}QCE}(\tau) = |\bar c(\tau) - \tau|, \qquad
+       \mathrm{C\text{-}QCE}(\tau) = \sum_b \frac{N_b}{N} |c_b(\tau) - \tau|,
+
+    over equal-width bins :math:`b` of the standard deviation (or of
+    :math:`\det(\Sigma)^{1/(2d)}`), :math:`N_b` points each (Küppers et al. (2022)).
+
+    References
+    ----------
+    - Küppers et al. (2022): NEES, M-QCE and C-QCE (netcal's ``QCE``).
+    - DiCiccio & Efron (1996): the BCa interval of M-QCE.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

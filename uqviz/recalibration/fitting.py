@@ -390,7 +390,7 @@ def _parameters(method, conditioning, e, u, x, n_bins, where=""):
 
 
 def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
-    """Fit a recalibration of the uncertainties on calibration data.
+    r"""Fit a recalibration of the uncertainties on calibration data.
 
     Parameters
     ----------
@@ -430,7 +430,35 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
 
     See Also
     --------
-    recalibrate : cross-fitted recalibration, to validate on the same data.
+    uqviz.recalibrate : cross-fitted recalibration, to validate on the same data.
+    uqviz.plots.recalibration.before_after : draws a validation before and after.
+
+    Notes
+    -----
+    With :math:`Z = E / u_E` on the calibration data,
+
+    .. math::
+
+       \text{scaling: } u_E' = s u_E, \ s = \sqrt{\langle Z^2 \rangle}; \qquad
+       \text{linear: } u_E' = a u_E + b; \qquad
+       \text{BVS: } u_E' = s_b u_E, \ s_b = \sqrt{\langle Z^2 \rangle_b};
+
+    isotonic: :math:`u_E'^2 = g(u_E^2)`, :math:`g` the isotonic regression of :math:`E^2` on
+    :math:`u_E^2`. Scaling is sigma scaling (Laves et al. (2020)); linear minimises the Gaussian
+    NLL (Palmer et al. (2022)); BVS scales each bin :math:`b` (Frenkel & Goldberger (2023);
+    Pernot (2023, BVS)); isotonic follows Busk et al. (2022), and stratifies the uncertainties
+    (Pernot (2023, stratification)).
+
+    References
+    ----------
+    - Laves et al. (2020): sigma scaling.
+    - Palmer et al. (2022): linear recalibration by minimum NLL.
+    - Frenkel & Goldberger (2023): bin-wise variance scaling.
+    - Pernot (2023, BVS): BVS and its validation by LZMS.
+    - Busk et al. (2022): isotonic recalibration.
+    - Pernot (2023, stratification): the stratification isotonic recalibration creates.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -514,7 +542,7 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
 
 
 def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None):
-    """Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
+    r"""Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
     are recalibrated by :func:`fit_recalibration` fitted on the points of the other folds.
@@ -525,13 +553,19 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Data to recalibrate (``E``, ``uE``, features); a DataTree is recalibrated dataset by
+        dataset.
     method : {"scaling", "linear", "bvs", "isotonic"}
-        See :func:`fit_recalibration`.
+        The recalibration fitted on each fold's complement (required): sigma scaling, linear
+        ``a uE + b``, bin-wise variance scaling or isotonic regression, as in
+        :func:`fit_recalibration`.
     folds : int, default 5
         Number of folds (>= 2, at most the number of points).
-    rng : None, int, SeedSequence or numpy.random.Generator
-        Draws the folds; see docs/conventions.md (each dataset of a DataTree gets its own
-        child stream).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream that draws the folds (each dataset of a DataTree gets its own child
+        stream); None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied, never
+        consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on any
+        number of threads or workers (docs/conventions.md, "Randomness").
     conditioning : str, default "uE"
         ``"bvs"``: the variable the bins are cut on.
     n_bins : int, optional
@@ -552,7 +586,39 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
 
     See Also
     --------
-    fit_recalibration : fit once, apply to new data.
+    uqviz.fit_recalibration : fit once, apply to new data.
+    uqviz.report : its Remedy section recalibrates by every method.
+    uqviz.plots.recalibration.before_after : draws a validation before and after.
+
+    Notes
+    -----
+    With :math:`Z = E / u_E` on the calibration data,
+
+    .. math::
+
+       \text{scaling: } u_E' = s u_E, \ s = \sqrt{\langle Z^2 \rangle}; \qquad
+       \text{linear: } u_E' = a u_E + b; \qquad
+       \text{BVS: } u_E' = s_b u_E, \ s_b = \sqrt{\langle Z^2 \rangle_b};
+
+    isotonic: :math:`u_E'^2 = g(u_E^2)`, :math:`g` the isotonic regression of :math:`E^2` on
+    :math:`u_E^2`. Scaling is sigma scaling (Laves et al. (2020)); linear minimises the Gaussian
+    NLL (Palmer et al. (2022)); BVS scales each bin :math:`b` (Frenkel & Goldberger (2023);
+    Pernot (2023, BVS)); isotonic follows Busk et al. (2022), and stratifies the uncertainties
+    (Pernot (2023, stratification)).
+
+    Cross-fitting: with folds :math:`F_1, \dots, F_K`, the points of :math:`F_k` get
+    :math:`u_E' = g_{-k}(u_E)`, :math:`g_{-k}` fitted on the other folds.
+
+    References
+    ----------
+    - Laves et al. (2020): sigma scaling.
+    - Palmer et al. (2022): linear recalibration by minimum NLL.
+    - Frenkel & Goldberger (2023): bin-wise variance scaling.
+    - Pernot (2023, BVS): BVS and its validation by LZMS.
+    - Busk et al. (2022): isotonic recalibration.
+    - Pernot (2023, stratification): the stratification isotonic recalibration creates.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

@@ -111,7 +111,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
 def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generative="normal",
                      n_boot=1000, ci=0.95, normalize=False, rng=None, client=None,
                      progress=None):
-    """Confidence curve of the data with its oracle and probabilistic reference.
+    r"""Confidence curve of the data with its oracle and probabilistic reference.
 
     ``error`` after removing the fraction ``k`` of points with the largest uE; the
     oracle removes the largest ``|E|``; the reference is the mean curve of calibrated
@@ -120,17 +120,33 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     error : {"RMSE", "MAE"}, default "RMSE"
+        Error measure of the kept points.
     fractions : array_like, optional
         In [0, 1); default ``np.arange(0, 1, 0.01)``.
     n_mc : int, default 1000
+        Calibrated sets of the probabilistic reference, an int >= 2.
     generative : str or Generative, default "normal"
+        Generative distribution D of the calibrated pseudo-errors (``uqviz.generative``).
     n_boot : int, default 1000
-        Bootstrap resamples of the data curve (0: no band).
+        Bootstrap resamples of the data curve; 0: no band.
     normalize : bool, default False
         Divide every curve by its value at k = 0.
-    ci, rng, client, progress
-        See docs/conventions.md.
+    ci : float, default 0.95
+        Level of the bands and of the DFPR limit, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
 
     Returns
     -------
@@ -143,11 +159,36 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         (1 + n_mc), the one-sided Monte Carlo p-value of the DFPR (``p_value <= 1 - ci``
         when ``valid`` is False, up to the interpolation of the quantile).
 
+    See Also
+    --------
+    uqviz.simulated_reference : the same calibrated sets for a statistic.
+    uqviz.plots.reference.confidence_curve : draws the curves and band.
+
     Notes
     -----
+    With :math:`S(k)` the RMSE (or MAE) of the points left after removing the fraction :math:`k`
+    with the largest :math:`u_E`, the oracle :math:`O(k)` removing the largest :math:`|E|`, and the
+    probabilistic reference :math:`R(k)`, the mean curve of calibrated pseudo-errors
+    :math:`E^* = u_E \varepsilon`, :math:`\varepsilon \sim D` (Pernot (2022)),
+
+    .. math::
+
+       \mathrm{AUCO} = \sum_k |S(k) - O(k)|, \qquad \mathrm{DFPR} = \sum_k |S(k) - R(k)|,
+
+    over the fractions :math:`k`; the Monte Carlo p-value of DFPR among calibrated sets is
+    :math:`(1 + \#\{\mathrm{DFPR}^* \ge \mathrm{DFPR}\}) / (1 + n_{mc})` (Hope (1968)).
+
     The test is one-sided: only a DFPR larger than that of calibrated sets is a
     failure. Its false-alarm rate on calibrated data is ``1 - ci`` (measured in
     ``benchmarks/bench_reference_verdicts.py``).
+
+    References
+    ----------
+    - Pernot (2022): confidence curves with a probabilistic reference.
+    - Hope (1968): the Monte Carlo p-value.
+    - Harrell & Davis (1982): the quantile ``dfpr_limit``.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

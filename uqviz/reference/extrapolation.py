@@ -139,7 +139,7 @@ FITS = ("proportional", "linear")
 def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 12000, 16000),
                     n_bins=(10, 20, 30, 40, 50), nu=(3, 4, 5, 6, 12, 24), generative="normal",
                     n_mc=5000, fits=FITS, ci=0.95, rng=None, client=None, progress=None):
-    """Simulated ENCE/ZMSE references against size M, bin number N and uncertainty shape nu.
+    r"""Simulated ENCE/ZMSE references against size M, bin number N and uncertainty shape nu.
 
     Calibrated sets uE^2 ~ IG(nu/2, scale=nu/2), E = uE * eps, eps ~ D, and line
     fits of the references against sqrt(N/M) (Pernot (2024c), Appendix B).
@@ -147,15 +147,31 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     Parameters
     ----------
     statistics : str or sequence of str, default ("ENCE", "ZMSE")
+        Binned statistics studied, among "ENCE", "ZMSE" and "UCE".
     sizes : int or sequence of int, default (2000, 4000, 8000, 12000, 16000)
+        Numbers of points M of the sets.
     n_bins : int or sequence of int, default (10, 20, 30, 40, 50)
+        Numbers of equal-count bins N.
     nu : float or sequence of float, default (3, 4, 5, 6, 12, 24)
+        Shapes of the inverse-gamma distribution of uE^2 (> 0).
     generative : str, Generative or sequence of them, default "normal"
+        Generative distributions D of the errors (``uqviz.generative``).
     n_mc : int, default 5000
-        Synthetic datasets per (D, nu, M) cell.
+        Synthetic datasets per (D, nu, M) cell, an int >= 2.
     fits : str or sequence of {"proportional", "linear"}, default both
-    ci, rng, client, progress
-        See docs/conventions.md.
+        Line fits of the references against sqrt(N/M): through the origin, or with an intercept.
+    ci : float, default 0.95
+        Level of the interval of the fitted intercept, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
 
     Returns
     -------
@@ -165,6 +181,40 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
         (``statistic``, ``generative``, ``fit``): ``slope``, ``slope_se``,
         ``intercept``, ``intercept_se``, ``intercept_lower``, ``intercept_upper``,
         ``sigma``, ``paper_slope``, ``paper_intercept``.
+
+    See Also
+    --------
+    uqviz.extrapolate : validation by extrapolation to zero bins.
+    uqviz.simulated_reference : the reference of one dataset.
+    uqviz.plots.reference.size_dependence : draws the references against sqrt(N/M).
+
+    Notes
+    -----
+    For calibrated sets :math:`u_E^2 \sim \Gamma^{-1}(\nu/2, \nu/2)`, :math:`E = u_E \varepsilon`,
+    :math:`\varepsilon \sim D`, the references of ENCE and ZMSE are fitted by
+
+    .. math::
+
+       \vartheta_{ref}(M, N) \approx a + b \sqrt{N/M}
+
+    (``fits="linear"``; ``"proportional"``: :math:`a = 0`), :math:`M` points and :math:`N` bins
+    (Pernot (2024c), Appendix B).
+
+    The pseudo-errors of a calibrated set are :math:`E^*_i = u_{E_i} \varepsilon_i`,
+    :math:`\varepsilon_i \sim D(0, 1)` (Pernot (2024c), eq. 1); over :math:`n_{mc}` such sets,
+
+    .. math::
+
+       \vartheta_{D,ref} = \frac{1}{n_{mc}}\sum_{k=1}^{n_{mc}} \vartheta(E^{*(k)}, u_E), \qquad
+       u(\vartheta_{D,ref}) = \frac{\mathrm{sd}(\vartheta(E^{*(k)}, u_E))}{\sqrt{n_{mc}}}
+
+    (Pernot (2024c), section II.D.2, steps 1-4).
+
+    References
+    ----------
+    - Pernot (2024c), Appendix B: the sqrt(N/M) scaling of ENCE and ZMSE.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -385,7 +435,7 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
 def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
                 fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
                 references="paper", rng=None, client=None, progress=None):
-    """Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (Pernot (2024c), App. C).
+    r"""Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (Pernot (2024c), App. C).
 
     The statistic for N bins is fitted by ``intercept + slope * sqrt(N/M)``; valid when
     0 lies in the interval of the intercept. No generative distribution is involved.
@@ -393,8 +443,13 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     statistic : {"ZMSE", "ENCE", "UCE"}, default "ZMSE"
+        The binned statistic extrapolated.
     n_bins : int or sequence of int, default range(10, 151)
+        Bin numbers N at which the statistic is computed.
     min_count : int, default 20
         Fewest points per bin; larger N give NaN.
     fit_min_bins : int, default 20
@@ -403,11 +458,22 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
         Interval of the intercept: paired bootstrap of the curve, or the OLS
         Student-t interval (too narrow: the curve values are not independent).
     n_boot : int, default 500
+        Bootstrap replicates of the curve (``method="bootstrap"``), an int >= 2.
     references : "paper", None, mapping or Dataset, default "paper"
         Reference lines kept on dim ``reference``: Pernot (2024c), Appendix B, the
         "linear" fits of :func:`size_dependence`, or ``{name: (intercept, slope)}``.
-    ci, rng, client, progress
-        See docs/conventions.md.
+    ci : float, default 0.95
+        Confidence level of the interval of the intercept, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
 
     Returns
     -------
@@ -416,6 +482,30 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
         ``slope_se``, ``intercept``, ``intercept_se``, ``intercept_lower``,
         ``intercept_upper``, ``intercept_boot_se``, ``intercept_boot_bias``, ``zeta``,
         ``valid``, ``n_fit``, ``n_points``; ``reference_intercept``, ``reference_slope``.
+
+    See Also
+    --------
+    uqviz.size_dependence : the reference lines of calibrated sets.
+    uqviz.binned_errors : the statistic for one bin number.
+    uqviz.plots.reference.extrapolation : draws the curve, fit and references.
+
+    Notes
+    -----
+    The statistic for :math:`N` bins of :math:`M` points is fitted by least squares,
+
+    .. math::
+
+       \vartheta(N) = a + b \sqrt{N/M},
+
+    over the :math:`N >` ``fit_min_bins``; calibrated data have :math:`a = 0`, so the data are
+    valid when 0 lies in the interval of the intercept :math:`a`, and ``zeta`` is the
+    zeta-score of :math:`a` against 0 (Pernot (2024c), eq. 20, and Appendix C).
+
+    References
+    ----------
+    - Pernot (2024c), Appendix C: validation by extrapolation; Appendix B: the reference lines.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

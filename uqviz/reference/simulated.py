@@ -269,7 +269,7 @@ def _reference_one(ds, *, rng, stat, gens, single, **kwargs):
 def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_bins=None,
                         conditioning="uE", ci=0.95, rng=None, return_samples=False,
                         client=None, progress=None):
-    """Reference value of a statistic for calibrated data with the actual uncertainties.
+    r"""Reference value of a statistic for calibrated data with the actual uncertainties.
 
     Evaluates the statistic on ``n_mc`` sets of pseudo-errors E* = uE * eps, eps ~ D
     (binned statistics keep the bins of the data).
@@ -277,17 +277,34 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     statistic : str
         Any registered statistic (ZMS, CC, ENCE, UCE, ZMSE, NLL, ...).
     generative : str, Generative or sequence of them, default "normal"
         D: "normal", "t<nu>", "uniform", "laplace", "empirical" or a
         :class:`uqviz.generative.Generative`; a sequence adds dim ``generative``.
-    n_mc : int, default 10_000
+    n_mc : int, default 10000
+        Number of Monte Carlo samples (simulated calibrated datasets), an int >= 2.
     n_bins : int, optional
-        Bins of binned statistics (default 20, equal-count on ``conditioning``).
+        Number of equal-count bins of the binned statistics (ENCE, UCE, ZMSE); default 20
+        (Pernot (2024c)); ignored by the other statistics.
     conditioning : str or array_like, default "uE"
-    ci, rng, client, progress
-        See docs/conventions.md (``ci``: level of the Monte Carlo quantile interval).
+        Variable the bins of binned statistics are cut on: "uE", a feature name, or one value
+        per point.
+    ci : float, default 0.95
+        Level of the Monte Carlo quantile interval of the simulated values, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     return_samples : bool, default False
         Also return ``samples`` on dim ``sample``.
 
@@ -296,6 +313,36 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     xarray.Dataset
         ``reference`` (Monte Carlo mean), ``sample_sd``, ``reference_se``,
         ``reference_lower``, ``reference_upper`` (and ``samples``).
+
+    See Also
+    --------
+    uqviz.validate_simulated : validation against this reference.
+    uqviz.validate : the whole workflow for one statistic.
+    uqviz.size_dependence : the references against size and bin number.
+    uqviz.plots.reference.reference_sensitivity : draws the references for several D.
+    uqviz.plots.reference.reference_distribution : draws the simulated values.
+
+    Notes
+    -----
+    The pseudo-errors of a calibrated set are :math:`E^*_i = u_{E_i} \varepsilon_i`,
+    :math:`\varepsilon_i \sim D(0, 1)` (Pernot (2024c), eq. 1); over :math:`n_{mc}` such sets,
+
+    .. math::
+
+       \vartheta_{D,ref} = \frac{1}{n_{mc}}\sum_{k=1}^{n_{mc}} \vartheta(E^{*(k)}, u_E), \qquad
+       u(\vartheta_{D,ref}) = \frac{\mathrm{sd}(\vartheta(E^{*(k)}, u_E))}{\sqrt{n_{mc}}}
+
+    (Pernot (2024c), section II.D.2, steps 1-4).
+
+    ``reference_lower`` and ``reference_upper`` are the :math:`(1 \mp \mathrm{ci})/2` quantiles of
+    the simulated values.
+
+    References
+    ----------
+    - Pernot (2024c), section II.D.2: simulated references.
+    - Rasmussen et al. (2023): the simulated-reference scheme.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -529,22 +576,49 @@ def _schemes(scheme):
 def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_mc=10_000,
                        n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, rng=None,
                        return_samples=False, client=None, progress=None):
-    """Validate a statistic against a simulated reference (Pernot (2024c), Sim and Sim2).
+    r"""Validate a statistic against a simulated reference (Pernot (2024c), Sim and Sim2).
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     statistic : str
+        Registered statistic validated (``uqviz.list_statistics()``): ENCE, UCE, ZMSE, CC, ZMS,
+        ...
     generative : str, Generative or sequence of them, default "normal"
-        As :func:`simulated_reference`.
+        Generative distribution D of the simulated errors: "normal", "t<nu>", "uniform",
+        "laplace", "empirical" or a :class:`uqviz.generative.Generative`; a sequence adds
+        dim ``generative``.
     scheme : {"Sim", "Sim2", "BS"} or sequence of them, default "Sim"
         Sim: the reference inside the BCa interval widened by 2 se; Sim2: the
         estimate inside the Monte Carlo interval; BS: the predefined reference inside
         the bootstrap interval. A sequence adds dim ``scheme``.
-    n_mc, n_boot, ci, rng, client, progress
-        See docs/conventions.md.
-    n_bins, conditioning, return_samples
-        As :func:`simulated_reference`.
+    n_mc : int, default 10000
+        Number of Monte Carlo samples (simulated calibrated datasets), an int >= 2.
+    n_boot : int, default 10000
+        Number of bootstrap replicates, an int >= 2.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
+    n_bins : int, optional
+        Number of equal-count bins of the binned statistics (ENCE, UCE, ZMSE); default 20
+        (Pernot (2024c)); ignored by the other statistics.
+    conditioning : str or array_like, default "uE"
+        Variable the bins of binned statistics are cut on: "uE", a feature name, or one value
+        per point.
+    return_samples : bool, default False
+        Also return the simulated values of the statistic as ``samples`` on dim ``sample``.
 
     Returns
     -------
@@ -558,8 +632,47 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
         False for Sim and BS when ``|z0| > 1`` or the interval cannot be computed, for
         Sim2 when a simulated value is not finite).
 
+    Warns
+    -----
+    UnreliableWarning
+        ``|z0| > 1`` (an unstable BCa limit), or an interval that cannot be computed.
+
+    See Also
+    --------
+    uqviz.simulated_reference : the reference alone.
+    uqviz.validate : the workflow that picks the scheme and gives a verdict.
+    uqviz.validate_average : statistics with a predefined reference.
+    uqviz.plots.reference.zeta_scores : draws the zeta-scores of the schemes.
+
     Notes
     -----
+    The pseudo-errors of a calibrated set are :math:`E^*_i = u_{E_i} \varepsilon_i`,
+    :math:`\varepsilon_i \sim D(0, 1)` (Pernot (2024c), eq. 1); over :math:`n_{mc}` such sets,
+
+    .. math::
+
+       \vartheta_{D,ref} = \frac{1}{n_{mc}}\sum_{k=1}^{n_{mc}} \vartheta(E^{*(k)}, u_E), \qquad
+       u(\vartheta_{D,ref}) = \frac{\mathrm{sd}(\vartheta(E^{*(k)}, u_E))}{\sqrt{n_{mc}}}
+
+    (Pernot (2024c), section II.D.2, steps 1-4).
+
+    Sim: :math:`\zeta` of Pernot (2024c), eq. 20, with :math:`\vartheta_{D,ref}` as reference
+    (eq. 23) and the BCa interval widened in quadrature, each half-width :math:`h` becoming
+    :math:`\sqrt{h^2 + (2 u(\vartheta_{D,ref}))^2}`; Sim2: the estimate inside the Monte Carlo
+    interval of the simulated values (eq. 24); BS: the predefined reference inside the
+    bootstrap interval (eq. 22).
+
+    The Monte Carlo p-value of the estimate among the :math:`n_{mc}` simulated values
+    :math:`\vartheta^{*(k)}` is one-sided, in the direction of miscalibration (Hope (1968)):
+
+    .. math::
+
+       p_> = \frac{1 + \#\{\vartheta^{*(k)} \ge \vartheta_{est}\}}{1 + n_{mc}}
+
+    for ENCE, UCE and ZMSE (larger is worse), :math:`p_<` with :math:`\le` for CC (smaller is
+    worse), and :math:`\min(1, 2\min(p_>, p_<))` for the other statistics
+    (``MISCALIBRATION_SIDE``).
+
     Sim2's ``valid`` is the two-sided rule ``reference_lower <= estimate <=
     reference_upper``; ``p_value`` is the one-sided test, exact at any ``n_mc``. On
     calibrated data the bootstrap of a binned statistic (ENCE, ZMSE, UCE) is biased
@@ -567,10 +680,15 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     unreliable; the Monte Carlo test is not affected (see
     ``benchmarks/bench_reference_verdicts.py``).
 
-    Warns
-    -----
-    UnreliableWarning
-        ``|z0| > 1`` (an unstable BCa limit), or an interval that cannot be computed.
+    References
+    ----------
+    - Pernot (2024c), eqs. 19-24: the interval test, the zeta-score and the schemes BS, Sim and
+      Sim2.
+    - Rasmussen et al. (2023): the scheme behind Sim2.
+    - Hope (1968): the Monte Carlo p-value.
+    - DiCiccio & Efron (1996): the BCa interval.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -766,7 +884,7 @@ def _workflow_attrs(stat, o, conditioning, rng):
 def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
              n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
              progress=None):
-    """The validation workflow for one statistic (Pernot (2024c), Fig. 1).
+    r"""The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     BS for a statistic with a predefined reference: ``verdict`` "OK" or "fails" from
     ``valid``, "unreliable" when the tailedness screen of :func:`uqviz.validate_average`
@@ -786,11 +904,35 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     statistic : str
+        Registered statistic validated (``uqviz.list_statistics()``).
     generative : sequence of str or Generative, default ("normal", "t6")
         At least two D when the statistic has no predefined reference.
-    n_mc, n_boot, n_bins, conditioning, ci, rng, client, progress
-        As :func:`validate_simulated`.
+    n_mc : int, default 10000
+        Number of Monte Carlo samples (simulated calibrated datasets), an int >= 2.
+    n_boot : int, default 10000
+        Number of bootstrap replicates, an int >= 2.
+    n_bins : int, optional
+        Number of equal-count bins of the binned statistics (ENCE, UCE, ZMSE); default 20
+        (Pernot (2024c)); ignored by the other statistics.
+    conditioning : str or array_like, default "uE"
+        Variable the bins of binned statistics are cut on: "uE", a feature name, or one value
+        per point.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the work runs: None (this process, local threads), "local" (a dask LocalCluster)
+        or a dask.distributed.Client; the numbers do not depend on it.
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     k : float, default 2.0
         Coverage factor of the sensitivity test.
 
@@ -803,6 +945,47 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
         ``valid``; for Sim also (per D) ``reference_se``, ``reference_lower``,
         ``reference_upper``, ``mc_p_value``, ``tail_p_value``, and ``tail_ratio``,
         ``reference_spread``, ``sensitivity_threshold``, ``sensitive_to_D``.
+
+    See Also
+    --------
+    uqviz.validate_simulated : the numbers of each scheme.
+    uqviz.validate_average : statistics with a predefined reference.
+    uqviz.report : every validation of a dataset at once.
+    uqviz.plots.reference.zeta_scores : draws the zeta-scores.
+
+    Notes
+    -----
+    The Monte Carlo p-value of the estimate among the :math:`n_{mc}` simulated values
+    :math:`\vartheta^{*(k)}` is one-sided, in the direction of miscalibration (Hope (1968)):
+
+    .. math::
+
+       p_> = \frac{1 + \#\{\vartheta^{*(k)} \ge \vartheta_{est}\}}{1 + n_{mc}}
+
+    for ENCE, UCE and ZMSE (larger is worse), :math:`p_<` with :math:`\le` for CC (smaller is
+    worse), and :math:`\min(1, 2\min(p_>, p_<))` for the other statistics
+    (``MISCALIBRATION_SIDE``).
+
+    Without a predefined reference, the intersection-union test over the generative
+    distributions :math:`D_1, \dots, D_K` rejects when every :math:`D_j` does,
+
+    .. math::
+
+       p = \max_j p_{D_j} \le 1 - \mathrm{ci}
+
+    (Berger (1982)). The verdict depends on D ("unreliable") when some :math:`D_j` reject and the
+    others do not while the spread of the references exceeds ``k`` combined standard errors,
+    :math:`\vartheta_{D_+,ref} - \vartheta_{D_-,ref} > k \sqrt{u_+^2 + u_-^2}`, with
+    :math:`D_+` and :math:`D_-` the distributions of the largest and smallest references and
+    :math:`u_\pm` their standard errors (Pernot (2024c), Fig. 1).
+
+    References
+    ----------
+    - Pernot (2024c), Fig. 1: the validation workflow; eqs. 19-24: the schemes.
+    - Berger (1982): the intersection-union test.
+    - Hope (1968): the Monte Carlo p-value.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

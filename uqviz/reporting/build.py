@@ -1,7 +1,7 @@
 """One-call validation report: every analysis of uqviz on a dataset, as HTML and JSON.
 
 For each dataset the report runs the tailedness screen, average calibration
-(ZMS, RCE, NLL), consistency (LZM/LZMS vs uE), adaptivity per feature, and
+(ZMS, RCE, NLL by default, or the ``statistics`` given), consistency (LZM/LZMS vs uE), adaptivity per feature, and
 ENCE, ZMSE and CC through simulated references (Pernot (2024c)), and ends with
 a plain-language conclusion. Numbers come from the public compute functions,
 figures from :mod:`uqviz.plots`, words from :mod:`uqviz.reporting.wording`.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from uqviz.average.validation import tailedness, validate_average
+from uqviz.average.validation import average_statistic_names, tailedness, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
@@ -272,11 +272,11 @@ def _features(ds, features):
     return list(features)
 
 
-def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
-           progress=None, figures=True, remedy=True, client=None):
-    """Validate a dataset with every analysis of uqviz and say the verdict in words.
+def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_000, n_mc=2000,
+           n_bins=None, rng=0, progress=None, figures=True, remedy=True, client=None):
+    r"""Validate a dataset with every analysis of uqviz and say the verdict in words.
 
-    The report holds the tailedness screen, average calibration (ZMS, RCE, NLL),
+    The report holds the tailedness screen, average calibration (``statistics``: ZMS, RCE, NLL),
     consistency (LZM, LZMS vs uE), adaptivity (vs each feature), the interval coverage
     (:func:`uqviz.interval_coverage`: PICP at 50, 68, 90, 95 and 99 % with binomial
     intervals and verdicts), the calibration curve (:func:`uqviz.calibration_curve`:
@@ -308,6 +308,13 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         of the analyses.
     features : sequence of str, optional
         Features for the adaptivity analysis (default: every numeric feature).
+    statistics : sequence of str, default ("ZMS", "RCE", "NLL")
+        The statistics of the average-calibration table, validated by
+        :func:`uqviz.validate_average`: any statistic it accepts, a registered one included
+        (:func:`uqviz.statistics.register_statistic`, kind ``"moments"`` or ``"generic"``).
+        ``"ZMS"`` must be among them: the average-calibration verdict is the ZMS's (Pernot
+        (2024a)); the other statistics are reported with their intervals, not gated. The
+        local analyses stay LZM and LZMS, the simulated references ENCE, ZMSE and CC.
     n_boot : int, default 10000
         Bootstrap replicates of every interval.
     n_mc : int, default 2000
@@ -326,16 +333,17 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         ``validate(statistic=s, rng=<a copy of that child>)``); the remedy uses the last child
         (``uqviz.engine.seeds``: one seed for the folds of every method, one for the
         bootstrap of the re-validations, one for the scores before and after).
-    progress : bool or None
-        Progress bar (None: shown when someone is watching).
+    progress : bool or None, default None
+        tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
+        variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     figures : bool, default True
         Draw the figures (HTML); False for numbers only.
     remedy : bool, default True
         Recalibrate and re-validate when a test fails (the "Remedy" section); False
         switches it off (no ``remedy`` block in the numbers).
     client : None, "local" or dask.distributed.Client, default None
-        Where the bootstraps and Monte Carlo references run (docs/conventions.md); the
-        report does not depend on it.
+        Where the bootstraps and Monte Carlo references run: None (this process), "local" (a
+        dask LocalCluster) or a dask.distributed.Client; the report does not depend on it.
 
     Returns
     -------
@@ -343,6 +351,52 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
         ``.numbers`` (JSON-ready), ``.conclusion`` (sentences), ``.save(folder)``
         writes HTML + JSON named after the (sanitised) dataset name; renders inline
         in Jupyter. A value that could not be computed reads "n/a", with the reason.
+
+    See Also
+    --------
+    uqviz.validate_average : average calibration.
+    uqviz.local_calibration : consistency and adaptivity.
+    uqviz.fraction_valid : the verdicts of the local analyses.
+    uqviz.validate : ENCE, ZMSE and CC against simulated references.
+    uqviz.recalibrate : the remedy.
+
+    Notes
+    -----
+    With the z-scores :math:`Z_i = E_i / u_{E_i}` of the :math:`M` points,
+
+    .. math::
+
+       \mathrm{ZMS} = \langle Z^2 \rangle = \frac{1}{M}\sum_{i=1}^M Z_i^2, \qquad
+       \mathrm{RCE} = \frac{\mathrm{RMV} - \mathrm{RMSE}}{\mathrm{RMV}}, \quad
+       \mathrm{RMV} = \sqrt{\langle u_E^2 \rangle}, \ \mathrm{RMSE} = \sqrt{\langle E^2 \rangle}
+
+    with references 1 and 0 (Pernot (2024b), eqs. 11 and 7).
+
+    The statistic is validated when its reference lies in the interval
+    :math:`I = [I^-, I^+]`, :math:`\vartheta_{ref} \in I` (Pernot (2024b), eq. 13), or
+    equivalently :math:`|\zeta| \le 1` (eq. 15) with the zeta-score (eq. 14)
+
+    .. math::
+
+       \zeta = \begin{cases}
+       \dfrac{\vartheta_{est} - \vartheta_{ref}}{I^+ - \vartheta_{est}} &
+       \vartheta_{est} \le \vartheta_{ref} \\[1ex]
+       \dfrac{\vartheta_{est} - \vartheta_{ref}}{\vartheta_{est} - I^-} &
+       \vartheta_{est} > \vartheta_{ref}
+       \end{cases}
+
+    The local verdicts test the fraction of valid bins :math:`f_v = n_v / N` (Pernot (2023)); the
+    calibration tests of a family are decided together with Holm's step-down adjustment of their
+    p-values (Holm (1979)).
+
+    References
+    ----------
+    - Pernot (2024b): average calibration and the tailedness screen.
+    - Pernot (2023): consistency and adaptivity.
+    - Pernot (2024c): simulated references.
+    - Holm (1979): the family-wise decision.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -361,18 +415,23 @@ def report(data, *, features=None, n_boot=10_000, n_mc=2000, n_bins=None, rng=0,
     remedy = checks.boolean("remedy", remedy)
     if features is not None:
         features = checks.names("features", features)
+    statistics = average_statistic_names(statistics)
+    if "ZMS" not in statistics:
+        raise ValueError(f"statistics must include 'ZMS' (the average-calibration verdict of the "
+                         f"report is the ZMS's), got {list(statistics)}")
     gen = checks.rng(rng)
     pairs = datasets_of(data)
     if isinstance(data, xr.Dataset):
-        return _report_one(data, features=features, n_boot=n_boot, n_mc=n_mc, n_bins=n_bins,
-                           rng=gen, progress=progress, figures=figures, remedy=remedy,
+        return _report_one(data, features=features, statistics=statistics, n_boot=n_boot,
+                           n_mc=n_mc, n_bins=n_bins, rng=gen, progress=progress, figures=figures, remedy=remedy,
                            client=client)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
         ds.attrs = {**ds.attrs, "name": name}
         with naming_child(name):
-            reports[name] = _report_one(ds, features=features, n_boot=n_boot, n_mc=n_mc,
+            reports[name] = _report_one(ds, features=features, statistics=statistics,
+                                        n_boot=n_boot, n_mc=n_mc,
                                         n_bins=n_bins, rng=child, progress=progress,
                                         figures=figures, remedy=remedy, client=client)
     return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
@@ -422,7 +481,7 @@ def _local_block(loc, cond, m):
 
 
 def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
-                remedy=True, client=None) -> Report:
+                remedy=True, client=None, statistics=("ZMS", "RCE", "NLL")) -> Report:
     check_dataset(data)
     if "uE_original" in data.variables:   # recalibrated data: validate uE; the old uE is history
         data = data.drop_vars("uE_original")
@@ -445,7 +504,7 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        avg = validate_average(data, statistics=("ZMS", "RCE", "NLL"), n_boot=n_boot,
+        avg = validate_average(data, statistics=statistics, n_boot=n_boot,
                                rng=children[0], client=client)
     warns += sorted({f"average calibration: {w.message}" for w in caught})
     numbers["average"] = dataset_to_json(avg)

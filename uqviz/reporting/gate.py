@@ -48,9 +48,14 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         Statistics of the average calibration.
     features : sequence of str, optional
         Features of the adaptivity tests.
-    n_boot, rng, client
-        See docs/conventions.md; ``rng`` is spawned into the average calibration,
-        consistency, the uE adjustment and one stream per feature.
+    n_boot : int, default 10000
+        Bootstrap replicates of every interval, an int >= 2.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
+        Random stream, spawned into the average calibration, consistency, the uE adjustment
+        and one stream per feature (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstraps run: None (this process, local threads), "local" (a dask
+        LocalCluster) or a dask.distributed.Client; the verdicts do not depend on it.
 
     Returns
     -------

@@ -66,7 +66,7 @@ def _coverage_one(ds, *, rng, levels, generative, ci):
 
 
 def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.95):
-    """Coverage of the central prediction intervals ``E in +-uE q_D((1 + p) / 2)``.
+    r"""Coverage of the central prediction intervals ``E in +-uE q_D((1 + p) / 2)``.
 
     For each level p, the prediction interval coverage probability (PICP) is the share of
     points inside their interval, with the Wilson score interval with continuity
@@ -78,13 +78,16 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     levels : sequence of float, default (0.5, 0.68, 0.9, 0.95, 0.99)
         Nominal coverages p, distinct, in (0, 1).
     generative : str or Generative, default "normal"
         D of the intervals: ``"normal"``, ``"t<nu>"`` (unit-variance Student-t), ...
         (``uqviz.generative``).
     ci : float, default 0.95
-        Level of the binomial interval of each PICP.
+        Level of the binomial interval of each PICP, in (0, 1).
 
     Returns
     -------
@@ -97,6 +100,43 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     ------
     ValueError
         A level outside (0, 1), repeated levels, bad data.
+
+    See Also
+    --------
+    uqviz.calibration_curve : the coverage at every level.
+    uqviz.local_calibration : PICP per bin (``statistic="PICP"``).
+    uqviz.plots.scores.coverage : draws PICP against the level.
+
+    Notes
+    -----
+    For the level :math:`p`,
+
+    .. math::
+
+       \mathrm{PICP}_p = \frac{1}{M}\sum_{i=1}^M \mathbf{1}\left(|E_i| \le u_{E_i}
+       q_D\left(\frac{1+p}{2}\right)\right), \qquad
+       \mathrm{MPIW}_p = 2 q_D\left(\frac{1+p}{2}\right) \langle u_E \rangle;
+
+    ``valid`` when :math:`p` lies in the Wilson interval of :math:`\mathrm{PICP}_p`.
+
+    The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+
+    .. math::
+
+       L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
+       {2(n + z^2)}, \qquad
+       U = \frac{2n\hat p + z^2 + 1 + z\sqrt{z^2 + 2 - 1/n + 4\hat p(n(1 - \hat p) - 1)}}
+       {2(n + z^2)},
+
+    with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
+
+    References
+    ----------
+    - Newcombe (1998): the Wilson interval with continuity correction.
+    - Pernot (2024b): heavy tails, which make moment statistics unreliable but not coverage.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
@@ -148,7 +188,7 @@ def _curve_one(ds, *, rng, n_levels, kind, generative, ci):
 
 
 def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal", ci=0.95):
-    """Observed vs expected proportions, with miscalibration area, MACE and RMSCE.
+    r"""Observed vs expected proportions, with miscalibration area, MACE and RMSCE.
 
     The expected proportions are ``p = linspace(0, 1, n_levels)``. ``kind="interval"``:
     observed = share of points with ``|E| <= uE q_D(0.5 + p / 2)`` (inside the central
@@ -168,13 +208,18 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     n_levels : int, default 100
         Number of expected proportions, >= 2 (0 and 1 included).
     kind : {"interval", "quantile"}, default "interval"
+        Central intervals of level p, or predicted p-quantiles (one-sided).
     generative : str or Generative, default "normal"
-        D of the intervals or quantiles (``uqviz.generative``).
+        Distribution D of the intervals or quantiles (``uqviz.generative``).
     ci : float, default 0.95
-        Level of the Wilson interval (continuity-corrected) of each observed proportion.
+        Level of the Wilson interval (continuity-corrected) of each observed proportion, in (0,
+        1).
 
     Returns
     -------
@@ -182,6 +227,45 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
         On ``level`` (the expected proportions): ``observed``, ``observed_lower``,
         ``observed_upper``, ``n_inside``; scalars ``miscalibration_area``, ``mace``,
         ``rmsce``, ``n_points``.
+
+    See Also
+    --------
+    uqviz.interval_coverage : the coverage at a few levels, with verdicts.
+    uqviz.qce : quantile calibration error.
+    uqviz.plots.scores.calibration_curve : draws the curve.
+
+    Notes
+    -----
+    For :math:`L` expected proportions :math:`p_j` (``kind="interval"``),
+
+    .. math::
+
+       o_j = \frac{1}{M}\sum_{i=1}^M \mathbf{1}\left(|E_i| \le u_{E_i} q_D(\tfrac12 + \tfrac{p_j}2)\right),
+       \qquad
+       \mathrm{MACE} = \frac{1}{L}\sum_j |o_j - p_j|, \qquad
+       \mathrm{RMSCE} = \sqrt{\frac{1}{L}\sum_j (o_j - p_j)^2},
+
+    and the miscalibration area :math:`\int_0^1 |o(p) - p| \, dp` by trapezoids (Chung et al. (2021)).
+
+    The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+
+    .. math::
+
+       L = \frac{2n\hat p + z^2 - 1 - z\sqrt{z^2 - 2 - 1/n + 4\hat p(n(1 - \hat p) + 1)}}
+       {2(n + z^2)}, \qquad
+       U = \frac{2n\hat p + z^2 + 1 + z\sqrt{z^2 + 2 - 1/n + 4\hat p(n(1 - \hat p) - 1)}}
+       {2(n + z^2)},
+
+    with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
+
+    References
+    ----------
+    - Chung et al. (2021): calibration curve, miscalibration area, MACE, RMSCE.
+    - Newcombe (1998): the Wilson interval with continuity correction.
+    - Wilson (1927): the score interval.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------

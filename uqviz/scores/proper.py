@@ -119,7 +119,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
 
 def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_boot=10_000,
                   ci=0.95, method="bca", rng=None, engine=None, client=None):
-    """Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
+    r"""Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
 
     Scores are means over the points, negatively oriented (smaller is better), in the
     units of E except NLL (nats):
@@ -147,7 +147,11 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
     scores : sequence of {"nll", "crps", "check", "interval"}, default all four
+        The scores computed, distinct.
     generative : str or Generative, default "normal"
         D of the predictive distribution ``E / uE ~ D`` (unit variance): ``"normal"``,
         ``"t<nu>"``, ``"laplace"`` for all scores; ``"uniform"`` and ``"empirical"``
@@ -157,9 +161,15 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
         default ``linspace(0.01, 0.99, 99)``.
     n_boot : int, default 10000
         Bootstrap replicates; 0: no interval (estimates only).
-    ci, rng
-        See docs/conventions.md.
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
+        never consumed) or a numpy.random.Generator; the same ``rng`` gives the same numbers on
+        any number of threads or workers (docs/conventions.md, "Randomness").
     method : {"bca", "percentile", "basic"}, default "bca"
+        How the bootstrap interval is computed: "bca" (bias-corrected and accelerated, DiCiccio
+        & Efron (1996)), "percentile" or "basic".
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     client : None, "local" or dask.distributed.Client, default None
@@ -177,6 +187,36 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
     ValueError
         Unknown or repeated scores, levels outside (0, 1), NLL/CRPS for a D without a
         closed form, bad data.
+
+    See Also
+    --------
+    uqviz.validate_average : NLL as a validated statistic.
+    uqviz.calibration_curve : calibration of the same predictive distribution.
+    uqviz.recalibrate : scores before and after recalibration.
+
+    Notes
+    -----
+    With :math:`Z = E / u_E` and a normal D,
+
+    .. math::
+
+       \mathrm{NLL} = \left\langle \tfrac12 \ln 2\pi + \ln u_E + \tfrac12 Z^2 \right\rangle, \qquad
+       \mathrm{CRPS} = \left\langle u_E \left[ Z (2\Phi(Z) - 1) + 2\varphi(Z) - \tfrac{1}{\sqrt\pi}
+       \right] \right\rangle
+
+    (Pernot (2024b), eq. 12; Gneiting et al. (2005)); the check and interval scores as above
+    (Gneiting & Raftery (2007)). Intervals: paired bootstrap, BCa by default.
+
+    References
+    ----------
+    - Gneiting & Raftery (2007): proper scoring rules, the interval score.
+    - Gneiting et al. (2005): the closed-form CRPS of a normal.
+    - Jordan et al. (2019): closed-form CRPS of other distributions.
+    - Chung et al. (2021): the scores of uncertainty-toolbox.
+    - Levi et al. (2022): the dispersion of uE.
+    - DiCiccio & Efron (1996): the BCa interval.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
