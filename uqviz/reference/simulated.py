@@ -25,6 +25,7 @@ from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
+from uqviz.engine.descriptions import describe
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
 
@@ -1083,6 +1084,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                             n_boot=n_boot, n_bins=n_bins, conditioning=conditioning, ci=ci,
                             k=k, client=client, progress=progress,
                             refs=refs.get(stat.name), boot=boots.get(stat.name), tail=tail)
+        res = describe(res, ds, statistics=(stat.name,))  # as map_datasets does in validate
         res.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
         out[stat.name] = res
     return out
