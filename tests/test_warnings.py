@@ -323,3 +323,20 @@ def test_the_scan_catches_bare_warnings():
     bad = bad_warn_calls(probe, source)
     assert [b.split(" category ")[1] for b in bad] == ["None", "UserWarning", "RuntimeWarning",
                                                        "DataWarning"]  # DataWarning: not imported
+
+
+def test_warns_sections_name_the_classes():
+    """A numpydoc ``Warns`` section names the class a user filters on, not ``UserWarning``."""
+    import re
+
+    ours = set(warning_classes.__all__) | set(OTHER_CATEGORIES)
+    bad, n_sections = [], 0
+    for path in sorted(PKG.rglob("*.py")):
+        for match in re.finditer(r"^( *)Warns\n\1-----\n((?:\1\S.*\n(?:\1 +.*\n)*)+)",
+                                 path.read_text(), re.M):
+            n_sections += 1
+            indent = match.group(1)
+            names = re.findall(rf"^{indent}(\w+)", match.group(2), re.M)
+            bad += [f"{path.relative_to(PKG)}: {n}" for n in names if n not in ours]
+    assert n_sections >= 5  # the scan sees the sections (validate_average, compute_bins, ...)
+    assert not bad, bad
