@@ -26,7 +26,7 @@ PAPER_ORDER = [
     "Diffusion_GPR_Bayesian", "Perovskite_GPR_Bayesian", "QM9_E",
     "logP_10k_a_LS-GCN", "logP_150k_LS-GCN",
 ]
-# Pernot (2024), Table 1
+# Pernot (2024a), Table 1
 PAPER_SIZES = [2040, 3834, 2040, 3836, 2040, 3818, 13885, 5000, 5000]
 PAL = PAPER_ORDER[:6]
 QM9_U0_SIZE = 13885
@@ -287,7 +287,7 @@ def test_logp_zms_equals_the_authors_full_precision_value(real):
 
 
 def test_paper_statistics_are_reproduced(real):
-    """ZMS = <(E/uE)^2> of Pernot (2024), Table 2, to its 3 printed digits (sets 1-4, 7)."""
+    """ZMS = <(E/uE)^2> of Pernot (2024a), Table 2, to its 3 printed digits (sets 1-4, 7)."""
     zms = {n: float(((real(n)["E"] / real(n)["uE"]) ** 2).mean())
            for n in ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR"]}
     assert zms == pytest.approx({"Diffusion_RF": 0.960, "Perovskite_RF": 0.885,

@@ -24,7 +24,7 @@ def appendix_b():
     # The paper's grid of M and N, nu in (3, 6, 24) of (3, 4, 5, 6, 12, 24) and
     # n_mc = 100 per cell instead of 5000. Measured over 8 seeds, the fitted
     # slopes scatter by 0.5-0.75 % (sd), 4-6 sd inside the 3 % tolerance, the
-    # intercepts by <= 0.0005 (tolerance 0.002; 002 prints them to 0.001); the
+    # intercepts by <= 0.0005 (tolerance 0.002; Pernot (2024c) App. B prints them to 0.001); the
     # nu subset moves the pooled fit by < 0.3 %. The full paper setting (6 nu,
     # n_mc = 5000) gives 0.0007 + 0.562 x and -0.0007 + 1.143 x (NIG),
     # 0.0045 + 0.775 x and 0.0063 + 1.575 x (T6IG).
@@ -234,7 +234,7 @@ def test_ols_fit_through_the_origin_and_errors():
 
 
 def test_paper_zeta_claims_for_zmse_sim_schemes(tree):
-    # Pernot (2024c) sect. III C 3 (Fig. 7): SimN and SimT reject the consistency of the
+    # Pernot (2024c) sect. III B 3 (Fig. 7): SimN and SimT reject the consistency of the
     # nine sets, "except for Set 3 where consistency would be validated by SimT"
     sub = uqviz.from_datasets({k: tree[k].to_dataset()
                                for k in ("Diffusion_RF", "Diffusion_LR", "QM9_E")})

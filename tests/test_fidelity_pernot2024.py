@@ -1,4 +1,4 @@
-"""Fidelity to the published numbers of Pernot 2024 (Pernot (2024a), Pernot (2024b)) on the nine sets.
+"""Fidelity to the published numbers of Pernot (2024a) and Pernot (2024b) on the nine sets.
 
 Pernot (2024b) Table III (beta_GM); Pernot (2024a) Table 2 and Pernot (2024b) Table IV (ZMS and RCE: estimate,
 BCa 95% CI with 10^4 replicates, zeta-score). Point values must equal the

@@ -91,7 +91,7 @@ def test_errors_are_uE_times_D():
 
 
 def test_nig_errors_follow_student_t():
-    # NIG with a = b = nu/2 and D = N(0,1): E ~ t(nu) (Pernot 2024, Eq. 18)
+    # NIG with a = b = nu/2 and D = N(0,1): E ~ t(nu) (Pernot (2024b), eq. 18)
     nu = 4.0
     ds = nig(20_000, nu=nu, rng=3)
     e = ds["E"].values

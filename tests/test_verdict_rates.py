@@ -2,8 +2,8 @@
 
 Thresholds are the measured counts plus a margin of about 3 Monte Carlo standard errors, so
 the tests are stable yet catch a regression to the old f_v rule (0.95 inside the Wilson
-interval of f_v, which fails calibrated t6 data about one time in three; Pernot (2023),
-section III.2.1).
+interval of f_v, Pernot (2023), section III.2.2), which fails calibrated t6 data about one time
+in three (the per-bin intervals cover less than 95 %: section III.2.1).
 """
 
 import numpy as np

@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def load_data(args):
     """Build the dataset named by the command-line arguments."""
-    from uqviz.data.model import read_csv
+    from uqviz.data.readers import read_csv
     from uqviz.data.synthetic import default_example
 
     if args.csv is None:

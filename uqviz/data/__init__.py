@@ -1,7 +1,8 @@
 """The dataset model: constructors, checks, literature datasets, synthetic sets, generative D.
 
-- :mod:`uqviz.data.model`: ``from_arrays``, ``from_dataframe``, ``read_csv``, ``from_datasets``,
-  ``check_dataset``, ``z_scores`` (one dataset = ``xarray.Dataset`` with dim ``point``).
+- :mod:`uqviz.data.model`: what a dataset is (``xarray.Dataset`` with dim ``point``), the
+  bad-input rules, ``check_dataset``, ``z_scores``; :mod:`uqviz.data.constructors`:
+  ``from_arrays``, ``from_dataframe``, ``from_datasets``; :mod:`uqviz.data.readers`: ``read_csv``.
 - :mod:`uqviz.data.predictions`: ``from_predictions`` (std, variance, interval, quantiles or
   samples of a model's predictions); :mod:`uqviz.data.estimators`: ``from_estimator``
   (a fitted scikit-learn, NGBoost or MAPIE regressor).
@@ -11,8 +12,9 @@
 """
 
 from uqviz.data import datasets, generative, synthetic
-from uqviz.data.model import (check_dataset, from_arrays, from_dataframe, from_datasets, read_csv,
-                              z_scores)
+from uqviz.data.constructors import from_arrays, from_dataframe, from_datasets
+from uqviz.data.model import check_dataset, z_scores
+from uqviz.data.readers import read_csv
 from uqviz.data.predictions import from_predictions
 from uqviz.data.estimators import from_estimator
 

@@ -5,7 +5,8 @@
 posterior samples) into the dataset of :func:`uqviz.from_arrays`: ``E = y_true - y_pred``
 and the standard uncertainty ``uE``. Every conversion is stated in the docstring and
 recorded in the dataset's attributes; bad input follows the rules of
-:mod:`uqviz.data.model` (the same checks, the same messages).
+:mod:`uqviz.data.model` (the same checks, the same messages) and the dataset is built by
+:func:`uqviz.data.constructors.build_dataset`, the core of :func:`uqviz.from_arrays`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import pandas as pd
 import xarray as xr
 from scipy import stats
 
-from uqviz.data import model
+from uqviz.data.constructors import build_dataset, named_columns
+from uqviz.data.model import (as_1d, common_length, float_columns, n_rows_text, rows_problem,
+                              rows_text, user_stacklevel)
 from uqviz.data.generative import Generative, get_generative
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import DataWarning
@@ -210,6 +213,33 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     ([0.1414, 0.1414, 0.1414], ('point', 'sample'))
     """
     form = _form(std, variance, lower, upper, quantiles, samples)
+    level, gen, quantile_rule = _options(form, y_pred, lower, upper, level, generative,
+                                         quantile_rule)
+    features = _features(features)
+    qcols = _quantile_columns(quantiles) if form == "quantiles" else {}
+    raw = _inputs(form, y_true, y_pred, std, variance, lower, upper, qcols)
+    draws = _samples_array(samples) if form == "samples" else None
+    features = {k: as_1d(k, v) for k, v in features.items()}
+    rows = np.arange(_row_count(raw, samples, draws, features), dtype=np.int64)
+    arrays = float_columns(raw, rows)
+    metadata = {}
+    if draws is not None:
+        if "y" in features:
+            raise ValueError("features: the name 'y' holds the observed values kept with "
+                             "samples= (for uqviz.qce); rename that feature")
+        metadata["y"] = arrays["y_true"]
+    e, u, sources, attrs = _errors_and_uE(form, arrays, draws, rows, level=level, gen=gen,
+                                          rule=quantile_rule, levels=list(qcols))
+    ds = build_dataset(e, u, features=features, metadata=metadata, name=name, units=units,
+                       drop_invalid=drop_invalid, sources=sources)
+    if draws is not None:
+        _keep_samples(ds, draws, units)
+    ds.attrs.update(attrs)
+    return ds
+
+
+def _options(form, y_pred, lower, upper, level, generative, quantile_rule):
+    """``(level, generative D, quantile_rule)`` checked against the uncertainty form."""
     if form == "interval" and (lower is None or upper is None or level is None):
         missing = [k for k, v in (("lower", lower), ("upper", upper), ("level", level)) if v is None]
         raise ValueError(f"an interval needs lower=, upper= and level=; missing {', '.join(missing)}")
@@ -231,14 +261,19 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     if y_pred is None and form != "samples":
         raise ValueError("y_pred: required (it may be None only with samples=, whose mean it "
                          "then is)")
-    if isinstance(features, pd.DataFrame):
-        features = {str(c): features[c] for c in features.columns}
-    elif features is not None and not isinstance(features, Mapping):
-        raise TypeError("features must be a mapping {name: values} or a pandas DataFrame, got "
-                        f"{type(features).__name__}")
-    features = dict(features or {})
+    return level, gen, quantile_rule
 
-    # 1. shapes, indexes, lengths (the rules of from_arrays) ----------------------------
+
+def _features(features) -> dict:
+    """``{name: values}`` of a mapping, or of a DataFrame's columns (names made str)."""
+    columns = named_columns("features", features)
+    if isinstance(features, pd.DataFrame):
+        return {str(c): v for c, v in columns.items()}
+    return columns
+
+
+def _inputs(form, y_true, y_pred, std, variance, lower, upper, qcols) -> dict:
+    """The 1-D inputs by name: y_true, y_pred and those of the uncertainty form."""
     raw = {"y_true": y_true}
     if y_pred is not None:
         raw["y_pred"] = y_pred
@@ -247,83 +282,69 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     elif form == "interval":
         raw["lower"], raw["upper"] = lower, upper
     elif form == "quantiles":
-        qcols = _quantile_columns(quantiles)
         raw.update({f"quantiles[{p:g}]": v for p, v in qcols.items()})
-    raw = {k: model.as_1d(k, v) for k, v in raw.items()}
-    draws = None
-    if form == "samples":
-        draws = _samples_array(samples)
-    indexed = {**raw, **{k: model.as_1d(k, v) for k, v in features.items()}}
-    model.check_same_index(indexed if samples is None else {**indexed, "samples": samples})
-    lengths = {k: len(v) for k, v in raw.items()}
-    if draws is not None:
-        lengths["samples"] = draws.shape[0]
-    lengths.update({k: len(model.as_1d(k, v)) for k, v in features.items()})
-    model.check_same_lengths(lengths)
-    n = lengths["y_true"]
-    if n == 0:
-        raise ValueError("empty input: y_true has 0 rows")
-    rows = np.arange(n, dtype=np.int64)
+    return {k: as_1d(k, v) for k, v in raw.items()}
 
-    # 2. numbers -------------------------------------------------------------------------
-    arrays, errors = {}, []
-    for key, values in raw.items():
-        arr, msg = model.to_float_column(key, values, rows)
-        if msg:
-            errors.append(msg)
-        arrays[key] = arr
-    if errors:
-        raise ValueError("non-numeric input:\n  " + "\n  ".join(errors))
 
-    # 3. E and uE --------------------------------------------------------------------------
-    attrs = {"uE_source": form}
-    sources = {}
-    metadata = {}
+def _row_count(raw: dict, samples, draws, features: dict) -> int:
+    """The number of points shared by every input (the rules of from_arrays)."""
+    columns = dict(raw)
+    if draws is not None:  # the rows of the draws; a DataFrame's index is checked too
+        columns["samples"] = samples if isinstance(samples, pd.DataFrame) else draws
+    return common_length({**columns, **features}, empty="y_true has")
+
+
+def _errors_and_uE(form, arrays, draws, rows, *, level, gen, rule, levels):
+    """``(E, uE, sources, attrs)``: E = y_true - y_pred and uE from the uncertainty form."""
+    attrs, sources = {"uE_source": form}, {}
     with np.errstate(all="ignore"):
+        pred = arrays["y_pred"] if "y_pred" in arrays else draws.mean(axis=1)
+        e = arrays["y_true"] - pred
+        sources["E"] = "y_true - y_pred" if "y_pred" in arrays else "y_true - mean of samples"
         if form == "samples":
-            pred = arrays["y_pred"] if "y_pred" in arrays else draws.mean(axis=1)
             u = draws.std(axis=1, ddof=SAMPLES_DDOF)
             sources["uE"] = f"sd of samples, ddof={SAMPLES_DDOF}"
             attrs.update(ddof=SAMPLES_DDOF, n_samples=int(draws.shape[1]))
-            if "y" in features:
-                raise ValueError("features: the name 'y' holds the observed values kept with "
-                                 "samples= (for uqviz.qce); rename that feature")
-            metadata["y"] = arrays["y_true"]
-        else:
-            pred = arrays["y_pred"]
-        e = arrays["y_true"] - pred
-        sources["E"] = "y_true - y_pred" if "y_pred" in arrays else "y_true - mean of samples"
-        if form == "std":
+        elif form == "std":
             u = arrays["std"]
         elif form == "variance":
             # signed square root: a negative variance is reported by the uE <= 0 rule
             u = np.sign(arrays["variance"]) * np.sqrt(np.abs(arrays["variance"]))
             sources["uE"] = "sqrt of variance"
         elif form == "interval":
-            u, n_asym = _interval_uE(arrays["lower"], arrays["upper"], pred, level, gen, rows)
-            q = float(_quantile_function(gen, (1.0 + level) / 2.0))
-            sources["uE"] = f"half-width of the {level:g} interval / {q:.4g}"
-            attrs.update(level=level, generative=gen.name, n_asymmetric=n_asym)
-        elif form == "quantiles":
-            levels = np.array(list(qcols))
-            qv = np.stack([arrays[f"quantiles[{p:g}]"] for p in levels], axis=1)
-            u, used = _quantile_uE(qv, levels, gen, quantile_rule)
-            attrs.update(generative=gen.name, quantile_levels=levels.tolist(),
-                         quantile_rule=quantile_rule, quantile_levels_used=used)
-            attrs["n_crossing"] = _count_crossing(qv, rows)
-            sources["uE"] = (f"quantiles {used[0]:g} and {used[1]:g}" if quantile_rule == "nearest"
-                             else "least-squares fit of the quantiles")
-    ds = model.build_dataset(e, u, features=features, metadata=metadata, name=name, units=units,
-                      drop_invalid=drop_invalid, sources=sources)
-    if draws is not None:
-        ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true), with the "
-                         "samples for uqviz.qce"}
-        kept = draws[ds["point"].values]
-        ds["samples"] = (("point", "sample"), kept,
-                         {"role": "samples", "long_name": "predictive draws (ensemble members)",
-                          "units": units})
-    ds.attrs.update(attrs)
-    return ds
+            u = _interval_form(arrays, pred, level, gen, rows, sources, attrs)
+        else:
+            u = _quantiles_form(arrays, np.array(levels), gen, rule, rows, sources, attrs)
+    return e, u, sources, attrs
+
+
+def _interval_form(arrays, pred, level, gen, rows, sources: dict, attrs: dict):
+    u, n_asym = _interval_uE(arrays["lower"], arrays["upper"], pred, level, gen, rows)
+    q = float(_quantile_function(gen, (1.0 + level) / 2.0))
+    sources["uE"] = f"half-width of the {level:g} interval / {q:.4g}"
+    attrs.update(level=level, generative=gen.name, n_asymmetric=n_asym)
+    return u
+
+
+def _quantiles_form(arrays, levels, gen, rule, rows, sources: dict, attrs: dict):
+    qv = np.stack([arrays[f"quantiles[{p:g}]"] for p in levels], axis=1)
+    u, used = _quantile_uE(qv, levels, gen, rule)
+    attrs.update(generative=gen.name, quantile_levels=levels.tolist(), quantile_rule=rule,
+                 quantile_levels_used=used)
+    attrs["n_crossing"] = _count_crossing(qv, rows)
+    sources["uE"] = (f"quantiles {used[0]:g} and {used[1]:g}" if rule == "nearest"
+                     else "least-squares fit of the quantiles")
+    return u
+
+
+def _keep_samples(ds: xr.Dataset, draws: np.ndarray, units: str) -> None:
+    """Add the draws of the rows kept (``samples``, dims point, sample) beside ``y``."""
+    ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true), with the "
+                     "samples for uqviz.qce"}
+    kept = draws[ds["point"].values]
+    ds["samples"] = (("point", "sample"), kept,
+                     {"role": "samples", "long_name": "predictive draws (ensemble members)",
+                      "units": units})
 
 
 def _samples_array(samples) -> np.ndarray:
@@ -347,10 +368,10 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
     problems = []
     inverted = lo > hi
     if inverted.any():
-        problems.append(model.rows_problem("lower", inverted, "lower > upper", rows))
+        problems.append(rows_problem("lower", inverted, "lower > upper", rows))
     outside = ~inverted & ((pred < lo) | (pred > hi))
     if outside.any():
-        problems.append(model.rows_problem("y_pred", outside, "y_pred outside [lower, upper]", rows))
+        problems.append(rows_problem("y_pred", outside, "y_pred outside [lower, upper]", rows))
     if problems:
         raise ValueError("inconsistent interval:\n  " + "\n  ".join(problems))
     half = (hi - lo) / 2.0
@@ -360,10 +381,10 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
     n_asym = int(asym.sum())
     if n_asym:
         warnings.warn(
-            f"from_predictions: {model.n_rows_text(n_asym)} of {len(rows)} with an asymmetric interval "
+            f"from_predictions: {n_rows_text(n_asym)} of {len(rows)} with an asymmetric interval "
             f"(centre more than {ASYMMETRY_TOLERANCE:.0%} of the half-width away from y_pred; "
-            f"{model.rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
-            "represented (attrs['n_asymmetric'])", DataWarning, stacklevel=model.user_stacklevel())
+            f"{rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
+            "represented (attrs['n_asymmetric'])", DataWarning, stacklevel=user_stacklevel())
     return u, n_asym
 
 
@@ -386,7 +407,7 @@ def _count_crossing(qv, rows) -> int:
     crossing = (np.diff(qv, axis=1) < 0).any(axis=1)
     n = int(crossing.sum())
     if n:
-        warnings.warn(f"from_predictions: {model.n_rows_text(n)} of {len(rows)} with crossing quantiles "
-                      f"(a quantile below that of a lower level; {model.rows_text(rows[crossing])}); "
-                      "attrs['n_crossing']", DataWarning, stacklevel=model.user_stacklevel())
+        warnings.warn(f"from_predictions: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
+                      f"(a quantile below that of a lower level; {rows_text(rows[crossing])}); "
+                      "attrs['n_crossing']", DataWarning, stacklevel=user_stacklevel())
     return n

@@ -14,7 +14,8 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import synthetic as ksynth
-from uqviz.data.model import variable_attrs, from_arrays, from_datasets
+from uqviz.data.constructors import from_arrays, from_datasets
+from uqviz.data.model import variable_attrs
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from uqviz.data.model import PAPERS_MIN_UNCERTAINTY, from_dataframe, from_datasets
+from uqviz.data.constructors import PAPERS_MIN_UNCERTAINTY, from_dataframe, from_datasets
 from uqviz.data.datasets.formula import hetero_fractions, molecular_masses
 from uqviz.data.datasets.registry import fetch
 from uqviz.engine import checks

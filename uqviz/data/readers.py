@@ -1,0 +1,185 @@
+"""Read uqviz datasets from files: :func:`read_csv`.
+
+The only module of :mod:`uqviz.data` that opens a user's file: it reads the text, checks
+every line (ragged lines, a separator that looks wrong, duplicate columns, the encoding)
+and hands the table to :func:`uqviz.from_dataframe`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import pandas as pd
+import xarray as xr
+
+from uqviz.data.constructors import from_dataframe
+from uqviz.data.model import n_rows_text, rows_text
+
+__all__ = ["read_csv"]
+
+#: the other separators a header may reveal, most telling first
+_OTHER_SEPARATORS = (";", "\t", "|", ",")
+
+
+def _csv_label(path) -> str:
+    if isinstance(path, (str, os.PathLike)):
+        return os.fspath(path)
+    return getattr(path, "name", None) or "CSV input"
+
+
+def _raw_content(path):
+    """The bytes of a file path, or what a file-like object's ``read()`` returns."""
+    if isinstance(path, (str, os.PathLike)):
+        p = os.fspath(path)
+        if os.path.isdir(p):
+            raise IsADirectoryError(f"{p!r} is a directory, not a CSV file")
+        if not os.path.exists(p):
+            raise FileNotFoundError(f"no such file: {p!r}")
+        with open(p, "rb") as f:
+            return f.read()
+    if hasattr(path, "read"):
+        return path.read()
+    raise TypeError(f"path must be a file path or a file-like object, got {type(path).__name__}")
+
+
+def _csv_text(path, encoding: str) -> str:
+    """The file's text (a UTF-8 byte-order mark removed); clear errors for paths."""
+    label = _csv_label(path)
+    raw = _raw_content(path)
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{label}: not {encoding} text (byte {raw[exc.start]:#04x} at offset "
+                             f"{exc.start}); pass encoding= (e.g. 'latin-1')") from None
+        except LookupError:
+            raise ValueError(f"encoding: unknown encoding {encoding!r}") from None
+    if not isinstance(raw, str):
+        raise TypeError(f"{label}: read() returned {type(raw).__name__}, not text")
+    return raw[1:] if raw.startswith("\ufeff") else raw
+
+
+def _csv_records(text: str, sep: str, label: str):
+    """``(header, lines with more fields, lines with fewer fields)``; blank lines skipped."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep, strict=True)
+    header, more, fewer, line = None, [], [], 1
+    try:
+        for record in reader:
+            start, line = line, reader.line_num + 1
+            if not record:  # blank line: skipped, as pandas does
+                continue
+            if header is None:
+                header = record
+            elif len(record) != len(header):
+                (more if len(record) > len(header) else fewer).append(start)
+    except csv.Error as exc:
+        raise ValueError(f"{label}: malformed CSV at line {reader.line_num}: {exc}") from None
+    if header is None:
+        raise ValueError(f"{label}: the file is empty (no header line)")
+    return header, more, fewer
+
+
+def _check_separator(header: list, text: str, sep: str, decimal: str, label: str) -> None:
+    """A one-column header holding another separator: the file is separated by that one."""
+    if len(header) != 1:
+        return
+    for other in _OTHER_SEPARATORS:
+        if other != sep and other in header[0]:
+            hint = f"sep={other!r}"
+            if other != "," and decimal == "." and "," in text.partition("\n")[2]:
+                hint += " and decimal=','"
+            raise ValueError(
+                f"{label}: the header has no {sep!r} but has {other!r}: the file looks "
+                f"{other!r}-separated; pass {hint} (command line: "
+                f"{hint.replace('sep=', '--sep ').replace(' and decimal=', ' --decimal ')})")
+
+
+def _check_ragged(header: list, more: list, fewer: list, sep: str, label: str) -> None:
+    problems = [f"{n_rows_text(len(lines), noun='line')} with {what} fields than the header's "
+                f"{len(header)} ({rows_text(lines, noun='line')})"
+                for what, lines in (("more", more), ("fewer", fewer)) if lines]
+    if problems:
+        raise ValueError(f"{label}: ragged CSV (separator {sep!r}): " + "; ".join(problems)
+                         + "; every line needs one value per column (an extra field would shift "
+                           "the columns); fix the file or the separator")
+
+
+def _check_csv_shape(text: str, sep: str, decimal: str, label: str) -> None:
+    """Every record has as many fields as the header; else a ValueError naming the lines."""
+    header, more, fewer = _csv_records(text, sep, label)
+    _check_separator(header, text, sep, decimal, label)
+    _check_ragged(header, more, fewer, sep, label)
+    names = [h.strip() for h in header]
+    dups = sorted({h for h in names if names.count(h) > 1})
+    if dups:
+        raise ValueError(f"{label}: duplicate column names in the header: {', '.join(map(repr, dups))}")
+
+
+def _check_csv_options(sep, decimal, encoding) -> None:
+    for opt, val in (("sep", sep), ("decimal", decimal)):
+        if not isinstance(val, str) or len(val) != 1 or val in "\r\n\"":
+            raise ValueError(f"{opt} must be one character (not a quote or newline), got {val!r}")
+    if sep == decimal:
+        raise ValueError(f"sep and decimal must differ, both are {sep!r}")
+    if not isinstance(encoding, str):
+        raise TypeError(f"encoding must be a str, got {type(encoding).__name__}")
+
+
+def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
+             variances=None, features=None, metadata=None, name=None, units="",
+             drop_invalid=False, min_uncertainty=None, sep=",", decimal=".",
+             encoding="utf-8") -> xr.Dataset:
+    r"""Read a CSV file into a uqviz dataset, checking every line first.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or file-like
+    errors, reference, prediction, uncertainties, variances, features, metadata
+        Column names, as in :func:`uqviz.from_dataframe`.
+    name : str, optional
+        Default: the file stem.
+    units, drop_invalid, min_uncertainty
+        As in :func:`uqviz.from_arrays`.
+    sep : str, default ","
+    decimal : str, default "."
+    encoding : str, default "utf-8"
+
+    Returns
+    -------
+    xarray.Dataset
+        Coordinate ``point`` = 0-based data-row number.
+
+    Raises
+    ------
+    FileNotFoundError, IsADirectoryError
+    ValueError
+        Ragged or malformed lines (their numbers), an empty file, a header that
+        suggests another ``sep``, duplicate columns, a wrong encoding, and the
+        errors of :func:`uqviz.from_dataframe`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import uqviz.data as ud
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (d / "toy.csv").write_text("E,uE\n0.1,0.2\n-0.2,0.3\n")
+    >>> ud.read_csv(d / "toy.csv").attrs["name"]
+    'toy'
+    """
+    _check_csv_options(sep, decimal, encoding)
+    if name is None and isinstance(path, (str, os.PathLike)):
+        name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    label = _csv_label(path)
+    text = _csv_text(path, encoding)
+    _check_csv_shape(text, sep, decimal, label)
+    try:
+        df = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, index_col=False,
+                         float_precision="round_trip")  # exact decimal -> double
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"{label}: malformed CSV: {str(exc).strip()}") from None
+    return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
+                          uncertainties=uncertainties, variances=variances, features=features,
+                          metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,
+                          min_uncertainty=min_uncertainty)
