@@ -26,6 +26,8 @@ from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibra
 from uqviz.data import (check_dataset, from_arrays, from_dataframe, from_datasets, from_estimator,
                         from_predictions, read_csv, z_scores)
 from uqviz.engine.statistics import get_statistic, list_statistics
+from uqviz.engine.warning_classes import (BinningWarning, DataWarning, NumbaMissingWarning,
+                                          NumericalWarning, UnreliableWarning, UqvizWarning)
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
                                stored_study, validation_probability)
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
@@ -47,6 +49,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'uqviz' has no attribute {name!r}")
 
 __all__ = sorted([
+    "BinningWarning", "DataWarning", "NumbaMissingWarning", "NumericalWarning",
+    "UnreliableWarning", "UqvizWarning",
     "Recalibration", "acf", "binned_errors", "calibration_curve", "check_dataset",
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",

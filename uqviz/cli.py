@@ -25,6 +25,7 @@ import re
 import sys
 import warnings
 
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.reporting import text
 from uqviz.reporting.gate import GATES
 
@@ -153,8 +154,8 @@ def run_validate(args, out=None) -> int:
     json_path = None if args.json_path is None else _json_target(args.json_path)
     ds = load_data(args)
     name = ds.attrs.get("name", "data")
-    with warnings.catch_warnings():  # the table and the WARNING lines below say it
-        warnings.filterwarnings("ignore", message="validate_average: unreliable")
+    with warnings.catch_warnings():  # the table ("unreliable", "not tested") and the WARNING
+        warnings.simplefilter("ignore", UnreliableWarning)  # lines below say it
         # --seed N is rng=N: the numbers of validate_average(ds, rng=N) in Python, which the
         # gate's average calibration also gives (docs/conventions.md, "Randomness")
         result = (gate(ds, fail_on=gates, statistics=args.statistics, features=args.features,

@@ -25,12 +25,10 @@ import warnings
 
 import numpy as np
 
+from uqviz._array.warning_classes import NumbaMissingWarning
+
 __all__ = ["HAVE_NUMBA", "USE_NUMBA", "NumbaMissingWarning", "njit", "prange", "uint64",
            "get_num_threads", "numba"]
-
-
-class NumbaMissingWarning(UserWarning):
-    """numba is not installed: uqviz runs its numpy kernels (same results, slower)."""
 
 
 try:

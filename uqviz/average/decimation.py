@@ -315,8 +315,9 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     hi = va["ci_upper"] - va["estimate"]
     out["ci_lower_halfwidth"] = lo.assign_attrs(long_name="ci_lower - estimate (full set, <= 0)")
     out["ci_upper_halfwidth"] = hi.assign_attrs(long_name="ci_upper - estimate (full set, >= 0)")
-    out["outside_ci"] = ((out["delta"] < lo) | (out["delta"] > hi)).assign_attrs(
-        long_name="delta outside the zero-centred CI of the full set")
+    outside = (out["delta"] < lo) | (out["delta"] > hi)
+    outside.attrs = {"long_name": "delta outside the zero-centred CI of the full set"}
+    out["outside_ci"] = outside  # a flag: not the attrs (units) of delta
     out.attrs.update({
         "statistics": list(statistics), "n_boot": n_boot, "ci": ci, "method": method,
         "rng": seed_attr(rng), "rounding": rounding, "ties": ties, "engine": engine,

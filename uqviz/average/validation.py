@@ -17,6 +17,7 @@ from uqviz.engine.statistics import (get_statistic, reference_value,
                                      statistics_option)
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import UnreliableWarning
 
 __all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
            "MIN_POINTS", "beta_text"]
@@ -172,13 +173,14 @@ def _warn(out):
         warnings.warn(f"validate_average: {names} have no predefined reference: their intervals "
                       "are returned with reference and zeta NaN and valid False; validate them "
                       "against a simulated reference with uqviz.validate_simulated",
-                      UserWarning, stacklevel=3)
+                      UnreliableWarning, stacklevel=3)
     bad = out["ci_lower"].isnull() | out["ci_upper"].isnull()
     if bool(bad.any()):
         cells = _where(out, bad)
         warnings.warn(f"validate_average: {len(cells)} of {bad.size} intervals could not be "
                       f"computed (degenerate bootstrap distribution, or n_boot too small): "
-                      f"{cells}; they are reported valid=False", UserWarning, stacklevel=3)
+                      f"{cells}; they are reported valid=False", UnreliableWarning,
+                      stacklevel=3)
     unreliable = ~out["reliable"]
     if bool(unreliable.any()):
         beta = out["beta_gm"]
@@ -194,7 +196,7 @@ def _warn(out):
             parts.append(f"{cell}: {', '.join(why)}")
         warnings.warn("validate_average: unreliable (tailedness screen of Pernot (2024b), "
                       "Table II, exceeded; the interval and verdict may be wrong): "
-                      + "; ".join(parts), UserWarning, stacklevel=3)
+                      + "; ".join(parts), UnreliableWarning, stacklevel=3)
 
 
 def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
@@ -245,7 +247,7 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
 
     Warns
     -----
-    UserWarning
+    UnreliableWarning
         No reference, an interval that cannot be computed, or an unreliable statistic.
 
     See Also

@@ -22,8 +22,11 @@ from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
 from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic, list_statistics
 from uqviz.engine.bootstrap import split_moments
+from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import (BinningWarning, NumericalWarning,
+                                          UnreliableWarning)
 from uqviz.scores.coverage import generative_for
 
 __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
@@ -74,7 +77,7 @@ def _named_warnings(name):
         yield
     for w in caught:
         text = str(w.message)
-        if name and name not in text:
+        if name and repr(name) not in text:  # a name such as 'a' is in most texts
             text = f"{text} (dataset {name!r})"
         if "tie" in text.lower() and "stratified" not in text:
             text += "; binning='stratified' puts each distinct value in one bin"
@@ -294,15 +297,15 @@ def _warn_bins(out, name):
     no_interval = int((~np.isfinite(out["ci_lower"]) | ~np.isfinite(out["ci_upper"])).sum())
     if small:
         warnings.warn(f"{small} of {n} bins{where} have fewer than {SMALL_BIN} "
-                      "points: their intervals are unreliable", UserWarning, stacklevel=4)
+                      "points: their intervals are unreliable", BinningWarning, stacklevel=4)
     if heavy:
         warnings.warn(f"{heavy} of {n} bins{where} have beta_GM(Z^2) > "
                       f"{HEAVY_TAIL_Z2} (heavy-tailed z-scores): their intervals may be too "
-                      "narrow (flagged in 'heavy_tail')", UserWarning, stacklevel=4)
+                      "narrow (flagged in 'heavy_tail')", UnreliableWarning, stacklevel=4)
     if no_interval:
         warnings.warn(f"{no_interval} of {n} bins{where} have no interval (degenerate "
                       "bootstrap distribution or constant values): counted not valid",
-                      UserWarning, stacklevel=4)
+                      UnreliableWarning, stacklevel=4)
 
 
 def check_local_statistic(statistic) -> str:
@@ -475,8 +478,10 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 
     Warns
     -----
-    UserWarning
-        Bins below 100 points, with beta_GM(Z^2) > 0.8, or without an interval.
+    BinningWarning
+        Bins below 100 points.
+    UnreliableWarning
+        Bins with beta_GM(Z^2) > 0.8, or without an interval.
 
     See Also
     --------
@@ -725,6 +730,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     n_unreliable = (present & ~counted & (
         local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
         | ~_finite(local_result))).sum("bin")
+    for counts in (n_valid, n_bins, n_unreliable):
+        counts.attrs = {}  # counts of bins, not the attrs of the flags they count
     lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
     dims = n_valid.dims
     est = n_valid.values / n_bins.values
@@ -750,7 +757,7 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     attrs = {"nominal": nominal, "ci": ci, "method": method,
              **{k: v for k, v in local_result.attrs.items()
                 if k in ("statistic", "conditioning", "binning", "generative", "n_mc")}}
-    return xr.Dataset(out, attrs=attrs)
+    return describe(xr.Dataset(out, attrs=attrs))
 
 
 def _acf_one(values, max_lag, where):
@@ -829,9 +836,9 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
             raise ValueError(f"local_result: {variable} must have dims ('bin',), got "
                              f"{series.dims}")
         r, band, n = _acf_one(np.asarray(series.values, dtype=float), max_lag, "")
-        return xr.Dataset({"acf": ("lag", r), "band": ((), band)},
-                          coords={"lag": np.arange(r.size)},
-                          attrs={"variable": variable, "n_bins": n})
+        return describe(xr.Dataset({"acf": ("lag", r), "band": ((), band)},
+                                   coords={"lag": np.arange(r.size)},
+                                   attrs={"variable": variable, "n_bins": n}))
     series = series.transpose("dataset", ...)
     if series.dims != ("dataset", "bin"):
         raise ValueError(f"local_result: {variable} must have dims ('dataset', 'bin'), got "
@@ -843,11 +850,11 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     table = np.full((len(parts), n_lag), np.nan)
     for i, (r, _, _) in enumerate(parts):
         table[i, :r.size] = r
-    return xr.Dataset({"acf": (("dataset", "lag"), table),
-                       "band": ("dataset", [b for _, b, _ in parts]),
-                       "n_bins": ("dataset", [n for _, _, n in parts])},
-                      coords={"dataset": names, "lag": np.arange(n_lag)},
-                      attrs={"variable": variable})
+    return describe(xr.Dataset({"acf": (("dataset", "lag"), table),
+                                "band": ("dataset", [b for _, b, _ in parts]),
+                                "n_bins": ("dataset", [n for _, _, n in parts])},
+                               coords={"dataset": names, "lag": np.arange(n_lag)},
+                               attrs={"variable": variable}))
 
 
 BINNED_ERRORS = tuple(kbin.BINNED)
@@ -877,7 +884,7 @@ def _binned_value(stat, means):
         value = stat.func(means)
     problem = ks.unrepresentable(stat.name, stat.func, means, value)
     if problem:
-        warnings.warn(f"{problem}; its estimate is {float(value)!r}", UserWarning, stacklevel=5)
+        warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning, stacklevel=5)
     return value
 
 

@@ -21,6 +21,7 @@ from uqviz.engine.binning import conditioning_values, default_n_bins
 from uqviz.engine.parallel import progress_bar, resolve_client
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import UnreliableWarning
 
 __all__ = ["ordering_study", "tie_order", "ORDERING_STATISTICS"]
 
@@ -175,7 +176,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
         where = f" in {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
         warnings.warn(f"{n_undefined} of {(n_orderings + 1) * n_bins} bin intervals{where} "
                       "could not be computed (degenerate bootstrap distribution): counted not "
-                      "valid", UserWarning, stacklevel=4)
+                      "valid", UnreliableWarning, stacklevel=4)
 
     fv = counted.mean(axis=1)  # the bins counting as valid, as fraction_valid counts them
     fv_binomial = binom_rng.binomial(n_bins, fv) / n_bins

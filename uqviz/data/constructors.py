@@ -20,6 +20,7 @@ from uqviz.data.model import (DROP_HINT, as_1d, check_dataset, common_length, fl
                               invalid_masks, invalid_values_error, is_number, n_rows_text,
                               rows_text, scale_masks, source_note, user_stacklevel,
                               variable_attrs)
+from uqviz.engine.warning_classes import DataWarning
 
 __all__ = ["from_arrays", "from_dataframe", "from_datasets"]
 
@@ -117,7 +118,7 @@ def _drop_invalid(e, u, feats, row_ids, attrs: dict, *, drop_invalid, min_uncert
         raise ValueError(f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); nothing left")
     if n_dropped:
         warnings.warn(f"drop_invalid: dropped {n_dropped} of {n_rows_text(n)} ({reasons}); "
-                      f"kept {n_rows_text(n - n_dropped)}", UserWarning, stacklevel=user_stacklevel())
+                      f"kept {n_rows_text(n - n_dropped)}", DataWarning, stacklevel=user_stacklevel())
     return keep
 
 
@@ -146,7 +147,7 @@ def _filter_min_uncertainty(e, u, keep, row_ids, min_uncertainty, attrs: dict) -
         keep = keep & ~low
         warnings.warn(f"min_uncertainty: dropped {n_rows_text(n_low)} with uE <= {threshold:.6g} "
                       f"({how}; {rows_text(row_ids[low])}); kept {n_rows_text(int(keep.sum()))}",
-                      UserWarning, stacklevel=user_stacklevel())
+                      DataWarning, stacklevel=user_stacklevel())
     return keep
 
 
@@ -167,7 +168,7 @@ def _drop_scale(e, u, keep, row_ids, attrs: dict, drop_invalid) -> np.ndarray:
     if not keep.any():
         raise ValueError(f"drop_invalid: no row left ({reasons})")
     warnings.warn(f"drop_invalid: dropped {n_rows_text(n_more)} ({reasons}); "
-                  f"kept {n_rows_text(int(keep.sum()))}", UserWarning, stacklevel=user_stacklevel())
+                  f"kept {n_rows_text(int(keep.sum()))}", DataWarning, stacklevel=user_stacklevel())
     return keep
 
 

@@ -24,6 +24,7 @@ from uqviz.data.model import (as_1d, common_length, float_columns, n_rows_text, 
                               rows_text, user_stacklevel)
 from uqviz.data.generative import Generative, get_generative
 from uqviz.engine import checks
+from uqviz.engine.warning_classes import DataWarning
 
 __all__ = ["from_predictions"]
 
@@ -383,7 +384,7 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
             f"from_predictions: {n_rows_text(n_asym)} of {len(rows)} with an asymmetric interval "
             f"(centre more than {ASYMMETRY_TOLERANCE:.0%} of the half-width away from y_pred; "
             f"{rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
-            "represented (attrs['n_asymmetric'])", UserWarning, stacklevel=user_stacklevel())
+            "represented (attrs['n_asymmetric'])", DataWarning, stacklevel=user_stacklevel())
     return u, n_asym
 
 
@@ -408,5 +409,5 @@ def _count_crossing(qv, rows) -> int:
     if n:
         warnings.warn(f"from_predictions: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
                       f"(a quantile below that of a lower level; {rows_text(rows[crossing])}); "
-                      "attrs['n_crossing']", UserWarning, stacklevel=user_stacklevel())
+                      "attrs['n_crossing']", DataWarning, stacklevel=user_stacklevel())
     return n

@@ -25,6 +25,7 @@ import xarray as xr
 
 from uqviz._array import binning as kbinning
 from uqviz.engine import checks
+from uqviz.engine.warning_classes import BinningWarning
 
 SMALL_BIN = 100  # fewest points for a reliable local interval (Pernot 2023)
 
@@ -128,7 +129,7 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
 
     Warns
     -----
-    UserWarning
+    BinningWarning
         Equal-count bins split groups of tied values (``rng=None``).
 
     Examples
@@ -201,7 +202,7 @@ def _warn_split_ties(sorted_x, starts, n_bins):
             f"equal-count binning into {n_bins} bins splits {n_groups} group(s) of tied "
             f"values ({n_points} points; the variable has {n_distinct} distinct values): "
             "equal values fall in different bins, in data order. Use binning='stratified' "
-            "to bin by value.", UserWarning, stacklevel=3)
+            "to bin by value.", BinningWarning, stacklevel=3)
 
 
 def bin_coords(bins: Bins) -> dict:

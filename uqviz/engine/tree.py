@@ -26,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz.engine import seeds
+from uqviz.engine.descriptions import describe, statistics_in
 
 __all__ = ["datasets_of", "map_datasets", "spawn_rngs", "naming_child"]
 
@@ -109,7 +110,9 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     Returns
     -------
     xarray.Dataset
-        With a leading ``dataset`` dim for a DataTree.
+        With a leading ``dataset`` dim for a DataTree; each variable has a ``long_name``,
+        and ``units`` where the data have units (:func:`uqviz.engine.descriptions.describe`;
+        units that differ between the datasets are dropped).
     """
     pairs = datasets_of(data, variables=variables)
     rngs = seeds.spawn(rng, len(pairs))
@@ -118,13 +121,16 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
 
         client = resolve_client(on_client)
         results = _on_client(func, pairs, rngs, client, kwargs)
-        if isinstance(data, xr.Dataset):
-            return results[0]
     elif isinstance(data, xr.Dataset):
-        return func(pairs[0][1], rng=rngs[0], **kwargs)
+        results = [func(pairs[0][1], rng=rngs[0], **kwargs)]
     else:
         results = [_call_child(func, name, ds, rng=r, **kwargs)
                    for (name, ds), r in zip(pairs, rngs)]
+    statistics = statistics_in(kwargs)
+    results = [describe(r, ds, statistics=statistics) if isinstance(r, xr.Dataset) else r
+               for r, (_, ds) in zip(results, pairs)]
+    if isinstance(data, xr.Dataset):
+        return results[0]
     names = [name for name, _ in pairs]
     out = xr.concat(results, dim=xr.DataArray(names, dims="dataset", name="dataset"),
                     coords="different", compat="equals", join="outer",

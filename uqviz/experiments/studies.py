@@ -45,9 +45,11 @@ from uqviz._array.bootstrap import bootstrap_moments
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
 from uqviz.engine import seeds
+from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import check_client, progress_bar, resolve_client
 from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
                                      reference_value, statistics_option)
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
@@ -361,7 +363,7 @@ def _finish_attrs(ds, study, chunk_size, client):
     ds.attrs["chunk_size"] = chunk_size  # informational: results do not depend on it
     ds.attrs["execution"] = ("serial" if client is None else
                              "dask LocalCluster" if isinstance(client, str) else "dask client")
-    return ds
+    return describe(ds)
 
 
 # --------------------------------------------------------------------------
@@ -497,7 +499,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
         warnings.warn(f"validation_probability: {n_undefined} of {int(out['n_datasets'].sum())} "
                       "x statistic bootstrap intervals could not be computed (degenerate "
                       "bootstrap distribution, or n_boot too small); they count as not valid",
-                      UserWarning, stacklevel=2)
+                      UnreliableWarning, stacklevel=2)
     return out
 
 

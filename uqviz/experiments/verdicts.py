@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz.engine import checks
+from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import progress_bar, resolve_client, run_blocks
 from uqviz.engine.seeds import seed_attr, spawn
 
@@ -561,4 +562,4 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         "cost": "mean seconds per call of the verdict's family (report, gate, tailedness, "
                 "average, fv, simulated, confidence_curve)",
     })
-    return out
+    return describe(out)

@@ -14,6 +14,7 @@ import xarray as xr
 
 from uqviz._array import nees as kn
 from uqviz.engine import checks, seeds
+from uqviz.engine.descriptions import describe
 from uqviz.engine.tree import datasets_of, map_datasets
 
 #: How predictive draws are turned into intervals.
@@ -231,7 +232,7 @@ def apply(func, data, mean, scale, samples, *, rng=None):
     """``func(data, mean, scale, samples, rng)`` for arrays or a Dataset; per child of a
     DataTree (each with its own stream spawned from ``rng``), results stacked on ``dataset``."""
     if not is_tree(data):  # the first child stream, as map_datasets gives a single Dataset
-        return func(data, mean, scale, samples, seeds.spawn(rng, 1)[0])
+        return describe(func(data, mean, scale, samples, seeds.spawn(rng, 1)[0]))
     if mean is not None or scale is not None or samples is not None:
         raise ValueError("mean, scale, samples: leave them unset with a DataTree "
                          "(the variables of each dataset are used)")

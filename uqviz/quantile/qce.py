@@ -25,6 +25,7 @@ from uqviz._array.binomial import wilson_interval
 from uqviz.engine import checks
 from uqviz.engine.parallel import run_task
 from uqviz.engine.seeds import seed_attr
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.quantile import inputs
 from uqviz.quantile.inputs import SAMPLE_MODELS
 from uqviz.quantile.nees import nees_values
@@ -136,7 +137,7 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
         if bad:
             warnings.warn(f"m_qce: the {method} interval could not be computed for {bad} of "
                           f"{lower.size} levels (degenerate bootstrap distribution); they are NaN",
-                          stacklevel=3)
+                          UnreliableWarning, stacklevel=3)
         data["m_qce_lower"] = da(lower, lv)
         data["m_qce_upper"] = da(upper, lv)
 

@@ -50,9 +50,11 @@ import xarray as xr
 from uqviz._array import recalibration as krec
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
+from uqviz.engine.descriptions import describe
 from uqviz.engine.binning import (SMALL_BIN, bin_coords, compute_bins, conditioning_values,
                                   default_n_bins)
 from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.engine.warning_classes import BinningWarning
 
 __all__ = ["Recalibration", "fit_recalibration", "recalibrate", "METHODS", "MIN_BIN_COUNT"]
 
@@ -146,7 +148,7 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
         small = int(np.sum(bins.sizes < SMALL_BIN))
         if small:
             warnings.warn(f"method='bvs': {small} of {n} bins{where} hold fewer than "
-                          f"{SMALL_BIN} points: their factors are noisy", UserWarning,
+                          f"{SMALL_BIN} points: their factors are noisy", BinningWarning,
                           stacklevel=4)
         return {"factor": ("bin", factors)}, bin_coords(bins), {"n_bins": int(n)}
     _zero_variance(e, "calibration set" + where)
@@ -423,7 +425,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
 
     Warns
     -----
-    UserWarning
+    BinningWarning
         ``"bvs"`` bins below 100 points.
 
     See Also
@@ -477,7 +479,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
         where = "" if name is None else f" (dataset {name!r})"
         with naming_child(name):
             e, u, x = _arrays(ds, conditioning, method)
-        fits.append(_parameters(method, conditioning, e, u, x, n_bins, where))
+        fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
     if isinstance(data, xr.Dataset):
         return Recalibration(parameters=fits[0])
     names = [n for n, _ in pairs]

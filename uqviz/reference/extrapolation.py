@@ -19,9 +19,11 @@ from uqviz._array.bca import verdict
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
+from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import UnreliableWarning
 
 __all__ = ["size_dependence", "extrapolate", "ols_fit", "APPENDIX_B", "EXTRAPOLATION_METHODS"]
 
@@ -305,7 +307,7 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     out["size"].attrs["long_name"] = "dataset size M"
     out["n_bins"].attrs["long_name"] = "number of bins N"
     out["nu"].attrs["long_name"] = "shape of the uncertainty distribution"
-    return out
+    return describe(out)
 
 
 # --------------------------------------------------------------------------
@@ -412,7 +414,7 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
     if not (np.isfinite(lo) and np.isfinite(hi)):
         warnings.warn(f"{stat.name} extrapolation of {ds.attrs.get('name', 'the dataset')!r}: "
                       "the interval of the intercept could not be computed (non-finite "
-                      "bootstrap values); valid = False", UserWarning, stacklevel=4)
+                      "bootstrap values); valid = False", UnreliableWarning, stacklevel=4)
     zeta, valid = verdict(a, 0.0, lo, hi)  # the intercept against 0
     return xr.Dataset(
         {"estimate": ("n_bins", values, {"long_name": stat.name}),

@@ -25,7 +25,9 @@ from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
+from uqviz.engine.descriptions import describe
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import UnreliableWarning
 
 __all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES", "sim_zeta",
            "sim2_zeta", "mc_p_value", "MISCALIBRATION_SIDE"]
@@ -242,7 +244,7 @@ def _summary(ds, stat, gen, samples, *, n_mc, ci, return_samples):
         label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
         warnings.warn(f"{stat.name} reference{label} under D = {gen.name}: {bad} of {n_mc} "
                       "simulated values are not finite; the reference is NaN and the "
-                      "statistic is not validated", UserWarning, stacklevel=8)
+                      "statistic is not validated", UnreliableWarning, stacklevel=8)
     q = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2])
     sd = samples.std(ddof=1)
     out = xr.Dataset({
@@ -498,11 +500,11 @@ def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=No
         side = "upper" if z0 < 0 else "lower"
         warnings.warn(f"{stat.name}{label}: bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): "
                       f"the BCa {side} limit sits in the extreme order statistics of the "
-                      "replicates and is unstable", UserWarning, stacklevel=5)
+                      "replicates and is unstable", UnreliableWarning, stacklevel=5)
     est, lo, hi = float(res.estimate[0]), float(res.lower[0]), float(res.upper[0])
     if not (np.isfinite(lo) and np.isfinite(hi)):
         warnings.warn(f"{stat.name}{label}: the bootstrap interval could not be computed "
-                      "(degenerate bootstrap distribution); valid = False", UserWarning,
+                      "(degenerate bootstrap distribution); valid = False", UnreliableWarning,
                       stacklevel=5)
     return est, lo, hi, z0
 
@@ -636,7 +638,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
 
     Warns
     -----
-    UserWarning
+    UnreliableWarning
         ``|z0| > 1`` (an unstable BCa limit), or an interval that cannot be computed.
 
     See Also
@@ -1091,6 +1093,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                             k=k, client=client, progress=progress,
                             refs=refs.get(stat.name), boot=boots.get(stat.name), tail=tail,
                             engine=engine)
+        res = describe(res, ds, statistics=(stat.name,))  # as map_datasets does in validate
         res.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
         out[stat.name] = res
     return out

@@ -14,6 +14,7 @@ from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.scores.coverage import checked_points, generative_for
 
 __all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS"]
@@ -106,7 +107,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
             name = ds.attrs.get("name", "")
             warnings.warn(f"{bad} of {est.size} intervals{f' in {name!r}' if name else ''} "
                           "could not be computed (degenerate bootstrap distribution): NaN",
-                          UserWarning, stacklevel=4)
+                          UnreliableWarning, stacklevel=4)
         data.update({"ci_lower": ("score", lower[:n_s]), "ci_upper": ("score", upper[:n_s]),
                      "se": ("score", se[:n_s]),
                      "sharpness_lower": ((), lower[n_s]), "sharpness_upper": ((), upper[n_s]),

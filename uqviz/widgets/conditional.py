@@ -18,6 +18,7 @@ from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
+from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.widgets._display import (ExplorerDrawing, dataset_dropdown, labelled_datasets,
                                     style_controls)
 
@@ -238,7 +239,7 @@ class ConditionalExplorer(ExplorerDrawing):
             result, fv = before if after is None else self._local(after)
         self.result_before, self.fv_before = (None, None) if after is None else before
         notes = list(dict.fromkeys(str(c.message) for c in caught
-                                   if issubclass(c.category, UserWarning)))
+                                   if issubclass(c.category, UqvizWarning)))
         if (self.recalibration.value == "isotonic" and self.conditioning.value == "uE"
                 and self.binning.value != "stratified"):
             notes.append("the isotonic output is a step function of uE: analyse it vs uE "

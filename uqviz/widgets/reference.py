@@ -17,6 +17,7 @@ import warnings
 from uqviz.engine import checks
 from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.verdicts import decide
+from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.reference.simulated import validate_simulated
 from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
 
@@ -178,7 +179,7 @@ class ReferenceExplorer(ExplorerDrawing):
                 n_mc=self.n_mc, n_boot=self.n_boot, n_bins=int(self.n_bins.value), ci=self.ci,
                 rng=self.rng, return_samples=True, progress=False, engine=self.engine)
         notes = list(dict.fromkeys(str(c.message) for c in caught
-                                   if issubclass(c.category, UserWarning)))
+                                   if issubclass(c.category, UqvizWarning)))
         result.attrs["dataset"] = self.dataset.value
         return result, notes
 

@@ -19,6 +19,7 @@ from uqviz.data.constructors import PAPERS_MIN_UNCERTAINTY, from_dataframe, from
 from uqviz.data.datasets.formula import hetero_fractions, molecular_masses
 from uqviz.data.datasets.registry import fetch
 from uqviz.engine import checks
+from uqviz.engine.warning_classes import DataWarning
 
 __all__ = ["list_datasets", "load_dataset", "load_collection", "COLLECTIONS"]
 
@@ -142,7 +143,7 @@ def _build(df: pd.DataFrame, *, spec: _Spec, key: str, calibrated: bool, e: np.n
         ds = from_dataframe(kept, features=list(features), metadata=list(metadata), name=name,
                             units=spec.units, min_uncertainty="papers", **columns)
     for w in caught:  # the filter is documented loader behaviour: no warning for it
-        if not (issubclass(w.category, UserWarning) and str(w.message).startswith("min_uncertainty")):
+        if not (issubclass(w.category, DataWarning) and str(w.message).startswith("min_uncertainty")):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     n_post = int(ds.attrs.get("n_filtered", 0))
     # back to row numbers of the file
