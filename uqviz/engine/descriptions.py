@@ -103,6 +103,7 @@ LONG_NAMES: dict[str, str] = {
     "fv_binomial_ordering": "binomial f_v of each ordering",
     "estimate_data": "value of the statistic in each bin of the data's ordering",
     "valid_data": "the bin of the data's ordering is valid",
+    "heavy_tail_data": "the bin of the data's ordering is flagged heavy-tailed",
     # simulated references, the workflow, size dependence, confidence curves
     "sample_sd": "standard deviation of the simulated values",
     "se_negligible": "twice the reference's Monte Carlo se is below the interval's half-width",
