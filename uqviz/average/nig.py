@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 import xarray as xr
 
-from uqviz._array import stats as ks
+from uqviz._array import stats as stats_kernels
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
@@ -69,7 +69,7 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
         v2 = u * u
         e2 = e * e
         x = np.stack([v2, e2, e2 / v2])
-        beta[i], kappa[i] = ks.beta_gm(x), ks.kappa_cs(x)
+        beta[i], kappa[i] = stats_kernels.beta_gm(x), stats_kernels.kappa_cs(x)
     out = xr.Dataset(
         {
             "beta_gm": (("nu", "variable"), beta,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import fits as kf
+from uqviz._array import fits as fit_kernels
 from uqviz.engine.tree import map_datasets
 from uqviz.data.model import check_dataset
 
@@ -61,7 +61,7 @@ def _fit_vars(ds, variables):
     out = {"nu": [], "scale": [], "ks_distance": []}
     for v in variables:
         model = SHAPE_VARIABLES[v][0]
-        res = kf.fit_min_ks(_sample(e, u, v, 2), model)
+        res = fit_kernels.fit_min_ks(_sample(e, u, v, 2), model)
         for k in out:
             out[k].append(res[k])
     return {k: np.asarray(val, dtype=float) for k, val in out.items()}
@@ -141,7 +141,7 @@ def fit_f(data, *, variable="E2"):
 def _student_t_one(ds, *, rng=None):
     check_dataset(ds)
     z = _sample(*_columns(ds), "Z", 3)
-    r = kf.fit_student_t(z)
+    r = fit_kernels.fit_student_t(z)
     return xr.Dataset({
         "df": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
         "loc": ((), r["loc"], {"long_name": "location of the fitted t"}),

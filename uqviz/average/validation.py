@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import stats as ks
+from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS, p_value, verdict
 from uqviz._array.resample import default_engine
 from uqviz.data.model import check_dataset
@@ -76,7 +76,7 @@ def _squares(e, u, which=None):
 
 def _beta_gm(x):
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        return ks.beta_gm(x)
+        return stats_kernels.beta_gm(x)
 
 
 def _reliable(names, beta):
@@ -273,7 +273,7 @@ def _tailedness_one(ds, *, rng=None):
     x = _squares(np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float))
     beta = _beta_gm(x)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        kappa = ks.kappa_cs(x)
+        kappa = stats_kernels.kappa_cs(x)
     thr = np.array([TAILEDNESS_THRESHOLDS[n] for n in names])
     return xr.Dataset(
         {

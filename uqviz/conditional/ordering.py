@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import binning as kbinning
+from uqviz._array import binning as binning_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
@@ -114,7 +114,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     name, x = conditioning_values(ds, conditioning)
     m = x.size
     n_bins = default_n_bins(m) if n_bins is None else n_bins
-    starts0, sizes0 = kbinning.equal_count_starts(m, n_bins)
+    starts0, sizes0 = binning_kernels.equal_count_starts(m, n_bins)
     if np.any(sizes0 < 2):
         raise ValueError(f"n_bins = {n_bins}: {int(np.sum(sizes0 < 2))} bins of the {m} points "
                          "have fewer than 2 points; use fewer bins")

@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import stats as ks
+from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS, verdict
 from uqviz._array.binomial import wilson_interval
 from uqviz._array.bootstrap import bootstrap_moments
@@ -109,7 +109,7 @@ def _beta_gm_per_dataset(e, u):
     out = np.empty(x.shape[:2])
     with np.errstate(invalid="ignore", divide="ignore"):
         for i, j in np.ndindex(*x.shape[:2]):
-            out[i, j] = ks.beta_gm(x[i, j])
+            out[i, j] = stats_kernels.beta_gm(x[i, j])
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import curves as kc
+from uqviz._array import curves as curve_kernels
 from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
@@ -18,14 +18,14 @@ from uqviz.reference.simulated import simulated_rows
 __all__ = ["confidence_curve", "ERRORS"]
 
 #: error statistics of a confidence curve
-ERRORS = kc.CURVE_ERRORS
+ERRORS = curve_kernels.CURVE_ERRORS
 _BLOCK = 64
 
 
 def _mc_block(b, shared):
     u, gen, n_mc, seed, removed, error, normalize = shared
     n = min(_BLOCK, n_mc - b * _BLOCK)
-    return np.concatenate([kc.trimmed_curves(x, removed, error=error, normalize=normalize)
+    return np.concatenate([curve_kernels.trimmed_curves(x, removed, error=error, normalize=normalize)
                            for x in simulated_rows(gen, block_rng(seed, b), n, u)])
 
 
@@ -42,7 +42,7 @@ def _boot_block(b, shared):
         idx = np.empty((k, m), dtype=np.int64)
         for r in range(k):
             idx[r] = np.sort(g.integers(0, m, m))  # sorted indices keep the uE order
-        out.append(kc.trimmed_curves(e[idx], removed, error=error, normalize=normalize))
+        out.append(curve_kernels.trimmed_curves(e[idx], removed, error=error, normalize=normalize))
     return np.concatenate(out)
 
 
@@ -51,7 +51,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     check_dataset(ds)
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
     m = e.size
-    removed = kc.n_removed(fractions, m)
+    removed = curve_kernels.n_removed(fractions, m)
     order = np.argsort(-u, kind="stable")  # decreasing uE, ties in data order
     e, u = e[order], u[order]
     gen = generative.for_data(ds)
@@ -59,7 +59,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     probs = [(1 - ci) / 2, (1 + ci) / 2]
 
     def curves(x):
-        return kc.trimmed_curves(x, removed, error=error, normalize=normalize)
+        return curve_kernels.trimmed_curves(x, removed, error=error, normalize=normalize)
 
     estimate = curves(e)
     oracle = curves(e[np.argsort(-np.abs(e), kind="stable")])

@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import binned as kbin
-from uqviz._array import stats as ks
-from uqviz._array import variates as kvar
+from uqviz._array import binned as binned_kernels
+from uqviz._array import stats as stats_kernels
+from uqviz._array import variates as variate_kernels
 from uqviz._array.bca import verdict
 from uqviz.average.validation import validate_average
 from uqviz.data.generative import Generative, as_generatives
@@ -100,10 +100,10 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         u_sorted = ds["uE"].values[bins.order]
         top_u = float(np.max(np.abs(u_sorted)))
         ku = int(np.frexp(np.max(u_sorted))[1])  # V's bin means at the scale 2**ku, once
-        mv_scaled = kbin.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
+        mv_scaled = binned_kernels.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
         def f(eps, u):  # u is the same for every row: its bin means are computed once
-            means = kbin.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u, scaled=True)
+            means = binned_kernels.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u, scaled=True)
             if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
                 means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
@@ -111,7 +111,7 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         return bins.order, f
     if stat.kind == "moments":
         def f(eps, u):
-            return stat.func(ks.column_means(eps * u, u, stat.columns), m)
+            return stat.func(stats_kernels.column_means(eps * u, u, stat.columns), m)
     elif stat.given_u is not None:  # work on the fixed uncertainties done once
         g = stat.given_u(ds["uE"].values)  # CC: uE ranked once, |E*| sorted per draw
 
@@ -147,8 +147,8 @@ def simulated_rows(generative, rng, n, u, rows=None, *, scaled=True):
     """
     m = u.size
     rows = stream_rows(n, m) if rows is None else rows
-    fill = kvar.filler(generative.kind, generative.params)
-    state = kvar.stream(int(rng.integers(0, 2**63))) if fill is not None else None
+    fill = variate_kernels.filler(generative.kind, generative.params)
+    state = variate_kernels.stream(int(rng.integers(0, 2**63))) if fill is not None else None
     for r0 in range(0, n, rows):
         k = min(rows, n - r0)
         x = np.empty((k, m))
