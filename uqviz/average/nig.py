@@ -86,7 +86,7 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
         "rng": seed_attr(rng),
         "entropy": entropy,
         "seeding": "sample of nu: SeedSequence(entropy, spawn_key=(bits(nu),))",
-        "reference": "Pernot (2024b), Figs. 3 and 6",
+        "citation": "Pernot (2024b), Figs. 3 and 6",
     })
     return out
 

@@ -143,7 +143,7 @@ def _student_t_one(ds, *, rng=None):
     z = _sample(*_columns(ds), "Z", 3)
     r = fit_kernels.fit_student_t(z)
     return xr.Dataset({
-        "df": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
+        "nu": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
         "loc": ((), r["loc"], {"long_name": "location of the fitted t"}),
         "scale": ((), r["scale"], {"long_name": "scale of the fitted t"}),
         "loglik": ((), r["loglik"], {"long_name": "maximised log-likelihood"}),
@@ -165,7 +165,7 @@ def fit_student_t(data):
     Returns
     -------
     xarray.Dataset
-        (On ``dataset``) ``df``, ``loc``, ``scale``, ``loglik``, ``ks_distance``,
+        (On ``dataset``) ``nu`` (degrees of freedom), ``loc``, ``scale``, ``loglik``, ``ks_distance``,
         ``mean``, ``sd``, ``n_points``.
 
     Examples
@@ -173,11 +173,11 @@ def fit_student_t(data):
     >>> import numpy as np, uqviz
     >>> z = 0.1 + 0.8 * np.random.default_rng(2).standard_t(4.0, 5000)
     >>> fit = uqviz.fit_student_t(uqviz.from_arrays(z, np.ones(5000)))
-    >>> round(float(fit.df)), round(float(fit["loc"]), 1), round(float(fit.scale), 1)
+    >>> round(float(fit.nu)), round(float(fit["loc"]), 1), round(float(fit.scale), 1)
     (4, 0.1, 0.8)
     """
     out = map_datasets(_student_t_one, data)
-    out.attrs.update({"variable": "Z", "model": "(Z - loc)/scale ~ t(df)",
+    out.attrs.update({"variable": "Z", "model": "(Z - loc)/scale ~ t(nu)",
                       "scipy_model": "t", "method": "maximum likelihood (scipy.stats.t.fit)"})
     return out
 

@@ -261,8 +261,8 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
                        client=resolve_client(client))
     out.attrs.update({"statistics": list(statistics), "n_boot": n_boot, "ci": ci,
                       "method": method, "rng": seed_attr(rng), "engine": engine,
-                      "zeta": "Pernot (2024b), eq. 14",
-                      "thresholds": "Pernot (2024b), Table II"})
+                      "citation": "Pernot (2024b), eq. 14 (zeta), Table II (tail "
+                                  "thresholds)"})
     _warn(out)
     return out
 
@@ -280,7 +280,7 @@ def _tailedness_one(ds, *, rng=None):
             "beta_gm": ("variable", beta),
             "kappa_cs": ("variable", kappa),
             "threshold": ("variable", thr),
-            "exceeds": ("variable", beta > thr),
+            "heavy_tail": ("variable", beta > thr),
         },
         coords={"variable": names},
     )
@@ -296,15 +296,16 @@ def tailedness(data):
     Returns
     -------
     xarray.Dataset
-        On (``dataset``,) ``variable``: ``beta_gm``, ``kappa_cs``, ``threshold``, ``exceeds``.
+        On (``dataset``,) ``variable``: ``beta_gm``, ``kappa_cs``, ``threshold``, ``heavy_tail``
+        (``beta_gm > threshold``: the tail screen fails).
 
     Examples
     --------
     >>> import uqviz
     >>> t = uqviz.tailedness(uqviz.synthetic.nig(5000, nu=20, rng=0))
-    >>> bool(t["exceeds"].sel(variable="uE2"))
+    >>> bool(t["heavy_tail"].sel(variable="uE2"))
     False
     """
     out = map_datasets(_tailedness_one, data)
-    out.attrs.update({"thresholds": "Pernot (2024b), Table II", "quantiles": "Harrell-Davis"})
+    out.attrs.update({"citation": "Pernot (2024b), Table II", "quantiles": "Harrell-Davis"})
     return out

@@ -23,7 +23,7 @@ Examples
 >>> from uqviz import validation_probability
 >>> res = validation_probability(scenario="NIG", nu=[4.0], n_datasets=8, size=200,
 ...                              n_boot=200, rng=1, progress=False)
->>> res["p_val"].dims
+>>> res["validation_probability"].dims
 ('nu', 'statistic')
 """
 
@@ -428,7 +428,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     For each ``nu``, ``n_datasets`` calibrated datasets of ``size`` points are
     drawn from the scenario and each is validated by a bootstrap interval
     (paired over the statistics) and its zeta-score (Pernot (2024b), eq. 14).
-    ``p_val`` is the share of datasets validated (eq. 21), with a Wilson
+    ``validation_probability`` (p_val of the paper) is the share of datasets validated
+    (eq. 21), with a Wilson
     interval at the same level ``ci``. Scenarios: ``"NIG"``, ``uE^2 ~ IG(nu/2,
     nu/2)``, ``D = N(0, 1)``;
     ``"TIG"``, ``uE^2 ~ IG(3, 3)``, ``D = t_s(nu)`` (unit-variance Student).
@@ -448,7 +449,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     statistics : sequence of str, default ("ZMS", "RCE")
         Moment statistics with a reference (ZMS, RCE, RCE2, ZM, ZVar, NLL).
     ci : float, default 0.95
-        Level of the bootstrap intervals and of the Wilson interval of ``p_val``.
+        Level of the bootstrap intervals and of the Wilson interval of
+        ``validation_probability``.
     method : {"bca", "percentile", "basic"}, default "bca"
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Source of the study's entropy (None: fresh, or the one saved in ``path``).
@@ -466,8 +468,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     Returns
     -------
     xarray.Dataset
-        On (``nu``, ``statistic``): ``p_val``, ``p_val_lower``, ``p_val_upper``
-        (Wilson), ``n_valid``, ``n_undefined`` (intervals that could not be
+        On (``nu``, ``statistic``): ``validation_probability``,
+        ``validation_probability_lower``, ``validation_probability_upper`` (Wilson), ``n_valid``, ``n_undefined`` (intervals that could not be
         computed, counted as not valid), ``reference``; ``n_datasets`` on
         ``nu``; ``beta_gm`` (mean over datasets) on (``nu``, ``variable``).
         Per dataset (dim ``dataset``): ``estimate``, ``zeta``,
@@ -477,7 +479,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     --------
     >>> res = validation_probability(scenario="TIG", nu=[4.0, 10.0], n_datasets=10, size=300,
     ...                              n_boot=300, rng=2, progress=False)
-    >>> res["p_val"].sel(statistic="ZMS").shape
+    >>> res["validation_probability"].sel(statistic="ZMS").shape
     (2,)
     """
     kind = "validation_probability"
@@ -534,11 +536,14 @@ def _summarise_validation(ds, refs, ci):
     lo, hi = wilson_interval(n_valid.values, np.broadcast_to(n.values[..., None], n_valid.shape),
                              ci=ci)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_val = n_valid / n.where(n > 0)
-    ds["p_val"] = p_val.assign_attrs(long_name="validation probability, share of |zeta| <= 1",
-                                     formula="Pernot (2024b), eq. 21")
-    ds["p_val_lower"] = (n_valid.dims, lo, {"long_name": f"Wilson {ci:g} lower bound"})
-    ds["p_val_upper"] = (n_valid.dims, hi, {"long_name": f"Wilson {ci:g} upper bound"})
+        probability = n_valid / n.where(n > 0)
+    ds["validation_probability"] = probability.assign_attrs(
+        long_name="validation probability, share of |zeta| <= 1 (p_val of Pernot (2024b), "
+                  "eq. 21)")
+    ds["validation_probability_lower"] = (n_valid.dims, lo,
+                                          {"long_name": f"Wilson {ci:g} lower bound"})
+    ds["validation_probability_upper"] = (n_valid.dims, hi,
+                                          {"long_name": f"Wilson {ci:g} upper bound"})
     ds["n_valid"] = n_valid.assign_attrs(long_name="datasets with |zeta| <= 1")
     ds["n_undefined"] = n_undefined.assign_attrs(long_name="datasets with undefined zeta "
                                                            "(degenerate bootstrap), not valid")
@@ -548,7 +553,7 @@ def _summarise_validation(ds, refs, ci):
     ds["reference"] = ("statistic", refs, {"long_name": "reference value (0 for the excess "
                                                         "over a data-dependent reference)"})
     ds.attrs["binomial_interval"] = "Wilson score (Newcombe 1998 method 3)"
-    ds.attrs["zeta"] = "Pernot (2024b), eq. 14"
+    ds.attrs["citation"] = "Pernot (2024b), eq. 14 (zeta), eq. 21 (validation probability)"
     return ds
 
 

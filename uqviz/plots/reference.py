@@ -430,9 +430,9 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     ax.errorbar([0.0], [a], yerr=[[a - lo], [hi - a]], fmt="s", ms=4, color=color, capsize=3,
                 lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI",
                 clip_on=False, zorder=5)
-    if references and "reference" in res.dims:
-        for ref in res["reference"].values:
-            r = res.sel(reference=ref)
+    if references and "generative" in res.dims:
+        for ref in res["generative"].values:
+            r = res.sel(generative=ref)
             ls = _REF_LINESTYLES.get(str(ref), "-.")
             ax.plot(xs, float(r["reference_intercept"]) + float(r["reference_slope"]) * xs,
                     color=COLORS["reference"], ls=ls, lw=1.0,

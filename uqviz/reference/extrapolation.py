@@ -374,9 +374,9 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
          "intercept_lower": ((), lo), "intercept_upper": ((), hi), **extra,
          "zeta": ((), float(zeta)), "valid": ((), bool(valid)),
          "n_fit": ((), int(in_fit.sum())), "n_points": ((), m),
-         "reference_intercept": ("reference", np.asarray(ref_a, dtype=float)),
-         "reference_slope": ("reference", np.asarray(ref_b, dtype=float))},
-        coords={"n_bins": n_bins, "reference": list(ref_names)},
+         "reference_intercept": ("generative", np.asarray(ref_a, dtype=float)),
+         "reference_slope": ("generative", np.asarray(ref_b, dtype=float))},
+        coords={"n_bins": n_bins, "generative": list(ref_names)},
     )
 
 
@@ -402,8 +402,9 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
         Student-t interval (too narrow: the curve values are not independent).
     n_boot : int, default 500
     references : "paper", None, mapping or Dataset, default "paper"
-        Reference lines kept on dim ``reference``: Pernot (2024c), Appendix B, the
-        "linear" fits of :func:`size_dependence`, or ``{name: (intercept, slope)}``.
+        Reference lines of calibrated data, kept on dim ``generative`` (the D they were
+        simulated with): Pernot (2024c), Appendix B, the "linear" fits of
+        :func:`size_dependence`, or ``{D name: (intercept, slope)}``.
     ci, rng, client, progress
         See docs/conventions.md.
 
@@ -419,7 +420,7 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     --------
     >>> import uqviz
     >>> res = extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1), statistic="ENCE", method="ols")
-    >>> int(res["n_fit"]), res["reference"].values.tolist()
+    >>> int(res["n_fit"]), res["generative"].values.tolist()
     (130, ['normal', 't6'])
     """
     stat = get_statistic(statistic)
