@@ -124,7 +124,7 @@ def test_ordering_draws_three_intervals_per_group(ds):
 def test_reliability_diagram_points_identity_and_colours():
     data = uqviz.synthetic.nig(3000, nu=8, rng=1)
     rel = reliability(data, n_bins=10, n_boot=500, rng=0)
-    ax = pc.reliability_diagram(rel, log=True)
+    ax = pc.reliability_diagram(rel, log_x=True)
     n = sum(len(_points(c)[0]) for c in ax.containers)
     assert n == 10
     invalid = [c for c in ax.containers if _points(c)[2] == COLORS["invalid"]]

@@ -469,8 +469,9 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     -------
     xarray.Dataset
         On (``nu``, ``statistic``): ``validation_probability``,
-        ``validation_probability_lower``, ``validation_probability_upper`` (Wilson), ``n_valid``, ``n_undefined`` (intervals that could not be
-        computed, counted as not valid), ``reference``; ``n_datasets`` on
+        ``validation_probability_lower``, ``validation_probability_upper`` (Wilson),
+        ``n_valid``, ``n_undefined`` (intervals that could not be computed, counted as
+        not valid), ``reference``; ``n_datasets`` on
         ``nu``; ``beta_gm`` (mean over datasets) on (``nu``, ``variable``).
         Per dataset (dim ``dataset``): ``estimate``, ``zeta``,
         ``beta_gm_per_dataset``, ``done``. Settings in attrs.

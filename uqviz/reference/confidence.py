@@ -10,6 +10,7 @@ from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
+from uqviz.engine.deprecation import renamed_options
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.tree import map_datasets
@@ -108,19 +109,23 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     return xr.Dataset(out, coords={"fraction": np.asarray(fractions, dtype=float)})
 
 
-def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generative="normal",
-                     n_boot=1000, ci=0.95, normalize=False, rng=None, client=None,
-                     progress=None):
+@renamed_options(error="error_statistic")
+def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
+                     generative="normal", n_boot=1000, ci=0.95, normalize=False, rng=None,
+                     client=None, progress=None):
     """Confidence curve of the data with its oracle and probabilistic reference.
 
-    ``error`` after removing the fraction ``k`` of points with the largest uE; the
+    The error statistic after removing the fraction ``k`` of points with the largest uE; the
     oracle removes the largest ``|E|``; the reference is the mean curve of calibrated
     errors E* = uE * eps, eps ~ D, with a Monte Carlo band.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
-    error : {"RMSE", "MAE"}, default "RMSE"
+    error_statistic : {"RMSE", "MAE"}, default "RMSE"
+        The error statistic of the curve (Pernot (2024c)): root mean square or mean
+        absolute error (``error`` until uqviz 0.2, still accepted with a FutureWarning
+        until 0.3.0).
     fractions : array_like, optional
         In [0, 1); default ``np.arange(0, 1, 0.01)``.
     n_mc : int, default 1000
@@ -152,14 +157,14 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     Examples
     --------
     >>> import uqviz
-    >>> cc = confidence_curve(uqviz.synthetic.nig(1000, nu=6, rng=0), error="MAE", n_mc=50,
-    ...                       n_boot=0, rng=0)
+    >>> cc = confidence_curve(uqviz.synthetic.nig(1000, nu=6, rng=0), error_statistic="MAE",
+    ...                       n_mc=50, n_boot=0, rng=0)
     >>> bool(cc["oracle"].isel(fraction=50) < cc["estimate"].isel(fraction=50))
     True
     >>> bool(cc["valid"]) == bool(cc["dfpr"] <= cc["dfpr_limit"]), float(cc["p_value"]) > 0.05
     (True, True)
     """
-    error = checks.choice("error", error, ERRORS)
+    error = checks.choice("error_statistic", error_statistic, ERRORS)
     if fractions is None:
         fractions = np.arange(0, 1, 0.01)
     else:
@@ -179,7 +184,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
                        fractions=fractions, n_mc=n_mc, generative=gen, n_boot=n_boot, ci=ci,
                        normalize=normalize, client=resolve_client(client), progress=progress)
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
-    out.attrs.update({"error": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
+    out.attrs.update({"error_statistic": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
                       "generative": gen.name, "normalize": int(normalize),
                       "rng": seeds.seed_attr(rng)})
     return out

@@ -22,6 +22,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_against_reference
+from uqviz.engine.deprecation import renamed_options
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
@@ -659,7 +660,8 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
     ``alpha`` and the z-scores are not heavier-tailed than every D (``tail``: ratio and
     p-values of :func:`_tail_screen`); "unreliable" when a simulated value is not
     finite, when every D rejects but the tail screen says none fits, or when the D's
-    disagree and their references differ by more than ``k`` se; otherwise "OK".
+    disagree and their references differ by more than ``k`` se (the coverage factor);
+    otherwise "OK".
     """
     def said(i):
         return f"{names[i]} (p = {p[i]:.3g})"
@@ -681,7 +683,8 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
         yes = ", ".join(said(i) for i in np.flatnonzero(rejects))
         no = ", ".join(said(i) for i in np.flatnonzero(~rejects))
         return "unreliable", (f"its simulated reference depends on D (the references differ "
-                              f"by {spread_se:.1f} se > k = {k:g}): rejected under {yes}, "
+                              f"by {spread_se:.1f} se > {k:g}, the coverage factor): "
+                              f"rejected under {yes}, "
                               f"not under {no}")
     no = ", ".join(said(i) for i in np.flatnonzero(~rejects))
     return "OK", f"not rejected under {no}"
@@ -750,7 +753,8 @@ def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, 
                          f"least two generative distributions, got {[g.name for g in gens]}")
     return dict(stats=stats, gens=gens, n_bins=n_bins, ci=ci, progress=progress, client=client,
                 stream=stream,
-                n_boot=checks.count("n_boot", n_boot, minimum=2), k=checks.positive("k", k),
+                n_boot=checks.count("n_boot", n_boot, minimum=2),
+                k=checks.positive("coverage_factor", k),
                 n_mc=_n_mc(n_mc))
 
 
@@ -758,13 +762,15 @@ def _workflow_attrs(stat, o, conditioning, rng):
     """Settings of a :func:`validate` result."""
     return {"statistic": stat.name, "generative": [g.name for g in o["gens"]],
             "n_mc": o["n_mc"], "n_boot": o["n_boot"], "n_bins": o["n_bins"],
-            "conditioning": _conditioning_attr(conditioning), "ci": o["ci"], "k": o["k"],
+            "conditioning": _conditioning_attr(conditioning), "ci": o["ci"],
+            "coverage_factor": o["k"],
             "rng": seeds.seed_attr(rng)}
 
 
+@renamed_options(k="coverage_factor")
 def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
-             n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
-             progress=None):
+             n_bins=None, conditioning="uE", ci=0.95, coverage_factor=2.0, rng=None,
+             client=None, progress=None):
     """The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     BS for a statistic with a predefined reference: ``verdict`` "OK" or "fails" from
@@ -774,9 +780,9 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     estimate among the simulated values under each D (``mc_p_value``), ``p_value`` =
     their maximum; "fails" when every D rejects (``p_value <= 1 - ci``: a test of level
     ``1 - ci`` whenever the true D is one of them; Berger (1982)), "unreliable" when
-    some D reject and the others do not while the references differ by more than ``k``
-    combined standard errors (the verdict depends on D), else "OK". A rejection by
-    every D is "unreliable", not "fails", when the z-scores are heavier-tailed than
+    some D reject and the others do not while the references differ by more than
+    ``coverage_factor`` combined standard errors (the verdict depends on D), else "OK".
+    A rejection by every D is "unreliable", not "fails", when the z-scores are heavier-tailed than
     every D (the tail screen: the ratio ``(q99 - q01)/(q75 - q25)`` of Z rejected by the
     one-sided Monte Carlo test under each D, with ``min(n_mc, 200)`` sets of at most
     20 000 points): the test then assumes a D that the data contradict. The Sim-scheme
@@ -790,8 +796,10 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
         At least two D when the statistic has no predefined reference.
     n_mc, n_boot, n_bins, conditioning, ci, rng, client, progress
         As :func:`validate_simulated`.
-    k : float, default 2.0
-        Coverage factor of the sensitivity test.
+    coverage_factor : float, default 2.0
+        Coverage factor of the sensitivity test: the references under two D differ when
+        their spread exceeds ``coverage_factor`` combined standard errors (``k`` until
+        uqviz 0.2, still accepted with a FutureWarning until 0.3.0).
 
     Returns
     -------
@@ -813,8 +821,8 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     >>> bool(res["p_value"] == res["mc_p_value"].max()), str(res["verdict"].values)
     (True, 'OK')
     """
-    o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, k, progress,
-                          client, rng)
+    o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, coverage_factor,
+                          progress, client, rng)
     stat = o["stats"][0]
     out = map_datasets(_validate_one, data, rng=o["stream"], stat=stat, gens=o["gens"],
                        n_mc=o["n_mc"], n_boot=o["n_boot"], n_bins=o["n_bins"],
@@ -824,9 +832,10 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     return out
 
 
+@renamed_options(k="coverage_factor")
 def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
-                    n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None,
-                    client=None, progress=None):
+                    n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95,
+                    coverage_factor=2.0, rng=None, client=None, progress=None):
     """:func:`validate` of several statistics on one Dataset, the synthetic sets shared.
 
     Each synthetic set E* = uE eps, eps ~ D, is drawn once and evaluated by every
@@ -840,7 +849,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     ----------
     ds : xarray.Dataset
     statistics : sequence of str
-    generative, n_mc, n_boot, n_bins, conditioning, ci, k, rng, client, progress
+    generative, n_mc, n_boot, n_bins, conditioning, ci, coverage_factor, rng, client, progress
         As :func:`validate`.
 
     Returns
@@ -864,7 +873,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                         f"{type(ds).__name__}")
     check_dataset(ds)
     o = _workflow_options(checks.names("statistics", statistics), generative, n_mc, n_boot,
-                          n_bins, ci, k, progress, client, rng)
+                          n_bins, ci, coverage_factor, progress, client, rng)
     stats, gens, n_bins, ci, progress, client, n_boot, k, n_mc = (
         o[key] for key in ("stats", "gens", "n_bins", "ci", "progress", "client", "n_boot",
                            "k", "n_mc"))
