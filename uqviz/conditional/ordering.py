@@ -168,7 +168,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     q = _quantile_interval(fv, ci)
     qb = _quantile_interval(fv_binomial, ci)
     _, counts = np.unique(x, return_counts=True)
-    coords = {"ordering": np.arange(n_orderings), "seed": ("ordering", tie_seeds),
+    coords = {"ordering": np.arange(n_orderings), "tie_seed": ("ordering", tie_seeds),
               "bin": np.arange(n_bins), "count": ("bin", sizes0)}
     if boot_seeds is not None:
         coords["boot_seed"] = ("ordering", boot_seeds)
@@ -228,7 +228,10 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     xarray.Dataset
         Scalars ``fv``, ``fv_lower``, ``fv_upper``, ``fv_binomial*``, ``fv_data*``; on
         ``ordering``: ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
-        ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``, ``valid_data``.
+        ``bin``): ``estimate``, ``valid``; on ``bin``: ``estimate_data``, ``valid_data``
+        (coord ``count``). Coords on ``ordering``: ``tie_seed``, the seed of the ordering
+        of tied values, and, with ``common_bootstrap=False``, ``boot_seed``, that of its
+        bootstrap.
 
     Examples
     --------

@@ -64,12 +64,15 @@ def _storable(ds):
 RENAMED_VARIABLES = {"p_val": "validation_probability",
                      "p_val_lower": "validation_probability_lower",
                      "p_val_upper": "validation_probability_upper"}
+#: the same, for the variables of one result only (the dim that identifies it)
+RENAMED_VARIABLES_WITH_DIM = {"seed": ("tie_seed", "ordering")}  # ordering_study
 
 
 def _renamed_variables(ds, name):
     """``ds`` with the variables of :data:`RENAMED_VARIABLES` under their new names."""
-    old = {k: v for k, v in RENAMED_VARIABLES.items()
-           if k in ds.variables and v not in ds.variables}
+    old = {**RENAMED_VARIABLES, **{k: new for k, (new, dim) in RENAMED_VARIABLES_WITH_DIM.items()
+                                  if dim in ds.dims}}
+    old = {k: v for k, v in old.items() if k in ds.variables and v not in ds.variables}
     if old:
         warnings.warn(f"{name!r} holds variables under names deprecated in uqviz 0.2 "
                       f"({', '.join(f'{k} -> {v}' for k, v in old.items())}): renamed on "
