@@ -153,7 +153,7 @@ def _input_names(rid):
 def _values(v):
     if isinstance(v, (str, bytes)) or not np.iterable(v):
         v = [v]
-    return [getattr(x, "name", x) for x in np.asarray(list(v), dtype=object).tolist()]
+    return [x.item() if isinstance(x, np.generic) else getattr(x, "name", x) for x in list(v)]
 
 
 def _same_values(coord, passed):
@@ -183,12 +183,19 @@ def _passed(param, kwargs, sig):
 def names_not_in_vocabulary(rid):
     """The names of the result ``rid`` that docs/conventions.md does not list."""
     obj, res, kwargs, name = _result(rid)
+    is_data = name in contract.DATA_RESULTS
+    return unlisted_names(obj, res, kwargs, is_data=is_data,
+                          given=_input_names(rid) if is_data else set())
+
+
+def unlisted_names(obj, res, kwargs, *, is_data=False, given=()):
+    """The names of ``res`` (returned by ``obj(**kwargs)``) that docs/conventions.md does not
+    list; ``given``: the names of the input data, which data functions keep."""
     if not isinstance(res, (xr.Dataset, xr.DataArray, xr.DataTree)):
         return [f"returned {type(res).__name__}, not a Dataset"]
     voc = vocabulary()
     sig = inspect.signature(obj).parameters
-    is_data = name in contract.DATA_RESULTS
-    given = _input_names(rid) if is_data else set()
+    given = set(given)
     variables = (voc["data variable"] | given) if is_data else voc["variable"]
     bad = []
     for ds in contract._as_datasets(res):
@@ -228,6 +235,35 @@ def test_every_name_of_every_result_is_in_the_vocabulary(rid):
     bad = names_not_in_vocabulary(rid)
     assert not bad, (f"{rid}: names docs/conventions.md does not list (add them to its tables, "
                      f"or use a listed name): " + "; ".join(bad))
+
+
+def test_unlisted_names_catches_what_the_tables_do_not_list():
+    def scan(data, *, fractions=(0.0, 0.5), p_val=None):
+        """A result with a wrong grid, an unknown dim, variable and attrs."""
+
+    res = xr.Dataset({"estimate": ("fraction", [1.0, 2.0]), "p_val": ((), 0.9),
+                      "fv_lower": ((), 0.1), "estimate_upper": ((), 3.0),
+                      "w": ("window", [1.0])},
+                     coords={"fraction": [0.0, 0.4], "seed": ("fraction", [1, 2])},
+                     attrs={"zeta": "Pernot (2024b)", "ci": 0.9, "fractions": [0.0, 0.5]})
+    res["estimate"].attrs = {"long_name": "x", "formula": "eq. 1"}
+    bad = unlisted_names(scan, res, {"fractions": (0.0, 0.5)})
+    assert bad == ["variable 'p_val'", "variable 'w'",
+                   "dim 'fraction': coordinate [0.0, 0.4] is not the fractions= scanned, "
+                   "[0.0, 0.5]",
+                   "dim 'window' (neither a dim of the table nor a scanned parameter)",
+                   "coordinate 'seed'", "attribute 'zeta'",
+                   "attribute 'formula' of variable 'estimate'"]
+    good = res.drop_vars(["p_val", "w", "seed"]).assign_coords(fraction=[0.0, 0.5])
+    good.attrs = {"ci": 0.9, "fractions": [0.0, 0.5], "citation": "Pernot (2024b)"}
+    good["estimate"].attrs = {"long_name": "x"}
+    assert unlisted_names(scan, good, {"fractions": (0.0, 0.5)}) == []
+    data = good[["estimate"]].rename(estimate="E")
+    assert unlisted_names(scan, data, {}, is_data=True) == []
+    assert unlisted_names(scan, data.rename(E="x2"), {}, is_data=True) == ["variable 'x2'"]
+    assert unlisted_names(scan, data.rename(E="x2"), {}, is_data=True, given={"x2"}) == []
+    # the names of a result are those of data only in data functions
+    assert unlisted_names(scan, good.assign(x2=1.0), {}, given={"x2"}) == ["variable 'x2'"]
 
 
 def _used_names():
