@@ -111,8 +111,8 @@ def test_datatree_and_bad_arguments():
     assert res.estimate.dims == ("dataset", "fraction")
     assert res.attrs["error_statistic"] == "RMSE"
     ds = uqviz.synthetic.nig(300, rng=0)
-    with pytest.raises(ValueError, match="error must be"):
-        confidence_curve(ds, error="Q95")
+    with pytest.raises(ValueError, match="error_statistic must be"):
+        confidence_curve(ds, error_statistic="Q95")
     with pytest.raises(ValueError, match="fractions"):
         confidence_curve(ds, fractions=[0.0, 1.0])
     with pytest.raises(ValueError, match="n_mc"):

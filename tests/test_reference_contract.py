@@ -75,8 +75,8 @@ def test_options_are_validated_and_never_truncated(ds):
         uqviz.confidence_curve(ds, n_boot=1)
     with pytest.raises(TypeError, match="normalize"):
         uqviz.confidence_curve(ds, normalize="yes")
-    with pytest.raises(ValueError, match="error must be one of"):
-        uqviz.confidence_curve(ds, error="Q95")
+    with pytest.raises(ValueError, match="error_statistic must be one of"):
+        uqviz.confidence_curve(ds, error_statistic="Q95")
     with pytest.raises(ValueError, match="fractions has 1 non-finite"):
         uqviz.confidence_curve(ds, fractions=[0.0, np.nan])
 
