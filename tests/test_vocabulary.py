@@ -26,10 +26,9 @@ import xarray as xr
 
 import test_contract as contract
 import uqviz
-from conftest import make_small_dataset
+from conftest import conventions_tables, markdown_tables
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONVENTIONS = ROOT / "docs" / "conventions.md"
 
 # ----------------------------------------------------------------------------------------
 # the vocabulary: the first column of the tables of docs/conventions.md
@@ -38,35 +37,15 @@ CONVENTIONS = ROOT / "docs" / "conventions.md"
 KINDS = ("variable", "data variable", "dim", "coordinate", "attribute", "variable attribute")
 
 
-def read_tables(text):
-    """``{header of the first column: [names]}`` of the Markdown tables of ``text``: every
-    ``name`` in backquotes in the first cell of a row (several per cell allowed)."""
-    out = {}
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines) - 1:
-        if lines[i].startswith("|") and re.fullmatch(r"\|[-:| ]+\|", lines[i + 1].strip()):
-            header = lines[i].strip().strip("|").split("|")[0].strip()
-            j = i + 2
-            while j < len(lines) and lines[j].startswith("|"):
-                cell = lines[j].strip().strip("|").split("|")[0]
-                out.setdefault(header, []).extend(re.findall(r"`([^`]+)`", cell))
-                j += 1
-            i = j
-        else:
-            i += 1
-    return out
-
-
-def test_read_tables_reads_the_first_column_of_each_table():
+def test_markdown_tables_reads_the_first_column_of_each_table():
     text = ("| dim | meaning |\n|---|---|\n| `a`, `b` | x `not this` |\n\n"
             "| dim | meaning |\n|---|---|\n| `c` | y |\n| name | values |\n")
-    assert read_tables(text) == {"dim": ["a", "b", "c"]}
+    assert markdown_tables(text) == {"dim": ["a", "b", "c"]}
 
 
 @functools.lru_cache(maxsize=None)
 def vocabulary():
-    tables = read_tables(CONVENTIONS.read_text(encoding="utf-8"))
+    tables = conventions_tables()
     missing = [k for k in KINDS + ("name",) if not tables.get(k)]
     assert not missing, f"docs/conventions.md has no table headed {missing}"
     out = {k: frozenset(tables[k]) for k in KINDS}
@@ -75,7 +54,7 @@ def vocabulary():
 
 
 def test_vocabulary_names_are_identifiers_listed_once():
-    tables = read_tables(CONVENTIONS.read_text(encoding="utf-8"))
+    tables = conventions_tables()
     for kind in KINDS:
         names = tables[kind]
         bad = [n for n in names if not n.isidentifier()]
