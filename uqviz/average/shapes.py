@@ -165,8 +165,8 @@ def fit_student_t(data):
     Returns
     -------
     xarray.Dataset
-        (On ``dataset``) ``nu`` (degrees of freedom), ``loc``, ``scale``, ``loglik``, ``ks_distance``,
-        ``mean``, ``sd``, ``n_points``.
+        (On ``dataset``) ``nu`` (degrees of freedom), ``loc``, ``scale``, ``loglik``,
+        ``ks_distance``, ``mean``, ``sd``, ``n_points``.
 
     Examples
     --------

@@ -96,13 +96,16 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
     jack = None
     if method == "bca":
         m = e.size
-        edges = np.linspace(0, m, min(m, bootstrap_kernels.JACKKNIFE_GROUPS) + 1).round().astype(np.int64)
+        n_groups = min(m, bootstrap_kernels.JACKKNIFE_GROUPS)
+        edges = np.linspace(0, m, n_groups + 1).round().astype(np.int64)
         jack = rank_kernels.cc_jackknife(prepared, edges)
     ivl = bca.interval(est, reps, ci=ci, method=method, jackknife=jack)
     bca_only = (lambda x: None if method != "bca" else np.atleast_1d(x))
-    return {"CC": bootstrap_kernels.BootstrapResult(est[None], reps[None], np.atleast_1d(ivl["lower"]),
-                                        np.atleast_1d(ivl["upper"]), bca_only(ivl.get("z0")),
-                                        bca_only(ivl.get("a")))}
+    return {"CC": bootstrap_kernels.BootstrapResult(est[None], reps[None],
+                                                    np.atleast_1d(ivl["lower"]),
+                                                    np.atleast_1d(ivl["upper"]),
+                                                    bca_only(ivl.get("z0")),
+                                                    bca_only(ivl.get("a")))}
 
 
 def _moments_groups(first, last, shared):
@@ -261,7 +264,8 @@ def bootstrap_against_reference(e, u, statistics, **kwargs):
         r = res[t.name]
         if t is not s:  # shift the excess by the full-data reference
             shift = reference_value(s, e, u)
-            r = bootstrap_kernels.BootstrapResult(r.estimate + shift, r.replicates + shift, r.lower + shift,
-                                      r.upper + shift, r.z0, r.accel)
+            r = bootstrap_kernels.BootstrapResult(r.estimate + shift, r.replicates + shift,
+                                                  r.lower + shift, r.upper + shift, r.z0,
+                                                  r.accel)
         out[s.name] = r
     return out

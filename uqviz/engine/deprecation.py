@@ -14,8 +14,11 @@ Examples
 ...     warnings.simplefilter("always")
 ...     width(k=3.0)
 3.0
->>> print(caught[0].category.__name__, caught[0].message)
-FutureWarning width(k=...) is deprecated and will be removed in uqviz 0.3.0: use coverage_factor= instead
+>>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+width(k=...) is deprecated and will be removed in uqviz 0.3.0:
+use coverage_factor= instead
+>>> caught[0].category.__name__
+'FutureWarning'
 """
 
 from __future__ import annotations

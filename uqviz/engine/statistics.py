@@ -178,8 +178,8 @@ for _name, _func, _cols, _ref, _desc in [
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
 # NLL's reference is a statistic of the same data (Pernot (2024c), eq. 16)
-register_statistic(Statistic("NLL", stats_kernels.nll, "moments", ("Z2", "lnV"), _REGISTRY["NLL_ref"],
-                             "Gaussian negative log-likelihood"))
+register_statistic(Statistic("NLL", stats_kernels.nll, "moments", ("Z2", "lnV"),
+                             _REGISTRY["NLL_ref"], "Gaussian negative log-likelihood"))
 
 register_statistic(Statistic("CC", stats_kernels.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE",
@@ -230,7 +230,8 @@ def point_estimate(statistic, e, u, *, n_bins=DEFAULT_N_BINS) -> np.ndarray:
     if stat.kind == "binned":
         return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
-    return stats_kernels.evaluate(stat.name, stat.func, stats_kernels.column_means(e, u, stat.columns), n)
+    means = stats_kernels.column_means(e, u, stat.columns)
+    return stats_kernels.evaluate(stat.name, stat.func, means, n)
 
 
 def reference_value(statistic, e, u):

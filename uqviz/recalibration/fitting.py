@@ -131,7 +131,8 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
     if method == "bvs":
         n = _bvs_n_bins(m, n_bins)
         bins = compute_bins(x, n_bins=n, binning="equal_count")
-        factors = recalibration_kernels.bin_factors(e[bins.order], u[bins.order], bins.starts, bins.sizes)
+        factors = recalibration_kernels.bin_factors(e[bins.order], u[bins.order], bins.starts,
+                                                    bins.sizes)
         # ties split by equal-count bins: a point's factor is the one apply() gives its value
         # (the lower bin), so the fit is the per-bin ZMS of the bins as apply() assigns them
         label = recalibration_kernels.bin_lookup(bins.lower, bins.upper, x)

@@ -26,7 +26,8 @@ _BLOCK = 64
 def _mc_block(b, shared):
     u, gen, n_mc, seed, removed, error, normalize = shared
     n = min(_BLOCK, n_mc - b * _BLOCK)
-    return np.concatenate([curve_kernels.trimmed_curves(x, removed, error=error, normalize=normalize)
+    return np.concatenate([curve_kernels.trimmed_curves(x, removed, error=error,
+                                                        normalize=normalize)
                            for x in simulated_rows(gen, block_rng(seed, b), n, u)])
 
 

@@ -104,7 +104,8 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         mv_scaled = binned_kernels.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
         def f(eps, u):  # u is the same for every row: its bin means are computed once
-            means = binned_kernels.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u, scaled=True)
+            means = binned_kernels.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u,
+                                                        scaled=True)
             if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
                 means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
