@@ -75,7 +75,7 @@ def main(argv=None):
                                     size=args.size, n_boot=args.n_boot, rng=args.seed, progress=False,
                                     client=None if args.client == "none" else args.client)
     t_uqviz, c_uqviz = time.perf_counter() - t0, time.process_time() - c0
-    pv = res["p_val"].sel(nu=args.nu)
+    pv = res["validation_probability"].sel(nu=args.nu)
     print(f"uqviz.experiments.validation_probability: {t_uqviz:.1f} s wall "
           f"({t_uqviz / args.n_datasets * 1e3:.1f} ms per dataset), {c_uqviz:.1f} s CPU "
           f"(all threads of this process; on idle cores wall ~ CPU / cores); "

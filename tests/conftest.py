@@ -66,3 +66,34 @@ def small_dataset():
 @pytest.fixture(scope="session")
 def small_tree():
     return make_small_tree()
+
+
+# --- the tables of docs/conventions.md (tests/test_vocabulary.py, tests/test_contract.py) ---
+
+def markdown_tables(text):
+    """``{header of the first column: [names]}`` of the Markdown tables of ``text``: every
+    name in backquotes in the first cell of a row (several per cell allowed), tables with
+    the same header merged."""
+    import re
+
+    out = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines) - 1:
+        if lines[i].startswith("|") and re.fullmatch(r"\|[-:| ]+\|", lines[i + 1].strip()):
+            header = lines[i].strip().strip("|").split("|")[0].strip()
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                cell = lines[j].strip().strip("|").split("|")[0]
+                out.setdefault(header, []).extend(re.findall(r"`([^`]+)`", cell))
+                j += 1
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def conventions_tables():
+    """:func:`markdown_tables` of docs/conventions.md, the one source of the vocabulary."""
+    path = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
+    return markdown_tables(path.read_text(encoding="utf-8"))

@@ -27,7 +27,8 @@ def test_tiny_example_by_hand(tiny):
                                             np.sqrt(1.25 / 2), 0.5], rtol=1e-14)
     np.testing.assert_array_equal(res.n_kept, [4, 3, 2, 1])
     np.testing.assert_array_equal(res.uE_threshold, [4.0, 3.0, 2.0, 1.0])
-    mae = confidence_curve(tiny, error="MAE", fractions=FRACTIONS, n_mc=10, n_boot=0, rng=0)
+    mae = confidence_curve(tiny, error_statistic="MAE", fractions=FRACTIONS, n_mc=10, n_boot=0,
+                           rng=0)
     np.testing.assert_allclose(mae.estimate, [6.5 / 4, 6 / 3, 4 / 2, 3.0], rtol=1e-14)
     np.testing.assert_allclose(mae.oracle, [6.5 / 4, 3.5 / 3, 1.5 / 2, 0.5], rtol=1e-14)
     assert float(mae.auco) == pytest.approx(abs(2 - 3.5 / 3) + abs(2 - 0.75) + 2.5)
@@ -84,8 +85,9 @@ def test_rmse_reference_hardly_depends_on_d_the_mae_one_does():
     ds = load_dataset("logP_10k_a_LS-GCN")
     out = {}
     for err in ("RMSE", "MAE"):
-        n = confidence_curve(ds, error=err, n_mc=300, n_boot=0, rng=0)
-        lap = confidence_curve(ds, error=err, n_mc=300, n_boot=0, generative="laplace", rng=0)
+        n = confidence_curve(ds, error_statistic=err, n_mc=300, n_boot=0, rng=0)
+        lap = confidence_curve(ds, error_statistic=err, n_mc=300, n_boot=0, generative="laplace",
+                               rng=0)
         out[err] = float((np.abs(lap.reference / n.reference - 1)).isel(
             fraction=slice(0, 80)).max())
     assert out["RMSE"] < 0.02
@@ -107,10 +109,10 @@ def test_datatree_and_bad_arguments():
                                 "b": uqviz.synthetic.nig(500, rng=1)})
     res = confidence_curve(tree, n_mc=20, n_boot=20, rng=0)
     assert res.estimate.dims == ("dataset", "fraction")
-    assert res.attrs["error"] == "RMSE"
+    assert res.attrs["error_statistic"] == "RMSE"
     ds = uqviz.synthetic.nig(300, rng=0)
-    with pytest.raises(ValueError, match="error must be"):
-        confidence_curve(ds, error="Q95")
+    with pytest.raises(ValueError, match="error_statistic must be"):
+        confidence_curve(ds, error_statistic="Q95")
     with pytest.raises(ValueError, match="fractions"):
         confidence_curve(ds, fractions=[0.0, 1.0])
     with pytest.raises(ValueError, match="n_mc"):

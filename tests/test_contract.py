@@ -29,7 +29,7 @@ import pytest
 import xarray as xr
 
 import uqviz
-from conftest import make_small_dataset, make_small_tree
+from conftest import conventions_tables, make_small_dataset, make_small_tree
 
 # ----------------------------------------------------------------------------------------
 # discovery
@@ -601,8 +601,8 @@ def test_result_variable_names(rid):
     assert not bad, f"{rid}: " + "; ".join(dict.fromkeys(bad))
 
 
-CONTRACT_DIMS = {"point", "dataset", "statistic", "bin", "replicate", "sample", "ordering", "rank",
-                 "level", "variable", "knot"}
+# the table "Dimensions" of docs/conventions.md (tests/test_vocabulary.py checks every name)
+CONTRACT_DIMS = set(conventions_tables()["dim"])
 GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
 DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",
                 "mc": "sample", "simulation": "sample", "sim": "sample", "boot": "replicate",

@@ -28,7 +28,7 @@ def small_tig():
 # ------------------------------------------------------------------ layout --
 def test_validation_probability_layout(small_tig):
     res = small_tig
-    assert res["p_val"].dims == ("nu", "statistic")
+    assert res["validation_probability"].dims == ("nu", "statistic")
     assert list(res["statistic"].values) == ["ZMS", "RCE"]
     assert list(res["variable"].values) == ["uE2", "E2", "Z2"]
     assert res["beta_gm"].dims == ("nu", "variable")
@@ -37,8 +37,10 @@ def test_validation_probability_layout(small_tig):
     np.testing.assert_array_equal(res["n_datasets"], 40)
     n_valid = (np.abs(res["zeta"]) <= 1).sum("dataset")
     np.testing.assert_array_equal(res["n_valid"], n_valid)
-    np.testing.assert_allclose(res["p_val"], n_valid / 40)
-    assert np.all((res["p_val_lower"] <= res["p_val"]) & (res["p_val"] <= res["p_val_upper"]))
+    np.testing.assert_allclose(res["validation_probability"], n_valid / 40)
+    p = res["validation_probability"]
+    assert np.all((res["validation_probability_lower"] <= p)
+                  & (p <= res["validation_probability_upper"]))
     for key in ("scenario", "n_boot", "size", "ci", "method", "statistics", "entropy", "rng"):
         assert key in res.attrs
     assert res.attrs["scenario"] == "TIG" and res.attrs["rng"] == 11
@@ -283,13 +285,14 @@ def test_validation_probability_nig_nu2_paper_values():
                                  rng=20240215, progress=False)
     n = 1000
     for stat, paper in (("ZMS", 0.939), ("RCE", 0.78)):
-        p = float(res["p_val"].sel(nu=2.0, statistic=stat))
+        p = float(res["validation_probability"].sel(nu=2.0, statistic=stat))
         tol = 3 * np.sqrt(2 * paper * (1 - paper) / n)
         assert abs(p - paper) <= tol, (stat, p, paper, tol)
     # the paper's qualitative claims: ZMS near its nominal 95%, RCE below 80%
     zms = res.sel(nu=2.0, statistic="ZMS")
-    assert float(zms["p_val_lower"]) <= 0.95 <= float(zms["p_val_upper"])
-    assert float(res["p_val"].sel(nu=2.0, statistic="RCE")) < 0.80
+    assert (float(zms["validation_probability_lower"]) <= 0.95
+            <= float(zms["validation_probability_upper"]))
+    assert float(res["validation_probability"].sel(nu=2.0, statistic="RCE")) < 0.80
 
 
 # ------------------------------------------------- NLL: data-dependent reference --
@@ -301,8 +304,8 @@ def test_validation_probability_of_nll_equals_that_of_zms():
     z = res["zeta"]
     np.testing.assert_allclose(z.sel(statistic="NLL"), z.sel(statistic="ZMS"), rtol=1e-6,
                                atol=1e-9)
-    np.testing.assert_array_equal(res["p_val"].sel(statistic="NLL"),
-                                  res["p_val"].sel(statistic="ZMS"))
+    np.testing.assert_array_equal(res["validation_probability"].sel(statistic="NLL"),
+                                  res["validation_probability"].sel(statistic="ZMS"))
     assert float(res["reference"].sel(statistic="NLL")) == 0.0
     # the estimate is NLL itself, by hand on the first dataset
     e, u, _ = ex._draw((1.5, 1.5, None), [0], res.attrs["entropy"], 200)
@@ -406,14 +409,15 @@ def test_one_level_for_every_interval_and_settings_as_passed():
                                  progress=False)
     k = res["n_valid"].values[0]
     lo, hi = wilson_interval(k, np.full(k.shape, 9), ci=0.8)
-    np.testing.assert_allclose(res["p_val_lower"].values[0], lo)
-    np.testing.assert_allclose(res["p_val_upper"].values[0], hi)
+    np.testing.assert_allclose(res["validation_probability_lower"].values[0], lo)
+    np.testing.assert_allclose(res["validation_probability_upper"].values[0], hi)
     # Wilson 80 % by hand for one count
     z = 1.2815515655446004
     p, n = k[0] / 9, 9
     centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2))
-    assert float(res["p_val_lower"][0, 0]) == pytest.approx(max(0.0, centre - half), abs=1e-12)
+    assert float(res["validation_probability_lower"][0, 0]) == pytest.approx(
+        max(0.0, centre - half), abs=1e-12)
     assert res.attrs["ci"] == 0.8 and "binomial_ci" not in res.attrs
     assert res.attrs["statistics"] == ["ZMS", "RCE"]
     sb = statistic_bias(nu_ig=[4.0], nu_d=[6.0], n_datasets=3, size=50, progress=False,

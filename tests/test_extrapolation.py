@@ -157,14 +157,14 @@ def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
     assert (res.intercept_lower > 0).all()
     assert (res.zeta > 1).all()
     # the reference lines are the Appendix B ones
-    assert res.reference.values.tolist() == ["normal", "t6"]
+    assert res.generative.values.tolist() == ["normal", "t6"]
     np.testing.assert_allclose(res.reference_slope.isel(dataset=0), [1.14, 1.577])
     np.testing.assert_allclose(res.reference_intercept.isel(dataset=0), [0.0, 0.006])
     # Pernot (2024c) App. C: for Sets 3 and 4 some bin numbers give a ZMSE on the T6IG line
     for name in ("Diffusion_LR", "Perovskite_LR"):
         r = res.sel(dataset=name)
-        t6 = float(r.reference_intercept.sel(reference="t6")) + \
-            float(r.reference_slope.sel(reference="t6")) * r.x
+        t6 = float(r.reference_intercept.sel(generative="t6")) + \
+            float(r.reference_slope.sel(generative="t6")) * r.x
         diff = (r.estimate - t6).dropna("n_bins")
         assert diff.min() < 0 < diff.max(), name
 
@@ -207,11 +207,11 @@ def test_extrapolate_references_and_errors(tree):
     np.testing.assert_allclose(r.reference_slope,
                                sd.slope.sel(statistic="ENCE", fit="linear").values)
     r = extrapolate(ds, statistic="ENCE", references={"mine": (0.01, 0.5)}, method="ols")
-    assert r.reference.values.tolist() == ["mine"]
+    assert r.generative.values.tolist() == ["mine"]
     assert extrapolate(ds, statistic="UCE", references=None,
-                       method="ols").sizes["reference"] == 0
+                       method="ols").sizes["generative"] == 0
     # no paper line for UCE
-    assert extrapolate(ds, statistic="UCE", method="ols").sizes["reference"] == 0
+    assert extrapolate(ds, statistic="UCE", method="ols").sizes["generative"] == 0
     with pytest.raises(ValueError, match="method"):
         extrapolate(ds, method="jackknife")
     with pytest.raises(ValueError, match="not a binned statistic"):

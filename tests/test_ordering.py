@@ -51,7 +51,7 @@ def test_each_ordering_is_a_local_calibration_of_the_reordered_data(statistic, c
     np.testing.assert_array_equal(res.valid_data, data_order.valid)
     assert float(res.fv_data) == float(uqviz.fraction_valid(data_order).estimate)
     for i in range(3):
-        rows = _ordering_rows(ds.x.values, int(res.seed[i]), 20)
+        rows = _ordering_rows(ds.x.values, int(res.tie_seed[i]), 20)
         loc = _quiet(uqviz.local_calibration, ds.isel(point=rows), statistic=statistic,
                      conditioning="x", n_bins=20, n_boot=400,
                      rng=7 if common else int(res.boot_seed[i]))

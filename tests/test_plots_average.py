@@ -187,12 +187,13 @@ def test_validation_probability_bars_target_and_top_axis(scenario, var):
     ax = pe.validation_probability(res)
     assert len(ax.containers) == 2                      # ZMS, RCE with Wilson bars
     for c, s in zip(ax.containers, ["ZMS", "RCE"]):
-        np.testing.assert_allclose(c.lines[0].get_ydata(), res.p_val.sel(statistic=s).values)
+        np.testing.assert_allclose(c.lines[0].get_ydata(),
+                                   res.validation_probability.sel(statistic=s).values)
         seg = c.lines[2][0].get_segments()
         np.testing.assert_allclose([sg[0][1] for sg in seg],
-                                   res.p_val_lower.sel(statistic=s).values)
+                                   res.validation_probability_lower.sel(statistic=s).values)
         np.testing.assert_allclose([sg[1][1] for sg in seg],
-                                   res.p_val_upper.sel(statistic=s).values)
+                                   res.validation_probability_upper.sel(statistic=s).values)
     assert any(np.allclose(ln.get_ydata(), 0.95) for ln in ax.lines)
     assert ax.get_xscale() == "log"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2.5", "4", "10"]
@@ -231,7 +232,7 @@ def test_bias_vs_skewness_points_bars_and_sign(bias):
 
 
 def test_bias_vs_skewness_zms_is_one_minus_zms(bias):
-    ax = pe.bias_vs_skewness(bias, statistic="ZMS", color_by="nu_d", bars="sd", n_sigma=1)
+    ax = pe.bias_vs_skewness(bias, statistic="ZMS", color_by="nu_d", bars="sd", coverage_factor=1)
     assert len(ax.containers) == 3
     r = bias.sel(statistic="ZMS", nu_d=4.0)
     y = ax.containers[0].lines[0].get_ydata()
@@ -356,8 +357,8 @@ def test_validation_probability_of_one_draws_despite_rounding():
     """p_val = 1 with a Wilson upper bound rounded just below 1: no negative error bar."""
     res = vp_study(scenario="NIG", nu=[10.0], n_datasets=12, size=200, n_boot=200, rng=1,
                    progress=False)
-    res["p_val"][:] = 1.0
-    res["p_val_upper"][:] = 1.0 - 1e-12
+    res["validation_probability"][:] = 1.0
+    res["validation_probability_upper"][:] = 1.0 - 1e-12
     ax = pe.validation_probability(res)
     seg = ax.containers[0].lines[2][0].get_segments()
     assert seg[0][1][1] == pytest.approx(1.0)

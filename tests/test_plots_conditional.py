@@ -76,8 +76,10 @@ def test_zscores_vs_draws_points_running_lines_and_clipping(ds):
     scatter = ax.collections[0]
     assert len(scatter.get_offsets()) == ds.sizes["point"]
     ydata = [line.get_ydata() for line in ax.lines]
-    assert any(len(y) == res.sizes["window"] and np.allclose(y, res.running_mean) for y in ydata)
-    assert any(len(y) == res.sizes["window"] and np.allclose(y, res.running_ms) for y in ydata)
+    assert any(len(y) == res.sizes["rank"] and np.allclose(y, res.running_mean, equal_nan=True)
+               for y in ydata)
+    assert any(len(y) == res.sizes["rank"] and np.allclose(y, res.running_ms, equal_nan=True)
+               for y in ydata)
     assert ax.get_ylim() == (-2.0, 2.0) and ax.get_xscale() == "log"
     n_out = int((np.abs(res.z) > 2.0).sum())
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -122,7 +124,7 @@ def test_ordering_draws_three_intervals_per_group(ds):
 def test_reliability_diagram_points_identity_and_colours():
     data = uqviz.synthetic.nig(3000, nu=8, rng=1)
     rel = reliability(data, n_bins=10, n_boot=500, rng=0)
-    ax = pc.reliability_diagram(rel, log=True)
+    ax = pc.reliability_diagram(rel, log_x=True)
     n = sum(len(_points(c)[0]) for c in ax.containers)
     assert n == 10
     invalid = [c for c in ax.containers if _points(c)[2] == COLORS["invalid"]]

@@ -57,8 +57,8 @@ def test_options_are_validated_and_never_truncated(ds):
         simulated_reference(ds, statistic="CC", n_mc=10, progress="yes")
     with pytest.raises(TypeError, match="return_samples"):
         simulated_reference(ds, statistic="CC", n_mc=10, return_samples=1)
-    with pytest.raises(ValueError, match="k must be"):
-        validate(ds, statistic="CC", n_mc=10, n_boot=10, k=0)
+    with pytest.raises(ValueError, match="coverage_factor must be"):
+        validate(ds, statistic="CC", n_mc=10, n_boot=10, coverage_factor=0)
     with pytest.raises(ValueError, match="scheme must be one of"):
         validate_simulated(ds, statistic="CC", scheme="Sim3")
     with pytest.raises(ValueError, match="scheme: .*'Sim3'"):
@@ -75,8 +75,8 @@ def test_options_are_validated_and_never_truncated(ds):
         uqviz.confidence_curve(ds, n_boot=1)
     with pytest.raises(TypeError, match="normalize"):
         uqviz.confidence_curve(ds, normalize="yes")
-    with pytest.raises(ValueError, match="error must be one of"):
-        uqviz.confidence_curve(ds, error="Q95")
+    with pytest.raises(ValueError, match="error_statistic must be one of"):
+        uqviz.confidence_curve(ds, error_statistic="Q95")
     with pytest.raises(ValueError, match="fractions has 1 non-finite"):
         uqviz.confidence_curve(ds, fractions=[0.0, np.nan])
 

@@ -30,13 +30,16 @@ def test_running_mean_and_mean_square_equal_pandas_rolling(window):
     np.testing.assert_array_equal(res.z, z.values)
     np.testing.assert_array_equal(res.point, order)
     np.testing.assert_array_equal(res.x, ds.x.values[order])
-    np.testing.assert_allclose(res.running_mean, z.rolling(w).mean().values[w - 1:],
+    n = 2000 - w + 1  # windows: one starts at each rank from which w points remain
+    assert res.running_mean.dims == ("rank",) and res.sizes["rank"] == 2000
+    np.testing.assert_allclose(res.running_mean[:n], z.rolling(w).mean().values[w - 1:],
                                rtol=1e-10, atol=1e-13)
-    np.testing.assert_allclose(res.running_ms, (z**2).rolling(w).mean().values[w - 1:],
+    np.testing.assert_allclose(res.running_ms[:n], (z**2).rolling(w).mean().values[w - 1:],
                                rtol=1e-10, atol=1e-13)
     xs = ds.x.values[order]
-    np.testing.assert_array_equal(res.x_window, 0.5 * (xs[:2000 - w + 1] + xs[w - 1:]))
-    assert res.sizes["window"] == 2000 - w + 1
+    np.testing.assert_array_equal(res.x_window[:n], 0.5 * (xs[:n] + xs[w - 1:]))
+    for name in ("running_mean", "running_ms", "x_window", "x_window_lower", "x_window_upper"):
+        assert np.isnan(res[name].values[n:]).all() and not np.isnan(res[name].values[:n]).any()
 
 
 def test_default_window_is_the_papers_and_attrs_carry_units():

@@ -169,7 +169,7 @@ def test_tailedness_warning_prints_beta_visibly_above_the_limit():
     # a hand-made result: the digits grow until the value is visibly above
     fake = t.copy()
     fake["beta_gm"] = ("variable", [0.1, 0.8004, 0.80000001])
-    fake["exceeds"] = fake.beta_gm > fake.threshold
+    fake["heavy_tail"] = fake.beta_gm > fake.threshold
     lines = tailedness_warnings(fake)
     assert lines[0].startswith("beta_GM(E^2) = 0.8004 > 0.8")
     assert lines[1].startswith("beta_GM(Z^2) = 0.80000001 > 0.8")

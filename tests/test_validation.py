@@ -165,9 +165,9 @@ def test_tailedness_layout_and_thresholds():
     np.testing.assert_allclose(t.threshold, [0.6, 0.8, 0.8])
     # squared normal z-scores: beta_GM about 0.64, below the 0.8 limit
     assert float(t.beta_gm.sel(variable="Z2")) == pytest.approx(0.64, abs=0.02)
-    assert not bool(t.exceeds.any())
+    assert not bool(t.heavy_tail.any())
     heavy = uqviz.from_arrays(*_calibrated(20000, 1, nu=2.0))
-    assert bool(uqviz.tailedness(heavy).exceeds.sel(variable="uE2"))
+    assert bool(uqviz.tailedness(heavy).heavy_tail.sel(variable="uE2"))
 
 
 # --------------------------------------------------------------------------
@@ -221,9 +221,9 @@ def test_reliable_follows_table_ii():
     # heavy-tailed uncertainties (beta_GM(uE2) > 0.6) question RCE only
     heavy = uqviz.from_arrays(*_calibrated(20000, 1, nu=2.0))
     t = uqviz.tailedness(heavy)
-    assert bool(t.exceeds.sel(variable="uE2"))
+    assert bool(t.heavy_tail.sel(variable="uE2"))
     res = _quiet(heavy, statistics=("ZMS", "RCE", "RCE2"), n_boot=200, rng=0)
-    expected_zms = not bool(t.exceeds.sel(variable="Z2"))   # ZMS: Z^2 screen only
+    expected_zms = not bool(t.heavy_tail.sel(variable="Z2"))   # ZMS: Z^2 screen only
     assert res.reliable.values.tolist() == [expected_zms, False, False]
 
 

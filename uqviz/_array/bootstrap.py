@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from uqviz._array import bca
-from uqviz._array import binned as kbin
+from uqviz._array import binned as binned_kernels
 from uqviz._array.resample import binned_resample_sums as resample_binned
 from uqviz._array.resample import resample_sums
 from uqviz._array.stats import columns as make_columns
@@ -293,7 +293,7 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
                          f"M = {m} points: use n_bins <= {max(m // 2, 1)}")
     k = log2_scale(e, u)
     cols = make_columns(e, u, names, k)
-    bounds = kbin.equal_count_bounds(m, n_bins)
+    bounds = binned_kernels.equal_count_bounds(m, n_bins)
     sizes = np.diff(bounds).astype(float)
     sums = resample_binned(cols, bounds, n_boot, seed, engine=engine)  # (B, n_bins, k)
     data_bins = _as_dict(np.add.reduceat(cols, bounds[:-1], axis=0) / sizes[:, None], names, k)
@@ -308,7 +308,7 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
                 reps = np.asarray(func(rep_bins), dtype=float)
             if method == "bca":
                 with np.errstate(all="ignore"):
-                    loo = kbin.loo_binned_values(cols, n_bins,
+                    loo = binned_kernels.loo_binned_values(cols, n_bins,
                                                  lambda b: func(_as_dict(b, names, k)))
                     accel = bca.acceleration(loo[None, :])
         else:

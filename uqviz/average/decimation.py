@@ -323,6 +323,6 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
         "rng": seed_attr(rng), "rounding": rounding, "ties": ties, "engine": engine,
         "decimation": "points sorted by decreasing uE; the first n_removed = "
                       f"{rounding}(fraction * M) are discarded",
-        "reference": "Pernot (2024b), sect. V C, Fig. 8",
+        "citation": "Pernot (2024b), sect. V C, Fig. 8",
     })
     return out

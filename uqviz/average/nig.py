@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import stats as ks
+from uqviz._array import stats as stats_kernels
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks, seeds
 
@@ -79,7 +79,7 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
         v2 = u * u
         e2 = e * e
         x = np.stack([v2, e2, e2 / v2])
-        beta[i], kappa[i] = ks.beta_gm(x), ks.kappa_cs(x)
+        beta[i], kappa[i] = stats_kernels.beta_gm(x), stats_kernels.kappa_cs(x)
     out = xr.Dataset(
         {
             "beta_gm": (("nu", "variable"), beta,
@@ -96,7 +96,7 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
         "rng": seeds.seed_attr(rng),
         "entropy": entropy,
         "seeding": "sample of nu: seeds.child(entropy, bits(nu))",
-        "reference": "Pernot (2024b), Figs. 3 and 6",
+        "citation": "Pernot (2024b), Figs. 3 and 6",
     })
     return out
 

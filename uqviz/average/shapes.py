@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import fits as kf
+from uqviz._array import fits as fit_kernels
 from uqviz.engine.tree import map_datasets
 from uqviz.data.model import check_dataset
 
@@ -61,7 +61,7 @@ def _fit_vars(ds, variables):
     out = {"nu": [], "scale": [], "ks_distance": []}
     for v in variables:
         model = SHAPE_VARIABLES[v][0]
-        res = kf.fit_min_ks(_sample(e, u, v, 2), model)
+        res = fit_kernels.fit_min_ks(_sample(e, u, v, 2), model)
         for k in out:
             out[k].append(res[k])
     return {k: np.asarray(val, dtype=float) for k, val in out.items()}
@@ -191,9 +191,9 @@ def fit_f(data, *, variable="E2"):
 def _student_t_one(ds, *, rng=None):
     check_dataset(ds)
     z = _sample(*_columns(ds), "Z", 3)
-    r = kf.fit_student_t(z)
+    r = fit_kernels.fit_student_t(z)
     return xr.Dataset({
-        "df": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
+        "nu": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
         "loc": ((), r["loc"], {"long_name": "location of the fitted t"}),
         "scale": ((), r["scale"], {"long_name": "scale of the fitted t"}),
         "loglik": ((), r["loglik"], {"long_name": "maximised log-likelihood"}),
@@ -218,8 +218,8 @@ def fit_student_t(data):
     Returns
     -------
     xarray.Dataset
-        (On ``dataset``) ``df``, ``loc``, ``scale``, ``loglik``, ``ks_distance``,
-        ``mean``, ``sd``, ``n_points``.
+        (On ``dataset``) ``nu`` (degrees of freedom), ``loc``, ``scale``, ``loglik``,
+        ``ks_distance``, ``mean``, ``sd``, ``n_points``.
 
     See Also
     --------
@@ -249,11 +249,11 @@ def fit_student_t(data):
     >>> import numpy as np, uqviz
     >>> z = 0.1 + 0.8 * np.random.default_rng(2).standard_t(4.0, 5000)
     >>> fit = uqviz.fit_student_t(uqviz.from_arrays(z, np.ones(5000)))
-    >>> round(float(fit.df)), round(float(fit["loc"]), 1), round(float(fit.scale), 1)
+    >>> round(float(fit.nu)), round(float(fit["loc"]), 1), round(float(fit.scale), 1)
     (4, 0.1, 0.8)
     """
     out = map_datasets(_student_t_one, data)
-    out.attrs.update({"variable": "Z", "model": "(Z - loc)/scale ~ t(df)",
+    out.attrs.update({"variable": "Z", "model": "(Z - loc)/scale ~ t(nu)",
                       "scipy_model": "t", "method": "maximum likelihood (scipy.stats.t.fit)"})
     return out
 

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import stats as ks
+from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS, p_value, verdict
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
@@ -75,7 +75,7 @@ def _squares(e, u, which=None):
 
 def _beta_gm(x):
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        return ks.beta_gm(x)
+        return stats_kernels.beta_gm(x)
 
 
 def _reliable(names, beta):
@@ -335,8 +335,8 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
                        client=resolve_client(client))
     out.attrs.update({"statistics": list(statistics), "n_boot": n_boot, "ci": ci,
                       "method": method, "rng": seed_attr(rng), "engine": engine,
-                      "zeta": "Pernot (2024b), eq. 14",
-                      "thresholds": "Pernot (2024b), Table II"})
+                      "citation": "Pernot (2024b), eq. 14 (zeta), Table II (tail "
+                                  "thresholds)"})
     _warn(out)
     return out
 
@@ -347,14 +347,14 @@ def _tailedness_one(ds, *, rng=None):
     x = _squares(np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float))
     beta = _beta_gm(x)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        kappa = ks.kappa_cs(x)
+        kappa = stats_kernels.kappa_cs(x)
     thr = np.array([TAILEDNESS_THRESHOLDS[n] for n in names])
     return xr.Dataset(
         {
             "beta_gm": ("variable", beta),
             "kappa_cs": ("variable", kappa),
             "threshold": ("variable", thr),
-            "exceeds": ("variable", beta > thr),
+            "heavy_tail": ("variable", beta > thr),
         },
         coords={"variable": names},
     )
@@ -373,7 +373,8 @@ def tailedness(data):
     Returns
     -------
     xarray.Dataset
-        On (``dataset``,) ``variable``: ``beta_gm``, ``kappa_cs``, ``threshold``, ``exceeds``.
+        On (``dataset``,) ``variable``: ``beta_gm``, ``kappa_cs``, ``threshold``, ``heavy_tail``
+        (``beta_gm > threshold``: the tail screen fails).
 
     See Also
     --------
@@ -408,9 +409,9 @@ def tailedness(data):
     --------
     >>> import uqviz
     >>> t = uqviz.tailedness(uqviz.synthetic.nig(5000, nu=20, rng=0))
-    >>> bool(t["exceeds"].sel(variable="uE2"))
+    >>> bool(t["heavy_tail"].sel(variable="uE2"))
     False
     """
     out = map_datasets(_tailedness_one, data)
-    out.attrs.update({"thresholds": "Pernot (2024b), Table II", "quantiles": "Harrell-Davis"})
+    out.attrs.update({"citation": "Pernot (2024b), Table II", "quantiles": "Harrell-Davis"})
     return out

@@ -9,8 +9,8 @@ import numpy as np
 import xarray as xr
 from scipy import stats as sps
 
-from uqviz._array import binned as kbin
-from uqviz._array import stats as ks
+from uqviz._array import binned as binned_kernels
+from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
 from uqviz.conditional.null import (NULL_MAX_BOOT, NULL_N_MC, null_coverage,
@@ -136,7 +136,7 @@ def _beta_gm_per_bin(z2, starts, sizes):
         for n in np.unique(sizes):
             idx = np.flatnonzero(sizes == n)
             rows = z2[starts[idx, None] + np.arange(n)[None, :]]
-            out[idx] = ks.beta_gm(rows)
+            out[idx] = stats_kernels.beta_gm(rows)
     return out
 
 
@@ -772,7 +772,7 @@ def _acf_one(values, max_lag, where):
     elif max_lag >= n:
         raise ValueError(f"max_lag must be between 1 and n_bins - 1 ({n - 1}{where}), "
                          f"got {max_lag}")
-    return kbin.acf(x, max_lag), 1.96 / np.sqrt(n), n
+    return binned_kernels.acf(x, max_lag), 1.96 / np.sqrt(n), n
 
 
 def acf(local_result, *, max_lag=None, variable="estimate"):
@@ -857,7 +857,7 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
                                attrs={"variable": variable}))
 
 
-BINNED_ERRORS = tuple(kbin.BINNED)
+BINNED_ERRORS = tuple(binned_kernels.BINNED)
 
 
 def binned_bins(ds, *, conditioning="uE", n_bins=DEFAULT_N_BINS, binning="equal_count", **kw):
@@ -871,7 +871,7 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     _, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning, min_size=1)
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
-    means = kbin.binned_column_means(e, u, bins.starts, bins.sizes)
+    means = binned_kernels.binned_column_means(e, u, bins.starts, bins.sizes)
     values = [_binned_value(get_statistic(s), means) for s in statistics]
     return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
                        "n_bins": ((), bins.n_bins)},
@@ -882,7 +882,7 @@ def _binned_value(stat, means):
     """One binned error from the bin means; a warning when it is not representable."""
     with np.errstate(all="ignore"):
         value = stat.func(means)
-    problem = ks.unrepresentable(stat.name, stat.func, means, value)
+    problem = stats_kernels.unrepresentable(stat.name, stat.func, means, value)
     if problem:
         warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning, stacklevel=5)
     return value

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import binning as kbinning
+from uqviz._array import binning as binning_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
@@ -128,7 +128,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     name, x = conditioning_values(ds, conditioning)
     m = x.size
     n_bins = default_n_bins(m) if n_bins is None else n_bins
-    starts0, sizes0 = kbinning.equal_count_starts(m, n_bins)
+    starts0, sizes0 = binning_kernels.equal_count_starts(m, n_bins)
     if np.any(sizes0 < 2):
         raise ValueError(f"n_bins = {n_bins}: {int(np.sum(sizes0 < 2))} bins of the {m} points "
                          "have fewer than 2 points; use fewer bins")
@@ -185,7 +185,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     q = _quantile_interval(fv, ci)
     qb = _quantile_interval(fv_binomial, ci)
     _, counts = np.unique(x, return_counts=True)
-    coords = {"ordering": np.arange(n_orderings), "seed": ("ordering", tie_seeds),
+    coords = {"ordering": np.arange(n_orderings), "tie_seed": ("ordering", tie_seeds),
               "bin": np.arange(n_bins), "count": ("bin", sizes0)}
     if boot_seeds is not None:
         coords["boot_seed"] = ("ordering", boot_seeds)
@@ -269,7 +269,9 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         Scalars ``fv``, ``fv_lower``, ``fv_upper``, ``fv_binomial*``, ``fv_data*``; on
         ``ordering``: ``fv_ordering``, ``fv_binomial_ordering``; on (``ordering``,
         ``bin``): ``estimate``, ``valid``, ``heavy_tail``; on ``bin``: ``estimate_data``,
-        ``valid_data``, ``heavy_tail_data``. ``valid`` says that the interval holds the
+        ``valid_data``, ``heavy_tail_data`` (coord ``count``). Coords on ``ordering``:
+        ``tie_seed``, the seed of the ordering of tied values, and, with
+        ``common_bootstrap=False``, ``boot_seed``, that of its bootstrap. ``valid`` says that the interval holds the
         reference, as in :func:`uqviz.local_calibration`; the fractions ``fv*`` count the
         bins as :func:`uqviz.fraction_valid` does (docs/conventions.md, "Fraction of valid
         bins"): valid, with an interval, and not heavy-tailed (``heavy_tail``: beta_GM(Z^2)

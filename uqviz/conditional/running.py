@@ -47,24 +47,27 @@ def _running_one(ds, *, rng=None, conditioning, window):
     order = np.argsort(x, kind="stable")
     xs = x[order]
     z = (ds["E"].values / ds["uE"].values)[order]
-    lower, upper = xs[: m - w + 1], xs[w - 1:]
+    n_windows = m - w + 1
+    pad = np.full(w - 1, np.nan)  # a window starts at each rank from which w points remain
+    lower, upper = np.concatenate([xs[:n_windows], pad]), np.concatenate([xs[w - 1:], pad])
     attrs_x = dict(ds[conditioning].attrs) if isinstance(conditioning, str) else {}
     return xr.Dataset(
         {
             "z": ("rank", z, {"long_name": "z-score", "units": ""}),
-            "running_mean": ("window", _running_means(z, w),
-                             {"long_name": "running mean of z", "reference": 0.0}),
-            "running_ms": ("window", _running_means(z * z, w),
-                           {"long_name": "running mean of z^2", "reference": 1.0}),
+            "running_mean": ("rank", np.concatenate([_running_means(z, w), pad]),
+                             {"long_name": "running mean of z over the window starting at "
+                                           "this rank", "reference": 0.0}),
+            "running_ms": ("rank", np.concatenate([_running_means(z * z, w), pad]),
+                           {"long_name": "running mean of z^2 over the window starting at "
+                                         "this rank", "reference": 1.0}),
         },
         coords={
             "rank": np.arange(m),
             "point": ("rank", ds["point"].values[order]),
             "x": ("rank", xs, attrs_x),
-            "window": np.arange(m - w + 1),
-            "x_window": ("window", 0.5 * (lower + upper), attrs_x),
-            "x_window_lower": ("window", lower, attrs_x),
-            "x_window_upper": ("window", upper, attrs_x),
+            "x_window": ("rank", 0.5 * (lower + upper), attrs_x),
+            "x_window_lower": ("rank", lower, attrs_x),
+            "x_window_upper": ("rank", upper, attrs_x),
         },
         attrs={"conditioning": name, "window": w, "n_points": m,
                "units": attrs_x.get("units", ""),
@@ -91,8 +94,11 @@ def running_statistics(data, *, conditioning="uE", window=None):
     Returns
     -------
     xarray.Dataset
-        ``z`` on ``rank`` (coords ``x``, ``point``); ``running_mean``, ``running_ms`` on
-        ``window`` (coords ``x_window``, ``x_window_lower``, ``x_window_upper``).
+        On ``rank`` (the position in the sorted order of the conditioning variable):
+        ``z`` (coords ``x``, ``point``); ``running_mean``, ``running_ms``, the means over
+        the ``window`` points starting at that rank (coords ``x_window``, the mid-range
+        of their x, ``x_window_lower``, ``x_window_upper``), NaN for the last
+        ``window - 1`` ranks, where no full window starts.
 
     See Also
     --------
@@ -122,7 +128,7 @@ def running_statistics(data, *, conditioning="uE", window=None):
     >>> import uqviz
     >>> ds = uqviz.synthetic.default_example()
     >>> res = uqviz.running_statistics(ds, conditioning="X", window=100)
-    >>> res.sizes["window"] == ds.sizes["point"] - 99
+    >>> int(res["running_mean"].notnull().sum()) == ds.sizes["point"] - 99
     True
     """
     window = checks.optional_count("window", window, minimum=0)  # range checked per dataset

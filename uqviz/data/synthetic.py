@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 import xarray as xr
 
-from uqviz._array import synthetic as ksynth
+from uqviz._array import synthetic as synthetic_kernels
 from uqviz.data.constructors import from_arrays, from_datasets
 from uqviz.data.model import variable_attrs
 from uqviz.engine import checks
@@ -65,7 +65,7 @@ def student_t_scaled(size, *, nu, rng=None) -> np.ndarray:
     >>> bool(abs(x.var() - 1) < 0.05)
     True
     """
-    return ksynth.student_t_scaled(_check_nu_d(nu), _shape(size), checks.rng(rng))
+    return synthetic_kernels.student_t_scaled(_check_nu_d(nu), _shape(size), checks.rng(rng))
 
 
 def _shape(size) -> tuple[int, ...]:
@@ -109,7 +109,7 @@ def draw_calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=No
     sigma = checks.positive("sigma", sigma)
     nu_d = _check_nu_d(nu_d, "nu_d")
     shape = (size,) if n_datasets is None else (n_datasets, size)
-    return ksynth.draw_calibrated(shape, a, b, nu_d, checks.rng(rng), sigma=sigma)
+    return synthetic_kernels.draw_calibrated(shape, a, b, nu_d, checks.rng(rng), sigma=sigma)
 
 
 def _to_data(e, u, attrs: dict):

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from uqviz._array import binning as kbinning
+from uqviz._array import binning as binning_kernels
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import BinningWarning
 
@@ -150,8 +150,8 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
             raise ValueError(f"n_bins must be between 1 and the number of points M = {m}, "
                              f"got n_bins = {n}")
     if binning == "equal_count":
-        order = kbinning.stable_order(x, None if rng is None else checks.rng(rng))
-        starts, sizes = kbinning.equal_count_starts(m, n)
+        order = binning_kernels.stable_order(x, None if rng is None else checks.rng(rng))
+        starts, sizes = binning_kernels.equal_count_starts(m, n)
         if rng is None:
             _warn_split_ties(x[order], starts, n)
         lower, upper, center = _ranges(x, order, starts, sizes)
@@ -160,11 +160,11 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
                      "ties": "random order" if rng is not None else "data order"})
     if binning == "stratified":
         min_count = 100 if min_count is None else min_count
-        labels = kbinning.stratified_labels(x, min_count)
+        labels = binning_kernels.stratified_labels(x, min_count)
         edges_used = None
     else:
         if binning == "equal_width":
-            edges_used = kbinning.width_edges(x, n, log=log)
+            edges_used = binning_kernels.width_edges(x, n, log=log)
         else:
             if edges is None:
                 raise ValueError("binning='edges' needs edges=")
@@ -176,13 +176,13 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
                 raise ValueError(f"edges must increase strictly; {steps.size} step(s) do not "
                                  f"(first at position {steps[0] + 1}: "
                                  f"{edges_used[steps[0]]} -> {edges_used[steps[0] + 1]})")
-        labels = kbinning.edge_labels(x, edges_used)
+        labels = binning_kernels.edge_labels(x, edges_used)
         outside = labels < 0
         if outside.any():
             raise ValueError(f"{outside.sum()} points fall outside the bin edges "
                              f"[{edges_used[0]}, {edges_used[-1]}]")
-        labels = kbinning.merge_labels(labels, 1 if min_count is None else min_count)
-    order, starts, sizes = kbinning.labels_to_groups(labels, kbinning.stable_order(x))
+        labels = binning_kernels.merge_labels(labels, 1 if min_count is None else min_count)
+    order, starts, sizes = binning_kernels.labels_to_groups(labels, binning_kernels.stable_order(x))
     lower, upper, center = _ranges(x, order, starts, sizes)
     if edges_used is not None:  # report the edges enclosing each (merged) bin
         lower = edges_used[np.minimum(np.searchsorted(edges_used, lower, side="right") - 1,
@@ -195,7 +195,7 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
 
 
 def _warn_split_ties(sorted_x, starts, n_bins):
-    n_groups, n_points = kbinning.split_ties(sorted_x, starts)
+    n_groups, n_points = binning_kernels.split_ties(sorted_x, starts)
     if n_groups:
         n_distinct = np.unique(sorted_x).size
         warnings.warn(

@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz._array import bca
-from uqviz._array import bootstrap as kboot
-from uqviz._array import rank as krank
-from uqviz._array import stats as ks
+from uqviz._array import bootstrap as bootstrap_kernels
+from uqviz._array import rank as rank_kernels
+from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS
 from uqviz._array.resample import group_seeds
 from uqviz.engine import checks, seeds
@@ -38,7 +38,7 @@ def _as_generic(stat, n_bins):
         return binned, None
 
     def func(e, u):
-        return stat.func(ks.column_means(e, u, stat.columns), np.shape(e)[-1])
+        return stat.func(stats_kernels.column_means(e, u, stat.columns), np.shape(e)[-1])
 
     return func, None
 
@@ -77,7 +77,7 @@ def _check_cc(names, e, u):
 
 def _cc_blocks(first, last, shared):
     prepared, n_boot, seed = shared
-    return krank.cc_bootstrap(prepared, n_boot, seed, blocks=(first, last))
+    return rank_kernels.cc_bootstrap(prepared, n_boot, seed, blocks=(first, last))
 
 
 def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
@@ -87,28 +87,31 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
     with the same numbers; the jackknife (delete-group above 1000 points, as
     :func:`uqviz._array.bootstrap.bootstrap_generic`) is O(M) per group.
     """
-    prepared = krank.cc_prepare(e, u)
-    parts = run_split(_cc_blocks, krank.n_blocks(n_boot), shared=(prepared, n_boot, seed),
+    prepared = rank_kernels.cc_prepare(e, u)
+    parts = run_split(_cc_blocks, rank_kernels.n_blocks(n_boot), shared=(prepared, n_boot, seed),
                       client=client)
     reps = np.concatenate(parts)
     with np.errstate(all="ignore"):
-        est = np.asarray(ks.spearman_cc(e, u), dtype=float)
+        est = np.asarray(stats_kernels.spearman_cc(e, u), dtype=float)
     jack = None
     if method == "bca":
         m = e.size
-        edges = np.linspace(0, m, min(m, kboot.JACKKNIFE_GROUPS) + 1).round().astype(np.int64)
-        jack = krank.cc_jackknife(prepared, edges)
+        n_groups = min(m, bootstrap_kernels.JACKKNIFE_GROUPS)
+        edges = np.linspace(0, m, n_groups + 1).round().astype(np.int64)
+        jack = rank_kernels.cc_jackknife(prepared, edges)
     ivl = bca.interval(est, reps, ci=ci, method=method, jackknife=jack)
     bca_only = (lambda x: None if method != "bca" else np.atleast_1d(x))
-    return {"CC": kboot.BootstrapResult(est[None], reps[None], np.atleast_1d(ivl["lower"]),
-                                        np.atleast_1d(ivl["upper"]), bca_only(ivl.get("z0")),
-                                        bca_only(ivl.get("a")))}
+    return {"CC": bootstrap_kernels.BootstrapResult(est[None], reps[None],
+                                                    np.atleast_1d(ivl["lower"]),
+                                                    np.atleast_1d(ivl["upper"]),
+                                                    bca_only(ivl.get("z0")),
+                                                    bca_only(ivl.get("a")))}
 
 
 def _moments_groups(first, last, shared):
     e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine = shared
     lo, hi = starts[first], starts[last - 1] + sizes[last - 1]
-    return kboot.bootstrap_moments(e[lo:hi], u[lo:hi], stats, n_boot=n_boot,
+    return bootstrap_kernels.bootstrap_moments(e[lo:hi], u[lo:hi], stats, n_boot=n_boot,
                                    seed=gseeds[first:last], ci=ci, method=method,
                                    starts=starts[first:last] - lo, sizes=sizes[first:last],
                                    engine=engine)
@@ -124,7 +127,7 @@ def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engin
     """
     kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine)
     if client is None or starts is None or len(sizes) < 2:
-        return run_task(kboot.bootstrap_moments, e, u, stats, seed=seed, starts=starts,
+        return run_task(bootstrap_kernels.bootstrap_moments, e, u, stats, seed=seed, starts=starts,
                         sizes=sizes, client=client, **kwargs)
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -136,7 +139,7 @@ def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engin
         rs = [p[name] for p in parts]
         cat = (lambda field: None if getattr(rs[0], field) is None else
                np.concatenate([getattr(r, field) for r in rs]))
-        out[name] = kboot.BootstrapResult(*(cat(f) for f in
+        out[name] = bootstrap_kernels.BootstrapResult(*(cat(f) for f in
                                             ("estimate", "replicates", "lower", "upper",
                                              "z0", "accel")))
     return out
@@ -209,14 +212,14 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
         if key.shape != e.shape:
             raise ValueError(f"key must have one value per point ({e.size}), got {key.size}")
     if "generic" not in kinds:
-        return run_task(kboot.bootstrap_binned,
+        return run_task(bootstrap_kernels.bootstrap_binned,
                         e, u, {s.name: (s.kind, s.func, s.columns) for s in stats},
                         n_bins=n_bins, n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci,
                         method=method, engine=engine, key=key, client=client)
     if key is not None:
         raise ValueError("a binning variable other than uE is available for binned and "
                          "moment statistics only")
-    return run_task(kboot.bootstrap_generic, e, u,
+    return run_task(bootstrap_kernels.bootstrap_generic, e, u,
                     {s.name: _as_generic(s, n_bins) for s in stats}, n_boot=n_boot,
                     rng=rng, ci=ci, method=method, client=client)
 
@@ -260,7 +263,8 @@ def bootstrap_against_reference(e, u, statistics, **kwargs):
         r = res[t.name]
         if t is not s:  # shift the excess by the full-data reference
             shift = reference_value(s, e, u)
-            r = kboot.BootstrapResult(r.estimate + shift, r.replicates + shift, r.lower + shift,
-                                      r.upper + shift, r.z0, r.accel)
+            r = bootstrap_kernels.BootstrapResult(r.estimate + shift, r.replicates + shift,
+                                                  r.lower + shift, r.upper + shift, r.z0,
+                                                  r.accel)
         out[s.name] = r
     return out

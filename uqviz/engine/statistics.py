@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from uqviz._array import binned as kbin
-from uqviz._array import rank as krank
-from uqviz._array import stats as ks
+from uqviz._array import binned as binned_kernels
+from uqviz._array import rank as rank_kernels
+from uqviz._array import stats as stats_kernels
 from uqviz.engine import checks
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
@@ -210,30 +210,30 @@ def statistics_option(argument: str, value) -> list[Statistic]:
 
 
 for _name, _func, _cols, _ref, _desc in [
-    ("ZM", ks.zm, ("Z",), 0.0, "mean of z-scores <Z>"),
-    ("ZMS", ks.zms, ("Z2",), 1.0, "mean of squared z-scores <Z^2>"),
-    ("ZVar", ks.zvar, ("Z", "Z2"), 1.0, "variance of z-scores (ddof=1)"),
-    ("MSE", ks.mse, ("E2",), None, "mean squared error <E^2>"),
-    ("MV", ks.mv, ("V",), None, "mean variance <uE^2>"),
-    ("RMSE", ks.rmse, ("E2",), None, "root mean squared error"),
-    ("RMV", ks.rmv, ("V",), None, "root mean variance"),
-    ("RCE", ks.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
-    ("RCE2", ks.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
-    ("NLL_ref", ks.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
+    ("ZM", stats_kernels.zm, ("Z",), 0.0, "mean of z-scores <Z>"),
+    ("ZMS", stats_kernels.zms, ("Z2",), 1.0, "mean of squared z-scores <Z^2>"),
+    ("ZVar", stats_kernels.zvar, ("Z", "Z2"), 1.0, "variance of z-scores (ddof=1)"),
+    ("MSE", stats_kernels.mse, ("E2",), None, "mean squared error <E^2>"),
+    ("MV", stats_kernels.mv, ("V",), None, "mean variance <uE^2>"),
+    ("RMSE", stats_kernels.rmse, ("E2",), None, "root mean squared error"),
+    ("RMV", stats_kernels.rmv, ("V",), None, "root mean variance"),
+    ("RCE", stats_kernels.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
+    ("RCE2", stats_kernels.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
+    ("NLL_ref", stats_kernels.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
 # NLL's reference is a statistic of the same data (Pernot (2024c), eq. 16)
-register_statistic(Statistic("NLL", ks.nll, "moments", ("Z2", "lnV"), _REGISTRY["NLL_ref"],
-                             "Gaussian negative log-likelihood"))
+register_statistic(Statistic("NLL", stats_kernels.nll, "moments", ("Z2", "lnV"),
+                             _REGISTRY["NLL_ref"], "Gaussian negative log-likelihood"))
 
-register_statistic(Statistic("CC", ks.spearman_cc, "generic", (), None,
+register_statistic(Statistic("CC", stats_kernels.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE",
-                             counts=(krank.cc_prepare, krank.cc_from_counts),
-                             given_u=krank.cc_given_u))
+                             counts=(rank_kernels.cc_prepare, rank_kernels.cc_from_counts),
+                             given_u=rank_kernels.cc_given_u))
 for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
                             ("UCE", ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
                             ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:
-    register_statistic(Statistic(_name, kbin.FROM_MEANS[_name], "binned", _cols,
+    register_statistic(Statistic(_name, binned_kernels.FROM_MEANS[_name], "binned", _cols,
                                  None, _desc + " (equal-count bins of uE)"))
 
 
@@ -250,9 +250,9 @@ def sort_by_uncertainty(e, u):
 def binned_estimate(stat, e, u, n_bins=DEFAULT_N_BINS):
     """Binned statistic on equal-count bins of uE (last axis = points)."""
     e, u = sort_by_uncertainty(np.asarray(e, float), np.asarray(u, float))
-    bounds = kbin.equal_count_bounds(e.shape[-1], n_bins)
-    means = kbin.binned_column_means(e, u, bounds[:-1], np.diff(bounds), stat.columns)
-    return ks.evaluate(stat.name, stat.func, means)
+    bounds = binned_kernels.equal_count_bounds(e.shape[-1], n_bins)
+    means = binned_kernels.binned_column_means(e, u, bounds[:-1], np.diff(bounds), stat.columns)
+    return stats_kernels.evaluate(stat.name, stat.func, means)
 
 
 def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
@@ -332,7 +332,8 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
         n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
         return np.asarray(binned_estimate(stat, e, u, n_bins))
     n = np.shape(e)[-1]
-    return ks.evaluate(stat.name, stat.func, ks.column_means(e, u, stat.columns), n)
+    means = stats_kernels.column_means(e, u, stat.columns)
+    return stats_kernels.evaluate(stat.name, stat.func, means, n)
 
 
 def reference_value(statistic, e, u):

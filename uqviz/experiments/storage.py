@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib.util
 import os
 import uuid
+import warnings
 
 import xarray as xr
 
 from uqviz.engine import checks
+from uqviz.engine.deprecation import REMOVED_IN
 
 __all__ = ["save_study", "load_study", "stored_study", "check_destination", "BACKENDS"]
 
@@ -57,8 +59,33 @@ def _storable(ds):
     return out
 
 
-def _restored(ds):
-    """``ds`` read back: the ``done`` mask as booleans, sequence attributes as lists."""
+#: result variables renamed in uqviz 0.2 that a study stored before may still hold (old: new);
+#: :func:`load_study` and :func:`stored_study` rename them, with a FutureWarning, until 0.3.0
+RENAMED_VARIABLES = {"p_val": "validation_probability",
+                     "p_val_lower": "validation_probability_lower",
+                     "p_val_upper": "validation_probability_upper"}
+#: the same, for the variables of one result only (the dim that identifies it)
+RENAMED_VARIABLES_WITH_DIM = {"seed": ("tie_seed", "ordering")}  # ordering_study
+
+
+def _renamed_variables(ds, name):
+    """``ds`` with the variables of :data:`RENAMED_VARIABLES` under their new names."""
+    old = {**RENAMED_VARIABLES, **{k: new for k, (new, dim) in RENAMED_VARIABLES_WITH_DIM.items()
+                                  if dim in ds.dims}}
+    old = {k: v for k, v in old.items() if k in ds.variables and v not in ds.variables}
+    if old:
+        warnings.warn(f"{name!r} holds variables under names deprecated in uqviz 0.2 "
+                      f"({', '.join(f'{k} -> {v}' for k, v in old.items())}): renamed on "
+                      f"reading until uqviz {REMOVED_IN}; save the study again to store the new "
+                      "names", FutureWarning, stacklevel=4)
+        ds = ds.rename(old)
+    return ds
+
+
+def _restored(ds, name="the study"):
+    """``ds`` read back: the ``done`` mask as booleans, sequence attributes as lists, the
+    variables renamed since it was stored under their new names."""
+    ds = _renamed_variables(ds, name)
     if "done" in ds:
         ds["done"] = ds["done"].astype(bool)
     _restore_sequences(ds.attrs)
@@ -208,7 +235,7 @@ def load_study(path, *, backend=None) -> xr.Dataset:
         with xr.open_dataset(p, engine=engine) as ds:
             return ds.load()
 
-    return _restored(_open_study(path, read))
+    return _restored(_open_study(path, read), _file_name(path))
 
 
 #: attribute holding the JSON-encoded settings a stored study was computed with
@@ -255,8 +282,9 @@ def _load_stored(path):
     tree = _open_study(path, read)
     text = str(tree.attrs.get(SETTINGS_ATTR, "{}"))
     if not tree.children:                      # one Dataset, written by save_study
-        return _restored(tree.to_dataset()), text
-    return {name: _restored(node.to_dataset()) for name, node in tree.children.items()}, text
+        return _restored(tree.to_dataset(), _file_name(path)), text
+    return {name: _restored(node.to_dataset(), f"{_file_name(path)}/{name}")
+            for name, node in tree.children.items()}, text
 
 
 def stored_study(path, compute, *, settings=None, refresh=False):

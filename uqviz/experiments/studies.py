@@ -24,7 +24,7 @@ Examples
 >>> from uqviz import validation_probability
 >>> res = validation_probability(scenario="NIG", nu=[4.0], n_datasets=8, size=200,
 ...                              n_boot=200, rng=1, progress=False)
->>> res["p_val"].dims
+>>> res["validation_probability"].dims
 ('nu', 'statistic')
 """
 
@@ -38,7 +38,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import stats as ks
+from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS, verdict
 from uqviz._array.binomial import wilson_interval
 from uqviz._array.bootstrap import bootstrap_moments
@@ -109,7 +109,7 @@ def _beta_gm_per_dataset(e, u):
     out = np.empty(x.shape[:2])
     with np.errstate(invalid="ignore", divide="ignore"):
         for i, j in np.ndindex(*x.shape[:2]):
-            out[i, j] = ks.beta_gm(x[i, j])
+            out[i, j] = stats_kernels.beta_gm(x[i, j])
     return out
 
 
@@ -378,7 +378,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     For each ``nu``, ``n_datasets`` calibrated datasets of ``size`` points are
     drawn from the scenario and each is validated by a bootstrap interval
     (paired over the statistics) and its zeta-score (Pernot (2024b), eq. 14).
-    ``p_val`` is the share of datasets validated (eq. 21), with a Wilson
+    ``validation_probability`` (p_val of the paper) is the share of datasets validated
+    (eq. 21), with a Wilson
     interval at the same level ``ci``. Scenarios: ``"NIG"``, ``uE^2 ~ IG(nu/2,
     nu/2)``, ``D = N(0, 1)``;
     ``"TIG"``, ``uE^2 ~ IG(3, 3)``, ``D = t_s(nu)`` (unit-variance Student).
@@ -400,7 +401,8 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     statistics : sequence of str, default ("ZMS", "RCE")
         Moment statistics with a reference (ZMS, RCE, RCE2, ZM, ZVar, NLL).
     ci : float, default 0.95
-        Level of the bootstrap intervals and of the Wilson interval of ``p_val``.
+        Level of the bootstrap intervals and of the Wilson interval of
+        ``validation_probability``.
     method : {"bca", "percentile", "basic"}, default "bca"
         How the bootstrap interval is computed: "bca" (bias-corrected and accelerated, DiCiccio
         & Efron (1996)), "percentile" or "basic".
@@ -420,9 +422,10 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     Returns
     -------
     xarray.Dataset
-        On (``nu``, ``statistic``): ``p_val``, ``p_val_lower``, ``p_val_upper``
-        (Wilson), ``n_valid``, ``n_undefined`` (intervals that could not be
-        computed, counted as not valid), ``reference``; ``n_datasets`` on
+        On (``nu``, ``statistic``): ``validation_probability``,
+        ``validation_probability_lower``, ``validation_probability_upper`` (Wilson),
+        ``n_valid``, ``n_undefined`` (intervals that could not be computed, counted as
+        not valid), ``reference``; ``n_datasets`` on
         ``nu``; ``beta_gm`` (mean over datasets) on (``nu``, ``variable``).
         Per dataset (dim ``dataset``): ``estimate``, ``zeta``,
         ``beta_gm_per_dataset``, ``done``. Settings in attrs.
@@ -456,7 +459,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     --------
     >>> res = validation_probability(scenario="TIG", nu=[4.0, 10.0], n_datasets=10, size=300,
     ...                              n_boot=300, rng=2, progress=False)
-    >>> res["p_val"].sel(statistic="ZMS").shape
+    >>> res["validation_probability"].sel(statistic="ZMS").shape
     (2,)
     """
     kind = "validation_probability"
@@ -512,11 +515,14 @@ def _summarise_validation(ds, refs, ci):
     lo, hi = wilson_interval(n_valid.values, np.broadcast_to(n.values[..., None], n_valid.shape),
                              ci=ci)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_val = n_valid / n.where(n > 0)
-    ds["p_val"] = p_val.assign_attrs(long_name="validation probability, share of |zeta| <= 1",
-                                     formula="Pernot (2024b), eq. 21")
-    ds["p_val_lower"] = (n_valid.dims, lo, {"long_name": f"Wilson {ci:g} lower bound"})
-    ds["p_val_upper"] = (n_valid.dims, hi, {"long_name": f"Wilson {ci:g} upper bound"})
+        probability = n_valid / n.where(n > 0)
+    ds["validation_probability"] = probability.assign_attrs(
+        long_name="validation probability, share of |zeta| <= 1 (p_val of Pernot (2024b), "
+                  "eq. 21)")
+    ds["validation_probability_lower"] = (n_valid.dims, lo,
+                                          {"long_name": f"Wilson {ci:g} lower bound"})
+    ds["validation_probability_upper"] = (n_valid.dims, hi,
+                                          {"long_name": f"Wilson {ci:g} upper bound"})
     ds["n_valid"] = n_valid.assign_attrs(long_name="datasets with |zeta| <= 1")
     ds["n_undefined"] = n_undefined.assign_attrs(long_name="datasets with undefined zeta "
                                                            "(degenerate bootstrap), not valid")
@@ -526,7 +532,7 @@ def _summarise_validation(ds, refs, ci):
     ds["reference"] = ("statistic", refs, {"long_name": "reference value (0 for the excess "
                                                         "over a data-dependent reference)"})
     ds.attrs["binomial_interval"] = "Wilson score (Newcombe 1998 method 3)"
-    ds.attrs["zeta"] = "Pernot (2024b), eq. 14"
+    ds.attrs["citation"] = "Pernot (2024b), eq. 14 (zeta), eq. 21 (validation probability)"
     return ds
 
 

@@ -249,7 +249,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             tail = tailedness(ds)
             cost["tailedness"] = time.perf_counter() - t
             for var in ("Z2", "E2", "uE2"):
-                words[f"tailedness:{var}"] = (_UNREL if bool(tail["exceeds"].sel(variable=var))
+                words[f"tailedness:{var}"] = (_UNREL if bool(tail["heavy_tail"].sel(variable=var))
                                               else _OK)
         stats = [v.split(":")[1] for v in wanted if v.startswith("average:")]
         if stats:
@@ -557,7 +557,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         "features": features, "verdicts": wanted, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
         "rng": seed_attr(rng), "engine": engine, "alpha": round(1.0 - ci, 12),
         "method": "wilson",
-        "references": "Pernot (2023), section III.2.1; Holm (1979)",
+        "citation": "Pernot (2023), section III.2.1; Holm (1979)",
         "seeding": "set i of cell c (scenario, generative, size): child i of child c of rng",
         "cost": "mean seconds per call of the verdict's family (report, gate, tailedness, "
                 "average, fv, simulated, confidence_curve)",

@@ -9,6 +9,7 @@ import xarray as xr
 from matplotlib.lines import Line2D
 
 from uqviz.engine import checks
+from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, set_log_x,
                                 style)
 
@@ -332,7 +333,8 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
 # ---------------------------------------------------------------------------
 # reliability diagram
 # ---------------------------------------------------------------------------
-def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
+@renamed_options(log="log_x")
+def reliability_diagram(rel_result, *, ax=None, log_x=False, legend=True):
     """RMSE against RMV per bin, with the identity line (reliability diagram).
 
     Parameters
@@ -340,7 +342,9 @@ def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
     rel_result : xarray.Dataset
         Output of :func:`uqviz.reliability` for one dataset.
     ax : matplotlib.axes.Axes, optional
-    log : bool, default False
+    log_x : bool, default False
+        Log-scaled x axis, and y axis, which shares its scale (RMSE against RMV);
+        ``log`` until uqviz 0.2, still accepted with a FutureWarning until 0.3.0.
     legend : bool or str, default True
 
     Returns
@@ -366,7 +370,8 @@ def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
         apply_style(ax)
         both = np.concatenate([rmv, lo[np.isfinite(lo)], hi[np.isfinite(hi)]])
         span = np.array([both.min(), both.max()])
-        span = span * np.array([0.9, 1.1]) if log else span + np.array([-1, 1]) * 0.05 * np.ptp(span)
+        span = (span * np.array([0.9, 1.1]) if log_x
+                else span + np.array([-1, 1]) * 0.05 * np.ptp(span))
         ax.plot(span, span, color=COLORS["reference"], ls="--", lw=1.0, label="RMSE = RMV")
         for mask, key in ((valid, "valid"), (~valid, "invalid")):
             if not mask.any():
@@ -375,7 +380,7 @@ def reliability_diagram(rel_result, *, ax=None, log=False, legend=True):
             ax.errorbar(rmv[mask], rmse[mask], yerr=yerr, fmt="o", ms=3, lw=1.0,
                         color=COLORS[key], label=f"RMV {'inside' if key == 'valid' else 'outside'}"
                         f" the RMSE CI ({int(mask.sum())} bins)")
-        if log:
+        if log_x:
             ax.set_xscale("log")
             ax.set_yscale("log")
         ax.set_xlim(*span)

@@ -8,6 +8,7 @@ from matplotlib import ticker
 
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
 from uqviz.engine import checks
+from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._style import (COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E, ZONE_U, apply_style,
                                 get_ax, statistic_color)
 
@@ -48,7 +49,8 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     '$\\\\nu_{IG}$'
     """
     checks.result("vp_result", vp_result, "uqviz.experiments.validation_probability",
-                  variables=("p_val", "p_val_lower", "p_val_upper", "beta_gm"),
+                  variables=("validation_probability", "validation_probability_lower",
+                             "validation_probability_upper", "beta_gm"),
                   dims=("nu", "statistic"))
     scenario = str(vp_result.attrs.get("scenario", "NIG"))
     if skewness is None:
@@ -67,8 +69,9 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     markers = ["o", "^", "s", "D", "v"]
     for i, s in enumerate(stats_):
         r = vp_result.sel(statistic=s)
-        p = r["p_val"].values
-        lo, hi = r["p_val_lower"].values, r["p_val_upper"].values
+        p = r["validation_probability"].values
+        lo = r["validation_probability_lower"].values
+        hi = r["validation_probability_upper"].values
         xs = nu * 10 ** dodge[i]
         ax.errorbar(xs, p, yerr=np.clip([p - lo, hi - p], 0, None), fmt="-" + markers[i % len(markers)], ms=4,
                     lw=1.0, color=statistic_color(s, i), label=s, zorder=3)
@@ -80,7 +83,8 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     ax.xaxis.set_major_locator(ticker.FixedLocator(nu))
     ax.xaxis.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in nu]))
     ax.xaxis.set_minor_locator(ticker.NullLocator())
-    ymin = float(np.nanmin(vp_result["p_val_lower"].sel(statistic=stats_).values))
+    ymin = float(np.nanmin(vp_result["validation_probability_lower"].sel(statistic=stats_)
+                           .values))
     ax.set_ylim(min(0.6, np.floor((ymin - 0.02) * 20) / 20), 1.01)
     ax.tick_params(axis="x", which="both", top=False)
     sec = ax.secondary_xaxis("top")
@@ -111,11 +115,12 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
 # --------------------------------------------------------------------------
 # Pernot (2024b), Figs. 4 and 11: mean statistic against the skewness
 # --------------------------------------------------------------------------
+@renamed_options(n_sigma="coverage_factor")
 def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="se",
-                     n_sigma=2.0, color_by="nu_ig", legend=True, title=None):
+                     coverage_factor=2.0, color_by="nu_ig", legend=True, title=None):
     """Mean deviation of a statistic on calibrated datasets against beta_GM (Pernot (2024b), Fig. 4).
 
-    One point per generative model ``(nu_IG, nu_D)`` with ``n_sigma`` x ``bars`` error
+    One point per generative model ``(nu_IG, nu_D)`` with ``coverage_factor`` x ``bars`` error
     bars; for ZMS, ``1 - ZMS`` is drawn.
 
     Parameters
@@ -128,7 +133,9 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
         x variable; default Z2 for ZMS, ZM, ZVar, else E2.
     bars : {"se", "sd"}, default "se"
         Standard error of the mean, or dispersion of one dataset.
-    n_sigma : float, default 2.0
+    coverage_factor : float, default 2.0
+        Error bars ``coverage_factor * bars`` (``n_sigma`` until uqviz 0.2, still accepted
+        with a FutureWarning until 0.3.0).
     color_by : {"nu_ig", "nu_d"}, default "nu_ig"
     legend, title
         Legend switch; title.
@@ -167,7 +174,7 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     ylabel = f"1 - {statistic}" if flip else (
         statistic if not has_dev or ref == 0 else
         f"{statistic} - {ref:g}" if np.isfinite(ref) else f"{statistic} - reference")
-    err = n_sigma * r[bars]
+    err = coverage_factor * r[bars]
     xb = r["beta_gm"].sel(variable=skewness)
     other = "nu_d" if color_by == "nu_ig" else "nu_ig"
 
@@ -198,7 +205,7 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
         ax.set_title(title)
     if legend:
         what = "MC s.e. of the mean" if bars == "se" else "s.d. of one dataset"
-        ax.legend(title=f"${sym[color_by]}$; bars: $\\pm${n_sigma:g} {what}",
+        ax.legend(title=f"${sym[color_by]}$; bars: $\\pm${coverage_factor:g} {what}",
                   loc="best", fontsize=7, title_fontsize=7, ncols=2,
                   frameon=True, framealpha=0.9, edgecolor="none")
     return ax

@@ -9,6 +9,7 @@ import xarray as xr
 from matplotlib import ticker
 
 from uqviz.engine import checks
+from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._style import COLORS, apply_style, get_ax
 from uqviz.plots._style import one_dataset as _one_dataset
 
@@ -166,7 +167,8 @@ def _observed_values(observed, dataset):
     return float(observed), np.nan, np.nan
 
 
-def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, labels=None,
+@renamed_options(coverage="coverage_factor")
+def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0, labels=None,
                           title=None):
     """Simulated reference against the degrees of freedom of D = t_s(nu) (Pernot (2024c), Fig. 5).
 
@@ -178,8 +180,9 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     observed : float, (est, lower, upper), Dataset or mapping, optional
         The statistic of the data (e.g. a :func:`uqviz.validate_simulated` result).
     ax : matplotlib.axes.Axes, optional
-    coverage : float, default 2.0
-        Error bars ``coverage * reference_se``.
+    coverage_factor : float, default 2.0
+        Error bars ``coverage_factor * reference_se`` (``coverage`` until uqviz 0.2,
+        still accepted with a FutureWarning until 0.3.0).
     labels : sequence of str, optional
     title : str, optional
 
@@ -207,7 +210,7 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage=2.0, label
     for i, (name, lab) in enumerate(zip(names, labels)):
         sel = result if name is None else result.sel(dataset=name)
         color = COLORS["series"][i % len(COLORS["series"])]
-        ax.errorbar(nu, sel["reference"].values, yerr=coverage * sel["reference_se"].values,
+        ax.errorbar(nu, sel["reference"].values, yerr=coverage_factor * sel["reference_se"].values,
                     fmt="o-",
                     ms=4, color=color, label=lab if lab is not None else "simulated reference")
         obs = _observed_values(observed, name)
@@ -430,9 +433,9 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     ax.errorbar([0.0], [a], yerr=[[a - lo], [hi - a]], fmt="s", ms=4, color=color, capsize=3,
                 lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI",
                 clip_on=False, zorder=5)
-    if references and "reference" in res.dims:
-        for ref in res["reference"].values:
-            r = res.sel(reference=ref)
+    if references and "generative" in res.dims:
+        for ref in res["generative"].values:
+            r = res.sel(generative=ref)
             ls = _REF_LINESTYLES.get(str(ref), "-.")
             ax.plot(xs, float(r["reference_intercept"]) + float(r["reference_slope"]) * xs,
                     color=COLORS["reference"], ls=ls, lw=1.0,
@@ -488,7 +491,7 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     ax = get_ax(ax)
     apply_style(ax)
     k = res["fraction"].values * (100.0 if percent else 1.0)
-    error = result.attrs.get("error", "RMSE")
+    error = result.attrs.get("error_statistic", result.attrs.get("error", "RMSE"))
     color = COLORS["series"][4]
     if reference:
         ax.fill_between(k, res["reference_lower"].values, res["reference_upper"].values,

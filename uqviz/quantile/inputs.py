@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from uqviz._array import nees as kn
+from uqviz._array import nees as nees_kernels
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.tree import datasets_of, map_datasets
@@ -178,11 +178,11 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
         s2 = np.moveaxis(s[..., None] if squeeze else s, 0, -1)  # (n, d, r): draws last
         _check_finite("samples", s2, point)
         if sample_model == "mvnormal" and d > 1:
-            mu, cov = kn.sample_moments(s2, covariance=True)
-            chol = kn.cholesky(cov, name="samples (sample covariance)")
+            mu, cov = nees_kernels.sample_moments(s2, covariance=True)
+            chol = nees_kernels.cholesky(cov, name="samples (sample covariance)")
             kind = "cov"
         else:
-            mu, var = kn.sample_moments(s2)
+            mu, var = nees_kernels.sample_moments(s2)
             std = np.sqrt(var)
             bad = ~(std > 0)
             if bad.any():
@@ -212,7 +212,7 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
                                  f"{indices_text(bad.any(axis=1), point)}")
             kind, source = "std", "std"
         elif sc.shape == (n, d, d) and not squeeze:
-            chol = kn.cholesky(sc, name="scale")
+            chol = nees_kernels.cholesky(sc, name="scale")
             kind, source = "cov", "cov"
         else:
             want = f"({n},)" if squeeze else f"({n}, {d}) (std) or ({n}, {d}, {d}) (covariance)"

@@ -6,7 +6,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import bca
-from uqviz._array import nees as kn
+from uqviz._array import nees as nees_kernels
 from uqviz.engine import checks
 from uqviz.quantile import inputs
 
@@ -16,8 +16,8 @@ __all__ = ["nees", "nees_test"]
 def nees_values(p):
     """Per-point values compared with chi2 thresholds, ``(L, n)``, and their dof."""
     if p.kind == "cov":
-        return kn.nees_from_cholesky(p.chol, p.residual)[None, :], p.d
-    return kn.nees_std(p.residual, p.std).T, 1
+        return nees_kernels.nees_from_cholesky(p.chol, p.residual)[None, :], p.d
+    return nees_kernels.nees_std(p.residual, p.std).T, 1
 
 
 def _nees_one(y, mean, scale, samples, sample_model):
@@ -152,7 +152,7 @@ def nees_tail_screen(eps, d):
 def _nees_test_one(y, mean, scale, samples, sample_model, ci):
     res = _nees_one(y, mean, scale, samples, sample_model)
     eps, d = res["nees"], res.attrs["dof"]
-    out = kn.anees_test(eps.values, d, ci)
+    out = nees_kernels.anees_test(eps.values, d, ci)
     zeta, valid = bca.verdict(out["mean_nees"], float(d), out["ci_lower"], out["ci_upper"])
     ratio, limit = nees_tail_screen(eps.values, d)
     attrs = {"ci": ci, "input": res.attrs["input"],

@@ -20,7 +20,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import bca
-from uqviz._array import nees as kn
+from uqviz._array import nees as nees_kernels
 from uqviz._array.binomial import wilson_interval
 from uqviz.engine import checks
 from uqviz.engine.parallel import run_task
@@ -68,30 +68,30 @@ def _inside(p, tau):
     if p.sorted_samples is not None:
         inside = np.empty((p.d, tau.size, p.n), dtype=bool)
         for j, t in enumerate(tau):
-            lo, hi = kn.hpdi(p.sorted_samples, t)  # (n, d)
+            lo, hi = nees_kernels.hpdi(p.sorted_samples, t)  # (n, d)
             inside[:, j, :] = ((p.y >= lo) & (p.y <= hi)).T
         return inside, p.std.T
     values, df = nees_values(p)
-    inside = kn.inside_from_nees(values, kn.chi2_thresholds(tau, df))
+    inside = nees_kernels.inside_from_nees(values, nees_kernels.chi2_thresholds(tau, df))
     if p.kind == "cov":
-        return inside, kn.generalized_std(p.chol)[None, :]
+        return inside, nees_kernels.generalized_std(p.chol)[None, :]
     return inside, p.std.T
 
 
 def _mqce_interval(inside, coverage, tau, n_boot, ci, method, gen):
     """Interval of the M-QCE per variable and level, ``(L, q)`` each."""
     n = inside.shape[-1]
-    reps = kn.pattern_bootstrap(inside, n_boot, gen) / n - tau[:, None]  # (L, q, B)
+    reps = nees_kernels.pattern_bootstrap(inside, n_boot, gen) / n - tau[:, None]  # (L, q, B)
     est = coverage - tau
     signed = method != "bca-direct"
     if not signed:
         reps, est = np.abs(reps), np.abs(est)
     base = "bca" if method == "bca-direct" else method
-    jack = kn.mqce_jackknife(inside, tau, signed=signed) if base == "bca" else None
+    jack = nees_kernels.mqce_jackknife(inside, tau, signed=signed) if base == "bca" else None
     res = bca.interval(est, reps, jackknife=jack, ci=ci, method=base)
     lower, upper = res["lower"], res["upper"]
     if signed:
-        lower, upper = kn.fold_interval(lower, upper)
+        lower, upper = nees_kernels.fold_interval(lower, upper)
     return lower, upper
 
 
@@ -149,14 +149,14 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
     else:
         rows = disp.shape[0]
         vr = _value_range_rows(value_range, rows)
-        edges = kn.equal_width_edges(disp, n_bins, vr)  # (L, B+1)
-        idx = kn.bin_indices(disp, edges)
-        count, kb = kn.binned_counts(inside, idx, n_bins)  # (L, B), (L, q, B)
+        edges = nees_kernels.equal_width_edges(disp, n_bins, vr)  # (L, B+1)
+        idx = nees_kernels.bin_indices(disp, edges)
+        count, kb = nees_kernels.binned_counts(inside, idx, n_bins)  # (L, B), (L, q, B)
         empty_rows = count.sum(axis=-1) == 0
         if empty_rows.any():
             raise ValueError(f"value_range: no point has its dispersion inside {value_range} "
                              f"(rows {np.flatnonzero(empty_rows).tolist()})")
-        bin_cov, qmap, c_qce = kn.binned_qce(kb, count, tau, sample_threshold)
+        bin_cov, qmap, c_qce = nees_kernels.binned_qce(kb, count, tau, sample_threshold)
         metric = c_qce
         data["c_qce"] = da(c_qce, lv)
         data["bin_count"] = da(count, vb)

@@ -47,7 +47,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import recalibration as krec
+from uqviz._array import recalibration as recalibration_kernels
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
@@ -133,10 +133,11 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
     if method == "bvs":
         n = _bvs_n_bins(m, n_bins)
         bins = compute_bins(x, n_bins=n, binning="equal_count")
-        factors = krec.bin_factors(e[bins.order], u[bins.order], bins.starts, bins.sizes)
+        factors = recalibration_kernels.bin_factors(e[bins.order], u[bins.order], bins.starts,
+                                                    bins.sizes)
         # ties split by equal-count bins: a point's factor is the one apply() gives its value
         # (the lower bin), so the fit is the per-bin ZMS of the bins as apply() assigns them
-        label = krec.bin_lookup(bins.lower, bins.upper, x)
+        label = recalibration_kernels.bin_lookup(bins.lower, bins.upper, x)
         count = np.bincount(label, minlength=n)
         by_value = np.sqrt(np.bincount(label, weights=z2, minlength=n) / np.maximum(count, 1))
         factors = np.where(count > 0, by_value, factors)
@@ -153,16 +154,16 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
         return {"factor": ("bin", factors)}, bin_coords(bins), {"n_bins": int(n)}
     _zero_variance(e, "calibration set" + where)
     if method == "scaling":
-        return {"factor": ((), krec.scaling_factor(e, u))}, {}, {}
+        return {"factor": ((), recalibration_kernels.scaling_factor(e, u))}, {}, {}
     if method == "linear":
         with np.errstate(all="ignore"):
-            a, b, nll = krec.fit_linear(e, u)
+            a, b, nll = recalibration_kernels.fit_linear(e, u)
         if not np.isfinite(nll):
             raise ValueError(f"uE: the linear fit failed on the calibration set{where} (the NLL "
                              "is not finite: uncertainties too spread to scale)")
         return ({"a": ((), a), "b": ((), b), "u_min": ((), float(u.min())), "nll": ((), nll)},
                 {}, {})
-    x_k, y_k, n_floored = krec.isotonic_knots(u * u, e * e)
+    x_k, y_k, n_floored = recalibration_kernels.isotonic_knots(u * u, e * e)
     return ({"uE2": ("knot", x_k), "uE2_recalibrated": ("knot", y_k),
              "floor": ((), float(y_k.min())), "n_floored": ((), n_floored)},
             {"knot": np.arange(x_k.size)}, {})
@@ -175,8 +176,8 @@ def _apply_arrays(method, p, u, x):
     if method == "linear":
         return p["a"] * np.maximum(u, p["u_min"]) + p["b"]
     if method == "bvs":
-        return p["factor"][krec.bin_lookup(p["bin_lower"], p["bin_upper"], x)] * u
-    return np.sqrt(krec.isotonic_predict(p["uE2"], p["uE2_recalibrated"], u * u))
+        return p["factor"][recalibration_kernels.bin_lookup(p["bin_lower"], p["bin_upper"], x)] * u
+    return np.sqrt(recalibration_kernels.isotonic_predict(p["uE2"], p["uE2_recalibrated"], u * u))
 
 
 def _check_new(new, where=""):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import curves as kc
+from uqviz._array import curves as curve_kernels
 from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
+from uqviz.engine.deprecation import renamed_options
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.tree import map_datasets
@@ -18,14 +19,15 @@ from uqviz.reference.simulated import simulated_rows
 __all__ = ["confidence_curve", "ERRORS"]
 
 #: error statistics of a confidence curve
-ERRORS = kc.CURVE_ERRORS
+ERRORS = curve_kernels.CURVE_ERRORS
 _BLOCK = 64
 
 
 def _mc_block(b, shared):
     u, gen, n_mc, seed, removed, error, normalize = shared
     n = min(_BLOCK, n_mc - b * _BLOCK)
-    return np.concatenate([kc.trimmed_curves(x, removed, error=error, normalize=normalize)
+    return np.concatenate([curve_kernels.trimmed_curves(x, removed, error=error,
+                                                        normalize=normalize)
                            for x in simulated_rows(gen, block_rng(seed, b), n, u)])
 
 
@@ -42,7 +44,7 @@ def _boot_block(b, shared):
         idx = np.empty((k, m), dtype=np.int64)
         for r in range(k):
             idx[r] = np.sort(g.integers(0, m, m))  # sorted indices keep the uE order
-        out.append(kc.trimmed_curves(e[idx], removed, error=error, normalize=normalize))
+        out.append(curve_kernels.trimmed_curves(e[idx], removed, error=error, normalize=normalize))
     return np.concatenate(out)
 
 
@@ -51,7 +53,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     check_dataset(ds)
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
     m = e.size
-    removed = kc.n_removed(fractions, m)
+    removed = curve_kernels.n_removed(fractions, m)
     order = np.argsort(-u, kind="stable")  # decreasing uE, ties in data order
     e, u = e[order], u[order]
     gen = generative.for_data(ds)
@@ -59,7 +61,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     probs = [(1 - ci) / 2, (1 + ci) / 2]
 
     def curves(x):
-        return kc.trimmed_curves(x, removed, error=error, normalize=normalize)
+        return curve_kernels.trimmed_curves(x, removed, error=error, normalize=normalize)
 
     estimate = curves(e)
     oracle = curves(e[np.argsort(-np.abs(e), kind="stable")])
@@ -108,12 +110,13 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     return xr.Dataset(out, coords={"fraction": np.asarray(fractions, dtype=float)})
 
 
-def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generative="normal",
-                     n_boot=1000, ci=0.95, normalize=False, rng=None, client=None,
-                     progress=None, engine=None):
+@renamed_options(error="error_statistic")
+def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
+                     generative="normal", n_boot=1000, ci=0.95, normalize=False, rng=None,
+                     client=None, progress=None, engine=None):
     r"""Confidence curve of the data with its oracle and probabilistic reference.
 
-    ``error`` after removing the fraction ``k`` of points with the largest uE; the
+    The error statistic after removing the fraction ``k`` of points with the largest uE; the
     oracle removes the largest ``|E|``; the reference is the mean curve of calibrated
     errors E* = uE * eps, eps ~ D, with a Monte Carlo band.
 
@@ -123,8 +126,10 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
         Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
         made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
         result per dataset, on dim ``dataset``.
-    error : {"RMSE", "MAE"}, default "RMSE"
-        Error measure of the kept points.
+    error_statistic : {"RMSE", "MAE"}, default "RMSE"
+        The error statistic of the curve (Pernot (2024c)): root mean square or mean
+        absolute error (``error`` until uqviz 0.2, still accepted with a FutureWarning
+        until 0.3.0).
     fractions : array_like, optional
         In [0, 1); default ``np.arange(0, 1, 0.01)``.
     n_mc : int, default 1000
@@ -197,14 +202,14 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
     Examples
     --------
     >>> import uqviz
-    >>> cc = confidence_curve(uqviz.synthetic.nig(1000, nu=6, rng=0), error="MAE", n_mc=50,
-    ...                       n_boot=0, rng=0)
+    >>> cc = confidence_curve(uqviz.synthetic.nig(1000, nu=6, rng=0), error_statistic="MAE",
+    ...                       n_mc=50, n_boot=0, rng=0)
     >>> bool(cc["oracle"].isel(fraction=50) < cc["estimate"].isel(fraction=50))
     True
     >>> bool(cc["valid"]) == bool(cc["dfpr"] <= cc["dfpr_limit"]), float(cc["p_value"]) > 0.05
     (True, True)
     """
-    error = checks.choice("error", error, ERRORS)
+    error = checks.choice("error_statistic", error_statistic, ERRORS)
     if fractions is None:
         fractions = np.arange(0, 1, 0.01)
     else:
@@ -223,7 +228,7 @@ def confidence_curve(data, *, error="RMSE", fractions=None, n_mc=1000, generativ
                        fractions=fractions, n_mc=n_mc, generative=gen, n_boot=n_boot, ci=ci,
                        normalize=normalize, client=resolve_client(client), progress=progress)
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
-    out.attrs.update({"error": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
+    out.attrs.update({"error_statistic": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
                       "generative": gen.name, "normalize": int(normalize),
                       "rng": seeds.seed_attr(rng), "engine": engine})
     return out

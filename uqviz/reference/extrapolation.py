@@ -13,8 +13,8 @@ import numpy as np
 import xarray as xr
 from scipy import stats as sps
 
-from uqviz._array import binned as kbin
-from uqviz._array import curves as kc
+from uqviz._array import binned as binned_kernels
+from uqviz._array import curves as curve_kernels
 from uqviz._array.bca import verdict
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
@@ -104,10 +104,10 @@ def _grid_block(rng, *, a, m, n_rep, gen, bounds, stats):
     z2 = gen.sample(rng, (n_rep, m)) ** 2
     needed = {c for s in stats for c in s.columns}
     cols = {"Z2": lambda: z2, "E2": lambda: v * z2, "V": lambda: v}
-    pre = {c: kc.prefix_sums(cols[c]()) for c in ("Z2", "E2", "V") if c in needed}
+    pre = {c: curve_kernels.prefix_sums(cols[c]()) for c in ("Z2", "E2", "V") if c in needed}
     out = np.empty((len(stats), n_rep, len(bounds)))
     for j, b in enumerate(bounds):
-        means = {c: kc.prefix_bin_means(p, b) for c, p in pre.items()}
+        means = {c: curve_kernels.prefix_bin_means(p, b) for c, p in pre.items()}
         for i, s in enumerate(stats):
             out[i, :, j] = s.func({c: means[c] for c in s.columns})
     return out
@@ -241,7 +241,7 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     if np.any(sizes < n_bins.max()):
         raise ValueError(f"need 1 <= n_bins <= size; got sizes {sizes.tolist()} and "
                          f"n_bins {n_bins.tolist()}")
-    bounds = {m: [kbin.equal_count_bounds(int(m), int(n)) for n in n_bins] for m in sizes}
+    bounds = {m: [binned_kernels.equal_count_bounds(int(m), int(n)) for n in n_bins] for m in sizes}
     cells = [(g, k, j) for g in range(len(gens)) for k in range(nus.size)
              for j in range(sizes.size)]
     cell_seeds = stream.integers(0, 2**63, size=len(cells))
@@ -347,12 +347,12 @@ def _reference_lines(references, statistic):
 def _binned_curve(e, u, n_bins, stat):
     """Binned statistic for every number of bins (points sorted by uE on the last axis)."""
     cols = {"E2": lambda: e * e, "V": lambda: u * u, "Z2": lambda: (e / u) ** 2}
-    pre = {c: kc.prefix_sums(cols[c]()) for c in stat.columns}
+    pre = {c: curve_kernels.prefix_sums(cols[c]()) for c in stat.columns}
     m = e.shape[-1]
     out = np.empty(e.shape[:-1] + (len(n_bins),))
     for j, n in enumerate(n_bins):
-        b = kbin.equal_count_bounds(m, int(n))
-        out[..., j] = stat.func({c: kc.prefix_bin_means(p, b) for c, p in pre.items()})
+        b = binned_kernels.equal_count_bounds(m, int(n))
+        out[..., j] = stat.func({c: curve_kernels.prefix_bin_means(p, b) for c, p in pre.items()})
     return out
 
 
@@ -369,12 +369,12 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
     for i, n in enumerate(n_bins):
         if n > m:
             continue
-        b = kbin.equal_count_bounds(m, int(n))
+        b = binned_kernels.equal_count_bounds(m, int(n))
         sizes = np.diff(b)
         smallest[i] = sizes.min()
         if smallest[i] < min_count:
             continue
-        values[i] = stat.func(kbin.binned_column_means(e, u, b[:-1], sizes, stat.columns))
+        values[i] = stat.func(binned_kernels.binned_column_means(e, u, b[:-1], sizes, stat.columns))
     x = np.sqrt(n_bins / m)
     in_fit = np.isfinite(values) & (n_bins > fit_min_bins)
     if in_fit.sum() < 3:
@@ -426,9 +426,9 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
          "intercept_lower": ((), lo), "intercept_upper": ((), hi), **extra,
          "zeta": ((), float(zeta)), "valid": ((), bool(valid)),
          "n_fit": ((), int(in_fit.sum())), "n_points": ((), m),
-         "reference_intercept": ("reference", np.asarray(ref_a, dtype=float)),
-         "reference_slope": ("reference", np.asarray(ref_b, dtype=float))},
-        coords={"n_bins": n_bins, "reference": list(ref_names)},
+         "reference_intercept": ("generative", np.asarray(ref_a, dtype=float)),
+         "reference_slope": ("generative", np.asarray(ref_b, dtype=float))},
+        coords={"n_bins": n_bins, "generative": list(ref_names)},
     )
 
 
@@ -460,8 +460,9 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     n_boot : int, default 500
         Bootstrap replicates of the curve (``method="bootstrap"``), an int >= 2.
     references : "paper", None, mapping or Dataset, default "paper"
-        Reference lines kept on dim ``reference``: Pernot (2024c), Appendix B, the
-        "linear" fits of :func:`size_dependence`, or ``{name: (intercept, slope)}``.
+        Reference lines of calibrated data, kept on dim ``generative`` (the D they were
+        simulated with): Pernot (2024c), Appendix B, the "linear" fits of
+        :func:`size_dependence`, or ``{D name: (intercept, slope)}``.
     ci : float, default 0.95
         Confidence level of the interval of the intercept, in (0, 1).
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
@@ -515,7 +516,7 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     --------
     >>> import uqviz
     >>> res = extrapolate(uqviz.synthetic.nig(3000, nu=6, rng=1), statistic="ENCE", method="ols")
-    >>> int(res["n_fit"]), res["reference"].values.tolist()
+    >>> int(res["n_fit"]), res["generative"].values.tolist()
     (130, ['normal', 't6'])
     """
     stat = get_statistic(statistic)

@@ -12,9 +12,9 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import binned as kbin
-from uqviz._array import stats as ks
-from uqviz._array import variates as kvar
+from uqviz._array import binned as binned_kernels
+from uqviz._array import stats as stats_kernels
+from uqviz._array import variates as variate_kernels
 from uqviz._array.bca import verdict
 from uqviz.average.validation import validate_average
 from uqviz.data.generative import Generative, as_generatives
@@ -22,6 +22,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_against_reference
+from uqviz.engine.deprecation import renamed_options
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
@@ -102,10 +103,11 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         u_sorted = ds["uE"].values[bins.order]
         top_u = float(np.max(np.abs(u_sorted)))
         ku = int(np.frexp(np.max(u_sorted))[1])  # V's bin means at the scale 2**ku, once
-        mv_scaled = kbin.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
+        mv_scaled = binned_kernels.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
         def f(eps, u):  # u is the same for every row: its bin means are computed once
-            means = kbin.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u, scaled=True)
+            means = binned_kernels.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u,
+                                                        scaled=True)
             if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
                 means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
@@ -113,7 +115,7 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         return bins.order, f
     if stat.kind == "moments":
         def f(eps, u):
-            return stat.func(ks.column_means(eps * u, u, stat.columns), m)
+            return stat.func(stats_kernels.column_means(eps * u, u, stat.columns), m)
     elif stat.given_u is not None:  # work on the fixed uncertainties done once
         g = stat.given_u(ds["uE"].values)  # CC: uE ranked once, |E*| sorted per draw
 
@@ -149,8 +151,8 @@ def simulated_rows(generative, rng, n, u, rows=None, *, scaled=True):
     """
     m = u.size
     rows = stream_rows(n, m) if rows is None else rows
-    fill = kvar.filler(generative.kind, generative.params)
-    state = kvar.stream(int(rng.integers(0, 2**63))) if fill is not None else None
+    fill = variate_kernels.filler(generative.kind, generative.params)
+    state = variate_kernels.stream(int(rng.integers(0, 2**63))) if fill is not None else None
     for r0 in range(0, n, rows):
         k = min(rows, n - r0)
         x = np.empty((k, m))
@@ -784,7 +786,8 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
     ``alpha`` and the z-scores are not heavier-tailed than every D (``tail``: ratio and
     p-values of :func:`_tail_screen`); "unreliable" when a simulated value is not
     finite, when every D rejects but the tail screen says none fits, or when the D's
-    disagree and their references differ by more than ``k`` se; otherwise "OK".
+    disagree and their references differ by more than ``k`` se (the coverage factor);
+    otherwise "OK".
     """
     def said(i):
         return f"{names[i]} (p = {p[i]:.3g})"
@@ -806,7 +809,8 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
         yes = ", ".join(said(i) for i in np.flatnonzero(rejects))
         no = ", ".join(said(i) for i in np.flatnonzero(~rejects))
         return "unreliable", (f"its simulated reference depends on D (the references differ "
-                              f"by {spread_se:.1f} se > k = {k:g}): rejected under {yes}, "
+                              f"by {spread_se:.1f} se > {k:g}, the coverage factor): "
+                              f"rejected under {yes}, "
                               f"not under {no}")
     no = ", ".join(said(i) for i in np.flatnonzero(~rejects))
     return "OK", f"not rejected under {no}"
@@ -876,7 +880,8 @@ def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, 
                          f"least two generative distributions, got {[g.name for g in gens]}")
     return dict(stats=stats, gens=gens, n_bins=n_bins, ci=ci, progress=progress, client=client,
                 stream=stream,
-                n_boot=checks.count("n_boot", n_boot, minimum=2), k=checks.positive("k", k),
+                n_boot=checks.count("n_boot", n_boot, minimum=2),
+                k=checks.positive("coverage_factor", k),
                 n_mc=_n_mc(n_mc), engine=checks.engine(engine))
 
 
@@ -884,13 +889,15 @@ def _workflow_attrs(stat, o, conditioning, rng):
     """Settings of a :func:`validate` result."""
     return {"statistic": stat.name, "generative": [g.name for g in o["gens"]],
             "n_mc": o["n_mc"], "n_boot": o["n_boot"], "n_bins": o["n_bins"],
-            "conditioning": _conditioning_attr(conditioning), "ci": o["ci"], "k": o["k"],
+            "conditioning": _conditioning_attr(conditioning), "ci": o["ci"],
+            "coverage_factor": o["k"],
             "rng": seeds.seed_attr(rng), "engine": o["engine"]}
 
 
+@renamed_options(k="coverage_factor")
 def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
-             n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None, client=None,
-             progress=None, engine=None):
+             n_bins=None, conditioning="uE", ci=0.95, coverage_factor=2.0, rng=None,
+             client=None, progress=None, engine=None):
     r"""The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     BS for a statistic with a predefined reference: ``verdict`` "OK" or "fails" from
@@ -900,9 +907,9 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     estimate among the simulated values under each D (``mc_p_value``), ``p_value`` =
     their maximum; "fails" when every D rejects (``p_value <= 1 - ci``: a test of level
     ``1 - ci`` whenever the true D is one of them; Berger (1982)), "unreliable" when
-    some D reject and the others do not while the references differ by more than ``k``
-    combined standard errors (the verdict depends on D), else "OK". A rejection by
-    every D is "unreliable", not "fails", when the z-scores are heavier-tailed than
+    some D reject and the others do not while the references differ by more than
+    ``coverage_factor`` combined standard errors (the verdict depends on D), else "OK".
+    A rejection by every D is "unreliable", not "fails", when the z-scores are heavier-tailed than
     every D (the tail screen: the ratio ``(q99 - q01)/(q75 - q25)`` of Z rejected by the
     one-sided Monte Carlo test under each D, with ``min(n_mc, 200)`` sets of at most
     20 000 points): the test then assumes a D that the data contradict. The Sim-scheme
@@ -942,8 +949,10 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (docs/conventions.md).
-    k : float, default 2.0
-        Coverage factor of the sensitivity test.
+    coverage_factor : float, default 2.0
+        Coverage factor of the sensitivity test: the references under two D differ when
+        their spread exceeds ``coverage_factor`` combined standard errors (``k`` until
+        uqviz 0.2, still accepted with a FutureWarning until 0.3.0).
 
     Returns
     -------
@@ -1006,8 +1015,8 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     >>> bool(res["p_value"] == res["mc_p_value"].max()), str(res["verdict"].values)
     (True, 'OK')
     """
-    o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, k, progress,
-                          client, rng, engine)
+    o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, coverage_factor,
+                          progress, client, rng, engine)
     stat = o["stats"][0]
     out = map_datasets(_validate_one, data, rng=o["stream"], stat=stat, gens=o["gens"],
                        n_mc=o["n_mc"], n_boot=o["n_boot"], n_bins=o["n_bins"],
@@ -1017,9 +1026,10 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     return out
 
 
+@renamed_options(k="coverage_factor")
 def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
-                    n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, k=2.0, rng=None,
-                    client=None, progress=None, engine=None):
+                    n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95,
+                    coverage_factor=2.0, rng=None, client=None, progress=None, engine=None):
     """:func:`validate` of several statistics on one Dataset, the synthetic sets shared.
 
     Each synthetic set E* = uE eps, eps ~ D, is drawn once and evaluated by every
@@ -1033,7 +1043,8 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     ----------
     ds : xarray.Dataset
     statistics : sequence of str
-    generative, n_mc, n_boot, n_bins, conditioning, ci, k, rng, client, progress, engine
+    generative, n_mc, n_boot, n_bins, conditioning, ci, coverage_factor, rng, client, progress,
+    engine
         As :func:`validate`.
 
     Returns
@@ -1057,7 +1068,7 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                         f"{type(ds).__name__}")
     check_dataset(ds)
     o = _workflow_options(checks.names("statistics", statistics), generative, n_mc, n_boot,
-                          n_bins, ci, k, progress, client, rng, engine)
+                          n_bins, ci, coverage_factor, progress, client, rng, engine)
     stats, gens, n_bins, ci, progress, client, n_boot, k, n_mc, engine = (
         o[key] for key in ("stats", "gens", "n_bins", "ci", "progress", "client", "n_boot",
                            "k", "n_mc", "engine"))

@@ -71,7 +71,7 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
     if "average" in figures:
         parts.append(_img(figures["average"]))
     parts += [f"<{h2}>Tailedness screen</{h2}>", _table(n["tailedness"], "variable",
-              ["beta_gm", "kappa_cs", "threshold", "exceeds"])]
+              ["beta_gm", "kappa_cs", "threshold", "heavy_tail"])]
     for key, value in n.items():
         if key.startswith("local_"):
             cond = key[len("local_"):]

@@ -87,7 +87,7 @@ def tailedness_table(result) -> str:
     lines = [head, "-" * len(head)]
     for v in result["variable"].values:
         r = result.sel(variable=v)
-        status = "HEAVY TAIL" if bool(r.exceeds) else "ok"
+        status = "HEAVY TAIL" if bool(r.heavy_tail) else "ok"
         lines.append(f"{_LABEL[v]:<10}{float(r.beta_gm):>9.2f}{float(r.kappa_cs):>10.2f}"
                      f"{float(r.threshold):>7.1f}  {status}")
     return "\n".join(lines)
@@ -108,7 +108,7 @@ def tailedness_warnings(result) -> list[str]:
     out = []
     for v in result["variable"].values:
         r = result.sel(variable=v)
-        if bool(r.exceeds):
+        if bool(r.heavy_tail):
             out.append(f"beta_GM({_LABEL[v]}) = "
                        f"{beta_text(float(r.beta_gm), float(r.threshold))} > "
                        f"{float(r.threshold):g}: {_TAIL_ADVICE[v]}.")

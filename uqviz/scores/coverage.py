@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import scores as ksc
+from uqviz._array import scores as score_kernels
 from uqviz._array.binomial import wilson_interval
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
@@ -47,7 +47,7 @@ def _coverage_one(ds, *, rng, levels, generative, ci):
     gen = generative_for(generative, ds)
     q = np.asarray(gen.ppf(0.5 + levels / 2.0), dtype=float)
     m = e.size
-    k = ksc.count_within(np.sort(np.abs(e / u)), q)
+    k = score_kernels.count_within(np.sort(np.abs(e / u)), q)
     lower, upper = wilson_interval(k, m, ci=ci, continuity=True)
     picp = k / m
     return xr.Dataset(
@@ -165,9 +165,9 @@ def _curve_one(ds, *, rng, n_levels, kind, generative, ci):
     z = e / u
     with np.errstate(divide="ignore"):
         if kind == "interval":
-            k = ksc.count_within(np.sort(np.abs(z)), gen.ppf(0.5 + expected / 2.0))
+            k = score_kernels.count_within(np.sort(np.abs(z)), gen.ppf(0.5 + expected / 2.0))
         else:
-            k = ksc.count_below(np.sort(z), gen.ppf(expected))
+            k = score_kernels.count_below(np.sort(z), gen.ppf(expected))
     m = e.size
     observed = k / m
     lower, upper = wilson_interval(k, m, ci=ci, continuity=True)
@@ -178,7 +178,7 @@ def _curve_one(ds, *, rng, n_levels, kind, generative, ci):
             "observed_lower": ("level", lower),
             "observed_upper": ("level", upper),
             "n_inside": ("level", k.astype(np.int64)),
-            "miscalibration_area": ((), ksc.miscalibration_area(expected, observed)),
+            "miscalibration_area": ((), score_kernels.miscalibration_area(expected, observed)),
             "mace": ((), float(np.mean(np.abs(diff)))),
             "rmsce": ((), float(np.sqrt(np.mean(diff * diff)))),
             "n_points": ((), m),

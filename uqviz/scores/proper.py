@@ -8,7 +8,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import bca
-from uqviz._array import scores as ksc
+from uqviz._array import scores as score_kernels
 from uqviz._array.resample import resample_sums
 from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
@@ -30,11 +30,11 @@ def _score_columns(e, u, scores, gen, levels):
     nu = gen.params.get("nu")
     cols = {}
     if "nll" in scores:
-        cols["nll"] = ksc.nll_points(e, u, gen.kind, nu)
+        cols["nll"] = score_kernels.nll_points(e, u, gen.kind, nu)
     if "crps" in scores:
-        cols["crps"] = ksc.crps_points(e, u, gen.kind, nu)
+        cols["crps"] = score_kernels.crps_points(e, u, gen.kind, nu)
     if "check" in scores or "interval" in scores:
-        check, inter = ksc.check_interval_points(
+        check, inter = score_kernels.check_interval_points(
             e / u, u, q_check=gen.ppf(levels), tau=levels,
             q_lower=gen.ppf(0.5 - levels / 2.0), q_upper=gen.ppf(0.5 + levels / 2.0),
             p=levels, check="check" in scores, interval="interval" in scores)
@@ -62,7 +62,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
         raise ValueError(f"data: the bootstrap needs at least 2 points (E, uE), got M = "
                          f"{e.size}; use n_boot=0 for the estimates alone")
     gen = generative_for(generative, ds)
-    if {"nll", "crps"} & set(scores) and gen.kind not in ksc.CLOSED_FORM_KINDS:
+    if {"nll", "crps"} & set(scores) and gen.kind not in score_kernels.CLOSED_FORM_KINDS:
         raise ValueError(f"generative={gen.name!r}: NLL and CRPS are available for the normal, "
                          "Student-t ('t<nu>') and Laplace D only (closed forms); the check and "
                          "interval scores take any D")
