@@ -12,7 +12,7 @@
    CPU time, draws per second. Target: <= 60 s on 2 cores.
 3. Stratified binning of a variable with every value distinct (uncalibrated QM9_E's uE,
    13 885 strata merged to >= 100 points): ``stratified_labels`` against the literal merging rule of
-   ``tests/test_binning.py`` (quadratic), same labels, both times and the ratio.
+   ``tests/engine/test_binning.py`` (quadratic), same labels, both times and the ratio.
 
 The machine may be shared: the load average before each measurement is printed.
 

@@ -1,7 +1,7 @@
 """Sphinx extension: a "launch on Binder" button at the top of every notebook page.
 
 The button opens the same notebook in JupyterLab on mybinder.org as the README's badge
-(``tests/test_docs.py`` compares the two URLs).
+(``tests/project/test_docs.py`` compares the two URLs).
 """
 
 from __future__ import annotations

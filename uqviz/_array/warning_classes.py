@@ -3,7 +3,7 @@
 A leaf module (it imports nothing of uqviz), so that the kernels can use the classes too;
 ``uqviz.engine.warning_classes`` re-exports them and ``uqviz`` exports them at top level.
 docs/conventions.md, "Warnings", says which class means what. Every ``warnings.warn`` of
-uqviz names one of these classes (``tests/test_warnings.py`` reads the source to check it),
+uqviz names one of these classes (``tests/engine/test_warnings.py`` reads the source to check it),
 so that users, the CLI and the report filter warnings by class, never by message text.
 
 Examples

@@ -3,7 +3,7 @@
 :data:`DEFAULTS` holds every row of the "Defaults" table of docs/conventions.md, in order:
 the parameter, the default in words, why, and the signature default of each public function
 that the row documents (``"*"``: every other public function with that parameter).
-``tests/test_defaults.py`` compares every public signature with it, and the table of
+``tests/engine/test_defaults.py`` compares every public signature with it, and the table of
 docs/conventions.md with :func:`markdown_table` (run
 ``python -m uqviz.engine.defaults`` to print the table after changing a row).
 

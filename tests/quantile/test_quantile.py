@@ -19,7 +19,7 @@ from uqviz.data import from_arrays
 from uqviz.datasets import load_dataset
 from uqviz.plots.quantile import coverage_map, quantile_reliability
 
-FIX = os.path.join(os.path.dirname(__file__), "fixtures")
+FIX = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures")
 Q19 = np.linspace(0.05, 0.95, 19)
 
 

@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from test_contract import PUBLIC
+from tests.contract.test_contract import PUBLIC
 from uqviz.engine import defaults
 from uqviz.engine.defaults import DEFAULTS, EVERY, UNDOCUMENTED, signature_default
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _short(qual):

@@ -16,7 +16,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCANNED = ("uqviz", "tests", "docs", "notebooks", "benchmarks")
 SUFFIXES = (".py", ".md", ".rst", ".txt", ".ipynb", ".html", ".css")
 

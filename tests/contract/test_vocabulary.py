@@ -2,7 +2,7 @@
 
 docs/conventions.md is the one source: its tables headed ``variable``, ``data variable``,
 ``dim``, ``coordinate``, ``attribute`` and ``variable attribute`` list every name a result may
-hold. The tests call every public function (the calls of ``tests/test_contract.py``, plus the
+hold. The tests call every public function (the calls of ``tests/contract/test_contract.py``, plus the
 options that add variables) and check every variable, dim, coordinate and attribute of each
 result against those tables; a dim outside the ``dim`` table is a grid named after the
 parameter it scans, whose coordinate values are that parameter's values. They also check that
@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import test_contract as contract
+from tests.contract import test_contract as contract
 import uqviz
-from conftest import conventions_tables, markdown_tables
+from tests.conftest import conventions_tables, markdown_tables
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # ----------------------------------------------------------------------------------------
 # the vocabulary: the first column of the tables of docs/conventions.md

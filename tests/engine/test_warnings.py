@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 import uqviz
-from conftest import make_small_dataset
+from tests.conftest import make_small_dataset
 from uqviz.engine import warning_classes
 
 PKG = pathlib.Path(uqviz.__file__).parent

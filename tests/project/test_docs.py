@@ -19,7 +19,7 @@ import pytest
 
 import uqviz
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 API = DOCS / "api"
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -19,7 +19,7 @@ from numpydoc.docscrape import FunctionDoc
 
 import uqviz
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCES = ROOT / "docs" / "references.md"
 
 #: the public analyses: uqviz.__all__ minus the data constructors, storage, the statistics

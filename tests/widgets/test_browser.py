@@ -33,7 +33,7 @@ import pytest
 import uqviz
 from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "notebooks" / "05_dashboard.ipynb"
 #: the course index, opened in JupyterLab (relative to the repository root)
 LAB_NOTEBOOK = "notebooks/00_index.ipynb"

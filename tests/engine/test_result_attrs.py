@@ -1,7 +1,7 @@
 """Result variables say what they are: ``long_name`` on every data variable of every public
 result, ``units`` where the data have units (issue 22, item 5; ``uqviz.engine.descriptions``).
 
-The public results are those of ``tests/test_contract.py`` (its calls on small data, reused),
+The public results are those of ``tests/contract/test_contract.py`` (its calls on small data, reused),
 plus the variants that give other variables (other recalibration methods, C-QCE, ...).
 """
 
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import test_contract as contract
+from tests.contract import test_contract as contract
 import uqviz
-from conftest import make_small_dataset
+from tests.conftest import make_small_dataset
 from uqviz.engine.descriptions import LONG_NAMES, STATISTIC_VALUED, UNITS, describe
 
 RESULT_IDS = [rid for rid in contract.RESULT_IDS

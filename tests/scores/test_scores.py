@@ -20,7 +20,7 @@ import uqviz
 from uqviz._array import scores as ksc
 from uqviz._array.binomial import wilson_interval
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 META = json.loads((FIXTURES / "uct_scores.json").read_text())
 ARRAYS = np.load(FIXTURES / "uct_scores.npz")
 CASES = sorted(META["cases"])

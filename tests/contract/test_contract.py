@@ -8,7 +8,7 @@ Each rule is one parametrized test, so a failure names the rule and the function
 
 - signatures: data positional, then ``*``, then options; no-data functions keyword-only;
 - option names: the forbidden names, the contract's vocabulary (the defaults table:
-  tests/test_defaults.py);
+  tests/engine/test_defaults.py);
 - calls on small synthetic data with cheap options: a Dataset and a DataTree are
   accepted (the tree adds a leading ``dataset`` dim); result variable names, dims,
   ``replicate`` only from a bootstrap, settings recorded in ``attrs`` under the
@@ -29,7 +29,7 @@ import pytest
 import xarray as xr
 
 import uqviz
-from conftest import conventions_tables, make_small_dataset, make_small_tree
+from tests.conftest import conventions_tables, make_small_dataset, make_small_tree
 
 # ----------------------------------------------------------------------------------------
 # discovery
@@ -255,7 +255,7 @@ def test_vocabulary_exceptions_are_current():
 # ----------------------------------------------------------------------------------------
 
 # The defaults are one mapping, uqviz.engine.defaults.DEFAULTS, from which the table of
-# docs/conventions.md is written: tests/test_defaults.py compares every public signature with it.
+# docs/conventions.md is written: tests/engine/test_defaults.py compares every public signature with it.
 
 
 # random computations that take a client (docs/conventions.md, `client`); the synthetic draws
@@ -601,7 +601,7 @@ def test_result_variable_names(rid):
     assert not bad, f"{rid}: " + "; ".join(dict.fromkeys(bad))
 
 
-# the table "Dimensions" of docs/conventions.md (tests/test_vocabulary.py checks every name)
+# the table "Dimensions" of docs/conventions.md (tests/contract/test_vocabulary.py checks every name)
 CONTRACT_DIMS = set(conventions_tables()["dim"])
 GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
 DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",

@@ -14,7 +14,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the TOML reader pip itself uses
     from pip._vendor import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _name(requirement):

@@ -190,3 +190,20 @@ def test_engine_checks_reexport_the_kernel_checks():
 
     for name in leaf.__all__:
         assert getattr(checks, name) is getattr(leaf, name), name
+
+
+def test_test_folders_mirror_the_package():
+    """Tests live in folders named after the part of uqviz they test (issue 22, item 5):
+    ``tests/<package or module>/test_*.py``, plus ``tests/contract/`` (the contract over every
+    public function) and ``tests/project/`` (documents, layout, course); no test file is left
+    at the top of ``tests/``."""
+    tests = pathlib.Path(__file__).resolve().parents[1]
+    parts = {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    parts |= {p.stem for p in PKG.glob("*.py") if p.stem != "__init__"}
+    allowed = parts | {"contract", "project", "fixtures"}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders <= allowed, f"test folders named after no part of uqviz: {folders - allowed}"
+    assert not list(tests.glob("test_*.py")), "test files at the top of tests/"
+    for folder in folders - {"fixtures"}:
+        assert (tests / folder / "__init__.py").exists(), folder
+        assert list((tests / folder).glob("test_*.py")), f"empty test folder {folder}"

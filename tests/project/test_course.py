@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from test_docs import anchors
+from tests.project.test_docs import anchors
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 GLOSSARY = ROOT / "docs" / "glossary.md"
 

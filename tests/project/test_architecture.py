@@ -22,7 +22,7 @@ import pytest
 import uqviz
 from uqviz.engine.statistics import BUILTIN_STATISTICS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PKG = Path(uqviz.__file__).parent
 DOC = ROOT / "docs" / "architecture.md"
 

@@ -1,6 +1,6 @@
 """Verdicts on clearly miscalibrated data (docs/conventions.md, issue 22, item 4).
 
-``tests/test_contract.py`` checks on calibrated data that ``valid`` is decided by the
+``tests/contract/test_contract.py`` checks on calibrated data that ``valid`` is decided by the
 interval. Here every public function whose result holds ``valid`` or ``verdict`` is called on
 data miscalibrated beyond doubt, and must reject; where the contract makes ``p_value`` the
 p-value of the same test, ``p_value <= 1 - ci`` exactly when ``valid`` is False (or the
@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 import pytest
 
-import test_contract as contract
+from tests.contract import test_contract as contract
 import uqviz
 
 CI = 0.95
