@@ -377,3 +377,23 @@ def test_ordering_study_counts_valid_bins_as_fraction_valid():
     np.testing.assert_array_equal(res["heavy_tail_data"].values, loc["heavy_tail"].values)
     fv = uqviz.fraction_valid(loc, method="wilson")
     assert float(res["fv_data"]) == pytest.approx(float(fv["estimate"]))
+
+
+@pytest.mark.parametrize("value, error, match", [
+    ([0.1, 1.0], ValueError, r"fractions must be in \[0, 1\): 1 value\(s\) are not \(first: 1.0\)"),
+    ([-0.1, np.nan, 0.2], ValueError, r"2 value\(s\) are not \(first: -0.1\)"),
+    ([True, 0.2], TypeError, "fractions must be numbers in"),
+    (["0.1"], TypeError, "fractions must be numbers in"),
+    ([], ValueError, "non-empty 1-D"),
+])
+def test_fractions_are_checked_once_for_decimation_and_confidence_curves(ds, value, error, match):
+    """decimation_curve and confidence_curve share checks.fractions: same error, same text."""
+    messages = set()
+    for call in (lambda: uqviz.decimation_curve(ds, fractions=value, n_boot=10, rng=0),
+                 lambda: uqviz.confidence_curve(ds, fractions=value, n_mc=2, n_boot=0, rng=0,
+                                                progress=False)):
+        with pytest.raises(error, match=match) as got:
+            call()
+        messages.add(str(got.value))
+    assert len(messages) == 1, messages
+    assert checks.fractions("fractions", 0.25).tolist() == [0.25]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 import xarray as xr
@@ -29,34 +28,11 @@ def _check_options(rounding, ties):
     checks.choice("ties", ties, _TIES)
 
 
-def _check_fractions(fractions):
-    raw = np.atleast_1d(np.asarray(fractions))
-    if raw.dtype.kind not in "iuf" and not (
-            raw.dtype.kind == "O" and all(isinstance(x, numbers.Real) and not isinstance(
-                x, (bool, np.bool_)) for x in raw.ravel())):
-        raise TypeError(f"fractions must be numbers in [0, 1), got {fractions!r}")
-    f = raw.astype(float)
-    if f.ndim != 1 or f.size == 0:
-        raise ValueError(f"fractions must be a non-empty 1-D sequence, got shape "
-                         f"{np.shape(fractions)}")
-    bad = ~np.isfinite(f) | (f < 0) | (f >= 1)
-    if bad.any():
-        raise ValueError(f"fractions must be in [0, 1): {int(bad.sum())} values are not "
-                         f"(first: {float(f[bad][0])!r})")
-    return f
-
-
 def _check_fraction(fraction):
     if np.ndim(fraction) != 0 and not isinstance(fraction, str):
         raise ValueError(f"fraction must be a single number in [0, 1), got shape "
                          f"{np.shape(fraction)}")
-    if isinstance(fraction, (bool, np.bool_)) or not isinstance(fraction, numbers.Real):
-        raise TypeError(f"fraction must be a single number in [0, 1), got {fraction!r} "
-                        f"({type(fraction).__name__})")
-    f = float(fraction)
-    if not 0.0 <= f < 1.0:
-        raise ValueError(f"fraction must be in [0, 1), got {fraction!r}")
-    return f
+    return float(checks.fractions("fraction", fraction)[0])
 
 
 def n_removed(fraction, m, *, rounding="floor"):
@@ -299,7 +275,7 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     """
     _check_options(rounding, ties)
     fractions = (DEFAULT_FRACTIONS if fractions is None
-                 else np.round(_check_fractions(fractions), 12))
+                 else np.round(checks.fractions("fractions", fractions), 12))
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     checks.choice("method", method, METHODS)

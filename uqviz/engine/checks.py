@@ -26,7 +26,7 @@ from uqviz._array.resample import ENGINES, resolve_engine
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
            "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "count_or_zero",
-           "ENGINES"]
+           "fractions", "ENGINES"]
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):
@@ -112,6 +112,33 @@ def finite_array(name: str, value, *, ndim: int | None = None) -> np.ndarray:
     if bad:
         raise ValueError(f"{name} has {bad} non-finite value(s) (NaN or inf)")
     return arr
+
+
+def fractions(name: str, value) -> np.ndarray:
+    """Fractions of a set: a non-empty 1-D float array of numbers in [0, 1) (one number is a
+    sequence of one); a TypeError for non-numbers (bools included), a ValueError counting the
+    values out of range.
+
+    Examples
+    --------
+    >>> fractions("fractions", [0, 0.5]).tolist(), fractions("fractions", 0.1).tolist()
+    ([0.0, 0.5], [0.1])
+    >>> fractions("fractions", [0.2, 1.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: fractions must be in [0, 1): 1 value(s) are not (first: 1.0)
+    """
+    raw = np.atleast_1d(np.asarray(value, dtype=object))
+    if raw.ndim != 1 or raw.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {np.shape(value)}")
+    if not all(isinstance(x, numbers.Real) and not is_bool(x) for x in raw):
+        raise TypeError(f"{name} must be numbers in [0, 1), got {value!r}")
+    f = raw.astype(float)
+    bad = ~np.isfinite(f) | (f < 0) | (f >= 1)
+    if bad.any():
+        raise ValueError(f"{name} must be in [0, 1): {int(bad.sum())} value(s) are not "
+                         f"(first: {float(f[bad][0])!r})")
+    return f
 
 
 def count_or_zero(name: str, value, *, zero: str, minimum: int = 2) -> int:

@@ -213,9 +213,7 @@ def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
     if fractions is None:
         fractions = np.arange(0, 1, 0.01)
     else:
-        fractions = checks.finite_array("fractions", fractions, ndim=1)
-    if fractions.size == 0 or np.any((fractions < 0) | (fractions >= 1)):
-        raise ValueError("fractions must be a non-empty 1-D array of values in [0, 1)")
+        fractions = checks.fractions("fractions", fractions)
     n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     ci = checks.probability("ci", ci)
     normalize = checks.boolean("normalize", normalize)
