@@ -112,3 +112,13 @@ def test_every_notebook_ends_with_a_link_to_the_next(notebook):
 
 def test_the_course_has_a_capstone():
     assert any(p.name.startswith("08_") for p in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_cell_has_a_unique_id(notebook):
+    """nbformat 4.5 requires cell ids (nbformat warns, and will refuse, when one is missing)."""
+    nb = json.loads(notebook.read_text())
+    assert (nb["nbformat"], nb["nbformat_minor"]) >= (4, 5)
+    ids = [cell.get("id") for cell in nb["cells"]]
+    assert None not in ids, f"{notebook.name}: cell {ids.index(None)} has no id"
+    assert len(set(ids)) == len(ids), f"{notebook.name}: repeated cell ids"
