@@ -77,7 +77,8 @@ def test_options_are_validated_and_never_truncated(ds):
         uqviz.confidence_curve(ds, normalize="yes")
     with pytest.raises(ValueError, match="error_statistic must be one of"):
         uqviz.confidence_curve(ds, error_statistic="Q95")
-    with pytest.raises(ValueError, match="fractions has 1 non-finite"):
+    with pytest.raises(ValueError,
+                       match=r"fractions must be in \[0, 1\): 1 value\(s\) are not \(first: nan\)"):
         uqviz.confidence_curve(ds, fractions=[0.0, np.nan])
 
 
