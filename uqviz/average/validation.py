@@ -393,7 +393,7 @@ def tailedness(data):
        \beta_{GM} = \frac{\langle X \rangle - \tilde X}{\langle |X - \tilde X| \rangle}, \qquad
        \kappa_{CS} = \frac{q_{0.975} - q_{0.025}}{q_{0.75} - q_{0.25}} - 2.91
 
-    (Groeneveld & Meeden (1984); Crow & Siddiqui (1967)). ``exceeds`` is
+    (Groeneveld & Meeden (1984); Crow & Siddiqui (1967)). ``heavy_tail`` is
     :math:`\beta_{GM}` above ``threshold``, the safety limit of Pernot (2024b), Table II.
 
     References
