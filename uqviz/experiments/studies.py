@@ -434,7 +434,7 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     --------
     uqviz.validate_average : the test whose success rate is measured.
     uqviz.statistic_bias : the bias of the statistics on the same models.
-    uqviz.plots.experiments.validation_probability : draws ``validation_probability`` against ``nu``.
+    uqviz.plots.experiments.validation_probability : draws it against ``nu``.
 
     Notes
     -----
