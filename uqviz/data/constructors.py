@@ -254,13 +254,16 @@ def from_arrays(errors, uncertainties, *, features=None, metadata=None, name=Non
     Returns
     -------
     xarray.Dataset
-        See :mod:`uqviz.data.model`; attributes ``n_dropped``, ``dropped_reasons``,
+        Dim ``point``, variables ``E``, ``uE`` and the features (the dataset model of
+        ``uqviz.data.model``, checked by :func:`uqviz.check_dataset`); attributes
+        ``n_dropped``, ``dropped_reasons``,
         ``n_filtered``, ``min_uncertainty`` record the dropped rows.
 
     Raises
     ------
     ValueError
-        Bad input (see :mod:`uqviz.data.model`), naming the variable and the count.
+        Bad input (the rules of ``uqviz.data.model``: NaN, inf, uE <= 0, length mismatch,
+        non-numeric columns), naming the variable and the count.
 
     Examples
     --------
