@@ -141,8 +141,8 @@ def main(argv=None):
 
 
 def bench_stratified():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "tests"))
-    from test_binning import _merge_small_by_list  # the quadratic reference of the tests
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir))
+    from tests.engine.test_binning import _merge_small_by_list  # the tests' quadratic reference
 
     from uqviz._array.binning import stratified_labels
 

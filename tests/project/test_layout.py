@@ -207,3 +207,22 @@ def test_test_folders_mirror_the_package():
     for folder in folders - {"fixtures"}:
         assert (tests / folder / "__init__.py").exists(), folder
         assert list((tests / folder).glob("test_*.py")), f"empty test folder {folder}"
+
+
+def test_scripts_import_test_helpers_by_their_package_path():
+    """scripts/ and benchmarks/ reach a test helper as ``tests.<part>.test_x`` (the tests are
+    packages that mirror uqviz), never as a bare ``test_x`` found through a path insert."""
+    root = PKG.parent
+    bare = []
+    for path in [*root.joinpath("scripts").iterdir(), *root.joinpath("benchmarks").glob("*.py")]:
+        if not path.is_file():
+            continue
+        try:
+            tree = ast.parse(path.read_text())
+        except (SyntaxError, UnicodeDecodeError):
+            continue  # a shell script
+        for node in ast.walk(tree):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            bare += [f"{path.name}: {n}" for n in names if n.split(".")[0].startswith("test_")]
+    assert not bare, bare
