@@ -44,8 +44,9 @@ def child(seed, *path) -> np.random.Generator:
     Parameters
     ----------
     seed : int >= 0 or numpy.random.SeedSequence
-        The root (an int seed, or a root seed drawn by :func:`root_seed`).
+        The root: an int seed (a study's saved :func:`kernel_seed`), or a SeedSequence.
     *path : int >= 0
+        The child index at each level of the tree, from the root down.
 
     Returns
     -------
