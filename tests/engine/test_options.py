@@ -397,3 +397,20 @@ def test_fractions_are_checked_once_for_decimation_and_confidence_curves(ds, val
         messages.add(str(got.value))
     assert len(messages) == 1, messages
     assert checks.fractions("fractions", 0.25).tolist() == [0.25]
+
+
+def test_integer_grids_share_checks_grid():
+    """size_dependence(sizes=, n_bins=) and extrapolate(n_bins=) check their grids with
+    checks.grid(integer=True): whole numbers >= 1, distinct, no bools."""
+    np.testing.assert_array_equal(checks.grid("n_bins", (10, 20.0), integer=True), [10, 20])
+    assert checks.grid("n_bins", (10, 20), integer=True).dtype == np.int64
+    for bad, error, match in [((10, 2.5), ValueError,
+                               r"whole numbers >= 1; 1 value\(s\) are not: \[2.5\]"),
+                              ((0, 4), ValueError, r"not: \[0.0\]"),
+                              ((True, 4), TypeError, "a number or a sequence of numbers"),
+                              ((4, 4), ValueError, r"distinct, got \[4, 4\]")]:
+        with pytest.raises(error, match=match):
+            checks.grid("n_bins", bad, integer=True)
+        with pytest.raises(error, match="n_bins"):
+            uqviz.size_dependence(statistics=("ENCE",), sizes=(200,), n_bins=bad, nu=(6.0,),
+                                  n_mc=2, rng=0, progress=False)

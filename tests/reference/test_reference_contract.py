@@ -67,9 +67,10 @@ def test_options_are_validated_and_never_truncated(ds):
         validate_simulated(ds, statistic="CC", scheme=["Sim", "BS"])
     with pytest.raises(ValueError, match="statistics must name at least one"):
         uqviz.size_dependence(statistics=(), n_mc=10)
-    with pytest.raises(ValueError, match="sizes must hold at least one"):
+    with pytest.raises(ValueError, match="sizes must be a non-empty 1-d sequence"):
         uqviz.size_dependence(sizes=(), n_mc=10)
-    with pytest.raises(ValueError, match="nu must be a finite number > 0"):
+    with pytest.raises(ValueError,
+                       match=r"nu: values must be finite and > 0; 1 value\(s\) are not: \[0.0\]"):
         uqviz.size_dependence(nu=(0,), n_mc=10)
     with pytest.raises(ValueError, match="n_boot must be 0"):
         uqviz.confidence_curve(ds, n_boot=1)
@@ -280,7 +281,8 @@ def test_extrapolate_min_count_method_and_verdict():
         uqviz.extrapolate(ds, method="jackknife")
     with pytest.raises(ValueError, match="min_count must be >= 1"):
         uqviz.extrapolate(ds, min_count=0)
-    with pytest.raises(ValueError, match="n_bins must be >= 1"):
+    with pytest.raises(ValueError,
+                       match=r"n_bins: values must be whole numbers >= 1; 1 value\(s\) are not: \[0.0\]"):
         uqviz.extrapolate(ds, n_bins=[0, 10])
     with pytest.raises(ValueError, match="n_boot must be a whole number"):
         uqviz.extrapolate(ds, n_boot=2.5)
@@ -332,7 +334,7 @@ def test_extrapolate_takes_n_bins_and_its_errors_name_it(ds):
     # the error starts with the option, not the dataset name
     with pytest.raises(ValueError, match=r"^n_bins: only 1 of the bin numbers"):
         uqviz.extrapolate(ds, n_bins=(2, 3, 4), min_count=1, fit_min_bins=3, method="ols")
-    with pytest.raises(ValueError, match="n_bins must hold distinct values"):
+    with pytest.raises(ValueError, match=r"n_bins: values must be distinct, got \[10, 10, 20\]"):
         uqviz.extrapolate(ds, n_bins=(10, 10, 20), method="ols")
     for bad in ("10", True, 2.5):
         with pytest.raises((TypeError, ValueError), match="n_bins"):

@@ -159,16 +159,22 @@ def count_or_zero(name: str, value, *, zero: str, minimum: int = 2) -> int:
     return value
 
 
-def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = False) -> np.ndarray:
+def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = False,
+         integer: bool = False) -> np.ndarray:
     """A grid of a scanned parameter: a non-empty 1-D float array of distinct values, each
     finite (``allow_inf``: or +inf) and > ``lower``; a single number is a grid of one.
+    ``integer=True``: a grid of counts, whole numbers >= 1, returned as int64.
 
     Examples
     --------
     >>> grid("nu", [3, 6.0], lower=0.0).tolist(), grid("nu_d", 6, allow_inf=True).tolist()
     ([3.0, 6.0], [6.0])
+    >>> grid("n_bins", (10, 20.0), integer=True).tolist()
+    [10, 20]
     """
-    if isinstance(value, (str, bytes)) or is_bool(value):
+    items = np.ravel(np.asarray(value, dtype=object))
+    if isinstance(value, (str, bytes)) or any(is_bool(x) or isinstance(x, (str, bytes))
+                                              for x in (value, *items)):
         raise TypeError(f"{name} must be a number or a sequence of numbers, got {value!r}")
     try:
         arr = np.atleast_1d(np.asarray(value, dtype=float))
@@ -179,13 +185,17 @@ def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = Fals
         raise ValueError(f"{name} must be a non-empty 1-d sequence of numbers, got shape "
                          f"{arr.shape}")
     ok = np.isfinite(arr) | (allow_inf & np.isposinf(arr))
+    if integer:
+        ok &= (arr >= 1) & (arr == np.round(arr))
     if lower is not None:
         ok &= arr > lower
     if not ok.all():
-        what = "finite" + (" (or inf)" if allow_inf else "") + \
-            ("" if lower is None else f" and > {lower:g}")
+        what = "whole numbers >= 1" if integer else "finite" + (" (or inf)" if allow_inf else "") \
+            + ("" if lower is None else f" and > {lower:g}")
         raise ValueError(f"{name}: values must be {what}; {int((~ok).sum())} value(s) are "
                          f"not: {arr[~ok][:10].tolist()}")
+    if integer:
+        arr = arr.astype(np.int64)
     if np.unique(arr).size != arr.size:
         raise ValueError(f"{name}: values must be distinct, got {arr.tolist()}")
     return arr

@@ -113,20 +113,6 @@ def _grid_block(rng, *, a, m, n_rep, gen, bounds, stats):
     return out
 
 
-def _grid(name, values, *, integer):
-    """A non-empty 1-D grid of positive numbers (one value or a sequence)."""
-    vals = (values,) if np.ndim(values) == 0 else tuple(np.asarray(values).ravel().tolist())
-    if not vals:
-        raise ValueError(f"{name} must hold at least one value, got an empty sequence")
-    if integer:
-        out = np.asarray([checks.count(name, v) for v in vals], dtype=np.int64)
-    else:
-        out = np.asarray([checks.positive(name, v) for v in vals], dtype=float)
-    if np.unique(out).size != out.size:
-        raise ValueError(f"{name} must hold distinct values, got {out.tolist()}")
-    return out
-
-
 def _as_passed(checked, passed):
     """A checked grid recorded in attrs as it was passed: one value or a list."""
     return checked[0].item() if np.ndim(passed) == 0 else checked.tolist()
@@ -230,9 +216,9 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
                              "(use ENCE, ZMSE or UCE)")
     gens = as_generatives(generative)
     passed = {"sizes": sizes, "n_bins": n_bins}
-    sizes = _grid("sizes", sizes, integer=True)
-    n_bins = _grid("n_bins", n_bins, integer=True)
-    nus = _grid("nu", nu, integer=False)
+    sizes = checks.grid("sizes", sizes, integer=True)
+    n_bins = checks.grid("n_bins", n_bins, integer=True)
+    nus = checks.grid("nu", nu, lower=0.0)
     fits = (checks.choice("fits", fits, FITS),) if isinstance(fits, str) else \
         checks.names("fits", fits, allowed=FITS)
     ci = checks.probability("ci", ci)
@@ -524,7 +510,7 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
         raise ValueError(f"extrapolate: {stat.name} is not a binned statistic "
                          "(use ZMSE, ENCE or UCE)")
     method = checks.choice("method", method, EXTRAPOLATION_METHODS)
-    n_bins = _grid("n_bins", n_bins, integer=True)
+    n_bins = checks.grid("n_bins", n_bins, integer=True)
     min_count = checks.count("min_count", min_count)
     fit_min_bins = checks.count("fit_min_bins", fit_min_bins, minimum=0)
     ci = checks.probability("ci", ci)
