@@ -39,6 +39,17 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prediction", help="column of predicted values (with --reference)")
     p.add_argument("--uncertainties", help="column of standard uncertainties uE")
     p.add_argument("--variances", help="column of variances uE^2")
+    p.add_argument("--quantiles", nargs="+", metavar="LEVEL:COLUMN", default=None,
+                   help="a forecast given as predictive quantiles, e.g. 0.05:q05 0.5:q50 "
+                        "0.95:q95 (with --reference and --prediction); kept as given")
+    p.add_argument("--samples", nargs="+", metavar="COLUMN", default=None,
+                   help="a forecast given as ensemble members or draws, one column each "
+                        "(with --reference; --prediction defaults to their mean)")
+    p.add_argument("--lower", help="column of the lower limit of a central interval (with "
+                                   "--upper, --level, --reference and --prediction)")
+    p.add_argument("--upper", help="column of the upper limit of a central interval")
+    p.add_argument("--level", type=float, help="nominal coverage of the --lower/--upper "
+                                               "interval, e.g. 0.9")
     p.add_argument("--features", nargs="+", default=None,
                    help="numeric columns of input features: the adaptivity analysis of `report` "
                         "(`validate` only checks them)")
@@ -81,20 +92,41 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def quantile_columns(pairs):
+    """``{level: column}`` from ``--quantiles LEVEL:COLUMN ...``; a clear error otherwise."""
+    if pairs is None:
+        return None
+    out = {}
+    for item in pairs:
+        level, sep, column = item.partition(":")
+        try:
+            p = float(level)
+        except ValueError:
+            p = None
+        if not sep or not column or p is None:
+            raise ValueError(f"--quantiles {item!r}: expected LEVEL:COLUMN, e.g. 0.05:q05")
+        out[p] = column
+    return out
+
+
 def load_data(args):
     """Build the dataset named by the command-line arguments."""
     from uqviz.data.readers import read_csv
     from uqviz.data.synthetic import default_example
 
+    forecast = {"quantiles": quantile_columns(getattr(args, "quantiles", None)),
+                "samples": getattr(args, "samples", None), "lower": getattr(args, "lower", None),
+                "upper": getattr(args, "upper", None), "level": getattr(args, "level", None)}
     if args.csv is None:
         if any([args.errors, args.reference, args.prediction, args.uncertainties,
-                args.variances]):
+                args.variances, *[v is not None for v in forecast.values()]]):
             raise ValueError("column options need a CSV file")
         return default_example()
     return read_csv(args.csv, errors=args.errors, reference=args.reference,
                     prediction=args.prediction, uncertainties=args.uncertainties,
                     variances=args.variances, features=args.features,
-                    drop_invalid=args.drop_invalid, sep=args.sep, decimal=args.decimal)
+                    drop_invalid=args.drop_invalid, sep=args.sep, decimal=args.decimal,
+                    **forecast)
 
 
 def _json_target(path):

@@ -3,7 +3,8 @@
 - ``model.py`` is the dataset model: what a dataset is, the bad-input rules, ``check_dataset``;
   it imports no other module of ``uqviz.data`` (neither the constructors nor the readers);
 - ``constructors.py`` builds datasets (``from_arrays``, ``from_dataframe``, ``from_datasets``)
-  on the model; ``readers.py`` reads files (``read_csv``) through the constructors;
+  on the model; ``readers.py`` reads files (``read_csv``) through the constructors (and
+  ``from_predictions`` for a forecast given as quantiles, samples or an interval);
 - ``readers.py`` is the only module of ``uqviz/data`` that opens a file (the literature sets of
   ``datasets/`` read their own cached downloads);
 - each function is defined once, and no function of these modules is long.
@@ -24,7 +25,7 @@ DATA = pathlib.Path(uqviz.data.__file__).parent
 SPLIT = ("model", "constructors", "readers")
 #: what each module may import of uqviz.data (besides itself)
 ALLOWED_DATA_IMPORTS = {"model": set(), "constructors": {"model"},
-                        "readers": {"constructors", "model"}}
+                        "readers": {"constructors", "model", "predictions"}}
 #: where each public function of the split lives
 HOME = {"check_dataset": "model", "z_scores": "model", "from_arrays": "constructors",
         "from_dataframe": "constructors", "from_datasets": "constructors", "read_csv": "readers"}

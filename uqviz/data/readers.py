@@ -16,6 +16,7 @@ import xarray as xr
 
 from uqviz.data.constructors import from_dataframe
 from uqviz.data.model import n_rows_text, rows_text
+from uqviz.data.predictions import from_predictions
 
 __all__ = ["read_csv"]
 
@@ -127,17 +128,83 @@ def _check_csv_options(sep, decimal, encoding) -> None:
         raise TypeError(f"encoding must be a str, got {type(encoding).__name__}")
 
 
+def _forecast_columns(quantiles, samples, lower, upper, level) -> bool:
+    """Whether a forecast form is named; its options checked against each other."""
+    given = [k for k, v in (("quantiles", quantiles), ("samples", samples), ("lower", lower),
+                            ("upper", upper)) if v is not None]
+    if level is not None and lower is None and upper is None:
+        raise ValueError("level: the coverage of the interval of lower= and upper=; give "
+                         "those columns too")
+    return bool(given)
+
+
+def _unused_with_forecast(**options) -> None:
+    bad = [k for k, v in options.items() if v is not None]
+    if bad:
+        raise ValueError(f"{', '.join(bad)}: not used with a forecast given as quantiles, "
+                         "samples or an interval (uE comes from the forecast)")
+
+
+def _columns(df, label, role, names) -> list:
+    names = [names] if isinstance(names, str) else list(names)
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        raise ValueError(f"{label}: {role} column(s) {', '.join(map(repr, missing))} not in the "
+                         f"header ({', '.join(map(str, df.columns))})")
+    return names
+
+
+def _from_forecast(df, label, *, reference, prediction, quantiles, samples, lower, upper,
+                   level, features, name, units, drop_invalid):
+    """A dataset through :func:`uqviz.from_predictions` (the forecast kept as given)."""
+    if reference is None:
+        raise ValueError("a forecast given as quantiles=, samples= or lower=/upper= needs "
+                         "reference= (the observed values)")
+    kwargs = {}
+    if quantiles is not None:
+        if not hasattr(quantiles, "items"):
+            raise TypeError("quantiles must map each level to a column, e.g. "
+                            "{0.05: 'q05', 0.95: 'q95'}")
+        cols = _columns(df, label, "quantile", list(quantiles.values()))
+        kwargs["quantiles"] = {lv: df[c] for lv, c in zip(quantiles, cols)}
+    if samples is not None:
+        kwargs["samples"] = df[_columns(df, label, "sample", samples)].to_numpy()
+    if lower is not None or upper is not None:
+        kwargs.update(lower=df[_columns(df, label, "lower", lower or [])[0]] if lower else None,
+                      upper=df[_columns(df, label, "upper", upper or [])[0]] if upper else None,
+                      level=level)
+    pred = None if prediction is None else df[_columns(df, label, "prediction", prediction)[0]]
+    feats = None if features is None else df[_columns(df, label, "feature", features)]
+    return from_predictions(df[_columns(df, label, "reference", reference)[0]], pred,
+                            features=feats, name=name, units=units, drop_invalid=drop_invalid,
+                            **kwargs)
+
+
 def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
              variances=None, features=None, metadata=None, name=None, units="",
              drop_invalid=False, min_uncertainty=None, sep=",", decimal=".",
-             encoding="utf-8") -> xr.Dataset:
+             encoding="utf-8", quantiles=None, samples=None, lower=None, upper=None,
+             level=None) -> xr.Dataset:
     r"""Read a CSV file into a uqviz dataset, checking every line first.
+
+    A forecast given as quantiles, ensemble members or an interval (`quantiles`,
+    `samples`, `lower`/`upper` with `level`) is read through :func:`uqviz.from_predictions`,
+    which keeps it as given (``reference`` and ``prediction`` name the observed and
+    predicted columns; ``prediction`` may be omitted with `samples`, whose mean it is).
 
     Parameters
     ----------
     path : str, os.PathLike or file-like
     errors, reference, prediction, uncertainties, variances, features, metadata
         Column names, as in :func:`uqviz.from_dataframe`.
+    quantiles : mapping of float to str, optional
+        ``{level: column}``: predictive quantiles (with `reference`, `prediction`).
+    samples : list of str, optional
+        Columns of ensemble members or predictive draws, one per member.
+    lower, upper : str, optional
+        Columns of the limits of a central prediction interval of coverage `level`.
+    level : float in (0, 1), optional
+        Nominal coverage of the interval of `lower` and `upper`.
     name : str, optional
         Default: the file stem.
     units, drop_invalid, min_uncertainty
@@ -167,6 +234,14 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     >>> _ = (d / "toy.csv").write_text("E,uE\n0.1,0.2\n-0.2,0.3\n")
     >>> ud.read_csv(d / "toy.csv").attrs["name"]
     'toy'
+
+    A quantile forecast (levels 0.1 and 0.9 give uE, the quantiles are kept):
+
+    >>> _ = (d / "q.csv").write_text("y,yhat,q10,q90\n1.0,1.1,0.0,2.2\n2.0,1.9,0.8,3.0\n")
+    >>> ds = ud.read_csv(d / "q.csv", reference="y", prediction="yhat",
+    ...                  quantiles={0.1: "q10", 0.9: "q90"})
+    >>> ds.attrs["uE_source"], ds["uE"].values.round(3).tolist()
+    ('quantiles', [0.858, 0.858])
     """
     _check_csv_options(sep, decimal, encoding)
     if name is None and isinstance(path, (str, os.PathLike)):
@@ -179,6 +254,13 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
                          float_precision="round_trip")  # exact decimal -> double
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"{label}: malformed CSV: {str(exc).strip()}") from None
+    if _forecast_columns(quantiles, samples, lower, upper, level):
+        _unused_with_forecast(errors=errors, uncertainties=uncertainties, variances=variances,
+                              metadata=metadata, min_uncertainty=min_uncertainty)
+        return _from_forecast(df, label, reference=reference, prediction=prediction,
+                              quantiles=quantiles, samples=samples, lower=lower, upper=upper,
+                              level=level, features=features, name=name, units=units,
+                              drop_invalid=drop_invalid)
     return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
                           uncertainties=uncertainties, variances=variances, features=features,
                           metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,

@@ -1,0 +1,102 @@
+"""``read_csv`` and the command line read a forecast given as quantiles, members or an interval.
+
+The numbers are those of :func:`uqviz.from_predictions` on the same columns (its own tests
+check the conversions by hand); here: the routing, the column checks and the CLI syntax.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import uqviz
+from uqviz.cli import load_data, quantile_columns
+from uqviz.data.readers import read_csv
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 40
+    y = rng.normal(size=n)
+    yhat = y + rng.normal(scale=0.5, size=n)
+    df = pd.DataFrame({"y": y, "yhat": yhat, "x": rng.uniform(size=n)})
+    for p in (0.1, 0.5, 0.9):
+        df[f"q{int(p * 100):02d}"] = yhat + 0.5 * stats.norm.ppf(p)
+    for k in range(5):
+        df[f"m{k}"] = yhat + rng.normal(scale=0.5, size=n)
+    df["lo"], df["hi"] = yhat - 0.8, yhat + 1.0
+    path = tmp_path / "forecast.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_quantile_columns_equal_from_predictions(table):
+    path, df = table
+    ds = read_csv(path, reference="y", prediction="yhat", features=["x"],
+                  quantiles={0.1: "q10", 0.5: "q50", 0.9: "q90"})
+    ref = uqviz.from_predictions(df["y"], df["yhat"], features=df[["x"]],
+                                 quantiles={0.1: df["q10"], 0.5: df["q50"], 0.9: df["q90"]})
+    np.testing.assert_array_equal(ds["E"].values, df["y"] - df["yhat"])
+    np.testing.assert_allclose(ds["uE"].values, 0.5, rtol=1e-12)  # 0.5 sd by construction
+    np.testing.assert_array_equal(ds["uE"].values, ref["uE"].values)
+    assert ds.attrs["uE_source"] == "quantiles" and ds.attrs["name"] == "forecast"
+    np.testing.assert_array_equal(ds["x"].values, df["x"].values)
+
+
+def test_member_columns_give_the_sd_of_the_members(table):
+    path, df = table
+    cols = [f"m{k}" for k in range(5)]
+    ds = read_csv(path, reference="y", samples=cols)
+    members = df[cols].to_numpy()
+    np.testing.assert_allclose(ds["uE"].values, members.std(axis=1, ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(ds["E"].values, df["y"] - members.mean(axis=1), rtol=1e-12)
+
+
+def test_interval_columns(table):
+    path, df = table
+    with pytest.warns(uqviz.DataWarning, match="40 rows of 40 with an asymmetric interval"):
+        ds = read_csv(path, reference="y", prediction="yhat", lower="lo", upper="hi", level=0.9)
+    np.testing.assert_allclose(ds["uE"].values, 0.9 / stats.norm.ppf(0.95), rtol=1e-12)
+    assert ds.attrs["n_asymmetric"] == len(df)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"prediction": "yhat", "quantiles": {0.1: "q10", 0.9: "nope"}}, "'nope' not in the header"),
+    ({"quantiles": {0.1: "q10", 0.9: "q90"}, "prediction": "yhat", "uncertainties": "x"},
+     "uncertainties: not used with a forecast"),
+    ({"prediction": "yhat", "level": 0.9}, "give those columns too"),
+    ({"samples": ["m0", "m1"]}, "needs reference="),
+])
+def test_bad_forecast_columns(table, kwargs, match):
+    path, _ = table
+    kw = {"reference": "y", **kwargs}
+    if match == "needs reference=":
+        kw.pop("reference")
+    with pytest.raises(ValueError, match=match):
+        read_csv(path, **kw)
+
+
+def test_cli_quantile_syntax():
+    assert quantile_columns(["0.05:q05", "0.95:q95"]) == {0.05: "q05", 0.95: "q95"}
+    for bad in ("q05", "0.05:", "low:q05"):
+        with pytest.raises(ValueError, match="expected LEVEL:COLUMN"):
+            quantile_columns([bad])
+
+
+def test_cli_loads_the_forecast(table):
+    path, df = table
+    ns = argparse.Namespace(csv=str(path), errors=None, reference="y", prediction="yhat",
+                            uncertainties=None, variances=None, features=None, sep=",",
+                            decimal=".", drop_invalid=False, quantiles=["0.1:q10", "0.9:q90"],
+                            samples=None, lower=None, upper=None, level=None)
+    ds = load_data(ns)
+    ref = read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
+    np.testing.assert_array_equal(ds["uE"].values, ref["uE"].values)
+    ns.csv = None
+    with pytest.raises(ValueError, match="column options need a CSV file"):
+        load_data(ns)
