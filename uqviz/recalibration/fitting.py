@@ -48,6 +48,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import recalibration as recalibration_kernels
+from uqviz.recalibration import distribution
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
@@ -58,22 +59,33 @@ from uqviz.engine.warning_classes import BinningWarning
 
 __all__ = ["Recalibration", "fit_recalibration", "recalibrate", "METHODS", "MIN_BIN_COUNT"]
 
-METHODS = ("scaling", "linear", "bvs", "isotonic")
+METHODS = ("scaling", "linear", "bvs", "isotonic")  # the methods that map uE to a new uE
+#: every method: those of uE and those of the distribution (recalibration/distribution.py)
+ALL_METHODS = METHODS + distribution.METHODS
 MIN_BIN_COUNT = 10  # fewest calibration points of a BVS bin: a variance factor needs some
 _REQUIRED = {"scaling": ("factor",), "linear": ("a", "b", "u_min"), "bvs": ("factor",),
-             "isotonic": ("uE2", "uE2_recalibrated")}
+             "isotonic": ("uE2", "uE2_recalibrated"), **distribution.REQUIRED}
 _FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
              "linear": "uE' = a max(uE, u_min) + b, minimum Gaussian NLL, a >= 0",
              "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
-             "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2"}
+             "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2", **distribution.FORMULAS}
+_DISTRIBUTION_DEFAULTS = {"level": None, "levels": None, "binning": "equal_count",
+                          "proportions": "quantile"}
+
+
+def _formula(method, attrs):
+    return _FORMULAS[method].format(conditioning=attrs.get("conditioning", "uE"),
+                                    proportions=attrs.get("proportions", ""))
 
 
 # ---------------------------------------------------------------------------
 # option checks
 # ---------------------------------------------------------------------------
-def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False):
-    """Each option's own value first, then their combination."""
-    method = checks.choice("method", method, METHODS)
+def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False,
+                   **distribution_options):
+    """Each option's own value first, then their combination; the settings of a
+    distribution method (None for the methods of uE)."""
+    method = checks.choice("method", method, ALL_METHODS)
     n_bins = checks.optional_count("n_bins", n_bins)
     if cross:
         folds = checks.count("folds", folds, minimum=2)
@@ -82,12 +94,21 @@ def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=
         raise TypeError("conditioning must name a variable of the data (\"uE\" or a feature), "
                         "so that the recalibration can find it in new data; got "
                         f"{type(conditioning).__name__}")
+    if method in distribution.METHODS:
+        settings = distribution.check_options(method, conditioning=conditioning, n_bins=n_bins,
+                                              **distribution_options)
+        return method, conditioning, n_bins, folds, settings
+    given = [k for k, v in distribution_options.items()
+             if v is not None and not (isinstance(v, str) and v == _DISTRIBUTION_DEFAULTS[k])]
+    if given:
+        raise ValueError(f"{', '.join(given)}: only the distribution methods "
+                         f"{distribution.METHODS} take them (method={method!r})")
     if method != "bvs" and conditioning != "uE":
         raise ValueError(f"conditioning={conditioning!r}: method={method!r} recalibrates as a "
                          "function of uE; only method='bvs' bins on another variable")
     if method != "bvs" and n_bins is not None:
         raise ValueError(f"n_bins={n_bins}: only method='bvs' has bins (method={method!r})")
-    return method, conditioning, n_bins, folds
+    return method, conditioning, n_bins, folds, None
 
 
 def _arrays(ds, conditioning, method):
@@ -206,7 +227,7 @@ def _assign(ds, new, attrs):
 def _one_fit(params):
     """``{name: float ndarray}`` of a one-dataset parameters Dataset (tree padding dropped)."""
     method = params.attrs["method"]
-    if method in ("bvs", "isotonic"):
+    if method in ("bvs", "isotonic") + distribution.METHODS:
         key = _REQUIRED[method][0]
         if params[key].isnull().any():
             params = params.where(params[key].notnull(), drop=True)
@@ -253,7 +274,7 @@ class Recalibration:
             raise TypeError(f"parameters must be an xarray.Dataset, got "
                             f"{type(parameters).__name__}")
         method = parameters.attrs.get("method")
-        checks.choice("method", method, METHODS)
+        checks.choice("method", method, ALL_METHODS)
         missing = [v for v in _REQUIRED[method] if v not in parameters.variables]
         if missing:
             raise ValueError(f"parameters of method={method!r} lack {missing}")
@@ -272,19 +293,30 @@ class Recalibration:
         if self.datasets is None or name not in self.datasets:
             raise KeyError(f"{name!r}: the datasets fitted are {self.datasets}")
         params = self.parameters.sel(dataset=name).drop_vars("dataset")
-        if self.method in ("bvs", "isotonic"):  # drop the padding of the other children
+        if self.method in ("bvs", "isotonic") + distribution.METHODS:  # drop the padding
             params = params.where(params[_REQUIRED[self.method][0]].notnull(), drop=True)
         return Recalibration(parameters=params)
 
     def _attrs(self):
         attrs = {"method": self.method, "conditioning": self.conditioning,
-                 "recalibration": _FORMULAS[self.method].format(conditioning=self.conditioning)}
+                 "recalibration": _formula(self.method, self.parameters.attrs)}
+        if self.method in distribution.METHODS:
+            attrs.update(self._settings())
         if "n_bins" in self.parameters.attrs:
             attrs["n_bins"] = int(self.parameters.attrs["n_bins"])
         return attrs
 
+    def _settings(self):
+        """The settings of a distribution method, from the parameters' attrs."""
+        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins")
+        return {k: v for k, v in self.parameters.attrs.items() if k in keep}
+
     def _apply_one(self, ds, fit, where=""):
         check_dataset(ds)
+        if self.method in distribution.METHODS:
+            settings = self._settings()
+            return distribution.assign_outputs(
+                ds, distribution.apply_fit(ds, fit, settings, where), settings, self._attrs())
         u = np.asarray(ds["uE"].values, dtype=float)
         x = (conditioning_values(ds, self.conditioning, allow_constant=True)[1]
              if self.method == "bvs" else None)
@@ -347,6 +379,8 @@ class Recalibration:
 
     # -- display -----------------------------------------------------------------------
     def _summary(self, p):
+        if self.method in distribution.METHODS:
+            return distribution.summary(self.method, p)
         if self.method == "scaling":
             return f"s = {float(p['factor']):.4g}"
         if self.method == "linear":
@@ -362,7 +396,7 @@ class Recalibration:
         head = (f"Recalibration(method={self.method!r}, conditioning={self.conditioning!r}"
                 + (f", n_bins={int(self.parameters.attrs['n_bins'])}"
                    if "n_bins" in self.parameters.attrs else "") + ")")
-        lines = [head, "  " + _FORMULAS[self.method].format(conditioning=self.conditioning)]
+        lines = [head, "  " + _formula(self.method, self.parameters.attrs)]
         for name, p in self._fits.items():
             label = "fitted" if name is None else f"{name}: fitted"
             lines.append(f"  {label} on {int(p['n_points'])} points: {self._summary(p)}")
@@ -390,7 +424,8 @@ def _parameters(method, conditioning, e, u, x, n_bins, where=""):
     return params
 
 
-def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
+def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=None, levels=None,
+                      binning="equal_count", proportions="quantile"):
     r"""Fit a recalibration of the uncertainties on calibration data.
 
     Parameters
@@ -473,12 +508,18 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     ...             .sel(statistic="ZMS").estimate), 6)
     1.0
     """
-    method, conditioning, n_bins, _ = _check_options(method, conditioning, n_bins)
+    method, conditioning, n_bins, _, settings = _check_options(
+        method, conditioning, n_bins, level=level, levels=levels, binning=binning,
+        proportions=proportions)
     pairs = datasets_of(data)
     fits = []
     for name, ds in pairs:
         where = "" if name is None else f" (dataset {name!r})"
         with naming_child(name):
+            if settings is not None:
+                check_dataset(ds)
+                fits.append(describe(distribution.fit_parameters(ds, settings, where), ds))
+                continue
             e, u, x = _arrays(ds, conditioning, method)
         fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
     if isinstance(data, xr.Dataset):
@@ -487,7 +528,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     params = xr.concat(fits, dim=xr.DataArray(names, dims="dataset", name="dataset"),
                        coords="different", compat="equals", join="outer",
                        combine_attrs="drop_conflicts")
-    params.attrs.update({"method": method, "conditioning": conditioning})
+    params.attrs.update({"method": method, "conditioning": conditioning, **(settings or {})})
     return Recalibration(parameters=params)
 
 
@@ -499,9 +540,41 @@ def _fold_labels(m, folds, rng):
     return labels
 
 
-def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
+def _reissue_once(caught, folds):
+    """Each kind of warning caught in the folds' fits once, with the count of folds."""
+    kinds = {}
+    for w in caught:
+        key = re.sub(r" without fold \d+", "", str(w.message))
+        kinds.setdefault(key, [w.category, 0])[1] += 1
+    for text, (category, n) in kinds.items():
+        warnings.warn(f"{text} (in the fits of {n} of {folds} folds)", category, stacklevel=5)
+
+
+def _cross_fit_distribution(ds, labels, folds, settings, where):
+    """The distribution methods cross-fitted: fold k's forecast from a fit on the others."""
+    check_dataset(ds)
+
+    def fit_one(train, k):
+        params = distribution.fit_parameters(train, settings, f"{where} without fold {k}")
+        return _one_fit(params), settings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        new = distribution.fold_outputs(ds, labels, folds, fit_one)
+    _reissue_once(caught, folds)
+    attrs = {**settings, "folds": folds,
+             "recalibration": _formula(settings["method"], settings)
+             + f"; cross-fitted on {folds} folds"}
+    return distribution.assign_outputs(ds, new, settings, attrs)
+
+
+def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, settings=None):
     where = "" if name is None else f" (dataset {name!r})"
-    e, u, x = _arrays(ds, conditioning, method)
+    if settings is not None:
+        check_dataset(ds)
+        e, u, x = np.asarray(ds["E"].values), None, None
+    else:
+        e, u, x = _arrays(ds, conditioning, method)
     m = e.size
     if folds > m:
         raise ValueError(f"folds = {folds} is more than the {m} points of the data{where}")
@@ -510,6 +583,8 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
     if smallest < 2:
         raise ValueError(f"folds = {folds}: a fit on the other folds would use {smallest} of "
                          f"the {m} points of the data{where}; at least 2 are needed")
+    if settings is not None:
+        return _cross_fit_distribution(ds, labels, folds, settings, where)
     n_used = None
     if method == "bvs":  # one bin count for every fold, from the smallest calibration set
         n_used = _bvs_n_bins(smallest, n_bins)
@@ -527,12 +602,7 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
                       if isinstance(v, tuple)})
             with np.errstate(over="ignore", invalid="ignore"):
                 new[test] = _apply_arrays(method, p, u[test], None if x is None else x[test])
-    kinds = {}  # each kind of warning once, not once per fold
-    for w in caught:
-        key = re.sub(r" without fold \d+", "", str(w.message))
-        kinds.setdefault(key, [w.category, 0])[1] += 1
-    for text, (category, n) in kinds.items():
-        warnings.warn(f"{text} (in the fits of {n} of {folds} folds)", category, stacklevel=4)
+    _reissue_once(caught, folds)  # each kind of warning once, not once per fold
     _check_new(new, where)
     attrs = {"method": method, "folds": folds, "conditioning": conditioning,
              "recalibration": (_FORMULAS[method].format(conditioning=conditioning)
@@ -542,7 +612,8 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
     return _assign(ds, new, attrs)
 
 
-def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None):
+def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None, level=None,
+                levels=None, binning="equal_count", proportions="quantile"):
     r"""Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
@@ -631,15 +702,16 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     ...                          .sel(statistic="ZMS").valid)
     (5, True)
     """
-    method, conditioning, n_bins, folds = _check_options(method, conditioning, n_bins,
-                                                         folds=folds, rng=rng, cross=True)
+    method, conditioning, n_bins, folds, settings = _check_options(
+        method, conditioning, n_bins, folds=folds, rng=rng, cross=True, level=level,
+        levels=levels, binning=binning, proportions=proportions)
     pairs = datasets_of(data)
     rngs = seeds.spawn(rng, len(pairs))
     outs = []
     for (name, ds), r in zip(pairs, rngs):
         with naming_child(name):
             out = _recalibrate_one(ds, r, method=method, folds=folds, conditioning=conditioning,
-                                   n_bins=n_bins, name=name)
+                                   n_bins=n_bins, name=name, settings=settings)
         out.attrs["rng"] = seeds.seed_attr(rng)
         outs.append((name, out))
     if isinstance(data, xr.Dataset):
