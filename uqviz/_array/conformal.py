@@ -133,8 +133,8 @@ def isotonic_map(x, y):
     Examples
     --------
     >>> [a.tolist() for a in isotonic_map(np.array([0.0, 0.5, 0.5, 1.0]),
-    ...                                   np.array([0.0, 1.0, 0.0, 0.4]))]
-    [[0.0, 0.5, 1.0], [0.0, 0.45, 0.45]]
+    ...                                   np.array([0.0, 1.0, 0.5, 0.0]))]
+    [[0.0, 0.5, 1.0], [0.0, 0.5, 0.5]]
     """
     order = np.argsort(x, kind="stable")
     xs, ys = np.asarray(x, dtype=float)[order], np.asarray(y, dtype=float)[order]
@@ -151,7 +151,8 @@ def isotonic_eval(x_knots, y_knots, x):
 
     Examples
     --------
-    >>> isotonic_eval(np.array([0.2, 0.8]), np.array([0.0, 1.0]), np.array([0.0, 0.5])).tolist()
+    >>> isotonic_eval(np.array([0.25, 0.75]), np.array([0.0, 1.0]),
+    ...               np.array([0.0, 0.5])).tolist()
     [0.0, 0.5]
     """
     if x_knots.size == 1:
