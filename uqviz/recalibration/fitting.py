@@ -25,6 +25,12 @@ Four methods map the uncertainties ``uE`` of a dataset to new ones ``uE'``:
   value per block, a stratification that equal-count bins split (Pernot (2023); Pernot
   (2023, stratification)): validate them with ``binning="stratified"``.
 
+Three more methods repair the predictive distribution rather than ``uE`` (implemented in
+:mod:`uqviz.recalibration.distribution`, dispatched from here): ``"conformal"`` (split conformal
+intervals normalised by uE, Mondrian bins optional), ``"cqr"`` (conformalized quantile
+regression) and ``"quantile"`` (isotonic recalibration of the PIT); they add ``lower``,
+``upper`` (and ``quantiles``) and keep ``uE``.
+
 :func:`fit_recalibration` returns a :class:`Recalibration`; :func:`recalibrate` cross-fits
 (each of ``folds`` random folds recalibrated by a fit on the other folds), so that the result
 can be validated on the same data honestly.
@@ -250,7 +256,10 @@ class Recalibration:
         ``bin_upper``, ``bin_center``, ``count``), ``a``, ``b``, ``u_min``, ``nll`` (the
         minimum mean NLL without the constant ``ln sqrt(2 pi)``; ``"linear"``),
         ``uE2``, ``uE2_recalibrated`` on ``knot``, ``floor``, ``n_floored``
-        (``"isotonic"``); ``n_points``, the size of the calibration set. A leading
+        (``"isotonic"``); ``score_quantile``, ``score_rank`` on ``bin`` (``"conformal"``,
+        ``"cqr"``; attrs ``level``, ``binning``, ``n_bins``); ``observed``, ``nominal`` on
+        ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``); ``n_points``,
+        the size of the calibration set. A leading
         ``dataset`` dim when fitted on a DataTree (one fit per child).
 
     Attributes
@@ -338,7 +347,9 @@ class Recalibration:
         -------
         xarray.Dataset or xarray.DataTree
             ``data`` with ``uE`` replaced and ``uE_original`` added; attrs ``method``,
-            ``conditioning``, ``n_bins`` (``"bvs"``) and ``recalibration`` (the formula).
+            ``conditioning``, ``n_bins`` (``"bvs"``) and ``recalibration`` (the formula). The
+            distribution methods keep ``uE`` and add ``lower``, ``upper`` (and
+            ``quantiles``), as :func:`recalibrate`.
 
         Raises
         ------
@@ -432,20 +443,40 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     ----------
     data : xarray.Dataset or xarray.DataTree
         Calibration data (``E``, ``uE``, features). A DataTree gives one fit per child.
-    method : {"scaling", "linear", "bvs", "isotonic"}
+    method : {"scaling", "linear", "bvs", "isotonic", "conformal", "cqr", "quantile"}
         ``"scaling"``: ``uE' = s uE``, ``s = sqrt(<Z^2>)`` (sigma scaling, NLL-optimal);
         ``"linear"``: ``uE' = a uE + b`` by minimum Gaussian NLL with ``a >= 0`` and
         ``uE' > 0`` on the calibration range (Palmer et al. (2022)), new ``uE`` below the
         range raised to its minimum; ``"bvs"``: bin-wise variance scaling, factor
         ``sqrt(<Z^2>)`` per equal-count bin of ``conditioning``; ``"isotonic"``:
         ``uE'^2`` = isotonic regression of ``E^2`` on ``uE^2`` (Busk et al. (2022)), with
-        a floor against zero variances. Formulas in the glossary, under Recalibration.
+        a floor against zero variances. The distribution methods (``uE`` kept, the new
+        forecast added): ``"conformal"``: the interval ``y_pred +- s uE``, ``s`` the
+        ``ceil((n + 1) level)``-th smallest ``|E|/uE`` (per Mondrian bin); ``"cqr"``: the
+        given quantiles ``(1 -+ level)/2`` (or interval at ``level``) widened by the
+        ``ceil((n + 1) level)``-th smallest ``max(q_lo - y, y - q_hi)``; ``"quantile"``: the
+        isotonic recalibration of the PIT (Kuleshov et al. (2018)). Formulas in the glossary,
+        under Recalibration.
     conditioning : str, default "uE"
-        The variable the ``"bvs"`` bins are cut on: ``"uE"`` or a feature (the other
-        methods are functions of ``uE``).
+        The variable the ``"bvs"`` bins (and the Mondrian bins of ``"conformal"``, ``"cqr"``)
+        are cut on: ``"uE"`` or a feature (the other methods are functions of ``uE``).
     n_bins : int, optional
-        ``"bvs"`` only: number of equal-count bins; default as :func:`uqviz.local_calibration`,
+        ``"bvs"``: number of equal-count bins; default as :func:`uqviz.local_calibration`,
         ``min(round(sqrt(M)), M // 100)``, at least 1. A bin needs at least 10 points.
+        ``"conformal"``, ``"cqr"``: Mondrian equal-count bins; default one bin (no Mondrian).
+    level : float, optional
+        ``"conformal"``, ``"cqr"``, ``"quantile"``: the nominal coverage in (0, 1) of the
+        central interval made; default None, 0.9.
+    levels : sequence of float, optional
+        ``"quantile"``: the levels of the recalibrated quantiles; default None, the 99 levels
+        0.01, ..., 0.99.
+    binning : {"equal_count", "stratified"}, default "equal_count"
+        ``"conformal"``, ``"cqr"``: ``"stratified"`` makes one Mondrian bin per distinct value
+        of ``conditioning`` (categories, crepes' ``bins``).
+    proportions : {"quantile", "interval"}, default "quantile"
+        ``"quantile"``: the observed proportions the isotonic map is fitted on: below each
+        quantile (the PIT; quantiles and the interval from them), or inside each central
+        interval (the interval at ``level`` only; uncertainty-toolbox's interval recalibrator).
 
     Returns
     -------
@@ -457,12 +488,18 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     ValueError
         Unknown method; ``conditioning`` or ``n_bins`` given to a method without bins; a
         conditioning feature missing; a calibration set too small for the bins (or under 2
-        points); a zero-variance fit (all errors 0, in the set or in a bin).
+        points); a zero-variance fit (all errors 0, in the set or in a bin); ``level``,
+        ``levels``, ``binning``, ``proportions`` given to a method that does not take them;
+        ``"cqr"`` on data without quantiles (or an interval) at ``level``, or with NaN or
+        crossed bounds.
 
     Warns
     -----
     BinningWarning
-        ``"bvs"`` bins below 100 points.
+        ``"bvs"`` bins below 100 points; equal-count bins that split tied values.
+    UnreliableWarning
+        ``"conformal"``, ``"cqr"``: a bin too small for ``level`` (``ceil((n + 1) level) >
+        n``): its intervals are the whole line.
 
     See Also
     --------
@@ -485,6 +522,25 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     Pernot (2023, BVS)); isotonic follows Busk et al. (2022), and stratifies the uncertainties
     (Pernot (2023, stratification)).
 
+    Conformal (Vovk et al. (2005); Papadopoulos et al. (2008); Mondrian, Boström et al.
+    (2017)): with the scores :math:`s_i = |E_i| / u_{E,i}` of the :math:`n` calibration points
+    of a bin and :math:`k = \lceil (n + 1) \ell \rceil`, the interval of a new point is
+    :math:`\hat y \pm s_{(k)} u_E` (:math:`\hat y = y - E`, 0 without ``y``). CQR (Romano
+    et al. (2019)): :math:`[q_{lo} - Q, q_{hi} + Q]`, :math:`Q` the :math:`k`-th smallest
+    :math:`\max(q_{lo} - y, y - q_{hi})`. Under exchangeability of the calibration points and
+    the new one, :math:`\ell \le P(y \in \text{interval}) \le \ell + 1/(n + 1)` (the
+    upper bound without tied scores): a marginal guarantee, which says nothing of the coverage
+    at a given uE or feature value (Mondrian bins give it per bin). :math:`k > n` gives
+    :math:`(-\infty, \infty)`. The level is read as the decimal it prints (0.9 is 9/10):
+    crepes' ``ConformalRegressor`` computes its rank in floating point and takes one rank more
+    when :math:`(n + 1)(1 - \ell)` is an integer and ``1 - level`` rounds down (0.9).
+    Quantile (Kuleshov et al. (2018)): on the 100 nominal :math:`p_j` of ``linspace(0, 1,
+    100)``, the observed :math:`\hat P_j = \#\{\mathrm{PIT}_i \le p_j\} / n` with
+    :math:`\mathrm{PIT} = \Phi(E/u_E)`; :math:`R^{-1}` is the isotonic regression of
+    :math:`p_j` on :math:`\hat P_j` (clipped), and the recalibrated quantile at
+    :math:`\tau` is :math:`\hat y + u_E \Phi^{-1}(R^{-1}(\tau))`, as uncertainty-toolbox
+    0.1.1's quantile recalibrator (which counts on :math:`-E`, ``y_pred - y_true``).
+
     References
     ----------
     - Laves et al. (2020): sigma scaling.
@@ -493,12 +549,20 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     - Pernot (2023, BVS): BVS and its validation by LZMS.
     - Busk et al. (2022): isotonic recalibration.
     - Pernot (2023, stratification): the stratification isotonic recalibration creates.
+    - Vovk et al. (2005), Papadopoulos et al. (2008), Boström et al. (2017): normalised and
+      Mondrian split conformal prediction.
+    - Romano et al. (2019): conformalized quantile regression.
+    - Kuleshov et al. (2018): quantile recalibration of the PIT.
 
     Full entries: :doc:`/docs/references`.
 
     Examples
     --------
     >>> import uqviz
+    >>> cal = uqviz.synthetic.nig(2000, nu=6, rng=0)
+    >>> conf = uqviz.fit_recalibration(cal, method="conformal", level=0.9)
+    >>> int(conf.parameters["score_rank"].item())  # ceil(2001 * 0.9)
+    1801
     >>> ds = uqviz.synthetic.nig(5000, nu=6, rng=0)
     >>> ds = ds.assign(uE=ds["uE"] / 2)
     >>> rec = uqviz.fit_recalibration(ds, method="bvs", n_bins=10)
@@ -627,9 +691,10 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     data : xarray.Dataset or xarray.DataTree
         Data to recalibrate (``E``, ``uE``, features); a DataTree is recalibrated dataset by
         dataset.
-    method : {"scaling", "linear", "bvs", "isotonic"}
+    method : {"scaling", "linear", "bvs", "isotonic", "conformal", "cqr", "quantile"}
         The recalibration fitted on each fold's complement (required): sigma scaling, linear
-        ``a uE + b``, bin-wise variance scaling or isotonic regression, as in
+        ``a uE + b``, bin-wise variance scaling or isotonic regression of uE; conformal
+        intervals, CQR or quantile recalibration of the distribution, as in
         :func:`fit_recalibration`.
     folds : int, default 5
         Number of folds (>= 2, at most the number of points).
@@ -642,13 +707,28 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
         ``"bvs"``: the variable the bins are cut on.
     n_bins : int, optional
         ``"bvs"``: bins per fit (one count for every fold; default from the smallest
-        calibration set, as :func:`fit_recalibration`).
+        calibration set, as :func:`fit_recalibration`); ``"conformal"``, ``"cqr"``: Mondrian
+        equal-count bins per fit (default one bin).
+    level : float, optional
+        ``"conformal"``, ``"cqr"``, ``"quantile"``: nominal coverage of the interval made;
+        default None, 0.9.
+    levels : sequence of float, optional
+        ``"quantile"``: levels of the recalibrated quantiles; default None, 0.01, ..., 0.99.
+    binning : {"equal_count", "stratified"}, default "equal_count"
+        ``"conformal"``, ``"cqr"``: ``"stratified"``, one Mondrian bin per distinct value.
+    proportions : {"quantile", "interval"}, default "quantile"
+        ``"quantile"``: the proportions the isotonic map is fitted on, as
+        :func:`fit_recalibration`.
 
     Returns
     -------
     xarray.Dataset or xarray.DataTree
         ``data`` with the new ``uE`` and the old one as ``uE_original``; attrs ``method``,
-        ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``.
+        ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``. The
+        distribution methods keep ``uE`` and add ``lower``, ``upper`` (attrs ``level``;
+        absolute values of y, the prediction ``y - E``, 0 without ``y``) and, for
+        ``"quantile"``, ``quantiles`` (dims ``point``, ``level``); attrs ``level``,
+        ``forecast`` (``"interval"`` or ``"quantiles"``) and their options.
 
     Raises
     ------
@@ -679,7 +759,12 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     (Pernot (2023, stratification)).
 
     Cross-fitting: with folds :math:`F_1, \dots, F_K`, the points of :math:`F_k` get
-    :math:`u_E' = g_{-k}(u_E)`, :math:`g_{-k}` fitted on the other folds.
+    :math:`u_E' = g_{-k}(u_E)`, :math:`g_{-k}` fitted on the other folds. The conformal
+    intervals of fold :math:`k` come from the :math:`n_{-k}` points of the other folds: the
+    marginal coverage of the cross-fitted intervals lies between ``level`` and
+    ``level + 1/(n_{-k} + 1)`` under exchangeability (Vovk et al. (2005); Romano et al.
+    (2019)); the coverage in bins of uE or of a feature is not guaranteed (check it with
+    Mondrian bins or :func:`uqviz.local_calibration`).
 
     References
     ----------
@@ -689,12 +774,21 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     - Pernot (2023, BVS): BVS and its validation by LZMS.
     - Busk et al. (2022): isotonic recalibration.
     - Pernot (2023, stratification): the stratification isotonic recalibration creates.
+    - Vovk et al. (2005), Papadopoulos et al. (2008), Boström et al. (2017): normalised and
+      Mondrian split conformal prediction.
+    - Romano et al. (2019): conformalized quantile regression.
+    - Kuleshov et al. (2018): quantile recalibration of the PIT.
 
     Full entries: :doc:`/docs/references`.
 
     Examples
     --------
     >>> import uqviz
+    >>> data = uqviz.synthetic.nig(4000, nu=4, rng=1)
+    >>> out = uqviz.recalibrate(data, method="conformal", level=0.9, rng=0)
+    >>> inside = (out["E"] >= out["lower"]) & (out["E"] <= out["upper"])
+    >>> round(float(inside.mean()), 2), out.attrs["forecast"]
+    (0.9, 'interval')
     >>> ds = uqviz.synthetic.nig(4000, nu=6, rng=0)
     >>> ds = ds.assign(uE=ds["uE"] / 2)
     >>> out = uqviz.recalibrate(ds, method="isotonic", rng=0)
