@@ -184,11 +184,6 @@ LONG_NAMES: dict[str, str] = {
     "score_quantile": "k-th smallest conformity score of the bin (conformal scale or CQR margin)",
     "score_rank": "rank k = ceil((n + 1) level) of the score quantile",
     "nominal": "nominal probability at the knots of the quantile recalibration map",
-    "lower": "lower bound of the recalibrated central interval",
-    "upper": "upper bound of the recalibrated central interval",
-    "quantiles": "recalibrated quantiles of y",
-    "lower_original": "lower bound of the given interval",
-    "upper_original": "upper bound of the given interval",
     # Monte Carlo studies
     "n_datasets": "datasets done",
     "n_undefined": "datasets whose interval could not be computed (counted not valid)",
