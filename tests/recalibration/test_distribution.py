@@ -20,6 +20,7 @@ import pytest
 import xarray as xr
 
 import uqviz
+from uqviz.engine.binning import compute_bins
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 META = json.loads((FIXTURES / "predictive.json").read_text())
@@ -345,6 +346,9 @@ def test_mondrian_bins_cut_as_bvs_and_looked_up():
     rec = uqviz.fit_recalibration(ds, method="conformal", n_bins=4, level=0.9)
     p = rec.parameters
     assert p.sizes["bin"] == 4 and p["count"].values.tolist() == [1000] * 4
+    bins = compute_bins(u, n_bins=4)  # the bins of BVS and local_calibration
+    np.testing.assert_array_equal(p["bin_lower"], bins.lower)
+    np.testing.assert_array_equal(p["bin_upper"], bins.upper)
     z = np.abs(e / u)
     order = np.argsort(u)
     for b in range(4):
@@ -354,6 +358,20 @@ def test_mondrian_bins_cut_as_bvs_and_looked_up():
     out = rec.apply(new)
     np.testing.assert_allclose(out["upper"].values,
                                p["score_quantile"].values[[0, 3]] * new["uE"].values)
+
+
+def test_mondrian_tied_values_share_the_lower_bin():
+    """Equal-count bins of a few-valued variable: a value split by a bin boundary goes to
+    the lower bin (as BVS looks it up); a bin left without points is dropped."""
+    x = np.repeat([0.0, 1.0, 2.0], [5, 10, 5])  # 2 bins of 10: the boundary splits x = 1
+    e = np.arange(1.0, 21.0)
+    ds = uqviz.from_arrays(e, np.ones(20)).assign(x=("point", x))
+    rec = uqviz.fit_recalibration(ds, method="conformal", conditioning="x", n_bins=2,
+                                  level=0.5)
+    p = rec.parameters
+    assert p["count"].values.tolist() == [15, 5]  # 0s and 1s, then the 2s
+    # k = ceil(16 * 0.5) = 8 of |E| = 1..15 -> 8; k = ceil(6 * 0.5) = 3 of 16..20 -> 18
+    assert p["score_quantile"].values.tolist() == [8.0, 18.0]
 
 
 def test_recalibrate_cross_fits_each_fold_on_the_others():

@@ -2,6 +2,8 @@
 
 - :func:`conformal_rank`: the rank ``k = ceil((n + 1) level)`` of split conformal prediction,
   in exact rational arithmetic on the decimal the level prints as;
+- :func:`equal_count_ranges`: the value ranges of equal-count bins (the bins of
+  ``uqviz.engine.binning.compute_bins``) from order statistics alone (``np.partition``);
 - :func:`bin_score_quantiles`: the k-th smallest score of each bin (``np.partition``, no full
   sort), ``inf`` where ``k > n``;
 - :func:`cqr_scores`: the conformity scores ``max(q_lo - y, y - q_hi)`` of conformalized
@@ -31,7 +33,9 @@ from fractions import Fraction
 import numpy as np
 from scipy import optimize, special
 
-__all__ = ["conformal_rank", "bin_score_quantiles", "cqr_scores", "observed_proportions",
+from uqviz._array.binning import equal_count_bounds
+
+__all__ = ["conformal_rank", "equal_count_ranges", "bin_score_quantiles", "cqr_scores", "observed_proportions",
            "isotonic_map", "isotonic_eval"]
 
 
@@ -52,6 +56,23 @@ def conformal_rank(n, level):
     n = np.asarray(n, dtype=np.int64)
     return np.array([-((-(int(m) + 1) * p) // q) for m in n.ravel()],
                     dtype=np.int64).reshape(n.shape)
+
+
+def equal_count_ranges(x, n_bins):
+    """``(lower, upper)`` of ``n_bins`` equal-count bins of ``x``: the smallest and largest
+    value of each block of the sorted values (bounds ``floor(k M / n_bins + 1/2)``), found by
+    one ``np.partition`` at the 2 n_bins positions, O(M log n_bins), no sort.
+
+    Examples
+    --------
+    >>> [a.tolist() for a in equal_count_ranges(np.array([5.0, 1.0, 3.0, 2.0, 4.0, 0.0]), 2)]
+    [[0.0, 3.0], [2.0, 5.0]]
+    """
+    x = np.asarray(x, dtype=float)
+    bounds = equal_count_bounds(x.size, n_bins)
+    first, last = bounds[:-1], bounds[1:] - 1
+    part = np.partition(x, np.unique(np.concatenate([first, last])))
+    return part[first], part[last]
 
 
 def bin_score_quantiles(scores, labels, n_bins, ranks):

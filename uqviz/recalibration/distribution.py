@@ -210,7 +210,9 @@ def _bins(x, settings, where):
             return np.array([x.min()]), np.array([x.max()])
         if n > x.size:
             raise ValueError(f"n_bins = {n}: the calibration set{where} holds {x.size} points")
-        bins = compute_bins(x, n_bins=n, binning="equal_count")
+        # the ranges of compute_bins' equal-count bins, without its sort; tied values then
+        # share one bin (the lower) through the lookup
+        return conformal_kernels.equal_count_ranges(x, n)
     return bins.lower, bins.upper
 
 
