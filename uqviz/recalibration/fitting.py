@@ -178,7 +178,8 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
             warnings.warn(f"method='bvs': {small} of {n} bins{where} hold fewer than "
                           f"{SMALL_BIN} points: their factors are noisy", BinningWarning,
                           stacklevel=4)
-        return {"factor": ("bin", factors)}, bin_coords(bins), {"n_bins": int(n)}
+        return ({"factor": ("bin", factors)}, bin_coords(bins),
+                {"n_bins": int(n), "binning": "equal_count"})
     _zero_variance(e, "calibration set" + where)
     if method == "scaling":
         return {"factor": ((), recalibration_kernels.scaling_factor(e, u))}, {}, {}
@@ -672,7 +673,7 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
              "recalibration": (_FORMULAS[method].format(conditioning=conditioning)
                                + f"; cross-fitted on {folds} folds")}
     if n_used is not None:
-        attrs["n_bins"] = int(n_used)
+        attrs.update({"n_bins": int(n_used), "binning": "equal_count"})
     return _assign(ds, new, attrs)
 
 
