@@ -511,3 +511,24 @@ def test_local_coverage_is_not_guaranteed():
     marginal, local = per_bin(uqviz.recalibrate(ds, method="conformal", n_bins=5, rng=0))
     assert abs(marginal - 0.9) < 0.01
     np.testing.assert_allclose(local, 0.9, atol=0.02)
+
+
+@pytest.mark.parametrize(("method", "options"), [("conformal", dict(n_bins=2)),
+                                                 ("cqr", dict(level=0.8)),
+                                                 ("quantile", dict(levels=[0.1, 0.9]))])
+def test_parameters_saved_and_reloaded_give_the_same_forecast(tmp_path, method, options):
+    ds = uqviz.synthetic.nig(300, nu=6, rng=4)
+    if method == "cqr":
+        half = 1.2 * ds["uE"].values
+        ds = ds.assign(y=("point", ds["E"].values + 2.0)).assign(
+            quantiles=(("point", "level"), np.stack([2.0 - half, 2.0 + half], axis=1))
+        ).assign_coords(level=[0.1, 0.9])
+    rec = uqviz.fit_recalibration(ds, method=method, **options)
+    path = tmp_path / "rec.nc"
+    rec.parameters.to_netcdf(path)
+    with xr.open_dataset(path) as saved:
+        again = uqviz.Recalibration(parameters=saved.load())
+    a, b = rec.apply(ds), again.apply(ds)
+    np.testing.assert_array_equal(a["lower"], b["lower"])
+    np.testing.assert_array_equal(a["upper"], b["upper"])
+    assert repr(again).startswith(f"Recalibration(method={method!r}")

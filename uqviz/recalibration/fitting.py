@@ -26,7 +26,7 @@ Four methods map the uncertainties ``uE`` of a dataset to new ones ``uE'``:
   (2023, stratification)): validate them with ``binning="stratified"``.
 
 Three more methods repair the predictive distribution rather than ``uE`` (implemented in
-:mod:`uqviz.recalibration.distribution`, dispatched from here): ``"conformal"`` (split conformal
+``uqviz/recalibration/distribution.py``, dispatched from here): ``"conformal"`` (split conformal
 intervals normalised by uE, Mondrian bins optional), ``"cqr"`` (conformalized quantile
 regression) and ``"quantile"`` (isotonic recalibration of the PIT); they add ``lower``,
 ``upper`` (and ``quantiles``) and keep ``uE``.
