@@ -100,7 +100,25 @@ EXTRA_CALLS = {
                                    common_bootstrap=False, rng=1, progress=False))),
     "fit_recalibration[isotonic]": (
         "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="isotonic"))),
+    "fit_recalibration[conformal]": (
+        "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="conformal", n_bins=2))),
+    "fit_recalibration[quantile]": (
+        "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="quantile"))),
+    "recalibrate[quantile]": (
+        "uqviz.recalibrate", lambda: ((_small(),), dict(method="quantile", folds=3, rng=1,
+                                                        levels=(0.25, 0.75)))),
+    "recalibrate[cqr]": (
+        "uqviz.recalibrate", lambda: ((_with_interval(),), dict(method="cqr", folds=3, rng=1))),
 }
+
+
+def _with_interval():
+    """The small dataset with y and a given central interval at 0.9 (the input of CQR)."""
+    ds = _small()
+    y = ds["E"].values + 1.0
+    half = 1.5 * ds["uE"].values
+    return ds.assign(y=("point", y), lower=("point", 1.0 - half, {"level": 0.9}),
+                     upper=("point", 1.0 + half, {"level": 0.9}))
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +143,7 @@ def _result(rid):
 
 def _input_names(rid):
     """Variables, coords and attrs of the input data of a data function (kept as given)."""
-    ds = _small()
+    ds = _with_interval() if rid == "recalibrate[cqr]" else _small()
     return set(ds.variables) | set(ds.attrs)
 
 

@@ -36,6 +36,10 @@ def _variants():
     y, mean, scale = contract._mv_arrays()
     out = {f"fit_recalibration[{m}]": _quiet(uqviz.fit_recalibration, ds, method=m).parameters
            for m in ("scaling", "linear", "isotonic")}
+    out["fit_recalibration[conformal]"] = _quiet(uqviz.fit_recalibration, ds, method="conformal",
+                                                 n_bins=2).parameters
+    out["fit_recalibration[quantile]"] = _quiet(uqviz.fit_recalibration, ds,
+                                                method="quantile").parameters
     out["validate_simulated[ZMS, 3 schemes]"] = _quiet(
         uqviz.validate_simulated, ds, statistic="ZMS", n_mc=20, n_boot=50, n_bins=4, rng=1,
         scheme=("Sim", "Sim2", "BS"), progress=False)

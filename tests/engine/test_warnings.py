@@ -243,7 +243,7 @@ REEMISSIONS = {
     ("uqviz.engine.parallel", "run_task"): "warnings recorded on a dask worker",
     ("uqviz.conditional.local", "_named_warnings"): "the binning's warnings, with the "
                                                       "dataset's name and advice",
-    ("uqviz.recalibration.fitting", "_recalibrate_one"): "the fits' warnings, once for all "
+    ("uqviz.recalibration.fitting", "_reissue_once"): "the fits' warnings, once for all "
                                                           "folds",
     ("uqviz.data.datasets.loaders", "_build"): "the reader's warnings but the DataWarning of "
                                                "the papers' min_uncertainty filter",

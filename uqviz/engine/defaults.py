@@ -114,9 +114,10 @@ DEFAULTS: tuple[Default, ...] = (
             "`reliability`, `ordering_study`, `report`, `ConditionalExplorer`; `fit_recalibration` "
             f"and `recalibrate` with `\"bvs\"`): {_LOCAL_RULE} of the data (in `recalibrate`, "
             "of the smallest fold's calibration set, one count for every fold; a BVS bin needs "
-            "10 points)",
+            "10 points); with `\"conformal\"` and `\"cqr\"`: one bin (no Mondrian bins)",
             "bins of at least 100 points, below which intervals are flagged unreliable "
-            "(Pernot 2023); Pernot (2023) uses 100 bins for QM9; BVS repairs what LZMS shows",
+            "(Pernot 2023); Pernot (2023) uses 100 bins for QM9; BVS repairs what LZMS shows; "
+            "a conformal interval is marginal unless asked",
             _all(None, "local_calibration", "reliability", "ordering_study", "report",
                  "ConditionalExplorer", "fit_recalibration", "recalibrate")),
     Default("n_bins",
@@ -219,15 +220,22 @@ DEFAULTS: tuple[Default, ...] = (
     Default("levels",
             "`interval_coverage`: (0.5, 0.68, 0.9, 0.95, 0.99); `proper_scores` (check and "
             "interval scores): `None`, the 99 levels 0.01, ..., 0.99; `qce`: `None`, the 19 "
-            "levels 0.05, ..., 0.95",
+            "levels 0.05, ..., 0.95; `fit_recalibration`, `recalibrate` (`\"quantile\"`): "
+            "`None`, the 99 levels 0.01, ..., 0.99",
             "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's",
             {"interval_coverage": (0.5, 0.68, 0.9, 0.95, 0.99),
-             **_all(None, "proper_scores", "qce")}),
+             **_all(None, "proper_scores", "qce", "fit_recalibration", "recalibrate")}),
     Default("level",
             '`local_calibration(statistic="PICP")`: `None`, 0.95; `from_predictions`: `None` '
-            '(no interval given)',
-            "the level of the papers' intervals",
-            _all(None, "local_calibration", "from_predictions")),
+            '(no interval given); `fit_recalibration`, `recalibrate` (`"conformal"`, `"cqr"`, '
+            '`"quantile"`): `None`, 0.9',
+            "the level of the papers' intervals; 0.9, the level of the conformal experiments "
+            "of Romano et al. (2019), leaves 10 % of the points outside to check locally",
+            _all(None, "local_calibration", "from_predictions", "fit_recalibration",
+                 "recalibrate")),
+    Default("proportions", '`"quantile"` (`fit_recalibration`, `recalibrate`)',
+            "the PIT map of Kuleshov et al. (2018), uncertainty-toolbox's quantile recalibrator",
+            _all("quantile", "fit_recalibration", "recalibrate")),
     Default("n_levels", "100 (`calibration_curve`)",
             "uncertainty-toolbox 0.1.1's `num_bins`: the scalars equal its miscalibration area, "
             "MACE and RMSCE", {"calibration_curve": 100}),

@@ -181,6 +181,9 @@ LONG_NAMES: dict[str, str] = {
     "uE2_recalibrated": "recalibrated uE^2 at the knots",
     "floor": "smallest recalibrated uE^2",
     "n_floored": "calibration points raised to the floor",
+    "score_quantile": "k-th smallest conformity score of the bin (conformal scale or CQR margin)",
+    "score_rank": "rank k = ceil((n + 1) level) of the score quantile",
+    "nominal": "nominal probability at the knots of the quantile recalibration map",
     # Monte Carlo studies
     "n_datasets": "datasets done",
     "n_undefined": "datasets whose interval could not be computed (counted not valid)",

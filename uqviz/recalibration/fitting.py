@@ -25,6 +25,12 @@ Four methods map the uncertainties ``uE`` of a dataset to new ones ``uE'``:
   value per block, a stratification that equal-count bins split (Pernot (2023); Pernot
   (2023, stratification)): validate them with ``binning="stratified"``.
 
+Three more methods repair the predictive distribution rather than ``uE`` (implemented in
+``uqviz/recalibration/distribution.py``, dispatched from here): ``"conformal"`` (split conformal
+intervals normalised by uE, Mondrian bins optional), ``"cqr"`` (conformalized quantile
+regression) and ``"quantile"`` (isotonic recalibration of the PIT); they add ``lower``,
+``upper`` (and ``quantiles``) and keep ``uE``.
+
 :func:`fit_recalibration` returns a :class:`Recalibration`; :func:`recalibrate` cross-fits
 (each of ``folds`` random folds recalibrated by a fit on the other folds), so that the result
 can be validated on the same data honestly.
@@ -48,6 +54,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import recalibration as recalibration_kernels
+from uqviz.recalibration import distribution
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
@@ -58,22 +65,33 @@ from uqviz.engine.warning_classes import BinningWarning
 
 __all__ = ["Recalibration", "fit_recalibration", "recalibrate", "METHODS", "MIN_BIN_COUNT"]
 
-METHODS = ("scaling", "linear", "bvs", "isotonic")
+METHODS = ("scaling", "linear", "bvs", "isotonic")  # the methods that map uE to a new uE
+#: every method: those of uE and those of the distribution (recalibration/distribution.py)
+ALL_METHODS = METHODS + distribution.METHODS
 MIN_BIN_COUNT = 10  # fewest calibration points of a BVS bin: a variance factor needs some
 _REQUIRED = {"scaling": ("factor",), "linear": ("a", "b", "u_min"), "bvs": ("factor",),
-             "isotonic": ("uE2", "uE2_recalibrated")}
+             "isotonic": ("uE2", "uE2_recalibrated"), **distribution.REQUIRED}
 _FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
              "linear": "uE' = a max(uE, u_min) + b, minimum Gaussian NLL, a >= 0",
              "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
-             "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2"}
+             "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2", **distribution.FORMULAS}
+_DISTRIBUTION_DEFAULTS = {"level": None, "levels": None, "binning": "equal_count",
+                          "proportions": "quantile"}
+
+
+def _formula(method, attrs):
+    return _FORMULAS[method].format(conditioning=attrs.get("conditioning", "uE"),
+                                    proportions=attrs.get("proportions", ""))
 
 
 # ---------------------------------------------------------------------------
 # option checks
 # ---------------------------------------------------------------------------
-def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False):
-    """Each option's own value first, then their combination."""
-    method = checks.choice("method", method, METHODS)
+def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False,
+                   **distribution_options):
+    """Each option's own value first, then their combination; the settings of a
+    distribution method (None for the methods of uE)."""
+    method = checks.choice("method", method, ALL_METHODS)
     n_bins = checks.optional_count("n_bins", n_bins)
     if cross:
         folds = checks.count("folds", folds, minimum=2)
@@ -82,12 +100,21 @@ def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=
         raise TypeError("conditioning must name a variable of the data (\"uE\" or a feature), "
                         "so that the recalibration can find it in new data; got "
                         f"{type(conditioning).__name__}")
+    if method in distribution.METHODS:
+        settings = distribution.check_options(method, conditioning=conditioning, n_bins=n_bins,
+                                              **distribution_options)
+        return method, conditioning, n_bins, folds, settings
+    given = [k for k, v in distribution_options.items()
+             if v is not None and not (isinstance(v, str) and v == _DISTRIBUTION_DEFAULTS[k])]
+    if given:
+        raise ValueError(f"{', '.join(given)}: only the distribution methods "
+                         f"{distribution.METHODS} take them (method={method!r})")
     if method != "bvs" and conditioning != "uE":
         raise ValueError(f"conditioning={conditioning!r}: method={method!r} recalibrates as a "
                          "function of uE; only method='bvs' bins on another variable")
     if method != "bvs" and n_bins is not None:
         raise ValueError(f"n_bins={n_bins}: only method='bvs' has bins (method={method!r})")
-    return method, conditioning, n_bins, folds
+    return method, conditioning, n_bins, folds, None
 
 
 def _arrays(ds, conditioning, method):
@@ -151,7 +178,8 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
             warnings.warn(f"method='bvs': {small} of {n} bins{where} hold fewer than "
                           f"{SMALL_BIN} points: their factors are noisy", BinningWarning,
                           stacklevel=4)
-        return {"factor": ("bin", factors)}, bin_coords(bins), {"n_bins": int(n)}
+        return ({"factor": ("bin", factors)}, bin_coords(bins),
+                {"n_bins": int(n), "binning": "equal_count"})
     _zero_variance(e, "calibration set" + where)
     if method == "scaling":
         return {"factor": ((), recalibration_kernels.scaling_factor(e, u))}, {}, {}
@@ -206,7 +234,7 @@ def _assign(ds, new, attrs):
 def _one_fit(params):
     """``{name: float ndarray}`` of a one-dataset parameters Dataset (tree padding dropped)."""
     method = params.attrs["method"]
-    if method in ("bvs", "isotonic"):
+    if method in ("bvs", "isotonic") + distribution.METHODS:
         key = _REQUIRED[method][0]
         if params[key].isnull().any():
             params = params.where(params[key].notnull(), drop=True)
@@ -229,7 +257,10 @@ class Recalibration:
         ``bin_upper``, ``bin_center``, ``count``), ``a``, ``b``, ``u_min``, ``nll`` (the
         minimum mean NLL without the constant ``ln sqrt(2 pi)``; ``"linear"``),
         ``uE2``, ``uE2_recalibrated`` on ``knot``, ``floor``, ``n_floored``
-        (``"isotonic"``); ``n_points``, the size of the calibration set. A leading
+        (``"isotonic"``); ``score_quantile``, ``score_rank`` on ``bin`` (``"conformal"``,
+        ``"cqr"``; attrs ``level``, ``binning``, ``n_bins``); ``observed``, ``nominal`` on
+        ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``); ``n_points``,
+        the size of the calibration set. A leading
         ``dataset`` dim when fitted on a DataTree (one fit per child).
 
     Attributes
@@ -253,7 +284,7 @@ class Recalibration:
             raise TypeError(f"parameters must be an xarray.Dataset, got "
                             f"{type(parameters).__name__}")
         method = parameters.attrs.get("method")
-        checks.choice("method", method, METHODS)
+        checks.choice("method", method, ALL_METHODS)
         missing = [v for v in _REQUIRED[method] if v not in parameters.variables]
         if missing:
             raise ValueError(f"parameters of method={method!r} lack {missing}")
@@ -272,19 +303,30 @@ class Recalibration:
         if self.datasets is None or name not in self.datasets:
             raise KeyError(f"{name!r}: the datasets fitted are {self.datasets}")
         params = self.parameters.sel(dataset=name).drop_vars("dataset")
-        if self.method in ("bvs", "isotonic"):  # drop the padding of the other children
+        if self.method in ("bvs", "isotonic") + distribution.METHODS:  # drop the padding
             params = params.where(params[_REQUIRED[self.method][0]].notnull(), drop=True)
         return Recalibration(parameters=params)
 
     def _attrs(self):
         attrs = {"method": self.method, "conditioning": self.conditioning,
-                 "recalibration": _FORMULAS[self.method].format(conditioning=self.conditioning)}
+                 "recalibration": _formula(self.method, self.parameters.attrs)}
+        if self.method in distribution.METHODS:
+            attrs.update(self._settings())
         if "n_bins" in self.parameters.attrs:
             attrs["n_bins"] = int(self.parameters.attrs["n_bins"])
         return attrs
 
+    def _settings(self):
+        """The settings of a distribution method, from the parameters' attrs."""
+        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins")
+        return {k: v for k, v in self.parameters.attrs.items() if k in keep}
+
     def _apply_one(self, ds, fit, where=""):
         check_dataset(ds)
+        if self.method in distribution.METHODS:
+            settings = self._settings()
+            return distribution.assign_outputs(
+                ds, distribution.apply_fit(ds, fit, settings, where), settings, self._attrs())
         u = np.asarray(ds["uE"].values, dtype=float)
         x = (conditioning_values(ds, self.conditioning, allow_constant=True)[1]
              if self.method == "bvs" else None)
@@ -306,7 +348,9 @@ class Recalibration:
         -------
         xarray.Dataset or xarray.DataTree
             ``data`` with ``uE`` replaced and ``uE_original`` added; attrs ``method``,
-            ``conditioning``, ``n_bins`` (``"bvs"``) and ``recalibration`` (the formula).
+            ``conditioning``, ``n_bins`` (``"bvs"``) and ``recalibration`` (the formula). The
+            distribution methods keep ``uE`` and add ``lower``, ``upper`` (and
+            ``quantiles``), as :func:`recalibrate`.
 
         Raises
         ------
@@ -347,6 +391,8 @@ class Recalibration:
 
     # -- display -----------------------------------------------------------------------
     def _summary(self, p):
+        if self.method in distribution.METHODS:
+            return distribution.summary(self.method, p)
         if self.method == "scaling":
             return f"s = {float(p['factor']):.4g}"
         if self.method == "linear":
@@ -362,7 +408,7 @@ class Recalibration:
         head = (f"Recalibration(method={self.method!r}, conditioning={self.conditioning!r}"
                 + (f", n_bins={int(self.parameters.attrs['n_bins'])}"
                    if "n_bins" in self.parameters.attrs else "") + ")")
-        lines = [head, "  " + _FORMULAS[self.method].format(conditioning=self.conditioning)]
+        lines = [head, "  " + _formula(self.method, self.parameters.attrs)]
         for name, p in self._fits.items():
             label = "fitted" if name is None else f"{name}: fitted"
             lines.append(f"  {label} on {int(p['n_points'])} points: {self._summary(p)}")
@@ -390,27 +436,48 @@ def _parameters(method, conditioning, e, u, x, n_bins, where=""):
     return params
 
 
-def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
+def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=None, levels=None,
+                      binning="equal_count", proportions="quantile"):
     r"""Fit a recalibration of the uncertainties on calibration data.
 
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
         Calibration data (``E``, ``uE``, features). A DataTree gives one fit per child.
-    method : {"scaling", "linear", "bvs", "isotonic"}
+    method : {"scaling", "linear", "bvs", "isotonic", "conformal", "cqr", "quantile"}
         ``"scaling"``: ``uE' = s uE``, ``s = sqrt(<Z^2>)`` (sigma scaling, NLL-optimal);
         ``"linear"``: ``uE' = a uE + b`` by minimum Gaussian NLL with ``a >= 0`` and
         ``uE' > 0`` on the calibration range (Palmer et al. (2022)), new ``uE`` below the
         range raised to its minimum; ``"bvs"``: bin-wise variance scaling, factor
         ``sqrt(<Z^2>)`` per equal-count bin of ``conditioning``; ``"isotonic"``:
         ``uE'^2`` = isotonic regression of ``E^2`` on ``uE^2`` (Busk et al. (2022)), with
-        a floor against zero variances. Formulas in the glossary, under Recalibration.
+        a floor against zero variances. The distribution methods (``uE`` kept, the new
+        forecast added): ``"conformal"``: the interval ``y_pred +- s uE``, ``s`` the
+        ``ceil((n + 1) level)``-th smallest ``|E|/uE`` (per Mondrian bin); ``"cqr"``: the
+        given quantiles ``(1 -+ level)/2`` (or interval at ``level``) widened by the
+        ``ceil((n + 1) level)``-th smallest ``max(q_lo - y, y - q_hi)``; ``"quantile"``: the
+        isotonic recalibration of the PIT (Kuleshov et al. (2018)). Formulas in the glossary,
+        under Recalibration.
     conditioning : str, default "uE"
-        The variable the ``"bvs"`` bins are cut on: ``"uE"`` or a feature (the other
-        methods are functions of ``uE``).
+        The variable the ``"bvs"`` bins (and the Mondrian bins of ``"conformal"``, ``"cqr"``)
+        are cut on: ``"uE"`` or a feature (the other methods are functions of ``uE``).
     n_bins : int, optional
-        ``"bvs"`` only: number of equal-count bins; default as :func:`uqviz.local_calibration`,
+        ``"bvs"``: number of equal-count bins; default as :func:`uqviz.local_calibration`,
         ``min(round(sqrt(M)), M // 100)``, at least 1. A bin needs at least 10 points.
+        ``"conformal"``, ``"cqr"``: Mondrian equal-count bins; default one bin (no Mondrian).
+    level : float, optional
+        ``"conformal"``, ``"cqr"``, ``"quantile"``: the nominal coverage in (0, 1) of the
+        central interval made; default None, 0.9.
+    levels : sequence of float, optional
+        ``"quantile"``: the levels of the recalibrated quantiles; default None, the 99 levels
+        0.01, ..., 0.99.
+    binning : {"equal_count", "stratified"}, default "equal_count"
+        ``"conformal"``, ``"cqr"``: ``"stratified"`` makes one Mondrian bin per distinct value
+        of ``conditioning`` (categories, crepes' ``bins``).
+    proportions : {"quantile", "interval"}, default "quantile"
+        ``"quantile"``: the observed proportions the isotonic map is fitted on: below each
+        quantile (the PIT; quantiles and the interval from them), or inside each central
+        interval (the interval at ``level`` only; uncertainty-toolbox's interval recalibrator).
 
     Returns
     -------
@@ -422,12 +489,18 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     ValueError
         Unknown method; ``conditioning`` or ``n_bins`` given to a method without bins; a
         conditioning feature missing; a calibration set too small for the bins (or under 2
-        points); a zero-variance fit (all errors 0, in the set or in a bin).
+        points); a zero-variance fit (all errors 0, in the set or in a bin); ``level``,
+        ``levels``, ``binning``, ``proportions`` given to a method that does not take them;
+        ``"cqr"`` on data without quantiles (or an interval) at ``level``, or with NaN or
+        crossed bounds.
 
     Warns
     -----
     BinningWarning
-        ``"bvs"`` bins below 100 points.
+        ``"bvs"`` bins below 100 points; equal-count bins that split tied values.
+    UnreliableWarning
+        ``"conformal"``, ``"cqr"``: a bin too small for ``level`` (``ceil((n + 1) level) >
+        n``): its intervals are the whole line.
 
     See Also
     --------
@@ -450,6 +523,25 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     Pernot (2023, BVS)); isotonic follows Busk et al. (2022), and stratifies the uncertainties
     (Pernot (2023, stratification)).
 
+    Conformal (Vovk et al. (2005); Papadopoulos et al. (2008); Mondrian, Boström et al.
+    (2017)): with the scores :math:`s_i = |E_i| / u_{E,i}` of the :math:`n` calibration points
+    of a bin and :math:`k = \lceil (n + 1) \ell \rceil`, the interval of a new point is
+    :math:`\hat y \pm s_{(k)} u_E` (:math:`\hat y = y - E`, 0 without ``y``). CQR (Romano
+    et al. (2019)): :math:`[q_{lo} - Q, q_{hi} + Q]`, :math:`Q` the :math:`k`-th smallest
+    :math:`\max(q_{lo} - y, y - q_{hi})`. Under exchangeability of the calibration points and
+    the new one, :math:`\ell \le P(y \in \text{interval}) \le \ell + 1/(n + 1)` (the
+    upper bound without tied scores): a marginal guarantee, which says nothing of the coverage
+    at a given uE or feature value (Mondrian bins give it per bin). :math:`k > n` gives
+    :math:`(-\infty, \infty)`. The level is read as the decimal it prints (0.9 is 9/10):
+    crepes' ``ConformalRegressor`` computes its rank in floating point and takes one rank more
+    when :math:`(n + 1)(1 - \ell)` is an integer and ``1 - level`` rounds down (0.9).
+    Quantile (Kuleshov et al. (2018)): on the 100 nominal :math:`p_j` of ``linspace(0, 1,
+    100)``, the observed :math:`\hat P_j = \#\{\mathrm{PIT}_i \le p_j\} / n` with
+    :math:`\mathrm{PIT} = \Phi(E/u_E)`; :math:`R^{-1}` is the isotonic regression of
+    :math:`p_j` on :math:`\hat P_j` (clipped), and the recalibrated quantile at
+    :math:`\tau` is :math:`\hat y + u_E \Phi^{-1}(R^{-1}(\tau))`, as uncertainty-toolbox
+    0.1.1's quantile recalibrator (which counts on :math:`-E`, ``y_pred - y_true``).
+
     References
     ----------
     - Laves et al. (2020): sigma scaling.
@@ -458,12 +550,20 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     - Pernot (2023, BVS): BVS and its validation by LZMS.
     - Busk et al. (2022): isotonic recalibration.
     - Pernot (2023, stratification): the stratification isotonic recalibration creates.
+    - Vovk et al. (2005), Papadopoulos et al. (2008), Boström et al. (2017): normalised and
+      Mondrian split conformal prediction.
+    - Romano et al. (2019): conformalized quantile regression.
+    - Kuleshov et al. (2018): quantile recalibration of the PIT.
 
     Full entries: :doc:`/docs/references`.
 
     Examples
     --------
     >>> import uqviz
+    >>> cal = uqviz.synthetic.nig(2000, nu=6, rng=0)
+    >>> conf = uqviz.fit_recalibration(cal, method="conformal", level=0.9)
+    >>> int(conf.parameters["score_rank"].item())  # ceil(2001 * 0.9)
+    1801
     >>> ds = uqviz.synthetic.nig(5000, nu=6, rng=0)
     >>> ds = ds.assign(uE=ds["uE"] / 2)
     >>> rec = uqviz.fit_recalibration(ds, method="bvs", n_bins=10)
@@ -473,12 +573,18 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     ...             .sel(statistic="ZMS").estimate), 6)
     1.0
     """
-    method, conditioning, n_bins, _ = _check_options(method, conditioning, n_bins)
+    method, conditioning, n_bins, _, settings = _check_options(
+        method, conditioning, n_bins, level=level, levels=levels, binning=binning,
+        proportions=proportions)
     pairs = datasets_of(data)
     fits = []
     for name, ds in pairs:
         where = "" if name is None else f" (dataset {name!r})"
         with naming_child(name):
+            if settings is not None:
+                check_dataset(ds)
+                fits.append(describe(distribution.fit_parameters(ds, settings, where), ds))
+                continue
             e, u, x = _arrays(ds, conditioning, method)
         fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
     if isinstance(data, xr.Dataset):
@@ -487,7 +593,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None):
     params = xr.concat(fits, dim=xr.DataArray(names, dims="dataset", name="dataset"),
                        coords="different", compat="equals", join="outer",
                        combine_attrs="drop_conflicts")
-    params.attrs.update({"method": method, "conditioning": conditioning})
+    params.attrs.update({"method": method, "conditioning": conditioning, **(settings or {})})
     return Recalibration(parameters=params)
 
 
@@ -499,9 +605,41 @@ def _fold_labels(m, folds, rng):
     return labels
 
 
-def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
+def _reissue_once(caught, folds):
+    """Each kind of warning caught in the folds' fits once, with the count of folds."""
+    kinds = {}
+    for w in caught:
+        key = re.sub(r" without fold \d+", "", str(w.message))
+        kinds.setdefault(key, [w.category, 0])[1] += 1
+    for text, (category, n) in kinds.items():
+        warnings.warn(f"{text} (in the fits of {n} of {folds} folds)", category, stacklevel=5)
+
+
+def _cross_fit_distribution(ds, labels, folds, settings, where):
+    """The distribution methods cross-fitted: fold k's forecast from a fit on the others."""
+    check_dataset(ds)
+
+    def fit_one(train, k):
+        params = distribution.fit_parameters(train, settings, f"{where} without fold {k}")
+        return _one_fit(params), settings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        new = distribution.fold_outputs(ds, labels, folds, fit_one)
+    _reissue_once(caught, folds)
+    attrs = {**settings, "folds": folds,
+             "recalibration": _formula(settings["method"], settings)
+             + f"; cross-fitted on {folds} folds"}
+    return distribution.assign_outputs(ds, new, settings, attrs)
+
+
+def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, settings=None):
     where = "" if name is None else f" (dataset {name!r})"
-    e, u, x = _arrays(ds, conditioning, method)
+    if settings is not None:
+        check_dataset(ds)
+        e, u, x = np.asarray(ds["E"].values), None, None
+    else:
+        e, u, x = _arrays(ds, conditioning, method)
     m = e.size
     if folds > m:
         raise ValueError(f"folds = {folds} is more than the {m} points of the data{where}")
@@ -510,6 +648,8 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
     if smallest < 2:
         raise ValueError(f"folds = {folds}: a fit on the other folds would use {smallest} of "
                          f"the {m} points of the data{where}; at least 2 are needed")
+    if settings is not None:
+        return _cross_fit_distribution(ds, labels, folds, settings, where)
     n_used = None
     if method == "bvs":  # one bin count for every fold, from the smallest calibration set
         n_used = _bvs_n_bins(smallest, n_bins)
@@ -527,22 +667,18 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name):
                       if isinstance(v, tuple)})
             with np.errstate(over="ignore", invalid="ignore"):
                 new[test] = _apply_arrays(method, p, u[test], None if x is None else x[test])
-    kinds = {}  # each kind of warning once, not once per fold
-    for w in caught:
-        key = re.sub(r" without fold \d+", "", str(w.message))
-        kinds.setdefault(key, [w.category, 0])[1] += 1
-    for text, (category, n) in kinds.items():
-        warnings.warn(f"{text} (in the fits of {n} of {folds} folds)", category, stacklevel=4)
+    _reissue_once(caught, folds)  # each kind of warning once, not once per fold
     _check_new(new, where)
     attrs = {"method": method, "folds": folds, "conditioning": conditioning,
              "recalibration": (_FORMULAS[method].format(conditioning=conditioning)
                                + f"; cross-fitted on {folds} folds")}
     if n_used is not None:
-        attrs["n_bins"] = int(n_used)
+        attrs.update({"n_bins": int(n_used), "binning": "equal_count"})
     return _assign(ds, new, attrs)
 
 
-def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None):
+def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None, level=None,
+                levels=None, binning="equal_count", proportions="quantile"):
     r"""Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
@@ -556,9 +692,10 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     data : xarray.Dataset or xarray.DataTree
         Data to recalibrate (``E``, ``uE``, features); a DataTree is recalibrated dataset by
         dataset.
-    method : {"scaling", "linear", "bvs", "isotonic"}
+    method : {"scaling", "linear", "bvs", "isotonic", "conformal", "cqr", "quantile"}
         The recalibration fitted on each fold's complement (required): sigma scaling, linear
-        ``a uE + b``, bin-wise variance scaling or isotonic regression, as in
+        ``a uE + b``, bin-wise variance scaling or isotonic regression of uE; conformal
+        intervals, CQR or quantile recalibration of the distribution, as in
         :func:`fit_recalibration`.
     folds : int, default 5
         Number of folds (>= 2, at most the number of points).
@@ -571,13 +708,28 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
         ``"bvs"``: the variable the bins are cut on.
     n_bins : int, optional
         ``"bvs"``: bins per fit (one count for every fold; default from the smallest
-        calibration set, as :func:`fit_recalibration`).
+        calibration set, as :func:`fit_recalibration`); ``"conformal"``, ``"cqr"``: Mondrian
+        equal-count bins per fit (default one bin).
+    level : float, optional
+        ``"conformal"``, ``"cqr"``, ``"quantile"``: nominal coverage of the interval made;
+        default None, 0.9.
+    levels : sequence of float, optional
+        ``"quantile"``: levels of the recalibrated quantiles; default None, 0.01, ..., 0.99.
+    binning : {"equal_count", "stratified"}, default "equal_count"
+        ``"conformal"``, ``"cqr"``: ``"stratified"``, one Mondrian bin per distinct value.
+    proportions : {"quantile", "interval"}, default "quantile"
+        ``"quantile"``: the proportions the isotonic map is fitted on, as
+        :func:`fit_recalibration`.
 
     Returns
     -------
     xarray.Dataset or xarray.DataTree
         ``data`` with the new ``uE`` and the old one as ``uE_original``; attrs ``method``,
-        ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``.
+        ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``. The
+        distribution methods keep ``uE`` and add ``lower``, ``upper`` (attrs ``level``;
+        absolute values of y, the prediction ``y - E``, 0 without ``y``) and, for
+        ``"quantile"``, ``quantiles`` (dims ``point``, ``level``); attrs ``level``,
+        ``forecast`` (``"interval"`` or ``"quantiles"``) and their options.
 
     Raises
     ------
@@ -608,7 +760,12 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     (Pernot (2023, stratification)).
 
     Cross-fitting: with folds :math:`F_1, \dots, F_K`, the points of :math:`F_k` get
-    :math:`u_E' = g_{-k}(u_E)`, :math:`g_{-k}` fitted on the other folds.
+    :math:`u_E' = g_{-k}(u_E)`, :math:`g_{-k}` fitted on the other folds. The conformal
+    intervals of fold :math:`k` come from the :math:`n_{-k}` points of the other folds: the
+    marginal coverage of the cross-fitted intervals lies between ``level`` and
+    ``level + 1/(n_{-k} + 1)`` under exchangeability (Vovk et al. (2005); Romano et al.
+    (2019)); the coverage in bins of uE or of a feature is not guaranteed (check it with
+    Mondrian bins or :func:`uqviz.local_calibration`).
 
     References
     ----------
@@ -618,12 +775,21 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     - Pernot (2023, BVS): BVS and its validation by LZMS.
     - Busk et al. (2022): isotonic recalibration.
     - Pernot (2023, stratification): the stratification isotonic recalibration creates.
+    - Vovk et al. (2005), Papadopoulos et al. (2008), Boström et al. (2017): normalised and
+      Mondrian split conformal prediction.
+    - Romano et al. (2019): conformalized quantile regression.
+    - Kuleshov et al. (2018): quantile recalibration of the PIT.
 
     Full entries: :doc:`/docs/references`.
 
     Examples
     --------
     >>> import uqviz
+    >>> data = uqviz.synthetic.nig(4000, nu=4, rng=1)
+    >>> out = uqviz.recalibrate(data, method="conformal", level=0.9, rng=0)
+    >>> inside = (out["E"] >= out["lower"]) & (out["E"] <= out["upper"])
+    >>> round(float(inside.mean()), 2), out.attrs["forecast"]
+    (0.9, 'interval')
     >>> ds = uqviz.synthetic.nig(4000, nu=6, rng=0)
     >>> ds = ds.assign(uE=ds["uE"] / 2)
     >>> out = uqviz.recalibrate(ds, method="isotonic", rng=0)
@@ -631,15 +797,16 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     ...                          .sel(statistic="ZMS").valid)
     (5, True)
     """
-    method, conditioning, n_bins, folds = _check_options(method, conditioning, n_bins,
-                                                         folds=folds, rng=rng, cross=True)
+    method, conditioning, n_bins, folds, settings = _check_options(
+        method, conditioning, n_bins, folds=folds, rng=rng, cross=True, level=level,
+        levels=levels, binning=binning, proportions=proportions)
     pairs = datasets_of(data)
     rngs = seeds.spawn(rng, len(pairs))
     outs = []
     for (name, ds), r in zip(pairs, rngs):
         with naming_child(name):
             out = _recalibrate_one(ds, r, method=method, folds=folds, conditioning=conditioning,
-                                   n_bins=n_bins, name=name)
+                                   n_bins=n_bins, name=name, settings=settings)
         out.attrs["rng"] = seeds.seed_attr(rng)
         outs.append((name, out))
     if isinstance(data, xr.Dataset):
