@@ -80,10 +80,12 @@ DEFAULTS: tuple[Default, ...] = (
              "extrapolate": "bootstrap", EVERY: "bca"}),
     Default("n_boot",
             "10 000 for one interval per statistic and dataset (`validate_average`, "
-            "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`)",
+            "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`, "
+            "`predictive_scores`, `compare_forecasts`)",
             "Pernot (2024a)",
             _all(10_000, "validate_average", "decimation_curve", "validate_simulated",
-                 "validate", "report", "proper_scores")),
+                 "validate", "report", "proper_scores", "predictive_scores",
+                 "compare_forecasts")),
     Default("n_boot",
             "5 000 per bin or per simulated set (`local_calibration`, `reliability`, "
             "`ordering_study`, `validation_probability`); 5 000 for `qce` (0: no interval)",
@@ -219,10 +221,12 @@ DEFAULTS: tuple[Default, ...] = (
     Default("levels",
             "`interval_coverage`: (0.5, 0.68, 0.9, 0.95, 0.99); `proper_scores` (check and "
             "interval scores): `None`, the 99 levels 0.01, ..., 0.99; `qce`: `None`, the 19 "
-            "levels 0.05, ..., 0.95",
-            "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's",
+            "levels 0.05, ..., 0.95; `predictive_scores`, `compare_forecasts`: `None`, every "
+            "level of a quantile forecast (the 99 levels of `proper_scores` for a std forecast)",
+            "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's; the "
+            "forecast as given",
             {"interval_coverage": (0.5, 0.68, 0.9, 0.95, 0.99),
-             **_all(None, "proper_scores", "qce")}),
+             **_all(None, "proper_scores", "qce", "predictive_scores", "compare_forecasts")}),
     Default("level",
             '`local_calibration(statistic="PICP")`: `None`, 0.95; `from_predictions`: `None` '
             '(no interval given)',
@@ -231,9 +235,12 @@ DEFAULTS: tuple[Default, ...] = (
     Default("n_levels", "100 (`calibration_curve`)",
             "uncertainty-toolbox 0.1.1's `num_bins`: the scalars equal its miscalibration area, "
             "MACE and RMSCE", {"calibration_curve": 100}),
-    Default("scores", '`("nll", "crps", "check", "interval")`',
-            "the four scoring rules of uncertainty-toolbox",
-            {"proper_scores": ("nll", "crps", "check", "interval")}),
+    Default("scores", '`("nll", "crps", "check", "interval")`; `predictive_scores`: `None`, '
+            'every score of the form of the forecast; `compare_forecasts`: `None`, every score '
+            'of both forms',
+            "the four scoring rules of uncertainty-toolbox; a forecast is scored as given",
+            {"proper_scores": ("nll", "crps", "check", "interval"),
+             **_all(None, "predictive_scores", "compare_forecasts")}),
 )
 
 
