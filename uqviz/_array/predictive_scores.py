@@ -61,10 +61,11 @@ def check_ensemble(y, members):
     --------
     >>> check_ensemble([0.0], [[1.0, 2.0]])[1].shape
     (1, 2)
-    >>> check_ensemble([0.0], [[1.0]])
-    Traceback (most recent call last):
-    ...
-    ValueError: samples: an ensemble of one member is a point forecast (its CRPS is the absolute error, the fair CRPS is undefined): give at least 2 members per point, got 1
+    >>> try:
+    ...     check_ensemble([0.0], [[1.0]])
+    ... except ValueError as exc:
+    ...     print(str(exc)[:59])
+    samples: an ensemble of one member is a point forecast (its
     """
     y = np.ascontiguousarray(y, dtype=float)
     x = np.ascontiguousarray(members, dtype=float)
@@ -93,10 +94,11 @@ def check_quantiles(y, quantiles, levels):
 
     Examples
     --------
-    >>> check_quantiles([0.0], [[1.0, 0.5]], [0.1, 0.9])
-    Traceback (most recent call last):
-    ...
-    ValueError: quantiles: 1 point(s) with crossing quantiles (a quantile below that of a lower level); repair them (uqviz.from_predictions counts and sorts them) or drop those points
+    >>> try:
+    ...     check_quantiles([0.0], [[1.0, 0.5]], [0.1, 0.9])
+    ... except ValueError as exc:
+    ...     print(str(exc)[:45])
+    quantiles: 1 point(s) with crossing quantiles
     """
     y = np.ascontiguousarray(y, dtype=float)
     q = np.ascontiguousarray(quantiles, dtype=float)
@@ -176,10 +178,11 @@ def check_levels_pairs(levels, *, median=True, score="weighted interval score"):
 
     Examples
     --------
-    >>> check_levels_pairs(np.array([0.1, 0.5, 0.8]))
-    Traceback (most recent call last):
-    ...
-    ValueError: levels: the weighted interval score needs levels symmetric about 0.5 (tau and 1 - tau) and the median 0.5: 2 level(s) without their mirror [0.1, 0.8]
+    >>> try:
+    ...     check_levels_pairs(np.array([0.1, 0.5, 0.8]))
+    ... except ValueError as exc:
+    ...     print(str(exc).split(": ")[-1])
+    2 level(s) without their mirror [0.1, 0.8]
     """
     pairs, med, lonely = central_pairs(levels)
     if lonely or (median and med < 0) or not pairs:

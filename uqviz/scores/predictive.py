@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import predictive_scores as kernels
+from uqviz._array import predictive_scores as predictive_scores_kernels
 from uqviz._array import scores as score_kernels
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
@@ -61,7 +61,7 @@ def _form_scores(form, scores, ds, levels):
     if scores is None:
         if form == "quantiles":
             tau = _quantile_levels(ds, levels)
-            pairs, med, lonely = kernels.central_pairs(tau)
+            pairs, med, lonely = predictive_scores_kernels.central_pairs(tau)
             return tuple(s for s in applies
                          if (s != "interval" or pairs) and (s != "wis" or (
                              pairs and med >= 0 and not lonely)))
@@ -83,7 +83,7 @@ def _quantile_levels(ds, levels):
     if levels is None:
         return given
     missing = [float(t) for t in levels
-               if not np.any(np.abs(given - t) <= kernels.LEVEL_TOL)]
+               if not np.any(np.abs(given - t) <= predictive_scores_kernels.LEVEL_TOL)]
     if missing:
         raise ValueError(f"levels: {len(missing)} level(s) not among the given quantile levels "
                          f"{given.tolist()}: {missing}")
@@ -122,7 +122,7 @@ def _point_scores(ds, scores, levels):
             raise ValueError("a forecast given as 'samples' needs the variable samples (dims "
                              "point, sample)")
         x = ds["samples"].transpose("point", ...).values
-        plain, fair = kernels.crps_ensemble_pair(y, x)
+        plain, fair = predictive_scores_kernels.crps_ensemble_pair(y, x)
         cols = {"crps": plain, "crps_fair": fair}
     elif form == "interval":
         for v in ("lower", "upper"):
@@ -133,29 +133,31 @@ def _point_scores(ds, scores, levels):
         if level is None:
             raise ValueError("a forecast given as 'interval' needs its nominal coverage: "
                              "attrs['level'] of lower (or of the dataset)")
-        y, lo, hi, level = kernels.check_interval(y, ds["lower"].values, ds["upper"].values,
-                                                  level)
-        cols = {"interval": kernels.interval_score(y, lo, hi, level)}
+        y, lo, hi, level = predictive_scores_kernels.check_interval(
+            y, ds["lower"].values, ds["upper"].values, level)
+        cols = {"interval": predictive_scores_kernels.interval_score(y, lo, hi, level)}
         extra = {"level": float(level)}
     else:  # quantiles
         tau = _quantile_levels(ds, levels)
         q_all = ds["quantiles"].transpose("point", "level")
         given = np.asarray(ds["level"].values, dtype=float)
         idx = [int(np.argmin(np.abs(given - t))) for t in tau]
-        y, q, tau = kernels.check_quantiles(y, q_all.values[:, idx], tau)
+        y, q, tau = predictive_scores_kernels.check_quantiles(y, q_all.values[:, idx], tau)
         if "crps" in names:
-            cols["crps"] = kernels.crps_quantiles(y, q, tau)
+            cols["crps"] = predictive_scores_kernels.crps_quantiles(y, q, tau)
         if "check" in names:
-            level_cols = kernels.quantile_scores(y, q, tau)
+            level_cols = predictive_scores_kernels.quantile_scores(y, q, tau)
             cols["check"] = level_cols.mean(axis=1)
         if "interval" in names:
-            pairs, _ = kernels.check_levels_pairs(tau, median=False, score="interval score")
+            pairs, _ = predictive_scores_kernels.check_levels_pairs(tau, median=False,
+                                                                    score="interval score")
             lo = q[:, [i for i, _ in pairs]]
             hi = q[:, [j for _, j in pairs]]
             p = np.array([tau[j] - tau[i] for i, j in pairs])
-            cols["interval"] = kernels.interval_score(y, lo, hi, p).mean(axis=1)
+            inter = predictive_scores_kernels.interval_score(y, lo, hi, p)
+            cols["interval"] = inter.mean(axis=1)
         if "wis" in names:
-            cols["wis"] = kernels.weighted_interval_score(y, q, tau)
+            cols["wis"] = predictive_scores_kernels.weighted_interval_score(y, q, tau)
         extra = {"levels": tau}
     return form, names, np.column_stack([cols[s] for s in names]), tau, level_cols, extra
 
