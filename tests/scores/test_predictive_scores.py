@@ -290,6 +290,12 @@ def test_nan_members_are_counted():
     ds = _dataset(_in("crps", "small")["y"], "samples", samples=x)
     with pytest.raises(ValueError, match=r"2 point\(s\) with a non-finite \(NaN or inf\) member"):
         uqviz.predictive_scores(ds, n_boot=0)
+    x[[0, 1, 2], [0, 4, 9]] = [-np.inf, np.inf, np.nan]
+    y = _in("crps", "small")["y"].copy()
+    y[10] = np.nan
+    with pytest.raises(ValueError, match=r"5 point\(s\) with a non-finite \(NaN or inf\) "
+                                         r"member, 1 with a non-finite y"):
+        K.crps_ensemble_pair(y, x)
 
 
 def test_wis_needs_symmetric_levels_with_the_median():

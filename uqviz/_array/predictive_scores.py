@@ -54,8 +54,9 @@ def _count_rows(bad):
     return int(np.count_nonzero(bad.any(axis=-1) if bad.ndim > 1 else bad))
 
 
-def check_ensemble(y, members):
-    """``(y, members)`` as float64 arrays of shapes (n,) and (n, m), m >= 2, all finite.
+def check_ensemble(y, members, *, finite=True):
+    """``(y, members)`` as float64 arrays of shapes (n,) and (n, m), m >= 2, all finite
+    (``finite=False``: the caller checks, as :func:`crps_ensemble_pair` on the sorted members).
 
     Examples
     --------
@@ -76,8 +77,18 @@ def check_ensemble(y, members):
         raise ValueError("samples: an ensemble of one member is a point forecast (its CRPS is "
                          "the absolute error, the fair CRPS is undefined): give at least 2 "
                          f"members per point, got {x.shape[1]}")
-    _check_finite(y, x, "samples", "member")
+    if finite:
+        _check_finite(y, x, "samples", "member")
     return y, x
+
+
+def _raise_nonfinite_members(y, sorted_x):
+    """The finite check of sorted rows: a NaN sorts last, -inf first, +inf last."""
+    bad_x = int(np.count_nonzero(~(np.isfinite(sorted_x[:, 0]) & np.isfinite(sorted_x[:, -1]))))
+    bad_y = int(np.count_nonzero(~np.isfinite(y)))
+    if bad_x or bad_y:
+        raise ValueError(f"samples: {bad_x} point(s) with a non-finite (NaN or inf) member, "
+                         f"{bad_y} with a non-finite y")
 
 
 def _check_finite(y, x, what, unit):
@@ -86,6 +97,32 @@ def _check_finite(y, x, what, unit):
     if bad_y or bad_x:
         raise ValueError(f"{what}: {bad_x} point(s) with a non-finite (NaN or inf) {unit}, "
                          f"{bad_y} with a non-finite y")
+
+
+@njit(nogil=True, cache=True)
+def _row_flags(row):  # pragma: no cover - compiled
+    """(a non-finite value, a decrease) in one row."""
+    bad = False
+    cross = False
+    for j in range(row.size):
+        if not np.isfinite(row[j]):
+            bad = True
+        elif j > 0 and row[j] < row[j - 1]:
+            cross = True
+    return bad, cross
+
+
+@njit(nogil=True, parallel=True, cache=True)
+def _quantile_rows_numba(q):  # pragma: no cover - compiled
+    """Counts of the rows with a non-finite value and of those that decrease somewhere."""
+    n = q.shape[0]
+    bad = np.zeros(n, dtype=np.int64)
+    cross = np.zeros(n, dtype=np.int64)
+    for i in prange(n):
+        b, c = _row_flags(q[i])
+        bad[i] = b
+        cross[i] = c
+    return bad.sum(), cross.sum()
 
 
 def check_quantiles(y, quantiles, levels):
@@ -110,8 +147,16 @@ def check_quantiles(y, quantiles, levels):
         raise ValueError(f"levels must be probabilities in (0, 1), got {t.tolist()}")
     if np.any(np.diff(t) <= 0):
         raise ValueError(f"levels must be strictly increasing, got {t.tolist()}")
-    _check_finite(y, q, "quantiles", "quantile")
-    crossing = _count_rows(np.diff(q, axis=1) < 0)
+    if USE_NUMBA:
+        bad_q, crossing = (int(v) for v in _quantile_rows_numba(q))
+    else:
+        bad_q = _count_rows(~np.isfinite(q))
+        with np.errstate(invalid="ignore"):
+            crossing = _count_rows(np.diff(q, axis=1) < 0)
+    bad_y = int(np.count_nonzero(~np.isfinite(y)))
+    if bad_q or bad_y:
+        raise ValueError(f"quantiles: {bad_q} point(s) with a non-finite (NaN or inf) quantile, "
+                         f"{bad_y} with a non-finite y")
     if crossing:
         raise ValueError(f"quantiles: {crossing} point(s) with crossing quantiles (a quantile "
                          "below that of a lower level); repair them (uqviz.from_predictions "
@@ -224,6 +269,7 @@ def _ensemble_sums_numba(sorted_x, y):  # pragma: no cover - compiled
 def _ensemble_sums(y, x, use_numba):
     """``sum_j |x_j - y|`` and ``sum_j (2j - m + 1) (x_(j) - y)`` (j from 0, sorted x)."""
     s = np.sort(x, axis=1)
+    _raise_nonfinite_members(y, s)
     if _use_numba(use_numba):
         return _ensemble_sums_numba(s, y)
     m = x.shape[1]
@@ -273,7 +319,7 @@ def crps_ensemble_pair(y, members, *, use_numba=None):
     >>> round(float(p[0]), 12), round(float(f[0]), 12)
     (0.388888888889, 0.166666666667)
     """
-    y, x = check_ensemble(y, members)
+    y, x = check_ensemble(y, members, finite=False)
     m = x.shape[1]
     a, b = _ensemble_sums(y, x, use_numba)
     mean_abs = a / m

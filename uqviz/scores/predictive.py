@@ -142,7 +142,8 @@ def _point_scores(ds, scores, levels):
         q_all = ds["quantiles"].transpose("point", "level")
         given = np.asarray(ds["level"].values, dtype=float)
         idx = [int(np.argmin(np.abs(given - t))) for t in tau]
-        y, q, tau = predictive_scores_kernels.check_quantiles(y, q_all.values[:, idx], tau)
+        q = q_all.values if idx == list(range(given.size)) else q_all.values[:, idx]
+        y, q, tau = predictive_scores_kernels.check_quantiles(y, q, tau)
         if "crps" in names:
             cols["crps"] = predictive_scores_kernels.crps_quantiles(y, q, tau)
         if "check" in names:
