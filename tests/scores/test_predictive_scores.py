@@ -182,6 +182,21 @@ def test_numpy_and_numba_paths_give_the_same_numbers():
                                rtol=1e-12, atol=1e-13)
 
 
+@pytest.mark.skipif(not USE_NUMBA, reason="numba not installed")
+def test_threaded_blocks_of_large_ensembles_give_the_numbers_of_one_block():
+    rng = np.random.default_rng(12)
+    n, m = 20_000, 64
+    assert n * m >= K.THREADED_ABOVE
+    y = rng.normal(size=n)
+    x = np.round(rng.normal(size=(n, m)) * 8) / 8
+    for a, b in zip(K.crps_ensemble_pair(y, x, use_numba=True),
+                    K.crps_ensemble_pair(y, x, use_numba=False)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+    x[[5, 15_000, 19_999], [0, 63, 7]] = [np.nan, np.inf, -np.inf]
+    with pytest.raises(ValueError, match=r"3 point\(s\) with a non-finite"):
+        K.crps_ensemble_pair(y, x, use_numba=True)
+
+
 # ------------------------------------------------------------------------------------
 # predictive_scores
 # ------------------------------------------------------------------------------------

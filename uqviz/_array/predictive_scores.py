@@ -6,7 +6,9 @@ oriented (smaller is better) and in the units of y. Inputs are float arrays: the
 observations ``y`` (shape (n,)) and the forecast of each point (members, quantiles or
 bounds along the last axis). The numpy and numba paths give the same numbers to
 rounding (sums taken in another order); ``use_numba=None`` takes numba when it is
-installed and not disabled (``UQVIZ_DISABLE_NUMBA=1``).
+installed and not disabled (``UQVIZ_DISABLE_NUMBA=1``). With numba, large ensembles are
+sorted and reduced by blocks of rows on numba's threads (each row alone: the numbers do not
+depend on the number of threads).
 
 - :func:`crps_ensemble`: the CRPS of the empirical distribution of m members (plain)
   and the fair CRPS (Ferro 2014), by the sorted-members formula, O(m log m) per point;
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uqviz._array.jit import USE_NUMBA, njit, prange
+from uqviz._array.jit import USE_NUMBA, get_num_threads, njit, prange
 
 __all__ = ["crps_ensemble", "crps_ensemble_pair", "quantile_scores", "crps_quantiles",
            "interval_score", "weighted_interval_score", "central_pairs", "check_ensemble",
@@ -266,8 +268,58 @@ def _ensemble_sums_numba(sorted_x, y):  # pragma: no cover - compiled
     return a, b
 
 
+@njit(nogil=True, cache=True, error_model="numpy")
+def _ensemble_sums_serial(sorted_x, y, a, b):  # pragma: no cover - compiled
+    """:func:`_ensemble_sums_numba` on one thread, into ``a`` and ``b`` (a block of rows)."""
+    n, m = sorted_x.shape
+    for i in range(n):
+        yi = y[i]
+        sa = 0.0
+        sb = 0.0
+        for j in range(m):
+            d = sorted_x[i, j] - yi
+            sa += abs(d)
+            sb += (2.0 * j - m + 1.0) * d
+        a[i] = sa
+        b[i] = sb
+
+
+#: ensembles of at least this many values are sorted and reduced by blocks of rows on
+#: numba's threads (numpy's sort and the kernel release the GIL)
+THREADED_ABOVE = 2**20
+
+
+def _ensemble_sums_threaded(y, x, n_threads):
+    """Sort and reduce blocks of rows on ``n_threads`` threads (same numbers as one block:
+    each row is sorted and summed alone)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    n = x.shape[0]
+    a = np.empty(n)
+    b = np.empty(n)
+    edges = np.linspace(0, n, 4 * n_threads + 1).astype(np.int64)
+    bad = np.zeros(len(edges) - 1, dtype=np.int64)
+
+    def block(k):
+        lo, hi = edges[k], edges[k + 1]
+        s = np.sort(x[lo:hi], axis=1)
+        bad[k] = np.count_nonzero(~(np.isfinite(s[:, 0]) & np.isfinite(s[:, -1])))
+        _ensemble_sums_serial(s, y[lo:hi], a[lo:hi], b[lo:hi])
+
+    with ThreadPoolExecutor(n_threads) as pool:
+        list(pool.map(block, range(len(edges) - 1)))
+    return a, b, int(bad.sum())
+
+
 def _ensemble_sums(y, x, use_numba):
     """``sum_j |x_j - y|`` and ``sum_j (2j - m + 1) (x_(j) - y)`` (j from 0, sorted x)."""
+    if _use_numba(use_numba) and x.size >= THREADED_ABOVE and get_num_threads() > 1:
+        a, b, bad_x = _ensemble_sums_threaded(y, x, get_num_threads())
+        bad_y = int(np.count_nonzero(~np.isfinite(y)))
+        if bad_x or bad_y:
+            raise ValueError(f"samples: {bad_x} point(s) with a non-finite (NaN or inf) "
+                             f"member, {bad_y} with a non-finite y")
+        return a, b
     s = np.sort(x, axis=1)
     _raise_nonfinite_members(y, s)
     if _use_numba(use_numba):
