@@ -434,11 +434,8 @@ def _pinball_sums_numba(y, q, t):  # pragma: no cover - compiled
         yi = y[i]
         s = 0.0
         for j in range(k):
-            qj = q[i, j]
-            if yi < qj:
-                s += (1.0 - t[j]) * (qj - yi)
-            else:
-                s += t[j] * (yi - qj)
+            d = q[i, j] - yi  # (1 - tau) d if y < q, else tau (y - q) = -tau d: the same digits
+            s += d * ((1.0 if d > 0.0 else 0.0) - t[j])
         out[i] = s
     return out
 
