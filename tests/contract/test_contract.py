@@ -464,6 +464,21 @@ def _mv_arrays():
     return y, mean, scale
 
 
+def _quantile_forecast():
+    """The small dataset with normal quantiles of y at five levels (issue 23's data model:
+    ``y``, ``quantiles`` on ``level``, ``attrs["forecast"]``)."""
+    from scipy import stats
+
+    ds = _data("dataset")
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = 1.0 + ds["uE"].values[:, None] * stats.norm.ppf(levels)[None, :]
+    out = ds.drop_vars("y").assign(y=("point", ds["E"].values + 1.0),  # prediction 1
+                                   quantiles=(("point", "level"), q))
+    out = out.assign_coords(level=levels)
+    out.attrs["forecast"] = "quantiles"
+    return out
+
+
 # results of functions not taking E/uE data: (id, qualified name, builder -> (args, kwargs))
 def _local():
     with warnings.catch_warnings():
@@ -481,6 +496,9 @@ OTHER_CALLS = {
     "qce": ("uqviz.qce", lambda: (_mv_arrays(), dict(n_bins=4, n_boot=50, ci=0.9, rng=1))),
     "nees": ("uqviz.nees", lambda: (_mv_arrays(), {})),
     "nees_test": ("uqviz.nees_test", lambda: (_mv_arrays(), dict(ci=0.9))),
+    "predictive_scores[quantiles]": ("uqviz.predictive_scores",
+                                     lambda: ((_quantile_forecast(),),
+                                              dict(n_boot=50, ci=0.9, rng=1))),
     "compare_forecasts": ("uqviz.compare_forecasts",
                           lambda: ((_data("dataset"),
                                     _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])),

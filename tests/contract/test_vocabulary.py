@@ -98,25 +98,9 @@ EXTRA_CALLS = {
         "uqviz.ordering_study",
         lambda: ((_small(),), dict(conditioning="x", n_bins=2, n_orderings=3, n_boot=50,
                                    common_bootstrap=False, rng=1, progress=False))),
-    "predictive_scores[quantiles]": (
-        "uqviz.predictive_scores", lambda: ((_quantile_forecast(),), dict(n_boot=50, rng=1))),
     "fit_recalibration[isotonic]": (
         "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="isotonic"))),
 }
-
-
-def _quantile_forecast():
-    """The small dataset with normal quantiles of y at five levels (issue 23's data model)."""
-    from scipy import stats
-
-    ds = _small()
-    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
-    y = ds["E"].values + 1.0  # y - E = prediction 1
-    q = 1.0 + ds["uE"].values[:, None] * stats.norm.ppf(levels)[None, :]
-    out = ds.drop_vars("y").assign(y=("point", y), quantiles=(("point", "level"), q))
-    out = out.assign_coords(level=levels)
-    out.attrs["forecast"] = "quantiles"
-    return out
 
 
 @functools.lru_cache(maxsize=None)

@@ -229,6 +229,7 @@ UNITS: dict[str, int] = {
     "rmse": 1, "rmse_lower": 1, "rmse_upper": 1, "rmv": 1, "mpiw": 1,
     "sharpness": 1, "sharpness_lower": 1, "sharpness_upper": 1, "uE_threshold": 1,
     "b": 1, "u_min": 1, "uE2": 2, "uE2_recalibrated": 2, "floor": 2,
+    "check": 1, "check_lower": 1, "check_upper": 1,
 }
 
 #: power of E's units of a statistic (absent: dimensionless; None: no unit, as a logarithm)

@@ -441,11 +441,14 @@ def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
 
     Parameters
     ----------
-    a, b : xarray.Dataset or xarray.DataTree
-        Two forecasts of the same points (datasets of :func:`uqviz.from_predictions`, any
-        form each); where both hold ``y``, it must be the same (the count of points where it
-        differs is the error), else only the number of points is checked. Two DataTrees are
-        compared child by child (same child names), on dim ``dataset``.
+    a : xarray.Dataset or xarray.DataTree
+        The first forecast (a dataset of :func:`uqviz.from_predictions`, any form); a
+        DataTree is compared with ``b`` child by child (same child names), on dim
+        ``dataset``.
+    b : xarray.Dataset or xarray.DataTree
+        The second forecast of the same points (any form); where both hold ``y``, it must be
+        the same (the count of points where it differs is the error), else only the number
+        of points is checked.
     scores : sequence of str, optional
         Scores that apply to both forms (:func:`predictive_scores`); default all of them.
     levels : sequence of float, optional
