@@ -35,7 +35,8 @@ from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
                              validate, validate_simulated)
 from uqviz.reporting import report
-from uqviz.scores import calibration_curve, interval_coverage, proper_scores
+from uqviz.scores import (calibration_curve, compare_forecasts, interval_coverage,
+                          predictive_scores, proper_scores)
 
 from uqviz._version import __version__  # a leaf module: experiments/storage.py reads it too
 
@@ -52,6 +53,7 @@ __all__ = sorted([
     "BinningWarning", "DataWarning", "NumbaMissingWarning", "NumericalWarning",
     "UnreliableWarning", "UqvizWarning",
     "Recalibration", "acf", "binned_errors", "calibration_curve", "check_dataset",
+    "compare_forecasts", "predictive_scores",
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",

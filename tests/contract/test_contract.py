@@ -119,6 +119,8 @@ POSITIONAL_ALLOWED = {
         "the computation stored is the subject of the call, beside its file (a cache, "
         "as functools.cache(func))",
     ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
+    ("uqviz.compare_forecasts", "a"): "the two forecasts compared are both the data (a, b)",
+    ("uqviz.compare_forecasts", "b"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
     ("uqviz.generative.Generative", "name"): "a record (dataclass) built by the factories",
     ("uqviz.generative.Generative", "kind"): "a record (dataclass) built by the factories",
@@ -333,6 +335,8 @@ EUE_CALLS = {
     "calibration_curve": dict(n_levels=20, kind="quantile", generative="normal", ci=0.9),
     "proper_scores": dict(scores=("nll", "crps", "check", "interval"), generative="t6",
                           levels=(0.5, 0.9), n_boot=50, ci=0.9, method="percentile", rng=1),
+    "predictive_scores": dict(scores=("nll", "crps", "check", "interval"), levels=(0.5, 0.9),
+                              n_boot=50, ci=0.9, method="percentile", rng=1),
     "ConditionalExplorer": dict(n_bins=4, n_boot=50, rng=1),
     "ReferenceExplorer": dict(n_bins=4, n_mc=20, n_boot=50, rng=1),
     "fit_histogram": {},  # a plot: takes the data and a distribution_shapes result
@@ -460,6 +464,21 @@ def _mv_arrays():
     return y, mean, scale
 
 
+def _quantile_forecast():
+    """The small dataset with normal quantiles of y at five levels (issue 23's data model:
+    ``y``, ``quantiles`` on ``level``, ``attrs["forecast"]``)."""
+    from scipy import stats
+
+    ds = _data("dataset")
+    levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
+    q = 1.0 + ds["uE"].values[:, None] * stats.norm.ppf(levels)[None, :]
+    out = ds.drop_vars("y").assign(y=("point", ds["E"].values + 1.0),  # prediction 1
+                                   quantiles=(("point", "level"), q))
+    out = out.assign_coords(level=levels)
+    out.attrs["forecast"] = "quantiles"
+    return out
+
+
 # results of functions not taking E/uE data: (id, qualified name, builder -> (args, kwargs))
 def _local():
     with warnings.catch_warnings():
@@ -477,6 +496,14 @@ OTHER_CALLS = {
     "qce": ("uqviz.qce", lambda: (_mv_arrays(), dict(n_bins=4, n_boot=50, ci=0.9, rng=1))),
     "nees": ("uqviz.nees", lambda: (_mv_arrays(), {})),
     "nees_test": ("uqviz.nees_test", lambda: (_mv_arrays(), dict(ci=0.9))),
+    "predictive_scores[quantiles]": ("uqviz.predictive_scores",
+                                     lambda: ((_quantile_forecast(),),
+                                              dict(n_boot=50, ci=0.9, rng=1))),
+    "compare_forecasts": ("uqviz.compare_forecasts",
+                          lambda: ((_data("dataset"),
+                                    _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])),
+                                   dict(scores=("crps", "interval"), levels=(0.5, 0.9),
+                                        n_boot=50, ci=0.9, method="percentile", rng=1))),
     "nig_skewness_curve": ("uqviz.nig_skewness_curve",
                            lambda: ((), dict(nu=(4.0, 6.0), size=2000, rng=1))),
     "statistic_bias": ("uqviz.statistic_bias",

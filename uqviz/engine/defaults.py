@@ -80,10 +80,12 @@ DEFAULTS: tuple[Default, ...] = (
              "extrapolate": "bootstrap", EVERY: "bca"}),
     Default("n_boot",
             "10 000 for one interval per statistic and dataset (`validate_average`, "
-            "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`)",
+            "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`, "
+            "`predictive_scores`, `compare_forecasts`)",
             "Pernot (2024a)",
             _all(10_000, "validate_average", "decimation_curve", "validate_simulated",
-                 "validate", "report", "proper_scores")),
+                 "validate", "report", "proper_scores", "predictive_scores",
+                 "compare_forecasts")),
     Default("n_boot",
             "5 000 per bin or per simulated set (`local_calibration`, `reliability`, "
             "`ordering_study`, `validation_probability`); 5 000 for `qce` (0: no interval)",
@@ -221,17 +223,21 @@ DEFAULTS: tuple[Default, ...] = (
             "`interval_coverage`: (0.5, 0.68, 0.9, 0.95, 0.99); `proper_scores` (check and "
             "interval scores): `None`, the 99 levels 0.01, ..., 0.99; `qce`: `None`, the 19 "
             "levels 0.05, ..., 0.95; `fit_recalibration`, `recalibrate` (`\"quantile\"`): "
-            "`None`, the 99 levels 0.01, ..., 0.99",
-            "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's",
+            "`None`, the 99 levels 0.01, ..., 0.99; `predictive_scores`, `compare_forecasts`: "
+            "`None`, every level of a quantile forecast (the 99 levels of `proper_scores` for a "
+            "std forecast)",
+            "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's; the "
+            "forecast as given",
             {"interval_coverage": (0.5, 0.68, 0.9, 0.95, 0.99),
-             **_all(None, "proper_scores", "qce", "fit_recalibration", "recalibrate")}),
+             **_all(None, "proper_scores", "qce", "fit_recalibration", "recalibrate",
+                    "predictive_scores", "compare_forecasts")}),
     Default("level",
             '`local_calibration(statistic="PICP")`: `None`, 0.95; `from_predictions`: `None` '
-            '(no interval given); `fit_recalibration`, `recalibrate` (`"conformal"`, `"cqr"`, '
-            '`"quantile"`): `None`, 0.9',
+            '(no interval given), and `read_csv`; `fit_recalibration`, `recalibrate` '
+            '(`"conformal"`, `"cqr"`, `"quantile"`): `None`, 0.9',
             "the level of the papers' intervals; 0.9, the level of the conformal experiments "
             "of Romano et al. (2019), leaves 10 % of the points outside to check locally",
-            _all(None, "local_calibration", "from_predictions", "fit_recalibration",
+            _all(None, "local_calibration", "from_predictions", "read_csv", "fit_recalibration",
                  "recalibrate")),
     Default("proportions", '`"quantile"` (`fit_recalibration`, `recalibrate`)',
             "the PIT map of Kuleshov et al. (2018), uncertainty-toolbox's quantile recalibrator",
@@ -239,9 +245,12 @@ DEFAULTS: tuple[Default, ...] = (
     Default("n_levels", "100 (`calibration_curve`)",
             "uncertainty-toolbox 0.1.1's `num_bins`: the scalars equal its miscalibration area, "
             "MACE and RMSCE", {"calibration_curve": 100}),
-    Default("scores", '`("nll", "crps", "check", "interval")`',
-            "the four scoring rules of uncertainty-toolbox",
-            {"proper_scores": ("nll", "crps", "check", "interval")}),
+    Default("scores", '`("nll", "crps", "check", "interval")`; `predictive_scores`: `None`, '
+            'every score of the form of the forecast; `compare_forecasts`: `None`, every score '
+            'of both forms',
+            "the four scoring rules of uncertainty-toolbox; a forecast is scored as given",
+            {"proper_scores": ("nll", "crps", "check", "interval"),
+             **_all(None, "predictive_scores", "compare_forecasts")}),
 )
 
 

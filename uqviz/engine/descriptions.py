@@ -171,6 +171,15 @@ LONG_NAMES: dict[str, str] = {
     "dispersion": "dispersion sd(uE)/<uE>",
     "dispersion_lower": "lower limit of the confidence interval of the dispersion",
     "dispersion_upper": "upper limit of the confidence interval of the dispersion",
+    "forecast": "form of the forecast scored (samples, quantiles, interval, std, variance)",
+    "check": "quantile (pinball) score at the level",
+    "check_lower": "lower limit of the confidence interval of the quantile score",
+    "check_upper": "upper limit of the confidence interval of the quantile score",
+    "score_a": "mean score of forecast a",
+    "score_b": "mean score of forecast b",
+    "comparison": "which forecast scores better: the interval of a - b decides",
+    "forecast_a": "form of forecast a",
+    "forecast_b": "form of forecast b",
     # recalibration parameters
     "factor": "scaling factor of uE",
     "a": "slope a of uE' = a max(uE, u_min) + b",
@@ -223,6 +232,7 @@ UNITS: dict[str, int] = {
     "rmse": 1, "rmse_lower": 1, "rmse_upper": 1, "rmv": 1, "mpiw": 1,
     "sharpness": 1, "sharpness_lower": 1, "sharpness_upper": 1, "uE_threshold": 1,
     "b": 1, "u_min": 1, "uE2": 2, "uE2_recalibrated": 2, "floor": 2,
+    "check": 1, "check_lower": 1, "check_upper": 1,
 }
 
 #: power of E's units of a statistic (absent: dimensionless; None: no unit, as a logarithm)

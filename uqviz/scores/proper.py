@@ -17,7 +17,8 @@ from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.scores.coverage import checked_points, generative_for
 
-__all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS"]
+__all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS", "score_columns",
+           "bootstrap_column_means", "column_intervals"]
 
 SCORES = ("nll", "crps", "check", "interval")
 METHODS = ("bca", "percentile", "basic")
@@ -25,8 +26,8 @@ METHODS = ("bca", "percentile", "basic")
 DEFAULT_SCORE_LEVELS = np.linspace(0.01, 0.99, 99)
 
 
-def _score_columns(e, u, scores, gen, levels):
-    """Per-point scores, one column per name of ``scores``."""
+def score_columns(e, u, scores, gen, levels):
+    """Per-point scores of ``E ~ uE * D``, one column per name of ``scores`` (shape (M, S))."""
     nu = gen.params.get("nu")
     cols = {}
     if "nll" in scores:
@@ -56,6 +57,97 @@ def _spread(us_mean, m1, m2, n):
     return sharp, disp
 
 
+def bootstrap_column_means(cols, *, n_boot, seed, engine, jackknife):
+    """Means of the columns of ``cols`` over paired bootstrap resamples of its rows.
+
+    Every column is resampled with the same rows (one paired bootstrap), so that the
+    replicates of different scores, or of the scores of two forecasts of the same points,
+    come from the same resamples.
+
+    Parameters
+    ----------
+    cols : ndarray, shape (M, C)
+        Per-point values (one column per quantity whose mean is bootstrapped).
+    n_boot : int
+        Replicates.
+    seed : int
+        Kernel seed (:func:`uqviz.engine.seeds.kernel_seed`).
+    engine : {"numba", "numpy"}
+        Resampling kernel (:func:`uqviz._array.resample.resample_sums`).
+    jackknife : bool
+        Also return the leave-one-out means (for the BCa acceleration).
+
+    Returns
+    -------
+    means : ndarray, shape (B, C)
+    loo : ndarray, shape (M, C), or None
+
+    Examples
+    --------
+    >>> cols = np.arange(8.0).reshape(4, 2)
+    >>> means, loo = bootstrap_column_means(cols, n_boot=3, seed=1, engine="numpy",
+    ...                                     jackknife=True)
+    >>> means.shape, loo[0].tolist()
+    ((3, 2), [4.0, 5.0])
+    """
+    m = cols.shape[0]
+    means = resample_sums(cols, n_boot, seed, engine=engine)[0] / m
+    loo = None
+    if jackknife:
+        with np.errstate(all="ignore"):
+            totals = cols.sum(axis=0)
+            loo = (totals[None, :] - cols) / (m - 1.0)  # leave-one-out means (M, C)
+    return means, loo
+
+
+def column_intervals(est, reps, jack, *, ci, method, name="", stacklevel=4):
+    """Bootstrap intervals and standard errors of several estimates, with one warning
+    counting those that cannot be computed.
+
+    Parameters
+    ----------
+    est : ndarray, shape (C,)
+    reps : ndarray, shape (C, B)
+        Replicates of each estimate.
+    jack : ndarray, shape (C, M), or None
+        Leave-one-out values (needed for ``method="bca"``).
+    ci : float
+    method : {"bca", "percentile", "basic"}
+    name : str
+        Dataset name, for the warning.
+    stacklevel : int
+        Of the warning.
+
+    Returns
+    -------
+    lower, upper, se : ndarray, shape (C,)
+        NaN limits where the bootstrap distribution is degenerate (an
+        :class:`~uqviz.engine.warning_classes.UnreliableWarning` counts them).
+
+    Examples
+    --------
+    >>> reps = np.vstack([np.linspace(0.0, 2.0, 101)])
+    >>> lo, hi, se = column_intervals(np.array([1.0]), reps, None, ci=0.9,
+    ...                               method="percentile")
+    >>> round(float(lo[0]), 2), round(float(hi[0]), 2)
+    (0.1, 1.9)
+    """
+    accel = None
+    if method == "bca":
+        with np.errstate(all="ignore"):
+            accel = bca.acceleration(jack)
+    with np.errstate(all="ignore"):
+        ivl = bca.interval(est, reps, accel=accel, ci=ci, method=method)
+        se = reps.std(axis=-1, ddof=1)
+    lower, upper = ivl["lower"], ivl["upper"]
+    bad = int(np.count_nonzero(np.isnan(lower) | np.isnan(upper)))
+    if bad:
+        warnings.warn(f"{bad} of {est.size} intervals{f' in {name!r}' if name else ''} "
+                      "could not be computed (degenerate bootstrap distribution): NaN",
+                      UnreliableWarning, stacklevel=stacklevel)
+    return lower, upper, se
+
+
 def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engine):
     e, u = checked_points(ds)
     if n_boot and e.size < 2:
@@ -68,7 +160,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
                          "interval scores take any D")
     m = e.size
     with np.errstate(over="ignore", under="ignore"):
-        cols = _score_columns(e, u, scores, gen, levels)
+        cols = score_columns(e, u, scores, gen, levels)
     # sharpness and dispersion in a power-of-two unit of uE (no overflow of uE^2)
     k = int(np.frexp(np.max(u))[1])
     us = np.ldexp(u, -k)
@@ -83,31 +175,20 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
             "dispersion": ((), disp)}
     if n_boot:
         allc = np.column_stack([cols, spread_cols])
-        sums = resample_sums(allc, n_boot, seeds.kernel_seed(rng), engine=engine)[0]
-        means = sums / m  # (B, C)
+        means, loo = bootstrap_column_means(allc, n_boot=n_boot, seed=seeds.kernel_seed(rng),
+                                            engine=engine, jackknife=method == "bca")
         n_s = len(scores)
         sharp_b, disp_b = _spread(us_mean, means[:, n_s], means[:, n_s + 1], m)
         reps = np.vstack([means[:, :n_s].T, np.ldexp(sharp_b, k)[None], disp_b[None]])
         est = np.concatenate([est_scores, [sharp, disp]])
-        accel = None
-        if method == "bca":
+        jack = None
+        if loo is not None:
             with np.errstate(all="ignore"):
-                totals = allc.sum(axis=0)
-                loo = (totals[None, :] - allc) / (m - 1.0)  # leave-one-out means (M, C)
                 sharp_j, _ = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
                 _, disp_j = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
-                jack = np.vstack([loo[:, :n_s].T, sharp_j[None], disp_j[None]])
-                accel = bca.acceleration(jack)
-        with np.errstate(all="ignore"):
-            ivl = bca.interval(est, reps, accel=accel, ci=ci, method=method)
-            se = reps.std(axis=-1, ddof=1)
-        lower, upper = ivl["lower"], ivl["upper"]
-        bad = int(np.count_nonzero(np.isnan(lower) | np.isnan(upper)))
-        if bad:
-            name = ds.attrs.get("name", "")
-            warnings.warn(f"{bad} of {est.size} intervals{f' in {name!r}' if name else ''} "
-                          "could not be computed (degenerate bootstrap distribution): NaN",
-                          UnreliableWarning, stacklevel=4)
+            jack = np.vstack([loo[:, :n_s].T, sharp_j[None], disp_j[None]])
+        lower, upper, se = column_intervals(est, reps, jack, ci=ci, method=method,
+                                            name=ds.attrs.get("name", ""), stacklevel=5)
         data.update({"ci_lower": ("score", lower[:n_s]), "ci_upper": ("score", upper[:n_s]),
                      "se": ("score", se[:n_s]),
                      "sharpness_lower": ((), lower[n_s]), "sharpness_upper": ((), upper[n_s]),
