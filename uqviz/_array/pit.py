@@ -180,7 +180,7 @@ def uniformity(u_sorted):
     --------
     >>> r = uniformity(np.array([0.1, 0.4, 0.8]))
     >>> round(r["ks_statistic"], 6), round(r["cvm_statistic"], 6)
-    (0.266667, 0.047778)
+    (0.266667, 0.043333)
     """
     n = u_sorted.size
     i = np.arange(1, n + 1, dtype=float)
