@@ -69,7 +69,8 @@ def forecast_form(ds) -> str:
     form = ds.attrs.get("forecast", "std")
     if form not in FORMS:
         raise ValueError(f"attrs['forecast']: unknown form {form!r}; one of {', '.join(FORMS)}")
-    lacking = [v for v in FORMS[form] if v not in ds.variables]
+    lacking = [v for v in FORMS[form] if v not in ds.variables
+               or (v == "y" and ds["y"].attrs.get("role") == "feature")]
     if lacking:
         raise ValueError(f"a forecast given as {form} needs the variables "
                          f"{', '.join(FORMS[form])}; the dataset lacks {', '.join(lacking)}")
@@ -79,9 +80,10 @@ def forecast_form(ds) -> str:
 def observed(ds) -> tuple[xr.DataArray, xr.DataArray]:
     """``(y, y_pred)``: the observed values and the predictions of a dataset.
 
-    With a variable ``y``, ``y_pred = y - E``; without (a dataset in error space),
-    ``y = E`` and ``y_pred = 0``: every PIT and score is translation invariant, so the
-    numbers are the same.
+    With a variable ``y`` (not a feature: a feature named ``y`` of :func:`uqviz.from_arrays`,
+    ``role="feature"``, is an input of the model), ``y_pred = y - E``; without (a dataset in
+    error space), ``y = E`` and ``y_pred = 0``: every PIT and score is translation
+    invariant, so the numbers are the same.
 
     Parameters
     ----------
@@ -101,7 +103,7 @@ def observed(ds) -> tuple[xr.DataArray, xr.DataArray]:
     ([0.5, -1.0], [0.0, 0.0])
     """
     check_dataset(ds)
-    if "y" in ds.variables:
+    if "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature":
         y = ds["y"].astype(float)
         return y, y - ds["E"]
     return ds["E"].astype(float), xr.zeros_like(ds["E"], dtype=float)

@@ -4,7 +4,7 @@ The PIT of a point is its predictive CDF at the observed value, ``F(y)``; for a 
 probabilistic forecast the PIT values are uniform on (0, 1) (Gneiting et al. (2007)). Where the
 CDF jumps at ``y`` (ensemble members tied with y, tied quantiles) the PIT is randomised,
 uniform between ``F(y-)`` and ``F(y)``, which keeps it exactly uniform under calibration
-(Gneiting & Raftery (2007)). :func:`validate_pit` tests the uniformity: histogram with
+(Gneiting et al. (2007)). :func:`validate_pit` tests the uniformity: histogram with
 binomial bands, Kolmogorov–Smirnov and Cramér–von Mises tests, the mean and variance against
 1/2 and 1/12, and the ECDF with a simultaneous band (Säilynoja et al. (2022)), whose verdict is
 ``valid``; :func:`local_pit` does so per bin of uE or of a feature.
@@ -36,7 +36,7 @@ __all__ = ["pit", "validate_pit", "local_pit", "PIT_GRID", "N_BAND", "default_hi
 PIT_GRID = np.round(np.linspace(0.01, 0.99, 99), 10)
 #: Simulated uniform ECDFs that calibrate the simultaneous band.
 N_BAND = 1000
-CITATION = ("Gneiting et al. (2007) (PIT); Gneiting & Raftery (2007) (randomised PIT); "
+CITATION = ("Gneiting et al. (2007) (PIT, randomised where the CDF jumps); "
             "Säilynoja et al. (2022) (simultaneous ECDF band)")
 
 
@@ -118,15 +118,15 @@ def pit(data, *, generative="normal", rng=None):
     Notes
     -----
     :math:`\mathrm{PIT}_i = F_i(y_i^-) + V_i\,(F_i(y_i) - F_i(y_i^-))`, :math:`V_i \sim U(0, 1)`
-    (Gneiting & Raftery (2007)): where :math:`F_i` is continuous at :math:`y_i` this is
+    (Gneiting et al. (2007)): where :math:`F_i` is continuous at :math:`y_i` this is
     :math:`F_i(y_i)` exactly; an ensemble of S members tied :math:`t` times with
     :math:`y_i` and below it :math:`b` times gives :math:`U(b/S, (b + t)/S)`. For the
     forecast :math:`u_E D`, :math:`\mathrm{PIT} = F_D(E/u_E)`.
 
     References
     ----------
-    - Gneiting et al. (2007): the PIT of a calibrated forecast is uniform.
-    - Gneiting & Raftery (2007): the randomised PIT.
+    - Gneiting et al. (2007): the PIT of a calibrated forecast is uniform; its randomised
+      form where the predictive CDF jumps.
 
     Full entries: :doc:`/docs/references`.
 
