@@ -756,6 +756,8 @@ def _plot_inputs():
             "confidence_curve": uqviz.confidence_curve(ds, **EUE_CALLS["confidence_curve"]),
             "calibration_curve": uqviz.calibration_curve(ds),
             "coverage": uqviz.interval_coverage(ds),
+            "pit_histogram": uqviz.validate_pit(ds, rng=1, n_band=50),
+            "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
         }
 
 
