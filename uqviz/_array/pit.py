@@ -27,7 +27,7 @@ import functools
 import numpy as np
 from scipy import stats
 
-__all__ = ["cdf_quantiles", "quantiles_inverse", "ecdf_bounds", "ecdf_quantiles",
+__all__ = ["cdf_quantiles", "quantiles_inverse", "ecdf_bounds", "rank_bounds", "ecdf_quantiles",
            "randomised", "uniformity", "histogram_counts", "binomial_band", "band_gamma",
            "simultaneous_band", "ecdf_counts"]
 
@@ -159,6 +159,23 @@ def ecdf_quantiles(levels, samples):
     idx = np.clip(np.ceil(np.asarray(levels) * s.shape[1]).astype(np.int64) - 1, 0,
                   s.shape[1] - 1)
     return s[:, idx]
+
+
+def rank_bounds(y, samples):
+    """``(lo, hi)`` of the randomised PIT of an ensemble: ``#{s < y}/(S+1)``, ``(#{s <= y}+1)/(S+1)``.
+
+    The left and right limits at y of the empirical CDF of the S members and y itself: the
+    randomised rank of y among the S + 1 values, scaled to (0, 1).
+
+    Examples
+    --------
+    >>> lo, hi = rank_bounds(np.array([1.0, 5.0]), np.array([[0.0, 1.0, 1.0, 2.0]] * 2))
+    >>> lo.tolist(), hi.tolist()
+    ([0.2, 0.8], [0.8, 1.0])
+    """
+    s = samples.shape[1]
+    lo, hi = ecdf_bounds(y, samples)
+    return lo * s / (s + 1.0), (hi * s + 1.0) / (s + 1.0)
 
 
 def randomised(lo, hi, v):

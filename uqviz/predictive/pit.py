@@ -58,7 +58,7 @@ def pit_values(ds, generative, rng) -> np.ndarray:
     y = y.values.astype(float)
     v = rng.random(y.size)
     if form == "samples":
-        lo, hi = pit_kernels.ecdf_bounds(y, ds["samples"].transpose("point", "sample").values)
+        lo, hi = pit_kernels.rank_bounds(y, ds["samples"].transpose("point", "sample").values)
         return pit_kernels.randomised(lo, hi, v)
     gen = standard_distribution(generative)
     u = ds["uE"].values.astype(float)
@@ -119,9 +119,16 @@ def pit(data, *, generative="normal", rng=None):
     -----
     :math:`\mathrm{PIT}_i = F_i(y_i^-) + V_i\,(F_i(y_i) - F_i(y_i^-))`, :math:`V_i \sim U(0, 1)`
     (Gneiting et al. (2007)): where :math:`F_i` is continuous at :math:`y_i` this is
-    :math:`F_i(y_i)` exactly; an ensemble of S members tied :math:`t` times with
-    :math:`y_i` and below it :math:`b` times gives :math:`U(b/S, (b + t)/S)`. For the
-    forecast :math:`u_E D`, :math:`\mathrm{PIT} = F_D(E/u_E)`.
+    :math:`F_i(y_i)` exactly (the forecast :math:`u_E D`: :math:`F_D(E/u_E)`); tied
+    quantiles :math:`q_j = \dots = q_k = y_i` give :math:`U(p_j, p_k)`.
+
+    For an ensemble of S members, :math:`F_i` is the empirical CDF of the members *and*
+    :math:`y_i` (S + 1 values): with :math:`b` members below :math:`y_i` and :math:`t` equal
+    to it, :math:`\mathrm{PIT}_i \sim U(b/(S+1), (b + t + 1)/(S+1))`, the randomised rank of
+    :math:`y_i` among the S + 1 values (ties broken at random), scaled to (0, 1). When
+    :math:`y_i` and the members are exchangeable (a calibrated ensemble) that rank is uniform
+    on :math:`\{0, \dots, S\}`, so the PIT is exactly U(0, 1), ties or not. (The empirical CDF
+    of the members alone would give the atoms 0 and 1 a probability :math:`1/(S+1)` each.)
 
     References
     ----------
@@ -137,7 +144,7 @@ def pit(data, *, generative="normal", rng=None):
     >>> uqviz.pit(ds)["PIT"].values.round(4).tolist()
     [0.5, 0.6915]
     >>> ens = uqviz.from_predictions([1.0], None, samples=[[0.0, 1.0, 1.0, 2.0]])
-    >>> 0.25 <= float(uqviz.pit(ens, rng=0)["PIT"][0]) <= 0.75
+    >>> 0.2 <= float(uqviz.pit(ens, rng=0)["PIT"][0]) <= 0.8  # rank 1, 2 or 3 of 0..4
     True
     """
     out = map_datasets(_pit_one, data, rng=rng, generative=generative)
