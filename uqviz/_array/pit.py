@@ -74,23 +74,19 @@ def cdf_quantiles(y, q, p, u, cdf, ppf, *, side="right"):
     """
     n, L = q.shape
     k = _counts(q, y, side)
-    rows = np.arange(n)[:, None]
     z = ppf(p)
-    out = np.empty(y.shape, dtype=float)
-    low, high = k == 0, k == L
-    mid = ~(low | high)
-    uu = np.broadcast_to(u[:, None], y.shape)
+    j = np.clip(k, 1, L - 1)  # q[j - 1] <= y < q[j] (right); q[j - 1] < y <= q[j] (left)
+    q0 = np.take_along_axis(q, j - 1, axis=1)
+    q1 = np.take_along_axis(q, j, axis=1)
+    p0 = p[j - 1]
+    w = q1 - q0
     with np.errstate(invalid="ignore", divide="ignore"):
-        out[low] = cdf(z[0] + (y[low] - np.broadcast_to(q[:, :1], y.shape)[low]) / uu[low])
-        out[high] = cdf(z[-1] + (y[high] - np.broadcast_to(q[:, -1:], y.shape)[high]) / uu[high])
-        if mid.any():
-            j = np.where(mid, k, 1)  # q[j - 1] <= y < q[j] (right); q[j - 1] < y <= q[j] (left)
-            q0 = q[rows, j - 1][mid]
-            q1 = q[rows, j][mid]
-            p0, p1 = p[j - 1][mid], p[j][mid]
-            w = q1 - q0
-            frac = np.where(w > 0, (y[mid] - q0) / np.where(w > 0, w, 1.0), 0.0)
-            out[mid] = p0 + (p1 - p0) * frac
+        frac = np.where(w > 0, (y - q0) / np.where(w > 0, w, 1.0), 0.0)
+        out = p0 + (p[j] - p0) * frac
+        for mask, col, zj in ((k == 0, 0, z[0]), (k == L, L - 1, z[-1])):
+            if mask.any():  # the tails: D scaled by u through the extreme quantile
+                rows = np.nonzero(mask)[0]
+                out[mask] = cdf(zj + (y[mask] - q[rows, col]) / u[rows])
     return out
 
 
