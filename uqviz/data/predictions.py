@@ -257,9 +257,7 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     features = {k: as_1d(k, v) for k, v in features.items()}
     rows = np.arange(_row_count(raw, samples, draws, features), dtype=np.int64)
     arrays = float_columns(raw, rows)
-    metadata = {}
-    if form in ("interval", "quantiles", "samples"):
-        metadata["y"] = arrays["y_true"]
+    metadata = {"y": arrays["y_true"]} if form in ("interval", "quantiles", "samples") else {}
     kept = {}
     e, u, sources, attrs = _errors_and_uE(form, arrays, draws, rows, level=level, gen=gen,
                                           rule=quantile_rule, levels=list(qcols),

@@ -267,7 +267,8 @@ def predictive_quantiles(ds, levels, *, generative="normal") -> np.ndarray:
     levels : sequence of float
         Probabilities in (0, 1), distinct.
     generative : str or Generative, default "normal"
-        As in :func:`predictive_cdf`.
+        D of the forecast ``uE * D`` and of the tails of quantiles and intervals
+        (:func:`predictive_cdf`).
 
     Returns
     -------

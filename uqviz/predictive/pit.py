@@ -112,7 +112,7 @@ def pit(data, *, generative="normal", rng=None):
 
     See Also
     --------
-    validate_pit : uniformity of the PIT.
+    uqviz.validate_pit : uniformity of the PIT.
     uqviz.predictive.predictive_cdf : the CDF of each form.
 
     Notes
@@ -229,7 +229,8 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
         Level of the binomial band of each bin, of the moment intervals and of the
         simultaneous ECDF band.
     generative : str or Generative, default "normal"
-        As in :func:`pit`.
+        D of the forecast ``uE * D`` and of the tails of quantiles and intervals
+        (:func:`pit`).
     rng : None, int, SeedSequence or numpy.random.Generator, optional
         Stream of the PIT randomisation, then of the band's simulation.
     n_band : int, default 1000
@@ -261,8 +262,8 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
 
     See Also
     --------
-    pit : the PIT values.
-    local_pit : the same per bin of uE or of a feature.
+    uqviz.pit : the PIT values.
+    uqviz.local_pit : the same per bin of uE or of a feature.
     uqviz.plots.pit.pit_histogram, uqviz.plots.pit.pit_ecdf_difference : the figures.
 
     Notes
@@ -379,15 +380,19 @@ def local_pit(data, *, conditioning="uE", n_bins=None, binning="equal_count", mi
     n_bins : int, optional
         Number of bins (``None``: ``min(round(sqrt(M)), M // 100)``, at least 1).
     binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut (:func:`uqviz.local_calibration`).
     min_count : int, optional
-        As in :func:`uqviz.local_calibration`.
+        Fewest points a bin may hold, smaller bins merged (``None``: 100 for
+        ``"stratified"``, else no merging).
     edges : array_like, optional
         Bin edges for ``binning="edges"``.
     ci : float, default 0.95
         Level of the intervals and of each bin's simultaneous band.
     generative : str or Generative, default "normal"
-        As in :func:`pit`.
+        D of the forecast ``uE * D`` and of the tails of quantiles and intervals
+        (:func:`pit`).
     rng : None, int, SeedSequence or numpy.random.Generator, optional
+        Stream of the PIT randomisation, then of the bands' simulation.
     n_band : int, default 1000
         As in :func:`validate_pit` (one band per distinct bin size, cached).
 
@@ -406,14 +411,19 @@ def local_pit(data, *, conditioning="uE", n_bins=None, binning="equal_count", mi
 
     See Also
     --------
-    validate_pit : the whole set.
+    uqviz.validate_pit : the whole set.
     uqviz.local_calibration : local calibration statistics per bin.
 
     Notes
     -----
     Each bin's tests are those of :func:`validate_pit` on the PIT values of the bin. Under
-    calibration each bin is valid with probability ``ci``, so ``fv`` is about ``ci``; the
-    bins are tested separately (no multiplicity adjustment).
+    calibration each bin is valid with probability ``ci``, so
+
+    .. math::
+
+       f_v = \frac{1}{K}\sum_{k=1}^K \mathbf{1}(\text{ECDF of bin } k \text{ inside its band})
+
+    is about ``ci``; the bins are tested separately (no multiplicity adjustment).
 
     References
     ----------
