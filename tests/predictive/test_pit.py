@@ -182,6 +182,23 @@ def test_band_shortlist_equals_the_full_search():
     assert full(20_000, grid, 0.95, 300, 4) == a
 
 
+@pytest.mark.parametrize("n", [40, 300])
+def test_band_level_is_the_ci_quantile_of_the_simulated_pointwise_levels(n):
+    # the definition, evaluated directly (every trial, every grid value)
+    grid = np.asarray(PIT_GRID)
+    rng = np.random.default_rng(6)
+    probs = np.diff(np.concatenate(([0.0], grid, [1.0])))
+    c = np.cumsum(rng.multinomial(n, probs, size=500)[:, :-1], axis=1)
+    lower = stats.binom.cdf(c, n, grid).min(axis=1)
+    upper = stats.binom.sf(c - 1, n, grid).min(axis=1)
+    want = np.quantile(1.0 - 2.0 * np.minimum(lower, upper), 0.9)
+    assert pit_kernels.band_gamma.__wrapped__(n, tuple(PIT_GRID), 0.9, 500, 6) == \
+        pytest.approx(want, rel=1e-12)
+    lo, hi, gamma = pit_kernels.simultaneous_band(n, PIT_GRID, 0.9, 500, 6)
+    np.testing.assert_array_equal(np.stack([lo, hi]),
+                                  np.stack(stats.binom.interval(gamma, n, grid)))
+
+
 def test_valid_is_the_ecdf_inside_the_band():
     for scale, want in ((1.0, True), (1.3, False)):
         ds = _normal_set(2000, np.random.default_rng(8), scale=scale)

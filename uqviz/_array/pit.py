@@ -239,9 +239,10 @@ def band_gamma(n, grid, ci, n_band, seed):
     (multinomial increments, one draw per trial); for each, the smallest pointwise level
     ``1 - 2 min(min_k P(X_k <= c_k), min_k P(X_k >= c_k))`` (``X_k ~ Binomial(n, z_k)``) whose
     central binomial intervals hold the whole simulated ECDF is found; the level is the ``ci``
-    quantile of those. Cached per ``(n, grid, ci, n_band, seed)`` (``grid`` a tuple). From
-    ``n = SHORTLIST_N`` the binomial tails are evaluated at the ``SHORTLIST`` largest
-    standardised deviations of each side of each trial only.
+    quantile of those. Cached per ``(n, grid, ci, n_band, seed)`` (``grid`` a tuple). Below
+    ``n = SHORTLIST_N`` the binomial tails of each grid value are evaluated once per distinct
+    simulated count (exact); from it, at the ``SHORTLIST`` largest standardised deviations of
+    each side of each trial only.
 
     Examples
     --------
@@ -263,9 +264,14 @@ def band_gamma(n, grid, ci, n_band, seed):
         high = np.argpartition(-dev, SHORTLIST, axis=1)[:, :SHORTLIST]
         lower = special.bdtr(counts[rows, low], n, zz[rows, low]).min(axis=1)
         upper = special.bdtrc(counts[rows, high] - 1, n, zz[rows, high]).min(axis=1)
-    else:
-        lower = special.bdtr(counts, n, zz).min(axis=1)
-        upper = special.bdtrc(counts - 1, n, zz).min(axis=1)
+    else:  # each grid value's tails once per distinct count (the same numbers, fewer calls)
+        lower = np.empty(counts.shape)
+        upper = np.empty(counts.shape)
+        for k in range(z.size):
+            uniq, inv = np.unique(counts[:, k], return_inverse=True)
+            lower[:, k] = special.bdtr(uniq, n, z[k])[inv]
+            upper[:, k] = special.bdtrc(uniq - 1, n, z[k])[inv]
+        lower, upper = lower.min(axis=1), upper.min(axis=1)
     level = 1.0 - 2.0 * np.minimum(lower, upper)
     return float(np.quantile(level, ci))
 

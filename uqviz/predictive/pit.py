@@ -291,7 +291,10 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
     whose central binomial intervals contain it all, and the ``ci`` quantile of these levels,
     :math:`\gamma` (``band_level``), makes the central :math:`\gamma` intervals of
     Binomial(n, :math:`z_k`) a band that holds the whole ECDF of a uniform sample with
-    probability ``ci``. The band is cached per (n, grid, ci, n_band, seed).
+    probability ``ci``. This is the simulation method of Säilynoja et al. (2022), as in
+    ArviZ's ``ecdf_confidence_band(method="simulated")``; the band is cached per (n, grid, ci,
+    n_band, seed), and its false-alarm rate on uniform PIT values is ``1 - ci`` up to the
+    Monte Carlo error of ``n_band`` simulations (about 0.005 for 1 000).
 
     References
     ----------
