@@ -3,7 +3,8 @@
 Target (issue 23): PIT with both tests (Kolmogorov-Smirnov and Cramér-von Mises) on 10^6
 points in <= 0.5 s. Times (median of ``--repeat`` calls after a warm-up) of
 
-* uqviz: ``uqviz.pit`` alone, and ``uqviz.validate_pit`` (PIT, one sort, KS and CvM, the
+* uqviz: ``uqviz.pit`` alone; the PIT, one sort and the two tests (the kernel
+  ``uqviz._array.pit.uniformity``: what scipy's pair computes); and ``uqviz.validate_pit`` (PIT, one sort, KS and CvM, the
   histogram with its binomial band, the moments, and the simultaneous ECDF band simulated
   afresh at every call: ``rng=None``, so its cache never hits) of a normal forecast
   ``uE * N(0, 1)``;
@@ -43,6 +44,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from _common import median_time  # noqa: E402
 
 import uqviz  # noqa: E402
+from uqviz._array import pit as pit_kernels  # noqa: E402
 
 TARGET = 0.5
 WIS_LEVELS = (0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6,
@@ -83,6 +85,8 @@ def main(argv=None):
     e, u = ds["E"].values, ds["uE"].values
 
     t_pit = median_time(lambda: uqviz.pit(ds), repeat=args.repeat)
+    t_tests = median_time(
+        lambda: pit_kernels.uniformity(np.sort(uqviz.pit(ds)["PIT"].values)), repeat=args.repeat)
     t_val = median_time(lambda: uqviz.validate_pit(ds), repeat=args.repeat)
     t_ref = median_time(lambda: scipy_reference(e, u), repeat=args.repeat)
 
@@ -96,6 +100,8 @@ def main(argv=None):
     print(f"PIT and its uniformity on n = {args.n:,} points (median of {args.repeat})")
     print(f"{'task':58s} {'uqviz s':>9s} {'scipy s':>9s} {'ratio':>7s}")
     print(f"{'pit (normal forecast)':58s} {t_pit:9.3f} {'':>9s} {'':>7s}")
+    print(f"{'pit + one sort + KS + CvM (the tests alone)':58s} {t_tests:9.3f} {t_ref:9.3f} "
+          f"{t_ref / t_tests:6.1f}x")
     print(f"{'validate_pit: PIT + KS + CvM + histogram + moments + band':58s} {t_val:9.3f} "
           f"{t_ref:9.3f} {t_ref / t_val:6.1f}x")
     print(f"{'scipy: norm.cdf + kstest + cramervonmises':58s} {'':>9s} {t_ref:9.3f}")

@@ -211,10 +211,11 @@ DEFAULTS: tuple[Default, ...] = (
     Default("crossing", '`"sort"` (`from_predictions`)',
             "sorting a row keeps the values given and makes them a distribution; the rows "
             "are counted in a warning and in `attrs[\"n_crossing\"]`", {"from_predictions": "sort"}),
-    Default("n_band", "1 000 (`validate_pit`, `local_pit`)",
+    Default("n_band", "3 000 (`validate_pit`, `local_pit`)",
             "simulated uniform ECDFs that calibrate the simultaneous band (Säilynoja et al. "
-            "2022); ArviZ uses 500; the band level's Monte Carlo error is then below the "
-            "pointwise level's spacing", _all(1_000, "validate_pit", "local_pit")),
+            "2022; ArviZ uses 500): the false-alarm rate of the band then varies by about "
+            "0.004 from one seed to another (0.007 with 1 000), at 0.12 s per band for "
+            "10^6 points", _all(3_000, "validate_pit", "local_pit")),
     Default("client",
             "`None` (this process, numba kernels on the local threads; numpy without numba)",
             "no scheduler to start for data that fit one machine; a cluster is an explicit "

@@ -35,7 +35,7 @@ __all__ = ["pit", "validate_pit", "local_pit", "PIT_GRID", "N_BAND", "default_hi
 #: Values of the PIT at which its ECDF is compared with the identity (dim ``pit_grid``).
 PIT_GRID = np.round(np.linspace(0.01, 0.99, 99), 10)
 #: Simulated uniform ECDFs that calibrate the simultaneous band.
-N_BAND = 1000
+N_BAND = 3000
 CITATION = ("Gneiting et al. (2007) (PIT, randomised where the CDF jumps); "
             "Säilynoja et al. (2022) (simultaneous ECDF band)")
 
@@ -233,7 +233,7 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
         (:func:`pit`).
     rng : None, int, SeedSequence or numpy.random.Generator, optional
         Stream of the PIT randomisation, then of the band's simulation.
-    n_band : int, default 1000
+    n_band : int, default 3000
         Simulated uniform ECDFs that calibrate the simultaneous band (>= 2).
 
     Returns
@@ -294,7 +294,8 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
     probability ``ci``. This is the simulation method of Säilynoja et al. (2022), as in
     ArviZ's ``ecdf_confidence_band(method="simulated")``; the band is cached per (n, grid, ci,
     n_band, seed), and its false-alarm rate on uniform PIT values is ``1 - ci`` up to the
-    Monte Carlo error of ``n_band`` simulations (about 0.005 for 1 000).
+    Monte Carlo error of ``n_band`` simulations (over seeds, an sd of about 0.004 for 3 000,
+    0.007 for 1 000).
 
     References
     ----------
@@ -396,7 +397,7 @@ def local_pit(data, *, conditioning="uE", n_bins=None, binning="equal_count", mi
         (:func:`pit`).
     rng : None, int, SeedSequence or numpy.random.Generator, optional
         Stream of the PIT randomisation, then of the bands' simulation.
-    n_band : int, default 1000
+    n_band : int, default 3000
         As in :func:`validate_pit` (one band per distinct bin size, cached).
 
     Returns
