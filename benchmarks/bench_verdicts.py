@@ -15,6 +15,7 @@ uE, M = 2000, few sets, n_boot 500, n_mc 200 (about 10 minutes on 2 cores).
 Usage::
 
     python benchmarks/bench_verdicts.py --quick --out /tmp/verdicts.csv
+    python benchmarks/bench_verdicts.py --quick --verdicts pit      # one verdict, a smoke
     python benchmarks/bench_verdicts.py --sets 220 --out verdicts.json   # se <= 1.5 points
 """
 
@@ -107,6 +108,12 @@ def check_targets(df):
         return (f"{verdict} on {scenario}: fails {word} {target:.0%} (2 se)", bool(ok),
                 f"{r.fails:.3f} +- {r.fails_se:.3f} (unreliable {r.unreliable:.3f})")
 
+    sub = cal[cal.verdict == "pit"]
+    if not sub.empty:  # the forecast uE * D with D the data's: uniform PIT for every D
+        out.append(("PIT (validate_pit): false alarm <= 5 % (2 se), every D, forecast D = data's",
+                    *worst(sub)))
+        for scenario in ("scale1.1", "scale1.2", "consistency1.5", "adaptivity", "shape_t4"):
+            out.append(power("pit", scenario, 0.8))
     out.append(power("report:average", "scale1.1"))
     out.append(power("gate:average", "scale1.1"))
     out.append(power("report:consistency", "consistency1.5"))
@@ -133,6 +140,9 @@ def main(argv=None):
     p.add_argument("--rng", type=int, default=2024)
     p.add_argument("--client", default=None, help="None or 'local' (dask LocalCluster)")
     p.add_argument("--out", default=None, help="write the table (.csv or .json)")
+    p.add_argument("--verdicts", nargs="+", default=None,
+                   help="measure only these verdicts (default: every default verdict), "
+                        "e.g. --verdicts pit")
     args = p.parse_args(argv)
     if args.sets is None:
         args.sets = 8 if args.quick else 220
@@ -147,7 +157,7 @@ def main(argv=None):
     for (label, kw), seed in zip(grid(args), seeds):
         t = time.perf_counter()
         oc = operating_characteristics(**kw, n_boot=n_boot, n_mc=n_mc,
-                                       rng=np.random.default_rng(seed), client=args.client,
+                                       verdicts=args.verdicts, rng=np.random.default_rng(seed), client=args.client,
                                        progress=None)
         frames.append(rows(oc, kw))
         print(f"# {label} {kw['generative']} {kw['design']} M={kw['size']} "

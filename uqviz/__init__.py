@@ -12,8 +12,8 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from uqviz import (average, conditional, data, engine, experiments, quantile, recalibration,
-                   reference, scores)
+from uqviz import (average, conditional, data, engine, experiments, predictive, quantile,
+                   recalibration, reference, scores)
 # public namespaces: modules of this folder that re-export their implementation,
 # datasets/ (of data/datasets/), synthetic.py and generative.py (of data/), statistics.py (of
 # engine/statistics.py)
@@ -30,6 +30,7 @@ from uqviz.engine.warning_classes import (BinningWarning, DataWarning, NumbaMiss
                                           NumericalWarning, UnreliableWarning, UqvizWarning)
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
                                stored_study, validation_probability)
+from uqviz.predictive import local_pit, pit, validate_pit
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
 from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
@@ -58,12 +59,12 @@ __all__ = sorted([
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
     "from_estimator", "from_predictions", "generative", "get_statistic", "interval_coverage",
-    "list_statistics", "load_study",
+    "list_statistics", "load_study", "local_pit",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
     "operating_characteristics",
-    "ordering_study", "proper_scores", "qce", "qce_to_numpy", "quantile", "read_csv",
+    "ordering_study", "pit", "predictive", "proper_scores", "qce", "qce_to_numpy", "quantile", "read_csv",
     "recalibrate", "recalibration", "reliability", "report",
     "running_statistics", "save_study", "stored_study", "simulated_reference", "size_dependence",
     "statistic_bias", "statistics", "synthetic", "tailedness", "validate", "validate_average",
-    "validate_simulated", "validation_probability", "z_scores",
+    "validate_pit", "validate_simulated", "validation_probability", "z_scores",
 ])

@@ -342,6 +342,10 @@ EUE_CALLS = {
     "fit_histogram": {},  # a plot: takes the data and a distribution_shapes result
     "fit_recalibration": dict(method="bvs", conditioning="uE", n_bins=4),
     "recalibrate": dict(method="bvs", folds=3, rng=1, conditioning="uE", n_bins=4),
+    "pit": dict(generative="t6", rng=1),
+    "validate_pit": dict(n_bins=5, ci=0.9, generative="normal", rng=1, n_band=50),
+    "local_pit": dict(conditioning="uE", n_bins=2, binning="equal_count", ci=0.9, rng=1,
+                      n_band=50),
 }
 
 # functions whose first parameter is data but not a dataset of E/uE results
@@ -779,6 +783,8 @@ def _plot_inputs():
             "confidence_curve": uqviz.confidence_curve(ds, **EUE_CALLS["confidence_curve"]),
             "calibration_curve": uqviz.calibration_curve(ds),
             "coverage": uqviz.interval_coverage(ds),
+            "pit_histogram": uqviz.validate_pit(ds, rng=1, n_band=50),
+            "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
         }
 
 

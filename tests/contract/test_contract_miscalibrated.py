@@ -122,6 +122,9 @@ CALLS = {
     "confidence_curve": (lambda ds: uqviz.confidence_curve(ds, n_mc=200, n_boot=0, rng=1),
                          ("average", "consistency"), "rejects"),
     "interval_coverage": (lambda ds: uqviz.interval_coverage(ds), ("average",), None),
+    "validate_pit": (lambda ds: uqviz.validate_pit(ds, rng=1), ("average",), None),
+    "local_pit": (lambda ds: uqviz.local_pit(ds, n_bins=10, n_band=500, rng=1),
+                  ("consistency",), None),
     "extrapolate": (lambda ds: uqviz.extrapolate(ds, n_boot=100, rng=1), ("consistency",),
                     None),
     "nees_test": (lambda ds: uqviz.nees_test(*_mv(0.5 if ds.attrs["name"] == "average"

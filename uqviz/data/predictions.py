@@ -38,6 +38,12 @@ ASYMMETRY_TOLERANCE = 0.01
 SAMPLES_DDOF = 1
 #: How predictive quantiles give uE.
 QUANTILE_RULES = ("nearest", "fit")
+#: What is done with crossing quantiles (a row whose quantiles decrease with the level).
+CROSSING_RULES = ("sort", "raise")
+#: The forms of a forecast (``attrs["forecast"]``).
+FORECAST_FORMS = ("std", "variance", "interval", "quantiles", "samples")
+#: Data variables that keep the forecast as given (a feature may not take these names).
+FORECAST_VARIABLES = ("y", "quantiles", "lower", "upper", "samples")
 
 
 def _quantile_function(generative, p):
@@ -104,8 +110,8 @@ def _form(std, variance, lower, upper, quantiles, samples) -> str:
 
 def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upper=None,
                      level=None, quantiles=None, samples=None, generative="normal",
-                     quantile_rule="nearest", features=None, name=None, units="",
-                     drop_invalid=False) -> xr.Dataset:
+                     quantile_rule="nearest", crossing="sort", features=None, name=None,
+                     units="", drop_invalid=False) -> xr.Dataset:
     r"""Build a uqviz dataset from observed values, predictions and one form of uncertainty.
 
     ``E = y_true - y_pred`` and the standard uncertainty ``uE`` comes from exactly one of:
@@ -126,8 +132,14 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
       ``uE = (q[p_hi] - q[p_lo]) / (q_D(p_hi) - q_D(p_lo))`` (the 16 % and 84 %
       quantiles of a normal distribution lie one sd either side of its centre);
       ``quantile_rule="fit"`` fits ``q[p] = a + uE * q_D(p)`` by least squares over
-      all given levels, per point. Rows whose quantiles decrease with the level
-      (crossing quantiles) are counted in a warning and in ``attrs["n_crossing"]``;
+      all given levels, per point. The levels may be given in any order (the keys of a
+      mapping, the columns of a DataFrame): they are sorted, with their columns. Rows whose
+      quantiles decrease with the level (crossing quantiles) are counted in
+      ``attrs["n_crossing"]``; ``crossing="sort"`` (default) repairs each such row by
+      sorting its quantiles (a DataWarning counts the rows; uE and the kept quantiles are
+      those of the sorted rows), ``crossing="raise"`` refuses them (a ValueError counting the
+      rows). A NaN or inf quantile at any level makes its row invalid (the rule of NaN uE,
+      counted; ``drop_invalid=True`` drops it);
     - ``samples``: ensemble members or posterior draws of the prediction, shape
       ``(point, sample)``: ``uE`` is their standard deviation with ``ddof=1`` (the
       unbiased variance of a sample of the predictive distribution; for M members,
@@ -136,6 +148,19 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
       as the variable ``samples`` (dims ``point``, ``sample``) beside the observed
       values ``y``, so that :func:`uqviz.qce` takes the dataset directly (it forms
       its intervals from the draws, with netcal's ``ddof=0``).
+
+    The forecast is kept as given, beside ``E`` and ``uE`` (the rows kept by
+    `drop_invalid`): ``attrs["forecast"]`` names the form (``"std"``, ``"variance"``,
+    ``"interval"``, ``"quantiles"``, ``"samples"``); for the last three the observed
+    values are the variable ``y`` (dim ``point``; the prediction is ``y - E``), and
+
+    - ``quantiles`` (dims ``point``, ``level``; coordinate ``level``, increasing): the given
+      quantiles of y (sorted rows where they crossed);
+    - ``lower``, ``upper`` (dim ``point``; variable attribute ``level``, and
+      ``attrs["level"]``): the given interval of y;
+    - ``samples`` (dims ``point``, ``sample``): the draws, unchanged.
+
+    :mod:`uqviz.predictive` reads these (the predictive CDF of each form, the PIT).
 
     Parameters
     ----------
@@ -160,6 +185,9 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
         `quantiles`.
     quantile_rule : {"nearest", "fit"}, default "nearest"
         How `quantiles` give uE (see above). Only with `quantiles`.
+    crossing : {"sort", "raise"}, default "sort"
+        Crossing quantiles: repaired by sorting each row (counted in a warning), or refused
+        (a ValueError counting the rows). Only with `quantiles`.
     features : mapping of str to array_like, or pandas.DataFrame, optional
         Input features (a DataFrame: its columns).
     name : str, optional
@@ -173,14 +201,17 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
         The dataset of :func:`uqviz.from_arrays`; ``attrs["uE_source"]`` says how uE was
         obtained (``"std"``, ``"variance"``, ``"interval"``, ``"quantiles"``,
         ``"samples"``), with the settings used (``level``, ``generative``,
-        ``quantile_levels``, ``quantile_rule``, ``quantile_levels_used``, ``ddof``,
-        ``n_samples``) and the counts ``n_asymmetric``, ``n_crossing``.
+        ``quantile_levels``, ``quantile_rule``, ``quantile_levels_used``, ``crossing``,
+        ``ddof``, ``n_samples``) and the counts ``n_asymmetric``, ``n_crossing``;
+        ``attrs["forecast"]`` and the variables ``y``, ``quantiles`` (coordinate
+        ``level``), ``lower``, ``upper``, ``samples`` keep the forecast as given (above).
 
     Raises
     ------
     ValueError
         Not exactly one uncertainty form; an option given with a form that does not
-        use it; ``y_pred`` outside its interval or ``lower > upper``; and the bad-input
+        use it; ``y_pred`` outside its interval or ``lower > upper``; crossing quantiles
+        with ``crossing="raise"``; a feature named like a kept variable; and the bad-input
         rules of :func:`uqviz.from_arrays` (NaN/inf, ``uE <= 0``, length mismatch,
         non-numeric values), naming the input and the count of rows.
     TypeError
@@ -202,8 +233,11 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     Quantiles at 10 %, 50 % and 90 % (the nearest to 15.87 % and 84.13 % are 10 % and 90 %):
 
     >>> q = {0.1: yhat - 1.2816, 0.5: yhat, 0.9: yhat + 1.2816}
-    >>> uqviz.from_predictions(y, yhat, quantiles=q)["uE"].values.round(4).tolist()
-    [1.0, 1.0, 1.0]
+    >>> ds = uqviz.from_predictions(y, yhat, quantiles=q)
+    >>> ds["uE"].values.round(4).tolist(), ds.attrs["forecast"], ds["quantiles"].dims
+    ([1.0, 1.0, 1.0], 'quantiles', ('point', 'level'))
+    >>> ds["level"].values.tolist(), ds["y"].values.tolist()
+    ([0.1, 0.5, 0.9], [1.0, 2.0, 3.0])
 
     Ensemble members (rows: points, columns: members), sd with ddof=1:
 
@@ -213,33 +247,47 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     ([0.1414, 0.1414, 0.1414], ('point', 'sample'))
     """
     form = _form(std, variance, lower, upper, quantiles, samples)
-    level, gen, quantile_rule = _options(form, y_pred, lower, upper, level, generative,
-                                         quantile_rule)
+    level, gen, quantile_rule, crossing = _options(form, y_pred, lower, upper, level, generative,
+                                                   quantile_rule, crossing)
     features = _features(features)
+    _check_feature_names(form, features)
     qcols = _quantile_columns(quantiles) if form == "quantiles" else {}
     raw = _inputs(form, y_true, y_pred, std, variance, lower, upper, qcols)
     draws = _samples_array(samples) if form == "samples" else None
     features = {k: as_1d(k, v) for k, v in features.items()}
     rows = np.arange(_row_count(raw, samples, draws, features), dtype=np.int64)
     arrays = float_columns(raw, rows)
-    metadata = {}
-    if draws is not None:
-        if "y" in features:
-            raise ValueError("features: the name 'y' holds the observed values kept with "
-                             "samples= (for uqviz.qce); rename that feature")
-        metadata["y"] = arrays["y_true"]
+    metadata = {"y": arrays["y_true"]} if form in ("interval", "quantiles", "samples") else {}
+    kept = {}
     e, u, sources, attrs = _errors_and_uE(form, arrays, draws, rows, level=level, gen=gen,
-                                          rule=quantile_rule, levels=list(qcols))
+                                          rule=quantile_rule, levels=list(qcols),
+                                          crossing=crossing, kept=kept)
     ds = build_dataset(e, u, features=features, metadata=metadata, name=name, units=units,
                        drop_invalid=drop_invalid, sources=sources)
     if draws is not None:
         _keep_samples(ds, draws, units)
+    elif form in ("interval", "quantiles"):
+        _keep_forecast(ds, form, arrays, kept, level, np.array(list(qcols)), units)
     ds.attrs.update(attrs)
+    ds.attrs["forecast"] = form
     return ds
 
 
-def _options(form, y_pred, lower, upper, level, generative, quantile_rule):
-    """``(level, generative D, quantile_rule)`` checked against the uncertainty form."""
+def _check_feature_names(form, features):
+    """A feature may not take the name of a variable that keeps the forecast as given."""
+    if form == "samples" and "y" in features:
+        raise ValueError("features: the name 'y' holds the observed values kept with "
+                         "samples= (for uqviz.qce); rename that feature")
+    kept = {"interval": ("y", "lower", "upper"), "quantiles": ("y", "quantiles"),
+            "samples": ("y", "samples")}.get(form, ())
+    clash = [k for k in kept if k in features]
+    if clash:
+        raise ValueError(f"features: {', '.join(map(repr, clash))} hold the forecast kept with "
+                         f"{form}= ({', '.join(kept)}); rename {'that feature' if len(clash) == 1 else 'those features'}")
+
+
+def _options(form, y_pred, lower, upper, level, generative, quantile_rule, crossing):
+    """``(level, generative D, quantile_rule, crossing)`` checked against the uncertainty form."""
     if form == "interval" and (lower is None or upper is None or level is None):
         missing = [k for k, v in (("lower", lower), ("upper", upper), ("level", level)) if v is None]
         raise ValueError(f"an interval needs lower=, upper= and level=; missing {', '.join(missing)}")
@@ -258,10 +306,13 @@ def _options(form, y_pred, lower, upper, level, generative, quantile_rule):
     if quantile_rule != "nearest" and form != "quantiles":
         raise ValueError(f"quantile_rule: used only with quantiles=; got {quantile_rule!r} "
                          f"with {form}=")
+    crossing = checks.choice("crossing", crossing, CROSSING_RULES)
+    if crossing != "sort" and form != "quantiles":
+        raise ValueError(f"crossing: used only with quantiles=; got {crossing!r} with {form}=")
     if y_pred is None and form != "samples":
         raise ValueError("y_pred: required (it may be None only with samples=, whose mean it "
                          "then is)")
-    return level, gen, quantile_rule
+    return level, gen, quantile_rule, crossing
 
 
 def _features(features) -> dict:
@@ -294,7 +345,7 @@ def _row_count(raw: dict, samples, draws, features: dict) -> int:
     return common_length({**columns, **features}, empty="y_true has")
 
 
-def _errors_and_uE(form, arrays, draws, rows, *, level, gen, rule, levels):
+def _errors_and_uE(form, arrays, draws, rows, *, level, gen, rule, levels, crossing, kept):
     """``(E, uE, sources, attrs)``: E = y_true - y_pred and uE from the uncertainty form."""
     attrs, sources = {"uE_source": form}, {}
     with np.errstate(all="ignore"):
@@ -314,7 +365,8 @@ def _errors_and_uE(form, arrays, draws, rows, *, level, gen, rule, levels):
         elif form == "interval":
             u = _interval_form(arrays, pred, level, gen, rows, sources, attrs)
         else:
-            u = _quantiles_form(arrays, np.array(levels), gen, rule, rows, sources, attrs)
+            u = _quantiles_form(arrays, np.array(levels), gen, rule, rows, sources, attrs,
+                                crossing, kept)
     return e, u, sources, attrs
 
 
@@ -326,14 +378,22 @@ def _interval_form(arrays, pred, level, gen, rows, sources: dict, attrs: dict):
     return u
 
 
-def _quantiles_form(arrays, levels, gen, rule, rows, sources: dict, attrs: dict):
+def _quantiles_form(arrays, levels, gen, rule, rows, sources: dict, attrs: dict, crossing,
+                    kept: dict):
     qv = np.stack([arrays[f"quantiles[{p:g}]"] for p in levels], axis=1)
+    attrs["n_crossing"] = _count_crossing(qv, rows, crossing)
+    if attrs["n_crossing"]:
+        qv = np.sort(qv, axis=1)  # crossing="sort": each row repaired (NaN rows stay invalid)
     u, used = _quantile_uE(qv, levels, gen, rule)
     attrs.update(generative=gen.name, quantile_levels=levels.tolist(), quantile_rule=rule,
-                 quantile_levels_used=used)
-    attrs["n_crossing"] = _count_crossing(qv, rows)
+                 quantile_levels_used=used, crossing=crossing)
     sources["uE"] = (f"quantiles {used[0]:g} and {used[1]:g}" if rule == "nearest"
                      else "least-squares fit of the quantiles")
+    bad = ~np.isfinite(qv).all(axis=1)
+    if bad.any():  # a NaN or inf at any level makes the row invalid, counted by the uE rule
+        u = np.where(bad, np.nan, u)
+        sources["uE"] += "; NaN where a quantile is NaN or inf"
+    kept["quantiles"] = qv
     return u
 
 
@@ -345,6 +405,22 @@ def _keep_samples(ds: xr.Dataset, draws: np.ndarray, units: str) -> None:
     ds["samples"] = (("point", "sample"), kept,
                      {"role": "samples", "long_name": "predictive draws (ensemble members)",
                       "units": units})
+
+
+def _keep_forecast(ds, form, arrays, kept, level, levels, units):
+    """Add the given quantiles (dims point, level) or interval bounds of the rows kept."""
+    rows = ds["point"].values
+    ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true)", "units": units}
+    if form == "quantiles":
+        ds["quantiles"] = (("point", "level"), kept["quantiles"][rows],
+                           {"role": "forecast", "units": units,
+                            "long_name": "given predictive quantiles of y"})
+        ds.coords["level"] = ("level", levels, {"long_name": "probability level"})
+        return
+    for side in ("lower", "upper"):
+        ds[side] = ("point", arrays[side][rows],
+                    {"role": "forecast", "units": units, "level": level,
+                     "long_name": f"{side} limit of the given {level:g} interval of y"})
 
 
 def _samples_array(samples) -> np.ndarray:
@@ -403,11 +479,17 @@ def _quantile_uE(qv, levels, gen, rule):
     return u, levels.tolist()
 
 
-def _count_crossing(qv, rows) -> int:
+def _count_crossing(qv, rows, rule) -> int:
+    """Rows whose quantiles decrease with the level: an error (``"raise"``) or a warning."""
     crossing = (np.diff(qv, axis=1) < 0).any(axis=1)
     n = int(crossing.sum())
+    if n and rule == "raise":
+        raise ValueError(f"quantiles: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
+                         f"(a quantile below that of a lower level; {rows_text(rows[crossing])}); "
+                         "crossing='sort' repairs them by sorting each row")
     if n:
         warnings.warn(f"from_predictions: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
-                      f"(a quantile below that of a lower level; {rows_text(rows[crossing])}); "
-                      "attrs['n_crossing']", DataWarning, stacklevel=user_stacklevel())
+                      f"(a quantile below that of a lower level; {rows_text(rows[crossing])}): "
+                      "repaired by sorting each row (crossing='sort'); attrs['n_crossing']",
+                      DataWarning, stacklevel=user_stacklevel())
     return n

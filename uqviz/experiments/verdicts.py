@@ -76,7 +76,7 @@ def default_verdicts(features=("X1", "X2")) -> tuple:
             + ("report:ENCE", "report:ZMSE", "report:CC", "report:coverage",
                "gate:any", "gate:average", "gate:consistency", "gate:adaptivity",
                "tailedness:Z2", "tailedness:E2", "average:ZMS", "average:RCE", "average:NLL",
-               "fv:consistency", "fv:consistency:wilson"))
+               "fv:consistency", "fv:consistency:wilson", "pit"))
 
 
 def _property(verdict: str, features) -> frozenset | str:
@@ -102,6 +102,8 @@ def _property(verdict: str, features) -> frozenset | str:
         return "consistency" if parts[1] == "consistency" else f"raw:{parts[1]}"
     if head in ("simulated", "confidence_curve"):
         return "consistency"
+    if head == "pit":  # a uniform PIT: every interval of D covers its level
+        return "coverage"
     raise ValueError(f"verdicts: unknown verdict {verdict!r}")
 
 
@@ -223,7 +225,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
     from uqviz.reporting import report
     from uqviz.reporting.gate import gate
 
-    r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc = checks.rng(rng).spawn(7)
+    r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit = checks.rng(rng).spawn(8)
     ds = draw_set(scenario, generative=generative, size=size, design=design, nu=nu, data=data,
                   rng=r_draw)
     fams = {_family(v) for v in wanted}
@@ -299,6 +301,13 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
                 valid = bool(np.all(res["valid"].values))
             rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
             words["confidence_curve"] = _NOT if valid is None else _word(bool(valid), rel)
+        if "pit" in wanted:
+            from uqviz.predictive import validate_pit
+
+            t = time.perf_counter()
+            res = validate_pit(ds, generative=generative, rng=r_pit)
+            cost["pit"] = time.perf_counter() - t
+            words["pit"] = _word(bool(res["valid"]))
     cost = {k: float(np.mean(v)) for k, v in cost.items()}
     return {v: words.get(v, _NOT) for v in wanted}, cost
 
@@ -381,6 +390,10 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       (calibrated null) of LZMS in bins of uE or of the raw feature, and
       ``"fv:<...>:wilson"``: the rule of Pernot (2023) (0.95 inside the Wilson interval),
       from the same bins;
+    - ``"pit"``: ``valid`` of :func:`uqviz.validate_pit` (the PIT ECDF inside its simultaneous
+      band), the forecast ``uE * D`` with D the set's ``generative`` (a calibrated set's PIT
+      is then uniform whatever D; under ``"shape_t3"``/``"shape_t4"`` the forecast stays D);
+      it tests the property ``"coverage"``;
     - optional (``OPTIONAL_VERDICTS``): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
       (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``.
 

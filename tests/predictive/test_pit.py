@@ -1,0 +1,260 @@
+"""PIT values, their uniformity tests and the simultaneous ECDF band."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import xarray as xr
+from scipy import stats
+
+import uqviz
+from uqviz._array import pit as pit_kernels
+from uqviz.engine.warning_classes import DataWarning
+from uqviz.predictive.pit import PIT_GRID, default_histogram_bins
+
+
+def _normal_set(n, rng, scale=1.0):
+    u = np.exp(0.3 * rng.normal(size=n))
+    return uqviz.from_arrays(scale * u * rng.normal(size=n), u)
+
+
+def _with_pit(u):
+    """A std forecast whose PIT is (to rounding) ``u``: E = uE Phi^-1(u)."""
+    s = np.linspace(0.5, 2.0, u.size)
+    return uqviz.from_arrays(s * stats.norm.ppf(u), s)
+
+
+# ------------------------------------------------------------------------------------------
+# PIT values
+# ------------------------------------------------------------------------------------------
+
+def test_pit_of_a_normal_forecast_is_the_normal_cdf_exactly():
+    ds = _normal_set(500, np.random.default_rng(0))
+    res = uqviz.pit(ds, rng=1)
+    np.testing.assert_array_equal(res["PIT"].values,
+                                  stats.norm.cdf(ds["E"].values / ds["uE"].values))
+    assert res.attrs["generative"] == "normal" and res.attrs["forecast"] == "std"
+
+
+def test_pit_of_a_t_forecast_and_the_same_numbers_for_the_same_rng():
+    ds = _normal_set(50, np.random.default_rng(0))
+    z = ds["E"].values / ds["uE"].values
+    np.testing.assert_allclose(uqviz.pit(ds, generative="t5")["PIT"].values,
+                               stats.t.cdf(z * np.sqrt(5 / 3), 5), rtol=1e-12)
+    ens = uqviz.from_predictions(np.zeros(50), None,
+                                 samples=np.random.default_rng(2).integers(-3, 4, (50, 6)))
+    a, b = uqviz.pit(ens, rng=7), uqviz.pit(ens, rng=7)
+    np.testing.assert_array_equal(a["PIT"].values, b["PIT"].values)
+    assert not np.array_equal(a["PIT"].values, uqviz.pit(ens, rng=8)["PIT"].values)
+
+
+def test_randomised_pit_of_an_ensemble_lies_between_the_left_and_right_limits():
+    draws = np.array([[0.0, 1.0, 1.0, 2.0]] * 4000)
+    ds = uqviz.from_predictions(np.ones(4000), None, samples=draws)
+    u = uqviz.pit(ds, rng=0)["PIT"].values
+    # 1 member below y, 2 tied: the rank of y among the 5 values is 1, 2 or 3
+    assert u.min() >= 0.2 and u.max() <= 0.8
+    # uniform on (0.2, 0.8): KS against that law
+    assert stats.kstest(u, "uniform", args=(0.2, 0.6)).pvalue > 0.01
+    # no tie: the rank bin of y, (b/(S+1), (b+1)/(S+1))
+    ds = uqviz.from_predictions(np.full(2000, 0.5), None, samples=[[0.0, 1.0, 1.0, 2.0]] * 2000)
+    u = uqviz.pit(ds, rng=0)["PIT"].values
+    assert u.min() >= 0.2 and u.max() <= 0.4
+
+
+def test_randomised_pit_of_calibrated_discrete_ensembles_is_uniform():
+    # y and the 9 members drawn from the same Poisson law: many ties, a calibrated ensemble
+    rng = np.random.default_rng(11)
+    lam = rng.uniform(1.0, 4.0, size=(3000, 1))
+    y = rng.poisson(lam[:, 0]).astype(float)
+    draws = rng.poisson(lam, size=(3000, 9)).astype(float)
+    ds = uqviz.from_predictions(y, None, samples=draws)
+    res = uqviz.validate_pit(ds, rng=3)
+    # the randomised PIT of an ensemble has the law of a rank among 10 values: uniform
+    assert float(res["ks_p_value"]) > 0.05 and float(res["cvm_p_value"]) > 0.05
+    assert bool(res["valid"])
+    # an overdispersed truth (y more spread than the members) fails
+    y_wide = rng.poisson(lam[:, 0] * rng.choice([0.2, 3.0], 3000)).astype(float)
+    bad = uqviz.validate_pit(uqviz.from_predictions(y_wide, None, samples=draws), rng=3)
+    assert not bool(bad["valid"]) and float(bad["ks_p_value"]) < 1e-6
+
+
+def test_pit_of_quantiles_randomised_within_tied_quantiles():
+    q = {0.1: [-1.0] * 2000, 0.3: [0.0] * 2000, 0.6: [0.0] * 2000, 0.9: [1.0] * 2000}
+    ds = uqviz.from_predictions(np.zeros(2000), np.zeros(2000), quantiles=q)
+    u = uqviz.pit(ds, rng=0)["PIT"].values
+    assert u.min() >= 0.3 and u.max() <= 0.6 and abs(u.mean() - 0.45) < 0.01
+
+
+def test_pit_of_an_interval_forecast_hand_computed():
+    ds = uqviz.from_predictions([0.5, -0.25], [0.0, 0.0], lower=[-1.0, -1.0], upper=[1.0, 1.0],
+                                level=0.8)
+    np.testing.assert_allclose(uqviz.pit(ds)["PIT"].values, [0.5 + 0.4 * 0.5, 0.5 - 0.4 * 0.25],
+                               rtol=1e-14)
+
+
+def test_pit_of_a_datatree_is_one_per_child():
+    rng = np.random.default_rng(0)
+    tree = xr.DataTree.from_dict({"a": _normal_set(30, rng), "b": _normal_set(20, rng)})
+    res = uqviz.pit(tree, rng=0)
+    assert res["dataset"].values.tolist() == ["a", "b"]
+    b = tree["b"].to_dataset()
+    np.testing.assert_array_equal(res["PIT"].sel(dataset="b").dropna("point").values,
+                                  stats.norm.cdf(b["E"].values / b["uE"].values))
+
+
+# ------------------------------------------------------------------------------------------
+# uniformity: histogram, KS, CvM, moments
+# ------------------------------------------------------------------------------------------
+
+def test_ks_and_cvm_equal_scipy():
+    ds = _normal_set(3000, np.random.default_rng(5), scale=1.05)
+    res = uqviz.validate_pit(ds, rng=0, n_band=100)
+    u = uqviz.pit(ds)["PIT"].values
+    ks = stats.kstest(u, "uniform")
+    cvm = stats.cramervonmises(u, "uniform")
+    assert float(res["ks_statistic"]) == pytest.approx(ks.statistic, rel=1e-12)
+    assert float(res["ks_p_value"]) == pytest.approx(ks.pvalue, rel=1e-9)
+    assert float(res["cvm_statistic"]) == pytest.approx(cvm.statistic, rel=1e-12)
+    assert float(res["cvm_p_value"]) == pytest.approx(cvm.pvalue, rel=1e-9)
+
+
+def test_histogram_counts_hand_checked():
+    u = np.array([0.05, 0.15, 0.12, 0.55, 0.95, 0.99, 0.51, 0.52, 0.53, 0.31])
+    res = uqviz.validate_pit(_with_pit(u), n_bins=5, n_band=50, rng=0)
+    assert res["pit_count"].values.tolist() == [3, 1, 4, 0, 2]
+    assert res["bin_lower"].values.tolist() == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8])
+    lo, hi = stats.binom.ppf([0.025, 0.975], 10, 0.2)
+    assert res["pit_count_lower"].values.tolist() == [lo] * 5
+    assert res["pit_count_upper"].values.tolist() == [hi] * 5
+    assert res.attrs["n_bins"] == 5
+
+
+def test_moments_and_their_normal_intervals():
+    u = np.random.default_rng(2).uniform(size=400) ** 1.2
+    res = uqviz.validate_pit(_with_pit(u), ci=0.9, n_band=50, rng=0)
+    pit = uqviz.pit(_with_pit(u))["PIT"].values
+    z = stats.norm.ppf(0.95)
+    m, s2 = pit.mean(), pit.var(ddof=1)
+    m4 = np.mean((pit - m) ** 4)
+    assert float(res["pit_mean"]) == pytest.approx(m, rel=1e-12)
+    assert float(res["pit_mean_upper"]) == pytest.approx(m + z * np.sqrt(s2 / 400), rel=1e-12)
+    assert float(res["pit_var"]) == pytest.approx(s2, rel=1e-12)
+    assert float(res["pit_var_lower"]) == pytest.approx(s2 - z * np.sqrt((m4 - s2 ** 2) / 400),
+                                                        rel=1e-12)
+
+
+def test_default_histogram_bins():
+    assert [default_histogram_bins(m) for m in (5, 10, 73, 200, 10**6)] == [1, 1, 7, 20, 20]
+
+
+# ------------------------------------------------------------------------------------------
+# the simultaneous band and the verdict
+# ------------------------------------------------------------------------------------------
+
+def test_band_false_alarm_rate_is_about_one_minus_ci():
+    n, ci = 150, 0.9
+    lo, hi, gamma = pit_kernels.simultaneous_band(n, PIT_GRID, ci, 2000, 123)
+    assert ci < gamma < 1.0  # the pointwise level is raised to make the band simultaneous
+    rng = np.random.default_rng(99)
+    u = np.sort(rng.uniform(size=(4000, n)), axis=1)
+    counts = np.stack([np.searchsorted(r, PIT_GRID, side="right") for r in u])
+    outside = ~((lo <= counts) & (counts <= hi)).all(axis=1)
+    rate = outside.mean()
+    # Monte Carlo se of the rate 0.005; the band's own simulation error about 0.007
+    assert abs(rate - (1 - ci)) < 0.03, rate
+    # pointwise bands (gamma = ci) would cry wolf far more often
+    plo, phi = stats.binom.interval(ci, n, PIT_GRID)
+    assert (~((plo <= counts) & (counts <= phi)).all(axis=1)).mean() > 0.4
+
+
+def test_band_shortlist_equals_the_full_search():
+    grid = tuple(PIT_GRID)
+    full = pit_kernels.band_gamma.__wrapped__
+    old = pit_kernels.SHORTLIST_N
+    try:
+        pit_kernels.SHORTLIST_N = 10**12
+        a = full(20_000, grid, 0.95, 300, 4)
+    finally:
+        pit_kernels.SHORTLIST_N = old
+    assert full(20_000, grid, 0.95, 300, 4) == a
+
+
+@pytest.mark.parametrize("n", [40, 300])
+def test_band_level_is_the_ci_quantile_of_the_simulated_pointwise_levels(n):
+    # the definition, evaluated directly (every trial, every grid value)
+    grid = np.asarray(PIT_GRID)
+    rng = np.random.default_rng(6)
+    probs = np.diff(np.concatenate(([0.0], grid, [1.0])))
+    c = np.cumsum(rng.multinomial(n, probs, size=500)[:, :-1], axis=1)
+    lower = stats.binom.cdf(c, n, grid).min(axis=1)
+    upper = stats.binom.sf(c - 1, n, grid).min(axis=1)
+    want = np.quantile(1.0 - 2.0 * np.minimum(lower, upper), 0.9)
+    assert pit_kernels.band_gamma.__wrapped__(n, tuple(PIT_GRID), 0.9, 500, 6) == \
+        pytest.approx(want, rel=1e-12)
+    lo, hi, gamma = pit_kernels.simultaneous_band(n, PIT_GRID, 0.9, 500, 6)
+    np.testing.assert_array_equal(np.stack([lo, hi]),
+                                  np.stack(stats.binom.interval(gamma, n, grid)))
+
+
+def test_valid_is_the_ecdf_inside_the_band():
+    for scale, want in ((1.0, True), (1.3, False)):
+        ds = _normal_set(2000, np.random.default_rng(8), scale=scale)
+        res = uqviz.validate_pit(ds, rng=0, n_band=400)
+        inside = ((res["ecdf_difference_lower"] <= res["ecdf_difference"])
+                  & (res["ecdf_difference"] <= res["ecdf_difference_upper"])).all()
+        assert bool(res["valid"]) == bool(inside) == want
+        assert res.attrs["band_level"] > 0.95
+
+
+def test_validate_pit_of_a_datatree_and_bad_options():
+    rng = np.random.default_rng(0)
+    tree = xr.DataTree.from_dict({"a": _normal_set(300, rng), "b": _normal_set(200, rng)})
+    res = uqviz.validate_pit(tree, rng=0, n_band=50)
+    assert res["dataset"].values.tolist() == ["a", "b"]
+    assert res["n_points"].values.tolist() == [300, 200]
+    ds = tree["a"].to_dataset()
+    with pytest.raises(ValueError, match="n_band"):
+        uqviz.validate_pit(ds, n_band=1)
+    with pytest.raises(ValueError, match="ci"):
+        uqviz.validate_pit(ds, ci=1.5)
+    with pytest.raises(ValueError, match="'empirical' has no predictive CDF"):
+        uqviz.validate_pit(ds, generative="empirical")
+    with pytest.raises(ValueError, match="lacks y, samples"):
+        uqviz.validate_pit(ds.assign_attrs(forecast="samples"))
+
+
+# ------------------------------------------------------------------------------------------
+# local PIT
+# ------------------------------------------------------------------------------------------
+
+def test_local_pit_per_bin_of_uE():
+    rng = np.random.default_rng(4)
+    u = np.exp(0.5 * rng.normal(size=2000))
+    # calibrated for small uE, overconfident for large uE: the PIT is not uniform there
+    e = u * rng.normal(size=2000) * np.where(u > np.median(u), 1.6, 1.0)
+    ds = uqviz.from_arrays(e, u)
+    res = uqviz.local_pit(ds, n_bins=4, rng=0, n_band=300)
+    assert res["count"].values.tolist() == [500] * 4
+    assert res["valid"].values.tolist()[:2] == [True, True]
+    assert res["valid"].values.tolist()[2:] == [False, False]
+    assert float(res["fv"]) == 0.5 and int(res["n_valid"]) == 2
+    # each bin's KS is scipy's on the bin's PIT values
+    pit = uqviz.pit(ds)["PIT"].values
+    first = np.argsort(u, kind="stable")[:500]
+    ks = stats.kstest(pit[first], "uniform")
+    assert float(res["ks_statistic"][0]) == pytest.approx(ks.statistic, rel=1e-12)
+    assert float(res["ks_p_value"][0]) == pytest.approx(ks.pvalue, rel=1e-9)
+    assert res.attrs["conditioning"] == "uE" and res.attrs["n_bins"] == 4
+
+
+def test_local_pit_on_a_feature():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(size=1000)
+    ds = uqviz.from_arrays(rng.normal(size=1000), np.ones(1000), features={"x": x})
+    res = uqviz.local_pit(ds, conditioning="x", n_bins=2, rng=0, n_band=100)
+    assert res.sizes["bin"] == 2 and res.attrs["conditioning"] == "x"
+    with pytest.raises(ValueError, match="conditioning variable 'nope'"):
+        uqviz.local_pit(ds, conditioning="nope")
