@@ -160,7 +160,7 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
       ``attrs["level"]``): the given interval of y;
     - ``samples`` (dims ``point``, ``sample``): the draws, unchanged.
 
-    :mod:`uqviz.predictive` reads these (the predictive CDF of each form, the PIT).
+    ``uqviz.predictive`` reads these (the predictive CDF of each form, the PIT).
 
     Parameters
     ----------

@@ -309,7 +309,7 @@ def predictive_scores(data, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
     :math:`2\int_0^1 QS_\tau d\tau` and equals the WIS when the levels are symmetric with
     the median. Its bias for a calibrated normal forecast: +1.0 % with the 99 levels
     0.01, ..., 0.99, +4.8 % with 0.05, ..., 0.95, -10.8 % with the 23 levels of the
-    COVID-19 Forecast Hub (:func:`uqviz._array.predictive_scores.crps_quantiles`): compare
+    COVID-19 Forecast Hub (``uqviz._array.predictive_scores.crps_quantiles``): compare
     forecasts at the same levels with it. Intervals: paired bootstrap of the means, BCa by
     default.
 
