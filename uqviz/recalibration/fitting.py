@@ -76,7 +76,7 @@ _FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
              "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
              "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2", **distribution.FORMULAS}
 _DISTRIBUTION_DEFAULTS = {"level": None, "levels": None, "binning": "equal_count",
-                          "proportions": "quantile"}
+                          "proportions": "quantile", "generative": None}
 
 
 def _formula(method, attrs):
@@ -318,7 +318,8 @@ class Recalibration:
 
     def _settings(self):
         """The settings of a distribution method, from the parameters' attrs."""
-        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins")
+        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins",
+                "generative", "forecast")
         return {k: v for k, v in self.parameters.attrs.items() if k in keep}
 
     def _apply_one(self, ds, fit, where=""):
@@ -437,7 +438,7 @@ def _parameters(method, conditioning, e, u, x, n_bins, where=""):
 
 
 def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=None, levels=None,
-                      binning="equal_count", proportions="quantile"):
+                      binning="equal_count", proportions="quantile", generative=None):
     r"""Fit a recalibration of the uncertainties on calibration data.
 
     Parameters
@@ -575,7 +576,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     """
     method, conditioning, n_bins, _, settings = _check_options(
         method, conditioning, n_bins, level=level, levels=levels, binning=binning,
-        proportions=proportions)
+        proportions=proportions, generative=generative)
     pairs = datasets_of(data)
     fits = []
     for name, ds in pairs:
@@ -618,6 +619,7 @@ def _reissue_once(caught, folds):
 def _cross_fit_distribution(ds, labels, folds, settings, where):
     """The distribution methods cross-fitted: fold k's forecast from a fit on the others."""
     check_dataset(ds)
+    settings = distribution.resolve_settings(ds, settings)
 
     def fit_one(train, k):
         params = distribution.fit_parameters(train, settings, f"{where} without fold {k}")
@@ -678,7 +680,7 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
 
 
 def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None, level=None,
-                levels=None, binning="equal_count", proportions="quantile"):
+                levels=None, binning="equal_count", proportions="quantile", generative=None):
     r"""Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
@@ -799,7 +801,7 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     """
     method, conditioning, n_bins, folds, settings = _check_options(
         method, conditioning, n_bins, folds=folds, rng=rng, cross=True, level=level,
-        levels=levels, binning=binning, proportions=proportions)
+        levels=levels, binning=binning, proportions=proportions, generative=generative)
     pairs = datasets_of(data)
     rngs = seeds.spawn(rng, len(pairs))
     outs = []
