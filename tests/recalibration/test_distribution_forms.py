@@ -160,7 +160,8 @@ def test_interval_forecast_by_hand():
     half = rng.uniform(0.5, 2.0, n)
     y = yp + 0.8 * half * rng.standard_normal(n)
     lo, hi = yp - half, yp + 1.3 * half  # asymmetric
-    cal = uqviz.from_predictions(y, yp, lower=lo, upper=hi, level=0.8)
+    with pytest.warns(uqviz.DataWarning, match="asymmetric interval"):
+        cal = uqviz.from_predictions(y, yp, lower=lo, upper=hi, level=0.8)
     u = cal["uE"].values
     p3 = np.array([0.1, 0.5, 0.9])
     q3 = np.stack([lo, yp, hi], axis=1)
@@ -295,8 +296,9 @@ def test_conformal_on_every_form_is_centred_on_the_prediction(form):
     else:
         yp = rng.normal(0.0, 1.0, 999)
         h = rng.uniform(0.5, 1.5, 999)
-        ds = uqviz.from_predictions(yp + h * rng.standard_normal(999), yp, lower=yp - h,
-                                    upper=yp + 2 * h, level=0.8)
+        with pytest.warns(uqviz.DataWarning, match="asymmetric interval"):
+            ds = uqviz.from_predictions(yp + h * rng.standard_normal(999), yp, lower=yp - h,
+                                        upper=yp + 2 * h, level=0.8)
     rec = uqviz.fit_recalibration(ds, method="conformal", level=0.9)
     scores = np.sort(np.abs(ds["E"].values) / ds["uE"].values)
     s = scores[math.ceil(1000 * 0.9) - 1]  # k = ceil((n + 1) level) = 900

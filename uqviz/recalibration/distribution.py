@@ -16,12 +16,24 @@ dispatch here) repair the forecast itself rather than its ``uE``:
   smallest (same k, same bins), interval ``[q_lo - Q, q_hi + Q]``.
 - ``"quantile"``: isotonic recalibration of the PIT (Kuleshov et al. (2018)), as
   uncertainty-toolbox 0.1.1's ``get_quantile_recalibrator``: on 100 nominal probabilities
-  ``p`` in [0, 1] the observed frequency of ``PIT <= p`` on the calibration data, and the
+  ``p`` in [0, 1] the observed frequency of ``F(y) <= p`` on the calibration data, and the
   isotonic regression ``R^{-1}`` of the nominal on the observed frequencies; a recalibrated
   quantile at level ``tau`` is the forecast's quantile at ``R^{-1}(tau)``.
   ``proportions="interval"`` fits the map of central-interval coverages instead
   (``get_interval_recalibrator``): the interval at ``level`` is the forecast's central
-  interval at ``R^{-1}(level)``.
+  interval at ``R^{-1}(level)``. Every form of the forecast, through
+  :mod:`uqviz.predictive.forecast`: ``F`` and its inverse are ``predictive_cdf`` and
+  ``predictive_quantiles`` (std and variance: ``uE * D``, counted as ``E/uE <= F_D^{-1}(p)``,
+  uncertainty-toolbox's comparisons; quantiles and intervals: piecewise linear with the
+  tails of D; an ensemble: the empirical CDF of its members ``#{s_j <= y}/S``, not the
+  randomised PIT of :func:`uqviz.pit`, so that the quantiles, members at the levels
+  ``R^{-1}(tau)``, invert the CDF the map was fitted on and no random stream is needed).
+  D is the option ``generative``, else the data's ``attrs["generative"]``, else normal;
+  the fit records D and the form, and applies to new data of that form only.
+- ``"conformal"`` reads ``E`` and ``uE``, which every form holds: it takes every form, and
+  centres the interval on the prediction ``y - E`` (the members' mean for an ensemble given
+  without ``y_pred``). ``"cqr"`` takes quantiles holding the levels ``(1 -+ level)/2`` or an
+  interval at ``level``; its errors list the levels given, and refuse an ensemble.
 
 Outputs (``Recalibration.apply``, ``recalibrate``): the data with ``lower``, ``upper`` (dim
 ``point``, absolute values of y: the prediction is ``y - E`` when the data hold ``y``, else 0,
@@ -29,7 +41,9 @@ the error-space reading), variable and dataset attrs ``level``; the ``"quantile"
 ``quantiles`` (dims ``point``, ``level``) at ``levels``; ``attrs["forecast"]`` says the new
 primary form (``"interval"`` or ``"quantiles"``). ``uE`` is kept unchanged: the new forecast
 is the interval (or the quantiles), not a new standard uncertainty. Given ``lower``/``upper``
-replaced are kept as ``lower_original``/``upper_original``.
+replaced are kept as ``lower_original``/``upper_original``, given quantiles as
+``quantiles_original`` (dims ``point``, ``level_original``); ``quantiles`` are at ``levels``,
+by default the given levels of a quantile forecast, else 0.01, ..., 0.99.
 
 Finite-sample guarantee (``"conformal"``, ``"cqr"``): when the calibration points and a new
 point are exchangeable, ``P(y in interval) >= level``, and ``<= level + 1/(n + 1)`` when the
@@ -40,8 +54,12 @@ randomness of the edges). ``k > n`` (a bin of fewer than ``level / (1 - level) -
 calibration points) gives the whole line ``(-inf, inf)``, with an UnreliableWarning.
 
 The forecast's quantile function is one call, :func:`forecast_quantiles` (and the proportions
-one, :func:`observed_proportions`): the standard form ``uE * D`` with D normal here; the other
-forms of the data model plug in there.
+one, :func:`observed_proportions`), for every form of the data model.
+
+Limits of ``"quantile"``: the 100 nominal probabilities resolve the map down to about 0.01
+(a forecast too narrow keeps short tails beyond the levels 0.01 and 0.99); an ensemble's
+recalibrated quantiles are members, so levels finer than ``1/S``, or beyond the share of
+observations outside the members' range, are out of reach (``-inf`` at the mapped level 0).
 
 Examples
 --------
@@ -51,6 +69,21 @@ Examples
 >>> out = rec.apply(uqviz.synthetic.nig(500, nu=6, rng=1))
 >>> out.attrs["forecast"], out["lower"].attrs["level"]
 ('interval', 0.9)
+
+An ensemble of 40 members twice too wide, recalibrated (cross-fitted) to quantiles that are
+members:
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> mu = rng.normal(size=2000)
+>>> ens = uqviz.from_predictions(mu + rng.standard_normal(2000), None,
+...                              samples=mu[:, None] + 2 * rng.standard_normal((2000, 40)))
+>>> out = uqviz.recalibrate(ens, method="quantile", levels=[0.1, 0.5, 0.9], rng=0)
+>>> out.attrs["forecast"], out["quantiles"].dims
+('quantiles', ('point', 'level'))
+>>> cover = (out["y"] <= out["quantiles"]).mean("point")
+>>> [round(float(c), 1) for c in cover]
+[0.1, 0.5, 0.9]
 """
 
 from __future__ import annotations

@@ -259,7 +259,8 @@ class Recalibration:
         ``uE2``, ``uE2_recalibrated`` on ``knot``, ``floor``, ``n_floored``
         (``"isotonic"``); ``score_quantile``, ``score_rank`` on ``bin`` (``"conformal"``,
         ``"cqr"``; attrs ``level``, ``binning``, ``n_bins``); ``observed``, ``nominal`` on
-        ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``); ``n_points``,
+        ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``,
+        ``generative``, ``forecast``: the form fitted); ``n_points``,
         the size of the calibration set. A leading
         ``dataset`` dim when fitted on a DataTree (one fit per child).
 
@@ -458,7 +459,11 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         given quantiles ``(1 -+ level)/2`` (or interval at ``level``) widened by the
         ``ceil((n + 1) level)``-th smallest ``max(q_lo - y, y - q_hi)``; ``"quantile"``: the
         isotonic recalibration of the PIT (Kuleshov et al. (2018)). Formulas in the glossary,
-        under Recalibration.
+        under Recalibration. Forms of the forecast (``attrs["forecast"]``) each takes:
+        ``"conformal"`` every form (it reads ``E`` and ``uE``); ``"cqr"`` quantiles holding the
+        levels ``(1 -+ level)/2``, or an interval at ``level``; ``"quantile"`` every form,
+        through its predictive CDF and quantiles (:mod:`uqviz.predictive`), and applies to new
+        data of the form fitted.
     conditioning : str, default "uE"
         The variable the ``"bvs"`` bins (and the Mondrian bins of ``"conformal"``, ``"cqr"``)
         are cut on: ``"uE"`` or a feature (the other methods are functions of ``uE``).
@@ -470,8 +475,8 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         ``"conformal"``, ``"cqr"``, ``"quantile"``: the nominal coverage in (0, 1) of the
         central interval made; default None, 0.9.
     levels : sequence of float, optional
-        ``"quantile"``: the levels of the recalibrated quantiles; default None, the 99 levels
-        0.01, ..., 0.99.
+        ``"quantile"``: the levels of the recalibrated quantiles; default None, the given
+        levels of a quantile forecast, else the 99 levels 0.01, ..., 0.99.
     binning : {"equal_count", "stratified"}, default "equal_count"
         ``"conformal"``, ``"cqr"``: ``"stratified"`` makes one Mondrian bin per distinct value
         of ``conditioning`` (categories, crepes' ``bins``).
@@ -479,6 +484,12 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         ``"quantile"``: the observed proportions the isotonic map is fitted on: below each
         quantile (the PIT; quantiles and the interval from them), or inside each central
         interval (the interval at ``level`` only; uncertainty-toolbox's interval recalibrator).
+    generative : str or Generative, optional
+        ``"quantile"``: D of the forecast ``uE * D`` (forms std, variance) and of the tails of
+        quantiles and intervals (:func:`uqviz.predictive.predictive_cdf`): ``"normal"``,
+        ``"t<nu>"``, ``"laplace"``, ``"uniform"``; default None, the data's
+        ``attrs["generative"]`` (recorded by :func:`uqviz.from_predictions`), else normal.
+        Recorded in ``parameters.attrs["generative"]``; ``apply`` uses it.
 
     Returns
     -------
@@ -491,9 +502,10 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         Unknown method; ``conditioning`` or ``n_bins`` given to a method without bins; a
         conditioning feature missing; a calibration set too small for the bins (or under 2
         points); a zero-variance fit (all errors 0, in the set or in a bin); ``level``,
-        ``levels``, ``binning``, ``proportions`` given to a method that does not take them;
-        ``"cqr"`` on data without quantiles (or an interval) at ``level``, or with NaN or
-        crossed bounds.
+        ``levels``, ``binning``, ``proportions``, ``generative`` given to a method that does
+        not take them; ``"cqr"`` on data without quantiles (or an interval) at ``level`` (the
+        message lists the given levels; an ensemble is refused), or with NaN or crossed
+        bounds; ``"quantile"`` with a D without a closed-form CDF (``"empirical"``).
 
     Warns
     -----
@@ -537,11 +549,24 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     crepes' ``ConformalRegressor`` computes its rank in floating point and takes one rank more
     when :math:`(n + 1)(1 - \ell)` is an integer and ``1 - level`` rounds down (0.9).
     Quantile (Kuleshov et al. (2018)): on the 100 nominal :math:`p_j` of ``linspace(0, 1,
-    100)``, the observed :math:`\hat P_j = \#\{\mathrm{PIT}_i \le p_j\} / n` with
-    :math:`\mathrm{PIT} = \Phi(E/u_E)`; :math:`R^{-1}` is the isotonic regression of
-    :math:`p_j` on :math:`\hat P_j` (clipped), and the recalibrated quantile at
-    :math:`\tau` is :math:`\hat y + u_E \Phi^{-1}(R^{-1}(\tau))`, as uncertainty-toolbox
-    0.1.1's quantile recalibrator (which counts on :math:`-E`, ``y_pred - y_true``).
+    100)``, the observed :math:`\hat P_j = \#\{F_i(y_i) \le p_j\} / n`, :math:`F_i` the
+    predictive CDF of point :math:`i` (:func:`uqviz.predictive.predictive_cdf`);
+    :math:`R^{-1}` is the isotonic regression of :math:`p_j` on :math:`\hat P_j` (clipped),
+    and the recalibrated quantile at :math:`\tau` is
+    :math:`Q_i(R^{-1}(\tau))`, :math:`Q_i = \inf\{x : F_i(x) \ge p\}`
+    (:func:`uqviz.predictive.predictive_quantiles`; :math:`-\infty` at 0, :math:`+\infty`
+    at 1 except for an ensemble, its largest member). The standard form counts
+    :math:`Z = E/u_E \le F_D^{-1}(p_j)` and gives :math:`\hat y + u_E F_D^{-1}(R^{-1}(\tau))`,
+    as uncertainty-toolbox 0.1.1's quantile recalibrator for the normal D (which counts on
+    :math:`-E`, ``y_pred - y_true``). Quantiles and intervals: the piecewise-linear CDF with
+    the tails of D. An ensemble of S members: :math:`F_i(y) = \#\{s_j \le y\}/S`, the
+    empirical CDF whose inverse gives the quantiles (not the randomised PIT of
+    :func:`uqviz.pit`, whose (S + 1)-point scale the quantiles would not invert, and which
+    needs a random stream): then :math:`P(y \le Q(a)) = P(F(y) \le a)` holds exactly, so
+    the map is Kuleshov's. Its recalibrated quantiles are members: levels finer than
+    :math:`1/S`, or beyond the share of y outside the members' range, are out of reach. The
+    100 nominal probabilities limit the map in the tails (below 0.01 and above 0.99) for any
+    form.
 
     References
     ----------
@@ -716,12 +741,17 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
         ``"conformal"``, ``"cqr"``, ``"quantile"``: nominal coverage of the interval made;
         default None, 0.9.
     levels : sequence of float, optional
-        ``"quantile"``: levels of the recalibrated quantiles; default None, 0.01, ..., 0.99.
+        ``"quantile"``: levels of the recalibrated quantiles; default None, the given levels
+        of a quantile forecast, else 0.01, ..., 0.99.
     binning : {"equal_count", "stratified"}, default "equal_count"
         ``"conformal"``, ``"cqr"``: ``"stratified"``, one Mondrian bin per distinct value.
     proportions : {"quantile", "interval"}, default "quantile"
         ``"quantile"``: the proportions the isotonic map is fitted on, as
         :func:`fit_recalibration`.
+    generative : str or Generative, optional
+        ``"quantile"``: D of the forecast ``uE * D`` and of the tails of quantiles and
+        intervals; default None, the data's ``attrs["generative"]``, else normal (as
+        :func:`fit_recalibration`).
 
     Returns
     -------
@@ -730,8 +760,11 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
         ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``. The
         distribution methods keep ``uE`` and add ``lower``, ``upper`` (attrs ``level``;
         absolute values of y, the prediction ``y - E``, 0 without ``y``) and, for
-        ``"quantile"``, ``quantiles`` (dims ``point``, ``level``); attrs ``level``,
-        ``forecast`` (``"interval"`` or ``"quantiles"``) and their options.
+        ``"quantile"``, ``quantiles`` (dims ``point``, ``level``; given quantiles kept as
+        ``quantiles_original`` on ``level_original``); attrs ``level``, ``forecast``
+        (``"interval"`` or ``"quantiles"``) and their options. ``"quantile"`` takes every
+        form of the forecast (std, variance, interval, quantiles, samples), ``"conformal"``
+        too, ``"cqr"`` quantiles or an interval.
 
     Raises
     ------
