@@ -235,20 +235,26 @@ def forecast_quantiles(ds, probs, generative="normal"):
     (its largest member). The standard form is ``y_pred + uE F_D^{-1}(p)``.
     """
     probs = np.asarray(probs, dtype=float)
-    out = np.empty((ds.sizes["point"], probs.size))
+    m = ds.sizes["point"]
     inner = (probs > 0.0) & (probs < 1.0)
-    if inner.any():
-        unique, inverse = np.unique(probs[inner], return_inverse=True)
+    wanted = probs[inner]
+    unique, inverse = np.unique(wanted, return_inverse=True)
+    distinct = unique.size == wanted.size
+    q = None
+    if wanted.size:
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[:, inner] = predictive_quantiles(ds, unique, generative=generative)[:, inverse]
-    out[:, probs <= 0.0] = -np.inf
-    top = probs >= 1.0
+            q = predictive_quantiles(ds, wanted if distinct else unique, generative=generative)
+        if distinct and inner.all():
+            return q
+    out = np.empty((probs.size, m))  # filled by rows (contiguous), returned transposed
+    for j, c in enumerate(np.flatnonzero(inner)):
+        out[c] = q[:, j if distinct else inverse[j]]
+    out[probs <= 0.0] = -np.inf  # Q(0) = -inf
+    top = probs >= 1.0  # Q(1) = +inf, or an ensemble's largest member
     if top.any():
-        if forecast_form(ds) == "samples":
-            out[:, top] = np.asarray(ds["samples"].max("sample").values, dtype=float)[:, None]
-        else:
-            out[:, top] = np.inf
-    return out
+        out[top] = (np.asarray(ds["samples"].max("sample").values, dtype=float)[None, :]
+                    if forecast_form(ds) == "samples" else np.inf)
+    return out.T
 
 
 def observed_proportions(ds, expected, kind, generative="normal"):
@@ -425,17 +431,18 @@ def apply_fit(ds, fit, settings, where=""):
         settings = resolve_settings(ds, settings)
         _check_form(ds, settings)
         x_k, y_k = fit["observed"], fit["nominal"]
+        out = {}
         if settings["proportions"] == "quantile":
-            ends = np.array([(1 - level) / 2, (1 + level) / 2])
-            targets = np.concatenate([np.asarray(settings["levels"], dtype=float), ends])
-            probs = conformal_kernels.isotonic_eval(x_k, y_k, targets)
+            probs = conformal_kernels.isotonic_eval(
+                x_k, y_k, np.array([(1 - level) / 2, (1 + level) / 2]))
+            mapped = conformal_kernels.isotonic_eval(
+                x_k, y_k, np.asarray(settings["levels"], dtype=float))
+            out["quantiles"] = forecast_quantiles(ds, mapped, settings["generative"])
         else:
             cover = conformal_kernels.isotonic_eval(x_k, y_k, np.array([level]))
             probs = np.concatenate([0.5 - cover / 2.0, 0.5 + cover / 2.0])
         q = forecast_quantiles(ds, probs, settings["generative"])
-        out = {"lower": q[:, -2], "upper": q[:, -1]}
-        if settings["proportions"] == "quantile":
-            out["quantiles"] = q[:, :-2]
+        out["lower"], out["upper"] = q[:, 0], q[:, 1]
         return out
     x = conditioning_values(ds, settings["conditioning"], allow_constant=True)[1]
     q = fit["score_quantile"]
