@@ -260,7 +260,9 @@ class Recalibration:
         (``"isotonic"``); ``score_quantile``, ``score_rank`` on ``bin`` (``"conformal"``,
         ``"cqr"``; attrs ``level``, ``binning``, ``n_bins``); ``observed``, ``nominal`` on
         ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``,
-        ``generative``, ``forecast``: the form fitted); ``n_points``,
+        ``generative``, ``forecast``: the form fitted); every fit records ``generative``, the D of
+        the forecast ``uE * D`` (the option of ``"quantile"``, else the data's
+        ``attrs["generative"]``, else ``"normal"``); ``n_points``,
         the size of the calibration set. A leading
         ``dataset`` dim when fitted on a DataTree (one fit per child).
 
@@ -610,9 +612,12 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
             if settings is not None:
                 check_dataset(ds)
                 fits.append(describe(distribution.fit_parameters(ds, settings, where), ds))
-                continue
-            e, u, x = _arrays(ds, conditioning, method)
-        fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
+            else:
+                e, u, x = _arrays(ds, conditioning, method)
+                fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where),
+                                     ds))
+        # the D of the forecast uE * D (read by "quantile"; the data's, else normal)
+        fits[-1].attrs.setdefault("generative", str(ds.attrs.get("generative", "normal")))
     if isinstance(data, xr.Dataset):
         return Recalibration(parameters=fits[0])
     names = [n for n, _ in pairs]
