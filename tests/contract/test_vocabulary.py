@@ -109,6 +109,9 @@ EXTRA_CALLS = {
                                                         levels=(0.25, 0.75)))),
     "recalibrate[cqr]": (
         "uqviz.recalibrate", lambda: ((_with_interval(),), dict(method="cqr", folds=3, rng=1))),
+    "recalibrate[quantile,quantiles]": (
+        "uqviz.recalibrate", lambda: ((_with_quantiles(),), dict(method="quantile", folds=3,
+                                                                 rng=1, levels=(0.5,)))),
 }
 
 
@@ -119,6 +122,16 @@ def _with_interval():
     half = 1.5 * ds["uE"].values
     return ds.assign(y=("point", y), lower=("point", 1.0 - half, {"level": 0.9}),
                      upper=("point", 1.0 + half, {"level": 0.9}))
+
+
+def _with_quantiles():
+    """The small dataset with y and given quantiles at 0.1, 0.5, 0.9 (a quantile forecast)."""
+    ds = _small()
+    q = 1.0 + ds["uE"].values[:, None] * np.array([-1.2816, 0.0, 1.2816])[None, :]
+    out = ds.assign(y=("point", ds["E"].values + 1.0),
+                    quantiles=(("point", "level"), q)).assign_coords(level=[0.1, 0.5, 0.9])
+    out.attrs["forecast"] = "quantiles"
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -143,7 +156,8 @@ def _result(rid):
 
 def _input_names(rid):
     """Variables, coords and attrs of the input data of a data function (kept as given)."""
-    ds = _with_interval() if rid == "recalibrate[cqr]" else _small()
+    ds = (_with_interval() if rid == "recalibrate[cqr]" else _with_quantiles()
+          if rid == "recalibrate[quantile,quantiles]" else _small())
     return set(ds.variables) | set(ds.attrs)
 
 

@@ -297,7 +297,8 @@ def test_cqr_without_quantiles_is_an_error():
     with pytest.raises(ValueError, match="cqr.*neither quantiles at the levels 0.05 and 0.95"):
         uqviz.fit_recalibration(ds, method="cqr")
     q = _quantile_data([0.0, 1.0, 2.0], np.zeros(3), np.ones(3), levels=(0.25, 0.75))
-    with pytest.raises(ValueError, match="neither quantiles"):
+    with pytest.raises(ValueError, match=r"quantiles at the 2 levels \[0.25, 0.75\], without "
+                                         "0.05 and 0.95"):
         uqviz.fit_recalibration(q, method="cqr", level=0.9)
 
 

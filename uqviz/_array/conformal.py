@@ -118,26 +118,30 @@ def cqr_scores(y, q_lo, q_hi):
     return np.maximum(q_lo - y, y - q_hi)
 
 
-def observed_proportions(z, expected, kind="quantile"):
-    """Observed proportions of the standardised errors ``z`` at the nominal ``expected``.
+def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri):
+    """Observed proportions of the scores ``z`` at the nominal ``expected``.
 
-    ``kind="quantile"``: the share of ``z <= Phi^-1(p)`` (the share of PIT values at most p);
-    ``"interval"``: the share of ``Phi^-1(1/2 - p/2) <= z <= Phi^-1(1/2 + p/2)``. Counted on
-    the sorted ``z`` with ``searchsorted`` (the same comparisons as uncertainty-toolbox 0.1.1's
-    ``get_proportion_lists_vectorized``, O((M + L) log M)).
+    ``kind="quantile"``: the share of ``z <= ppf(p)`` (for standardised errors and the
+    normal ``ppf``, the share of PIT values at most p; for PIT values, ``ppf`` the
+    identity); ``"interval"``: the share of ``ppf(1/2 - p/2) <= z <= ppf(1/2 + p/2)``.
+    Counted on the sorted ``z`` with ``searchsorted`` (the same comparisons as
+    uncertainty-toolbox 0.1.1's ``get_proportion_lists_vectorized``, O((M + L) log M)).
 
     Examples
     --------
     >>> observed_proportions(np.array([-1.0, 0.0, 2.0]), np.array([0.0, 0.5, 1.0])).tolist()
     [0.0, 0.6666666666666666, 1.0]
+    >>> observed_proportions(np.array([0.1, 0.5, 0.95]), np.array([0.5]), "quantile",
+    ...                      ppf=lambda p: p).tolist()
+    [0.6666666666666666]
     """
     zs = np.sort(np.asarray(z, dtype=float))
     p = np.asarray(expected, dtype=float)
     with np.errstate(divide="ignore"):
         if kind == "quantile":
-            count = np.searchsorted(zs, special.ndtri(p), side="right")
+            count = np.searchsorted(zs, ppf(p), side="right")
         else:
-            lo, hi = special.ndtri(0.5 - p / 2.0), special.ndtri(0.5 + p / 2.0)
+            lo, hi = ppf(0.5 - p / 2.0), ppf(0.5 + p / 2.0)
             count = (np.searchsorted(zs, hi, side="right")
                      - np.searchsorted(zs, lo, side="left"))
     return count / zs.size

@@ -88,7 +88,8 @@ class Generative:
             return special.ndtri(p)
         if self.kind == "student_t":
             nu = self.params["nu"]
-            return special.stdtrit(nu, p) * np.sqrt((nu - 2.0) / nu)
+            # scipy's stdtrit(nu, 0) is +inf (scipy 1.17): the lower end is -inf
+            return np.where(p > 0.0, special.stdtrit(nu, p), -np.inf) * np.sqrt((nu - 2.0) / nu)
         if self.kind == "uniform":
             return np.sqrt(3.0) * (2.0 * p - 1.0)
         if self.kind == "laplace":

@@ -199,9 +199,12 @@ DEFAULTS: tuple[Default, ...] = (
     Default("generative",
             '`"normal"`; `("normal", "t6")` in `validate`; `local_calibration`: `None`, that '
             'is `"normal"` for the PICP intervals and `"empirical"` for the calibrated null of '
-            'the other statistics',
-            "Pernot (2024c) workflow; the null of f_v has the shape of the data's z-scores",
-            {"validate": ("normal", "t6"), "local_calibration": None, EVERY: "normal"}),
+            'the other statistics; `fit_recalibration`, `recalibrate` (`"quantile"`): `None`, '
+            'the data\'s `attrs["generative"]`, else `"normal"`',
+            "Pernot (2024c) workflow; the null of f_v has the shape of the data's z-scores; "
+            "the D `from_predictions` recorded for the forecast",
+            {"validate": ("normal", "t6"), "local_calibration": None, "fit_recalibration": None,
+             "recalibrate": None, EVERY: "normal"}),
     Default("progress", "`None`", "a bar when someone is watching", {EVERY: None}),
     Default(None,
             "their standard deviation with `ddof=1`; the prediction is their mean",

@@ -16,12 +16,24 @@ dispatch here) repair the forecast itself rather than its ``uE``:
   smallest (same k, same bins), interval ``[q_lo - Q, q_hi + Q]``.
 - ``"quantile"``: isotonic recalibration of the PIT (Kuleshov et al. (2018)), as
   uncertainty-toolbox 0.1.1's ``get_quantile_recalibrator``: on 100 nominal probabilities
-  ``p`` in [0, 1] the observed frequency of ``PIT <= p`` on the calibration data, and the
+  ``p`` in [0, 1] the observed frequency of ``F(y) <= p`` on the calibration data, and the
   isotonic regression ``R^{-1}`` of the nominal on the observed frequencies; a recalibrated
   quantile at level ``tau`` is the forecast's quantile at ``R^{-1}(tau)``.
   ``proportions="interval"`` fits the map of central-interval coverages instead
   (``get_interval_recalibrator``): the interval at ``level`` is the forecast's central
-  interval at ``R^{-1}(level)``.
+  interval at ``R^{-1}(level)``. Every form of the forecast, through
+  :mod:`uqviz.predictive.forecast`: ``F`` and its inverse are ``predictive_cdf`` and
+  ``predictive_quantiles`` (std and variance: ``uE * D``, counted as ``E/uE <= F_D^{-1}(p)``,
+  uncertainty-toolbox's comparisons; quantiles and intervals: piecewise linear with the
+  tails of D; an ensemble: the empirical CDF of its members ``#{s_j <= y}/S``, not the
+  randomised PIT of :func:`uqviz.pit`, so that the quantiles, members at the levels
+  ``R^{-1}(tau)``, invert the CDF the map was fitted on and no random stream is needed).
+  D is the option ``generative``, else the data's ``attrs["generative"]``, else normal;
+  the fit records D and the form, and applies to new data of that form only.
+- ``"conformal"`` reads ``E`` and ``uE``, which every form holds: it takes every form, and
+  centres the interval on the prediction ``y - E`` (the members' mean for an ensemble given
+  without ``y_pred``). ``"cqr"`` takes quantiles holding the levels ``(1 -+ level)/2`` or an
+  interval at ``level``; its errors list the levels given, and refuse an ensemble.
 
 Outputs (``Recalibration.apply``, ``recalibrate``): the data with ``lower``, ``upper`` (dim
 ``point``, absolute values of y: the prediction is ``y - E`` when the data hold ``y``, else 0,
@@ -29,7 +41,9 @@ the error-space reading), variable and dataset attrs ``level``; the ``"quantile"
 ``quantiles`` (dims ``point``, ``level``) at ``levels``; ``attrs["forecast"]`` says the new
 primary form (``"interval"`` or ``"quantiles"``). ``uE`` is kept unchanged: the new forecast
 is the interval (or the quantiles), not a new standard uncertainty. Given ``lower``/``upper``
-replaced are kept as ``lower_original``/``upper_original``.
+replaced are kept as ``lower_original``/``upper_original``, given quantiles as
+``quantiles_original`` (dims ``point``, ``level_original``); ``quantiles`` are at ``levels``,
+by default the given levels of a quantile forecast, else 0.01, ..., 0.99.
 
 Finite-sample guarantee (``"conformal"``, ``"cqr"``): when the calibration points and a new
 point are exchangeable, ``P(y in interval) >= level``, and ``<= level + 1/(n + 1)`` when the
@@ -40,8 +54,12 @@ randomness of the edges). ``k > n`` (a bin of fewer than ``level / (1 - level) -
 calibration points) gives the whole line ``(-inf, inf)``, with an UnreliableWarning.
 
 The forecast's quantile function is one call, :func:`forecast_quantiles` (and the proportions
-one, :func:`observed_proportions`): the standard form ``uE * D`` with D normal here; the other
-forms of the data model plug in there.
+one, :func:`observed_proportions`), for every form of the data model.
+
+Limits of ``"quantile"``: the 100 nominal probabilities resolve the map down to about 0.01
+(a forecast too narrow keeps short tails beyond the levels 0.01 and 0.99); an ensemble's
+recalibrated quantiles are members, so levels finer than ``1/S``, or beyond the share of
+observations outside the members' range, are out of reach (``-inf`` at the mapped level 0).
 
 Examples
 --------
@@ -51,6 +69,21 @@ Examples
 >>> out = rec.apply(uqviz.synthetic.nig(500, nu=6, rng=1))
 >>> out.attrs["forecast"], out["lower"].attrs["level"]
 ('interval', 0.9)
+
+An ensemble of 40 members twice too wide, recalibrated (cross-fitted) to quantiles that are
+members:
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(0)
+>>> mu = rng.normal(size=2000)
+>>> ens = uqviz.from_predictions(mu + rng.standard_normal(2000), None,
+...                              samples=mu[:, None] + 2 * rng.standard_normal((2000, 40)))
+>>> out = uqviz.recalibrate(ens, method="quantile", levels=[0.1, 0.5, 0.9], rng=0)
+>>> out.attrs["forecast"], out["quantiles"].dims
+('quantiles', ('point', 'level'))
+>>> cover = (out["y"] <= out["quantiles"]).mean("point")
+>>> [round(float(c), 1) for c in cover]
+[0.1, 0.5, 0.9]
 """
 
 from __future__ import annotations
@@ -66,10 +99,12 @@ from uqviz._array import recalibration as recalibration_kernels
 from uqviz.engine import checks
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.warning_classes import UnreliableWarning
+from uqviz.predictive.forecast import (forecast_form, observed, predictive_cdf,
+                                       predictive_quantiles, standard_distribution)
 
 __all__ = ["METHODS", "REQUIRED", "FORMULAS", "DEFAULT_LEVEL", "N_LEVELS", "check_options",
            "fit_parameters", "apply_fit", "fold_outputs", "assign_outputs", "summary",
-           "forecast_quantiles", "observed_proportions"]
+           "forecast_quantiles", "observed_proportions", "resolve_settings"]
 
 METHODS = ("conformal", "cqr", "quantile")
 REQUIRED = {"conformal": ("score_quantile",), "cqr": ("score_quantile",),
@@ -90,9 +125,15 @@ _DEFAULT_LEVELS = np.round(np.arange(1, 100) / 100.0, 2)
 # ---------------------------------------------------------------------------
 # options
 # ---------------------------------------------------------------------------
-def check_options(method, *, conditioning, n_bins, level, levels, binning, proportions):
-    """The settings of a distribution method as a dict (each option checked, then combined)."""
+def check_options(method, *, conditioning, n_bins, level, levels, binning, proportions,
+                  generative=None):
+    """The settings of a distribution method as a dict (each option checked, then combined).
+
+    ``levels`` (when not given) and ``generative`` (when None) of ``"quantile"`` depend on the
+    data: :func:`resolve_settings` fills them in for one dataset."""
     level = DEFAULT_LEVEL if level is None else checks.probability("level", level)
+    if generative is not None:
+        generative = standard_distribution(generative).name
     binning = checks.choice("binning", binning, BINNINGS)
     proportions = checks.choice("proportions", proportions, PROPORTIONS)
     if levels is not None:
@@ -104,9 +145,10 @@ def check_options(method, *, conditioning, n_bins, level, levels, binning, propo
         if proportions == "interval" and levels is not None:
             raise ValueError("levels: proportions='interval' recalibrates central intervals "
                              "only (the interval at level); quantiles need proportions='quantile'")
-        if levels is None and proportions == "quantile":
-            levels = _DEFAULT_LEVELS
     else:
+        if generative is not None:
+            raise ValueError(f"generative={generative!r}: only method='quantile' reads the "
+                             f"distribution D (method={method!r})")
         if levels is not None or proportions != "quantile":
             raise ValueError(f"levels, proportions: only method='quantile' takes them "
                              f"(method={method!r})")
@@ -121,6 +163,8 @@ def check_options(method, *, conditioning, n_bins, level, levels, binning, propo
         settings["proportions"] = proportions
         if levels is not None:
             settings["levels"] = [float(v) for v in levels]
+        if generative is not None:
+            settings["generative"] = generative
     else:
         settings["binning"] = binning
         if binning == "equal_count":
@@ -129,58 +173,149 @@ def check_options(method, *, conditioning, n_bins, level, levels, binning, propo
 
 
 # ---------------------------------------------------------------------------
-# the forecast as given (one call each: the other forms plug in here)
+# the forecast as given (every form, through uqviz.predictive.forecast)
 # ---------------------------------------------------------------------------
 def _prediction(ds):
     """The point prediction ``y - E`` (0 without ``y``: error space)."""
-    e = np.asarray(ds["E"].values, dtype=float)
-    return np.asarray(ds["y"].values, dtype=float) - e if "y" in ds.variables else np.zeros_like(e)
+    return np.asarray(observed(ds)[1].values, dtype=float)
 
 
 def _observations(ds):
-    return np.asarray((ds["y"] if "y" in ds.variables else ds["E"]).values, dtype=float)
+    return np.asarray(observed(ds)[0].values, dtype=float)
 
 
-def _standard_form(ds, method):
-    form = ds.attrs.get("forecast", "std")
-    if form != "std":
-        raise ValueError(f"method={method!r}: the data's forecast is {form!r}; this method reads "
-                         "the standard form uE * D (forecast 'std')")
+def _family(form):
+    """std and variance are one forecast, ``uE * D``."""
+    return "std" if form in ("std", "variance") else form
 
 
-def forecast_quantiles(ds, probs):
-    """Quantiles of y (dims point, level) of the forecast at ``probs``: the standard form
-    ``y_pred + uE Phi^-1(p)`` (D normal); ``p`` of 0 or 1 give infinite quantiles."""
-    u = np.asarray(ds["uE"].values, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return _prediction(ds)[:, None] + u[:, None] * special.ndtri(np.asarray(probs))[None, :]
+def resolve_settings(ds, settings):
+    """The settings of ``"quantile"`` for one dataset: ``forecast`` (its form),
+    ``generative`` (the option, else ``attrs["generative"]``, else normal) and ``levels``
+    (given, else the given quantile levels of a quantile forecast, else 0.01, ..., 0.99).
+    Other methods: unchanged."""
+    if settings["method"] != "quantile":
+        return settings
+    out = dict(settings)
+    form = forecast_form(ds)
+    out.setdefault("forecast", form)
+    if "generative" not in out:
+        out["generative"] = standard_distribution(ds.attrs.get("generative", "normal")).name
+    if out["proportions"] == "quantile" and out.get("levels") is None:
+        levels = (ds["level"].values if form == "quantiles" else _DEFAULT_LEVELS)
+        out["levels"] = [float(v) for v in levels]
+    return out
 
 
-def observed_proportions(ds, expected, kind):
-    """Observed shares of PIT <= p (``kind="quantile"``) or of y inside the central interval
-    at p (``"interval"``) at the nominal ``expected``: the standard form, ``Z = E / uE``."""
-    z = np.asarray(ds["E"].values, dtype=float) / np.asarray(ds["uE"].values, dtype=float)
-    return conformal_kernels.observed_proportions(z, expected, kind)
+def _check_form(ds, settings):
+    """The data's form is the form fitted (std and variance are one), and the D they declare
+    (``attrs["generative"]``) the D fitted."""
+    form = forecast_form(ds)
+    fitted = settings.get("forecast")
+    if fitted is not None and _family(form) != _family(fitted):
+        raise ValueError(f"method='quantile': fitted on a forecast given as {fitted!r}, applied "
+                         f"to data whose forecast is {form!r}; the isotonic map of one "
+                         "forecast's PIT applies to new forecasts of the same form")
+    declared = ds.attrs.get("generative")
+    fitted_d = settings.get("generative")
+    if declared is not None and fitted_d is not None and form != "samples" \
+            and standard_distribution(declared).name != fitted_d:
+        raise ValueError(f"generative: the data declare D = {declared!r} "
+                         f"(attrs['generative']), the recalibration was fitted with "
+                         f"{fitted_d!r}")
+    return form
+
+
+def forecast_quantiles(ds, probs, generative="normal"):
+    r"""Quantiles of y (dims point, level) of the forecast as given at ``probs`` in [0, 1].
+
+    The generalised inverse :math:`Q(p) = \inf\{x : F(x) \ge p\}` of the predictive CDF
+    (:func:`uqviz.predictive.predictive_quantiles` for ``p`` in (0, 1), repeated ``p``
+    computed once): ``p = 0`` gives ``-inf``, ``p = 1`` gives ``+inf`` except for an ensemble
+    (its largest member). The standard form is ``y_pred + uE F_D^{-1}(p)``.
+    """
+    probs = np.asarray(probs, dtype=float)
+    m = ds.sizes["point"]
+    inner = (probs > 0.0) & (probs < 1.0)
+    wanted = probs[inner]
+    unique, inverse = np.unique(wanted, return_inverse=True)
+    distinct = unique.size == wanted.size
+    q = None
+    if wanted.size:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = predictive_quantiles(ds, wanted if distinct else unique, generative=generative)
+        if distinct and inner.all():
+            return q
+    out = np.empty((probs.size, m))  # filled by rows (contiguous), returned transposed
+    for j, c in enumerate(np.flatnonzero(inner)):
+        out[c] = q[:, j if distinct else inverse[j]]
+    out[probs <= 0.0] = -np.inf  # Q(0) = -inf
+    top = probs >= 1.0  # Q(1) = +inf, or an ensemble's largest member
+    if top.any():
+        out[top] = (np.asarray(ds["samples"].max("sample").values, dtype=float)[None, :]
+                    if forecast_form(ds) == "samples" else np.inf)
+    return out.T
+
+
+def observed_proportions(ds, expected, kind, generative="normal"):
+    r"""Observed shares of PIT <= p (``kind="quantile"``) or of PIT inside
+    ``[1/2 - p/2, 1/2 + p/2]`` (``"interval"``, y inside the central interval at p) at the
+    nominal ``expected``.
+
+    The standard form counts ``Z = E / uE`` against ``F_D^{-1}(p)`` (uncertainty-toolbox's
+    comparisons); the other forms count the predictive CDF at the observed value,
+    :math:`F(y)` (:func:`uqviz.predictive.predictive_cdf`, right-continuous, not
+    randomised): for an ensemble the empirical CDF of the members,
+    :math:`\#\{s_j \le y\}/S`, the CDF that :func:`forecast_quantiles` inverts.
+    """
+    gen = standard_distribution(generative)
+    form = forecast_form(ds)
+    if form in ("std", "variance"):
+        z = np.asarray(ds["E"].values, dtype=float) / np.asarray(ds["uE"].values, dtype=float)
+        return conformal_kernels.observed_proportions(z, expected, kind, ppf=gen.ppf)
+    y = _observations(ds)
+    values = predictive_cdf(ds, y, generative=gen)
+    return conformal_kernels.observed_proportions(values, expected, kind, ppf=_identity)
+
+
+def _identity(p):
+    return np.asarray(p, dtype=float)
 
 
 def _quantile_pair(ds, level, where=""):
     """Given bounds ``(q_lo, q_hi)`` of the central interval at ``level`` (CQR input)."""
     lo_p, hi_p = (1.0 - level) / 2.0, (1.0 + level) / 2.0
-    if "quantiles" in ds.variables and "level" in ds["quantiles"].dims:
+    has_quantiles = "quantiles" in ds.variables and "level" in ds["quantiles"].dims
+    if has_quantiles:
         lv = np.asarray(ds["level"].values, dtype=float)
         i, j = np.flatnonzero(np.isclose(lv, lo_p, atol=1e-9)), np.flatnonzero(
             np.isclose(lv, hi_p, atol=1e-9))
         if i.size and j.size:
             q = ds["quantiles"].transpose("point", "level").values
             return np.asarray(q[:, i[0]], dtype=float), np.asarray(q[:, j[0]], dtype=float)
+    given = None
     if "lower" in ds.variables and "upper" in ds.variables:
         given = ds["lower"].attrs.get("level", ds.attrs.get("level"))
         if given is not None and np.isclose(float(given), level, atol=1e-9):
             return (np.asarray(ds["lower"].values, dtype=float),
                     np.asarray(ds["upper"].values, dtype=float))
-    raise ValueError(f"method='cqr' at level={level}: the data{where} hold neither quantiles "
-                     f"at the levels {lo_p:.6g} and {hi_p:.6g} (variable 'quantiles', "
-                     f"coordinate 'level') nor an interval lower/upper of level {level}")
+    form = ds.attrs.get("forecast", "std")
+    head = f"method='cqr' at level={level}: "
+    takes = (f"CQR takes a forecast given as quantiles at the levels {lo_p:.6g} and "
+             f"{hi_p:.6g} (variable 'quantiles', coordinate 'level') or as an interval "
+             f"lower/upper of level {level}")
+    if has_quantiles:
+        raise ValueError(f"{head}the data{where} give quantiles at the {lv.size} levels "
+                         f"{[round(float(v), 6) for v in lv]}, without {lo_p:.6g} and "
+                         f"{hi_p:.6g}; {takes}, or refit at a level whose bounds are given")
+    if given is not None:
+        raise ValueError(f"{head}the data{where} give an interval of level {float(given):g}; "
+                         f"{takes}")
+    raise ValueError(f"{head}the data{where} hold neither quantiles at the levels {lo_p:.6g} "
+                     f"and {hi_p:.6g} (variable 'quantiles', coordinate 'level') nor an "
+                     f"interval lower/upper of level {level} (their forecast is {form!r}); "
+                     + ("an ensemble gets 'conformal' or 'quantile'" if form == "samples"
+                        else "a forecast uE * D gets 'conformal' or 'quantile'"))
 
 
 def _cqr_inputs(ds, level, where):
@@ -253,9 +388,9 @@ def _fit_arrays(ds, settings, where):
         raise ValueError(f"data: the calibration set{where} holds {m} point(s): at least 2 "
                          "are needed")
     if method == "quantile":
-        _standard_form(ds, method)
         expected = np.linspace(0.0, 1.0, N_LEVELS)
-        obs = observed_proportions(ds, expected, settings["proportions"])
+        obs = observed_proportions(ds, expected, settings["proportions"],
+                                   settings["generative"])
         x_k, y_k = conformal_kernels.isotonic_map(obs, expected)
         return {"observed": ("knot", x_k), "nominal": ("knot", y_k)}, {"knot": np.arange(x_k.size)}
     if method == "conformal":
@@ -268,7 +403,8 @@ def _fit_arrays(ds, settings, where):
 
 
 def fit_parameters(ds, settings, where=""):
-    """The parameters Dataset of one fit (attrs: the settings)."""
+    """The parameters Dataset of one fit (attrs: the settings, resolved for ``ds``)."""
+    settings = resolve_settings(ds, settings)
     data_vars, coords = _fit_arrays(ds, settings, where)
     params = xr.Dataset(data_vars, coords=coords)
     params["n_points"] = ((), ds.sizes["point"])
@@ -292,20 +428,21 @@ def apply_fit(ds, fit, settings, where=""):
     ``quantiles``) from the parameters ``fit`` (dict of arrays)."""
     method, level = settings["method"], float(settings["level"])
     if method == "quantile":
-        _standard_form(ds, method)
+        settings = resolve_settings(ds, settings)
+        _check_form(ds, settings)
         x_k, y_k = fit["observed"], fit["nominal"]
         out = {}
         if settings["proportions"] == "quantile":
-            if settings.get("levels") is not None:
-                probs = conformal_kernels.isotonic_eval(x_k, y_k, np.asarray(settings["levels"]))
-                out["quantiles"] = forecast_quantiles(ds, probs)
-            p = conformal_kernels.isotonic_eval(x_k, y_k, np.array([(1 - level) / 2,
-                                                                     (1 + level) / 2]))
+            probs = conformal_kernels.isotonic_eval(
+                x_k, y_k, np.array([(1 - level) / 2, (1 + level) / 2]))
+            mapped = conformal_kernels.isotonic_eval(
+                x_k, y_k, np.asarray(settings["levels"], dtype=float))
+            out["quantiles"] = forecast_quantiles(ds, mapped, settings["generative"])
         else:
             cover = conformal_kernels.isotonic_eval(x_k, y_k, np.array([level]))
-            p = np.concatenate([0.5 - cover / 2.0, 0.5 + cover / 2.0])
-        bounds = forecast_quantiles(ds, p)
-        out["lower"], out["upper"] = bounds[:, 0], bounds[:, 1]
+            probs = np.concatenate([0.5 - cover / 2.0, 0.5 + cover / 2.0])
+        q = forecast_quantiles(ds, probs, settings["generative"])
+        out["lower"], out["upper"] = q[:, 0], q[:, 1]
         return out
     x = conditioning_values(ds, settings["conditioning"], allow_constant=True)[1]
     q = fit["score_quantile"]
@@ -343,15 +480,18 @@ def _long_name(kind, level):
 
 def assign_outputs(ds, new, settings, attrs):
     """``ds`` with the new forecast (``lower``, ``upper``, ``quantiles``), the given
-    interval kept as ``lower_original``/``upper_original``; ``uE`` unchanged."""
+    interval kept as ``lower_original``/``upper_original`` and given quantiles as
+    ``quantiles_original`` (dims ``point``, ``level_original``); ``uE`` unchanged."""
     level = float(settings["level"])
     out = ds.copy()
+    replaced = [n for n in ("lower", "upper") + (("quantiles",) if "quantiles" in new else ())
+                if n in ds.variables and f"{n}_original" in ds.variables]
+    if replaced:
+        raise ValueError(f"data: already hold {', '.join(n + '_original' for n in replaced)} "
+                         "(recalibrated data); recalibrate the original data")
     units = {"units": ds["E"].attrs["units"]} if "units" in ds["E"].attrs else {}
     for name in ("lower", "upper"):
         if name in ds.variables:
-            if f"{name}_original" in ds.variables:
-                raise ValueError(f"data: already holds {name}_original (recalibrated data); "
-                                 "recalibrate the original data")
             out = out.rename_vars({name: f"{name}_original"})
             out[f"{name}_original"].attrs["long_name"] = f"{name} bound of the given interval"
         out[name] = ("point", new[name], {"level": level, "long_name": _long_name(name, level),
@@ -359,8 +499,10 @@ def assign_outputs(ds, new, settings, attrs):
     form = "interval"
     if "quantiles" in new:
         if "quantiles" in ds.variables:
-            raise ValueError("data: already hold quantiles; method='quantile' reads the "
-                             "standard form and would replace them")
+            out = out.rename_vars(quantiles="quantiles_original")
+            if "level" in out.dims or "level" in out.variables:
+                out = out.rename({"level": "level_original"})
+            out["quantiles_original"].attrs["long_name"] = "given quantiles of y"
         levels = np.asarray(settings["levels"])
         out = out.assign_coords(level=("level", levels))
         out["quantiles"] = (("point", "level"), new["quantiles"],

@@ -76,7 +76,7 @@ _FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
              "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
              "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2", **distribution.FORMULAS}
 _DISTRIBUTION_DEFAULTS = {"level": None, "levels": None, "binning": "equal_count",
-                          "proportions": "quantile"}
+                          "proportions": "quantile", "generative": None}
 
 
 def _formula(method, attrs):
@@ -259,7 +259,10 @@ class Recalibration:
         ``uE2``, ``uE2_recalibrated`` on ``knot``, ``floor``, ``n_floored``
         (``"isotonic"``); ``score_quantile``, ``score_rank`` on ``bin`` (``"conformal"``,
         ``"cqr"``; attrs ``level``, ``binning``, ``n_bins``); ``observed``, ``nominal`` on
-        ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``); ``n_points``,
+        ``knot`` (``"quantile"``; attrs ``level``, ``levels``, ``proportions``,
+        ``generative``, ``forecast``: the form fitted); every fit records ``generative``, the D of
+        the forecast ``uE * D`` (the option of ``"quantile"``, else the data's
+        ``attrs["generative"]``, else ``"normal"``); ``n_points``,
         the size of the calibration set. A leading
         ``dataset`` dim when fitted on a DataTree (one fit per child).
 
@@ -318,7 +321,8 @@ class Recalibration:
 
     def _settings(self):
         """The settings of a distribution method, from the parameters' attrs."""
-        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins")
+        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins",
+                "generative", "forecast")
         return {k: v for k, v in self.parameters.attrs.items() if k in keep}
 
     def _apply_one(self, ds, fit, where=""):
@@ -437,7 +441,7 @@ def _parameters(method, conditioning, e, u, x, n_bins, where=""):
 
 
 def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=None, levels=None,
-                      binning="equal_count", proportions="quantile"):
+                      binning="equal_count", proportions="quantile", generative=None):
     r"""Fit a recalibration of the uncertainties on calibration data.
 
     Parameters
@@ -457,7 +461,11 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         given quantiles ``(1 -+ level)/2`` (or interval at ``level``) widened by the
         ``ceil((n + 1) level)``-th smallest ``max(q_lo - y, y - q_hi)``; ``"quantile"``: the
         isotonic recalibration of the PIT (Kuleshov et al. (2018)). Formulas in the glossary,
-        under Recalibration.
+        under Recalibration. Forms of the forecast (``attrs["forecast"]``) each takes:
+        ``"conformal"`` every form (it reads ``E`` and ``uE``); ``"cqr"`` quantiles holding the
+        levels ``(1 -+ level)/2``, or an interval at ``level``; ``"quantile"`` every form,
+        through its predictive CDF and quantiles (:mod:`uqviz.predictive`), and applies to new
+        data of the form fitted.
     conditioning : str, default "uE"
         The variable the ``"bvs"`` bins (and the Mondrian bins of ``"conformal"``, ``"cqr"``)
         are cut on: ``"uE"`` or a feature (the other methods are functions of ``uE``).
@@ -469,8 +477,8 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         ``"conformal"``, ``"cqr"``, ``"quantile"``: the nominal coverage in (0, 1) of the
         central interval made; default None, 0.9.
     levels : sequence of float, optional
-        ``"quantile"``: the levels of the recalibrated quantiles; default None, the 99 levels
-        0.01, ..., 0.99.
+        ``"quantile"``: the levels of the recalibrated quantiles; default None, the given
+        levels of a quantile forecast, else the 99 levels 0.01, ..., 0.99.
     binning : {"equal_count", "stratified"}, default "equal_count"
         ``"conformal"``, ``"cqr"``: ``"stratified"`` makes one Mondrian bin per distinct value
         of ``conditioning`` (categories, crepes' ``bins``).
@@ -478,6 +486,12 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         ``"quantile"``: the observed proportions the isotonic map is fitted on: below each
         quantile (the PIT; quantiles and the interval from them), or inside each central
         interval (the interval at ``level`` only; uncertainty-toolbox's interval recalibrator).
+    generative : str or Generative, optional
+        ``"quantile"``: D of the forecast ``uE * D`` (forms std, variance) and of the tails of
+        quantiles and intervals (:func:`uqviz.predictive.predictive_cdf`): ``"normal"``,
+        ``"t<nu>"``, ``"laplace"``, ``"uniform"``; default None, the data's
+        ``attrs["generative"]`` (recorded by :func:`uqviz.from_predictions`), else normal.
+        Recorded in ``parameters.attrs["generative"]``; ``apply`` uses it.
 
     Returns
     -------
@@ -490,9 +504,10 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         Unknown method; ``conditioning`` or ``n_bins`` given to a method without bins; a
         conditioning feature missing; a calibration set too small for the bins (or under 2
         points); a zero-variance fit (all errors 0, in the set or in a bin); ``level``,
-        ``levels``, ``binning``, ``proportions`` given to a method that does not take them;
-        ``"cqr"`` on data without quantiles (or an interval) at ``level``, or with NaN or
-        crossed bounds.
+        ``levels``, ``binning``, ``proportions``, ``generative`` given to a method that does
+        not take them; ``"cqr"`` on data without quantiles (or an interval) at ``level`` (the
+        message lists the given levels; an ensemble is refused), or with NaN or crossed
+        bounds; ``"quantile"`` with a D without a closed-form CDF (``"empirical"``).
 
     Warns
     -----
@@ -536,11 +551,24 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     crepes' ``ConformalRegressor`` computes its rank in floating point and takes one rank more
     when :math:`(n + 1)(1 - \ell)` is an integer and ``1 - level`` rounds down (0.9).
     Quantile (Kuleshov et al. (2018)): on the 100 nominal :math:`p_j` of ``linspace(0, 1,
-    100)``, the observed :math:`\hat P_j = \#\{\mathrm{PIT}_i \le p_j\} / n` with
-    :math:`\mathrm{PIT} = \Phi(E/u_E)`; :math:`R^{-1}` is the isotonic regression of
-    :math:`p_j` on :math:`\hat P_j` (clipped), and the recalibrated quantile at
-    :math:`\tau` is :math:`\hat y + u_E \Phi^{-1}(R^{-1}(\tau))`, as uncertainty-toolbox
-    0.1.1's quantile recalibrator (which counts on :math:`-E`, ``y_pred - y_true``).
+    100)``, the observed :math:`\hat P_j = \#\{F_i(y_i) \le p_j\} / n`, :math:`F_i` the
+    predictive CDF of point :math:`i` (:func:`uqviz.predictive.predictive_cdf`);
+    :math:`R^{-1}` is the isotonic regression of :math:`p_j` on :math:`\hat P_j` (clipped),
+    and the recalibrated quantile at :math:`\tau` is
+    :math:`Q_i(R^{-1}(\tau))`, :math:`Q_i = \inf\{x : F_i(x) \ge p\}`
+    (:func:`uqviz.predictive.predictive_quantiles`; :math:`-\infty` at 0, :math:`+\infty`
+    at 1 except for an ensemble, its largest member). The standard form counts
+    :math:`Z = E/u_E \le F_D^{-1}(p_j)` and gives :math:`\hat y + u_E F_D^{-1}(R^{-1}(\tau))`,
+    as uncertainty-toolbox 0.1.1's quantile recalibrator for the normal D (which counts on
+    :math:`-E`, ``y_pred - y_true``). Quantiles and intervals: the piecewise-linear CDF with
+    the tails of D. An ensemble of S members: :math:`F_i(y) = \#\{s_j \le y\}/S`, the
+    empirical CDF whose inverse gives the quantiles (not the randomised PIT of
+    :func:`uqviz.pit`, whose (S + 1)-point scale the quantiles would not invert, and which
+    needs a random stream): then :math:`P(y \le Q(a)) = P(F(y) \le a)` holds exactly, so
+    the map is Kuleshov's. Its recalibrated quantiles are members: levels finer than
+    :math:`1/S`, or beyond the share of y outside the members' range, are out of reach. The
+    100 nominal probabilities limit the map in the tails (below 0.01 and above 0.99) for any
+    form.
 
     References
     ----------
@@ -575,7 +603,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     """
     method, conditioning, n_bins, _, settings = _check_options(
         method, conditioning, n_bins, level=level, levels=levels, binning=binning,
-        proportions=proportions)
+        proportions=proportions, generative=generative)
     pairs = datasets_of(data)
     fits = []
     for name, ds in pairs:
@@ -584,9 +612,12 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
             if settings is not None:
                 check_dataset(ds)
                 fits.append(describe(distribution.fit_parameters(ds, settings, where), ds))
-                continue
-            e, u, x = _arrays(ds, conditioning, method)
-        fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
+            else:
+                e, u, x = _arrays(ds, conditioning, method)
+                fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where),
+                                     ds))
+        # the D of the forecast uE * D (read by "quantile"; the data's, else normal)
+        fits[-1].attrs.setdefault("generative", str(ds.attrs.get("generative", "normal")))
     if isinstance(data, xr.Dataset):
         return Recalibration(parameters=fits[0])
     names = [n for n, _ in pairs]
@@ -618,6 +649,7 @@ def _reissue_once(caught, folds):
 def _cross_fit_distribution(ds, labels, folds, settings, where):
     """The distribution methods cross-fitted: fold k's forecast from a fit on the others."""
     check_dataset(ds)
+    settings = distribution.resolve_settings(ds, settings)
 
     def fit_one(train, k):
         params = distribution.fit_parameters(train, settings, f"{where} without fold {k}")
@@ -678,7 +710,7 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
 
 
 def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None, level=None,
-                levels=None, binning="equal_count", proportions="quantile"):
+                levels=None, binning="equal_count", proportions="quantile", generative=None):
     r"""Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
@@ -714,12 +746,17 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
         ``"conformal"``, ``"cqr"``, ``"quantile"``: nominal coverage of the interval made;
         default None, 0.9.
     levels : sequence of float, optional
-        ``"quantile"``: levels of the recalibrated quantiles; default None, 0.01, ..., 0.99.
+        ``"quantile"``: levels of the recalibrated quantiles; default None, the given levels
+        of a quantile forecast, else 0.01, ..., 0.99.
     binning : {"equal_count", "stratified"}, default "equal_count"
         ``"conformal"``, ``"cqr"``: ``"stratified"``, one Mondrian bin per distinct value.
     proportions : {"quantile", "interval"}, default "quantile"
         ``"quantile"``: the proportions the isotonic map is fitted on, as
         :func:`fit_recalibration`.
+    generative : str or Generative, optional
+        ``"quantile"``: D of the forecast ``uE * D`` and of the tails of quantiles and
+        intervals; default None, the data's ``attrs["generative"]``, else normal (as
+        :func:`fit_recalibration`).
 
     Returns
     -------
@@ -728,8 +765,11 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
         ``folds``, ``rng``, ``conditioning``, ``n_bins`` (``"bvs"``), ``recalibration``. The
         distribution methods keep ``uE`` and add ``lower``, ``upper`` (attrs ``level``;
         absolute values of y, the prediction ``y - E``, 0 without ``y``) and, for
-        ``"quantile"``, ``quantiles`` (dims ``point``, ``level``); attrs ``level``,
-        ``forecast`` (``"interval"`` or ``"quantiles"``) and their options.
+        ``"quantile"``, ``quantiles`` (dims ``point``, ``level``; given quantiles kept as
+        ``quantiles_original`` on ``level_original``); attrs ``level``, ``forecast``
+        (``"interval"`` or ``"quantiles"``) and their options. ``"quantile"`` takes every
+        form of the forecast (std, variance, interval, quantiles, samples), ``"conformal"``
+        too, ``"cqr"`` quantiles or an interval.
 
     Raises
     ------
@@ -799,7 +839,7 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     """
     method, conditioning, n_bins, folds, settings = _check_options(
         method, conditioning, n_bins, folds=folds, rng=rng, cross=True, level=level,
-        levels=levels, binning=binning, proportions=proportions)
+        levels=levels, binning=binning, proportions=proportions, generative=generative)
     pairs = datasets_of(data)
     rngs = seeds.spawn(rng, len(pairs))
     outs = []
