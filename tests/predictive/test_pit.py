@@ -88,11 +88,47 @@ def test_pit_of_quantiles_randomised_within_tied_quantiles():
     assert u.min() >= 0.3 and u.max() <= 0.6 and abs(u.mean() - 0.45) < 0.01
 
 
-def test_pit_of_an_interval_forecast_hand_computed():
-    ds = uqviz.from_predictions([0.5, -0.25], [0.0, 0.0], lower=[-1.0, -1.0], upper=[1.0, 1.0],
-                                level=0.8)
-    np.testing.assert_allclose(uqviz.pit(ds)["PIT"].values, [0.5 + 0.4 * 0.5, 0.5 - 0.4 * 0.25],
-                               rtol=1e-14)
+def test_pit_of_an_interval_forecast_is_drawn_in_the_bracketing_levels():
+    # 80 % interval [-1, 1]: levels 0.1 and 0.9; y inside -> U(0.1, 0.9), below -> U(0, 0.1),
+    # above -> U(0.9, 1); the prediction (here off-centre) plays no part
+    n = 3000
+    y = np.repeat([0.5, -2.0, 3.0], n)
+    with pytest.warns(uqviz.DataWarning, match="asymmetric interval"):
+        ds = uqviz.from_predictions(y, np.full(3 * n, 0.2), lower=np.full(3 * n, -1.0),
+                                    upper=np.full(3 * n, 1.0), level=0.8)
+    u = uqviz.pit(ds, rng=0)["PIT"].values.reshape(3, n)
+    for row, (a, b) in zip(u, [(0.1, 0.9), (0.0, 0.1), (0.9, 1.0)]):
+        assert row.min() >= a and row.max() <= b
+        assert stats.kstest(row, "uniform", args=(a, b - a)).pvalue > 0.01
+
+
+def test_pit_of_quantiles_at_a_given_quantile_is_its_level():
+    q = {0.1: [-1.0, -1.0], 0.5: [0.0, 0.0], 0.9: [1.0, 1.0]}
+    ds = uqviz.from_predictions([0.0, 1.0], [0.0, 0.0], quantiles=q)
+    np.testing.assert_array_equal(uqviz.pit(ds, rng=0)["PIT"].values, [0.5, 0.9])
+
+
+@pytest.mark.parametrize("levels", [(0.05, 0.25, 0.5, 0.75, 0.95), (0.1, 0.9)])
+def test_calibrated_quantile_forecast_few_levels_has_a_uniform_pit(levels):
+    # quantiles of the true normal law at a few levels: the PIT is exactly uniform (the
+    # piecewise-linear CDF between them was not: five levels, 3000 points failed the band)
+    rng = np.random.default_rng(11)
+    n = 20_000
+    mu, sd = rng.normal(size=n), np.exp(rng.normal(scale=0.3, size=n))
+    y = mu + sd * rng.standard_normal(n)
+    q = {p: mu + sd * stats.norm.ppf(p) for p in levels}
+    ds = uqviz.from_predictions(y, mu, quantiles=q)
+    u = uqviz.pit(ds, rng=0)["PIT"].values
+    assert stats.kstest(u, "uniform").pvalue > 0.01
+    fails = 0
+    for k in range(40):  # false alarm of the band verdict at ci = 0.95 on 3000 points
+        r = np.random.default_rng(100 + k)
+        mu, sd = r.normal(size=3000), np.exp(r.normal(scale=0.3, size=3000))
+        yk = mu + sd * r.standard_normal(3000)
+        dk = uqviz.from_predictions(yk, mu, quantiles={p: mu + sd * stats.norm.ppf(p)
+                                                       for p in levels})
+        fails += not bool(uqviz.validate_pit(dk, rng=k, n_band=500)["valid"])
+    assert fails <= 6  # binomial(40, 0.05): P(X >= 7) < 0.01
 
 
 def test_pit_of_a_datatree_is_one_per_child():

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 __all__ = ["cdf_quantiles", "quantiles_inverse", "ecdf_bounds", "rank_bounds", "ecdf_quantiles",
-           "randomised", "uniformity", "histogram_counts", "binomial_band", "band_gamma",
+           "segment_bounds", "randomised", "uniformity", "histogram_counts", "binomial_band", "band_gamma",
            "simultaneous_band", "ecdf_counts"]
 
 
@@ -172,6 +172,31 @@ def rank_bounds(y, samples):
     s = samples.shape[1]
     lo, hi = ecdf_bounds(y, samples)
     return lo * s / (s + 1.0), (hi * s + 1.0) / (s + 1.0)
+
+
+def segment_bounds(y, q, p):
+    """``(lo, hi)``: the given levels bracketing each ``y`` among its row of quantiles.
+
+    With ``b`` quantiles of the row below ``y`` and ``c`` at most ``y`` (levels ``p``
+    increasing, ``p_0 = 0``, ``p_{K+1} = 1``): ``(p_b, p_{b+1})`` when no quantile equals
+    ``y`` (``c == b``), else ``(p_{b+1}, p_c)``. The PIT of a forecast known only by these
+    quantiles lies in that range; drawn uniformly in it, it is uniform for a calibrated
+    forecast whatever the distribution between the quantiles.
+
+    Examples
+    --------
+    >>> q = np.array([[0.0, 1.0, 3.0], [0.0, 1.0, 3.0], [0.0, 1.0, 3.0]])
+    >>> lo, hi = segment_bounds(np.array([2.0, 1.0, 5.0]), q, np.array([0.1, 0.5, 0.9]))
+    >>> lo.tolist(), hi.tolist()
+    ([0.5, 0.5, 0.9], [0.9, 0.5, 1.0])
+    """
+    tau = np.concatenate(([0.0], np.asarray(p, dtype=float), [1.0]))
+    below = (q < y[:, None]).sum(axis=1)
+    at_most = (q <= y[:, None]).sum(axis=1)
+    tied = at_most > below
+    lo = np.where(tied, tau[np.minimum(below + 1, tau.size - 1)], tau[below])
+    hi = np.where(tied, tau[at_most], tau[np.minimum(below + 1, tau.size - 1)])
+    return lo, hi
 
 
 def randomised(lo, hi, v):

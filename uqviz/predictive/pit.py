@@ -4,7 +4,12 @@ The PIT of a point is its predictive CDF at the observed value, ``F(y)``; for a 
 probabilistic forecast the PIT values are uniform on (0, 1) (Gneiting et al. (2007)). Where the
 CDF jumps at ``y`` (ensemble members tied with y, tied quantiles) the PIT is randomised,
 uniform between ``F(y-)`` and ``F(y)``, which keeps it exactly uniform under calibration
-(Gneiting et al. (2007)). :func:`validate_pit` tests the uniformity: histogram with
+(Gneiting et al. (2007)). A forecast given by quantiles (or an interval) fixes its CDF at the
+given levels only: its PIT is drawn uniformly between the two given levels that bracket
+``y`` (0 and 1 beyond the extreme ones), which is uniform for a calibrated forecast whatever
+its shape between the quantiles; the piecewise-linear CDF of
+:func:`uqviz.predictive.predictive_cdf` would add a shape the forecast does not give (with five
+levels, calibrated normal forecasts of 3000 points then fail the band test). :func:`validate_pit` tests the uniformity: histogram with
 binomial bands, Kolmogorov–Smirnov and Cramér–von Mises tests, the mean and variance against
 1/2 and 1/12, and the ECDF with a simultaneous band (Säilynoja et al. (2022)), whose verdict is
 ``valid``; :func:`local_pit` does so per bin of uE or of a feature.
@@ -60,15 +65,17 @@ def pit_values(ds, generative, rng) -> np.ndarray:
     if form == "samples":
         lo, hi = pit_kernels.rank_bounds(y, ds["samples"].transpose("point", "sample").values)
         return pit_kernels.randomised(lo, hi, v)
-    gen = standard_distribution(generative)
-    u = ds["uE"].values.astype(float)
     if form in ("std", "variance"):
-        z = ds["E"].values.astype(float) / u
+        gen = standard_distribution(generative)
+        z = ds["E"].values.astype(float) / ds["uE"].values.astype(float)
         return special.ndtr(z) if gen.kind == "normal" else standard_cdf(gen)(z)
-    q, p = quantile_table(ds, form)
-    cdf = standard_cdf(gen)
-    hi = pit_kernels.cdf_quantiles(y[:, None], q, p, u, cdf, gen.ppf, side="right")[:, 0]
-    lo = pit_kernels.cdf_quantiles(y[:, None], q, p, u, cdf, gen.ppf, side="left")[:, 0]
+    if form == "interval":  # only the limits are given: the prediction need not be a median
+        level = float(ds["lower"].attrs.get("level", ds.attrs.get("level")))
+        q = np.stack([ds["lower"].values, ds["upper"].values], axis=1).astype(float)
+        p = np.array([(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    else:
+        q, p = quantile_table(ds, form)
+    lo, hi = pit_kernels.segment_bounds(y, q, p)
     return pit_kernels.randomised(lo, hi, v)
 
 
@@ -119,8 +126,17 @@ def pit(data, *, generative="normal", rng=None):
     -----
     :math:`\mathrm{PIT}_i = F_i(y_i^-) + V_i\,(F_i(y_i) - F_i(y_i^-))`, :math:`V_i \sim U(0, 1)`
     (Gneiting et al. (2007)): where :math:`F_i` is continuous at :math:`y_i` this is
-    :math:`F_i(y_i)` exactly (the forecast :math:`u_E D`: :math:`F_D(E/u_E)`); tied
-    quantiles :math:`q_j = \dots = q_k = y_i` give :math:`U(p_j, p_k)`.
+    :math:`F_i(y_i)` exactly (the forecast :math:`u_E D`: :math:`F_D(E/u_E)`).
+
+    A forecast given as quantiles :math:`q_1 < \dots < q_K` at levels
+    :math:`p_1 < \dots < p_K` fixes :math:`F_i(q_k) = p_k` and nothing between: with
+    :math:`q_b < y_i < q_{b+1}` (:math:`p_0 = 0`, :math:`p_{K+1} = 1`),
+    :math:`\mathrm{PIT}_i \sim U(p_b, p_{b+1})`, whose distribution is uniform when
+    :math:`P(q_b < y \le q_{b+1}) = p_{b+1} - p_b` (a calibrated forecast), whatever the
+    distribution between the quantiles; :math:`y_i = q_{b+1} = \dots = q_c` gives
+    :math:`U(p_{b+1}, p_c)`. An interval of level L is the two quantiles
+    :math:`(1 \mp L)/2` (the prediction is not assumed to be a median). ``generative``
+    then plays no part.
 
     For an ensemble of S members, :math:`F_i` is the empirical CDF of the members *and*
     :math:`y_i` (S + 1 values): with :math:`b` members below :math:`y_i` and :math:`t` equal
