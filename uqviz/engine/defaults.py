@@ -261,6 +261,9 @@ DEFAULTS: tuple[Default, ...] = (
     Default("proportions", '`"quantile"` (`fit_recalibration`, `recalibrate`)',
             "the PIT map of Kuleshov et al. (2018), uncertainty-toolbox's quantile recalibrator",
             _all("quantile", "fit_recalibration", "recalibrate")),
+    Default("intervals", '`"uE"` (`interval_coverage`)',
+            "the intervals of the uncertainties, as before; the given ones on request",
+            {"interval_coverage": "uE"}),
     Default("n_levels", "100 (`calibration_curve`)",
             "uncertainty-toolbox 0.1.1's `num_bins`: the scalars equal its miscalibration area, "
             "MACE and RMSCE", {"calibration_curve": 100}),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from uqviz._array import predictive_scores as predictive_scores_kernels
 from uqviz._array import scores as score_kernels
 from uqviz._array.binomial import wilson_interval
 from uqviz.data.generative import get_generative
@@ -13,10 +14,13 @@ from uqviz.engine import checks
 from uqviz.engine.bootstrap import check_points
 from uqviz.engine.tree import map_datasets
 
-__all__ = ["interval_coverage", "calibration_curve", "DEFAULT_LEVELS", "CURVE_KINDS"]
+__all__ = ["interval_coverage", "calibration_curve", "DEFAULT_LEVELS", "CURVE_KINDS",
+           "INTERVAL_SOURCES", "given_intervals"]
 
 DEFAULT_LEVELS = (0.5, 0.68, 0.9, 0.95, 0.99)
 CURVE_KINDS = ("interval", "quantile")
+#: which intervals ``interval_coverage`` checks: made from uE and D, or those of the dataset
+INTERVAL_SOURCES = ("uE", "given")
 
 
 def generative_for(generative, ds):
@@ -65,7 +69,69 @@ def _coverage_one(ds, *, rng, levels, generative, ci):
     )
 
 
-def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.95):
+def given_intervals(ds):
+    """``(levels, lower, upper, y)`` of the intervals a dataset holds, ``lower``/``upper`` of
+    shape (level, point): its ``lower``/``upper`` at their ``level``, or the central intervals
+    of its ``quantiles`` (levels ``tau`` and ``1 - tau``: level ``1 - 2 tau``, narrowest first);
+    ``y`` the observed values (``E`` without ``y``: the error-space rule of
+    docs/conventions.md). A ValueError when it holds none.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.from_predictions([1.0, 2.0], [1.0, 1.6], lower=[0.0, 1.0], upper=[2.0, 2.2],
+    ...                             level=0.9)
+    >>> lv, lo, hi, y = given_intervals(ds)
+    >>> lv.tolist(), lo.tolist(), hi.tolist(), y.tolist()
+    ([0.9], [[0.0, 1.0]], [[2.0, 2.2]], [1.0, 2.0])
+    """
+    y = np.asarray(ds["y"].values if "y" in ds else ds["E"].values, dtype=float)
+    if "lower" in ds and "upper" in ds:
+        level = ds["lower"].attrs.get("level", ds.attrs.get("level"))
+        if level is None:
+            raise ValueError("intervals='given': the variables lower and upper carry no level "
+                             "(attrs['level'])")
+        return (np.array([float(level)]), ds["lower"].values[None].astype(float),
+                ds["upper"].values[None].astype(float), y)
+    if "quantiles" in ds:
+        taus = ds["level"].values.astype(float)
+        pairs, _, _ = predictive_scores_kernels.central_pairs(taus)
+        if not pairs:
+            raise ValueError(f"intervals='given': the quantile levels {taus.tolist()} hold no "
+                             "central interval (levels tau and 1 - tau)")
+        q = ds["quantiles"].transpose("level", "point").values.astype(float)
+        return (np.array([1.0 - 2.0 * taus[i] for i, _ in pairs]),
+                np.stack([q[i] for i, _ in pairs]), np.stack([q[j] for _, j in pairs]), y)
+    raise ValueError("intervals='given': the dataset holds no interval (variables lower and "
+                     "upper) and no quantiles; use intervals='uE' (the intervals of uE and D)")
+
+
+def _given_one(ds, *, rng, levels, generative, ci):
+    check_dataset(ds)
+    given, lo, hi, y = given_intervals(ds)
+    if levels is not None:
+        missing = [float(p) for p in levels if not np.any(np.isclose(given, p, rtol=0, atol=1e-9))]
+        if missing:
+            raise ValueError(f"levels {missing}: not among the levels of the given intervals "
+                             f"{given.tolist()}")
+        keep = [int(np.flatnonzero(np.isclose(given, p, rtol=0, atol=1e-9))[0]) for p in levels]
+        given, lo, hi = given[keep], lo[keep], hi[keep]
+    inside = (lo <= y) & (y <= hi)
+    m = y.size
+    k = inside.sum(axis=1)
+    lower, upper = wilson_interval(k, m, ci=ci, continuity=True)
+    with np.errstate(invalid="ignore"):
+        width = np.mean(hi - lo, axis=1)
+    return xr.Dataset(
+        {"picp": ("level", k / m), "picp_lower": ("level", lower),
+         "picp_upper": ("level", upper), "valid": ("level", (lower <= given) & (given <= upper)),
+         "mpiw": ("level", width), "n_inside": ("level", k.astype(np.int64)),
+         "n_points": ((), m)},
+        coords={"level": given})
+
+
+def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.95,
+                      intervals="uE"):
     r"""Coverage of the central prediction intervals ``E in +-uE q_D((1 + p) / 2)``.
 
     For each level p, the prediction interval coverage probability (PICP) is the share of
@@ -88,18 +154,27 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
         (``uqviz.generative``).
     ci : float, default 0.95
         Level of the binomial interval of each PICP, in (0, 1).
+    intervals : {"uE", "given"}, default "uE"
+        ``"uE"``: the intervals ``+-uE q_D((1 + p)/2)``; ``"given"``: the intervals the
+        dataset holds, as :func:`uqviz.from_predictions` keeps them or a distribution
+        recalibration (``"conformal"``, ``"cqr"``, ``"quantile"``) makes them: ``lower`` and
+        ``upper`` at their ``level``, or the central intervals of its ``quantiles`` (levels
+        ``tau`` and ``1 - tau``); ``y`` inside ``[lower, upper]`` (``E`` without ``y``).
+        ``levels`` then selects among their levels (the default: all of them), and
+        ``generative`` plays no part.
 
     Returns
     -------
     xarray.Dataset
         On ``level``: ``picp``, ``picp_lower``, ``picp_upper``, ``valid`` (p inside the
-        interval), ``mpiw`` (units of E), ``multiplier`` (q_D((1 + p) / 2)),
-        ``n_inside``; ``n_points``.
+        interval), ``mpiw`` (units of E), ``multiplier`` (q_D((1 + p) / 2); not with
+        ``intervals="given"``), ``n_inside``; ``n_points``; attrs ``intervals``.
 
     Raises
     ------
     ValueError
-        A level outside (0, 1), repeated levels, bad data.
+        A level outside (0, 1), repeated levels, bad data; ``intervals="given"`` on a dataset
+        without intervals or quantiles, or ``levels`` that are not among theirs.
 
     See Also
     --------
@@ -148,13 +223,28 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     >>> t6 = uqviz.interval_coverage(ds, levels=(0.95,), generative="t6")
     >>> round(float(t6["multiplier"][0]), 4)  # q of the unit-variance t6 at 0.975
     1.9979
+
+    The intervals of a conformal recalibration, as given:
+
+    >>> rec = uqviz.fit_recalibration(ds, method="conformal", level=0.9)
+    >>> cov = uqviz.interval_coverage(rec.apply(ds), intervals="given")
+    >>> cov["level"].values.tolist(), round(float(cov["picp"][0]), 2)
+    ([0.9], 0.9)
     """
-    levels = checks.levels("levels", levels)
+    intervals = checks.choice("intervals", intervals, INTERVAL_SOURCES)
     ci = checks.probability("ci", ci)
     gen_name = get_generative(generative).name
+    if intervals == "given":
+        levels = (None if levels is None or levels is DEFAULT_LEVELS
+                  else checks.levels("levels", levels))
+        out = map_datasets(_given_one, data, levels=levels, generative=generative, ci=ci)
+        out.attrs.update({"ci": ci, "method": "wilson", "intervals": intervals,
+                          "interval": "y in [lower, upper], the intervals given"})
+        return out
+    levels = checks.levels("levels", levels)
     out = map_datasets(_coverage_one, data, levels=levels, generative=generative, ci=ci)
     out.attrs.update({"generative": gen_name, "ci": ci, "method": "wilson",
-                      "interval": "E in +-uE q_D((1 + level) / 2)"})
+                      "intervals": intervals, "interval": "E in +-uE q_D((1 + level) / 2)"})
     return out
 
 
