@@ -533,3 +533,20 @@ def test_parameters_saved_and_reloaded_give_the_same_forecast(tmp_path, method, 
     np.testing.assert_array_equal(a["lower"], b["lower"])
     np.testing.assert_array_equal(a["upper"], b["upper"])
     assert repr(again).startswith(f"Recalibration(method={method!r}")
+
+
+def test_whole_line_intervals_are_valid_data_downstream():
+    # a Mondrian bin too small for the level gives (-inf, inf): the result is a valid dataset
+    # (the whole line is a value), whose coverage and checks work
+    ds = uqviz.synthetic.nig(60, nu=6, rng=3)
+    with pytest.warns(uqviz.UnreliableWarning):
+        rec = uqviz.fit_recalibration(ds, method="conformal", level=0.99, n_bins=3)
+    out = rec.apply(ds)
+    assert np.isneginf(out["lower"].values).any() and np.isposinf(out["upper"].values).any()
+    assert uqviz.check_dataset(out) is out
+    cov = uqviz.interval_coverage(out, intervals="given")
+    e = out["E"].values
+    assert float(cov["picp"][0]) == np.mean((out["lower"].values <= e) & (e <= out["upper"].values))
+    bad = out.assign(lower=out["lower"].copy(data=np.full(60, np.inf)))
+    with pytest.raises(ValueError, match="lower: 60 rows with inf"):
+        uqviz.check_dataset(bad)

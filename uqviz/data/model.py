@@ -7,7 +7,8 @@ row number in the original input), float64 ``E`` (reference - prediction) and
 an :class:`xarray.DataTree`, one child per dataset (:func:`uqviz.from_datasets`).
 
 Bad input is never silently dropped or altered: NaN/inf in ``E``, ``uE`` or a
-feature, ``uE <= 0`` (or subnormal) and non-finite ``Z`` raise a ValueError
+feature (an interval's ``lower = -inf`` and ``upper = +inf``, the whole line, are values),
+``uE <= 0`` (or subnormal) and non-finite ``Z`` raise a ValueError
 naming the variable, the problem, the count and the first rows, unless
 ``drop_invalid=True`` (rows dropped with a warning, recorded in ``n_dropped``,
 ``dropped_reasons``). Length mismatches, empty or non-numeric input,
@@ -394,7 +395,11 @@ def invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
     out = []
     for label, x in (("E", e), ("uE", u), *feats.items()):
         out.append((label, "NaN", np.isnan(x)))
-        out.append((label, "inf", np.isinf(x)))
+        # an interval may be the whole line (a conformal rank beyond the data): lower = -inf
+        # and upper = +inf are values, the other infinities are not
+        inf = (np.isposinf(x) if label == "lower" else np.isneginf(x) if label == "upper"
+               else np.isinf(x))
+        out.append((label, "inf", inf))
         if label == "uE" and nonpositive:
             out.append((label, "<= 0", np.isfinite(x) & (x <= 0)))
     out = [(lab, prob, m) for lab, prob, m in out if m.any()]

@@ -494,8 +494,8 @@ def assign_outputs(ds, new, settings, attrs):
         if name in ds.variables:
             out = out.rename_vars({name: f"{name}_original"})
             out[f"{name}_original"].attrs["long_name"] = f"{name} bound of the given interval"
-        out[name] = ("point", new[name], {"level": level, "long_name": _long_name(name, level),
-                                          **units})
+        out[name] = ("point", new[name], {"role": "forecast", "level": level,
+                                          "long_name": _long_name(name, level), **units})
     form = "interval"
     if "quantiles" in new:
         if "quantiles" in ds.variables:
