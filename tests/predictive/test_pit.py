@@ -172,14 +172,15 @@ def test_band_false_alarm_rate_is_about_one_minus_ci():
 
 def test_band_shortlist_equals_the_full_search():
     grid = tuple(PIT_GRID)
-    full = pit_kernels.band_gamma.__wrapped__
+    full = pit_kernels.band_levels.__wrapped__  # uncached: SHORTLIST_N is read at each call
     old = pit_kernels.SHORTLIST_N
     try:
         pit_kernels.SHORTLIST_N = 10**12
-        a = full(20_000, grid, 0.95, 300, 4)
+        a = full(20_000, grid, 300, 4)
     finally:
         pit_kernels.SHORTLIST_N = old
-    assert full(20_000, grid, 0.95, 300, 4) == a
+    np.testing.assert_array_equal(full(20_000, grid, 300, 4), a)
+    assert np.quantile(a, 0.95) == pit_kernels.band_gamma.__wrapped__(20_000, grid, 0.95, 300, 4)
 
 
 @pytest.mark.parametrize("n", [40, 300])
@@ -207,6 +208,50 @@ def test_valid_is_the_ecdf_inside_the_band():
                   & (res["ecdf_difference"] <= res["ecdf_difference_upper"])).all()
         assert bool(res["valid"]) == bool(inside) == want
         assert res.attrs["band_level"] > 0.95
+
+
+def test_band_p_value_is_hopes_monte_carlo_p_value_of_the_band_statistic():
+    # the definition evaluated directly: the simulated uniform ECDFs of the band (the same
+    # multinomial draws as the kernel, seeded by the kernel seed of the stream after the PIT
+    # randomisation), their smallest pointwise levels, and the data's
+    n, n_band = 300, 400
+    ds = _normal_set(n, np.random.default_rng(3), scale=1.15)
+    res = uqviz.validate_pit(ds, rng=5, n_band=n_band)
+    from uqviz.engine import seeds
+    gen = seeds.spawn(5, 1)[0]  # a single dataset's stream: the first child of rng
+    gen.random(n)  # the PIT randomisation's draw (unused for a std forecast, drawn all the same)
+    seed = seeds.kernel_seed(gen)
+    grid = np.asarray(PIT_GRID)
+    sim = np.random.default_rng(seed)
+    probs = np.diff(np.concatenate(([0.0], grid, [1.0])))
+    c = np.cumsum(sim.multinomial(n, probs, size=n_band)[:, :-1], axis=1)
+    levels = 1.0 - 2.0 * np.minimum(stats.binom.cdf(c, n, grid).min(axis=1),
+                                     stats.binom.sf(c - 1, n, grid).min(axis=1))
+    u = np.sort(stats.norm.cdf((ds["E"] / ds["uE"]).values))
+    d = np.searchsorted(u, grid, side="right")
+    mine = 1.0 - 2.0 * min(stats.binom.cdf(d, n, grid).min(), stats.binom.sf(d - 1, n, grid).min())
+    want = (1 + np.sum(levels >= mine * (1 - 1e-12))) / (1 + n_band)
+    assert float(res["band_p_value"]) == pytest.approx(want, abs=1e-12)
+    assert res.attrs["band_level"] == pytest.approx(np.quantile(levels, 0.95), rel=1e-12)
+    assert res["band_p_value"].attrs["long_name"]
+
+
+def test_band_p_value_agrees_with_valid_up_to_the_discreteness():
+    # valid <=> p > 1 - ci; outside the band p <= 1 - ci + 2 / (1 + n_band) (Notes)
+    n_band, ci, seen = 500, 0.95, set()
+    for n in (30, 200, 2000):
+        for s in range(25):
+            rng = np.random.default_rng(s)
+            ds = _normal_set(n, rng, scale=1.0 + 0.15 * abs(rng.standard_normal()))
+            res = uqviz.validate_pit(ds, rng=s, n_band=n_band, ci=ci)
+            valid, p = bool(res["valid"]), float(res["band_p_value"])
+            seen.add(valid)
+            if valid:
+                assert p > 1 - ci, (n, s, p)
+            else:
+                assert p <= 1 - ci + 2 / (1 + n_band), (n, s, p)
+            assert 1 / (1 + n_band) <= p <= 1
+    assert seen == {True, False}  # both sides checked
 
 
 def test_validate_pit_of_a_datatree_and_bad_options():
