@@ -23,17 +23,21 @@ import xarray as xr
 from uqviz.average.validation import average_statistic_names, tailedness, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.data.model import check_dataset
-from uqviz.engine import checks
+from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine.statistics import DEFAULT_N_BINS
+from uqviz.engine.verdicts import FAILS
 from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.predictive.forecast import forecast_form
+from uqviz.predictive.pit import validate_pit
 from uqviz.reference.simulated import validate_shared
 from uqviz.reporting import remedy as rmd
 from uqviz.recalibration.fitting import recalibrate
 from uqviz.reporting import render, text, wording
 from uqviz.reporting import verdicts as vd
 from uqviz.scores.coverage import calibration_curve, interval_coverage
+from uqviz.scores.predictive import predictive_scores
 from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
 __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_filename",
@@ -41,6 +45,9 @@ __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_fi
 
 #: a conditioning variable with at most this many distinct values is binned by value
 DISCRETE_MAX_VALUES = 20
+#: the forms of a forecast given as more than a standard uncertainty: the report gets a PIT
+#: section (the PIT of a std forecast is Phi(E/uE), which the calibration curve shows)
+PIT_FORMS = ("interval", "quantiles", "samples")
 
 
 def jsonable(x):
@@ -499,7 +506,9 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     n_bins = default_n_bins(m) if n_bins is None else n_bins
     children = rng.spawn(8 + 2 * len(feats))
     # streams: 0 average, 1 uE, 2 + i feature i, 2 + F references, 3 + F the uE adjustment
-    # (BVS folds), 4 + F + i feature i beyond the uE effect, last the remedy
+    # (BVS folds), 4 + F + i feature i beyond the uE effect, 4 + 2F the PIT and the native
+    # scores, 5 + 2F the distribution remedy, last the remedy (spare streams: the numbers of a
+    # std forecast's report do not depend on the PIT's)
     nf = len(feats)
     bar = progress_bar(5 + 2 * nf, desc=f"uqviz report {name}", progress=progress)
     numbers, figs, warns = {}, {}, []
@@ -593,6 +602,15 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
 
+    form = forecast_form(data)
+    if form in PIT_FORMS:
+        res, block, w, pit_figs = _pit_section(data, n_boot=n_boot, rng=children[4 + 2 * nf],
+                                               client=client, engine=engine, figures=figures)
+        numbers["pit"] = block
+        entries["pit"] = vd.pit_entry(res)
+        warns += w
+        figs.update(pit_figs)
+
     vd.decide_family(entries)
     entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"])
     numbers["verdicts"] = entries
@@ -602,10 +620,11 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
                          "tests": [k for k, e in entries.items() if "family_size" in e]}
 
     before, trigger = _before(entries, local, feats)
+    conds = [c for c in ["uE", *feats] if local[c] is not None]
+    binning_of = lambda d, c: _binning(d, c, n_bins)[:2]  # noqa: E731
     if remedy and trigger:
-        conds = [c for c in ["uE", *feats] if local[c] is not None]
         block, after_local, rwarns = rmd.run_remedy(
-            data, before, conds=conds, binning_of=lambda d, c: _binning(d, c, n_bins)[:2],
+            data, before, conds=conds, binning_of=binning_of,
             n_bins=n_bins_given, n_boot=min(n_boot, rmd.REMEDY_N_BOOT), rng=children[-1],
             engine=engine)
         numbers["remedy"] = block
@@ -614,12 +633,21 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             fig = _remedy_figure(block, local, after_local)
             if fig is not None:
                 figs["remedy"] = _png(fig)
+    if remedy and (trigger or entries.get("pit", {}).get("verdict") == FAILS):
+        dist, dwarns = rmd.run_distribution_remedy(
+            data, form=form, conds=conds, binning_of=binning_of, pit_before=entries.get("pit"),
+            rng=children[5 + 2 * nf])
+        numbers.setdefault("remedy", {})["distribution"] = dist
+        warns += dwarns
     bar.update()
     bar.close()
     conclusion = _conclusion(entries, tested, local, feats, curve)
-    if "remedy" in numbers:
+    if "summary" in numbers.get("remedy", {}):
         conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
                           + numbers["remedy"]["summary"])
+    if "distribution" in numbers.get("remedy", {}):
+        conclusion.append("Distribution recalibration (cross-fitted, re-validated): "
+                          + numbers["remedy"]["distribution"]["summary"])
     return Report(name, jsonable(numbers), conclusion, warns, figs)
 
 
@@ -729,4 +757,28 @@ def _conclusion(entries, tested, local, feats, curve):
             lines.append(local[cond]["note"])
     for s in ("ENCE", "ZMSE", "CC"):
         lines.append(wording.reference_line(entries[s]))
+    if "pit" in entries:
+        lines.append(wording.pit_line(entries["pit"]))
     return lines
+
+
+def _pit_section(data, *, n_boot, rng, client, engine, figures):
+    """The PIT section of a forecast given as an interval, quantiles or samples:
+    ``(validate_pit result, {"forecast", "validate_pit", "scores"} as JSON, warnings,
+    figures)``; ``rng`` is spawned into the PIT's stream and the scores' stream."""
+    pit_rng, score_rng = seeds.spawn(rng, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = validate_pit(data, rng=pit_rng)
+        scores = predictive_scores(data, n_boot=n_boot, rng=score_rng, client=client,
+                                   engine=engine)
+    warns = sorted({f"PIT: {w.message}" for w in caught})
+    figs = {}
+    if figures:
+        from uqviz.plots.pit import pit_ecdf_difference, pit_histogram
+
+        figs["pit_histogram"] = _png(pit_histogram(res).figure)
+        figs["pit_ecdf"] = _png(pit_ecdf_difference(res).figure)
+    block = {"forecast": forecast_form(data), "validate_pit": dataset_to_json(res),
+             "scores": dataset_to_json(scores)}
+    return res, block, warns, figs
