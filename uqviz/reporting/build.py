@@ -291,6 +291,18 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     miscalibration area, MACE, RMSCE and the figure), ENCE, ZMSE and CC against simulated
     references, and a conclusion in words.
 
+    When the forecast is given as more than a standard uncertainty
+    (:func:`uqviz.predictive.forecast_form` ``"interval"``, ``"quantiles"`` or ``"samples"``,
+    from :func:`uqviz.from_predictions`), a "PIT" section follows: :func:`uqviz.validate_pit`
+    of the forecast as given (KS and Cramér-von Mises tests, the PIT mean and variance with
+    their intervals, the ECDF against its simultaneous band with ``band_p_value``), its two
+    figures (:mod:`uqviz.plots.pit`), and the scores of the forecast as given
+    (:func:`uqviz.predictive_scores`, ``n_boot`` replicates). Its verdict, the band's, is the
+    entry ``"pit"`` of the verdicts, decided in the report's Holm family with the others
+    (p-value ``band_p_value``). A std forecast (``uE * D``, data of :func:`uqviz.from_arrays`)
+    gets no PIT section and its report is unchanged: its PIT is :math:`\Phi(E/u_E)`, whose
+    uniformity the calibration curve already shows.
+
     When average calibration (ZMS rejected), consistency or adaptivity fails, a "Remedy"
     section follows (``remedy=True``): the data are recalibrated by each method of
     :func:`uqviz.recalibrate` (cross-fitted on 5 folds, the same folds for every method):
@@ -305,6 +317,16 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     verdicts: a property is repaired when its reference lies inside the interval after
     recalibration; the validated remedy is the simplest method after which every test passes
     (JSON: ``remedy.recommended``, ``remedy.validated``, ``remedy.methods``).
+
+    Beside the variance methods, in its own block (``remedy.distribution``) and sentence, the
+    Remedy section recalibrates the distribution when a test fails (one of those above, or the
+    PIT): cross-fitted conformal intervals at 90 % (:func:`uqviz.recalibrate`,
+    ``method="conformal"``), with their marginal PICP and Wilson interval (the finite-sample
+    guarantee: under exchangeability the expected coverage is at least the level) and their
+    PICP in each bin of uE and of each feature (the report's bins): how many bins' interval
+    excludes the level, which the guarantee does not cover; and, for a forecast given as an
+    interval, quantiles or samples, the quantile recalibration (``method="quantile"``)
+    re-validated by :func:`uqviz.validate_pit` (its verdict after).
 
     Parameters
     ----------
@@ -338,9 +360,13 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
         ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
         for uE then each feature, then one child shared by ENCE, ZMSE and CC (their
         synthetic sets are drawn once for the three, each result equal to
-        ``validate(statistic=s, rng=<a copy of that child>)``); the remedy uses the last child
-        (``uqviz.engine.seeds``: one seed for the folds of every method, one for the
-        bootstrap of the re-validations, one for the scores before and after).
+        ``validate(statistic=s, rng=<a copy of that child>)``), then the uE adjustment
+        (BVS folds) and each feature beyond the uE effect; child ``4 + 2 n_features``,
+        spawned in two, gives the PIT's stream and the native scores'; child
+        ``5 + 2 n_features`` the distribution remedy's (the folds, the PIT after); the remedy
+        uses the last child (``uqviz.engine.seeds``: one seed for the folds of every method,
+        one for the bootstrap of the re-validations, one for the scores before and after).
+        The PIT's streams are spare children: a std forecast's numbers do not depend on them.
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
@@ -370,6 +396,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     uqviz.fraction_valid : the verdicts of the local analyses.
     uqviz.validate : ENCE, ZMSE and CC against simulated references.
     uqviz.recalibrate : the remedy.
+    uqviz.validate_pit, uqviz.predictive_scores : the PIT section.
 
     Notes
     -----
@@ -400,12 +427,23 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     calibration tests of a family are decided together with Holm's step-down adjustment of their
     p-values (Holm (1979)).
 
+    The PIT of a forecast given as :math:`F_i` is :math:`F_i(y_i)` (randomised where
+    :math:`F_i` jumps); uniform for a calibrated forecast (Gneiting et al. (2007)). The
+    conformal interval of a point of fold :math:`k` is
+    :math:`\hat y_i \pm \hat q_{-k}\, u_{E,i}`, :math:`\hat q_{-k}` the
+    :math:`\lceil (n + 1)\,\mathrm{level} \rceil`-th smallest :math:`|Z|` of the other folds'
+    n points: :math:`P(y_i \in I_i) \ge \mathrm{level}` marginally (Vovk et al. (2005)),
+    not in a bin of uE or of a feature.
+
     References
     ----------
     - Pernot (2024b): average calibration and the tailedness screen.
     - Pernot (2023): consistency and adaptivity.
     - Pernot (2024c): simulated references.
     - Holm (1979): the family-wise decision.
+    - Gneiting et al. (2007): the PIT; Säilynoja et al. (2022): its simultaneous band.
+    - Vovk et al. (2005): the conformal guarantee; Kuleshov et al. (2018): quantile
+      recalibration.
 
     Full entries: :doc:`/docs/references`.
 
