@@ -233,3 +233,16 @@ def test_a_failing_pit_alone_triggers_the_distribution_remedy_and_the_html_shows
     doc = json.loads(reports["quantiles"].to_json())
     assert doc["pit"]["validate_pit"]["data"]["band_p_value"]["values"] == \
         doc["verdicts"]["pit"]["p_value"]
+
+
+def test_a_pit_that_cannot_be_computed_is_not_tested_never_ok():
+    ds = uqviz.synthetic.nig(500, nu=20, rng=0)
+    q = ds.assign(quantiles=(("point", "level"), ds["uE"].values[:, None] * [-1.64, 0.0, 1.64]))
+    q = q.assign_coords(level=[0.05, 0.5, 0.95])
+    q.attrs["forecast"] = "quantiles"  # built by hand without y
+    rep = uqviz.report(q, rng=0, figures=False, remedy=False, **SMALL)
+    e = rep.numbers["verdicts"]["pit"]
+    assert e["verdict"] == "not tested" and "lacks y" in e["reason"] and not e["gated"]
+    assert "pit" not in rep.numbers["family"]["tests"]
+    assert rep.conclusion[-1].startswith("PIT of the forecast as given: not tested")
+    assert "not tested: the PIT could not be computed" in rep.to_html()

@@ -640,14 +640,21 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
 
-    form = forecast_form(data)
+    form = str(data.attrs.get("forecast", "std"))  # checked by forecast_form in the section
     if form in PIT_FORMS:
-        res, block, w, pit_figs = _pit_section(data, n_boot=n_boot, rng=children[4 + 2 * nf],
-                                               client=client, engine=engine, figures=figures)
-        numbers["pit"] = block
-        entries["pit"] = vd.pit_entry(res)
-        warns += w
-        figs.update(pit_figs)
+        try:
+            res, block, w, pit_figs = _pit_section(data, n_boot=n_boot,
+                                                   rng=children[4 + 2 * nf], client=client,
+                                                   engine=engine, figures=figures)
+        except (TypeError, ValueError) as exc:  # e.g. a hand-built forecast lacking y
+            why = f"the PIT could not be computed: {exc}"
+            numbers["pit"] = {"forecast": form, "skipped": why}
+            entries["pit"] = vd.not_tested(why)
+        else:
+            numbers["pit"] = block
+            entries["pit"] = vd.pit_entry(res)
+            warns += w
+            figs.update(pit_figs)
 
     vd.decide_family(entries)
     entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"])

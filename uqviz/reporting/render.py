@@ -110,7 +110,10 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
             parts.append(_img(figures["calibration_curve"]))
     parts.append(f"<{h2}>Statistics without predefined reference (simulated references)</{h2}>")
     parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
-    if "pit" in n:
+    if "pit" in n and "skipped" in n["pit"]:
+        parts += [f"<{h2}>PIT of the forecast as given ({_e(n['pit']['forecast'])})</{h2}>",
+                  f"<p>not tested: {_e(n['pit']['skipped'])}</p>"]
+    elif "pit" in n:
         parts += [f"<{h2}>PIT of the forecast as given ({_e(n['pit']['forecast'])})</{h2}>",
                   _pit_html(n["pit"], n.get("verdicts", {}).get("pit", {}))]
         parts += [_img(figures[k]) for k in ("pit_histogram", "pit_ecdf") if k in figures]
