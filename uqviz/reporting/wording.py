@@ -459,6 +459,9 @@ def distribution_sentence(block) -> str:
     ...          "uE": {"n_excluding": 3, "n_bins": 10, "under": 2, "over": 1}}}}
     >>> distribution_sentence(block)  # doctest: +NORMALIZE_WHITESPACE
     'Conformal intervals at 90 %: marginal coverage 0.903 [0.890, 0.915] (guaranteed at least 90 % on average under exchangeability); locally, 3 of 10 bins of uE exclude 90 % (2 under-, 1 over-covered), which the guarantee does not cover.'
+    >>> block["conformal"]["local"]["uE"]["n_excluding"] = 0
+    >>> distribution_sentence(block).split("; ")[1]
+    'locally, all 10 bins of uE hold 90 %.'
     """
     lv = f"{100 * block['level']:g} %"
     parts = []
@@ -473,11 +476,12 @@ def distribution_sentence(block) -> str:
         local = []
         for c, loc in conf["local"].items():
             k, n = loc["n_excluding"], loc["n_bins"]
-            word = f"{k} of {n} bins of {c}"
             if k:
-                word += f" exclude {lv} ({loc['under']} under-, {loc['over']} over-covered)"
+                word = (f"{k} of {n} bins of {c} exclude {lv} ({loc['under']} under-, "
+                        f"{loc['over']} over-covered)")
             else:
-                word += f" hold {lv}"
+                word = (f"the bin of {c} holds {lv}" if n == 1 else
+                        f"all {n} bins of {c} hold {lv}")
             local.append(word)
         if local:
             text += f"; locally, {_join(local)}"
