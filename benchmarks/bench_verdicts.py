@@ -16,6 +16,7 @@ Usage::
 
     python benchmarks/bench_verdicts.py --quick --out /tmp/verdicts.csv
     python benchmarks/bench_verdicts.py --quick --verdicts pit      # one verdict, a smoke
+    python benchmarks/bench_verdicts.py --quick --verdicts gate:pit --sets 40
     python benchmarks/bench_verdicts.py --sets 220 --out verdicts.json   # se <= 1.5 points
 """
 
@@ -34,7 +35,8 @@ MISCALIBRATED = ("scale1.05", "scale1.1", "scale1.2", "consistency1.2", "consist
                  "adaptivity", "shape_t3", "shape_t4")
 GATED = ("report", "report:average", "report:consistency", "report:adaptivity:X1",
          "report:adaptivity:X2", "gate:any", "gate:average", "gate:consistency",
-         "gate:adaptivity", "average:ZMS", "average:RCE", "fv:consistency")
+         "gate:adaptivity", "average:ZMS", "average:RCE", "fv:consistency", "gate:pit",
+         "report:pit")
 
 
 def grid(args):
@@ -114,6 +116,14 @@ def check_targets(df):
                     *worst(sub)))
         for scenario in ("scale1.1", "scale1.2", "consistency1.5", "adaptivity", "shape_t4"):
             out.append(power("pit", scenario, 0.8))
+    for v in ("gate:pit", "report:pit"):  # the set given as quantiles of its D (as_quantiles)
+        sub = cal[cal.verdict == v]
+        if sub.empty:
+            continue
+        out.append((f"{v}: false alarm <= 5 % (2 se), every D, quantiles of the data's D",
+                    *worst(sub)))
+        for scenario in ("scale1.2", "consistency1.5", "shape_t4"):
+            out.append(power(v, scenario, 0.8))
     out.append(power("report:average", "scale1.1"))
     out.append(power("gate:average", "scale1.1"))
     out.append(power("report:consistency", "consistency1.5"))

@@ -9,6 +9,8 @@ Examples
     uqviz validate                                 # the embedded default example
     uqviz validate data.csv --reference y --prediction yhat --variances var
     uqviz validate data.csv --features mass --fail-on any --json verdicts.json   # a CI gate
+    uqviz validate q.csv --reference y --prediction q50 --quantiles 0.05:q05 0.5:q50 0.95:q95 \
+        --fail-on pit                              # the PIT of the quantiles as given
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
     uqviz report data.csv --errors E --uncertainties uE --no-remedy   # no recalibration
 
@@ -74,8 +76,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="exit with status 1 when this verdict fails (repeat for several): "
                         "average (a statistic of --statistics rejected), consistency (f_v of "
                         "LZMS in bins of uE below what calibrated data give), adaptivity (the "
-                        "same in bins of each --features column, beyond the uE effect), any "
-                        "(all of them; adaptivity when --features are given). The gated tests "
+                        "same in bins of each --features column, beyond the uE effect), pit "
+                        "(the PIT of the forecast as given, e.g. --quantiles or --samples, not "
+                        "uniform: its ECDF outside the simultaneous band; Phi(E/uE) for a std "
+                        "forecast), any (average, consistency and adaptivity when --features "
+                        "are given; not pit, which tests the shape of the forecast too: add "
+                        "--fail-on pit). The gated tests "
                         "are decided together (Holm): a calibrated model fails the gate in at "
                         "most 5 %% of runs. Exit status 3 when none fails but one is "
                         "unreliable (heavy tails, or an interval that cannot be computed).")
@@ -150,6 +156,13 @@ def _line(key, v) -> str:
         head = f"Average calibration ({key.split(':')[1]})"
         what = (f"{fmt(v.get('estimate'))}, 95 % CI [{fmt(v.get('ci_lower'))}, "
                 f"{fmt(v.get('ci_upper'))}]")
+    elif key == "pit":
+        head = f"PIT uniformity (forecast: {v.get('forecast', 'std')})"
+        what = (f"ECDF {'inside' if v.get('valid') else 'outside'} its simultaneous 95 % band "
+                f"(pointwise level {fmt(v.get('band_level'), '.4g')}); KS p = "
+                f"{fmt(v.get('ks_p_value'), '.2g')}, CvM p = {fmt(v.get('cvm_p_value'), '.2g')}; "
+                f"PIT mean {fmt(v.get('pit_mean'), '.3f')} (1/2), variance "
+                f"{fmt(v.get('pit_var'), '.4f')} (1/12 = 0.0833)")
     else:
         head = ("Consistency" if key == "consistency" else
                 f"Adaptivity in {key.split(':')[1]} (beyond the uE effect)")

@@ -199,3 +199,83 @@ def test_exit_codes_from_a_real_process(files, tmp_path):
     assert json.loads((tmp_path / "o.json").read_text())["exit_status"] == 1
     proc = run(str(tmp_path / "missing.csv"), "--fail-on", "average")
     assert proc.returncode == 2 and proc.stderr.startswith("uqviz: error:")
+
+
+# ------------------------------------------------------------------------------------------
+# --fail-on pit: the PIT of the forecast as given
+# ------------------------------------------------------------------------------------------
+
+LEVELS = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+
+
+def _quantile_csv(path, spread, n=2000, seed=3):
+    """Normal quantiles of y around the prediction with sd 1; y drawn with sd ``spread``."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    pred = rng.uniform(-5, 5, n)
+    y = pred + spread * rng.standard_normal(n)
+    cols = {"y": y, "pred": pred}
+    for lv in LEVELS:
+        cols[f"q{round(100 * lv):02d}"] = pred + stats.norm.ppf(lv)
+    pd.DataFrame(cols).to_csv(path, index=False)
+    return str(path)
+
+
+def _quantile_args():
+    return ["--reference", "y", "--prediction", "pred", "--quantiles",
+            *[f"{lv}:q{round(100 * lv):02d}" for lv in LEVELS]]
+
+
+def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
+    import uqviz
+
+    bad = _quantile_csv(tmp_path / "overconfident_q.csv", spread=1.4)
+    good = _quantile_csv(tmp_path / "calibrated_q.csv", spread=1.0)
+    path = tmp_path / "pit.json"
+    status, out = _run(["validate", bad, *_quantile_args(), "--fail-on", "pit", "--json",
+                        str(path), *N_BOOT], capsys)
+    assert status == 1, out.out
+    assert "PIT uniformity (forecast: quantiles): fails (ECDF outside" in out.out
+    assert "FAILED (pit)" in out.out
+    doc = json.loads(path.read_text())
+    assert doc["failed"] == ["pit"] and doc["settings"]["fail_on"] == ["pit"]
+    e = doc["verdicts"]["pit"]
+    assert e["verdict"] == "fails" and e["forecast"] == "quantiles" and e["gated"]
+    # the numbers are validate_pit's on the forecast as given, with the gate's PIT stream
+    # (the child after average, consistency, the uE adjustment: rng.spawn(3 + 0 features + 1))
+    ds = uqviz.read_csv(bad, reference="y", prediction="pred",
+                        quantiles={lv: f"q{round(100 * lv):02d}" for lv in LEVELS})
+    gen = np.random.default_rng(0)
+    gen.spawn(3)
+    res = uqviz.validate_pit(ds, rng=gen.spawn(1)[0])
+    assert e["p_value"] == float(res["band_p_value"]) <= 0.05
+    assert e["p_adjusted"] == e["p_value"] and e["family_size"] == 1  # only the PIT gated
+    assert e["ks_p_value"] == float(res["ks_p_value"])
+    assert e["pit_var"] == pytest.approx(float(res["pit_var"]), rel=1e-15) and e["pit_var"] > 1 / 12
+    assert doc["pit"]["data"]["pit_count"]["values"] == res["pit_count"].values.tolist()
+    assert doc["pit"]["attrs"]["forecast"] == "quantiles"
+
+    status, out = _run(["validate", good, *_quantile_args(), "--fail-on", "pit", *N_BOOT],
+                       capsys)
+    assert status == 0, out.out
+    assert "PIT uniformity (forecast: quantiles): OK (ECDF inside" in out.out
+
+
+def test_fail_on_pit_is_holm_with_the_other_gates_and_not_in_any(files, tmp_path, capsys):
+    path = tmp_path / "v.json"
+    assert main(["validate", files["overconfident"], "--fail-on", "average", "--fail-on", "pit",
+                 "--statistics", "ZMS", "--json", str(path), *N_BOOT]) == 1
+    doc = json.loads(path.read_text())
+    v = doc["verdicts"]
+    assert set(v) == {"average:ZMS", "pit"} and v["pit"]["forecast"] == "std"
+    assert v["pit"]["family_size"] == v["average:ZMS"]["family_size"] == 2
+    # Holm over two p-values: the smaller doubled, the larger at least that
+    p = sorted([v["pit"]["p_value"], v["average:ZMS"]["p_value"]])
+    adj = sorted([v["pit"]["p_adjusted"], v["average:ZMS"]["p_adjusted"]])
+    assert adj[0] == pytest.approx(min(1.0, 2 * p[0])) and adj[1] == pytest.approx(max(adj[0], p[1]))
+    assert v["pit"]["verdict"] == "fails"  # uE twice too small: the PIT piles at 0 and 1
+    capsys.readouterr()
+    path = tmp_path / "any.json"
+    main(["validate", files["good"], "--fail-on", "any", "--json", str(path), *N_BOOT])
+    assert "pit" not in json.loads(path.read_text())["verdicts"]  # "any" keeps its meaning

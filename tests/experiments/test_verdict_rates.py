@@ -118,3 +118,34 @@ def test_given_data_uE_and_features_are_used():
     with pytest.raises(ValueError, match="X1"):
         operating_characteristics(data=ds.assign(X1=ds.uE), verdicts=("average:ZMS",),
                                   n_datasets=1, progress=False)
+
+
+def test_gate_pit_and_report_pit_on_the_set_given_as_quantiles():
+    """gate:pit and report:pit read the set's forecast uE * D given as its quantiles (E, uE
+    unchanged); gating the PIT changes no other gate word (its own stream, "any" decided
+    without it); a 1.2 times too narrow forecast fails the PIT."""
+    from scipy import stats
+
+    from uqviz.experiments.verdicts import PIT_LEVELS, as_quantiles
+
+    ds = draw_set("calibrated", size=200, generative="t6", rng=0)
+    q = as_quantiles(ds, "t6")
+    np.testing.assert_array_equal(q["E"], ds["E"])
+    np.testing.assert_array_equal(q["y"], ds["E"])
+    z = stats.t(6).ppf(PIT_LEVELS) * np.sqrt(4 / 6)  # the unit-variance t6
+    np.testing.assert_allclose(q["quantiles"].isel(point=3), ds["uE"].values[3] * z,
+                               rtol=1e-9)
+    kw = dict(scenarios=("calibrated", "scale1.2"), size=1000, n_datasets=3, n_boot=200,
+              n_mc=100, rng=4)
+    base = operating_characteristics(verdicts=("gate:any", "gate:average", "gate:consistency"),
+                                     **kw)
+    both = operating_characteristics(verdicts=("gate:any", "gate:average", "gate:consistency",
+                                               "gate:pit", "report:pit"), **kw)
+    for v in ("gate:any", "gate:average", "gate:consistency"):
+        np.testing.assert_array_equal(both["fails"].sel(verdict=v),
+                                      base["fails"].sel(verdict=v))
+    assert both["fails"].sel(verdict="gate:pit", scenario="scale1.2") == 1.0
+    assert both["fails"].sel(verdict="report:pit", scenario="scale1.2") == 1.0
+    assert bool(both["miscalibrated"].sel(verdict="gate:pit", scenario="scale1.2"))
+    assert not bool(both["miscalibrated"].sel(verdict="report:pit", scenario="calibrated"))
+    assert {"gate:pit", "report:pit"} <= set(default_verdicts())

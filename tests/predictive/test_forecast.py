@@ -165,7 +165,7 @@ def test_forecast_form_errors():
     ds = uqviz.from_arrays([0.1, 0.2], [1.0, 1.0])
     with pytest.raises(ValueError, match="unknown form 'cdf'"):
         forecast_form(ds.assign_attrs(forecast="cdf"))
-    with pytest.raises(ValueError, match="lacks y, quantiles"):
+    with pytest.raises(ValueError, match="lacks quantiles"):
         forecast_form(ds.assign_attrs(forecast="quantiles"))
     with pytest.raises(TypeError, match="expected an xarray.Dataset"):
         forecast_form({"E": 1})

@@ -208,14 +208,15 @@ def test_band_false_alarm_rate_is_about_one_minus_ci():
 
 def test_band_shortlist_equals_the_full_search():
     grid = tuple(PIT_GRID)
-    full = pit_kernels.band_gamma.__wrapped__
+    full = pit_kernels.band_levels.__wrapped__  # uncached: SHORTLIST_N is read at each call
     old = pit_kernels.SHORTLIST_N
     try:
         pit_kernels.SHORTLIST_N = 10**12
-        a = full(20_000, grid, 0.95, 300, 4)
+        a = full(20_000, grid, 300, 4)
     finally:
         pit_kernels.SHORTLIST_N = old
-    assert full(20_000, grid, 0.95, 300, 4) == a
+    np.testing.assert_array_equal(full(20_000, grid, 300, 4), a)
+    assert np.quantile(a, 0.95) == pit_kernels.band_gamma.__wrapped__(20_000, grid, 0.95, 300, 4)
 
 
 @pytest.mark.parametrize("n", [40, 300])
@@ -245,6 +246,50 @@ def test_valid_is_the_ecdf_inside_the_band():
         assert res.attrs["band_level"] > 0.95
 
 
+def test_band_p_value_is_hopes_monte_carlo_p_value_of_the_band_statistic():
+    # the definition evaluated directly: the simulated uniform ECDFs of the band (the same
+    # multinomial draws as the kernel, seeded by the kernel seed of the stream after the PIT
+    # randomisation), their smallest pointwise levels, and the data's
+    n, n_band = 300, 400
+    ds = _normal_set(n, np.random.default_rng(3), scale=1.15)
+    res = uqviz.validate_pit(ds, rng=5, n_band=n_band)
+    from uqviz.engine import seeds
+    gen = seeds.spawn(5, 1)[0]  # a single dataset's stream: the first child of rng
+    gen.random(n)  # the PIT randomisation's draw (unused for a std forecast, drawn all the same)
+    seed = seeds.kernel_seed(gen)
+    grid = np.asarray(PIT_GRID)
+    sim = np.random.default_rng(seed)
+    probs = np.diff(np.concatenate(([0.0], grid, [1.0])))
+    c = np.cumsum(sim.multinomial(n, probs, size=n_band)[:, :-1], axis=1)
+    levels = 1.0 - 2.0 * np.minimum(stats.binom.cdf(c, n, grid).min(axis=1),
+                                     stats.binom.sf(c - 1, n, grid).min(axis=1))
+    u = np.sort(stats.norm.cdf((ds["E"] / ds["uE"]).values))
+    d = np.searchsorted(u, grid, side="right")
+    mine = 1.0 - 2.0 * min(stats.binom.cdf(d, n, grid).min(), stats.binom.sf(d - 1, n, grid).min())
+    want = (1 + np.sum(levels >= mine * (1 - 1e-12))) / (1 + n_band)
+    assert float(res["band_p_value"]) == pytest.approx(want, abs=1e-12)
+    assert res.attrs["band_level"] == pytest.approx(np.quantile(levels, 0.95), rel=1e-12)
+    assert res["band_p_value"].attrs["long_name"]
+
+
+def test_band_p_value_agrees_with_valid_up_to_the_discreteness():
+    # valid <=> p > 1 - ci; outside the band p <= 1 - ci + 2 / (1 + n_band) (Notes)
+    n_band, ci, seen = 500, 0.95, set()
+    for n in (30, 200, 2000):
+        for s in range(25):
+            rng = np.random.default_rng(s)
+            ds = _normal_set(n, rng, scale=1.0 + 0.15 * abs(rng.standard_normal()))
+            res = uqviz.validate_pit(ds, rng=s, n_band=n_band, ci=ci)
+            valid, p = bool(res["valid"]), float(res["band_p_value"])
+            seen.add(valid)
+            if valid:
+                assert p > 1 - ci, (n, s, p)
+            else:
+                assert p <= 1 - ci + 2 / (1 + n_band), (n, s, p)
+            assert 1 / (1 + n_band) <= p <= 1
+    assert seen == {True, False}  # both sides checked
+
+
 def test_validate_pit_of_a_datatree_and_bad_options():
     rng = np.random.default_rng(0)
     tree = xr.DataTree.from_dict({"a": _normal_set(300, rng), "b": _normal_set(200, rng)})
@@ -258,7 +303,7 @@ def test_validate_pit_of_a_datatree_and_bad_options():
         uqviz.validate_pit(ds, ci=1.5)
     with pytest.raises(ValueError, match="'empirical' has no predictive CDF"):
         uqviz.validate_pit(ds, generative="empirical")
-    with pytest.raises(ValueError, match="lacks y, samples"):
+    with pytest.raises(ValueError, match="lacks samples"):
         uqviz.validate_pit(ds.assign_attrs(forecast="samples"))
 
 
@@ -294,3 +339,17 @@ def test_local_pit_on_a_feature():
     assert res.sizes["bin"] == 2 and res.attrs["conditioning"] == "x"
     with pytest.raises(ValueError, match="conditioning variable 'nope'"):
         uqviz.local_pit(ds, conditioning="nope")
+
+
+def test_a_forecast_without_y_is_read_in_error_space():
+    # quantiles of E (prediction 0) give the PIT of the same quantiles of y shifted by y_pred
+    rng = np.random.default_rng(4)
+    n = 400
+    y_pred, u = rng.normal(size=n), np.exp(rng.normal(scale=0.3, size=n))
+    y = y_pred + u * rng.standard_normal(n)
+    levels = (0.1, 0.5, 0.9)
+    given = uqviz.from_predictions(y, y_pred, quantiles={p: y_pred + u * stats.norm.ppf(p)
+                                                         for p in levels})
+    errors = given.drop_vars("y").assign(quantiles=given["quantiles"] - (y - given["E"]))
+    np.testing.assert_allclose(uqviz.pit(errors, rng=0)["PIT"].values,
+                               uqviz.pit(given, rng=0)["PIT"].values, rtol=1e-12)

@@ -109,7 +109,10 @@ def test_remedy_numbers_equal_the_library_calls(miscalibrated_report):
             float(curve[k]), rel=1e-12)
     assert any(c.startswith("Interval coverage (normal D)") for c in
                miscalibrated_report.conclusion)
-    assert miscalibrated_report.conclusion[-1].startswith("Remedy")
+    assert miscalibrated_report.conclusion[-2].startswith("Remedy")
+    # then the distribution remedy (conformal), in its own block and sentence
+    assert miscalibrated_report.conclusion[-1].startswith("Distribution recalibration")
+    assert "conformal" in rem["distribution"] and "methods" not in rem["distribution"]
 
 
 def test_same_rng_same_remedy_numbers(miscalibrated_report):

@@ -28,8 +28,9 @@ import numpy as np
 from scipy import stats
 
 __all__ = ["cdf_quantiles", "quantiles_inverse", "ecdf_bounds", "rank_bounds", "ecdf_quantiles",
-           "segment_bounds", "randomised", "uniformity", "histogram_counts", "binomial_band", "band_gamma",
-           "simultaneous_band", "ecdf_counts"]
+           "segment_bounds", "randomised", "uniformity", "histogram_counts", "binomial_band",
+           "band_levels", "band_gamma", "ecdf_level", "band_p_value", "simultaneous_band",
+           "ecdf_counts"]
 
 
 def _counts(q, y, side):
@@ -257,23 +258,22 @@ SHORTLIST_N, SHORTLIST = 10_000, 8
 
 
 @functools.lru_cache(maxsize=64)
-def band_gamma(n, grid, ci, n_band, seed):
-    """Pointwise level of the simultaneous ``ci`` band of a uniform ECDF (Säilynoja et al. 2022).
+def band_levels(n, grid, n_band, seed):
+    """Sorted smallest pointwise levels of ``n_band`` simulated uniform ECDFs (read-only).
 
     ``n_band`` uniform samples of size ``n`` are simulated through their counts on the grid
     (multinomial increments, one draw per trial); for each, the smallest pointwise level
     ``1 - 2 min(min_k P(X_k <= c_k), min_k P(X_k >= c_k))`` (``X_k ~ Binomial(n, z_k)``) whose
-    central binomial intervals hold the whole simulated ECDF is found; the level is the ``ci``
-    quantile of those. Cached per ``(n, grid, ci, n_band, seed)`` (``grid`` a tuple). Below
-    ``n = SHORTLIST_N`` the binomial tails of each grid value are evaluated once per distinct
-    simulated count (exact); from it, at the ``SHORTLIST`` largest standardised deviations of
-    each side of each trial only.
+    central binomial intervals hold the whole simulated ECDF is found. Cached per
+    ``(n, grid, n_band, seed)`` (``grid`` a tuple). Below ``n = SHORTLIST_N`` the binomial
+    tails of each grid value are evaluated once per distinct simulated count (exact); from
+    it, at the ``SHORTLIST`` largest standardised deviations of each side of each trial only.
 
     Examples
     --------
-    >>> g = band_gamma(100, (0.25, 0.5, 0.75), 0.95, 200, 0)
-    >>> 0.95 < g < 1.0
-    True
+    >>> lv = band_levels(100, (0.25, 0.5, 0.75), 200, 0)
+    >>> lv.shape, bool(np.all(np.diff(lv) >= 0))
+    ((200,), True)
     """
     from scipy import special
 
@@ -297,8 +297,68 @@ def band_gamma(n, grid, ci, n_band, seed):
             lower[:, k] = special.bdtr(uniq, n, z[k])[inv]
             upper[:, k] = special.bdtrc(uniq - 1, n, z[k])[inv]
         lower, upper = lower.min(axis=1), upper.min(axis=1)
-    level = 1.0 - 2.0 * np.minimum(lower, upper)
-    return float(np.quantile(level, ci))
+    level = np.sort(1.0 - 2.0 * np.minimum(lower, upper))
+    level.flags.writeable = False
+    return level
+
+
+@functools.lru_cache(maxsize=64)
+def band_gamma(n, grid, ci, n_band, seed):
+    """Pointwise level of the simultaneous ``ci`` band of a uniform ECDF (Säilynoja et al. 2022).
+
+    The ``ci`` quantile of the smallest pointwise levels of :func:`band_levels` (the simulated
+    uniform ECDFs). Cached per ``(n, grid, ci, n_band, seed)`` (``grid`` a tuple).
+
+    Examples
+    --------
+    >>> g = band_gamma(100, (0.25, 0.5, 0.75), 0.95, 200, 0)
+    >>> 0.95 < g < 1.0
+    True
+    """
+    return float(np.quantile(band_levels(n, grid, n_band, seed), ci))
+
+
+def ecdf_level(counts, n, grid):
+    """The smallest pointwise level whose central binomial intervals hold the ECDF counts.
+
+    ``1 - 2 min(min_k P(X_k <= c_k), min_k P(X_k >= c_k))``, ``X_k ~ Binomial(n, z_k)``: the
+    statistic of :func:`band_levels`, for one ECDF (every grid value, exact).
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> lv = ecdf_level(np.array([60]), 100, np.array([0.5]))  # P(X >= 60) = 0.0284
+    >>> bool(abs(lv - (1 - 2 * stats.binom.sf(59, 100, 0.5))) < 1e-12), round(lv, 4)
+    (True, 0.9431)
+    """
+    from scipy import special
+
+    z = np.asarray(grid, dtype=float)
+    c = np.asarray(counts)
+    low = float(np.min(special.bdtr(c, n, z)))
+    high = float(np.min(special.bdtrc(c - 1, n, z)))
+    return 1.0 - 2.0 * min(low, high)
+
+
+def band_p_value(counts, n, grid, n_band, seed):
+    """Monte Carlo p-value of the simultaneous band test (Hope (1968) form).
+
+    ``(1 + #{simulated levels >= the data's level}) / (1 + n_band)``, with the simulated
+    uniform ECDFs of :func:`band_levels` (those that set the band's level) and the data's level
+    :func:`ecdf_level`.
+
+    Examples
+    --------
+    >>> p = band_p_value(np.array([25, 50, 75]), 100, (0.25, 0.5, 0.75), 200, 0)
+    >>> 0.5 < p <= 1.0
+    True
+    """
+    levels = band_levels(int(n), tuple(float(g) for g in grid), int(n_band), int(seed))
+    stat = ecdf_level(counts, int(n), grid)
+    # a relative tolerance so that a tie with a simulated level (the same binomial tail,
+    # computed in another order) counts as a tie
+    k = levels.size - int(np.searchsorted(levels, stat * (1.0 - 1e-12) - 1e-15, side="left"))
+    return (1.0 + k) / (1.0 + levels.size)
 
 
 def simultaneous_band(n, grid, ci, n_band, seed):

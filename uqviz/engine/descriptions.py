@@ -198,6 +198,7 @@ LONG_NAMES: dict[str, str] = {
     "ecdf_difference": "ECDF of the PIT minus the identity",
     "ecdf_difference_lower": "lower limit of the simultaneous band of the ECDF difference",
     "ecdf_difference_upper": "upper limit of the simultaneous band of the ECDF difference",
+    "band_p_value": "Monte Carlo p-value of the simultaneous band test of the PIT ECDF",
     # recalibration parameters
     "factor": "scaling factor of uE",
     "a": "slope a of uE' = a max(uE, u_min) + b",

@@ -23,7 +23,7 @@ from uqviz.engine.parallel import progress_bar, resolve_client, run_blocks
 from uqviz.engine.seeds import seed_attr, spawn
 
 __all__ = ["SCENARIOS", "DESIGNS", "MISCALIBRATED", "operating_characteristics", "draw_set",
-           "default_verdicts", "OPTIONAL_VERDICTS"]
+           "default_verdicts", "OPTIONAL_VERDICTS", "as_quantiles", "PIT_LEVELS"]
 
 #: scenario names: calibrated, and each miscalibration
 SCENARIOS = ("calibrated", "scale1.05", "scale1.1", "scale1.2", "consistency1.2",
@@ -74,9 +74,9 @@ def default_verdicts(features=("X1", "X2")) -> tuple:
     return (("report", "report:average", "report:consistency")
             + tuple(f"report:adaptivity:{f}" for f in feats)
             + ("report:ENCE", "report:ZMSE", "report:CC", "report:coverage",
-               "gate:any", "gate:average", "gate:consistency", "gate:adaptivity",
+               "gate:any", "gate:average", "gate:consistency", "gate:adaptivity", "gate:pit",
                "tailedness:Z2", "tailedness:E2", "average:ZMS", "average:RCE", "average:NLL",
-               "fv:consistency", "fv:consistency:wilson", "pit"))
+               "fv:consistency", "fv:consistency:wilson", "pit", "report:pit"))
 
 
 def _property(verdict: str, features) -> frozenset | str:
@@ -85,6 +85,8 @@ def _property(verdict: str, features) -> frozenset | str:
     head = parts[0]
     if verdict in ("report", "gate:any"):
         return "any"
+    if verdict in ("report:pit", "gate:pit"):  # the PIT of the quantile forecast of D
+        return "coverage"
     if head == "report":
         what = parts[1]
         if what == "adaptivity":
@@ -121,8 +123,35 @@ def _truth(prop: str, scenario: str, features) -> bool:
 
 
 def _family(verdict: str) -> str:
+    if verdict == "report:pit":  # its own report, on the set given as quantiles
+        return verdict
     head = verdict.split(":")[0]
     return "report" if head == "report" else head
+
+
+#: levels of the quantile forecast of ``"report:pit"`` and ``"gate:pit"``
+PIT_LEVELS = np.round(np.linspace(0.01, 0.99, 99), 2)
+
+
+def as_quantiles(ds, generative):
+    """The set's forecast ``uE * D`` given as its quantiles at ``PIT_LEVELS`` (error space:
+    y = E, prediction 0), ``E`` and ``uE`` unchanged: what a quantile model of the same
+    uncertainties gives.
+
+    Examples
+    --------
+    >>> q = as_quantiles(draw_set("calibrated", size=100, rng=0), "normal")
+    >>> q.attrs["forecast"], q.sizes["level"]
+    ('quantiles', 99)
+    """
+    from uqviz.data.generative import get_generative
+
+    z = get_generative(generative).ppf(PIT_LEVELS)
+    q = ds["uE"].values[:, None] * np.asarray(z)[None, :]
+    out = ds.assign(y=("point", ds["E"].values), quantiles=(("point", "level"), q))
+    out = out.assign_coords(level=PIT_LEVELS)
+    out.attrs = {**ds.attrs, "forecast": "quantiles"}
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -200,12 +229,21 @@ def _gate_words(out, features):
     choice is the gated entries of its kinds, Holm-adjusted among themselves, as ``gate``)."""
     from uqviz.reporting import verdicts as vd
 
-    words = {"gate:any": {0: _OK, 1: _FAILS, 3: _UNREL}[out["exit_status"]]}
-    for kind in ("average", "consistency", "adaptivity"):
+    # "any": its kinds decided as a family, as --fail-on any (the exit status when the PIT is
+    # not gated with them)
+    fam = {k: copy.deepcopy(e) for k, e in out["verdicts"].items()
+           if k.split(":")[0] in ("average", "consistency", "adaptivity") and e.get("gated")}
+    vd.decide_family(fam)
+    vs = [e["verdict"] for e in fam.values()]
+    words = {"gate:any": _FAILS if _FAILS in vs else _UNREL if (_UNREL in vs or _NOT in vs)
+             else _OK}
+    for kind in ("average", "consistency", "adaptivity", "pit"):
         entries = {k: copy.deepcopy(e) for k, e in out["verdicts"].items()
                    if k.split(":")[0] == kind}
         if kind == "adaptivity" and not features:
             entries = {}
+        if kind == "pit" and "pit" not in out["verdicts"]:
+            continue
         gated = {k: e for k, e in entries.items() if e.get("gated")}
         if not gated:
             words[f"gate:{kind}"] = _NOT
@@ -240,9 +278,21 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             words["report"] = rep.numbers.get("verdict", _NOT)
             for k, e in rep.numbers.get("verdicts", {}).items():
                 words[f"report:{k}"] = e.get("verdict", _NOT)
+        if "report:pit" in fams:  # the same set given as quantiles: the PIT in the family
+            t = time.perf_counter()
+            rep = report(as_quantiles(ds, generative), features=list(features), figures=False,
+                         remedy=False, n_boot=n_boot, n_mc=n_mc, rng=r_rep, progress=False,
+                         engine=engine)
+            cost["report:pit"] = time.perf_counter() - t
+            words["report:pit"] = rep.numbers["verdicts"].get("pit", {}).get("verdict", _NOT)
         if "gate" in fams:
             t = time.perf_counter()
-            out = gate(ds, fail_on=("any",), statistics=("ZMS", "RCE"), features=list(features),
+            # with gate:pit the set is given as quantiles (E, uE unchanged) and the PIT gated
+            # too; the other words are those of --fail-on any (the PIT draws its own stream)
+            pit_gate = "gate:pit" in wanted
+            out = gate(as_quantiles(ds, generative) if pit_gate else ds,
+                       fail_on=("any", "pit") if pit_gate else ("any",),
+                       statistics=("ZMS", "RCE"), features=list(features),
                        n_boot=n_boot, rng=r_gate, engine=engine)
             cost["gate"] = time.perf_counter() - t
             words.update(_gate_words(out, features))
@@ -394,6 +444,10 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       band), the forecast ``uE * D`` with D the set's ``generative`` (a calibrated set's PIT
       is then uniform whatever D; under ``"shape_t3"``/``"shape_t4"`` the forecast stays D);
       it tests the property ``"coverage"``;
+    - ``"report:pit"``, ``"gate:pit"``: the PIT verdict of a report (one more report per set)
+      and of ``--fail-on pit`` on the set given as quantiles (``as_quantiles``: the forecast
+      ``uE * D`` of the set's ``generative`` at the 99 levels 0.01, ..., 0.99, error space),
+      in the report's Holm family or the gate's family of one; property ``"coverage"``;
     - optional (``OPTIONAL_VERDICTS``): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
       (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``.
 

@@ -31,9 +31,10 @@ from uqviz.engine import checks
 __all__ = ["FORMS", "forecast_form", "observed", "predictive_cdf", "predictive_quantiles",
            "standard_distribution", "standard_cdf", "quantile_table"]
 
-#: The forms of a forecast (``attrs["forecast"]``) and the variables each needs.
-FORMS = {"std": (), "variance": (), "interval": ("y", "lower", "upper"),
-         "quantiles": ("y", "quantiles"), "samples": ("y", "samples")}
+#: The forms of a forecast (``attrs["forecast"]``) and the variables each needs (``y`` is
+#: optional: without it the forecast is read in error space, docs/conventions.md).
+FORMS = {"std": (), "variance": (), "interval": ("lower", "upper"),
+         "quantiles": ("quantiles",), "samples": ("samples",)}
 #: Generative kinds with a closed-form CDF (the forecast ``uE * D`` and the quantile tails).
 CDF_KINDS = ("normal", "student_t", "laplace", "uniform")
 

@@ -23,17 +23,21 @@ import xarray as xr
 from uqviz.average.validation import average_statistic_names, tailedness, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.data.model import check_dataset
-from uqviz.engine import checks
+from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine.statistics import DEFAULT_N_BINS
+from uqviz.engine.verdicts import FAILS
 from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.predictive.forecast import forecast_form
+from uqviz.predictive.pit import validate_pit
 from uqviz.reference.simulated import validate_shared
 from uqviz.reporting import remedy as rmd
 from uqviz.recalibration.fitting import recalibrate
 from uqviz.reporting import render, text, wording
 from uqviz.reporting import verdicts as vd
 from uqviz.scores.coverage import calibration_curve, interval_coverage
+from uqviz.scores.predictive import predictive_scores
 from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
 __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_filename",
@@ -41,6 +45,9 @@ __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_fi
 
 #: a conditioning variable with at most this many distinct values is binned by value
 DISCRETE_MAX_VALUES = 20
+#: the forms of a forecast given as more than a standard uncertainty: the report gets a PIT
+#: section (the PIT of a std forecast is Phi(E/uE), which the calibration curve shows)
+PIT_FORMS = ("interval", "quantiles", "samples")
 
 
 def jsonable(x):
@@ -284,6 +291,18 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     miscalibration area, MACE, RMSCE and the figure), ENCE, ZMSE and CC against simulated
     references, and a conclusion in words.
 
+    When the forecast is given as more than a standard uncertainty
+    (:func:`uqviz.predictive.forecast_form` ``"interval"``, ``"quantiles"`` or ``"samples"``,
+    from :func:`uqviz.from_predictions`), a "PIT" section follows: :func:`uqviz.validate_pit`
+    of the forecast as given (KS and Cramér-von Mises tests, the PIT mean and variance with
+    their intervals, the ECDF against its simultaneous band with ``band_p_value``), its two
+    figures (:mod:`uqviz.plots.pit`), and the scores of the forecast as given
+    (:func:`uqviz.predictive_scores`, ``n_boot`` replicates). Its verdict, the band's, is the
+    entry ``"pit"`` of the verdicts, decided in the report's Holm family with the others
+    (p-value ``band_p_value``). A std forecast (``uE * D``, data of :func:`uqviz.from_arrays`)
+    gets no PIT section and its report is unchanged: its PIT is :math:`\Phi(E/u_E)`, whose
+    uniformity the calibration curve already shows.
+
     When average calibration (ZMS rejected), consistency or adaptivity fails, a "Remedy"
     section follows (``remedy=True``): the data are recalibrated by each method of
     :func:`uqviz.recalibrate` (cross-fitted on 5 folds, the same folds for every method):
@@ -298,6 +317,16 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     verdicts: a property is repaired when its reference lies inside the interval after
     recalibration; the validated remedy is the simplest method after which every test passes
     (JSON: ``remedy.recommended``, ``remedy.validated``, ``remedy.methods``).
+
+    Beside the variance methods, in its own block (``remedy.distribution``) and sentence, the
+    Remedy section recalibrates the distribution when a test fails (one of those above, or the
+    PIT): cross-fitted conformal intervals at 90 % (:func:`uqviz.recalibrate`,
+    ``method="conformal"``), with their marginal PICP and Wilson interval (the finite-sample
+    guarantee: under exchangeability the expected coverage is at least the level) and their
+    PICP in each bin of uE and of each feature (the report's bins): how many bins' interval
+    excludes the level, which the guarantee does not cover; and, for a forecast given as an
+    interval, quantiles or samples, the quantile recalibration (``method="quantile"``)
+    re-validated by :func:`uqviz.validate_pit` (its verdict after).
 
     Parameters
     ----------
@@ -331,9 +360,13 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
         ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
         for uE then each feature, then one child shared by ENCE, ZMSE and CC (their
         synthetic sets are drawn once for the three, each result equal to
-        ``validate(statistic=s, rng=<a copy of that child>)``); the remedy uses the last child
-        (``uqviz.engine.seeds``: one seed for the folds of every method, one for the
-        bootstrap of the re-validations, one for the scores before and after).
+        ``validate(statistic=s, rng=<a copy of that child>)``), then the uE adjustment
+        (BVS folds) and each feature beyond the uE effect; child ``4 + 2 n_features``,
+        spawned in two, gives the PIT's stream and the native scores'; child
+        ``5 + 2 n_features`` the distribution remedy's (the folds, the PIT after); the remedy
+        uses the last child (``uqviz.engine.seeds``: one seed for the folds of every method,
+        one for the bootstrap of the re-validations, one for the scores before and after).
+        The PIT's streams are spare children: a std forecast's numbers do not depend on them.
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
@@ -363,6 +396,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     uqviz.fraction_valid : the verdicts of the local analyses.
     uqviz.validate : ENCE, ZMSE and CC against simulated references.
     uqviz.recalibrate : the remedy.
+    uqviz.validate_pit, uqviz.predictive_scores : the PIT section.
 
     Notes
     -----
@@ -393,12 +427,23 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     calibration tests of a family are decided together with Holm's step-down adjustment of their
     p-values (Holm (1979)).
 
+    The PIT of a forecast given as :math:`F_i` is :math:`F_i(y_i)` (randomised where
+    :math:`F_i` jumps); uniform for a calibrated forecast (Gneiting et al. (2007)). The
+    conformal interval of a point of fold :math:`k` is
+    :math:`\hat y_i \pm \hat q_{-k}\, u_{E,i}`, :math:`\hat q_{-k}` the
+    :math:`\lceil (n + 1)\,\mathrm{level} \rceil`-th smallest :math:`|Z|` of the other folds'
+    n points: :math:`P(y_i \in I_i) \ge \mathrm{level}` marginally (Vovk et al. (2005)),
+    not in a bin of uE or of a feature.
+
     References
     ----------
     - Pernot (2024b): average calibration and the tailedness screen.
     - Pernot (2023): consistency and adaptivity.
     - Pernot (2024c): simulated references.
     - Holm (1979): the family-wise decision.
+    - Gneiting et al. (2007): the PIT; Säilynoja et al. (2022): its simultaneous band.
+    - Vovk et al. (2005): the conformal guarantee; Kuleshov et al. (2018): quantile
+      recalibration.
 
     Full entries: :doc:`/docs/references`.
 
@@ -499,7 +544,9 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     n_bins = default_n_bins(m) if n_bins is None else n_bins
     children = rng.spawn(8 + 2 * len(feats))
     # streams: 0 average, 1 uE, 2 + i feature i, 2 + F references, 3 + F the uE adjustment
-    # (BVS folds), 4 + F + i feature i beyond the uE effect, last the remedy
+    # (BVS folds), 4 + F + i feature i beyond the uE effect, 4 + 2F the PIT and the native
+    # scores, 5 + 2F the distribution remedy, last the remedy (spare streams: the numbers of a
+    # std forecast's report do not depend on the PIT's)
     nf = len(feats)
     bar = progress_bar(5 + 2 * nf, desc=f"uqviz report {name}", progress=progress)
     numbers, figs, warns = {}, {}, []
@@ -593,6 +640,22 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
     numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
     bar.update()
 
+    form = str(data.attrs.get("forecast", "std"))  # checked by forecast_form in the section
+    if form in PIT_FORMS:
+        try:
+            res, block, w, pit_figs = _pit_section(data, n_boot=n_boot,
+                                                   rng=children[4 + 2 * nf], client=client,
+                                                   engine=engine, figures=figures)
+        except (TypeError, ValueError) as exc:  # e.g. a hand-built forecast lacking y
+            why = f"the PIT could not be computed: {exc}"
+            numbers["pit"] = {"forecast": form, "skipped": why}
+            entries["pit"] = vd.not_tested(why)
+        else:
+            numbers["pit"] = block
+            entries["pit"] = vd.pit_entry(res)
+            warns += w
+            figs.update(pit_figs)
+
     vd.decide_family(entries)
     entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"])
     numbers["verdicts"] = entries
@@ -602,10 +665,11 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
                          "tests": [k for k, e in entries.items() if "family_size" in e]}
 
     before, trigger = _before(entries, local, feats)
+    conds = [c for c in ["uE", *feats] if local[c] is not None]
+    binning_of = lambda d, c: _binning(d, c, n_bins)[:2]  # noqa: E731
     if remedy and trigger:
-        conds = [c for c in ["uE", *feats] if local[c] is not None]
         block, after_local, rwarns = rmd.run_remedy(
-            data, before, conds=conds, binning_of=lambda d, c: _binning(d, c, n_bins)[:2],
+            data, before, conds=conds, binning_of=binning_of,
             n_bins=n_bins_given, n_boot=min(n_boot, rmd.REMEDY_N_BOOT), rng=children[-1],
             engine=engine)
         numbers["remedy"] = block
@@ -614,12 +678,21 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             fig = _remedy_figure(block, local, after_local)
             if fig is not None:
                 figs["remedy"] = _png(fig)
+    if remedy and (trigger or entries.get("pit", {}).get("verdict") == FAILS):
+        dist, dwarns = rmd.run_distribution_remedy(
+            data, form=form, conds=conds, binning_of=binning_of, pit_before=entries.get("pit"),
+            rng=children[5 + 2 * nf])
+        numbers.setdefault("remedy", {})["distribution"] = dist
+        warns += dwarns
     bar.update()
     bar.close()
     conclusion = _conclusion(entries, tested, local, feats, curve)
-    if "remedy" in numbers:
+    if "summary" in numbers.get("remedy", {}):
         conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
                           + numbers["remedy"]["summary"])
+    if "distribution" in numbers.get("remedy", {}):
+        conclusion.append("Distribution recalibration (cross-fitted, re-validated): "
+                          + numbers["remedy"]["distribution"]["summary"])
     return Report(name, jsonable(numbers), conclusion, warns, figs)
 
 
@@ -729,4 +802,28 @@ def _conclusion(entries, tested, local, feats, curve):
             lines.append(local[cond]["note"])
     for s in ("ENCE", "ZMSE", "CC"):
         lines.append(wording.reference_line(entries[s]))
+    if "pit" in entries:
+        lines.append(wording.pit_line(entries["pit"]))
     return lines
+
+
+def _pit_section(data, *, n_boot, rng, client, engine, figures):
+    """The PIT section of a forecast given as an interval, quantiles or samples:
+    ``(validate_pit result, {"forecast", "validate_pit", "scores"} as JSON, warnings,
+    figures)``; ``rng`` is spawned into the PIT's stream and the scores' stream."""
+    pit_rng, score_rng = seeds.spawn(rng, 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = validate_pit(data, rng=pit_rng)
+        scores = predictive_scores(data, n_boot=n_boot, rng=score_rng, client=client,
+                                   engine=engine)
+    warns = sorted({f"PIT: {w.message}" for w in caught})
+    figs = {}
+    if figures:
+        from uqviz.plots.pit import pit_ecdf_difference, pit_histogram
+
+        figs["pit_histogram"] = _png(pit_histogram(res).figure)
+        figs["pit_ecdf"] = _png(pit_ecdf_difference(res).figure)
+    block = {"forecast": forecast_form(data), "validate_pit": dataset_to_json(res),
+             "scores": dataset_to_json(scores)}
+    return res, block, warns, figs

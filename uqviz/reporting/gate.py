@@ -3,8 +3,15 @@
 The gated tests are those named by ``fail_on``: the average calibration of each statistic,
 consistency (f_v of LZMS in bins of uE, calibrated null) and adaptivity in each feature
 (f_v of LZMS in bins of the feature, on data whose uE was recalibrated by a cross-fitted BVS on
-uE: the feature's effect beyond the uE effect). Holm's adjustment over them (Holm 1979) keeps
-the chance that a calibrated model fails the gate at ``1 - ci`` whatever their number. Exit
+uE: the feature's effect beyond the uE effect), and the uniformity of the PIT of the forecast
+as given (``"pit"``: :func:`uqviz.validate_pit`, the ECDF inside its simultaneous band; for a
+std forecast the PIT is Phi(E/uE)). Holm's adjustment over them (Holm 1979; the PIT enters with
+its ``band_p_value``) keeps the chance that a calibrated model fails the gate at ``1 - ci``
+whatever their number. ``"any"`` gates on average calibration, consistency and adaptivity only,
+not on the PIT: it keeps its meaning (the uncertainties' calibration, which a PIT failure
+alone does not question: errors of the right variance but not of the forecast's shape fail
+the PIT) and the false-alarm and power rates measured for it (``benchmarks/bench_verdicts.py``);
+``--fail-on pit`` adds the PIT to the family. Exit
 status: 1 when a gated verdict fails, else 3 when one is unreliable (heavy tails: the test
 cannot decide) or could not be tested (a constant uE), else 0.
 """
@@ -16,12 +23,13 @@ import copy
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.engine import checks
 from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
+from uqviz.predictive.pit import validate_pit
 from uqviz.reporting import verdicts as vd
 
 __all__ = ["GATES", "EXIT_FAILS", "EXIT_UNRELIABLE", "gate"]
 
 #: the verdicts ``uqviz validate --fail-on`` can gate on
-GATES = ("average", "consistency", "adaptivity", "any")
+GATES = ("average", "consistency", "adaptivity", "pit", "any")
 EXIT_FAILS = 1
 EXIT_UNRELIABLE = 3
 
@@ -45,7 +53,9 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     Parameters
     ----------
     data : xarray.Dataset
-    fail_on : sequence of {"average", "consistency", "adaptivity", "any"}
+    fail_on : sequence of {"average", "consistency", "adaptivity", "pit", "any"}
+        The gated tests; ``"any"``: average, consistency and adaptivity (not the PIT, module
+        docstring), ``"pit"``: the PIT uniformity of the forecast as given.
     statistics : sequence of str, default ("ZMS", "RCE")
         Statistics of the average calibration.
     features : sequence of str, optional
@@ -53,8 +63,10 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     n_boot : int, default 10000
         Bootstrap replicates of every interval, an int >= 2.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default 0
-        Random stream, spawned into the average calibration, consistency, the uE adjustment
-        and one stream per feature (docs/conventions.md, "Randomness"); the average calibration
+        Random stream, spawned into the average calibration, consistency, the uE adjustment,
+        one stream per feature, then the PIT (docs/conventions.md, "Randomness"; the PIT's
+        stream comes after the others, so that gating on it changes no other number); the
+        average calibration
         is that of ``validate_average(data, rng=rng)`` (its first child stream), so that
         ``uqviz validate --seed N`` gives the numbers of ``rng=N`` with or without a gate.
     client : None, "local" or dask.distributed.Client, default None
@@ -66,6 +78,11 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     Returns
     -------
     dict
+        ``verdicts``: key -> entry (``"average:<statistic>"``, ``"consistency"``,
+        ``"adaptivity:<feature>"``, ``"pit"``), each with ``verdict``, ``p_value``,
+        ``p_adjusted`` (gated ones), ``gated``; ``numbers``: the results as JSON (``"pit"``:
+        the :func:`uqviz.validate_pit` result); ``failed``, ``unreliable``: the gated keys so
+        decided; ``exit_status``.
 
     Examples
     --------
@@ -73,6 +90,9 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     >>> out = gate(uqviz.synthetic.nig(2000, nu=20, rng=0), fail_on=("any",), n_boot=500)
     >>> out["exit_status"], sorted(out["verdicts"])
     (0, ['average:RCE', 'average:ZMS', 'consistency'])
+    >>> out = gate(uqviz.synthetic.nig(2000, nu=20, rng=0), fail_on=("pit",), n_boot=500)
+    >>> out["exit_status"], out["verdicts"]["pit"]["verdict"], out["verdicts"]["pit"]["gated"]
+    (0, 'OK', True)
     """
     from uqviz.reporting.build import dataset_to_json, local_analyses, uE_adjusted
 
@@ -109,6 +129,11 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
                 vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=f,
                                adjusted=True))
             locals_[f] = loc
+    pit_rng = gen.spawn(1)[0]  # after the others: their streams are unchanged
+    if "pit" in kinds:
+        pit_res = validate_pit(data, rng=pit_rng)
+        entries["pit"] = vd.pit_entry(pit_res)
+        numbers["pit"] = dataset_to_json(pit_res)
     for key, e in entries.items():  # the gated kinds; a statistic without reference is not
         e["gated"] = key.split(":")[0] in kinds and not (
             key.startswith("average:") and e["verdict"] == NOT_TESTED)

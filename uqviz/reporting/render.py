@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import html
 
-from uqviz.reporting.wording import NA_NOTE, fmt
+from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, fmt
 
 __all__ = ["page", "fragment"]
 
@@ -110,12 +110,112 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
             parts.append(_img(figures["calibration_curve"]))
     parts.append(f"<{h2}>Statistics without predefined reference (simulated references)</{h2}>")
     parts += [_reference_html(s, value) for s, value in n["simulated_references"].items()]
+    if "pit" in n and "skipped" in n["pit"]:
+        parts += [f"<{h2}>PIT of the forecast as given ({_e(n['pit']['forecast'])})</{h2}>",
+                  f"<p>not tested: {_e(n['pit']['skipped'])}</p>"]
+    elif "pit" in n:
+        parts += [f"<{h2}>PIT of the forecast as given ({_e(n['pit']['forecast'])})</{h2}>",
+                  _pit_html(n["pit"], n.get("verdicts", {}).get("pit", {}))]
+        parts += [_img(figures[k]) for k in ("pit_histogram", "pit_ecdf") if k in figures]
+    else:
+        parts.append(f"<p><small>{_e(STD_PIT_NOTE)}</small></p>")
     if "remedy" in n:
-        parts += [f"<{h2}>Remedy: cross-fitted recalibrations, re-validated</{h2}>",
-                  _remedy_html(n["remedy"])]
+        parts.append(f"<{h2}>Remedy: cross-fitted recalibrations, re-validated</{h2}>")
+        if "methods" in n["remedy"]:
+            parts.append(_remedy_html(n["remedy"]))
         if "remedy" in figures:
             parts.append(_img(figures["remedy"]))
+        if "distribution" in n["remedy"]:
+            parts += [f"<{h2}>Remedy of the distribution: conformal and quantile "
+                      f"recalibration</{h2}>", _distribution_html(n["remedy"]["distribution"])]
     return "\n".join(parts)
+
+
+def _pit_html(block, entry) -> str:
+    """validate_pit's numbers, the band verdict with its p-value, and the native scores."""
+    d = block["validate_pit"]["data"]
+    a = block["validate_pit"]["attrs"]
+
+    def v(name):
+        return d[name]["values"]
+
+    rows = [("Kolmogorov-Smirnov", f"D = {fmt(v('ks_statistic'))}", fmt(v("ks_p_value"))),
+            ("Cram&eacute;r-von Mises", f"W = {fmt(v('cvm_statistic'))}", fmt(v("cvm_p_value"))),
+            ("PIT mean (1/2)", f"{fmt(v('pit_mean'))} [{fmt(v('pit_mean_lower'))}, "
+             f"{fmt(v('pit_mean_upper'))}]", ""),
+            ("PIT variance (1/12 = 0.08333)", f"{fmt(v('pit_var'))} [{fmt(v('pit_var_lower'))}, "
+             f"{fmt(v('pit_var_upper'))}]", ""),
+            ("ECDF in its simultaneous band", f"{'inside' if v('valid') else 'outside'} "
+             f"(pointwise level {fmt(a.get('band_level'))}, {a.get('n_band')} simulated "
+             "ECDFs)", fmt(v("band_p_value")))]
+    table = ("<table><tr><th>test</th><th>value</th><th>p-value</th></tr>"
+             + "".join(f"<tr><td>{t}</td><td>{x}</td><td>{p}</td></tr>" for t, x, p in rows)
+             + "</table>")
+    verdict = (f"<p><b>Verdict: {_e(str(entry.get('verdict', 'n/a')))}</b> (decided by the "
+               f"ECDF of the PIT against its simultaneous {100 * float(a.get('ci', 0.95)):g} % "
+               "band, "
+               "Säilynoja et al. (2022); its p-value "
+               f"{fmt(entry.get('p_value'))}, Holm-adjusted over the report's tests "
+               f"{fmt(entry.get('p_adjusted'))}). KS, CvM and the moments are shown, not "
+               "gated.</p>")
+    sc = block["scores"]
+    score_rows = "".join(
+        f"<tr><td>{_e(str(name))}</td><td>{fmt(sc['data']['estimate']['values'][i])}</td>"
+        f"<td>[{fmt(sc['data']['ci_lower']['values'][i])}, "
+        f"{fmt(sc['data']['ci_upper']['values'][i])}]</td></tr>"
+        for i, name in enumerate(sc["coords"]["score"]))
+    scores = ("<p>Scores of the forecast as given (smaller is better; "
+              f"{sc['attrs'].get('n_boot')} bootstrap replicates):</p><table><tr><th>score</th>"
+              f"<th>mean</th><th>{100 * float(sc['attrs'].get('ci', 0.95)):g} % CI</th></tr>"
+              f"{score_rows}</table>")
+    return verdict + table + scores
+
+
+def _distribution_html(r) -> str:
+    """Conformal coverage (marginal and per bin) and the PIT after quantile recalibration."""
+    lv = f"{100 * r['level']:g} %"
+    parts = [f"<p><b>{_e(r['summary'])}</b></p>"]
+    conf = r.get("conformal", {})
+    if "error" in conf:
+        parts.append(f"<p class='warn'>Conformal: not computed: {_e(conf['error'])}</p>")
+    elif conf:
+        mg = conf["marginal"]
+        parts.append(
+            f"<p>Conformal intervals (split, normalised by uE, cross-fitted on {r['folds']} "
+            f"folds) at {lv}: PICP {fmt(mg['picp'], '.4f')} [{fmt(mg['picp_lower'], '.4f')}, "
+            f"{fmt(mg['picp_upper'], '.4f')}] ({mg['n_inside']} of {mg['n_points']} points "
+            f"inside; Wilson interval). Guarantee: under exchangeability the expected coverage "
+            f"is at least {lv} (and below {lv} + 1/(n + 1), n = {conf['n_calibration']} "
+            "calibration points, for untied scores), marginally only: not in a bin of uE or "
+            "of a feature.</p>")
+        head = "<tr><th>variable</th><th>bins</th><th>bins whose interval excludes the level</th>" \
+               "<th>under-covered</th><th>over-covered</th><th>lowest PICP</th></tr>"
+        rows = []
+        for c, loc in conf["local"].items():
+            low = min((b for b in loc["bins"] if b["picp"] is not None),
+                      key=lambda b: b["picp"], default=None)
+            low_s = ("" if low is None else f"{fmt(low['picp'], '.3f')} "
+                     f"[{fmt(low['picp_lower'], '.3f')}, {fmt(low['picp_upper'], '.3f')}] for "
+                     f"{fmt(low['bin_lower'])} &le; {_e(c)} &le; {fmt(low['bin_upper'])}")
+            warn = " class='warn'" if loc["n_excluding"] else ""
+            rows.append(f"<tr><td>{_e(c)}</td><td>{loc['n_bins']}</td><td{warn}>"
+                        f"{loc['n_excluding']}</td><td>{loc['under']}</td><td>{loc['over']}"
+                        f"</td><td>{low_s}</td></tr>")
+        parts.append(f"<p>Local coverage (the report's bins):</p><table>{head}"
+                     + "".join(rows) + "</table>")
+    q = r.get("quantile")
+    if q is not None:
+        if "error" in q:
+            parts.append(f"<p class='warn'>Quantile recalibration: not computed: "
+                         f"{_e(q['error'])}</p>")
+        else:
+            e = q["pit"]
+            parts.append(f"<p>Quantile recalibration (isotonic map of the PIT, Kuleshov et al. "
+                         f"(2018), cross-fitted), re-validated by the PIT: "
+                         f"<b>{_e(q['status'])}</b> (before: {_e(str(q.get('before')))}); band "
+                         f"p-value {fmt(e['p_value'])}, KS p {fmt(e['ks_p_value'])}, PIT "
+                         f"variance {fmt(e['pit_var'])} (1/12 = 0.08333).</p>")
+    return "".join(parts)
 
 
 def _ci(block) -> str:

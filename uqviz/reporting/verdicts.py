@@ -3,7 +3,8 @@
 Each test of a report becomes an *entry*: a dict with ``verdict`` (a word of
 :mod:`uqviz.engine.verdicts`), ``p_value``, ``reliable``, ``reason`` and the numbers it rests
 on. The calibration tests of one dataset (average calibration, consistency, adaptivity per
-feature, and the binned statistics ENCE, ZMSE and CC) form one family: :func:`decide_family`
+feature, the binned statistics ENCE, ZMSE and CC, and the PIT uniformity of a forecast given
+as an interval, quantiles or samples) form one family: :func:`decide_family`
 applies Holm's adjustment (Holm 1979) so that a calibrated model gets one "fails" or more in at
 most ``1 - ci`` of reports, whatever the number of features. The interval coverage at normal
 quantiles is a finding on the shape of the errors, decided apart (Holm over its levels).
@@ -20,7 +21,7 @@ from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS, 
 from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm,
                                    overall)
 
-__all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry",
+__all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry", "pit_entry",
            "not_tested", "decide_family", "overall", "ALPHA"]
 
 #: the family-wise false-alarm rate of a report and of the CLI gate (1 - ci)
@@ -181,6 +182,37 @@ def reference_entry(res, statistic: str) -> dict:
             "verdict": word, "reliable": word != UNRELIABLE, "reason": reason,
             "p_value": p, "valid": bool(np.all(res["valid"].values)),
             "gated": p is not None}
+
+
+def pit_entry(res) -> dict:
+    """The entry of the PIT uniformity test of :func:`uqviz.validate_pit` (one dataset).
+
+    The verdict is the simultaneous band's (``valid``: the ECDF of the PIT inside its band,
+    Säilynoja et al. (2022)); its p-value, for the family's Holm adjustment, is
+    ``band_p_value`` (consistent with ``valid`` up to the discreteness of the simulated
+    levels). KS, Cramér-von Mises and the moments are reported beside it, not gated.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> res = uqviz.validate_pit(uqviz.synthetic.nig(2000, nu=20, rng=0), rng=0, n_band=500)
+    >>> e = pit_entry(res)
+    >>> e["verdict"], e["gated"], e["p_value"] == float(res["band_p_value"])
+    ('OK', True, True)
+    """
+    valid = bool(res["valid"])
+    entry = {"forecast": str(res.attrs.get("forecast", "std")), "valid": valid,
+             "p_value": _f(res["band_p_value"]), "band_level": _f(res.attrs.get("band_level")),
+             "n_band": int(res.attrs.get("n_band", 0)), "n_points": int(res["n_points"]),
+             **{k: _f(res[k]) for k in ("ks_statistic", "ks_p_value", "cvm_statistic",
+                                        "cvm_p_value", "pit_mean", "pit_mean_lower",
+                                        "pit_mean_upper", "pit_var", "pit_var_lower",
+                                        "pit_var_upper")},
+             "reliable": True, "reason": "", "gated": True}
+    if entry["p_value"] is None:
+        entry["p_value"] = 1.0 if valid else 0.0
+    entry["verdict"] = decide(not valid)
+    return entry
 
 
 def decide_family(entries: dict, alpha: float = ALPHA) -> dict:

@@ -11,7 +11,8 @@ from uqviz.average.validation import TAILEDNESS_SCREENS
 
 __all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
            "local_line", "reference_line", "binning_note", "HEAVY_FOR_ZMS", "property_name",
-           "remedy_sentence", "coverage_line", "curve_line"]
+           "remedy_sentence", "coverage_line", "curve_line", "pit_line",
+           "distribution_sentence", "STD_PIT_NOTE"]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
 #: (2024b), section V.C: E^2 and Z^2 question RCE and ZMS "respectively"; uE^2 questions RCE)
@@ -402,6 +403,103 @@ def remedy_sentence(before: dict, methods: list) -> str:
                      "the ZMS verdict is unreliable (heavy tails)")
         text += "."
     return text
+
+
+#: why a forecast given as a standard uncertainty has no PIT section in the report
+STD_PIT_NOTE = ("The forecast is a standard uncertainty (uE * D): its PIT is Phi(E/uE), whose "
+                "uniformity the calibration curve already shows; the PIT section is for "
+                "forecasts given as an interval, quantiles or samples.")
+
+
+def pit_line(entry) -> str:
+    """The PIT uniformity verdict in words, from its entry
+    (:func:`uqviz.reporting.verdicts.pit_entry`).
+
+    Examples
+    --------
+    >>> e = {"verdict": "fails", "forecast": "quantiles", "valid": False, "p_value": 0.0003,
+    ...      "ks_p_value": 0.001, "cvm_p_value": 0.002, "pit_mean": 0.5,
+    ...      "pit_mean_lower": 0.49, "pit_mean_upper": 0.51, "pit_var": 0.1,
+    ...      "pit_var_lower": 0.095, "pit_var_upper": 0.105}
+    >>> pit_line(e)
+    'PIT of the forecast as given (quantiles): fails (ECDF outside its simultaneous 95 % band; p = 0.0003; KS p = 0.001, CvM p = 0.002; mean 0.500 (1/2), variance 0.1000 (1/12 = 0.0833): too many PIT values near 0 and 1, the forecast is too narrow).'
+    """
+    if entry["verdict"] == "not tested":
+        return f"PIT of the forecast as given: not tested ({entry['reason']})."
+    where = "inside" if entry["valid"] else "outside"
+    what = (f"ECDF {where} its simultaneous 95 % band{_family(entry)}; KS p "
+            f"{_p(entry.get('ks_p_value'))}, CvM p {_p(entry.get('cvm_p_value'))}; "
+            f"mean {fmt(entry.get('pit_mean'), '.3f')} (1/2), variance "
+            f"{fmt(entry.get('pit_var'), '.4f')} (1/12 = 0.0833)")
+    if entry["verdict"] == "fails":
+        v_lo, v_hi = entry.get("pit_var_lower"), entry.get("pit_var_upper")
+        m_lo, m_hi = entry.get("pit_mean_lower"), entry.get("pit_mean_upper")
+        if v_lo is not None and v_lo > 1 / 12:
+            what += ": too many PIT values near 0 and 1, the forecast is too narrow"
+        elif v_hi is not None and v_hi < 1 / 12:
+            what += ": too few PIT values near 0 and 1, the forecast is too wide"
+        elif m_lo is not None and m_hi is not None and not m_lo <= 0.5 <= m_hi:
+            what += (": the observed values lie too often "
+                     + ("above" if m_lo > 0.5 else "below") + " the forecast's median")
+    tail = ""
+    if entry["verdict"] == "OK" and not entry["valid"]:
+        tail = ": not significant once the family of tests is accounted for"
+    return (f"PIT of the forecast as given ({entry.get('forecast', 'std')}): "
+            f"{entry['verdict']} ({what}{tail}).")
+
+
+def distribution_sentence(block) -> str:
+    """The distribution remedy in words: conformal coverage, marginal and local, and the PIT
+    after quantile recalibration (:func:`uqviz.reporting.remedy.run_distribution_remedy`).
+
+    Examples
+    --------
+    >>> block = {"level": 0.9, "conformal": {"marginal": {"picp": 0.903, "picp_lower": 0.89,
+    ...          "picp_upper": 0.915, "valid": True}, "n_calibration": 800, "local": {
+    ...          "uE": {"n_excluding": 3, "n_bins": 10, "under": 2, "over": 1}}}}
+    >>> distribution_sentence(block)  # doctest: +NORMALIZE_WHITESPACE
+    'Conformal intervals at 90 %: marginal coverage 0.903 [0.890, 0.915] (guaranteed at least 90 % on average under exchangeability); locally, 3 of 10 bins of uE exclude 90 % (2 under-, 1 over-covered), which the guarantee does not cover.'
+    >>> block["conformal"]["local"]["uE"]["n_excluding"] = 0
+    >>> distribution_sentence(block).split("; ")[1]
+    'locally, all 10 bins of uE hold 90 %.'
+    """
+    lv = f"{100 * block['level']:g} %"
+    parts = []
+    conf = block.get("conformal", {})
+    if "error" in conf:
+        parts.append(f"Conformal intervals could not be computed ({conf['error']})")
+    elif conf:
+        mg = conf["marginal"]
+        text = (f"Conformal intervals at {lv}: marginal coverage {fmt(mg['picp'], '.3f')} "
+                f"[{fmt(mg['picp_lower'], '.3f')}, {fmt(mg['picp_upper'], '.3f')}] "
+                f"(guaranteed at least {lv} on average under exchangeability)")
+        local = []
+        for c, loc in conf["local"].items():
+            k, n = loc["n_excluding"], loc["n_bins"]
+            if k:
+                word = (f"{k} of {n} bins of {c} exclude {lv} ({loc['under']} under-, "
+                        f"{loc['over']} over-covered)")
+            else:
+                word = (f"the bin of {c} holds {lv}" if n == 1 else
+                        f"all {n} bins of {c} hold {lv}")
+            local.append(word)
+        if local:
+            text += f"; locally, {_join(local)}"
+            if any(loc["n_excluding"] for loc in conf["local"].values()):
+                text += ", which the guarantee does not cover"
+        parts.append(text)
+    q = block.get("quantile")
+    if q is not None:
+        if "error" in q:
+            parts.append(f"quantile recalibration could not be computed ({q['error']})")
+        else:
+            before = f" (before: {q['before']})" if q.get("before") else ""
+            parts.append(f"quantile recalibration (isotonic, Kuleshov et al. (2018)): PIT "
+                         f"{q['status']} after{before}")
+    if not parts:
+        return "No distribution recalibration was computed."
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
 
 
 def coverage_line(entry) -> str:
