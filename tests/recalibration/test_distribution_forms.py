@@ -59,10 +59,11 @@ def test_ensemble_equals_isotonic_map_of_the_member_cdf_and_numpy_quantiles():
     cal, new = _ensemble(3000, 30, rng), _ensemble(400, 30, rng)
     levels = [0.05, 0.2, 0.5, 0.8, 0.95]
     rec = uqviz.fit_recalibration(cal, method="quantile", levels=levels, level=0.8)
-    # observed: the share of F(y) = #{members <= y} / S at most each nominal p
+    # observed: the share of F(y) = #{members <= y} / S below each nominal p (strictly: y is
+    # at most the quantile Q(p) of the members exactly when F(y) < p)
     members = cal["samples"].values
     f = (members <= cal["y"].values[:, None]).mean(axis=1)
-    observed = (f[:, None] <= GRID[None, :]).mean(axis=0)
+    observed = (f[:, None] < GRID[None, :]).mean(axis=0)
     p = rec.parameters
     assert p.attrs["forecast"] == "samples" and p.attrs["levels"] == levels
     xs = np.unique(observed)  # the knots: the distinct observed values (ties pooled)
@@ -90,15 +91,17 @@ def test_ensemble_by_hand():
     cal = uqviz.from_predictions(y, None, samples=members)
     rec = uqviz.fit_recalibration(cal, method="quantile", levels=[0.5])
     f = np.array([0.0, 0.25, 0.5, 1.0])
-    observed = np.array([(f <= g).mean() for g in GRID])
-    assert observed[0] == 0.25 and observed[25] == 0.5 and observed[-1] == 1.0
+    observed = np.array([(f < g).mean() for g in GRID])
+    assert observed[0] == 0.0 and observed[25] == 0.5 and observed[-1] == 0.75
     np.testing.assert_allclose(rec.parameters["observed"], np.unique(observed))
-    # R^{-1}(0.5): the mean of the nominal p with observed 1/2 (p in [1/4, 1/2): 25..49 / 99)
-    a = np.mean(GRID[(GRID >= 0.25) & (GRID < 0.5)])
-    assert math.isclose(float(rec.parameters["nominal"][1]), a, rel_tol=1e-12)
+    # R^{-1}(0.5): the mean of the nominal p with observed 1/2 (p in (1/4, 1/2]: 25..49 / 99)
+    a = np.mean(GRID[(GRID > 0.25) & (GRID <= 0.5)])
+    assert math.isclose(float(rec.parameters["nominal"][2]), a, rel_tol=1e-12)
     out = rec.apply(cal)
-    # members[ceil(a S) - 1] = the 2nd member (a S = 1.49...)
-    np.testing.assert_array_equal(out["quantiles"].sel(level=0.5).values, off + 1.0)
+    # members[ceil(a S) - 1] = the 2nd member (a S = 1.49...); it covers y on 2 of 4 points
+    q = out["quantiles"].sel(level=0.5).values
+    np.testing.assert_array_equal(q, off + 1.0)
+    assert np.mean(y <= q) == 0.5
 
 
 # ------------------------------------------------------------------------------------
@@ -350,3 +353,19 @@ def test_quantile_recalibration_bad_input():
     std = uqviz.from_arrays(rng.standard_normal(100), np.ones(100))
     fit_t.parameters.attrs["forecast"] = "std"
     assert uqviz.Recalibration(parameters=fit_t.parameters).apply(std).attrs["generative"] == "t6"
+
+
+def test_recalibrated_ensemble_quantiles_cover_their_levels():
+    """A too-narrow ensemble: each recalibrated quantile covers its level in sample (the
+    share of y at most the new quantile is the level, to the resolution of the map: the
+    100 knots and the steps of the members; many members here, so that a step is small)."""
+    rng = np.random.default_rng(8)
+    n, s = 6000, 500
+    mu = rng.normal(size=n)
+    y = mu + 1.5 * rng.standard_normal(n)
+    cal = uqviz.from_predictions(y, None, samples=mu[:, None] + rng.standard_normal((n, s)))
+    levels = [0.05, 0.1, 0.5, 0.9, 0.95]
+    out = uqviz.fit_recalibration(cal, method="quantile", levels=levels).apply(cal)
+    q = out["quantiles"].transpose("point", "level").values
+    shares = (y[:, None] <= q).mean(axis=0)
+    np.testing.assert_allclose(shares, levels, atol=0.008)

@@ -118,7 +118,7 @@ def cqr_scores(y, q_lo, q_hi):
     return np.maximum(q_lo - y, y - q_hi)
 
 
-def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri):
+def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri, strict=False):
     """Observed proportions of the scores ``z`` at the nominal ``expected``.
 
     ``kind="quantile"``: the share of ``z <= ppf(p)`` (for standardised errors and the
@@ -126,6 +126,9 @@ def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri):
     identity); ``"interval"``: the share of ``ppf(1/2 - p/2) <= z <= ppf(1/2 + p/2)``.
     Counted on the sorted ``z`` with ``searchsorted`` (the same comparisons as
     uncertainty-toolbox 0.1.1's ``get_proportion_lists_vectorized``, O((M + L) log M)).
+    ``strict=True`` counts ``z < ppf(p)`` (and ``ppf(1/2 - p/2) <= z < ppf(1/2 + p/2)``): for a
+    step CDF F and its quantile function ``Q(p) = min{x: F(x) >= p}``, ``y <= Q(p)`` holds
+    exactly when ``F(y) < p`` (y not tied with a step), so that share is the coverage of Q(p).
 
     Examples
     --------
@@ -138,11 +141,12 @@ def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri):
     zs = np.sort(np.asarray(z, dtype=float))
     p = np.asarray(expected, dtype=float)
     with np.errstate(divide="ignore"):
+        side = "left" if strict else "right"
         if kind == "quantile":
-            count = np.searchsorted(zs, ppf(p), side="right")
+            count = np.searchsorted(zs, ppf(p), side=side)
         else:
             lo, hi = ppf(0.5 - p / 2.0), ppf(0.5 + p / 2.0)
-            count = (np.searchsorted(zs, hi, side="right")
+            count = (np.searchsorted(zs, hi, side=side)
                      - np.searchsorted(zs, lo, side="left"))
     return count / zs.size
 

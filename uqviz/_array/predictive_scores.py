@@ -250,38 +250,34 @@ def check_levels_pairs(levels, *, median=True, score="weighted interval score"):
 # CRPS of an ensemble
 # ------------------------------------------------------------------------------------
 
+@njit(nogil=True, cache=True, error_model="numpy")
+def _row_sums(x, yi):  # pragma: no cover - compiled
+    """``(sum_j |x_j - y|, sum_j (2j - m + 1)(x_j - y))`` of one sorted row."""
+    m = x.size
+    sa = 0.0
+    sb = 0.0
+    for j in range(m):
+        d = x[j] - yi
+        sa += abs(d)
+        sb += (2.0 * j - m + 1.0) * d
+    return sa, sb
+
+
 @njit(nogil=True, parallel=True, cache=True, error_model="numpy")
 def _ensemble_sums_numba(sorted_x, y):  # pragma: no cover - compiled
-    n, m = sorted_x.shape
+    n = sorted_x.shape[0]
     a = np.empty(n)
     b = np.empty(n)
     for i in prange(n):
-        yi = y[i]
-        sa = 0.0
-        sb = 0.0
-        for j in range(m):
-            d = sorted_x[i, j] - yi
-            sa += abs(d)
-            sb += (2.0 * j - m + 1.0) * d
-        a[i] = sa
-        b[i] = sb
+        a[i], b[i] = _row_sums(sorted_x[i], y[i])
     return a, b
 
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _ensemble_sums_serial(sorted_x, y, a, b):  # pragma: no cover - compiled
     """:func:`_ensemble_sums_numba` on one thread, into ``a`` and ``b`` (a block of rows)."""
-    n, m = sorted_x.shape
-    for i in range(n):
-        yi = y[i]
-        sa = 0.0
-        sb = 0.0
-        for j in range(m):
-            d = sorted_x[i, j] - yi
-            sa += abs(d)
-            sb += (2.0 * j - m + 1.0) * d
-        a[i] = sa
-        b[i] = sb
+    for i in range(sorted_x.shape[0]):
+        a[i], b[i] = _row_sums(sorted_x[i], y[i])
 
 
 #: ensembles of at least this many values are sorted and reduced by blocks of rows on

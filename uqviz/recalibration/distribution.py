@@ -265,8 +265,11 @@ def observed_proportions(ds, expected, kind, generative="normal"):
     The standard form counts ``Z = E / uE`` against ``F_D^{-1}(p)`` (uncertainty-toolbox's
     comparisons); the other forms count the predictive CDF at the observed value,
     :math:`F(y)` (:func:`uqviz.predictive.predictive_cdf`, right-continuous, not
-    randomised): for an ensemble the empirical CDF of the members,
-    :math:`\#\{s_j \le y\}/S`, the CDF that :func:`forecast_quantiles` inverts.
+    randomised). For an ensemble, :math:`F(y) = \#\{s_j \le y\}/S` is a step function and
+    its quantile :math:`Q(p)` (what :func:`forecast_quantiles` returns) holds
+    :math:`y \le Q(p)` exactly when :math:`F(y) < p`: the share of :math:`F(y) < p` is
+    counted, so that the recalibrated quantile covers the level it is mapped to (the share of
+    :math:`F(y) \le p` would be one step too many in the lower tail).
     """
     gen = standard_distribution(generative)
     form = forecast_form(ds)
@@ -275,7 +278,8 @@ def observed_proportions(ds, expected, kind, generative="normal"):
         return conformal_kernels.observed_proportions(z, expected, kind, ppf=gen.ppf)
     y = _observations(ds)
     values = predictive_cdf(ds, y, generative=gen)
-    return conformal_kernels.observed_proportions(values, expected, kind, ppf=_identity)
+    return conformal_kernels.observed_proportions(values, expected, kind, ppf=_identity,
+                                                  strict=form == "samples")
 
 
 def _identity(p):
