@@ -4,7 +4,7 @@ A dataset of :func:`uqviz.from_predictions` keeps the forecast as given (``attrs
 and the variables ``y``, ``quantiles``, ``lower``/``upper``, ``samples``); a dataset without the
 attribute (:func:`uqviz.from_arrays`) is the forecast ``uE * D``, D the generative distribution
 of unit variance. These functions read every form in the same way, for the PIT
-(:mod:`uqviz.predictive.pit`), the scores on the forecast as given and the recalibrations.
+(``uqviz.predictive.pit``), the scores on the forecast as given and the recalibrations.
 
 Examples
 --------

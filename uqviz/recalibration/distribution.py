@@ -22,7 +22,7 @@ dispatch here) repair the forecast itself rather than its ``uE``:
   ``proportions="interval"`` fits the map of central-interval coverages instead
   (``get_interval_recalibrator``): the interval at ``level`` is the forecast's central
   interval at ``R^{-1}(level)``. Every form of the forecast, through
-  :mod:`uqviz.predictive.forecast`: ``F`` and its inverse are ``predictive_cdf`` and
+  ``uqviz.predictive.forecast``: ``F`` and its inverse are ``predictive_cdf`` and
   ``predictive_quantiles`` (std and variance: ``uE * D``, counted as ``E/uE <= F_D^{-1}(p)``,
   uncertainty-toolbox's comparisons; quantiles and intervals: piecewise linear with the
   tails of D; an ensemble: the empirical CDF of its members ``#{s_j <= y}/S``, not the

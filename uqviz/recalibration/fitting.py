@@ -464,7 +464,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
         under Recalibration. Forms of the forecast (``attrs["forecast"]``) each takes:
         ``"conformal"`` every form (it reads ``E`` and ``uE``); ``"cqr"`` quantiles holding the
         levels ``(1 -+ level)/2``, or an interval at ``level``; ``"quantile"`` every form,
-        through its predictive CDF and quantiles (:mod:`uqviz.predictive`), and applies to new
+        through its predictive CDF and quantiles (``uqviz.predictive``), and applies to new
         data of the form fitted.
     conditioning : str, default "uE"
         The variable the ``"bvs"`` bins (and the Mondrian bins of ``"conformal"``, ``"cqr"``)

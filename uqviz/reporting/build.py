@@ -296,7 +296,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     from :func:`uqviz.from_predictions`), a "PIT" section follows: :func:`uqviz.validate_pit`
     of the forecast as given (KS and Cramér-von Mises tests, the PIT mean and variance with
     their intervals, the ECDF against its simultaneous band with ``band_p_value``), its two
-    figures (:mod:`uqviz.plots.pit`), and the scores of the forecast as given
+    figures (``uqviz.plots.pit``), and the scores of the forecast as given
     (:func:`uqviz.predictive_scores`, ``n_boot`` replicates). Its verdict, the band's, is the
     entry ``"pit"`` of the verdicts, decided in the report's Holm family with the others
     (p-value ``band_p_value``). A std forecast (``uE * D``, data of :func:`uqviz.from_arrays`)
