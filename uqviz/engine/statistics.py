@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from uqviz._array import binned as binned_kernels
 from uqviz._array import rank as rank_kernels
@@ -219,6 +220,8 @@ for _name, _func, _cols, _ref, _desc in [
     ("RMV", stats_kernels.rmv, ("V",), None, "root mean variance"),
     ("RCE", stats_kernels.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
     ("RCE2", stats_kernels.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
+    ("ZISD", stats_kernels.zisd, ("Z", "Z2"), 1.0, "inverse standard deviation of z-scores "
+     "1/SD(Z) (ddof=1)"),
     ("NLL_ref", stats_kernels.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
@@ -236,6 +239,21 @@ for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RM
     register_statistic(Statistic(_name, binned_kernels.FROM_MEANS[_name], "binned", _cols,
                                  None, _desc + " (equal-count bins of uE)"))
 
+
+#: RR: central interval of the range ratio and its normal quantile (ErrViewLib plotLRR: 95 %)
+RR_LEVEL = 0.95
+RR_QUANTILE = float(np.sqrt(2.0) * special.erfinv(RR_LEVEL))  # Phi^-1((1 + 0.95)/2) = 1.95996
+
+
+def range_ratio(e, u):
+    """RR: 2 q RMV over the Harrell-Davis 95 % range of E (:data:`RR_LEVEL`, normal D)."""
+    return stats_kernels.range_ratio(e, u, RR_LEVEL, RR_QUANTILE)
+
+
+# RR's reference 1 is exact for a constant uE and a normal D; otherwise fraction_valid's
+# simulated null coverage (calibrated copies with the data's uE and D) absorbs the bias
+register_statistic(Statistic("RR", range_ratio, "generic", (), 1.0,
+                             "range ratio 2 q95 RMV / (Q_HD(E, 0.975) - Q_HD(E, 0.025))"))
 
 #: the statistics defined by uqviz (not removable by :func:`unregister_statistic`)
 BUILTIN_STATISTICS = tuple(_REGISTRY)
