@@ -1,4 +1,4 @@
-"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZVar; Pernot (2023))."""
+"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZV, LZISD, LRR; Pernot (2023))."""
 
 from __future__ import annotations
 
@@ -437,8 +437,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
         result per dataset, on dim ``dataset``.
     statistic : str, default "ZMS"
-        ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"``, ``"RCE2"``, ``"PICP"``, or any
-        registered statistic of kind ``"moments"`` with a predefined numeric reference
+        ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"`` (LZV), ``"ZISD"`` (LZISD), ``"RR"`` (LRR),
+        ``"RCE2"``, ``"PICP"``, or any registered statistic of kind ``"moments"`` or
+        ``"generic"`` with a predefined numeric reference
         (:func:`uqviz.statistics.register_statistic`; the check is
         ``uqviz.conditional.local.check_local_statistic``).
     conditioning : str or array_like
@@ -527,6 +528,26 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
     its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
 
+    The local statistics of ErrViewLib's ``plotLZV``, ``plotLZISD`` and ``plotLRR``
+    (Pernot (2022, JCP)) are ``statistic="ZVar"``, ``"ZISD"`` and ``"RR"``:
+
+    .. math::
+
+       \mathrm{LZV}_b = \mathrm{Var}(Z)_b, \qquad
+       \mathrm{LZISD}_b = \frac{1}{\mathrm{SD}(Z)_b}, \qquad
+       \mathrm{LRR}_b = \frac{2\, q_{0.975} \sqrt{\langle u_E^2 \rangle_b}}
+       {Q^{HD}_b(0.975) - Q^{HD}_b(0.025)},
+
+    with ddof = 1, :math:`q_{0.975} = \Phi^{-1}(0.975)` and :math:`Q^{HD}_b` the
+    Harrell-Davis quantiles of :math:`E` in the bin (Harrell & Davis (1982)): the width of the
+    95 % prediction interval a calibrated normal model announces over the width the errors
+    show. All three have reference 1 and a per-bin BCa interval (ErrViewLib's default for LZV
+    and LRR; for LZISD it offers a linear propagation of the variance too). The reference of
+    LRR is exact for a normal D and a constant :math:`u_E` in the bin; with other D or spread
+    :math:`u_E` it is biased, as its intervals of extreme quantiles cover less than the
+    nominal level: ``null_coverage`` (calibrated copies with the data's :math:`u_E` and D)
+    measures both, and :func:`fraction_valid` tests against it.
+
     The BCa interval of level :math:`1 - \alpha` takes the quantiles :math:`\alpha_1`
     (:math:`\gamma = \alpha/2`) and :math:`\alpha_2` (:math:`\gamma = 1 - \alpha/2`) of the
     :math:`B` bootstrap replicates :math:`\hat\theta^*_b` (DiCiccio & Efron (1996)),
@@ -548,6 +569,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     - Pernot (2023), eqs. 6-7 and 10-11: consistency, adaptivity, LZMS and LRCE; section
       III.2.1: the coverage of bins of about 100 points.
     - Pernot (2024b), Table II: the heavy-tail flag beta_GM(Z^2) > 0.8.
+    - Pernot (2022, JCP): LZV; ErrViewLib's LZISD and LRR.
+    - Harrell & Davis (1982): the quantiles of LRR.
     - DiCiccio & Efron (1996): the BCa interval.
     - Newcombe (1998): the Wilson interval of PICP.
 

@@ -308,6 +308,10 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
 
        \mathrm{ZM} = \langle Z \rangle, \quad \mathrm{ZMS} = \langle Z^2 \rangle, \quad
        \mathrm{ZVar} = \frac{M}{M - 1}\left(\langle Z^2 \rangle - \langle Z \rangle^2\right),
+       \quad \mathrm{ZISD} = \mathrm{ZVar}^{-1/2},
+
+       \mathrm{RR} = \frac{2\, q_{0.975} \sqrt{\langle u_E^2 \rangle}}
+       {Q^{HD}(E, 0.975) - Q^{HD}(E, 0.025)},
 
        \mathrm{MSE} = \langle E^2 \rangle, \quad \mathrm{MV} = \langle u_E^2 \rangle, \quad
        \mathrm{RMSE} = \sqrt{\mathrm{MSE}}, \quad \mathrm{RMV} = \sqrt{\mathrm{MV}},
@@ -324,7 +328,9 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
        \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|,
 
     with :math:`\rho_S` the Spearman rank correlation and :math:`b` the :math:`N` equal-count
-    bins of :math:`u_E` (RCE: Pernot (2024b), eq. 7; ZMS: eq. 11; NLL: eq. 12; CC: Pernot
+    bins of :math:`u_E`, :math:`q_{0.975} = \Phi^{-1}(0.975)` and :math:`Q^{HD}` the
+    Harrell-Davis quantiles (ZISD, RR: ErrViewLib's LZISD and LRR, Pernot (2022, JCP);
+    RCE: Pernot (2024b), eq. 7; ZMS: eq. 11; NLL: eq. 12; CC: Pernot
     (2024c), eq. 18; ENCE: Levi et al. (2022), Pernot (2023), eq. 8; ZMSE: Pernot (2024c),
     eq. 17). ``NLL_ref`` is :math:`\frac12 (1 + \langle \ln u_E^2 \rangle + \ln 2\pi)`
     (Pernot (2024c), eq. 16).
@@ -335,6 +341,8 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
     - Pernot (2024c), eqs. 16-18: the NLL reference, ZMSE and CC.
     - Pernot (2023), eq. 8: ENCE.
     - Levi et al. (2022): ENCE.
+    - Pernot (2022, JCP): ZVar and its local form; ErrViewLib: ZISD and RR.
+    - Harrell & Davis (1982): the quantiles of RR.
 
     Full entries: :doc:`/docs/references`.
 
@@ -379,7 +387,8 @@ def reference_value(statistic, e, u):
 
     Notes
     -----
-    The value of a calibrated set: ZM and RCE, RCE2 0; ZMS and ZVar 1 (:math:`Z \sim D(0, 1)`,
+    The value of a calibrated set: ZM and RCE, RCE2 0; ZMS, ZVar, ZISD and RR 1 (RR: exact for a
+    normal D and constant uE) (:math:`Z \sim D(0, 1)`,
     Pernot (2024b), eqs. 10-11); for NLL, the data-dependent
 
     .. math::
