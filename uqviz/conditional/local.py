@@ -546,7 +546,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     LRR is exact for a normal D and a constant :math:`u_E` in the bin; with other D or spread
     :math:`u_E` it is biased, as its intervals of extreme quantiles cover less than the
     nominal level: ``null_coverage`` (calibrated copies with the data's :math:`u_E` and D)
-    measures both, and :func:`fraction_valid` tests against it.
+    measures both, and :func:`fraction_valid` tests against it. A generic statistic (RR) is
+    resampled in numpy in this process, the bins of one size together: ``engine`` and
+    ``client`` do not apply to it.
 
     The BCa interval of level :math:`1 - \alpha` takes the quantiles :math:`\alpha_1`
     (:math:`\gamma = \alpha/2`) and :math:`\alpha_2` (:math:`\gamma = 1 - \alpha/2`) of the
