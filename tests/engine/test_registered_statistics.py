@@ -138,11 +138,22 @@ def test_ordering_study_takes_a_registered_moment_statistic(ds):
     assert res.attrs["statistic"] == "RZMS"
 
 
+def test_local_calibration_takes_a_generic_statistic_with_a_reference(ds):
+    # generic statistics with a numeric reference are bootstrapped bin by bin (issue 24: RR)
+    with registered(MAZ), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = uqviz.local_calibration(ds, statistic="MAZ", n_bins=4, n_boot=200, n_mc=0, rng=0)
+    order = np.argsort(ds["uE"].values, kind="stable")
+    hand = [np.mean(np.abs(b)) for b in np.array_split(_z(ds)[order], 4)]
+    np.testing.assert_allclose(res["estimate"].values, hand, rtol=1e-12)
+    assert float(res["reference"]) == pytest.approx(np.sqrt(2 / np.pi))
+
+
 def test_local_analyses_refuse_other_kinds_with_the_reason(ds):
     with registered(MAZ, ZMSD):
         with pytest.raises(ValueError, match="statistic must be a registered moment statistic"
                                              ".*'MAZ': its kind is 'generic'"):
-            uqviz.local_calibration(ds, statistic="MAZ")
+            uqviz.ordering_study(ds, statistic="MAZ", conditioning="uE")
         with pytest.raises(ValueError, match="'ZMSD': its kind is 'binned'"):
             uqviz.local_calibration(ds, statistic="ZMSD")
     with pytest.raises(ValueError, match="'MSE': it has no predefined reference"):

@@ -181,6 +181,12 @@ def zvar(m, n):
     return (m["Z2"] - m["Z"] ** 2) * (n / (n - 1.0))
 
 
+def zisd(m, n):
+    """Inverse standard deviation of the z-scores 1/SD(Z) (ddof=1), Pernot (2022, JCP)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 / np.sqrt(zvar(m, n))
+
+
 def mse(m, n):
     """Mean squared error <E^2>."""
     return unscale(m["E2"], m, 2)
@@ -325,6 +331,27 @@ def hd_quantiles(x, probs):
     x = np.sort(np.asarray(x, dtype=float), axis=-1)
     w = harrell_davis_weights(x.shape[-1], probs)
     return x @ w.T
+
+
+def range_ratio(e, u, level, q):
+    """Range ratio 2 q sqrt(<uE^2>) / (Q_HD(E, (1+level)/2) - Q_HD(E, (1-level)/2)).
+
+    The width of the central ``level`` prediction interval of a calibrated model,
+    ``2 q`` RMV with ``q`` the quantile ``(1 + level)/2`` of the unit distribution D, over the
+    width of the empirical ``level`` interval of the errors (Harrell-Davis quantiles), along
+    the last axis (ErrViewLib ``plotLRR``, Pernot (2023)).
+
+    Examples
+    --------
+    >>> e = np.array([-2.0, -1.0, 0.0, 1.0, 2.0])
+    >>> round(float(range_ratio(e, np.ones(5), 0.95, 1.96)), 3)
+    0.995
+    """
+    e = np.asarray(e, dtype=float)
+    u = np.asarray(u, dtype=float)
+    lo_hi = hd_quantiles(e, [(1.0 - level) / 2.0, (1.0 + level) / 2.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 2.0 * q * np.sqrt(np.mean(u * u, axis=-1)) / (lo_hi[..., 1] - lo_hi[..., 0])
 
 
 def beta_gm(x):

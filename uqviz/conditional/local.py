@@ -1,4 +1,4 @@
-"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZVar; Pernot (2023))."""
+"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZV, LZISD, LRR; Pernot (2023))."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from scipy import stats as sps
 from uqviz._array import binned as binned_kernels
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
+from uqviz._array.bootstrap import bootstrap_generic_groups
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
 from uqviz.conditional.null import (NULL_MAX_BOOT, NULL_N_MC, null_coverage,
                                    picp_null_coverage)
@@ -187,6 +188,11 @@ def _intervals_of(statistic, *, method, n_boot, ci, engine, client, level, gener
                                   ci=ci)
         return f
     stat = get_statistic(statistic)
+    if stat.kind == "generic":
+        def f(e, u, starts, sizes, seed):
+            return bootstrap_generic_groups(stat.func, e, u, starts, sizes, n_boot=n_boot,
+                                            seed=seed, ci=ci, method=method)
+        return f
     if method == "student-t":
         def f(e, u, starts, sizes, seed):
             return student_t_interval(e / u, starts, sizes, ci)
@@ -308,20 +314,23 @@ def _warn_bins(out, name):
                       UnreliableWarning, stacklevel=4)
 
 
-def check_local_statistic(statistic) -> str:
+def check_local_statistic(statistic, *, generic=False) -> str:
     """The ``statistic`` option of :func:`local_calibration` and :func:`ordering_study`.
 
     ``"PICP"`` (``local_calibration`` only: the caller decides), or the name of a registered
     statistic (:func:`uqviz.statistics.register_statistic`) of kind ``"moments"`` with a
-    predefined numeric reference: the built-in ZMS, ZM, RCE, ZVar, RCE2 or one registered by
-    the user. Each bin is bootstrapped on its own, which needs a function of column means; a
-    bin's interval is compared with a number, so statistics without a reference (MSE, RMV,
-    ...) or with a reference computed from the same data (NLL) are refused, as are binned and
-    generic ones.
+    predefined numeric reference: the built-in ZMS, ZM, RCE, ZVar, RCE2, ZISD or one registered
+    by the user; with ``generic=True`` (``local_calibration``) also a generic one with a numeric
+    reference (the built-in RR), bootstrapped bin by bin. A bin's interval is compared with a
+    number, so statistics without a reference (MSE, RMV, CC, ...) or with a reference computed
+    from the same data (NLL) are refused, as are binned ones.
 
     Parameters
     ----------
     statistic : str
+    generic : bool, default False
+        Accept generic statistics (``local_calibration``; ``ordering_study`` takes moment
+        statistics only).
 
     Returns
     -------
@@ -346,18 +355,30 @@ def check_local_statistic(statistic) -> str:
         stat = get_statistic(statistic)
     except ValueError as exc:
         raise ValueError(f"statistic: {exc}") from None
-    if stat.kind != "moments" or stat.reference is None or stat.data_reference:
-        why = (f"its kind is {stat.kind!r}" if stat.kind != "moments" else
+    kinds = ("moments", "generic") if generic else ("moments",)
+    if stat.kind not in kinds or stat.reference is None or stat.data_reference:
+        why = (f"its kind is {stat.kind!r}" if stat.kind not in kinds else
                "it has no predefined reference" if stat.reference is None else
                f"its reference {stat.reference.name} is computed from the same data")
-        raise ValueError(f"statistic must be a registered moment statistic with a predefined "
-                         f"reference (built in: {', '.join(local_statistics())}), or 'PICP' "
+        raise ValueError(f"statistic must be a registered moment {'or generic ' * generic}"
+                         f"statistic with a predefined "
+                         f"reference (built in: {', '.join(local_statistics(generic))}), or 'PICP' "
                          f"for local_calibration; got {statistic!r}: {why}")
     return stat.name
 
 
-def local_statistics() -> tuple:
+def local_statistics(generic=True) -> tuple:
     """Names of the registered statistics :func:`local_calibration` accepts besides "PICP".
+
+    Parameters
+    ----------
+    generic : bool, default True
+        Include the generic statistics with a numeric reference (RR); False: the moment
+        statistics :func:`uqviz.ordering_study` takes.
+
+    Returns
+    -------
+    tuple of str
 
     Examples
     --------
@@ -365,7 +386,9 @@ def local_statistics() -> tuple:
     ('ZM', 'ZMS', 'ZVar', 'RCE')
     """
     return tuple(s for s in list_statistics()
-                 if (st := get_statistic(s)).kind == "moments" and st.reference is not None
+                 if (st := get_statistic(s)).kind in (("moments", "generic") if generic
+                                                       else ("moments",))
+                 and st.reference is not None
                  and not st.data_reference)
 
 
@@ -414,8 +437,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
         result per dataset, on dim ``dataset``.
     statistic : str, default "ZMS"
-        ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"``, ``"RCE2"``, ``"PICP"``, or any
-        registered statistic of kind ``"moments"`` with a predefined numeric reference
+        ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"`` (LZV), ``"ZISD"`` (LZISD), ``"RR"`` (LRR),
+        ``"RCE2"``, ``"PICP"``, or any registered statistic of kind ``"moments"`` or
+        ``"generic"`` with a predefined numeric reference
         (:func:`uqviz.statistics.register_statistic`; the check is
         ``uqviz.conditional.local.check_local_statistic``).
     conditioning : str or array_like
@@ -504,6 +528,28 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
     its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
 
+    The local statistics of ErrViewLib's ``plotLZV``, ``plotLZISD`` and ``plotLRR``
+    (Pernot (2022, JCP)) are ``statistic="ZVar"``, ``"ZISD"`` and ``"RR"``:
+
+    .. math::
+
+       \mathrm{LZV}_b = \mathrm{Var}(Z)_b, \qquad
+       \mathrm{LZISD}_b = \frac{1}{\mathrm{SD}(Z)_b}, \qquad
+       \mathrm{LRR}_b = \frac{2\, q_{0.975} \sqrt{\langle u_E^2 \rangle_b}}
+       {Q^{HD}_b(0.975) - Q^{HD}_b(0.025)},
+
+    with ddof = 1, :math:`q_{0.975} = \Phi^{-1}(0.975)` and :math:`Q^{HD}_b` the
+    Harrell-Davis quantiles of :math:`E` in the bin (Harrell & Davis (1982)): the width of the
+    95 % prediction interval a calibrated normal model announces over the width the errors
+    show. All three have reference 1 and a per-bin BCa interval (ErrViewLib's default for LZV
+    and LRR; for LZISD it offers a linear propagation of the variance too). The reference of
+    LRR is exact for a normal D and a constant :math:`u_E` in the bin; with other D or spread
+    :math:`u_E` it is biased, as its intervals of extreme quantiles cover less than the
+    nominal level: ``null_coverage`` (calibrated copies with the data's :math:`u_E` and D)
+    measures both, and :func:`fraction_valid` tests against it. A generic statistic (RR) is
+    resampled in numpy in this process, the bins of one size together: ``engine`` and
+    ``client`` do not apply to it.
+
     The BCa interval of level :math:`1 - \alpha` takes the quantiles :math:`\alpha_1`
     (:math:`\gamma = \alpha/2`) and :math:`\alpha_2` (:math:`\gamma = 1 - \alpha/2`) of the
     :math:`B` bootstrap replicates :math:`\hat\theta^*_b` (DiCiccio & Efron (1996)),
@@ -525,6 +571,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     - Pernot (2023), eqs. 6-7 and 10-11: consistency, adaptivity, LZMS and LRCE; section
       III.2.1: the coverage of bins of about 100 points.
     - Pernot (2024b), Table II: the heavy-tail flag beta_GM(Z^2) > 0.8.
+    - Pernot (2022, JCP): LZV; ErrViewLib's LZISD and LRR.
+    - Harrell & Davis (1982): the quantiles of LRR.
     - DiCiccio & Efron (1996): the BCa interval.
     - Newcombe (1998): the Wilson interval of PICP.
 
@@ -541,7 +589,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     >>> float(cov["reference"]), cov.attrs["method"]
     (0.9, 'wilson')
     """
-    statistic = check_local_statistic(statistic)
+    statistic = check_local_statistic(statistic, generic=True)
     n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
                                                         min_count=min_count, n_boot=n_boot,
                                                         ci=ci, rng=rng, engine=engine)

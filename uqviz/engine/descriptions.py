@@ -262,7 +262,7 @@ STATISTIC_UNITS: dict[str, int | None] = {
 #: the statistics uqviz defines (not in STATISTIC_UNITS: dimensionless); a statistic
 #: registered by a user has no known unit
 _DIMENSIONLESS = frozenset({"ZM", "ZMS", "ZVar", "RCE", "RCE2", "CC", "ENCE", "ZMSE", "PICP",
-                            "LZM", "LZMS"})
+                            "LZM", "LZMS", "ZISD", "RR", "LZV", "LZISD", "LRR"})
 
 
 def data_units(data) -> str | None:

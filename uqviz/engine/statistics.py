@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from uqviz._array import binned as binned_kernels
 from uqviz._array import rank as rank_kernels
@@ -219,6 +220,8 @@ for _name, _func, _cols, _ref, _desc in [
     ("RMV", stats_kernels.rmv, ("V",), None, "root mean variance"),
     ("RCE", stats_kernels.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
     ("RCE2", stats_kernels.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
+    ("ZISD", stats_kernels.zisd, ("Z", "Z2"), 1.0, "inverse standard deviation of z-scores "
+     "1/SD(Z) (ddof=1)"),
     ("NLL_ref", stats_kernels.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
@@ -236,6 +239,21 @@ for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RM
     register_statistic(Statistic(_name, binned_kernels.FROM_MEANS[_name], "binned", _cols,
                                  None, _desc + " (equal-count bins of uE)"))
 
+
+#: RR: central interval of the range ratio and its normal quantile (ErrViewLib plotLRR: 95 %)
+RR_LEVEL = 0.95
+RR_QUANTILE = float(np.sqrt(2.0) * special.erfinv(RR_LEVEL))  # Phi^-1((1 + 0.95)/2) = 1.95996
+
+
+def range_ratio(e, u):
+    """RR: 2 q RMV over the Harrell-Davis 95 % range of E (:data:`RR_LEVEL`, normal D)."""
+    return stats_kernels.range_ratio(e, u, RR_LEVEL, RR_QUANTILE)
+
+
+# RR's reference 1 is exact for a constant uE and a normal D; otherwise fraction_valid's
+# simulated null coverage (calibrated copies with the data's uE and D) absorbs the bias
+register_statistic(Statistic("RR", range_ratio, "generic", (), 1.0,
+                             "range ratio 2 q95 RMV / (Q_HD(E, 0.975) - Q_HD(E, 0.025))"))
 
 #: the statistics defined by uqviz (not removable by :func:`unregister_statistic`)
 BUILTIN_STATISTICS = tuple(_REGISTRY)
@@ -290,6 +308,10 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
 
        \mathrm{ZM} = \langle Z \rangle, \quad \mathrm{ZMS} = \langle Z^2 \rangle, \quad
        \mathrm{ZVar} = \frac{M}{M - 1}\left(\langle Z^2 \rangle - \langle Z \rangle^2\right),
+       \quad \mathrm{ZISD} = \mathrm{ZVar}^{-1/2},
+
+       \mathrm{RR} = \frac{2\, q_{0.975} \sqrt{\langle u_E^2 \rangle}}
+       {Q^{HD}(E, 0.975) - Q^{HD}(E, 0.025)},
 
        \mathrm{MSE} = \langle E^2 \rangle, \quad \mathrm{MV} = \langle u_E^2 \rangle, \quad
        \mathrm{RMSE} = \sqrt{\mathrm{MSE}}, \quad \mathrm{RMV} = \sqrt{\mathrm{MV}},
@@ -306,7 +328,9 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
        \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|,
 
     with :math:`\rho_S` the Spearman rank correlation and :math:`b` the :math:`N` equal-count
-    bins of :math:`u_E` (RCE: Pernot (2024b), eq. 7; ZMS: eq. 11; NLL: eq. 12; CC: Pernot
+    bins of :math:`u_E`, :math:`q_{0.975} = \Phi^{-1}(0.975)` and :math:`Q^{HD}` the
+    Harrell-Davis quantiles (ZISD, RR: ErrViewLib's LZISD and LRR, Pernot (2022, JCP);
+    RCE: Pernot (2024b), eq. 7; ZMS: eq. 11; NLL: eq. 12; CC: Pernot
     (2024c), eq. 18; ENCE: Levi et al. (2022), Pernot (2023), eq. 8; ZMSE: Pernot (2024c),
     eq. 17). ``NLL_ref`` is :math:`\frac12 (1 + \langle \ln u_E^2 \rangle + \ln 2\pi)`
     (Pernot (2024c), eq. 16).
@@ -317,6 +341,8 @@ def point_estimate(statistic, e, u, *, n_bins=None) -> np.ndarray:
     - Pernot (2024c), eqs. 16-18: the NLL reference, ZMSE and CC.
     - Pernot (2023), eq. 8: ENCE.
     - Levi et al. (2022): ENCE.
+    - Pernot (2022, JCP): ZVar and its local form; ErrViewLib: ZISD and RR.
+    - Harrell & Davis (1982): the quantiles of RR.
 
     Full entries: :doc:`/docs/references`.
 
@@ -361,7 +387,8 @@ def reference_value(statistic, e, u):
 
     Notes
     -----
-    The value of a calibrated set: ZM and RCE, RCE2 0; ZMS and ZVar 1 (:math:`Z \sim D(0, 1)`,
+    The value of a calibrated set: ZM and RCE, RCE2 0; ZMS, ZVar, ZISD and RR 1 (RR: exact for a
+    normal D and constant uE) (:math:`Z \sim D(0, 1)`,
     Pernot (2024b), eqs. 10-11); for NLL, the data-dependent
 
     .. math::
