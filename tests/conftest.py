@@ -97,3 +97,29 @@ def conventions_tables():
     """:func:`markdown_tables` of docs/conventions.md, the one source of the vocabulary."""
     path = Path(__file__).resolve().parents[1] / "docs" / "conventions.md"
     return markdown_tables(path.read_text(encoding="utf-8"))
+
+
+class PeerFixtures:
+    """The committed outputs of a peer library (``tests/fixtures/<name>.npz`` and ``.json``,
+    written by ``tests/fixtures/make_<name>_fixtures.py`` in a side venv).
+
+    ``meta`` is the json (cases, settings, versions); ``inputs(family, case)`` the arrays stored
+    under ``in/<family>/<case>/``; ``output(family, case, name)`` one array of ``out/``.
+    """
+
+    def __init__(self, name):
+        import json
+
+        import numpy as np
+
+        self.folder = Path(__file__).resolve().parent / "fixtures"
+        self.meta = json.loads((self.folder / f"{name}.json").read_text())
+        self.arrays = np.load(self.folder / f"{name}.npz")
+        self.settings = self.meta["settings"]
+
+    def inputs(self, family, case):
+        pre = f"in/{family}/{case}/"
+        return {k[len(pre):]: self.arrays[k] for k in self.arrays.files if k.startswith(pre)}
+
+    def output(self, family, case, name):
+        return self.arrays[f"out/{family}/{case}/{name}"]

@@ -9,11 +9,9 @@ the finite-sample guarantee by a seeded simulation.
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,20 +20,14 @@ import xarray as xr
 import uqviz
 from uqviz.engine.binning import compute_bins
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-META = json.loads((FIXTURES / "predictive.json").read_text())
-ARRAYS = np.load(FIXTURES / "predictive.npz")
-SET = META["settings"]
+from tests.conftest import PeerFixtures
+
+PEER = PeerFixtures("predictive")
+FIXTURES, META, ARRAYS, SET = PEER.folder, PEER.meta, PEER.arrays, PEER.settings
 TOL = dict(rtol=1e-9, atol=1e-9)
 
 
-def _in(family, case):
-    pre = f"in/{family}/{case}/"
-    return {k[len(pre):]: ARRAYS[k] for k in ARRAYS.files if k.startswith(pre)}
-
-
-def _out(family, case, name):
-    return ARRAYS[f"out/{family}/{case}/{name}"]
+_in, _out = PEER.inputs, PEER.output
 
 
 def _quiet(fn, *args, **kwargs):

@@ -12,31 +12,23 @@ uncertainty-toolbox's), so that the issue-24 functions can be compared to them.
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-META = json.loads((FIXTURES / "groups.json").read_text())
-ARRAYS = np.load(FIXTURES / "groups.npz")
-SET = META["settings"]
+from tests.conftest import PeerFixtures
+
+PEER = PeerFixtures("groups")
+FIXTURES, META, ARRAYS, SET = PEER.folder, PEER.meta, PEER.arrays, PEER.settings
 TOL = dict(rtol=1e-9, atol=1e-12)
 APPROX = dict(rel=1e-9, abs=1e-12)
 AGC = sorted(META["agc"])
 LEVELS = np.linspace(0.0, 1.0, 100)
 
 
-def _in(family, case):
-    pre = f"in/{family}/{case}/"
-    return {k[len(pre):]: ARRAYS[k] for k in ARRAYS.files if k.startswith(pre)}
-
-
-def _out(family, case, name):
-    return ARRAYS[f"out/{family}/{case}/{name}"]
+_in, _out = PEER.inputs, PEER.output
 
 
 def test_versions_and_size():

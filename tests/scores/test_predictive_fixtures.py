@@ -12,29 +12,21 @@ script); isotonic quantile recalibration (Kuleshov et al. 2018).
 
 from __future__ import annotations
 
-import json
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-META = json.loads((FIXTURES / "predictive.json").read_text())
-ARRAYS = np.load(FIXTURES / "predictive.npz")
-SET = META["settings"]
+from tests.conftest import PeerFixtures
+
+PEER = PeerFixtures("predictive")
+FIXTURES, META, ARRAYS, SET = PEER.folder, PEER.meta, PEER.arrays, PEER.settings
 TOL = dict(rtol=1e-12, atol=1e-12)
 
 
-def _in(family, case):
-    pre = f"in/{family}/{case}/"
-    return {k[len(pre):]: ARRAYS[k] for k in ARRAYS.files if k.startswith(pre)}
-
-
-def _out(family, case, name):
-    return ARRAYS[f"out/{family}/{case}/{name}"]
+_in, _out = PEER.inputs, PEER.output
 
 
 def test_versions_and_size():

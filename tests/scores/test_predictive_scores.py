@@ -10,8 +10,6 @@ interval scores (Bracher et al. (2021); the numba backend, the numpy one being w
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,22 +20,16 @@ import uqviz
 from uqviz._array import predictive_scores as predictive_scores_kernels
 from uqviz._array.jit import USE_NUMBA
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-META = json.loads((FIXTURES / "predictive.json").read_text())
-ARRAYS = np.load(FIXTURES / "predictive.npz")
-SET = META["settings"]
+from tests.conftest import PeerFixtures
+
+PEER = PeerFixtures("predictive")
+FIXTURES, META, ARRAYS, SET = PEER.folder, PEER.meta, PEER.arrays, PEER.settings
 TOL = dict(rtol=0.0, atol=1e-9)
 K = predictive_scores_kernels
 PATHS = [False, True] if USE_NUMBA else [False]
 
 
-def _in(family, case):
-    pre = f"in/{family}/{case}/"
-    return {k[len(pre):]: ARRAYS[k] for k in ARRAYS.files if k.startswith(pre)}
-
-
-def _out(family, case, name):
-    return ARRAYS[f"out/{family}/{case}/{name}"]
+_in, _out = PEER.inputs, PEER.output
 
 
 CRPS_RUNS = [(case, key[len("ens_"):]) for case in sorted(META["cases"]["crps"])
