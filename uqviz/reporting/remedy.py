@@ -30,14 +30,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import stats as sps
 
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS, validate_average
 from uqviz.conditional.local import fraction_valid, local_calibration
 from uqviz.conditional.null import share_null
 from uqviz.engine import seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
-from uqviz.predictive.forecast import observed
 from uqviz.predictive.pit import validate_pit
 from uqviz.recalibration.fitting import fit_recalibration, recalibrate
 from uqviz.engine.verdicts import decide
@@ -286,16 +284,13 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
 # the distribution remedy: conformal intervals and quantile recalibration
 # ---------------------------------------------------------------------------------------
 
-def _binomial(k, n, level, ci=0.95):
-    """Share ``k / n`` with its Wilson interval (continuity-corrected, as
-    :func:`uqviz.interval_coverage`) and whether ``level`` lies inside."""
-    if n == 0:
-        return {"n_points": 0, "n_inside": 0, "picp": None, "picp_lower": None,
-                "picp_upper": None, "valid": False}
-    lo, hi = sps.binomtest(int(k), int(n)).proportion_ci(confidence_level=ci,
-                                                         method="wilsoncc")
-    return {"n_points": int(n), "n_inside": int(k), "picp": k / n, "picp_lower": float(lo),
-            "picp_upper": float(hi), "valid": bool(lo <= level <= hi)}
+def _given_coverage(rec):
+    """PICP of the interval ``lower``/``upper`` of ``rec`` with its Wilson interval
+    (:func:`uqviz.interval_coverage` with ``intervals="given"``), JSON-ready."""
+    cov = interval_coverage(rec, intervals="given").isel(level=0)
+    return {"n_points": int(cov["n_points"]), "n_inside": int(cov["n_inside"]),
+            "picp": float(cov["picp"]), "picp_lower": float(cov["picp_lower"]),
+            "picp_upper": float(cov["picp_upper"]), "valid": bool(cov["valid"])}
 
 
 def coverage_of(data, rec, level, conds, binning_of):
@@ -314,10 +309,7 @@ def coverage_of(data, rec, level, conds, binning_of):
     >>> len(cov["local"]["uE"]["bins"])
     5
     """
-    y = np.asarray(observed(data)[0].values, dtype=float)
-    inside = (np.asarray(rec["lower"].values) <= y) & (y <= np.asarray(rec["upper"].values))
-    out = {"level": level, "marginal": _binomial(int(inside.sum()), inside.size, level),
-           "local": {}}
+    out = {"level": level, "marginal": _given_coverage(rec), "local": {}}
     for c in conds:
         binning, nb = binning_of(data, c)
         x = conditioning_values(data, c)[1]
@@ -328,7 +320,7 @@ def coverage_of(data, rec, level, conds, binning_of):
         for b in range(bins.n_bins):
             sel = bins.order[bins.starts[b]:bins.starts[b] + bins.sizes[b]]
             rows.append({"bin_lower": float(bins.lower[b]), "bin_upper": float(bins.upper[b]),
-                         **_binomial(int(inside[sel].sum()), sel.size, level)})
+                         **_given_coverage(rec.isel(point=np.sort(sel)))})
         excl = [i for i, r in enumerate(rows) if not r["valid"]]
         out["local"][c] = {"binning": binning, "bins": rows, "n_bins": len(rows),
                            "n_excluding": len(excl),
