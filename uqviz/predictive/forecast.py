@@ -70,8 +70,7 @@ def forecast_form(ds) -> str:
     form = ds.attrs.get("forecast", "std")
     if form not in FORMS:
         raise ValueError(f"attrs['forecast']: unknown form {form!r}; one of {', '.join(FORMS)}")
-    lacking = [v for v in FORMS[form] if v not in ds.variables
-               or (v == "y" and ds["y"].attrs.get("role") == "feature")]
+    lacking = [v for v in FORMS[form] if v not in ds.variables]
     if lacking:
         raise ValueError(f"a forecast given as {form} needs the variables "
                          f"{', '.join(FORMS[form])}; the dataset lacks {', '.join(lacking)}")

@@ -13,6 +13,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import check_points
 from uqviz.engine.tree import map_datasets
+from uqviz.predictive.forecast import observed
 
 __all__ = ["interval_coverage", "calibration_curve", "DEFAULT_LEVELS", "CURVE_KINDS",
            "INTERVAL_SOURCES", "given_intervals"]
@@ -85,7 +86,7 @@ def given_intervals(ds):
     >>> lv.tolist(), lo.tolist(), hi.tolist(), y.tolist()
     ([0.9], [[0.0, 1.0]], [[2.0, 2.2]], [1.0, 2.0])
     """
-    y = np.asarray(ds["y"].values if "y" in ds else ds["E"].values, dtype=float)
+    y = np.asarray(observed(ds)[0].values, dtype=float)
     if "lower" in ds and "upper" in ds:
         level = ds["lower"].attrs.get("level", ds.attrs.get("level"))
         if level is None:

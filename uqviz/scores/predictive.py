@@ -12,6 +12,7 @@ from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client, run_task
 from uqviz.engine.tree import datasets_of, map_datasets, naming_child
+from uqviz.predictive.forecast import observed
 from uqviz.scores.coverage import checked_points, generative_for
 from uqviz.scores.proper import (DEFAULT_SCORE_LEVELS, METHODS, bootstrap_column_means,
                                  column_intervals, score_columns)
@@ -50,8 +51,9 @@ def forecast_form(ds) -> str:
 
 
 def _observed(ds):
-    """y (the observations), or E where the dataset holds no y (error space, prediction 0)."""
-    return np.asarray((ds["y"] if "y" in ds.variables else ds["E"]).values, dtype=float)
+    """y (the observations), or E where the dataset holds no y (error space, prediction 0):
+    :func:`uqviz.predictive.observed`, as an array."""
+    return np.asarray(observed(ds)[0].values, dtype=float)
 
 
 def _form_scores(form, scores, ds, levels):
