@@ -374,8 +374,6 @@ def run_distribution_remedy(data, *, form, conds, binning_of, pit_before=None, r
             try:
                 rec = recalibrate(data, method="quantile", level=level, folds=REMEDY_FOLDS,
                                   rng=fold_seed)
-                if "y" not in rec.variables:  # error space (prediction 0): y = E
-                    rec = rec.assign(y=rec["E"])
                 res = validate_pit(rec, rng=pit_seed)
                 after = pit_entry(res)
                 block["quantile"] = {"pit": after, "forecast": str(rec.attrs.get("forecast")),
