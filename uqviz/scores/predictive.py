@@ -12,13 +12,12 @@ from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client, run_task
 from uqviz.engine.tree import datasets_of, map_datasets, naming_child
-from uqviz.predictive.forecast import observed
+from uqviz.predictive.forecast import forecast_form, observed
 from uqviz.scores.coverage import checked_points, generative_for
 from uqviz.scores.proper import (DEFAULT_SCORE_LEVELS, METHODS, bootstrap_column_means,
                                  column_intervals, score_columns)
 
-__all__ = ["predictive_scores", "compare_forecasts", "PREDICTIVE_SCORES", "FORM_SCORES",
-           "forecast_form"]
+__all__ = ["predictive_scores", "compare_forecasts", "PREDICTIVE_SCORES", "FORM_SCORES"]
 
 #: every score of :func:`predictive_scores`, in the order of its results
 PREDICTIVE_SCORES = ("nll", "crps", "crps_fair", "check", "interval", "wis")
@@ -32,22 +31,6 @@ FORM_SCORES = {
 }
 CITATION = ("Gneiting & Raftery (2007) (CRPS, quantile and interval scores); Ferro (2014) "
             "(fair CRPS); Bracher et al. (2021) (weighted interval score, CRPS from quantiles)")
-
-
-def forecast_form(ds) -> str:
-    """The primary form of the forecast of a dataset: ``attrs["forecast"]``, else ``"std"``.
-
-    Examples
-    --------
-    >>> import uqviz
-    >>> forecast_form(uqviz.from_arrays([0.1, -0.2], [0.3, 0.3]))
-    'std'
-    """
-    form = ds.attrs.get("forecast", "std")
-    if form not in FORM_SCORES:
-        raise ValueError(f"attrs['forecast'] = {form!r} is not a form of forecast; one of "
-                         f"{list(FORM_SCORES)}")
-    return form
 
 
 def _observed(ds):
