@@ -55,7 +55,11 @@ MISCALIBRATED = {
 
 #: verdicts computed only when named in ``verdicts=`` (each costs a simulated reference)
 OPTIONAL_VERDICTS = tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
-                          for k in ("Sim", "Sim2")) + ("confidence_curve",)
+                          for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS")
+
+#: random groups per size of ``"adversarial:<statistic>"`` (adversarial_validation's default
+#: is 1 000; 200 keeps a set within a second at 2 000 points, the band then wider)
+ADVERSARIAL_GROUPS = 200
 
 _VARIANCE = ("average", "consistency", "raw:X1", "raw:X2", "adaptivity:X1", "adaptivity:X2")
 
@@ -106,6 +110,8 @@ def _property(verdict: str, features) -> frozenset | str:
         return "consistency"
     if head == "pit":  # a uniform PIT: every interval of D covers its level
         return "coverage"
+    if head == "adversarial":  # random groups mix the points: the average calibration
+        return "average"
     raise ValueError(f"verdicts: unknown verdict {verdict!r}")
 
 
@@ -263,7 +269,7 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
     from uqviz.reporting import report
     from uqviz.reporting.gate import gate
 
-    r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit = checks.rng(rng).spawn(8)
+    r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit, r_adv = checks.rng(rng).spawn(9)
     ds = draw_set(scenario, generative=generative, size=size, design=design, nu=nu, data=data,
                   rng=r_draw)
     fams = {_family(v) for v in wanted}
@@ -358,6 +364,16 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             res = validate_pit(ds, generative=generative, rng=r_pit)
             cost["pit"] = time.perf_counter() - t
             words["pit"] = _word(bool(res["valid"]))
+        advs = [v for v in wanted if v.startswith("adversarial:")]
+        if advs:
+            from uqviz.groups import adversarial_validation
+        for v, r in zip(advs, r_adv.spawn(max(len(advs), 1))):
+            t = time.perf_counter()
+            res = adversarial_validation(ds, statistic=v.split(":")[1],
+                                         n_groups=ADVERSARIAL_GROUPS, n_boot=n_boot, rng=r,
+                                         progress=False, engine=engine)
+            cost.setdefault("adversarial", []).append(time.perf_counter() - t)
+            words[v] = str(res["verdict"].values)
     cost = {k: float(np.mean(v)) for k, v in cost.items()}
     return {v: words.get(v, _NOT) for v in wanted}, cost
 
@@ -449,7 +465,10 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       ``uE * D`` of the set's ``generative`` at the 99 levels 0.01, ..., 0.99, error space),
       in the report's Holm family or the gate's family of one; property ``"coverage"``;
     - optional (``OPTIONAL_VERDICTS``): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
-      (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``.
+      (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``;
+      ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of
+      :func:`uqviz.adversarial_validation` (D normal, :data:`ADVERSARIAL_GROUPS` = 200 groups
+      per size, ``n_boot`` replicates), property ``"average"``.
 
     Parameters
     ----------
