@@ -467,7 +467,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     - optional (``OPTIONAL_VERDICTS``): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
       (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``;
       ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of
-      :func:`uqviz.adversarial_validation` (D normal, :data:`ADVERSARIAL_GROUPS` = 200 groups
+      :func:`uqviz.adversarial_validation` (D normal, ``ADVERSARIAL_GROUPS`` = 200 groups
       per size, ``n_boot`` replicates), property ``"average"``.
 
     Parameters
