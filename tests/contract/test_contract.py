@@ -750,6 +750,8 @@ def _plot_inputs():
     y = np.random.default_rng(0).standard_normal(200)
     refs = [uqviz.simulated_reference(ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1,
                                       generative=f"t{nu}") for nu in (4, 8)]
+    compared = uqviz.compare_models(
+        uqviz.from_datasets({"a": ds, "b": ds.assign(uE=1.5 * ds["uE"])}), n_boot=50, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
@@ -785,6 +787,7 @@ def _plot_inputs():
             "coverage": uqviz.interval_coverage(ds),
             "pit_histogram": uqviz.validate_pit(ds, rng=1, n_band=50),
             "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
+            **dict.fromkeys(("ranking_matrix", "sip_matrix", "differences"), compared),
         }
 
 

@@ -485,8 +485,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     - Gneiting et al. (2007): the PIT; Säilynoja et al. (2022): its simultaneous band.
     - Vovk et al. (2005): the conformal guarantee; Kuleshov et al. (2018): quantile
       recalibration.
-    - Pernot & Savin (2020 I, II): the SIP, and the ranking probabilities, of a comparison
-      of models.
+    - Pernot & Savin (2020a, 2020b): the SIP, and the ranking probabilities, of a
+      comparison of models.
 
     Full entries: :doc:`/docs/references`.
 

@@ -103,23 +103,19 @@ def _num(x):
     return x if math.isfinite(x) else None
 
 
-def _reference(result, measure):
-    if "reference" in result.data_vars and "measure" in result["reference"].dims:
-        return _num(result["reference"].sel(measure=measure))
-    return None
-
-
 def comparison_block(result) -> dict:
     """The numbers of a :func:`uqviz.compare_models` result as the report words them.
 
-    Returns a JSON-ready dict: ``models``, ``measures``; ``table`` (measure -> model ->
+    Returns a JSON-ready dict: ``models``, ``measures``, ``labels`` (measure -> its name for
+    a reader: a score in capitals), ``references`` (measure -> the reference of its distance: a
+    number, ``"data"``, or None for a score); ``table`` (measure -> model ->
     ``value``, ``lower``, ``upper``, ``distance``, ``most_probable_rank`` and its
     ``probability``); ``pairs`` (measure -> one entry per pair of models, the better model
     first where the interval of the difference excludes 0, else in the result's order:
     ``model``, ``versus``, ``comparison``, ``difference``, ``lower``, ``upper``, ``reference``,
     ``text``); ``sip_measures`` (the measures with SIP values).
     """
-    from uqviz.plots.comparison import sip_measures
+    from uqviz.plots.comparison import measure_label, measure_reference, sip_measures
     from uqviz.reporting import wording
 
     models = [str(m) for m in result["model"].values]
@@ -139,7 +135,8 @@ def comparison_block(result) -> dict:
                 "distance": _num(res["distance"].sel(model=k)) if "distance" in res else None,
                 "most_probable_rank": None if best is None else int(ranks[best]),
                 "probability": None if best is None else _num(p[best])}
-        ref = _reference(result, m)
+        ref = measure_reference(result, m)
+        label = measure_label(result, m)
         pairs[m] = []
         for i, a in enumerate(models):
             for b in models[i + 1:]:
@@ -149,15 +146,17 @@ def comparison_block(result) -> dict:
                 else:
                     a_, b_ = a, b
                 sel = dict(model=a_, versus=b_)
-                entry = {"measure": m, "model": a_, "versus": b_, "comparison": word,
+                entry = {"measure": label, "model": a_, "versus": b_, "comparison": word,
                          "difference": _num(res["difference"].sel(**sel)),
                          "lower": _num(res["difference_lower"].sel(**sel)),
                          "upper": _num(res["difference_upper"].sel(**sel)),
                          "reference": ref}
                 entry["text"] = wording.pair_line(entry)
                 pairs[m].append(entry)
-    return {"models": models, "measures": measures, "table": table, "pairs": pairs,
-            "sip_measures": sip_measures(result)}
+    return {"models": models, "measures": measures,
+            "labels": {m: measure_label(result, m) for m in measures},
+            "references": {m: measure_reference(result, m) for m in measures},
+            "table": table, "pairs": pairs, "sip_measures": sip_measures(result)}
 
 
 def _grid(n):
@@ -206,7 +205,7 @@ def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=
         res = compare_models(tree, n_boot=n_boot, rng=rng, client=client, engine=engine,
                              progress=progress)
     block = comparison_block(res)
-    lines = [wording.comparison_line(m, block["table"][m], block["pairs"][m])
+    lines = [wording.comparison_line(block["labels"][m], block["table"][m], block["pairs"][m])
              for m in block["measures"]]
     numbers = {"compare": "requested" if forced else "auto",
                "n_points": int(datasets_of(tree)[0][1].sizes["point"]),
