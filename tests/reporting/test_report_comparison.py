@@ -216,3 +216,39 @@ def test_a_feature_named_y_does_not_identify_the_points():
         kids[k] = ds
     assert kids["a"]["y"].attrs.get("role") == "feature"
     assert decide(xr.DataTree.from_dict(kids), None) is False
+
+
+def test_auto_skips_a_comparison_that_cannot_be_computed(monkeypatch):
+    import uqviz.comparison.models as models
+
+    def broken(*args, **kwargs):
+        raise ValueError("no score applies")
+
+    monkeypatch.setattr(models, "compare_models", broken)
+    tree = _models(m=150)
+    col = uqviz.report(tree, rng=0, figures=False, **SMALL)
+    assert col.comparison == {
+        "compare": "auto", "skipped": "the models could not be compared: no score applies",
+        "warnings": [], "conclusion": ["Comparison of the models: not done (the models could "
+                                       "not be compared: no score applies)."]}
+    assert "<p>not done: the models could not be compared: no score applies</p>" in col.to_html()
+    with pytest.raises(ValueError, match="no score applies"):
+        uqviz.report(tree, rng=0, figures=False, compare=True, **SMALL)
+
+
+def test_the_scores_compared_are_those_every_form_takes():
+    from uqviz.reporting.comparison import common_scores
+
+    rng = np.random.default_rng(0)
+    y, p = rng.normal(size=20), np.zeros(20)
+    std = uqviz.from_predictions(y, p, std=np.ones(20))
+    forms = {
+        "samples": (uqviz.from_predictions(y, p, samples=rng.normal(size=(20, 5))), ("crps",)),
+        "quantiles": (uqviz.from_predictions(y, p, quantiles={0.1: p - 1.3, 0.5: p,
+                                                              0.9: p + 1.3}), ("crps",)),
+        "interval": (uqviz.from_predictions(y, p, lower=p - 1.6, upper=p + 1.6, level=0.9),
+                     None)}
+    assert common_scores([("a", std), ("b", std)]) == ("nll", "crps")
+    for form, (ds, want) in forms.items():
+        assert ds.attrs["forecast"] == form
+        assert common_scores([("a", std), ("b", ds)]) == want

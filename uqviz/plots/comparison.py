@@ -245,7 +245,7 @@ def sip_matrix(result, *, measure=None, ax=None):
         Output of :func:`uqviz.compare_models`.
     measure : str, optional
         The measure drawn; default the first measure with SIP values
-        (:func:`sip_measures`): a measure that is a mean of per-point values.
+        (``sip_measures`` of this module): a measure that is a mean of per-point values.
     ax : matplotlib.axes.Axes, optional
 
     Returns

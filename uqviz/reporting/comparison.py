@@ -98,6 +98,29 @@ def decide(data, compare) -> bool:
     return identified
 
 
+#: the scores the report compares, where they apply to every model's form of forecast
+REPORT_SCORES = ("nll", "crps")
+
+
+def common_scores(pairs):
+    """The scores of :data:`REPORT_SCORES` that apply to the forecast of every dataset
+    ``[(name, Dataset), ...]`` (``uqviz.scores.predictive.FORM_SCORES``), or None.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.from_arrays([0.1, 0.2], [1.0, 1.0])
+    >>> common_scores([("a", ds), ("b", ds)])
+    ('nll', 'crps')
+    """
+    from uqviz.predictive.forecast import forecast_form
+    from uqviz.scores.predictive import FORM_SCORES
+
+    forms = [forecast_form(ds) for _, ds in pairs]
+    common = tuple(s for s in REPORT_SCORES if all(s in FORM_SCORES[f] for f in forms))
+    return common or None
+
+
 def _num(x):
     x = float(x)
     return x if math.isfinite(x) else None
@@ -193,21 +216,32 @@ def comparison_figures(result, block) -> dict:
 def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=None,
                        figures=True, forced=False):
     """Compare the models of ``tree`` (:func:`uqviz.compare_models`, ``n_boot`` replicates,
-    stream ``rng``): ``(numbers, figures)``, ``numbers`` JSON-ready with ``conclusion`` (one
-    sentence per measure) and ``warnings``, ``figures`` matplotlib Figures by name."""
+    stream ``rng``; ZMS, RCE and the scores of :func:`common_scores`): ``(numbers,
+    figures)``, ``numbers`` JSON-ready with ``conclusion`` (one sentence per measure) and
+    ``warnings``, ``figures`` matplotlib Figures by name. A comparison that cannot be computed
+    raises when ``forced`` (``compare=True``); otherwise (auto) the numbers say why it was
+    skipped (``skipped``) and the conclusion says it."""
     from uqviz.comparison.models import compare_models
     from uqviz.engine.tree import datasets_of
     from uqviz.reporting import wording
     from uqviz.reporting.build import dataset_to_json, jsonable
 
+    how = "requested" if forced else "auto"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = compare_models(tree, n_boot=n_boot, rng=rng, client=client, engine=engine,
-                             progress=progress)
+        try:
+            res = compare_models(tree, scores=common_scores(datasets_of(tree)), n_boot=n_boot,
+                                 rng=rng, client=client, engine=engine, progress=progress)
+        except (TypeError, ValueError) as exc:
+            if forced:
+                raise
+            why = f"the models could not be compared: {exc}"
+            return {"compare": how, "skipped": why, "warnings": [],
+                    "conclusion": [f"Comparison of the models: not done ({why})."]}, {}
     block = comparison_block(res)
     lines = [wording.comparison_line(block["labels"][m], block["table"][m], block["pairs"][m])
              for m in block["measures"]]
-    numbers = {"compare": "requested" if forced else "auto",
+    numbers = {"compare": how,
                "n_points": int(datasets_of(tree)[0][1].sizes["point"]),
                **block, "conclusion": lines,
                "warnings": sorted({f"comparison: {w.message}" for w in caught}),

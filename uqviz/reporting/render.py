@@ -144,6 +144,9 @@ def _comparison_html(n, figures, *, level=2) -> str:
     """The comparison of the models: conclusion, the table of values and ranks, the verdict
     of each pair, the figures."""
     h1, h2 = f"h{level}", f"h{level + 1}"
+    if "skipped" in n:
+        return (f"<{h1} id='{COMPARISON_ANCHOR}'>Comparison of the models</{h1}>"
+                f"<p>not done: {_e(n['skipped'])}</p>")
     models, measures = n["models"], n["measures"]
     how = ("compared as requested, compare=True" if n["compare"] == "requested" else
            "they give the same observed values y")
