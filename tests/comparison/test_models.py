@@ -140,6 +140,9 @@ def test_rank_probabilities():
     np.testing.assert_allclose(p.sum("model"), 1.0)
     # uE three times too large: last by every measure
     np.testing.assert_allclose(p.sel(model="m1", rank=3), 1.0)
+    # a clearly better model ranks first with probability ~1
+    pair = uqviz.compare_models(_tree(scales=(1.0, 2.0))[0], n_boot=300, rng=4)
+    assert float(pair["rank_probability"].sel(model="m0", rank=1).min()) >= 0.99
     # ties share their ranks: replicate 1 (1, 1, 0): m2 first, m0 and m1 half of ranks 2
     # and 3 each; replicate 2 (2, 3, 0): m2, m0, m1
     tied = comparison_kernels.rank_probabilities(np.array([[1.0, 2.0], [1.0, 3.0],
