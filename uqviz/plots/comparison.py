@@ -152,7 +152,7 @@ def ranking_matrix(result, *, measure=None, ax=None):
     1 to n; a cell is the share of the bootstrap replicates in which the model takes that rank
     (``rank_probability``), shaded from 0 (white) to 1 and printed when it rounds above 0.00.
     A model sure of its rank has one dark cell; a row spread over several ranks means the data
-    cannot tell the models apart (Pernot & Savin (2020b)). The layout is that of ErrViewLib's
+    cannot tell the models apart (Pernot & Savin (2020a, 2020b)). The layout is that of ErrViewLib's
     ``plotRankMat``.
 
     Parameters
@@ -182,7 +182,8 @@ def ranking_matrix(result, *, measure=None, ax=None):
 
     References
     ----------
-    - Pernot & Savin (2020b): ranking probabilities from the bootstrap.
+    - Pernot & Savin (2020a): the ranking probability matrix from the bootstrap; Pernot &
+      Savin (2020b): its applications (ErrViewLib's ``plotRankMat``).
 
     Examples
     --------
