@@ -160,6 +160,14 @@ def test_seeding():
     assert not np.array_equal(a["value_lower"].values, c["value_lower"].values)
 
 
+def test_client_local_gives_the_same_numbers():
+    pytest.importorskip("distributed")
+    tree, _ = _tree(m=200, scales=(1.0, 1.2))
+    a = uqviz.compare_models(tree, n_boot=60, rng=3)
+    b = uqviz.compare_models(tree, n_boot=60, rng=3, client="local")
+    xr.testing.assert_identical(a, b)
+
+
 def test_plain_datasets_and_numpy_engine():
     rng = np.random.default_rng(1)
     u = rng.uniform(0.5, 1.5, 500)
@@ -221,3 +229,12 @@ def test_samples_forecasts_with_y():
         float(cf["estimate"][0]), rel=1e-12)
     assert str(res["comparison"].sel(measure="crps", model="good", versus="wide").values) \
         == "better"
+
+
+def test_compare_verdict_in_operating_characteristics():
+    oc = uqviz.operating_characteristics(scenarios=("calibrated", "scale1.2"), size=600,
+                                         n_datasets=2, verdicts=("compare:ZMS",), n_boot=100,
+                                         rng=0, progress=False)
+    assert oc["miscalibrated"].sel(verdict="compare:ZMS").values.tolist() == [False, True]
+    # uE 1.2 times too small: the calibrated forecast is better by |ZMS - 1| on every set
+    assert float(oc["fails"].sel(verdict="compare:ZMS", scenario="scale1.2")) == 1.0
