@@ -119,6 +119,8 @@ POSITIONAL_ALLOWED = {
         "the computation stored is the subject of the call, beside its file (a cache, "
         "as functools.cache(func))",
     ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
+    ("uqviz.compare_models", "tree"): "the models compared: a DataTree of forecasts of the "
+                                      "same points is the data",
     ("uqviz.compare_forecasts", "a"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.compare_forecasts", "b"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
@@ -513,6 +515,12 @@ OTHER_CALLS = {
                                     _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])),
                                    dict(scores=("crps", "interval"), levels=(0.5, 0.9),
                                         n_boot=50, ci=0.9, method="percentile", rng=1))),
+    "compare_models": ("uqviz.compare_models",
+                       lambda: ((xr.DataTree.from_dict({
+                           "a": _data("dataset"),
+                           "b": _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])}),),
+                                dict(statistics=("ZMS", "MSE"), scores=("crps",), n_boot=50,
+                                     ci=0.9, method="percentile", rng=1))),
     "nig_skewness_curve": ("uqviz.nig_skewness_curve",
                            lambda: ((), dict(nu=(4.0, 6.0), size=2000, rng=1))),
     "statistic_bias": ("uqviz.statistic_bias",
@@ -622,7 +630,9 @@ def test_result_variable_names(rid):
         for v in sorted(names):
             if v in RESULT_SYNONYMS:
                 bad.append(f"{v} (contract: {RESULT_SYNONYMS[v]})")
-            if about_statistic and v in STATISTIC_VALUE_SYNONYMS:
+            # compare_models: the value of a measure (statistic or score) of each model
+            if about_statistic and v in STATISTIC_VALUE_SYNONYMS and not (
+                    name == "compare_models" and v == "value"):
                 bad.append(f"{v} (contract: {STATISTIC_VALUE_SYNONYMS[v]})")
             m = re.fullmatch(r"(.+)_(lower|upper)", v)
             if m:
@@ -755,6 +765,8 @@ def _plot_inputs():
     y = np.random.default_rng(0).standard_normal(200)
     refs = [uqviz.simulated_reference(ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1,
                                       generative=f"t{nu}") for nu in (4, 8)]
+    compared = uqviz.compare_models(
+        uqviz.from_datasets({"a": ds, "b": ds.assign(uE=1.5 * ds["uE"])}), n_boot=50, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
@@ -792,6 +804,7 @@ def _plot_inputs():
             "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
             "adversarial_curves": uqviz.adversarial_validation(
                 ds, **EUE_CALLS["adversarial_validation"]),
+            **dict.fromkeys(("ranking_matrix", "sip_matrix", "differences"), compared),
         }
 
 
