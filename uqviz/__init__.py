@@ -12,8 +12,8 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from uqviz import (average, conditional, data, engine, experiments, predictive, quantile,
-                   recalibration, reference, scores)
+from uqviz import (average, conditional, data, engine, experiments, groups, predictive,
+                   quantile, recalibration, reference, scores)
 # public namespaces: modules of this folder that re-export their implementation,
 # datasets/ (of data/datasets/), synthetic.py and generative.py (of data/), statistics.py (of
 # engine/statistics.py)
@@ -26,6 +26,7 @@ from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibra
 from uqviz.data import (check_dataset, from_arrays, from_dataframe, from_datasets, from_estimator,
                         from_predictions, read_csv, z_scores)
 from uqviz.engine.statistics import get_statistic, list_statistics
+from uqviz.groups import adversarial_group_calibration, adversarial_validation
 from uqviz.engine.warning_classes import (BinningWarning, DataWarning, NumbaMissingWarning,
                                           NumericalWarning, UnreliableWarning, UqvizWarning)
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
@@ -53,12 +54,14 @@ def __getattr__(name):
 __all__ = sorted([
     "BinningWarning", "DataWarning", "NumbaMissingWarning", "NumericalWarning",
     "UnreliableWarning", "UqvizWarning",
-    "Recalibration", "acf", "binned_errors", "calibration_curve", "check_dataset",
+    "Recalibration", "acf", "adversarial_group_calibration", "adversarial_validation",
+    "binned_errors", "calibration_curve", "check_dataset",
     "compare_forecasts", "predictive_scores",
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
-    "from_estimator", "from_predictions", "generative", "get_statistic", "interval_coverage",
+    "from_estimator", "from_predictions", "generative", "get_statistic", "groups",
+    "interval_coverage",
     "list_statistics", "load_study", "local_pit",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
     "operating_characteristics",

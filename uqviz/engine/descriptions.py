@@ -72,6 +72,20 @@ LONG_NAMES: dict[str, str] = {
     "loglik": "maximised log-likelihood",
     "mean": "sample mean",
     "sd": "sample standard deviation (ddof=1)",
+    # adversarial groups (uqviz.groups)
+    "share_valid": "share of the random groups whose interval holds the reference",
+    "share_valid_lower": "lower limit of the Wilson interval of the share of valid groups",
+    "share_valid_upper": "upper limit of the Wilson interval of the share of valid groups",
+    "reference_share": "share of valid groups on simulated calibrated sets (same groups)",
+    "reference_share_lower": "lower limit of the band of the share of calibrated data",
+    "reference_share_upper": "upper limit of the band of the share of calibrated data",
+    "group_valid": "the group's interval holds the reference",
+    "reference_estimate": "the statistic of the group on its simulated calibrated set",
+    "group_score": "calibration error (MACE or RMSCE) of each random group",
+    "worst_score": "worst calibration error over the groups of a trial",
+    "worst_mean": "mean over the trials of the worst calibration error (score_mean)",
+    "worst_sd": "standard deviation (ddof=1) over the trials of the worst calibration error "
+                "(uncertainty-toolbox's score_stderr)",
     # conditional calibration
     "beta_gm_z2": "robust skewness beta_GM of Z^2 in the bin",
     "heavy_tail": "flagged heavy-tailed: beta_GM above its limit (Pernot (2024b), Table II)",
@@ -244,7 +258,8 @@ STATISTIC_VALUED = frozenset({
     "ci_lower_halfwidth", "ci_upper_halfwidth", "estimate_data", "reference_spread",
     "sensitivity_threshold", "oracle", "auco", "dfpr", "dfpr_limit", "slope", "slope_se",
     "intercept", "intercept_se", "intercept_lower", "intercept_upper", "intercept_boot_se",
-    "intercept_boot_bias", "reference_intercept", "reference_slope", "sigma"})
+    "intercept_boot_bias", "reference_intercept", "reference_slope", "sigma",
+    "reference_estimate"})
 
 #: power of E's units of the variables whose units do not depend on a statistic
 UNITS: dict[str, int] = {
@@ -262,7 +277,8 @@ STATISTIC_UNITS: dict[str, int | None] = {
 #: the statistics uqviz defines (not in STATISTIC_UNITS: dimensionless); a statistic
 #: registered by a user has no known unit
 _DIMENSIONLESS = frozenset({"ZM", "ZMS", "ZVar", "RCE", "RCE2", "CC", "ENCE", "ZMSE", "PICP",
-                            "LZM", "LZMS", "ZISD", "RR", "LZV", "LZISD", "LRR"})
+                            "LZM", "LZMS", "ZISD", "RR", "LZV", "LZISD", "LRR",
+                            "MACE", "RMSCE"})
 
 
 def data_units(data) -> str | None:
