@@ -12,7 +12,7 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from uqviz import (average, conditional, data, engine, experiments, predictive, quantile,
+from uqviz import (average, conditional, data, engine, experiments, groups, predictive, quantile,
                    recalibration, reference, scores)
 # public namespaces: modules of this folder that re-export their implementation,
 # datasets/ (of data/datasets/), synthetic.py and generative.py (of data/), statistics.py (of
@@ -30,6 +30,7 @@ from uqviz.engine.warning_classes import (BinningWarning, DataWarning, NumbaMiss
                                           NumericalWarning, UnreliableWarning, UqvizWarning)
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
                                stored_study, validation_probability)
+from uqviz.groups import group_coverage
 from uqviz.predictive import local_pit, pit, validate_pit
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
 from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
@@ -57,7 +58,7 @@ __all__ = sorted([
     "compare_forecasts", "predictive_scores",
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
-    "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
+    "fit_student_t", "fraction_valid", "group_coverage", "groups", "from_arrays", "from_dataframe", "from_datasets",
     "from_estimator", "from_predictions", "generative", "get_statistic", "interval_coverage",
     "list_statistics", "load_study", "local_pit",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",

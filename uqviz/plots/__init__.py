@@ -1,12 +1,12 @@
 """Plots: take result Datasets, draw, return the Axes. No statistics are computed here.
 
 One module per analysis package: :mod:`~uqviz.plots.average`, :mod:`~uqviz.plots.experiments`,
-:mod:`~uqviz.plots.conditional`, :mod:`~uqviz.plots.reference`, :mod:`~uqviz.plots.pit`,
+:mod:`~uqviz.plots.conditional`, :mod:`~uqviz.plots.groups`, :mod:`~uqviz.plots.reference`, :mod:`~uqviz.plots.pit`,
 :mod:`~uqviz.plots.quantile`, :mod:`~uqviz.plots.recalibration`, :mod:`~uqviz.plots.scores`.
 """
 
-from uqviz.plots import (average, conditional, experiments, pit, quantile, recalibration,
-                         reference, scores)
+from uqviz.plots import (average, conditional, experiments, groups, pit, quantile,
+                         recalibration, reference, scores)
 
-__all__ = ["average", "conditional", "experiments", "pit", "quantile", "recalibration",
+__all__ = ["average", "conditional", "experiments", "groups", "pit", "quantile", "recalibration",
            "reference", "scores"]
