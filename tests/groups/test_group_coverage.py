@@ -141,7 +141,7 @@ def test_covgap_by_hand():
         ["picp_lower", "picp_upper"]].to_array().values.ravel()
     assert float(res["coverage_lower"][0]) == pytest.approx(lo, abs=1e-15)
     assert float(res["coverage_upper"][0]) == pytest.approx(hi, abs=1e-15)
-    assert float(res["band_lower"][0]) == stats.binom.ppf(0.025, 20, 0.9) / 20
+    assert float(res["coverage_reference_lower"][0]) == stats.binom.ppf(0.025, 20, 0.9) / 20
 
 
 def test_hsic_independent_formula_and_permutations():

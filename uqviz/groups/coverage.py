@@ -116,6 +116,15 @@ def _coverage_and_widths(ds, *, level, intervals, generative):
     return np.abs(e / u) <= q, 2.0 * q * u, u, gen
 
 
+def _n_bins_used(data, n_bins, min_count):
+    """``attrs["n_bins"]``: the bins of each feature (``None`` resolved for a Dataset)."""
+    if n_bins is not None:
+        return n_bins
+    if isinstance(data, xr.Dataset) and "point" in data.dims:
+        return max(1, min(10, data.sizes["point"] // min_count))
+    return "None"
+
+
 def _sim_block(b, shared):
     """Measures of the calibrated sets of block ``b``: (sets, measures)."""
     (n_mc, seed, level, u, gen, q, n, groupings, orders, m, gram_idx, gram, s_c) = shared
@@ -261,8 +270,9 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
             "coverage": ("group", coverage),
             "coverage_lower": ("group", c_lo),
             "coverage_upper": ("group", c_hi),
-            "band_lower": ("group", b_lo),
-            "band_upper": ("group", b_hi),
+            "coverage_reference": ("group", np.full(coverage.size, level)),
+            "coverage_reference_lower": ("group", b_lo),
+            "coverage_reference_upper": ("group", b_hi),
             "picp": ((), float(cover.mean())),
             "hsic_p_value": ((), float(hsic_p)),
             "n_points": ((), n),
@@ -358,9 +368,10 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
         the calibrated sets), ``reference_lower``, ``reference_upper`` (their ``ci`` band,
         Harrell-Davis quantiles), ``p_value`` (one-sided Monte Carlo), ``valid``, ``verdict``.
         On ``group`` (coordinates ``grouped_by``, ``label``, ``count``): ``coverage`` with its
-        Wilson interval ``coverage_lower``, ``coverage_upper``, and ``band_lower``,
-        ``band_upper`` (the binomial ``ci`` band of a calibrated group). Scalars: ``picp``
-        (overall coverage), ``hsic_p_value`` (permutation), ``n_points``.
+        Wilson interval ``coverage_lower``, ``coverage_upper``; ``coverage_reference`` (the
+        coverage of a calibrated group, ``level``) with its binomial ``ci`` band
+        ``coverage_reference_lower``, ``coverage_reference_upper``. Scalars: ``picp`` (the
+        overall coverage), ``hsic_p_value`` (permutation), ``n_points``.
 
     Raises
     ------
@@ -480,7 +491,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     out.attrs.update({"level": level, "intervals": intervals, "generative": gen_name,
                       "delta": delta, "n_directions": n_directions, "n_perm": n_perm,
                       "n_mc": n_mc, "ci": ci, "min_count": min_count, "binning": binning,
-                      "n_bins": "None" if n_bins is None else n_bins,
+                      "n_bins": _n_bins_used(data, n_bins, min_count),
                       "kernel_sizes": list(kernel_sizes), "rng": seeds.seed_attr(rng),
                       "citation": "Ding et al. (2023) (CovGap), Cauchois et al. (2021) "
                                   "(worst-slab coverage), Feldman et al. (2021) (HSIC)"})

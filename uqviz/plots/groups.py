@@ -15,8 +15,9 @@ def group_coverage(result, *, ax=None, dataset=None, legend=True):
 
     The groups of each grouping side by side (separated by a gap, the grouping named at the top),
     a point per group: blue when its interval holds the level, red when not; the grey band is
-    the binomial ``ci`` band of a calibrated group of that size (``band_lower``,
-    ``band_upper``); the dashed line the level. The title gives the verdict of each measure.
+    the binomial ``ci`` band of a calibrated group of that size
+    (``coverage_reference_lower``, ``coverage_reference_upper``); the dashed line the level.
+    The title gives the verdict of each measure.
 
     Parameters
     ----------
@@ -42,8 +43,9 @@ def group_coverage(result, *, ax=None, dataset=None, legend=True):
     'coverage'
     """
     checks.result("result", result, "uqviz.group_coverage",
-                  variables=("coverage", "coverage_lower", "coverage_upper", "band_lower",
-                             "band_upper", "verdict"), dims=("group", "measure"))
+                  variables=("coverage", "coverage_lower", "coverage_upper",
+                             "coverage_reference_lower", "coverage_reference_upper", "verdict"),
+                  dims=("group", "measure"))
     res, name = one_dataset(result, dataset, "group_coverage")
     level = float(result.attrs.get("level", np.nan))
     ci = float(result.attrs.get("ci", 0.95))
@@ -52,7 +54,8 @@ def group_coverage(result, *, ax=None, dataset=None, legend=True):
     labels = np.asarray(res["label"].values, dtype=object)[keep]
     y = res["coverage"].values[keep]
     lo, hi = res["coverage_lower"].values[keep], res["coverage_upper"].values[keep]
-    b_lo, b_hi = res["band_lower"].values[keep], res["band_upper"].values[keep]
+    b_lo = res["coverage_reference_lower"].values[keep]
+    b_hi = res["coverage_reference_upper"].values[keep]
     names = list(dict.fromkeys(by.tolist()))
     x = np.empty(y.size)
     pos = 0.0
