@@ -12,8 +12,8 @@ Examples
 ['ZMS', 'RCE']
 """
 
-from uqviz import (average, conditional, data, engine, experiments, groups, predictive,
-                   quantile, recalibration, reference, scores)
+from uqviz import (average, comparison, conditional, data, engine, experiments, groups,
+                   predictive, quantile, recalibration, reference, scores)
 # public namespaces: modules of this folder that re-export their implementation,
 # datasets/ (of data/datasets/), synthetic.py and generative.py (of data/), statistics.py (of
 # engine/statistics.py)
@@ -23,6 +23,7 @@ from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit
                            tailedness, validate_average)
 from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibration,
                                ordering_study, reliability, running_statistics)
+from uqviz.comparison import compare_models
 from uqviz.data import (check_dataset, from_arrays, from_dataframe, from_datasets, from_estimator,
                         from_predictions, read_csv, z_scores)
 from uqviz.engine.statistics import get_statistic, list_statistics
@@ -57,7 +58,7 @@ __all__ = sorted([
     "UnreliableWarning", "UqvizWarning",
     "Recalibration", "acf", "adversarial_group_calibration", "adversarial_validation",
     "binned_errors", "calibration_curve", "check_dataset",
-    "compare_forecasts", "predictive_scores",
+    "compare_forecasts", "compare_models", "comparison", "predictive_scores",
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",

@@ -17,7 +17,8 @@ from uqviz.scores.coverage import checked_points, generative_for
 from uqviz.scores.proper import (DEFAULT_SCORE_LEVELS, METHODS, bootstrap_column_means,
                                  column_intervals, score_columns)
 
-__all__ = ["predictive_scores", "compare_forecasts", "PREDICTIVE_SCORES", "FORM_SCORES"]
+__all__ = ["predictive_scores", "compare_forecasts", "point_scores", "PREDICTIVE_SCORES",
+           "FORM_SCORES"]
 
 #: every score of :func:`predictive_scores`, in the order of its results
 PREDICTIVE_SCORES = ("nll", "crps", "crps_fair", "check", "interval", "wis")
@@ -146,6 +147,37 @@ def _point_scores(ds, scores, levels):
             cols["wis"] = predictive_scores_kernels.weighted_interval_score(y, q, tau)
         extra = {"levels": tau}
     return form, names, np.column_stack([cols[s] for s in names]), tau, level_cols, extra
+
+
+def point_scores(ds, scores, levels=None):
+    """Per-point scores of one dataset's forecast as given (the columns whose means
+    :func:`predictive_scores` reports).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        One dataset (any form of :func:`uqviz.from_predictions`).
+    scores : sequence of str or None
+        Scores applying to the form (None: all of them).
+    levels : sequence of float, optional
+        As in :func:`predictive_scores`.
+
+    Returns
+    -------
+    form : str
+    names : tuple of str
+    cols : ndarray, shape (M, len(names))
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.from_arrays(np.array([0.0, 1.0]), np.array([1.0, 1.0]))
+    >>> form, names, cols = point_scores(ds, ("nll",))
+    >>> form, names, np.round(cols[:, 0], 4).tolist()
+    ('std', ('nll',), [0.9189, 1.4189])
+    """
+    form, names, cols, _, _, _ = _point_scores(ds, scores, levels)
+    return form, names, cols
 
 
 def _intervals(cols, *, n_boot, rng, ci, method, engine, name):

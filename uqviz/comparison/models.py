@@ -1,0 +1,430 @@
+"""Comparing the uncertainties of several models of the same points: paired-bootstrap
+differences of statistics and scores, ranking probabilities, systematic improvement
+probability (Pernot & Savin 2020a, 2020b)."""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from uqviz._array import comparison as comparison_kernels
+from uqviz._array import stats as stats_kernels
+from uqviz.engine import checks, seeds
+from uqviz.engine.descriptions import describe
+from uqviz.engine.parallel import resolve_client, run_task, show_progress
+from uqviz.engine.statistics import statistics_option
+from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.predictive.forecast import observed
+from uqviz.scores.coverage import checked_points
+from uqviz.scores.predictive import PREDICTIVE_SCORES, point_scores
+from uqviz.scores.proper import METHODS, column_intervals
+
+__all__ = ["compare_models", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED"]
+
+#: the words of ``comparison`` (the interval of ``distance(model) - distance(versus)``)
+BETTER, WORSE, NO_DIFFERENCE, NOT_TESTED = "better", "worse", "no difference", "not tested"
+#: registered statistics without a reference whose value is the mean of one per-point value
+#: (the SIP, mean gain and mean loss are computed on those values)
+POINT_VALUES = {"MSE": lambda e, u: e * e, "MV": lambda e, u: u * u}
+CITATION = ("Pernot & Savin (2020a) (systematic improvement probability, mean gain and loss); "
+            "Pernot & Savin (2020b) (ranking probability matrix, paired bootstrap); "
+            "DiCiccio & Efron (1996) (BCa interval)")
+
+
+class _Measure:
+    """One measure: how to evaluate its value and distance from column means of a model."""
+
+    def __init__(self, name, kind, stat=None):
+        self.name, self.kind, self.stat = name, kind, stat
+
+    def columns(self):
+        if self.kind == "score":
+            return (self.name,)
+        cols = list(self.stat.columns)
+        if self.stat.data_reference:
+            cols += [c for c in self.stat.reference.columns if c not in cols]
+        return tuple(cols)
+
+    def evaluate(self, means, n):
+        """(value, distance) from ``means`` (dict column -> array, with log2_scale)."""
+        if self.kind == "score":
+            v = means[self.name]
+            return v, v
+        with np.errstate(all="ignore"):
+            v = np.asarray(self.stat.func(means, n), dtype=float)
+            ref = self.stat.reference
+            if ref is None:
+                return v, v
+            r = ref.func(means, n) if self.stat.data_reference else float(ref)
+            return v, np.abs(v - r)
+
+
+def _measures(statistics, scores):
+    out = []
+    if statistics is not None:
+        for st in statistics_option("statistics", statistics):
+            if st.kind != "moments":
+                raise ValueError(
+                    f"statistics: {st.name!r} is a {st.kind} statistic, not a function of "
+                    "column means; compare_models takes the moment statistics (ZM, ZMS, ZVar, "
+                    "ZISD, RCE, RCE2, NLL, MSE, MV, RMSE, RMV, ... : "
+                    "docs/architecture.md, 'A statistic'); compare a binned or rank statistic "
+                    "(ENCE, UCE, ZMSE, CC) with uqviz.validate on each model")
+            out.append(_Measure(st.name, "statistic", st))
+    if scores is not None:
+        for s in checks.names("scores", scores, allowed=PREDICTIVE_SCORES):
+            out.append(_Measure(s, "score"))
+    if not out:
+        raise ValueError("compare_models needs at least one measure: statistics and scores "
+                         "are both None")
+    names = [m.name for m in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"measures must be distinct, got {names}")
+    return out
+
+
+def _models(tree):
+    if not isinstance(tree, xr.DataTree):
+        raise TypeError(f"tree: expected an xarray.DataTree with one child per model, got "
+                        f"{type(tree).__name__}; build one with "
+                        "xarray.DataTree.from_dict({'model_a': ds_a, 'model_b': ds_b})")
+    pairs = datasets_of(tree)
+    names = [str(n) for n, _ in pairs]
+    if len(pairs) < 2:
+        raise ValueError(f"compare_models needs at least two models (children of the tree "
+                         f"holding E and uE on dim 'point'), got {len(pairs)}: {names}")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"model names must be distinct, got {dup} more than once")
+    sizes = {n: int(d.sizes["point"]) for n, d in pairs}
+    if len(set(sizes.values())) > 1:
+        raise ValueError(f"the models must forecast the same points: numbers of points "
+                         f"differ, {sizes}")
+    with_y = [(n, d) for n, d in pairs if "y" in d.variables]
+    if len(with_y) > 1:
+        n0, d0 = with_y[0]
+        y0 = np.asarray(observed(d0)[0].values, dtype=float)
+        for n, d in with_y[1:]:
+            differ = int(np.count_nonzero(~(np.asarray(observed(d)[0].values, dtype=float)
+                                             == y0)))
+            if differ:
+                raise ValueError(f"the models must forecast the same observations: y of "
+                                 f"{n!r} differs from y of {n0!r} at {differ} of "
+                                 f"{sizes[n0]} points")
+    return names, [d for _, d in pairs]
+
+
+def _model_columns(ds, measures, levels):
+    """Per-point columns (M, C) of one model, their names, its log2 scale and the per-point
+    values of the measures that have them."""
+    e, u = checked_points(ds)
+    stat_cols = []
+    for m in measures:
+        if m.kind == "statistic":
+            stat_cols += [c for c in m.columns() if c not in stat_cols]
+    k = stats_kernels.log2_scale(e, u) if any(
+        c in stats_kernels.SCALED_COLUMNS for c in stat_cols) else 0
+    blocks, names = [], []
+    if stat_cols:
+        blocks.append(stats_kernels.columns(e, u, tuple(stat_cols), log2_scale=k))
+        names += stat_cols
+    score_names = tuple(m.name for m in measures if m.kind == "score")
+    per_point = {}
+    if score_names:
+        _, got, sc = point_scores(ds, score_names, levels)
+        blocks.append(sc)
+        names += list(got)
+        per_point.update({s: sc[:, i] for i, s in enumerate(got)})
+    for m in measures:
+        if m.kind == "statistic" and m.name in POINT_VALUES:
+            with np.errstate(over="ignore", under="ignore"):
+                per_point[m.name] = POINT_VALUES[m.name](e, u)
+    cols = np.column_stack(blocks) if len(blocks) > 1 else blocks[0]
+    return cols, names, k, per_point
+
+
+def _evaluate(measures, means, names_list, scales, n):
+    """values, distances: arrays (n_measures, n_models, ...) from column means (..., C_tot)."""
+    n_models = len(names_list)
+    vals, dists = [], []
+    for m in measures:
+        v_m, d_m = [], []
+        start = 0
+        for i in range(n_models):
+            names = names_list[i]
+            block = {c: means[..., start + j] for j, c in enumerate(names)}
+            block["log2_scale"] = scales[i]
+            start += len(names)
+            v, d = m.evaluate(block, n)
+            v_m.append(v)
+            d_m.append(d)
+        vals.append(v_m)
+        dists.append(d_m)
+    return np.asarray(vals, dtype=float), np.asarray(dists, dtype=float)
+
+
+def _bootstrap(cols, *, n_boot, seed, engine, jackknife):
+    """Paired bootstrap means (B, C) and leave-one-out means (M, C) of all columns."""
+    m = cols.shape[0]
+    means = comparison_kernels.paired_column_sums(cols, n_boot, seed, engine=engine) / m
+    loo = None
+    if jackknife:
+        with np.errstate(all="ignore"):
+            loo = (cols.sum(axis=0)[None, :] - cols) / (m - 1.0)
+    return means, loo
+
+
+def _words(lower, upper):
+    words = np.full(lower.shape, NOT_TESTED, dtype=object)
+    ok = np.isfinite(lower) & np.isfinite(upper)
+    words[ok & (upper < 0)] = BETTER
+    words[ok & (lower > 0)] = WORSE
+    words[ok & (lower <= 0) & (upper >= 0)] = NO_DIFFERENCE
+    return words
+
+
+def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), levels=None,
+                   n_boot=10_000, ci=0.95, method="bca", engine=None, client=None, rng=None,
+                   progress=None):
+    r"""Which of several models of the same points has the better uncertainties, and how sure
+    is it: paired-bootstrap differences, ranking probabilities and systematic improvement
+    probabilities of statistics and scores.
+
+    Each child of ``tree`` is one model's forecast of the same points. Every measure is
+    turned into a *distance*, smaller is better: ``|value - reference|`` for a registered
+    statistic with a reference (ZMS: ``|ZMS - 1|``, RCE: ``|RCE|``, NLL: ``|NLL -
+    NLL_ref|``), the value itself for a statistic without one (MSE, RMSE, MV, ...) and for
+    a proper score (NLL, CRPS, ... of :func:`uqviz.predictive_scores`, negatively oriented).
+    One paired bootstrap of the points (the same resamples for every model and measure)
+    gives the interval of each value and of each difference of distances, and the ranks
+    of the models in each replicate.
+
+    Parameters
+    ----------
+    tree : xarray.DataTree
+        One child per model (at least two), each a dataset with ``E`` and ``uE`` on dim
+        ``point`` (:func:`uqviz.from_arrays`, :func:`uqviz.from_predictions` with any form
+        of forecast), all with the same number of points and, where given, the same ``y``.
+    statistics : sequence of str or None, default ("ZMS", "RCE")
+        Registered moment statistics (functions of column means, ``uqviz.list_statistics()``);
+        binned and rank statistics (ENCE, UCE, ZMSE, CC) are refused. None: no statistic.
+    scores : sequence of str or None, default ("nll", "crps")
+        Proper scores of :func:`uqviz.predictive_scores` that apply to every model's form of
+        forecast (``"nll"``, ``"crps"``, ``"crps_fair"``, ``"check"``, ``"interval"``,
+        ``"wis"``). None: no score.
+    levels : sequence of float, optional
+        Levels of the check and interval scores, as in :func:`uqviz.predictive_scores`.
+    n_boot : int, default 10000
+        Paired bootstrap replicates (>= 2).
+    ci : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    method : {"bca", "percentile", "basic"}, default "bca"
+        How the bootstrap intervals are computed (BCa: DiCiccio & Efron (1996), with the
+        leave-one-out values of every measure for the acceleration).
+    engine : {"numba", "numpy"}, optional
+        Resampling kernel (default numba): the resamples of
+        :func:`uqviz._array.resample.resample_sums` for that engine.
+    client : None, "local" or dask.distributed.Client, default None
+        Where the bootstrap runs (one task); the numbers do not depend on it.
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream (docs/conventions.md, "Randomness"); the same ``rng`` gives the
+        resamples of :func:`uqviz.compare_forecasts` with the same ``rng``.
+    progress : bool or None, default None
+        Accepted for the contract; the bootstrap is one kernel call (no bar).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``measure`` (the statistics, then the scores), ``model``, ``versus`` (the same
+        labels as ``model``), ``rank`` (1, ..., number of models):
+
+        - ``value``, ``value_lower``, ``value_upper`` (measure, model): each model's
+          statistic or score and its interval;
+        - ``distance`` (measure, model): what is compared, smaller is better;
+        - ``difference``, ``difference_lower``, ``difference_upper`` (measure, model,
+          versus): ``distance(model) - distance(versus)`` and its paired-bootstrap
+          interval (antisymmetric; 0 on the diagonal);
+        - ``comparison`` (measure, model, versus): ``"better"`` (the whole interval of the
+          difference below 0), ``"worse"`` (above 0), ``"no difference"`` (it holds 0, and
+          on the diagonal), ``"not tested"`` (the interval cannot be computed);
+        - ``rank_probability`` (measure, model, rank): the share of the bootstrap replicates
+          in which the model has that rank by distance (rank 1 = smallest);
+        - ``sip``, ``mean_gain``, ``mean_loss`` (measure, model, versus): the systematic
+          improvement probability of ``model`` over ``versus`` and the mean gain and loss,
+          on the per-point values of the measures that are means of per-point values (the
+          scores, MSE, MV; listed in ``attrs["sip_measures"]``); NaN for the others.
+
+        ``attrs``: the settings, ``n_points``, ``sip_measures``, ``orientation``,
+        ``citation``.
+
+    Raises
+    ------
+    TypeError
+        ``tree`` is not a DataTree.
+    ValueError
+        Fewer than two models; numbers of points or ``y`` that differ (counted); repeated
+        model names; a binned or rank statistic; an unknown statistic or score, or a score
+        that does not apply to a model's form; no measure; bad E/uE (non-finite, uE <= 0,
+        counted, naming the model).
+
+    See Also
+    --------
+    uqviz.compare_forecasts : two forecasts, per score, any form.
+    uqviz.validate_average : one model's statistics against their references.
+    uqviz.plots.comparison.ranking_matrix : the ranking probability matrix.
+    uqviz.plots.comparison.sip_matrix : the SIP matrix.
+
+    Notes
+    -----
+    With per-point columns :math:`c_{ki}` (for model k: :math:`Z^2`, :math:`E^2`,
+    :math:`u_E^2`, :math:`\ln u_E^2`, the per-point scores) every measure is a smooth
+    function of the column means, :math:`d_k = g(\bar c_k)`. A bootstrap replicate draws
+    the points with replacement once, :math:`w_i` = number of draws of point i, and gives
+    :math:`\bar c^*_k = \sum_i w_i c_{ki} / M` for every column of every model (the same
+    :math:`w` for all: paired), hence every :math:`d^*_k` and difference
+    :math:`d^*_a - d^*_b`. The BCa acceleration comes from the leave-one-out means.
+    The ranking probability :math:`P_r(k, r)` is the share of replicates in which
+    :math:`d^*_k` has rank r (Pernot & Savin (2020b)); models tied in a replicate share the
+    ranks they span equally, so that rows and columns sum to 1.
+
+    For a measure that is the mean of per-point values :math:`v_{ki}` (smaller is better),
+    with :math:`\delta_i = v_{bi} - v_{ai}` for ``model`` = a, ``versus`` = b
+    (Pernot & Savin (2020a); ErrViewLib compares absolute errors, here the per-point
+    scores):
+
+    .. math::
+
+       \mathrm{SIP}_{a,b} = \frac1M \sum_i \mathbb{1}\{\delta_i > 0\}, \quad
+       \mathrm{MG}_{a,b} = \langle \delta_i \rangle_{\delta_i > 0}, \quad
+       \mathrm{ML}_{a,b} = \langle \delta_i \rangle_{\delta_i < 0}
+
+    (ties, :math:`\delta_i = 0`, count for neither: :math:`\mathrm{SIP}_{a,b} +
+    \mathrm{SIP}_{b,a} \le 1`), so that :math:`\bar v_b - \bar v_a = \mathrm{SIP}_{a,b}
+    \mathrm{MG}_{a,b} + \mathrm{SIP}_{b,a} \mathrm{ML}_{a,b}`; MG > 0, ML < 0 (0 where no
+    point improves, or worsens).
+
+    References
+    ----------
+    - Pernot & Savin (2020a): SIP, mean gain and mean loss.
+    - Pernot & Savin (2020b): ranking probability matrix from the bootstrap.
+    - DiCiccio & Efron (1996): the BCa interval.
+    - Gneiting & Raftery (2007): proper scores.
+
+    Full entries: :doc:`/docs/references`.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, uqviz
+    >>> rng = np.random.default_rng(0)
+    >>> u = rng.uniform(0.5, 2.0, 2000)
+    >>> e = u * rng.normal(size=2000)
+    >>> tree = xr.DataTree.from_dict({"calibrated": uqviz.from_arrays(e, u),
+    ...                               "too_small": uqviz.from_arrays(e, u / 2)})
+    >>> res = uqviz.compare_models(tree, n_boot=500, rng=1)
+    >>> res["measure"].values.tolist()
+    ['ZMS', 'RCE', 'nll', 'crps']
+    >>> res["comparison"].sel(model="calibrated", versus="too_small").values.tolist()
+    ['better', 'better', 'better', 'better']
+    >>> float(res["rank_probability"].sel(measure="nll", model="calibrated", rank=1))
+    1.0
+    """
+    measures = _measures(statistics, scores)
+    levels = None if levels is None else checks.levels("levels", levels)
+    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    ci = checks.probability("ci", ci)
+    checks.choice("method", method, METHODS)
+    engine = checks.engine(engine)
+    client = resolve_client(client)
+    show_progress(progress)
+    r = seeds.spawn(checks.rng(rng), 1)[0]  # compare_forecasts's stream of one pair
+    names, dsets = _models(tree)
+    n_models = len(names)
+    blocks, col_names, scales, per_point = [], [], [], []
+    for name, ds in zip(names, dsets):
+        with naming_child(name):
+            c, cn, k, pp = _model_columns(ds, measures, levels)
+        blocks.append(c)
+        col_names.append(cn)
+        scales.append(k)
+        per_point.append(pp)
+    cols = np.ascontiguousarray(np.column_stack(blocks))
+    m = cols.shape[0]
+    if m < 2:
+        raise ValueError(f"compare_models: the bootstrap needs at least 2 points, got M = {m}")
+    means, loo = run_task(_bootstrap, cols, n_boot=n_boot, seed=seeds.kernel_seed(r),
+                          engine=engine, jackknife=method == "bca", client=client)
+    full = cols.mean(axis=0)
+    est_v, est_d = _evaluate(measures, full, col_names, scales, m)  # (S, K)
+    rep_v, rep_d = _evaluate(measures, means, col_names, scales, m)  # (S, K, B)
+    jack_v = jack_d = None
+    if loo is not None:
+        jack_v, jack_d = _evaluate(measures, loo, col_names, scales, m - 1.0)  # (S, K, M)
+    n_s = len(measures)
+    # intervals of the values
+    lo_v, hi_v, _ = column_intervals(
+        est_v.ravel(), rep_v.reshape(n_s * n_models, -1),
+        None if jack_v is None else jack_v.reshape(n_s * n_models, -1), ci=ci,
+        method=method, name="values", stacklevel=3)
+    # differences of distances, pairs a < b, mirrored
+    ia, ib = np.triu_indices(n_models, 1)
+    est_p = est_d[:, ia] - est_d[:, ib]  # (S, P)
+    rep_p = rep_d[:, ia] - rep_d[:, ib]  # (S, P, B)
+    jack_p = None if jack_d is None else jack_d[:, ia] - jack_d[:, ib]
+    flat_est = est_p.ravel()
+    flat_rep = rep_p.reshape(flat_est.size, -1)
+    flat_jack = None if jack_p is None else jack_p.reshape(flat_est.size, -1)
+    constant = np.all(flat_rep == flat_rep[:, :1], axis=1) & np.isfinite(flat_rep[:, 0])
+    lo_p = np.where(constant, flat_rep[:, 0], np.nan)
+    hi_p = lo_p.copy()
+    if np.any(~constant):
+        sel = ~constant
+        lo_s, hi_s, _ = column_intervals(
+            flat_est[sel], flat_rep[sel], None if flat_jack is None else flat_jack[sel],
+            ci=ci, method=method, name="differences", stacklevel=3)
+        lo_p[sel], hi_p[sel] = lo_s, hi_s
+    shape3 = (n_s, n_models, n_models)
+    diff = np.zeros(shape3)
+    dlo = np.zeros(shape3)
+    dhi = np.zeros(shape3)
+    lo_p, hi_p = lo_p.reshape(est_p.shape), hi_p.reshape(est_p.shape)
+    diff[:, ia, ib], diff[:, ib, ia] = est_p, -est_p
+    dlo[:, ia, ib], dhi[:, ia, ib] = lo_p, hi_p
+    dlo[:, ib, ia], dhi[:, ib, ia] = -hi_p, -lo_p
+    words = _words(dlo, dhi)
+    di = np.arange(n_models)
+    words[:, di, di] = NO_DIFFERENCE
+    # ranking probabilities
+    rank_p = np.stack([comparison_kernels.rank_probabilities(rep_d[s]) for s in range(n_s)])
+    # SIP, mean gain, mean loss
+    sip = np.full(shape3, np.nan)
+    gain = np.full(shape3, np.nan)
+    loss = np.full(shape3, np.nan)
+    sip_measures = [mm.name for mm in measures if mm.name in per_point[0]]
+    for s, mm in enumerate(measures):
+        if mm.name in sip_measures:
+            vals = np.vstack([pp[mm.name] for pp in per_point])
+            sip[s], gain[s], loss[s] = comparison_kernels.improvement(vals)
+    d2, d3 = ("measure", "model"), ("measure", "model", "versus")
+    out = xr.Dataset(
+        {"value": (d2, est_v), "value_lower": (d2, lo_v.reshape(n_s, n_models)),
+         "value_upper": (d2, hi_v.reshape(n_s, n_models)), "distance": (d2, est_d),
+         "difference": (d3, diff), "difference_lower": (d3, dlo),
+         "difference_upper": (d3, dhi), "comparison": (d3, words.astype(str)),
+         "rank_probability": (("measure", "model", "rank"), rank_p),
+         "sip": (d3, sip), "mean_gain": (d3, gain), "mean_loss": (d3, loss)},
+        coords={"measure": [mm.name for mm in measures], "model": names, "versus": names,
+                "rank": np.arange(1, n_models + 1)})
+    out = describe(out)
+    out["comparison"].attrs["long_name"] = (
+        "how model compares with versus: the interval of distance(model) - distance(versus)"
+        " decides")
+    out.attrs.update({
+        "statistics": [mm.name for mm in measures if mm.kind == "statistic"],
+        "scores": [mm.name for mm in measures if mm.kind == "score"],
+        "n_boot": n_boot, "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
+        "engine": engine, "n_points": m, "sip_measures": sip_measures,
+        "orientation": "distance: negative (smaller is better)", "citation": CITATION})
+    if levels is not None:
+        out.attrs["levels"] = levels.tolist()
+    return out
+
