@@ -109,6 +109,12 @@ DEFAULTS: tuple[Default, ...] = (
     Default("remedy", '`True` (`report`)',
             'a failing test is followed by what repairs it; `False` for the verdicts alone',
             {"report": True}),
+    Default("compare", "`None` (`report`): compare the children of a DataTree when there are "
+            "at least two, of the same number of points, all giving the same observed values "
+            "`y`",
+            "`y` shows that the children are models of the same points; without it a tree of "
+            "independent sets of equal size (synthetic draws) would be compared: `True` asks",
+            {"report": None}),
     Default("recalibration", '`"none"` (`ConditionalExplorer`)', "the data as given",
             {"ConditionalExplorer": "none"}),
     Default("n_bins",

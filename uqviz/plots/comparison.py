@@ -86,7 +86,7 @@ def _distance_label(result, measure):
     if "reference" in result.data_vars and "measure" in result["reference"].dims:
         ref = float(result["reference"].sel(measure=measure))
         if np.isfinite(ref):
-            return f"|{measure} \u2212 {ref:g}|"
+            return f"|{measure}|" if ref == 0 else f"|{measure} \u2212 {ref:g}|"
     return measure
 
 

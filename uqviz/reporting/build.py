@@ -32,6 +32,7 @@ from uqviz.engine.tree import datasets_of, naming_child
 from uqviz.predictive.forecast import forecast_form
 from uqviz.predictive.pit import validate_pit
 from uqviz.reference.simulated import validate_shared
+from uqviz.reporting import comparison as cmp
 from uqviz.reporting import remedy as rmd
 from uqviz.recalibration.fitting import recalibrate
 from uqviz.reporting import render, text, wording
@@ -213,12 +214,19 @@ class ReportCollection:
     """Reports of the datasets of a DataTree: one page with one section per dataset.
 
     Returned by :func:`uqviz.report` for a DataTree; ``collection[name]`` is one :class:`Report`.
+    When the datasets are models of the same points (the option ``compare`` of
+    :func:`uqviz.report`), ``comparison`` holds the section comparing them.
 
     Parameters
     ----------
     name : str
     reports : dict
         Dataset name -> :class:`Report`.
+    comparison : dict, optional
+        The comparison of the models (JSON-ready: ``conclusion``, ``warnings``, ``table``,
+        ``pairs``, ``result``, ...), None without comparison.
+    comparison_figures : dict
+        Name -> PNG figure of the comparison, base64-encoded.
 
     Examples
     --------
@@ -231,6 +239,8 @@ class ReportCollection:
 
     name: str
     reports: dict
+    comparison: dict | None = None
+    comparison_figures: dict = field(default_factory=dict)
 
     def __getitem__(self, key) -> Report:
         return self.reports[key]
@@ -241,17 +251,24 @@ class ReportCollection:
         return {k: r.conclusion for k, r in self.reports.items()}
 
     def to_json(self) -> str:
-        """``{"name": ..., "datasets": {name: <the JSON of its Report>}}``."""
-        return json.dumps({"name": self.name, "datasets": {
+        """``{"name": ..., "datasets": {name: <the JSON of its Report>}}``, and
+        ``"comparison"`` when the models were compared."""
+        out = {"name": self.name, "datasets": {
             k: {"name": r.name, "conclusion": r.conclusion, "warnings": r.warnings, **r.numbers}
-            for k, r in self.reports.items()}}, indent=1)
+            for k, r in self.reports.items()}}
+        if self.comparison is not None:
+            out["comparison"] = self.comparison
+        return json.dumps(out, indent=1)
 
     def to_html(self) -> str:
-        """One self-contained page, a section per dataset."""
+        """One self-contained page, a section per dataset (and the comparison of the models)."""
         return render.page(self.name, self._repr_html_())
 
     def _repr_html_(self):
-        return render.fragment([r._section() for r in self.reports.values()], title=self.name)
+        comparison = (None if self.comparison is None
+                      else (self.comparison, self.comparison_figures))
+        return render.fragment([r._section() for r in self.reports.values()], title=self.name,
+                               comparison=comparison)
 
     def save(self, out_dir) -> dict:
         """Write ``<name>_report.html`` and ``<name>_report.json`` (all datasets) into `out_dir`."""
@@ -280,8 +297,8 @@ def _features(ds, features):
 
 
 def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_000, n_mc=2000,
-           n_bins=None, rng=0, progress=None, figures=True, remedy=True, client=None,
-           engine=None):
+           n_bins=None, rng=0, progress=None, figures=True, remedy=True, compare=None,
+           client=None, engine=None):
     r"""Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     The report holds the tailedness screen, average calibration (``statistics``: ZMS, RCE, NLL),
@@ -328,6 +345,18 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     interval, quantiles or samples, the quantile recalibration (``method="quantile"``)
     re-validated by :func:`uqviz.validate_pit` (its verdict after).
 
+    When the children of a DataTree are models of the same points (``compare``), a section
+    "Comparison of the models" ends the page (:class:`uqviz.reporting.ReportCollection`
+    ``.comparison``): :func:`uqviz.compare_models` with ``n_boot`` paired replicates (its
+    default measures: ZMS and RCE, by their distance to the reference, then NLL and CRPS); a
+    table of each model's values with their intervals and its most probable rank with that
+    rank's probability; the verdict of each pair of models in words ("model A has a better NLL
+    than model B: difference -0.12 [-0.18, -0.05]" only when the interval of the difference
+    excludes 0, else "no difference detected"); one sentence per measure in the comparison's
+    conclusion; the ranking matrices, SIP matrices and differences
+    (:mod:`uqviz.plots.comparison`). The report of each dataset is the same with or without
+    the comparison.
+
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataTree
@@ -367,6 +396,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
         uses the last child (``uqviz.engine.seeds``: one seed for the folds of every method,
         one for the bootstrap of the re-validations, one for the scores before and after).
         The PIT's streams are spare children: a std forecast's numbers do not depend on them.
+        The comparison of the models uses the child after the datasets' (child
+        ``n_datasets`` of ``rng``), so each dataset's numbers do not depend on it.
     progress : bool or None, default None
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
@@ -375,6 +406,15 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     remedy : bool, default True
         Recalibrate and re-validate when a test fails (the "Remedy" section); False
         switches it off (no ``remedy`` block in the numbers).
+    compare : bool or None, default None
+        Compare the children of a DataTree as models of the same points (the "Comparison of
+        the models" section). None (auto): when there are at least two children, of the same
+        number of points, that all give the same observed values ``y`` (a forecast of
+        :func:`uqviz.from_predictions` as an interval, quantiles or samples keeps ``y``);
+        without ``y`` nothing tells models of the same test set from independent sets of
+        the same size (e.g. the draws of ``uqviz.synthetic.nig(n_datasets=2)``), so such a
+        tree is compared only with True. True: compare (a ValueError when the children differ
+        in their number of points or in ``y``, or a Dataset is given); False: never.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstraps and Monte Carlo references run: None (this process), "local" (a
         dask LocalCluster) or a dask.distributed.Client; the report does not depend on it.
@@ -397,6 +437,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     uqviz.validate : ENCE, ZMSE and CC against simulated references.
     uqviz.recalibrate : the remedy.
     uqviz.validate_pit, uqviz.predictive_scores : the PIT section.
+    uqviz.compare_models : the comparison of models.
 
     Notes
     -----
@@ -444,6 +485,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     - Gneiting et al. (2007): the PIT; Säilynoja et al. (2022): its simultaneous band.
     - Vovk et al. (2005): the conformal guarantee; Kuleshov et al. (2018): quantile
       recalibration.
+    - Pernot & Savin (2020 I, II): the SIP, and the ranking probabilities, of a comparison
+      of models.
 
     Full entries: :doc:`/docs/references`.
 
@@ -462,6 +505,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     n_bins = checks.optional_count("n_bins", n_bins)
     figures = checks.boolean("figures", figures)
     remedy = checks.boolean("remedy", remedy)
+    if compare is not None:
+        compare = checks.boolean("compare", compare)
     engine = checks.engine(engine)
     if features is not None:
         features = checks.names("features", features)
@@ -471,6 +516,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
                          f"report is the ZMS's), got {list(statistics)}")
     gen = checks.rng(rng)
     pairs = datasets_of(data)
+    comparing = cmp.decide(data, compare)  # before any computation: compare=True fails fast
     if isinstance(data, xr.Dataset):
         return _report_one(data, features=features, statistics=statistics, n_boot=n_boot,
                            n_mc=n_mc, n_bins=n_bins, rng=gen, progress=progress, figures=figures,
@@ -485,7 +531,14 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
                                         n_bins=n_bins, rng=child, progress=progress,
                                         figures=figures, remedy=remedy, client=client,
                                         engine=engine)
-    return ReportCollection(str(data.attrs.get("name") or data.name or "datasets"), reports)
+    name = str(data.attrs.get("name") or data.name or "datasets")
+    if not comparing:
+        return ReportCollection(name, reports)
+    numbers, figs = cmp.comparison_section(data, n_boot=n_boot, rng=gen.spawn(1)[0],
+                                           client=client, engine=engine, progress=progress,
+                                           figures=figures, forced=compare is True)
+    return ReportCollection(name, reports, comparison=numbers,
+                            comparison_figures={k: _png(f) for k, f in figs.items()})
 
 
 def _binning(ds, cond, n_bins):

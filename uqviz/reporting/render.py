@@ -32,18 +32,23 @@ def page(title: str, body: str) -> str:
             f"{_e(title)}</title></head><body>\n{body}\n</body></html>")
 
 
-def fragment(sections, title: str | None = None) -> str:
+def fragment(sections, title: str | None = None, comparison=None) -> str:
     """One scoped ``<div>`` (with its ``<style>``) holding the sections of the datasets.
 
-    ``sections`` is a list of ``(name, numbers, conclusion, warnings, figures)``.
+    ``sections`` is a list of ``(name, numbers, conclusion, warnings, figures)``;
+    ``comparison``, ``(numbers, figures)`` of the comparison of the models, or None.
     """
     parts = [f"<style>{_CSS}</style><div class='uqviz-report'>"]
     if title is not None:
         parts.append(f"<h1>Uncertainty validation report: {_e(title)}</h1>")
-        parts.append("<ul>" + "".join(f"<li><a href='#{_anchor(s[0])}'>{_e(s[0])}</a></li>"
-                                      for s in sections) + "</ul>")
+        toc = [f"<li><a href='#{_anchor(s[0])}'>{_e(s[0])}</a></li>" for s in sections]
+        if comparison is not None:
+            toc.append(f"<li><a href='#{COMPARISON_ANCHOR}'>Comparison of the models</a></li>")
+        parts.append("<ul>" + "".join(toc) + "</ul>")
     level = 1 if title is None else 2
     body = "\n".join(_section(*s, level=level) for s in sections)
+    if comparison is not None:
+        body += "\n" + _comparison_html(*comparison, level=level)
     parts.append(body)
     if "n/a" in body:
         parts.append(f"<p><small>{_e(NA_NOTE)}</small></p>")
@@ -128,6 +133,64 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
         if "distribution" in n["remedy"]:
             parts += [f"<{h2}>Remedy of the distribution: conformal and quantile "
                       f"recalibration</{h2}>", _distribution_html(n["remedy"]["distribution"])]
+    return "\n".join(parts)
+
+
+#: the anchor of the comparison section (no dataset's anchor: those start with "ds-")
+COMPARISON_ANCHOR = "comparison-of-the-models"
+
+
+def _comparison_html(n, figures, *, level=2) -> str:
+    """The comparison of the models: conclusion, the table of values and ranks, the verdict
+    of each pair, the figures."""
+    h1, h2 = f"h{level}", f"h{level + 1}"
+    models, measures = n["models"], n["measures"]
+    how = ("compared as requested, compare=True" if n["compare"] == "requested" else
+           "they give the same observed values y")
+    parts = [f"<{h1} id='{COMPARISON_ANCHOR}'>Comparison of the models</{h1}>",
+             f"<p>{len(models)} models of the same {n['n_points']} points ({how}); paired "
+             f"bootstrap ({_e(str(n['result']['attrs'].get('n_boot', '')))} "
+             "replicates, the same resamples for every model and measure). A statistic is "
+             "judged by its distance to its reference, a score by its value (smaller is "
+             "better); model A is better than B only when the whole interval of the difference "
+             "of their distances lies below 0 (Pernot &amp; Savin (2020 I, II)).</p>",
+             f"<{h2}>Conclusion</{h2}><ul class='concl'>",
+             *[f"<li>{_e(c)}</li>" for c in n["conclusion"]], "</ul>"]
+    if n.get("warnings"):
+        parts += [f"<{h2}>Warnings</{h2}><ul>",
+                  *[f"<li class='warn'>{_e(w)}</li>" for w in n["warnings"]], "</ul>"]
+    ci = 100 * float(n["result"]["attrs"].get("ci", 0.95))
+    head = "".join(f"<th>{_e(m)}</th>" for m in measures)
+    rows = []
+    for k in models:
+        cells = []
+        for m in measures:
+            t = n["table"][m][k]
+            rank = t["most_probable_rank"] or "n/a"
+            cells.append(f"{fmt(t['value'])} [{fmt(t['lower'])}, {fmt(t['upper'])}]<br>"
+                         f"<small>rank {rank} (probability {fmt(t['probability'], '.2f')})"
+                         "</small>")
+        rows.append(f"<tr><td>{_e(k)}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    parts += [f"<{h2}>Values and ranks</{h2}>",
+              f"<p>Each measure with its {ci:g} % interval, and the model's most probable "
+              "rank (1: the best) with the share of bootstrap replicates giving it.</p>",
+              f"<table><tr><th>model</th>{head}</tr>{''.join(rows)}</table>"]
+    if "comparison_ranking" in figures:
+        parts.append(_img(figures["comparison_ranking"]))
+    parts.append(f"<{h2}>Pairs of models</{h2}>")
+    for m in measures:
+        items = [f"<li><b>{_e(p['text'])}</b></li>" if p["comparison"] == "better"
+                 else f"<li>{_e(p['text'])}</li>" for p in n["pairs"][m]]
+        parts.append(f"<p>{_e(m)}:</p><ul>{''.join(items)}</ul>")
+    if "comparison_differences" in figures:
+        parts.append(_img(figures["comparison_differences"]))
+    if n.get("sip_measures"):
+        parts += [f"<{h2}>Systematic improvement probability</{h2}>",
+                  f"<p>SIP of {_e(', '.join(n['sip_measures']))}: the share of the points where "
+                  "a model's per-point value is better than the other's, with the mean gain "
+                  "and mean loss (Pernot &amp; Savin (2020 I)).</p>"]
+        if "comparison_sip" in figures:
+            parts.append(_img(figures["comparison_sip"]))
     return "\n".join(parts)
 
 

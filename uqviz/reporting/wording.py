@@ -12,7 +12,7 @@ from uqviz.average.validation import TAILEDNESS_SCREENS
 __all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
            "local_line", "reference_line", "binning_note", "HEAVY_FOR_ZMS", "property_name",
            "remedy_sentence", "coverage_line", "curve_line", "pit_line",
-           "distribution_sentence", "STD_PIT_NOTE"]
+           "distribution_sentence", "STD_PIT_NOTE", "pair_line", "comparison_line"]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
 #: (2024b), section V.C: E^2 and Z^2 question RCE and ZMS "respectively"; uE^2 questions RCE)
@@ -554,3 +554,90 @@ def curve_line(curve) -> str:
     """
     return (f"Calibration curve: miscalibration area {fmt(curve['miscalibration_area'], '.3g')}, "
             f"MACE {fmt(curve['mace'], '.3g')}, RMSCE {fmt(curve['rmsce'], '.3g')}.")
+
+
+def _what(measure, reference) -> str:
+    """``"|ZMS - 1|"`` (``"|RCE|"``) for a statistic with a reference, else the measure."""
+    if reference is None:
+        return measure
+    return f"|{measure}|" if reference == 0 else f"|{measure} - {fmt(reference, 'g')}|"
+
+
+def pair_line(pair) -> str:
+    """The verdict of one pair of models on one measure, in words (a comparison of models).
+
+    ``pair`` holds ``measure``, ``model``, ``versus``, ``comparison`` (the word of
+    :func:`uqviz.compare_models`), ``difference``, ``lower``, ``upper`` (of the distances,
+    ``model - versus``) and ``reference`` (None for a score). "Better" only when the whole
+    interval of the difference lies below 0; a pair whose interval holds 0 reads "no difference
+    detected".
+
+    Examples
+    --------
+    >>> pair_line({"measure": "NLL", "model": "A", "versus": "B", "comparison": "better",
+    ...            "difference": -0.1234, "lower": -0.181, "upper": -0.0523, "reference": None})
+    'model A has a better NLL than model B: difference -0.123 [-0.181, -0.0523]'
+    >>> pair_line({"measure": "ZMS", "model": "A", "versus": "B", "comparison": "no difference",
+    ...            "difference": 0.01, "lower": -0.03, "upper": 0.05, "reference": 1.0})
+    'models A and B: no difference detected in ZMS (difference of |ZMS - 1| 0.01 [-0.03, 0.05] holds 0)'
+    """
+    m, a, b = pair["measure"], pair["model"], pair["versus"]
+    ref = pair.get("reference")
+    ivl = (f"{fmt(pair['difference'], '.3g')} [{fmt(pair['lower'], '.3g')}, "
+           f"{fmt(pair['upper'], '.3g')}]")
+    if pair["comparison"] == "better":
+        closer = "" if ref is None else f" (closer to {fmt(ref, 'g')})"
+        diff = "difference" if ref is None else f"difference of {_what(m, ref)}"
+        return f"model {a} has a better {m}{closer} than model {b}: {diff} {ivl}"
+    if pair["comparison"] == "not tested":
+        return (f"models {a} and {b}: {m} not compared (the interval of the difference could "
+                "not be computed)")
+    diff = "difference" if ref is None else f"difference of {_what(m, ref)}"
+    return f"models {a} and {b}: no difference detected in {m} ({diff} {ivl} holds 0)"
+
+
+def comparison_line(measure, ranking, pairs) -> str:
+    """One measure of a comparison of models in words: the most probable rank of each model
+    (with its probability, best first) and the pairs with a difference; "no difference
+    detected" when no interval excludes 0.
+
+    Parameters
+    ----------
+    measure : str
+    ranking : dict
+        Model -> ``{"most_probable_rank": int, "probability": float}``.
+    pairs : list of dict
+        The pairs of :func:`pair_line`, each pair once (the better model first where one is).
+
+    Examples
+    --------
+    >>> ranking = {"A": {"most_probable_rank": 1, "probability": 0.93},
+    ...            "B": {"most_probable_rank": 2, "probability": 0.61}}
+    >>> pairs = [{"measure": "NLL", "model": "A", "versus": "B", "comparison": "better",
+    ...           "difference": -0.12, "lower": -0.18, "upper": -0.05, "reference": None}]
+    >>> comparison_line("NLL", ranking, pairs)
+    'Comparison of the models by NLL: most probable ranks A 1 (probability 0.93), B 2 (0.61); model A has a better NLL than model B: difference -0.12 [-0.18, -0.05].'
+    >>> pairs[0]["comparison"] = "no difference"
+    >>> comparison_line("NLL", ranking, pairs).split("; ")[-1]
+    'no difference detected between any two models.'
+    """
+    order = sorted(ranking, key=lambda k: (ranking[k]["most_probable_rank"],
+                                           -(ranking[k]["probability"] or 0)))
+    ranks = []
+    for i, k in enumerate(order):
+        r = ranking[k]
+        p = fmt(r["probability"], ".2f")
+        ranks.append(f"{k} {r['most_probable_rank']} ({'probability ' if i == 0 else ''}{p})")
+    text = f"Comparison of the models by {measure}: most probable ranks {', '.join(ranks)}"
+    better = [pair_line(p) for p in pairs if p["comparison"] == "better"]
+    untested = [p for p in pairs if p["comparison"] == "not tested"]
+    if better:
+        text += "; " + "; ".join(better)
+        if len(better) < len(pairs) - len(untested):
+            text += "; no other difference detected"
+    elif pairs and len(untested) < len(pairs):
+        text += "; no difference detected between any two models"
+    if untested:
+        k = len(untested)
+        text += f"; {k} pair{'s' if k > 1 else ''} not compared (no interval)"
+    return text + "."

@@ -1,0 +1,217 @@
+"""The comparison section of a report on a DataTree of models of the same points.
+
+:func:`shared_points` says whether the children of a tree are models of the same points,
+:func:`comparison_section` runs :func:`uqviz.compare_models` and turns its result into the
+section's numbers (JSON-ready), sentences and figures. The words come from
+:mod:`uqviz.reporting.wording`, the figures from :mod:`uqviz.plots.comparison`.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+__all__ = ["shared_points", "decide", "comparison_block", "comparison_section"]
+
+
+def _observed_y(ds):
+    """The observed values ``y`` of a dataset (not a feature named y), or None."""
+    if "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature":
+        return np.asarray(ds["y"].values, dtype=float)
+    return None
+
+
+def shared_points(pairs) -> tuple[bool, bool, str]:
+    """Whether the datasets ``[(name, Dataset), ...]`` can be models of the same points.
+
+    Returns ``(same, identified, why)``: ``same`` when there are at least two datasets, of the
+    same number of points, whose observed values ``y`` agree wherever two of them give it;
+    ``identified`` when, moreover, every dataset gives ``y`` (the points are then known to be
+    the same); ``why`` says what is missing (empty when ``identified``).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> a, b = uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]), uqviz.from_arrays([0.3], [1.0])
+    >>> shared_points([("a", a), ("b", b)])
+    (False, False, 'their numbers of points differ (a: 2, b: 1)')
+    >>> shared_points([("a", a), ("a2", a)])
+    (True, False, 'no dataset gives the observed values y')
+    """
+    if len(pairs) < 2:
+        return False, False, f"a comparison needs at least two models, got {len(pairs)}"
+    sizes = {name: int(ds.sizes["point"]) for name, ds in pairs}
+    if len(set(sizes.values())) > 1:
+        listed = ", ".join(f"{k}: {v}" for k, v in sizes.items())
+        return False, False, f"their numbers of points differ ({listed})"
+    ys = [(name, _observed_y(ds)) for name, ds in pairs]
+    given = [(name, y) for name, y in ys if y is not None]
+    if given:
+        first, y0 = given[0]
+        bad = [(name, int(np.sum(y != y0))) for name, y in given[1:] if not np.array_equal(y, y0)]
+        if bad:
+            listed = ", ".join(f"{name} at {k} of {y0.size} points" for name, k in bad)
+            return False, False, f"their observed values y differ from {first}'s ({listed})"
+    if len(given) == len(pairs):
+        return True, True, ""
+    if not given:
+        return True, False, "no dataset gives the observed values y"
+    missing = [name for name, y in ys if y is None]
+    return True, False, f"{', '.join(missing)} give{'s' if len(missing) == 1 else ''} no y"
+
+
+def decide(data, compare) -> bool:
+    """Whether the report of ``data`` gets a comparison section (the option ``compare``).
+
+    ``None`` (auto): ``data`` is a DataTree of at least two datasets of the same number of
+    points that all give the same observed values ``y``; ``True``: the same without needing
+    ``y`` (a ValueError says why the datasets cannot be models of the same points);
+    ``False``: never.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> decide(uqviz.synthetic.nig(100, n_datasets=2, rng=0), None)
+    False
+    >>> decide(uqviz.synthetic.nig(100, n_datasets=2, rng=0), True)
+    True
+    """
+    import xarray as xr
+
+    from uqviz.engine.tree import datasets_of
+
+    if compare is False:
+        return False
+    if isinstance(data, xr.Dataset):
+        if compare:
+            raise ValueError("compare=True: a comparison of models needs a DataTree with one "
+                             "child per model, got one Dataset")
+        return False
+    same, identified, why = shared_points(datasets_of(data))
+    if compare:
+        if not same:
+            raise ValueError(f"compare=True: the datasets are not models of the same points: "
+                             f"{why}")
+        return True
+    return identified
+
+
+def _num(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _reference(result, measure):
+    if "reference" in result.data_vars and "measure" in result["reference"].dims:
+        return _num(result["reference"].sel(measure=measure))
+    return None
+
+
+def comparison_block(result) -> dict:
+    """The numbers of a :func:`uqviz.compare_models` result as the report words them.
+
+    Returns a JSON-ready dict: ``models``, ``measures``; ``table`` (measure -> model ->
+    ``value``, ``lower``, ``upper``, ``distance``, ``most_probable_rank`` and its
+    ``probability``); ``pairs`` (measure -> one entry per pair of models, the better model
+    first where the interval of the difference excludes 0, else in the result's order:
+    ``model``, ``versus``, ``comparison``, ``difference``, ``lower``, ``upper``, ``reference``,
+    ``text``); ``sip_measures`` (the measures with SIP values).
+    """
+    from uqviz.plots.comparison import sip_measures
+    from uqviz.reporting import wording
+
+    models = [str(m) for m in result["model"].values]
+    measures = [str(m) for m in result["measure"].values]
+    table, pairs = {}, {}
+    for m in measures:
+        res = result.sel(measure=m)
+        ranks = res["rank"].values
+        table[m] = {}
+        for k in models:
+            p = res["rank_probability"].sel(model=k).values.astype(float)
+            best = int(np.nanargmax(p)) if np.isfinite(p).any() else None
+            table[m][k] = {
+                "value": _num(res["value"].sel(model=k)),
+                "lower": _num(res["value_lower"].sel(model=k)),
+                "upper": _num(res["value_upper"].sel(model=k)),
+                "distance": _num(res["distance"].sel(model=k)) if "distance" in res else None,
+                "most_probable_rank": None if best is None else int(ranks[best]),
+                "probability": None if best is None else _num(p[best])}
+        ref = _reference(result, m)
+        pairs[m] = []
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                word = str(res["comparison"].sel(model=a, versus=b).values.item())
+                if word == "worse":  # b is better: say it from b's side
+                    a_, b_, word = b, a, "better"
+                else:
+                    a_, b_ = a, b
+                sel = dict(model=a_, versus=b_)
+                entry = {"measure": m, "model": a_, "versus": b_, "comparison": word,
+                         "difference": _num(res["difference"].sel(**sel)),
+                         "lower": _num(res["difference_lower"].sel(**sel)),
+                         "upper": _num(res["difference_upper"].sel(**sel)),
+                         "reference": ref}
+                entry["text"] = wording.pair_line(entry)
+                pairs[m].append(entry)
+    return {"models": models, "measures": measures, "table": table, "pairs": pairs,
+            "sip_measures": sip_measures(result)}
+
+
+def _grid(n):
+    import matplotlib.pyplot as plt
+
+    ncols = min(2, n)
+    nrows = -(-n // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows),
+                             layout="constrained", squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, list(axes.ravel()[:n])
+
+
+def comparison_figures(result, block) -> dict:
+    """``{name: matplotlib Figure}``: the ranking matrices (one panel per measure), the SIP
+    matrices (each measure with SIP values) and the differences."""
+    from uqviz.plots import comparison as cp
+
+    figs = {}
+    for name, plot, measures in (("comparison_ranking", cp.ranking_matrix, block["measures"]),
+                                 ("comparison_sip", cp.sip_matrix, block["sip_measures"]),
+                                 ("comparison_differences", cp.differences,
+                                  block["measures"])):
+        if not measures:
+            continue
+        fig, axes = _grid(len(measures))
+        for ax, m in zip(axes, measures):
+            plot(result, measure=m, ax=ax)
+        figs[name] = fig
+    return figs
+
+
+def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=None,
+                       figures=True, forced=False):
+    """Compare the models of ``tree`` (:func:`uqviz.compare_models`, ``n_boot`` replicates,
+    stream ``rng``): ``(numbers, figures)``, ``numbers`` JSON-ready with ``conclusion`` (one
+    sentence per measure) and ``warnings``, ``figures`` matplotlib Figures by name."""
+    from uqviz.comparison.models import compare_models
+    from uqviz.engine.tree import datasets_of
+    from uqviz.reporting import wording
+    from uqviz.reporting.build import dataset_to_json, jsonable
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = compare_models(tree, n_boot=n_boot, rng=rng, client=client, engine=engine,
+                             progress=progress)
+    block = comparison_block(res)
+    lines = [wording.comparison_line(m, block["table"][m], block["pairs"][m])
+             for m in block["measures"]]
+    numbers = {"compare": "requested" if forced else "auto",
+               "n_points": int(datasets_of(tree)[0][1].sizes["point"]),
+               **block, "conclusion": lines,
+               "warnings": sorted({f"comparison: {w.message}" for w in caught}),
+               "result": dataset_to_json(res)}
+    figs = comparison_figures(res, block) if figures else {}
+    return jsonable(numbers), figs
