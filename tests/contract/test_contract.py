@@ -793,6 +793,8 @@ def _plot_inputs():
             "group_coverage": uqviz.group_coverage(ds, **EUE_CALLS["group_coverage"]),
             "pit_histogram": uqviz.validate_pit(ds, rng=1, n_band=50),
             "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
+            "adversarial_curves": uqviz.adversarial_validation(
+                ds, **EUE_CALLS["adversarial_validation"]),
         }
 
 

@@ -134,7 +134,7 @@ def test_share_by_hand_and_per_group_bootstrap():
             assert float(res["ci_lower"][i, g]) == pytest.approx(alone.lower[0], rel=1e-12)
             assert float(res["ci_upper"][i, g]) == pytest.approx(alone.upper[0], rel=1e-12)
             valid.append(alone.lower[0] <= 1.0 <= alone.upper[0])
-        assert res["group_valid"][i].values.tolist() == valid
+        assert res["valid"][i].values.tolist() == valid
         assert int(res["n_valid"][i]) == sum(valid)
         assert float(res["share_valid"][i]) == sum(valid) / g_n
         lo, hi = wilson_interval(sum(valid), g_n, ci=0.95, continuity=True)
@@ -174,7 +174,7 @@ def test_picp_share_and_band_by_hand():
     assert float(res["reference_share_lower"][0]) == pytest.approx(max(lower, 0.0))
     assert float(res["p_value"][0]) == pytest.approx(
         stats.t.cdf((np.mean(ok) - pooled) / sd, 3))
-    assert bool(res["valid"][0]) == (np.mean(ok) >= lower)
+    assert bool(res["below_band"][0]) == (np.mean(ok) < lower)
 
 
 @pytest.mark.parametrize("statistic", ["ZMS", "PICP", "MACE"])
@@ -183,12 +183,12 @@ def test_calibrated_passes_and_scale_fails(statistic):
     good = uqviz.adversarial_validation(_calibrated(2000, seed=4), **kw)
     bad = uqviz.adversarial_validation(_calibrated(2000, seed=4, scale=1.3), **kw)
     assert good["size"].values.tolist() == [1000, 500, 250, 125, 62, 31, 16]
-    assert str(good["verdict"].values) == "OK" and bool(good["valid"].all())
+    assert str(good["verdict"].values) == "OK" and not bool(good["below_band"].any())
     assert str(bad["verdict"].values) == "fails"
     assert bool((bad["share_valid"] < good["share_valid"]).all())
     # Holm: the verdict fails exactly when an adjusted p-value is at most 1 - ci
     assert bool((bad["p_adjusted"] <= 0.05).any()) and bool((good["p_adjusted"] > 0.05).all())
-    np.testing.assert_array_equal(bad["valid"], bad["p_value"] > 0.05)
+    np.testing.assert_array_equal(bad["below_band"], bad["p_value"] < 0.05)
 
 
 def test_reference_curve_uses_uE_only():

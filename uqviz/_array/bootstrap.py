@@ -151,7 +151,7 @@ def _result(est, reps, ci, method, **jack):
 
 
 def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
-                      starts=None, sizes=None, engine=None):
+                      starts=None, sizes=None, engine=None, blocked_above=None):
     """Bootstrap moment statistics through resampled column sums.
 
     Parameters
@@ -159,7 +159,7 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
     e, u : ndarray, shape (M,)
     stats : dict
         name -> (func(means, n), column names).
-    n_boot, seed, ci, method, starts, sizes, engine
+    n_boot, seed, ci, method, starts, sizes, engine, blocked_above
         See :func:`uqviz._array.resample.resample_sums` and :func:`uqviz._array.bca.interval`.
 
     Returns
@@ -179,7 +179,8 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
     k = log2_scale(e, u)
     cols = make_columns(e, u, names, k)
     starts, sizes = _check_groups(len(cols), starts, sizes, method)
-    sums = resample_sums(cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine)
+    sums = resample_sums(cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine,
+                         blocked_above=blocked_above)
     n = sizes.astype(float)
     rep_means = _as_dict(sums / n[:, None, None], names, k)
     means = _as_dict(_segment_sum(cols, starts) / n[:, None], names, k)

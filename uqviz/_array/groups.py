@@ -206,7 +206,10 @@ def group_curve_errors(t, idx, n_levels, *, engine=None):
     mace, rmsce : ndarray, shape (G,)
     """
     t = np.ascontiguousarray(t, dtype=np.int32)
-    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    idx = np.asarray(idx)
+    # row numbers as given (int16/int32 compile their own kernel): no copy of many groups
+    idx = np.ascontiguousarray(idx, dtype=idx.dtype if idx.dtype in (np.int16, np.int32,
+                                                                     np.int64) else np.int64)
     use_numba = HAVE_NUMBA if engine is None else engine == "numba"
     if use_numba and idx.shape[0] > 0:
         return _curve_errors_numba(t, idx, int(n_levels))

@@ -527,7 +527,7 @@ if numba is not None:
         return out
 
 
-def _sums_numba_triplets(cols, starts, sizes, n_boot, seeds):
+def _sums_numba_triplets(cols, starts, sizes, n_boot, seeds, blocked_above=BLOCKED_ABOVE):
     """One column alone, else three at a time (zero-padded); every pass redraws the same indices."""
     m, k = cols.shape
     if k in (1, 3):  # no copy
@@ -539,7 +539,7 @@ def _sums_numba_triplets(cols, starts, sizes, n_boot, seeds):
         parts = [np.ascontiguousarray(padded[:, c:c + 3]) for c in range(0, width, 3)]
         del padded
     out = [_sums_numba_kernel(p, starts, sizes, n_boot, seeds, BLOCK, POINT_BITS,
-                              BLOCKED_ABOVE) for p in parts]
+                              blocked_above) for p in parts]
     return (out[0] if len(out) == 1 else np.concatenate(out, axis=-1))[..., :k]
 
 
@@ -633,7 +633,8 @@ def group_seeds(seed, n_groups):
     return seeds
 
 
-def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
+def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None,
+                  blocked_above=None):
     """Sums of the columns over bootstrap resamples of the points of each group.
 
     Parameters
@@ -645,6 +646,11 @@ def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
     starts, sizes : array_like of int, optional
         Contiguous groups of rows; default one group.
     engine : {"numba", "numpy"}, optional
+    blocked_above : int, optional
+        numba: groups of more points are resampled block by block (binomial counts per
+        block of ``2**POINT_BITS`` points); default :data:`BLOCKED_ABOVE`. Another value
+        gives the same distribution, other numbers (``adversarial_validation`` blocks its
+        large groups, faster for 1 000 replicates).
 
     Returns
     -------
@@ -669,5 +675,7 @@ def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None):
     n_boot = checks.count("n_boot", n_boot, minimum=1)
     seeds = group_seeds(seed, len(sizes))
     if resolve_engine(engine) == "numba":
-        return _sums_numba_triplets(cols, starts, sizes, n_boot, seeds)
+        return _sums_numba_triplets(cols, starts, sizes, n_boot, seeds,
+                                    BLOCKED_ABOVE if blocked_above is None
+                                    else int(blocked_above))
     return _sums_numpy(cols, starts, sizes, n_boot, seeds)

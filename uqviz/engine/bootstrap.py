@@ -109,23 +109,25 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
 
 
 def _moments_groups(first, last, shared):
-    e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine = shared
+    e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, blocked_above = shared
     lo, hi = starts[first], starts[last - 1] + sizes[last - 1]
     return bootstrap_kernels.bootstrap_moments(e[lo:hi], u[lo:hi], stats, n_boot=n_boot,
                                    seed=gseeds[first:last], ci=ci, method=method,
                                    starts=starts[first:last] - lo, sizes=sizes[first:last],
-                                   engine=engine)
+                                   engine=engine, blocked_above=blocked_above)
 
 
 def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engine,
-                       client):
+                       client, blocked_above=None):
     """Moment statistics; on a client, groups (bins) split over the workers.
 
     Every group has its own seed (:func:`uqviz._array.resample.group_seeds`), so the
     split does not change the numbers. One group runs as one task (the resampling kernel
-    computes all its replicates).
+    computes all its replicates). ``blocked_above``: as
+    :func:`uqviz._array.resample.resample_sums`.
     """
-    kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine)
+    kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine,
+                  blocked_above=blocked_above)
     if client is None or starts is None or len(sizes) < 2:
         return run_task(bootstrap_kernels.bootstrap_moments, e, u, stats, seed=seed, starts=starts,
                         sizes=sizes, client=client, **kwargs)
@@ -133,7 +135,8 @@ def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engin
     sizes = np.asarray(sizes, dtype=np.int64)
     gseeds = group_seeds(seed, len(sizes))
     parts = run_split(_moments_groups, len(sizes), client=client,
-                      shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine))
+                      shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine,
+                              blocked_above))
     out = {}
     for name in stats:
         rs = [p[name] for p in parts]

@@ -95,12 +95,14 @@ DEFAULTS: tuple[Default, ...] = (
                  "validation_probability", "qce")),
     Default("n_boot",
             "500 for `extrapolate`; 1 000 for `confidence_curve` (0: no band), "
-            "`operating_characteristics` and the explorers",
+            "`operating_characteristics` and the explorers; 1 000 per group in "
+            "`adversarial_validation`",
             "each replicate re-bins 140 times; a curve of 100 points; thousands of calls; "
-            "interactivity",
+            "interactivity; 10 sizes x 1 000 groups x 2 (data, reference) intervals per call "
+            "(ErrViewLib's `plotAGVZMS` uses 1 500)",
             {"extrapolate": 500,
              **_all(1_000, "confidence_curve", "operating_characteristics",
-                    "ConditionalExplorer", "ReferenceExplorer")}),
+                    "ConditionalExplorer", "ReferenceExplorer", "adversarial_validation")}),
     Default(None,
             "`min(n_boot, 1 000)` for each re-validation of the report's remedy (one per "
             "method: ZMS, LZMS per variable, NLL and CRPS)",
@@ -192,12 +194,16 @@ DEFAULTS: tuple[Default, ...] = (
     Default("n_mc",
             "10 000 (`simulated_reference`, `validate_simulated`, `validate`); 1 000 "
             "(`confidence_curve`); 5 000 (`size_dependence`); 2 000 (`report`); 500 "
-            "(`ReferenceExplorer`); 200 (`operating_characteristics`)",
+            "(`ReferenceExplorer`); 200 (`operating_characteristics`); 20 simulated sets "
+            "sharing the groups (`adversarial_validation`)",
             "Pernot (2024c); curves are averaged; one reference per grid point; a report's "
-            "references decide verdicts, not digits; interactivity; thousands of calls",
+            "references decide verdicts, not digits; interactivity; thousands of calls; the "
+            "spread of the reference share over 20 sets gives its band (Student-t with 19 "
+            "degrees of freedom) at the cost of one pass over the groups",
             {**_all(10_000, "simulated_reference", "validate_simulated", "validate"),
              "confidence_curve": 1_000, "size_dependence": 5_000, "report": 2_000,
-             "ReferenceExplorer": 500, "operating_characteristics": 200}),
+             "ReferenceExplorer": 500, "operating_characteristics": 200,
+             "adversarial_validation": 20}),
     Default("n_mc",
             "200 calibrated sets in `group_coverage`",
             "one-sided Monte Carlo p-values to 1/201; the slab reference costs `n_mc` times the "
@@ -273,20 +279,24 @@ DEFAULTS: tuple[Default, ...] = (
              **_all(None, "proper_scores", "qce", "fit_recalibration", "recalibrate",
                     "predictive_scores", "compare_forecasts")}),
     Default("level",
-            '`local_calibration(statistic="PICP")`: `None`, 0.95; `from_predictions`: `None` '
+            '`local_calibration(statistic="PICP")`, `adversarial_validation(statistic="PICP")`: '
+            '`None`, 0.95; `from_predictions`: `None` '
             '(no interval given), and `read_csv`; `fit_recalibration`, `recalibrate` '
             '(`"conformal"`, `"cqr"`, `"quantile"`): `None`, 0.9',
             "the level of the papers' intervals; 0.9, the level of the conformal experiments "
             "of Romano et al. (2019), leaves 10 % of the points outside to check locally",
             _all(None, "local_calibration", "from_predictions", "read_csv", "fit_recalibration",
-                 "recalibrate")),
+                 "recalibrate", "adversarial_validation")),
     Default("level", "0.9 (`group_coverage`)",
             "the level of MAPIE's and covmetrics' conditional-coverage examples; 10 % of the "
             "points outside leaves room to see a group miss",
             {"group_coverage": 0.9}),
-    Default("proportions", '`"quantile"` (`fit_recalibration`, `recalibrate`)',
-            "the PIT map of Kuleshov et al. (2018), uncertainty-toolbox's quantile recalibrator",
-            _all("quantile", "fit_recalibration", "recalibrate")),
+    Default("proportions", '`"quantile"` (`fit_recalibration`, `recalibrate`); `"interval"` '
+            '(`adversarial_group_calibration`)',
+            "the PIT map of Kuleshov et al. (2018), uncertainty-toolbox's quantile "
+            "recalibrator; uncertainty-toolbox's `prop_type` default",
+            {**_all("quantile", "fit_recalibration", "recalibrate"),
+             "adversarial_group_calibration": "interval"}),
     Default("intervals", '`"uE"` (`interval_coverage`, `group_coverage`)',
             "the intervals of the uncertainties, as before; the given ones on request",
             {"interval_coverage": "uE", "group_coverage": "uE"}),
@@ -301,9 +311,32 @@ DEFAULTS: tuple[Default, ...] = (
     Default("n_perm", "1 000 (`group_coverage`)",
             "a permutation p-value to 0.001; HSIC on at most 2 000 points keeps it near 1 s",
             {"group_coverage": 1000}),
-    Default("n_levels", "100 (`calibration_curve`)",
+    Default("n_levels", "100 (`calibration_curve`, `adversarial_group_calibration`, the MACE "
+            "of `adversarial_validation`)",
             "uncertainty-toolbox 0.1.1's `num_bins`: the scalars equal its miscalibration area, "
-            "MACE and RMSCE", {"calibration_curve": 100}),
+            "MACE and RMSCE",
+            _all(100, "calibration_curve", "adversarial_group_calibration",
+                 "adversarial_validation")),
+    Default("sizes", "`None` (`adversarial_validation`): `round(M / 2^k)`, k = 1, 2, ..., "
+            "down to 10 points (10 sizes for QM9's 13 885 points); `size_dependence`: "
+            "(2000, 4000, 8000, 12000, 16000)",
+            "ErrViewLib's `plotAGVZMS` sizes M/2^k (there between 100 points and M/10); the "
+            "reference curve measures how the intervals of small groups cover, so groups down "
+            "to 10 points are compared fairly; Pernot (2024c), Fig. 4",
+            {"adversarial_validation": None,
+             "size_dependence": (2000, 4000, 8000, 12000, 16000)}),
+    Default("n_groups", "1 000 (`adversarial_validation`)",
+            "ErrViewLib's `nMC`; a share's binomial se below 0.007",
+            {"adversarial_validation": 1_000}),
+    Default("num_group_bins",
+            "`None` (`adversarial_group_calibration`): 10 fractions, 10 trials, 10 draws, or "
+            "the shape of the `groups` given",
+            "uncertainty-toolbox 0.1.1's defaults; replayed groups say their own",
+            {"adversarial_group_calibration": None}),
+    Default("num_group_draws", "`None`: 10, or the groups' draws (as `num_group_bins`)",
+            "uncertainty-toolbox 0.1.1", {"adversarial_group_calibration": None}),
+    Default("num_trials", "`None`: 10, or the groups' trials (as `num_group_bins`)",
+            "uncertainty-toolbox 0.1.1", {"adversarial_group_calibration": None}),
     Default("scores", '`("nll", "crps", "check", "interval")`; `predictive_scores`: `None`, '
             'every score of the form of the forecast; `compare_forecasts`: `None`, every score '
             'of both forms',

@@ -79,7 +79,7 @@ LONG_NAMES: dict[str, str] = {
     "reference_share": "share of valid groups on simulated calibrated sets (same groups)",
     "reference_share_lower": "lower limit of the band of the share of calibrated data",
     "reference_share_upper": "upper limit of the band of the share of calibrated data",
-    "group_valid": "the group's interval holds the reference",
+    "below_band": "the share of valid groups lies below the band of calibrated data",
     "reference_estimate": "the statistic of the group on its simulated calibrated set",
     "group_score": "calibration error (MACE or RMSCE) of each random group",
     "worst_score": "worst calibration error over the groups of a trial",

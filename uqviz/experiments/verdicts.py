@@ -64,11 +64,15 @@ FV_STATISTICS = ("ZVar", "ZISD", "RR")
 
 #: verdicts computed only when named in ``verdicts=`` (each costs a simulated reference)
 OPTIONAL_VERDICTS = (tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
-                           for k in ("Sim", "Sim2")) + ("confidence_curve",)
+                           for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS")
                      + tuple(f"fv:consistency:{s}" for s in FV_STATISTICS)
                      + tuple(f"coverage:{m}:{f}" for m in ("gap", "gap_weighted")
                              for f in ("X1", "X2"))
                      + ("coverage:slab", "coverage:hsic"))
+
+#: random groups per size of ``"adversarial:<statistic>"`` (adversarial_validation's default
+#: is 1 000; 200 keeps a set within a second at 2 000 points, the band then wider)
+ADVERSARIAL_GROUPS = 200
 
 _VARIANCE = ("average", "consistency", "raw:X1", "raw:X2", "adaptivity:X1", "adaptivity:X2")
 
@@ -124,6 +128,8 @@ def _property(verdict: str, features) -> frozenset | str:
             return "coverage_width"
         if parts[1] == "slab" or (parts[1] in ("gap", "gap_weighted") and len(parts) == 3):
             return "coverage"
+    if head == "adversarial":  # random groups mix the points: the average calibration
+        return "average"
     raise ValueError(f"verdicts: unknown verdict {verdict!r}")
 
 
@@ -281,7 +287,8 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
     from uqviz.reporting import report
     from uqviz.reporting.gate import gate
 
-    r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit, r_cov = checks.rng(rng).spawn(9)
+    (r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit, r_cov,
+     r_adv) = checks.rng(rng).spawn(10)
     ds = draw_set(scenario, generative=generative, size=size, design=design, nu=nu, data=data,
                   rng=r_draw)
     fams = {_family(v) for v in wanted}
@@ -401,6 +408,16 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             res = validate_pit(ds, generative=generative, rng=r_pit)
             cost["pit"] = time.perf_counter() - t
             words["pit"] = _word(bool(res["valid"]))
+        advs = [v for v in wanted if v.startswith("adversarial:")]
+        if advs:
+            from uqviz.groups import adversarial_validation
+        for v, r in zip(advs, r_adv.spawn(max(len(advs), 1))):
+            t = time.perf_counter()
+            res = adversarial_validation(ds, statistic=v.split(":")[1],
+                                         n_groups=ADVERSARIAL_GROUPS, n_boot=n_boot, rng=r,
+                                         progress=False, engine=engine)
+            cost.setdefault("adversarial", []).append(time.perf_counter() - t)
+            words[v] = str(res["verdict"].values)
     cost = {k: float(np.mean(v)) for k, v in cost.items()}
     return {v: words.get(v, _NOT) for v in wanted}, cost
 
@@ -500,6 +517,9 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       (one call per set, the features ``features``, ``n_mc`` calibrated sets): CovGap of the
       feature's bins, worst-slab coverage, property ``"coverage"``; HSIC between width and
       coverage, property ``"coverage_width"``.
+      ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of
+      :func:`uqviz.adversarial_validation` (D normal, :data:`ADVERSARIAL_GROUPS` = 200 groups
+      per size, ``n_boot`` replicates), property ``"average"``.
 
     Parameters
     ----------

@@ -13,17 +13,18 @@ __all__ = ["adversarial_curves", "group_coverage"]
 #: what adversarial_curves reads of an adversarial_validation result
 ADVERSARIAL_VARIABLES = ("share_valid", "share_valid_lower", "share_valid_upper",
                          "reference_share", "reference_share_lower", "reference_share_upper",
-                         "valid")
+                         "p_adjusted")
 _NAMES = {"PICP": "PICP", "MACE": "MACE"}
 
 
-def adversarial_curves(result, ax=None):
+def adversarial_curves(result, *, ax=None):
     """Share of valid groups against the group size, data and calibrated reference
     (Pernot (2023), section III.2.3; ErrViewLib's ``plotAGVZMS``).
 
     The data's share with its Wilson interval (error bars; too narrow for overlapping groups,
     see :func:`uqviz.adversarial_validation`), the share on simulated calibrated sets with
-    its band (shaded): a size where the data fall below the band fails (open red markers).
+    its band (shaded); the sizes that fail after Holm's adjustment over the sizes
+    (``p_adjusted <= 1 - ci``) are circled in red.
 
     Parameters
     ----------
@@ -47,7 +48,7 @@ def adversarial_curves(result, ax=None):
     >>> res = xr.Dataset({"share_valid": ("size", [0.9, 0.8]),
     ...     "share_valid_lower": ("size", [0.85, 0.75]), "share_valid_upper": ("size", [0.95, 0.85]),
     ...     "reference_share": ("size", [0.93, 0.9]), "reference_share_lower": ("size", [0.8, 0.83]),
-    ...     "reference_share_upper": ("size", [1.0, 0.97]), "valid": ("size", [True, False])},
+    ...     "reference_share_upper": ("size", [1.0, 0.97]), "p_adjusted": ("size", [0.4, 0.01])},
     ...     coords={"size": [100, 50]}, attrs={"statistic": "ZMS", "ci": 0.95})
     >>> len(adversarial_curves(res).lines) >= 2
     True
@@ -67,7 +68,8 @@ def adversarial_curves(result, ax=None):
     share, lo, hi = col("share_valid"), col("share_valid_lower"), col("share_valid_upper")
     ref, rlo, rhi = (col("reference_share"), col("reference_share_lower"),
                      col("reference_share_upper"))
-    failed = ~np.asarray(result["valid"].values, dtype=bool)[order]
+    alpha = 1.0 - float(result.attrs.get("ci", 0.95))
+    failed = np.asarray(result["p_adjusted"].values, dtype=float)[order] <= alpha
     stat = result.attrs.get("statistic", "ZMS")
     ax = get_ax(ax)
     with style():
@@ -81,7 +83,7 @@ def adversarial_curves(result, ax=None):
         ax.plot(x, share, "-o", color=COLORS["valid"], ms=4, label="data")
         if failed.any():
             ax.plot(x[failed], share[failed], "o", mfc="none", mec=COLORS["invalid"], ms=9,
-                    mew=1.5, label="below the band")
+                    mew=1.5, label="fails (Holm over the sizes)")
         set_log_x(ax, x)
         ax.set_xlabel("Group size (points)")
         what = _NAMES.get(stat, f"{stat} intervals")
