@@ -410,7 +410,8 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
 
     over runs of consecutive points in the order of the projections; it is computed exactly
     in O(n log n + n) per direction (sort, then Dinkelbach's iteration on the prefix sums,
-    :mod:`uqviz._array.group_coverage`), where MAPIE's enumeration costs O(n^2). With the
+    :mod:`uqviz._array.group_coverage`, Dinkelbach (1967)), where MAPIE's enumeration costs
+    O(n^2). With the
     Gaussian kernels :math:`K_{ij} = e^{-(w_i - w_j)^2/s_w}` of the widths and
     :math:`L_{ij} = e^{-(c_i - c_j)^2/s_c}` of the coverage, :math:`H = I - 11'/n`,
 
@@ -443,6 +444,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     - Feldman et al. (2021): HSIC between interval width and coverage.
     - Angelopoulos & Bates (2021): conditional coverage.
     - Hope (1968): the Monte Carlo p-value.
+    - Dinkelbach (1967): the iteration that finds the worst slab exactly.
 
     Full entries: :doc:`/docs/references`.
 
