@@ -1,6 +1,6 @@
 """Coverage across groups: coverage gap, worst-slab coverage and HSIC, against calibrated data.
 
-One function, :func:`group_coverage`; the kernels are in :mod:`uqviz._array.group_coverage`.
+One function, :func:`group_coverage`; the kernels are in ``uqviz/_array/group_coverage.py``.
 """
 
 from __future__ import annotations
@@ -321,7 +321,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
         How the features are binned (:func:`uqviz.engine.binning.compute_bins`).
     min_count : int, optional
-        Fewest points of a group; default 20 (:data:`GROUP_MIN_COUNT`). A smaller group is an
+        Fewest points of a group; default 20 (``uqviz.groups.coverage.GROUP_MIN_COUNT``). A smaller group is an
         error that names it.
     level : float, default 0.9
         Level of the intervals, in (0, 1).
@@ -383,7 +383,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     Warns
     -----
     DataWarning
-        HSIC on a random subsample of :data:`HSIC_MAX_POINTS` points (more points given).
+        HSIC on a random subsample of ``uqviz.groups.coverage.HSIC_MAX_POINTS`` points (more points given).
 
     See Also
     --------
@@ -410,7 +410,8 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
 
     over runs of consecutive points in the order of the projections; it is computed exactly
     in O(n log n + n) per direction (sort, then Dinkelbach's iteration on the prefix sums,
-    :mod:`uqviz._array.group_coverage`), where MAPIE's enumeration costs O(n^2). With the
+    ``uqviz/_array/group_coverage.py``, Dinkelbach (1967)), where MAPIE's enumeration costs
+    O(n^2). With the
     Gaussian kernels :math:`K_{ij} = e^{-(w_i - w_j)^2/s_w}` of the widths and
     :math:`L_{ij} = e^{-(c_i - c_j)^2/s_c}` of the coverage, :math:`H = I - 11'/n`,
 
@@ -420,7 +421,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
        = \sqrt{\frac{2(1 - e^{-1/s_c})\, d' K d}{(n - 1)^2}}, \quad d = c - \bar c,
 
     (MAPIE's ``hsic``; covmetrics' ``HSIC`` is the square, its ``sigma_x`` the coverage's
-    kernel). It costs O(n^2) time and memory: above :data:`HSIC_MAX_POINTS` points it is
+    kernel). It costs O(n^2) time and memory: above ``uqviz.groups.coverage.HSIC_MAX_POINTS`` points it is
     computed on a seeded random subsample (with a warning). ``hsic_p_value`` =
     (1 + #{permuted >= observed}) / (1 + ``n_perm``), the coverage permuted on fixed widths.
 
@@ -443,6 +444,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     - Feldman et al. (2021): HSIC between interval width and coverage.
     - Angelopoulos & Bates (2021): conditional coverage.
     - Hope (1968): the Monte Carlo p-value.
+    - Dinkelbach (1967): the iteration that finds the worst slab exactly.
 
     Full entries: :doc:`/docs/references`.
 
