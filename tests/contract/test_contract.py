@@ -119,6 +119,8 @@ POSITIONAL_ALLOWED = {
         "the computation stored is the subject of the call, beside its file (a cache, "
         "as functools.cache(func))",
     ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
+    ("uqviz.compare_models", "tree"): "the models compared: a DataTree of forecasts of the "
+                                      "same points is the data",
     ("uqviz.compare_forecasts", "a"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.compare_forecasts", "b"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
@@ -515,6 +517,12 @@ OTHER_CALLS = {
                                     _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])),
                                    dict(scores=("crps", "interval"), levels=(0.5, 0.9),
                                         n_boot=50, ci=0.9, method="percentile", rng=1))),
+    "compare_models": ("uqviz.compare_models",
+                       lambda: ((xr.DataTree.from_dict({
+                           "a": _data("dataset"),
+                           "b": _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])}),),
+                                dict(statistics=("ZMS", "MSE"), scores=("crps",), n_boot=50,
+                                     ci=0.9, method="percentile", rng=1))),
     "nig_skewness_curve": ("uqviz.nig_skewness_curve",
                            lambda: ((), dict(nu=(4.0, 6.0), size=2000, rng=1))),
     "statistic_bias": ("uqviz.statistic_bias",
@@ -624,7 +632,9 @@ def test_result_variable_names(rid):
         for v in sorted(names):
             if v in RESULT_SYNONYMS:
                 bad.append(f"{v} (contract: {RESULT_SYNONYMS[v]})")
-            if about_statistic and v in STATISTIC_VALUE_SYNONYMS:
+            # compare_models: the value of a measure (statistic or score) of each model
+            if about_statistic and v in STATISTIC_VALUE_SYNONYMS and not (
+                    name == "compare_models" and v == "value"):
                 bad.append(f"{v} (contract: {STATISTIC_VALUE_SYNONYMS[v]})")
             m = re.fullmatch(r"(.+)_(lower|upper)", v)
             if m:

@@ -26,8 +26,8 @@ BETTER, WORSE, NO_DIFFERENCE, NOT_TESTED = "better", "worse", "no difference", "
 #: registered statistics without a reference whose value is the mean of one per-point value
 #: (the SIP, mean gain and mean loss are computed on those values)
 POINT_VALUES = {"MSE": lambda e, u: e * e, "MV": lambda e, u: u * u}
-CITATION = ("Pernot & Savin (2020a) (systematic improvement probability, mean gain and loss); "
-            "Pernot & Savin (2020b) (ranking probability matrix, paired bootstrap); "
+CITATION = ("Pernot & Savin (2020a) (systematic improvement probability, mean gain and loss, "
+            "ranking probability matrix); Pernot & Savin (2020b) (their applications); "
             "DiCiccio & Efron (1996) (BCa interval)")
 
 
@@ -255,7 +255,8 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
           scores, MSE, MV; listed in ``attrs["sip_measures"]``); NaN for the others.
 
         ``attrs``: the settings, ``n_points``, ``sip_measures``, ``orientation``,
-        ``citation``.
+        ``citation``. Plots: ``uqviz.plots.comparison`` (``ranking_matrix``,
+        ``sip_matrix``, ``differences``).
 
     Raises
     ------
@@ -271,8 +272,6 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     --------
     uqviz.compare_forecasts : two forecasts, per score, any form.
     uqviz.validate_average : one model's statistics against their references.
-    uqviz.plots.comparison.ranking_matrix : the ranking probability matrix.
-    uqviz.plots.comparison.sip_matrix : the SIP matrix.
 
     Notes
     -----
@@ -284,8 +283,9 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     :math:`w` for all: paired), hence every :math:`d^*_k` and difference
     :math:`d^*_a - d^*_b`. The BCa acceleration comes from the leave-one-out means.
     The ranking probability :math:`P_r(k, r)` is the share of replicates in which
-    :math:`d^*_k` has rank r (Pernot & Savin (2020b)); models tied in a replicate share the
-    ranks they span equally, so that rows and columns sum to 1.
+    :math:`d^*_k` has rank r (Pernot & Savin (2020a); ErrViewLib's ``rankBS``); models
+    tied in a replicate share the ranks they span equally, so that rows and columns sum
+    to 1.
 
     For a measure that is the mean of per-point values :math:`v_{ki}` (smaller is better),
     with :math:`\delta_i = v_{bi} - v_{ai}` for ``model`` = a, ``versus`` = b
@@ -306,7 +306,8 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     References
     ----------
     - Pernot & Savin (2020a): SIP, mean gain and mean loss.
-    - Pernot & Savin (2020b): ranking probability matrix from the bootstrap.
+    - Pernot & Savin (2020a): ranking probability matrix from the bootstrap.
+    - Pernot & Savin (2020b): SIP and ranking matrices in practice.
     - DiCiccio & Efron (1996): the BCa interval.
     - Gneiting & Raftery (2007): proper scores.
 

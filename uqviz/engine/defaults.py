@@ -81,11 +81,11 @@ DEFAULTS: tuple[Default, ...] = (
     Default("n_boot",
             "10 000 for one interval per statistic and dataset (`validate_average`, "
             "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`, "
-            "`predictive_scores`, `compare_forecasts`)",
+            "`predictive_scores`, `compare_forecasts`, `compare_models`)",
             "Pernot (2024a)",
             _all(10_000, "validate_average", "decimation_curve", "validate_simulated",
                  "validate", "report", "proper_scores", "predictive_scores",
-                 "compare_forecasts")),
+                 "compare_forecasts", "compare_models")),
     Default("n_boot",
             "5 000 per bin or per simulated set (`local_calibration`, `reliability`, "
             "`ordering_study`, `validation_probability`); 5 000 for `qce` (0: no interval)",
@@ -272,12 +272,12 @@ DEFAULTS: tuple[Default, ...] = (
             "levels 0.05, ..., 0.95; `fit_recalibration`, `recalibrate` (`\"quantile\"`): "
             "`None`, the 99 levels 0.01, ..., 0.99; `predictive_scores`, `compare_forecasts`: "
             "`None`, every level of a quantile forecast (the 99 levels of `proper_scores` for a "
-            "std forecast)",
+            "std forecast); `compare_models`: `None`, as `predictive_scores`",
             "the usual reporting levels; uncertainty-toolbox 0.1.1's defaults; netcal's; the "
             "forecast as given",
             {"interval_coverage": (0.5, 0.68, 0.9, 0.95, 0.99),
              **_all(None, "proper_scores", "qce", "fit_recalibration", "recalibrate",
-                    "predictive_scores", "compare_forecasts")}),
+                    "predictive_scores", "compare_forecasts", "compare_models")}),
     Default("level",
             '`local_calibration(statistic="PICP")`, `adversarial_validation(statistic="PICP")`: '
             '`None`, 0.95; `from_predictions`: `None` '
@@ -339,10 +339,13 @@ DEFAULTS: tuple[Default, ...] = (
             "uncertainty-toolbox 0.1.1", {"adversarial_group_calibration": None}),
     Default("scores", '`("nll", "crps", "check", "interval")`; `predictive_scores`: `None`, '
             'every score of the form of the forecast; `compare_forecasts`: `None`, every score '
-            'of both forms',
-            "the four scoring rules of uncertainty-toolbox; a forecast is scored as given",
+            'of both forms; `compare_models`: `("nll", "crps")`',
+            "the four scoring rules of uncertainty-toolbox; a forecast is scored as given; "
+            "the two closed-form scores of Pernot (2024b) and Gneiting & Raftery (2007) that "
+            "every std forecast has",
             {"proper_scores": ("nll", "crps", "check", "interval"),
-             **_all(None, "predictive_scores", "compare_forecasts")}),
+             **_all(None, "predictive_scores", "compare_forecasts"),
+             "compare_models": ("nll", "crps")}),
 )
 
 

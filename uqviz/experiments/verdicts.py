@@ -64,7 +64,9 @@ FV_STATISTICS = ("ZVar", "ZISD", "RR")
 
 #: verdicts computed only when named in ``verdicts=`` (each costs a simulated reference)
 OPTIONAL_VERDICTS = (tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
-                           for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS")
+                           for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS",
+                                                         "compare:nll", "compare:crps",
+                                                         "compare:ZMS")
                      + tuple(f"fv:consistency:{s}" for s in FV_STATISTICS)
                      + tuple(f"coverage:{m}:{f}" for m in ("gap", "gap_weighted")
                              for f in ("X1", "X2"))
@@ -130,6 +132,12 @@ def _property(verdict: str, features) -> frozenset | str:
             return "coverage"
     if head == "adversarial":  # random groups mix the points: the average calibration
         return "average"
+    if head == "compare" and len(parts) == 2:
+        # compare_models of the set's forecast with a calibrated forecast of the same points
+        # (same true u, same D, a second error draw): a difference is expected where the
+        # variance is miscalibrated (average, consistency, adaptivity), not for the shape
+        # scenarios, whose second draw has the same D
+        return "any"
     raise ValueError(f"verdicts: unknown verdict {verdict!r}")
 
 
@@ -287,8 +295,8 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
     from uqviz.reporting import report
     from uqviz.reporting.gate import gate
 
-    (r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit, r_cov,
-     r_adv) = checks.rng(rng).spawn(10)
+    (r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit, r_cov, r_adv,
+     r_cmp) = checks.rng(rng).spawn(11)
     ds = draw_set(scenario, generative=generative, size=size, design=design, nu=nu, data=data,
                   rng=r_draw)
     fams = {_family(v) for v in wanted}
@@ -401,6 +409,10 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
                 valid = bool(np.all(res["valid"].values))
             rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
             words["confidence_curve"] = _NOT if valid is None else _word(bool(valid), rel)
+        cmp = [v for v in wanted if v.startswith("compare:")]
+        if cmp:
+            words.update(_compare_words(ds, cmp, scenario, generative, size, design, nu, data,
+                                        r_draw, r_cmp, n_boot, engine, cost))
         if "pit" in wanted:
             from uqviz.predictive import validate_pit
 
@@ -420,6 +432,41 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             words[v] = str(res["verdict"].values)
     cost = {k: float(np.mean(v)) for k, v in cost.items()}
     return {v: words.get(v, _NOT) for v in wanted}, cost
+
+
+def _compare_words(ds, wanted, scenario, generative, size, design, nu, data, r_draw, r_cmp,
+                   n_boot, engine, cost):
+    """``compare:<measure>``: :func:`uqviz.compare_models` of the set's forecast with a
+    calibrated forecast of the same points: ``uE`` = the set's true u (drawn again from the
+    set's own stream), errors ``u z'`` with ``z'`` a second, independent draw from the set's
+    D. "fails" when the comparison declares a difference (either way: a two-sided test,
+    whose rate on calibrated scenarios is the false-alarm rate)."""
+    import xarray as xr
+
+    from uqviz.comparison import compare_models
+    from uqviz.data import from_arrays
+    from uqviz.data.generative import get_generative
+    from uqviz.scores.predictive import PREDICTIVE_SCORES
+
+    d = {"shape_t3": "t3", "shape_t4": "t4"}.get(scenario, generative)
+    truth = draw_set("calibrated", generative=d, size=size, design=design, nu=nu, data=data,
+                     rng=r_draw)  # the same stream: the set's true u
+    u = truth["uE"].values
+    r_z, r_boot = r_cmp.spawn(2)
+    other = from_arrays(u * get_generative(d).sample(r_z, u.size), u, name="calibrated")
+    tree = xr.DataTree.from_dict({"scenario": ds[["E", "uE"]], "calibrated": other})
+    measures = [v.split(":")[1] for v in wanted]
+    scores = tuple(m for m in measures if m in PREDICTIVE_SCORES) or None
+    stats = tuple(m for m in measures if m not in PREDICTIVE_SCORES) or None
+    t = time.perf_counter()
+    res = compare_models(tree, statistics=stats, scores=scores, n_boot=n_boot, rng=r_boot,
+                         engine=engine)
+    cost["compare"] = time.perf_counter() - t
+    words = {}
+    for v, m in zip(wanted, measures):
+        w = str(res["comparison"].sel(measure=m, model="calibrated", versus="scenario").values)
+        words[v] = _NOT if w == "not tested" else _FAILS if w in ("better", "worse") else _OK
+    return words
 
 
 # ---------------------------------------------------------------------------------------
@@ -519,7 +566,13 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       coverage, property ``"coverage_width"``.
       ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of
       :func:`uqviz.adversarial_validation` (D normal, :data:`ADVERSARIAL_GROUPS` = 200 groups
-      per size, ``n_boot`` replicates), property ``"average"``.
+      per size, ``n_boot`` replicates), property ``"average"``;
+      ``"compare:<measure>"`` (``"compare:nll"``, ``"compare:crps"``, ``"compare:ZMS"``):
+      :func:`uqviz.compare_models` of the set's forecast with a calibrated forecast of the
+      same points (``uE`` = the set's true u, errors a second independent draw ``u z'``
+      from the set's D), "fails" when the interval of the difference excludes 0 either way
+      (false alarm: any difference declared where the scenario is calibrated in variance,
+      "calibrated" and the shape scenarios); property ``"any"``.
 
     Parameters
     ----------

@@ -1,0 +1,223 @@
+"""compare_models: SIP, mean gain and loss by hand; values and differences equal to the
+functions that compute them for one model or one pair; ranking probabilities; seeding;
+errors (Pernot & Savin (2020a, 2020b))."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import uqviz
+from uqviz._array import comparison as comparison_kernels
+from uqviz._array.resample import resample_sums
+
+
+def _tree(m=400, scales=(1.0, 1.3, 0.7), seed=0):
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(0.5, 2.0, m)
+    y = u * rng.normal(size=m)
+    models = {}
+    for k, s in enumerate(scales):
+        pred = 0.05 * rng.normal(size=m)
+        models[f"m{k}"] = uqviz.from_predictions(y, pred, std=u * s)
+    return xr.DataTree.from_dict(models), y
+
+
+# ------------------------------------------------------------------- SIP by hand
+def test_sip_gain_loss_by_hand():
+    # per-point scores of a and b on 6 points: b - a = [1, 2, 0, -3, 0.5, -1]
+    a = np.array([1.0, 1.0, 2.0, 5.0, 0.5, 3.0])
+    b = np.array([2.0, 3.0, 2.0, 2.0, 1.0, 2.0])
+    sip, gain, loss = comparison_kernels.improvement(np.vstack([a, b]))
+    assert sip[0, 1] == pytest.approx(3 / 6)  # a better at points 0, 1, 4
+    assert sip[1, 0] == pytest.approx(2 / 6)  # b better at points 3, 5; one tie
+    assert gain[0, 1] == pytest.approx((1 + 2 + 0.5) / 3)
+    assert loss[0, 1] == pytest.approx((-3 - 1) / 2)
+    assert gain[1, 0] == pytest.approx(2.0) and loss[1, 0] == pytest.approx(-3.5 / 3)
+    # mean(b - a) = SIP_ab MG_ab + SIP_ba ML_ab
+    assert np.mean(b - a) == pytest.approx(sip[0, 1] * gain[0, 1] + sip[1, 0] * loss[0, 1])
+
+
+def test_sip_of_compare_models_equals_numpy():
+    tree, _ = _tree()
+    res = uqviz.compare_models(tree, statistics=("ZMS", "MSE"), n_boot=50, rng=0)
+    assert res.attrs["sip_measures"] == ["MSE", "nll", "crps"]
+    assert bool(res["sip"].sel(measure="ZMS").isnull().all())
+    names = res["model"].values.tolist()
+    nll = {n: uqviz.scores.predictive.point_scores(tree[n].to_dataset(), ("nll",))[2][:, 0]
+           for n in names}
+    e2 = {n: tree[n].to_dataset()["E"].values ** 2 for n in names}
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            d = nll[b] - nll[a]
+            assert float(res["sip"].sel(measure="nll", model=a, versus=b)) == np.mean(d > 0)
+            assert float(res["mean_gain"].sel(measure="nll", model=a, versus=b)) == \
+                pytest.approx(d[d > 0].mean(), rel=1e-12)
+            assert float(res["mean_loss"].sel(measure="nll", model=a, versus=b)) == \
+                pytest.approx(d[d < 0].mean(), rel=1e-12)
+            d2 = e2[b] - e2[a]
+            assert float(res["sip"].sel(measure="MSE", model=a, versus=b)) == np.mean(d2 > 0)
+            ties = np.mean(nll[a] == nll[b])
+            total = res["sip"].sel(measure="nll", model=a, versus=b) + \
+                res["sip"].sel(measure="nll", model=b, versus=a)
+            assert float(total) + ties == pytest.approx(1.0)
+
+
+# ------------------------------------------------- values and differences vs the others
+def test_values_equal_proper_scores_and_validate_average():
+    tree, _ = _tree()
+    res = uqviz.compare_models(tree, statistics=("ZMS", "RCE"), scores=("nll", "crps"),
+                               n_boot=50, rng=0)
+    for n in res["model"].values:
+        ds = tree[str(n)].to_dataset()
+        av = uqviz.validate_average(ds, statistics=("ZMS", "RCE"), n_boot=10, rng=0)
+        ps = uqviz.proper_scores(ds, scores=("nll", "crps"), n_boot=0)
+        for s in ("ZMS", "RCE"):
+            v = float(av["estimate"].sel(statistic=s))
+            assert float(res["value"].sel(measure=s, model=n)) == pytest.approx(v, rel=1e-12)
+        assert float(res["distance"].sel(measure="ZMS", model=n)) == pytest.approx(
+            abs(float(av["estimate"].sel(statistic="ZMS")) - 1.0), rel=1e-10)
+        for s in ("nll", "crps"):
+            assert float(res["value"].sel(measure=s, model=n)) == pytest.approx(
+                float(ps["estimate"].sel(score=s)), rel=1e-12)
+    d = res["difference"].sel(measure="nll", model="m0", versus="m1")
+    ps0 = uqviz.proper_scores(tree["m0"].to_dataset(), scores=("nll",), n_boot=0)
+    ps1 = uqviz.proper_scores(tree["m1"].to_dataset(), scores=("nll",), n_boot=0)
+    assert float(d) == pytest.approx(float(ps0["estimate"][0] - ps1["estimate"][0]), rel=1e-10)
+
+
+@pytest.mark.parametrize("method", ["bca", "percentile"])
+def test_difference_interval_equals_compare_forecasts(method):
+    tree, _ = _tree(scales=(1.0, 1.2))
+    res = uqviz.compare_models(tree, statistics=None, scores=("nll", "crps"), n_boot=300,
+                               rng=7, method=method)
+    cf = uqviz.compare_forecasts(tree["m0"].to_dataset(), tree["m1"].to_dataset(),
+                                 scores=("nll", "crps"), n_boot=300, rng=7, method=method)
+    for s in ("nll", "crps"):
+        sel = dict(measure=s, model="m0", versus="m1")
+        assert float(res["difference"].sel(sel)) == pytest.approx(
+            float(cf["estimate"].sel(score=s)), rel=1e-10)
+        assert float(res["difference_lower"].sel(sel)) == pytest.approx(
+            float(cf["ci_lower"].sel(score=s)), rel=1e-8)
+        assert float(res["difference_upper"].sel(sel)) == pytest.approx(
+            float(cf["ci_upper"].sel(score=s)), rel=1e-8)
+        word = {"a better": "better", "b better": "worse"}.get(
+            str(cf["comparison"].sel(score=s).values), "no difference")
+        assert str(res["comparison"].sel(sel).values) == word
+
+
+def test_paired_sums_equal_resample_sums():
+    cols = np.random.default_rng(3).normal(size=(20_000, 7))  # the cache-blocked draws
+    for engine in ("numba", "numpy"):
+        a = comparison_kernels.paired_column_sums(cols, 40, 11, engine=engine)
+        b = resample_sums(cols, 40, 11, engine=engine)[0]
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9)
+
+
+# ------------------------------------------------------- antisymmetry, ranks, seeding
+def test_antisymmetry_and_words():
+    tree, _ = _tree()
+    res = uqviz.compare_models(tree, n_boot=200, rng=2)
+    d = res["difference"]
+    np.testing.assert_array_equal(d.values, -d.transpose("measure", "versus", "model").values)
+    lo = res["difference_lower"].values
+    hi = res["difference_upper"].transpose("measure", "versus", "model").values
+    np.testing.assert_array_equal(lo, -hi)
+    words = res["comparison"].values
+    assert np.all((words == "better") == (res["difference_upper"].values < 0))
+    assert np.all((words == "worse") == (res["difference_lower"].values > 0))
+    flip = {"better": "worse", "worse": "better", "no difference": "no difference"}
+    wt = res["comparison"].transpose("measure", "versus", "model").values
+    assert all(flip[a] == b for a, b in zip(words.ravel(), wt.ravel()))
+
+
+def test_rank_probabilities():
+    tree, _ = _tree(scales=(1.0, 3.0, 1.05))
+    res = uqviz.compare_models(tree, n_boot=300, rng=4)
+    p = res["rank_probability"]
+    np.testing.assert_allclose(p.sum("rank"), 1.0)
+    np.testing.assert_allclose(p.sum("model"), 1.0)
+    # uE three times too large: last by every measure
+    np.testing.assert_allclose(p.sel(model="m1", rank=3), 1.0)
+    # a clearly better model ranks first with probability ~1
+    pair = uqviz.compare_models(_tree(scales=(1.0, 2.0))[0], n_boot=300, rng=4)
+    assert float(pair["rank_probability"].sel(model="m0", rank=1).min()) >= 0.99
+    # ties share their ranks: replicate 1 (1, 1, 0): m2 first, m0 and m1 half of ranks 2
+    # and 3 each; replicate 2 (2, 3, 0): m2, m0, m1
+    tied = comparison_kernels.rank_probabilities(np.array([[1.0, 2.0], [1.0, 3.0],
+                                                           [0.0, 0.0]]))
+    np.testing.assert_allclose(tied, [[0.0, 0.75, 0.25], [0.0, 0.25, 0.75],
+                                      [1.0, 0.0, 0.0]])
+
+
+def test_seeding():
+    tree, _ = _tree(m=300)
+    a = uqviz.compare_models(tree, n_boot=100, rng=5)
+    b = uqviz.compare_models(tree, n_boot=100, rng=np.random.SeedSequence(5))
+    c = uqviz.compare_models(tree, n_boot=100, rng=6)
+    xr.testing.assert_equal(a, b)
+    assert not np.array_equal(a["value_lower"].values, c["value_lower"].values)
+
+
+def test_plain_datasets_and_numpy_engine():
+    rng = np.random.default_rng(1)
+    u = rng.uniform(0.5, 1.5, 500)
+    e = u * rng.normal(size=500)
+    tree = xr.DataTree.from_dict({"a": uqviz.from_arrays(e, u),
+                                  "b": uqviz.from_arrays(e, 2.0 * u)})
+    res = uqviz.compare_models(tree, engine="numpy", n_boot=200, rng=0)
+    assert res.attrs["engine"] == "numpy"
+    assert str(res["comparison"].sel(measure="ZMS", model="a", versus="b").values) == "better"
+
+
+# ---------------------------------------------------------------------------- errors
+def test_errors():
+    tree, y = _tree(m=50)
+    ds = tree["m0"].to_dataset()
+    with pytest.raises(TypeError, match="DataTree"):
+        uqviz.compare_models(ds)
+    with pytest.raises(ValueError, match="at least two models.*got 1"):
+        uqviz.compare_models(xr.DataTree.from_dict({"a": ds}))
+    short = uqviz.from_arrays(ds["E"].values[:40], ds["uE"].values[:40])
+    with pytest.raises(ValueError, match="numbers of points differ.*'b': 40"):
+        uqviz.compare_models(xr.DataTree.from_dict({"a": ds, "b": short}))
+    members = np.random.default_rng(0).normal(size=(50, 8))
+    ens = uqviz.from_predictions(y, members.mean(1), samples=members)
+    other = uqviz.from_predictions(y + np.r_[np.ones(3), np.zeros(47)], members.mean(1),
+                                   samples=members)
+    with pytest.raises(ValueError, match="y of 'b' differs .* at 3 of 50 points"):
+        uqviz.compare_models(xr.DataTree.from_dict({"a": ens, "b": other}), scores=("crps",))
+    with pytest.raises(ValueError, match="do not apply"):
+        uqviz.compare_models(xr.DataTree.from_dict({"a": ens, "b": ds}), scores=("nll",))
+    with pytest.raises(ValueError, match="unknown statistic 'XYZ'"):
+        uqviz.compare_models(tree, statistics=("XYZ",))
+    with pytest.raises(ValueError, match="'CC' is a generic statistic"):
+        uqviz.compare_models(tree, statistics=("CC",))
+    with pytest.raises(ValueError, match="not allowed"):
+        uqviz.compare_models(tree, scores=("brier",))
+    with pytest.raises(ValueError, match="at least one measure"):
+        uqviz.compare_models(tree, statistics=None, scores=None)
+    bad = ds.copy(deep=True)
+    bad["uE"].values[:2] = -1.0
+    with pytest.raises(ValueError, match="'b'"):
+        uqviz.compare_models(xr.DataTree.from_dict({"a": ds, "b": bad}))
+    with pytest.raises(ValueError, match="n_boot"):
+        uqviz.compare_models(tree, n_boot=1)
+
+
+def test_samples_forecasts_with_y():
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=300)
+    good = rng.normal(size=(300, 20))
+    wide = 3.0 * rng.normal(size=(300, 20))
+    tree = xr.DataTree.from_dict({
+        "good": uqviz.from_predictions(y, good.mean(1), samples=good),
+        "wide": uqviz.from_predictions(y, wide.mean(1), samples=wide)})
+    res = uqviz.compare_models(tree, statistics=("ZMS",), scores=("crps",), n_boot=200,
+                               rng=0)
+    cf = uqviz.predictive_scores(tree["good"].to_dataset(), scores=("crps",), n_boot=0)
+    assert float(res["value"].sel(measure="crps", model="good")) == pytest.approx(
+        float(cf["estimate"][0]), rel=1e-12)
+    assert str(res["comparison"].sel(measure="crps", model="good", versus="wide").values) \
+        == "better"
