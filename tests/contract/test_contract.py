@@ -767,6 +767,8 @@ def _plot_inputs():
     y = np.random.default_rng(0).standard_normal(200)
     refs = [uqviz.simulated_reference(ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1,
                                       generative=f"t{nu}") for nu in (4, 8)]
+    compared = uqviz.compare_models(
+        uqviz.from_datasets({"a": ds, "b": ds.assign(uE=1.5 * ds["uE"])}), n_boot=50, rng=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
@@ -805,6 +807,7 @@ def _plot_inputs():
             "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
             "adversarial_curves": uqviz.adversarial_validation(
                 ds, **EUE_CALLS["adversarial_validation"]),
+            **dict.fromkeys(("ranking_matrix", "sip_matrix", "differences"), compared),
         }
 
 

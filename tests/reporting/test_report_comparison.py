@@ -9,21 +9,24 @@ import pytest
 import xarray as xr
 
 import uqviz
-from uqviz.reporting.comparison import decide, shared_points
+from dataclasses import replace
+
+from uqviz.reporting.comparison import comparison_section, decide, shared_points
 
 SMALL = dict(n_boot=200, n_mc=20, progress=False, remedy=False)
 
 
-def _models(m=400, seed=0, with_y=True):
-    """Three models of the same m points: calibrated, too wide (uE x 2), too narrow (uE / 2);
-    a fourth, nearly the calibrated one (uE x 1.02)."""
+def _models(m=300, seed=1, with_y=True):
+    """Three models of the same m points: calibrated, too narrow (uE / 2), and a twin of the
+    calibrated one (calibrated too, with its own errors)."""
     rng = np.random.default_rng(seed)
     y = rng.normal(size=m)
     u = np.exp(0.3 * rng.normal(size=m))
     pred = y - u * rng.normal(size=m)  # E = y - pred ~ N(0, u^2): calibrated
+    twin = y - u * rng.normal(size=m)
     out = {}
-    for name, f in (("calibrated", 1.0), ("wide", 2.0), ("narrow", 0.5), ("near", 1.02)):
-        ds = uqviz.from_arrays(y - pred, f * u)
+    for name, p, f in (("calibrated", pred, 1.0), ("narrow", pred, 0.5), ("twin", twin, 1.0)):
+        ds = uqviz.from_arrays(y - p, f * u)
         if with_y:
             ds["y"] = ("point", y)
         out[name] = ds
@@ -33,7 +36,7 @@ def _models(m=400, seed=0, with_y=True):
 @pytest.fixture(scope="module")
 def compared():
     tree = _models()
-    col = uqviz.report(tree, rng=3, figures=True, **SMALL)
+    col = uqviz.report(tree, rng=3, figures=False, **SMALL)  # figures: the test below
     plain = uqviz.report(tree, rng=3, figures=False, compare=False, **SMALL)
     return tree, col, plain
 
@@ -42,14 +45,16 @@ def test_auto_compares_models_that_give_the_same_y(compared):
     tree, col, _ = compared
     c = col.comparison
     assert c is not None and c["compare"] == "auto"
-    assert c["models"] == ["calibrated", "wide", "narrow", "near"]
-    assert c["measures"] == ["ZMS", "RCE", "NLL", "CRPS"]
-    assert c["n_points"] == 400
+    assert c["models"] == ["calibrated", "narrow", "twin"]
+    assert c["measures"] == ["ZMS", "RCE", "nll", "crps"]
+    assert c["labels"] == {"ZMS": "ZMS", "RCE": "RCE", "nll": "NLL", "crps": "CRPS"}
+    assert c["references"] == {"ZMS": 1.0, "RCE": 0.0, "nll": None, "crps": None}
+    assert c["n_points"] == 300
 
 
 def test_the_numbers_are_those_of_compare_models_on_the_next_stream(compared):
     tree, col, _ = compared
-    child = np.random.default_rng(3).spawn(5)[4]  # the datasets take children 0..3
+    child = np.random.default_rng(3).spawn(4)[3]  # the datasets take children 0..2
     res = uqviz.compare_models(tree, n_boot=200, rng=child, progress=False)
     c = col.comparison
     assert c["result"]["data"]["value"]["values"] == res["value"].values.tolist()
@@ -67,8 +72,9 @@ def test_the_numbers_are_those_of_compare_models_on_the_next_stream(compared):
 def test_pair_verdicts_in_words_only_when_the_interval_excludes_zero(compared):
     _, col, _ = compared
     pairs = col.comparison["pairs"]
-    assert all(len(v) == 6 for v in pairs.values())  # 4 models: 6 pairs, each once
+    assert all(len(v) == 3 for v in pairs.values())  # 3 models: 3 pairs, each once
     for m, rows in pairs.items():
+        m = col.comparison["labels"][m]
         for p in rows:
             if p["comparison"] == "better":
                 assert p["upper"] < 0
@@ -78,18 +84,19 @@ def test_pair_verdicts_in_words_only_when_the_interval_excludes_zero(compared):
             elif p["comparison"] == "no difference":
                 assert p["lower"] <= 0 <= p["upper"]
                 assert f"no difference detected in {m}" in p["text"]
-    nll = {(p["model"], p["versus"]): p for p in pairs["NLL"]}
-    # the calibrated model has a clearly better NLL than the too narrow and too wide ones
-    for other in ("narrow", "wide"):
-        p = nll[("calibrated", other)]
+    nll = {(p["model"], p["versus"]): p for p in pairs["nll"]}
+    # the calibrated models have a clearly better NLL than the too narrow one
+    for good in ("calibrated", "twin"):
+        p = nll[(good, "narrow")]
         assert p["comparison"] == "better", p
-        assert p["text"] == (f"model calibrated has a better NLL than model {other}: difference "
+        assert p["text"] == (f"model {good} has a better NLL than model narrow: difference "
                              f"{p['difference']:.3g} [{p['lower']:.3g}, {p['upper']:.3g}]")
-    # 2 % wider uncertainties: no difference detected
-    near = [p for p in pairs["ZMS"] if {p["model"], p["versus"]} == {"calibrated", "near"}][0]
-    assert near["comparison"] == "no difference"
-    assert near["text"].startswith("models calibrated and near: no difference detected in ZMS "
-                                   "(difference of |ZMS - 1| ")
+    # two calibrated models: no difference detected
+    twin = [p for p in pairs["ZMS"] if {p["model"], p["versus"]} == {"calibrated", "twin"}][0]
+    assert twin["comparison"] == "no difference"
+    assert twin["text"] == ("models calibrated and twin: no difference detected in ZMS "
+                            f"(difference of |ZMS - 1| {twin['difference']:.3g} "
+                            f"[{twin['lower']:.3g}, {twin['upper']:.3g}] holds 0)")
 
 
 def test_conclusion_and_ranking_sentences(compared):
@@ -99,28 +106,50 @@ def test_conclusion_and_ranking_sentences(compared):
     nll = c["conclusion"][2]
     assert nll.startswith("Comparison of the models by NLL: most probable ranks ")
     assert "model calibrated has a better NLL than model narrow" in nll
-    best = min(c["models"], key=lambda k: (c["table"]["NLL"][k]["most_probable_rank"],
-                                           -c["table"]["NLL"][k]["probability"]))
-    prob = c["table"]["NLL"][best]["probability"]
+    best = min(c["models"], key=lambda k: (c["table"]["nll"][k]["most_probable_rank"],
+                                           -c["table"]["nll"][k]["probability"]))
+    prob = c["table"]["nll"][best]["probability"]
     assert f"ranks {best} 1 (probability {prob:.2f})" in nll
 
 
-def test_html_json_and_figures(compared, tmp_path):
+def test_html_and_json(compared, tmp_path):
     _, col, _ = compared
-    assert set(col.comparison_figures) == {"comparison_ranking", "comparison_sip",
-                                           "comparison_differences"}
-    assert all(png.startswith(b"\x89PNG") for png in col.comparison_figures.values())
+    assert col.comparison_figures == {}  # figures=False
     page = col.to_html()
     assert "<h2 id='comparison-of-the-models'>Comparison of the models</h2>" in page
     assert "href='#comparison-of-the-models'" in page
-    for p in col.comparison["pairs"]["NLL"]:
-        text = p["text"].replace("|", "|")
-        assert text in page
+    assert "<th>model</th><th>ZMS</th><th>RCE</th><th>NLL</th><th>CRPS</th>" in page
+    for p in col.comparison["pairs"]["nll"]:
+        assert p["text"] in page
+    for line in col.comparison["conclusion"]:
+        assert line in page
     data = json.loads(col.to_json())
     assert data["comparison"]["pairs"] == col.comparison["pairs"]
-    assert list(data["datasets"]) == ["calibrated", "wide", "narrow", "near"]
+    assert list(data["datasets"]) == ["calibrated", "narrow", "twin"]
     paths = col.save(tmp_path)
     assert json.loads(open(paths["json"]).read())["comparison"]["measures"][0] == "ZMS"
+
+
+def test_the_figures_of_the_section(compared):
+    import base64
+
+    import matplotlib.pyplot as plt
+
+    tree, col, _ = compared
+    numbers, figs = comparison_section(tree, n_boot=200, rng=1, figures=True)
+    assert set(figs) == {"comparison_ranking", "comparison_sip", "comparison_differences"}
+    titles = {k: [ax.get_title() for ax in f.axes if ax.get_title()] for k, f in figs.items()}
+    assert titles["comparison_ranking"] == ["ZMS ranks (M = 300)", "RCE ranks (M = 300)",
+                                            "NLL ranks (M = 300)", "CRPS ranks (M = 300)"]
+    # SIP: the measures that are means of per-point values (the scores)
+    assert numbers["sip_measures"] == ["nll", "crps"]
+    assert [t.split(" (")[0] for t in titles["comparison_sip"]] == ["SIP of NLL", "SIP of CRPS"]
+    assert len(titles["comparison_differences"]) == 4
+    plt.close("all")
+    pngs = {k: b"\x89PNG-" + k.encode() for k in figs}
+    page = replace(col, comparison_figures=pngs).to_html()
+    for png in pngs.values():
+        assert base64.b64encode(png).decode() in page
 
 
 def test_the_datasets_numbers_do_not_depend_on_the_comparison(compared):
@@ -187,3 +216,39 @@ def test_a_feature_named_y_does_not_identify_the_points():
         kids[k] = ds
     assert kids["a"]["y"].attrs.get("role") == "feature"
     assert decide(xr.DataTree.from_dict(kids), None) is False
+
+
+def test_auto_skips_a_comparison_that_cannot_be_computed(monkeypatch):
+    import uqviz.comparison.models as models
+
+    def broken(*args, **kwargs):
+        raise ValueError("no score applies")
+
+    monkeypatch.setattr(models, "compare_models", broken)
+    tree = _models(m=150)
+    col = uqviz.report(tree, rng=0, figures=False, **SMALL)
+    assert col.comparison == {
+        "compare": "auto", "skipped": "the models could not be compared: no score applies",
+        "warnings": [], "conclusion": ["Comparison of the models: not done (the models could "
+                                       "not be compared: no score applies)."]}
+    assert "<p>not done: the models could not be compared: no score applies</p>" in col.to_html()
+    with pytest.raises(ValueError, match="no score applies"):
+        uqviz.report(tree, rng=0, figures=False, compare=True, **SMALL)
+
+
+def test_the_scores_compared_are_those_every_form_takes():
+    from uqviz.reporting.comparison import common_scores
+
+    rng = np.random.default_rng(0)
+    y, p = rng.normal(size=20), np.zeros(20)
+    std = uqviz.from_predictions(y, p, std=np.ones(20))
+    forms = {
+        "samples": (uqviz.from_predictions(y, p, samples=rng.normal(size=(20, 5))), ("crps",)),
+        "quantiles": (uqviz.from_predictions(y, p, quantiles={0.1: p - 1.3, 0.5: p,
+                                                              0.9: p + 1.3}), ("crps",)),
+        "interval": (uqviz.from_predictions(y, p, lower=p - 1.6, upper=p + 1.6, level=0.9),
+                     None)}
+    assert common_scores([("a", std), ("b", std)]) == ("nll", "crps")
+    for form, (ds, want) in forms.items():
+        assert ds.attrs["forecast"] == form
+        assert common_scores([("a", std), ("b", ds)]) == want

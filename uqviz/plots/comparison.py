@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
+from uqviz.engine.statistics import get_statistic
 from uqviz.plots._style import COLORS, apply_style, get_ax, style
 
-# sip_measures is public here but no figure: left out of __all__ (every name there draws)
+# sip_measures, measure_label and measure_reference are public here but draw nothing: left
+# out of __all__ (every name there is a figure)
 __all__ = ["ranking_matrix", "sip_matrix", "differences"]
 
 #: colour of a pair whose interval excludes 0 (one model better than the other)
@@ -51,9 +53,9 @@ def _pick(result, measure, what, usable=None):
 def sip_measures(result) -> list:
     """The measures of a :func:`uqviz.compare_models` result that have SIP values.
 
-    A measure has SIP values when it is on the ``measure`` coordinate of ``sip`` and at least
-    one of its values between two different models is finite (a measure that is no mean of
-    per-point values, e.g. RCE, has none).
+    Those of ``attrs["sip_measures"]`` (the measures that are means of per-point values:
+    the scores, MSE, MV) when the result lists them; otherwise each measure of the
+    ``measure`` coordinate of ``sip`` with a finite value between two different models.
 
     Examples
     --------
@@ -61,33 +63,73 @@ def sip_measures(result) -> list:
     >>> sip = np.full((2, 2, 2), np.nan)
     >>> sip[0] = [[np.nan, 0.6], [0.4, np.nan]]
     >>> res = xr.Dataset({"sip": (("measure", "model", "versus"), sip)},
-    ...                  coords={"measure": ["NLL", "RCE"], "model": ["a", "b"],
+    ...                  coords={"measure": ["nll", "RCE"], "model": ["a", "b"],
     ...                          "versus": ["a", "b"]})
-    >>> sip_measures(res)
-    ['NLL']
+    >>> sip_measures(res), sip_measures(res.assign_attrs(sip_measures=["nll"]))
+    (['nll'], ['nll'])
     """
-    if "sip" not in result.data_vars:
+    if "sip" not in result.data_vars or "measure" not in result["sip"].dims:
         return []
-    sip = result["sip"]
-    dim = next((d for d in sip.dims if d not in ("model", "versus")), None)
-    if dim is None:
-        return []
-    out = []
-    off = ~np.eye(sip.sizes["model"], dtype=bool)
-    for m in sip[dim].values:
-        vals = sip.sel({dim: m}).transpose("model", "versus").values
-        if np.isfinite(vals[off]).any():
-            out.append(str(m))
-    return out
+    names = [str(m) for m in result["measure"].values]
+    if "sip_measures" in result.attrs:
+        listed = np.atleast_1d(result.attrs["sip_measures"]).tolist()
+        return [m for m in names if m in listed]
+    sip = result["sip"].transpose("measure", "model", "versus").values
+    off = ~np.eye(sip.shape[1], dtype=bool)
+    return [m for m, vals in zip(names, sip) if np.isfinite(vals[off]).any()]
+
+
+def measure_label(result, measure) -> str:
+    """The name of a measure for a reader: a score of :func:`uqviz.compare_models` in
+    capitals (``"nll"`` reads ``"NLL"``), a statistic as registered.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> res = xr.Dataset(attrs={"scores": ["nll", "crps"]})
+    >>> measure_label(res, "nll"), measure_label(res, "ZMS")
+    ('NLL', 'ZMS')
+    """
+    scores = np.atleast_1d(result.attrs.get("scores", [])).tolist()
+    return str(measure).upper() if measure in scores else str(measure)
+
+
+def measure_reference(result, measure):
+    """The reference a statistic's distance is taken from: a number (ZMS: 1.0, RCE: 0.0),
+    ``"data"`` for a reference computed from the data (NLL as a statistic: NLL_ref), or None
+    (a score, or a statistic without reference: the distance is the value).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> res = xr.Dataset(attrs={"statistics": ["ZMS", "NLL", "MSE"], "scores": ["nll"]})
+    >>> [measure_reference(res, m) for m in ("ZMS", "NLL", "MSE", "nll")]
+    [1.0, 'data', None, None]
+    """
+    if "reference" in result.data_vars and "measure" in result["reference"].dims:
+        ref = float(result["reference"].sel(measure=measure))
+        return ref if np.isfinite(ref) else None
+    if measure not in np.atleast_1d(result.attrs.get("statistics", [])).tolist():
+        return None
+    try:
+        ref = get_statistic(str(measure)).reference
+    except (KeyError, ValueError, TypeError):
+        return None
+    if ref is None:
+        return None
+    return float(ref) if isinstance(ref, (int, float)) else "data"
 
 
 def _distance_label(result, measure):
-    """``"|ZMS - 1|"`` for a statistic with a reference, else the measure's name."""
-    if "reference" in result.data_vars and "measure" in result["reference"].dims:
-        ref = float(result["reference"].sel(measure=measure))
-        if np.isfinite(ref):
-            return f"|{measure}|" if ref == 0 else f"|{measure} \u2212 {ref:g}|"
-    return measure
+    """``"|ZMS - 1|"``, ``"|RCE|"``, ``"|NLL - NLL_ref|"`` for a statistic with a reference,
+    else the measure's name."""
+    label = measure_label(result, measure)
+    ref = measure_reference(result, measure)
+    if ref is None:
+        return label
+    if ref == "data":
+        return f"|{label} \u2212 {label}_ref|"
+    return f"|{label}|" if ref == 0 else f"|{label} \u2212 {ref:g}|"
 
 
 def _order(res):
@@ -110,7 +152,7 @@ def ranking_matrix(result, *, measure=None, ax=None):
     1 to n; a cell is the share of the bootstrap replicates in which the model takes that rank
     (``rank_probability``), shaded from 0 (white) to 1 and printed when it rounds above 0.00.
     A model sure of its rank has one dark cell; a row spread over several ranks means the data
-    cannot tell the models apart (Pernot & Savin (2020 II)). The layout is that of ErrViewLib's
+    cannot tell the models apart (Pernot & Savin (2020a, 2020b)). The layout is that of ErrViewLib's
     ``plotRankMat``.
 
     Parameters
@@ -140,7 +182,8 @@ def ranking_matrix(result, *, measure=None, ax=None):
 
     References
     ----------
-    - Pernot & Savin (2020 II): ranking probabilities from the bootstrap.
+    - Pernot & Savin (2020a): the ranking probability matrix from the bootstrap; Pernot &
+      Savin (2020b): its applications (ErrViewLib's ``plotRankMat``).
 
     Examples
     --------
@@ -179,7 +222,8 @@ def ranking_matrix(result, *, measure=None, ax=None):
         ax.set_xlabel("rank")
         ax.xaxis.set_label_position("top")
         n = result.attrs.get("n_points")
-        ax.set_title(f"{measure} ranks" + (f" (M = {n})" if n is not None else ""), fontsize=9)
+        label = measure_label(result, measure)
+        ax.set_title(f"{label} ranks" + (f" (M = {n})" if n is not None else ""), fontsize=9)
         ax.figure.colorbar(im, ax=ax, label="rank probability", shrink=0.9)
     return ax
 
@@ -194,7 +238,7 @@ def sip_matrix(result, *, measure=None, ax=None):
     it is worse). Blue cells (above 1/2) mark a model that improves on the other at most
     points, red cells the reverse; the diagonal is empty. Rows and columns are ordered by the
     mean SIP of the row (the model that most often improves on the others first), as in
-    ErrViewLib's ``plotSIPMat`` (Pernot & Savin (2020 I)).
+    ErrViewLib's ``plotSIPMat`` (Pernot & Savin (2020a)).
 
     Parameters
     ----------
@@ -202,7 +246,7 @@ def sip_matrix(result, *, measure=None, ax=None):
         Output of :func:`uqviz.compare_models`.
     measure : str, optional
         The measure drawn; default the first measure with SIP values
-        (:func:`sip_measures`): a measure that is a mean of per-point values.
+        (``sip_measures`` of this module): a measure that is a mean of per-point values.
     ax : matplotlib.axes.Axes, optional
 
     Returns
@@ -231,11 +275,11 @@ def sip_matrix(result, *, measure=None, ax=None):
        \mathrm{MG}_{k/l} = \langle \delta_i \rangle_{\delta_i > 0}, \qquad
        \mathrm{ML}_{k/l} = \langle \delta_i \rangle_{\delta_i < 0}
 
-    (Pernot & Savin (2020 I)); the values drawn are those of the result.
+    (Pernot & Savin (2020a)); the values drawn are those of the result.
 
     References
     ----------
-    - Pernot & Savin (2020 I): the systematic improvement probability, mean gain and loss.
+    - Pernot & Savin (2020a): the systematic improvement probability, mean gain and loss.
 
     Examples
     --------
@@ -299,7 +343,8 @@ def sip_matrix(result, *, measure=None, ax=None):
         ax.tick_params(length=0, top=False, right=False)
         ax.set_xlabel("versus")
         ax.set_ylabel("model")
-        ax.set_title(f"SIP of {measure} (cells: SIP, mean gain / mean loss)", fontsize=9)
+        ax.set_title(f"SIP of {measure_label(result, measure)} (cells: SIP, mean gain / mean "
+                     "loss)", fontsize=9)
         ax.figure.colorbar(im, ax=ax, label="SIP: P(model better than versus)", shrink=0.9)
     return ax
 
@@ -346,7 +391,7 @@ def differences(result, *, measure=None, ax=None):
 
     References
     ----------
-    - Pernot & Savin (2020 I): comparing methods by the uncertainty of their differences.
+    - Pernot & Savin (2020a): comparing methods by the uncertainty of their differences.
 
     Examples
     --------
@@ -402,7 +447,8 @@ def differences(result, *, measure=None, ax=None):
         ax.set_xlabel(f"difference of {_distance_label(result, measure)} (< 0: the first "
                       "model is better)")
         ci = result.attrs.get("ci", 0.95)
-        ax.set_title(f"{measure}: paired differences, {float(ci):.0%} intervals", fontsize=9)
+        ax.set_title(f"{measure_label(result, measure)}: paired differences, "
+                     f"{float(ci):.0%} intervals", fontsize=9)
         if len(rows):
             ax.legend(loc="best", fontsize=7)
     return ax

@@ -354,7 +354,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     than model B: difference -0.12 [-0.18, -0.05]" only when the interval of the difference
     excludes 0, else "no difference detected"); one sentence per measure in the comparison's
     conclusion; the ranking matrices, SIP matrices and differences
-    (:mod:`uqviz.plots.comparison`). The report of each dataset is the same with or without
+    (``uqviz.plots.comparison``). The report of each dataset is the same with or without
     the comparison.
 
     Parameters
@@ -485,8 +485,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     - Gneiting et al. (2007): the PIT; Säilynoja et al. (2022): its simultaneous band.
     - Vovk et al. (2005): the conformal guarantee; Kuleshov et al. (2018): quantile
       recalibration.
-    - Pernot & Savin (2020 I, II): the SIP, and the ranking probabilities, of a comparison
-      of models.
+    - Pernot & Savin (2020a, 2020b): the SIP, and the ranking probabilities, of a
+      comparison of models.
 
     Full entries: :doc:`/docs/references`.
 

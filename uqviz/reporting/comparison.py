@@ -98,28 +98,47 @@ def decide(data, compare) -> bool:
     return identified
 
 
+#: the scores the report compares, where they apply to every model's form of forecast
+REPORT_SCORES = ("nll", "crps")
+
+
+def common_scores(pairs):
+    """The scores of :data:`REPORT_SCORES` that apply to the forecast of every dataset
+    ``[(name, Dataset), ...]`` (``uqviz.scores.predictive.FORM_SCORES``), or None.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.from_arrays([0.1, 0.2], [1.0, 1.0])
+    >>> common_scores([("a", ds), ("b", ds)])
+    ('nll', 'crps')
+    """
+    from uqviz.predictive.forecast import forecast_form
+    from uqviz.scores.predictive import FORM_SCORES
+
+    forms = [forecast_form(ds) for _, ds in pairs]
+    common = tuple(s for s in REPORT_SCORES if all(s in FORM_SCORES[f] for f in forms))
+    return common or None
+
+
 def _num(x):
     x = float(x)
     return x if math.isfinite(x) else None
 
 
-def _reference(result, measure):
-    if "reference" in result.data_vars and "measure" in result["reference"].dims:
-        return _num(result["reference"].sel(measure=measure))
-    return None
-
-
 def comparison_block(result) -> dict:
     """The numbers of a :func:`uqviz.compare_models` result as the report words them.
 
-    Returns a JSON-ready dict: ``models``, ``measures``; ``table`` (measure -> model ->
+    Returns a JSON-ready dict: ``models``, ``measures``, ``labels`` (measure -> its name for
+    a reader: a score in capitals), ``references`` (measure -> the reference of its distance: a
+    number, ``"data"``, or None for a score); ``table`` (measure -> model ->
     ``value``, ``lower``, ``upper``, ``distance``, ``most_probable_rank`` and its
     ``probability``); ``pairs`` (measure -> one entry per pair of models, the better model
     first where the interval of the difference excludes 0, else in the result's order:
     ``model``, ``versus``, ``comparison``, ``difference``, ``lower``, ``upper``, ``reference``,
     ``text``); ``sip_measures`` (the measures with SIP values).
     """
-    from uqviz.plots.comparison import sip_measures
+    from uqviz.plots.comparison import measure_label, measure_reference, sip_measures
     from uqviz.reporting import wording
 
     models = [str(m) for m in result["model"].values]
@@ -139,7 +158,8 @@ def comparison_block(result) -> dict:
                 "distance": _num(res["distance"].sel(model=k)) if "distance" in res else None,
                 "most_probable_rank": None if best is None else int(ranks[best]),
                 "probability": None if best is None else _num(p[best])}
-        ref = _reference(result, m)
+        ref = measure_reference(result, m)
+        label = measure_label(result, m)
         pairs[m] = []
         for i, a in enumerate(models):
             for b in models[i + 1:]:
@@ -149,15 +169,17 @@ def comparison_block(result) -> dict:
                 else:
                     a_, b_ = a, b
                 sel = dict(model=a_, versus=b_)
-                entry = {"measure": m, "model": a_, "versus": b_, "comparison": word,
+                entry = {"measure": label, "model": a_, "versus": b_, "comparison": word,
                          "difference": _num(res["difference"].sel(**sel)),
                          "lower": _num(res["difference_lower"].sel(**sel)),
                          "upper": _num(res["difference_upper"].sel(**sel)),
                          "reference": ref}
                 entry["text"] = wording.pair_line(entry)
                 pairs[m].append(entry)
-    return {"models": models, "measures": measures, "table": table, "pairs": pairs,
-            "sip_measures": sip_measures(result)}
+    return {"models": models, "measures": measures,
+            "labels": {m: measure_label(result, m) for m in measures},
+            "references": {m: measure_reference(result, m) for m in measures},
+            "table": table, "pairs": pairs, "sip_measures": sip_measures(result)}
 
 
 def _grid(n):
@@ -194,21 +216,32 @@ def comparison_figures(result, block) -> dict:
 def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=None,
                        figures=True, forced=False):
     """Compare the models of ``tree`` (:func:`uqviz.compare_models`, ``n_boot`` replicates,
-    stream ``rng``): ``(numbers, figures)``, ``numbers`` JSON-ready with ``conclusion`` (one
-    sentence per measure) and ``warnings``, ``figures`` matplotlib Figures by name."""
+    stream ``rng``; ZMS, RCE and the scores of :func:`common_scores`): ``(numbers,
+    figures)``, ``numbers`` JSON-ready with ``conclusion`` (one sentence per measure) and
+    ``warnings``, ``figures`` matplotlib Figures by name. A comparison that cannot be computed
+    raises when ``forced`` (``compare=True``); otherwise (auto) the numbers say why it was
+    skipped (``skipped``) and the conclusion says it."""
     from uqviz.comparison.models import compare_models
     from uqviz.engine.tree import datasets_of
     from uqviz.reporting import wording
     from uqviz.reporting.build import dataset_to_json, jsonable
 
+    how = "requested" if forced else "auto"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = compare_models(tree, n_boot=n_boot, rng=rng, client=client, engine=engine,
-                             progress=progress)
+        try:
+            res = compare_models(tree, scores=common_scores(datasets_of(tree)), n_boot=n_boot,
+                                 rng=rng, client=client, engine=engine, progress=progress)
+        except (TypeError, ValueError) as exc:
+            if forced:
+                raise
+            why = f"the models could not be compared: {exc}"
+            return {"compare": how, "skipped": why, "warnings": [],
+                    "conclusion": [f"Comparison of the models: not done ({why})."]}, {}
     block = comparison_block(res)
-    lines = [wording.comparison_line(m, block["table"][m], block["pairs"][m])
+    lines = [wording.comparison_line(block["labels"][m], block["table"][m], block["pairs"][m])
              for m in block["measures"]]
-    numbers = {"compare": "requested" if forced else "auto",
+    numbers = {"compare": how,
                "n_points": int(datasets_of(tree)[0][1].sizes["point"]),
                **block, "conclusion": lines,
                "warnings": sorted({f"comparison: {w.message}" for w in caught}),

@@ -144,6 +144,9 @@ def _comparison_html(n, figures, *, level=2) -> str:
     """The comparison of the models: conclusion, the table of values and ranks, the verdict
     of each pair, the figures."""
     h1, h2 = f"h{level}", f"h{level + 1}"
+    if "skipped" in n:
+        return (f"<{h1} id='{COMPARISON_ANCHOR}'>Comparison of the models</{h1}>"
+                f"<p>not done: {_e(n['skipped'])}</p>")
     models, measures = n["models"], n["measures"]
     how = ("compared as requested, compare=True" if n["compare"] == "requested" else
            "they give the same observed values y")
@@ -153,14 +156,15 @@ def _comparison_html(n, figures, *, level=2) -> str:
              "replicates, the same resamples for every model and measure). A statistic is "
              "judged by its distance to its reference, a score by its value (smaller is "
              "better); model A is better than B only when the whole interval of the difference "
-             "of their distances lies below 0 (Pernot &amp; Savin (2020 I, II)).</p>",
+             "of their distances lies below 0 (Pernot &amp; Savin (2020a, 2020b)).</p>",
              f"<{h2}>Conclusion</{h2}><ul class='concl'>",
              *[f"<li>{_e(c)}</li>" for c in n["conclusion"]], "</ul>"]
     if n.get("warnings"):
         parts += [f"<{h2}>Warnings</{h2}><ul>",
                   *[f"<li class='warn'>{_e(w)}</li>" for w in n["warnings"]], "</ul>"]
     ci = 100 * float(n["result"]["attrs"].get("ci", 0.95))
-    head = "".join(f"<th>{_e(m)}</th>" for m in measures)
+    label = n.get("labels", {})
+    head = "".join(f"<th>{_e(label.get(m, m))}</th>" for m in measures)
     rows = []
     for k in models:
         cells = []
@@ -181,14 +185,15 @@ def _comparison_html(n, figures, *, level=2) -> str:
     for m in measures:
         items = [f"<li><b>{_e(p['text'])}</b></li>" if p["comparison"] == "better"
                  else f"<li>{_e(p['text'])}</li>" for p in n["pairs"][m]]
-        parts.append(f"<p>{_e(m)}:</p><ul>{''.join(items)}</ul>")
+        parts.append(f"<p>{_e(label.get(m, m))}:</p><ul>{''.join(items)}</ul>")
     if "comparison_differences" in figures:
         parts.append(_img(figures["comparison_differences"]))
     if n.get("sip_measures"):
         parts += [f"<{h2}>Systematic improvement probability</{h2}>",
-                  f"<p>SIP of {_e(', '.join(n['sip_measures']))}: the share of the points where "
+                  f"<p>SIP of {_e(', '.join(label.get(m, m) for m in n['sip_measures']))}: "
+                  "the share of the points where "
                   "a model's per-point value is better than the other's, with the mean gain "
-                  "and mean loss (Pernot &amp; Savin (2020 I)).</p>"]
+                  "and mean loss (Pernot &amp; Savin (2020a)).</p>"]
         if "comparison_sip" in figures:
             parts.append(_img(figures["comparison_sip"]))
     return "\n".join(parts)

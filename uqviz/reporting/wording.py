@@ -557,18 +557,22 @@ def curve_line(curve) -> str:
 
 
 def _what(measure, reference) -> str:
-    """``"|ZMS - 1|"`` (``"|RCE|"``) for a statistic with a reference, else the measure."""
+    """``"|ZMS - 1|"`` (``"|RCE|"``, ``"|NLL - NLL_ref|"``) for a statistic with a reference
+    (``"data"``: computed from the data), else the measure."""
     if reference is None:
         return measure
+    if reference == "data":
+        return f"|{measure} - {measure}_ref|"
     return f"|{measure}|" if reference == 0 else f"|{measure} - {fmt(reference, 'g')}|"
 
 
 def pair_line(pair) -> str:
     """The verdict of one pair of models on one measure, in words (a comparison of models).
 
-    ``pair`` holds ``measure``, ``model``, ``versus``, ``comparison`` (the word of
-    :func:`uqviz.compare_models`), ``difference``, ``lower``, ``upper`` (of the distances,
-    ``model - versus``) and ``reference`` (None for a score). "Better" only when the whole
+    ``pair`` holds ``measure`` (its name for a reader), ``model``, ``versus``, ``comparison``
+    (the word of :func:`uqviz.compare_models`), ``difference``, ``lower``, ``upper`` (of the
+    distances, ``model - versus``) and ``reference`` (a number, ``"data"`` for a reference
+    computed from the data, None for a score or a statistic without one). "Better" only when the whole
     interval of the difference lies below 0; a pair whose interval holds 0 reads "no difference
     detected".
 
@@ -586,7 +590,8 @@ def pair_line(pair) -> str:
     ivl = (f"{fmt(pair['difference'], '.3g')} [{fmt(pair['lower'], '.3g')}, "
            f"{fmt(pair['upper'], '.3g')}]")
     if pair["comparison"] == "better":
-        closer = "" if ref is None else f" (closer to {fmt(ref, 'g')})"
+        closer = ("" if ref is None else " (closer to its reference)" if ref == "data"
+                  else f" (closer to {fmt(ref, 'g')})")
         diff = "difference" if ref is None else f"difference of {_what(m, ref)}"
         return f"model {a} has a better {m}{closer} than model {b}: {diff} {ivl}"
     if pair["comparison"] == "not tested":
