@@ -171,7 +171,6 @@ LONG_NAMES: dict[str, str] = {
     "coverage_reference": "coverage of a calibrated group (the level)",
     "coverage_reference_lower": "lower limit of the binomial band of a calibrated group's coverage",
     "coverage_reference_upper": "upper limit of the binomial band of a calibrated group's coverage",
-    "hsic_p_value": "permutation p-value of the HSIC between interval width and coverage",
     # intervals and scores
     "picp": "prediction interval coverage probability (PICP)",
     "picp_lower": "lower limit of the confidence interval of the PICP",

@@ -377,8 +377,8 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             from uqviz.groups import group_coverage
 
             t = time.perf_counter()
-            res = group_coverage(ds, features=list(features), n_mc=n_mc, n_perm=100,
-                                 rng=r_cov, progress=False)
+            res = group_coverage(ds, features=list(features), generative=generative,
+                                 n_mc=n_mc, n_perm=200, rng=r_cov, progress=False)
             cost["coverage"] = time.perf_counter() - t
             measure = {f"coverage:{m}": m for m in ("slab", "hsic")}
             measure.update({f"coverage:{g}:{f}": f"covgap{'_weighted' if g != 'gap' else ''}"
@@ -561,7 +561,8 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       :func:`uqviz.local_calibration` in bins of uE with that statistic (LZV, LZISD, LRR),
       property ``"consistency"``; ``"coverage:gap:<f>"``, ``"coverage:gap_weighted:<f>"``,
       ``"coverage:slab"``, ``"coverage:hsic"``: the verdicts of :func:`uqviz.group_coverage`
-      (one call per set, the features ``features``, ``n_mc`` calibrated sets): CovGap of the
+      (one call per set: the features ``features``, intervals at the quantiles of the set's
+      ``generative``, ``n_mc`` calibrated sets, 200 permutations): CovGap of the
       feature's bins, worst-slab coverage, property ``"coverage"``; HSIC between width and
       coverage, property ``"coverage_width"``.
       ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of

@@ -76,9 +76,10 @@ def _user_groupings(ds, groups):
 
 
 def _numeric_feature_names(ds):
+    """The numeric features (``role="feature"``) on ``point``."""
     return [str(k) for k, v in ds.data_vars.items()
-            if k not in ("E", "uE", "y", "lower", "upper") and v.dims == ("point",)
-            and v.attrs.get("role") not in ("metadata",) and v.dtype.kind in "iuf"]
+            if v.attrs.get("role") == "feature" and v.dims == ("point",)
+            and v.dtype.kind in "iuf"]
 
 
 def _feature_matrix(ds, features):
@@ -248,6 +249,9 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
     tol = 1e-12 * np.maximum(np.abs(estimate), 1e-300)
     worse = np.where(larger, sims >= estimate - tol, sims <= estimate + tol)
     p_value = (1.0 + worse.sum(axis=0)) / (1.0 + n_mc)
+    # the HSIC tests independence of width and coverage: by permutations, given the overall
+    # coverage (calibrated sets cover `level` overall, and HSIC grows as the coverage falls)
+    p_value[measures.index("hsic")] = hsic_p
     band = hd_quantiles(sims.T, [(1 - ci) / 2, (1 + ci) / 2])
     rejected = p_value <= 1 - ci
     words = [verdicts.decide(r, reliable=f) for r, f in zip(rejected, finite)]
@@ -274,7 +278,6 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
             "coverage_reference_lower": ("group", b_lo),
             "coverage_reference_upper": ("group", b_hi),
             "picp": ((), float(cover.mean())),
-            "hsic_p_value": ((), float(hsic_p)),
             "n_points": ((), n),
         },
         coords={"measure": measures, "group": np.arange(coverage.size),
@@ -315,7 +318,8 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
         per point, a sequence of names or of label arrays, or a dict ``{name: labels}``.
     features : str or sequence of str, optional
         Numeric features binned into groups (``n_bins``, ``binning``) and spanning the slabs;
-        default: every numeric feature of the dataset; ``()``: none (no slab).
+        default: every numeric feature of the dataset (variables with ``role="feature"``);
+        ``()``: none (no slab).
     n_bins : int, optional
         Bins of each feature; default ``min(10, M // min_count)``, at least 1.
     binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
@@ -366,12 +370,13 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
         On ``measure`` (``"covgap:<grouping>"``, ``"covgap_weighted:<grouping>"`` per
         grouping, ``"slab"`` with features, ``"hsic"``): ``estimate``, ``reference`` (mean over
         the calibrated sets), ``reference_lower``, ``reference_upper`` (their ``ci`` band,
-        Harrell-Davis quantiles), ``p_value`` (one-sided Monte Carlo), ``valid``, ``verdict``.
+        Harrell-Davis quantiles), ``p_value`` (one-sided Monte Carlo; for ``"hsic"`` the
+        permutation p-value), ``valid``, ``verdict``.
         On ``group`` (coordinates ``grouped_by``, ``label``, ``count``): ``coverage`` with its
         Wilson interval ``coverage_lower``, ``coverage_upper``; ``coverage_reference`` (the
         coverage of a calibrated group, ``level``) with its binomial ``ci`` band
         ``coverage_reference_lower``, ``coverage_reference_upper``. Scalars: ``picp`` (the
-        overall coverage), ``hsic_p_value`` (permutation), ``n_points``.
+        overall coverage), ``n_points``.
 
     Raises
     ------
@@ -422,15 +427,18 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
 
     (MAPIE's ``hsic``; covmetrics' ``HSIC`` is the square, its ``sigma_x`` the coverage's
     kernel). It costs O(n^2) time and memory: above ``uqviz.groups.coverage.HSIC_MAX_POINTS`` points it is
-    computed on a seeded random subsample (with a warning). ``hsic_p_value`` =
-    (1 + #{permuted >= observed}) / (1 + ``n_perm``), the coverage permuted on fixed widths.
+    computed on a seeded random subsample (with a warning). Its ``p_value`` is the
+    permutation p-value (1 + #{permuted >= observed}) / (1 + ``n_perm``), the coverage
+    permuted on fixed widths: a test of independence given the overall coverage (the HSIC
+    of independent width and coverage grows as the overall coverage falls from ``level``, so
+    that a scale error alone would make it fail against the calibrated sets).
 
     The references: ``n_mc`` calibrated sets on the same groups, directions and widths. With
     ``intervals="uE"`` the calibrated errors are :math:`E^* = u_E \varepsilon`,
     :math:`\varepsilon \sim D` (the data's own uE); with ``"given"`` each point is inside
     with probability ``level``, independently (the law of the coverage of calibrated
-    intervals, whatever their form). ``p_value`` = (1 + #{calibrated as bad or worse}) /
-    (1 + ``n_mc``), one-sided (larger CovGap and HSIC, smaller slab coverage are worse); the
+    intervals, whatever their form). ``p_value`` (CovGap, slab) = (1 + #{calibrated as bad
+    or worse}) / (1 + ``n_mc``), one-sided (larger CovGap and HSIC, smaller slab coverage are worse); the
     verdict "fails" when ``p_value <= 1 - ci`` (each measure on its own: no family
     adjustment), "unreliable" when calibrated values are not finite. CovGap also holds the
     marginal miscoverage: data whose overall coverage misses ``level`` fail it in every
