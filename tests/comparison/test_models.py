@@ -221,3 +221,12 @@ def test_samples_forecasts_with_y():
         float(cf["estimate"][0]), rel=1e-12)
     assert str(res["comparison"].sel(measure="crps", model="good", versus="wide").values) \
         == "better"
+
+
+def test_compare_verdict_in_operating_characteristics():
+    oc = uqviz.operating_characteristics(scenarios=("calibrated", "scale1.2"), size=600,
+                                         n_datasets=2, verdicts=("compare:ZMS",), n_boot=100,
+                                         rng=0, progress=False)
+    assert oc["miscalibrated"].sel(verdict="compare:ZMS").values.tolist() == [False, True]
+    # uE 1.2 times too small: the calibrated forecast is better by |ZMS - 1| on every set
+    assert float(oc["fails"].sel(verdict="compare:ZMS", scenario="scale1.2")) == 1.0

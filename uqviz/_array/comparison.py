@@ -166,7 +166,7 @@ def improvement(values):
     Examples
     --------
     >>> sip, gain, loss = improvement(np.array([[1.0, 1.0, 4.0], [2.0, 1.0, 3.0]]))
-    >>> sip[0, 1], gain[0, 1], loss[0, 1]
+    >>> float(sip[0, 1]), float(gain[0, 1]), float(loss[0, 1])
     (0.3333333333333333, 1.0, -1.0)
     """
     v = np.asarray(values, dtype=float)
@@ -205,8 +205,8 @@ def rank_probabilities(replicates):
 
     Examples
     --------
-    >>> rank_probabilities(np.array([[1.0, 1.0, 3.0], [2.0, 1.0, 2.0]])).tolist()
-    [[0.8333333333333333, 0.16666666666666666], [0.16666666666666666, 0.8333333333333333]]
+    >>> rank_probabilities(np.array([[1.0, 1.0, 3.0, 0.0], [2.0, 1.0, 2.0, 5.0]])).tolist()
+    [[0.625, 0.375], [0.375, 0.625]]
     """
     x = np.asarray(replicates, dtype=float)
     k = x.shape[0]

@@ -223,7 +223,7 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
         leave-one-out values of every measure for the acceleration).
     engine : {"numba", "numpy"}, optional
         Resampling kernel (default numba): the resamples of
-        :func:`uqviz._array.resample.resample_sums` for that engine.
+        ``uqviz._array.resample.resample_sums`` for that engine.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstrap runs (one task); the numbers do not depend on it.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
