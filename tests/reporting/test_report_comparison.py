@@ -1,4 +1,5 @@
-"""The comparison section of a report on a DataTree of models of the same points (issue 24, item 3)."""
+"""The comparison section of a report on a DataTree of models of the same points (issue 24,
+item 3)."""
 
 from __future__ import annotations
 

@@ -152,8 +152,8 @@ def ranking_matrix(result, *, measure=None, ax=None):
     1 to n; a cell is the share of the bootstrap replicates in which the model takes that rank
     (``rank_probability``), shaded from 0 (white) to 1 and printed when it rounds above 0.00.
     A model sure of its rank has one dark cell; a row spread over several ranks means the data
-    cannot tell the models apart (Pernot & Savin (2020a, 2020b)). The layout is that of ErrViewLib's
-    ``plotRankMat``.
+    cannot tell the models apart (Pernot & Savin (2020a, 2020b)). The layout is that of
+    ErrViewLib's ``plotRankMat``.
 
     Parameters
     ----------
@@ -442,7 +442,7 @@ def differences(result, *, measure=None, ax=None):
                         xytext=(3, 0), textcoords="offset points", va="center", fontsize=7,
                         color=DIFFERENT, annotation_clip=False)
         ax.set_yticks(y, [f"{a} \u2212 {b}" for a, b in rows])
-        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_ylim(-0.7, len(rows) + 0.2)  # room for the legend above the top pair
         ax.grid(False, axis="y")
         ax.set_xlabel(f"difference of {_distance_label(result, measure)} (< 0: the first "
                       "model is better)")
@@ -450,5 +450,5 @@ def differences(result, *, measure=None, ax=None):
         ax.set_title(f"{measure_label(result, measure)}: paired differences, "
                      f"{float(ci):.0%} intervals", fontsize=9)
         if len(rows):
-            ax.legend(loc="best", fontsize=7)
+            ax.legend(loc="upper center", ncol=2, fontsize=7)
     return ax

@@ -347,8 +347,9 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
 
     When the children of a DataTree are models of the same points (``compare``), a section
     "Comparison of the models" ends the page (:class:`uqviz.reporting.ReportCollection`
-    ``.comparison``): :func:`uqviz.compare_models` with ``n_boot`` paired replicates (its
-    default measures: ZMS and RCE, by their distance to the reference, then NLL and CRPS); a
+    ``.comparison``): :func:`uqviz.compare_models` with ``n_boot`` paired replicates (ZMS and
+    RCE, by their distance to the reference, then NLL and CRPS where every model's form of
+    forecast takes them: CRPS alone for samples or quantiles, no score for intervals); a
     table of each model's values with their intervals and its most probable rank with that
     rank's probability; the verdict of each pair of models in words ("model A has a better NLL
     than model B: difference -0.12 [-0.18, -0.05]" only when the interval of the difference

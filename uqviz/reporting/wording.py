@@ -572,9 +572,9 @@ def pair_line(pair) -> str:
     ``pair`` holds ``measure`` (its name for a reader), ``model``, ``versus``, ``comparison``
     (the word of :func:`uqviz.compare_models`), ``difference``, ``lower``, ``upper`` (of the
     distances, ``model - versus``) and ``reference`` (a number, ``"data"`` for a reference
-    computed from the data, None for a score or a statistic without one). "Better" only when the whole
-    interval of the difference lies below 0; a pair whose interval holds 0 reads "no difference
-    detected".
+    computed from the data, None for a score or a statistic without one). "Better" only when
+    the whole interval of the difference lies below 0; a pair whose interval holds 0 reads "no
+    difference detected".
 
     Examples
     --------
