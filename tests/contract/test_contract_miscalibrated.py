@@ -122,6 +122,10 @@ CALLS = {
     "confidence_curve": (lambda ds: uqviz.confidence_curve(ds, n_mc=200, n_boot=0, rng=1),
                          ("average", "consistency"), "rejects"),
     "interval_coverage": (lambda ds: uqviz.interval_coverage(ds), ("average",), None),
+    "adversarial_validation": (
+        lambda ds: uqviz.adversarial_validation(ds, sizes=(1000, 100), n_groups=50, n_boot=200,
+                                                n_mc=10, rng=1, progress=False),
+        ("average",), None),
     "validate_pit": (lambda ds: uqviz.validate_pit(ds, rng=1), ("average",), None),
     "local_pit": (lambda ds: uqviz.local_pit(ds, n_bins=10, n_band=500, rng=1),
                   ("consistency",), None),
@@ -151,7 +155,7 @@ def test_every_function_with_a_verdict_is_tried_on_miscalibrated_data():
 
 def _rejected(name, res):
     """The share of the result's verdicts that reject (1.0: all)."""
-    if "verdict" in res and name.startswith("validate"):
+    if "verdict" in res and (name.startswith("validate") or name == "adversarial_validation"):
         return float(np.mean(np.asarray(res["verdict"].values) == "fails"))
     valid = res["valid"].values.astype(bool)
     if name.startswith("validate_average"):

@@ -16,7 +16,7 @@ Examples
 [0, 1, 3]
 >>> mace, rmsce = group_curve_errors(t, np.array([[0, 1], [1, 2]]), 3)
 >>> [round(float(x), 6) for x in mace]
-[0.166667, 0.333333]
+[0.333333, 0.166667]
 """
 
 from __future__ import annotations

@@ -109,7 +109,8 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
 
 
 def _moments_groups(first, last, shared):
-    e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, blocked_above = shared
+    e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, *more = shared
+    blocked_above = more[0] if more else None
     lo, hi = starts[first], starts[last - 1] + sizes[last - 1]
     return bootstrap_kernels.bootstrap_moments(e[lo:hi], u[lo:hi], stats, n_boot=n_boot,
                                    seed=gseeds[first:last], ci=ci, method=method,

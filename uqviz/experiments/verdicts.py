@@ -566,7 +566,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       feature's bins, worst-slab coverage, property ``"coverage"``; HSIC between width and
       coverage, property ``"coverage_width"``.
       ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of
-      :func:`uqviz.adversarial_validation` (D normal, :data:`ADVERSARIAL_GROUPS` = 200 groups
+      :func:`uqviz.adversarial_validation` (D normal, ``ADVERSARIAL_GROUPS`` = 200 groups
       per size, ``n_boot`` replicates), property ``"average"``;
       ``"compare:<measure>"`` (``"compare:nll"``, ``"compare:crps"``, ``"compare:ZMS"``):
       :func:`uqviz.compare_models` of the set's forecast with a calibrated forecast of the

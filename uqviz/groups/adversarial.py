@@ -273,8 +273,9 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
         group is valid when its MACE does not exceed the ``ci`` quantile of the MACE of the
         reference groups of its size (pooled over the ``n_mc`` simulated sets).
     sizes : sequence of int, optional
-        Group sizes, each between :data:`MIN_GROUP_SIZE` (10) and M; default
-        ``round(M / 2^k)``, k = 1, 2, ..., down to 10 points (:func:`default_sizes`).
+        Group sizes, each between 10 points (``MIN_GROUP_SIZE``) and M; default
+        ``round(M / 2^k)``, k = 1, 2, ..., down to 10 points (13 885 points: 6942, 3471, ...,
+        14).
     n_groups : int, default 1000
         Random groups per size, an int >= ``n_mc``.
     n_boot : int, default 1000
@@ -507,7 +508,7 @@ def _agc_one(ds, *, rng, statistic, num_group_bins, num_group_draws, num_trials,
     fractions = np.linspace(0.0, 1.0, len(sizes))
     return xr.Dataset(
         {
-            "group_score": (("fraction", "trial", "draw"), scores),
+            "group_score": (("fraction", "trial", "group"), scores),
             "worst_score": (("fraction", "trial"), worst),
             "worst_mean": ("fraction", worst.mean(axis=1)),
             "worst_sd": ("fraction", worst.std(axis=1, ddof=1) if trials > 1
@@ -573,7 +574,8 @@ def adversarial_group_calibration(data, *, statistic="MACE", num_group_bins=None
         standard deviation (``ddof=1``) of the worst score over the trials, which
         uncertainty-toolbox returns as ``score_stderr`` although it is not divided by
         :math:`\sqrt{n_{\rm trials}}`; on (``fraction``, ``trial``): ``worst_score``; on
-        (``fraction``, ``trial``, ``draw``): ``group_score``, the score of every group.
+        (``fraction``, ``trial``, ``group``): ``group_score``, the score of every group drawn
+        (``num_group_draws`` per trial).
 
     Raises
     ------
@@ -635,7 +637,7 @@ def adversarial_group_calibration(data, *, statistic="MACE", num_group_bins=None
     out.attrs.update({"statistic": statistic, "proportions": proportions,
                       "n_levels": n_levels, "replace": int(replace),
                       "num_trials": int(out.sizes["trial"]),
-                      "num_group_draws": int(out.sizes["draw"]),
+                      "num_group_draws": int(out.sizes["group"]),
                       "num_group_bins": int(out.sizes["fraction"]),
                       "groups": "given" if groups is not None else "drawn",
                       "rng": seeds.seed_attr(rng),
