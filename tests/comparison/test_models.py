@@ -160,6 +160,14 @@ def test_seeding():
     assert not np.array_equal(a["value_lower"].values, c["value_lower"].values)
 
 
+def test_client_local_gives_the_same_numbers():
+    pytest.importorskip("distributed")
+    tree, _ = _tree(m=200, scales=(1.0, 1.2))
+    a = uqviz.compare_models(tree, n_boot=60, rng=3)
+    b = uqviz.compare_models(tree, n_boot=60, rng=3, client="local")
+    xr.testing.assert_identical(a, b)
+
+
 def test_plain_datasets_and_numpy_engine():
     rng = np.random.default_rng(1)
     u = rng.uniform(0.5, 1.5, 500)
