@@ -29,7 +29,7 @@ Examples
 >>> sums, counts = group_sums(c[None].astype(float), np.array([0, 0, 0, 0, 1, 1, 1, 1]), 2)
 >>> sums.tolist(), counts.tolist()
 ([[2.0, 3.0]], [4, 4])
->>> [round(float(v), 3) for v in coverage_gap(sums / counts, counts, 0.9)]
+>>> [round(float(v), 3) for v in coverage_gap(sums[0] / counts, counts, 0.9)]
 [0.275, 0.275]
 """
 
