@@ -32,6 +32,7 @@ from uqviz.engine.warning_classes import (BinningWarning, DataWarning, NumbaMiss
                                           NumericalWarning, UnreliableWarning, UqvizWarning)
 from uqviz.experiments import (load_study, operating_characteristics, save_study, statistic_bias,
                                stored_study, validation_probability)
+from uqviz.groups import group_coverage
 from uqviz.predictive import local_pit, pit, validate_pit
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
 from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
@@ -61,7 +62,7 @@ __all__ = sorted([
     "confidence_curve", "datasets", "decimated", "decimation_curve", "distribution_shapes",
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
-    "from_estimator", "from_predictions", "generative", "get_statistic", "groups",
+    "from_estimator", "from_predictions", "generative", "get_statistic", "group_coverage", "groups",
     "interval_coverage",
     "list_statistics", "load_study", "local_pit",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",

@@ -340,6 +340,8 @@ EUE_CALLS = {
     "z_scores": {},
     "interval_coverage": dict(levels=(0.5, 0.9), generative="t6", ci=0.9),
     "calibration_curve": dict(n_levels=20, kind="quantile", generative="normal", ci=0.9),
+    "group_coverage": dict(features=("y",), n_bins=4, n_mc=20, n_perm=20, n_directions=10,
+                           ci=0.9, rng=1, progress=False),
     "proper_scores": dict(scores=("nll", "crps", "check", "interval"), generative="t6",
                           levels=(0.5, 0.9), n_boot=50, ci=0.9, method="percentile", rng=1),
     "predictive_scores": dict(scores=("nll", "crps", "check", "interval"), levels=(0.5, 0.9),
@@ -800,6 +802,7 @@ def _plot_inputs():
             "confidence_curve": uqviz.confidence_curve(ds, **EUE_CALLS["confidence_curve"]),
             "calibration_curve": uqviz.calibration_curve(ds),
             "coverage": uqviz.interval_coverage(ds),
+            "group_coverage": uqviz.group_coverage(ds, **EUE_CALLS["group_coverage"]),
             "pit_histogram": uqviz.validate_pit(ds, rng=1, n_band=50),
             "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
             "adversarial_curves": uqviz.adversarial_validation(

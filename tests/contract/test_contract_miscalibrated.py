@@ -126,6 +126,12 @@ CALLS = {
         lambda ds: uqviz.adversarial_validation(ds, sizes=(1000, 100), n_groups=50, n_boot=200,
                                                 n_mc=10, rng=1, progress=False),
         ("average",), None),
+    # uE as a feature: its bins, its slab and the widths all see the coverage change with uE
+    "group_coverage": (
+        lambda ds: uqviz.group_coverage(ds.assign(u=ds["uE"].assign_attrs(role="feature")),
+                                        features=("u",), n_mc=100, n_perm=200,
+                                        n_directions=4, rng=1, progress=False),
+        ("consistency",), "verdict"),
     "validate_pit": (lambda ds: uqviz.validate_pit(ds, rng=1), ("average",), None),
     "local_pit": (lambda ds: uqviz.local_pit(ds, n_bins=10, n_band=500, rng=1),
                   ("consistency",), None),

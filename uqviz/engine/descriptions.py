@@ -167,6 +167,10 @@ LONG_NAMES: dict[str, str] = {
     "bin_coverage": "share of the bin's points inside the central region",
     "qce_map": "quantile calibration error of the bin",
     "n_inside": "points inside the interval",
+    # coverage across groups (group_coverage)
+    "coverage_reference": "coverage of a calibrated group (the level)",
+    "coverage_reference_lower": "lower limit of the binomial band of a calibrated group's coverage",
+    "coverage_reference_upper": "upper limit of the binomial band of a calibrated group's coverage",
     # intervals and scores
     "picp": "prediction interval coverage probability (PICP)",
     "picp_lower": "lower limit of the confidence interval of the PICP",

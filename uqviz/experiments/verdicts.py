@@ -23,7 +23,8 @@ from uqviz.engine.parallel import progress_bar, resolve_client, run_blocks
 from uqviz.engine.seeds import seed_attr, spawn
 
 __all__ = ["SCENARIOS", "DESIGNS", "MISCALIBRATED", "operating_characteristics", "draw_set",
-           "default_verdicts", "OPTIONAL_VERDICTS", "as_quantiles", "PIT_LEVELS"]
+           "default_verdicts", "OPTIONAL_VERDICTS", "FV_STATISTICS", "as_quantiles",
+           "PIT_LEVELS"]
 
 #: scenario names: calibrated, and each miscalibration
 SCENARIOS = ("calibrated", "scale1.05", "scale1.1", "scale1.2", "consistency1.2",
@@ -36,7 +37,10 @@ DESIGNS = ("inverse_gamma", "constant", "lognormal")
 #: "consistency": E[Z^2 | uE] != 1; "raw:<f>": E[Z^2 | feature] != 1 (what f_v in bins of the
 #: feature sees); "adaptivity:<f>": E[Z^2 | feature] != 1 beyond the uE effect (what the
 #: report and the gate test, after a BVS recalibration on uE); "coverage": intervals at
-#: normal quantiles do not cover their levels; "shape": D is not normal; "tails": heavy
+#: normal quantiles do not cover their levels (overall or in some group: what the coverage
+#: gap and the worst slab of ``group_coverage`` test); "coverage_width": their coverage
+#: depends on their width, that is on uE (the HSIC of ``group_coverage``; not under a scale
+#: error or another D, which move the coverage of every width alike); "shape": D is not normal; "tails": heavy
 #: tails (the screen's target). X1 and X2 are irrelevant features except in "adaptivity",
 #: where the reported uE depends on X1 (E[Z^2] = 1.099 overall, but RCE = 1 - 1/1.015: the
 #: RCE is counted as calibrated there).
@@ -45,19 +49,28 @@ MISCALIBRATED = {
     "scale1.05": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
     "scale1.1": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
     "scale1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
-    "consistency1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
-    "consistency1.5": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    "consistency1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage",
+                                 "coverage_width"}),
+    "consistency1.5": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage",
+                                 "coverage_width"}),
     "adaptivity": frozenset({"average", "consistency", "raw:X1", "raw:X2", "adaptivity:X1",
-                             "coverage"}),
+                             "coverage", "coverage_width"}),
     "shape_t3": frozenset({"shape", "coverage", "tails"}),
     "shape_t4": frozenset({"shape", "coverage", "tails"}),
 }
 
+#: the local statistics of f_v beyond the ZMS (Pernot (2023): LZV, LZISD, LRR)
+FV_STATISTICS = ("ZVar", "ZISD", "RR")
+
 #: verdicts computed only when named in ``verdicts=`` (each costs a simulated reference)
-OPTIONAL_VERDICTS = tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
-                          for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS",
-                                                        "compare:nll", "compare:crps",
-                                                        "compare:ZMS")
+OPTIONAL_VERDICTS = (tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
+                           for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS",
+                                                         "compare:nll", "compare:crps",
+                                                         "compare:ZMS")
+                     + tuple(f"fv:consistency:{s}" for s in FV_STATISTICS)
+                     + tuple(f"coverage:{m}:{f}" for m in ("gap", "gap_weighted")
+                             for f in ("X1", "X2"))
+                     + ("coverage:slab", "coverage:hsic"))
 
 #: random groups per size of ``"adversarial:<statistic>"`` (adversarial_validation's default
 #: is 1 000; 200 keeps a set within a second at 2 000 points, the band then wider)
@@ -112,6 +125,11 @@ def _property(verdict: str, features) -> frozenset | str:
         return "consistency"
     if head == "pit":  # a uniform PIT: every interval of D covers its level
         return "coverage"
+    if head == "coverage" and len(parts) >= 2:  # group_coverage
+        if parts[1] == "hsic":
+            return "coverage_width"
+        if parts[1] == "slab" or (parts[1] in ("gap", "gap_weighted") and len(parts) == 3):
+            return "coverage"
     if head == "adversarial":  # random groups mix the points: the average calibration
         return "average"
     if head == "compare" and len(parts) == 2:
@@ -328,7 +346,8 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
                 res = avg.sel(statistic=s)
                 rel = bool(res["reliable"]) if "reliable" in res else True
                 words[f"average:{s}"] = _word(bool(res["valid"]), rel)
-        fv = [v for v in wanted if v.startswith("fv:")]
+        fv = [v for v in wanted if v.startswith("fv:")
+              and v.split(":")[-1] not in FV_STATISTICS]
         conds = list(dict.fromkeys(v.split(":")[1] for v in fv))
         for cond, r in zip(conds, r_fv.spawn(len(conds))):
             t = time.perf_counter()
@@ -343,6 +362,30 @@ def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_b
             words[f"fv:{cond}"] = _word(bool(f["valid"]))
             fw = fraction_valid(loc, method="wilson")
             words[f"fv:{cond}:wilson"] = _word(bool(fw["valid"]))
+        fv_stats = [v for v in wanted if v.startswith("fv:")
+                    and v.split(":")[-1] in FV_STATISTICS]
+        for v, r in zip(fv_stats, r_fv.spawn(max(len(fv_stats), 1))):
+            _, cond, stat = v.split(":")
+            by = "uE" if cond == "consistency" else cond
+            t = time.perf_counter()
+            loc = local_calibration(ds, statistic=stat, conditioning=by, n_boot=n_boot,
+                                    rng=r, engine=engine)
+            cost.setdefault("fv", []).append(time.perf_counter() - t)
+            words[v] = _word(bool(fraction_valid(loc)["valid"]))
+        cover = [v for v in wanted if v.startswith("coverage:")]
+        if cover:
+            from uqviz.groups import group_coverage
+
+            t = time.perf_counter()
+            res = group_coverage(ds, features=list(features), generative=generative,
+                                 n_mc=n_mc, n_perm=200, rng=r_cov, progress=False)
+            cost["coverage"] = time.perf_counter() - t
+            measure = {f"coverage:{m}": m for m in ("slab", "hsic")}
+            measure.update({f"coverage:{g}:{f}": f"covgap{'_weighted' if g != 'gap' else ''}"
+                            f":{f}" for g in ("gap", "gap_weighted") for f in features})
+            got = res["verdict"].to_series()
+            for v in cover:
+                words[v] = str(got.get(measure.get(v, ""), _NOT))
         sims = [v for v in wanted if v.startswith("simulated:")]
         if sims:
             from uqviz.reference import validate_simulated
@@ -513,10 +556,18 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
       ``uE * D`` of the set's ``generative`` at the 99 levels 0.01, ..., 0.99, error space),
       in the report's Holm family or the gate's family of one; property ``"coverage"``;
     - optional (``OPTIONAL_VERDICTS``): ``"simulated:<ENCE|ZMSE|CC>:<Sim|Sim2>"``
-      (:func:`uqviz.validate_simulated`, D normal), ``"confidence_curve"``;
+      (:func:`uqviz.validate_simulated`, D normal) and ``"confidence_curve"``;
+      ``"fv:consistency:<ZVar|ZISD|RR>"``: ``valid`` of :func:`uqviz.fraction_valid` of
+      :func:`uqviz.local_calibration` in bins of uE with that statistic (LZV, LZISD, LRR),
+      property ``"consistency"``; ``"coverage:gap:<f>"``, ``"coverage:gap_weighted:<f>"``,
+      ``"coverage:slab"``, ``"coverage:hsic"``: the verdicts of :func:`uqviz.group_coverage`
+      (one call per set: the features ``features``, intervals at the quantiles of the set's
+      ``generative``, ``n_mc`` calibrated sets, 200 permutations): CovGap of the
+      feature's bins, worst-slab coverage, property ``"coverage"``; HSIC between width and
+      coverage, property ``"coverage_width"``.
       ``"adversarial:<statistic>"`` (``"adversarial:ZMS"`` listed): the ``verdict`` of
       :func:`uqviz.adversarial_validation` (D normal, ``ADVERSARIAL_GROUPS`` = 200 groups
-      per size, ``n_boot`` replicates), property ``"average"``; and
+      per size, ``n_boot`` replicates), property ``"average"``;
       ``"compare:<measure>"`` (``"compare:nll"``, ``"compare:crps"``, ``"compare:ZMS"``):
       :func:`uqviz.compare_models` of the set's forecast with a calibrated forecast of the
       same points (``uE`` = the set's true u, errors a second independent draw ``u z'``
