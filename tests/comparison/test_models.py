@@ -75,11 +75,11 @@ def test_values_equal_proper_scores_and_validate_average():
         ps = uqviz.proper_scores(ds, scores=("nll", "crps"), n_boot=0)
         for s in ("ZMS", "RCE"):
             v = float(av["estimate"].sel(statistic=s))
-            assert float(res["value"].sel(measure=s, model=n)) == pytest.approx(v, rel=1e-12)
+            assert float(res["estimate"].sel(measure=s, model=n)) == pytest.approx(v, rel=1e-12)
         assert float(res["distance"].sel(measure="ZMS", model=n)) == pytest.approx(
             abs(float(av["estimate"].sel(statistic="ZMS")) - 1.0), rel=1e-10)
         for s in ("nll", "crps"):
-            assert float(res["value"].sel(measure=s, model=n)) == pytest.approx(
+            assert float(res["estimate"].sel(measure=s, model=n)) == pytest.approx(
                 float(ps["estimate"].sel(score=s)), rel=1e-12)
     d = res["difference"].sel(measure="nll", model="m0", versus="m1")
     ps0 = uqviz.proper_scores(tree["m0"].to_dataset(), scores=("nll",), n_boot=0)
@@ -157,7 +157,7 @@ def test_seeding():
     b = uqviz.compare_models(tree, n_boot=100, rng=np.random.SeedSequence(5))
     c = uqviz.compare_models(tree, n_boot=100, rng=6)
     xr.testing.assert_equal(a, b)
-    assert not np.array_equal(a["value_lower"].values, c["value_lower"].values)
+    assert not np.array_equal(a["ci_lower"].values, c["ci_lower"].values)
 
 
 def test_client_local_gives_the_same_numbers():
@@ -225,7 +225,7 @@ def test_samples_forecasts_with_y():
     res = uqviz.compare_models(tree, statistics=("ZMS",), scores=("crps",), n_boot=200,
                                rng=0)
     cf = uqviz.predictive_scores(tree["good"].to_dataset(), scores=("crps",), n_boot=0)
-    assert float(res["value"].sel(measure="crps", model="good")) == pytest.approx(
+    assert float(res["estimate"].sel(measure="crps", model="good")) == pytest.approx(
         float(cf["estimate"][0]), rel=1e-12)
     assert str(res["comparison"].sel(measure="crps", model="good", versus="wide").values) \
         == "better"

@@ -632,9 +632,7 @@ def test_result_variable_names(rid):
         for v in sorted(names):
             if v in RESULT_SYNONYMS:
                 bad.append(f"{v} (contract: {RESULT_SYNONYMS[v]})")
-            # compare_models: the value of a measure (statistic or score) of each model
-            if about_statistic and v in STATISTIC_VALUE_SYNONYMS and not (
-                    name == "compare_models" and v == "value"):
+            if about_statistic and v in STATISTIC_VALUE_SYNONYMS:
                 bad.append(f"{v} (contract: {STATISTIC_VALUE_SYNONYMS[v]})")
             m = re.fullmatch(r"(.+)_(lower|upper)", v)
             if m:

@@ -39,9 +39,9 @@ def hand_result():
     loss = -np.swapaxes(gain, 1, 2)
     three = ("measure", "model", "versus")
     return xr.Dataset({
-        "value": (("measure", "model"), value),
-        "value_lower": (("measure", "model"), value - 0.05),
-        "value_upper": (("measure", "model"), value + 0.05),
+        "estimate": (("measure", "model"), value),
+        "ci_lower": (("measure", "model"), value - 0.05),
+        "ci_upper": (("measure", "model"), value + 0.05),
         "reference": ("measure", ref),
         "distance": (("measure", "model"), dist),
         "difference": (three, diff), "difference_lower": (three, lo),

@@ -58,14 +58,14 @@ def test_the_numbers_are_those_of_compare_models_on_the_next_stream(compared):
     child = np.random.default_rng(3).spawn(4)[3]  # the datasets take children 0..2
     res = uqviz.compare_models(tree, n_boot=200, rng=child, progress=False)
     c = col.comparison
-    assert c["result"]["data"]["value"]["values"] == res["value"].values.tolist()
+    assert c["result"]["data"]["estimate"]["values"] == res["estimate"].values.tolist()
     for m in c["measures"]:
         for k in c["models"]:
             row = c["table"][m][k]
             p = res["rank_probability"].sel(measure=m, model=k).values
-            assert row["value"] == float(res["value"].sel(measure=m, model=k))
-            assert row["lower"] == float(res["value_lower"].sel(measure=m, model=k))
-            assert row["upper"] == float(res["value_upper"].sel(measure=m, model=k))
+            assert row["value"] == float(res["estimate"].sel(measure=m, model=k))
+            assert row["lower"] == float(res["ci_lower"].sel(measure=m, model=k))
+            assert row["upper"] == float(res["ci_upper"].sel(measure=m, model=k))
             assert row["most_probable_rank"] == int(res["rank"].values[np.argmax(p)])
             assert row["probability"] == float(p.max())
 

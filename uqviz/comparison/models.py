@@ -238,7 +238,7 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
         Dims ``measure`` (the statistics, then the scores), ``model``, ``versus`` (the same
         labels as ``model``), ``rank`` (1, ..., number of models):
 
-        - ``value``, ``value_lower``, ``value_upper`` (measure, model): each model's
+        - ``estimate``, ``ci_lower``, ``ci_upper`` (measure, model): each model's
           statistic or score and its interval;
         - ``distance`` (measure, model): what is compared, smaller is better;
         - ``difference``, ``difference_lower``, ``difference_upper`` (measure, model,
@@ -407,8 +407,8 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
             sip[s], gain[s], loss[s] = comparison_kernels.improvement(vals)
     d2, d3 = ("measure", "model"), ("measure", "model", "versus")
     out = xr.Dataset(
-        {"value": (d2, est_v), "value_lower": (d2, lo_v.reshape(n_s, n_models)),
-         "value_upper": (d2, hi_v.reshape(n_s, n_models)), "distance": (d2, est_d),
+        {"estimate": (d2, est_v), "ci_lower": (d2, lo_v.reshape(n_s, n_models)),
+         "ci_upper": (d2, hi_v.reshape(n_s, n_models)), "distance": (d2, est_d),
          "difference": (d3, diff), "difference_lower": (d3, dlo),
          "difference_upper": (d3, dhi), "comparison": (d3, words.astype(str)),
          "rank_probability": (("measure", "model", "rank"), rank_p),

@@ -197,10 +197,7 @@ LONG_NAMES: dict[str, str] = {
     "score_b": "mean score of forecast b",
     "comparison": "which forecast (model) scores better: the interval of the difference decides",
     # comparison of models (uqviz.compare_models)
-    "value": "the model's statistic or score (measure)",
-    "value_lower": "lower limit of the confidence interval of the value",
-    "value_upper": "upper limit of the confidence interval of the value",
-    "distance": "distance of the value from its reference (the score itself): smaller is better",
+    "distance": "distance of the estimate from its reference (the score itself): smaller is better",
     "difference": "distance of model minus distance of versus (paired bootstrap)",
     "difference_lower": "lower limit of the confidence interval of the difference",
     "difference_upper": "upper limit of the confidence interval of the difference",

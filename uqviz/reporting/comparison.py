@@ -152,9 +152,9 @@ def comparison_block(result) -> dict:
             p = res["rank_probability"].sel(model=k).values.astype(float)
             best = int(np.nanargmax(p)) if np.isfinite(p).any() else None
             table[m][k] = {
-                "value": _num(res["value"].sel(model=k)),
-                "lower": _num(res["value_lower"].sel(model=k)),
-                "upper": _num(res["value_upper"].sel(model=k)),
+                "value": _num(res["estimate"].sel(model=k)),
+                "lower": _num(res["ci_lower"].sel(model=k)),
+                "upper": _num(res["ci_upper"].sel(model=k)),
                 "distance": _num(res["distance"].sel(model=k)) if "distance" in res else None,
                 "most_probable_rank": None if best is None else int(ranks[best]),
                 "probability": None if best is None else _num(p[best])}
