@@ -191,6 +191,25 @@ def test_calibrated_passes_and_scale_fails(statistic):
     np.testing.assert_array_equal(bad["below_band"], bad["p_value"] < 0.05)
 
 
+def test_heavy_tails_make_the_verdict_unreliable():
+    # calibrated t3 errors (variance 1): beta_GM(Z^2) above its safety limit of Pernot (2024b),
+    # Table II, so the verdict is "unreliable" whatever the shares, never "OK"
+    rng = np.random.default_rng(12)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 2000))
+    e = u * rng.standard_t(3, 2000) / np.sqrt(3.0)
+    ds = uqviz.from_arrays(e, u)
+    tail = uqviz.tailedness(ds)
+    assert bool(tail["heavy_tail"].sel(variable="Z2"))
+    for statistic in ("ZMS", "PICP"):
+        res = uqviz.adversarial_validation(ds, **dict(FAST, n_groups=50, sizes=(500, 100),
+                                                      statistic=statistic, rng=3))
+        assert str(res["verdict"].values) == "unreliable" and not bool(res["reliable"])
+        assert "tailedness screen" in str(res["reason"].values)
+    good = uqviz.adversarial_validation(_calibrated(2000, seed=4),
+                                        **dict(FAST, n_groups=50, sizes=(500, 100), rng=3))
+    assert bool(good["reliable"]) and "tailedness" not in str(good["reason"].values)
+
+
 def test_reference_curve_uses_uE_only():
     a = _calibrated(500, seed=5)
     b = a.assign(E=("point", 2.0 * a["E"].values[::-1]))
