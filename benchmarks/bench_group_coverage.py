@@ -154,7 +154,7 @@ def main(argv=None):
     api_wsc = float(api["estimate"].sel(measure="slab"))
     print(f"MAPIE 1.6.0 worst_slab_coverage, n = {np_}, {args.peer_directions} directions: "
           f"{peer['seconds']:.2f} s; uqviz {t_ours * 1000:.1f} ms (ratio "
-          f"{peer['seconds'] / t_ours:.0f}x); WSC MAPIE {peer['wsc']!r}, uqviz {ours[0]!r}, "
+          f"{peer['seconds'] / t_ours:.0f}x); WSC MAPIE {peer['wsc']!r}, uqviz {float(ours[0])!r}, "
           f"uqviz.group_coverage {api_wsc!r}: "
           f"{'equal' if peer['wsc'] == ours[0] == api_wsc else 'DIFFER'}")
     print(f"load average {os.getloadavg()[0]:.2f}")

@@ -30,7 +30,7 @@ from uqviz._array.jit import HAVE_NUMBA, njit, prange, uint64
 from uqviz._array.resample import (BLOCK, BLOCKED_ABOVE, POINT_BITS, block_generator,
                                    group_seeds, resample_sums, resolve_engine)
 
-try:  # limits BLAS to one thread inside the numba kernel (scikit-learn's dependency)
+try:  # limits BLAS to one thread inside the numba kernel (a dependency of uqviz)
     from threadpoolctl import threadpool_limits
 except ImportError:  # pragma: no cover
     threadpool_limits = None
