@@ -238,3 +238,45 @@ def test_compare_verdict_in_operating_characteristics():
     assert oc["miscalibrated"].sel(verdict="compare:ZMS").values.tolist() == [False, True]
     # uE 1.2 times too small: the calibrated forecast is better by |ZMS - 1| on every set
     assert float(oc["fails"].sel(verdict="compare:ZMS", scenario="scale1.2")) == 1.0
+
+
+def test_heavy_tails_make_a_comparison_of_statistics_unreliable():
+    # model "t3": calibrated t3 errors, beta_GM(Z^2) above the limit of Pernot (2024b): its
+    # ZMS, RCE and nll comparisons are "unreliable" (never "better"/"no difference"), the
+    # CRPS is not screened; the pair of normal models keeps its words
+    rng = np.random.default_rng(5)
+    m = 2000
+    u = rng.uniform(0.5, 2.0, m)
+    t3 = u * rng.standard_t(3, m) / np.sqrt(3.0)
+    tree = xr.DataTree.from_dict({
+        "a": uqviz.from_arrays(u * rng.standard_normal(m), u),
+        "b": uqviz.from_arrays(u * rng.standard_normal(m), 1.3 * u),
+        "t3": uqviz.from_arrays(t3, u)})
+    assert bool(uqviz.tailedness(tree["t3"].to_dataset())["heavy_tail"].sel(variable="Z2"))
+    res = uqviz.compare_models(tree, n_boot=300, rng=2)
+    rel = res["reliable"]
+    assert not bool(rel.sel(measure="ZMS", model="t3"))
+    assert not bool(rel.sel(measure="RCE", model="t3"))
+    assert not bool(rel.sel(measure="nll", model="t3"))  # the Gaussian NLL: Z^2 per point
+    assert bool(rel.sel(measure="crps", model="t3")) and bool(rel.sel(model="a").all())
+    for s in ("ZMS", "RCE"):
+        for other in ("a", "b"):
+            assert str(res["comparison"].sel(measure=s, model="t3", versus=other).values) \
+                == "unreliable"
+            assert str(res["comparison"].sel(measure=s, model=other, versus="t3").values) \
+                == "unreliable"
+    assert str(res["comparison"].sel(measure="ZMS", model="a", versus="b").values) == "better"
+    assert str(res["comparison"].sel(measure="nll", model="t3", versus="t3").values) \
+        == "no difference"
+    assert str(res["comparison"].sel(measure="crps", model="t3", versus="a").values) \
+        != "unreliable"
+    # the words of the report and of the figure
+    from uqviz.plots.comparison import differences
+    from uqviz.reporting.wording import pair_line
+
+    line = pair_line({"measure": "ZMS", "model": "a", "versus": "t3", "comparison": "unreliable",
+                      "difference": 0.1, "lower": 0.05, "upper": 0.2, "reference": 1.0})
+    assert "not compared reliably" in line and "Pernot (2024b)" in line
+    ax = differences(res, measure="ZMS")
+    assert [c.get_label() for c in ax.containers] == [
+        "interval excludes 0", "no difference detected", "unreliable (heavy tails)"]

@@ -465,7 +465,8 @@ def _compare_words(ds, wanted, scenario, generative, size, design, nu, data, r_d
     words = {}
     for v, m in zip(wanted, measures):
         w = str(res["comparison"].sel(measure=m, model="calibrated", versus="scenario").values)
-        words[v] = _NOT if w == "not tested" else _FAILS if w in ("better", "worse") else _OK
+        words[v] = {"not tested": _NOT, "unreliable": _UNREL, "better": _FAILS,
+                    "worse": _FAILS}.get(w, _OK)
     return words
 
 

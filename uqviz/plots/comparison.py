@@ -22,6 +22,8 @@ __all__ = ["ranking_matrix", "sip_matrix", "differences"]
 DIFFERENT = COLORS["series"][2]
 #: colour of a pair whose interval holds 0 (no difference detected)
 NO_DIFFERENCE = COLORS["series"][7]
+#: colour of a pair whose comparison is unreliable (the tailedness screen fails)
+UNRELIABLE_COLOR = COLORS["series"][1]
 #: colour maps: rank probabilities (sequential, 0 to 1), SIP (diverging around 1/2, as the
 #: blue-red palette of ErrViewLib's plotSIPMat)
 RANK_CMAP, SIP_CMAP = "Blues", "RdBu"
@@ -361,8 +363,10 @@ def differences(result, *, measure=None, ax=None):
     statistic with a reference, the distance is :math:`|\vartheta - \vartheta_{ref}|`; for a
     score, the score), with its paired-bootstrap interval. Pairs whose interval excludes 0 (one
     model better than the other, ``comparison`` "better" or "worse") are drawn in green and
-    named on the right; the others (no difference detected) in grey; a pair that could not be
-    tested (``comparison`` "not tested") is listed without a bar. The dashed line marks 0.
+    named on the right; the others (no difference detected) in grey; pairs whose comparison
+    is "unreliable" (the tailedness screen fails) in a third colour, drawn only when there are
+    such pairs; a pair that could not be tested (``comparison`` "not tested") is listed
+    without a bar. The dashed line marks 0.
 
     Parameters
     ----------
@@ -425,13 +429,18 @@ def differences(result, *, measure=None, ax=None):
     hi = np.array([pair("difference_upper", a, b) for a, b in rows], dtype=float)
     word = [str(pair("comparison", a, b)) for a, b in rows]
     significant = np.array([w in ("better", "worse") for w in word], dtype=bool)
-    tested = np.array([w != "not tested" for w in word], dtype=bool) & np.isfinite(d)
+    unreliable = np.array([w == "unreliable" for w in word], dtype=bool)
+    tested = (np.array([w != "not tested" for w in word], dtype=bool) & np.isfinite(d)
+              & ~unreliable)
     with style():
         apply_style(ax)
         ax.axvline(0.0, color=COLORS["reference"], ls="--", lw=1.0)
-        for keep, color, label in (
-                (significant & tested, DIFFERENT, "interval excludes 0"),
-                (~significant & tested, NO_DIFFERENCE, "no difference detected")):
+        groups = [(significant & tested, DIFFERENT, "interval excludes 0"),
+                  (~significant & tested, NO_DIFFERENCE, "no difference detected")]
+        if unreliable.any():  # the tailedness screen fails for one model of the pair
+            groups.append((unreliable & np.isfinite(d), UNRELIABLE_COLOR,
+                           "unreliable (heavy tails)"))
+        for keep, color, label in groups:
             err = np.vstack([d[keep] - lo[keep], hi[keep] - d[keep]])
             ax.errorbar(d[keep], y[keep], xerr=np.where(np.isfinite(err), err, 0.0),
                         fmt="o", color=color, ms=4, lw=1.5, label=label)

@@ -597,6 +597,9 @@ def pair_line(pair) -> str:
     if pair["comparison"] == "not tested":
         return (f"models {a} and {b}: {m} not compared (the interval of the difference could "
                 "not be computed)")
+    if pair["comparison"] == "unreliable":
+        return (f"models {a} and {b}: {m} not compared reliably (the tailedness screen of "
+                f"Pernot (2024b) fails for one of them; difference {ivl})")
     diff = "difference" if ref is None else f"difference of {_what(m, ref)}"
     return f"models {a} and {b}: no difference detected in {m} ({diff} {ivl} holds 0)"
 
@@ -636,13 +639,18 @@ def comparison_line(measure, ranking, pairs) -> str:
     text = f"Comparison of the models by {measure}: most probable ranks {', '.join(ranks)}"
     better = [pair_line(p) for p in pairs if p["comparison"] == "better"]
     untested = [p for p in pairs if p["comparison"] == "not tested"]
+    unreliable = [p for p in pairs if p["comparison"] == "unreliable"]
     if better:
         text += "; " + "; ".join(better)
-        if len(better) < len(pairs) - len(untested):
+        if len(better) < len(pairs) - len(untested) - len(unreliable):
             text += "; no other difference detected"
-    elif pairs and len(untested) < len(pairs):
+    elif pairs and len(untested) + len(unreliable) < len(pairs):
         text += "; no difference detected between any two models"
     if untested:
         k = len(untested)
         text += f"; {k} pair{'s' if k > 1 else ''} not compared (no interval)"
+    if unreliable:
+        k = len(unreliable)
+        text += (f"; {k} pair{'s' if k > 1 else ''} unreliable (heavy tails: the tailedness "
+                 "screen fails)")
     return text + "."
