@@ -62,6 +62,19 @@ def test_postbuild_fails_fast_installs_uqviz_and_fetches_every_registered_file(t
     assert done.returncode == 0, done.stderr
 
 
+def test_postbuild_fills_the_numba_cache_with_the_dashboard():
+    """postBuild runs the dashboard once after installing uqviz (issue 25, item 2): numba's
+    on-disk cache is then filled in the image, not by the first visitor."""
+    text = (ROOT / "binder" / "postBuild").read_text()
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    install = next(i for i, ln in enumerate(lines) if "pip install" in ln)
+    warm = [i for i, ln in enumerate(lines)
+            if "nbconvert" in ln and "--execute" in ln and "notebooks/05_dashboard.ipynb" in ln]
+    assert warm and warm[0] > install
+    assert (ROOT / "notebooks" / "05_dashboard.ipynb").exists()
+    assert "UQVIZ_PROGRESS=0" in lines[warm[0]]  # no progress-bar widgets in a build log
+
+
 def test_readme_badge_opens_the_course_index():
     readme = (ROOT / "README.md").read_text()
     badge = re.search(r"mybinder\.org/v2/gh/[^)\s]+labpath=([^)\s&]+)", readme)
