@@ -88,6 +88,9 @@ def test_dataset_switch_and_errors_are_shown_not_raised():
     ex.binning.value = "equal_width"
     # the error is shown, and .result holds no stale numbers of the previous setting
     assert "fewer than 2 points" in ex.message.value and ex.result is None and ex.fv is None
+    # nor does the screen: the f_v read-out and the figure of that setting are cleared
+    assert ex.fv_label.value == "" and ex.figure is None
+    assert "fewer than 2 points" in ex.static_html() and "<img" not in ex.static_html()
     ex.binning.value = "equal_count"
     assert ex.result is not None and ex.result.attrs["binning"] == "equal_count"
     assert ex.message.value == "" or "&#9888;" in ex.message.value

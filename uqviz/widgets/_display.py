@@ -118,6 +118,23 @@ class ExplorerDrawing:
     #: names of the HTML read-outs shown above the figure (subclasses override)
     READOUTS = ("message",)
 
+    def show_error(self, err):
+        """Show ``err`` and clear what it replaces: the result, the other read-outs and the
+        figure (no stale numbers or drawing of the previous setting stay on screen)."""
+        import html
+
+        self.result = None
+        for name in self.READOUTS:
+            if name != "message" and getattr(self, name, None) is not None:
+                getattr(self, name).value = ""
+        self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+        if self.figure is not None:
+            self.figure.clear()
+            if is_widget_backend() and self._canvas_box.children == (self.figure.canvas,):
+                self.figure.canvas.draw_idle()
+            self.figure = self.ax = None
+        self.output.clear_output()
+
     def static_html(self):
         """The current view as static HTML: the read-outs and the figure as a PNG.
 

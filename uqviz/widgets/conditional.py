@@ -251,8 +251,8 @@ class ConditionalExplorer(ExplorerDrawing):
         try:
             self.result, self.fv, notes = self.compute()
         except ValueError as err:  # no stale numbers: .result is None until a valid setting
-            self.result = self.fv = self.result_before = self.fv_before = None
-            self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+            self.fv = self.result_before = self.fv_before = None
+            self.show_error(err)
             return
         self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
                                          for n in notes)

@@ -188,8 +188,7 @@ class ReferenceExplorer(ExplorerDrawing):
         try:
             self.result, notes = self.compute()
         except ValueError as err:  # no stale numbers: .result is None until a valid setting
-            self.result = None
-            self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+            self.show_error(err)
             return
         self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
                                          for n in notes)
