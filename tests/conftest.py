@@ -123,3 +123,13 @@ class PeerFixtures:
 
     def output(self, family, case, name):
         return self.arrays[f"out/{family}/{case}/{name}"]
+
+    def off_grid_inputs(self):
+        """The float inputs not on the fixture's ``input_grid`` (exact in binary, so the
+        peer and uqviz read the same numbers): an empty list when all are on it."""
+        import numpy as np
+
+        g = self.settings["input_grid"]
+        return [k for k in self.arrays.files
+                if k.startswith("in/") and self.arrays[k].dtype.kind == "f"
+                and not np.array_equal(np.round(self.arrays[k] / g) * g, self.arrays[k])]
