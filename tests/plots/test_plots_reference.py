@@ -111,7 +111,14 @@ def test_reference_distribution_from_both_result_layouts():
     ds = uqviz.synthetic.nig(1000, nu=6, rng=2)
     ref = uqviz.simulated_reference(ds, statistic="CC", n_mc=200, rng=0, return_samples=True)
     ax = pr.reference_distribution(ref, observed=0.4)
-    assert sum(p.get_height() for p in ax.patches[:20]) > 0
+    # one step patch holding the density histogram of the samples (200 // 15 = 13 bins)
+    from matplotlib.patches import StepPatch
+    steps = [p for p in ax.patches if isinstance(p, StepPatch)]
+    density, edges = np.histogram(ref["samples"].values, bins=13, density=True)
+    assert len(steps) == 1 and steps[0].get_label() == "simulated (calibrated)"
+    np.testing.assert_allclose(steps[0].get_data().values, density)
+    np.testing.assert_allclose(steps[0].get_data().edges, edges)
+    assert float(np.sum(density * np.diff(edges))) == pytest.approx(1.0)
     vlines = {ln.get_label(): ln.get_xdata()[0] for ln in ax.get_lines()}
     assert vlines["reference (mean)"] == pytest.approx(float(ref["reference"]))
     assert vlines["observed"] == 0.4

@@ -137,7 +137,10 @@ def test_recalibration_control_shows_before_and_after(explorer):
     np.testing.assert_array_equal(ex.result.ci_lower, direct.ci_lower)
     assert "before: f<sub>v</sub>" in ex.fv_label.value and "BVS on X" in ex.fv_label.value
     labels = [t.get_text() for t in ex.ax.get_legend().get_texts()]
-    assert any(t.startswith("before") for t in labels) and any("BVS on X" in t for t in labels)
+    assert labels == ["reference (1)", f"before ({int(ex.fv_before.n_valid)}/50 bins valid)",
+                      f"after ({int(ex.fv.n_valid)}/50 bins valid)"]
+    assert ex.ax.get_title() == (f"$f_v$ = {float(ex.fv.estimate):.2f} after BVS on X, "
+                                 f"{float(ex.fv_before.estimate):.2f} before")
     ex.conditioning.value = "uE"
     ex.recalibration.value = "isotonic"
     assert "stratified" in ex.message.value and ex.result.attrs["conditioning"] == "uE"

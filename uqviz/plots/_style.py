@@ -176,3 +176,43 @@ def axis_label(name, units=""):
     else:
         text = str(name).replace("_", " ")
     return f"{text} [{units}]" if units else text
+
+
+#: the one style of the figures' titles (the explorers' views share it); ``y`` fixed, so that
+#: matplotlib does not measure the axes at each draw to place the title
+TITLE_STYLE = {"fontsize": 9, "fontweight": "normal", "loc": "center", "y": 1.0, "pad": 4.0}
+
+
+def set_title(ax, text):
+    """Set the title of ``ax`` in the figures' one title style (:data:`TITLE_STYLE`).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> t = set_title(Figure().add_subplot(), "$f_v$ = 0.80")
+    >>> t.get_fontsize(), t.get_text()
+    (9.0, '$f_v$ = 0.80')
+    """
+    return ax.set_title(text, **TITLE_STYLE)
+
+
+def legend_options(legend, default):
+    """``ax.legend`` keywords for a ``legend`` option, or None (no legend).
+
+    ``True`` gives ``default``; a location string gives it; ``"outside"`` puts the legend
+    to the right of the axes, its top at the top of the axes (outside the data: it hides no
+    point; the figure needs a right margin for it, as the explorers' figures have).
+
+    Examples
+    --------
+    >>> legend_options("outside", "best")["bbox_to_anchor"]
+    (1.02, 1.0)
+    >>> legend_options(True, "lower left"), legend_options(False, "best")
+    ({'loc': 'lower left'}, None)
+    """
+    if legend is False or legend is None:
+        return None
+    loc = default if legend is True else legend
+    if loc == "outside":
+        return {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0}
+    return {"loc": loc}

@@ -10,8 +10,8 @@ from matplotlib.lines import Line2D
 
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
-from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, set_log_x,
-                                style)
+from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax,
+                                legend_options, set_log_x, set_title, style)
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
@@ -132,6 +132,9 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     xlabel : str, optional
     ylim : (float, float), optional
     legend : bool or str, default True
+        Draw the legend: True at the best place inside the axes, a location string
+        (``"upper right"``...), or ``"outside"``: right of the axes, over no bin (the
+        explorers' figures, which keep a right margin for it).
 
     Returns
     -------
@@ -177,10 +180,10 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
         level = res.attrs.get("ci", 0.95)
         ax.set_ylabel(STAT_LABELS.get(stat, stat))
         if fv is not None:
-            ax.set_title(_fv_text(fv), fontsize=9)
-        loc = _legend_loc(legend, "best")
-        if loc:
-            ax.legend(loc=loc, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
+            set_title(ax, _fv_text(fv))
+        where = legend_options(legend, "best")
+        if where:
+            ax.legend(**where, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
                       framealpha=0.8, frameon=True, edgecolor="none")
     return ax
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
-from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax, one_dataset,
-                                set_log_x, style)
+from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax,
+                                legend_options, one_dataset, set_log_x, style)
 
 __all__ = ["before_after"]
 
@@ -46,7 +46,9 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
         Log scale for the bin centres (local results).
     statistics : sequence of str, optional
         The statistics drawn (validate_average results); default all with a finite reference.
-    legend : bool, default True
+    legend : bool or str, default True
+        Draw the legend: True at the best place inside the axes, a location string, or
+        ``"outside"``: right of the axes, over no bin (the explorers' figures).
 
     Returns
     -------
@@ -107,9 +109,10 @@ def _local(before, after, labels, ax, log_x, legend):
             set_log_x(ax, np.concatenate(xs))
         ax.set_xlabel(axis_label(before.attrs.get("conditioning", "x")))
         ax.set_ylabel(STAT_LABELS.get(stat, stat))
-        if legend:
+        where = legend_options(legend, "best")
+        if where:
             level = before.attrs.get("ci", 0.95)
-            ax.legend(loc="best", title=f"{100 * level:g}% CI; open: invalid",
+            ax.legend(**where, title=f"{100 * level:g}% CI; open: invalid",
                       framealpha=0.8, frameon=True, edgecolor="none")
     return ax
 
@@ -142,6 +145,7 @@ def _average(before, after, labels, ax, statistics, legend):
         ax.invert_yaxis()
         level = before.attrs.get("ci", 0.95)
         ax.set_xlabel(f"statistic - reference ({100 * level:g}% CI; open: invalid)")
-        if legend:
-            ax.legend(loc="best", framealpha=0.8, frameon=True, edgecolor="none")
+        where = legend_options(legend, "best")
+        if where:
+            ax.legend(**where, framealpha=0.8, frameon=True, edgecolor="none")
     return ax

@@ -10,7 +10,7 @@ from matplotlib import ticker
 
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
-from uqviz.plots._style import COLORS, apply_style, get_ax
+from uqviz.plots._style import COLORS, apply_style, get_ax, legend_options, set_title
 from uqviz.plots._style import one_dataset as _one_dataset
 
 __all__ = ["zeta_scores", "reference_sensitivity", "reference_distribution", "size_dependence",
@@ -227,7 +227,8 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
     return ax
 
 
-def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None):
+def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None,
+                           legend=True):
     """Histogram of the simulated statistic with the reference and the observed value.
 
     Parameters
@@ -241,6 +242,10 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     n_bins : int, optional
         Default n/15, between 10 and 50.
     title : str, optional
+        In the figures' one title style (``uqviz.plots._style.TITLE_STYLE``).
+    legend : bool or str, default True
+        Draw the legend: True at the best place inside the axes, a location string, or
+        ``"outside"``: right of the axes, over no bar (the explorers' figures).
 
     Returns
     -------
@@ -273,8 +278,12 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     samples = result["samples"].values
     if n_bins is None:
         n_bins = int(np.clip(samples.size // 15, 10, 50))
-    ax.hist(samples, bins=n_bins, density=True, color=COLORS["band"], edgecolor="white", lw=0.3,
-            label="simulated (calibrated)")
+    # one filled step outline (``stairs``), not a bar per bin: the same histogram, drawn
+    # ten times faster (the explorers redraw it at each change)
+    density, edges = np.histogram(samples, bins=n_bins, density=True)
+    ax.stairs(density, edges, fill=True, color=COLORS["band"], lw=0,
+              label="simulated (calibrated)")
+    ax.set_ylim(0.0, 1.05 * float(density.max()))
     ax.axvline(ref, color=COLORS["reference"], lw=1.5, label="reference (mean)")
     ax.axvspan(mc_lo, mc_hi, color=COLORS["reference"], alpha=0.08, lw=0,
                label="Monte Carlo interval (Sim2)")
@@ -293,8 +302,10 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     ax.set_xlabel(stat)
     ax.set_ylabel("density")
     if title is not None:
-        ax.set_title(title)
-    ax.legend(loc="best", fontsize=7)
+        set_title(ax, title)
+    where = legend_options(legend, "best")
+    if where:
+        ax.legend(**where, fontsize=7)
     return ax
 
 

@@ -2,37 +2,164 @@
 
 from __future__ import annotations
 
+import base64
+import io
+import time
+
 from matplotlib.figure import Figure
+
+#: pixels per inch of the explorers' figures: a figure of 8.4 x 4.6 in is 840 x 460 px,
+#: shown at that size (one pixel of the PNG per CSS pixel)
+FIGURE_DPI = 100
+#: the largest figure (width, height in px) that fits beside the control column in a
+#: 1280 x 800 view, under the tab bar and the read-outs (nothing below the fold)
+FIGURE_BUDGET_PX = (860, 500)
+#: fixed margins of the explorers' figures, in inches: no layout solver and no tight
+#: bounding box at each redraw; the right margin holds the legend (outside the data)
+MARGINS_INCHES = {"left": 0.8, "bottom": 0.55, "right": 2.2, "top": 0.32}
+#: width of the control column: the controls (300 px each) and the messages below them,
+#: which wrap inside it (a long message never widens or squeezes the column)
+CONTROL_COLUMN_WIDTH = "316px"
+#: the explorers' default figure size (inches): 840 x 440 px at :data:`FIGURE_DPI`
+FIGSIZE = (8.4, 4.4)
+
+
+def set_margins(fig):
+    """Place the one Axes of ``fig`` at the fixed margins :data:`MARGINS_INCHES`."""
+    w, h = fig.get_size_inches()
+    m = MARGINS_INCHES
+    fig.subplots_adjust(left=m["left"] / w, right=1.0 - m["right"] / w,
+                        bottom=m["bottom"] / h, top=1.0 - m["top"] / h)
+
+
+#: where the axis labels sit, in inches: the x label's top below the axes (under the tick
+#: labels), the y label's left edge from the figure's left edge (left of the tick labels)
+LABEL_OFFSETS_INCHES = {"x": 0.27, "y": 0.06}
+
+
+def pin_axis_labels(ax):
+    """Put the axis labels of ``ax`` at fixed offsets (:data:`LABEL_OFFSETS_INCHES`).
+
+    matplotlib otherwise measures every tick label at each draw to place the axis labels
+    (about a tenth of the drawing time of an explorer's figure); with fixed margins the
+    places are known.
+    """
+    from matplotlib.transforms import ScaledTranslation
+
+    fig = ax.figure
+    off = LABEL_OFFSETS_INCHES
+    ax.xaxis.set_label_coords(0.5, 0.0, transform=ax.transAxes + ScaledTranslation(
+        0.0, -off["x"], fig.dpi_scale_trans))
+    left = MARGINS_INCHES["left"] - off["y"]
+    ax.yaxis.set_label_coords(0.0, 0.5, transform=ax.transAxes + ScaledTranslation(
+        -left, 0.0, fig.dpi_scale_trans))
+    ax.yaxis.label.set_verticalalignment("top")  # rotated: the text extends to the right
+
+
+def explorer_figure(figsize):
+    """A figure outside pyplot, with fixed margins and no layout engine.
+
+    Parameters
+    ----------
+    figsize : tuple of float
+        Width and height in inches (pixels / :data:`FIGURE_DPI`).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        With an Agg canvas, ``get_layout_engine()`` None (no constrained-layout solver at
+        each draw) and the subplot parameters of :data:`MARGINS_INCHES`.
+
+    Examples
+    --------
+    >>> fig = explorer_figure((8.4, 4.4))
+    >>> fig.get_layout_engine() is None, [int(v) for v in fig.bbox.size]
+    (True, [840, 440])
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = Figure(figsize=figsize, dpi=FIGURE_DPI)
+    FigureCanvasAgg(fig)
+    set_margins(fig)
+    return fig
+
+
+def render_png(fig):
+    """The figure as PNG bytes, drawn once at its size (no tight bounding box).
+
+    Agg draws the figure once; Pillow encodes its RGB pixels at compression level 1 (about
+    twice as fast as matplotlib's default level for a PNG some 10 % larger).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        With an Agg canvas (:func:`explorer_figure`).
+
+    Returns
+    -------
+    bytes
+        The PNG file, ``fig.bbox`` pixels wide and high.
+
+    Examples
+    --------
+    >>> png = render_png(explorer_figure((2.0, 1.0)))
+    >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
+    True
+    """
+    from PIL import Image
+
+    fig.canvas.draw()
+    rgba = fig.canvas.buffer_rgba()
+    w, h = (int(v) for v in fig.canvas.get_width_height(physical=True))
+    image = Image.frombuffer("RGBA", (w, h), rgba, "raw", "RGBA", 0, 1).convert("RGB")
+    buf = io.BytesIO()
+    image.save(buf, format="png", compress_level=1)
+    return buf.getvalue()
+
+
+def show_png(output, png, size):
+    """Show ``png`` in ``output`` (an ``ipywidgets.Output``), replacing what it shows.
+
+    One update of the widget's ``outputs`` (one message to the browser, no
+    ``clear_output``/``display`` pair and no re-rendering by the inline backend); the image
+    keeps its pixel ``size`` (width, height).
+    """
+    w, h = (int(v) for v in size)
+    output.outputs = ({
+        "output_type": "display_data",
+        "data": {"image/png": base64.b64encode(png).decode("ascii"),
+                 "text/plain": f"<Figure size {w}x{h}>"},
+        "metadata": {"image/png": {"width": w, "height": h}},
+    },)
 
 
 def draw_inline(output, figsize, draw):
-    """Draw into a fresh figure outside pyplot and show it in ``output``.
+    """Draw into a fresh fixed-margin figure, render it once to PNG and show it in ``output``.
 
     Parameters
     ----------
     output : ipywidgets.Output
-        Where the figure is displayed (only inside IPython).
+        Where the PNG is shown.
     figsize : tuple of float
     draw : callable
         ``draw(ax)`` does the plotting.
 
     Returns
     -------
-    (matplotlib.figure.Figure, matplotlib.axes.Axes)
+    (matplotlib.figure.Figure, matplotlib.axes.Axes, bytes, dict)
+        The figure, its Axes, the PNG and the time in seconds of ``"figure"`` (building it)
+        and ``"render"`` (Agg and PNG encoding).
     """
-    fig = Figure(figsize=figsize, layout="constrained")
+    t0 = time.perf_counter()
+    fig = explorer_figure(figsize)
     ax = fig.add_subplot()
     draw(ax)
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-    except ImportError:  # pragma: no cover - IPython comes with ipywidgets
-        return fig, ax
-    if get_ipython() is not None:  # plain Python (tests): nothing to show
-        output.clear_output(wait=True)
-        with output:
-            display(fig)
-    return fig, ax
+    pin_axis_labels(ax)
+    t1 = time.perf_counter()
+    png = render_png(fig)
+    t2 = time.perf_counter()
+    show_png(output, png, fig.bbox.size)
+    return fig, ax, png, {"figure": t1 - t0, "render": t2 - t1, "show": time.perf_counter() - t2}
 
 
 def labelled_datasets(data) -> dict:
@@ -59,11 +186,52 @@ def dataset_dropdown(names):
 DESCRIPTION_WIDTH = "96px"
 
 
+#: width of every control: ipywidgets' inline width, fixed (flex "0 0 auto": never squeezed)
+CONTROL_WIDTH = "300px"
+
+
 def style_controls(controls):
-    """Give every control the same description width (ipywidgets cuts long labels)."""
+    """Give every control the same description width (ipywidgets cuts long labels) and a
+    fixed width (a neighbour's long text never squeezes it)."""
     for ctrl in controls:
         if hasattr(ctrl.style, "description_width"):
             ctrl.style.description_width = DESCRIPTION_WIDTH
+        ctrl.layout.width = CONTROL_WIDTH
+        ctrl.layout.flex = "0 0 auto"
+
+
+def wrap_html(text):
+    """``text`` in a block that wraps at the width of its widget (long words too)."""
+    return f"<div style='white-space:normal;overflow-wrap:anywhere'>{text}</div>" if text else ""
+
+
+def explorer_layout(controls, message, readout, canvas_box, output, figsize):
+    """The explorers' app: the control column left, the read-out and the figure right.
+
+    The control column has a fixed width (:data:`CONTROL_COLUMN_WIDTH`): the controls
+    on top, the messages under them, wrapped inside it. The right column is as wide as the
+    figure; its read-out (fixed width, wrapped) sits above the figure, so that the figure
+    starts at the top of the view (a 840 x 440 px figure fits a 1280 x 800 view). On a narrow
+    page the figure goes below the controls (the row wraps) instead of being clipped.
+
+    Returns
+    -------
+    (ipywidgets.HBox, ipywidgets.VBox)
+        The app and its control column.
+    """
+    import ipywidgets as w
+
+    fixed = dict(width=CONTROL_COLUMN_WIDTH, min_width=CONTROL_COLUMN_WIDTH,
+                 max_width=CONTROL_COLUMN_WIDTH, flex="0 0 auto")
+    message.layout = w.Layout(**fixed)
+    column = w.VBox(list(controls) + [message], layout=w.Layout(**fixed))
+    width = f"{int(round(figsize[0] * FIGURE_DPI))}px"
+    readout.layout = w.Layout(width=width, max_width=width)
+    view = w.VBox([readout, canvas_box, output],
+                  layout=w.Layout(width=width, min_width=width, flex="0 0 auto"))
+    app = w.HBox([column, view], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
+                                                 grid_gap="8px 16px"))
+    return app, column
 
 
 def is_widget_backend():
@@ -87,14 +255,31 @@ class ExplorerDrawing:
         """The currently selected dataset."""
         return self._datasets[self.dataset.value]
 
+    def start_timings(self, compute=0.0):
+        """Reset :attr:`timings` for a new update whose computation took ``compute`` s."""
+        self.timings = {"compute": float(compute), "figure": 0.0, "render": 0.0, "show": 0.0}
+
     def redraw(self):
-        """Draw the current result (widget backend: in place; inline: a fresh figure)."""
+        """Draw the current result (widget backend: in place; inline: a PNG rendered once).
+
+        Sets ``timings["figure"]`` (building the figure), ``timings["render"]`` (Agg and
+        PNG encoding; 0 on the widget backend, where the browser's canvas draws) and
+        ``timings["show"]`` (handing the PNG to the widget).
+        """
         if self.result is None:
             return
-        if is_widget_backend() and self._draw_in_canvas():
-            return
-        # inline: a fresh figure outside pyplot (nothing left for the backend to show twice)
-        self.figure, self.ax = draw_inline(self.output, self.figsize, self._draw)
+        if not hasattr(self, "timings"):
+            self.start_timings()
+        if is_widget_backend():
+            t0 = time.perf_counter()
+            if self._draw_in_canvas():
+                self.png = None
+                self.timings.update(figure=time.perf_counter() - t0, render=0.0, show=0.0)
+                return
+        # inline: a fresh figure outside pyplot, rendered once, shown as an image
+        self.figure, self.ax, self.png, times = draw_inline(self.output, self.figsize,
+                                                            self._draw)
+        self.timings.update(times)
 
     def _draw_in_canvas(self):
         """%matplotlib widget (ipympl): one figure whose canvas is a widget, redrawn in place."""
@@ -103,15 +288,17 @@ class ExplorerDrawing:
 
         if self.figure is None or self._canvas_box.children != (self.figure.canvas,):
             with plt.ioff():
-                fig = plt.figure(figsize=self.figsize, layout="constrained")
+                fig = plt.figure(figsize=self.figsize, dpi=FIGURE_DPI)
             if not isinstance(fig.canvas, ipywidgets.DOMWidget):  # not ipympl after all
                 plt.close(fig)
                 return False
             self.figure = fig
             self._canvas_box.children = (fig.canvas,)
         self.figure.clear()
+        set_margins(self.figure)
         self.ax = self.figure.add_subplot()
         self._draw(self.ax)
+        pin_axis_labels(self.ax)
         self.figure.canvas.draw_idle()
         return True
 
@@ -127,13 +314,15 @@ class ExplorerDrawing:
         for name in self.READOUTS:
             if name != "message" and getattr(self, name, None) is not None:
                 getattr(self, name).value = ""
-        self.message.value = f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+        self.message.value = wrap_html(
+            f"<span style='color:#d62728'>{html.escape(str(err))}</span>")
         if self.figure is not None:
             self.figure.clear()
             if is_widget_backend() and self._canvas_box.children == (self.figure.canvas,):
                 self.figure.canvas.draw_idle()
             self.figure = self.ax = None
-        self.output.clear_output()
+        self.png = None
+        self.output.outputs = ()
 
     def static_html(self):
         """The current view as static HTML: the read-outs and the figure as a PNG.
@@ -141,16 +330,16 @@ class ExplorerDrawing:
         A page without a kernel (the documentation site, nbviewer) shows this
         instead of the live widget; JupyterLab and Voila show the widget.
         """
-        import base64
-        import io
-
         parts = [getattr(self, name).value for name in self.READOUTS
                  if getattr(self, name, None) is not None and getattr(self, name).value]
-        if self.figure is not None:
+        png = getattr(self, "png", None)
+        if png is None and self.figure is not None:  # ipympl: the canvas has no PNG yet
             buf = io.BytesIO()
-            self.figure.savefig(buf, format="png", dpi=90)
+            self.figure.savefig(buf, format="png", dpi=FIGURE_DPI)
+            png = buf.getvalue()
+        if png is not None:
             parts.append('<img alt="the explorer\'s figure" src="data:image/png;base64,'
-                         f'{base64.b64encode(buf.getvalue()).decode()}"/>')
+                         f'{base64.b64encode(png).decode()}"/>')
         parts.append("<p><small>A static copy of the explorer's first view: run the notebook "
                      "for live controls.</small></p>")
         return "<div class='uqviz-explorer-static'>" + "".join(

@@ -10,6 +10,7 @@ explorer is tested (and scripted) by setting the ``.value`` of its controls.
 from __future__ import annotations
 
 import html
+import time
 import warnings
 
 import numpy as np
@@ -19,8 +20,9 @@ from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import UqvizWarning
-from uqviz.widgets._display import (ExplorerDrawing, dataset_dropdown, labelled_datasets,
-                                    style_controls)
+from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, dataset_dropdown,
+                                    explorer_layout, labelled_datasets, style_controls,
+                                    wrap_html)
 
 __all__ = ["ConditionalExplorer"]
 
@@ -73,7 +75,10 @@ class ConditionalExplorer(ExplorerDrawing):
     rng : int, default 0
         Seed (of the bootstrap and of the folds): the same settings always give the same
         numbers.
-    figsize : (float, float), default (6.0, 4.0)
+    figsize : (float, float), default (8.4, 4.4)
+        Inches at 100 px per inch (840 x 440 px: beside the controls in a 1280 x 800 view);
+        the margins are fixed (``uqviz.widgets._display.MARGINS_INCHES``), the legend right
+        of the axes.
 
     Attributes
     ----------
@@ -84,8 +89,19 @@ class ConditionalExplorer(ExplorerDrawing):
         The current :func:`uqviz.fraction_valid` result.
     result_before, fv_before : xarray.Dataset or None
         The same on the data before recalibration (None without recalibration).
-    widget : ipywidgets.VBox
-        The app (also shown by displaying the explorer itself).
+    widget : ipywidgets.HBox
+        The app (also shown by displaying the explorer itself): the control column
+        (``controls``, fixed width, messages wrapped under the controls) and, right of it,
+        the f_v read-out above the figure.
+    figure, ax : matplotlib Figure and Axes
+        The current figure (None after an error).
+    png : bytes or None
+        The current figure as the PNG shown (rendered once per update; None on the
+        ``%matplotlib widget`` backend, whose canvas draws in the browser).
+    timings : dict
+        Seconds of the last update: ``"compute"`` (the numbers), ``"figure"`` (building the
+        figure), ``"render"`` (Agg and PNG encoding), ``"show"`` (handing the PNG to the
+        widget); ``benchmarks/bench_explorer_update.py`` prints them.
     dataset, conditioning, n_bins, binning, min_count, statistic, recalibration, log_x : ipywidgets
         The controls; set their ``.value`` to drive the explorer from code.
 
@@ -106,7 +122,7 @@ class ConditionalExplorer(ExplorerDrawing):
 
     def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                  binning="equal_count", min_count=100, n_boot=1000, recalibration="none",
-                 rng=0, figsize=(6.0, 4.0), engine=None):
+                 rng=0, figsize=FIGSIZE, engine=None):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -122,6 +138,8 @@ class ConditionalExplorer(ExplorerDrawing):
         self._recalibrated = {}  # (dataset, method, conditioning) -> recalibrated data
         self.figure = None
         self.ax = None
+        self.png = None
+        self.start_timings()
         self._busy = False
 
         names = list(self._datasets)
@@ -161,10 +179,11 @@ class ConditionalExplorer(ExplorerDrawing):
             ctrl.observe(self._on_change, names="value")
         style_controls((self.dataset, self.conditioning, self.n_bins, self.binning,
                         self.min_count, self.statistic, self.recalibration))
-        controls = w.VBox([self.dataset, self.conditioning, self.statistic, self.binning,
-                           self.n_bins, self.min_count, self.recalibration, self.log_x])
-        self.widget = w.VBox([w.HBox([controls, w.VBox([self.fv_label, self.message])]),
-                              self._canvas_box, self.output])
+        style_controls((self.log_x,))
+        self.widget, self.controls = explorer_layout(
+            [self.dataset, self.conditioning, self.statistic, self.binning, self.n_bins,
+             self.min_count, self.recalibration, self.log_x],
+            self.message, self.fv_label, self._canvas_box, self.output, self.figsize)
         self.update()
 
     # ------------------------------------------------------------------ state
@@ -199,6 +218,7 @@ class ConditionalExplorer(ExplorerDrawing):
         finally:
             self._busy = False
         if owner is self.log_x:
+            self.start_timings()
             self.redraw()
         else:
             self.update()
@@ -248,14 +268,18 @@ class ConditionalExplorer(ExplorerDrawing):
 
     def update(self):
         """Recompute and redraw (called on every change of a control)."""
+        t0 = time.perf_counter()
         try:
             self.result, self.fv, notes = self.compute()
         except ValueError as err:  # no stale numbers: .result is None until a valid setting
+            self.start_timings(time.perf_counter() - t0)
             self.fv = self.result_before = self.fv_before = None
             self.show_error(err)
             return
-        self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
-                                         for n in notes)
+        self.start_timings(time.perf_counter() - t0)
+        # the text first: the read-outs reach the browser before the figure
+        self.message.value = wrap_html("<br>".join(
+            f"<small>&#9888; {html.escape(n)}</small>" for n in notes))
         est, lo, hi = (float(self.fv[k]) for k in ("estimate", "ci_lower", "ci_upper"))
         ok = bool(self.fv["valid"])
         if "reference" in self.fv:
@@ -265,16 +289,16 @@ class ConditionalExplorer(ExplorerDrawing):
         else:
             target = (f"{'compatible' if ok else 'not compatible'} with the target "
                       f"{self.fv.attrs.get('nominal', 0.95):g}")
-        self.fv_label.value = (
-            f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
-            f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; {target}")
+        label = (f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
+                 f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; {target}")
         if self.fv_before is not None:
             b = self.fv_before
-            self.fv_label.value += (
+            label += (
                 f"<br><small>after {html.escape(self._method_words())}; before: "
                 f"f<sub>v</sub> = {float(b['estimate']):.2f} [{float(b['ci_lower']):.2f}, "
                 f"{float(b['ci_upper']):.2f}], {int(b['n_valid'])} of {int(b['n_bins'])} "
                 "valid</small>")
+        self.fv_label.value = label
         self.redraw()
 
     def _method_words(self):
@@ -292,12 +316,14 @@ class ConditionalExplorer(ExplorerDrawing):
         xlabel = f"{label} [{units}]" if units else label
         log_x = self.log_x.value and float(self.result["bin_center"].min()) > 0
         if self.result_before is None:
-            local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel)
+            local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel, legend="outside")
             return
+        from uqviz.plots._style import set_title
         from uqviz.plots.recalibration import before_after
 
-        before_after(self.result_before, self.result, labels=("before", self._method_words()),
-                     ax=ax, log_x=log_x)
+        # the method in the title, short labels in the legend (its width is the margin's)
+        before_after(self.result_before, self.result, labels=("before", "after"),
+                     ax=ax, log_x=log_x, legend="outside")
         ax.set_xlabel(xlabel)
-        ax.set_title(f"f_v = {float(self.fv['estimate']):.2f} after, "
-                     f"{float(self.fv_before['estimate']):.2f} before")
+        set_title(ax, f"$f_v$ = {float(self.fv['estimate']):.2f} after {self._method_words()}, "
+                      f"{float(self.fv_before['estimate']):.2f} before")

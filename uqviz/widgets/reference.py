@@ -12,6 +12,7 @@ and how the Sim and Sim2 zeta-scores follow. The numbers are exposed as
 from __future__ import annotations
 
 import html
+import time
 import warnings
 
 from uqviz.engine import checks
@@ -19,7 +20,8 @@ from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.verdicts import decide
 from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.reference.simulated import validate_simulated
-from uqviz.widgets._display import ExplorerDrawing, dataset_dropdown, labelled_datasets, style_controls
+from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, dataset_dropdown, explorer_layout,
+                                    labelled_datasets, style_controls, wrap_html)
 
 __all__ = ["ReferenceExplorer"]
 
@@ -67,7 +69,9 @@ class ReferenceExplorer(ExplorerDrawing):
         Level of the bootstrap and Monte Carlo intervals.
     rng : int, default 0
         Seed: the same settings always give the same numbers.
-    figsize : (float, float), default (6.0, 3.8)
+    figsize : (float, float), default (8.4, 4.4)
+        Inches at 100 px per inch (840 x 440 px: beside the controls in a 1280 x 800 view);
+        the margins are fixed, the legend right of the axes.
 
     Attributes
     ----------
@@ -76,8 +80,14 @@ class ReferenceExplorer(ExplorerDrawing):
         with ``scheme=("Sim", "Sim2")`` (and "BS" for a statistic with a
         predefined reference) and ``return_samples=True``; attrs add
         ``dataset``.
-    widget : ipywidgets.VBox
-        The app (also shown by displaying the explorer itself).
+    widget : ipywidgets.HBox
+        The app (also shown by displaying the explorer itself): the control column
+        (``controls``, fixed width, messages wrapped under the controls) and, right of it,
+        the summary above the figure.
+    figure, ax, png, timings
+        The current figure, its Axes and PNG, and the seconds of the last update
+        (``"compute"``, ``"figure"``, ``"render"``, ``"show"``), as in
+        :class:`uqviz.widgets.ConditionalExplorer`.
     dataset, statistic, generative, nu, n_bins : ipywidgets
         The controls; set their ``.value`` to drive the explorer from code.
 
@@ -95,7 +105,7 @@ class ReferenceExplorer(ExplorerDrawing):
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
                  n_bins=None, n_mc=500, n_boot=1000, ci=0.95, rng=0,
-                 figsize=(6.0, 3.8), engine=None):
+                 figsize=FIGSIZE, engine=None):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -111,6 +121,8 @@ class ReferenceExplorer(ExplorerDrawing):
         self.result = None
         self.figure = None
         self.ax = None
+        self.png = None
+        self.start_timings()
         self._busy = False
 
         names = list(self._datasets)
@@ -132,9 +144,9 @@ class ReferenceExplorer(ExplorerDrawing):
         for ctrl in (self.dataset, self.statistic, self.generative, self.nu, self.n_bins):
             ctrl.observe(self._on_change, names="value")
         style_controls((self.dataset, self.statistic, self.generative, self.nu, self.n_bins))
-        controls = w.VBox([self.dataset, self.statistic, self.generative, self.nu, self.n_bins])
-        self.widget = w.VBox([w.HBox([controls, w.VBox([self.summary, self.message])]),
-                              self._canvas_box, self.output])
+        self.widget, self.controls = explorer_layout(
+            [self.dataset, self.statistic, self.generative, self.nu, self.n_bins],
+            self.message, self.summary, self._canvas_box, self.output, self.figsize)
         self.update()
 
     # ------------------------------------------------------------------ state
@@ -185,13 +197,17 @@ class ReferenceExplorer(ExplorerDrawing):
 
     def update(self):
         """Recompute and redraw (called on every change of a control)."""
+        t0 = time.perf_counter()
         try:
             self.result, notes = self.compute()
         except ValueError as err:  # no stale numbers: .result is None until a valid setting
+            self.start_timings(time.perf_counter() - t0)
             self.show_error(err)
             return
-        self.message.value = "<br>".join(f"<small>&#9888; {html.escape(n)}</small>"
-                                         for n in notes)
+        self.start_timings(time.perf_counter() - t0)
+        # the text first: the read-outs reach the browser before the figure
+        self.message.value = wrap_html("<br>".join(
+            f"<small>&#9888; {html.escape(n)}</small>" for n in notes))
         res = self.result
         rows = []
         for s in res["scheme"].values:
@@ -212,7 +228,7 @@ class ReferenceExplorer(ExplorerDrawing):
             f"reference (D = {attrs['generative']}{bins})"
             f" = {float(res['reference']):.4g} &plusmn; {float(res['reference_se']):.1g}"
             f" (MC interval [{float(res['reference_lower']):.4g}, "
-            f"{float(res['reference_upper']):.4g}])<br>" + "<br>".join(rows))
+            f"{float(res['reference_upper']):.4g}])<br>" + " &nbsp; ".join(rows))
         self.redraw()
 
     # ---------------------------------------------------------------- draw
@@ -220,6 +236,6 @@ class ReferenceExplorer(ExplorerDrawing):
         from uqviz.plots.reference import reference_distribution
 
         attrs = self.result.attrs
-        reference_distribution(self.result, ax=ax,
+        reference_distribution(self.result, ax=ax, legend="outside",
                                title=f"{attrs['dataset']}: {attrs['statistic']}, "
                                      f"D = {attrs['generative']}")

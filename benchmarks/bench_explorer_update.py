@@ -1,0 +1,162 @@
+"""In-process time of one explorer update, split compute / build figure / render PNG.
+
+Drives the two explorers of the dashboard (``notebooks/05_dashboard.ipynb``) by setting the
+``.value`` of each control, N times per control, in plain Python (Agg, no browser, no kernel):
+
+- the default example (``uqviz.synthetic.default_example()``) with the dashboard's settings
+  (``ConditionalExplorer(n_boot=500)``, ``ReferenceExplorer(n_mc=300, n_boot=300)``);
+- QM9_E (``uqviz.datasets.load_collection("pernot2024")["QM9_E"]``) with the explorers'
+  defaults.
+
+The split is the explorer's own measurement of its last update, ``ex.timings``
+(``{"compute": s, "figure": s, "render": s}``). An explorer without it (uqviz before issue 25)
+is timed from outside the same way the notebook displayed it: ``ex.compute()``, a
+constrained-layout figure drawn by ``ex._draw``, and the PNG that ``display(fig)`` rendered
+(``bbox_inches="tight"``, as matplotlib-inline does).
+
+Targets (issue 25): median in-process update <= 60 ms on the default example and
+<= 150 ms on QM9_E, so that the browser sees <= 100 ms and <= 200 ms. The browser's
+latency is measured by ``benchmarks/bench_dashboard.py``.
+
+The machine may be shared: the load average is printed with the numbers.
+
+Usage::
+
+    UQVIZ_DATA_DIR=../shared/data MPLBACKEND=Agg python benchmarks/bench_explorer_update.py
+    ... --changes 3 --no-qm9
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import time
+import warnings
+
+import numpy as np
+
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+#: control -> the values it cycles through (the first value different from the current one)
+CONDITIONAL_CONTROLS = {
+    "conditioning": None,  # the dataset's options
+    "statistic": ["ZM", "RCE", "PICP", "ZMS"],
+    "binning": ["equal_width", "stratified", "equal_count"],
+    "n_bins": [20, 30, 40, 25, 50],
+    "recalibration": ["scaling", "linear", "bvs", "none"],
+    "log_x": [False, True],
+}
+REFERENCE_CONTROLS = {
+    "statistic": ["CC", "ZMSE", "UCE", "ZMS", "ENCE"],
+    "generative": ["t", "uniform", "laplace", "normal"],
+    "nu": [4.0, 8.0, 12.0, 6.0],
+    "n_bins": [10, 30, 15, 20],
+}
+
+
+def _legacy_split(ex):
+    """(compute, figure, render) of an explorer without ``timings`` (before issue 25)."""
+    from matplotlib.figure import Figure
+
+    t0 = time.perf_counter()
+    ex.compute()
+    t1 = time.perf_counter()
+    fig = Figure(figsize=ex.figsize, layout="constrained")
+    ex._draw(fig.add_subplot())
+    t2 = time.perf_counter()
+    fig.canvas.print_figure(io.BytesIO(), format="png", dpi=fig.dpi, bbox_inches="tight",
+                            facecolor=fig.get_facecolor(), edgecolor=fig.get_edgecolor())
+    t3 = time.perf_counter()
+    return t1 - t0, t2 - t1, t3 - t2
+
+
+def drive(ex, controls, n_changes):
+    """{control: [(total, compute, figure, render), ...]} over ``n_changes`` changes each."""
+    out = {}
+    for name, values in controls.items():
+        ctrl = getattr(ex, name)
+        if values is None:
+            values = list(ctrl.options)
+        if name == "nu":
+            ex.generative.value = "t"
+        rows = []
+        for k in range(n_changes):
+            candidates = [v for v in values if v != ctrl.value]
+            value = candidates[k % len(candidates)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if hasattr(ex, "timings"):
+                    t0 = time.perf_counter()
+                    ctrl.value = value
+                    total = time.perf_counter() - t0
+                    t = ex.timings
+                    split = (t["compute"], t["figure"], t["render"])
+                else:
+                    ctrl.value = value
+                    split = _legacy_split(ex)
+                    if name == "log_x":  # a redraw only
+                        split = (0.0,) + split[1:]
+                    total = sum(split)
+            rows.append((total,) + tuple(split))
+        out[name] = rows
+        if name == "nu":
+            ex.generative.value = "normal"
+    return out
+
+
+def report(title, results):
+    print(f"\n{title}  (load average {os.getloadavg()[0]:.2f})")
+    print(f"  {'control':<15}{'median ms':>10}{'max ms':>9}{'compute':>9}{'figure':>8}"
+          f"{'render':>8}")
+    alls = []
+    for name, rows in results.items():
+        arr = np.array(rows) * 1e3
+        alls.append(arr)
+        med = np.median(arr, axis=0)
+        print(f"  {name:<15}{med[0]:>10.1f}{arr[:, 0].max():>9.1f}{med[1]:>9.1f}"
+              f"{med[2]:>8.1f}{med[3]:>8.1f}")
+    arr = np.vstack(alls)
+    med = np.median(arr, axis=0)
+    print(f"  {'all changes':<15}{med[0]:>10.1f}{arr[:, 0].max():>9.1f}{med[1]:>9.1f}"
+          f"{med[2]:>8.1f}{med[3]:>8.1f}")
+    return float(med[0])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--changes", type=int, default=5, help="changes per control")
+    parser.add_argument("--no-qm9", action="store_true", help="skip QM9_E")
+    args = parser.parse_args(argv)
+
+    import uqviz
+    from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
+
+    example = uqviz.synthetic.default_example()
+    medians = {}
+    ex = ConditionalExplorer(example, n_boot=500)
+    drive(ex, {"statistic": ["ZM", "ZMS"]}, 2)  # warm-up: compiled kernels, fonts
+    medians["conditional, default example"] = report(
+        "ConditionalExplorer, default example, n_boot=500",
+        drive(ex, CONDITIONAL_CONTROLS, args.changes))
+    ex = ReferenceExplorer(example, n_mc=300, n_boot=300)
+    drive(ex, {"statistic": ["CC", "ENCE"]}, 2)
+    medians["reference, default example"] = report(
+        "ReferenceExplorer, default example, n_mc=300, n_boot=300",
+        drive(ex, REFERENCE_CONTROLS, args.changes))
+    if not args.no_qm9:
+        qm9 = uqviz.datasets.load_collection("pernot2024")["QM9_E"].to_dataset()
+        ex = ConditionalExplorer(qm9)
+        controls = dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60])
+        medians["conditional, QM9_E"] = report("ConditionalExplorer, QM9_E, defaults",
+                                               drive(ex, controls, args.changes))
+        ex = ReferenceExplorer(qm9)
+        medians["reference, QM9_E"] = report("ReferenceExplorer, QM9_E, defaults",
+                                             drive(ex, REFERENCE_CONTROLS, args.changes))
+    print("\nmedian update (ms): " + "; ".join(f"{k} {v:.0f}" for k, v in medians.items())
+          + f"  (targets: default example <= 60, QM9_E <= 150; load average "
+            f"{os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()
