@@ -191,10 +191,13 @@ def test_static_copy_is_the_png_shown(conditional):
 
 @pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")
 def test_widget_backend_draws_in_place_with_fixed_margins():
-    pytest.importorskip("ipympl")
     import matplotlib.pyplot as plt
 
-    previous = matplotlib.get_backend()
+    previous = matplotlib.get_backend()  # before importing ipympl, which switches to itself
+    try:
+        pytest.importorskip("ipympl")
+    finally:
+        plt.switch_backend(previous)
     plt.switch_backend("module://ipympl.backend_nbagg")
     try:
         ex = ConditionalExplorer(_data(1500, 2), n_boot=60)
