@@ -55,14 +55,22 @@ REFERENCE_CONTROLS = {
 }
 
 
-def _legacy_split(ex):
-    """(compute, figure, render) of an explorer without ``timings`` (before issue 25)."""
+def _legacy_split(ex, compute=True):
+    """(compute, figure, render) the way uqviz drew before issue 25: a constrained-layout
+    figure drawn by ``ex._draw`` and the PNG that ``display(fig)`` rendered
+    (``bbox_inches="tight"``, as matplotlib-inline does). None when the setting is refused."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     t0 = time.perf_counter()
-    ex.compute()
+    if compute:
+        try:
+            ex.compute()
+        except ValueError:
+            return None
     t1 = time.perf_counter()
     fig = Figure(figsize=ex.figsize, layout="constrained")
+    FigureCanvasAgg(fig)
     ex._draw(fig.add_subplot())
     t2 = time.perf_counter()
     fig.canvas.print_figure(io.BytesIO(), format="png", dpi=fig.dpi, bbox_inches="tight",
@@ -71,8 +79,13 @@ def _legacy_split(ex):
     return t1 - t0, t2 - t1, t3 - t2
 
 
-def drive(ex, controls, n_changes):
-    """{control: [(total, compute, figure, render), ...]} over ``n_changes`` changes each."""
+def drive(ex, controls, n_changes, legacy=None):
+    """{control: [(total, compute, figure, render), ...]} over ``n_changes`` changes each.
+
+    Changes to a refused setting (an error shown, no figure) are left out. With a list
+    ``legacy``, each change also times the drawing before issue 25 on the same state
+    (interleaved: the same load), appended as (figure, render) pairs.
+    """
     out = {}
     for name, values in controls.items():
         ctrl = getattr(ex, name)
@@ -90,11 +103,17 @@ def drive(ex, controls, n_changes):
                     t0 = time.perf_counter()
                     ctrl.value = value
                     total = time.perf_counter() - t0
+                    if ex.result is None:
+                        continue
                     t = ex.timings
                     split = (t["compute"], t["figure"], t["render"])
+                    if legacy is not None:
+                        legacy.append(_legacy_split(ex, compute=False)[1:])
                 else:
                     ctrl.value = value
                     split = _legacy_split(ex)
+                    if split is None:
+                        continue
                     if name == "log_x":  # a redraw only
                         split = (0.0,) + split[1:]
                     total = sum(split)
@@ -111,6 +130,9 @@ def report(title, results):
           f"{'render':>8}")
     alls = []
     for name, rows in results.items():
+        if not rows:
+            print(f"  {name:<15}{'(every change refused)':>30}")
+            continue
         arr = np.array(rows) * 1e3
         alls.append(arr)
         med = np.median(arr, axis=0)
@@ -123,36 +145,51 @@ def report(title, results):
     return float(med[0])
 
 
+def compare(title, ours, legacy):
+    """Print figure + render of the same states, now and before issue 25 (interleaved)."""
+    new = np.array([row[2:] for rows in ours.values() for row in rows]) * 1e3
+    old = np.array(legacy) * 1e3
+    print(f"  figure + render of the same {len(old)} states (median ms), {title}: before issue "
+          f"25 {np.median(old.sum(1)):.1f} (figure {np.median(old[:, 0]):.1f}, render "
+          f"{np.median(old[:, 1]):.1f}); now {np.median(new.sum(1)):.1f} (figure "
+          f"{np.median(new[:, 0]):.1f}, render {np.median(new[:, 1]):.1f}); ratio "
+          f"{np.median(old.sum(1)) / np.median(new.sum(1)):.2f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=5, help="changes per control")
     parser.add_argument("--no-qm9", action="store_true", help="skip QM9_E")
+    parser.add_argument("--ab", action="store_true",
+                        help="also time the drawing before issue 25 on the same states")
     args = parser.parse_args(argv)
 
     import uqviz
     from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
     example = uqviz.synthetic.default_example()
-    medians = {}
-    ex = ConditionalExplorer(example, n_boot=500)
-    drive(ex, {"statistic": ["ZM", "ZMS"]}, 2)  # warm-up: compiled kernels, fonts
-    medians["conditional, default example"] = report(
-        "ConditionalExplorer, default example, n_boot=500",
-        drive(ex, CONDITIONAL_CONTROLS, args.changes))
-    ex = ReferenceExplorer(example, n_mc=300, n_boot=300)
-    drive(ex, {"statistic": ["CC", "ENCE"]}, 2)
-    medians["reference, default example"] = report(
-        "ReferenceExplorer, default example, n_mc=300, n_boot=300",
-        drive(ex, REFERENCE_CONTROLS, args.changes))
+    cases = [("conditional, default example", "ConditionalExplorer, default example, n_boot=500",
+              lambda: ConditionalExplorer(example, n_boot=500), CONDITIONAL_CONTROLS),
+             ("reference, default example",
+              "ReferenceExplorer, default example, n_mc=300, n_boot=300",
+              lambda: ReferenceExplorer(example, n_mc=300, n_boot=300), REFERENCE_CONTROLS)]
     if not args.no_qm9:
         qm9 = uqviz.datasets.load_collection("pernot2024")["QM9_E"].to_dataset()
-        ex = ConditionalExplorer(qm9)
-        controls = dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60])
-        medians["conditional, QM9_E"] = report("ConditionalExplorer, QM9_E, defaults",
-                                               drive(ex, controls, args.changes))
-        ex = ReferenceExplorer(qm9)
-        medians["reference, QM9_E"] = report("ReferenceExplorer, QM9_E, defaults",
-                                             drive(ex, REFERENCE_CONTROLS, args.changes))
+        cases += [("conditional, QM9_E", "ConditionalExplorer, QM9_E, defaults",
+                   lambda: ConditionalExplorer(qm9),
+                   dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60])),
+                  ("reference, QM9_E", "ReferenceExplorer, QM9_E, defaults",
+                   lambda: ReferenceExplorer(qm9), REFERENCE_CONTROLS)]
+    medians = {}
+    for key, title, make, controls in cases:
+        ex = make()
+        first = next(iter(controls))
+        drive(ex, {first: controls[first] or None}, 2)  # warm-up: compiled kernels, fonts
+        legacy = [] if args.ab and hasattr(ex, "timings") else None
+        results = drive(ex, controls, args.changes, legacy)
+        medians[key] = report(title, results)
+        if legacy:
+            compare(title, results, legacy)
     print("\nmedian update (ms): " + "; ".join(f"{k} {v:.0f}" for k, v in medians.items())
           + f"  (targets: default example <= 60, QM9_E <= 150; load average "
             f"{os.getloadavg()[0]:.2f})")
