@@ -213,3 +213,10 @@ def test_widget_backend_draws_in_place_with_fixed_margins():
         plt.close(fig)
     finally:
         plt.switch_backend(previous)
+
+
+def test_figsize_must_leave_room_inside_the_margins():
+    with pytest.raises(ValueError, match=r"figsize 3 x 2 in .* at least 4 x 1.87 in"):
+        ConditionalExplorer(_data(), n_boot=60, figsize=(3, 2))
+    with pytest.raises(TypeError, match="figsize must be two numbers"):
+        ReferenceExplorer(_data(), n_mc=20, n_boot=20, figsize="large")

@@ -56,6 +56,21 @@ def pin_axis_labels(ax):
     ax.yaxis.label.set_verticalalignment("top")  # rotated: the text extends to the right
 
 
+def check_figsize(figsize):
+    """``figsize`` as two floats (inches), with room for at least 1 x 1 in of axes inside the
+    fixed margins (:data:`MARGINS_INCHES`); a TypeError or ValueError naming ``figsize``."""
+    m = MARGINS_INCHES
+    least = (m["left"] + m["right"] + 1.0, m["bottom"] + m["top"] + 1.0)
+    try:
+        w, h = (float(v) for v in figsize)
+    except (TypeError, ValueError):
+        raise TypeError(f"figsize must be two numbers (inches), got {figsize!r}") from None
+    if not (w >= least[0] and h >= least[1]):
+        raise ValueError(f"figsize {w:g} x {h:g} in leaves no room for the axes inside the fixed "
+                         f"margins: at least {least[0]:g} x {least[1]:g} in")
+    return w, h
+
+
 def explorer_figure(figsize):
     """A figure outside pyplot, with fixed margins and no layout engine.
 
@@ -75,10 +90,14 @@ def explorer_figure(figsize):
     >>> fig = explorer_figure((8.4, 4.4))
     >>> fig.get_layout_engine() is None, [int(v) for v in fig.bbox.size]
     (True, [840, 440])
+    >>> explorer_figure((3.0, 2.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: figsize 3 x 2 in leaves no room for the axes inside the fixed margins: at least 4 x 1.87 in
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    fig = Figure(figsize=figsize, dpi=FIGURE_DPI)
+    fig = Figure(figsize=check_figsize(figsize), dpi=FIGURE_DPI)
     FigureCanvasAgg(fig)
     set_margins(fig)
     return fig
@@ -102,9 +121,9 @@ def render_png(fig):
 
     Examples
     --------
-    >>> png = render_png(explorer_figure((2.0, 1.0)))
-    >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n"
-    True
+    >>> png = render_png(explorer_figure((5.0, 3.0)))
+    >>> png[1:4], len(png) > 100
+    (b'PNG', True)
     """
     from PIL import Image
 

@@ -20,7 +20,7 @@ from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import UqvizWarning
-from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, dataset_dropdown,
+from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, check_figsize, dataset_dropdown,
                                     explorer_layout, labelled_datasets, style_controls,
                                     wrap_html)
 
@@ -130,7 +130,7 @@ class ConditionalExplorer(ExplorerDrawing):
         self.engine = checks.engine(engine)
         checks.rng(rng)
         self.rng = rng
-        self.figsize = tuple(figsize)
+        self.figsize = check_figsize(figsize)
         self.result = None
         self.fv = None
         self.result_before = None

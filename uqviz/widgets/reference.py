@@ -20,8 +20,9 @@ from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.verdicts import decide
 from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.reference.simulated import validate_simulated
-from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, dataset_dropdown, explorer_layout,
-                                    labelled_datasets, style_controls, wrap_html)
+from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, check_figsize, dataset_dropdown,
+                                    explorer_layout, labelled_datasets, style_controls,
+                                    wrap_html)
 
 __all__ = ["ReferenceExplorer"]
 
@@ -117,7 +118,7 @@ class ReferenceExplorer(ExplorerDrawing):
         self.ci = checks.probability("ci", ci)
         checks.rng(rng)  # validated here; each update starts again from this seed
         self.rng = rng
-        self.figsize = tuple(figsize)
+        self.figsize = check_figsize(figsize)
         self.result = None
         self.figure = None
         self.ax = None
