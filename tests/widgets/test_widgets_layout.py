@@ -155,12 +155,13 @@ def test_a_long_message_does_not_change_the_control_column():
         assert (ctrl.layout.width, ctrl.layout.flex) == ("300px", "0 0 auto")
     # the message is the last child of the column, as wide, wrapping its text
     assert ex.controls.children[-1] is ex.message and ex.message.layout.width == width
-    assert ex.message.value.startswith("<div style='white-space:normal;overflow-wrap:anywhere'>")
+    assert ex.message.value.startswith("<div style='white-space:normal;overflow-wrap:anywhere;")
     # the read-out above the figure is as wide as the figure, never wider
     assert ex.fv_label.layout.width == ex.fv_label.layout.max_width == "840px"
-    column, view = ex.widget.children
+    (row,) = ex.widget.children
+    column, view = row.children
     assert column is ex.controls and view.children[0] is ex.fv_label
-    assert view.layout.width == "840px" and ex.widget.layout.flex_flow == "row wrap"
+    assert view.layout.width == "840px" and row.layout.flex_flow == "row wrap"
     # 316 px of controls + 840 px of figure + 16 px between them: 1172 px <= 1280 px
     assert int(width[:-2]) + 840 + 16 <= 1280 - 2 * 50
 

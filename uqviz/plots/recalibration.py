@@ -6,7 +6,7 @@ import numpy as np
 
 from uqviz.engine import checks
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax,
-                                legend_options, one_dataset, set_log_x, style)
+                                legend_options, one_dataset, set_log_x, set_title, style)
 
 __all__ = ["before_after"]
 
@@ -24,7 +24,7 @@ def _kind(result, name):
 
 
 def before_after(before_result, after_result, *, labels=("before", "after"), dataset=None,
-                 ax=None, log_x=False, statistics=None, legend=True):
+                 ax=None, log_x=False, statistics=None, legend=True, title=None):
     """A validation result before and after recalibration, on one Axes.
 
     Two :func:`uqviz.local_calibration` results (same statistic and conditioning): the
@@ -49,6 +49,8 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
     legend : bool or str, default True
         Draw the legend: True at the best place inside the axes, a location string, or
         ``"outside"``: right of the axes, over no bin (the explorers' figures).
+    title : str, optional
+        In the figures' one title style (``uqviz.plots._style.TITLE_STYLE``).
 
     Returns
     -------
@@ -76,8 +78,12 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
     before, _ = one_dataset(before_result, dataset, "before_result")
     after, _ = one_dataset(after_result, dataset, "after_result")
     if kinds[0] == "local":
-        return _local(before, after, labels, ax, log_x, legend)
-    return _average(before, after, labels, ax, statistics, legend)
+        ax = _local(before, after, labels, ax, log_x, legend)
+    else:
+        ax = _average(before, after, labels, ax, statistics, legend)
+    if title is not None:
+        set_title(ax, title)
+    return ax
 
 
 def _local(before, after, labels, ax, log_x, legend):

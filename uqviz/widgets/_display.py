@@ -8,7 +8,7 @@ import time
 
 from matplotlib.figure import Figure
 
-#: pixels per inch of the explorers' figures: a figure of 8.4 x 4.6 in is 840 x 460 px,
+#: pixels per inch of the explorers' figures: a figure of 8.4 x 4.4 in is 840 x 440 px,
 #: shown at that size (one pixel of the PNG per CSS pixel)
 FIGURE_DPI = 100
 #: the largest figure (width, height in px) that fits beside the control column in a
@@ -166,8 +166,8 @@ def draw_inline(output, figsize, draw):
     Returns
     -------
     (matplotlib.figure.Figure, matplotlib.axes.Axes, bytes, dict)
-        The figure, its Axes, the PNG and the time in seconds of ``"figure"`` (building it)
-        and ``"render"`` (Agg and PNG encoding).
+        The figure, its Axes, the PNG and the time in seconds of ``"figure"`` (building it),
+        ``"render"`` (Agg and PNG encoding) and ``"show"`` (handing the PNG to ``output``).
     """
     t0 = time.perf_counter()
     fig = explorer_figure(figsize)
@@ -221,7 +221,8 @@ def style_controls(controls):
 
 def wrap_html(text):
     """``text`` in a block that wraps at the width of its widget (long words too)."""
-    return f"<div style='white-space:normal;overflow-wrap:anywhere'>{text}</div>" if text else ""
+    style = "white-space:normal;overflow-wrap:anywhere;line-height:1.35"
+    return f"<div style='{style}'>{text}</div>" if text else ""
 
 
 def explorer_layout(controls, message, readout, canvas_box, output, figsize):
@@ -235,8 +236,9 @@ def explorer_layout(controls, message, readout, canvas_box, output, figsize):
 
     Returns
     -------
-    (ipywidgets.HBox, ipywidgets.VBox)
-        The app and its control column.
+    (ipywidgets.VBox, ipywidgets.VBox)
+        The app (a VBox holding the row of the two columns, so that a page finds the whole
+        explorer as one ``.widget-vbox``) and its control column.
     """
     import ipywidgets as w
 
@@ -248,9 +250,9 @@ def explorer_layout(controls, message, readout, canvas_box, output, figsize):
     readout.layout = w.Layout(width=width, max_width=width)
     view = w.VBox([readout, canvas_box, output],
                   layout=w.Layout(width=width, min_width=width, flex="0 0 auto"))
-    app = w.HBox([column, view], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
+    row = w.HBox([column, view], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
                                                  grid_gap="8px 16px"))
-    return app, column
+    return w.VBox([row]), column
 
 
 def is_widget_backend():

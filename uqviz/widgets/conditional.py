@@ -89,8 +89,8 @@ class ConditionalExplorer(ExplorerDrawing):
         The current :func:`uqviz.fraction_valid` result.
     result_before, fv_before : xarray.Dataset or None
         The same on the data before recalibration (None without recalibration).
-    widget : ipywidgets.HBox
-        The app (also shown by displaying the explorer itself): the control column
+    widget : ipywidgets.VBox
+        The app (also shown by displaying the explorer itself): a row of the control column
         (``controls``, fixed width, messages wrapped under the controls) and, right of it,
         the f_v read-out above the figure.
     figure, ax : matplotlib Figure and Axes
@@ -318,12 +318,12 @@ class ConditionalExplorer(ExplorerDrawing):
         if self.result_before is None:
             local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel, legend="outside")
             return
-        from uqviz.plots._style import set_title
         from uqviz.plots.recalibration import before_after
 
         # the method in the title, short labels in the legend (its width is the margin's)
         before_after(self.result_before, self.result, labels=("before", "after"),
-                     ax=ax, log_x=log_x, legend="outside")
+                     ax=ax, log_x=log_x, legend="outside",
+                     title=f"$f_v$ = {float(self.fv['estimate']):.2f} after "
+                           f"{self._method_words()}, "
+                           f"{float(self.fv_before['estimate']):.2f} before")
         ax.set_xlabel(xlabel)
-        set_title(ax, f"$f_v$ = {float(self.fv['estimate']):.2f} after {self._method_words()}, "
-                      f"{float(self.fv_before['estimate']):.2f} before")

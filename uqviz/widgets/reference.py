@@ -81,8 +81,8 @@ class ReferenceExplorer(ExplorerDrawing):
         with ``scheme=("Sim", "Sim2")`` (and "BS" for a statistic with a
         predefined reference) and ``return_samples=True``; attrs add
         ``dataset``.
-    widget : ipywidgets.HBox
-        The app (also shown by displaying the explorer itself): the control column
+    widget : ipywidgets.VBox
+        The app (also shown by displaying the explorer itself): a row of the control column
         (``controls``, fixed width, messages wrapped under the controls) and, right of it,
         the summary above the figure.
     figure, ax, png, timings
