@@ -269,8 +269,8 @@ class ExplorerDrawing:
     A subclass sets ``result``, ``figure``, ``ax``, ``png``, ``figsize``, ``output`` (an
     ``ipywidgets.Output``), ``_canvas_box`` (an ``ipywidgets.Box``), ``widget``,
     ``dataset`` (the dropdown) and ``_datasets``, and implements ``_draw(ax)``; its
-    ``update`` sets the read-outs, then calls :meth:`start_timings` with the seconds of its
-    computation and :meth:`redraw`. ``timings`` then holds ``"compute"``, ``"figure"``,
+    ``update`` computes, passes the seconds it took to :meth:`start_timings`, sets the
+    read-outs, then calls :meth:`redraw` (the text reaches the page before the figure). ``timings`` then holds ``"compute"``, ``"figure"``,
     ``"render"`` and ``"show"`` of the last update.
     """
 
