@@ -93,6 +93,7 @@ def drive(ex, controls, n_changes, legacy=None):
             values = list(ctrl.options)
         if name == "nu":
             ex.generative.value = "t"
+        initial = ctrl.value
         rows = []
         for k in range(n_changes):
             candidates = [v for v in values if v != ctrl.value]
@@ -119,6 +120,9 @@ def drive(ex, controls, n_changes, legacy=None):
                     total = sum(split)
             rows.append((total,) + tuple(split))
         out[name] = rows
+        with warnings.catch_warnings():  # back to the first setting (a refused one blocks
+            warnings.simplefilter("ignore")  # the next control's changes)
+            ctrl.value = initial
         if name == "nu":
             ex.generative.value = "normal"
     return out
