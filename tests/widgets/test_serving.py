@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -50,8 +51,9 @@ def _get(url, timeout=120):
 
 @pytest.fixture(scope="module")
 def voila_page(tmp_path_factory):
-    """``(base url, html)`` of a one-cell notebook served by Voila with the repository's
-    ``voila.json``; the server and its kernel are stopped after the module."""
+    """``(base url, html)`` of a one-cell notebook served by Voila (serving its folder, so
+    that the tree and error pages exist too) with the repository's ``voila.json``; the server
+    and its kernel are stopped after the module."""
     import nbformat
 
     folder = tmp_path_factory.mktemp("voila-serving")
@@ -66,7 +68,7 @@ def voila_page(tmp_path_factory):
     log = folder / "voila.log"
     with open(log, "w") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "voila", "page.ipynb", "--no-browser", f"--port={port}",
+            [sys.executable, "-m", "voila", "--no-browser", f"--port={port}",
              "--Voila.ip=127.0.0.1", "--Voila.port_retries=0"],
             cwd=folder, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}/"
@@ -81,7 +83,7 @@ def voila_page(tmp_path_factory):
             if time.monotonic() > deadline:
                 pytest.fail(f"voila did not listen in 120 s:\n{log.read_text()}")
             time.sleep(0.2)
-        yield base, _get(base)
+        yield base, _get(base + "voila/render/page.ipynb")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -160,6 +162,20 @@ def test_voila_page_requests_nothing_beyond_its_server(voila_page):
     outside = [u for u in links if re.match(r"(?:https?:)?//", u) and not u.startswith(base)]
     assert outside == []
     assert "/voila/templates/uqviz/static/" in html  # the repository's template is the one used
+
+
+def test_voila_tree_and_error_pages_request_nothing_beyond_their_server(voila_page):
+    """Voila's other pages (the folder's tree, errors) are built on ``page.html``, which the
+    template ``uqviz`` also replaces (Voila's loads Font Awesome 4 from cdn.jsdelivr.net)."""
+    base, _ = voila_page
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(base + "voila/render/no-such-notebook.ipynb", timeout=60)
+    assert caught.value.code == 404
+    pages = {"tree": _get(base), "404": caught.value.read().decode("utf-8")}
+    for name, html in pages.items():
+        assert "Voil" in html and "<noscript>" in html, name  # Voila's page, not a bare message
+        assert "/voila/templates/uqviz/static/" in html, name
+        assert re.findall(r'(?:href|src)="((?:https?:)?//[^"]*)"', html) == [], name
 
 
 def test_voila_loads_only_allowlisted_extensions_built_for_its_jupyterlab(voila_page):
