@@ -6,10 +6,13 @@ STAMP  := $(VENV)/.uqviz-installed
 
 .PHONY: demo test docs bench clean chromium
 
-$(STAMP): pyproject.toml
+# the dashboard's Voila template (voila.json) is copied into the venv: editable installs skip
+# pyproject's data-files
+$(STAMP): pyproject.toml $(wildcard share/jupyter/voila/templates/uqviz/*)
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[all]'
+	$(BIN)/python scripts/install-voila-template
 	@touch $(STAMP)
 
 ## demo: install, then validate the embedded default dataset and write its report

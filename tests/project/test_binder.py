@@ -1,5 +1,6 @@
 """Binder set-up: the environment installs what uqviz needs, postBuild warms the data."""
 
+import json
 import os
 import re
 import shlex
@@ -81,3 +82,96 @@ def test_readme_badge_opens_the_course_index():
     assert badge is not None
     path = badge.group(1).replace("%2F", "/")
     assert path == "notebooks/00_index.ipynb" and (ROOT / path).exists()
+
+
+# ------------------------------------------------- the dashboard, preheated (issue 25, item 2)
+def _start_voila_command():
+    """The ``voila`` command of binder/start, as an argument list."""
+    text = (ROOT / "binder" / "start").read_text()
+    joined = re.sub(r"\\\n\s*", " ", text)  # continuation lines
+    line = next(ln for ln in joined.splitlines() if ln.strip().startswith("voila "))
+    return shlex.split(line.split(">")[0])
+
+
+def test_binder_start_serves_the_dashboard_with_a_preheated_kernel_behind_the_proxy():
+    """binder/start launches Voila on the dashboard with a preheated kernel before Jupyter
+    (and then hands over to it); binder/jupyter_server_config.json makes jupyter-server-proxy
+    serve that port under the server's name, which is the base URL Voila writes into its page."""
+    start = ROOT / "binder" / "start"
+    assert os.access(start, os.X_OK)
+    lines = [ln.strip() for ln in start.read_text().splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    assert lines[-1] == 'exec "$@"'  # repo2docker's start hook must run the server it is given
+    cmd = _start_voila_command()
+    notebook = next(a for a in cmd[1:] if a.endswith(".ipynb"))
+    assert notebook == "notebooks/05_dashboard.ipynb" and (ROOT / notebook).exists()
+    opts = dict(a.split("=", 1) for a in cmd if a.startswith("--") and "=" in a)
+    assert opts["--preheat_kernel"] == "True" and int(opts["--pool_size"]) == 1
+    assert opts["--Voila.ip"] == "127.0.0.1" and opts["--Voila.server_url"] == "/"
+
+    proxy = json.loads((ROOT / "binder" / "jupyter_server_config.json").read_text())
+    servers = proxy["ServerProxy"]["servers"]
+    assert len(servers) == 1
+    (name, server), = servers.items()
+    assert server["port"] == int(opts["--port"]) and server["absolute_url"] is False
+    assert "command" not in server  # started by binder/start, not on the first request
+    assert opts["--Voila.base_url"] == '${JUPYTERHUB_SERVICE_PREFIX:-/}' + f"{name}/"
+
+    env = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
+    conda = {_name(d) for d in env["dependencies"] if isinstance(d, str)}
+    assert {"jupyter-server-proxy", "voila"} <= conda
+
+
+def test_postbuild_merges_the_proxy_configuration_into_the_users_jupyter_config(tmp_path):
+    """postBuild's merge step, run against a temporary Jupyter config directory that already
+    holds a setting: the proxy's server is added, the setting is kept."""
+    text = (ROOT / "binder" / "postBuild").read_text()
+    merge = next(ln for ln in text.splitlines()
+                 if ln.startswith("python -c") and "jupyter_server_config.json" in ln)
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "jupyter_server_config.json").write_text(json.dumps(
+        {"ServerApp": {"iopub_data_rate_limit": 1e9}}))
+    cmd = shlex.split(merge)
+    cmd[0] = sys.executable
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config)}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    merged = json.loads((config / "jupyter_server_config.json").read_text())
+    shipped = json.loads((ROOT / "binder" / "jupyter_server_config.json").read_text())
+    assert merged["ServerApp"] == {"iopub_data_rate_limit": 1e9}
+    assert merged["ServerProxy"]["servers"] == shipped["ServerProxy"]["servers"]
+
+
+def test_voila_json_selects_the_repository_template_and_the_widget_extensions():
+    """voila.json (read by Voila from the directory it starts in, also by its server extension
+    on Binder) names a template of share/jupyter/voila/templates built on Voila's ``lab``, which
+    pyproject installs (data-files) and the Makefile copies (editable installs)."""
+    conf = json.loads((ROOT / "voila.json").read_text())["VoilaConfiguration"]
+    folder = ROOT / "share" / "jupyter" / "voila" / "templates" / conf["template"]
+    assert json.loads((folder / "conf.json").read_text())["base_template"] == "lab"
+    assert "{%- extends 'lab/index.html.j2' -%}" in (folder / "index.html.j2").read_text()
+    files = sorted(str(p.relative_to(ROOT)) for p in folder.iterdir())
+    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "data-files"]
+    assert sorted(data_files[str(folder.relative_to(ROOT))]) == files
+    assert "scripts/install-voila-template" in (ROOT / "Makefile").read_text()
+    assert set(conf["extension_allowlist"]) == {
+        "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8",
+        "jupyter-matplotlib", "jupyterlab_pygments"}
+
+
+def test_widget_front_end_pins_agree_in_every_environment_file():
+    """The set whose front-end extensions were built for Voila's JupyterLab 4.2.5 (see
+    tests/widgets/test_serving.py) is pinned alike for pip and both conda environments."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = {"voila": "0.5.8", "ipywidgets": "8.1.5", "jupyterlab-widgets": "3.0.13"}
+    for extra in ("test", "notebooks"):
+        reqs = {_name(r): r for r in project["optional-dependencies"][extra]}
+        for pkg, version in pins.items():
+            assert re.sub(r"\s", "", reqs[pkg]).endswith(f"=={version}"), (extra, reqs[pkg])
+    for path in (ROOT / "environment.yml", ROOT / "binder" / "environment.yml"):
+        deps = [d for d in yaml.safe_load(path.read_text())["dependencies"] if isinstance(d, str)]
+        listed = {_name(d): d for d in deps}
+        for pkg, version in pins.items():
+            assert listed[pkg].split("=", 1)[1].lstrip("=") == version, (path.name, listed[pkg])
