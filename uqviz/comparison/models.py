@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import comparison as comparison_kernels
 from uqviz._array import stats as stats_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
@@ -19,6 +19,8 @@ from uqviz.predictive.forecast import observed
 from uqviz.scores.coverage import checked_points
 from uqviz.scores.predictive import PREDICTIVE_SCORES, point_scores
 from uqviz.scores.proper import METHODS, column_intervals
+
+comparison_kernels = lazy_module("uqviz._array.comparison")
 
 __all__ = ["compare_models", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED", "UNRELIABLE"]
 

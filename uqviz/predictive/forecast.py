@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy import special
 
 from uqviz._array import pit as pit_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import Generative, get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
+
+special = lazy_module("scipy.special")
 
 __all__ = ["FORMS", "forecast_form", "observed", "predictive_cdf", "predictive_quantiles",
            "standard_distribution", "standard_cdf", "quantile_table"]
