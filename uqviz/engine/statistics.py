@@ -34,7 +34,7 @@ special = lazy_module("scipy.special")
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
            "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
-           "DEFAULT_N_BINS", "BINNED_STATISTICS"]
+           "DEFAULT_N_BINS"]
 
 
 @dataclass(frozen=True)
