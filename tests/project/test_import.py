@@ -106,3 +106,17 @@ def test_binned_forwarders_are_the_kernels():
     assert float(get("UCE").func(m)) == 3.0            # (|1 - 4| + |4 - 1|) / 2
     assert float(get("ZMSE").func(m)) == float(np.log(4.0))  # (|ln 4| + |ln 1/4|) / 2
     assert checks.ENGINES == ("numba", "numpy")
+
+
+def test_the_holders_name_becomes_the_module_at_first_use(monkeypatch):
+    import colorsys
+
+    namespace = {}
+    exec("from uqviz._array.lazy import lazy_module\ncs = lazy_module('colorsys')", namespace)
+    stand_in = namespace["cs"]
+    assert isinstance(stand_in, LazyModule)
+    assert namespace["cs"].rgb_to_hsv(1.0, 0.0, 0.0) == (0.0, 1.0, 1.0)
+    assert namespace["cs"] is colorsys  # rebound: no stand-in left between the holder and it
+    # through a stand-in held elsewhere, a patched attribute of the module is seen
+    monkeypatch.setattr(colorsys, "rgb_to_hsv", lambda r, g, b: "patched")
+    assert stand_in.rgb_to_hsv(1.0, 0.0, 0.0) == "patched"
