@@ -23,9 +23,12 @@ import numpy as np
 # uqviz); they are re-exported here, so every option is still checked through this module
 from uqviz._array.checks import boolean, choice, count, is_bool, probability
 from uqviz._array.lazy import lazy_module
+from uqviz._array.numba_status import numba_findable, warn_numba_missing
 
 # the resampler imports numba: loaded at the first engine check, not with `import uqviz`
 resample_kernels = lazy_module("uqviz._array.resample")
+if not numba_findable():  # said at once, at `import uqviz` (docs/conventions.md, "Without numba")
+    warn_numba_missing()
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
            "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "count_or_zero",
