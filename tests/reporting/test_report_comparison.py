@@ -12,7 +12,8 @@ import xarray as xr
 import uqviz
 from dataclasses import replace
 
-from uqviz.reporting.comparison import comparison_section, decide, shared_points
+from uqviz.comparison import same_points
+from uqviz.reporting.comparison import comparison_section, decide
 
 SMALL = dict(n_boot=200, n_mc=20, progress=False, remedy=False)
 
@@ -168,7 +169,7 @@ def test_the_datasets_numbers_do_not_depend_on_the_comparison(compared):
 
 def test_without_y_the_tree_is_not_compared_unless_asked():
     tree = _models(m=150, with_y=False)
-    assert shared_points(list((k, v.to_dataset()) for k, v in tree.children.items()))[:2] \
+    assert same_points(list((k, v.to_dataset()) for k, v in tree.children.items()))[:2] \
         == (True, False)
     assert decide(tree, None) is False and decide(tree, True) is True
     assert decide(tree, False) is False
