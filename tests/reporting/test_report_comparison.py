@@ -190,14 +190,13 @@ def test_compare_true_errors_name_the_mismatch():
     a = uqviz.from_arrays(np.ones(5), np.ones(5))
     b = uqviz.from_arrays(np.ones(4), np.ones(4))
     with pytest.raises(ValueError, match=r"compare=True: the datasets are not models of the "
-                                         r"same points: their numbers of points differ "
-                                         r"\(a: 5, b: 4\)"):
+                                         r"same points: numbers of points differ "
+                                         r"\('a': 5, 'b': 4\)"):
         uqviz.report(xr.DataTree.from_dict({"a": a, "b": b}), compare=True, **SMALL)
     y = np.arange(5.0)
     a["y"], c = ("point", y), a.copy()
     c["y"] = ("point", np.where(y > 2, -y, y))
-    with pytest.raises(ValueError, match=r"their observed values y differ from a's \(c at 2 of "
-                                         r"5 points\)"):
+    with pytest.raises(ValueError, match=r"y of 'c' differs from y of 'a' at 2 of 5 points"):
         uqviz.report(xr.DataTree.from_dict({"a": a, "c": c}), compare=True, **SMALL)
     # different y: auto does not compare either
     assert decide(xr.DataTree.from_dict({"a": a, "c": c}), None) is False
