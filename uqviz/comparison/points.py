@@ -16,7 +16,7 @@ def same_points(pairs) -> tuple[bool, bool, str]:
     Parameters
     ----------
     pairs : sequence of (str, xarray.Dataset)
-        The models and their names, as :func:`uqviz.engine.tree.datasets_of` lists the
+        The models and their names, as ``uqviz.engine.tree.datasets_of`` lists the
         children of a DataTree.
 
     Returns
