@@ -467,7 +467,8 @@ def test_load_study_renames_old_variables(tmp_path):
 
 def test_kernel_modules_have_readable_aliases():
     """``from uqviz._array import stats as stats_kernels`` (or ``curves as curve_kernels``),
-    never a cryptic ``ks``."""
+    never a cryptic ``ks``; so too a kernel module imported at first use,
+    ``rank_kernels = lazy_module("uqviz._array.rank")``."""
     bad = []
     for path in sorted((ROOT / "uqviz").rglob("*.py")):
         if "_array" in path.parts:
@@ -478,4 +479,12 @@ def test_kernel_modules_have_readable_aliases():
                     readable = {f"{alias.name}_kernels", f"{alias.name.removesuffix('s')}_kernels"}
                     if alias.asname and alias.asname not in readable:
                         bad.append(f"{path.relative_to(ROOT)}: {alias.name} as {alias.asname}")
+            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                  and getattr(node.value.func, "id", None) == "lazy_module"
+                  and str(node.value.args[0].value).startswith("uqviz._array.")):
+                name = node.value.args[0].value.rsplit(".", 1)[1]
+                readable = {f"{name}_kernels", f"{name.removesuffix('s')}_kernels"}
+                target = node.targets[0].id
+                if target not in readable:
+                    bad.append(f"{path.relative_to(ROOT)}: {target} = lazy_module({name!r})")
     assert not bad, "kernel modules are imported as <module>_kernels: " + "; ".join(bad)

@@ -11,6 +11,7 @@ import pytest
 import xarray as xr
 
 import uqviz
+from uqviz._array import jit
 from uqviz.engine import checks, parallel, seeds
 from uqviz.experiments import studies
 
@@ -292,7 +293,7 @@ SAME_DISTRIBUTION = ["validate_average", "local_calibration", "reliability", "or
 NUMPY_ONLY = ["confidence_curve", "extrapolate", "qce"]
 
 
-@pytest.mark.skipif(not uqviz._array.jit.HAVE_NUMBA, reason="numba not installed")
+@pytest.mark.skipif(not jit.HAVE_NUMBA, reason="numba not installed")
 @pytest.mark.parametrize("name", SAME_DISTRIBUTION)
 def test_the_engines_give_the_same_distribution_other_numbers(ds, name):
     """docs/conventions.md, `engine`: "numba" and "numpy" resample from other streams."""

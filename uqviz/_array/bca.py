@@ -10,9 +10,11 @@ DiCiccio & Efron (1996). Degenerate bootstrap distributions give NaN bounds
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from uqviz._array import checks
+from uqviz._array.lazy import lazy_module
+
+special = lazy_module("scipy.special")
 
 METHODS = ("bca", "percentile", "basic")
 

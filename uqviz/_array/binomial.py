@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from uqviz._array import checks
+from uqviz._array.lazy import lazy_module
+
+special = lazy_module("scipy.special")
 
 __all__ = ["wilson_interval", "poisson_binomial_cdf", "lower_critical", "wilson_coverage"]
 

@@ -31,9 +31,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from scipy import optimize, special
 
 from uqviz._array.binning import equal_count_bounds
+from uqviz._array.lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
 
 __all__ = ["conformal_rank", "equal_count_ranges", "bin_score_quantiles", "cqr_scores", "observed_proportions",
            "isotonic_map", "isotonic_eval"]
@@ -118,12 +121,13 @@ def cqr_scores(y, q_lo, q_hi):
     return np.maximum(q_lo - y, y - q_hi)
 
 
-def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri, strict=False):
+def observed_proportions(z, expected, kind="quantile", ppf=None, strict=False):
     """Observed proportions of the scores ``z`` at the nominal ``expected``.
 
     ``kind="quantile"``: the share of ``z <= ppf(p)`` (for standardised errors and the
     normal ``ppf``, the share of PIT values at most p; for PIT values, ``ppf`` the
     identity); ``"interval"``: the share of ``ppf(1/2 - p/2) <= z <= ppf(1/2 + p/2)``.
+    ``ppf=None`` (the default) is the normal quantile function, ``scipy.special.ndtri``.
     Counted on the sorted ``z`` with ``searchsorted`` (the same comparisons as
     uncertainty-toolbox 0.1.1's ``get_proportion_lists_vectorized``, O((M + L) log M)).
     ``strict=True`` counts ``z < ppf(p)`` (and ``ppf(1/2 - p/2) <= z < ppf(1/2 + p/2)``): for a
@@ -138,6 +142,8 @@ def observed_proportions(z, expected, kind="quantile", ppf=special.ndtri, strict
     ...                      ppf=lambda p: p).tolist()
     [0.6666666666666666]
     """
+    if ppf is None:
+        ppf = special.ndtri
     zs = np.sort(np.asarray(z, dtype=float))
     p = np.asarray(expected, dtype=float)
     with np.errstate(divide="ignore"):

@@ -13,7 +13,12 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import optimize, special, stats
+
+from uqviz._array.lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "MODELS",

@@ -4,8 +4,9 @@ uqviz works without numba (a new Python that numba does not support yet, in-brow
 Python such as JupyterLite): ``njit`` then returns the function unchanged, ``prange`` is
 ``range``, and the callers take their numpy paths (``engine="numpy"`` for the resampler,
 numpy forms of the CC, binned and leave-one-out kernels, numpy's samplers for the
-simulated sets). One :class:`NumbaMissingWarning` is issued, when this module is first
-imported. Nothing here imports anything of uqviz.
+simulated sets). One :class:`NumbaMissingWarning` is issued (``numba_status.py``), at
+``import uqviz`` (numba not found) or when this module is first imported (found but broken):
+the kernel modules that import this one load at first use, not with uqviz. Nothing here imports anything of uqviz.
 
 Examples
 --------
@@ -21,10 +22,10 @@ True
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 
+from uqviz._array.numba_status import warn_numba_missing
 from uqviz._array.warning_classes import NumbaMissingWarning
 
 __all__ = ["HAVE_NUMBA", "USE_NUMBA", "NumbaMissingWarning", "njit", "prange", "uint64",
@@ -65,6 +66,4 @@ else:
         """One thread: the numpy paths are not threaded by uqviz."""
         return 1
 
-    warnings.warn("numba is not installed: uqviz uses its numpy kernels (engine='numpy'; the "
-                  "same results where docs/conventions.md promises them, slower)",
-                  NumbaMissingWarning, stacklevel=2)
+    warn_numba_missing()  # once: engine/checks.py issues it at `import uqviz` where not found

@@ -35,7 +35,10 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
+
+from uqviz._array.lazy import lazy_module
+
+stats = lazy_module("scipy.stats")
 
 __all__ = [
     "CovarianceError",

@@ -25,7 +25,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import stats
+
+from uqviz._array.lazy import lazy_module
+
+stats = lazy_module("scipy.stats")
 
 __all__ = ["cdf_quantiles", "quantiles_inverse", "ecdf_bounds", "rank_bounds", "ecdf_quantiles",
            "segment_bounds", "randomised", "uniformity", "histogram_counts", "binomial_band",

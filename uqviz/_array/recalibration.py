@@ -26,7 +26,10 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize
+
+from uqviz._array.lazy import lazy_module
+
+optimize = lazy_module("scipy.optimize")
 
 __all__ = ["scaling_factor", "fit_linear", "linear_nll", "bin_factors", "bin_lookup",
            "isotonic_knots", "isotonic_predict"]

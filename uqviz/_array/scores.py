@@ -9,7 +9,10 @@ uncertainty-toolbox 0.1.1 (Chung et al. 2021).
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
+
+from uqviz._array.lazy import lazy_module
+
+special = lazy_module("scipy.special")
 
 __all__ = ["count_within", "count_below", "trapezoid_area", "miscalibration_area",
            "nll_points", "crps_points", "check_interval_points", "CLOSED_FORM_KINDS"]

@@ -35,7 +35,11 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import special, stats
+
+from uqviz._array.lazy import lazy_module
+
+special = lazy_module("scipy.special")
+stats = lazy_module("scipy.stats")
 
 LN_2PI = float(np.log(2.0 * np.pi))
 SAFE_LOG2 = 200  # no rescaling while max(|E|, uE) is within 2**-200 .. 2**200

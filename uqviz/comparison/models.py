@@ -7,18 +7,20 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import comparison as comparison_kernels
 from uqviz._array import stats as stats_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
+from uqviz.comparison.points import same_points
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client, run_task, show_progress
 from uqviz.engine.statistics import statistics_option
 from uqviz.engine.tree import datasets_of, naming_child
-from uqviz.predictive.forecast import observed
 from uqviz.scores.coverage import checked_points
 from uqviz.scores.predictive import PREDICTIVE_SCORES, point_scores
 from uqviz.scores.proper import METHODS, column_intervals
+
+comparison_kernels = lazy_module("uqviz._array.comparison")
 
 __all__ = ["compare_models", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED", "UNRELIABLE"]
 
@@ -102,21 +104,9 @@ def _models(tree):
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"model names must be distinct, got {dup} more than once")
-    sizes = {n: int(d.sizes["point"]) for n, d in pairs}
-    if len(set(sizes.values())) > 1:
-        raise ValueError(f"the models must forecast the same points: numbers of points "
-                         f"differ, {sizes}")
-    with_y = [(n, d) for n, d in pairs if "y" in d.variables]
-    if len(with_y) > 1:
-        n0, d0 = with_y[0]
-        y0 = np.asarray(observed(d0)[0].values, dtype=float)
-        for n, d in with_y[1:]:
-            differ = int(np.count_nonzero(~(np.asarray(observed(d)[0].values, dtype=float)
-                                             == y0)))
-            if differ:
-                raise ValueError(f"the models must forecast the same observations: y of "
-                                 f"{n!r} differs from y of {n0!r} at {differ} of "
-                                 f"{sizes[n0]} points")
+    same, _, why = same_points(pairs)
+    if not same:
+        raise ValueError(f"the models must forecast the same points: {why}")
     return names, [d for _, d in pairs]
 
 

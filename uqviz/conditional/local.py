@@ -7,13 +7,11 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from scipy import stats as sps
 
-from uqviz._array import binned as binned_kernels
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
-from uqviz._array.bootstrap import bootstrap_generic_groups
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
+from uqviz._array.lazy import lazy_module
 from uqviz.conditional.null import (NULL_MAX_BOOT, NULL_N_MC, null_coverage,
                                    picp_null_coverage)
 from uqviz.data.generative import get_generative
@@ -21,7 +19,8 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
                                   conditioning_values, default_n_bins)
-from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic, list_statistics
+from uqviz.engine.statistics import (BINNED_STATISTICS, DEFAULT_N_BINS, get_statistic,
+                                     list_statistics)
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client
@@ -29,6 +28,10 @@ from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import (BinningWarning, NumericalWarning,
                                           UnreliableWarning)
 from uqviz.scores.coverage import generative_for
+
+binned_kernels = lazy_module("uqviz._array.binned")
+bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
+sps = lazy_module("scipy.stats")
 
 __all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
            "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
@@ -190,8 +193,9 @@ def _intervals_of(statistic, *, method, n_boot, ci, engine, client, level, gener
     stat = get_statistic(statistic)
     if stat.kind == "generic":
         def f(e, u, starts, sizes, seed):
-            return bootstrap_generic_groups(stat.func, e, u, starts, sizes, n_boot=n_boot,
-                                            seed=seed, ci=ci, method=method)
+            return bootstrap_kernels.bootstrap_generic_groups(stat.func, e, u, starts, sizes,
+                                                              n_boot=n_boot, seed=seed, ci=ci,
+                                                              method=method)
         return f
     if method == "student-t":
         def f(e, u, starts, sizes, seed):
@@ -905,7 +909,7 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
                                attrs={"variable": variable}))
 
 
-BINNED_ERRORS = tuple(binned_kernels.BINNED)
+BINNED_ERRORS = BINNED_STATISTICS  # the keys of uqviz._array.binned.BINNED
 
 
 def binned_bins(ds, *, conditioning="uE", n_bins=DEFAULT_N_BINS, binning="equal_count", **kw):

@@ -9,8 +9,7 @@ import xarray as xr
 
 from uqviz._array import binning as binning_kernels
 from uqviz._array.bca import verdict
-from uqviz._array.bootstrap import bootstrap_moments
-from uqviz._array.resample import group_seeds
+from uqviz._array.lazy import lazy_module
 from uqviz.conditional.local import (BOOTSTRAP_METHODS, COVERAGE_STATISTIC, LOCAL_STATISTICS,
                                      check_local_options, check_local_statistic, counts_valid,
                                      fraction_valid, heavy_flags, local_streams,
@@ -22,6 +21,9 @@ from uqviz.engine.parallel import progress_bar, resolve_client
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
+
+bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
+resample_kernels = lazy_module("uqviz._array.resample")
 
 __all__ = ["ordering_study", "tie_order", "ORDERING_STATISTICS"]
 
@@ -104,9 +106,9 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, e
     if method == "student-t":
         est, lower, upper = student_t_interval(e[idx] / u[idx], starts, sizes, ci)
     else:
-        r = bootstrap_moments(e[idx], u[idx], {stat.name: (stat.func, stat.columns)},
-                              n_boot=n_boot, seed=seeds_, ci=ci, method=method, starts=starts,
-                              sizes=sizes, engine=engine)[stat.name]
+        r = bootstrap_kernels.bootstrap_moments(
+            e[idx], u[idx], {stat.name: (stat.func, stat.columns)}, n_boot=n_boot, seed=seeds_,
+            ci=ci, method=method, starts=starts, sizes=sizes, engine=engine)[stat.name]
         est, lower, upper = r.estimate, r.lower, r.upper
     _, heavy = heavy_flags(stat.name, e[idx], u[idx], starts, sizes)
     valid = verdict(est, reference, lower, upper)[1]
@@ -139,13 +141,13 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     ties_rng, boot_seed = local_streams(rng)
     binom_rng, fresh_rng = checks.rng(rng).spawn(2)
     tie_seeds = ties_rng.integers(0, _SEED_MAX, size=n_orderings)
-    seeds0 = group_seeds(boot_seed, n_bins)
+    seeds0 = resample_kernels.group_seeds(boot_seed, n_bins)
     boot_seeds = None if common_bootstrap else fresh_rng.integers(0, _SEED_MAX, size=n_orderings)
 
     def chunk_seeds(i0, i1):
         if common_bootstrap:
             return np.tile(seeds0, i1 - i0)
-        return np.concatenate([group_seeds(_dataset_boot_seed(int(b)), n_bins)
+        return np.concatenate([resample_kernels.group_seeds(_dataset_boot_seed(int(b)), n_bins)
                                for b in boot_seeds[i0:i1]])
 
     e = np.ascontiguousarray(ds["E"].values, dtype=float)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy import stats as sps
 
 from uqviz._array.bca import verdict
+from uqviz._array.lazy import lazy_module
 from uqviz.conditional.local import check_local_options, compute_local_bins
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -14,6 +14,8 @@ from uqviz.engine.binning import bin_coords
 from uqviz.engine.bootstrap import bootstrap_statistics
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
+
+sps = lazy_module("scipy.stats")
 
 __all__ = ["reliability", "RELIABILITY_METHODS"]
 

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy import stats
 
+from uqviz._array.lazy import lazy_module
 from uqviz.data.constructors import build_dataset, named_columns
 from uqviz.data.model import (as_1d, common_length, float_columns, n_rows_text, rows_problem,
                               rows_text, user_stacklevel)
@@ -26,11 +26,15 @@ from uqviz.data.generative import Generative, get_generative
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import DataWarning
 
+stats = lazy_module("scipy.stats")
+
 __all__ = ["from_predictions"]
 
 #: Probabilities of -1 and +1 standard deviation of a normal distribution (15.87 %, 84.13 %):
 #: the targets of ``quantile_rule="nearest"``.
-P_LOW, P_HIGH = float(stats.norm.cdf(-1.0)), float(stats.norm.cdf(1.0))
+#: The values of ``float(scipy.stats.norm.cdf(-1.0))`` and ``float(scipy.stats.norm.cdf(1.0))``,
+#: written out so that importing this module does not import scipy.stats (tests/project check them).
+P_LOW, P_HIGH = 0.15865525393145707, 0.8413447460685429
 #: An interval whose centre lies farther than this fraction of its half-width from
 #: ``y_pred`` is counted as asymmetric.
 ASYMMETRY_TOLERANCE = 0.01

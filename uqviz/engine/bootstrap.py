@@ -15,15 +15,17 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz._array import bca
-from uqviz._array import bootstrap as bootstrap_kernels
-from uqviz._array import rank as rank_kernels
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS
-from uqviz._array.resample import group_seeds
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import resolve_client, run_split, run_task
 from uqviz.engine.statistics import (DEFAULT_N_BINS, binned_estimate, excess_over_reference,
                                      get_statistic, reference_value)
+
+bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
+rank_kernels = lazy_module("uqviz._array.rank")
+resample_kernels = lazy_module("uqviz._array.resample")
 
 __all__ = ["bootstrap_statistics", "check_points", "split_moments"]
 
@@ -134,7 +136,7 @@ def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engin
                         sizes=sizes, client=client, **kwargs)
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
-    gseeds = group_seeds(seed, len(sizes))
+    gseeds = resample_kernels.group_seeds(seed, len(sizes))
     parts = run_split(_moments_groups, len(sizes), client=client,
                       shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine,
                               blocked_above))

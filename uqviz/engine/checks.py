@@ -22,7 +22,13 @@ import numpy as np
 # the checks the kernels need live in the leaf module uqviz._array.checks (it imports nothing of
 # uqviz); they are re-exported here, so every option is still checked through this module
 from uqviz._array.checks import boolean, choice, count, is_bool, probability
-from uqviz._array.resample import ENGINES, resolve_engine
+from uqviz._array.lazy import lazy_module
+from uqviz._array.numba_status import numba_findable, warn_numba_missing
+
+# the resampler imports numba: loaded at the first engine check, not with `import uqviz`
+resample_kernels = lazy_module("uqviz._array.resample")
+if not numba_findable():  # said at once, at `import uqviz` (docs/conventions.md, "Without numba")
+    warn_numba_missing()
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
            "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "count_or_zero",
@@ -42,10 +48,20 @@ def engine(value, *, name: str = "engine") -> str:
 
     Examples
     --------
-    >>> engine("numpy"), engine(None) in ENGINES
+    >>> engine("numpy"), engine(None) in ("numba", "numpy")
     ('numpy', True)
     """
-    return resolve_engine(value, name=name)
+    return resample_kernels.resolve_engine(value, name=name)
+
+
+def __getattr__(name):
+    """``ENGINES``, :data:`uqviz._array.resample.ENGINES`, read when first asked for (PEP 562).
+
+    The resampler module imports numba, which ``import uqviz`` leaves alone (issue 25).
+    """
+    if name == "ENGINES":
+        return resample_kernels.ENGINES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def positive(name: str, value, *, allow_inf: bool = False) -> float:

@@ -20,8 +20,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from uqviz._array.resample import block_generator
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks
+
+resample_kernels = lazy_module("uqviz._array.resample")
 
 __all__ = ["run_blocks", "run_split", "run_task", "split_ranges", "stream_rows", "block_rng",
            "n_threads", "progress_bar", "show_progress", "resolve_client", "check_client",
@@ -102,7 +104,7 @@ def close_local(client, cluster):
 
 def block_rng(seed: int, block: int) -> np.random.Generator:
     """The random stream of one block, :func:`uqviz._array.resample.block_generator`."""
-    return block_generator(seed, block)
+    return resample_kernels.block_generator(seed, block)
 
 
 def scatter(client, value):

@@ -23,12 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
-from uqviz._array import binned as binned_kernels
-from uqviz._array import rank as rank_kernels
 from uqviz._array import stats as stats_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks
+
+binned_kernels = lazy_module("uqviz._array.binned")
+rank_kernels = lazy_module("uqviz._array.rank")
+special = lazy_module("scipy.special")
 
 __all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
            "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
@@ -229,20 +231,55 @@ for _name, _func, _cols, _ref, _desc in [
 register_statistic(Statistic("NLL", stats_kernels.nll, "moments", ("Z2", "lnV"),
                              _REGISTRY["NLL_ref"], "Gaussian negative log-likelihood"))
 
+
+# The rank and binned kernels are numba-compiled: the registry holds these forwarders, so that the
+# kernel modules (and numba) load at the first evaluation, not with `import uqviz` (issue 25).
+def _cc_prepare(e, u):
+    return rank_kernels.cc_prepare(e, u)
+
+
+def _cc_from_counts(counts, prepared):
+    return rank_kernels.cc_from_counts(counts, prepared)
+
+
+def _cc_given_u(u):
+    return rank_kernels.cc_given_u(u)
+
+
+def _ence_from_means(m):
+    return binned_kernels.ence_from_means(m)
+
+
+def _uce_from_means(m):
+    return binned_kernels.uce_from_means(m)
+
+
+def _zmse_from_means(m):
+    return binned_kernels.zmse_from_means(m)
+
+
+#: The binned calibration errors, the keys of :data:`uqviz._array.binned.BINNED` (and of its
+#: ``FROM_MEANS``), in that order
+BINNED_STATISTICS = ("ENCE", "UCE", "ZMSE")
+
 register_statistic(Statistic("CC", stats_kernels.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE",
-                             counts=(rank_kernels.cc_prepare, rank_kernels.cc_from_counts),
-                             given_u=rank_kernels.cc_given_u))
-for _name, _cols, _desc in [("ENCE", ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
-                            ("UCE", ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
-                            ("ZMSE", ("Z2",), "mean over bins of |ln ZMS_b|")]:
-    register_statistic(Statistic(_name, binned_kernels.FROM_MEANS[_name], "binned", _cols,
-                                 None, _desc + " (equal-count bins of uE)"))
+                             counts=(_cc_prepare, _cc_from_counts), given_u=_cc_given_u))
+for _name, _func, _cols, _desc in [
+    ("ENCE", _ence_from_means, ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
+    ("UCE", _uce_from_means, ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
+    ("ZMSE", _zmse_from_means, ("Z2",), "mean over bins of |ln ZMS_b|"),
+]:
+    register_statistic(Statistic(_name, _func, "binned", _cols, None,
+                                 _desc + " (equal-count bins of uE)"))
 
 
 #: RR: central interval of the range ratio and its normal quantile (ErrViewLib plotLRR: 95 %)
 RR_LEVEL = 0.95
-RR_QUANTILE = float(np.sqrt(2.0) * special.erfinv(RR_LEVEL))  # Phi^-1((1 + 0.95)/2) = 1.95996
+#: Phi^-1((1 + 0.95)/2), the value of ``float(np.sqrt(2.0) * scipy.special.erfinv(RR_LEVEL))``
+#: written out so that importing this module does not import scipy.special
+#: (tests/engine/test_statistics_registry.py checks it against scipy)
+RR_QUANTILE = 1.9599639845400538
 
 
 def range_ratio(e, u):

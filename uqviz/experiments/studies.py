@@ -41,7 +41,7 @@ import xarray as xr
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS, verdict
 from uqviz._array.binomial import wilson_interval
-from uqviz._array.bootstrap import bootstrap_moments
+from uqviz._array.lazy import lazy_module
 from uqviz.data.synthetic import draw_calibrated
 from uqviz.engine import checks
 from uqviz.engine import seeds
@@ -51,6 +51,8 @@ from uqviz.engine.statistics import (excess_over_reference, get_statistic, point
                                      reference_value, statistics_option)
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
+
+bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
 
 __all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
            "TAILEDNESS_VARIABLES"]
@@ -157,10 +159,11 @@ def _chunk_validation(model, idx, entropy, size, opts):
     starts = np.arange(n, dtype=np.int64) * size
     sizes = np.full(n, size, dtype=np.int64)
     with _NUMBA_LOCK:
-        res = bootstrap_moments(e.ravel(), u.ravel(), stats, n_boot=opts["n_boot"],
-                                seed=boot_seeds,
-                                ci=opts["ci"], method=opts["method"], starts=starts,
-                                sizes=sizes, engine=opts["engine"])
+        res = bootstrap_kernels.bootstrap_moments(e.ravel(), u.ravel(), stats,
+                                                  n_boot=opts["n_boot"], seed=boot_seeds,
+                                                  ci=opts["ci"], method=opts["method"],
+                                                  starts=starts, sizes=sizes,
+                                                  engine=opts["engine"])
     names = list(stats)
     est = np.stack([res[s].estimate for s in names], axis=-1)
     lower = np.stack([res[s].lower for s in names], axis=-1)

@@ -15,11 +15,10 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from scipy import stats as sps
 
-from uqviz._array import groups as groups_kernels
 from uqviz._array.bca import METHODS, verdict
 from uqviz._array.binomial import wilson_interval
+from uqviz._array.lazy import lazy_module
 from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.conditional.local import check_local_statistic
 from uqviz.data.generative import get_generative
@@ -31,6 +30,9 @@ from uqviz.engine.parallel import progress_bar, resolve_client
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
+
+groups_kernels = lazy_module("uqviz._array.groups")
+sps = lazy_module("scipy.stats")
 
 __all__ = ["adversarial_validation", "adversarial_group_calibration", "default_sizes",
            "MIN_GROUP_SIZE", "GROUP_STATISTICS", "AGC_STATISTICS"]

@@ -11,10 +11,9 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from scipy import stats
 
-from uqviz._array import group_coverage as group_coverage_kernels
 from uqviz._array.binomial import wilson_interval
+from uqviz._array.lazy import lazy_module
 from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
@@ -27,6 +26,9 @@ from uqviz.engine.warning_classes import DataWarning
 from uqviz.reference.simulated import simulated_rows
 from uqviz.scores.coverage import (INTERVAL_SOURCES, checked_points, generative_for,
                                    given_intervals)
+
+group_coverage_kernels = lazy_module("uqviz._array.group_coverage")
+stats = lazy_module("scipy.stats")
 
 __all__ = ["group_coverage", "GROUP_MIN_COUNT", "HSIC_MAX_POINTS", "MEASURE_KINDS"]
 

@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy import special
 
 from uqviz._array import pit as pit_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import Generative, get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 
-__all__ = ["FORMS", "forecast_form", "observed", "predictive_cdf", "predictive_quantiles",
-           "standard_distribution", "standard_cdf", "quantile_table"]
+special = lazy_module("scipy.special")
+
+__all__ = ["FORMS", "forecast_form", "gives_observed", "observed", "predictive_cdf",
+           "predictive_quantiles", "standard_distribution", "standard_cdf", "quantile_table"]
 
 #: The forms of a forecast (``attrs["forecast"]``) and the variables each needs (``y`` is
 #: optional: without it the forecast is read in error space, docs/conventions.md).
@@ -77,6 +79,40 @@ def forecast_form(ds) -> str:
     return form
 
 
+def gives_observed(ds) -> bool:
+    """Whether a dataset gives its observed values: a variable ``y`` that is not a feature.
+
+    A feature named ``y`` of :func:`uqviz.from_arrays` (``role="feature"``) is an input of the
+    model, not its target; a dataset in error space (E and uE only) gives no ``y``, nor one of
+    :func:`uqviz.from_predictions` given ``std`` or ``variance`` (the forms that keep ``y`` are
+    intervals, quantiles and samples).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+
+    Returns
+    -------
+    bool
+
+    See Also
+    --------
+    observed : ``(y, y_pred)``, with ``y = E`` where the dataset gives no ``y``.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> from uqviz.predictive.forecast import gives_observed
+    >>> gives_observed(uqviz.from_arrays([0.5], [1.0]))
+    False
+    >>> ds = uqviz.from_predictions([1.0, 2.0], [0.5, 2.5], lower=[-0.5, 1.5], upper=[1.5, 3.5],
+    ...                             level=0.9)
+    >>> gives_observed(ds), gives_observed(uqviz.from_predictions([1.0], [0.5], std=[1.0]))
+    (True, False)
+    """
+    return "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature"
+
+
 def observed(ds) -> tuple[xr.DataArray, xr.DataArray]:
     """``(y, y_pred)``: the observed values and the predictions of a dataset.
 
@@ -103,7 +139,7 @@ def observed(ds) -> tuple[xr.DataArray, xr.DataArray]:
     ([0.5, -1.0], [0.0, 0.0])
     """
     check_dataset(ds)
-    if "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature":
+    if gives_observed(ds):
         y = ds["y"].astype(float)
         return y, y - ds["E"]
     return ds["E"].astype(float), xr.zeros_like(ds["E"], dtype=float)

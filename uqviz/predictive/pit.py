@@ -26,14 +26,16 @@ from __future__ import annotations
 
 import numpy as np
 import xarray as xr
-from scipy import special
 
 from uqviz._array import pit as pit_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values, default_n_bins
 from uqviz.engine.tree import map_datasets
 from uqviz.predictive.forecast import (forecast_form, observed, quantile_table, standard_cdf,
                                        standard_distribution)
+
+special = lazy_module("scipy.special")
 
 __all__ = ["pit", "validate_pit", "local_pit", "PIT_GRID", "N_BAND", "default_histogram_bins"]
 

@@ -92,15 +92,17 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from scipy import special
 
 from uqviz._array import conformal as conformal_kernels
 from uqviz._array import recalibration as recalibration_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.predictive.forecast import (forecast_form, observed, predictive_cdf,
                                        predictive_quantiles, standard_distribution)
+
+special = lazy_module("scipy.special")
 
 __all__ = ["METHODS", "REQUIRED", "FORMULAS", "DEFAULT_LEVEL", "N_LEVELS", "check_options",
            "fit_parameters", "apply_fit", "fold_outputs", "assign_outputs", "summary",

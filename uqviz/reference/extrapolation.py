@@ -11,11 +11,10 @@ from collections.abc import Mapping
 
 import numpy as np
 import xarray as xr
-from scipy import stats as sps
 
-from uqviz._array import binned as binned_kernels
 from uqviz._array import curves as curve_kernels
 from uqviz._array.bca import verdict
+from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -24,6 +23,9 @@ from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_prog
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
+
+binned_kernels = lazy_module("uqviz._array.binned")
+sps = lazy_module("scipy.stats")
 
 __all__ = ["size_dependence", "extrapolate", "ols_fit", "APPENDIX_B", "EXTRAPOLATION_METHODS"]
 

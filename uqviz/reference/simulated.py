@@ -12,10 +12,9 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import binned as binned_kernels
 from uqviz._array import stats as stats_kernels
-from uqviz._array import variates as variate_kernels
 from uqviz._array.bca import verdict
+from uqviz._array.lazy import lazy_module
 from uqviz.average.validation import validate_average
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
@@ -29,6 +28,9 @@ from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, re
 from uqviz.engine.descriptions import describe
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
+
+binned_kernels = lazy_module("uqviz._array.binned")
+variate_kernels = lazy_module("uqviz._array.variates")
 
 __all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES", "sim_zeta",
            "sim2_zeta", "mc_p_value", "MISCALIBRATION_SIDE"]

@@ -1,6 +1,7 @@
 """The comparison section of a report on a DataTree of models of the same points.
 
-:func:`shared_points` says whether the children of a tree are models of the same points,
+:func:`decide` says whether the children of a tree get the section (through
+:func:`uqviz.comparison.same_points`, the check of :func:`uqviz.compare_models` too),
 :func:`comparison_section` runs :func:`uqviz.compare_models` and turns its result into the
 section's numbers (JSON-ready), sentences and figures. The words come from
 :mod:`uqviz.reporting.wording`, the figures from :mod:`uqviz.plots.comparison`.
@@ -13,53 +14,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["shared_points", "decide", "comparison_block", "comparison_section"]
-
-
-def _observed_y(ds):
-    """The observed values ``y`` of a dataset (not a feature named y), or None."""
-    if "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature":
-        return np.asarray(ds["y"].values, dtype=float)
-    return None
-
-
-def shared_points(pairs) -> tuple[bool, bool, str]:
-    """Whether the datasets ``[(name, Dataset), ...]`` can be models of the same points.
-
-    Returns ``(same, identified, why)``: ``same`` when there are at least two datasets, of the
-    same number of points, whose observed values ``y`` agree wherever two of them give it;
-    ``identified`` when, moreover, every dataset gives ``y`` (the points are then known to be
-    the same); ``why`` says what is missing (empty when ``identified``).
-
-    Examples
-    --------
-    >>> import uqviz
-    >>> a, b = uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]), uqviz.from_arrays([0.3], [1.0])
-    >>> shared_points([("a", a), ("b", b)])
-    (False, False, 'their numbers of points differ (a: 2, b: 1)')
-    >>> shared_points([("a", a), ("a2", a)])
-    (True, False, 'no dataset gives the observed values y')
-    """
-    if len(pairs) < 2:
-        return False, False, f"a comparison needs at least two models, got {len(pairs)}"
-    sizes = {name: int(ds.sizes["point"]) for name, ds in pairs}
-    if len(set(sizes.values())) > 1:
-        listed = ", ".join(f"{k}: {v}" for k, v in sizes.items())
-        return False, False, f"their numbers of points differ ({listed})"
-    ys = [(name, _observed_y(ds)) for name, ds in pairs]
-    given = [(name, y) for name, y in ys if y is not None]
-    if given:
-        first, y0 = given[0]
-        bad = [(name, int(np.sum(y != y0))) for name, y in given[1:] if not np.array_equal(y, y0)]
-        if bad:
-            listed = ", ".join(f"{name} at {k} of {y0.size} points" for name, k in bad)
-            return False, False, f"their observed values y differ from {first}'s ({listed})"
-    if len(given) == len(pairs):
-        return True, True, ""
-    if not given:
-        return True, False, "no dataset gives the observed values y"
-    missing = [name for name, y in ys if y is None]
-    return True, False, f"{', '.join(missing)} give{'s' if len(missing) == 1 else ''} no y"
+__all__ = ["decide", "comparison_block", "comparison_section"]
 
 
 def decide(data, compare) -> bool:
@@ -80,6 +35,7 @@ def decide(data, compare) -> bool:
     """
     import xarray as xr
 
+    from uqviz.comparison import same_points
     from uqviz.engine.tree import datasets_of
 
     if compare is False:
@@ -89,7 +45,7 @@ def decide(data, compare) -> bool:
             raise ValueError("compare=True: a comparison of models needs a DataTree with one "
                              "child per model, got one Dataset")
         return False
-    same, identified, why = shared_points(datasets_of(data))
+    same, identified, why = same_points(datasets_of(data))
     if compare:
         if not same:
             raise ValueError(f"compare=True: the datasets are not models of the same points: "

@@ -15,7 +15,6 @@ Functions here read results computed elsewhere; they never compute a statistic.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats as sps
 
 from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS, beta_text
 from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm,
@@ -130,6 +129,8 @@ def local_entry(fv, local_result, tail, *, conditioning, adjusted=False) -> dict
 
 def _coverage_p(cov):
     """Two-sided exact binomial p-value of each level's PICP."""
+    from scipy import stats as sps  # imported here: `import uqviz` stays light
+
     n = int(cov["n_points"])
     return np.array([sps.binomtest(int(k), n, float(lv)).pvalue
                      for k, lv in zip(cov["n_inside"].values, cov["level"].values)])

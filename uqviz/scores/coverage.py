@@ -5,15 +5,17 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import predictive_scores as predictive_scores_kernels
 from uqviz._array import scores as score_kernels
 from uqviz._array.binomial import wilson_interval
+from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import check_points
 from uqviz.engine.tree import map_datasets
 from uqviz.predictive.forecast import observed
+
+predictive_scores_kernels = lazy_module("uqviz._array.predictive_scores")
 
 __all__ = ["interval_coverage", "calibration_curve", "DEFAULT_LEVELS", "CURVE_KINDS",
            "INTERVAL_SOURCES", "given_intervals"]

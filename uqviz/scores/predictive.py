@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from uqviz._array import predictive_scores as predictive_scores_kernels
 from uqviz._array import scores as score_kernels
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import resolve_client, run_task
@@ -16,6 +16,8 @@ from uqviz.predictive.forecast import forecast_form, observed
 from uqviz.scores.coverage import checked_points, generative_for
 from uqviz.scores.proper import (DEFAULT_SCORE_LEVELS, METHODS, bootstrap_column_means,
                                  column_intervals, score_columns)
+
+predictive_scores_kernels = lazy_module("uqviz._array.predictive_scores")
 
 __all__ = ["predictive_scores", "compare_forecasts", "point_scores", "PREDICTIVE_SCORES",
            "FORM_SCORES"]

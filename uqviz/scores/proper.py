@@ -9,13 +9,15 @@ import xarray as xr
 
 from uqviz._array import bca
 from uqviz._array import scores as score_kernels
-from uqviz._array.resample import resample_sums
+from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.scores.coverage import checked_points, generative_for
+
+resample_kernels = lazy_module("uqviz._array.resample")
 
 __all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS", "score_columns",
            "bootstrap_column_means", "column_intervals"]
@@ -91,7 +93,7 @@ def bootstrap_column_means(cols, *, n_boot, seed, engine, jackknife):
     ((3, 2), [4.0, 5.0])
     """
     m = cols.shape[0]
-    means = resample_sums(cols, n_boot, seed, engine=engine)[0] / m
+    means = resample_kernels.resample_sums(cols, n_boot, seed, engine=engine)[0] / m
     loo = None
     if jackknife:
         with np.errstate(all="ignore"):
