@@ -120,3 +120,34 @@ def test_the_holders_name_becomes_the_module_at_first_use(monkeypatch):
     # through a stand-in held elsewhere, a patched attribute of the module is seen
     monkeypatch.setattr(colorsys, "rgb_to_hsv", lambda r, g, b: "patched")
     assert stand_in.rgb_to_hsv(1.0, 0.0, 0.0) == "patched"
+
+
+def test_first_use_from_several_threads_waits_for_the_import(tmp_path, monkeypatch):
+    """The explorers' Monte Carlo blocks run on threads: when they all touch a lazy kernel
+    module first, every thread must get the whole module, never one still being executed
+    (a thread that found it in ``sys.modules`` half-initialised raised AttributeError)."""
+    import threading
+    import time
+
+    (tmp_path / "uqviz_slow_module.py").write_text(
+        "import time\ntime.sleep(0.3)  # a slow import: the others arrive meanwhile\n"
+        "ANSWER = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "uqviz_slow_module", raising=False)
+    slow = LazyModule("uqviz_slow_module")
+    got = []
+
+    def read(delay):
+        time.sleep(delay)  # the first thread is importing when the others arrive
+        try:
+            got.append(slow.ANSWER)
+        except AttributeError as err:  # the old behaviour
+            got.append(err)
+
+    threads = [threading.Thread(target=read, args=(0.0 if i == 0 else 0.1,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [42, 42, 42, 42]
+    monkeypatch.delitem(sys.modules, "uqviz_slow_module")

@@ -49,8 +49,8 @@ class LazyModule(types.ModuleType):
     After the first access, the holder's ``stats.norm`` is an attribute of the real module, as
     after ``from scipy import stats``: no cost per access, and a patched attribute
     (``monkeypatch.setattr``) is seen. Through the stand-in itself (one held elsewhere), every
-    attribute is read from, set on and deleted from the real module, which the stand-in finds in
-    :data:`sys.modules`: it holds nothing of its own.
+    attribute is read from, set on and deleted from the real module, which the stand-in gets from
+    the import system (:func:`importlib.import_module`): it holds nothing of its own.
 
     Examples
     --------
@@ -67,10 +67,11 @@ class LazyModule(types.ModuleType):
         self.__dict__["_holder_namespace"] = namespace
 
     def _module(self):
-        name = self.__dict__["__name__"]
-        module = sys.modules.get(name)
-        if module is None:
-            module = importlib.import_module(name)
+        # always through the import system, never sys.modules directly: when another thread
+        # is still executing the module (the explorers' Monte Carlo blocks run on threads),
+        # import_module waits on the module's import lock instead of returning a partially
+        # initialised module
+        module = importlib.import_module(self.__dict__["__name__"])
         namespace = self.__dict__["_holder_namespace"]
         if namespace is not None:
             for key, value in list(namespace.items()):
