@@ -57,6 +57,37 @@ def test_controls_drive_the_result(explorer):
     np.testing.assert_array_equal(ex.result.ci_lower, first)
 
 
+
+def test_numbers_are_the_librarys_with_the_explorers_null_size_and_revisits_reuse_them(
+        explorer, monkeypatch):
+    ex = explorer
+    assert ex.n_mc == 500 and ex.result.attrs["n_mc"] == 500
+    # the explorer's numbers are local_calibration's with its n_boot, n_mc and seed
+    lib = uqviz.local_calibration(uqviz.synthetic.default_example(), n_boot=200, n_mc=500, rng=0)
+    for name in ("estimate", "ci_lower", "ci_upper", "null_coverage"):
+        np.testing.assert_array_equal(ex.result[name], lib[name])
+    fv = uqviz.fraction_valid(lib)
+    assert float(ex.fv["reference_lower"]) == float(fv["reference_lower"])
+    first = ex.result
+    # a setting visited again is taken from the cache, not recomputed
+    import uqviz.widgets.conditional as module
+
+    calls = []
+    real = module.local_calibration
+    monkeypatch.setattr(module, "local_calibration",
+                        lambda *a, **k: calls.append(k["statistic"]) or real(*a, **k))
+    ex.statistic.value = "ZM"
+    ex.statistic.value = "ZMS"
+    assert calls == ["ZM"] and ex.result is first
+    assert "f<sub>v</sub> = " in ex.fv_label.value
+    ex.CACHE_SIZE = 1  # an evicted setting is computed again
+    ex.statistic.value = "RCE"
+    ex.statistic.value = "ZMS"
+    assert calls == ["ZM", "RCE", "ZMS"] and ex.result is not first
+    np.testing.assert_array_equal(ex.result["ci_lower"], first["ci_lower"])
+    with pytest.raises(ValueError, match="n_mc"):
+        ConditionalExplorer(uqviz.synthetic.default_example(), n_mc=0)
+
 def test_stratified_binning_uses_min_count():
     ds = _stratified(3000, 1)
     ex = ConditionalExplorer(ds, conditioning="x", binning="stratified", min_count=200,

@@ -143,3 +143,21 @@ def test_widget_ci_option(tree):
         ReferenceExplorer(tree, ci=95)
     with pytest.raises(ValueError, match="n_mc must be >= 2"):
         ReferenceExplorer(tree, n_mc=0)
+
+
+def test_a_setting_visited_again_is_not_recomputed(tree, monkeypatch):
+    import uqviz.widgets.reference as module
+
+    ex = ReferenceExplorer(tree, n_mc=150, n_boot=200)
+    first = ex.result
+    calls = []
+    real = module.validate_simulated
+    monkeypatch.setattr(module, "validate_simulated",
+                        lambda *a, **k: calls.append(k["generative"]) or real(*a, **k))
+    ex.generative.value = "t"
+    ex.nu.value = 10.0
+    ex.generative.value = "normal"  # visited: the numbers of the first view, not recomputed
+    assert calls == ["t6", "t10"] and ex.result is first
+    assert f"{float(first['reference']):.4g}" in ex.summary.value
+    ex.generative.value = "t"  # t10 again
+    assert calls == ["t6", "t10"] and ex.result.attrs["generative"] == "t10"

@@ -279,6 +279,23 @@ class ExplorerDrawing:
         """The currently selected dataset."""
         return self._datasets[self.dataset.value]
 
+    #: settings whose numbers an explorer keeps (:meth:`cached`)
+    CACHE_SIZE = 64
+
+    def cached(self, key, compute):
+        """``compute()`` for the settings ``key``, computed once: the last :attr:`CACHE_SIZE`
+        settings are kept (a fixed seed gives the same numbers for the same settings, so a
+        setting visited again is shown without recomputing). An error is not kept."""
+        from collections import OrderedDict
+
+        store = self.__dict__.setdefault("_computed", OrderedDict())
+        if key not in store:
+            store[key] = compute()
+            while len(store) > self.CACHE_SIZE:
+                store.popitem(last=False)
+        store.move_to_end(key)
+        return store[key]
+
     def start_timings(self, compute=0.0):
         """Reset :attr:`timings` for a new update whose computation took ``compute`` s."""
         self.timings = {"compute": float(compute), "figure": 0.0, "render": 0.0, "show": 0.0}

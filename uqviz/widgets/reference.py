@@ -182,7 +182,18 @@ class ReferenceExplorer(ExplorerDrawing):
 
     # -------------------------------------------------------------- compute
     def compute(self):
-        """:func:`uqviz.validate_simulated` for the current settings, and its warnings."""
+        """:func:`uqviz.validate_simulated` for the current settings, and its warnings.
+
+        The numbers of the last ``CACHE_SIZE`` settings are kept (:meth:`cached`): the same
+        settings give the same numbers (fixed seed), so a setting visited again is not
+        recomputed.
+        """
+        key = (self.dataset.value, self.statistic.value, self._generative(),
+               int(self.n_bins.value))
+        result, notes = self.cached(key, self._compute_now)
+        return result, list(notes)
+
+    def _compute_now(self):
         stat = get_statistic(self.statistic.value)
         schemes = ("Sim", "Sim2", "BS") if stat.has_reference else ("Sim", "Sim2")
         with warnings.catch_warnings(record=True) as caught:
@@ -194,7 +205,7 @@ class ReferenceExplorer(ExplorerDrawing):
         notes = list(dict.fromkeys(str(c.message) for c in caught
                                    if issubclass(c.category, UqvizWarning)))
         result.attrs["dataset"] = self.dataset.value
-        return result, notes
+        return result, tuple(notes)
 
     def update(self):
         """Recompute and redraw (called on every change of a control)."""
