@@ -244,7 +244,7 @@ def drive(page, controls, repeats, log):
         rows = []
         for value in next_values(page, panel, kind, description, values, repeats):
             ms, error = timed_change(page, panel, kind, description, value)
-            rows.append((value, ms, error))
+            rows.append((value, ms, error, os.getloadavg()[0]))
             events.append((tab, description, value, True))
         if str(current_value(page, panel, kind, description)) != str(initial):
             set_untimed(page, panel, kind, description, initial)
@@ -273,13 +273,14 @@ def has_dataset(page, name):
 
 
 def page_load(browser, url):
-    """Seconds from navigation start to the first figure decoded (a new page, a new kernel)."""
+    """(seconds from navigation start to the first figure decoded, 1-min load average after);
+    a new page, a new kernel."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     try:
         page.goto(url, timeout=LOAD_MS, wait_until="commit")
         ms = page.wait_for_function(FIRST_FIGURE_JS, polling="raf", timeout=LOAD_MS).json_value()
-        return ms / 1000
+        return ms / 1000, os.getloadavg()[0]
     finally:
         context.close()
 
@@ -378,9 +379,10 @@ def split_in_process(events, warm_up=True):
 
             def timed(*a, _m=method, _n=name, _own=own, **k):
                 t0 = time.perf_counter()
-                out = _m(*a, **k)
-                _own[_n] = _own.get(_n, 0.0) + time.perf_counter() - t0
-                return out
+                try:
+                    return _m(*a, **k)
+                finally:  # a refused setting raises: its time counts too
+                    _own[_n] = _own.get(_n, 0.0) + time.perf_counter() - t0
 
             setattr(ex, name, timed)
     for tab, description, value, timed_event in events:
@@ -420,22 +422,25 @@ def table_rows(frontend, results, parts):
                      "compute_ms": med["compute"], "figure_ms": med["figure"],
                      "render_ms": med["render"],
                      "transport_ms": median - med["compute"] - med["figure"] - med["render"],
-                     "errors": sum(c[2] for c in changes)})
+                     "errors": sum(c[2] for c in changes),
+                     "load_1min": float(np.mean([c[3] for c in changes]))})
     return rows
 
 
 def print_table(rows, loads, args, split_source):
-    fmt = "{:8s} {:15s} {:21s} {:13s} {:>2s} {:>7s} {:>7s} {:>8s} {:>7s} {:>7s} {:>9s} {:>4s}"
+    fmt = ("{:8s} {:15s} {:21s} {:13s} {:>2s} {:>7s} {:>7s} {:>8s} {:>7s} {:>7s} {:>9s} {:>4s} "
+           "{:>5s}")
     print()
     print(f"Dashboard latency, ms from the input event to the new figure decoded "
           f"({args.repeats} changes per control; split: {split_source})")
     print(fmt.format("frontend", "dataset", "explorer", "control", "n", "median", "max",
-                     "compute", "figure", "render", "transport", "err"))
+                     "compute", "figure", "render", "transport", "err", "load"))
     for r in rows:
         print(fmt.format(r["frontend"], r["dataset"], r["explorer"], r["control"], str(r["n"]),
                          *(f"{r[k]:.0f}" if np.isfinite(r[k]) else "-"
                            for k in ("median_ms", "max_ms", "compute_ms", "figure_ms",
-                                     "render_ms", "transport_ms")), str(r["errors"])))
+                                     "render_ms", "transport_ms")), str(r["errors"]),
+                         f"{r['load_1min']:.1f}"))
     for frontend in sorted({r["frontend"] for r in rows}):
         for dataset, target in (("default_example", 100), (QM9, 200)):
             med = [r["median_ms"] for r in rows if r["frontend"] == frontend
@@ -446,24 +451,24 @@ def print_table(rows, loads, args, split_source):
                       f"(target <= {target} ms: {'met' if worst <= target else 'NOT met'})")
     if loads:
         print("Page loads (Voila, navigation start to the first figure decoded): "
-              + ", ".join(f"{case} {sec:.2f} s" for case, sec in loads))
-    print(f"load average {load_average()}")
+              + ", ".join(f"{case} {sec:.2f} s (load {load:.1f})" for case, sec, load in loads))
+    print(f"load average at the end {load_average()} (column load: the 1-min load average "
+          "during each control's changes; 2 cores)")
 
 
 def write_csv(rows, loads, path):
     path.parent.mkdir(parents=True, exist_ok=True)
     fields = ["kind", "frontend", "dataset", "explorer", "control", "n", "median_ms", "max_ms",
-              "compute_ms", "figure_ms", "render_ms", "transport_ms", "errors", "load_average"]
-    load = load_average()
+              "compute_ms", "figure_ms", "render_ms", "transport_ms", "errors", "load_1min"]
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
-        for case, sec in loads:
+        for case, sec, load in loads:
             w.writerow({"kind": "page_load", "frontend": "voila", "dataset": "default_example",
                         "control": case, "n": 1, "median_ms": f"{1000 * sec:.0f}",
-                        "max_ms": f"{1000 * sec:.0f}", "load_average": load})
+                        "max_ms": f"{1000 * sec:.0f}", "load_1min": f"{load:.2f}"})
         for r in rows:
-            w.writerow({"kind": "latency", "load_average": load,
+            w.writerow({"kind": "latency",
                         **{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}})
     print(f"wrote {path}")
 
@@ -498,11 +503,11 @@ def main(argv=None):
         browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         with voila_server(tmp / "voila.log", DASHBOARD, env=numba_env) as url:
             if not args.quick:
-                loads.append(("cold", page_load(browser, url)))
+                loads.append(("cold", *page_load(browser, url)))
                 log(f"page load, numba cache empty: {loads[-1][1]:.2f} s")
             else:
                 page_load(browser, url)  # fills the cache
-            loads.append(("warm", page_load(browser, url)))
+            loads.append(("warm", *page_load(browser, url)))
             log(f"page load, numba cache filled: {loads[-1][1]:.2f} s")
             latency_run(browser, url, args, log, "warm-up (not counted)")
             results, events, watch = latency_run(browser, url, args, log, "voila")
@@ -511,8 +516,8 @@ def main(argv=None):
             with voila_server(tmp / "voila-preheat.log", DASHBOARD, env=numba_env,
                               args=("--preheat_kernel=True", "--pool_size=1")) as url:
                 page_load(browser, url)  # waits for the first pooled kernel; refills the pool
-                time.sleep(max(10.0, 3 * loads[-1][1]))
-                loads.append(("preheated", page_load(browser, url)))
+                time.sleep(max(10.0, 3 * loads[-1][1]))  # the pool refills
+                loads.append(("preheated", *page_load(browser, url)))
                 log(f"page load, preheated kernel: {loads[-1][1]:.2f} s")
         if args.lab:
             with lab_server(tmp / "lab", env=numba_env) as lab:
