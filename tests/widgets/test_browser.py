@@ -19,15 +19,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import time
 from pathlib import Path
 
 import pytest
 
 import uqviz
-from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, NO_CHROMIUM, ROOT,
-                                   VIEWPORT, PageWatch, chromium_path, dropdown, labelled,
-                                   lab_run_all, lab_server, voila_server)
+from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, LAB_STATE_JS,
+                                   NO_CHROMIUM, ROOT, VIEWPORT, PageWatch, chromium_path,
+                                   dropdown, labelled, lab_run_all, lab_server, voila_server)
 from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
 #: the course index, opened in JupyterLab (relative to the repository root)
