@@ -17,30 +17,20 @@ missing browser is a failure that says how to get one, never a skip.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 import uqviz
+from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, LAB_STATE_JS,
+                                   NO_CHROMIUM, ROOT, VIEWPORT, PageWatch, chromium_path,
+                                   dropdown, labelled, lab_run_all, lab_server, voila_server)
 from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
-ROOT = Path(__file__).resolve().parents[2]
-DASHBOARD = ROOT / "notebooks" / "05_dashboard.ipynb"
 #: the course index, opened in JupyterLab (relative to the repository root)
 LAB_NOTEBOOK = "notebooks/00_index.ipynb"
-#: flags for a root, offline, screenless machine (no sandbox, no background connections)
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--disable-dev-shm-usage"]
 #: generous: the first kernel imports numba-compiled kernels and runs both explorers
 LOAD_MS = 600_000
 UPDATE_MS = 120_000
@@ -49,13 +39,10 @@ RUN_ALL_MS = 1_200_000
 
 
 def _chromium():
-    path = (os.environ.get("UQVIZ_CHROMIUM") or shutil.which("chromium")
-            or shutil.which("chromium-browser"))
+    path = chromium_path()
     if path:
         return path
-    pytest.fail("no Chromium executable: `make test` installs Debian's 'chromium' "
-                "(scripts/ensure-chromium); or set UQVIZ_CHROMIUM to a Chromium binary",
-                pytrace=False)
+    pytest.fail(NO_CHROMIUM, pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -78,61 +65,23 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    """A fresh page; uncaught JavaScript errors are collected in ``page.errors``."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    """A fresh 1280 px page; ``page.watch`` collects its console errors and warnings, uncaught
+    JavaScript errors (also in ``page.errors``) and requests beyond 127.0.0.1."""
+    context = browser.new_context(viewport=VIEWPORT)
     pg = context.new_page()
-    pg.errors = []
-    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
+    pg.watch = PageWatch(pg)
+    pg.errors = pg.watch.errors
     yield pg
     context.close()
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for_port(port, proc, log, timeout=120.0, name="voila"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with code {proc.returncode}:\n{log.read_text()}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"{name} did not listen on port {port} in {timeout:.0f} s:\n"
-                       f"{log.read_text()}")
 
 
 @pytest.fixture(scope="module")
 def voila_url(tmp_path_factory):
     """Serve the dashboard notebook with Voila on loopback; stop it (and its kernels) after."""
     _chromium()  # no server without a browser to drive it
-    port = _free_port()
     log = tmp_path_factory.mktemp("voila") / "voila.log"
-    cmd = [sys.executable, "-m", "voila", str(DASHBOARD), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", "--show_tracebacks=True"]
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
-                                start_new_session=True)
-    try:
-        _wait_for_port(port, proc, log)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def _dropdown(panel, description):
-    """The <select> of the dropdown whose description is exactly ``description``."""
-    label = panel.page.locator("label", has_text=re.compile(f"^{re.escape(description)}$"))
-    return panel.locator(".widget-dropdown", has=label).locator("select")
+    with voila_server(log, DASHBOARD) as url:
+        yield url
 
 
 def _png_sources(locator):
@@ -175,7 +124,7 @@ def test_dashboard_control_redraws_plot_and_updates_fv(page, voila_url, artifact
     assert src0.startswith("data:image/png;base64,")
     page.screenshot(path=artifacts / "dashboard_before.png", full_page=True)
 
-    _dropdown(panel, "condition on").select_option("X")
+    dropdown(panel, "condition on").select_option("X")
     page.wait_for_function(
         "([el, s]) => el.innerText.includes(s)",
         arg=[fv_label.element_handle(), after[2]], timeout=UPDATE_MS)
@@ -203,13 +152,159 @@ def test_dashboard_reference_tab_follows_generative_distribution(page, voila_url
     assert ref_normal in summary.inner_text()
     src0 = panel.locator(".widget-output img").first.get_attribute("src")
 
-    _dropdown(panel, "D").select_option(
+    dropdown(panel, "D").select_option(
         label="Student t")
     page.wait_for_function("([el, s]) => el.innerText.includes(s)",
                            arg=[summary.element_handle(), ref_t], timeout=UPDATE_MS)
     _wait_for_new_plot(page, panel, src0)
     page.screenshot(path=artifacts / "dashboard_reference.png", full_page=True)
     assert page.errors == []
+
+
+# ------------------------------------- issue 25, item 3: every control, nothing clipped, a quiet page
+#: one change of every control of both explorers, in an order that enables each one first
+#: (min count needs the stratified binning, nu the Student t); the dataset first, so that
+#: QM9_E's long warning is shown when the layout is checked; (tab, kind, description, value)
+EVERY_CONTROL = (
+    (0, "dropdown", "dataset", "QM9_E"),
+    (0, "checkbox", "log x", False),
+    (0, "dropdown", "condition on", "mass"),
+    (0, "dropdown", "statistic", "ZM"),
+    (0, "slider", "bins", "10"),
+    (0, "dropdown", "binning", "stratified"),
+    (0, "slider", "min count", "200"),
+    (0, "dropdown", "recalibrate", "scaling"),
+    (1, "dropdown", "dataset", "QM9_E"),
+    (1, "dropdown", "statistic", "ZMSE"),
+    (1, "dropdown", "D", "Student t"),
+    (1, "slider", "nu", "10"),
+    (1, "slider", "bins", "10"),
+)
+TABS = ("Local calibration", "Simulated references")
+
+#: what is clipped in an explorer: every control, its parts (label, select, slider, read-out),
+#: every HTML read-out and the figure must lie inside its parent and the explorer, within the
+#: window's width, and no label or read-out text may be cut
+CLIP_JS = """(panel) => {
+  const tol = 1;
+  const problems = [];
+  const visible = el => el.offsetParent !== null && el.getBoundingClientRect().width > 0;
+  const inside = (a, b) => a.left >= b.left - tol && a.right <= b.right + tol
+                           && a.top >= b.top - tol && a.bottom <= b.bottom + tol;
+  const box = r => `x [${Math.round(r.left)}, ${Math.round(r.right)}], `
+                   + `y [${Math.round(r.top)}, ${Math.round(r.bottom)}]`;
+  const name = el => {
+    const ctrl = el.closest('.widget-inline-hbox');
+    const what = el.tagName.toLowerCase() + (el.classList[0] ? '.' + el.classList[0] : '');
+    const text = ctrl ? Array.from(ctrl.querySelectorAll('label'))
+      .map(l => l.innerText.replace(/\\u200b/g, '').trim()).find(t => t) : '';
+    return (ctrl ? `control '${text}': ` : '') + what;
+  };
+  const outer = panel.getBoundingClientRect();
+  const width = document.documentElement.clientWidth;
+  const parts = panel.querySelectorAll(
+    '.widget-inline-hbox, .widget-inline-hbox label, .widget-inline-hbox select, '
+    + '.widget-inline-hbox input, .widget-readout, .slider-container, .widget-html, '
+    + '.widget-output img, .widget-image');
+  for (const el of parts) {
+    if (!visible(el)) continue;
+    const r = el.getBoundingClientRect();
+    const parent = el.parentElement.getBoundingClientRect();
+    if (!inside(r, parent)) problems.push(`${name(el)} at ${box(r)} overflows its parent at ${box(parent)}`);
+    if (!inside(r, outer)) problems.push(`${name(el)} at ${box(r)} overflows the explorer at ${box(outer)}`);
+    if (r.right > width + tol) problems.push(`${name(el)} ends at ${Math.round(r.right)} px, beyond the ${width} px window`);
+    if (el.matches('label, .widget-readout, .widget-html') && el.scrollWidth > el.clientWidth + tol)
+      problems.push(`${name(el)}: its text is cut (${el.scrollWidth} px shown in ${el.clientWidth} px)`);
+  }
+  return problems;
+}"""
+
+
+def _open_dashboard(page, url):
+    """Load the dashboard; return its two tab panels once the first figure is shown."""
+    page.goto(url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
+    page.locator(".widget-tab .widget-output img, .widget-tab .widget-image").first.wait_for(
+        timeout=LOAD_MS)
+    return [page.locator(".widget-tab .widget-tab-contents > .lm-Widget").nth(i)
+            for i in range(len(TABS))]
+
+
+def _show_tab(page, panels, i):
+    page.get_by_role("tab", name=TABS[i]).click()
+    panels[i].wait_for(state="visible", timeout=UPDATE_MS)
+    page.wait_for_function(f"(el) => !!({FIGURE_JS})(el)", arg=panels[i].element_handle(),
+                           timeout=UPDATE_MS)
+    return panels[i]
+
+
+def _change(page, panel, kind, description, value):
+    """Change a control as a user would: pick an option, type into a slider's read-out and
+    press Enter, click a checkbox."""
+    if kind == "dropdown":
+        select = dropdown(panel, description)
+        labels = select.locator("option").all_inner_texts()
+        if value in labels:
+            select.select_option(label=value)
+        else:
+            select.select_option(value)
+    elif kind == "slider":
+        readout = labelled(page, panel, "widget-slider", description).locator(".widget-readout")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(str(value))
+        page.keyboard.press("Enter")
+    else:
+        box = panel.locator(".widget-checkbox", has_text=description).locator("input")
+        if box.is_checked() != value:
+            box.click()
+
+
+def test_dashboard_every_control_redraws_the_figure_and_nothing_is_clipped(page, voila_url,
+                                                                        artifacts):
+    """One change of every control of both explorers shows a new figure (no timing); at
+    1280 px each control lies inside its row and the explorer, on the default example and
+    with QM9_E's long warning shown (issue 25: the control column was squeezed, dropdown
+    arrows and read-outs cut)."""
+    panels = _open_dashboard(page, voila_url)
+    missed, clipped = [], []
+    for tab, kind, description, value in EVERY_CONTROL:
+        panel = _show_tab(page, panels, tab)
+        if description == "dataset":
+            clipped += [f"{TABS[tab]}, default_example: {p}" for p in panel.evaluate(CLIP_JS)]
+        before = panel.evaluate(FIGURE_JS)
+        _change(page, panel, kind, description, value)
+        try:
+            _wait_for_change(page, panel, FIGURE_JS, before, timeout=UPDATE_MS // 4)
+        except Exception:  # noqa: BLE001 - a Playwright timeout: collect, report them all
+            readouts = " | ".join(panel.locator(".widget-html").all_inner_texts())
+            missed.append(f"{TABS[tab]}: {description} -> {value}: no new figure "
+                          f"(read-outs: {readouts.strip()!r})")
+        if description == "dataset":
+            page.wait_for_function("(el) => el.innerText.includes('\u26a0')",
+                                   arg=panel.element_handle(), timeout=UPDATE_MS)
+            clipped += [f"{TABS[tab]}, {value} with its warning: {p}"
+                        for p in panel.evaluate(CLIP_JS)]
+            page.screenshot(path=artifacts / f"dashboard_{value}_tab{tab}.png", full_page=True)
+    report = ([f"no new figure: {m}" for m in missed] + [f"clipped: {c}" for c in clipped])
+    assert report == [], "\n".join(report)
+    assert page.errors == []
+
+
+def test_dashboard_console_is_quiet_and_requests_stay_local(page, voila_url):
+    """No console error or warning (version mismatches, widgets that fail to display) and no
+    request beyond 127.0.0.1 (a CDN), while the page loads and a control of each tab changes."""
+    panels = _open_dashboard(page, voila_url)
+    for i, (kind, description, value) in enumerate((("dropdown", "condition on", "X"),
+                                                    ("dropdown", "D", "Student t"))):
+        panel = _show_tab(page, panels, i)
+        before = panel.evaluate(FIGURE_JS)
+        _change(page, panel, kind, description, value)
+        _wait_for_change(page, panel, FIGURE_JS, before)
+    watch = page.watch
+    found = ([f"console {m}" for m in watch.console] + [f"uncaught {e}" for e in watch.errors]
+             + [f"request beyond 127.0.0.1: {r}" for r in watch.remote])
+    assert found == [], f"{len(watch.console)} console errors/warnings, {len(watch.remote)} " \
+                        "remote requests:\n" + "\n".join(found)
 
 
 def test_report_html_opens_with_every_figure(page, tmp_path, artifacts):
@@ -231,56 +326,6 @@ def test_report_html_opens_with_every_figure(page, tmp_path, artifacts):
 
 
 # ----------------------------------------------------------------- JupyterLab
-#: user settings of the test's JupyterLab: never save the notebook (autosave would write
-#: outputs into it), attach every cell to the page (so that every output can be inspected),
-#: no network (news, update checks)
-LAB_SETTINGS = {
-    "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
-    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
-                                                    "checkForUpdates": False},
-}
-
-#: the notebook's state, read from JupyterLab's models (``window.jupyterapp``)
-LAB_STATE_JS = """(path) => {
-  const app = window.jupyterapp;
-  if (!app) return null;
-  const panel = Array.from(app.shell.widgets('main'))
-    .find(w => w.context && w.context.path === path);
-  if (!panel || !panel.context.isReady) return null;
-  const session = panel.sessionContext;
-  const kernel = session.session && session.session.kernel;
-  const cells = panel.content.widgets.filter(c => c.model.type === 'code');
-  const errors = [];
-  cells.forEach((c, i) => {
-    const first = c.model.sharedModel.getSource().split('\\n')[0];
-    for (const o of c.model.outputs.toJSON()) {
-      if (o.output_type === 'error') {
-        errors.push(`code cell ${i + 1} (${first}): ${o.ename}: ${o.evalue}`);
-      }
-    }
-  });
-  return {
-    ready: session.isReady,
-    kernel: kernel ? kernel.status : null,
-    counts: cells.map(c => c.model.executionCount),
-    running: cells.filter(c => {
-      const prompt = c.node.querySelector('.jp-InputPrompt');
-      return c.model.executionState === 'running' || (prompt && prompt.textContent.includes('*'));
-    }).length,
-    errors,
-  };
-}"""
-
-#: a fingerprint of the explorer's figure: the inline PNG, or the ipympl canvas
-FIGURE_JS = """(el) => {
-  const img = el.querySelector('.widget-output img');
-  if (img) return img.complete && img.naturalWidth > 0 ? img.src : null;
-  const canvas = el.querySelector('.jupyter-matplotlib canvas');
-  return canvas && canvas.width > 0 ? canvas.toDataURL() : null;
-}"""
-
-
 def _sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
@@ -292,92 +337,13 @@ def _tree_state(folder):
             if p.is_file()}
 
 
-def _processes_mentioning(text):
-    """PIDs of the processes whose command line contains ``text`` (Linux /proc)."""
-    pids = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode("utf-8", "replace")
-        except OSError:
-            continue
-        if text in cmdline.replace("\0", " ") and int(entry.name) != os.getpid():
-            pids.append(int(entry.name))
-    return pids
-
-
-def _stop_server(proc, timeout=60):
-    """SIGTERM: the Jupyter server shuts its kernels down, then exits; SIGKILL if it hangs."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab on a temporary copy of the repository's notebooks; stopped (kernels too) after.
-
-    Token-less and password-less on 127.0.0.1 and a free port; every Jupyter/IPython
-    directory (config, data, runtime, settings, workspaces) is temporary, so nothing is
-    written outside the temporary folder. The kernel imports this checkout's uqviz.
-    """
+    """JupyterLab on a temporary copy of the repository's notebooks; stopped (kernels too) after
+    (``tests.widgets.browser.lab_server``: nothing is written outside the temporary folder)."""
     _chromium()  # no server without a browser to drive it
-    base = tmp_path_factory.mktemp("jupyterlab")
-    root = base / "root"  # laid out as the repository, so relative links resolve
-    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "_build")
-    shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=ignore)
-    if (ROOT / "docs").is_dir():
-        shutil.copytree(ROOT / "docs", root / "docs", ignore=ignore)
-    dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "settings",
-                                           "workspaces")}
-    for d in dirs.values():
-        d.mkdir()
-    for plugin, values in LAB_SETTINGS.items():
-        path = dirs["settings"] / f"{plugin}.jupyterlab-settings"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(values))
-
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("JUPYTER", "IPYTHON")) and k != "MPLBACKEND"}
-    env.update(JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_DATA_DIR=str(dirs["data"]),
-               JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), IPYTHONDIR=str(dirs["ipython"]),
-               JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
-               JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
-               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
-    port = _free_port()
-    log = base / "jupyterlab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--ServerApp.root_dir={root}", "--IdentityProvider.token=",
-           "--PasswordIdentityProvider.hashed_password=", "--ServerApp.allow_root=True",
-           "--ServerApp.terminals_enabled=False", "--LabApp.expose_app_in_browser=True",
-           f"--LabApp.user_settings_dir={dirs['settings']}",
-           f"--LabApp.workspaces_dir={dirs['workspaces']}"]
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root, env=env,
-                                start_new_session=True)
-    try:
-        _wait_for_port(port, proc, log, name="jupyter lab")
-        yield {"url": f"http://127.0.0.1:{port}/", "root": root}
-    finally:
-        _stop_server(proc)
-        # kernels run in sessions of their own: any left would hold our connection file
-        leftovers = _processes_mentioning(str(dirs["runtime"]))
-        for pid in leftovers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        assert not leftovers, f"kernels outlived the Jupyter server: {leftovers}"
-
-
-def _labelled(page, container, kind, description):
-    """The ipywidgets control of class ``kind`` whose description is exactly ``description``."""
-    label = page.locator("label", has_text=re.compile(f"^{re.escape(description)}$"))
-    return container.locator(f".{kind}", has=label)
+    with lab_server(tmp_path_factory.mktemp("jupyterlab")) as server:
+        yield server
 
 
 def _grow_to_fit(page, element):
@@ -426,23 +392,9 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     copy_nb = lab["root"] / LAB_NOTEBOOK
     copy_before = _sha256(copy_nb)
 
-    page.goto(f"{lab['url']}lab/tree/{LAB_NOTEBOOK}", timeout=LOAD_MS)
-    page.wait_for_function(f"(p) => {{ const s = ({LAB_STATE_JS})(p); "
-                           "return s && s.ready && s.kernel === 'idle'; }",
-                           arg=LAB_NOTEBOOK, timeout=LOAD_MS)
-    # Run > Run All Cells, as a student would
-    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
-    page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
-    t0 = time.monotonic()
-    page.wait_for_function(
-        f"""(p) => {{
-          const s = ({LAB_STATE_JS})(p);
-          if (!s || s.kernel !== 'idle') return false;
-          return s.errors.length > 0 || (s.counts.every(n => n !== null) && s.running === 0);
-        }}""", arg=LAB_NOTEBOOK, timeout=RUN_ALL_MS, polling=1000)
-    state = page.evaluate(LAB_STATE_JS, LAB_NOTEBOOK)
+    state, seconds = lab_run_all(page, lab["url"], LAB_NOTEBOOK, LOAD_MS, RUN_ALL_MS)
     print(f"JupyterLab: Run All Cells of {LAB_NOTEBOOK} ({len(state['counts'])} code cells) "
-          f"took {time.monotonic() - t0:.0f} s")
+          f"took {seconds:.0f} s")
     notebook = page.locator(".jp-NotebookPanel .jp-Notebook").first
     _screenshot_notebook(page, notebook, artifacts / "lab_index.png")
     assert state["errors"] == [], f"cells raised: {state['errors']}"
@@ -456,8 +408,8 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
 
     # the conditional explorer: located by its controls, not by its cell
     explorer = (notebook.locator(".jp-Cell .jp-OutputArea-output")
-                .filter(has=_labelled(page, page, "widget-dropdown", "condition on"))
-                .filter(has=_labelled(page, page, "widget-slider", "bins")).first)
+                .filter(has=labelled(page, page, "widget-dropdown", "condition on"))
+                .filter(has=labelled(page, page, "widget-slider", "bins")).first)
     try:
         explorer.wait_for(timeout=UPDATE_MS)
     except PlaywrightTimeoutError:
@@ -475,7 +427,7 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     explorer.screenshot(path=artifacts / "lab_explorer_before.png")
 
     # another conditioning variable: new numbers, new figure
-    conditioning = _labelled(page, explorer, "widget-dropdown", "condition on").locator("select")
+    conditioning = labelled(page, explorer, "widget-dropdown", "condition on").locator("select")
     options = conditioning.locator("option").all_inner_texts()
     new_var = next(o for o in options if o != conditioning.input_value())
     conditioning.select_option(new_var)
@@ -485,7 +437,7 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     text1 = fv_label.inner_text()
 
     # another number of bins, typed into the slider's readout
-    readout = _labelled(page, explorer, "widget-slider", "bins").locator(".widget-readout")
+    readout = labelled(page, explorer, "widget-slider", "bins").locator(".widget-readout")
     n_bins = 10 if readout.inner_text().strip() != "10" else 12
     readout.click()
     page.keyboard.press("Control+A")
