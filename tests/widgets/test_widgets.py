@@ -137,7 +137,9 @@ def test_widget_backend_without_a_widget_canvas_falls_back_to_inline(monkeypatch
     assert ex._canvas_box.children == () and ex.ax is not None
     first = ex.figure
     ex.statistic.value = "ZM"
-    assert ex.figure is not first and "LZM" in ex.ax.get_ylabel()  # a fresh inline figure
+    # the inline figure (Agg, outside pyplot), redrawn in place
+    assert ex.figure is first and "LZM" in ex.ax.get_ylabel()
+    assert type(ex.figure.canvas).__name__ == "FigureCanvasAgg"
 
 
 def test_default_explorer_emits_no_warning():

@@ -221,3 +221,20 @@ def test_figsize_must_leave_room_inside_the_margins():
         ConditionalExplorer(_data(), n_boot=60, figsize=(3, 2))
     with pytest.raises(TypeError, match="figsize must be two numbers"):
         ReferenceExplorer(_data(), n_mc=20, n_boot=20, figsize="large")
+
+
+def test_the_same_figure_is_redrawn_and_gives_a_fresh_figures_pixels():
+    import ipywidgets
+
+    ex = ConditionalExplorer(uqviz.synthetic.default_example(), n_boot=200)
+    fig = ex.figure
+    for stat, cond in (("ZM", "uE"), ("RCE", "X"), ("ZMS", "X")):
+        ex.statistic.value, ex.conditioning.value = stat, cond
+        assert ex.figure is fig and fig.get_axes() == [ex.ax]  # cleared: one Axes
+        # the PNG shown is pixel for pixel what a fresh figure gives
+        fresh = wd.draw_inline(ipywidgets.Output(), ex.figsize, ex._draw)[2]
+        assert ex.png == fresh
+    ex.show_error(ValueError("a refused setting"))  # drops the figure ...
+    assert ex.figure is None
+    ex.update()  # ... and the next update starts a new one
+    assert ex.figure is not None and ex.figure is not fig

@@ -152,7 +152,7 @@ def show_png(output, png, size):
     },)
 
 
-def draw_inline(output, figsize, draw):
+def draw_inline(output, figsize, draw, figure=None):
     """Draw into a fresh fixed-margin figure, render it once to PNG and show it in ``output``.
 
     Parameters
@@ -162,6 +162,10 @@ def draw_inline(output, figsize, draw):
     figsize : tuple of float
     draw : callable
         ``draw(ax)`` does the plotting.
+    figure : matplotlib.figure.Figure, optional
+        The explorer's figure of the previous update (:func:`explorer_figure`, same size):
+        cleared and drawn again. Its Agg renderer, and the text metrics matplotlib caches per
+        renderer, are reused: about 20 ms less per update than a fresh figure.
 
     Returns
     -------
@@ -170,7 +174,15 @@ def draw_inline(output, figsize, draw):
         ``"render"`` (Agg and PNG encoding) and ``"show"`` (handing the PNG to ``output``).
     """
     t0 = time.perf_counter()
-    fig = explorer_figure(figsize)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    reuse = (figure is not None and type(figure.canvas) is FigureCanvasAgg  # not ipympl's
+             and figure.get_layout_engine() is None
+             and tuple(figure.get_size_inches()) == tuple(figsize))
+    if reuse:
+        figure.clear()
+        set_margins(figure)
+    fig = figure if reuse else explorer_figure(figsize)
     ax = fig.add_subplot()
     draw(ax)
     pin_axis_labels(ax)
@@ -317,9 +329,10 @@ class ExplorerDrawing:
                 self.png = None
                 self.timings.update(figure=time.perf_counter() - t0, render=0.0, show=0.0)
                 return
-        # inline: a fresh figure outside pyplot, rendered once, shown as an image
+        # inline: the explorer's own figure outside pyplot (redrawn in place), rendered
+        # once, shown as an image
         self.figure, self.ax, self.png, times = draw_inline(self.output, self.figsize,
-                                                            self._draw)
+                                                            self._draw, figure=self.figure)
         self.timings.update(times)
 
     def _draw_in_canvas(self):

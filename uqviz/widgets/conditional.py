@@ -99,7 +99,8 @@ class ConditionalExplorer(ExplorerDrawing):
         (``controls``, fixed width, messages wrapped under the controls) and, right of it,
         the f_v read-out above the figure.
     figure, ax : matplotlib Figure and Axes
-        The current figure (None after an error).
+        The current figure (None after an error); the inline display redraws the same
+        figure at each update.
     png : bytes or None
         The current figure as the PNG shown (rendered once per update; None on the
         ``%matplotlib widget`` backend, whose canvas draws in the browser).
