@@ -256,10 +256,13 @@ def explorer_layout(controls, message, readout, canvas_box, output, figsize):
 
     fixed = dict(width=CONTROL_COLUMN_WIDTH, min_width=CONTROL_COLUMN_WIDTH,
                  max_width=CONTROL_COLUMN_WIDTH, flex="0 0 auto")
-    message.layout = w.Layout(**fixed)
+    # the texts take their column's width less their margins (width auto: stretched by the
+    # column), wrapping inside it; a fixed width equal to the column's overflowed it by the
+    # widget margin (2 px)
+    message.layout = w.Layout(width="auto")
     column = w.VBox(list(controls) + [message], layout=w.Layout(**fixed))
     width = f"{int(round(figsize[0] * FIGURE_DPI))}px"
-    readout.layout = w.Layout(width=width, max_width=width)
+    readout.layout = w.Layout(width="auto")
     view = w.VBox([readout, canvas_box, output],
                   layout=w.Layout(width=width, min_width=width, flex="0 0 auto"))
     row = w.HBox([column, view], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
