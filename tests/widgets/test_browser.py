@@ -220,6 +220,15 @@ CLIP_JS = """(panel) => {
 }"""
 
 
+#: the height of the view the figure must fit in (issue 25: 1280 x 800)
+FOLD_PX = 800
+#: bottom of the explorer's figure in page coordinates (px from the top of the page)
+FIGURE_BOTTOM_JS = """(panel) => {
+  const img = panel.querySelector('.widget-output img, .widget-image');
+  return img ? img.getBoundingClientRect().bottom + window.scrollY : -1;
+}"""
+
+
 def _open_dashboard(page, url):
     """Load the dashboard; return its two tab panels once the first figure is shown."""
     page.goto(url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
@@ -271,6 +280,11 @@ def test_dashboard_every_control_redraws_the_figure_and_nothing_is_clipped(page,
         panel = _show_tab(page, panels, tab)
         if description == "dataset":
             clipped += [f"{TABS[tab]}, default_example: {p}" for p in panel.evaluate(CLIP_JS)]
+            # the whole figure above the fold of a 1280 x 800 view (page not scrolled)
+            bottom = panel.evaluate(FIGURE_BOTTOM_JS)
+            if not 0 < bottom <= FOLD_PX:
+                clipped.append(f"{TABS[tab]}: the figure ends at y = {bottom:.0f} px, below "
+                               f"the fold of a 1280 x {FOLD_PX} view")
         before = panel.evaluate(FIGURE_JS)
         _change(page, panel, kind, description, value)
         try:
