@@ -56,11 +56,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, NO_CHROMIUM,  # noqa: E402
-                                   VIEWPORT, PageWatch, chromium_path, dropdown, labelled,
-                                   lab_run_all, lab_server, voila_server)
+                                   TABS, VIEWPORT, PageWatch, chromium_path, dropdown,
+                                   labelled, lab_run_all, lab_server, tab_panels,
+                                   voila_server)
+from tests.widgets.browser import show_tab as browser_show_tab  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "dashboard_latency.csv"
-TABS = ("Local calibration", "Simulated references")
 QM9 = "QM9_E"
 LOAD_MS = 600_000
 #: one change may take this long before it counts as lost
@@ -135,17 +136,8 @@ def load_average():
 
 
 # ------------------------------------------------------------------ the browser side
-def tab_panels(page):
-    return [page.locator(".widget-tab .widget-tab-contents > .lm-Widget").nth(i)
-            for i in range(len(TABS))]
-
-
 def show_tab(page, panels, i):
-    page.get_by_role("tab", name=TABS[i]).click()
-    panels[i].wait_for(state="visible", timeout=CHANGE_MS)
-    page.wait_for_function(f"(el) => !!({FIGURE_JS})(el)", arg=panels[i].element_handle(),
-                           timeout=CHANGE_MS)
-    return panels[i]
+    return browser_show_tab(page, panels, i, CHANGE_MS)
 
 
 def current_value(page, panel, kind, description):

@@ -125,12 +125,18 @@ def voila_server(log, notebook=DASHBOARD, args=(), env=None):
         wait_for_port(port, proc, Path(log))
         yield f"http://127.0.0.1:{port}/"
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
+
+
+def stop_group(proc, timeout=20):
+    """SIGTERM to the process group of ``proc`` (a server and its kernels); SIGKILL if it
+    hangs."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 # ----------------------------------------------------------------- JupyterLab
@@ -315,3 +321,22 @@ class PageWatch:
     def _on_request(self, request):
         if not is_local(request.url):
             self.remote.append(f"{request.method} {request.url}")
+
+
+#: the dashboard's two tabs (notebooks/05_dashboard.ipynb)
+TABS = ("Local calibration", "Simulated references")
+
+
+def tab_panels(page):
+    """The dashboard's tab panels, in the order of :data:`TABS`."""
+    return [page.locator(".widget-tab .widget-tab-contents > .lm-Widget").nth(i)
+            for i in range(len(TABS))]
+
+
+def show_tab(page, panels, i, timeout):
+    """Click tab ``i``; return its panel once it shows a figure."""
+    page.get_by_role("tab", name=TABS[i]).click()
+    panels[i].wait_for(state="visible", timeout=timeout)
+    page.wait_for_function(f"(el) => !!({FIGURE_JS})(el)", arg=panels[i].element_handle(),
+                           timeout=timeout)
+    return panels[i]

@@ -26,7 +26,8 @@ import pytest
 import uqviz
 from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, LAB_STATE_JS,
                                    NO_CHROMIUM, ROOT, VIEWPORT, PageWatch, chromium_path,
-                                   dropdown, labelled, lab_run_all, lab_server, voila_server)
+                                   TABS, dropdown, labelled, lab_run_all, lab_server,
+                                   show_tab, tab_panels, voila_server)
 from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
 #: the course index, opened in JupyterLab (relative to the repository root)
@@ -180,7 +181,6 @@ EVERY_CONTROL = (
     (1, "slider", "nu", "10"),
     (1, "slider", "bins", "10"),
 )
-TABS = ("Local calibration", "Simulated references")
 
 #: what is clipped in an explorer: every control, its parts (label, select, slider, read-out),
 #: every HTML read-out and the figure must lie inside its parent and the explorer, within the
@@ -234,16 +234,11 @@ def _open_dashboard(page, url):
     page.goto(url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
     page.locator(".widget-tab .widget-output img, .widget-tab .widget-image").first.wait_for(
         timeout=LOAD_MS)
-    return [page.locator(".widget-tab .widget-tab-contents > .lm-Widget").nth(i)
-            for i in range(len(TABS))]
+    return tab_panels(page)
 
 
 def _show_tab(page, panels, i):
-    page.get_by_role("tab", name=TABS[i]).click()
-    panels[i].wait_for(state="visible", timeout=UPDATE_MS)
-    page.wait_for_function(f"(el) => !!({FIGURE_JS})(el)", arg=panels[i].element_handle(),
-                           timeout=UPDATE_MS)
-    return panels[i]
+    return show_tab(page, panels, i, UPDATE_MS)
 
 
 def _change(page, panel, kind, description, value):

@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -29,18 +28,13 @@ from pathlib import Path
 import pytest
 
 import uqviz
+from tests.widgets.browser import free_port, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
 #: notebooks served as apps (Voila): no progress bar may appear in them
 DASHBOARDS = [ROOT / "notebooks" / "05_dashboard.ipynb"]
 #: the shared modules that Voila's bundled JupyterLab provides to every extension
 CORE_SCOPES = ("@jupyterlab/", "@lumino/")
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url, timeout=120):
@@ -61,7 +55,7 @@ def voila_page(tmp_path_factory):
     nb.cells = [nbformat.v4.new_code_cell("1 + 1")]
     nbformat.write(nb, folder / "page.ipynb")
     shutil.copy(ROOT / "voila.json", folder / "voila.json")  # Voila reads it from its cwd
-    port = _free_port()
+    port = free_port()
     # the repository's template, also when this checkout's is not installed in the prefix
     env = {**os.environ, "JUPYTER_PATH": os.pathsep.join(
         filter(None, [str(ROOT / "share" / "jupyter"), os.environ.get("JUPYTER_PATH")]))}
@@ -85,12 +79,7 @@ def voila_page(tmp_path_factory):
             time.sleep(0.2)
         yield base, _get(base + "voila/render/page.ipynb")
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
 
 
 def _page_config(html):

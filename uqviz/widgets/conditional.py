@@ -264,7 +264,7 @@ class ConditionalExplorer(ExplorerDrawing):
 
         Returns ``(result, fv, notes)``; with a recalibration selected, ``result`` and ``fv``
         are those of the recalibrated data and ``.result_before``/``.fv_before`` are set.
-        The numbers of the last ``CACHE_SIZE`` settings are kept (:meth:`cached`): the same settings
+        The numbers of the last ``CACHE_SIZE`` settings are kept (``cached``): the same settings
         give the same numbers (fixed seed), so a setting visited again is not recomputed.
         """
         result, fv, self.result_before, self.fv_before, notes = self.cached(

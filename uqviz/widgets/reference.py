@@ -184,7 +184,7 @@ class ReferenceExplorer(ExplorerDrawing):
     def compute(self):
         """:func:`uqviz.validate_simulated` for the current settings, and its warnings.
 
-        The numbers of the last ``CACHE_SIZE`` settings are kept (:meth:`cached`): the same
+        The numbers of the last ``CACHE_SIZE`` settings are kept (``cached``): the same
         settings give the same numbers (fixed seed), so a setting visited again is not
         recomputed.
         """
