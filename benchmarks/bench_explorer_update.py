@@ -160,12 +160,50 @@ def compare(title, ours, legacy):
           f"{np.median(old.sum(1)) / np.median(new.sum(1)):.2f}")
 
 
+def _median_ms(func, repeat=15):
+    func()  # warm-up
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def parts(data):
+    """What two choices of issue 25 save: the f_v null's size and redrawing the same figure."""
+    import ipywidgets
+
+    import uqviz
+    from uqviz.widgets import ConditionalExplorer
+    from uqviz.widgets._display import draw_inline
+
+    print(f"\nparts of one update (median ms, load average {os.getloadavg()[0]:.2f})")
+    for name, ds, n_boot in data:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row = {n_mc: _median_ms(lambda n=n_mc: uqviz.fraction_valid(uqviz.local_calibration(
+                ds, n_boot=n_boot, n_mc=n, rng=0)) if n else uqviz.local_calibration(
+                ds, n_boot=n_boot, n_mc=0, rng=0)) for n_mc in (2000, 500, 0)}
+        print(f"  local_calibration + fraction_valid, {name}, n_boot={n_boot}: n_mc=2000 "
+              f"{row[2000]:.0f}, n_mc=500 (the explorer's) {row[500]:.0f}, no null {row[0]:.0f}")
+    ex = ConditionalExplorer(data[0][1], n_boot=data[0][2])
+    fresh = _median_ms(lambda: draw_inline(ipywidgets.Output(), ex.figsize, ex._draw))
+    same = _median_ms(lambda: draw_inline(ipywidgets.Output(), ex.figsize, ex._draw,
+                                          figure=ex.figure))
+    print(f"  figure + render, {data[0][0]}: a fresh figure {fresh:.0f}, the same figure "
+          f"cleared and redrawn {same:.0f} (ratio {fresh / same:.2f})")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=5, help="changes per control")
     parser.add_argument("--no-qm9", action="store_true", help="skip QM9_E")
     parser.add_argument("--ab", action="store_true",
                         help="also time the drawing before issue 25 on the same states")
+    parser.add_argument("--parts", action="store_true",
+                        help="also time the f_v null at n_mc 2000/500/0 and a fresh figure "
+                             "against the explorer's figure redrawn")
     args = parser.parse_args(argv)
 
     import uqviz
@@ -184,6 +222,9 @@ def main(argv=None):
                    dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60])),
                   ("reference, QM9_E", "ReferenceExplorer, QM9_E, defaults",
                    lambda: ReferenceExplorer(qm9), REFERENCE_CONTROLS)]
+    if args.parts:
+        parts([("default example", example, 500)]
+              + ([] if args.no_qm9 else [("QM9_E", qm9, 1000)]))
     medians = {}
     for key, title, make, controls in cases:
         ex = make()

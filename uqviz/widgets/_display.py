@@ -164,8 +164,9 @@ def draw_inline(output, figsize, draw, figure=None):
         ``draw(ax)`` does the plotting.
     figure : matplotlib.figure.Figure, optional
         The explorer's figure of the previous update (:func:`explorer_figure`, same size):
-        cleared and drawn again. Its Agg renderer, and the text metrics matplotlib caches per
-        renderer, are reused: about 20 ms less per update than a fresh figure.
+        cleared and drawn again (same pixels as a fresh figure); its Agg renderer and the text
+        metrics matplotlib caches per renderer are reused. The time saved is within the noise
+        of a 2-core machine (``benchmarks/bench_explorer_update.py --parts``: ratios 0.76-1.31).
 
     Returns
     -------
