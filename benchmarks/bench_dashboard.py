@@ -3,7 +3,10 @@
 Serves ``notebooks/05_dashboard.ipynb`` with Voila (and opens it in JupyterLab, Run All
 Cells), with the browser tests' machinery (``tests/widgets/browser.py``), and drives it in
 headless Chromium as a user would: for every control of both tabs, ``--repeats`` changes
-(pick an option, type into a slider's read-out and press Enter, click a checkbox). The
+(pick an option, type into a slider's read-out and press Enter, click a checkbox), each
+``--think`` seconds (default 1) after the previous figure, as a user who looks at it (the
+conditional explorer computes the calibrated null behind its f_v verdict after the figure: a
+change made at once would wait for it). The
 latency of a change runs from the browser's input event (``change``/``input`` or the Enter
 key, ``event.timeStamp``) to the animation frame in which the new figure is decoded in the
 page (``requestAnimationFrame`` polling; ``performance.now()``): what a user waits for.
@@ -19,7 +22,8 @@ update, and the browser's decoding and painting.
 Page loads (navigation start to the first figure decoded, Voila): ``cold`` with numba's
 cache empty (``NUMBA_CACHE_DIR`` pointed at an empty folder), ``warm`` with it filled (a
 second page, a fresh kernel), ``preheated`` (``--preheat_kernel=True --pool_size=1``: the
-notebook already ran in a pooled kernel when the page is asked for).
+notebook already ran in a pooled kernel when the page is asked for; the median of
+``--preheated`` loads, 3 by default).
 
 Then QM9_E (the dataset dropdown of both tabs) with the explorers' defaults: every control
 again. A change that ends in an error (the figure cleared, e.g. ``equal_width`` bins on
@@ -62,6 +66,7 @@ from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, NO_CHRO
 from tests.widgets.browser import show_tab as browser_show_tab  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "dashboard_latency.csv"
+PAGES_OUT = ROOT / "benchmarks" / "results" / "dashboard_pages.csv"
 QM9 = "QM9_E"
 LOAD_MS = 600_000
 #: one change may take this long before it counts as lost
@@ -217,9 +222,10 @@ def set_untimed(page, panel, kind, description, value):
     timed_change(page, panel, kind, description, value)
 
 
-def drive(page, controls, repeats, log):
-    """Every control ``repeats`` times; returns {(tab, description): [(value, ms, error)]}
-    and the list of changes done ("events", replayed in-process, setups included)."""
+def drive(page, controls, repeats, log, think=0.0):
+    """Every control ``repeats`` times, ``think`` seconds after the previous figure before
+    each timed change; returns {(tab, description): [(value, ms, error)]} and the list of
+    changes done ("events", replayed in-process, setups included)."""
     panels = tab_panels(page)
     out, events = {}, []
     for tab, kind, description, values, setup in controls:
@@ -235,6 +241,7 @@ def drive(page, controls, repeats, log):
         initial = current_value(page, panel, kind, description)
         rows = []
         for value in next_values(page, panel, kind, description, values, repeats):
+            page.wait_for_timeout(1000 * think)  # the user looks at the figure
             ms, error = timed_change(page, panel, kind, description, value)
             rows.append((value, ms, error, os.getloadavg()[0]))
             events.append((tab, description, value, True))
@@ -299,18 +306,18 @@ def latency_run(browser, url, args, log, frontend, lab_notebook=None):
         page.evaluate(LISTEN_JS)
         results, events = {}, []
         log(f"{frontend}, default_example (ms per change):")
-        res, ev = drive(page, CONTROLS, args.repeats, log)
+        res, ev = drive(page, CONTROLS, args.repeats, log, args.think)
         results.update({("default_example", *k): v for k, v in res.items()})
         events += ev
         if not has_dataset(page, QM9):
             log(f"  no {QM9} in the dashboard (UQVIZ_DATA_DIR unset?): QM9 case skipped")
             return results, events, watch
-        res, ev = drive(page, DATASET_CONTROLS, args.repeats, log)
+        res, ev = drive(page, DATASET_CONTROLS, args.repeats, log, args.think)
         results.update({("default_example", *k): v for k, v in res.items()})
         events += ev
         select_dataset(page, QM9, events)
         log(f"{frontend}, {QM9} (ms per change):")
-        res, ev = drive(page, CONTROLS, args.repeats, log)
+        res, ev = drive(page, CONTROLS, args.repeats, log, args.think)
         results.update({(QM9, *k): v for k, v in res.items()})
         events += ev
         return results, events, watch
@@ -387,6 +394,7 @@ def split_in_process(events, warm_up=True):
         timings = getattr(ex, "timings", None)
         if timings:
             split = {k: float(timings.get(k, np.nan)) for k in ("compute", "figure", "render")}
+            split["again"] = float(timings["render"] == 0.0)  # a kept PNG shown
         else:
             split = {"compute": spent[tab].get("compute", 0.0),
                      "figure": spent[tab].get("redraw", 0.0), "render": 0.0}
@@ -414,21 +422,24 @@ def table_rows(frontend, results, parts):
                      "compute_ms": med["compute"], "figure_ms": med["figure"],
                      "render_ms": med["render"],
                      "transport_ms": median - med["compute"] - med["figure"] - med["render"],
+                     "again": int(sum(s.get("again", 0.0) for s in split)),
                      "errors": sum(c[2] for c in changes),
                      "load_1min": float(np.mean([c[3] for c in changes]))})
     return rows
 
 
 def print_table(rows, loads, args, split_source):
-    fmt = ("{:8s} {:15s} {:21s} {:13s} {:>2s} {:>7s} {:>7s} {:>8s} {:>7s} {:>7s} {:>9s} {:>4s} "
-           "{:>5s}")
+    fmt = ("{:8s} {:15s} {:21s} {:13s} {:>2s} {:>5s} {:>7s} {:>7s} {:>8s} {:>7s} {:>7s} {:>9s} "
+           "{:>4s} {:>5s}")
     print()
     print(f"Dashboard latency, ms from the input event to the new figure decoded "
-          f"({args.repeats} changes per control; split: {split_source})")
-    print(fmt.format("frontend", "dataset", "explorer", "control", "n", "median", "max",
+          f"({args.repeats} changes per control, {args.think:g} s after the previous figure; "
+          f"split: {split_source}; again: changes to a view drawn before, its PNG kept)")
+    print(fmt.format("frontend", "dataset", "explorer", "control", "n", "again", "median", "max",
                      "compute", "figure", "render", "transport", "err", "load"))
     for r in rows:
         print(fmt.format(r["frontend"], r["dataset"], r["explorer"], r["control"], str(r["n"]),
+                         str(r["again"]),
                          *(f"{r[k]:.0f}" if np.isfinite(r[k]) else "-"
                            for k in ("median_ms", "max_ms", "compute_ms", "figure_ms",
                                      "render_ms", "transport_ms")), str(r["errors"]),
@@ -450,7 +461,8 @@ def print_table(rows, loads, args, split_source):
 
 def write_csv(rows, loads, path):
     path.parent.mkdir(parents=True, exist_ok=True)
-    fields = ["kind", "frontend", "dataset", "explorer", "control", "n", "median_ms", "max_ms",
+    fields = ["kind", "frontend", "dataset", "explorer", "control", "n", "again", "median_ms",
+              "max_ms",
               "compute_ms", "figure_ms", "render_ms", "transport_ms", "errors", "load_1min"]
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
@@ -473,10 +485,20 @@ def main(argv=None):
                    help="2 changes per control, Voila only, warm page load only")
     p.add_argument("--lab", action=argparse.BooleanOptionalAction, default=None,
                    help="also in JupyterLab (default: yes, no with --quick)")
-    p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--think", type=float, default=1.0,
+                   help="seconds between a figure and the next change (default 1: a user "
+                        "looks at the figure; the f_v null is computed after the figure)")
+    p.add_argument("--preheated", type=int, default=3,
+                   help="preheated page loads (their median is reported; default 3)")
+    p.add_argument("--pages-only", action="store_true",
+                   help="the page loads only (cold, warm, preheated), no control changed")
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"CSV written (default {OUT.relative_to(ROOT)}; with --pages-only "
+                        f"{PAGES_OUT.relative_to(ROOT)})")
     args = p.parse_args(argv)
     args.repeats = args.repeats or (2 if args.quick else 5)
-    args.lab = (not args.quick) if args.lab is None else args.lab
+    args.lab = (not args.quick and not args.pages_only) if args.lab is None else args.lab
+    args.out = args.out or (PAGES_OUT if args.pages_only else OUT)
     executable = chromium_path()
     if not executable:
         sys.exit(f"bench_dashboard: {NO_CHROMIUM}")
@@ -501,23 +523,30 @@ def main(argv=None):
                 page_load(browser, url)  # fills the cache
             loads.append(("warm", *page_load(browser, url)))
             log(f"page load, numba cache filled: {loads[-1][1]:.2f} s")
-            latency_run(browser, url, args, log, "warm-up (not counted)")
-            results, events, watch = latency_run(browser, url, args, log, "voila")
-            events_by_frontend["voila"] = (results, events)
+            watch = None
+            if not args.pages_only:
+                latency_run(browser, url, args, log, "warm-up (not counted)")
+                results, events, watch = latency_run(browser, url, args, log, "voila")
+                events_by_frontend["voila"] = (results, events)
         if not args.quick:
             with voila_server(tmp / "voila-preheat.log", DASHBOARD, env=numba_env,
                               args=("--preheat_kernel=True", "--pool_size=1")) as url:
                 page_load(browser, url)  # waits for the first pooled kernel; refills the pool
-                time.sleep(max(10.0, 3 * loads[-1][1]))  # the pool refills
-                loads.append(("preheated", *page_load(browser, url)))
-                log(f"page load, preheated kernel: {loads[-1][1]:.2f} s")
+                wait = max(10.0, 3 * loads[-1][1])
+                pre = []
+                for _ in range(args.preheated):  # a load each, once the pool has refilled
+                    time.sleep(wait)
+                    pre.append(page_load(browser, url))
+                    log(f"page load, preheated kernel: {pre[-1][0]:.2f} s")
+                loads.append(("preheated", float(np.median([p[0] for p in pre])),
+                              float(np.mean([p[1] for p in pre]))))
         if args.lab:
             with lab_server(tmp / "lab", env=numba_env) as lab:
                 results, events, _ = latency_run(browser, lab["url"], args, log, "lab",
                                                  lab_notebook="notebooks/05_dashboard.ipynb")
                 events_by_frontend["lab"] = (results, events)
         browser.close()
-        if watch.console or watch.remote:
+        if watch is not None and (watch.console or watch.remote):
             log(f"Voila page: {len(watch.console)} console errors/warnings, "
                 f"{len(watch.remote)} requests beyond 127.0.0.1 (tests/widgets/test_browser.py)")
 

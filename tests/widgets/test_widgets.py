@@ -61,9 +61,9 @@ def test_controls_drive_the_result(explorer):
 def test_numbers_are_the_librarys_with_the_explorers_null_size_and_revisits_reuse_them(
         explorer, monkeypatch):
     ex = explorer
-    assert ex.n_mc == 500 and ex.result.attrs["n_mc"] == 500
+    assert ex.n_mc == 2000 and ex.result.attrs["n_mc"] == 2000  # local_calibration's default
     # the explorer's numbers are local_calibration's with its n_boot, n_mc and seed
-    lib = uqviz.local_calibration(uqviz.synthetic.default_example(), n_boot=200, n_mc=500, rng=0)
+    lib = uqviz.local_calibration(uqviz.synthetic.default_example(), n_boot=200, rng=0)
     for name in ("estimate", "ci_lower", "ci_upper", "null_coverage"):
         np.testing.assert_array_equal(ex.result[name], lib[name])
     fv = uqviz.fraction_valid(lib)
@@ -75,18 +75,44 @@ def test_numbers_are_the_librarys_with_the_explorers_null_size_and_revisits_reus
     calls = []
     real = module.local_calibration
     monkeypatch.setattr(module, "local_calibration",
-                        lambda *a, **k: calls.append(k["statistic"]) or real(*a, **k))
-    ex.statistic.value = "ZM"
+                        lambda *a, **k: calls.append((k["statistic"], k["n_mc"]))
+                        or real(*a, **k))
+    ex.statistic.value = "ZM"  # the bins without the null (the figure), then the null
     ex.statistic.value = "ZMS"
-    assert calls == ["ZM"] and ex.result is first
+    assert calls == [("ZM", 0), ("ZM", 2000)] and ex.result is first
     assert "f<sub>v</sub> = " in ex.fv_label.value
     ex.CACHE_SIZE = 1  # an evicted setting is computed again
     ex.statistic.value = "RCE"
     ex.statistic.value = "ZMS"
-    assert calls == ["ZM", "RCE", "ZMS"] and ex.result is not first
+    assert calls[2:] == [("RCE", 0), ("RCE", 2000), ("ZMS", 0), ("ZMS", 2000)]
+    assert ex.result is not first
     np.testing.assert_array_equal(ex.result["ci_lower"], first["ci_lower"])
     with pytest.raises(ValueError, match="n_mc"):
         ConditionalExplorer(uqviz.synthetic.default_example(), n_mc=0)
+
+
+def test_the_figure_comes_before_the_null_and_the_verdict_after_it(explorer, monkeypatch):
+    """The figure is drawn from the bins without the calibrated null (the same estimates and
+    intervals as with it); the f_v verdict is stated only once the null is computed."""
+    ex = explorer
+    seen = []
+    real = type(ex).redraw
+    monkeypatch.setattr(type(ex), "redraw", lambda self: seen.append(
+        (self.fv_label.value, self.result, self.fv)) or real(self))
+    ex.n_bins.value = 17  # a setting not visited before
+    (label, drawn, fv), = seen
+    assert "calibrated reference: computing" in label and "accepted" not in label
+    assert "null_coverage" not in drawn and "null_coverage" in ex.result
+    for name in ("estimate", "ci_lower", "ci_upper", "valid"):
+        np.testing.assert_array_equal(drawn[name], ex.result[name])
+    for name in ("estimate", "ci_lower", "ci_upper", "n_valid", "n_bins"):  # the figure's f_v
+        assert float(fv[name]) == float(ex.fv[name])
+    assert "reference" not in fv and "reference" in ex.fv
+    assert "accepted: " in ex.fv_label.value and "computing" not in ex.fv_label.value
+    assert ex.timings["after"] > 0.0
+    ex.n_bins.value = 18
+    ex.n_bins.value = 17  # visited again: the final numbers at once, nothing after the figure
+    assert "accepted: " in seen[-1][0] and ex.timings["after"] == 0.0
 
 def test_stratified_binning_uses_min_count():
     ds = _stratified(3000, 1)

@@ -212,12 +212,12 @@ DEFAULTS: tuple[Default, ...] = (
     Default("n_mc",
             "`local_calibration`: 2 000 simulated bins of the calibrated null (each with "
             "`min(n_boot, 1 000)` replicates); 1 000 in each re-validation of the report's "
-            "remedy; 500 in `ConditionalExplorer`",
+            "remedy; 2 000 in `ConditionalExplorer` (computed after its figure is shown)",
             "Monte Carlo se of a bin's null probability about 0.005 (0.01); the coverage of a "
             "bin's interval with 1 000 replicates is that with 10 000 less 0.004 (half a bin "
-            "in 118); interactivity (the null was 90 % of a change's computation at 2 000; se "
-            "0.011 at 500)",
-            {"local_calibration": 2_000, "ConditionalExplorer": 500}),
+            "in 118); the explorer's f_v verdict is the verdict table's (measured at 2 000), "
+            "its null no longer delays the figure",
+            {"local_calibration": 2_000, "ConditionalExplorer": 2_000}),
     Default("n_datasets",
             "1 000 (`validation_probability`, `statistic_bias`); 100 "
             "(`operating_characteristics`); `None` in the synthetic draws (one dataset)",

@@ -152,6 +152,24 @@ def show_png(output, png, size):
     },)
 
 
+def build_inline(figsize, draw, figure=None):
+    """``(figure, ax)``: ``draw(ax)`` in a fixed-margin figure (``figure`` cleared and drawn
+    again when it is an Agg figure of that size, else a new one), not rendered."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    reuse = (figure is not None and type(figure.canvas) is FigureCanvasAgg  # not ipympl's
+             and figure.get_layout_engine() is None
+             and tuple(figure.get_size_inches()) == tuple(figsize))
+    if reuse:
+        figure.clear()
+        set_margins(figure)
+    fig = figure if reuse else explorer_figure(figsize)
+    ax = fig.add_subplot()
+    draw(ax)
+    pin_axis_labels(ax)
+    return fig, ax
+
+
 def draw_inline(output, figsize, draw, figure=None):
     """Draw into a fresh fixed-margin figure, render it once to PNG and show it in ``output``.
 
@@ -175,18 +193,7 @@ def draw_inline(output, figsize, draw, figure=None):
         ``"render"`` (Agg and PNG encoding) and ``"show"`` (handing the PNG to ``output``).
     """
     t0 = time.perf_counter()
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    reuse = (figure is not None and type(figure.canvas) is FigureCanvasAgg  # not ipympl's
-             and figure.get_layout_engine() is None
-             and tuple(figure.get_size_inches()) == tuple(figsize))
-    if reuse:
-        figure.clear()
-        set_margins(figure)
-    fig = figure if reuse else explorer_figure(figsize)
-    ax = fig.add_subplot()
-    draw(ax)
-    pin_axis_labels(ax)
+    fig, ax = build_inline(figsize, draw, figure)
     t1 = time.perf_counter()
     png = render_png(fig)
     t2 = time.perf_counter()
@@ -286,8 +293,11 @@ class ExplorerDrawing:
     ``ipywidgets.Output``), ``_canvas_box`` (an ``ipywidgets.Box``), ``widget``,
     ``dataset`` (the dropdown) and ``_datasets``, and implements ``_draw(ax)``; its
     ``update`` computes, passes the seconds it took to :meth:`start_timings`, sets the
-    read-outs, then calls :meth:`redraw` (the text reaches the page before the figure). ``timings`` then holds ``"compute"``, ``"figure"``,
-    ``"render"`` and ``"show"`` of the last update.
+    read-outs, then calls :meth:`redraw` (the text reaches the page before the figure).
+    ``timings`` then holds ``"compute"``, ``"figure"``, ``"render"`` and ``"show"`` of the
+    last update (their sum: from the change to the figure handed to the page) and
+    ``"after"``: work done once the figure is shown (the conditional explorer's calibrated
+    null behind the f_v verdict).
     """
 
     @property
@@ -295,26 +305,63 @@ class ExplorerDrawing:
         """The currently selected dataset."""
         return self._datasets[self.dataset.value]
 
+    # the figure and Axes of the view shown; a view shown from its kept PNG builds them at
+    # first access (so that .figure and .ax are always those of the view shown)
+    @property
+    def figure(self):
+        self._build_if_unbuilt()
+        return self.__dict__.get("_figure")
+
+    @figure.setter
+    def figure(self, value):
+        self.__dict__.update(_figure=value, _unbuilt=False)
+
+    @property
+    def ax(self):
+        self._build_if_unbuilt()
+        return self.__dict__.get("_ax")
+
+    @ax.setter
+    def ax(self, value):
+        self.__dict__.update(_ax=value, _unbuilt=False)
+
+    def _build_if_unbuilt(self):
+        if self.__dict__.get("_unbuilt"):
+            self.__dict__["_unbuilt"] = False
+            self.figure, self.ax = build_inline(self.figsize, self._draw,
+                                                self.__dict__.get("_figure"))
+
     #: settings whose numbers an explorer keeps (:meth:`cached`)
     CACHE_SIZE = 64
 
-    def cached(self, key, compute):
+    def cached(self, key, compute, store="_computed"):
         """``compute()`` for the settings ``key``, computed once: the last :attr:`CACHE_SIZE`
         settings are kept (a fixed seed gives the same numbers for the same settings, so a
-        setting visited again is shown without recomputing). An error is not kept."""
+        setting visited again is shown without recomputing). An error is not kept.
+        ``store`` names the store (the numbers; ``"_pngs"``: the figures shown)."""
         from collections import OrderedDict
 
-        store = self.__dict__.setdefault("_computed", OrderedDict())
-        if key not in store:
-            store[key] = compute()
-            while len(store) > self.CACHE_SIZE:
-                store.popitem(last=False)
-        store.move_to_end(key)
-        return store[key]
+        kept = self.__dict__.setdefault(store, OrderedDict())
+        if key not in kept:
+            kept[key] = compute()
+            while len(kept) > self.CACHE_SIZE:
+                kept.popitem(last=False)
+        kept.move_to_end(key)
+        return kept[key]
+
+    def is_cached(self, key, store="_computed"):
+        """True when the numbers (or, ``store="_pngs"``, the figure) of ``key`` are kept."""
+        return key in self.__dict__.get(store, ())
+
+    def figure_key(self):
+        """Everything the figure depends on, hashable, or None (subclasses): the PNG of a
+        key drawn before is shown again without rendering it (:meth:`redraw`)."""
+        return None
 
     def start_timings(self, compute=0.0):
         """Reset :attr:`timings` for a new update whose computation took ``compute`` s."""
-        self.timings = {"compute": float(compute), "figure": 0.0, "render": 0.0, "show": 0.0}
+        self.timings = {"compute": float(compute), "figure": 0.0, "render": 0.0, "show": 0.0,
+                        "after": 0.0}
 
     def redraw(self):
         """Draw the current result (widget backend: in place; inline: a PNG rendered once).
@@ -334,9 +381,20 @@ class ExplorerDrawing:
                 self.timings.update(figure=time.perf_counter() - t0, render=0.0, show=0.0)
                 return
         # inline: the explorer's own figure outside pyplot (redrawn in place), rendered
-        # once, shown as an image
-        self.figure, self.ax, self.png, times = draw_inline(self.output, self.figsize,
-                                                            self._draw, figure=self.figure)
+        # once, shown as an image; a view drawn before shows its kept PNG (its figure is
+        # built only if .figure or .ax is asked for)
+        key = self.figure_key()
+        if key is not None and self.is_cached(key, "_pngs"):
+            t0 = time.perf_counter()
+            self.png = self.cached(key, None, store="_pngs")
+            show_png(self.output, self.png, [round(v * FIGURE_DPI) for v in self.figsize])
+            self.__dict__["_unbuilt"] = True
+            self.timings.update(figure=0.0, render=0.0, show=time.perf_counter() - t0)
+            return
+        self.figure, self.ax, self.png, times = draw_inline(
+            self.output, self.figsize, self._draw, figure=self.__dict__.get("_figure"))
+        if key is not None:
+            self.cached(key, lambda: self.png, store="_pngs")
         self.timings.update(times)
 
     def _draw_in_canvas(self):
@@ -374,11 +432,12 @@ class ExplorerDrawing:
                 getattr(self, name).value = ""
         self.message.value = wrap_html(
             f"<span style='color:#d62728'>{html.escape(str(err))}</span>")
-        if self.figure is not None:
-            self.figure.clear()
-            if is_widget_backend() and self._canvas_box.children == (self.figure.canvas,):
-                self.figure.canvas.draw_idle()
-            self.figure = self.ax = None
+        fig = self.__dict__.get("_figure")  # (no figure built for a view not shown)
+        if fig is not None:
+            fig.clear()
+            if is_widget_backend() and self._canvas_box.children == (fig.canvas,):
+                fig.canvas.draw_idle()
+        self.figure = self.ax = None
         self.png = None
         self.output.outputs = ()
 

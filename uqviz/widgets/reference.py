@@ -188,10 +188,16 @@ class ReferenceExplorer(ExplorerDrawing):
         settings give the same numbers (fixed seed), so a setting visited again is not
         recomputed.
         """
-        key = (self.dataset.value, self.statistic.value, self._generative(),
-               int(self.n_bins.value))
-        result, notes = self.cached(key, self._compute_now)
+        result, notes = self.cached(self._settings(), self._compute_now)
         return result, list(notes)
+
+    def _settings(self):
+        return (self.dataset.value, self.statistic.value, self._generative(),
+                int(self.n_bins.value))
+
+    def figure_key(self):
+        """The settings: all the figure depends on (its PNG is kept with the numbers)."""
+        return self._settings()
 
     def _compute_now(self):
         stat = get_statistic(self.statistic.value)
