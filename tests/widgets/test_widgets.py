@@ -110,6 +110,8 @@ def test_the_figure_comes_before_the_null_and_the_verdict_after_it(explorer, mon
     assert "reference" not in fv and "reference" in ex.fv
     assert "accepted: " in ex.fv_label.value and "computing" not in ex.fv_label.value
     assert ex.timings["after"] > 0.0
+    # the numbers without the null are not kept beside the final ones
+    assert ex.is_cached(ex._settings()) and not ex.is_cached(("no null",) + ex._settings())
     ex.n_bins.value = 18
     ex.n_bins.value = 17  # visited again: the final numbers at once, nothing after the figure
     assert "accepted: " in seen[-1][0] and ex.timings["after"] == 0.0

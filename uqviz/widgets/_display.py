@@ -286,6 +286,19 @@ def is_widget_backend():
     return "ipympl" in backend or backend.endswith("widget")
 
 
+def _built_on_demand(name, doc):
+    """A property of :class:`ExplorerDrawing` kept in ``name``, built when first asked for
+    after a view was shown from its kept PNG; setting it marks the view as built."""
+    def get(self):
+        self._build_if_unbuilt()
+        return self.__dict__.get(name)
+
+    def set(self, value):
+        self.__dict__.update({name: value, "_unbuilt": False})
+
+    return property(get, set, doc=doc)
+
+
 class ExplorerDrawing:
     """Drawing shared by the explorers.
 
@@ -307,23 +320,8 @@ class ExplorerDrawing:
 
     # the figure and Axes of the view shown; a view shown from its kept PNG builds them at
     # first access (so that .figure and .ax are always those of the view shown)
-    @property
-    def figure(self):
-        self._build_if_unbuilt()
-        return self.__dict__.get("_figure")
-
-    @figure.setter
-    def figure(self, value):
-        self.__dict__.update(_figure=value, _unbuilt=False)
-
-    @property
-    def ax(self):
-        self._build_if_unbuilt()
-        return self.__dict__.get("_ax")
-
-    @ax.setter
-    def ax(self, value):
-        self.__dict__.update(_ax=value, _unbuilt=False)
+    figure = _built_on_demand("_figure", "The figure of the view shown (None after an error).")
+    ax = _built_on_demand("_ax", "The Axes of the view shown (None after an error).")
 
     def _build_if_unbuilt(self):
         if self.__dict__.get("_unbuilt"):
@@ -352,6 +350,10 @@ class ExplorerDrawing:
     def is_cached(self, key, store="_computed"):
         """True when the numbers (or, ``store="_pngs"``, the figure) of ``key`` are kept."""
         return key in self.__dict__.get(store, ())
+
+    def discard(self, key, store="_computed"):
+        """Forget what is kept for ``key`` (numbers superseded by others kept)."""
+        self.__dict__.get(store, {}).pop(key, None)
 
     def figure_key(self):
         """Everything the figure depends on, hashable, or None (subclasses): the PNG of a

@@ -255,7 +255,7 @@ class ConditionalExplorer(ExplorerDrawing):
             n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
             min_count=self.min_count.value if stratified else None, n_boot=self.n_boot,
             n_mc=n_mc, rng=self.rng, engine=self.engine)
-        return result, fraction_valid(result, method="calibrated" if n_mc else "wilson")
+        return result, fraction_valid(result)  # "calibrated" with the null, else "wilson"
 
     def _settings(self):
         stratified = self.binning.value == "stratified"
@@ -330,7 +330,8 @@ class ConditionalExplorer(ExplorerDrawing):
                 self.fv = self.result_before = self.fv_before = None
                 self.show_error(err)
                 return
-            self._show_numbers(numbers)
+            self.discard(("no null",) + self._settings())  # superseded: compute_bins
+            self._show_numbers(numbers)                      # now returns these numbers
             self.timings["after"] = time.perf_counter() - t1
 
     def figure_key(self):
