@@ -1,4 +1,4 @@
-"""In-process time of one explorer update, split compute / build figure / render PNG.
+"""In-process time of one explorer update, split compute / build the view / render a PNG.
 
 Drives the two explorers of the dashboard (``notebooks/05_dashboard.ipynb``) by setting the
 ``.value`` of each control, N times per control, in plain Python (Agg, no browser, no kernel):
@@ -12,7 +12,12 @@ The split is the explorer's own measurement of its last update, ``ex.timings``
 (``{"compute": s, "figure": s, "render": s, "show": s, "after": s}``): the time to the figure
 is compute + figure + render + show; "after" is the work done once the figure is shown (the
 conditional explorer's calibrated null behind the f_v verdict, whose read-out follows the
-figure). A view drawn before (its PNG kept) is counted under "again": it is not rendered. An explorer without it (uqviz before issue 25)
+figure). A view drawn before (its image kept) is counted under "again": nothing is built or
+rendered. Each case runs with both renderers of the explorers (``--renderer``): ``svg``, the
+default, builds the view as SVG markup (``figure``; ``render`` 0: the browser rasterises it),
+``matplotlib`` builds a matplotlib figure and renders it to PNG with Agg (the reference
+implementation); the script prints the ratio of their new views. An explorer without
+``timings`` (uqviz before issue 25)
 is timed from outside the same way the notebook displayed it: ``ex.compute()``, a
 constrained-layout figure drawn by ``ex._draw``, and the PNG that ``display(fig)`` rendered
 (``bbox_inches="tight"``, as matplotlib-inline does).
@@ -88,8 +93,8 @@ def drive(ex, controls, n_changes, legacy=None):
 
     ``to_figure``: from the change to the figure handed to the page (compute + figure +
     render + show); ``after``: work done once the figure is shown (the f_v null);
-    ``whole``: the change's whole time; ``again``: 1 for a view drawn before (its PNG kept,
-    not rendered), else 0.
+    ``whole``: the change's whole time; ``again``: 1 for a view drawn before (its image
+    kept: nothing built nor rendered), else 0.
 
     Changes to a refused setting (an error shown, no figure) are left out. With a list
     ``legacy``, each change also times the drawing before issue 25 on the same state
@@ -118,7 +123,7 @@ def drive(ex, controls, n_changes, legacy=None):
                     t = ex.timings
                     after = t.get("after", 0.0)
                     split = (t["compute"], t["figure"], t["render"], after, total,
-                             float(t["render"] == 0.0))
+                             float(t["render"] == 0.0 and t["figure"] == 0.0))
                     if legacy is not None:
                         legacy.append(_legacy_split(ex, compute=False)[1:])
                     total = total - after
@@ -251,6 +256,9 @@ def main(argv=None):
     parser.add_argument("--no-qm9", action="store_true", help="skip QM9_E")
     parser.add_argument("--ab", action="store_true",
                         help="also time the drawing before issue 25 on the same states")
+    parser.add_argument("--renderer", choices=("both", "svg", "matplotlib"), default="both",
+                        help="the explorers' renderer; both (default): each case with SVG "
+                             "and with matplotlib, and the ratio of their new views")
     parser.add_argument("--parts", action="store_true",
                         help="also time the f_v null at n_mc 2000/500/0 and a fresh figure "
                              "against the explorer's figure redrawn")
@@ -261,34 +269,43 @@ def main(argv=None):
 
     example = uqviz.synthetic.default_example()
     cases = [("conditional, default example", "ConditionalExplorer, default example, n_boot=500",
-              lambda: ConditionalExplorer(example, n_boot=500), CONDITIONAL_CONTROLS),
+              lambda r: ConditionalExplorer(example, n_boot=500, renderer=r),
+              CONDITIONAL_CONTROLS),
              ("reference, default example",
               "ReferenceExplorer, default example, n_mc=300, n_boot=300",
-              lambda: ReferenceExplorer(example, n_mc=300, n_boot=300), REFERENCE_CONTROLS)]
+              lambda r: ReferenceExplorer(example, n_mc=300, n_boot=300, renderer=r),
+              REFERENCE_CONTROLS)]
     if not args.no_qm9:
         qm9 = uqviz.datasets.load_collection("pernot2024")["QM9_E"].to_dataset()
         cases += [("conditional, QM9_E", "ConditionalExplorer, QM9_E, defaults",
-                   lambda: ConditionalExplorer(qm9),
+                   lambda r: ConditionalExplorer(qm9, renderer=r),
                    dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60])),
                   ("reference, QM9_E", "ReferenceExplorer, QM9_E, defaults",
-                   lambda: ReferenceExplorer(qm9), REFERENCE_CONTROLS)]
+                   lambda r: ReferenceExplorer(qm9, renderer=r), REFERENCE_CONTROLS)]
+    renderers = ("svg", "matplotlib") if args.renderer == "both" else (args.renderer,)
     if args.parts:
         parts([("default example", example, 500)]
               + ([] if args.no_qm9 else [("QM9_E", qm9, 1000)]))
     medians = {}
     for key, title, make, controls in cases:
-        ex = make()
-        first = next(iter(controls))
-        drive(ex, {first: controls[first] or None}, 2)  # warm-up: compiled kernels, fonts
-        legacy = [] if args.ab and hasattr(ex, "timings") else None
-        results = drive(ex, controls, args.changes, legacy)
-        medians[key] = report(title, results)
-        if legacy:
-            compare(title, results, legacy)
+        for renderer in renderers:
+            ex = make(renderer)
+            first = next(iter(controls))
+            drive(ex, {first: controls[first] or None}, 2)  # warm-up: kernels, fonts
+            legacy = [] if args.ab and hasattr(ex, "timings") else None
+            results = drive(ex, controls, args.changes, legacy)
+            medians[key, renderer] = report(f"{title}, renderer={renderer}", results)
+            if legacy:
+                compare(title, results, legacy)
     print("\nmedian time to the figure (ms), all changes / new views only: "
-          + "; ".join(f"{k} {a:.0f} / {b:.0f}" for k, (a, b) in medians.items())
+          + "; ".join(f"{k} ({r}) {a:.0f} / {b:.0f}" for (k, r), (a, b) in medians.items())
           + f"  (targets: default example <= 60, QM9_E <= 150; load average "
             f"{os.getloadavg()[0]:.2f})")
+    if len(renderers) == 2:
+        print("new views, matplotlib / SVG (the same changes): " + "; ".join(
+            f"{k} {medians[k, 'matplotlib'][1]:.0f} / {medians[k, 'svg'][1]:.0f} ms = "
+            f"{medians[k, 'matplotlib'][1] / medians[k, 'svg'][1]:.1f}x"
+            for k, _, _, _ in cases))
 
 
 if __name__ == "__main__":

@@ -85,12 +85,12 @@ def voila_url(tmp_path_factory):
         yield url
 
 
-def _png_sources(locator):
+def _image_sources(locator):
     return [img.get_attribute("src") for img in locator.all()]
 
 
 def _wait_for_new_plot(page, panel, old_src):
-    """Wait until the panel's figure is a PNG other than ``old_src``; return its source."""
+    """Wait until the panel's figure is an image other than ``old_src``; return its source."""
     page.wait_for_function(
         """([panel, old]) => {
              const img = panel.querySelector('.widget-output img');
@@ -122,7 +122,7 @@ def test_dashboard_control_redraws_plot_and_updates_fv(page, voila_url, artifact
     text = fv_label.inner_text()
     assert all(part in text for part in before), text
     src0 = img.get_attribute("src")
-    assert src0.startswith("data:image/png;base64,")
+    assert src0.startswith("data:image/svg+xml,")  # the explorers' SVG (issue 25)
     page.screenshot(path=artifacts / "dashboard_before.png", full_page=True)
 
     dropdown(panel, "condition on").select_option("X")
@@ -132,7 +132,7 @@ def test_dashboard_control_redraws_plot_and_updates_fv(page, voila_url, artifact
     src1 = _wait_for_new_plot(page, panel, src0)
     text = fv_label.inner_text()
     assert all(part in text for part in after), text
-    assert src1 != src0 and len(_png_sources(panel.locator(".widget-output img"))) == 1
+    assert src1 != src0 and len(_image_sources(panel.locator(".widget-output img"))) == 1
     page.screenshot(path=artifacts / "dashboard_after.png", full_page=True)
     assert page.errors == []
 
@@ -184,7 +184,7 @@ EVERY_CONTROL = (
 
 #: what is clipped in an explorer: every control, its parts (label, select, slider, read-out),
 #: every HTML read-out and the figure must lie inside its parent and the explorer, within the
-#: window's width, and no label or read-out text may be cut
+#: window's width, no label or read-out text may be cut and the figure is shown at its size
 CLIP_JS = """(panel) => {
   const tol = 1;
   const problems = [];
@@ -213,6 +213,9 @@ CLIP_JS = """(panel) => {
     if (!inside(r, parent)) problems.push(`${name(el)} at ${box(r)} overflows its parent at ${box(parent)}`);
     if (!inside(r, outer)) problems.push(`${name(el)} at ${box(r)} overflows the explorer at ${box(outer)}`);
     if (r.right > width + tol) problems.push(`${name(el)} ends at ${Math.round(r.right)} px, beyond the ${width} px window`);
+    if (el.matches('.widget-output img') && el.naturalWidth
+        && Math.abs(r.width - el.naturalWidth) > tol)  // the figure at its pixel size
+      problems.push(`${name(el)} shown ${Math.round(r.width)} px wide, drawn ${el.naturalWidth} px`);
     if (el.matches('label, .widget-readout, .widget-html') && el.scrollWidth > el.clientWidth + tol)
       problems.push(`${name(el)}: its text is cut (${el.scrollWidth} px shown in ${el.clientWidth} px)`);
   }

@@ -1,6 +1,7 @@
 """ConditionalExplorer driven by setting the controls' values (no browser)."""
 
 import numpy as np
+import xarray as xr
 import pytest
 
 import uqviz
@@ -212,6 +213,23 @@ def test_recalibration_control_shows_before_and_after(explorer):
         ConditionalExplorer(uqviz.synthetic.default_example(), recalibration="quantile")
 
 
+def test_recalibration_reuses_the_numbers_of_the_view_without_it(monkeypatch):
+    """Choosing a method from the plain view computes the recalibrated data's numbers only:
+    the "before" numbers are the plain view's, kept, and equal those computed afresh."""
+    data = uqviz.synthetic.default_example()
+    ex = ConditionalExplorer(data, n_boot=100, n_mc=50)
+    calls = []
+    local = ex._local
+    monkeypatch.setattr(ex, "_local", lambda ds, n_mc: (calls.append(n_mc), local(ds, n_mc))[1])
+    ex.recalibration.value = "scaling"
+    assert calls == [0, 50]  # the recalibrated data, without then with the null
+    fresh = ConditionalExplorer(data, n_boot=100, n_mc=50, recalibration="scaling")
+    for a, b in ((ex.result_before, fresh.result_before), (ex.fv_before, fresh.fv_before),
+                 (ex.result, fresh.result), (ex.fv, fresh.fv)):
+        xr.testing.assert_identical(a, b)
+    assert ex.fv_label.value == fresh.fv_label.value
+
+
 def test_output_is_the_widget_with_a_static_copy_for_pages_without_kernel(explorer):
     """Jupyter shows the widget view; a static page (the site) the read-outs and the figure."""
     import base64
@@ -221,7 +239,7 @@ def test_output_is_the_widget_with_a_static_copy_for_pages_without_kernel(explor
     assert view["model_id"] == explorer.widget.model_id
     html = bundle["text/html"]
     assert explorer.fv_label.value in html          # the f_v read-out, verdict included
-    png = html.split("data:image/png;base64,")[1].split('"')[0]
-    assert base64.b64decode(png)[:8] == b"\x89PNG\r\n\x1a\n"
+    svg = html.split("data:image/svg+xml;base64,")[1].split('"')[0]
+    assert base64.b64decode(svg).startswith(b"<svg")
     explorer.conditioning.value = "X"               # the copy follows the current view
     assert explorer.fv_label.value in explorer._repr_mimebundle_()["text/html"]

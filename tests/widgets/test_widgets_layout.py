@@ -4,6 +4,7 @@ whose width no message changes, read-outs before the figure."""
 
 import base64
 import struct
+import xml.etree.ElementTree as ET
 
 import matplotlib
 import numpy as np
@@ -52,12 +53,22 @@ def _check_figure(ex):
     m = wd.MARGINS_INCHES
     np.testing.assert_allclose([pos.x0 * w, (1 - pos.x1) * w, pos.y0 * h, (1 - pos.y1) * h],
                                [m["left"], m["right"], m["bottom"], m["top"]], atol=1e-9)
-    # one PNG of the figure's pixel size, the one the Output widget shows
+    # the Output widget shows one SVG of the figure's pixel size (the PNG, rendered when
+    # asked for, has it too)
     assert _png_size(ex.png) == (840, 440) == tuple(int(v) for v in fig.bbox.size)
     assert 840 <= wd.FIGURE_BUDGET_PX[0] and 440 <= wd.FIGURE_BUDGET_PX[1]
     (shown,) = ex.output.outputs
-    assert base64.b64decode(shown["data"]["image/png"]) == ex.png
-    assert shown["metadata"]["image/png"] == {"width": 840, "height": 440}
+    assert shown["data"]["image/svg+xml"] == ex.svg and "image/png" not in shown["data"]
+    root = ET.fromstring(ex.svg)
+    assert (root.get("width"), root.get("height")) == ("840", "440")
+    # every text inside the image; the legend's right of the axes (over no bin)
+    ns = "{http://www.w3.org/2000/svg}"
+    texts = [(float(t.get("x")), float(t.get("y")), "".join(t.itertext()))
+             for t in root.iter(f"{ns}text")]
+    assert all(0 <= x <= 840 and 0 <= y <= 440 for x, y, _ in texts)
+    labels = [label for _, _, label in ex._draw_svg(wd.svg_layout(ex.figsize)).legend_items]
+    legend = [x for x, _, s in texts if s in labels]
+    assert legend and min(legend) >= 840 - wd.MARGINS_INCHES["right"] * 100 + 5
 
 
 def _check_not_clipped(ex, markers=True):
@@ -162,15 +173,16 @@ def test_a_long_message_does_not_change_the_control_column():
     (row,) = ex.widget.children
     column, view = row.children
     assert column is ex.controls and view.children[0] is ex.fv_label
-    assert view.layout.width == "840px" and row.layout.flex_flow == "row wrap"
-    # 316 px of controls + 840 px of figure + 16 px between them: 1172 px <= 1280 px
-    assert int(width[:-2]) + 840 + 16 <= 1280 - 2 * 50
+    # the figure's 840 px and the Output widget's margins: the image is not scaled down
+    assert view.layout.width == "844px" and row.layout.flex_flow == "row wrap"
+    # 316 px of controls + 844 px of figure + 16 px between them: 1176 px <= 1280 px
+    assert int(width[:-2]) + 844 + 16 <= 1280 - 2 * 50
 
 
 def test_readouts_are_set_before_the_image(monkeypatch, conditional, reference):
     events = []
-    show = wd.show_png
-    monkeypatch.setattr(wd, "show_png", lambda *a: (events.append("image"), show(*a)))
+    show = wd.show_svg
+    monkeypatch.setattr(wd, "show_svg", lambda *a: (events.append("image"), show(*a)))
     for ex, readout in ((conditional, "fv_label"), (reference, "summary")):
         getattr(ex, readout).observe(lambda ch, r=readout: events.append(r), names="value")
         events.clear()
@@ -179,49 +191,77 @@ def test_readouts_are_set_before_the_image(monkeypatch, conditional, reference):
         assert events == [readout, "image"] + ([readout] if ex is conditional else []), events
         t = ex.timings
         assert set(t) == {"compute", "figure", "render", "show", "after"}
-        assert t["compute"] > 0 and t["figure"] > 0 and t["render"] > 0 and t["show"] >= 0
+        # SVG: built ("figure"), no Agg rendering (the browser rasterises it)
+        assert t["compute"] > 0 and t["figure"] > 0 and t["render"] == 0 and t["show"] >= 0
         assert (t["after"] > 0) == (ex is conditional)
     events.clear()
     conditional.log_x.value = not conditional.log_x.value  # a redraw only: no computation
     assert events == ["image"] and conditional.timings["compute"] == 0.0
-    assert conditional.timings["render"] > 0.0  # a view not drawn before
-    conditional.log_x.value = not conditional.log_x.value  # drawn before: its PNG shown
+    assert conditional.timings["figure"] > 0.0  # a view not drawn before
+    conditional.log_x.value = not conditional.log_x.value  # drawn before: its SVG shown
     assert conditional.timings["render"] == conditional.timings["figure"] == 0.0
     # the figure and Axes are built when asked for: those of the view shown
     assert conditional.ax.get_xscale() == ("log" if conditional.log_x.value else "linear")
 
 
 def test_a_view_drawn_before_shows_the_png_a_fresh_figure_gives():
-    """The PNG kept for a view visited again is pixel for pixel the fresh figure's, for every
-    view of both explorers (statistic, variable, log x, recalibration; statistic, D, bins)."""
+    """The image kept for a view visited again is the fresh view's (SVG markup; PNG pixel for
+    pixel), for every view of both explorers (statistic, variable, log x, recalibration;
+    statistic, D) and both renderers."""
     import itertools
 
     import ipywidgets
 
-    ex = ConditionalExplorer(_data(), n_boot=60, n_mc=20)
     states = list(itertools.product(("ZMS", "PICP"), ("uE", "hetero_fraction"),
                                     (False, True), ("none", "scaling")))
-    for _ in range(2):  # the second pass shows the kept PNGs
-        for stat, cond, log_x, recal in states:
-            ex.statistic.value, ex.conditioning.value = stat, cond
-            ex.log_x.value, ex.recalibration.value = log_x, recal
-            fresh = wd.draw_inline(ipywidgets.Output(), ex.figsize, ex._draw)[2]
-            assert ex.png == fresh, (stat, cond, log_x, recal)
-    assert ex.timings["render"] == 0.0
-    assert wd.render_png(ex.figure) == ex.png  # the figure built on demand is the view shown
-    ref = ReferenceExplorer(_data(), n_mc=20, n_boot=20)
-    for _ in range(2):
-        for stat, gen in (("ZMS", "normal"), ("ENCE", "t"), ("ZMS", "t")):
-            ref.statistic.value, ref.generative.value = stat, gen
-            fresh = wd.draw_inline(ipywidgets.Output(), ref.figsize, ref._draw)[2]
-            assert ref.png == fresh, (stat, gen)
-    assert ref.timings["render"] == 0.0
+    for renderer in wd.RENDERERS:
+        ex = ConditionalExplorer(_data(), n_boot=60, n_mc=20, renderer=renderer)
+        for _ in range(2):  # the second pass shows the kept images
+            for stat, cond, log_x, recal in states:
+                ex.statistic.value, ex.conditioning.value = stat, cond
+                ex.log_x.value, ex.recalibration.value = log_x, recal
+                assert _shown(ex) == _fresh(ex), (renderer, stat, cond, log_x, recal)
+        assert ex.timings["render"] == ex.timings["figure"] == 0.0
+        # the figure built on demand is the view shown
+        assert wd.render_png(ex.figure) == ex.png == wd.draw_inline(
+            ipywidgets.Output(), ex.figsize, ex._draw)[2]
+        ref = ReferenceExplorer(_data(), n_mc=20, n_boot=20, renderer=renderer)
+        for _ in range(2):
+            for stat, gen in (("ZMS", "normal"), ("ENCE", "t"), ("ZMS", "t")):
+                ref.statistic.value, ref.generative.value = stat, gen
+                assert _shown(ref) == _fresh(ref), (renderer, stat, gen)
+        assert ref.timings["render"] == ref.timings["figure"] == 0.0
 
 
-def test_static_copy_is_the_png_shown(conditional):
+def _shown(ex):
+    """The image the explorer's Output widget shows (SVG markup or PNG bytes)."""
+    (shown,) = ex.output.outputs
+    data = shown["data"]
+    return data["image/svg+xml"] if "image/svg+xml" in data else base64.b64decode(
+        data["image/png"])
+
+
+def _fresh(ex):
+    """The current view drawn afresh by the explorer's renderer."""
+    import ipywidgets
+
+    if ex.renderer == "svg":
+        return ex._draw_svg(wd.svg_layout(ex.figsize)).svg()
+    return wd.draw_inline(ipywidgets.Output(), ex.figsize, ex._draw)[2]
+
+
+def test_static_copy_is_the_image_shown(conditional):
     html = conditional.static_html()
-    png = base64.b64decode(html.split("data:image/png;base64,")[1].split('"')[0])
-    assert png == conditional.png
+    svg = base64.b64decode(html.split("data:image/svg+xml;base64,")[1].split('"')[0])
+    assert svg.decode() == conditional.svg and "image/png" not in html
+    ex = ConditionalExplorer(_data(), n_boot=60, n_mc=20, renderer="matplotlib")
+    png = base64.b64decode(ex.static_html().split("data:image/png;base64,")[1].split('"')[0])
+    assert png == ex.png and ex.svg is None
+
+
+def test_renderer_is_checked():
+    with pytest.raises(ValueError, match="renderer"):
+        ConditionalExplorer(_data(), n_boot=60, renderer="png")
 
 
 @pytest.mark.filterwarnings("ignore:Passing unrecognized arguments:DeprecationWarning")

@@ -188,6 +188,55 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     return ax
 
 
+def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
+    """:func:`local` drawn as SVG (the explorers' view; ``uqviz.plots._svg``).
+
+    The same data, colours, labels, legend (right of the axes) and title as :func:`local`
+    with ``legend="outside"``, on an SVG Axes of ``layout`` (``figsize``, ``margins``,
+    ``label_offsets`` in inches, ``dpi``); its ``.svg()`` is the markup.
+
+    Returns
+    -------
+    uqviz.plots._svg.SvgAxes
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> res = uqviz.local_calibration(uqviz.synthetic.default_example(), n_bins=10,
+    ...                               n_boot=200, rng=0)
+    >>> layout = dict(figsize=(8.4, 4.4), margins=dict(left=0.8, bottom=0.55, right=2.2,
+    ...               top=0.32), label_offsets=dict(x=0.27, y=0.06), dpi=100)
+    >>> ax = local_svg(res, layout=layout)
+    >>> [label.split(" (")[0] for _, _, label in ax.legend_items], ax.svg()[:4]
+    (['reference', 'valid'], '<svg')
+    """
+    from uqviz.plots._svg import new_axes, set_log_x as svg_log_x
+
+    res = _single(local_result, "local_result", "uqviz.local_calibration",
+                  ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
+                  ("bin",))
+    ax = new_axes(layout)
+    x = res["bin_center"].values
+    est, lo, hi = (res[v].values for v in ("estimate", "ci_lower", "ci_upper"))
+    valid = res["valid"].values.astype(bool)
+    ref = float(res["reference"])
+    ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
+    for mask, key in ((valid, "valid"), (~valid, "invalid")):
+        if mask.any():
+            ax.errorbar(x[mask], est[mask], lo[mask], hi[mask], color=COLORS[key],
+                        label=f"{key} ({int(mask.sum())} bins)")
+    if log_x:
+        svg_log_x(ax, x)
+    ax.xlabel = xlabel or axis_label(res.attrs.get("conditioning", "x"))
+    stat = res.attrs.get("statistic", "")
+    ax.ylabel = STAT_LABELS.get(stat, stat)
+    if fv is not None:
+        ax.title = _fv_text(_single(fv, "fv", "uqviz.fraction_valid", FV_VARIABLES))
+    level = res.attrs.get("ci", 0.95)
+    ax.legend(title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})")
+    return ax
+
+
 # ---------------------------------------------------------------------------
 # Fig. 3 g-i: autocorrelation of the per-bin series
 # ---------------------------------------------------------------------------

@@ -86,6 +86,53 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
     return ax
 
 
+def before_after_svg(before_result, after_result, *, layout, labels=("before", "after"),
+                     log_x=False, xlabel=None, title=None):
+    """:func:`before_after` of two local results drawn as SVG (the explorers' view).
+
+    The same data, colours, open markers for invalid bins, legend (right of the axes) and
+    title as :func:`before_after` with ``legend="outside"``, on an SVG Axes of ``layout``
+    (as :func:`uqviz.plots.conditional.local_svg`).
+
+    Returns
+    -------
+    uqviz.plots._svg.SvgAxes
+    """
+    from uqviz.plots._svg import new_axes, set_log_x as svg_log_x
+
+    for name, res in (("before_result", before_result), ("after_result", after_result)):
+        if _kind(res, name) != "local":
+            raise ValueError(f"{name}: a uqviz.local_calibration result is needed")
+    for key in ("statistic", "conditioning"):
+        a, b = before_result.attrs.get(key), after_result.attrs.get(key)
+        if a != b:
+            raise ValueError(f"after_result: {key} {b!r} differs from before_result's {a!r}")
+    ax = new_axes(layout)
+    ref = float(before_result["reference"])
+    ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
+    xs = []
+    for res, label, color in zip((before_result, after_result), labels,
+                                 (COLORS["series"][1], COLORS["series"][0])):
+        x = res["bin_center"].values
+        est, lo, hi = (res[v].values for v in ("estimate", "ci_lower", "ci_upper"))
+        valid = res["valid"].values.astype(bool)
+        xs.append(x)
+        ax.errorbar(x, est, lo, hi, color=color, alpha=0.8, marker=False, zorder=2)
+        ax.markers(x[valid], est[valid], color=color, ms=4.0, zorder=3)
+        ax.markers(x[~valid], est[~valid], color=color, ms=4.0, fill=False, zorder=3)
+        ax.legend_entry(f"{label} ({int(valid.sum())}/{valid.size} bins valid)", "marker",
+                        color=color, ms=4.0, fill=True)
+    if log_x:
+        svg_log_x(ax, np.concatenate(xs))
+    stat = before_result.attrs.get("statistic", "")
+    ax.xlabel = xlabel or axis_label(before_result.attrs.get("conditioning", "x"))
+    ax.ylabel = STAT_LABELS.get(stat, stat)
+    if title is not None:
+        ax.title = title
+    ax.legend(title=f"{100 * before_result.attrs.get('ci', 0.95):g}% CI; open: invalid")
+    return ax
+
+
 def _local(before, after, labels, ax, log_x, legend):
     for key in ("statistic", "conditioning"):
         a, b = before.attrs.get(key), after.attrs.get(key)

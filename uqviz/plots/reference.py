@@ -312,6 +312,49 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
 # --------------------------------------------------------------------------
 # Pernot (2024c), Appendix B
 # --------------------------------------------------------------------------
+
+def reference_distribution_svg(result, *, layout, title=None):
+    """:func:`reference_distribution` drawn as SVG (the explorers' view).
+
+    The same histogram (``stairs``), reference, Monte Carlo interval, observed value and
+    bootstrap interval, legend (right of the axes) and title as :func:`reference_distribution`
+    with ``legend="outside"``, on an SVG Axes of ``layout`` (as
+    :func:`uqviz.plots.conditional.local_svg`); ``result`` has an ``estimate``.
+
+    Returns
+    -------
+    uqviz.plots._svg.SvgAxes
+    """
+    from uqviz.plots._svg import new_axes
+
+    checks.result("result", result, "uqviz.validate_simulated with return_samples=True",
+                  variables=("samples", "reference", "reference_lower", "reference_upper",
+                             "estimate", "ci_lower", "ci_upper"))
+    ax = new_axes(layout)
+    samples = result["samples"].values
+    n_bins = int(np.clip(samples.size // 15, 10, 50))
+    density, edges = np.histogram(samples, bins=n_bins, density=True)
+    ax.stairs(density, edges, color=COLORS["band"], label="simulated (calibrated)")
+    ymax = 1.05 * float(density.max())
+    ax.ylim = (0.0, ymax)
+    ax.vline(float(result["reference"]), color=COLORS["reference"], lw=1.5,
+             label="reference (mean)")
+    ax.vspan(float(result["reference_lower"]), float(result["reference_upper"]),
+             color=COLORS["reference"], alpha=0.08, label="Monte Carlo interval (Sim2)")
+    est, lo, hi = (float(result[v]) for v in ("estimate", "ci_lower", "ci_upper"))
+    ax.vline(est, color=COLORS["invalid"], lw=1.5, label="observed")
+    if np.isfinite(lo) and np.isfinite(hi):
+        ax.interval(lo, hi, 0.9 * ymax, color=COLORS["invalid"],
+                    label="bootstrap interval (Sim)")
+        ax.markers([est], [0.9 * ymax], color=COLORS["invalid"], ms=4.0)
+    ax.xlabel = result.attrs.get("statistic", "statistic")
+    ax.ylabel = "density"
+    if title is not None:
+        ax.title = title
+    ax.legend(size=7.0)
+    return ax
+
+
 def size_dependence(result, *, statistic="ENCE", generative="normal", kind="linear", ax=None,
                     fit="linear", title=None):
     """Simulated ENCE/ZMSE against sqrt(N/M) or M (Pernot (2024c), Figs. A1-A2).

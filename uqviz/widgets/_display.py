@@ -20,6 +20,8 @@ MARGINS_INCHES = {"left": 0.8, "bottom": 0.55, "right": 2.2, "top": 0.32}
 #: width of the control column: the controls (300 px each) and the messages below them,
 #: which wrap inside it (a long message never widens or squeezes the column)
 CONTROL_COLUMN_WIDTH = "316px"
+#: ipywidgets' margin around a widget (px), here the Output widget showing the figure
+WIDGET_MARGIN_PX = 2
 #: the explorers' default figure size (inches): 840 x 440 px at :data:`FIGURE_DPI`
 FIGSIZE = (8.4, 4.4)
 
@@ -152,6 +154,30 @@ def show_png(output, png, size):
     },)
 
 
+def show_svg(output, svg, size):
+    """Show the SVG markup ``svg`` in ``output`` (one update of its ``outputs``), as
+    :func:`show_png` a PNG; the browser draws it at its pixel ``size``."""
+    w, h = (int(v) for v in size)
+    output.outputs = ({
+        "output_type": "display_data",
+        "data": {"image/svg+xml": svg, "text/plain": f"<Figure size {w}x{h}>"},
+        "metadata": {},
+    },)
+
+
+#: how the explorers draw a view: "svg", their own SVG drawing of the result
+#: (``uqviz.plots._svg``, about 2 ms; the browser rasterises it), or "matplotlib", a
+#: matplotlib figure rendered to PNG by Agg (about 100 ms)
+RENDERERS = ("svg", "matplotlib")
+
+
+def svg_layout(figsize):
+    """The layout of the explorers' SVG views (``layout`` of
+    :func:`uqviz.plots.conditional.local_svg`): ``figsize`` with the fixed margins."""
+    return {"figsize": tuple(figsize), "margins": MARGINS_INCHES,
+            "label_offsets": LABEL_OFFSETS_INCHES, "dpi": FIGURE_DPI}
+
+
 def build_inline(figsize, draw, figure=None):
     """``(figure, ax)``: ``draw(ax)`` in a fixed-margin figure (``figure`` cleared and drawn
     again when it is an Agg figure of that size, else a new one), not rendered."""
@@ -269,7 +295,10 @@ def explorer_layout(controls, message, readout, canvas_box, output, figsize):
     # widget margin (2 px)
     message.layout = w.Layout(width="auto")
     column = w.VBox(list(controls) + [message], layout=w.Layout(**fixed))
-    width = f"{int(round(figsize[0] * FIGURE_DPI))}px"
+    # the figure's width and the Output widget's margins (ipywidgets': 2 px each side): the
+    # image is shown at its pixel size, not scaled down to fit (a blurred PNG, an SVG
+    # overflowing its output area)
+    width = f"{int(round(figsize[0] * FIGURE_DPI)) + 2 * WIDGET_MARGIN_PX}px"
     readout.layout = w.Layout(width="auto")
     view = w.VBox([readout, canvas_box, output],
                   layout=w.Layout(width=width, min_width=width, flex="0 0 auto"))
@@ -288,7 +317,7 @@ def is_widget_backend():
 
 def _built_on_demand(name, doc):
     """A property of :class:`ExplorerDrawing` kept in ``name``, built when first asked for
-    after a view was shown from its kept PNG; setting it marks the view as built."""
+    after a view was shown as SVG or from its kept image; setting it marks the view built."""
     def get(self):
         self._build_if_unbuilt()
         return self.__dict__.get(name)
@@ -302,9 +331,11 @@ def _built_on_demand(name, doc):
 class ExplorerDrawing:
     """Drawing shared by the explorers.
 
-    A subclass sets ``result``, ``figure``, ``ax``, ``png``, ``figsize``, ``output`` (an
-    ``ipywidgets.Output``), ``_canvas_box`` (an ``ipywidgets.Box``), ``widget``,
-    ``dataset`` (the dropdown) and ``_datasets``, and implements ``_draw(ax)``; its
+    A subclass sets ``result``, ``figure``, ``ax``, ``png``, ``svg``, ``figsize``,
+    ``renderer`` (:data:`RENDERERS`), ``output`` (an ``ipywidgets.Output``), ``_canvas_box``
+    (an ``ipywidgets.Box``), ``widget``, ``dataset`` (the dropdown) and ``_datasets``, and
+    implements ``_draw(ax)`` (on a matplotlib Axes) and ``_draw_svg(layout)`` (the SVG
+    view of :func:`svg_layout`, returned); its
     ``update`` computes, passes the seconds it took to :meth:`start_timings`, sets the
     read-outs, then calls :meth:`redraw` (the text reaches the page before the figure).
     ``timings`` then holds ``"compute"``, ``"figure"``, ``"render"`` and ``"show"`` of the
@@ -318,8 +349,8 @@ class ExplorerDrawing:
         """The currently selected dataset."""
         return self._datasets[self.dataset.value]
 
-    # the figure and Axes of the view shown; a view shown from its kept PNG builds them at
-    # first access (so that .figure and .ax are always those of the view shown)
+    # the figure and Axes of the view shown; a view shown as SVG or from its kept image
+    # builds them at first access (so that .figure and .ax are always those of the view shown)
     figure = _built_on_demand("_figure", "The figure of the view shown (None after an error).")
     ax = _built_on_demand("_ax", "The Axes of the view shown (None after an error).")
 
@@ -336,7 +367,7 @@ class ExplorerDrawing:
         """``compute()`` for the settings ``key``, computed once: the last :attr:`CACHE_SIZE`
         settings are kept (a fixed seed gives the same numbers for the same settings, so a
         setting visited again is shown without recomputing). An error is not kept.
-        ``store`` names the store (the numbers; ``"_pngs"``: the figures shown)."""
+        ``store`` names the store (the numbers; ``"_views"``: the images shown)."""
         from collections import OrderedDict
 
         kept = self.__dict__.setdefault(store, OrderedDict())
@@ -348,7 +379,7 @@ class ExplorerDrawing:
         return kept[key]
 
     def is_cached(self, key, store="_computed"):
-        """True when the numbers (or, ``store="_pngs"``, the figure) of ``key`` are kept."""
+        """True when the numbers (or, ``store="_views"``, the image) of ``key`` are kept."""
         return key in self.__dict__.get(store, ())
 
     def discard(self, key, store="_computed"):
@@ -366,11 +397,15 @@ class ExplorerDrawing:
                         "after": 0.0}
 
     def redraw(self):
-        """Draw the current result (widget backend: in place; inline: a PNG rendered once).
+        """Draw the current result (widget backend: in place; inline: as :attr:`renderer`).
 
-        Sets ``timings["figure"]`` (building the figure), ``timings["render"]`` (Agg and
-        PNG encoding; 0 on the widget backend, where the browser's canvas draws) and
-        ``timings["show"]`` (handing the PNG to the widget).
+        Inline, ``renderer="svg"`` draws the view as SVG (``_draw_svg``; the matplotlib
+        figure is built only if ``.figure``, ``.ax`` or ``.png`` is asked for) and
+        ``"matplotlib"`` renders the figure once to PNG. A view drawn before shows the
+        image kept for it (:meth:`figure_key`). Sets ``timings["figure"]`` (building the
+        SVG or the figure), ``timings["render"]`` (Agg and PNG encoding; 0 for SVG, which
+        the browser rasterises, and on the widget backend, whose canvas draws) and
+        ``timings["show"]`` (handing the image to the widget).
         """
         if self.result is None:
             return
@@ -379,25 +414,53 @@ class ExplorerDrawing:
         if is_widget_backend():
             t0 = time.perf_counter()
             if self._draw_in_canvas():
-                self.png = None
+                self.png = self.svg = None
                 self.timings.update(figure=time.perf_counter() - t0, render=0.0, show=0.0)
                 return
-        # inline: the explorer's own figure outside pyplot (redrawn in place), rendered
-        # once, shown as an image; a view drawn before shows its kept PNG (its figure is
-        # built only if .figure or .ax is asked for)
         key = self.figure_key()
-        if key is not None and self.is_cached(key, "_pngs"):
+        if key is not None and self.is_cached(key, "_views"):
             t0 = time.perf_counter()
-            self.png = self.cached(key, None, store="_pngs")
-            show_png(self.output, self.png, [round(v * FIGURE_DPI) for v in self.figsize])
+            self._show_view(self.cached(key, None, store="_views"))
             self.__dict__["_unbuilt"] = True
             self.timings.update(figure=0.0, render=0.0, show=time.perf_counter() - t0)
             return
-        self.figure, self.ax, self.png, times = draw_inline(
-            self.output, self.figsize, self._draw, figure=self.__dict__.get("_figure"))
+        if self.renderer == "svg":
+            t0 = time.perf_counter()
+            view = self._draw_svg(svg_layout(self.figsize)).svg()
+            t1 = time.perf_counter()
+            self._show_view(view)
+            self.__dict__["_unbuilt"] = True
+            self.timings.update(figure=t1 - t0, render=0.0, show=time.perf_counter() - t1)
+        else:
+            self.figure, self.ax, view, times = draw_inline(
+                self.output, self.figsize, self._draw, figure=self.__dict__.get("_figure"))
+            self.png, self.svg = view, None
+            self.timings.update(times)
         if key is not None:
-            self.cached(key, lambda: self.png, store="_pngs")
-        self.timings.update(times)
+            self.cached(key, lambda: view, store="_views")
+
+    def _show_view(self, view):
+        """Show a view's image: SVG markup (str) or PNG bytes."""
+        size = [round(v * FIGURE_DPI) for v in self.figsize]
+        if isinstance(view, str):
+            self.svg, self.png = view, None
+            show_svg(self.output, view, size)
+        else:
+            self.svg, self.png = None, view
+            show_png(self.output, view, size)
+
+    @property
+    def png(self):
+        """The view shown as PNG bytes (None after an error and on the widget backend): the
+        image shown (``renderer="matplotlib"``), else its matplotlib figure rendered at first
+        access (``renderer="svg"``)."""
+        if self.__dict__.get("_png") is None and self.__dict__.get("svg") is not None:
+            self.__dict__["_png"] = render_png(self.figure)
+        return self.__dict__.get("_png")
+
+    @png.setter
+    def png(self, value):
+        self.__dict__["_png"] = value
 
     def _draw_in_canvas(self):
         """%matplotlib widget (ipympl): one figure whose canvas is a widget, redrawn in place."""
@@ -440,7 +503,7 @@ class ExplorerDrawing:
             if is_widget_backend() and self._canvas_box.children == (fig.canvas,):
                 fig.canvas.draw_idle()
         self.figure = self.ax = None
-        self.png = None
+        self.png = self.svg = None
         self.output.outputs = ()
 
     def static_html(self):
@@ -451,12 +514,16 @@ class ExplorerDrawing:
         """
         parts = [getattr(self, name).value for name in self.READOUTS
                  if getattr(self, name, None) is not None and getattr(self, name).value]
-        png = getattr(self, "png", None)
-        if png is None and self.figure is not None:  # ipympl: the canvas has no PNG yet
+        svg = self.__dict__.get("svg")
+        png = None if svg is not None else self.png
+        if png is None and svg is None and self.figure is not None:  # ipympl: no PNG yet
             buf = io.BytesIO()
             self.figure.savefig(buf, format="png", dpi=FIGURE_DPI)
             png = buf.getvalue()
-        if png is not None:
+        if svg is not None:
+            parts.append('<img alt="the explorer\'s figure" src="data:image/svg+xml;base64,'
+                         f'{base64.b64encode(svg.encode()).decode()}"/>')
+        elif png is not None:
             parts.append('<img alt="the explorer\'s figure" src="data:image/png;base64,'
                          f'{base64.b64encode(png).decode()}"/>')
         parts.append("<p><small>A static copy of the explorer's first view: run the notebook "

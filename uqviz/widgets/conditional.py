@@ -21,9 +21,9 @@ from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import UqvizWarning
-from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, check_figsize, dataset_dropdown,
-                                    explorer_layout, labelled_datasets, style_controls,
-                                    wrap_html)
+from uqviz.widgets._display import (FIGSIZE, RENDERERS, ExplorerDrawing, check_figsize,
+                                    dataset_dropdown, explorer_layout, labelled_datasets,
+                                    style_controls, wrap_html)
 
 __all__ = ["ConditionalExplorer"]
 
@@ -86,6 +86,11 @@ class ConditionalExplorer(ExplorerDrawing):
         Inches at 100 px per inch (840 x 440 px: beside the controls in a 1280 x 800 view);
         the margins are fixed (``uqviz.widgets._display.MARGINS_INCHES``), the legend right
         of the axes.
+    renderer : {"svg", "matplotlib"}, default "svg"
+        How a view is drawn: ``"svg"``, as SVG markup from the result (about 2 ms; the
+        browser rasterises it; the same data, ticks and labels as the matplotlib figure,
+        which stays available as ``.figure``), or ``"matplotlib"``, the figure rendered to
+        PNG by Agg (about 100 ms). Issue 25's budget of 100 ms per change needs SVG.
 
     Attributes
     ----------
@@ -101,16 +106,18 @@ class ConditionalExplorer(ExplorerDrawing):
         (``controls``, fixed width, messages wrapped under the controls) and, right of it,
         the f_v read-out above the figure.
     figure, ax : matplotlib Figure and Axes
-        The current figure (None after an error); the inline display redraws the same
-        figure at each update.
-    png : bytes or None
-        The current figure as the PNG shown (rendered once per update; None on the
-        ``%matplotlib widget`` backend, whose canvas draws in the browser).
+        The matplotlib figure of the view shown (None after an error), to save or change;
+        with ``renderer="svg"`` it is built when first asked for.
+    svg, png : str, bytes or None
+        The view shown as SVG markup (``renderer="svg"``; else None) and as PNG: the image
+        shown (``renderer="matplotlib"``), else the figure rendered at first access; None on
+        the ``%matplotlib widget`` backend, whose canvas draws in the browser.
     timings : dict
         Seconds of the last update: ``"compute"`` (the numbers without the null), ``"figure"``
-        (building the figure), ``"render"`` (Agg and PNG encoding), ``"show"`` (handing the
-        PNG to the widget), ``"after"`` (the null and the verdict, after the figure); a view
-        shown before shows its kept PNG (``"figure"`` and ``"render"`` 0).
+        (building the SVG or the figure), ``"render"`` (Agg and PNG encoding; 0 for SVG),
+        ``"show"`` (handing the image to the widget), ``"after"`` (the null and the verdict,
+        after the figure); a view shown before shows its kept image (``"figure"`` and
+        ``"render"`` 0).
         ``benchmarks/bench_explorer_update.py`` prints them.
     dataset, conditioning, n_bins, binning, min_count, statistic, recalibration, log_x : ipywidgets
         The controls; set their ``.value`` to drive the explorer from code.
@@ -132,7 +139,7 @@ class ConditionalExplorer(ExplorerDrawing):
 
     def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                  binning="equal_count", min_count=100, n_boot=1000, n_mc=NULL_N_MC,
-                 recalibration="none", rng=0, figsize=FIGSIZE, engine=None):
+                 recalibration="none", rng=0, figsize=FIGSIZE, engine=None, renderer="svg"):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -142,6 +149,7 @@ class ConditionalExplorer(ExplorerDrawing):
         checks.rng(rng)
         self.rng = rng
         self.figsize = check_figsize(figsize)
+        self.renderer = checks.choice("renderer", renderer, RENDERERS)
         self.result = None
         self.fv = None
         self.result_before = None
@@ -149,7 +157,7 @@ class ConditionalExplorer(ExplorerDrawing):
         self._recalibrated = {}  # (dataset, method, conditioning) -> recalibrated data
         self.figure = None
         self.ax = None
-        self.png = None
+        self.png = self.svg = None
         self.start_timings()
         self._busy = False
 
@@ -285,14 +293,25 @@ class ConditionalExplorer(ExplorerDrawing):
             return self.cached(key, None)
         return self.cached(("no null",) + key, lambda: self._compute_now(0))
 
+    def _kept_before(self, n_mc):
+        """The numbers of the same settings without recalibration, when kept: the view a
+        user usually comes from when choosing a method (the same seed: the same numbers as
+        recomputing them). With ``n_mc`` 0, those without the null do too."""
+        key = self._settings()[:-1] + ("none",)
+        for k in (key,) if n_mc else (key, ("no null",) + key):
+            if self.is_cached(k):
+                return self.cached(k, None)
+        return None
+
     def _compute_now(self, n_mc):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             after = self.recalibrated()
-            before = self._local(self.data, n_mc)
+            kept = self._kept_before(n_mc) if after is not None else None
+            before = kept[:2] if kept else self._local(self.data, n_mc)
             result, fv = before if after is None else self._local(after, n_mc)
-        notes = list(dict.fromkeys(str(c.message) for c in caught
-                                   if issubclass(c.category, UqvizWarning)))
+        notes = list(dict.fromkeys((kept[4] if kept else ()) + tuple(
+            str(c.message) for c in caught if issubclass(c.category, UqvizWarning))))
         if (self.recalibration.value == "isotonic" and self.conditioning.value == "uE"
                 and self.binning.value != "stratified"):
             notes.append("the isotonic output is a step function of uE: analyse it vs uE "
@@ -371,15 +390,22 @@ class ConditionalExplorer(ExplorerDrawing):
         return f"BVS on {self.conditioning.value}" if method == "bvs" else method
 
     # ---------------------------------------------------------------- draw
-    def _draw(self, ax):
-        from uqviz.plots.conditional import local
-
+    def _labels(self):
+        """The x label and log x of the view (both renderers)."""
         ds = self.data
         name = self.conditioning.value
         units = ds[name].attrs.get("units", "") if name in ds else ""
         label = "Uncertainty $u_E$" if name == "uE" else name.replace("_", " ")
-        xlabel = f"{label} [{units}]" if units else label
-        log_x = self._log_x()
+        return (f"{label} [{units}]" if units else label), self._log_x()
+
+    def _title_before_after(self):
+        return (f"$f_v$ = {float(self.fv['estimate']):.2f} after {self._method_words()}, "
+                f"{float(self.fv_before['estimate']):.2f} before")
+
+    def _draw(self, ax):
+        from uqviz.plots.conditional import local
+
+        xlabel, log_x = self._labels()
         if self.result_before is None:
             local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel, legend="outside")
             return
@@ -387,8 +413,15 @@ class ConditionalExplorer(ExplorerDrawing):
 
         # the method in the title, short labels in the legend (its width is the margin's)
         before_after(self.result_before, self.result, labels=("before", "after"),
-                     ax=ax, log_x=log_x, legend="outside",
-                     title=f"$f_v$ = {float(self.fv['estimate']):.2f} after "
-                           f"{self._method_words()}, "
-                           f"{float(self.fv_before['estimate']):.2f} before")
+                     ax=ax, log_x=log_x, legend="outside", title=self._title_before_after())
         ax.set_xlabel(xlabel)
+
+    def _draw_svg(self, layout):
+        from uqviz.plots.conditional import local_svg
+        from uqviz.plots.recalibration import before_after_svg
+
+        xlabel, log_x = self._labels()
+        if self.result_before is None:
+            return local_svg(self.result, self.fv, layout=layout, log_x=log_x, xlabel=xlabel)
+        return before_after_svg(self.result_before, self.result, layout=layout, log_x=log_x,
+                                xlabel=xlabel, title=self._title_before_after())

@@ -20,9 +20,9 @@ from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.verdicts import decide
 from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.reference.simulated import validate_simulated
-from uqviz.widgets._display import (FIGSIZE, ExplorerDrawing, check_figsize, dataset_dropdown,
-                                    explorer_layout, labelled_datasets, style_controls,
-                                    wrap_html)
+from uqviz.widgets._display import (FIGSIZE, RENDERERS, ExplorerDrawing, check_figsize,
+                                    dataset_dropdown, explorer_layout, labelled_datasets,
+                                    style_controls, wrap_html)
 
 __all__ = ["ReferenceExplorer"]
 
@@ -73,6 +73,9 @@ class ReferenceExplorer(ExplorerDrawing):
     figsize : (float, float), default (8.4, 4.4)
         Inches at 100 px per inch (840 x 440 px: beside the controls in a 1280 x 800 view);
         the margins are fixed, the legend right of the axes.
+    renderer : {"svg", "matplotlib"}, default "svg"
+        How a view is drawn (SVG from the result, or matplotlib rendered to PNG), as in
+        :class:`uqviz.widgets.ConditionalExplorer`.
 
     Attributes
     ----------
@@ -85,8 +88,9 @@ class ReferenceExplorer(ExplorerDrawing):
         The app (also shown by displaying the explorer itself): a row of the control column
         (``controls``, fixed width, messages wrapped under the controls) and, right of it,
         the summary above the figure.
-    figure, ax, png, timings
-        The current figure, its Axes and PNG, and the seconds of the last update
+    figure, ax, svg, png, timings
+        The current figure, its Axes, the SVG and PNG of the view, and the seconds of the
+        last update
         (``"compute"``, ``"figure"``, ``"render"``, ``"show"``), as in
         :class:`uqviz.widgets.ConditionalExplorer`.
     dataset, statistic, generative, nu, n_bins : ipywidgets
@@ -106,7 +110,7 @@ class ReferenceExplorer(ExplorerDrawing):
 
     def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
                  n_bins=None, n_mc=500, n_boot=1000, ci=0.95, rng=0,
-                 figsize=FIGSIZE, engine=None):
+                 figsize=FIGSIZE, engine=None, renderer="svg"):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -119,10 +123,11 @@ class ReferenceExplorer(ExplorerDrawing):
         checks.rng(rng)  # validated here; each update starts again from this seed
         self.rng = rng
         self.figsize = check_figsize(figsize)
+        self.renderer = checks.choice("renderer", renderer, RENDERERS)
         self.result = None
         self.figure = None
         self.ax = None
-        self.png = None
+        self.png = self.svg = None
         self.start_timings()
         self._busy = False
 
@@ -250,10 +255,16 @@ class ReferenceExplorer(ExplorerDrawing):
         self.redraw()
 
     # ---------------------------------------------------------------- draw
+    def _title(self):
+        attrs = self.result.attrs
+        return f"{attrs['dataset']}: {attrs['statistic']}, D = {attrs['generative']}"
+
     def _draw(self, ax):
         from uqviz.plots.reference import reference_distribution
 
-        attrs = self.result.attrs
-        reference_distribution(self.result, ax=ax, legend="outside",
-                               title=f"{attrs['dataset']}: {attrs['statistic']}, "
-                                     f"D = {attrs['generative']}")
+        reference_distribution(self.result, ax=ax, legend="outside", title=self._title())
+
+    def _draw_svg(self, layout):
+        from uqviz.plots.reference import reference_distribution_svg
+
+        return reference_distribution_svg(self.result, layout=layout, title=self._title())
