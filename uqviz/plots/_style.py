@@ -119,14 +119,21 @@ class PlainLogFormatter(mticker.LogFormatter):
         return f"{x:g}" if super().__call__(x, pos) else ""
 
 
-def set_log_x(ax, x):
-    """Log x scale; plain-number labels when x lies in [1e-3, 1e4]; ValueError if any x <= 0."""
+def plain_log_labels(x):
+    """True when a log axis of ``x`` gets plain-number labels (x in [1e-3, 1e4]); a
+    ValueError if any x <= 0 (the rule of every log x axis, matplotlib's and SVG's)."""
     x = np.asarray(x, dtype=float)
     if np.nanmin(x) <= 0:
         raise ValueError("log_x: the x values must be positive "
                          f"({int(np.sum(x <= 0))} are not)")
+    return bool(np.nanmin(x) >= 1e-3 and np.nanmax(x) <= 1e4)
+
+
+def set_log_x(ax, x):
+    """Log x scale; plain-number labels when x lies in [1e-3, 1e4]; ValueError if any x <= 0."""
+    plain = plain_log_labels(x)
     ax.set_xscale("log")
-    if np.nanmin(x) >= 1e-3 and np.nanmax(x) <= 1e4:
+    if plain:
         ax.xaxis.set_major_formatter(PlainLogFormatter(labelOnlyBase=False))
         ax.xaxis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
 
@@ -148,6 +155,13 @@ STAT_LABELS = {
     "ZVar": r"LZVar, Var$(Z)$ per bin",
     "PICP": "PICP per bin",
 }
+
+
+def bin_arrays(res):
+    """``(x, estimate, lower, upper, valid)`` per bin of a :func:`uqviz.local_calibration`
+    result for one dataset (``valid`` as booleans)."""
+    return (res["bin_center"].values, res["estimate"].values, res["ci_lower"].values,
+            res["ci_upper"].values, res["valid"].values.astype(bool))
 
 
 def statistic_color(name, i=0):

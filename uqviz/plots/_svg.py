@@ -513,11 +513,9 @@ def new_axes(layout):
 
 
 def set_log_x(ax, x):
-    """A log x axis on the SvgAxes ``ax`` (as :func:`uqviz.plots._style.set_log_x`): plain-number
-    labels when x lies in [1e-3, 1e4]; a ValueError if any x <= 0."""
-    x = np.asarray(x, dtype=float)
-    if np.nanmin(x) <= 0:
-        raise ValueError("log_x: the x values must be positive "
-                         f"({int(np.sum(x <= 0))} are not)")
+    """A log x axis on the SvgAxes ``ax``, by the rule of
+    :func:`uqviz.plots._style.plain_log_labels`."""
+    from uqviz.plots._style import plain_log_labels
+
+    ax.plain_log = plain_log_labels(x)
     ax.log_x = True
-    ax.plain_log = bool(np.nanmin(x) >= 1e-3 and np.nanmax(x) <= 1e4)

@@ -10,8 +10,8 @@ from matplotlib.lines import Line2D
 
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
-from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax,
-                                legend_options, set_log_x, set_title, style)
+from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
+                                get_ax, legend_options, set_log_x, set_title, style)
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
@@ -154,10 +154,7 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
                   ("bin",))
     if fv is not None:
         fv = _single(fv, "fv", "uqviz.fraction_valid", FV_VARIABLES)
-    x = res["bin_center"].values
-    est = res["estimate"].values
-    lo, hi = res["ci_lower"].values, res["ci_upper"].values
-    valid = res["valid"].values.astype(bool)
+    x, est, lo, hi, valid = bin_arrays(res)
     ref = float(res["reference"])
     stat = res.attrs.get("statistic", "")
     ax = get_ax(ax)
@@ -216,9 +213,7 @@ def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
                   ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
                   ("bin",))
     ax = new_axes(layout)
-    x = res["bin_center"].values
-    est, lo, hi = (res[v].values for v in ("estimate", "ci_lower", "ci_upper"))
-    valid = res["valid"].values.astype(bool)
+    x, est, lo, hi, valid = bin_arrays(res)
     ref = float(res["reference"])
     ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
     for mask, key in ((valid, "valid"), (~valid, "invalid")):

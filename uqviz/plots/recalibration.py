@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
-from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, get_ax,
-                                legend_options, one_dataset, set_log_x, set_title, style)
+from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
+                                get_ax, legend_options, one_dataset, set_log_x, set_title,
+                                style)
 
 __all__ = ["before_after"]
 
@@ -103,19 +104,14 @@ def before_after_svg(before_result, after_result, *, layout, labels=("before", "
     for name, res in (("before_result", before_result), ("after_result", after_result)):
         if _kind(res, name) != "local":
             raise ValueError(f"{name}: a uqviz.local_calibration result is needed")
-    for key in ("statistic", "conditioning"):
-        a, b = before_result.attrs.get(key), after_result.attrs.get(key)
-        if a != b:
-            raise ValueError(f"after_result: {key} {b!r} differs from before_result's {a!r}")
+    _same_analysis(before_result, after_result)
     ax = new_axes(layout)
     ref = float(before_result["reference"])
     ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
     xs = []
     for res, label, color in zip((before_result, after_result), labels,
                                  (COLORS["series"][1], COLORS["series"][0])):
-        x = res["bin_center"].values
-        est, lo, hi = (res[v].values for v in ("estimate", "ci_lower", "ci_upper"))
-        valid = res["valid"].values.astype(bool)
+        x, est, lo, hi, valid = bin_arrays(res)
         xs.append(x)
         ax.errorbar(x, est, lo, hi, color=color, alpha=0.8, marker=False, zorder=2)
         ax.markers(x[valid], est[valid], color=color, ms=4.0, zorder=3)
@@ -133,11 +129,16 @@ def before_after_svg(before_result, after_result, *, layout, labels=("before", "
     return ax
 
 
-def _local(before, after, labels, ax, log_x, legend):
+def _same_analysis(before, after):
+    """A ValueError unless the two local results have the same statistic and conditioning."""
     for key in ("statistic", "conditioning"):
         a, b = before.attrs.get(key), after.attrs.get(key)
         if a != b:
             raise ValueError(f"after_result: {key} {b!r} differs from before_result's {a!r}")
+
+
+def _local(before, after, labels, ax, log_x, legend):
+    _same_analysis(before, after)
     stat = before.attrs.get("statistic", "")
     ax = get_ax(ax)
     colors = (COLORS["series"][1], COLORS["series"][0])
@@ -148,9 +149,7 @@ def _local(before, after, labels, ax, log_x, legend):
         ax.axhline(ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1,
                    label=f"reference ({ref:g})")
         for res, label, color in zip((before, after), labels, colors):
-            x = res["bin_center"].values
-            est, lo, hi = (res[v].values for v in ("estimate", "ci_lower", "ci_upper"))
-            valid = res["valid"].values.astype(bool)
+            x, est, lo, hi, valid = bin_arrays(res)
             xs.append(x)
             ax.errorbar(x, est, yerr=np.vstack([est - lo, hi - est]), fmt="none",
                         ecolor=color, lw=1.0, alpha=0.8, zorder=2)

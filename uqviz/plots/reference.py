@@ -227,6 +227,14 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
     return ax
 
 
+def _histogram(samples, n_bins=None):
+    """The density histogram of the simulated values: ``n_bins`` bins, by default n/15
+    between 10 and 50 (both drawings of :func:`reference_distribution`)."""
+    if n_bins is None:
+        n_bins = int(np.clip(samples.size // 15, 10, 50))
+    return np.histogram(samples, bins=n_bins, density=True)
+
+
 def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None,
                            legend=True):
     """Histogram of the simulated statistic with the reference and the observed value.
@@ -276,11 +284,9 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     ax = get_ax(ax)
     apply_style(ax)
     samples = result["samples"].values
-    if n_bins is None:
-        n_bins = int(np.clip(samples.size // 15, 10, 50))
     # one filled step outline (``stairs``), not a bar per bin: the same histogram, drawn
     # ten times faster (the explorers redraw it at each change)
-    density, edges = np.histogram(samples, bins=n_bins, density=True)
+    density, edges = _histogram(samples, n_bins)
     ax.stairs(density, edges, fill=True, color=COLORS["band"], lw=0,
               label="simulated (calibrated)")
     ax.set_ylim(0.0, 1.05 * float(density.max()))
@@ -309,10 +315,6 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     return ax
 
 
-# --------------------------------------------------------------------------
-# Pernot (2024c), Appendix B
-# --------------------------------------------------------------------------
-
 def reference_distribution_svg(result, *, layout, title=None):
     """:func:`reference_distribution` drawn as SVG (the explorers' view).
 
@@ -331,9 +333,7 @@ def reference_distribution_svg(result, *, layout, title=None):
                   variables=("samples", "reference", "reference_lower", "reference_upper",
                              "estimate", "ci_lower", "ci_upper"))
     ax = new_axes(layout)
-    samples = result["samples"].values
-    n_bins = int(np.clip(samples.size // 15, 10, 50))
-    density, edges = np.histogram(samples, bins=n_bins, density=True)
+    density, edges = _histogram(result["samples"].values)
     ax.stairs(density, edges, color=COLORS["band"], label="simulated (calibrated)")
     ymax = 1.05 * float(density.max())
     ax.ylim = (0.0, ymax)
@@ -355,6 +355,9 @@ def reference_distribution_svg(result, *, layout, title=None):
     return ax
 
 
+# --------------------------------------------------------------------------
+# Pernot (2024c), Appendix B
+# --------------------------------------------------------------------------
 def size_dependence(result, *, statistic="ENCE", generative="normal", kind="linear", ax=None,
                     fit="linear", title=None):
     """Simulated ENCE/ZMSE against sqrt(N/M) or M (Pernot (2024c), Figs. A1-A2).

@@ -138,31 +138,30 @@ def render_png(fig):
     return buf.getvalue()
 
 
-def show_png(output, png, size):
-    """Show ``png`` in ``output`` (an ``ipywidgets.Output``), replacing what it shows.
-
-    One update of the widget's ``outputs`` (one message to the browser, no
-    ``clear_output``/``display`` pair and no re-rendering by the inline backend); the image
-    keeps its pixel ``size`` (width, height).
-    """
+def _show_image(output, mime, data, size, metadata=None):
+    """Replace what ``output`` (an ``ipywidgets.Output``) shows by one image: one update of
+    the widget's ``outputs`` (one message to the browser, no ``clear_output``/``display``
+    pair and no re-rendering by the inline backend)."""
     w, h = (int(v) for v in size)
     output.outputs = ({
         "output_type": "display_data",
-        "data": {"image/png": base64.b64encode(png).decode("ascii"),
-                 "text/plain": f"<Figure size {w}x{h}>"},
-        "metadata": {"image/png": {"width": w, "height": h}},
+        "data": {mime: data, "text/plain": f"<Figure size {w}x{h}>"},
+        "metadata": {mime: metadata} if metadata else {},
     },)
+
+
+def show_png(output, png, size):
+    """Show ``png`` in ``output``, replacing what it shows, at its pixel ``size``
+    (width, height)."""
+    w, h = (int(v) for v in size)
+    _show_image(output, "image/png", base64.b64encode(png).decode("ascii"), size,
+                {"width": w, "height": h})
 
 
 def show_svg(output, svg, size):
-    """Show the SVG markup ``svg`` in ``output`` (one update of its ``outputs``), as
-    :func:`show_png` a PNG; the browser draws it at its pixel ``size``."""
-    w, h = (int(v) for v in size)
-    output.outputs = ({
-        "output_type": "display_data",
-        "data": {"image/svg+xml": svg, "text/plain": f"<Figure size {w}x{h}>"},
-        "metadata": {},
-    },)
+    """Show the SVG markup ``svg`` in ``output``, replacing what it shows; the browser
+    draws it at its pixel ``size``."""
+    _show_image(output, "image/svg+xml", svg, size)
 
 
 #: how the explorers draw a view: "svg", their own SVG drawing of the result
