@@ -24,8 +24,9 @@ update, and the browser's decoding and painting.
 Page loads (navigation start to the first figure decoded, Voila): ``cold`` with numba's
 cache empty (``NUMBA_CACHE_DIR`` pointed at an empty folder), ``warm`` with it filled (a
 second page, a fresh kernel), ``preheated`` (``--preheat_kernel=True --pool_size=1``: the
-notebook already ran in a pooled kernel when the page is asked for; the median of
-``--preheated`` loads, 3 by default).
+notebook already ran in a pooled kernel when the page is asked for, and the pool is refilled
+``fill_delay`` s after a page took its kernel, voila.json; the median of ``--preheated``
+loads, 3 by default, each once the previous refill is over).
 
 Then QM9_E (the dataset dropdown of both tabs) with the explorers' defaults: every control
 again. A change that ends in an error (the figure cleared, e.g. ``equal_width`` bins on
@@ -288,6 +289,34 @@ def page_load(browser, url):
         context.close()
 
 
+def _cpu_busy(interval=1.0):
+    """Fraction of the machine's CPU time spent busy over ``interval`` s (/proc/stat)."""
+    def sample():
+        with open("/proc/stat") as f:
+            values = [float(v) for v in f.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # total, idle + iowait
+    total0, idle0 = sample()
+    time.sleep(interval)
+    total1, idle1 = sample()
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1.0)
+
+
+def wait_for_pool(log_path, n_filled, idle=0.15, timeout=600.0):
+    """Wait until Voila's log reports its kernel pool filled ``n_filled`` times (the first
+    kernel, then one refill after each page), then until the machine is idle (less than
+    ``idle`` of its CPU busy over two consecutive seconds): Voila logs the pool filled once
+    the kernel is started, while the notebook is still running in it (after voila.json's
+    ``fill_delay``), and that run must be over when the next page is asked for."""
+    t_end = time.monotonic() + timeout
+    while Path(log_path).read_text(errors="replace").count("is filled with") < n_filled:
+        if time.monotonic() > t_end:
+            raise TimeoutError(f"Voila's kernel pool was not refilled within {timeout:.0f} s")
+        time.sleep(0.5)
+    quiet = 0
+    while quiet < 2 and time.monotonic() < t_end:
+        quiet = quiet + 1 if _cpu_busy() < idle else 0
+
+
 def latency_run(browser, url, args, log, frontend, lab_notebook=None):
     """Open the dashboard (Voila URL, or JupyterLab: Run All Cells) and drive every control,
     on the default example then on QM9_E. Returns (results, events, watch).
@@ -537,10 +566,9 @@ def main(argv=None):
             with voila_server(tmp / "voila-preheat.log", DASHBOARD, env=numba_env,
                               args=("--preheat_kernel=True", "--pool_size=1")) as url:
                 page_load(browser, url)  # waits for the first pooled kernel; refills the pool
-                wait = max(10.0, 3 * loads[-1][1])
                 pre = []
-                for _ in range(args.preheated):  # a load each, once the pool has refilled
-                    time.sleep(wait)
+                for i in range(args.preheated):  # a load each, once the pool has refilled
+                    wait_for_pool(tmp / "voila-preheat.log", i + 2)
                     pre.append(page_load(browser, url))
                     log(f"page load, preheated kernel: {pre[-1][0]:.2f} s")
                 loads.append(("preheated", float(np.median([p[0] for p in pre])),

@@ -12,8 +12,6 @@
 from __future__ import annotations
 
 import ast
-import importlib.machinery
-import importlib.util
 import re
 from pathlib import Path
 
@@ -22,21 +20,14 @@ import pytest
 import uqviz
 from uqviz.engine.statistics import BUILTIN_STATISTICS
 
+from tests.project.script_loader import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 PKG = Path(uqviz.__file__).parent
 DOC = ROOT / "docs" / "architecture.md"
 
 
-def _load_script():
-    path = ROOT / "scripts" / "draw-layers"
-    loader = importlib.machinery.SourceFileLoader("draw_layers", str(path))
-    spec = importlib.util.spec_from_loader("draw_layers", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-layers = _load_script()
+layers = load_script("draw-layers")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ipywidgets
 import yaml
+
+from tests.project.script_loader import load_script
 
 try:
     import tomllib
@@ -74,6 +77,36 @@ def test_postbuild_fills_the_numba_cache_with_the_dashboard():
     assert warm and warm[0] > install
     assert (ROOT / "notebooks" / "05_dashboard.ipynb").exists()
     assert "UQVIZ_PROGRESS=0" in lines[warm[0]]  # no progress-bar widgets in a build log
+
+
+def test_postbuild_then_shows_every_view_of_the_explorers():
+    """After the notebook, postBuild runs scripts/warm-up-dashboard (the notebook's first views
+    leave kernels such as CC's uncompiled: 17 s for the first CC view), whose changes visit
+    every option of every control of both explorers, and every statistic under every
+    recalibration method and every generative distribution."""
+    text = (ROOT / "binder" / "postBuild").read_text()
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    notebook = next(i for i, ln in enumerate(lines) if "nbconvert" in ln)
+    script = [i for i, ln in enumerate(lines) if ln == "python scripts/warm-up-dashboard"]
+    assert script and script[0] > notebook
+    module = load_script("warm-up-dashboard")
+    for name, explorer in module.explorers().items():
+        changes = module.changes(name, explorer)
+        controls = [c for c in vars(explorer).values()
+                    if isinstance(c, ipywidgets.ValueWidget) and hasattr(c, "description")
+                    and c is not explorer.dataset and c.description]
+        for control in controls:
+            attr = next(a for a, v in vars(explorer).items() if v is control)
+            visited = {v for a, v in changes if a == attr}
+            if isinstance(control, ipywidgets.Dropdown):
+                assert visited == set(module._values(control)), attr
+            else:
+                assert len(visited) >= 2, attr  # a slider or checkbox: changed and back
+        first, second = module.PAIRS[name]
+        pairs = {(changes[i][1], changes[i + 1][1]) for i in range(len(changes) - 1)
+                 if changes[i][0] == first and changes[i + 1][0] == second}
+        assert pairs == {(a, b) for a in module._values(getattr(explorer, first))
+                         for b in module._values(getattr(explorer, second))}
 
 
 def test_readme_badge_opens_the_course_index():
@@ -159,6 +192,18 @@ def test_voila_json_selects_the_repository_template_and_the_widget_extensions():
     assert set(conf["extension_allowlist"]) == {
         "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8",
         "jupyter-matplotlib", "jupyterlab_pygments"}
+
+
+def test_voila_json_delays_the_pool_refill_past_the_page_load():
+    """The preheated pool is refilled (a kernel started and the dashboard run in it) after the
+    visitor's page is built, not during it (Voila's default 1 s; the page takes 2-2.5 s on
+    2 cores, benchmarks/bench_dashboard.py), and not so late that a second visitor waits long
+    for it (a visitor during the delay waits for it, then for the refill)."""
+    conf = json.loads((ROOT / "voila.json").read_text())
+    assert 2.0 <= conf["VoilaKernelManager"]["fill_delay"] <= 5.0
+    guide = (ROOT / "docs" / "guide" / "dashboard.md").read_text()
+    assert f'"VoilaKernelManager": {{"fill_delay": {conf["VoilaKernelManager"]["fill_delay"]}}}' \
+        in guide
 
 
 def test_widget_front_end_pins_agree_in_every_environment_file():

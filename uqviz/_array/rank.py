@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz._array import resample as _resample
+from uqviz._array.cc_jackknife import cc_jackknife_ranks, rank_update_pays
 from uqviz._array.jit import HAVE_NUMBA, get_num_threads, njit, prange, uint64
 from uqviz._array.resample import BLOCK, block_generator
 
@@ -480,7 +481,10 @@ def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, 
 def cc_jackknife(prepared, edges):
     """Delete-group jackknife values of CC: group ``g`` = points ``edges[g]:edges[g+1]``.
 
-    O(M) per group, the same values as recomputing CC on the kept points.
+    The same values as recomputing CC on the kept points. Small groups (at most
+    ``RANK_UPDATE_MAX_GROUP`` points on average, as the engine's 1000 groups up to
+    32 000 points) take the rank update of :mod:`uqviz._array.cc_jackknife`, O(g^2 log M)
+    per group; larger ones one count pass each, O(M) per group.
 
     Examples
     --------
@@ -494,6 +498,8 @@ def cc_jackknife(prepared, edges):
     edges = np.ascontiguousarray(edges, dtype=np.int64)
     if not HAVE_NUMBA:
         return _cc_jackknife_numpy(inv_e, edges, e_bounds, u_bounds, epos_u)
+    if rank_update_pays(oe.size, edges):
+        return cc_jackknife_ranks(prepared, edges)
     n_chunks = max(1, min(get_num_threads(), edges.size - 1))
     packed = _packed(oe.size)
     extras = _packed_extras(prepared) if packed else (False, False, np.empty(0, np.int32))
