@@ -143,8 +143,8 @@ def _dominance_sums(oe, e_bounds, px, py, loy, hiy, gid, edges):
             for p in range(lo, hi):
                 k = oe[p]
                 if gid[k] >= 0:
-                    acc[gid[k]] += _pairs_at(tree, m - hi, hi, k, gid, edges, px, py, loy, hiy,
-                                         False)
+                    acc[gid[k]] += _pairs_at(tree, m - hi, hi, k, gid, edges, px, py, loy,
+                                             hiy, False)
         for p in range(lo, hi):
             j = py[oe[p]] + 1
             while j <= m:
