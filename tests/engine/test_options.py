@@ -211,8 +211,15 @@ def _option_calls(ds, option, value):
     return [call(name) for name in calls]
 
 
+def _value_id(value):
+    """A test id that is the same in every process (pytest-xdist's workers collect the same
+    ids): the repr of a plain value, the type of an object (whose repr holds its address)."""
+    plain = (type(None), bool, int, float, str)
+    return repr(value) if isinstance(value, plain) else type(value).__name__
+
+
 @pytest.mark.parametrize("option, value, error", BAD_OPTIONS,
-                         ids=[f"{o}={v!r}" for o, v, _ in BAD_OPTIONS])
+                         ids=[f"{o}={_value_id(v)}" for o, v, _ in BAD_OPTIONS])
 def test_the_same_mistake_gives_the_same_error_everywhere(ds, option, value, error):
     """One check per option (uqviz.engine.checks): the same error type and message."""
     messages = set()
