@@ -5,9 +5,12 @@ One set of words for the report, the CLI and the JSON (docs/conventions.md, "Ver
 - ``"OK"``: the test does not reject (its reference lies inside its interval, after the
   multiplicity adjustment of the family it belongs to);
 - ``"fails"``: the test rejects, and nothing questions it;
-- ``"unreliable"``: a screen says the test cannot be trusted (heavy tails, Pernot (2024b),
-  Table II; an interval that cannot be computed; an unstable bootstrap), whatever its
-  outcome: never "OK", never "fails";
+- ``"unreliable"``: the test cannot conclude. Either a screen says it cannot be trusted at
+  all (an interval that cannot be computed, an unstable bootstrap): never "OK", never
+  "fails"; or a tail screen failed (heavy tails, Pernot (2024b), Table II) and the departure
+  lies in the zone of doubt the tails open: the test that allows for the tails (a widened
+  interval, a null with the data's own z-shape) does not reject. Under a failed tail screen a
+  departure larger than the tails can explain still "fails", and nothing reads "OK";
 - ``"not tested"``: the test could not be run (a constant variable, too few points).
 
 A report or a CI gate runs several tests on one dataset; each alone has a false-alarm rate
@@ -61,18 +64,37 @@ def holm(p_values, alpha=0.05):
     return np.nan_to_num(adjusted, nan=np.inf) <= alpha, adjusted
 
 
-def decide(rejected, *, reliable=True, tested=True) -> str:
+def decide(rejected, *, reliable=True, tested=True, heavy_tail=False) -> str:
     """The verdict word of one test.
+
+    Parameters
+    ----------
+    rejected : bool
+        The test rejects. Under ``heavy_tail`` it must be the tail-allowing test (the widened
+        interval of :func:`uqviz.average.tails.tail_p_value`, a null simulated with the data's
+        own z-shape), not the plain one.
+    reliable : bool, default True
+        False when the test cannot be trusted at all (no interval, an unstable bootstrap):
+        "unreliable" whatever ``rejected``.
+    tested : bool, default True
+        False when the test could not be run: "not tested".
+    heavy_tail : bool, default False
+        A tail screen that questions the test failed (Pernot (2024b), Table II): "fails" when
+        ``rejected``, else "unreliable" (the zone of doubt), never "OK".
 
     Examples
     --------
     >>> decide(False), decide(True), decide(True, reliable=False), decide(False, tested=False)
     ('OK', 'fails', 'unreliable', 'not tested')
+    >>> decide(True, heavy_tail=True), decide(False, heavy_tail=True)
+    ('fails', 'unreliable')
     """
     if not tested:
         return NOT_TESTED
     if not bool(reliable):
         return UNRELIABLE
+    if bool(heavy_tail):
+        return FAILS if bool(rejected) else UNRELIABLE
     return FAILS if bool(rejected) else OK
 
 
