@@ -21,7 +21,7 @@ from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, ho
                                    overall)
 
 __all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry", "pit_entry",
-           "not_tested", "decide_family", "overall", "ALPHA"]
+           "not_tested", "decide_family", "entry_word", "overall", "ALPHA"]
 
 #: the family-wise false-alarm rate of a report and of the CLI gate (1 - ci)
 ALPHA = 0.05
@@ -234,5 +234,27 @@ def decide_family(entries: dict, alpha: float = ALPHA) -> dict:
         e = entries[k]
         e["p_adjusted"] = float(a)
         e["family_size"] = len(keys)
-        e["verdict"] = decide(r, reliable=e.get("reliable", True))
+        e["verdict"] = entry_word(e, r)
     return entries
+
+
+def entry_word(entry: dict, rejected) -> str:
+    """The verdict word of an entry given whether its test rejects.
+
+    An entry's ``reliable`` is False when a screen questions its plain test; when that screen
+    is a failed tail screen (``heavy_tail`` True) the entry's ``p_value`` is the tail-allowing
+    one, and the word is "fails" when it rejects, else "unreliable" (never "OK"); any other
+    screen (no interval, an unstable bootstrap) makes it "unreliable" whatever ``rejected``.
+
+    Examples
+    --------
+    >>> entry_word({"reliable": False, "heavy_tail": True}, True)
+    'fails'
+    >>> entry_word({"reliable": False, "heavy_tail": True}, False)
+    'unreliable'
+    >>> entry_word({"reliable": False}, True), entry_word({"reliable": True}, False)
+    ('unreliable', 'OK')
+    """
+    heavy = bool(entry.get("heavy_tail", False))
+    return decide(rejected, reliable=bool(entry.get("reliable", True)) or heavy,
+                  heavy_tail=heavy)
