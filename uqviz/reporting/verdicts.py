@@ -2,12 +2,28 @@
 
 Each test of a report becomes an *entry*: a dict with ``verdict`` (a word of
 :mod:`uqviz.engine.verdicts`), ``p_value``, ``reliable``, ``reason`` and the numbers it rests
-on. The calibration tests of one dataset (average calibration, consistency, adaptivity per
-feature, the binned statistics ENCE, ZMSE and CC, and the PIT uniformity of a forecast given
-as an interval, quantiles or samples) form one family: :func:`decide_family`
-applies Holm's adjustment (Holm 1979) so that a calibrated model gets one "fails" or more in at
-most ``1 - ci`` of reports, whatever the number of features. The interval coverage at normal
-quantiles is a finding on the shape of the errors, decided apart (Holm over its levels).
+on. The entries are of two kinds:
+
+- the **calibration questions** (``QUESTIONS``): average calibration, consistency,
+  adaptivity per feature, and the PIT uniformity of a forecast given as an interval,
+  quantiles or samples. Their words make the **headline** (:func:`headline`): the report's
+  ``numbers["verdict"]`` and the exit status of the CI gate;
+- the **further diagnostics** (``FURTHER_DIAGNOSTICS``): ENCE, ZMSE and CC against simulated
+  references (whose references depend on the unknown shape D of the errors, Pernot (2024c)),
+  and the interval coverage at the quantiles of D (a finding on the shape of the errors, or
+  on a conditional miscalibration). They keep their own words, in their own block.
+
+The tests with a p-value, the questions and ENCE, ZMSE and CC, form one family:
+:func:`decide_family` applies Holm's adjustment (Holm 1979) so that a calibrated model gets one
+"fails" or more in at most ``1 - ci`` of reports, whatever the number of features. ENCE, ZMSE
+and CC enter it with the p-value of their intersection-union test over the generative D's (the
+largest of the per-D p-values: a "fails" is decided under every D), so that a "fails" of theirs
+that survives the adjustment is a failure at the family's level and makes the headline "fails";
+their "unreliable" (the verdict depends on D) never reaches the headline. Keeping them in the
+family (rather than deciding the questions alone) leaves the headline's "fails" exactly what
+it was before issue 36: the same rejections at the same family-wise level, the same power
+against consistency failures, which ENCE and ZMSE detect. The interval coverage is decided apart
+(Holm over its levels) and never enters the headline: its "fails" requires a failing question.
 
 Functions here read results computed elsewhere; they never compute a statistic.
 """
@@ -21,11 +37,17 @@ from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, ho
                                    overall)
 
 __all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry", "pit_entry",
-           "not_tested", "decide_family", "entry_word", "overall", "ALPHA"]
+           "not_tested", "decide_family", "entry_word", "overall", "ALPHA", "QUESTIONS",
+           "FURTHER_DIAGNOSTICS", "is_question", "question_label", "headline"]
 
 #: the family-wise false-alarm rate of a report and of the CLI gate (1 - ci)
 ALPHA = 0.05
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
+#: the calibration questions: the kinds of entry (the key before ":") whose words make the
+#: headline of a report and the exit status of the CI gate
+QUESTIONS = ("average", "consistency", "adaptivity", "pit")
+#: the further diagnostics of a report: their own words, never an "unreliable" headline
+FURTHER_DIAGNOSTICS = ("ENCE", "ZMSE", "CC", "coverage")
 
 
 def _f(x):
@@ -136,14 +158,32 @@ def _coverage_p(cov):
                      for k, lv in zip(cov["n_inside"].values, cov["level"].values)])
 
 
-def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA) -> dict:
-    """The entry of the interval coverage at the quantiles of D (a finding on the shape).
+def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA, *,
+                   conditional=None) -> dict:
+    """The entry of the interval coverage at the quantiles of D (a further diagnostic).
 
     The PICP of each level is tested by the exact binomial test, Holm over the levels.
-    Coverage depends on the shape D of the errors as well as on their variance: when the
-    average calibration holds (or is unreliable), a coverage off its levels says that D is not
-    the assumed shape, and the entry is "unreliable" (intervals at these quantiles cannot be
-    trusted), not "fails"; it is "fails" only when the variance itself fails.
+    Coverage depends on the shape D of the errors and on how the variance is spread over the
+    points, as well as on the average variance. When the average calibration fails, so do the
+    intervals: "fails". When it holds (or is unreliable) and the coverage is off, two causes
+    remain, which the coverage alone cannot tell apart: the errors are not D-shaped, or uE is
+    miscalibrated conditionally (too small for some points, too large for others: the ZMS
+    averages it out, the intervals do not), which consistency and adaptivity test. The entry
+    names the failing ones among ``conditional`` as the likely cause ("fails": a failure of
+    uE); else it is "unreliable" (intervals at these quantiles cannot be trusted) and its
+    reason says which tests to read.
+
+    Parameters
+    ----------
+    cov : xarray.Dataset
+        A result of :func:`uqviz.interval_coverage` (one dataset).
+    average_verdict : str
+        The verdict of the average calibration.
+    alpha : float, default 0.05
+        Family-wise level of the Holm adjustment over the levels.
+    conditional : dict, optional
+        ``{key: verdict}`` of the consistency and adaptivity tests (``"consistency"``,
+        ``"adaptivity:<feature>"``), after the family's adjustment.
 
     Examples
     --------
@@ -151,25 +191,51 @@ def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA) -> dict:
     >>> cov = uqviz.interval_coverage(uqviz.synthetic.nig(5000, nu=20, rng=0))
     >>> coverage_entry(cov, "OK")["verdict"]
     'OK'
+    >>> cov = uqviz.interval_coverage(uqviz.synthetic.default_example())  # off at 50, 68, 99 %
+    >>> e = coverage_entry(cov, "OK", conditional={"consistency": "OK",
+    ...                                            "adaptivity:x": "fails"})
+    >>> e["verdict"], e["causes"]
+    ('fails', ['adaptivity:x'])
     """
     p = _coverage_p(cov)
     rejected, adjusted = holm(p, alpha)
     levels = [float(v) for v in cov["level"].values]
+    conditional = dict(conditional or {})
     entry = {"levels": levels, "picp": [float(v) for v in cov["picp"].values],
              "p_values": p.tolist(), "p_adjusted": adjusted.tolist(),
              "rejected_levels": [lv for lv, r in zip(levels, rejected) if r],
              "generative": cov.attrs.get("generative", "normal"), "gated": False,
-             "p_value": float(np.nanmin(adjusted)) if adjusted.size else None}
+             "p_value": float(np.nanmin(adjusted)) if adjusted.size else None, "causes": []}
+    gen = entry["generative"]
+    failing = [k for k, w in conditional.items() if w == FAILS]
+    undecided = [k for k, w in conditional.items() if w in (UNRELIABLE, NOT_TESTED)]
     if not rejected.any():
         entry.update(verdict=OK, reliable=True, reason="")
     elif average_verdict == FAILS:
         entry.update(verdict=FAILS, reliable=True,
                      reason="the uncertainties fail on average, so do their intervals")
+    elif failing:
+        names = _and([question_label(k) for k in failing])
+        entry.update(verdict=FAILS, reliable=True, causes=failing,
+                     reason=f"the average calibration holds, but {names} "
+                            f"fail{'s' if len(failing) == 1 else ''}: uE is miscalibrated "
+                            "conditionally (too small for some points, too large for others), "
+                            "the likely cause; the shape of the errors (not "
+                            f"{gen}-shaped) can add to it")
     else:
+        if undecided:
+            read = (f"{_and([question_label(k) for k in undecided])} cannot decide it "
+                    "(see their verdicts)")
+        elif conditional:
+            read = (f"{_and([question_label(k) for k in conditional])}, its tests, do not "
+                    "fail here, which points at the shape")
+        else:
+            read = "consistency and adaptivity are its tests"
         entry.update(verdict=UNRELIABLE, reliable=False,
-                     reason=f"the errors are not {entry['generative']}-shaped: intervals at "
-                            f"{entry['generative']} quantiles do not cover their levels (a "
-                            "finding on the shape of the errors, not a failure of uE)")
+                     reason=f"intervals at {gen} quantiles do not cover their levels while "
+                            "the average calibration holds: the shape of the errors (not "
+                            f"{gen}-shaped) or a conditional miscalibration of uE (too small "
+                            f"for some points, too large for others) can cause it; {read}")
     return entry
 
 
@@ -179,7 +245,11 @@ def reference_entry(res, statistic: str) -> dict:
     reason = str(res["reason"].values) if "reason" in res else (
         "its simulated reference depends on D" if word == UNRELIABLE else "")
     p = _f(res["p_value"]) if "p_value" in res else None
-    return {"statistic": statistic, "estimate": _f(res["estimate"]),
+    refs = {}
+    if "reference" in res and "generative" in res["reference"].dims:
+        refs = {str(g): _f(r) for g, r in zip(res["generative"].values,
+                                              res["reference"].values)}
+    return {"statistic": statistic, "estimate": _f(res["estimate"]), "references": refs,
             "verdict": word, "reliable": word != UNRELIABLE, "reason": reason,
             "p_value": p, "valid": bool(np.all(res["valid"].values)),
             "gated": p is not None}
@@ -258,3 +328,99 @@ def entry_word(entry: dict, rejected) -> str:
     heavy = bool(entry.get("heavy_tail", False))
     return decide(rejected, reliable=bool(entry.get("reliable", True)) or heavy,
                   heavy_tail=heavy)
+
+
+def is_question(key: str) -> bool:
+    """Whether the entry ``key`` is a calibration question (``QUESTIONS``), whose word makes
+    the headline, rather than a further diagnostic.
+
+    Examples
+    --------
+    >>> [is_question(k) for k in ("average", "adaptivity:mass", "average:RCE", "pit", "ENCE",
+    ...                           "coverage")]
+    [True, True, True, True, False, False]
+    """
+    return str(key).split(":")[0] in QUESTIONS
+
+
+def question_label(key: str) -> str:
+    """The test of an entry in words.
+
+    Examples
+    --------
+    >>> [question_label(k) for k in ("average", "average:RCE", "consistency", "adaptivity:x",
+    ...                              "pit", "ENCE", "coverage")]
+    ['average calibration', 'average calibration (RCE)', 'consistency', 'adaptivity in x', 'PIT uniformity', 'ENCE', 'interval coverage']
+    """
+    head, _, rest = str(key).partition(":")
+    if head == "average":
+        return "average calibration" + (f" ({rest})" if rest else "")
+    if head == "adaptivity":
+        return f"adaptivity in {rest}"
+    return {"pit": "PIT uniformity", "coverage": "interval coverage"}.get(head, str(key))
+
+
+def _and(words) -> str:
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def headline(entries: dict, alpha: float = ALPHA) -> dict:
+    """The headline of a report: the answer to the calibration questions.
+
+    Its word is :func:`overall` of the words of the calibration questions (``is_question``:
+    average calibration, consistency, adaptivity per feature, the PIT when present), with
+    one addition: a further diagnostic in the Holm family (ENCE, ZMSE, CC, after
+    :func:`decide_family`: ``family_size`` set) that "fails" makes the headline "fails". An
+    "unreliable" further diagnostic never makes it "unreliable"; the interval coverage, outside
+    the family, never enters it.
+
+    Parameters
+    ----------
+    entries : dict
+        ``{key: entry}`` of the report, after :func:`decide_family`.
+    alpha : float, default 0.05
+        The family's level (said in the sentence).
+
+    Returns
+    -------
+    dict
+        ``verdict``; ``tests`` (the questions), ``further_diagnostics`` (the other keys);
+        ``fails``, ``unreliable``, ``not_tested`` (the questions so decided);
+        ``diagnostics_failing`` (further diagnostics whose "fails" entered); ``sentence``.
+
+    Examples
+    --------
+    >>> e = {"average": {"verdict": "OK"}, "consistency": {"verdict": "OK"},
+    ...      "adaptivity:x": {"verdict": "OK"},
+    ...      "ENCE": {"verdict": "unreliable", "p_adjusted": 0.4, "family_size": 4},
+    ...      "coverage": {"verdict": "fails"}}
+    >>> h = headline(e)
+    >>> h["verdict"], h["tests"], h["further_diagnostics"]
+    ('OK', ['average', 'consistency', 'adaptivity:x'], ['ENCE', 'coverage'])
+    >>> e["CC"] = {"verdict": "fails", "p_adjusted": 0.01, "family_size": 5}
+    >>> headline(e)["verdict"], headline(e)["diagnostics_failing"]
+    ('fails', ['CC'])
+    """
+    tests = [k for k in entries if is_question(k)]
+    further = [k for k in entries if not is_question(k)]
+    word_of = {k: entries[k].get("verdict", NOT_TESTED) for k in entries}
+    failing = [k for k in further if word_of[k] == FAILS and "family_size" in entries[k]]
+    word = overall([word_of[k] for k in tests] + [FAILS] * len(failing))
+    by = {w: [k for k in tests if word_of[k] == w] for w in (FAILS, UNRELIABLE, NOT_TESTED)}
+    answers = "; ".join(f"{question_label(k)} {word_of[k]}" for k in tests) or "none tested"
+    sentence = f"Headline: {word} (the calibration questions: {answers}"
+    if failing:
+        sentence += (f"; {_and(failing)} fail{'s' if len(failing) == 1 else ''} under every "
+                     "generative D, in the family")
+    n = sum(1 for e in entries.values() if "family_size" in e)
+    if n:
+        sentence += f"; Holm over the {n} tests of the family at {alpha:g}"
+    sentence += ")."
+    if further:
+        sentence += (f" Further diagnostics ({_and(question_label(k) for k in further)}) "
+                     "keep their own words below; their \"unreliable\" does not enter the "
+                     "headline.")
+    return {"verdict": word, "tests": tests, "further_diagnostics": further,
+            "fails": by[FAILS], "unreliable": by[UNRELIABLE], "not_tested": by[NOT_TESTED],
+            "diagnostics_failing": failing, "sentence": sentence}
