@@ -15,8 +15,11 @@ Examples
     uqviz report data.csv --errors E --uncertainties uE --no-remedy   # no recalibration
 
 Exit status of ``validate``: 0; 1 when a verdict named by ``--fail-on`` fails; 3 when none
-fails but one is unreliable (heavy tails: the test cannot decide); 2 for bad input (any
-command).
+fails but one is unreliable (heavy tails: the test cannot decide) or not tested; 2 for bad
+input (any command). The gated verdicts are calibration questions (average calibration,
+consistency, adaptivity, the PIT), those of a report's headline; ``report`` exits with 0 (or
+2) and prints its headline first, then the sentences of the questions, then the further
+diagnostics (ENCE, ZMSE, CC, the interval coverage, in their own words).
 """
 
 from __future__ import annotations
@@ -253,7 +256,9 @@ def run_validate(args, out=None) -> int:
 
 
 def run_report(args, out=None) -> int:
-    """Write the HTML and JSON report; print the conclusion and the paths."""
+    """Write the HTML and JSON report; print the headline, the conclusion (the calibration
+    questions, then the further diagnostics) and the paths. Returns 0 (the exit status of a
+    gate is `validate --fail-on`'s)."""
     from uqviz.reporting.build import prepare_folder, report
 
     out = sys.stdout if out is None else out
@@ -262,7 +267,13 @@ def run_report(args, out=None) -> int:
     rep = report(ds, features=args.features, n_boot=args.n_boot, n_mc=args.n_mc,
                  rng=args.seed, progress=None, remedy=args.remedy)
     paths = rep.save(args.out)
-    print("\n".join(rep.conclusion), file=out)
+    further = rep.numbers.get("further_diagnostics", {}).get("conclusion", [])
+    print(rep.headline + "\n", file=out)
+    print("\n".join(c for c in rep.conclusion if c not in further), file=out)
+    if further:
+        print("\nFurther diagnostics (their own words; their \"unreliable\" is not in the "
+              "headline):", file=out)
+        print("\n".join(further), file=out)
     print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)
     print(f"JSON numbers: {os.path.abspath(paths['json'])}", file=out)
     return 0

@@ -180,6 +180,12 @@ def test_report_with_few_replicates_writes_complete_files(tmp_path, capsys):
     html = (out / "d_report.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and html.rstrip().endswith("</html>")
     assert not list(out.glob(".uqviz-*"))
+    # the console: the headline first, the further diagnostics after the questions
+    text = capsys.readouterr().out
+    assert text.startswith("Headline: ")
+    assert text.index("Average calibration: ") < text.index("\nFurther diagnostics (") < \
+        text.index("ENCE: ")
+    assert html.index("<table class='tests'>") < html.index("<h2>Conclusion</h2>")
 
 
 def test_cli_errors_in_a_real_process(tmp_path):

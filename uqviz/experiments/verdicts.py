@@ -1,6 +1,6 @@
 """Operating characteristics of the verdicts: false-alarm rate and power, measured.
 
-Every verdict of uqviz (the report's lines and its overall word, the CI gate, the tailedness
+Every verdict of uqviz (the report's lines and its headline, the CI gate, the tailedness
 screen, ``validate_average``, the calibrated f_v, the simulated references) is run on sets
 that are calibrated by construction and on sets with a known miscalibration; the rate at
 which each verdict says "fails" is its false-alarm rate on the first and its power on the
@@ -533,9 +533,11 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     Verdicts (names in ``verdicts``; default ``default_verdicts`` of the features):
 
     - from one :func:`uqviz.report` per set (``figures=False, remedy=False``): ``"report"``
-      (the overall word) and ``"report:<key>"`` for each entry of
-      ``numbers["verdicts"]`` (``average``, ``consistency``, ``adaptivity:<feature>``,
-      ``ENCE``, ``ZMSE``, ``CC``, ``coverage``);
+      (the headline, ``numbers["verdict"]``: the calibration questions, a "fails" of ENCE,
+      ZMSE or CC kept by the family's Holm adjustment, never their "unreliable") and
+      ``"report:<key>"`` for each entry of ``numbers["verdicts"]`` (``average``,
+      ``consistency``, ``adaptivity:<feature>``, and the further diagnostics ``ENCE``,
+      ``ZMSE``, ``CC``, ``coverage``);
     - from one ``uqviz.reporting.gate.gate`` per set (every kind, the features):
       ``"gate:any"`` (exit status 1 is "fails", 3 "unreliable"), ``"gate:average"``,
       ``"gate:consistency"``, ``"gate:adaptivity"`` (each choice's family Holm-adjusted

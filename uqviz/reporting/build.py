@@ -3,7 +3,11 @@
 For each dataset the report runs the tailedness screen, average calibration
 (ZMS, RCE, NLL by default, or the ``statistics`` given), consistency (LZM/LZMS vs uE), adaptivity per feature, and
 ENCE, ZMSE and CC through simulated references (Pernot (2024c)), and ends with
-a plain-language conclusion. Numbers come from the public compute functions,
+a plain-language conclusion. Its headline (``numbers["verdict"]``) answers the calibration
+questions only (average calibration, consistency, adaptivity, the PIT of a forecast given as
+more than a standard uncertainty); ENCE, ZMSE, CC and the interval coverage are further
+diagnostics with their own words (:mod:`uqviz.reporting.verdicts`). Numbers come from the
+public compute functions,
 figures from :mod:`uqviz.plots`, words from :mod:`uqviz.reporting.wording`.
 """
 
@@ -159,6 +163,8 @@ class Report:
 
     Returned by :func:`uqviz.report`; shows itself in a notebook, ``to_html()`` and
     ``to_json()`` render it, ``save(folder)`` writes both files into that folder only.
+    ``verdict`` is the headline word (``numbers["verdict"]``: the answer to the calibration
+    questions, :func:`uqviz.reporting.verdicts.headline`), ``headline`` its sentence.
 
     Parameters
     ----------
@@ -176,6 +182,8 @@ class Report:
     >>> rep = uqviz.report(uqviz.synthetic.default_example(), rng=0)  # doctest: +ELLIPSIS
     >>> isinstance(rep.to_json(), str), rep.to_html().startswith("<")
     (True, True)
+    >>> rep.verdict, rep.headline.startswith("Headline: fails (the calibration questions")
+    ('fails', True)
     """
 
     name: str
@@ -183,6 +191,17 @@ class Report:
     conclusion: list
     warnings: list
     figures: dict = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str:
+        """The headline word: "OK", "fails", "unreliable" or "not tested" (the calibration
+        questions: average calibration, consistency, adaptivity, the PIT when present)."""
+        return self.numbers.get("verdict", "not tested")
+
+    @property
+    def headline(self) -> str:
+        """The headline in one sentence: its word and the word of each question."""
+        return self.numbers.get("headline", {}).get("sentence", "")
 
     def _section(self):
         return (self.name, self.numbers, self.conclusion, self.warnings, self.figures)
@@ -308,6 +327,20 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     miscalibration area, MACE, RMSCE and the figure), ENCE, ZMSE and CC against simulated
     references, and a conclusion in words.
 
+    The headline (``numbers["verdict"]``, ``Report.verdict``; ``numbers["headline"]`` holds
+    its sentence and the keys behind it) answers the calibration questions: average
+    calibration (the ZMS), consistency, adaptivity per feature and, for a forecast given as
+    more than a standard uncertainty, the PIT (:func:`uqviz.reporting.verdicts.headline`):
+    "fails" when one of them fails, else "unreliable" when one is, else "OK". ENCE, ZMSE and
+    CC (whose references depend on the unknown shape D of the errors, Pernot (2024c)) and
+    the interval coverage are further diagnostics (``numbers["further_diagnostics"]``, a
+    section of the page, the last sentences of the conclusion) with their own words: a
+    "fails" of ENCE, ZMSE or CC, decided under every D and kept after the Holm adjustment of
+    the family they share with the questions, makes the headline "fails"; their "unreliable"
+    never makes it "unreliable". Every test's entry is in ``numbers["verdicts"]``
+    (``headline``: whether it is a question). The page opens with the table of the tests
+    (test, verdict, the number it rests on, adjusted p-value, reason) above the sentences.
+
     When the forecast is given as more than a standard uncertainty
     (:func:`uqviz.predictive.forecast_form` ``"interval"``, ``"quantiles"`` or ``"samples"``,
     from :func:`uqviz.from_predictions`), a "PIT" section follows: :func:`uqviz.validate_pit`
@@ -426,8 +459,9 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     Returns
     -------
     Report or ReportCollection
-        ``.numbers`` (JSON-ready), ``.conclusion`` (sentences), ``.save(folder)``
-        writes HTML + JSON named after the (sanitised) dataset name; renders inline
+        ``.numbers`` (JSON-ready), ``.verdict`` (the headline word), ``.headline`` (its
+        sentence), ``.conclusion`` (sentences: the calibration questions, then the further
+        diagnostics), ``.save(folder)`` writes HTML + JSON named after the (sanitised) dataset name; renders inline
         in Jupyter. A value that could not be computed reads "n/a", with the reason.
 
     See Also
@@ -711,10 +745,16 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
             figs.update(pit_figs)
 
     vd.decide_family(entries)
-    entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"])
+    conditional = {k: e["verdict"] for k, e in entries.items()
+                   if k == "consistency" or k.startswith("adaptivity:")}
+    entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"],
+                                            conditional=conditional)
+    for k, e in entries.items():
+        e["headline"] = vd.is_question(k)
     numbers["verdicts"] = entries
-    numbers["verdict"] = vd.overall(e["verdict"] for k, e in entries.items()
-                                    if e.get("gated") or k == "average")
+    head = vd.headline(entries)
+    numbers["verdict"] = head["verdict"]
+    numbers["headline"] = head
     numbers["family"] = {"alpha": vd.ALPHA, "method": "Holm (1979)",
                          "tests": [k for k, e in entries.items() if "family_size" in e]}
 
@@ -740,7 +780,15 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
         warns += dwarns
     bar.update()
     bar.close()
-    conclusion = _conclusion(entries, tested, local, feats, curve)
+    conclusion, further = _conclusion(entries, tested, local, feats, curve)
+    numbers["further_diagnostics"] = {
+        "tests": head["further_diagnostics"],
+        "verdicts": {k: entries[k]["verdict"] for k in head["further_diagnostics"]},
+        "conclusion": further,
+        "rule": "their own words; a 'fails' of ENCE, ZMSE or CC (decided under every "
+                "generative D, Holm-adjusted in the family) makes the headline 'fails', "
+                "their 'unreliable' never makes it 'unreliable'; the interval coverage does "
+                "not enter it"}
     if "summary" in numbers.get("remedy", {}):
         conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
                           + numbers["remedy"]["summary"])
@@ -840,6 +888,9 @@ def _summary(ds, feats):
 
 
 def _conclusion(entries, tested, local, feats, curve):
+    """``(lines, further)``: every sentence, the calibration questions first (average,
+    consistency, adaptivity, the PIT), then the binning notes, then the further diagnostics
+    (coverage, calibration curve, ENCE, ZMSE, CC), which ``further`` lists."""
     lines = [wording.average_line(entries["average"])]
     for cond in ["uE", *feats]:
         key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
@@ -849,16 +900,14 @@ def _conclusion(entries, tested, local, feats, curve):
             lines.append(f"{head}: not tested ({e['reason']}).")
             continue
         lines.append(wording.local_line(e, tested[cond]["LZMS"], cond))
-    lines.append(wording.coverage_line(entries["coverage"]))
-    lines.append(wording.curve_line(curve))
+    if "pit" in entries:
+        lines.append(wording.pit_line(entries["pit"]))
     for cond in ["uE", *feats]:
         if local[cond] is not None and local[cond]["LZMS"].attrs.get("binning") == "stratified":
             lines.append(local[cond]["note"])
-    for s in ("ENCE", "ZMSE", "CC"):
-        lines.append(wording.reference_line(entries[s]))
-    if "pit" in entries:
-        lines.append(wording.pit_line(entries["pit"]))
-    return lines
+    further = [wording.coverage_line(entries["coverage"]), wording.curve_line(curve)]
+    further += [wording.reference_line(entries[s]) for s in ("ENCE", "ZMSE", "CC")]
+    return lines + further, further
 
 
 def _pit_section(data, *, n_boot, rng, client, engine, figures):

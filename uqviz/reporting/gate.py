@@ -11,9 +11,15 @@ whatever their number. ``"any"`` gates on average calibration, consistency and a
 not on the PIT: it keeps its meaning (the uncertainties' calibration, which a PIT failure
 alone does not question: errors of the right variance but not of the forecast's shape fail
 the PIT) and the false-alarm and power rates measured for it (``benchmarks/bench_verdicts.py``);
-``--fail-on pit`` adds the PIT to the family. Exit
-status: 1 when a gated verdict fails, else 3 when one is unreliable (heavy tails: the test
-cannot decide) or could not be tested (a constant uE), else 0.
+``--fail-on pit`` adds the PIT to the family.
+
+The gated tests are calibration questions only (:data:`uqviz.reporting.verdicts.QUESTIONS`),
+the questions whose words make a report's headline: ENCE, ZMSE, CC and the interval coverage,
+further diagnostics of the report, are never gated. Exit status (``EXIT_FAILS``,
+``EXIT_UNRELIABLE``): **1** when a gated verdict fails (after the family's Holm adjustment),
+else **3** when one is unreliable (heavy tails: the test cannot decide) or could not be tested
+(a constant uE: a gate never passes on missing evidence), else **0**; the command line exits
+with **2** on bad input.
 """
 
 from __future__ import annotations
