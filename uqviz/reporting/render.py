@@ -21,7 +21,11 @@ _CSS = """.uqviz-report{font-family:system-ui,sans-serif;max-width:960px;margin:
 .uqviz-report table{border-collapse:collapse;font-size:.9em}
 .uqviz-report td,.uqviz-report th{border:1px solid #ddd;padding:.25em .6em}
 .uqviz-report .warn{color:#a33}.uqviz-report .concl li{margin:.3em 0}
-.uqviz-report img{max-width:100%}"""
+.uqviz-report img{max-width:100%}
+.uqviz-report .headline{font-size:1.1em}
+.uqviz-report .tests th.group{text-align:left;background:#f4f4f4}
+.uqviz-report .v-fails{color:#a33;font-weight:bold}.uqviz-report .v-unreliable{color:#a60}
+.uqviz-report .v-OK{color:#262}"""
 
 _e = html.escape
 
@@ -62,11 +66,23 @@ def _anchor(name: str) -> str:
 
 def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
     h1, h2 = f"h{level}", f"h{level + 1}"
+    further = set(n.get("further_diagnostics", {}).get("conclusion", []))
     parts = [f"<{h1} id='{_anchor(name)}'>"
              + (f"Uncertainty validation report: {_e(name)}" if level == 1 else _e(name))
-             + f"</{h1}>",
-             f"<{h2}>Conclusion</{h2}><ul class='concl'>",
-             *[f"<li>{_e(c)}</li>" for c in conclusion], "</ul>"]
+             + f"</{h1}>"]
+    if n.get("verdicts"):
+        parts += [f"<{h2}>Verdicts</{h2}>", _tests_html(n)]
+    parts += [f"<{h2}>Conclusion</{h2}><ul class='concl'>",
+              *[f"<li>{_e(c)}</li>" for c in conclusion if c not in further], "</ul>"]
+    if further:
+        parts += [f"<{h2}>Further diagnostics</{h2}>",
+                  "<p>ENCE, ZMSE and CC against simulated references (which depend on the "
+                  "unknown shape D of the errors, Pernot (2024c)), the interval coverage and "
+                  "the calibration curve, with their own words. A &quot;fails&quot; of ENCE, "
+                  "ZMSE or CC, decided under every D and kept by the Holm adjustment, makes "
+                  "the headline &quot;fails&quot;; their &quot;unreliable&quot; never makes "
+                  "it &quot;unreliable&quot;.</p><ul class='concl'>",
+                  *[f"<li>{_e(c)}</li>" for c in conclusion if c in further], "</ul>"]
     if warnings:
         parts += [f"<{h2}>Warnings</{h2}><ul>",
                   *[f"<li class='warn'>{_e(w)}</li>" for w in warnings], "</ul>"]
@@ -134,6 +150,108 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
             parts += [f"<{h2}>Remedy of the distribution: conformal and quantile "
                       f"recalibration</{h2}>", _distribution_html(n["remedy"]["distribution"])]
     return "\n".join(parts)
+
+
+def _word_html(word) -> str:
+    word = str(word)
+    return f"<span class='v-{_e(word.replace(' ', '-'))}'>{_e(word)}</span>"
+
+
+def _rests_on(key, e) -> str:
+    """The number a test rests on, in words (HTML)."""
+    from uqviz.reporting.verdicts import FURTHER_DIAGNOSTICS
+
+    head = key.split(":")[0]
+    if e.get("verdict") == "not tested":
+        return "&mdash;"
+    if head == "average":
+        return (f"{_e(str(e.get('statistic', 'ZMS')))} = {fmt(e.get('estimate'))} "
+                f"[{fmt(e.get('ci_lower'))}, {fmt(e.get('ci_upper'))}], reference "
+                f"{fmt(e.get('reference'), 'g')}")
+    if head in ("consistency", "adaptivity"):
+        text = (f"f<sub>v</sub> = {fmt(e.get('estimate'), '.3f')} in {e.get('n_bins')} bins; "
+                f"calibrated data {fmt(e.get('reference'), '.3f')}, at least "
+                f"{fmt(e.get('reference_lower'), '.3f')}")
+        if e.get("n_unreliable"):
+            text += f"; {e['n_unreliable']} bins unreliable"
+        return text
+    if head == "pit":
+        where = "inside" if e.get("valid") else "outside"
+        return (f"PIT ECDF {where} its simultaneous band; PIT variance "
+                f"{fmt(e.get('pit_var'), '.4f')} (1/12 = 0.0833)")
+    if head == "coverage":
+        levels, picp = e.get("levels", []), e.get("picp", [])
+        bad = set(e.get("rejected_levels", []))
+        shown = [(lv, v) for lv, v in zip(levels, picp) if lv in bad] or list(zip(levels, picp))
+        return "PICP " + ", ".join(f"{fmt(v, '.3f')} at {100 * lv:g} %" for lv, v in shown)
+    if head in FURTHER_DIAGNOSTICS:
+        refs = e.get("references") or {}
+        text = f"{_e(head)} = {fmt(e.get('estimate'), '.3g')}"
+        if refs:
+            text += "; simulated references " + ", ".join(
+                f"{fmt(r, '.3g')} ({_e(g)})" for g, r in refs.items())
+        return text
+    return fmt(e.get("estimate"))
+
+
+def _adjusted_html(key, e) -> str:
+    """The Holm-adjusted p-value of a test, with its own p-value."""
+    if "family_size" in e:
+        return (f"{fmt(e.get('p_adjusted'), '.2g')} <small>(p = {fmt(e.get('p_value'), '.2g')}"
+                f"; {e['family_size']} tests)</small>")
+    if key == "coverage" and e.get("p_value") is not None:
+        return (f"{fmt(e['p_value'], '.2g')} <small>(smallest, Holm over its "
+                f"{len(e.get('levels', []))} levels; not in the family)</small>")
+    return "&mdash;"
+
+
+def _reason(e) -> str:
+    if e.get("reason"):
+        return e["reason"]
+    word = e.get("verdict")
+    if word == "OK":
+        return "not rejected"
+    if word == "fails":
+        return ("rejected at the family's level" if "family_size" in e else "rejected")
+    return ""
+
+
+def _tests_html(n) -> str:
+    """The headline and the table of the tests: the calibration questions, then the further
+    diagnostics (test, verdict, the number it rests on, adjusted p, reason)."""
+    from uqviz.reporting.verdicts import is_question, question_label
+
+    entries = n["verdicts"]
+    head = n.get("headline", {})
+    word = n.get("verdict", head.get("verdict", "n/a"))
+    questions = [k for k, e in entries.items() if e.get("headline", is_question(k))]
+    further = [k for k in entries if k not in questions]
+    cols = "".join(f"<th>{c}</th>" for c in ("test", "verdict", "rests on", "adjusted p",
+                                             "reason"))
+
+    def rows(keys):
+        out = []
+        for k in keys:
+            e = entries[k]
+            label = _e(question_label(k))
+            if e.get("adjusted"):
+                label += " <small>(beyond the uE effect)</small>"
+            out.append(f"<tr data-test='{_e(k)}'><td>{label}</td>"
+                       f"<td>{_word_html(e.get('verdict', 'n/a'))}</td>"
+                       f"<td>{_rests_on(k, e)}</td><td>{_adjusted_html(k, e)}</td>"
+                       f"<td>{_e(_reason(e))}</td></tr>")
+        return "".join(out)
+
+    body = (f"<tbody class='questions'><tr><th class='group' colspan='5'>Calibration questions "
+            f"(the headline)</th></tr>{rows(questions)}</tbody>")
+    if further:
+        body += (f"<tbody class='diagnostics'><tr><th class='group' colspan='5'>Further "
+                 f"diagnostics (their own words)</th></tr>{rows(further)}</tbody>")
+    sentence = head.get("sentence", "")
+    prefix = f"Headline: {word} "
+    rest = sentence[len(prefix):] if sentence.startswith(prefix) else sentence
+    return (f"<p class='headline'>Headline: <b>{_word_html(word)}</b> {_e(rest)}</p>"
+            f"<table class='tests'><thead><tr>{cols}</tr></thead>{body}</table>")
 
 
 #: the anchor of the comparison section (no dataset's anchor: those start with "ds-")
