@@ -589,7 +589,8 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     generative : str or sequence of str, default "normal"
         D of the standardised errors; a sequence adds the dim ``generative``.
     size : int or sequence of int, default 5000
-        Points per set; a sequence adds the dim ``size``.
+        Points per set (at least 3, the fewest validate_average takes; the verdicts that
+        need more read "not tested"); a sequence adds the dim ``size``.
     n_datasets : int, default 100
         Sets per cell (scenario, D, size).
     design : {"inverse_gamma", "constant", "lognormal"}, default "inverse_gamma"
@@ -670,7 +671,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     gens, gen_scanned = _as_list("generative", generative, lambda g: g if isinstance(g, str)
                                  else getattr(g, "name", g))
     sizes, size_scanned = _as_list("size", size,
-                                   lambda s: checks.count("size", s, minimum=10))
+                                   lambda s: checks.count("size", s, minimum=3))
     n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
