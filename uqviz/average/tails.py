@@ -6,7 +6,7 @@ safety limits of beta_GM above which the statistics "should be questioned" (Tabl
 "indicative"). Heavy tails widen the zone of doubt around the reference; they do not make a
 large departure meaningless. The test here allows for them: the statistic is compared with its
 law on calibrated data whose z-scores have the heaviest Student-t shape the data's own
-z-scores are consistent with (Pernot (2024b)'s TIG model of D; :func:`uqviz._array.tails.tail_df`),
+z-scores are consistent with (Pernot (2024b)'s TIG model of D; ``uqviz._array.tails.tail_df``),
 rescaled to the reference (unit variance). It is exact when D is a Student-t and conservative
 for lighter-tailed shapes of the same bulk (a Laplace D is fitted by a t of about 3 degrees of
 freedom).

@@ -368,10 +368,10 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
         questions the statistic is exceeded, ``TAILEDNESS_SCREENS``), ``null_p_value``
         (two-sided p-value of the estimate against calibrated Student-t z-scores of
         ``tail_df_lower`` degrees of freedom: the tail-allowing test,
-        :mod:`uqviz.average.tails`; NaN for statistics without one), ``verdict`` (the word,
-        :func:`average_verdicts`), ``verdict_p_value`` (the p-value it rests on) and
-        ``reason`` (and ``z0``, ``acceleration`` for BCa); ``beta_gm`` on ``variable``;
-        ``n_points``, ``tail_df`` (the Student-t fitted to the z-scores) and
+        :func:`uqviz.average.tails.null_p_values`; NaN for statistics without one),
+        ``verdict`` (the word, :func:`uqviz.average.validation.average_verdicts`),
+        ``verdict_p_value`` (the p-value it rests on) and ``reason`` (and ``z0``,
+        ``acceleration`` for BCa); ``beta_gm`` on ``variable``; ``n_points``, ``tail_df`` (the Student-t fitted to the z-scores) and
         ``tail_df_lower`` (the heaviest one consistent with them).
 
     Warns
