@@ -41,8 +41,78 @@ GATED = ("report", "report:average", "report:consistency", "report:adaptivity:X1
          "report:pit")
 
 
+#: issue 36: the average verdicts under heavy tails
+TAIL_D = ("normal", "t6", "t4.4", "t3", "laplace")
+TAIL_DESIGNS = ("constant", "lognormal", "inverse_gamma")
+TAIL_VERDICTS = ("average:ZMS", "average:RCE", "average:NLL")
+TAIL_POWER = ("scale1.5", "scale0.6667", "scale2", "scale0.5")
+SMALL_SIZES = (5, 10, 20, 50, 100)
+
+
+def tails_grid(args):
+    """Issue 36, item 2: calibrated sets D x uE x M, power at M = 5000, small sets."""
+    sizes = (500, 5000, 50_000) if args.size is None else (args.size,)
+    cal = [("calibrated", dict(scenarios=("calibrated",), generative=g, size=m, design=d,
+                               n_datasets=args.sets))
+           for m in sizes for d in TAIL_DESIGNS for g in TAIL_D]
+    mis = [("miscalibrated", dict(scenarios=TAIL_POWER, generative=g, size=5000,
+                                  design="lognormal", n_datasets=args.sets))
+           for g in TAIL_D]
+    small = [("small", dict(scenarios=("calibrated", "scale2"), generative=g, size=m,
+                            design="lognormal", n_datasets=args.sets))
+             for m in SMALL_SIZES for g in ("normal", "t6", "t3")]
+    return cal + mis + small
+
+
+def check_tail_targets(df):
+    """``[(target, passed, detail)]``: the targets of issue 36, item 2 (average verdicts)."""
+    out = []
+    cal = df[df.scenario == "calibrated"]
+    big = cal[cal["size"] >= 500]
+    for v in TAIL_VERDICTS:
+        sub = big[big.verdict == v]
+        if sub.empty:
+            continue
+        r = sub.loc[sub.fails.idxmax()]
+        ok = bool((sub.fails - 2 * sub.fails_se).max() <= 0.05)
+        out.append((f"{v}: false 'fails' <= 5 % (2 se), every D x uE x M", ok,
+                    f"highest {r.fails:.3f} +- {r.fails_se:.3f} ({r.generative}, {r.design}, "
+                    f"M={r['size']})"))
+        light = sub[sub.generative.isin(["normal", "t6"])]
+        if not light.empty:
+            r = light.loc[light.unreliable.idxmax()]
+            out.append((f"{v}: 'unreliable' <= 10 % on calibrated normal and t6", 
+                        bool(light.unreliable.max() <= 0.10),
+                        f"highest {r.unreliable:.3f} ({r.generative}, {r.design}, "
+                        f"M={r['size']})"))
+    mis = df[(df.scenario.isin(TAIL_POWER)) & (df["size"] == 5000)]
+    for v in ("average:ZMS", "average:NLL"):
+        for sc, target in (("scale1.5", 0.9), ("scale0.6667", 0.9), ("scale2", 0.99),
+                           ("scale0.5", 0.99)):
+            sub = mis[(mis.verdict == v) & (mis.scenario == sc)]
+            if sub.empty:
+                continue
+            r = sub.loc[sub.fails.idxmin()]
+            out.append((f"{v} on {sc}: 'fails' >= {target:.0%} under every D (2 se)",
+                        bool((sub.fails + 2 * sub.fails_se).min() >= target),
+                        f"lowest {r.fails:.3f} +- {r.fails_se:.3f} ({r.generative})"))
+    small = cal[cal["size"] < 500]
+    for v in TAIL_VERDICTS:
+        sub = small[small.verdict == v]
+        if sub.empty:
+            continue
+        r = sub.loc[sub.fails.idxmax()]
+        out.append((f"{v}: small sets (M {sorted(set(sub['size']))}): false 'fails' <= 5 % "
+                    "(2 se) or 'not tested'", bool((sub.fails - 2 * sub.fails_se).max() <= 0.05),
+                    f"highest {r.fails:.3f} +- {r.fails_se:.3f} ({r.generative}, "
+                    f"M={r['size']})"))
+    return out
+
+
 def grid(args):
     """``[(label, kwargs)]`` of the calls to run."""
+    if args.tails:
+        return tails_grid(args)
     if args.quick:
         cal = [("calibrated", dict(scenarios=("calibrated",), generative=g, size=args.size,
                                    design="inverse_gamma", n_datasets=args.sets))
@@ -159,6 +229,9 @@ def main(argv=None):
     p.add_argument("--n-boot", type=int, default=None, help="default 1000 (quick: 500)")
     p.add_argument("--n-mc", type=int, default=None, help="default 1000 (quick: 200)")
     p.add_argument("--quick", action="store_true", help="a small grid, about 10 minutes")
+    p.add_argument("--tails", action="store_true",
+                   help="issue 36: the average verdicts under heavy tails (D x uE x M, power "
+                        "at M = 5000, small sets); verdicts " + " ".join(TAIL_VERDICTS))
     p.add_argument("--rng", type=int, default=2024)
     p.add_argument("--client", default=None, help="None or 'local' (dask LocalCluster)")
     p.add_argument("--out", default=None, help="write the table (.csv or .json)")
@@ -168,8 +241,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.sets is None:
         args.sets = 8 if args.quick else 220
-    if args.quick and args.size is None:
+    if args.quick and args.size is None and not args.tails:
         args.size = 2000
+    if args.tails and args.verdicts is None:
+        args.verdicts = list(TAIL_VERDICTS)
     n_boot = args.n_boot or (500 if args.quick else 1000)
     n_mc = args.n_mc or (200 if args.quick else 1000)
 
@@ -211,8 +286,12 @@ def main(argv=None):
     print(cost.round(3).to_string())
     print(f"\ntotal {total:.0f} s; n_boot {n_boot}, n_mc {n_mc}")
 
-    print("\ntargets of issue 20, item 2")
-    results = check_targets(df)
+    if args.tails:
+        print("\ntargets of issue 36, item 2 (average verdicts under heavy tails)")
+        results = check_tail_targets(df)
+    else:
+        print("\ntargets of issue 20, item 2")
+        results = check_targets(df)
     for name, ok, detail in results:
         print(f"{'SKIP' if ok is None else 'PASS' if ok else 'FAIL'}  {name}: {detail}")
     if args.out:

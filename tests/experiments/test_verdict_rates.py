@@ -154,3 +154,46 @@ def test_gate_pit_and_report_pit_on_the_set_given_as_quantiles():
     assert bool(both["miscalibrated"].sel(verdict="gate:pit", scenario="scale1.2"))
     assert not bool(both["miscalibrated"].sel(verdict="report:pit", scenario="calibrated"))
     assert {"gate:pit", "report:pit"} <= set(default_verdicts())
+
+
+@pytest.mark.parametrize("generative", ["t3", "laplace"])
+def test_average_heavy_tail_rule_false_alarm(generative):
+    """Issue 36: under a failed Z^2 screen the Student-t null decides. Calibrated t3 and
+    Laplace sets (the screen fires on most) read "fails" at most 5 % + 3 se (8 of 60), and a
+    heavy-tailed set never reads "OK" once its screen has failed."""
+    oc = operating_characteristics(scenarios=("calibrated",), size=2000, generative=generative,
+                                   design="lognormal", n_datasets=60,
+                                   verdicts=("average:ZMS", "tailedness:Z2"), n_boot=200,
+                                   rng=36, progress=False)
+    f = float(oc["fails"].sel(verdict="average:ZMS", scenario="calibrated"))
+    u = float(oc["unreliable"].sel(verdict="average:ZMS", scenario="calibrated"))
+    screened = float(oc["unreliable"].sel(verdict="tailedness:Z2", scenario="calibrated"))
+    assert f * 60 <= 8
+    assert u + f >= screened - 1e-12  # every screened set reads fails or unreliable
+
+
+@pytest.mark.parametrize("scenario", ["scale2", "scale0.5", "scale1.5", "scale0.6667"])
+def test_average_heavy_tail_rule_power_under_t3(scenario):
+    """Issue 36: uE 1.5 or 2 times too small or too large under t3 z-scores (M = 5000) reads
+    "fails" in (nearly) every set: heavy tails do not erase a gross failure."""
+    oc = operating_characteristics(scenarios=(scenario,), size=5000, generative="t3",
+                                   design="lognormal", n_datasets=20,
+                                   verdicts=("average:ZMS",), n_boot=200, rng=37,
+                                   progress=False)
+    assert float(oc["fails"].sel(verdict="average:ZMS", scenario=scenario)) * 20 >= 18
+
+
+def test_average_small_sets():
+    """Issue 36: below MIN_TESTED points "not tested"; from there up the Student-t null keeps
+    the false alarm of calibrated normal sets of 20 points at most 5 % + 3 se (8 of 60): the
+    BCa interval failed 8-22 % of such sets."""
+    oc = operating_characteristics(scenarios=("calibrated",), size=5, generative="normal",
+                                   design="lognormal", n_datasets=20,
+                                   verdicts=("average:ZMS",), n_boot=200, rng=38,
+                                   progress=False)
+    assert float(oc["not_tested"].sel(verdict="average:ZMS", scenario="calibrated")) == 1.0
+    oc = operating_characteristics(scenarios=("calibrated",), size=20, generative="normal",
+                                   design="lognormal", n_datasets=60,
+                                   verdicts=("average:ZMS",), n_boot=200, rng=39,
+                                   progress=False)
+    assert float(oc["fails"].sel(verdict="average:ZMS", scenario="calibrated")) * 60 <= 8

@@ -71,8 +71,8 @@ def decide(rejected, *, reliable=True, tested=True, heavy_tail=False) -> str:
     ----------
     rejected : bool
         The test rejects. Under ``heavy_tail`` it must be the tail-allowing test (the widened
-        interval of :func:`uqviz.average.tails.tail_p_value`, a null simulated with the data's
-        own z-shape), not the plain one.
+        null of :func:`uqviz.average.tails.null_p_values`, a null simulated with the
+        data's own z-shape), not the plain one.
     reliable : bool, default True
         False when the test cannot be trusted at all (no interval, an unstable bootstrap):
         "unreliable" whatever ``rejected``.

@@ -107,6 +107,8 @@ def average_entry(avg, statistic="ZMS") -> dict:
              "p_value": _f(r["p_value"]) if "p_value" in r else None, "gated": True}
     if entry["reference"] is None:
         return {**entry, **not_tested(f"{statistic} has no predefined reference")}
+    if "verdict" in r:  # the verdict of validate_average: its p-value, its tail rule
+        return _average_verdict_entry(entry, r)
     if entry["p_value"] is None:  # no p-value: the interval decides alone
         entry["p_value"] = 1.0 if entry["valid"] else 0.0
     heavy = heavy_reasons(avg["beta_gm"], TAILEDNESS_SCREENS.get(statistic, ()))
@@ -119,6 +121,25 @@ def average_entry(avg, statistic="ZMS") -> dict:
     else:
         entry.update(reliable=True, reason="")
     entry["verdict"] = decide(not entry["valid"], reliable=entry["reliable"])
+    return entry
+
+
+def _average_verdict_entry(entry, r) -> dict:
+    """``entry`` completed from the ``verdict``, ``verdict_p_value`` and ``reason`` of one
+    statistic of :func:`uqviz.validate_average`: under a failed tail screen its p-value is the
+    Student-t null's and ``heavy_tail`` is True (entry_word: "fails" or "unreliable")."""
+    word, reason = str(r["verdict"].values), str(r["reason"].values)
+    if word == NOT_TESTED:
+        return {**entry, **not_tested(reason)}
+    interval = entry["ci_lower"] is not None and entry["ci_upper"] is not None
+    screened = bool(r["reliable"])
+    entry.update(p_value=_f(r["verdict_p_value"]), reliable=screened and interval,
+                 heavy_tail=interval and not screened and _f(r["null_p_value"]) is not None,
+                 reason=reason, verdict=word)
+    if entry["p_value"] is None:
+        entry["p_value"] = 1.0 if word != FAILS else 0.0
+    if "tail_df_lower" in r:
+        entry["tail_df"] = _f(r["tail_df_lower"])
     return entry
 
 
