@@ -275,3 +275,15 @@ def test_html_opens_with_the_table_of_the_tests(small_report):
             in small_report.to_html())
     # and the further diagnostics have their own section
     assert "<h2>Further diagnostics</h2>" in small_report.to_html()
+
+
+def test_rests_on_says_when_the_tail_allowing_test_decided():
+    from uqviz.reporting.render import _rests_on
+
+    e = {"verdict": "unreliable", "statistic": "ZMS", "estimate": 1.12, "ci_lower": 1.01,
+         "ci_upper": 1.3, "reference": 1.0, "heavy_tail": True, "tail_df": 4.4}
+    assert _rests_on("average", e) == ("ZMS = 1.12 [1.01, 1.3], reference 1; heavy tails: "
+                                       "against calibrated Student-t z-scores with 4.4 "
+                                       "degrees of freedom")
+    assert _rests_on("average", {**e, "heavy_tail": False}) == "ZMS = 1.12 [1.01, 1.3], reference 1"
+    assert _rests_on("consistency", {"verdict": "not tested"}) == "&mdash;"

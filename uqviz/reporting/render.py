@@ -165,9 +165,14 @@ def _rests_on(key, e) -> str:
     if e.get("verdict") == "not tested":
         return "&mdash;"
     if head == "average":
-        return (f"{_e(str(e.get('statistic', 'ZMS')))} = {fmt(e.get('estimate'))} "
+        text = (f"{_e(str(e.get('statistic', 'ZMS')))} = {fmt(e.get('estimate'))} "
                 f"[{fmt(e.get('ci_lower'))}, {fmt(e.get('ci_upper'))}], reference "
                 f"{fmt(e.get('reference'), 'g')}")
+        if e.get("heavy_tail"):  # decided by the tail-allowing test (validate_average)
+            text += ("; heavy tails: against calibrated Student-t z-scores"
+                     + (f" with {fmt(e['tail_df'], '.3g')} degrees of freedom"
+                        if e.get("tail_df") is not None else ""))
+        return text
     if head in ("consistency", "adaptivity"):
         text = (f"f<sub>v</sub> = {fmt(e.get('estimate'), '.3f')} in {e.get('n_bins')} bins; "
                 f"calibrated data {fmt(e.get('reference'), '.3f')}, at least "
