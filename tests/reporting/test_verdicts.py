@@ -95,15 +95,18 @@ def _fake_local(valid, heavy, lower, upper, null=0.9):
                       coords={"count": ("bin", np.full(n, 100))}, attrs={"ci": 0.95})
 
 
-def test_heavy_or_degenerate_bins_never_count_as_valid():
-    """Issue 20: a bin flagged heavy-tailed, or without an interval, is unreliable, never
-    valid, in f_v and its test."""
+def test_f_v_counts_every_bin_whose_interval_holds_the_reference():
+    """Issue 36, item 4: f_v is Pernot (2023)'s, every bin whose interval holds the reference
+    counted (the heavy-tailed bin with LZMS 1e50 and its enormous interval too); the bins
+    that cannot be trusted (heavy-tailed, no interval) are counted beside it, and the test
+    is that of the published f_v (its null counts simulated bins the same way)."""
     loc = _fake_local([True, True, True, True], [False, True, False, False],
                       [0.9, 0.5, np.nan, 0.9], [1.1, 1e50, 1.1, 1.1])
     fv = uqviz.fraction_valid(loc)
-    assert int(fv.n_valid) == 2 and int(fv.n_unreliable) == 2 and float(fv.estimate) == 0.5
-    assert float(fv.p_value) == pytest.approx(sps.binom.cdf(2, 4, 0.9))
+    assert int(fv.n_valid) == 3 and int(fv.n_unreliable) == 2 and float(fv.estimate) == 0.75
+    assert float(fv.p_value) == pytest.approx(sps.binom.cdf(3, 4, 0.9))
     assert bool(fv.valid) == (float(fv.p_value) > 0.05)
+    assert bool(fv.valid) == (float(fv.estimate) >= float(fv.reference_lower))
 
 
 def test_calibrated_test_rejects_too_few_valid_bins():

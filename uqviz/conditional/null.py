@@ -6,10 +6,10 @@ least 90 %" with about 100 points per bin and that 95 % needs about 1000 points 
 z-scores: the nominal 0.95 is not what a calibrated bin achieves. The null coverage ``p_b`` of each
 bin is therefore measured, not assumed, by simulating calibrated copies of the data: the data's own
 uE and bins, z-scores drawn from D (by default the data's own z-scores, centred and scaled to unit
-variance: calibrated data with the shape of yours), the same interval method, ``n_boot``, ``ci`` and
-heavy-tail flag. A simulated bin counts as valid exactly as a real one does (interval computable,
-holding the reference, not flagged heavy-tailed). Bins of similar size share their estimate
-(pooled over the simulated copies). The number of valid bins of a calibrated set is then a sum of
+variance: calibrated data with the shape of yours), the same interval method, ``n_boot`` and
+``ci``. A simulated bin counts as valid exactly as a real one does in the f_v of Pernot (2023)
+(interval computable and holding the reference; a heavy-tailed bin counts as any other). Bins of
+similar size share their estimate (pooled over the simulated copies). The number of valid bins of a calibrated set is then a sum of
 independent Bernoulli(``p_b``) (bins hold disjoint points), whose exact distribution
 (:func:`uqviz._array.binomial.poisson_binomial_cdf`) gives :func:`uqviz.fraction_valid` its
 p-value and critical count.
