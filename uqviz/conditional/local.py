@@ -236,20 +236,17 @@ def counts_valid(valid, lower, upper):
     return np.asarray(valid, bool) & finite
 
 
-def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci):
+def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci, n_boot):
     """Null probability that each bin counts as valid (``uqviz.conditional.null``)."""
     if statistic == COVERAGE_STATISTIC:
         return picp_null_coverage(bins.sizes, level=level, ci=ci)
-    seed_rng, draw_rng = seeds.spawn(rng, 2)
-    seed = seeds.kernel_seed(seed_rng)
-
-    def ok(e, uu, starts, sizes):
+    def ok(e, uu, starts, sizes, seed):
         est, lower, upper = f(e, uu, starts, sizes, seed)
         _, valid = verdict(est, ref, lower, upper)
         return counts_valid(valid, lower, upper)
 
     return null_coverage(u, bins.sizes, bins.starts, intervals=ok, generative=generative,
-                         n_mc=n_mc, rng=draw_rng)
+                         n_mc=n_mc, rng=rng, n_boot=n_boot)
 
 
 def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
@@ -289,7 +286,7 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
                                ci=ci, engine=engine, client=client, level=level,
                                generative=None)
         p, se = _null(statistic, f_null, u, bins, ref=ref, generative=gen, n_mc=n_mc,
-                      rng=null_rng, level=level, ci=ci)
+                      rng=null_rng, level=level, ci=ci, n_boot=min(n_boot, NULL_MAX_BOOT))
         data_vars["null_coverage"] = ("bin", p, {
             "long_name": "probability that the bin counts as valid for calibrated data"})
         data_vars["null_coverage_se"] = ("bin", se)
