@@ -11,8 +11,8 @@ variance: calibrated data with the shape of yours), the same interval method, ``
 (interval computable and holding the reference; a heavy-tailed bin counts as any other). Bins of
 similar size share their estimate (pooled over the simulated copies); a bin of more than
 ``NULL_MAX_SIZE`` (2000) points is simulated at that size, above which its probability no longer
-changes within the Monte Carlo error, so that the null costs at most ``n_mc`` x 2000 simulated
-points at any M, drawn in runs whose memory is about twice the inputs'. The number of valid bins of a calibrated set is then a sum of
+changes within the Monte Carlo error, so that the null costs at most about ``max(n_mc, n_bins)`` x 2000
+simulated points at any M, drawn in runs whose memory is about twice the inputs'. The number of valid bins of a calibrated set is then a sum of
 independent Bernoulli(``p_b``) (bins hold disjoint points), whose exact distribution
 (:func:`uqviz._array.binomial.poisson_binomial_cdf`) gives :func:`uqviz.fraction_valid` its
 p-value and critical count.
@@ -140,8 +140,8 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=
     ``max_size`` points is simulated at ``max_size`` points, with uE taken at evenly spread
     ranks of the bin (:func:`simulated_sizes`): above about 2000 points the probability that
     a calibrated bin's interval holds its reference no longer changes within the Monte
-    Carlo error (``NULL_MAX_SIZE``), so the null costs at most ``n_mc max_size`` simulated
-    points whatever the size of the bins. Bins of similar simulated size share their
+    Carlo error (``NULL_MAX_SIZE``), so the null costs at most about ``max(n_mc, n_bins) max_size``
+    simulated points whatever the size of the bins. Bins of similar simulated size share their
     estimate (:func:`size_classes`). The simulated bins are drawn and bootstrapped in runs
     of at most ``max(32 M, 4 MiB)`` bytes (M points; ``CHUNK_BYTES_PER_POINT``), so the
     null adds about twice the inputs to the peak memory; each run has its own stream, child
