@@ -391,7 +391,7 @@ def test_null_of_large_bins_is_simulated_at_the_capped_size_and_agrees_with_the_
 
 
 def test_null_runs_are_cut_by_the_data_alone_and_bound_the_memory():
-    """The simulated bins are drawn in runs of at most max(32 M, 4 MiB) bytes, each with its
+    """The simulated bins are drawn in runs of at most max(32 M, 8 MiB) bytes, each with its
     own stream: the same rng gives the same null on one or two numba threads, and a run
     never holds more points than its budget."""
     import numba
