@@ -25,7 +25,7 @@ import pathlib
 import numpy as np
 from scipy.special import gammaln, ndtr
 
-__all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "REGION_LEVEL", "REGION_HALF_WIDTH",
+__all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "REGION_LEVEL", "REGION_HALF_WIDTH", "P_FLOOR",
            "MAX_PROFILE_POINTS", "t_profile", "tail_df", "df_region", "profile_region", "null_table",
            "null_quantiles", "null_p_value", "sup_null_p_value", "effective_size"]
 
@@ -37,6 +37,8 @@ LR_HALF_WIDTH = 1.3527717270950852
 #: true df with probability 1 - REGION_LEVEL; the p-value then adds REGION_LEVEL (Berger &
 #: Boos (1994)): a valid p-value whatever the df
 REGION_LEVEL = 0.001
+#: the smallest p-value the table resolves (normal score 3, both sides) plus REGION_LEVEL
+P_FLOOR = 2.0 * float(ndtr(-3.0)) + REGION_LEVEL
 #: half the 1 - REGION_LEVEL quantile of chi2(1): the likelihood-ratio confidence set
 REGION_HALF_WIDTH = 5.413780261661737
 #: above this many points the profile is computed on as many evenly spaced order statistics of

@@ -19,6 +19,7 @@ from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.verdicts import NOT_TESTED, decide
 from uqviz.engine.warning_classes import UnreliableWarning
+from uqviz._array.tails import P_FLOOR
 from uqviz.average.tails import TAIL_TESTED, null_p_values, tail_fit
 
 __all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
@@ -99,9 +100,10 @@ def _reliable(names, beta):
 
 
 def _screen_text(name, beta):
-    """``"beta_GM(Z2) = 0.85 > 0.8"`` for each failed screen of ``name``."""
+    """``"beta_GM(Z^2) = 0.85 > 0.8"`` for each failed screen of ``name``."""
     b = dict(zip(TAILEDNESS_THRESHOLDS, beta))
-    return ", ".join(f"beta_GM({v}) = {beta_text(b[v], TAILEDNESS_THRESHOLDS[v])} > "
+    label = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
+    return ", ".join(f"beta_GM({label[v]}) = {beta_text(b[v], TAILEDNESS_THRESHOLDS[v])} > "
                      f"{TAILEDNESS_THRESHOLDS[v]:g}" for v in TAILEDNESS_SCREENS.get(name, ())
                      if b[v] > TAILEDNESS_THRESHOLDS[v])
 
@@ -136,9 +138,11 @@ def _one_verdict(name, *, m, valid, p, null_p, reliable, reference, interval, be
         word = decide(null_p <= alpha, heavy_tail=True)
         how = ("the departure is larger than such tails explain" if word != "unreliable" else
                "within what such tails can produce on calibrated data: no conclusion")
-        return word, null_p, (f"{why}: heavy tails; against calibrated z-scores as heavy-tailed "
+        p_text = (f"p <= {P_FLOOR:.2g}" if null_p <= P_FLOOR + 1e-12 else f"p = {null_p:.2g}")
+        return word, null_p, (f"{why}: heavy tails (Pernot (2024b), Table II); against "
+                              f"calibrated z-scores as heavy-tailed "
                               f"as the data's (Student-t, {_df_text(df_lower, df_upper)} degrees "
-                              f"of freedom), p = {null_p:.2g}: {how}")
+                              f"of freedom), {p_text}: {how}")
     if m < BCA_MIN_POINTS and tail_tested:
         return decide(null_p <= alpha), null_p, (
             f"{m} points: decided against calibrated Student-t z-scores of "
