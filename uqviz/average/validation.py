@@ -89,8 +89,14 @@ def _squares(e, u, which=None):
 
 
 def _beta_gm(x):
+    """beta_GM along the last axis; NaN for a constant row (no tail to screen: rounding
+    alone used to give 1.00, a failed screen, for a constant uE)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        return stats_kernels.beta_gm(x)
+        beta = np.asarray(stats_kernels.beta_gm(x), dtype=float)
+        x = np.asarray(x)
+        hi, lo = np.max(x, axis=-1), np.min(x, axis=-1)
+        flat = np.isfinite(hi) & (hi - lo <= 1e-12 * np.maximum(np.abs(hi), np.abs(lo)))
+    return np.where(flat, np.nan, beta) if beta.ndim else (np.nan if flat else float(beta))
 
 
 def _reliable(names, beta):
