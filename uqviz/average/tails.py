@@ -103,7 +103,7 @@ def null_p_values(names, e, u, df):
     """Two-sided p-value of each statistic under the Student-t null.
 
     With one ``df``, the p-value under that null; with a sequence (a confidence set of the
-    df, :func:`tail_region`), the largest over the set plus the set's level
+    df, :func:`uqviz.average.tails.tail_region`), the largest over the set plus the set's level
     (``uqviz._array.tails.sup_null_p_value``, Berger & Boos (1994)): valid whatever the
     true df in the set.
 
@@ -115,7 +115,7 @@ def null_p_values(names, e, u, df):
         Errors and uncertainties.
     df : float or sequence of float
         Degrees of freedom of the null (inf: normal), or the confidence set of
-        :func:`tail_region`.
+        :func:`uqviz.average.tails.tail_region`.
 
     Returns
     -------
