@@ -26,8 +26,8 @@ import numpy as np
 from scipy.special import gammaln, ndtr
 
 __all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "REGION_LEVEL", "REGION_HALF_WIDTH", "P_FLOOR",
-           "MAX_PROFILE_POINTS", "t_profile", "tail_df", "df_region", "profile_region", "null_table",
-           "null_quantiles", "null_p_value", "sup_null_p_value", "effective_size"]
+           "MAX_PROFILE_POINTS", "t_profile", "tail_df", "df_region", "profile_region",
+           "null_table", "null_quantiles", "null_p_value", "sup_null_p_value", "effective_size"]
 
 #: degrees of freedom of the profile likelihood (inf: the normal)
 PROFILE_DF = np.concatenate([np.geomspace(2.05, 400.0, 60), [np.inf]])

@@ -399,8 +399,9 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
         :func:`uqviz.average.tails.null_p_values`; NaN for statistics without one),
         ``verdict`` (the word, :func:`uqviz.average.validation.average_verdicts`),
         ``verdict_p_value`` (the p-value it rests on) and ``reason`` (and ``z0``,
-        ``acceleration`` for BCa); ``beta_gm`` on ``variable``; ``n_points``, ``tail_df`` (the Student-t fitted to the z-scores) and
-        ``tail_df_lower`` (the heaviest one consistent with them).
+        ``acceleration`` for BCa); ``beta_gm`` on ``variable``; ``n_points``, ``tail_df``
+        (the Student-t fitted to the z-scores), ``tail_df_lower`` and ``tail_df_upper`` (the
+        heaviest and lightest consistent with them, 99.9 % likelihood-ratio set).
 
     Warns
     -----
