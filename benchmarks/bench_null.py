@@ -6,8 +6,13 @@
    (``uqviz.conditional.null.NULL_MAX_BOOT``).
 2. The chi-square NEES test (``uqviz.nees_test``) on calibrated sets of 2000 points, normal
    and Student-t z-scores: its false alarms with and without the tail screen (``reliable``).
+3. The probability that a calibrated bin's interval holds 1 (LZMS, BCa, B = 1000, counted as
+   f_v counts: heavy-tailed or not) against the bin size, for normal, t6 and QM9_U0's own
+   z-scores: why bins above ``uqviz.conditional.null.NULL_MAX_SIZE`` points are simulated at
+   that size (issue 36, item 5). With ``--sizes-only`` only this part.
 
-    python benchmarks/bench_null.py [--bins 6000] [--sets 200]
+    python benchmarks/bench_null.py [--bins 6000] [--sets 200] [--size-bins 4000]
+    python benchmarks/bench_null.py --sizes-only --sizes 1000 2000 4000 8000
 """
 
 from __future__ import annotations
@@ -63,14 +68,49 @@ def nees_rates(n_sets, size=2000):
               f"screen: fails {100 * fails / n_sets:5.1f}, unreliable {100 * unreliable / n_sets:5.1f}")
 
 
+def coverage_against_size(n_sim, sizes, rng=7):
+    """Null probability of a valid LZMS bin against its size (simulated bins of n points)."""
+    from uqviz._array.bca import verdict
+    from uqviz.conditional import local
+    from uqviz.data.generative import get_generative
+    from uqviz.datasets import load_dataset
+
+    f = local._intervals_of("ZMS", method="bca", n_boot=1000, ci=0.95, engine=None,
+                            client=None, level=None, generative=None)
+    gens = {"normal": get_generative("normal"), "t6": get_generative("t6"),
+            "QM9_U0": get_generative("empirical", load_dataset("QM9_U0"))}
+    print(f"probability that a calibrated bin's 95 % BCa LZMS interval holds 1, {n_sim} "
+          "simulated bins per size, B = 1000")
+    for name, g in gens.items():
+        for n in sizes:
+            t0 = time.perf_counter()
+            per = max(1, min(n_sim, 2_000_000 // n))
+            ok = []
+            for c in range(0, n_sim, per):
+                k = min(per, n_sim - c)
+                gen = np.random.default_rng([rng, n, c])
+                z = g.sample(gen, k * n)
+                est, lo, hi = f(z, np.ones(k * n), np.arange(k) * n, np.full(k, n),
+                                int(gen.integers(2**62)))
+                ok.append(local.counts_valid(verdict(est, 1.0, lo, hi)[1], lo, hi))
+            p = float(np.concatenate(ok).mean())
+            print(f"  {name:7s} n = {n:6d}: {p:.4f} (se {np.sqrt(p * (1 - p) / n_sim):.4f}), "
+                  f"{time.perf_counter() - t0:.1f} s", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--bins", type=int, default=6000)
     p.add_argument("--sets", type=int, default=200)
+    p.add_argument("--size-bins", type=int, default=4000)
+    p.add_argument("--sizes", type=int, nargs="+", default=[125, 250, 500, 1000, 2000, 4000, 8000])
+    p.add_argument("--sizes-only", action="store_true")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
-    coverage_against_b(args.bins)
-    nees_rates(args.sets)
+    if not args.sizes_only:
+        coverage_against_b(args.bins)
+        nees_rates(args.sets)
+    coverage_against_size(args.size_bins, args.sizes)
 
 
 if __name__ == "__main__":

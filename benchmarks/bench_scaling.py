@@ -6,7 +6,11 @@ For M = 1e3 ... 1e6 (1e7 with ``--large``), on calibrated synthetic data:
 - ``local_calibration`` of ZMS (LZMS) on 100 equal-count bins with B = 10^3 replicates,
 
 each with its wall time, draws per second, the ratio of that rate to the *floor* and the
-peak memory. The floor is a minimal fused kernel measured in the same run: xoshiro256**
+peak memory; and the cost of the calibrated null of f_v (issue 36, item 5): LZMS on 100 bins,
+B = 10^3, with its default null (``n_mc`` = 2000 simulated bins, each of the bin's size capped
+at ``NULL_MAX_SIZE`` points) against the bins' bootstrap alone (``n_mc=0``): the two times,
+their ratio (target <= 1.5), the peak memory each call adds over its inputs and the null's
+own addition (target <= 4 times the inputs), with PASS/FAIL. The floor is a minimal fused kernel measured in the same run: xoshiro256**
 outputs cut into five 12-bit indices, a gather-and-add of the same number of columns from
 4096 cache-resident points, on all numba threads; it does nothing else (no block counts,
 no jackknife, no interval). Peak memory is the growth of the resident set of a fresh
@@ -24,6 +28,7 @@ Usage::
     python benchmarks/bench_scaling.py            # M = 1e3 1e4 1e5 1e6
     python benchmarks/bench_scaling.py --large    # and 1e7 (about 3 minutes more)
     python benchmarks/bench_scaling.py --sizes 1000000 --unblocked   # + the unblocked sampler
+    python benchmarks/bench_scaling.py --tables null --sizes 10000 100000 1000000 10000000
 """
 
 from __future__ import annotations
@@ -77,11 +82,22 @@ def average(m, n_boot=B_AVERAGE):
         uqviz.validate_average(ds, statistics=("ZMS", "RCE"), n_boot=n_boot, rng=1)
 
 
-def local(m, n_boot=B_LOCAL):
+def local(m, n_boot=B_LOCAL, n_mc=None):
     ds = dataset(m)
+    kw = {} if n_mc is None else {"n_mc": n_mc}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        uqviz.local_calibration(ds, statistic="ZMS", n_bins=N_BINS, n_boot=n_boot, rng=1)
+        uqviz.local_calibration(ds, statistic="ZMS", n_bins=N_BINS, n_boot=n_boot, rng=1, **kw)
+
+
+def local_alone(m, n_boot=B_LOCAL):
+    """The bins' bootstrap alone: LZMS without its calibrated null."""
+    local(m, n_boot, n_mc=0)
+
+
+def local_null(m, n_boot=B_LOCAL):
+    """LZMS with its default calibrated null of f_v (n_mc = NULL_N_MC)."""
+    local(m, n_boot)
 
 
 @numba.njit(parallel=True)
@@ -172,6 +188,40 @@ def cache_sizes():
     return ", ".join(out) or "unknown"
 
 
+def null_table(sizes, repeat, memory=True):
+    """Time and peak memory of the calibrated null of f_v against the bins' bootstrap."""
+    from uqviz.conditional import null
+
+    cap = getattr(null, "NULL_MAX_SIZE", None)  # None: before issue 36 (uncapped, whole copies)
+    print(f"\ncalibrated null of f_v: LZMS, {N_BINS} equal-count bins, B = {B_LOCAL}, "
+          f"n_mc = {null.NULL_N_MC} simulated bins of "
+          f"{'the bin size' if cap is None else f'at most {cap} points'}\n")
+    head = ("| M | bin size | bootstrap alone (s) | with null (s) | ratio | <= 1.5 "
+            "| peak added alone (MB, x inputs) | with null (MB, x inputs) "
+            "| null's addition (x inputs) | <= 4 | load |")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for m in sizes:
+        if m < 2 * N_BINS:
+            continue
+        ld = load()
+        t_alone = timed(local_alone, m, repeat)
+        t_null = timed(local_null, m, repeat)
+        ratio = t_null / t_alone
+        inputs = 16.0 * m / 2**20
+        if memory:
+            mem_alone = run_isolated(local_alone, m, B_LOCAL)[1]
+            mem_null = run_isolated(local_null, m, B_LOCAL)[1]
+        else:
+            mem_alone = mem_null = float("nan")
+        added = (mem_null - mem_alone) / inputs
+        print(f"| {m:.0e} | {m // N_BINS} | {t_alone:.2f} | {t_null:.2f} | {ratio:.2f} | "
+              f"{'PASS' if ratio <= 1.5 else 'FAIL'} | {mem_alone:.1f} ({mem_alone / inputs:.2f}) "
+              f"| {mem_null:.1f} ({mem_null / inputs:.2f}) | {added:.2f} | "
+              f"{'PASS' if added <= 4 else ('FAIL' if added == added else 'n/a')} | "
+              f"{ld:.1f}-{load():.1f} |", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=None)
@@ -180,8 +230,14 @@ def main(argv=None):
     p.add_argument("--unblocked", action="store_true",
                    help="also time the unblocked sampler (slow at large M)")
     p.add_argument("--no-memory", action="store_true")
+    p.add_argument("--tables", nargs="+", choices=("scaling", "null"),
+                   default=("scaling", "null"),
+                   help="the bootstrap scaling table, the calibrated-null table, or both")
     args = p.parse_args(argv)
     sizes = args.sizes or [10**3, 10**4, 10**5, 10**6] + ([10**7] if args.large else [])
+    if "scaling" not in args.tables:
+        null_table(sizes, args.repeat, memory=not args.no_memory)
+        return
     print(f"numba threads {numba.get_num_threads()}, caches {cache_sizes()}, blocks of "
           f"2**{R.POINT_BITS} points above {R.BLOCKED_ABOVE} points")
     floor3, floor1 = floor_rate(3), floor_rate(1)
@@ -215,6 +271,8 @@ def main(argv=None):
             if args.unblocked and name == "ZMS+RCE":
                 row += f" {unblocked_rate(m) / 1e9:.2f} G |"
             print(row, flush=True)
+    if "null" in args.tables:
+        null_table(sizes, args.repeat, memory=not args.no_memory)
 
 
 if __name__ == "__main__":

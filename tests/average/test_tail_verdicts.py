@@ -163,3 +163,15 @@ def test_random_forest_on_rand_hie_fails():
     assert float(res["estimate"]) > 15
     assert not bool(res["reliable"])
     assert str(res["verdict"].values) == "fails"
+
+
+def test_constant_uncertainty_has_no_tail_to_screen():
+    """beta_GM of a constant uE^2 is undefined (NaN), not a failed screen: rounding gave 1.00
+    at 1000 points and the RCE of calibrated data with a constant uE read "unreliable"."""
+    rng = np.random.default_rng(9)
+    ds = uqviz.from_arrays(rng.standard_normal(1000), np.ones(1000))
+    tail = uqviz.tailedness(ds)
+    assert np.isnan(float(tail["beta_gm"].sel(variable="uE2")))
+    assert not bool(tail["heavy_tail"].sel(variable="uE2"))
+    res = _validate(ds, statistics=("RCE",), n_boot=500, rng=0).sel(statistic="RCE")
+    assert bool(res["reliable"])

@@ -95,15 +95,79 @@ def _fake_local(valid, heavy, lower, upper, null=0.9):
                       coords={"count": ("bin", np.full(n, 100))}, attrs={"ci": 0.95})
 
 
-def test_heavy_or_degenerate_bins_never_count_as_valid():
-    """Issue 20: a bin flagged heavy-tailed, or without an interval, is unreliable, never
-    valid, in f_v and its test."""
+def test_f_v_counts_every_bin_whose_interval_holds_the_reference():
+    """Issue 36, item 4: f_v is Pernot (2023)'s, every bin whose interval holds the reference
+    counted (the heavy-tailed bin with LZMS 1e50 and its enormous interval too); the bins
+    that cannot be trusted (heavy-tailed, no interval) are counted beside it, and the test
+    is that of the published f_v (its null counts simulated bins the same way)."""
     loc = _fake_local([True, True, True, True], [False, True, False, False],
                       [0.9, 0.5, np.nan, 0.9], [1.1, 1e50, 1.1, 1.1])
     fv = uqviz.fraction_valid(loc)
-    assert int(fv.n_valid) == 2 and int(fv.n_unreliable) == 2 and float(fv.estimate) == 0.5
-    assert float(fv.p_value) == pytest.approx(sps.binom.cdf(2, 4, 0.9))
+    assert int(fv.n_valid) == 3 and int(fv.n_unreliable) == 2 and float(fv.estimate) == 0.75
+    assert float(fv.p_value) == pytest.approx(sps.binom.cdf(3, 4, 0.9))
     assert bool(fv.valid) == (float(fv.p_value) > 0.05)
+    assert bool(fv.valid) == (float(fv.estimate) >= float(fv.reference_lower))
+
+
+def _tail(beta_z2):
+    return xr.Dataset({"beta_gm": ("variable", [0.3, 0.4, beta_z2])},
+                      coords={"variable": ["uE2", "E2", "Z2"]})
+
+
+def _fv_of(valid, p_value, method="calibrated", generative="empirical"):
+    return xr.Dataset({"estimate": 0.9, "ci_lower": 0.8, "ci_upper": 0.95, "reference": 0.93,
+                       "reference_lower": 0.88, "n_valid": 90, "n_bins": 100,
+                       "n_unreliable": 1, "valid": valid, "p_value": p_value},
+                      attrs={"method": method, "generative": generative})
+
+
+def test_failed_tail_screen_widens_the_doubt_but_keeps_the_answer():
+    """Issue 36, item 4: under a failed Z^2 screen of the whole set, consistency and
+    adaptivity read "fails" when the tail-allowing calibrated null rejects (after Holm),
+    else "unreliable"; never "OK"."""
+    heavy = _tail(0.95)
+    e = vd.local_entry(_fv_of(True, 0.4), None, heavy, conditioning="uE")
+    assert (e["verdict"], e["reliable"], e["heavy_tail"]) == ("unreliable", False, True)
+    assert "beta_GM(Z^2) = 0.95 > 0.8" in e["reason"]
+    e = vd.local_entry(_fv_of(False, 0.001), None, heavy, conditioning="uE")
+    assert e["verdict"] == "fails" and e["p_value"] == 0.001
+    # after Holm: a rejection that the family does not keep is "unreliable", not "OK"
+    fam = vd.decide_family({"consistency": vd.local_entry(_fv_of(False, 0.03), None, heavy,
+                                                          conditioning="uE"),
+                            "other": {"p_value": 0.04, "reliable": True, "gated": True,
+                                      "verdict": "fails"}})
+    assert fam["consistency"]["verdict"] == "unreliable"
+    fam = vd.decide_family({"consistency": vd.local_entry(_fv_of(False, 0.001), None, heavy,
+                                                          conditioning="uE")})
+    assert fam["consistency"]["verdict"] == "fails"
+    # a p-value that does not allow for the tails (Wilson rule, a normal null): unreliable
+    for fv in (_fv_of(False, 0.001, method="wilson"), _fv_of(False, 0.001, generative="normal")):
+        e = vd.local_entry(fv, None, heavy, conditioning="uE")
+        assert e["verdict"] == "unreliable" and not e["heavy_tail"]
+        assert vd.decide_family({"c": e})["c"]["verdict"] == "unreliable"
+    # a passed screen: the plain verdict
+    e = vd.local_entry(_fv_of(True, 0.4), None, _tail(0.5), conditioning="uE")
+    assert (e["verdict"], e["reliable"], e["heavy_tail"]) == ("OK", True, False)
+
+
+def test_one_aberrant_error_never_reads_ok_for_consistency():
+    """Issue 20 and 36: one error of 1e26 gives a bin LZMS ~ 1e50 whose interval holds 1; f_v
+    counts it (Pernot (2023)), n_unreliable flags it, and the entry is never "OK"."""
+    ds = uqviz.synthetic.nig(1000, nu=20, rng=0)
+    e = ds["E"].values.copy()
+    e[0] = 1e26
+    bad = uqviz.from_arrays(e, ds["uE"].values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loc = uqviz.local_calibration(bad, n_boot=500, n_mc=200, rng=0)
+        tail = uqviz.tailedness(bad)
+    fv = uqviz.fraction_valid(loc)
+    assert float(loc["estimate"].max()) > 1e49 and int(fv.n_unreliable) >= 1
+    big = int(np.argmax(loc["estimate"].values))
+    assert bool(loc["valid"][big]) and bool(loc["heavy_tail"][big])
+    entry = vd.local_entry(fv, loc, tail, conditioning="uE")
+    assert entry["heavy_tail"] and entry["verdict"] != "OK"
+    assert vd.decide_family({"consistency": entry})["consistency"]["verdict"] != "OK"
 
 
 def test_calibrated_test_rejects_too_few_valid_bins():

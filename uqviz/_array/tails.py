@@ -25,13 +25,22 @@ import pathlib
 import numpy as np
 from scipy.special import gammaln, ndtr
 
-__all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "MAX_PROFILE_POINTS", "t_profile", "tail_df",
-           "null_table", "null_quantiles", "null_p_value", "effective_size"]
+__all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "REGION_LEVEL", "REGION_HALF_WIDTH", "P_FLOOR",
+           "MAX_PROFILE_POINTS", "t_profile", "tail_df", "df_region", "profile_region",
+           "null_table", "null_quantiles", "null_p_value", "sup_null_p_value", "effective_size"]
 
 #: degrees of freedom of the profile likelihood (inf: the normal)
 PROFILE_DF = np.concatenate([np.geomspace(2.05, 400.0, 60), [np.inf]])
 #: half the 90 % quantile of chi2(1): the one-sided 95 % likelihood-ratio bound
 LR_HALF_WIDTH = 1.3527717270950852
+#: the confidence set of the degrees of freedom over which the p-value is maximised holds the
+#: true df with probability 1 - REGION_LEVEL; the p-value then adds REGION_LEVEL (Berger &
+#: Boos (1994)): a valid p-value whatever the df
+REGION_LEVEL = 0.001
+#: the smallest p-value the table resolves (normal score 3, both sides) plus REGION_LEVEL
+P_FLOOR = 2.0 * float(ndtr(-3.0)) + REGION_LEVEL
+#: half the 1 - REGION_LEVEL quantile of chi2(1): the likelihood-ratio confidence set
+REGION_HALF_WIDTH = 5.413780261661737
 #: above this many points the profile is computed on as many evenly spaced order statistics of
 #: Z^2 (each weighted M / MAX_PROFILE_POINTS): the same degrees of freedom, its bound within 2 %
 #: (tests/_array/test_tails.py)
@@ -139,6 +148,41 @@ def tail_df(z, df=PROFILE_DF):
     return float(df[best]), float(lower)
 
 
+def df_region(z, df=PROFILE_DF, half_width=REGION_HALF_WIDTH):
+    """The degrees of freedom the z-scores are consistent with (likelihood-ratio set).
+
+    Parameters
+    ----------
+    z : array_like
+        z-scores.
+    half_width : float
+        Half the chi2(1) quantile of the set's level (default: 99.9 %).
+
+    Returns
+    -------
+    ndarray
+        The grid ``df`` inside the set ``2 (max ll - ll(df)) <= 2 half_width`` (at least the
+        maximum; empty for degenerate z-scores), in increasing order; ``inf`` (the normal) may
+        be among them.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> r = df_region(rng.standard_t(3, 5000))
+    >>> bool(2.4 < r[0] < 3.0 < r[-1] < 4.0)
+    True
+    """
+    return profile_region(np.asarray(df, dtype=float), t_profile(z, df), half_width)
+
+
+def profile_region(df, ll, half_width=REGION_HALF_WIDTH):
+    """The ``df`` whose profile log-likelihood ``ll`` is within ``half_width`` of its maximum
+    (empty when ``ll`` is not finite)."""
+    if not np.all(np.isfinite(ll)):
+        return np.array([])
+    return np.asarray(df, dtype=float)[ll >= ll.max() - half_width]
+
+
 @functools.lru_cache(maxsize=1)
 def null_table():
     """The simulated table: ``dict`` of nu, m, z_levels, log_zms, log_zvar, n_sets."""
@@ -212,6 +256,29 @@ def null_p_value(log_statistic, m, nu, statistic="ZMS"):
     q = null_quantiles(m, nu, statistic)
     z = float(np.interp(x, q, z_levels))
     return float(2.0 * ndtr(-abs(z)))
+
+
+def sup_null_p_value(log_statistic, m, dfs, statistic="ZMS", level=REGION_LEVEL):
+    """The largest p-value over a confidence set of degrees of freedom, plus its level.
+
+    ``min(1, max_{nu in dfs} null_p_value(nu) + level)``: with ``dfs`` a ``1 - level``
+    confidence set of the z-scores' df (:func:`df_region`), a valid p-value whatever the true
+    df (Berger & Boos (1994)). A heavier null is not conservative on both sides (its median
+    ZMS is lower), so no single df of the set would do: the maximum is.
+
+    Examples
+    --------
+    >>> p = sup_null_p_value(0.0, 5000, [3.0, 4.0, np.inf])
+    >>> bool(p >= null_p_value(0.0, 5000, 3.0))
+    True
+    >>> float(sup_null_p_value(0.0, 5000, []))
+    nan
+    """
+    dfs = np.asarray(dfs, dtype=float)
+    if dfs.size == 0:
+        return np.nan
+    p = max(null_p_value(log_statistic, m, nu, statistic) for nu in dfs)
+    return float(min(1.0, p + level)) if np.isfinite(p) else np.nan
 
 
 def effective_size(weights):

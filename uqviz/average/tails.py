@@ -27,7 +27,7 @@ import numpy as np
 
 from uqviz._array import tails as tails_kernels
 
-__all__ = ["TAIL_TESTED", "null_p_values", "tail_shape"]
+__all__ = ["TAIL_TESTED", "null_p_values", "tail_shape", "tail_region", "tail_fit"]
 
 #: the statistics with a Student-t null: statistic -> the table it reads
 TAIL_TESTED = {"ZMS": "ZMS", "NLL": "ZMS", "ZVar": "ZVar", "RCE": "RCE", "RCE2": "RCE"}
@@ -64,8 +64,48 @@ def _log_statistic(name, e, u):
         return np.log(np.mean(e * e) / np.mean(v)), tails_kernels.effective_size(v)
 
 
+def tail_fit(e, u):
+    """``(estimate, region)``: the maximum-likelihood t degrees of freedom of the z-scores
+    and their 99.9 % likelihood-ratio set, from one profile (NaN and empty if degenerate).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> est, region = tail_fit(rng.standard_t(5, 4000), np.ones(4000))
+    >>> bool(region[0] <= est <= region[-1])
+    True
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        z = np.asarray(e, dtype=float) / np.asarray(u, dtype=float)
+    df = tails_kernels.PROFILE_DF
+    ll = tails_kernels.t_profile(z, df)
+    region = tails_kernels.profile_region(df, ll)
+    return (float(df[np.argmax(ll)]) if region.size else np.nan), region
+
+
+def tail_region(e, u):
+    """The degrees of freedom the z-scores E/uE are consistent with (99.9 % likelihood-ratio
+    set of a zero-centred Student-t, ``uqviz._array.tails.df_region``).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> r = tail_region(rng.standard_t(4, 4000), np.ones(4000))
+    >>> bool(r[0] < 4.0 < r[-1])
+    True
+    """
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        z = np.asarray(e, dtype=float) / np.asarray(u, dtype=float)
+    return tails_kernels.df_region(z)
+
+
 def null_p_values(names, e, u, df):
-    """Two-sided p-value of each statistic under the Student-t null of ``df`` degrees of freedom.
+    """Two-sided p-value of each statistic under the Student-t null.
+
+    With one ``df``, the p-value under that null; with a sequence (a confidence set of the
+    df, :func:`uqviz.average.tails.tail_region`), the largest over the set plus the set's level
+    (``uqviz._array.tails.sup_null_p_value``, Berger & Boos (1994)): valid whatever the
+    true df in the set.
 
     Parameters
     ----------
@@ -73,9 +113,9 @@ def null_p_values(names, e, u, df):
         Statistic names; those not in ``TAIL_TESTED`` get NaN.
     e, u : ndarray
         Errors and uncertainties.
-    df : float
-        Degrees of freedom of the null (inf: normal), usually the lower bound of
-        :func:`tail_shape`.
+    df : float or sequence of float
+        Degrees of freedom of the null (inf: normal), or the confidence set of
+        :func:`uqviz.average.tails.tail_region`.
 
     Returns
     -------
@@ -93,12 +133,16 @@ def null_p_values(names, e, u, df):
     e = np.asarray(e, dtype=float)
     u = np.asarray(u, dtype=float)
     out = np.full(len(names), np.nan)
-    if np.isnan(df):
+    dfs = np.atleast_1d(np.asarray(df, dtype=float))
+    if dfs.size == 0 or np.isnan(dfs).any():
         return out
     for k, name in enumerate(names):
         if name not in TAIL_TESTED:
             continue
         x, m = _log_statistic(name, e, u)
         table = "ZVar" if TAIL_TESTED[name] == "ZVar" else "ZMS"
-        out[k] = tails_kernels.null_p_value(x, m, df, table)
+        if np.ndim(df) == 0:
+            out[k] = tails_kernels.null_p_value(x, m, float(df), table)
+        else:
+            out[k] = tails_kernels.sup_null_p_value(x, m, dfs, table)
     return out

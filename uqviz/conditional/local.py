@@ -220,36 +220,33 @@ def heavy_flags(statistic, e, u, starts, sizes):
     return beta, heavy
 
 
-def counts_valid(valid, heavy, lower, upper):
-    """A bin counts as valid: its interval holds the reference, is computable, and the bin is
-    not flagged heavy-tailed (a heavy-tailed bin is "unreliable", never valid).
+def counts_valid(valid, lower, upper):
+    """A bin counts as valid in f_v (Pernot (2023)): its interval can be computed and holds
+    the reference. A heavy-tailed bin counts as any other (the paper's f_v); it is counted
+    beside f_v in ``n_unreliable`` by :func:`fraction_valid`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> counts_valid(np.array([True, True, True]), np.array([False, True, False]),
-    ...              np.array([0.9, 0.9, np.nan]), np.array([1.1, 1.1, 1.1])).tolist()
+    >>> counts_valid(np.array([True, True, False]), np.array([0.9, np.nan, 0.9]),
+    ...              np.array([1.1, 1.1, 1.1])).tolist()
     [True, False, False]
     """
     finite = np.isfinite(lower) & np.isfinite(upper)
-    return np.asarray(valid, bool) & ~np.asarray(heavy, bool) & finite
+    return np.asarray(valid, bool) & finite
 
 
-def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci):
+def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci, n_boot):
     """Null probability that each bin counts as valid (``uqviz.conditional.null``)."""
     if statistic == COVERAGE_STATISTIC:
         return picp_null_coverage(bins.sizes, level=level, ci=ci)
-    seed_rng, draw_rng = seeds.spawn(rng, 2)
-    seed = seeds.kernel_seed(seed_rng)
-
-    def ok(e, uu, starts, sizes):
+    def ok(e, uu, starts, sizes, seed):
         est, lower, upper = f(e, uu, starts, sizes, seed)
         _, valid = verdict(est, ref, lower, upper)
-        _, heavy = heavy_flags(statistic, e, uu, starts, sizes)
-        return counts_valid(valid, heavy, lower, upper)
+        return counts_valid(valid, lower, upper)
 
     return null_coverage(u, bins.sizes, bins.starts, intervals=ok, generative=generative,
-                         n_mc=n_mc, rng=draw_rng)
+                         n_mc=n_mc, rng=rng, n_boot=n_boot)
 
 
 def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
@@ -289,7 +286,7 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
                                ci=ci, engine=engine, client=client, level=level,
                                generative=None)
         p, se = _null(statistic, f_null, u, bins, ref=ref, generative=gen, n_mc=n_mc,
-                      rng=null_rng, level=level, ci=ci)
+                      rng=null_rng, level=level, ci=ci, n_boot=min(n_boot, NULL_MAX_BOOT))
         data_vars["null_coverage"] = ("bin", p, {
             "long_name": "probability that the bin counts as valid for calibrated data"})
         data_vars["null_coverage_se"] = ("bin", se)
@@ -419,11 +416,11 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       client=None):
     r"""Local calibration statistic per bin of a conditioning variable, with intervals.
 
-    Each bin also gets ``null_coverage``: the probability that it would count as valid
-    (interval computable, holding the reference, not flagged heavy-tailed) if the data were
-    calibrated, measured on ``n_mc`` simulated calibrated bins with the data's own uE and
-    bins, z-scores drawn from ``generative`` and the same interval method
-    (``uqviz.conditional.null``). :func:`fraction_valid` tests the number of valid bins
+    Each bin also gets ``null_coverage``: the probability that it would count as valid in
+    f_v (interval computable and holding the reference, heavy-tailed or not, as Pernot
+    (2023) counts) if the data were calibrated, measured on ``n_mc`` simulated calibrated
+    bins with the data's own uE and bins, z-scores drawn from ``generative`` and the same
+    interval method (``uqviz.conditional.null``). :func:`fraction_valid` tests the number of valid bins
     against it: Pernot (2023), section III.2.1, shows that bins of about 100 points cover
     "at least 90 %", not 95 %, so the nominal level is not the reference of f_v.
 
@@ -647,9 +644,7 @@ def _fv_counts(local_result):
     valid = local_result["valid"]
     present = (local_result["count"].notnull().broadcast_like(valid)
                if "count" in local_result.coords else xr.ones_like(valid, dtype=bool))
-    heavy = (local_result["heavy_tail"] if "heavy_tail" in local_result
-             else xr.zeros_like(valid, dtype=bool))
-    counted = valid.astype(bool) & ~heavy.astype(bool) & _finite(local_result) & present
+    counted = valid.astype(bool) & _finite(local_result) & present
     return counted, present
 
 
@@ -678,17 +673,25 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     r"""Fraction f_v of bins whose interval contains the reference (Pernot (2023)), and its
     calibrated test.
 
-    A bin counts as valid when its interval holds the reference, can be computed, and the
-    bin is not flagged heavy-tailed (``heavy_tail``: beta_GM(Z^2) > 0.8, Pernot (2024b),
-    Table II): a heavy-tailed or degenerate bin is "unreliable", never valid, and
-    ``n_unreliable`` counts them.
+    ``estimate`` is the f_v of Pernot (2023) as published: the share of bins whose interval
+    holds the reference, every bin counted (a bin without an interval holds nothing). The
+    bins that cannot be trusted are counted beside it, in ``n_unreliable``: flagged
+    heavy-tailed (``heavy_tail``: beta_GM(Z^2) > 0.8, Pernot (2024b), Table II; one
+    aberrant error gives a bin an enormous interval that holds the reference) or without an
+    interval. They do not change f_v: the stricter reading belongs to the verdict built on
+    it (the report and the CI gate make a consistency or adaptivity test whose whole set
+    fails its Z^2 tail screen "fails" or "unreliable", never "OK").
 
     ``method="calibrated"`` (the default when ``local_result`` holds ``null_coverage``)
     tests the number of valid bins against its distribution for calibrated data: bin ``b``
     counts as valid with probability ``null_coverage[b]`` (measured by
-    :func:`local_calibration` on simulated calibrated bins; Pernot (2023), section III.2.1:
-    bins of about 100 points cover about 90 %, not 95 %), independently of the other bins,
-    so the count follows a Poisson-binomial law. ``reference`` is the expected f_v of a
+    :func:`local_calibration` on simulated calibrated bins, counted as f_v counts the data's:
+    an interval that holds the reference, heavy-tailed or not; Pernot (2023), section
+    III.2.1: bins of about 100 points cover about 90 %, not 95 %), independently of the
+    other bins, so the count follows a Poisson-binomial law and the test is exact for the
+    published f_v. The simulated z-scores have the data's own shape by default
+    (``generative="empirical"`` of :func:`local_calibration`), so its ``p_value`` allows for
+    heavy tails. ``reference`` is the expected f_v of a
     calibrated model, ``reference_lower`` the smallest f_v the test accepts,
     ``p_value = P(count <= observed)`` and ``valid = estimate >= reference_lower``
     (equivalently ``p_value > 1 - ci``). ``method="wilson"`` is the rule of Pernot (2023):
@@ -763,6 +766,18 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     >>> fv = uqviz.fraction_valid(loc)
     >>> bool(fv.valid), 0.85 < float(fv.reference) < 0.96
     (True, True)
+
+    A heavy-tailed bin whose enormous interval holds the reference counts in f_v, as in
+    Pernot (2023), and in ``n_unreliable`` beside it:
+
+    >>> import xarray as xr
+    >>> bins = xr.Dataset({"valid": ("bin", [True, True, False]),
+    ...                    "heavy_tail": ("bin", [False, True, False]),
+    ...                    "ci_lower": ("bin", [0.9, 0.5, 1.1]),
+    ...                    "ci_upper": ("bin", [1.1, 1e50, 1.3])})
+    >>> fv = uqviz.fraction_valid(bins)
+    >>> round(float(fv.estimate), 3), int(fv.n_valid), int(fv.n_unreliable)
+    (0.667, 2, 1)
     """
     ci = checks.probability("ci", ci)
     checks.result("local_result", local_result, "uqviz.local_calibration",
@@ -779,7 +794,7 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     counted, present = _fv_counts(local_result)
     n_valid = counted.sum("bin")
     n_bins = present.sum("bin")
-    n_unreliable = (present & ~counted & (
+    n_unreliable = (present & (
         local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
         | ~_finite(local_result))).sum("bin")
     for counts in (n_valid, n_bins, n_unreliable):

@@ -6,10 +6,13 @@ least 90 %" with about 100 points per bin and that 95 % needs about 1000 points 
 z-scores: the nominal 0.95 is not what a calibrated bin achieves. The null coverage ``p_b`` of each
 bin is therefore measured, not assumed, by simulating calibrated copies of the data: the data's own
 uE and bins, z-scores drawn from D (by default the data's own z-scores, centred and scaled to unit
-variance: calibrated data with the shape of yours), the same interval method, ``n_boot``, ``ci`` and
-heavy-tail flag. A simulated bin counts as valid exactly as a real one does (interval computable,
-holding the reference, not flagged heavy-tailed). Bins of similar size share their estimate
-(pooled over the simulated copies). The number of valid bins of a calibrated set is then a sum of
+variance: calibrated data with the shape of yours), the same interval method, ``n_boot`` and
+``ci``. A simulated bin counts as valid exactly as a real one does in the f_v of Pernot (2023)
+(interval computable and holding the reference; a heavy-tailed bin counts as any other). Bins of
+similar size share their estimate (pooled over the simulated copies); a bin of more than
+``NULL_MAX_SIZE`` (2000) points is simulated at that size, above which its probability no longer
+changes within the Monte Carlo error, so that the null costs at most about ``max(n_mc, n_bins)`` x 2000
+simulated points at any M, drawn in runs whose memory is about twice the inputs'. The number of valid bins of a calibrated set is then a sum of
 independent Bernoulli(``p_b``) (bins hold disjoint points), whose exact distribution
 (:func:`uqviz._array.binomial.poisson_binomial_cdf`) gives :func:`uqviz.fraction_valid` its
 p-value and critical count.
@@ -26,8 +29,8 @@ import numpy as np
 from uqviz._array.binomial import wilson_coverage
 from uqviz.engine import seeds
 
-__all__ = ["size_classes", "null_coverage", "picp_null_coverage", "share_null", "NULL_N_MC",
-           "NULL_MAX_BOOT", "SIZE_RATIO"]
+__all__ = ["size_classes", "simulated_sizes", "null_coverage", "picp_null_coverage",
+           "share_null", "NULL_N_MC", "NULL_MAX_BOOT", "NULL_MAX_SIZE", "SIZE_RATIO"]
 
 #: default number of simulated bins of the calibrated null (Monte Carlo se of p_b about 0.005)
 NULL_N_MC = 2000
@@ -39,6 +42,23 @@ NULL_N_MC = 2000
 NULL_MAX_BOOT = 1000
 #: bins whose sizes are within this ratio share one estimate of their null coverage
 SIZE_RATIO = 1.25
+#: largest simulated bin: the probability that a calibrated bin's BCa interval of the LZMS
+#: holds 1 no longer changes above it within the Monte Carlo error (4000 simulated bins,
+#: se 0.004, B = 1000; n = 1000, 2000, 4000, 8000 points: normal z 0.944, 0.950, 0.950,
+#: 0.943; t6 0.929, 0.938, 0.941, 0.935); with QM9_U0's own z-scores (t-like, nu about
+#: 4.4) it still grows slowly, 0.933, 0.935, 0.940, 0.947: the cap then underestimates a
+#: large bin's probability by about 0.01, which lowers the reference of f_v (fewer false
+#: alarms, not more). Larger bins are simulated at this size and share one estimate
+#:
+NULL_MAX_SIZE = 2000
+#: a run of simulated bins holds at most max(CHUNK_BYTES_PER_POINT M, CHUNK_BYTES_MIN)
+#: bytes (M points): twice the inputs (E and uE, 16 bytes a point), at least 8 MiB
+CHUNK_BYTES_PER_POINT = 32
+CHUNK_BYTES_MIN = 2**23
+#: bytes a simulated point (z, uE, E, the columns and jackknife of the bootstrap) and a
+#: replicate (its value and its sorted copy) take in a run
+PER_POINT_BYTES = 64
+PER_REPLICATE_BYTES = 16
 
 
 def size_classes(sizes) -> np.ndarray:
@@ -73,8 +93,60 @@ def _pooled(ok, classes, n_copies):
     return p, se
 
 
-def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng):
+def simulated_sizes(sizes, max_size=None) -> np.ndarray:
+    """The size of each bin's simulated calibrated copies: its own, at most ``max_size``.
+
+    Examples
+    --------
+    >>> simulated_sizes([100, 5000, 30000]).tolist()
+    [100, 2000, 2000]
+    """
+    max_size = NULL_MAX_SIZE if max_size is None else int(max_size)
+    return np.minimum(np.asarray(sizes, dtype=np.int64), max_size)
+
+
+def _rows(sizes, starts, sim):
+    """Rows of ``u`` that each bin's simulated copy takes: all of them, or ``sim`` rows evenly
+    spread over the bin (in bin order) when the copy is smaller than the bin."""
+    parts = []
+    for n, s0, k in zip(sizes.tolist(), starts.tolist(), sim.tolist()):
+        if k == n:
+            parts.append(np.arange(s0, s0 + n, dtype=np.int64))
+        else:
+            parts.append(s0 + np.round(np.linspace(0.0, n - 1.0, k)).astype(np.int64))
+    return np.concatenate(parts)
+
+
+def _chunks(sim_units, n_boot, budget):
+    """Cut the simulated bins (in order) into runs of at most ``budget`` bytes of points and
+    replicates (at least one bin a run): ``[(first, last), ...]``."""
+    cost = PER_POINT_BYTES * sim_units + PER_REPLICATE_BYTES * int(n_boot)
+    out, first, total = [], 0, 0
+    for i, c in enumerate(cost.tolist()):
+        if i > first and total + c > budget:
+            out.append((first, i))
+            first, total = i, 0
+        total += c
+    out.append((first, len(cost)))
+    return out
+
+
+def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=NULL_MAX_BOOT,
+                  max_size=None):
     """Per-bin probability that a calibrated bin counts as valid, by Monte Carlo.
+
+    Each bin is simulated ``ceil(n_mc / n_bins)`` times (at least ``n_mc`` simulated bins in
+    all) with z-scores drawn from ``generative`` times the bin's own uE; a bin of more than
+    ``max_size`` points is simulated at ``max_size`` points, with uE taken at evenly spread
+    ranks of the bin (:func:`simulated_sizes`): above about 2000 points the probability that
+    a calibrated bin's interval holds its reference no longer changes within the Monte
+    Carlo error (``NULL_MAX_SIZE``), so the null costs at most about ``max(n_mc, n_bins) max_size``
+    simulated points whatever the size of the bins. Bins of similar simulated size share their
+    estimate (:func:`size_classes`). The simulated bins are drawn and bootstrapped in runs
+    of at most ``max(32 M, 8 MiB)`` bytes (M points; ``CHUNK_BYTES_PER_POINT``), so the
+    null adds about twice the inputs to the peak memory; each run has its own stream, child
+    of ``rng`` by its position, and the runs are cut by the data alone: the same ``rng``
+    gives the same numbers on any number of threads or workers.
 
     Parameters
     ----------
@@ -83,15 +155,20 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng):
     sizes, starts : ndarray of int
         The bins (contiguous groups of ``u``).
     intervals : callable
-        ``intervals(e, u, starts, sizes) -> ok`` (bool per group): the interval of the
-        analysis computed on simulated errors, and whether that group counts as valid.
+        ``intervals(e, u, starts, sizes, seed) -> ok`` (bool per group): the interval of the
+        analysis computed on simulated errors with the bootstrap seed ``seed`` (an int), and
+        whether that group counts as valid.
     generative : Generative
         D of the simulated z-scores (zero mean, unit variance).
     n_mc : int
-        At least this many simulated bins in total (whole copies of the binned data).
+        At least this many simulated bins in total.
     rng : None, int, numpy.random.SeedSequence or numpy.random.Generator
         Random stream: None (fresh entropy), an int >= 0, a numpy.random.SeedSequence (copied,
         never consumed) or a numpy.random.Generator (docs/conventions.md, "Randomness").
+    n_boot : int, default 1000
+        Bootstrap replicates of a simulated bin (for the memory of a run only).
+    max_size : int, optional
+        Largest simulated bin; default ``NULL_MAX_SIZE`` (2000).
 
     Returns
     -------
@@ -103,7 +180,7 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng):
     >>> import numpy as np
     >>> from uqviz.generative import normal
     >>> sizes = np.array([50, 50]); starts = np.array([0, 50])
-    >>> def ok(e, u, st, sz):
+    >>> def ok(e, u, st, sz, seed):
     ...     z = e / u
     ...     return np.array([abs(z[s:s + n].mean()) < 1.96 / np.sqrt(n) for s, n in zip(st, sz)])
     >>> p, se = null_coverage(np.ones(100), sizes, starts, intervals=ok, generative=normal(),
@@ -111,17 +188,28 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng):
     >>> bool(abs(p[0] - 0.95) < 4 * se[0])
     True
     """
+    u = np.asarray(u, dtype=float)
     sizes = np.asarray(sizes, dtype=np.int64)
     starts = np.asarray(starts, dtype=np.int64)
     n_bins, m = sizes.size, int(u.size)
     n_copies = max(1, -(-int(n_mc) // n_bins))
-    g = seeds.spawn(rng, 1)[0]
-    z = np.asarray(generative.sample(g, n_copies * m), dtype=float)
-    uu = np.tile(u, n_copies)
-    all_starts = (starts[None, :] + m * np.arange(n_copies)[:, None]).ravel()
-    all_sizes = np.tile(sizes, n_copies)
-    ok = intervals(z * uu, uu, all_starts, all_sizes)
-    return _pooled(ok, size_classes(sizes), n_copies)
+    sim = simulated_sizes(sizes, max_size)
+    rows = _rows(sizes, starts, sim)  # one copy of the simulated bins, in bin order
+    sim_starts = np.concatenate([[0], np.cumsum(sim)[:-1]])
+    unit_bin = np.tile(np.arange(n_bins), n_copies)  # simulated bin i: copy i // n_bins
+    budget = max(CHUNK_BYTES_PER_POINT * m, CHUNK_BYTES_MIN)
+    root = seeds.kernel_seed(seeds.spawn(rng, 1)[0])
+    ok = np.empty(unit_bin.size, dtype=bool)
+    for c, (i0, i1) in enumerate(_chunks(sim[unit_bin], n_boot, budget)):
+        draw_rng, seed_rng = seeds.child(root, c).spawn(2)
+        bins = unit_bin[i0:i1]
+        sz = sim[bins]
+        idx = np.concatenate([rows[sim_starts[b]:sim_starts[b] + sim[b]] for b in bins])
+        uu = u[idx]
+        z = np.asarray(generative.sample(draw_rng, idx.size), dtype=float)
+        st = np.concatenate([[0], np.cumsum(sz)[:-1]])
+        ok[i0:i1] = intervals(z * uu, uu, st, sz, seeds.kernel_seed(seed_rng))
+    return _pooled(ok, size_classes(sim), n_copies)
 
 
 def picp_null_coverage(sizes, *, level, ci):
@@ -161,11 +249,11 @@ def share_null(result, donor):
             or donor.attrs.get("statistic") not in ("ZMS", "ZM", "ZVar")
             or any(donor.attrs.get(k) != result.attrs.get(k) for k in keys if k != "generative")):
         return None
-    table = {}
-    for n, p, se in zip(donor["count"].values, donor["null_coverage"].values,
+    table = {}  # bins above NULL_MAX_SIZE share one simulated size, hence one null
+    for n, p, se in zip(simulated_sizes(donor["count"].values), donor["null_coverage"].values,
                         donor["null_coverage_se"].values):
         table[int(n)] = (float(p), float(se))
-    sizes = [int(n) for n in result["count"].values]
+    sizes = [int(n) for n in simulated_sizes(result["count"].values)]
     if any(n not in table for n in sizes):
         return None
     out = result.assign(null_coverage=("bin", [table[n][0] for n in sizes],

@@ -95,8 +95,8 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, e
     """Estimates, verdicts (the interval holds the reference), heavy-tail flags and the bins
     counting as valid (C, n_bins) of the orderings ``orders`` (C, M), one grouped bootstrap.
 
-    A bin counts as valid as in :func:`uqviz.fraction_valid`: its interval holds the
-    reference, can be computed, and the bin is not heavy-tailed (``counts_valid``).
+    A bin counts as valid as in :func:`uqviz.fraction_valid`, the f_v of Pernot (2023): its
+    interval can be computed and holds the reference, heavy-tailed or not (``counts_valid``).
     """
     n_ord, m = orders.shape
     n_bins = len(sizes0)
@@ -112,7 +112,7 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, e
         est, lower, upper = r.estimate, r.lower, r.upper
     _, heavy = heavy_flags(stat.name, e[idx], u[idx], starts, sizes)
     valid = verdict(est, reference, lower, upper)[1]
-    counted = counts_valid(valid, heavy, lower, upper)
+    counted = counts_valid(valid, lower, upper)
     n_undefined = int(np.count_nonzero(~np.isfinite(lower) | ~np.isfinite(upper)))
     shape = (n_ord, n_bins)
     return (est.reshape(shape), valid.reshape(shape), heavy.reshape(shape),
@@ -180,7 +180,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
                       "could not be computed (degenerate bootstrap distribution): counted not "
                       "valid", UnreliableWarning, stacklevel=4)
 
-    fv = counted.mean(axis=1)  # the bins counting as valid, as fraction_valid counts them
+    fv = counted.mean(axis=1)  # the f_v of Pernot (2023), as fraction_valid counts it
     fv_binomial = binom_rng.binomial(n_bins, fv) / n_bins
     data_fv = fraction_valid(xr.Dataset({"valid": ("bin", counted_data[0])}), ci=ci,
                              nominal=ci)
@@ -206,8 +206,8 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
             "fv_binomial_ordering": ("ordering", fv_binomial),
             "estimate": (("ordering", "bin"), estimates),
             "valid": (("ordering", "bin"), valid, {
-                "long_name": "the interval holds the reference (as local_calibration's valid; "
-                             "f_v counts it only where the bin is not heavy-tailed)"}),
+                "long_name": "the interval holds the reference (as local_calibration's "
+                             "valid; f_v counts every such bin, heavy-tailed or not)"}),
             "heavy_tail": (("ordering", "bin"), heavy),
             "estimate_data": ("bin", est_data[0]),
             "valid_data": ("bin", valid_data[0]),
@@ -274,10 +274,11 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         ``valid_data``, ``heavy_tail_data`` (coord ``count``). Coords on ``ordering``:
         ``tie_seed``, the seed of the ordering of tied values, and, with
         ``common_bootstrap=False``, ``boot_seed``, that of its bootstrap. ``valid`` says that the interval holds the
-        reference, as in :func:`uqviz.local_calibration`; the fractions ``fv*`` count the
-        bins as :func:`uqviz.fraction_valid` does (docs/conventions.md, "Fraction of valid
-        bins"): valid, with an interval, and not heavy-tailed (``heavy_tail``: beta_GM(Z^2)
-        above the limit of Pernot (2024b), Table II).
+        reference, as in :func:`uqviz.local_calibration`; the fractions ``fv*`` are the f_v
+        of Pernot (2023), counted as :func:`uqviz.fraction_valid` counts them
+        (docs/conventions.md, "Fraction of valid bins"): every bin whose interval holds the
+        reference, heavy-tailed or not; ``heavy_tail`` (beta_GM(Z^2) above the limit of
+        Pernot (2024b), Table II) flags the bins that cannot be trusted.
 
     See Also
     --------

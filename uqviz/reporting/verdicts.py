@@ -146,8 +146,31 @@ def _average_verdict_entry(entry, r) -> dict:
 def local_entry(fv, local_result, tail, *, conditioning, adjusted=False) -> dict:
     """The entry of a consistency or adaptivity test: the calibrated f_v test.
 
-    ``tail``: the tailedness screen of the (tested) data; a failed Z^2 screen makes the
-    verdict "unreliable" (one outlier can hide in an enormous bin interval).
+    ``fv`` is :func:`uqviz.fraction_valid` of ``local_result`` (the LZMS bins);
+    ``tail`` the tailedness screen of the (tested) data. A failed Z^2 screen of the whole
+    set widens the zone of doubt but does not erase the answer: the entry gets
+    ``reliable`` False and ``heavy_tail`` True, and its ``p_value`` is the calibrated
+    null's, a test that allows for the tails (the null's simulated bins have the data's
+    own z-scores, ``generative="empirical"`` of :func:`uqviz.local_calibration`); the word
+    is then "fails" when that test rejects (after Holm, :func:`decide_family`), else
+    "unreliable", never "OK" (:func:`entry_word`; one aberrant error gives its bin an
+    enormous interval that holds the reference). A p-value that does not allow for the
+    tails (the Wilson rule, or a null of another D) leaves the entry "unreliable".
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> fv = xr.Dataset({"estimate": 0.9, "ci_lower": 0.8, "ci_upper": 0.95,
+    ...                  "reference": 0.93, "reference_lower": 0.88, "n_valid": 90,
+    ...                  "n_bins": 100, "n_unreliable": 1, "valid": True, "p_value": 0.2},
+    ...                 attrs={"method": "calibrated", "generative": "empirical"})
+    >>> heavy = xr.Dataset({"beta_gm": ("variable", [0.95])}, coords={"variable": ["Z2"]})
+    >>> e = local_entry(fv, None, heavy, conditioning="uE")
+    >>> e["verdict"], e["reliable"], e["heavy_tail"]
+    ('unreliable', False, True)
+    >>> local_entry(fv.assign(valid=False, p_value=0.001), None, heavy,
+    ...             conditioning="uE")["verdict"]
+    'fails'
     """
     n_bins = int(fv["n_bins"])
     entry = {"conditioning": conditioning, "adjusted": adjusted,
@@ -160,13 +183,21 @@ def local_entry(fv, local_result, tail, *, conditioning, adjusted=False) -> dict
     p = _f(fv["p_value"]) if "p_value" in fv else None
     entry["p_value"] = p if p is not None else (1.0 if entry["valid"] else 0.0)
     heavy = heavy_reasons(tail["beta_gm"], ("Z2",))
-    if heavy:
-        entry.update(reliable=False, reason=", ".join(heavy) + " for the whole set: heavy "
-                     "tails or outliers make the bin intervals unreliable (Pernot (2024b), "
-                     "Table II)")
+    tail_allowing = (fv.attrs.get("method") == "calibrated" and p is not None
+                     and fv.attrs.get("generative") == "empirical")
+    if heavy and tail_allowing:
+        entry.update(reliable=False, heavy_tail=True, reason=", ".join(heavy) + " for the "
+                     "whole set: heavy tails or outliers make the bin intervals unreliable "
+                     "(Pernot (2024b), Table II); the calibrated null, simulated with the "
+                     "data's own z-scores, allows for them: 'fails' when it rejects, else "
+                     "'unreliable'")
+    elif heavy:
+        entry.update(reliable=False, heavy_tail=False, reason=", ".join(heavy) + " for the "
+                     "whole set: heavy tails or outliers make the bin intervals unreliable "
+                     "(Pernot (2024b), Table II), and this test does not allow for them")
     else:
-        entry.update(reliable=True, reason="")
-    entry["verdict"] = decide(not entry["valid"], reliable=entry["reliable"])
+        entry.update(reliable=True, heavy_tail=False, reason="")
+    entry["verdict"] = entry_word(entry, not entry["valid"])
     return entry
 
 

@@ -235,6 +235,13 @@ def average_line(entry) -> str:
     what = f"{s} = {fmt(entry['estimate'])}, {ivl} {holds} {ref}"
     if entry["verdict"] == "unreliable":
         return f"Average calibration: unreliable ({what}, but {entry['reason']})."
+    if entry.get("heavy_tail") and entry["verdict"] == "fails":
+        # the Student-t null decided: its reason quotes its p-value
+        adj = ""
+        if entry.get("p_adjusted") is not None and entry.get("family_size", 1) >= 2:
+            adj = (f"; adjusted over the {entry['family_size']} tests of the report p "
+                   f"{_p(entry['p_adjusted'])}")
+        return f"Average calibration: fails ({what}; {entry['reason']}{adj})."
     tail = _family(entry)
     if entry["verdict"] == "OK" and not entry["valid"]:
         tail += ": not significant once the family of tests is accounted for"
