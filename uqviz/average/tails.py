@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from uqviz._array import tails as kernels
+from uqviz._array import tails as tail_kernels
 
 __all__ = ["TAIL_TESTED", "null_p_values", "tail_shape"]
 
@@ -47,7 +47,7 @@ def tail_shape(e, u):
     """
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         z = np.asarray(e, dtype=float) / np.asarray(u, dtype=float)
-    return kernels.tail_df(z)
+    return tail_kernels.tail_df(z)
 
 
 def _log_statistic(name, e, u):
@@ -61,7 +61,7 @@ def _log_statistic(name, e, u):
             z = e / u
             return np.log(np.var(z, ddof=1)), m
         v = u * u
-        return np.log(np.mean(e * e) / np.mean(v)), kernels.effective_size(v)
+        return np.log(np.mean(e * e) / np.mean(v)), tail_kernels.effective_size(v)
 
 
 def null_p_values(names, e, u, df):
@@ -100,5 +100,5 @@ def null_p_values(names, e, u, df):
             continue
         x, m = _log_statistic(name, e, u)
         table = "ZVar" if TAIL_TESTED[name] == "ZVar" else "ZMS"
-        out[k] = kernels.null_p_value(x, m, df, table)
+        out[k] = tail_kernels.null_p_value(x, m, df, table)
     return out
