@@ -15,7 +15,10 @@ import xarray as xr
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
-from uqviz.average.validation import BCA_MIN_POINTS, validate_average
+from uqviz.average.tails import null_p_values, tail_shape
+from uqviz.average.validation import (BCA_MIN_POINTS, _beta_gm, _reliable, _squares,
+                                      average_verdicts, validate_average)
+from uqviz.engine.verdicts import decide
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -537,6 +540,8 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
     side = _side(stat)
     stable = bool(np.isfinite(lo) and np.isfinite(hi) and abs(z0) <= UNSTABLE_Z0)
     scheme_dims = () if single_scheme else ("scheme",)
+    bs_word = _bs_scheme_word(ds, stat, est, lo, hi, z0, bs_reference, ci) \
+        if "BS" in schemes else None
     parts = []
     for i, (g, r) in enumerate(zip(gens, mc_rngs)):
         if refs is not None:
@@ -557,7 +562,10 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
         reliable = np.array([mc_ok if s == "Sim2" else
                              stable and (s == "BS" or np.isfinite(float(ref["reference"])))
                              for s in schemes])
+        words = np.array([bs_word if sc == "BS" else decide(not v, reliable=rl)
+                          for sc, v, rl in zip(schemes, valid, reliable)])
         ref = ref.drop_vars("sample_sd").assign(
+            verdict=(scheme_dims, words[0] if single_scheme else words),
             zeta=(scheme_dims, zeta[0] if single_scheme else zeta),
             valid=(scheme_dims, valid[0] if single_scheme else valid),
             reliable=(scheme_dims, reliable[0] if single_scheme else reliable),
@@ -570,6 +578,27 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
     head = xr.Dataset({"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi),
                        "z0": ((), z0)})
     return xr.merge([head, out])
+
+
+def _bs_scheme_word(ds, stat, est, lo, hi, z0, reference, ci):
+    """The BS scheme's verdict word, by the rule of :func:`uqviz.validate_average`
+    (``average_verdicts``; under a failed tail screen its Student-t null decides, issue 36),
+    "unreliable" when the BCa interval decides with ``|z0| > 1``."""
+    e = np.asarray(ds["E"].values, dtype=float)
+    u = np.asarray(ds["uE"].values, dtype=float)
+    beta = np.array([_beta_gm(_squares(e, u, v)) for v in range(3)])
+    screened = bool(_reliable([stat.name], beta)[0])
+    df_low = tail_shape(e, u)[1]
+    null_p = null_p_values([stat.name], e, u, df_low)
+    interval = bool(np.isfinite(lo) and np.isfinite(hi))
+    valid = bool(verdict(est, reference, lo, hi)[1])
+    word = average_verdicts([stat.name], m=e.size, valid=[valid], p_value=[np.nan],
+                            null_p_value=null_p, reliable=[screened], reference=[reference],
+                            interval=[interval], beta=beta, df_lower=df_low, ci=ci)[0][0]
+    if (word in ("OK", "fails") and screened and e.size >= BCA_MIN_POINTS
+            and abs(z0) > UNSTABLE_Z0):
+        return "unreliable"
+    return word
 
 
 def _schemes(scheme):
@@ -636,9 +665,12 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
         ``se_negligible``; ``p_value`` (per D): the one-sided Monte Carlo p-value of
         the estimate among the simulated values in the direction of miscalibration
         (``mc_p_value``; side ``MISCALIBRATION_SIDE``, two-sided for other
-        statistics); ``zeta``, ``valid`` and ``reliable`` per scheme (``reliable``
-        False for Sim and BS when ``|z0| > 1`` or the interval cannot be computed, for
-        Sim2 when a simulated value is not finite).
+        statistics); ``zeta``, ``valid``, ``reliable`` and ``verdict`` per scheme
+        (``reliable`` False for Sim and BS when ``|z0| > 1`` or the interval cannot be
+        computed, for Sim2 when a simulated value is not finite; ``verdict``: "OK",
+        "fails" or "unreliable" from ``valid`` and ``reliable``, and for BS the verdict of
+        :func:`uqviz.validate_average`: under a failed tail screen "fails" when its
+        Student-t null rejects, else "unreliable", never "OK", issue 36).
 
     Warns
     -----
