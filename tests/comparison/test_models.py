@@ -2,6 +2,8 @@
 functions that compute them for one model or one pair; ranking probabilities; seeding;
 errors (Pernot & Savin (2020a, 2020b))."""
 
+import warnings
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -240,10 +242,34 @@ def test_compare_verdict_in_operating_characteristics():
     assert float(oc["fails"].sel(verdict="compare:ZMS", scenario="scale1.2")) == 1.0
 
 
+def test_heavy_tails_a_gross_miscalibration_is_still_worse():
+    # issue 36: two models of the same calibrated t3 errors, one with uE twice too small (ZMS
+    # about 4: beyond what t3 tails explain): "worse" under the failed screen, and two
+    # calibrated t3 models of different errors never read "no difference"
+    rng = np.random.default_rng(8)
+    m = 3000
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, m))
+    t3 = u * rng.standard_t(3, m) / np.sqrt(3.0)
+    t3b = u * rng.standard_t(3, m) / np.sqrt(3.0)
+    tree = xr.DataTree.from_dict({"t3": uqviz.from_arrays(t3, u),
+                                  "small": uqviz.from_arrays(t3, u / 2),
+                                  "other": uqviz.from_arrays(t3b, u)})
+    res = uqviz.compare_models(tree, statistics=("ZMS",), scores=("nll",), n_boot=300, rng=1)
+    for s in ("ZMS", "nll"):
+        c = res["comparison"].sel(measure=s)
+        assert str(c.sel(model="small", versus="t3").values) == "worse"
+        assert str(c.sel(model="t3", versus="small").values) == "better"
+        assert str(c.sel(model="t3", versus="other").values) == "unreliable"
+        assert str(c.sel(model="other", versus="t3").values) == "unreliable"
+    assert not bool(res["reliable"].any())
+
+
 def test_heavy_tails_make_a_comparison_of_statistics_unreliable():
     # model "t3": calibrated t3 errors, beta_GM(Z^2) above the limit of Pernot (2024b): its
-    # ZMS, RCE and nll comparisons are "unreliable" (never "better"/"no difference"), the
-    # CRPS is not screened; the pair of normal models keeps its words
+    # ZMS, RCE and nll comparisons are "unreliable" (never "no difference") against the
+    # calibrated "a", whose tail-allowing verdict does not fail either; against "b" (uE 1.3
+    # times too large, its ZMS 0.6: its verdict fails, t3's does not) the interval decides
+    # (issue 36); the CRPS is not screened; the pair of normal models keeps its words
     rng = np.random.default_rng(5)
     m = 2000
     u = rng.uniform(0.5, 2.0, m)
@@ -259,17 +285,32 @@ def test_heavy_tails_make_a_comparison_of_statistics_unreliable():
     assert not bool(rel.sel(measure="RCE", model="t3"))
     assert not bool(rel.sel(measure="nll", model="t3"))  # the Gaussian NLL: Z^2 per point
     assert bool(rel.sel(measure="crps", model="t3")) and bool(rel.sel(model="a").all())
+    p = res["null_p_value"]
     for s in ("ZMS", "RCE"):
-        for other in ("a", "b"):
-            assert str(res["comparison"].sel(measure=s, model="t3", versus=other).values) \
+        assert float(p.sel(measure=s, model="t3")) > 0.05
+        assert float(p.sel(measure=s, model="a")) > 0.05
+        assert float(p.sel(measure=s, model="b")) <= 0.05
+        for x, y in (("t3", "a"), ("a", "t3")):
+            assert str(res["comparison"].sel(measure=s, model=x, versus=y).values) \
                 == "unreliable"
-            assert str(res["comparison"].sel(measure=s, model=other, versus="t3").values) \
-                == "unreliable"
+        assert str(res["comparison"].sel(measure=s, model="t3", versus="b").values) == "better"
+        assert str(res["comparison"].sel(measure=s, model="b", versus="t3").values) == "worse"
     assert str(res["comparison"].sel(measure="ZMS", model="a", versus="b").values) == "better"
     assert str(res["comparison"].sel(measure="nll", model="t3", versus="t3").values) \
         == "no difference"
     assert str(res["comparison"].sel(measure="crps", model="t3", versus="a").values) \
         != "unreliable"
+    # the tail-allowing p-values are validate_average's (NLL's for the score nll)
+    for name in ("a", "b", "t3"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", uqviz.UnreliableWarning)  # t3's screen fails
+            avg = uqviz.validate_average(tree[name].to_dataset(),
+                                         statistics=("ZMS", "RCE", "NLL"), n_boot=50, rng=0)
+        for s, stat in (("ZMS", "ZMS"), ("RCE", "RCE"), ("nll", "NLL")):
+            assert float(p.sel(measure=s, model=name)) == pytest.approx(
+                float(avg["null_p_value"].sel(statistic=stat)), rel=1e-12)
+        assert float(res["tail_df_lower"].sel(model=name)) == float(avg["tail_df_lower"])
+    assert np.isnan(p.sel(measure="crps")).all()
     # the words of the report and of the figure
     from uqviz.plots.comparison import differences
     from uqviz.reporting.wording import pair_line

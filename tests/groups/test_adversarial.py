@@ -11,6 +11,7 @@ from scipy import stats
 
 import uqviz
 from tests.conftest import PeerFixtures
+from uqviz.average.tails import tail_shape
 from uqviz._array import groups as groups_kernels
 from uqviz._array.binomial import wilson_interval
 from uqviz._array.bootstrap import bootstrap_moments
@@ -191,28 +192,74 @@ def test_calibrated_passes_and_scale_fails(statistic):
     np.testing.assert_array_equal(bad["below_band"], bad["p_value"] < 0.05)
 
 
-def test_heavy_tails_make_the_verdict_unreliable():
+def _t3(m=2000, seed=12, scale=1.0):
+    rng = np.random.default_rng(seed)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, m))
+    return uqviz.from_arrays(scale * u * rng.standard_t(3, m) / np.sqrt(3.0), u)
+
+
+def test_heavy_tails_widen_the_zone_of_doubt():
     # calibrated t3 errors (variance 1): beta_GM(Z^2) above its safety limit of Pernot (2024b),
-    # Table II, so the verdict is "unreliable" whatever the shares, never "OK"
-    rng = np.random.default_rng(12)
-    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 2000))
-    e = u * rng.standard_t(3, 2000) / np.sqrt(3.0)
-    ds = uqviz.from_arrays(e, u)
+    # Table II. The reference curve is then simulated with calibrated Student-t z-scores as
+    # heavy-tailed as the data's (issue 36): the verdict reads "unreliable" (never "OK") when
+    # the shares stay within its band, "fails" for uE twice too small
+    ds = _t3()
     tail = uqviz.tailedness(ds)
     assert bool(tail["heavy_tail"].sel(variable="Z2"))
+    df_lower = tail_shape(ds["E"].values, ds["uE"].values)[1]  # validate_average's
     for statistic in ("ZMS", "PICP"):
-        res = uqviz.adversarial_validation(ds, **dict(FAST, n_groups=50, sizes=(500, 100),
-                                                      statistic=statistic, rng=3))
+        kw = dict(FAST, n_groups=50, sizes=(500, 100), statistic=statistic, rng=3)
+        res = uqviz.adversarial_validation(ds, **kw)
         assert str(res["verdict"].values) == "unreliable" and not bool(res["reliable"])
         assert "tailedness screen" in str(res["reason"].values)
+        assert float(res["tail_df_lower"]) == pytest.approx(float(df_lower))
+        assert f"D = t{float(df_lower):.3g}" in str(res["reason"].values)
+        bad = uqviz.adversarial_validation(_t3(scale=2.0), **kw)
+        assert str(bad["verdict"].values) == "fails" and not bool(bad["reliable"])
+        assert "larger than such tails explain" in str(bad["reason"].values)
     good = uqviz.adversarial_validation(_calibrated(2000, seed=4),
                                         **dict(FAST, n_groups=50, sizes=(500, 100), rng=3))
     assert bool(good["reliable"]) and "tailedness" not in str(good["reason"].values)
+    assert np.isnan(float(good["tail_df_lower"]))
+
+
+def test_tail_reference_curve_is_a_direct_student_t_simulation():
+    """Under a failed screen, the reference sets are uE times unit-variance t draws of
+    tail_df_lower (3 significant digits) degrees of freedom, from the simulation stream."""
+    ds = _t3(300, seed=5)
+    e, u = ds["E"].values, ds["uE"].values
+    assert bool(uqviz.tailedness(ds)["heavy_tail"].sel(variable="Z2"))
+    res = uqviz.adversarial_validation(ds, statistic="PICP", sizes=(30,), n_groups=8, n_mc=4,
+                                       rng=3, progress=False, level=0.9)
+    nu = float(f"{max(float(res['tail_df_lower']), 2.1):.3g}")
+    group_draws, sim_rng, _ = _streams(3, 1)
+    sim = u[None, :] * sim_rng.standard_t(nu, (4, 300)) * np.sqrt((nu - 2.0) / nu)
+    q = stats.norm.ppf(0.95)  # the intervals stay those of the D given (normal)
+    groups = groups_kernels.draw_groups(group_draws[0], 300, 30, 8)
+    for g in range(8):
+        idx = groups[g]
+        assert float(res["estimate"][0, g]) == np.mean(np.abs(e[idx] / u[idx]) <= q)
+        ks = int(np.sum(np.abs(sim[g // 2, idx] / u[idx]) <= q))  # blocks of 2 groups
+        assert float(res["reference_estimate"][0, g]) == ks / 30
+
+
+def test_tail_reference_keeps_a_heavier_D():
+    from uqviz.data.generative import get_generative
+    from uqviz.groups.adversarial import tail_reference
+
+    assert tail_reference(get_generative("t3"), 4.0).name == "t3"
+    assert tail_reference(get_generative("t6"), 4.0).name == "t4"
+    assert tail_reference(get_generative("normal"), 2.05).name == "t2.1"
+    assert tail_reference(get_generative("normal"), float("nan")) is None
 
 
 def test_reference_curve_uses_uE_only():
+    # with the tail screen passed (under a failed one it also reads the shape of the z-scores,
+    # tail_df_lower: test_tail_reference_curve_is_a_direct_student_t_simulation); -2 E: the
+    # z-scores have the same shape
     a = _calibrated(500, seed=5)
-    b = a.assign(E=("point", 2.0 * a["E"].values[::-1]))
+    b = a.assign(E=("point", -2.0 * a["E"].values))
+    assert not uqviz.tailedness(b)["heavy_tail"].sel(variable="Z2")
     kw = dict(FAST, sizes=(100, 20), rng=2)
     ra, rb = uqviz.adversarial_validation(a, **kw), uqviz.adversarial_validation(b, **kw)
     for v in ("reference_estimate", "reference_share", "reference_share_lower",

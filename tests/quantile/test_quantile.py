@@ -15,6 +15,7 @@ from scipy import special, stats
 import uqviz.quantile as uq
 from uqviz._array import bca
 from uqviz._array import nees as kn
+from uqviz.quantile.nees import nees_null_p_value
 from uqviz.data import from_arrays
 from uqviz.datasets import load_dataset
 from uqviz.plots.quantile import coverage_map, quantile_reliability
@@ -395,6 +396,66 @@ def test_nees_test_statistic_and_p_value():
     assert bool(res["valid"])
     wide = uq.nees_test(1.2 * y, 0.0, cov)
     assert not bool(wide["valid"]) and wide["estimate"].item() > wide["reference_upper"].item()
+
+
+def _mvt(rng, n, d, nu, scale=1.0):
+    """Calibrated unit-covariance multivariate Student-t errors (inf: normal), std uE."""
+    g = rng.standard_normal((n, d))
+    if np.isfinite(nu):
+        g *= np.sqrt((nu - 2.0) / rng.chisquare(nu, (n, 1)))
+    u = np.exp(0.5 * rng.standard_normal((n, d)))
+    return scale * u * g, u
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_nees_heavy_tails_widen_the_zone_of_doubt(d):
+    """Issue 36: under a failed tail screen a calibrated heavy-tailed set reads "unreliable"
+    (never "OK"), uE twice too small (or too large) under t3 reads "fails"."""
+    rng = np.random.default_rng(40 + d)
+    y, u = _mvt(rng, 3000, d, 3.0)
+    arg = (y, 0.0, u) if d > 1 else (y[:, 0], 0.0, u[:, 0])
+    res = uq.nees_test(*arg)
+    assert not bool(res["reliable"]) and str(res["verdict"].values) == "unreliable"
+    assert float(res["verdict_p_value"]) == float(res["null_p_value"]) > 0.05
+    assert 2.1 < float(res["tail_df_lower"]) < float(res["tail_df"]) < 4.5
+    assert "heavier-tailed than chi2(d)" in str(res["reason"].values)
+    for k in (2.0, 0.5):
+        bad = uq.nees_test(k * arg[0], 0.0, arg[2])
+        assert str(bad["verdict"].values) == "fails" and not bool(bad["reliable"])
+        assert float(bad["null_p_value"]) <= 0.05
+    y, u = _mvt(rng, 3000, d, np.inf)
+    arg = (y, 0.0, u) if d > 1 else (y[:, 0], 0.0, u[:, 0])
+    good = uq.nees_test(*arg)
+    assert bool(good["reliable"]) and str(good["verdict"].values) == "OK"
+    assert float(good["verdict_p_value"]) == float(good["p_value"])
+    assert str(uq.nees_test(1.5 * arg[0], 0.0, arg[2])["verdict"].values) == "fails"
+
+
+def test_nees_mvt_fit_is_the_t_fit_in_one_dimension():
+    from uqviz._array import tails
+
+    z = np.random.default_rng(3).standard_t(3.5, 4000)
+    np.testing.assert_allclose(kn.mvt_profile(z * z, 1, tails.PROFILE_DF), tails.t_profile(z),
+                               rtol=1e-9)
+    assert kn.mvt_tail_df(z * z, 1) == pytest.approx(tails.tail_df(z), rel=1e-9)
+
+
+@pytest.mark.parametrize("d, nu, mean", [(1, 3.0, 1.4), (1, 5.0, 0.9), (3, 3.0, 1.3),
+                                         (3, 4.0, 0.85), (2, 6.0, 1.1)])
+def test_nees_null_p_value_equals_a_direct_simulation(d, nu, mean):
+    """The tail-allowing p-value against an independent simulation: calibrated sets of
+    multivariate t vectors (normal / sqrt(chi2(nu) / (nu - 2)) per point), their NEES
+    |x|^2, the two-sided rank of the observed mean NEES."""
+    n, sets = 300, 4000
+    g = np.random.default_rng([7, d, int(nu)])
+    x = g.standard_normal((sets, n, d)) * np.sqrt((nu - 2.0) / g.chisquare(nu, (sets, n, 1)))
+    sims = np.mean(np.sum(x * x, axis=2), axis=1)
+    f = np.mean(sims <= mean * d)
+    direct = 2 * min(f, 1 - f)
+    eps = np.full(n, mean * d)  # a set of that mean NEES (only the mean is read)
+    got = nees_null_p_value(eps, d, nu)
+    se = np.sqrt(direct * (1 - direct) / sets) + np.sqrt(direct * (1 - direct) / 2000)
+    assert got == pytest.approx(direct, abs=max(4 * se, 0.01))
 
 
 # --------------------------------------------------------------------------

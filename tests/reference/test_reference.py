@@ -329,3 +329,44 @@ def test_nll_bs_scheme_is_the_paired_excess_like_validate_average():
     avg = uqviz.validate_average(ds, statistics=("NLL", "ZMS"), n_boot=500, rng=7)
     np.testing.assert_allclose(float(avg.zeta.sel(statistic="NLL")),
                                float(avg.zeta.sel(statistic="ZMS")), rtol=1e-9)
+
+
+def test_bs_verdict_under_heavy_tails_is_validate_averages():
+    """Issue 36: the BS scheme of the workflow reads validate_average's verdict: a calibrated
+    t3 set is "unreliable" (never "OK"), uE twice too small "fails", on the Student-t null."""
+    import warnings
+
+    rng = np.random.default_rng(9)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
+    z = rng.standard_t(3, 3000) / np.sqrt(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k, word in ((1.0, "unreliable"), (2.0, "fails")):
+            ds = uqviz.from_arrays(k * u * z, u)
+            res = uqviz.validate(ds, statistic="ZMS", n_boot=300, rng=1)
+            avg = uqviz.validate_average(ds, statistics=("ZMS",), n_boot=300, rng=1)
+            assert str(res["verdict"].values) == word and str(res["scheme"].values) == "BS"
+            assert float(res["p_value"]) == float(avg["null_p_value"].sel(statistic="ZMS"))
+            assert float(res["tail_df_lower"]) == float(avg["tail_df_lower"])
+            assert "heavy tails" in str(res["reason"].values)
+
+
+def test_validate_simulated_bs_word_under_heavy_tails():
+    """The per-scheme verdict of validate_simulated: BS reads validate_average's rule (a
+    calibrated t3 set "unreliable", never "OK"; uE twice too small "fails"), Sim and Sim2
+    their valid/reliable."""
+    import warnings
+
+    rng = np.random.default_rng(9)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
+    z = rng.standard_t(3, 3000) / np.sqrt(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for k, word in ((1.0, "unreliable"), (2.0, "fails")):
+            ds = uqviz.from_arrays(k * u * z, u)
+            res = uqviz.validate_simulated(ds, statistic="ZMS", scheme=["Sim", "BS"],
+                                           n_mc=50, n_boot=300, rng=1)
+            assert str(res["verdict"].sel(scheme="BS").values) == word
+            sim_ok = bool(res["valid"].sel(scheme="Sim"))
+            assert str(res["verdict"].sel(scheme="Sim").values) in (
+                ("OK" if sim_ok else "fails"), "unreliable")

@@ -159,7 +159,7 @@ def test_result_names_dims_and_attrs(ds):
         res = validate_simulated(ds, statistic="ENCE", n_mc=70, n_boot=100, n_bins=10, rng=4)
     assert {"estimate", "ci_lower", "ci_upper", "z0", "reference", "reference_se",
             "reference_lower", "reference_upper", "zeta", "valid", "reliable", "p_value",
-            "se_negligible"} == set(res.data_vars)
+            "se_negligible", "verdict"} == set(res.data_vars)
     # the z0 warning comes with reliable = False (issue 20)
     assert abs(float(res.z0)) > 1 and not bool(res.reliable)
     assert res.attrs["n_boot"] == 100 and res.attrs["scheme"] == "Sim"

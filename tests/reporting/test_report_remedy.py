@@ -214,3 +214,25 @@ def test_remedy_sentence_no_repair_and_errors():
                     "fails; no method repairs it; adaptivity in mass still fails; no method "
                     "repairs it. No method passes every test.")
     assert remedy_sentence(_B, methods[1:]).startswith("No recalibration could be computed")
+
+
+def test_remedy_zms_status_is_validate_averages_verdict():
+    """Issue 36: the re-validated ZMS reads validate_average's verdict: under a failed tail
+    screen a calibrated t3 set is "unreliable" (never "OK"), uE twice too small "fails"."""
+    import warnings
+
+    import numpy as np
+
+    import uqviz
+    from uqviz.reporting import remedy
+
+    rng = np.random.default_rng(3)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
+    z = rng.standard_t(3, 3000) / np.sqrt(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = remedy._zms(uqviz.from_arrays(u * z, u), 300, 0)
+        bad = remedy._zms(uqviz.from_arrays(2 * u * z, u), 300, 0)
+    assert ok["heavy_tails"] and ok["status"] == "unreliable"
+    assert bad["heavy_tails"] and bad["status"] == "fails"
+    assert bad["verdict_p_value"] <= 0.05

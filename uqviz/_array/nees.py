@@ -60,6 +60,10 @@ __all__ = [
     "mqce_jackknife",
     "fold_interval",
     "anees_test",
+    "mvt_profile",
+    "mvt_tail_df",
+    "mvt_null_log_means",
+    "mvt_null_p_value",
 ]
 
 EPS = np.finfo(np.float64).eps
@@ -398,3 +402,152 @@ def anees_test(nees, dof_per_point, ci=0.95):
     return {"mean_nees": stat / n, "nees_sum": stat, "dof": dof, "p_value": p,
             "acceptance_lower": float(q_lo / n), "acceptance_upper": float(q_hi / n),
             "ci_lower": d * stat / q_hi, "ci_upper": d * stat / q_lo}
+
+
+# ---------------------------------------------------------------------------------------
+# the tail-allowing test of the mean NEES (issue 36): multivariate Student-t z-vectors
+# ---------------------------------------------------------------------------------------
+
+#: above this many NEES values the profile likelihood is computed on as many evenly spaced
+#: order statistics (as ``uqviz._array.tails.MAX_PROFILE_POINTS``)
+MVT_MAX_PROFILE_POINTS = 200_000
+#: simulated sets of the null of the mean NEES for d > 1, and the largest set simulated (the
+#: spread of larger sets is rescaled by the rate of the law, as the table of d = 1)
+MVT_NULL_SETS = 2000
+MVT_NULL_MAX_POINTS = 10_000
+
+
+def _thinned(q):
+    q = np.asarray(q, dtype=np.float64).ravel()
+    m = q.size
+    if m > MVT_MAX_PROFILE_POINTS:
+        q = np.quantile(q, (np.arange(MVT_MAX_PROFILE_POINTS) + 0.5) / MVT_MAX_PROFILE_POINTS)
+        return q, m / MVT_MAX_PROFILE_POINTS
+    return q, 1.0
+
+
+def mvt_profile(nees, d, df, n_iter=200, tol=1e-10):
+    """Profile log-likelihood of the degrees of freedom of a zero-centred multivariate
+    Student-t of scatter ``s I_d`` fitted to whitened vectors, from their NEES ``q = |x|^2``.
+
+    For each ``df`` the scale ``s`` is its maximum-likelihood value (EM fixed point
+    ``s = <w q> / d``, ``w = (nu + d) / (nu + q / s)``); ``df = inf`` is the normal. For
+    ``d = 1`` it is :func:`uqviz._array.tails.t_profile` of the z-scores ``sqrt(q)``.
+
+    Examples
+    --------
+    >>> from uqviz._array import tails
+    >>> z = np.random.default_rng(0).standard_t(3, 500)
+    >>> bool(np.allclose(mvt_profile(z * z, 1, tails.PROFILE_DF), tails.t_profile(z)))
+    True
+    """
+    q, weight = _thinned(nees)
+    d = int(d)
+    df = np.asarray(df, dtype=np.float64)
+    out = np.full(df.size, np.nan)
+    if q.size == 0 or not np.all(np.isfinite(q)) or not np.any(q > 0):
+        return out
+    from scipy.special import gammaln
+
+    m = q.size
+    s = float(np.mean(q)) / d
+    for k, nu in enumerate(df):
+        if not np.isfinite(nu):
+            sn = float(np.mean(q)) / d
+            out[k] = -0.5 * m * d * (np.log(2 * np.pi * sn) + 1.0)
+            continue
+        for _ in range(n_iter):
+            new = float(np.mean(q * ((nu + d) / (nu + q / s)))) / d
+            done = abs(new - s) <= tol * s
+            s = new
+            if done:
+                break
+        out[k] = (m * (gammaln((nu + d) / 2) - gammaln(nu / 2) - 0.5 * d * np.log(nu * np.pi * s))
+                  - 0.5 * (nu + d) * np.sum(np.log1p(q / (nu * s))))
+    return out * weight
+
+
+def mvt_tail_df(nees, d):
+    """``(estimate, lower)``: the degrees of freedom of the multivariate t that fits the
+    whitened vectors of NEES ``nees`` and the heaviest consistent with them (one-sided 95 %
+    likelihood-ratio bound), as :func:`uqviz._array.tails.tail_df` (equal to it for d = 1).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.standard_normal((4000, 3)) / np.sqrt(rng.chisquare(4, (4000, 1)) / 4)
+    >>> est, low = mvt_tail_df(np.sum(x * x, axis=1), 3)
+    >>> bool(3.0 < low < est < 5.5)
+    True
+    """
+    from uqviz._array import tails
+
+    df = tails.PROFILE_DF
+    ll = mvt_profile(nees, d, df)
+    if not np.all(np.isfinite(ll)):
+        return np.nan, np.nan
+    best = int(np.argmax(ll))
+    inside = ll >= ll[best] - tails.LR_HALF_WIDTH
+    k = int(np.argmax(inside))
+    lower = df[k]
+    if k > 0:
+        x0, x1 = 1.0 / df[k - 1], 1.0 / df[k]
+        y0 = ll[k - 1] - ll[best] + tails.LR_HALF_WIDTH
+        y1 = ll[k] - ll[best] + tails.LR_HALF_WIDTH
+        x = x0 + (x1 - x0) * (0.0 - y0) / (y1 - y0)
+        lower = 1.0 / x if x > 0 else np.inf
+    return float(df[best]), float(lower)
+
+
+def mvt_null_log_means(n, d, nu, n_sets=MVT_NULL_SETS, seed=None):
+    """Simulated ``log(mean NEES / d)`` of ``n_sets`` calibrated sets of ``n`` unit-covariance
+    multivariate Student-t vectors of dimension ``d`` (``nu`` > 2 degrees of freedom; inf:
+    normal): ``NEES = (nu - 2) chi2(d) / chi2(nu)`` per point. Above
+    ``MVT_NULL_MAX_POINTS`` points, sets of that size are simulated and their log means
+    rescaled by ``(MVT_NULL_MAX_POINTS / n)^gamma``, the rate of the law (1/2 for nu >= 4,
+    1 - 2/nu below: the stable law of index nu/2). The seed is fixed by ``(n, d, nu)``.
+
+    Examples
+    --------
+    >>> x = mvt_null_log_means(500, 3, np.inf, n_sets=400)
+    >>> x.shape, bool(abs(np.median(x)) < 0.01)
+    ((400,), True)
+    """
+    n, d = int(n), int(d)
+    nu = float(nu)
+    if seed is None:
+        seed = [n, d, 0 if not np.isfinite(nu) else int(round(1000 * nu)), 36]
+    g = np.random.default_rng(seed)
+    m = min(n, MVT_NULL_MAX_POINTS)
+    out = np.empty(n_sets)
+    chunk = max(1, 2_000_000 // m)
+    for a in range(0, n_sets, chunk):
+        b = min(n_sets, a + chunk)
+        num = g.chisquare(d, (b - a, m))
+        q = num if not np.isfinite(nu) else (nu - 2.0) * num / g.chisquare(nu, (b - a, m))
+        out[a:b] = np.log(np.mean(q, axis=1) / d)
+    if n > m:
+        rate = 0.5 if (not np.isfinite(nu) or nu >= 4) else 1.0 - 2.0 / nu
+        out *= (m / n) ** rate
+    return out
+
+
+def mvt_null_p_value(mean_nees, n, d, nu, n_sets=MVT_NULL_SETS):
+    """Two-sided Monte Carlo p-value of an observed mean NEES under calibrated
+    multivariate Student-t vectors of ``nu`` degrees of freedom (:func:`mvt_null_log_means`):
+    ``min(1, 2 min(p_>, p_<))`` with ``p_> = (1 + #{x* >= x}) / (1 + n_sets)``.
+
+    Examples
+    --------
+    >>> round(float(mvt_null_p_value(2.0, 1000, 2, 5.0)), 2) > 0.1
+    True
+    >>> float(mvt_null_p_value(4.0, 1000, 2, 5.0)) <= 1 / 1000
+    True
+    """
+    x = float(np.log(float(mean_nees) / int(d)))
+    if not np.isfinite(x) or np.isnan(nu) or n < 3:
+        return np.nan
+    sims = mvt_null_log_means(n, d, max(float(nu), 2.1), n_sets)
+    greater = (1.0 + np.count_nonzero(sims >= x)) / (1.0 + sims.size)
+    less = (1.0 + np.count_nonzero(sims <= x)) / (1.0 + sims.size)
+    return float(min(1.0, 2.0 * min(greater, less)))

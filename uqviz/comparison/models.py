@@ -9,6 +9,7 @@ import xarray as xr
 
 from uqviz._array import stats as stats_kernels
 from uqviz._array.lazy import lazy_module
+from uqviz.average.tails import TAIL_TESTED, null_p_values, tail_shape
 from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.comparison.points import same_points
 from uqviz.engine import checks, seeds
@@ -22,17 +23,21 @@ from uqviz.scores.proper import METHODS, column_intervals
 
 comparison_kernels = lazy_module("uqviz._array.comparison")
 
-__all__ = ["compare_models", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED", "UNRELIABLE"]
+__all__ = ["compare_models", "tail_words", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED", "UNRELIABLE"]
 
 #: the words of ``comparison`` (the interval of ``distance(model) - distance(versus)``)
 BETTER, WORSE, NO_DIFFERENCE, NOT_TESTED = "better", "worse", "no difference", "not tested"
 #: the word of a pair where the tailedness screen of the statistic fails for one of the models
+#: and the tail-allowing verdicts of the two models do not tell them apart
 UNRELIABLE = "unreliable"
 #: the tailedness screens of the scores (the Gaussian NLL is the NLL statistic point by point:
 #: its differences are those of Z^2; measured: 13 % false alarms on t4 errors unscreened)
 SCORE_SCREENS = {"nll": ("Z2",)}
 #: registered statistics without a reference whose value is the mean of one per-point value
 #: (the SIP, mean gain and mean loss are computed on those values)
+#: the statistic whose Student-t null (uqviz.average.tails) gives a score its tail-allowing
+#: verdict: the Gaussian NLL score is the NLL statistic point by point
+SCORE_TAIL_TESTS = {"nll": "NLL"}
 POINT_VALUES = {"MSE": lambda e, u: e * e, "MV": lambda e, u: u * u}
 CITATION = ("Pernot & Savin (2020a) (systematic improvement probability, mean gain and loss, "
             "ranking probability matrix); Pernot & Savin (2020b) (their applications); "
@@ -194,6 +199,55 @@ def _reliable(measures, dsets):
     return out
 
 
+def _tail_verdicts(measures, dsets):
+    """``(null_p, df_lower)``: per (measure, model) the two-sided p-value of the model's
+    statistic under calibrated Student-t z-scores as heavy-tailed as its own (the
+    tail-allowing test of :func:`uqviz.validate_average`, ``null_p_values``; NaN for a
+    measure without one), and per model the degrees of freedom of that null."""
+    names = [m.name if m.kind == "statistic" else SCORE_TAIL_TESTS.get(m.name, "")
+             for m in measures]
+    null_p = np.full((len(measures), len(dsets)), np.nan)
+    df_low = np.full(len(dsets), np.nan)
+    if not any(n in TAIL_TESTED for n in names):
+        return null_p, df_low
+    for k, ds in enumerate(dsets):
+        e = np.asarray(ds["E"].values, dtype=float)
+        u = np.asarray(ds["uE"].values, dtype=float)
+        df_low[k] = tail_shape(e, u)[1]
+        null_p[:, k] = null_p_values(names, e, u, df_low[k])
+    return null_p, df_low
+
+
+def tail_words(words, reliable, null_p, alpha):
+    """The words of the pairs under a failed tail screen (issue 36).
+
+    Where the screen of a measure fails for one model of a pair (``reliable`` False), the
+    paired interval of the difference is too narrow to decide alone: the pair reads
+    ``"worse"`` (``"better"``) only when the interval says so *and* the tail-allowing
+    verdict of the measure (its Student-t null, ``null_p``) fails for the model (for
+    ``versus``) and not for the other; otherwise ``"unreliable"``, never ``"no
+    difference"``. ``words``: (measure, model, versus); ``reliable``, ``null_p``: (measure,
+    model).
+
+    Examples
+    --------
+    >>> w = np.array([[["no difference", "better"], ["worse", "no difference"]]], dtype=object)
+    >>> tail_words(w.copy(), np.array([[True, False]]), np.array([[0.4, 0.001]]), 0.05)[0].tolist()
+    [['no difference', 'better'], ['worse', 'no difference']]
+    >>> tail_words(w.copy(), np.array([[True, False]]), np.array([[0.4, 0.3]]), 0.05)[0].tolist()
+    [['no difference', 'unreliable'], ['unreliable', 'no difference']]
+    """
+    both = reliable[:, :, None] & reliable[:, None, :]
+    decided = np.isfinite(null_p)
+    fails = decided & (np.nan_to_num(null_p, nan=1.0) <= alpha)
+    passes = decided & ~fails
+    keep = (((words == WORSE) & fails[:, :, None] & passes[:, None, :])
+            | ((words == BETTER) & passes[:, :, None] & fails[:, None, :]))
+    diagonal = np.eye(words.shape[1], dtype=bool)[None]
+    words[~both & (words != NOT_TESTED) & ~keep & ~diagonal] = UNRELIABLE
+    return words
+
+
 def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), levels=None,
                    n_boot=10_000, ci=0.95, method="bca", engine=None, client=None, rng=None,
                    progress=None):
@@ -259,11 +313,17 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
           difference below 0), ``"worse"`` (above 0), ``"no difference"`` (it holds 0, and
           on the diagonal), ``"not tested"`` (the interval cannot be computed),
           ``"unreliable"`` (a measure whose tailedness screen, Pernot (2024b), fails for
-          one of the two models: heavy tails make the bootstrap interval of the difference
-          too narrow, 19 % false alarms of the ZMS on t4 errors; never a "better" there);
+          one of the two models, and whose tail-allowing verdicts do not tell the two
+          apart: heavy tails make the bootstrap interval of the difference too narrow, 19 %
+          false alarms of the ZMS on t4 errors; never "no difference" there, see Notes);
         - ``reliable`` (measure, model): no tailedness screen that questions the statistic
           fails for the model (Z^2 for ZMS, ZVar, NLL and the score nll; uE^2, E^2, Z^2
           for RCE; the other scores are not screened);
+        - ``null_p_value`` (measure, model): the two-sided p-value of the model's statistic
+          under calibrated Student-t z-scores as heavy-tailed as its own (the tail-allowing
+          test of :func:`uqviz.validate_average`; the score nll reads the NLL statistic's;
+          NaN for measures without one, and for all when every screen passes), and
+          ``tail_df_lower`` (model): the degrees of freedom of that null;
         - ``rank_probability`` (measure, model, rank): the share of the bootstrap replicates
           in which the model has that rank by distance (rank 1 = smallest);
         - ``sip``, ``mean_gain``, ``mean_loss`` (measure, model, versus): the systematic
@@ -303,6 +363,14 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     :math:`d^*_k` has rank r (Pernot & Savin (2020a); ErrViewLib's ``rankBS``); models
     tied in a replicate share the ranks they span equally, so that rows and columns sum
     to 1.
+
+    Under a failed tail screen (``reliable`` False for one model of a pair) heavy tails
+    widen the zone of doubt; they do not erase the answer (issue 36). A pair then reads
+    "worse" (or "better") only when the interval of the difference excludes 0 that way
+    *and* the tail-allowing verdict of the measure, ``null_p_value <= 1 - ci``, fails for
+    the worse model and not for the other (:func:`tail_words`): a miscalibration larger
+    than its tails explain, beside a model whose tails explain its departure. Otherwise
+    the pair is "unreliable". Measured in docs/guide/verdicts.md ("Comparing two models").
 
     For a measure that is the mean of per-point values :math:`v_{ki}` (smaller is better),
     with :math:`\delta_i = v_{bi} - v_{ai}` for ``model`` = a, ``versus`` = b
@@ -345,6 +413,19 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     ['better', 'better', 'better', 'better']
     >>> float(res["rank_probability"].sel(measure="nll", model="calibrated", rank=1))
     1.0
+
+    Heavy tails: a calibrated t3 model against the same t3 errors with uE twice too small
+    (its ZMS about 4, far beyond what such tails explain), and against a calibrated t3
+    model of other errors (no conclusion):
+
+    >>> t3 = u * rng.standard_t(3, 2000) / np.sqrt(3.0)
+    >>> t3b = u * rng.standard_t(3, 2000) / np.sqrt(3.0)
+    >>> tree = xr.DataTree.from_dict({"t3": uqviz.from_arrays(t3, u),
+    ...                               "t3_too_small": uqviz.from_arrays(t3, u / 2),
+    ...                               "t3_other": uqviz.from_arrays(t3b, u)})
+    >>> res = uqviz.compare_models(tree, statistics=("ZMS",), scores=None, n_boot=500, rng=1)
+    >>> res["comparison"].sel(measure="ZMS", model="t3").values.tolist()
+    ['no difference', 'better', 'unreliable']
     """
     measures = _measures(statistics, scores)
     levels = None if levels is None else checks.levels("levels", levels)
@@ -410,8 +491,9 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     dlo[:, ib, ia], dhi[:, ib, ia] = -hi_p, -lo_p
     words = _words(dlo, dhi)
     reliable = _reliable(measures, dsets)
-    both = reliable[:, :, None] & reliable[:, None, :]
-    words[~both & (words != NOT_TESTED)] = UNRELIABLE
+    null_p, df_low = _tail_verdicts(measures, dsets) if not reliable.all() else (
+        np.full(reliable.shape, np.nan), np.full(n_models, np.nan))
+    words = tail_words(words, reliable, null_p, 1.0 - ci)
     di = np.arange(n_models)
     words[:, di, di] = NO_DIFFERENCE
     # ranking probabilities
@@ -433,7 +515,13 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
          "difference_upper": (d3, dhi), "comparison": (d3, words.astype(str)),
          "rank_probability": (("measure", "model", "rank"), rank_p),
          "sip": (d3, sip), "mean_gain": (d3, gain), "mean_loss": (d3, loss),
-         "reliable": (d2, reliable)},
+         "reliable": (d2, reliable),
+         "null_p_value": (d2, null_p, {"long_name": "two-sided p-value of the model's "
+                                                    "statistic under calibrated Student-t "
+                                                    "z-scores of tail_df_lower degrees of "
+                                                    "freedom (the tail-allowing verdict; "
+                                                    "computed when a screen fails)"}),
+         "tail_df_lower": (("model",), df_low)},
         coords={"measure": [mm.name for mm in measures], "model": names, "versus": names,
                 "rank": np.arange(1, n_models + 1)})
     out = describe(out)

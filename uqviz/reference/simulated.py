@@ -15,7 +15,10 @@ import xarray as xr
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
-from uqviz.average.validation import validate_average
+from uqviz.average.tails import null_p_values, tail_shape
+from uqviz.average.validation import (BCA_MIN_POINTS, _beta_gm, _reliable, _squares,
+                                      average_verdicts, validate_average)
+from uqviz.engine.verdicts import decide
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
@@ -537,6 +540,8 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
     side = _side(stat)
     stable = bool(np.isfinite(lo) and np.isfinite(hi) and abs(z0) <= UNSTABLE_Z0)
     scheme_dims = () if single_scheme else ("scheme",)
+    bs_word = _bs_scheme_word(ds, stat, est, lo, hi, z0, bs_reference, ci) \
+        if "BS" in schemes else None
     parts = []
     for i, (g, r) in enumerate(zip(gens, mc_rngs)):
         if refs is not None:
@@ -557,7 +562,10 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
         reliable = np.array([mc_ok if s == "Sim2" else
                              stable and (s == "BS" or np.isfinite(float(ref["reference"])))
                              for s in schemes])
+        words = np.array([bs_word if sc == "BS" else decide(not v, reliable=rl)
+                          for sc, v, rl in zip(schemes, valid, reliable)])
         ref = ref.drop_vars("sample_sd").assign(
+            verdict=(scheme_dims, words[0] if single_scheme else words),
             zeta=(scheme_dims, zeta[0] if single_scheme else zeta),
             valid=(scheme_dims, valid[0] if single_scheme else valid),
             reliable=(scheme_dims, reliable[0] if single_scheme else reliable),
@@ -570,6 +578,27 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme
     head = xr.Dataset({"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi),
                        "z0": ((), z0)})
     return xr.merge([head, out])
+
+
+def _bs_scheme_word(ds, stat, est, lo, hi, z0, reference, ci):
+    """The BS scheme's verdict word, by the rule of :func:`uqviz.validate_average`
+    (``average_verdicts``; under a failed tail screen its Student-t null decides, issue 36),
+    "unreliable" when the BCa interval decides with ``|z0| > 1``."""
+    e = np.asarray(ds["E"].values, dtype=float)
+    u = np.asarray(ds["uE"].values, dtype=float)
+    beta = np.array([_beta_gm(_squares(e, u, v)) for v in range(3)])
+    screened = bool(_reliable([stat.name], beta)[0])
+    df_low = tail_shape(e, u)[1]
+    null_p = null_p_values([stat.name], e, u, df_low)
+    interval = bool(np.isfinite(lo) and np.isfinite(hi))
+    valid = bool(verdict(est, reference, lo, hi)[1])
+    word = average_verdicts([stat.name], m=e.size, valid=[valid], p_value=[np.nan],
+                            null_p_value=null_p, reliable=[screened], reference=[reference],
+                            interval=[interval], beta=beta, df_lower=df_low, ci=ci)[0][0]
+    if (word in ("OK", "fails") and screened and e.size >= BCA_MIN_POINTS
+            and abs(z0) > UNSTABLE_Z0):
+        return "unreliable"
+    return word
 
 
 def _schemes(scheme):
@@ -636,9 +665,12 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
         ``se_negligible``; ``p_value`` (per D): the one-sided Monte Carlo p-value of
         the estimate among the simulated values in the direction of miscalibration
         (``mc_p_value``; side ``MISCALIBRATION_SIDE``, two-sided for other
-        statistics); ``zeta``, ``valid`` and ``reliable`` per scheme (``reliable``
-        False for Sim and BS when ``|z0| > 1`` or the interval cannot be computed, for
-        Sim2 when a simulated value is not finite).
+        statistics); ``zeta``, ``valid``, ``reliable`` and ``verdict`` per scheme
+        (``reliable`` False for Sim and BS when ``|z0| > 1`` or the interval cannot be
+        computed, for Sim2 when a simulated value is not finite; ``verdict``: "OK",
+        "fails" or "unreliable" from ``valid`` and ``reliable``, and for BS the verdict of
+        :func:`uqviz.validate_average`: under a failed tail screen "fails" when its
+        Student-t null rejects, else "unreliable", never "OK", issue 36).
 
     Warns
     -----
@@ -743,17 +775,19 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
 # workflow
 # --------------------------------------------------------------------------
 def _bs_verdict(r, ci):
-    """Verdict words of the BS scheme (a statistic with a predefined reference)."""
+    """Verdict words of the BS scheme (a statistic with a predefined reference): those of
+    :func:`uqviz.validate_average` (under a failed tail screen its Student-t null decides,
+    "fails" or "unreliable", never "OK"; issue 36), and "unreliable" when the BCa interval
+    decides with ``|z0| > 1``."""
     z0 = float(r["z0"]) if "z0" in r else np.nan
-    if not (np.isfinite(float(r["ci_lower"])) and np.isfinite(float(r["ci_upper"]))):
-        return "unreliable", "the bootstrap interval could not be computed"
-    if not bool(r["reliable"]):
-        return "unreliable", "heavy tails: the tailedness screen of Pernot (2024b) is exceeded"
-    if abs(z0) > UNSTABLE_Z0:
+    word, reason = str(r["verdict"].values), str(r["reason"].values)
+    bca_decides = bool(r["reliable"]) and int(r["n_points"]) >= BCA_MIN_POINTS
+    if word in ("OK", "fails") and bca_decides and abs(z0) > UNSTABLE_Z0:
         return "unreliable", f"|z0| = {abs(z0):.2f} > {UNSTABLE_Z0:g}: the BCa limit is unstable"
-    if bool(r["valid"]):
-        return "OK", f"the reference lies inside the {ci:g} bootstrap interval"
-    return "fails", f"the reference lies outside the {ci:g} bootstrap interval"
+    if word in ("OK", "fails") and not reason:
+        side = "inside" if word == "OK" else "outside"
+        reason = f"the reference lies {side} the {ci:g} bootstrap interval"
+    return word, reason
 
 
 def _tail_ratio(z):
@@ -827,10 +861,13 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
                                client=client, engine=engine)
         r = res.sel(statistic=stat.name).drop_vars("statistic")
         verdict_, reason = _bs_verdict(r, ci)
-        p_value = float(r["p_value"]) if "p_value" in r else np.nan
-        keep = ["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid", "z0"]
+        p_value = float(r["verdict_p_value"])
+        keep = ["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid", "z0",
+                "null_p_value", "tail_df", "tail_df_lower"]
         return r[keep].assign(
-            p_value=((), p_value, {"long_name": "two-sided bootstrap p-value"}),
+            p_value=((), p_value, {"long_name": "the p-value the verdict rests on: two-sided "
+                                                "bootstrap p-value, or null_p_value under a "
+                                                "failed tail screen (validate_average)"}),
             reliable=((), verdict_ != "unreliable"), verdict=((), verdict_),
             reason=((), reason), scheme=((), "BS"))
     sims = _validate_sim_one(ds, rng=rng, stat=stat, gens=gens, schemes=("Sim",),
@@ -902,9 +939,12 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
              client=None, progress=None, engine=None):
     r"""The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
-    BS for a statistic with a predefined reference: ``verdict`` "OK" or "fails" from
-    ``valid``, "unreliable" when the tailedness screen of :func:`uqviz.validate_average`
-    is exceeded, ``|z0| > 1`` or the interval cannot be computed. Otherwise the
+    BS for a statistic with a predefined reference: the ``verdict`` of
+    :func:`uqviz.validate_average` ("OK" or "fails" from ``valid``; under a failed tailedness
+    screen its tail-allowing test decides, against calibrated Student-t z-scores as
+    heavy-tailed as the data's: "fails" when it rejects, "unreliable" otherwise, never "OK";
+    issue 36), "unreliable" when the BCa interval decides with ``|z0| > 1`` or cannot be
+    computed. Otherwise the
     intersection-union test over the given D: the one-sided Monte Carlo p-value of the
     estimate among the simulated values under each D (``mc_p_value``), ``p_value`` =
     their maximum; "fails" when every D rejects (``p_value <= 1 - ci``: a test of level
@@ -1013,6 +1053,14 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
     >>> str(uqviz.validate(ds, statistic="ZMS", n_boot=1000, rng=0)["verdict"].values)
     'OK'
+    >>> import numpy as np, warnings
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.standard_t(3, 3000) / np.sqrt(3.0)   # calibrated, heavy-tailed
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     [str(uqviz.validate(uqviz.from_arrays(k * z, np.ones(3000)), statistic="ZMS",
+    ...                         n_boot=500, rng=0)["verdict"].values) for k in (1, 2)]
+    ['unreliable', 'fails']
     >>> res = uqviz.validate(ds, statistic="CC", n_mc=200, n_boot=200, rng=0)
     >>> bool(res["p_value"] == res["mc_p_value"].max()), str(res["verdict"].values)
     (True, 'OK')

@@ -79,19 +79,24 @@ def remedy_methods(features):
     return out + [(f"bvs_{f}", "bvs", f) for f in features]
 
 
-def property_status(valid, reliable=True, computed=True) -> str:
+def property_status(valid, reliable=True, computed=True, heavy_tail=False) -> str:
     """One test's outcome as a verdict word: ``"OK"``, ``"fails"``, ``"unreliable"`` or
     ``"not tested"`` (could not be computed).
 
-    ``"unreliable"``: the tailedness screen questions the statistic (validated or not), so
-    the verdict is never "OK" (Pernot (2024b), Table II).
+    ``heavy_tail``: a tail screen questions the plain test and ``valid`` is the outcome of
+    the test that allows for the tails (issue 36): "fails" when it rejects, else
+    "unreliable", never "OK". ``reliable`` False (no interval, an unstable bootstrap):
+    "unreliable" whatever ``valid``. The re-validation of average calibration reads the
+    ``verdict`` of :func:`uqviz.validate_average` directly.
 
     Examples
     --------
     >>> property_status(True), property_status(False), property_status(True, reliable=False)
     ('OK', 'fails', 'unreliable')
+    >>> property_status(False, heavy_tail=True), property_status(True, heavy_tail=True)
+    ('fails', 'unreliable')
     """
-    return decide(not bool(valid), reliable=reliable, tested=computed)
+    return decide(not bool(valid), reliable=reliable, tested=computed, heavy_tail=heavy_tail)
 
 
 def _f(x):
@@ -101,7 +106,7 @@ def _f(x):
 
 def _zms(ds, n_boot, seed, engine=None):
     avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed, engine=engine)
-    z = avg.sel(statistic="ZMS")  # its beta_GM screen decides `reliable`: no second pass
+    z = avg.sel(statistic="ZMS")  # its verdict carries the tail rule (issue 36)
     heavy = [v for v in wording.HEAVY_FOR_ZMS
              if float(avg["beta_gm"].sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
     lo, hi = _f(z["ci_lower"]), _f(z["ci_upper"])
@@ -109,7 +114,8 @@ def _zms(ds, n_boot, seed, engine=None):
     valid = bool(z["valid"]) and computed
     return {"estimate": _f(z["estimate"]), "ci_lower": lo, "ci_upper": hi,
             "reference": 1.0, "valid": valid, "heavy_tails": heavy,
-            "status": property_status(valid, bool(z["reliable"]), computed)}
+            "verdict_p_value": _f(z["verdict_p_value"]),
+            "status": str(z["verdict"].values) if computed else "not tested"}
 
 
 def lzms_sharing_null(data, *, donor=None, n_mc=None, **kwargs):
@@ -146,7 +152,10 @@ def _fv(ds, cond, binning, n_bins, n_boot, seed, donor=None, engine=None):
             "reference_lower": _f(fv["reference_lower"]), "p_value": _f(fv["p_value"]),
             "n_unreliable": int(fv["n_unreliable"]), "n_valid": int(fv["n_valid"]),
             "n_bins": int(fv["n_bins"]), "binning": binning, "valid": ok,
-            "status": property_status(ok)}, lzms
+            # the f_v verdict word when fraction_valid gives one (its own tail rule), else
+            # the word of valid
+            "status": str(fv["verdict"].values) if "verdict" in fv else property_status(ok)
+            }, lzms
 
 
 def _coverage(ds):

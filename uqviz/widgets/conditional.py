@@ -369,9 +369,12 @@ class ConditionalExplorer(ExplorerDrawing):
         est, lo, hi = (float(self.fv[k]) for k in ("estimate", "ci_lower", "ci_upper"))
         ok = bool(self.fv["valid"])
         if "reference" in self.fv:
+            # the verdict word of fraction_valid when it gives one (its tail rule, issue
+            # 36), else the word of valid
+            word = (str(self.fv["verdict"].values) if "verdict" in self.fv
+                    else ("OK" if ok else "fails"))
             target = (f"calibrated data give {float(self.fv['reference']):.2f}, at least "
-                      f"{float(self.fv['reference_lower']):.2f} accepted: "
-                      + ("OK" if ok else "fails"))
+                      f"{float(self.fv['reference_lower']):.2f} accepted: " + word)
         else:
             target = "calibrated reference: computing&hellip;"
         label = (f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
