@@ -240,7 +240,8 @@ def run_validate(args, out=None) -> int:
         failed, unreliable = result["failed"], result["unreliable"]
         status = result["exit_status"]
         words = (f"FAILED ({', '.join(failed)}); exit status 1" if failed else
-                 f"UNRELIABLE ({', '.join(unreliable)}: heavy tails, the tests cannot decide); "
+                 f"UNRELIABLE ({', '.join(unreliable)}: no conclusion within the zone of doubt "
+                 "that heavy tails open, or no interval); "
                  "exit status 3" if unreliable else "passed")
         print(f"\nGate (--fail-on {' '.join(gates)}): {words}", file=out)
     if json_path is not None:

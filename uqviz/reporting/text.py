@@ -65,10 +65,17 @@ def average_table(result) -> str:
         r = result.sel(statistic=s)
         reliable = bool(r["reliable"]) if "reliable" in r else True
         ivl = f"[{_fmt(float(r.ci_lower))}, {_fmt(float(r.ci_upper))}]"
+        if "verdict" in r:  # validate_average's word (issue 36: heavy tails do not erase it)
+            word = str(r["verdict"].values)
+            if not reliable and word in ("fails", "unreliable"):
+                word += (" (heavy tails; Student-t null)" if np.isfinite(float(r["null_p_value"]))
+                         else " (heavy tails)")
+        else:
+            word = verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper),
+                           reliable)
         lines.append(
             f"{s:<10}{_fmt(float(r.estimate)):>10}   {ivl:<22}{_fmt(float(r.reference)):>6}"
-            f"{_fmt(float(r.zeta)):>8}  "
-            f"{verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper), reliable)}"
+            f"{_fmt(float(r.zeta)):>8}  {word}"
         )
     return "\n".join(lines)
 

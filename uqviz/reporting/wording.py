@@ -378,7 +378,8 @@ def remedy_sentence(before: dict, methods: list) -> str:
                else f"{first['description']} repairs none of the failures"]
     avg = first["status"].get("average calibration")
     if avg == "unreliable" and first.get("zms", {}).get("valid"):
-        clauses[0] += " (its ZMS is validated, but heavy tails make the verdict unreliable)"
+        clauses[0] += (" (its ZMS interval holds 1, but with heavy tails no conclusion: "
+                       "the Student-t null neither rejects nor confirms)")
     for p in failing:
         if p in fixed:
             continue
