@@ -50,6 +50,9 @@ TERMS = {
     "cross-fitting": ("cross-fitting", r"cross-fit"),
     "reliable flag": ("reliable-flag", r"`reliable`"),
     "NEES": ("nees", r"\bNEES\b"),
+    "zone of doubt": ("zone-of-doubt", r"zone of doubt"),
+    "tail-allowing test": ("tail-allowing-test", r"tail-allowing test"),
+    "tail_df": ("tail_df", r"\btail_df"),
 }
 
 
