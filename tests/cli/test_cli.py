@@ -46,7 +46,7 @@ def test_heavy_tails_give_plain_language_warnings(tmp_path, capsys):
     assert "WARNING: beta_GM(uE^2)" in out and "prefer ZMS" in out
 
 
-def test_verdict_is_unreliable_not_calibrated_when_the_screen_fails(tmp_path, capsys):
+def test_verdict_names_the_heavy_tails_when_the_screen_fails(tmp_path, capsys):
     # QM9_E: beta_GM(E^2) = 0.98 > 0.8 made validate_average flag ZMS unreliable, but the table
     # still read "calibrated" and the E^2 warning did not name ZMS
     rng = np.random.default_rng(1)
@@ -60,8 +60,11 @@ def test_verdict_is_unreliable_not_calibrated_when_the_screen_fails(tmp_path, ca
     rows = {line.split()[0]: line for line in out.splitlines()
             if line.startswith(("ZMS ", "RCE "))}
     assert set(rows) == {"ZMS", "RCE"}
+    # issue 36: the t2.5 errors are sqrt(5) times larger than uE says (ZMS about 4.3): the
+    # tails do not explain that, so the ZMS fails with the screen named; never OK
+    assert "fails (heavy tails; Student-t null)" in rows["ZMS"]
     for line in rows.values():
-        assert "unreliable (" in line and "heavy tails" in line
+        assert "heavy tails" in line
         assert not line.rstrip().endswith(" OK")
     if "WARNING: beta_GM(E^2)" in out:
         assert "ZMS" in next(w for w in out.splitlines() if w.startswith("WARNING: beta_GM(E^2)"))

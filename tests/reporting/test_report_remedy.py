@@ -195,8 +195,8 @@ def test_remedy_sentence_heavy_tails_are_never_ok():
                {"description": "isotonic regression",
                 "status": {"average calibration": "unreliable", "consistency": "OK"}}]
     text = remedy_sentence(before, methods)
-    assert text.startswith("Scaling by 0.57 repairs none of the failures (its ZMS is validated, "
-                           "but heavy tails make the verdict unreliable)")
+    assert text.startswith("Scaling by 0.57 repairs none of the failures (its ZMS interval "
+                           "holds 1, but with heavy tails no conclusion")
     assert "average calibration stays unreliable after every method (heavy tails)" in text
     assert "consistency still fails; isotonic regression (but not average calibration) " \
            "repairs it" in text

@@ -467,6 +467,26 @@ def mvt_profile(nees, d, df, n_iter=200, tol=1e-10):
     return out * weight
 
 
+def mvt_tail_df_upper(nees, d):
+    """The lightest degrees of freedom consistent with the NEES (the same one-sided 95 %
+    likelihood-ratio set as :func:`mvt_tail_df`; inf: the normal). NaN when degenerate.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.standard_normal((4000, 3)) / np.sqrt(rng.chisquare(4, (4000, 1)) / 4)
+    >>> bool(4.0 < mvt_tail_df_upper(np.sum(x * x, axis=1), 3) < 8.0)
+    True
+    """
+    from uqviz._array import tails
+
+    df = tails.PROFILE_DF
+    ll = mvt_profile(nees, d, df)
+    if not np.all(np.isfinite(ll)):
+        return np.nan
+    return float(df[ll >= ll.max() - tails.LR_HALF_WIDTH][-1])
+
+
 def mvt_tail_df(nees, d):
     """``(estimate, lower)``: the degrees of freedom of the multivariate t that fits the
     whitened vectors of NEES ``nees`` and the heaviest consistent with them (one-sided 95 %

@@ -23,7 +23,6 @@ import functools
 import pathlib
 
 import numpy as np
-from scipy.special import gammaln, ndtr
 
 __all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "REGION_LEVEL", "REGION_HALF_WIDTH", "P_FLOOR",
            "MAX_PROFILE_POINTS", "t_profile", "tail_df", "df_region", "profile_region",
@@ -38,7 +37,7 @@ LR_HALF_WIDTH = 1.3527717270950852
 #: Boos (1994)): a valid p-value whatever the df
 REGION_LEVEL = 0.001
 #: the smallest p-value the table resolves (normal score 3, both sides) plus REGION_LEVEL
-P_FLOOR = 2.0 * float(ndtr(-3.0)) + REGION_LEVEL
+P_FLOOR = 0.0026997960632601866 + REGION_LEVEL  # 2 Phi(-3): scipy is not loaded at import
 #: half the 1 - REGION_LEVEL quantile of chi2(1): the likelihood-ratio confidence set
 REGION_HALF_WIDTH = 5.413780261661737
 #: above this many points the profile is computed on as many evenly spaced order statistics of
@@ -85,6 +84,8 @@ def t_profile(z, df=PROFILE_DF, n_iter=200, tol=1e-9):
     >>> round(float(PROFILE_DF[np.argmax(ll)]), 1)
     2.9
     """
+    from scipy.special import gammaln  # here: `import uqviz` stays light
+
     z2, weight = _squares(z)
     df = np.asarray(df, dtype=float)
     out = np.full(df.size, np.nan)
@@ -249,6 +250,8 @@ def null_p_value(log_statistic, m, nu, statistic="ZMS"):
     >>> round(float(null_p_value(np.log(0.5), 5000, 3.0)), 4)
     0.0027
     """
+    from scipy.special import ndtr
+
     x = float(log_statistic)
     if not np.isfinite(x) or np.isnan(nu) or m < 3:
         return np.nan

@@ -23,7 +23,8 @@ from uqviz._array.tails import P_FLOOR
 from uqviz.average.tails import TAIL_TESTED, null_p_values, tail_fit
 
 __all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
-           "MIN_POINTS", "MIN_TESTED", "BCA_MIN_POINTS", "beta_text", "average_verdicts"]
+           "MIN_POINTS", "MIN_TESTED", "BCA_MIN_POINTS", "beta_text", "average_verdicts",
+           "beta_gm_screened", "screens_pass", "squares"]
 
 #: beta_GM above which a screen fails (Pernot (2024b), Table II).
 TAILEDNESS_THRESHOLDS = {"uE2": 0.6, "E2": 0.8, "Z2": 0.8}
@@ -79,7 +80,7 @@ def beta_text(beta, threshold, digits=2):
     return repr(beta)
 
 
-def _squares(e, u, which=None):
+def squares(e, u, which=None):
     """(3, M) stack of uE^2, E^2, Z^2 (TAILEDNESS_THRESHOLDS order), or row ``which`` alone."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         rows = (lambda: u * u, lambda: e * e, lambda: (e / u) ** 2)
@@ -88,7 +89,7 @@ def _squares(e, u, which=None):
         return np.stack([r() for r in rows])
 
 
-def _beta_gm(x):
+def beta_gm_screened(x):
     """beta_GM along the last axis; NaN for a constant row (no tail to screen: rounding
     alone used to give 1.00, a failed screen, for a constant uE)."""
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
@@ -99,7 +100,7 @@ def _beta_gm(x):
     return np.where(flat, np.nan, beta) if beta.ndim else (np.nan if flat else float(beta))
 
 
-def _reliable(names, beta):
+def screens_pass(names, beta):
     """Per statistic: no screen that questions it is exceeded."""
     exceeded = {v: bool(b > TAILEDNESS_THRESHOLDS[v]) for v, b in zip(TAILEDNESS_THRESHOLDS, beta)}
     return np.array([not any(exceeded[v] for v in TAILEDNESS_SCREENS.get(s, ())) for s in names])
@@ -226,8 +227,8 @@ def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_rep
                                    accel=None if res[s].accel is None else res[s].accel[0]))
                      for s, r in zip(names, ref)])
     # one variable at a time: a few arrays of M, not of 3 M, for large data
-    beta = np.array([_beta_gm(_squares(e, u, v)) for v in range(3)])
-    reliable = _reliable(names, beta)
+    beta = np.array([beta_gm_screened(squares(e, u, v)) for v in range(3)])
+    reliable = screens_pass(names, beta)
     df_est, region = tail_fit(e, u)
     df_low = float(region[0]) if region.size else np.nan
     df_high = float(region[-1]) if region.size else np.nan
@@ -516,8 +517,8 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
 def _tailedness_one(ds, *, rng=None):
     check_dataset(ds)
     names = list(TAILEDNESS_THRESHOLDS)
-    x = _squares(np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float))
-    beta = _beta_gm(x)
+    x = squares(np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float))
+    beta = beta_gm_screened(x)
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         kappa = stats_kernels.kappa_cs(x)
     thr = np.array([TAILEDNESS_THRESHOLDS[n] for n in names])

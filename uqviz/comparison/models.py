@@ -9,7 +9,7 @@ import xarray as xr
 
 from uqviz._array import stats as stats_kernels
 from uqviz._array.lazy import lazy_module
-from uqviz.average.tails import TAIL_TESTED, null_p_values, tail_shape
+from uqviz.average.tails import TAIL_TESTED, null_p_values, tail_fit
 from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.comparison.points import same_points
 from uqviz.engine import checks, seeds
@@ -200,22 +200,25 @@ def _reliable(measures, dsets):
 
 
 def _tail_verdicts(measures, dsets):
-    """``(null_p, df_lower)``: per (measure, model) the two-sided p-value of the model's
+    """``(null_p, dfs)``: per (measure, model) the two-sided p-value of the model's
     statistic under calibrated Student-t z-scores as heavy-tailed as its own (the
     tail-allowing test of :func:`uqviz.validate_average`, ``null_p_values``; NaN for a
-    measure without one), and per model the degrees of freedom of that null."""
+    measure without one), and per model the degrees of freedom of that null (rows:
+    estimate, lower, upper of the 99.9 % set, :func:`uqviz.average.tails.tail_fit`)."""
     names = [m.name if m.kind == "statistic" else SCORE_TAIL_TESTS.get(m.name, "")
              for m in measures]
     null_p = np.full((len(measures), len(dsets)), np.nan)
-    df_low = np.full(len(dsets), np.nan)
+    dfs = np.full((3, len(dsets)), np.nan)  # estimate, lower, upper
     if not any(n in TAIL_TESTED for n in names):
-        return null_p, df_low
+        return null_p, dfs
     for k, ds in enumerate(dsets):
         e = np.asarray(ds["E"].values, dtype=float)
         u = np.asarray(ds["uE"].values, dtype=float)
-        df_low[k] = tail_shape(e, u)[1]
-        null_p[:, k] = null_p_values(names, e, u, df_low[k])
-    return null_p, df_low
+        est, region = tail_fit(e, u)
+        if region.size:
+            dfs[:, k] = est, region[0], region[-1]
+        null_p[:, k] = null_p_values(names, e, u, region)
+    return null_p, dfs
 
 
 def tail_words(words, reliable, null_p, alpha):
@@ -491,8 +494,8 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     dlo[:, ib, ia], dhi[:, ib, ia] = -hi_p, -lo_p
     words = _words(dlo, dhi)
     reliable = _reliable(measures, dsets)
-    null_p, df_low = _tail_verdicts(measures, dsets) if not reliable.all() else (
-        np.full(reliable.shape, np.nan), np.full(n_models, np.nan))
+    null_p, dfs = _tail_verdicts(measures, dsets) if not reliable.all() else (
+        np.full(reliable.shape, np.nan), np.full((3, n_models), np.nan))
     words = tail_words(words, reliable, null_p, 1.0 - ci)
     di = np.arange(n_models)
     words[:, di, di] = NO_DIFFERENCE
@@ -518,10 +521,12 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
          "reliable": (d2, reliable),
          "null_p_value": (d2, null_p, {"long_name": "two-sided p-value of the model's "
                                                     "statistic under calibrated Student-t "
-                                                    "z-scores of tail_df_lower degrees of "
-                                                    "freedom (the tail-allowing verdict; "
+                                                    "z-scores, the largest over the degrees "
+                                                    "of freedom tail_df_lower-tail_df_upper "
+                                                    "plus 0.001 (the tail-allowing verdict; "
                                                     "computed when a screen fails)"}),
-         "tail_df_lower": (("model",), df_low)},
+         "tail_df": (("model",), dfs[0]), "tail_df_lower": (("model",), dfs[1]),
+         "tail_df_upper": (("model",), dfs[2])},
         coords={"measure": [mm.name for mm in measures], "model": names, "versus": names,
                 "rank": np.arange(1, n_models + 1)})
     out = describe(out)

@@ -49,6 +49,12 @@ LONG_NAMES: dict[str, str] = {
     "valid": "verdict: the reference lies inside the interval",
     "p_value": "p-value of the test",
     "p_adjusted": "p-value adjusted for the family of tests (Holm 1979)",
+    "null_p_value": "p-value of the estimate under calibrated Student-t z-scores as "
+                    "heavy-tailed as the data's (the tail-allowing test)",
+    "verdict_p_value": "the p-value the verdict rests on",
+    "tail_df": "degrees of freedom of the Student-t fitted to the z-scores",
+    "tail_df_lower": "heaviest Student-t consistent with the z-scores",
+    "tail_df_upper": "lightest Student-t consistent with the z-scores (inf: normal)",
     "reliable": "no screen questions the test (else the verdict is unreliable)",
     "n_points": "number of points",
     "n_bins": "number of bins",

@@ -19,7 +19,7 @@ import xarray as xr
 from uqviz._array.bca import METHODS, verdict
 from uqviz._array.binomial import wilson_interval
 from uqviz._array.lazy import lazy_module
-from uqviz.average.tails import tail_shape
+from uqviz.average.tails import tail_fit
 from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.conditional.local import check_local_statistic
 from uqviz.data.generative import get_generative, student_t
@@ -157,7 +157,7 @@ def _heavy_tails(ds, statistic):
 def tail_reference(gen, df_lower):
     """The D of the reference curve under a failed tail screen: calibrated unit-variance
     Student-t z-scores of ``df_lower`` degrees of freedom (the heaviest t consistent with the
-    data's z-scores, :func:`uqviz.average.tails.tail_shape`; at least ``TAIL_DF_MIN``), or
+    data's z-scores, 99.9 % set of :func:`uqviz.average.tails.tail_fit`; at least ``TAIL_DF_MIN``), or
     ``gen`` itself when it is already as heavy ("empirical": the data's own z-scores; a t of
     at most ``df_lower`` degrees of freedom). None when the z-scores are degenerate.
 
@@ -213,7 +213,9 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
     # under a failed tail screen the reference curve allows for the tails: its calibrated sets
     # have z-scores as heavy-tailed as the data's (issue 36)
     heavy = _heavy_tails(ds, statistic)
-    df_lower = tail_shape(e, u)[1] if heavy else np.nan
+    df_est, region = tail_fit(e, u) if heavy else (np.nan, np.array([]))
+    df_lower = float(region[0]) if region.size else np.nan
+    df_upper = float(region[-1]) if region.size else np.nan
     ref_gen = tail_reference(gen, df_lower) if heavy else gen
     # n_mc calibrated datasets with the data's uE; group g of every size uses block[g]
     sim = u[None, :] * (ref_gen or gen).sample(sim_rng, (n_mc, m))
@@ -303,6 +305,11 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
                                                       "z-scores, the D of the reference curve "
                                                       "under a failed tail screen (NaN when "
                                                       "the screen passes)"}),
+        "tail_df": ((), df_est, {"long_name": "degrees of freedom of the Student-t fitted to "
+                                              "the z-scores (NaN when the screen passes)"}),
+        "tail_df_upper": ((), df_upper, {"long_name": "lightest Student-t consistent with "
+                                                      "the z-scores (NaN when the screen "
+                                                      "passes)"}),
     })
     if statistic != "MACE":
         data_vars["ci_lower"] = (("size", "group"), lower)
@@ -443,7 +450,7 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
     a variable that questions the statistic, the reference curve is simulated with
     calibrated z-scores as heavy-tailed as the data's, :math:`D = t_\nu` of unit variance with
     :math:`\nu` = ``tail_df_lower`` (the heaviest Student-t consistent with the data's
-    z-scores, :func:`uqviz.average.tails.tail_shape`, at least 2.1; :func:`tail_reference`),
+    z-scores, 99.9 % set of :func:`uqviz.average.tails.tail_fit`, at least 2.1; :func:`tail_reference`),
     and the verdict is "fails" when Holm rejects against that curve, "unreliable" otherwise,
     never "OK". The intervals of PICP and MACE keep the quantiles of ``generative``. The
     false-alarm rate and power of the verdict are measured in docs/guide/verdicts.md

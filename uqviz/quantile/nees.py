@@ -221,6 +221,7 @@ def _nees_test_one(y, mean, scale, samples, sample_model, ci):
          "zeta": float(zeta), "valid": bool(valid), "p_value": float(out["p_value"]),
          "reliable": not heavy, "tail_ratio": ratio, "tail_limit": limit,
          "null_p_value": null_p, "tail_df": df_est, "tail_df_lower": df_low,
+         "tail_df_upper": nees_kernels.mvt_tail_df_upper(eps.values, d),
          "verdict": word, "verdict_p_value": verdict_p, "reason": reason,
          "nees_sum": float(out["nees_sum"]), "dof": out["dof"],
          "n_points": eps.sizes["point"]},

@@ -16,8 +16,8 @@ from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
 from uqviz.average.tails import null_p_values, tail_shape
-from uqviz.average.validation import (BCA_MIN_POINTS, _beta_gm, _reliable, _squares,
-                                      average_verdicts, validate_average)
+from uqviz.average.validation import (BCA_MIN_POINTS, average_verdicts, beta_gm_screened,
+                                      screens_pass, squares, validate_average)
 from uqviz.engine.verdicts import decide
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
@@ -586,8 +586,8 @@ def _bs_scheme_word(ds, stat, est, lo, hi, z0, reference, ci):
     "unreliable" when the BCa interval decides with ``|z0| > 1``."""
     e = np.asarray(ds["E"].values, dtype=float)
     u = np.asarray(ds["uE"].values, dtype=float)
-    beta = np.array([_beta_gm(_squares(e, u, v)) for v in range(3)])
-    screened = bool(_reliable([stat.name], beta)[0])
+    beta = np.array([beta_gm_screened(squares(e, u, v)) for v in range(3)])
+    screened = bool(screens_pass([stat.name], beta)[0])
     df_low = tail_shape(e, u)[1]
     null_p = null_p_values([stat.name], e, u, df_low)
     interval = bool(np.isfinite(lo) and np.isfinite(hi))
