@@ -371,7 +371,7 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     widen the zone of doubt; they do not erase the answer (issue 36). A pair then reads
     "worse" (or "better") only when the interval of the difference excludes 0 that way
     *and* the tail-allowing verdict of the measure, ``null_p_value <= 1 - ci``, fails for
-    the worse model and not for the other (:func:`tail_words`): a miscalibration larger
+    the worse model and not for the other (``tail_words``): a miscalibration larger
     than its tails explain, beside a model whose tails explain its departure. Otherwise
     the pair is "unreliable". Measured in docs/guide/verdicts.md ("Comparing two models").
 

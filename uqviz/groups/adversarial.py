@@ -450,7 +450,7 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
     a variable that questions the statistic, the reference curve is simulated with
     calibrated z-scores as heavy-tailed as the data's, :math:`D = t_\nu` of unit variance with
     :math:`\nu` = ``tail_df_lower`` (the heaviest Student-t consistent with the data's
-    z-scores, 99.9 % set of :func:`uqviz.average.tails.tail_fit`, at least 2.1; :func:`tail_reference`),
+    z-scores, 99.9 % set of :func:`uqviz.average.tails.tail_fit`, at least 2.1; ``tail_reference``),
     and the verdict is "fails" when Holm rejects against that curve, "unreliable" otherwise,
     never "OK". The intervals of PICP and MACE keep the quantiles of ``generative``. The
     false-alarm rate and power of the verdict are measured in docs/guide/verdicts.md

@@ -256,7 +256,7 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
         ``tail_limit``, ``nees_tail_screen``), ``tail_df`` and ``tail_df_lower`` (the
         multivariate Student-t fitted to the whitened errors and the heaviest one consistent
         with them, ``uqviz._array.nees.mvt_tail_df``), ``null_p_value`` (the tail-allowing
-        test, :func:`nees_null_p_value`; for d > 1 only under a failed screen, else NaN),
+        test, ``nees_null_p_value``; for d > 1 only under a failed screen, else NaN),
         ``verdict`` ("OK", "fails" or "unreliable"), ``verdict_p_value`` (the p-value it
         rests on) and ``reason``; ``nees_sum``, ``dof``, ``n_points``.
 

@@ -164,7 +164,7 @@ class Report:
     Returned by :func:`uqviz.report`; shows itself in a notebook, ``to_html()`` and
     ``to_json()`` render it, ``save(folder)`` writes both files into that folder only.
     ``verdict`` is the headline word (``numbers["verdict"]``: the answer to the calibration
-    questions, :func:`uqviz.reporting.verdicts.headline`), ``headline`` its sentence.
+    questions, ``uqviz.reporting.verdicts.headline``), ``headline`` its sentence.
 
     Parameters
     ----------
@@ -330,7 +330,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     The headline (``numbers["verdict"]``, ``Report.verdict``; ``numbers["headline"]`` holds
     its sentence and the keys behind it) answers the calibration questions: average
     calibration (the ZMS), consistency, adaptivity per feature and, for a forecast given as
-    more than a standard uncertainty, the PIT (:func:`uqviz.reporting.verdicts.headline`):
+    more than a standard uncertainty, the PIT (``uqviz.reporting.verdicts.headline``):
     "fails" when one of them fails, else "unreliable" when one is, else "OK". ENCE, ZMSE and
     CC (whose references depend on the unknown shape D of the errors, Pernot (2024c)) and
     the interval coverage are further diagnostics (``numbers["further_diagnostics"]``, a
