@@ -331,18 +331,24 @@ def test_nll_bs_scheme_is_the_paired_excess_like_validate_average():
                                float(avg.zeta.sel(statistic="ZMS")), rtol=1e-9)
 
 
+def _t3_sets():
+    """``(dataset, expected word)``: calibrated t3 z-scores with inverse-gamma uE, then uE
+    twice too small (issue 36)."""
+    rng = np.random.default_rng(9)
+    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
+    z = rng.standard_t(3, 3000) / np.sqrt(3.0)
+    return [(uqviz.from_arrays(k * u * z, u), word)
+            for k, word in ((1.0, "unreliable"), (2.0, "fails"))]
+
+
 def test_bs_verdict_under_heavy_tails_is_validate_averages():
     """Issue 36: the BS scheme of the workflow reads validate_average's verdict: a calibrated
     t3 set is "unreliable" (never "OK"), uE twice too small "fails", on the Student-t null."""
     import warnings
 
-    rng = np.random.default_rng(9)
-    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
-    z = rng.standard_t(3, 3000) / np.sqrt(3.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for k, word in ((1.0, "unreliable"), (2.0, "fails")):
-            ds = uqviz.from_arrays(k * u * z, u)
+        for ds, word in _t3_sets():
             res = uqviz.validate(ds, statistic="ZMS", n_boot=300, rng=1)
             avg = uqviz.validate_average(ds, statistics=("ZMS",), n_boot=300, rng=1)
             assert str(res["verdict"].values) == word and str(res["scheme"].values) == "BS"
@@ -357,13 +363,9 @@ def test_validate_simulated_bs_word_under_heavy_tails():
     their valid/reliable."""
     import warnings
 
-    rng = np.random.default_rng(9)
-    u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
-    z = rng.standard_t(3, 3000) / np.sqrt(3.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for k, word in ((1.0, "unreliable"), (2.0, "fails")):
-            ds = uqviz.from_arrays(k * u * z, u)
+        for ds, word in _t3_sets():
             res = uqviz.validate_simulated(ds, statistic="ZMS", scheme=["Sim", "BS"],
                                            n_mc=50, n_boot=300, rng=1)
             assert str(res["verdict"].sel(scheme="BS").values) == word
