@@ -15,7 +15,7 @@ import xarray as xr
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
-from uqviz.average.tails import null_p_values, tail_shape
+from uqviz.average.tails import null_p_values, tail_fit
 from uqviz.average.validation import (BCA_MIN_POINTS, average_verdicts, beta_gm_screened,
                                       screens_pass, squares, validate_average)
 from uqviz.engine.verdicts import decide
@@ -588,13 +588,16 @@ def _bs_scheme_word(ds, stat, est, lo, hi, z0, reference, ci):
     u = np.asarray(ds["uE"].values, dtype=float)
     beta = np.array([beta_gm_screened(squares(e, u, v)) for v in range(3)])
     screened = bool(screens_pass([stat.name], beta)[0])
-    df_low = tail_shape(e, u)[1]
-    null_p = null_p_values([stat.name], e, u, df_low)
+    _, region = tail_fit(e, u)  # validate_average's set of df: one null for both
+    df_low = float(region[0]) if region.size else np.nan
+    df_high = float(region[-1]) if region.size else np.nan
+    null_p = null_p_values([stat.name], e, u, region)
     interval = bool(np.isfinite(lo) and np.isfinite(hi))
     valid = bool(verdict(est, reference, lo, hi)[1])
     word = average_verdicts([stat.name], m=e.size, valid=[valid], p_value=[np.nan],
                             null_p_value=null_p, reliable=[screened], reference=[reference],
-                            interval=[interval], beta=beta, df_lower=df_low, ci=ci)[0][0]
+                            interval=[interval], beta=beta, df_lower=df_low,
+                            df_upper=df_high, ci=ci)[0][0]
     if (word in ("OK", "fails") and screened and e.size >= BCA_MIN_POINTS
             and abs(z0) > UNSTABLE_Z0):
         return "unreliable"
