@@ -62,6 +62,12 @@ def best_of(f, repeat=3):
     return min(times), out
 
 
+def _wsc(cover, xs, directions, m):
+    """Sort, then the worst slab (ties kept together)."""
+    orders, bounds = kern.slab_orders(xs, directions)
+    return kern.worst_slab(cover, orders, m, bounds=bounds)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=100_000)
@@ -81,11 +87,13 @@ def main(argv=None):
     v = rng.standard_normal((args.directions, d))
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     m = math.ceil(args.delta * n)
-    kern.worst_slab(cover[:500], kern.slab_orders(x[:500], v), 50)  # compile
-    kern.worst_slab(np.vstack([cover[:500]] * 2), kern.slab_orders(x[:500], v), 50)
-    t_sort, orders = best_of(lambda: kern.slab_orders(x, v))
-    t_min, wsc = best_of(lambda: kern.worst_slab(cover, orders, m))
-    t_np, wsc_np = best_of(lambda: kern.worst_slab(cover, orders, m, engine="numpy"), 1)
+    o500, b500 = kern.slab_orders(x[:500], v)
+    kern.worst_slab(cover[:500], o500, 50, bounds=b500)  # compile
+    kern.worst_slab(np.vstack([cover[:500]] * 2), o500, 50, bounds=b500)
+    t_sort, (orders, bounds) = best_of(lambda: kern.slab_orders(x, v))
+    t_min, wsc = best_of(lambda: kern.worst_slab(cover, orders, m, bounds=bounds))
+    t_np, wsc_np = best_of(lambda: kern.worst_slab(cover, orders, m, bounds=bounds,
+                                                   engine="numpy"), 1)
     assert wsc_np[0] == wsc[0]
     total = t_sort + t_min
     print(f"worst slab, n = {n}, {d} features, {args.directions} directions, delta "
@@ -93,7 +101,7 @@ def main(argv=None):
           f"(target <= 2 s: {'PASS' if total <= 2 else 'FAIL'}); numpy minimum {t_np:.2f} s; "
           f"WSC = {wsc[0]:.4f}")
     sets = (rng.random((32, n)) < 0.9).astype(np.uint8)
-    t_sets, _ = best_of(lambda: kern.worst_slab(sets, orders, m), 1)
+    t_sets, _ = best_of(lambda: kern.worst_slab(sets, orders, m, bounds=bounds), 1)
     print(f"  calibrated reference: {t_sets / 32 * 1000:.0f} ms per simulated set "
           f"({t_sets / 32 * 200:.1f} s for n_mc = 200)")
 
@@ -143,8 +151,7 @@ def main(argv=None):
                              text=True, check=True)
     peer = json.loads(out.stdout.strip().splitlines()[-1])
     c = ((lo <= y) & (y <= hi)).astype(np.uint8)
-    t_ours, ours = best_of(lambda: kern.worst_slab(c, kern.slab_orders(xs, vv),
-                                                   math.ceil(args.delta * np_)))
+    t_ours, ours = best_of(lambda: _wsc(c, xs, vv, math.ceil(args.delta * np_)))
     data = uqviz.from_predictions(y, (lo + hi) / 2, lower=lo, upper=hi, level=0.9,
                                   features={f"x{k}": x[:np_, k] for k in range(d)})
     with warnings.catch_warnings():

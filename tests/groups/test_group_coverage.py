@@ -82,13 +82,15 @@ def test_raw_worst_slab_equal_to_mapie(case):
     inp = PEER.inputs("mapie", case)
     for delta, m, seed in SET["wsc_settings"]:
         v = PEER.output("mapie", case, f"wsc_directions/m{m}/seed{seed}")
-        orders = group_coverage_kernels.slab_orders(inp["x"], v)
+        orders, bounds = group_coverage_kernels.slab_orders(inp["x"], v)
+        assert bounds.all()  # continuous features: no ties, MAPIE's windows
         for j, conf in enumerate(META["mapie"][case]["confidence_levels"]):
             c = (inp["lower"][:, j] <= inp["y"]) & (inp["y"] <= inp["upper"][:, j])
             k = math.ceil(delta * c.size)
             want = META["mapie"][case]["wsc"][f"c{conf}/delta{delta}/m{m}/seed{seed}"]
             for engine in ("numba", "numpy"):
-                got = group_coverage_kernels.worst_slab(c, orders, k, engine=engine)[0]
+                got = group_coverage_kernels.worst_slab(c, orders, k, bounds=bounds,
+                                                        engine=engine)[0]
                 assert got == pytest.approx(want, **APPROX)
 
 
@@ -116,6 +118,48 @@ def test_worst_slab_equals_brute_force():
             assert got.tolist() == want  # exact: the ratio of the same two integers
             assert group_coverage_kernels.worst_slab(cover[0], orders, m,
                                                      engine=engine)[0] == want[0]
+
+
+def _brute_tied_slab(c, x, directions, m):
+    """O(n^2) enumeration of the slabs {a <= v.x <= b} of at least m points: every pair of
+    projected values (a, b), the points between them whatever their order (issue 38, item 7)."""
+    best = 1.0
+    for v in directions:
+        proj = x @ v
+        vals = np.unique(proj)
+        for ia, a in enumerate(vals):
+            for b in vals[ia:]:
+                inside = (proj >= a) & (proj <= b)
+                if inside.sum() >= m:
+                    best = min(best, float(c[inside].mean()))
+    return best
+
+
+@pytest.mark.parametrize("engine", ["numba", "numpy"])
+def test_worst_slab_keeps_tied_values_together(engine):
+    """With tied projections (a feature of few distinct values), a slab holds all the points of
+    a value or none: equal to the brute force of the docstring's definition, and the same
+    whatever the order of the points (no unstable sort can change it)."""
+    rng = np.random.default_rng(38)
+    for _ in range(40):
+        n = int(rng.integers(4, 60))
+        x = rng.integers(0, int(rng.integers(2, 8)), (n, 2)).astype(float)
+        cover = rng.random(n) < rng.uniform(0.3, 0.95)
+        v = rng.standard_normal((3, 2))
+        v[0] = [1.0, 0.0]  # one feature alone: many ties
+        m = int(rng.integers(1, n + 1))
+        orders, bounds = group_coverage_kernels.slab_orders(x, v)
+        got = group_coverage_kernels.worst_slab(cover, orders, m, bounds=bounds,
+                                                engine=engine)[0]
+        assert got == pytest.approx(_brute_tied_slab(cover.astype(float), x, v, m), abs=1e-12)
+        perm = rng.permutation(n)
+        o2, b2 = group_coverage_kernels.slab_orders(x[perm], v)
+        again = group_coverage_kernels.worst_slab(cover[perm], o2, m, bounds=b2,
+                                                  engine=engine)[0]
+        assert again == got
+        several = group_coverage_kernels.worst_slab(np.vstack([cover, cover]), orders, m,
+                                                    bounds=bounds, engine=engine)
+        assert several.tolist() == [got, got]
 
 
 def test_covgap_by_hand():

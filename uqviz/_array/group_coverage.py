@@ -82,46 +82,47 @@ def _prefix(c, order, p):
 
 
 @njit(nogil=True, cache=True)
-def _prefix_beats(c, order, p, m, sb, lb):
+def _prefix_beats(c, order, bnd, p, m, sb, lb):
     """The prefix sums of ``c`` in ``order`` into ``p``, and whether a window of at least ``m``
-    points has a mean below ``sb / lb`` (the first pass of :func:`_dinkelbach`, fused)."""
+    points, cut at tie boundaries ``bnd``, has a mean below ``sb / lb`` (the first pass of
+    :func:`_dinkelbach`, fused)."""
     p[0] = 0
-    runmax = np.int64(-(2 ** 62))
-    found = False
     for t in range(order.size):
-        j = t + 1
-        p[j] = p[t] + c[order[t]]
-        if j >= m:
-            i = j - m
-            qi = p[i] * lb - sb * i
-            if qi > runmax:
-                runmax = qi
-            if p[j] * lb - sb * j < runmax:
-                found = True
-    return found
+        p[t + 1] = p[t] + c[order[t]]
+    return _dinkelbach(p, bnd, m, sb, lb, True)[0] >= 0
 
 
 @njit(nogil=True, cache=True)
-def _dinkelbach(p, m, sb, lb):
-    """Smallest window mean of the prefix sums ``p`` below ``sb / lb`` (or ``sb, lb``)."""
+def _dinkelbach(p, bnd, m, sb, lb, first_only=False):
+    """Smallest window mean of the prefix sums ``p`` below ``sb / lb`` (or ``sb, lb``), over
+    windows ``(i, j]`` of at least ``m`` points whose ends are tie boundaries (``bnd[i]`` and
+    ``bnd[j]`` nonzero). ``first_only``: one pass, ``(1, 0)`` when it found a poorer window
+    else ``(-1, 0)``."""
     n = p.size - 1
     while True:
         best = 0
         bi = -1
         bj = -1
         runmax = np.int64(-(2 ** 62))
-        ri = 0
+        ri = -1
+        nxt = 0
         for j in range(m, n + 1):
-            i = j - m
-            qi = p[i] * lb - sb * i
-            if qi > runmax:
-                runmax = qi
-                ri = i
+            while nxt <= j - m:
+                if bnd[nxt]:
+                    qi = p[nxt] * lb - sb * nxt
+                    if qi > runmax:
+                        runmax = qi
+                        ri = nxt
+                nxt += 1
+            if not bnd[j] or ri < 0:
+                continue
             g = p[j] * lb - sb * j - runmax
             if g < best:
                 best = g
                 bi = ri
                 bj = j
+        if first_only:
+            return (np.int64(1) if bj >= 0 else np.int64(-1)), np.int64(0)
         if bj < 0:
             return sb, lb
         sb = p[bj] - p[bi]
@@ -129,7 +130,7 @@ def _dinkelbach(p, m, sb, lb):
 
 
 @njit(nogil=True, parallel=True, cache=True)
-def _worst_slab_numba(cover, orders, m):
+def _worst_slab_numba(cover, orders, bounds, m):
     k, n = cover.shape
     out = np.empty(k)
     for s in prange(k):
@@ -137,37 +138,45 @@ def _worst_slab_numba(cover, orders, m):
         sb = np.int64(1)
         lb = np.int64(1)
         for d in range(orders.shape[0]):
-            if _prefix_beats(cover[s], orders[d], p, m, sb, lb):
-                sb, lb = _dinkelbach(p, m, sb, lb)
+            if _prefix_beats(cover[s], orders[d], bounds[d], p, m, sb, lb):
+                sb, lb = _dinkelbach(p, bounds[d], m, sb, lb)
         out[s] = sb / lb
     return out
 
 
 @njit(nogil=True, parallel=True, cache=True)
-def _worst_slab_directions_numba(cover, orders, m):
+def _worst_slab_directions_numba(cover, orders, bounds, m):
     n_dir, n = orders.shape
     sbs = np.empty(n_dir, dtype=np.int64)
     lbs = np.empty(n_dir, dtype=np.int64)
     for d in prange(n_dir):
         p = np.empty(n + 1, dtype=np.int64)
-        _prefix(cover, orders[d], p)
-        sbs[d], lbs[d] = _dinkelbach(p, m, np.int64(1), np.int64(1))
+        p[0] = 0
+        for t in range(n):
+            p[t + 1] = p[t] + cover[orders[d, t]]
+        sbs[d], lbs[d] = _dinkelbach(p, bounds[d], m, np.int64(1), np.int64(1))
     return sbs, lbs
 
 
-def _dinkelbach_numpy(p, m, sb, lb):
-    n = p.size - 1
-    idx = np.arange(n + 1, dtype=np.int64)
+def _dinkelbach_numpy(p, bnd, m, sb, lb):
+    """:func:`_dinkelbach` in numpy: the window ends restricted to the tie boundaries."""
+    pos = np.flatnonzero(bnd)
+    pb = p[pos]
     while True:
-        q = p * lb - sb * idx
-        runmax = np.maximum.accumulate(q[: n + 1 - m])
-        arg = _running_argmax(q[: n + 1 - m])
-        g = q[m:] - runmax
+        q = pb * lb - sb * pos
+        # for each end j, the starts i with pos_i <= pos_j - m: a prefix of the boundaries
+        last = np.searchsorted(pos, pos - m, side="right") - 1
+        ok = last >= 0
+        if not ok.any():
+            return sb, lb
+        runmax = np.maximum.accumulate(q)
+        arg = _running_argmax(q)
+        g = np.where(ok, q - runmax[np.maximum(last, 0)], 0)
         j = int(np.argmin(g))
         if g[j] >= 0:
             return sb, lb
-        i = int(arg[j])
-        sb, lb = int(p[j + m] - p[i]), j + m - i
+        i = int(arg[last[j]])
+        sb, lb = int(pb[j] - pb[i]), int(pos[j] - pos[i])
 
 
 def _running_argmax(q):
@@ -176,47 +185,81 @@ def _running_argmax(q):
     return np.maximum.accumulate(np.where(new, np.arange(q.size), 0))
 
 
-def worst_slab_numpy(cover, orders, m):
+def _all_bounds(orders):
+    return np.ones((orders.shape[0], orders.shape[1] + 1), dtype=np.uint8)
+
+
+def worst_slab_numpy(cover, orders, m, bounds=None):
     """:func:`worst_slab` in numpy (the same numbers)."""
     cover = np.atleast_2d(np.asarray(cover, dtype=np.int64))
     orders = np.atleast_2d(np.asarray(orders, dtype=np.int64))
+    bounds = _all_bounds(orders) if bounds is None else np.atleast_2d(bounds)
     out = np.empty(cover.shape[0])
     for s in range(cover.shape[0]):
         sb, lb = 1, 1
-        for order in orders:
+        for order, bnd in zip(orders, bounds):
             p = np.concatenate([[0], np.cumsum(cover[s][order])])
-            sb, lb = _dinkelbach_numpy(p, m, sb, lb)
+            sb, lb = _dinkelbach_numpy(p, bnd.astype(bool), m, sb, lb)
         out[s] = sb / lb
     return out
 
 
-def worst_slab(cover, orders, m, *, engine=None):
+def worst_slab(cover, orders, m, *, bounds=None, engine=None):
     """Worst-slab coverage of each row of ``cover`` (k, n) of 0/1 values.
 
     ``orders`` (n_directions, n): the points sorted by their projection on each direction;
-    ``m``: the fewest points of a slab (``ceil(delta n)``). The minimum over directions and
-    over runs of at least ``m`` consecutive points of the mean coverage, at most 1 (the
-    start of MAPIE's and covmetrics' search). ``engine``: None (numba where it runs),
-    ``"numba"`` or ``"numpy"``.
+    ``m``: the fewest points of a slab (``ceil(delta n)``); ``bounds`` (n_directions, n + 1),
+    from :func:`slab_orders`: nonzero where a slab may begin or end (between two distinct
+    projections, and at both ends), so that tied points stay together as in a slab
+    ``{a <= v.x <= b}`` (None: every position, MAPIE's and covmetrics' windows). The minimum
+    over directions and over such runs of at least ``m`` points of the mean coverage, at
+    most 1 (the start of MAPIE's and covmetrics' search). ``engine``: None (numba where it
+    runs), ``"numba"`` or ``"numpy"``.
+
+    Examples
+    --------
+    >>> c = np.array([1, 0, 0, 1, 1, 1], dtype=np.uint8)
+    >>> order = np.arange(6)[None]
+    >>> float(worst_slab(c[None], order, 2)[0])             # the run [0, 0]
+    0.0
+    >>> tied = np.array([[1, 1, 1, 0, 1, 1, 1]], dtype=np.uint8)  # points 2 and 3 tied
+    >>> round(float(worst_slab(c[None], order, 2, bounds=tied)[0]), 4)  # [0, 0, 1]
+    0.3333
     """
     cover = np.ascontiguousarray(np.atleast_2d(cover), dtype=np.uint8)
     orders = np.ascontiguousarray(np.atleast_2d(orders), dtype=np.int64)
     n = cover.shape[1]
     if not 1 <= m <= n:
         raise ValueError(f"a slab of at least m = {m} points among n = {n}")
+    bounds = (_all_bounds(orders) if bounds is None
+              else np.ascontiguousarray(np.atleast_2d(bounds), dtype=np.uint8))
+    if bounds.shape != (orders.shape[0], n + 1):
+        raise ValueError(f"bounds: shape {bounds.shape}, expected {(orders.shape[0], n + 1)}")
     use = HAVE_FAST_SLAB if engine is None else engine == "numba"
     if not use:
-        return worst_slab_numpy(cover, orders, m)
+        return worst_slab_numpy(cover, orders, m, bounds)
     if cover.shape[0] == 1:  # one set: the directions in parallel
-        sbs, lbs = _worst_slab_directions_numba(cover[0], orders, np.int64(m))
+        sbs, lbs = _worst_slab_directions_numba(cover[0], orders, bounds, np.int64(m))
         return np.array([min(1.0, float(np.min(sbs / lbs)))])
-    return _worst_slab_numba(cover, orders, np.int64(m))
+    return _worst_slab_numba(cover, orders, bounds, np.int64(m))
+
+
+def _sorted_bounds(values):
+    """Stable order of ``values`` and the tie boundaries of the sorted values (n + 1)."""
+    order = np.argsort(values, kind="stable")
+    v = values[order]
+    bnd = np.ones(v.size + 1, dtype=np.uint8)
+    bnd[1:-1] = v[1:] != v[:-1]
+    return order, bnd
 
 
 def slab_orders(xs, directions):
-    """The points sorted by their projection on each direction: (n_directions, n) indices.
+    """The points sorted by their projection on each direction and where slabs may cut.
 
-    numpy's default sort (as MAPIE and covmetrics sort), the directions on the local threads.
+    Returns ``(orders, bounds)``: ``orders`` (n_directions, n) indices of a stable sort (the
+    same on every numpy version), ``bounds`` (n_directions, n + 1) uint8, 1 at the positions
+    between two distinct projections and at both ends (:func:`worst_slab`: tied points stay
+    in one slab). The directions on the local threads.
     """
     from concurrent.futures import ThreadPoolExecutor
 
@@ -225,9 +268,13 @@ def slab_orders(xs, directions):
     proj = np.ascontiguousarray(v @ xs.T)
     workers = max(1, min(len(proj), os.cpu_count() or 1))
     if workers == 1:
-        return np.argsort(proj, axis=1)
-    with ThreadPoolExecutor(workers) as pool:
-        return np.array(list(pool.map(np.argsort, proj)), dtype=np.int64).reshape(proj.shape)
+        parts = [_sorted_bounds(row) for row in proj]
+    else:
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(_sorted_bounds, proj))
+    orders = np.array([o for o, _ in parts], dtype=np.int64).reshape(proj.shape)
+    bounds = np.array([b for _, b in parts], dtype=np.uint8).reshape(proj.shape[0], -1)
+    return orders, bounds
 
 
 def gaussian_gram(w, s):

@@ -52,9 +52,9 @@ SIZE_RATIO = 1.25
 #:
 NULL_MAX_SIZE = 2000
 #: a run of simulated bins holds at most max(CHUNK_BYTES_PER_POINT M, CHUNK_BYTES_MIN)
-#: bytes (M points): twice the inputs (E and uE, 16 bytes a point), at least 8 MiB
+#: bytes (M points): twice the inputs (E and uE, 16 bytes a point), at least 1 MiB
 CHUNK_BYTES_PER_POINT = 32
-CHUNK_BYTES_MIN = 2**23
+CHUNK_BYTES_MIN = 2**20
 #: bytes a simulated point (z, uE, E, the columns and jackknife of the bootstrap) and a
 #: replicate (its value and its sorted copy) take in a run
 PER_POINT_BYTES = 64
@@ -143,7 +143,7 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=
     Carlo error (``NULL_MAX_SIZE``), so the null costs at most about ``max(n_mc, n_bins) max_size``
     simulated points whatever the size of the bins. Bins of similar simulated size share their
     estimate (:func:`size_classes`). The simulated bins are drawn and bootstrapped in runs
-    of at most ``max(32 M, 8 MiB)`` bytes (M points; ``CHUNK_BYTES_PER_POINT``), so the
+    of at most ``max(32 M, 1 MiB)`` bytes (M points; ``CHUNK_BYTES_PER_POINT``), so the
     null adds about twice the inputs to the peak memory; each run has its own stream, child
     of ``rng`` by its position, and the runs are cut by the data alone: the same ``rng``
     gives the same numbers on any number of threads or workers.

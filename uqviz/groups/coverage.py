@@ -143,7 +143,7 @@ def _sim_block(b, shared):
         sums, counts = group_coverage_kernels.group_sums(cover, labels, n_groups)
         cols.extend(group_coverage_kernels.coverage_gap(sums / counts, counts, level))
     if orders is not None:
-        cols.append(group_coverage_kernels.worst_slab(cover, orders, m))
+        cols.append(group_coverage_kernels.worst_slab(cover, orders[0], m, bounds=orders[1]))
     if gram is not None:
         cols.append(np.sqrt(group_coverage_kernels.hsic_traces(gram, cover[:, gram_idx], s_c)))
     return np.column_stack(cols) if cols else np.empty((k, 0))
@@ -213,10 +213,11 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
         norms = np.linalg.norm(v, axis=1, keepdims=True)
         if np.any(norms == 0):
             raise ValueError("directions: a direction of length 0")
-        orders = group_coverage_kernels.slab_orders(xs, v / norms)
+        orders = group_coverage_kernels.slab_orders(xs, v / norms)  # (orders, tie bounds)
         m = math.ceil(delta * n)
         measures.append("slab")
-        estimate.append(float(group_coverage_kernels.worst_slab(cover, orders, m)[0]))
+        estimate.append(float(group_coverage_kernels.worst_slab(cover, orders[0], m,
+                                                                bounds=orders[1])[0]))
     s_w, s_c = kernel_sizes
     if n > HSIC_MAX_POINTS:
         gram_idx = np.sort(h_rng.choice(n, HSIC_MAX_POINTS, replace=False))
@@ -305,7 +306,9 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     * the worst-slab coverage (Cauchois et al. 2021): the smallest coverage of a slab
       ``{x : a < v'x <= b}`` holding at least a fraction ``delta`` of the points, over
       ``n_directions`` random unit directions ``v`` in the space of the features standardised
-      (each z-scored: mean 0, sd 1 with ddof=0);
+      (each z-scored: mean 0, sd 1 with ddof=0); points of equal projection are in a slab
+      together or not at all (a feature of few distinct values: the same number on every
+      numpy version; MAPIE and covmetrics cut runs of the sorted points, ties in sort order);
     * the HSIC between the width of the intervals and their coverage (Feldman et al. 2021),
       MAPIE's form (the square root of the biased statistic), with a permutation p-value.
 
