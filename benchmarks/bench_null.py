@@ -10,9 +10,13 @@
    f_v counts: heavy-tailed or not) against the bin size, for normal, t6 and QM9_U0's own
    z-scores: why bins above ``uqviz.conditional.null.NULL_MAX_SIZE`` points are simulated at
    that size (issue 36, item 5). With ``--sizes-only`` only this part.
+4. With ``--nees-verdicts`` only: the verdict words of ``nees_test`` under the heavy-tail rule
+   (the largest p-value over the 99.9 % set of degrees of freedom, Berger & Boos (1994)) on
+   calibrated and 1.5-times-too-small sets of 20 and 2000 points, d = 1 and 3.
 
     python benchmarks/bench_null.py [--bins 6000] [--sets 200] [--size-bins 4000]
     python benchmarks/bench_null.py --sizes-only --sizes 1000 2000 4000 8000
+    python benchmarks/bench_null.py --nees-verdicts --sets 200
 """
 
 from __future__ import annotations
@@ -68,6 +72,44 @@ def nees_rates(n_sets, size=2000):
               f"screen: fails {100 * fails / n_sets:5.1f}, unreliable {100 * unreliable / n_sets:5.1f}")
 
 
+def _mvt(g, n, d, nu):
+    """Calibrated unit-covariance multivariate Student-t z-vectors (None: normal)."""
+    x = g.standard_normal((n, d))
+    if nu is not None:
+        x *= np.sqrt((nu - 2.0) / g.chisquare(nu, (n, 1)))
+    return x
+
+
+def nees_verdict_rates(n_sets, sizes=(20, 2000), dims=(1, 3)):
+    """The verdict words of ``nees_test`` under the heavy-tail rule (issue 36): "fails" and
+    "unreliable" rates of calibrated sets (uE log-normal, sigma 0.5) and the "fails" rate of
+    uE 1.5 times too small, normal and Student-t z-vectors, in % with the Monte Carlo se."""
+    import uqviz.quantile as uq
+
+    print(f"nees_test verdicts, {n_sets} sets per cell, in % (se): calibrated 'fails' / "
+          "'unreliable'; uE 1.5 times too small: 'fails'")
+    for d in dims:
+        for m in sizes:
+            for name, nu in (("normal", None), ("t6", 6.0), ("t4.4", 4.4), ("t3", 3.0)):
+                t0 = time.perf_counter()
+                words = {"cal": [], "bad": []}
+                for s in range(n_sets):
+                    g = np.random.default_rng([s, d, m, int(10 * (nu or 0))])
+                    u = np.exp(0.5 * g.standard_normal((m, d)))
+                    y = u * _mvt(g, m, d, nu)
+                    for key, k in (("cal", 1.0), ("bad", 1.5)):
+                        arg = (k * y, 0.0, u) if d > 1 else (k * y[:, 0], 0.0, u[:, 0])
+                        words[key].append(str(uq.nees_test(*arg)["verdict"].values))
+                rate = {key: {w: 100 * np.mean([x == w for x in v]) for w in ("fails",
+                                                                              "unreliable")}
+                        for key, v in words.items()}
+                se = lambda p: 100 * np.sqrt(p / 100 * (1 - p / 100) / n_sets)  # noqa: E731
+                f, un, pw = rate["cal"]["fails"], rate["cal"]["unreliable"], rate["bad"]["fails"]
+                print(f"  d = {d} M = {m:5d} {name:6s}: calibrated fails {f:5.1f} ({se(f):.1f}), "
+                      f"unreliable {un:5.1f}; 1.5 x too small fails {pw:5.1f} ({se(pw):.1f}); "
+                      f"{time.perf_counter() - t0:.0f} s", flush=True)
+
+
 def coverage_against_size(n_sim, sizes, rng=7):
     """Null probability of a valid LZMS bin against its size (simulated bins of n points)."""
     from uqviz._array.bca import verdict
@@ -105,8 +147,13 @@ def main(argv=None):
     p.add_argument("--size-bins", type=int, default=4000)
     p.add_argument("--sizes", type=int, nargs="+", default=[125, 250, 500, 1000, 2000, 4000, 8000])
     p.add_argument("--sizes-only", action="store_true")
+    p.add_argument("--nees-verdicts", action="store_true",
+                   help="only the verdict rates of nees_test under the heavy-tail rule")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
+    if args.nees_verdicts:
+        nees_verdict_rates(args.sets)
+        return
     if not args.sizes_only:
         coverage_against_b(args.bins)
         nees_rates(args.sets)

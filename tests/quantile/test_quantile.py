@@ -15,7 +15,7 @@ from scipy import special, stats
 import uqviz.quantile as uq
 from uqviz._array import bca
 from uqviz._array import nees as kn
-from uqviz.quantile.nees import nees_null_p_value
+from uqviz.quantile.nees import nees_null_p_value, nees_tail_region
 from uqviz.data import from_arrays
 from uqviz.datasets import load_dataset
 from uqviz.plots.quantile import coverage_map, quantile_reliability
@@ -429,6 +429,39 @@ def test_nees_heavy_tails_widen_the_zone_of_doubt(d):
     assert bool(good["reliable"]) and str(good["verdict"].values) == "OK"
     assert float(good["verdict_p_value"]) == float(good["p_value"])
     assert str(uq.nees_test(1.5 * arg[0], 0.0, arg[2])["verdict"].values) == "fails"
+
+
+def test_nees_small_calibrated_heavy_tailed_sets_do_not_cry_wolf():
+    """Issue 36: 20 points cannot show their tails (the screen passes), so the tail-allowing
+    test decides below 1000 points, over the 99.9 % set of degrees of freedom (Berger & Boos
+    (1994)): calibrated t6 sets read "fails" in at most 5 % (+2 se) of 150 sets, where the
+    chi-square test alone rejects more (t-tails spread the sum of NEES); below 10 points
+    "not tested"."""
+    n_sets, fails, chi2_rejects = 150, 0, 0
+    for s in range(n_sets):
+        g = np.random.default_rng([36, s])
+        u = np.exp(0.5 * g.standard_normal(20))
+        res = uq.nees_test(u * g.standard_t(6.0, 20) / np.sqrt(1.5), 0.0, u)
+        fails += str(res["verdict"].values) == "fails"
+        chi2_rejects += not bool(res["valid"])
+        assert float(res["verdict_p_value"]) == float(res["null_p_value"])
+    se = np.sqrt(0.05 * 0.95 / n_sets)
+    assert fails / n_sets <= 0.05 + 2 * se
+    assert chi2_rejects > fails
+    few = uq.nees_test(np.ones(9), 0.0, np.ones(9))
+    assert str(few["verdict"].values) == "not tested" and "fewer than the 10" in str(
+        few["reason"].values)
+
+
+def test_nees_null_p_value_over_a_set_is_the_largest_plus_its_level():
+    rng = np.random.default_rng(8)
+    z = rng.standard_t(4.0, 3000) / np.sqrt(2.0)
+    eps = (1.1 * z) ** 2
+    region = nees_tail_region(eps, 1)
+    assert region.size >= 2 and region[0] < 4.0 < region[-1]
+    singles = [nees_null_p_value(eps, 1, nu) for nu in region]
+    assert nees_null_p_value(eps, 1, region) == pytest.approx(min(1.0, max(singles) + 0.001))
+    assert np.isnan(nees_null_p_value(eps, 1, np.array([])))
 
 
 def test_nees_mvt_fit_is_the_t_fit_in_one_dimension():

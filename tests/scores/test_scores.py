@@ -425,3 +425,27 @@ def test_bad_data():
     with pytest.raises(ValueError, match="generative='empirical'"):
         uqviz.calibration_curve(uqviz.from_arrays([0.1, 0.1], [1.0, 1.0]),
                                 generative="empirical")
+
+
+@pytest.mark.parametrize("form", ["samples", "quantiles", "interval"])
+def test_proper_scores_refuses_a_forecast_given_as_more_than_uE(form):
+    """Issue 38, item 4: an ensemble's CRPS is not that of a normal with its mean and sd
+    (0.4761 against properscoring's 0.4827 on a test ensemble): proper_scores names
+    predictive_scores instead of scoring a silent normal, and scores the summary uE only
+    when D is given."""
+    rng = np.random.default_rng(38)
+    n = 300
+    y = rng.standard_normal(n)
+    members = rng.standard_normal((n, 15)) * 1.2
+    mean = members.mean(axis=1)
+    kw = {"samples": {"samples": members},
+          "quantiles": {"quantiles": {0.16: mean - 1.2, 0.5: mean, 0.84: mean + 1.2}},
+          "interval": {"lower": mean - 2.0, "upper": mean + 2.0, "level": 0.9}}[form]
+    data = uqviz.from_predictions(y, mean, **kw)
+    with pytest.raises(ValueError, match=f"given as {form}.*predictive_scores"):
+        uqviz.proper_scores(data, scores=("crps",), n_boot=0)
+    summary = uqviz.proper_scores(data, scores=("crps",), generative="normal", n_boot=0)
+    z = (data["E"] / data["uE"]).values
+    want = np.mean(data["uE"].values * (z * (2 * stats.norm.cdf(z) - 1)
+                                         + 2 * stats.norm.pdf(z) - 1 / np.sqrt(np.pi)))
+    assert float(summary["estimate"][0]) == pytest.approx(want, rel=1e-10)

@@ -8,11 +8,13 @@ import xarray as xr
 from uqviz._array import bca
 from uqviz._array import nees as nees_kernels
 from uqviz._array import tails as tail_kernels
+from uqviz.average.validation import BCA_MIN_POINTS
+from uqviz.average.validation import MIN_TESTED as _AVERAGE_MIN_TESTED
 from uqviz.engine import checks
 from uqviz.engine.verdicts import decide
 from uqviz.quantile import inputs
 
-__all__ = ["nees", "nees_test", "nees_null_p_value"]
+__all__ = ["nees", "nees_test", "nees_null_p_value", "nees_tail_region"]
 
 
 def nees_values(p):
@@ -158,7 +160,10 @@ def nees_null_p_value(eps, d, df):
     For d = 1 the NEES is Z^2 and the mean NEES the ZMS: the Student-t null table of the ZMS
     (:func:`uqviz._array.tails.null_p_value`, at least 0.0027); for d > 1 a Monte Carlo null
     of ``MVT_NULL_SETS`` sets (:func:`uqviz._array.nees.mvt_null_p_value`, at least
-    1/2001). NaN when ``df`` is NaN.
+    1/2001). With a sequence ``df`` (the 99.9 % likelihood-ratio set of
+    :func:`nees_tail_region`), the largest p-value over the set plus 0.001 (Berger & Boos
+    (1994)), as :func:`uqviz.validate_average`'s tail-allowing test. NaN when ``df`` is NaN
+    or empty.
 
     Examples
     --------
@@ -166,8 +171,17 @@ def nees_null_p_value(eps, d, df):
     >>> z = rng.standard_t(3, 3000) / np.sqrt(3.0)
     >>> bool(nees_null_p_value(z ** 2, 1, 2.8) > 0.05), bool(nees_null_p_value(4 * z ** 2, 1, 2.8) < 0.01)
     (True, True)
+    >>> region = nees_tail_region(z ** 2, 1)
+    >>> bool(nees_null_p_value(z ** 2, 1, region) >= nees_null_p_value(z ** 2, 1, region[0]))
+    True
     """
     eps = np.asarray(eps, dtype=float).ravel()
+    if np.ndim(df) > 0:
+        dfs = np.asarray(df, dtype=float)
+        if dfs.size == 0 or eps.size < 3:
+            return np.nan
+        p = max(nees_null_p_value(eps, d, nu) for nu in dfs)
+        return float(min(1.0, p + tail_kernels.REGION_LEVEL)) if np.isfinite(p) else np.nan
     if np.isnan(df) or eps.size < 3:
         return np.nan
     mean = float(np.mean(eps))
@@ -176,9 +190,49 @@ def nees_null_p_value(eps, d, df):
     return nees_kernels.mvt_null_p_value(mean, eps.size, int(d), df)
 
 
-def _nees_verdict(valid, p_chi2, heavy, null_p, df_lower, ratio, limit, alpha):
-    """(word, p-value, reason) of :func:`nees_test`."""
+def nees_tail_region(eps, d):
+    """The degrees of freedom of a multivariate Student-t the NEES are consistent with: the
+    99.9 % likelihood-ratio set on ``uqviz._array.tails.PROFILE_DF`` (empty if degenerate),
+    as :func:`uqviz.average.tails.tail_region` for d = 1.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(1)
+    >>> x = rng.standard_normal((4000, 3)) / np.sqrt(rng.chisquare(4, (4000, 1)) / 2)
+    >>> r = nees_tail_region(np.sum(x * x, axis=1), 3)
+    >>> bool(r[0] < 4.0 < r[-1])
+    True
+    """
+    df = tail_kernels.PROFILE_DF
+    return tail_kernels.profile_region(df, nees_kernels.mvt_profile(eps, int(d), df))
+
+
+#: fewer points: "not tested" (as the ZMS of :func:`uqviz.validate_average`, the mean NEES in
+#: one dimension)
+MIN_TESTED = _AVERAGE_MIN_TESTED["ZMS"]
+
+
+def _df_text(df_lower, df_upper):
+    if not np.isfinite(df_lower):
+        return "inf (normal)"
+    if not np.isfinite(df_upper):
+        return f"{df_lower:.3g} to inf (normal)"
+    return f"{df_lower:.3g}-{df_upper:.3g}"
+
+
+def _nees_verdict(valid, p_chi2, heavy, null_p, dfs, ratio, limit, alpha, m):
+    """(word, p-value, reason) of :func:`nees_test`: the heavy-tail rule of
+    :func:`uqviz.validate_average` (``MIN_TESTED``, ``BCA_MIN_POINTS``) on the mean NEES."""
+    if m < MIN_TESTED:
+        return decide(False, tested=False), np.nan, (
+            f"{m} points are fewer than the {MIN_TESTED} a verdict on the mean NEES needs")
+    df_text = _df_text(*dfs)
     if not heavy:
+        if m < BCA_MIN_POINTS and np.isfinite(null_p):
+            return decide(null_p <= alpha), null_p, (
+                f"{m} points: decided against calibrated multivariate Student-t z-vectors of "
+                f"{df_text} degrees of freedom (below {BCA_MIN_POINTS} points the tail screen "
+                "cannot see the tails that make the chi-square test cry wolf)")
         return decide(not valid), p_chi2, ""
     why = (f"the NEES are heavier-tailed than chi2(d) (q99/q50 = {ratio:.3g} > {limit:.3g}): "
            "the chi-square test cries wolf")
@@ -188,7 +242,7 @@ def _nees_verdict(valid, p_chi2, heavy, null_p, df_lower, ratio, limit, alpha):
     how = ("the departure is larger than such tails explain" if word == "fails" else
            "within what such tails produce on calibrated data: no conclusion")
     return word, null_p, (f"{why}; against calibrated z-vectors as heavy-tailed as the data's "
-                          f"(multivariate Student-t, {df_lower:.3g} degrees of freedom), "
+                          f"(multivariate Student-t, {df_text} degrees of freedom), "
                           f"p = {null_p:.2g}: {how}")
 
 
@@ -199,18 +253,24 @@ def _nees_test_one(y, mean, scale, samples, sample_model, ci):
     zeta, valid = bca.verdict(out["mean_nees"], float(d), out["ci_lower"], out["ci_upper"])
     ratio, limit = nees_tail_screen(eps.values, d)
     heavy = not bool(ratio <= limit)
-    df_est, df_low = nees_kernels.mvt_tail_df(eps.values, d)
-    # d > 1: a Monte Carlo null, computed only when the screen fails (NaN otherwise)
-    null_p = nees_null_p_value(eps.values, d, df_low) if heavy or d == 1 else np.nan
+    df_est = nees_kernels.mvt_tail_df(eps.values, d)[0]
+    region = nees_tail_region(eps.values, d)
+    df_low, df_high = (float(region[0]), float(region[-1])) if region.size else (np.nan, np.nan)
+    m = eps.sizes["point"]
+    # d > 1: a Monte Carlo null per df of the set, computed only when it decides
+    null_p = (nees_null_p_value(eps.values, d, region)
+              if heavy or d == 1 or MIN_TESTED <= m < BCA_MIN_POINTS else np.nan)
     word, verdict_p, reason = _nees_verdict(bool(valid), float(out["p_value"]), heavy, null_p,
-                                            df_low, ratio, limit, 1.0 - ci)
+                                            (df_low, df_high), ratio, limit, 1.0 - ci, m)
     attrs = {"ci": ci, "input": res.attrs["input"],
              "test": "sum of NEES ~ chi2(n d), two-sided p = 2 min(F, 1 - F)",
              "tail_screen": f"q99/q50 of the NEES <= its {TAIL_SCREEN_LEVEL} quantile for "
                             "chi2(d) values",
              "tail_test": "under a failed tail screen: the mean NEES against calibrated "
-                          "multivariate Student-t z-vectors of tail_df_lower degrees of "
-                          "freedom (d = 1: the ZMS table of uqviz._array.tails; d > 1: "
+                          "multivariate Student-t z-vectors, the largest p-value over the "
+                          "99.9 % likelihood-ratio set of degrees of freedom tail_df_lower-"
+                          "tail_df_upper plus 0.001 (Berger & Boos (1994); d = 1: the ZMS "
+                          "table of uqviz._array.tails; d > 1: "
                           f"{nees_kernels.MVT_NULL_SETS} simulated sets)"}
     if "sample_model" in res.attrs:
         attrs["sample_model"] = sample_model
@@ -221,7 +281,7 @@ def _nees_test_one(y, mean, scale, samples, sample_model, ci):
          "zeta": float(zeta), "valid": bool(valid), "p_value": float(out["p_value"]),
          "reliable": not heavy, "tail_ratio": ratio, "tail_limit": limit,
          "null_p_value": null_p, "tail_df": df_est, "tail_df_lower": df_low,
-         "tail_df_upper": nees_kernels.mvt_tail_df_upper(eps.values, d),
+         "tail_df_upper": df_high,
          "verdict": word, "verdict_p_value": verdict_p, "reason": reason,
          "nees_sum": float(out["nees_sum"]), "dof": out["dof"],
          "n_points": eps.sizes["point"]},
@@ -253,9 +313,10 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
         ``reference_lower``, ``reference_upper``, ``zeta``, ``valid``, ``p_value``,
         ``reliable`` (the tail screen: False when the NEES are heavier-tailed than chi2(d),
         which makes the chi-square test cry wolf; ``tail_ratio`` q99/q50 of the NEES and its
-        ``tail_limit``, ``nees_tail_screen``), ``tail_df`` and ``tail_df_lower`` (the
-        multivariate Student-t fitted to the whitened errors and the heaviest one consistent
-        with them, ``uqviz._array.nees.mvt_tail_df``), ``null_p_value`` (the tail-allowing
+        ``tail_limit``, ``nees_tail_screen``), ``tail_df``, ``tail_df_lower`` and
+        ``tail_df_upper`` (the degrees of freedom of the multivariate Student-t fitted to
+        the whitened errors, and the heaviest and lightest in their 99.9 % likelihood-ratio
+        set, :func:`nees_tail_region`), ``null_p_value`` (the tail-allowing
         test, ``nees_null_p_value``; for d > 1 only under a failed screen, else NaN),
         ``verdict`` ("OK", "fails" or "unreliable"), ``verdict_p_value`` (the p-value it
         rests on) and ``reason``; ``nees_sum``, ``dof``, ``n_points``.
@@ -281,15 +342,19 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     it lies in :math:`[\chi^2_{(1-\mathrm{ci})/2}(Md), \chi^2_{(1+\mathrm{ci})/2}(Md)] / M`, the
     acceptance interval around the reference :math:`d`.
 
-    The ``verdict``: with the tail screen passed, "OK" when the mean NEES is valid, else
-    "fails". Heavier tails than the normal's (calibrated Student-t errors) make the sum of
+    The ``verdict``: with the tail screen passed and at least 1000 points, "OK" when the mean
+    NEES is valid, else "fails"; below 10 points "not tested"; from 10 to 999 points the
+    tail-allowing test below decides "OK" or "fails" (a screen of so few points cannot see
+    the tails, as in :func:`uqviz.validate_average`). Heavier tails than the normal's (calibrated Student-t errors) make the sum of
     NEES spread more than :math:`\chi^2(Md)` and the chi-square test cry wolf; they widen
     the zone of doubt but do not erase the answer (issue 36, docs/conventions.md). Under a
     failed screen the mean NEES is compared with its law on calibrated z-vectors as
-    heavy-tailed as the data's: multivariate Student-t of unit covariance with
-    ``tail_df_lower`` degrees of freedom, :math:`\mathrm{NEES} = (\nu - 2)\chi^2_d /
-    \chi^2_\nu` (for d = 1, :math:`Z^2` of a unit-variance t: the ZMS null of
-    :func:`uqviz.validate_average`); "fails" when that two-sided test rejects at ``1 - ci``,
+    heavy-tailed as the data's: multivariate Student-t of unit covariance,
+    :math:`\mathrm{NEES} = (\nu - 2)\chi^2_d / \chi^2_\nu` (for d = 1, :math:`Z^2` of a
+    unit-variance t: the ZMS null of :func:`uqviz.validate_average`), for every
+    :math:`\nu` of the 99.9 % likelihood-ratio set of the NEES (``tail_df_lower`` to
+    ``tail_df_upper``, :func:`nees_tail_region`); the p-value is the largest over the set
+    plus 0.001 (Berger & Boos (1994)); "fails" when it is at most ``1 - ci``,
     "unreliable" otherwise, never "OK". Measured in docs/guide/verdicts.md ("The NEES test").
 
     References

@@ -165,7 +165,8 @@ def _coverage(ds):
 
 
 def _scores(ds, n_boot, seed, engine=None):
-    res = proper_scores(ds, scores=("nll", "crps"), n_boot=n_boot, rng=seed, engine=engine)
+    res = proper_scores(ds, scores=("nll", "crps"), generative="normal", n_boot=n_boot,
+                        rng=seed, engine=engine)
     return {str(s): {"estimate": _f(res["estimate"].sel(score=s)),
                      "ci_lower": _f(res["ci_lower"].sel(score=s)),
                      "ci_upper": _f(res["ci_upper"].sel(score=s))}

@@ -150,6 +150,16 @@ def column_intervals(est, reps, jack, *, ci, method, name="", stacklevel=4):
     return lower, upper, se
 
 
+def _datasets(data):
+    """The Datasets of ``data`` (a Dataset, or the leaves of a DataTree); others: none (the
+    readers' own checks report them)."""
+    if isinstance(data, xr.Dataset):
+        return [data]
+    if isinstance(data, xr.DataTree):
+        return [node.to_dataset() for node in data.subtree if node.has_data]
+    return []
+
+
 def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engine):
     e, u = checked_points(ds)
     if n_boot and e.size < 2:
@@ -200,7 +210,26 @@ def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engi
     return xr.Dataset(data, coords={"score": list(scores)})
 
 
-def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_boot=10_000,
+#: forecasts given as more than a standard uncertainty (``attrs["forecast"]``): their own
+#: scores are :func:`uqviz.predictive_scores`'s
+GIVEN_FORMS = ("interval", "quantiles", "samples")
+
+
+def _refuse_given(ds, explicit):
+    """A forecast given as quantiles, an interval or samples is not scored as ``uE * D``
+    unless D was chosen (issue 38, item 4: never a silent normal)."""
+    form = ds.attrs.get("forecast")
+    if form in GIVEN_FORMS and not explicit:
+        name = ds.attrs.get("name", "")
+        where = f" {name!r}" if name else ""
+        raise ValueError(
+            f"data{where} holds a forecast given as {form}: proper_scores scores E ~ uE * D "
+            f"(a distribution of the summary uE, not the {form} as given); use "
+            "uqviz.predictive_scores(data) to score the forecast as given, or pass "
+            "generative= (e.g. 'normal') to score the summary uE on purpose")
+
+
+def proper_scores(data, *, scores=SCORES, generative=None, levels=None, n_boot=10_000,
                   ci=0.95, method="bca", rng=None, engine=None, client=None):
     r"""Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
 
@@ -235,10 +264,12 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
         result per dataset, on dim ``dataset``.
     scores : sequence of {"nll", "crps", "check", "interval"}, default all four
         The scores computed, distinct.
-    generative : str or Generative, default "normal"
-        D of the predictive distribution ``E / uE ~ D`` (unit variance): ``"normal"``,
-        ``"t<nu>"``, ``"laplace"`` for all scores; ``"uniform"`` and ``"empirical"``
-        for check and interval only.
+    generative : str or Generative, optional
+        D of the predictive distribution ``E / uE ~ D`` (unit variance): ``"normal"`` (the
+        default), ``"t<nu>"``, ``"laplace"`` for all scores; ``"uniform"`` and
+        ``"empirical"`` for check and interval only. Data read from a forecast given as
+        quantiles, an interval or samples (``attrs["forecast"]``) are refused unless
+        ``generative`` is given: their scores as given are :func:`uqviz.predictive_scores`'s.
     levels : sequence of float, optional
         Levels ``tau`` of the check score and ``p`` of the interval score, in (0, 1);
         default ``linspace(0.01, 0.99, 99)``.
@@ -315,6 +346,10 @@ def proper_scores(data, *, scores=SCORES, generative="normal", levels=None, n_bo
     True
     """
     scores = checks.names("scores", scores, allowed=SCORES)
+    explicit = generative is not None
+    generative = "normal" if generative is None else generative
+    for ds in _datasets(data):
+        _refuse_given(ds, explicit)
     gen_name = get_generative(generative).name
     levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
     n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
