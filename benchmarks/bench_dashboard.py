@@ -62,7 +62,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, NO_CHROMIUM,  # noqa: E402
+from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, NO_CHROMIUM,  # noqa: E402
                                    TABS, VIEWPORT, PageWatch, chromium_path, dropdown,
                                    labelled, lab_run_all, lab_server, tab_panels,
                                    voila_server)

@@ -81,7 +81,7 @@ def check_tail_targets(df):
         light = sub[sub.generative.isin(["normal", "t6"])]
         if not light.empty:
             r = light.loc[light.unreliable.idxmax()]
-            out.append((f"{v}: 'unreliable' <= 10 % on calibrated normal and t6", 
+            out.append((f"{v}: 'unreliable' <= 10 % on calibrated normal and t6",
                         bool(light.unreliable.max() <= 0.10),
                         f"highest {r.unreliable:.3f} ({r.generative}, {r.design}, "
                         f"M={r['size']})"))

@@ -1,4 +1,4 @@
-"""uqviz: can the uncertainties of a regression model be trusted?
+"""uqviz: whether the uncertainties of a regression model can be trusted.
 
 Validation of prediction uncertainties (average calibration, consistency,
 adaptivity) on labelled xarray data, after P. Pernot's method papers.

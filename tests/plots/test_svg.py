@@ -1,6 +1,6 @@
 """The explorers' SVG views against the matplotlib figures of the same results (issue 25).
 
-The SVG drawing (:mod:`uqviz.plots._svg`) re-uses matplotlib's choices instead of re-inventing
+The SVG drawing (:mod:`uqviz.plots._svg`) reuses matplotlib's choices instead of re-inventing
 them; these tests hold it to that: the same view limits, the same ticks and tick labels, the
 same markers at the same pixels, the same legend, labels and title as the matplotlib Axes the
 plot functions draw (:func:`uqviz.plots.conditional.local`,

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-import xarray as xr
 from scipy import stats
 
 import uqviz

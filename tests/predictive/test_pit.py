@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +10,6 @@ from scipy import stats
 
 import uqviz
 from uqviz._array import pit as pit_kernels
-from uqviz.engine.warning_classes import DataWarning
 from uqviz.predictive.pit import PIT_GRID, default_histogram_bins
 
 

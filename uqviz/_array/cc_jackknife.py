@@ -112,7 +112,7 @@ def _pairs_at(tree, inserted, a, k, gid, edges, px, py, loy, hiy, derive_hi):
     when l is alone in its uE tie group, else a second query."""
     g = gid[k]
     total = 0
-    for l in range(edges[g], edges[g + 1]):
+    for l in range(edges[g], edges[g + 1]):  # noqa: E741 (l: the docstring's index)
         n_lo = inserted - _fenwick_below(tree, loy[l])
         if hiy[l] - loy[l] == 1:
             n_hi = n_lo - np.int64(px[l] >= a)

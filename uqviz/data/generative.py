@@ -104,7 +104,7 @@ class Generative:
         raise ValueError(f"unknown generative kind {self.kind!r}")  # pragma: no cover
 
     def for_data(self, data) -> Generative:
-        """This D for a dataset: "empirical" takes the dataset's z-scores, others are unchanged."""
+        """The D for a dataset: "empirical" takes the dataset's z-scores, others are unchanged."""
         if self.kind == "empirical" and self._values is None:
             return empirical(data)
         return self

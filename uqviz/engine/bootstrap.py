@@ -102,7 +102,9 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
         edges = np.linspace(0, m, n_groups + 1).round().astype(np.int64)
         jack = rank_kernels.cc_jackknife(prepared, edges)
     ivl = bca.interval(est, reps, ci=ci, method=method, jackknife=jack)
-    bca_only = (lambda x: None if method != "bca" else np.atleast_1d(x))
+    def bca_only(x):
+        return None if method != "bca" else np.atleast_1d(x)
+
     return {"CC": bootstrap_kernels.BootstrapResult(est[None], reps[None],
                                                     np.atleast_1d(ivl["lower"]),
                                                     np.atleast_1d(ivl["upper"]),
@@ -143,8 +145,11 @@ def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engin
     out = {}
     for name in stats:
         rs = [p[name] for p in parts]
-        cat = (lambda field: None if getattr(rs[0], field) is None else
-               np.concatenate([getattr(r, field) for r in rs]))
+        def cat(field, rs=rs):
+            if getattr(rs[0], field) is None:
+                return None
+            return np.concatenate([getattr(r, field) for r in rs])
+
         out[name] = bootstrap_kernels.BootstrapResult(*(cat(f) for f in
                                             ("estimate", "replicates", "lower", "upper",
                                              "z0", "accel")))

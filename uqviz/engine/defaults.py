@@ -55,6 +55,7 @@ class Default:
 
     @property
     def first_cell(self) -> str:
+        """The first cell of the defaults table: the label, else the parameter's name."""
         return self.label if self.label is not None else f"`{self.parameter}`"
 
 

@@ -23,6 +23,9 @@ SAMPLE_MODELS = ("normal", "mvnormal", "hpdi")
 
 @dataclass
 class Prepared:
+    """Predictions checked and put in one form: residuals with standard deviations or
+    Cholesky factors of covariances (or sorted samples), per point and variable."""
+
     kind: str                 # "std" (per variable) or "cov"
     source: str               # "std", "cov", "samples:normal", "samples:mvnormal", "samples:hpdi"
     squeeze: bool             # 1-D input: no `variable` dimension in the output
@@ -36,18 +39,22 @@ class Prepared:
 
     @property
     def n(self):
+        """Number of points."""
         return self.residual.shape[0]
 
     @property
     def d(self):
+        """Number of variables."""
         return self.residual.shape[1]
 
 
 def is_tree(data) -> bool:
+    """Whether ``data`` is an ``xarray.DataTree`` (several datasets)."""
     return isinstance(data, xr.DataTree)
 
 
 def indices_text(mask, point):
+    """The count of the points where ``mask`` holds and the first ten labels, for errors."""
     idx = np.flatnonzero(mask)
     head = ", ".join(str(p) for p in np.asarray(point)[idx[:10]])
     return f"{idx.size} point(s), first at [{head}{', ...' if idx.size > 10 else ''}]"
@@ -252,4 +259,5 @@ def point_union(tree) -> np.ndarray:
 
 
 def check_sample_model(sample_model):
+    """``sample_model`` checked against ``SAMPLE_MODELS``."""
     return checks.choice("sample_model", sample_model, SAMPLE_MODELS)
