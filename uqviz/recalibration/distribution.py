@@ -6,10 +6,10 @@ dispatch here) repair the forecast itself rather than its ``uE``:
 - ``"conformal"``: split conformal prediction normalised by uE (Vovk et al. (2005);
   Papadopoulos et al. (2008)). Scores ``|E| / uE`` of the calibration data; the scale ``s``
   is their k-th smallest, ``k = ceil((n + 1) level)``; the interval of a new point is
-  ``y_pred +- s uE``. Mondrian (Boström et al. (2017)): one scale per bin of ``conditioning``
-  (``n_bins`` equal-count bins cut on the calibration data as BVS cuts them, or
-  ``binning="stratified"``: one bin per distinct value, a category); a new point takes the bin
-  whose range holds it, else the nearest.
+  ``y_pred +- s uE``. Mondrian (Vovk et al. (2005); Boström & Johansson (2020)): one scale
+  per bin of ``conditioning`` (``n_bins`` equal-count bins cut on the calibration data as BVS
+  cuts them, or ``binning="stratified"``: one bin per distinct value, a category); a new point
+  takes the bin whose range holds it, else the nearest.
 - ``"cqr"``: conformalized quantile regression (Romano et al. (2019)) of a forecast with the
   quantiles ``(1 - level)/2`` and ``(1 + level)/2`` (variable ``quantiles``) or an interval
   ``lower``, ``upper`` at ``level``: scores ``max(q_lo - y, y - q_hi)``, ``Q`` their k-th

@@ -636,7 +636,19 @@ def comparison_line(measure, ranking, pairs) -> str:
     >>> pairs[0]["comparison"] = "no difference"
     >>> comparison_line("NLL", ranking, pairs).split("; ")[-1]
     'no difference detected between any two models.'
+
+    When no pair can be compared (every pair unreliable or not tested), the ranks are not
+    given: bootstrap ranks of differences that cannot be trusted mean nothing.
+
+    >>> pairs[0]["comparison"] = "unreliable"
+    >>> comparison_line("RCE", ranking, pairs)
+    'Comparison of the models by RCE: no ranking (no pair can be compared); 1 pair unreliable (heavy tails: the tailedness screen fails).'
     """
+    untested = [p for p in pairs if p["comparison"] == "not tested"]
+    unreliable = [p for p in pairs if p["comparison"] == "unreliable"]
+    if pairs and len(untested) + len(unreliable) == len(pairs):
+        text = f"Comparison of the models by {measure}: no ranking (no pair can be compared)"
+        return text + _not_compared(untested, unreliable) + "."
     order = sorted(ranking, key=lambda k: (ranking[k]["most_probable_rank"],
                                            -(ranking[k]["probability"] or 0)))
     ranks = []
@@ -646,14 +658,18 @@ def comparison_line(measure, ranking, pairs) -> str:
         ranks.append(f"{k} {r['most_probable_rank']} ({'probability ' if i == 0 else ''}{p})")
     text = f"Comparison of the models by {measure}: most probable ranks {', '.join(ranks)}"
     better = [pair_line(p) for p in pairs if p["comparison"] == "better"]
-    untested = [p for p in pairs if p["comparison"] == "not tested"]
-    unreliable = [p for p in pairs if p["comparison"] == "unreliable"]
     if better:
         text += "; " + "; ".join(better)
         if len(better) < len(pairs) - len(untested) - len(unreliable):
             text += "; no other difference detected"
-    elif pairs and len(untested) + len(unreliable) < len(pairs):
+    elif pairs:
         text += "; no difference detected between any two models"
+    return text + _not_compared(untested, unreliable) + "."
+
+
+def _not_compared(untested, unreliable) -> str:
+    """The clauses of :func:`comparison_line` for the pairs not compared."""
+    text = ""
     if untested:
         k = len(untested)
         text += f"; {k} pair{'s' if k > 1 else ''} not compared (no interval)"
@@ -661,4 +677,4 @@ def comparison_line(measure, ranking, pairs) -> str:
         k = len(unreliable)
         text += (f"; {k} pair{'s' if k > 1 else ''} unreliable (heavy tails: the tailedness "
                  "screen fails)")
-    return text + "."
+    return text
