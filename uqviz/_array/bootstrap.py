@@ -32,8 +32,8 @@ class BootstrapResult:
     replicates: np.ndarray  # (G, B)
     lower: np.ndarray
     upper: np.ndarray
-    z0: np.ndarray = field(default=None)
-    accel: np.ndarray = field(default=None)
+    z0: np.ndarray | None = field(default=None)
+    accel: np.ndarray | None = field(default=None)
 
     @property
     def degenerate(self):

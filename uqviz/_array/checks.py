@@ -31,9 +31,10 @@ def count(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> 
     """A whole number in ``[minimum, maximum]``; integral floats accepted, bools and 2.5 not."""
     if is_bool(value) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if not np.isfinite(value) or float(value) != int(value):
+    as_float = float(value)  # a Real: float() is defined
+    if not np.isfinite(as_float) or as_float != int(as_float):
         raise ValueError(f"{name} must be a whole number, got {value!r}")
-    value = int(value)
+    value = int(as_float)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:

@@ -35,7 +35,7 @@ __all__ = ["HAVE_NUMBA", "USE_NUMBA", "NumbaMissingWarning", "njit", "prange", "
 try:
     import numba
 except ImportError:
-    numba = None
+    numba = None  # type: ignore[assignment]
 
 #: numba is installed (its kernels are used by CC, the binned statistics and the
 #: simulated sets, and ``engine="numba"`` is available)
@@ -59,7 +59,7 @@ else:
             return args[0]
         return lambda func: func
 
-    prange = range
+    prange = range  # type: ignore[misc]
     uint64 = np.uint64
 
     def get_num_threads() -> int:

@@ -234,11 +234,15 @@ DEFAULTS: tuple[Default, ...] = (
             '`"normal"`; `("normal", "t6")` in `validate`; `local_calibration`: `None`, that '
             'is `"normal"` for the PICP intervals and `"empirical"` for the calibrated null of '
             'the other statistics; `fit_recalibration`, `recalibrate` (`"quantile"`): `None`, '
-            'the data\'s `attrs["generative"]`, else `"normal"`',
+            'the data\'s `attrs["generative"]`, else `"normal"`; `proper_scores`: `None`, that '
+            'is `"normal"`, and a forecast given as quantiles, an interval or samples is '
+            "refused (its scores as given are `predictive_scores`'s) unless `generative` is "
+            "passed",
             "Pernot (2024c) workflow; the null of f_v has the shape of the data's z-scores; "
-            "the D `from_predictions` recorded for the forecast",
+            "the D `from_predictions` recorded for the forecast; never a silent normal for a "
+            "forecast given as more than uE",
             {"validate": ("normal", "t6"), "local_calibration": None, "fit_recalibration": None,
-             "recalibrate": None, EVERY: "normal"}),
+             "recalibrate": None, "proper_scores": None, EVERY: "normal"}),
     Default("progress", "`None`", "a bar when someone is watching", {EVERY: None}),
     Default(None,
             "their standard deviation with `ddof=1`; the prediction is their mean",

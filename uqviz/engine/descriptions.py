@@ -404,7 +404,7 @@ def describe(result: xr.Dataset, data=None, *, statistics=None) -> xr.Dataset:
             statistics = None if found is None else statistics_in({"statistic": found})
     stat_power = None if statistics is None else units_power(statistics)
     for name, var in out.data_vars.items():
-        power = UNITS.get(name, stat_power if name in STATISTIC_VALUED else None)
+        power = UNITS.get(str(name), stat_power if name in STATISTIC_VALUED else None)
         if power and not var.attrs.get("units"):
             var.attrs["units"] = _units(base, power)
     conditioning = out.attrs.get("conditioning")

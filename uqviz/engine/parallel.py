@@ -42,7 +42,7 @@ def n_threads() -> int:
         raise ValueError(f"UQVIZ_THREADS must be a whole number, got {value!r}") from None
 
 
-_LOCAL_CLIENT = []
+_LOCAL_CLIENT: list = []
 
 
 def check_client(client):

@@ -265,11 +265,12 @@ BINNED_STATISTICS = ("ENCE", "UCE", "ZMSE")
 register_statistic(Statistic("CC", stats_kernels.spearman_cc, "generic", (), None,
                              "Spearman rank correlation of |E| and uE",
                              counts=(_cc_prepare, _cc_from_counts), given_u=_cc_given_u))
-for _name, _func, _cols, _desc in [
+_BINNED: list[tuple[str, Callable, tuple[str, ...], str]] = [
     ("ENCE", _ence_from_means, ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
     ("UCE", _uce_from_means, ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
     ("ZMSE", _zmse_from_means, ("Z2",), "mean over bins of |ln ZMS_b|"),
-]:
+]
+for _name, _func, _cols, _desc in _BINNED:
     register_statistic(Statistic(_name, _func, "binned", _cols, None,
                                  _desc + " (equal-count bins of uE)"))
 
@@ -502,7 +503,7 @@ def excess_over_reference(statistic) -> Statistic:
     if not stat.data_reference:
         return stat
     ref = stat.reference
-    if stat.kind != "moments" or ref.kind != "moments":
+    if not isinstance(ref, Statistic) or stat.kind != "moments" or ref.kind != "moments":
         raise ValueError(f"statistic {stat.name!r}: a data-dependent reference is supported for "
                          "moment statistics only")
 

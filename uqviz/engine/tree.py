@@ -39,7 +39,8 @@ def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dat
     if isinstance(data, xr.Dataset):
         return [(None, data)]
     if isinstance(data, xr.DataTree):
-        pairs = [(name, child.to_dataset()) for name, child in data.children.items()]
+        pairs: list[tuple[str | None, xr.Dataset]] = [
+            (name, child.to_dataset()) for name, child in data.children.items()]
         pairs = [(n, d) for n, d in pairs if "point" in d.dims]
         if not pairs:
             raise ValueError("DataTree: no child holds a dataset with dimension 'point'")
