@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.uqviz-installed
 
-.PHONY: demo test docs bench clean chromium
+.PHONY: demo test check lint docs bench clean chromium
 
 # the dashboard's Voila template (voila.json) is copied into the venv: editable installs skip
 # pyproject's data-files
@@ -29,6 +29,18 @@ chromium:
 ## pytest-xdist: one worker per core (at most 4), a test file (or notebook) per worker at a time
 test: $(STAMP) chromium
 	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
+
+## check: the edit loop: unit tests, contract and docstring examples, without the slow,
+## fidelity (real data), browser and notebook tiers (tests/conftest.py marks them)
+check: $(STAMP)
+	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m "not slow and not fidelity and not browser and not notebook" tests --doctest-modules uqviz
+
+## lint: ruff (lint), codespell, mypy on uqviz/_array and uqviz/engine, notebooks stripped
+lint: $(STAMP)
+	$(BIN)/ruff check uqviz tests benchmarks scripts docs/conf.py
+	$(BIN)/codespell uqviz tests docs README.md CONTRIBUTING.md CHANGELOG.md benchmarks scripts
+	$(BIN)/mypy
+	$(BIN)/python scripts/check-notebook-outputs notebooks/*.ipynb
 
 ## docs: install, then build the documentation site into docs/_build/html (notebooks executed;
 ## UQVIZ_DOCS_EXECUTE=off skips that), warnings and broken cross-references are errors; then

@@ -133,3 +133,56 @@ class PeerFixtures:
         return [k for k in self.arrays.files
                 if k.startswith("in/") and self.arrays[k].dtype.kind == "f"
                 and not np.array_equal(np.round(self.arrays[k] / g) * g, self.arrays[k])]
+
+
+# --------------------------------------------------------------------------
+# test tiers (issue 38, item 6): markers registered in pyproject.toml
+# --------------------------------------------------------------------------
+#: the tests that take 2 s or more, one node id (or a node-id prefix) a line
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+#: a test reading the real datasets (or one of its fixtures does)
+_FIDELITY_CALLS = ("load_dataset(", "load_collection(", "data_root")
+_BROWSER_MODULES = ("tests/widgets/test_browser.py", "tests/widgets/test_serving.py")
+
+
+def slow_entries():
+    """The node ids of ``tests/slow_tests.txt``."""
+    lines = SLOW_TESTS.read_text().splitlines()
+    return [ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
+def _reads_real_data(item):
+    import inspect
+
+    doc = getattr(getattr(item, "dtest", None), "docstring", None)  # a doctest
+    if doc is not None:
+        return any(call in doc for call in _FIDELITY_CALLS + ("fetch(", "load_qm9"))
+    funcs = [getattr(item, "function", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    if info is not None:
+        funcs += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    for func in funcs:
+        try:
+            src = inspect.getsource(func)
+        except (TypeError, OSError):
+            continue
+        if any(call in src for call in _FIDELITY_CALLS):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark ``slow``, ``fidelity``, ``browser`` and ``notebook`` tests (``make check`` runs the
+    others)."""
+    slow = slow_entries()
+    exact = set(slow)
+    for item in items:
+        nid = item.nodeid
+        if nid in exact or any(nid.startswith(p) for p in slow if p.endswith("::")):
+            item.add_marker(pytest.mark.slow)
+        if nid.startswith(_BROWSER_MODULES):
+            item.add_marker(pytest.mark.browser)
+        if nid.split("::")[0].endswith(".ipynb") or "notebook" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.notebook)
+        if _reads_real_data(item):
+            item.add_marker(pytest.mark.fidelity)
