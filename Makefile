@@ -25,10 +25,12 @@ chromium:
 	@scripts/ensure-chromium
 
 ## test: install, then run the test suite (unit tests, docstring examples, real-data
-## fidelity tests, notebooks, browser tests); UQVIZ_PROGRESS=0: no progress bars in the executed notebooks;
-## pytest-xdist: one worker per core (at most 4), a test file (or notebook) per worker at a time
+## fidelity tests, browser tests, and the course: tests/project/course/ executes each notebook
+## once in fast mode and checks what it printed and drew); UQVIZ_PROGRESS=0: no progress bars in
+## the tests (the executed notebooks hide theirs themselves); pytest-xdist: one worker per core
+## (at most 4), a test file per worker at a time (one file per notebook)
 test: $(STAMP) chromium
-	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile tests --doctest-modules uqviz --nbmake $(wildcard notebooks/*.ipynb)
+	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile tests --doctest-modules uqviz
 
 ## check: the edit loop: unit tests, contract and docstring examples, without the slow,
 ## fidelity (real data), browser and notebook tiers (tests/conftest.py marks them)

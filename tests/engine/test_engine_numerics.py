@@ -351,3 +351,31 @@ def test_client_local_leaves_no_dask_scratch_space(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert "ERROR" not in done.stderr  # the cluster is closed before the interpreter
+
+
+def test_progress_none_hides_bars_in_an_unattended_kernel(monkeypatch):
+    """progress=None in a Jupyter kernel: shown when the front end allows stdin (JupyterLab),
+    hidden when an executor (nbclient, nbmake, myst-nb, Voila) runs the cells without stdin,
+    so that no closed bar is stored as frozen text in an executed notebook (issue 37)."""
+    import ipykernel.kernelbase
+
+    from uqviz.engine.parallel import show_progress
+
+    class Kernel:
+        _allow_stdin = True
+
+        @classmethod
+        def initialized(cls):
+            return True
+
+        @classmethod
+        def instance(cls):
+            return cls
+
+    monkeypatch.delenv("UQVIZ_PROGRESS", raising=False)
+    monkeypatch.setattr(ipykernel.kernelbase, "Kernel", Kernel)
+    assert show_progress(None) is True
+    monkeypatch.setattr(Kernel, "_allow_stdin", False)
+    assert show_progress(None) is False and show_progress(True) is True
+    monkeypatch.setenv("UQVIZ_PROGRESS", "1")
+    assert show_progress(None) is True

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
 import subprocess
 import sys
@@ -343,3 +344,16 @@ def test_warns_sections_name_the_classes():
             bad += [f"{path.relative_to(PKG)}: {n}" for n in names if n not in ours]
     assert n_sections >= 5  # the scan sees the sections (validate_average, compute_bins, ...)
     assert not bad, bad
+
+
+def test_a_uqviz_warning_is_shown_without_its_location():
+    """Shown as "<class>: <message>", without the path and source line of the warn call (a
+    machine path inside uqviz, issue 37); other warnings keep Python's format."""
+    code = ("import warnings, uqviz\n"
+            "warnings.warn('z0 is large', uqviz.UnreliableWarning)\n"
+            "warnings.warn('plain', UserWarning)\n")
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(PKG.parent)}, check=True).stderr
+    lines = err.splitlines()
+    assert lines[0] == "UnreliableWarning: z0 is large"
+    assert lines[1] == "<string>:3: UserWarning: plain"

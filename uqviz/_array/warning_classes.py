@@ -6,6 +6,12 @@ docs/conventions.md, "Warnings", says which class means what. Every ``warnings.w
 uqviz names one of these classes (``tests/engine/test_warnings.py`` reads the source to check it),
 so that users, the CLI and the report filter warnings by class, never by message text.
 
+A uqviz warning is shown as its class and message only (``UnreliableWarning: ...``), without
+the file, line and source line of the code that raised it: those name a place inside uqviz (a
+machine path and a line number inside ``uqviz/reference/simulated.py``), which tells the reader of
+a notebook or a log nothing (:func:`format_warning`, installed when this module is imported;
+other warnings keep Python's format).
+
 Examples
 --------
 >>> import warnings
@@ -18,8 +24,10 @@ True
 
 from __future__ import annotations
 
+import warnings
+
 __all__ = ["UqvizWarning", "UnreliableWarning", "BinningWarning", "DataWarning",
-           "NumericalWarning", "NumbaMissingWarning"]
+           "NumericalWarning", "NumbaMissingWarning", "format_warning"]
 
 
 class UqvizWarning(UserWarning):
@@ -126,3 +134,32 @@ class NumbaMissingWarning(UqvizWarning):
     >>> issubclass(NumbaMissingWarning, UqvizWarning)
     True
     """
+
+
+def format_warning(message, category, filename, lineno, line=None):
+    r""":func:`warnings.formatwarning` for uqviz's warnings: ``"<class>: <message>"``, without
+    the location and source line of the ``warnings.warn`` call; any other warning is formatted
+    by the function this one replaced.
+
+    Examples
+    --------
+    >>> format_warning("3 of 20 bins have fewer than 100 points", BinningWarning,
+    ...                "/somewhere/uqviz/engine/binning.py", 96)
+    'BinningWarning: 3 of 20 bins have fewer than 100 points\n'
+    >>> format_warning("x", UserWarning, "f.py", 1, "warn()")
+    'f.py:1: UserWarning: x\n  warn()\n'
+    """
+    if isinstance(category, type) and issubclass(category, UqvizWarning):
+        return f"{category.__name__}: {message}\n"
+    return format_warning._previous(message, category, filename, lineno, line)
+
+
+def _install_format():
+    current = warnings.formatwarning
+    if getattr(current, "__name__", "") == "format_warning" and hasattr(current, "_previous"):
+        return                                     # installed already (a reloaded module)
+    format_warning._previous = current
+    warnings.formatwarning = format_warning
+
+
+_install_format()

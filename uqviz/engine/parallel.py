@@ -263,16 +263,39 @@ PROGRESS_ENV = "UQVIZ_PROGRESS"
 
 
 def show_progress(progress) -> bool:
-    """The ``progress`` option: None shows a bar in a terminal or Jupyter, unless the
-    environment variable ``UQVIZ_PROGRESS`` is "0" (hide) or "1" (show)."""
+    """The ``progress`` option: None shows a bar in a terminal or in an interactive Jupyter
+    front end (JupyterLab, Notebook, VS Code), unless the environment variable
+    ``UQVIZ_PROGRESS`` is "0" (hide) or "1" (show).
+
+    A notebook executed unattended (nbclient, nbmake, ``jupyter nbconvert --execute``, myst-nb,
+    Voilà) shows no bar: its closed bar would be stored as frozen text ("0%| | 0/5") or as a
+    widget without a model. Such executors send their cells without ``allow_stdin`` (no one
+    could answer an ``input()``), which is how a kernel tells them from a front end.
+    """
     if progress is None:
         env = os.environ.get(PROGRESS_ENV, "").strip().lower()
         if env in ("0", "false", "no", "off"):
             return False
         if env in ("1", "true", "yes", "on"):
             return True
-        return bool(getattr(sys.stderr, "isatty", lambda: False)()) or "ipykernel" in sys.modules
+        kernel = _interactive_kernel() if "ipykernel" in sys.modules else None
+        if kernel is not None:
+            return kernel
+        return bool(getattr(sys.stderr, "isatty", lambda: False)())
     return checks.boolean("progress", progress)
+
+
+def _interactive_kernel():
+    """In an IPython kernel: True when its current cell was sent by an interactive front end
+    (the execute request allows stdin), False when an unattended executor runs it; None
+    outside a kernel."""
+    try:
+        from ipykernel.kernelbase import Kernel
+        if not Kernel.initialized():
+            return None
+        return bool(getattr(Kernel.instance(), "_allow_stdin", True))
+    except Exception:   # another kernel implementation: keep the former rule (show)
+        return True
 
 
 def progress_bar(total: int, *, desc: str, progress=None, unit: str = "it"):

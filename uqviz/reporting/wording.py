@@ -512,8 +512,9 @@ def distribution_sentence(block) -> str:
 
 def coverage_line(entry) -> str:
     """The interval coverage in words, from its entry
-    (:func:`uqviz.reporting.verdicts.coverage_entry`): a finding on the shape of the errors
-    unless the variance itself fails.
+    (:func:`uqviz.reporting.verdicts.coverage_entry`): its word and the reason of a miss, which
+    names a failing consistency or adaptivity test as the likely cause (a conditional
+    miscalibration of uE), and otherwise points at the shape of the errors.
 
     Examples
     --------
