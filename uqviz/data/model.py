@@ -182,7 +182,18 @@ def as_1d(label: str, values):
         raise ValueError(f"{label}: expected a 1-D array, got a DataFrame")
     if isinstance(values, xr.DataArray):
         values = values.values
-    arr = np.asarray(values)
+    if isinstance(values, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(values)))
+        if masked:
+            raise ValueError(f"{label}: a masked array with {n_rows_text(masked)} masked; uqviz "
+                             "never uses masked values: drop those rows, or fill them "
+                             "(values.filled(np.nan)) and pass drop_invalid=True")
+        values = np.ma.getdata(values)
+    try:
+        arr = np.asarray(values)
+    except ValueError as exc:  # a ragged sequence: rows of different lengths
+        raise ValueError(f"{label}: expected a 1-D array of numbers, got a ragged sequence "
+                         "(elements of different lengths, or sequences among numbers)") from exc
     if arr.ndim != 1:
         what = "a scalar" if arr.ndim == 0 else f"an array of shape {arr.shape}"
         raise ValueError(f"{label}: expected a 1-D array, got {what}")
