@@ -440,3 +440,22 @@ def test_null_of_local_calibration_is_the_same_on_one_or_two_threads():
     finally:
         numba.set_num_threads(threads)
     np.testing.assert_array_equal(a["null_coverage"], b["null_coverage"])
+
+
+def test_too_few_points_for_the_bins_suggest_what_is_not_in_use():
+    """issue 38, item 9: 3 points suggested binning='equal_count', already in use."""
+    ds = uqviz.from_arrays([0.1, 0.2, -0.3], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"n_bins = 2 \(equal_count\): 1 bins have fewer than 2 "
+                                         r"points \(3 points in all\); use at most 1 bins") as exc:
+        uqviz.local_calibration(ds, n_bins=2, n_boot=20, n_mc=0, rng=0)
+    assert "binning='equal_count'" not in str(exc.value)
+    with pytest.raises(ValueError, match="use at most 1 bins.*binning='equal_count'"):
+        uqviz.local_calibration(ds, n_bins=2, binning="equal_width", n_boot=20, n_mc=0, rng=0)
+
+
+def test_all_zero_errors_name_the_errors_not_the_empirical_distribution():
+    """issue 38, item 9: all-zero errors blamed the "empirical" distribution."""
+    ds = uqviz.from_arrays(np.zeros(200), 1.0 + np.arange(200.0))
+    with pytest.raises(ValueError, match=r"E, uE: the z-scores E/uE of the 200 points are "
+                                         r"constant \(every error E is 0\).*generative='normal'"):
+        uqviz.local_calibration(ds, n_boot=20, n_mc=20, rng=0)

@@ -621,3 +621,12 @@ def test_a_masked_array_is_refused_with_its_masked_count():
     # nothing masked: the values
     ds = from_arrays(np.ma.masked_array(e.data), np.ones(4))
     assert ds["E"].values.tolist() == e.data.tolist()
+
+
+def test_read_csv_names_the_cell_beyond_float64(tmp_path):
+    """issue 38, item 9: one ``1e400`` cell blamed the 51 rows of its column."""
+    path = tmp_path / "big.csv"
+    path.write_text("E,uE\n" + "0.1,1\n" * 50 + "1e400,1\n")
+    with pytest.raises(ValueError, match=r"E: 1 row with numbers beyond the range of float64 "
+                                         r".*'1e400'.*\(row 50\)"):
+        read_csv(path)

@@ -548,3 +548,15 @@ def test_whole_line_intervals_are_valid_data_downstream():
     bad = out.assign(lower=out["lower"].copy(data=np.full(60, np.inf)))
     with pytest.raises(ValueError, match="lower: 60 rows with inf"):
         uqviz.check_dataset(bad)
+
+
+@pytest.mark.parametrize("method", ["conformal", "cqr", "bvs"])
+def test_an_unknown_conditioning_variable_is_named_first(method):
+    """issue 38, item 9: ``conditioning="nosuch"`` said "Mondrian bins need n_bins >= 2"."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the data"):
+        uqviz.fit_recalibration(ds, method=method, conditioning="nosuch")
+    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the data"):
+        uqviz.recalibrate(ds, method=method, conditioning="nosuch")

@@ -160,6 +160,17 @@ def _parses(v) -> bool:
     return True
 
 
+def _overflows(v) -> bool:
+    """True if ``v`` is text of a finite number too large for float64 (``"1e400"``)."""
+    if not isinstance(v, (str, bytes)):
+        return False
+    text = v.decode() if isinstance(v, bytes) else v
+    try:
+        return np.isinf(float(text)) and "inf" not in text.lower()
+    except ValueError:
+        return False
+
+
 def _is_pandas_1d(values) -> bool:
     return isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray))
 
@@ -243,6 +254,11 @@ def _object_floats(label: str, values, obj: np.ndarray, is_string: bool, row_ids
     # report first the values that cannot be read as numbers at all; if every string
     # would parse, the column is still text: report those rows
     unreadable = bad & ~np.array([_parses(v) for v in obj], dtype=bool)
+    overflow = bad & ~unreadable & np.array([_overflows(v) for v in obj], dtype=bool)
+    if overflow.any() and not unreadable.any():  # e.g. "1e400": the text of the whole column
+        return None, rows_problem(label, overflow, "numbers beyond the range of float64 "
+                                  f"(|x| > {np.finfo(np.float64).max:.4g}; first: "
+                                  f"{obj[np.flatnonzero(overflow)[0]]!r})", row_ids)
     if unreadable.any():
         offending = unreadable
     elif bad.any():
