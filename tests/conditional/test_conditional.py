@@ -459,3 +459,31 @@ def test_all_zero_errors_name_the_errors_not_the_empirical_distribution():
     with pytest.raises(ValueError, match=r"E, uE: the z-scores E/uE of the 200 points are "
                                          r"constant \(every error E is 0\).*generative='normal'"):
         uqviz.local_calibration(ds, n_boot=20, n_mc=20, rng=0)
+
+
+def test_edges_are_never_ignored():
+    """issue 38, item 9: ``edges=`` was ignored unless ``binning="edges"``."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges', "
+                                         "got binning='equal_count'"):
+        uqviz.local_calibration(ds, n_bins=3, edges=[2.0, 1.0], n_boot=20, n_mc=0, rng=0)
+    with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges'"):
+        uqviz.engine.binning.compute_bins(u, binning="equal_width", n_bins=2,
+                                          edges=[0.0, 3.0])
+    with pytest.raises(ValueError, match="edges must increase strictly"):
+        uqviz.local_calibration(ds, binning="edges", edges=[2.0, 1.0], n_boot=20, n_mc=0, rng=0)
+
+
+def test_reliability_warns_of_intervals_it_could_not_compute():
+    """issue 38, item 9: ``n_boot=2`` gave NaN intervals without the contract's warning."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 800)
+    ds = uqviz.from_arrays(r.standard_normal(800) * u, u)
+    with pytest.warns(uqviz.UnreliableWarning, match=r"(\d) of 4 bin intervals of RMSE .*could "
+                                                     r"not be computed") as rec:
+        res = uqviz.reliability(ds, n_bins=4, n_boot=2, rng=0)
+    n_nan = int(np.isnan(res["rmse_lower"]).sum())
+    assert n_nan > 0 and f"{n_nan} of 4" in str(rec[0].message)
+    assert not res["valid"].values[np.isnan(res["rmse_lower"].values)].any()
