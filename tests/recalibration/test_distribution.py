@@ -556,7 +556,7 @@ def test_an_unknown_conditioning_variable_is_named_first(method):
     r = np.random.default_rng(0)
     u = r.uniform(0.5, 2.0, 80)
     ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
-    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the data"):
+    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the dataset"):
         uqviz.fit_recalibration(ds, method=method, conditioning="nosuch")
-    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the data"):
+    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the dataset"):
         uqviz.recalibrate(ds, method=method, conditioning="nosuch")
