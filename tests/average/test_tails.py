@@ -173,3 +173,9 @@ def test_tailedness_warning_prints_beta_visibly_above_the_limit():
     lines = tailedness_warnings(fake)
     assert lines[0].startswith("beta_GM(E^2) = 0.8004 > 0.8")
     assert lines[1].startswith("beta_GM(Z^2) = 0.80000001 > 0.8")
+
+
+def test_nig_implied_shape_refuses_what_is_not_a_fit():
+    """issue 38, item 9: ``nig_implied_shape([0.5])`` said "'list' object has no attribute"."""
+    with pytest.raises(TypeError, match="shapes must be the result of uqviz.distribution_shapes"):
+        uqviz.nig_implied_shape([0.5])

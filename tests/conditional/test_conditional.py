@@ -440,3 +440,50 @@ def test_null_of_local_calibration_is_the_same_on_one_or_two_threads():
     finally:
         numba.set_num_threads(threads)
     np.testing.assert_array_equal(a["null_coverage"], b["null_coverage"])
+
+
+def test_too_few_points_for_the_bins_suggest_what_is_not_in_use():
+    """issue 38, item 9: 3 points suggested binning='equal_count', already in use."""
+    ds = uqviz.from_arrays([0.1, 0.2, -0.3], [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"n_bins = 2 \(equal_count\): 1 bins have fewer than 2 "
+                                         r"points \(3 points in all\); use at most 1 bins") as exc:
+        uqviz.local_calibration(ds, n_bins=2, n_boot=20, n_mc=0, rng=0)
+    assert "binning='equal_count'" not in str(exc.value)
+    with pytest.raises(ValueError, match="use at most 1 bins.*binning='equal_count'"):
+        uqviz.local_calibration(ds, n_bins=2, binning="equal_width", n_boot=20, n_mc=0, rng=0)
+
+
+def test_all_zero_errors_name_the_errors_not_the_empirical_distribution():
+    """issue 38, item 9: all-zero errors blamed the "empirical" distribution."""
+    ds = uqviz.from_arrays(np.zeros(200), 1.0 + np.arange(200.0))
+    with pytest.raises(ValueError, match=r"E, uE: the z-scores E/uE of the 200 points are "
+                                         r"constant \(every error E is 0\).*generative='normal'"):
+        uqviz.local_calibration(ds, n_boot=20, n_mc=20, rng=0)
+
+
+def test_edges_are_never_ignored():
+    """issue 38, item 9: ``edges=`` was ignored unless ``binning="edges"``."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges', "
+                                         "got binning='equal_count'"):
+        uqviz.local_calibration(ds, n_bins=3, edges=[2.0, 1.0], n_boot=20, n_mc=0, rng=0)
+    with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges'"):
+        uqviz.engine.binning.compute_bins(u, binning="equal_width", n_bins=2,
+                                          edges=[0.0, 3.0])
+    with pytest.raises(ValueError, match="edges must increase strictly"):
+        uqviz.local_calibration(ds, binning="edges", edges=[2.0, 1.0], n_boot=20, n_mc=0, rng=0)
+
+
+def test_reliability_warns_of_intervals_it_could_not_compute():
+    """issue 38, item 9: ``n_boot=2`` gave NaN intervals without the contract's warning."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 800)
+    ds = uqviz.from_arrays(r.standard_normal(800) * u, u)
+    with pytest.warns(uqviz.UnreliableWarning, match=r"(\d) of 4 bin intervals of RMSE .*could "
+                                                     r"not be computed") as rec:
+        res = uqviz.reliability(ds, n_bins=4, n_boot=2, rng=0)
+    n_nan = int(np.isnan(res["rmse_lower"]).sum())
+    assert n_nan > 0 and f"{n_nan} of 4" in str(rec[0].message)
+    assert not res["valid"].values[np.isnan(res["rmse_lower"].values)].any()

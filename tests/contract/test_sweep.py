@@ -730,3 +730,120 @@ def test_sweep_from_predictions(data):
     call("from_predictions", uqviz.from_predictions, (y, yp), kwargs, bad=bad,
          data_names=PREDICTION_DATA,
          check=lambda res: _check_constructed("from_predictions", res, n))
+
+
+# ----------------------------------------------------------------------------------------
+# forecasts that are bad once they sit in a Dataset (issue 38, item 9): every reader of the
+# forecast as given refuses them through one check (uqviz.data.model.forecast_problems)
+# ----------------------------------------------------------------------------------------
+
+def _forecast_cases():
+    from scipy.stats import norm
+
+    r = np.random.default_rng(0)
+    m = 40
+    y, yp = r.standard_normal(m), np.zeros(m)
+    levels = [0.05, 0.16, 0.5, 0.84, 0.95]
+
+    def quantiles():
+        return uqviz.from_predictions(y, yp, quantiles={p: yp + norm.ppf(p) for p in levels})
+
+    def interval():
+        return uqviz.from_predictions(y, yp, lower=yp - 1.64, upper=yp + 1.64, level=0.9)
+
+    def samples():
+        return uqviz.from_predictions(y, None, samples=r.standard_normal((m, 5)))
+
+    def edit(make, f):
+        ds = make()
+        f(ds)
+        return ds
+
+    def set_level(value):
+        def f(ds):
+            ds.attrs["level"] = value
+            for v in ("lower", "upper"):
+                if value is None:
+                    del ds[v].attrs["level"]
+                else:
+                    ds[v].attrs["level"] = value
+        return f
+
+    def swap(ds):
+        lo = ds["lower"].values.copy()
+        ds["lower"].values[:] = ds["upper"].values
+        ds["upper"].values[:] = lo
+
+    def set_value(var, index, value):
+        def f(ds):
+            ds[var][index] = value
+        return f
+
+    return {
+        "NaN quantile": (edit(quantiles, set_value("quantiles", (3, 1), np.nan)),
+                         r"quantiles: 1 row with a NaN quantile \(row 3\)"),
+        "inf quantile": (edit(quantiles, set_value("quantiles", (3, 1), np.inf)),
+                         r"quantiles: 1 row with an infinite quantile that is not a tail"),
+        "crossing": (edit(quantiles, set_value("quantiles", (3, 1), 5.0)),
+                     r"quantiles: 1 row with crossing quantiles"),
+        "unsorted levels": (quantiles().assign_coords(level=[0.16, 0.05, 0.5, 0.84, 0.95]),
+                            "not in increasing order"),
+        "duplicated level": (quantiles().assign_coords(level=[0.05, 0.16, 0.5, 0.5, 0.95]),
+                             r"levels given more than once: \[0.5\]"),
+        "levels 0 and 1": (quantiles().assign_coords(level=[0.0, 0.16, 0.5, 0.84, 1.0]),
+                           r"2 levels outside \(0, 1\): \[0, 1\]"),
+        "lower > upper": (edit(interval, swap), r"lower: 40 rows with lower > upper"),
+        "no level": (edit(interval, set_level(None)), "needs its nominal coverage"),
+        "level 1.5": (edit(interval, set_level(1.5)), r"must be a probability in \(0, 1\), "
+                                                      "got 1.5"),
+        "NaN y, interval": (edit(interval, set_value("y", 2, np.nan)),
+                            r"y: 1 row with NaN \(row 2\)"),
+        "NaN y, quantiles": (edit(quantiles, set_value("y", 2, np.nan)),
+                             r"y: 1 row with NaN \(row 2\)"),
+        "one member": (samples().isel(sample=[0]), "ensemble of one member.*got 1"),
+        "NaN member": (edit(samples, set_value("samples", (1, 1), np.nan)),
+                       r"samples: 1 row with a NaN member \(row 1\)"),
+    }
+
+
+FORECAST_CASES = _forecast_cases()
+FORECAST_READERS = {
+    "check_dataset": lambda d: uqviz.data.check_dataset(d),
+    "pit": lambda d: uqviz.pit(d),
+    "validate_pit": lambda d: uqviz.validate_pit(d, n_band=20, rng=0),
+    "local_pit": lambda d: uqviz.local_pit(d, n_bins=1, n_band=20, rng=0),
+    "interval_coverage": lambda d: uqviz.interval_coverage(d, intervals="given"),
+    "group_coverage": lambda d: uqviz.group_coverage(d, intervals="given",
+                                                     groups=np.arange(40) % 2, n_mc=2,
+                                                     n_perm=2, rng=0),
+    "recalibrate": lambda d: uqviz.recalibrate(d, method="quantile"),
+    "predictive_scores": lambda d: uqviz.predictive_scores(d, n_boot=0),
+    "compare_forecasts": lambda d: uqviz.compare_forecasts(d, d, n_boot=2, rng=0),
+    "fit_recalibration_cqr": lambda d: uqviz.fit_recalibration(d, method="cqr"),
+}
+
+
+@pytest.mark.parametrize("reader", FORECAST_READERS)
+@pytest.mark.parametrize("case", FORECAST_CASES)
+def test_every_reader_refuses_a_forecast_bad_once_in_a_dataset(case, reader):
+    ds, message = FORECAST_CASES[case]
+    before = copy.deepcopy(ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=message):
+            FORECAST_READERS[reader](ds)
+    xr.testing.assert_identical(ds, before)
+
+
+def test_a_recalibrated_forecast_with_infinite_tails_passes_the_check():
+    """-inf at the lowest levels and +inf at the highest are the tails a recalibration may
+    give (a conformal interval of the whole line): values, not bad rows."""
+    ds, _ = FORECAST_CASES["crossing"]
+    ds = ds.copy(deep=True)
+    ds["quantiles"][:] = np.sort(ds["quantiles"].values, axis=1)
+    ds["quantiles"][0, :2] = -np.inf
+    ds["quantiles"][1, -1] = np.inf
+    assert uqviz.data.check_dataset(ds) is ds
+    ds["quantiles"][1, -1] = -np.inf  # -inf above finite quantiles is not a tail
+    with pytest.raises(ValueError, match="1 row with an infinite quantile that is not a tail"):
+        uqviz.data.check_dataset(ds)

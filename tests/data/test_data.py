@@ -594,3 +594,39 @@ def test_read_csv_and_from_dataframe_leave_inputs_alone(tmp_path):
     text = path.read_text()
     read_csv(path)
     assert path.read_text() == text
+
+
+def test_from_datasets_of_what_is_not_datasets_is_a_type_error():
+    """issue 38, item 9: ``from_datasets(None)`` said "'NoneType' object is not iterable"."""
+    with pytest.raises(TypeError, match=r"datasets: expected a mapping name -> xarray.Dataset "
+                                        r"or a sequence of named datasets, got NoneType"):
+        from_datasets(None)
+
+
+@pytest.mark.parametrize("errors", [[[1.0, 2.0], [3.0]], [1.0, [2.0, 3.0]]])
+def test_ragged_input_is_named(errors):
+    """issue 38, item 9: numpy's "inhomogeneous shape" message before."""
+    with pytest.raises(ValueError, match="E: expected a 1-D array of numbers, got a ragged"):
+        from_arrays(errors, [1.0, 1.0])
+
+
+def test_a_masked_array_is_refused_with_its_masked_count():
+    """issue 38, item 9: the mask was ignored and the masked values used."""
+    e = np.ma.masked_array([0.1, 0.2, -0.3, 0.4], mask=[True, False, True, False])
+    with pytest.raises(ValueError, match="E: a masked array with 2 rows masked"):
+        from_arrays(e, np.ones(4))
+    u = np.ma.masked_array(np.ones(4), mask=[False, False, False, True])
+    with pytest.raises(ValueError, match="uE: a masked array with 1 row masked"):
+        from_arrays(e.data, u)
+    # nothing masked: the values
+    ds = from_arrays(np.ma.masked_array(e.data), np.ones(4))
+    assert ds["E"].values.tolist() == e.data.tolist()
+
+
+def test_read_csv_names_the_cell_beyond_float64(tmp_path):
+    """issue 38, item 9: one ``1e400`` cell blamed the 51 rows of its column."""
+    path = tmp_path / "big.csv"
+    path.write_text("E,uE\n" + "0.1,1\n" * 50 + "1e400,1\n")
+    with pytest.raises(ValueError, match=r"E: 1 row with numbers beyond the range of float64 "
+                                         r".*'1e400'.*\(row 50\)"):
+        read_csv(path)

@@ -268,3 +268,15 @@ def test_dataset_feeds_the_analyses(diabetes):
     ds = uqviz.from_estimator(rf, pd.concat([Xte] * 3), pd.concat([yte] * 3))
     res = uqviz.local_calibration(ds, conditioning="bmi", n_bins=4, n_boot=100, rng=0)
     assert res.sizes["bin"] == 4
+
+
+@pytest.mark.parametrize("make", [RandomForestRegressor, BaggingRegressor])
+def test_an_ensemble_of_one_member_is_named(make):
+    """issue 38, item 9: a one-tree forest said "uE: 40 rows with NaN"."""
+    r = np.random.default_rng(0)
+    X = r.random((40, 2))
+    y = X[:, 0] + 0.1 * r.standard_normal(40)
+    est = make(n_estimators=1, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"estimator: an ensemble of 1 member\(s\) "
+                                         r"\(n_estimators=1\) has no spread"):
+        uqviz.from_estimator(est, X, y)

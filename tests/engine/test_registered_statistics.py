@@ -197,3 +197,11 @@ def test_report_takes_registered_statistics():
         uqviz.report(data, statistics=("RCE",))
     with pytest.raises(ValueError, match="binned statistics"):
         uqviz.report(data, statistics=("ZMS", "ENCE"))
+
+
+def test_register_statistic_refuses_what_is_not_a_statistic():
+    """issue 38, item 9: ``register_statistic(3)`` said "'int' object has no attribute 'kind'"."""
+    from uqviz.statistics import register_statistic
+
+    with pytest.raises(TypeError, match=r"must be a uqviz.statistics.Statistic .*got 3 \(int\)"):
+        register_statistic(3)

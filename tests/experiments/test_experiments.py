@@ -486,3 +486,14 @@ def test_stored_study_refuses_other_settings(tmp_path):
         uqviz.stored_study(path, run, settings={"size": 200})
     with pytest.raises(TypeError, match="compute must be callable"):
         uqviz.stored_study(path, None)
+
+
+@pytest.mark.parametrize("key", ["../x", "a/b", "..", ""])
+def test_stored_study_refuses_group_names_that_are_paths(tmp_path, key):
+    """issue 38, item 9: a key "../x" gave a KeyError, "a/b" came back as "a"; nothing is
+    written, inside or outside the folder."""
+    from uqviz.experiments.storage import stored_study
+
+    with pytest.raises(ValueError, match="group names of one file"):
+        stored_study(tmp_path / "s.nc", lambda: {key: xr.Dataset({"a": 1})})
+    assert list(tmp_path.iterdir()) == [] and not (tmp_path.parent / "x").exists()

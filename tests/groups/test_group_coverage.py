@@ -311,3 +311,17 @@ def test_plot():
     plt.close("all")
     with pytest.raises(ValueError):
         plot(res.drop_vars("coverage"))
+
+
+def test_missing_group_labels_and_a_feature_that_is_not_a_name_are_clear_errors():
+    """issue 38, item 9: None labels gave "'<' not supported", ``features=3`` "'int' object
+    is not iterable"."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    labels = np.array([None] * 3 + ["a"] * 77, dtype=object)
+    with pytest.raises(ValueError, match=r"groups 'groups': 3 missing labels \(None or NaN\)"):
+        uqviz.group_coverage(ds, groups=labels, n_mc=2, n_perm=2, rng=0)
+    with pytest.raises(TypeError, match=r"features must be None, a variable name or a sequence "
+                                        r"of names, got 3 \(int\)"):
+        uqviz.group_coverage(ds, features=3, n_mc=2, n_perm=2, rng=0)

@@ -351,3 +351,14 @@ def test_a_forecast_without_y_is_read_in_error_space():
     errors = given.drop_vars("y").assign(quantiles=given["quantiles"] - (y - given["E"]))
     np.testing.assert_allclose(uqviz.pit(errors, rng=0)["PIT"].values,
                                uqviz.pit(given, rng=0)["PIT"].values, rtol=1e-12)
+
+
+def test_local_pit_never_ignores_edges():
+    """issue 38, item 9: ``local_pit(edges=[nan, 1])`` ran on equal-count bins."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges'"):
+        uqviz.local_pit(ds, edges=[np.nan, 1.0], rng=0)
+    with pytest.raises(ValueError, match="edges has 1 non-finite value"):
+        uqviz.local_pit(ds, binning="edges", edges=[np.nan, 1.0], rng=0)

@@ -295,12 +295,18 @@ def test_cqr_without_quantiles_is_an_error():
 
 
 def test_cqr_nan_and_crossed_quantiles_are_counted():
+    # the dataset's forecast check (check_dataset) counts NaN and crossing quantiles ...
     q = _quantile_data([0.0, 1.0, 2.0, 3.0], np.array([0.0, np.nan, 1.0, 4.0]),
                        np.array([1.0, 2.0, np.inf, 3.5]))
-    with pytest.raises(ValueError, match="2 points have a NaN or infinite"):
+    with pytest.raises(ValueError, match=r"quantiles: 1 row with a NaN quantile \(row 1\)\n"
+                                         r"  quantiles: 1 row with crossing quantiles"):
         uqviz.fit_recalibration(q, method="cqr", level=0.8)
     q = _quantile_data([0.0, 1.0, 2.0], np.array([0.0, 2.0, 3.0]), np.array([1.0, 1.0, 2.0]))
-    with pytest.raises(ValueError, match="exceeds the upper one for 2 points"):
+    with pytest.raises(ValueError, match=r"quantiles: 2 rows with crossing quantiles .*rows 1, 2"):
+        uqviz.fit_recalibration(q, method="cqr", level=0.8)
+    # ... and CQR refuses an infinite bound, a tail the dataset may hold
+    q = _quantile_data([0.0, 1.0, 2.0], np.array([0.0, 0.5, 1.0]), np.array([1.0, 2.0, np.inf]))
+    with pytest.raises(ValueError, match="1 points have a NaN or infinite"):
         uqviz.fit_recalibration(q, method="cqr", level=0.8)
 
 
@@ -542,3 +548,15 @@ def test_whole_line_intervals_are_valid_data_downstream():
     bad = out.assign(lower=out["lower"].copy(data=np.full(60, np.inf)))
     with pytest.raises(ValueError, match="lower: 60 rows with inf"):
         uqviz.check_dataset(bad)
+
+
+@pytest.mark.parametrize("method", ["conformal", "cqr", "bvs"])
+def test_an_unknown_conditioning_variable_is_named_first(method):
+    """issue 38, item 9: ``conditioning="nosuch"`` said "Mondrian bins need n_bins >= 2"."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the dataset"):
+        uqviz.fit_recalibration(ds, method=method, conditioning="nosuch")
+    with pytest.raises(ValueError, match="conditioning variable 'nosuch' is not in the dataset"):
+        uqviz.recalibrate(ds, method=method, conditioning="nosuch")

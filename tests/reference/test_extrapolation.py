@@ -247,3 +247,11 @@ def test_paper_zeta_claims_for_zmse_sim_schemes(tree):
     assert not n.valid.any()
     assert bool(t.valid.sel(dataset="Diffusion_LR"))
     assert not bool(t.valid.sel(dataset="QM9_E"))
+
+
+def test_a_statistic_that_is_not_a_name_is_a_clear_type_error():
+    """issue 38, item 9: ``statistic=["ZMS"]`` said "unhashable type: 'list'"."""
+    ds = uqviz.synthetic.nig(200, nu=6, rng=1)
+    with pytest.raises(TypeError, match=r"statistic must be the name of a registered statistic "
+                                        r".*got \['ZMS'\] \(list\)"):
+        uqviz.extrapolate(ds, statistic=["ZMS"])

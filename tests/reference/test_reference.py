@@ -372,3 +372,15 @@ def test_validate_simulated_bs_word_under_heavy_tails():
             sim_ok = bool(res["valid"].sel(scheme="Sim"))
             assert str(res["verdict"].sel(scheme="Sim").values) in (
                 ("OK" if sim_ok else "fails"), "unreliable")
+
+
+@pytest.mark.parametrize("name", ["MV", "RMV", "NLL_ref"])
+def test_a_statistic_of_ue_alone_has_no_simulated_reference(name):
+    """issue 38, item 9: 'zero-dimensional arrays cannot be concatenated' before."""
+    r = np.random.default_rng(0)
+    u = r.uniform(0.5, 2.0, 80)
+    ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
+    with pytest.raises(ValueError, match=rf"statistic='{name}': a function of uE alone"):
+        uqviz.validate_simulated(ds, statistic=name, n_mc=20, n_boot=20, rng=0)
+    with pytest.raises(ValueError, match="no simulated reference"):
+        uqviz.simulated_reference(ds, statistic=name, n_mc=20, rng=0)

@@ -295,7 +295,8 @@ def test_nan_members_are_counted():
     x[3, 2] = np.nan
     x[7, [0, 5]] = np.nan
     ds = _dataset(_in("crps", "small")["y"], "samples", samples=x)
-    with pytest.raises(ValueError, match=r"2 point\(s\) with a non-finite \(NaN or inf\) member"):
+    # the dataset's one forecast check (uqviz.data.model.forecast_problems) counts the rows
+    with pytest.raises(ValueError, match=r"samples: 2 rows with a NaN member \(rows 3, 7\)"):
         uqviz.predictive_scores(ds, n_boot=0)
     x[[0, 1, 2], [0, 4, 9]] = [-np.inf, np.inf, np.nan]
     y = _in("crps", "small")["y"].copy()
@@ -324,12 +325,12 @@ def test_crossing_quantiles_and_lower_above_upper_are_counted():
     q = np.tile([-1.0, 0.0, 1.0], (6, 1))
     q[[1, 4]] = [0.5, 0.0, 1.0]
     ds = _dataset(np.zeros(6), "quantiles", quantiles=q, levels=np.array([0.25, 0.5, 0.75]))
-    with pytest.raises(ValueError, match=r"2 point\(s\) with crossing quantiles"):
+    with pytest.raises(ValueError, match=r"quantiles: 2 rows with crossing quantiles"):
         uqviz.predictive_scores(ds, n_boot=0)
     lo, hi = np.full(6, -1.0), np.full(6, 1.0)
     lo[[0, 2, 5]] = 2.0
     ds = _dataset(np.zeros(6), "interval", lower=lo, upper=hi, level=0.9)
-    with pytest.raises(ValueError, match=r"3 point\(s\) with lower > upper"):
+    with pytest.raises(ValueError, match=r"lower: 3 rows with lower > upper \(rows 0, 2, 5\)"):
         uqviz.predictive_scores(ds, n_boot=0)
 
 

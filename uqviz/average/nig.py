@@ -144,6 +144,7 @@ def nig_implied_shape(shapes):
     >>> float(implied["nu"]), float(implied["scale"])
     (3.0, 0.04)
     """
+    checks.result("shapes", shapes, "uqviz.distribution_shapes or uqviz.fit_inverse_gamma")
     if "variable" in shapes.dims:
         if "uE2" not in shapes["variable"].values:
             raise ValueError("shapes: no 'uE2' on dim 'variable'; use the output of "

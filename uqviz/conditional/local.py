@@ -97,9 +97,14 @@ def compute_local_bins(ds, conditioning, *, n_bins, binning, min_count=None, edg
         bins = compute_bins(x, n_bins=n, binning=binning, min_count=min_count, edges=edges,
                             log=log, rng=rng)
     if np.any(bins.sizes < min_size):
-        raise ValueError(f"n_bins = {bins.n_bins} ({binning}): {int(np.sum(bins.sizes < min_size))} "
-                         f"bins have fewer than {min_size} points; use fewer bins, or "
-                         "binning='equal_count' or a min_count that merges small bins")
+        small = int(np.sum(bins.sizes < min_size))
+        most = x.size // min_size
+        remedy = (f"use at most {most} bins (n_bins=)" if most >= 1 else
+                  f"the data hold {x.size} points, fewer than {min_size}: no bin can be cut")
+        if most >= 1 and binning != "equal_count":
+            remedy += ", binning='equal_count' or a min_count that merges small bins"
+        raise ValueError(f"n_bins = {bins.n_bins} ({binning}): {small} bins have fewer than "
+                         f"{min_size} points ({x.size} points in all); {remedy}")
     return name, bins
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import xarray as xr
 
@@ -14,6 +16,7 @@ from uqviz.engine.binning import bin_coords
 from uqviz.engine.bootstrap import bootstrap_statistics
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
+from uqviz.engine.warning_classes import UnreliableWarning
 
 sps = lazy_module("scipy.stats")
 
@@ -41,6 +44,13 @@ def _reliability_one(ds, *, rng, conditioning, n_bins, binning, min_count, n_boo
                                     rng=rng, engine=engine, starts=bins.starts,
                                     sizes=sizes)["RMSE"]
         values = {"rmse": rmse.estimate, "rmse_lower": rmse.lower, "rmse_upper": rmse.upper}
+        bad = int(np.count_nonzero(np.isnan(rmse.lower) | np.isnan(rmse.upper)))
+        if bad:
+            label = ds.attrs.get("name", "")
+            warnings.warn(f"{bad} of {sizes.size} bin intervals of RMSE"
+                          f"{f' in {label!r}' if label else ''} could not be computed "
+                          f"(degenerate bootstrap distribution, n_boot={n_boot}): NaN, "
+                          "valid False", UnreliableWarning, stacklevel=4)
     # RMV is the x coordinate of the diagram: no interval (constant in a bin of a stratified uE)
     values["rmv"] = np.sqrt(np.add.reduceat(u * u, bins.starts) / sizes)
     units = ds["E"].attrs.get("units", ds.attrs.get("units", ""))

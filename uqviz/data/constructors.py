@@ -9,7 +9,7 @@ assembles the Dataset; :func:`from_datasets` gathers several into a DataTree.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -417,6 +417,9 @@ def _named_datasets(datasets) -> list[tuple[str, xr.Dataset]]:
         datasets = [datasets]
     if isinstance(datasets, Mapping):
         return list(datasets.items())
+    if isinstance(datasets, (str, bytes)) or not isinstance(datasets, Iterable):
+        raise TypeError(f"datasets: expected a mapping name -> xarray.Dataset or a sequence of "
+                        f"named datasets, got {type(datasets).__name__}")
     pairs = []
     for i, ds in enumerate(datasets):
         if not isinstance(ds, xr.Dataset):

@@ -60,7 +60,8 @@ def member_moments(members, X, *, columns=None, tree_input=False, n_threads=1):
 
     One pass per member over blocks of rows, with Welford's running mean and sum of
     squares (float64): memory O(rows), never O(rows x members). Blocks run on
-    ``n_threads`` threads (tree prediction releases the GIL).
+    ``n_threads`` threads (tree prediction releases the GIL). An ensemble of fewer than two
+    members has no spread: a ValueError.
 
     Parameters
     ----------
@@ -77,6 +78,10 @@ def member_moments(members, X, *, columns=None, tree_input=False, n_threads=1):
     -------
     (mean, sd) : two float64 arrays of shape (rows,)
     """
+    if len(members) < 2:
+        raise ValueError(f"estimator: an ensemble of {len(members)} member(s) (n_estimators="
+                         f"{len(members)}) has no spread between its members' predictions to "
+                         "give uE; fit at least 2 (the sd of the members, ddof=1)")
     n = X.shape[0]
     m = len(members)
     mean = np.zeros(n)

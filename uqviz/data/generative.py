@@ -213,7 +213,12 @@ def empirical(data) -> Generative:
         raise ValueError("empirical: need at least 2 finite z-scores")
     sd = z.std()
     if sd == 0:
-        raise ValueError("empirical: the z-scores are constant")
+        cause = ("every error E is 0" if hasattr(data, "data_vars")
+                 and not np.any(np.asarray(data["E"].values)) else f"every one is {z[0]:g}")
+        raise ValueError(f"E, uE: the z-scores E/uE of the {z.size} points are constant "
+                         f"({cause}): they have no shape for the empirical D "
+                         "(generative='empirical', the default of a calibrated null) to take; "
+                         "pass generative='normal' (or another D)")
     return Generative("empirical", "empirical", {}, (z - z.mean()) / sd)
 
 

@@ -11,7 +11,11 @@ feature (an interval's ``lower = -inf`` and ``upper = +inf``, the whole line, ar
 ``uE <= 0`` (or subnormal) and non-finite ``Z`` raise a ValueError
 naming the variable, the problem, the count and the first rows, unless
 ``drop_invalid=True`` (rows dropped with a warning, recorded in ``n_dropped``,
-``dropped_reasons``). Length mismatches, empty or non-numeric input,
+``dropped_reasons``). The forecast a dataset holds as given (``y``, ``quantiles``,
+``lower``/``upper``, ``samples``) is checked by :func:`forecast_problems` wherever a dataset
+enters a compute function: a NaN ``y``, crossing or NaN quantiles, levels that are not
+distinct increasing probabilities in (0, 1), ``lower > upper``, an interval without a level
+in (0, 1), a one-member ensemble. Length mismatches, empty or non-numeric input,
 misaligned pandas indexes and ragged CSV lines always raise. Inputs are never
 modified. ``min_uncertainty`` (the papers' ``uE <= 1e-6 sd(E)`` filter) runs
 last and then takes the ``uE <= 0`` rows.
@@ -156,6 +160,17 @@ def _parses(v) -> bool:
     return True
 
 
+def _overflows(v) -> bool:
+    """True if ``v`` is text of a finite number too large for float64 (``"1e400"``)."""
+    if not isinstance(v, (str, bytes)):
+        return False
+    text = v.decode() if isinstance(v, bytes) else v
+    try:
+        return np.isinf(float(text)) and "inf" not in text.lower()
+    except ValueError:
+        return False
+
+
 def _is_pandas_1d(values) -> bool:
     return isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray))
 
@@ -178,7 +193,18 @@ def as_1d(label: str, values):
         raise ValueError(f"{label}: expected a 1-D array, got a DataFrame")
     if isinstance(values, xr.DataArray):
         values = values.values
-    arr = np.asarray(values)
+    if isinstance(values, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(values)))
+        if masked:
+            raise ValueError(f"{label}: a masked array with {n_rows_text(masked)} masked; uqviz "
+                             "never uses masked values: drop those rows, or fill them "
+                             "(values.filled(np.nan)) and pass drop_invalid=True")
+        values = np.ma.getdata(values)
+    try:
+        arr = np.asarray(values)
+    except ValueError as exc:  # a ragged sequence: rows of different lengths
+        raise ValueError(f"{label}: expected a 1-D array of numbers, got a ragged sequence "
+                         "(elements of different lengths, or sequences among numbers)") from exc
     if arr.ndim != 1:
         what = "a scalar" if arr.ndim == 0 else f"an array of shape {arr.shape}"
         raise ValueError(f"{label}: expected a 1-D array, got {what}")
@@ -228,6 +254,11 @@ def _object_floats(label: str, values, obj: np.ndarray, is_string: bool, row_ids
     # report first the values that cannot be read as numbers at all; if every string
     # would parse, the column is still text: report those rows
     unreadable = bad & ~np.array([_parses(v) for v in obj], dtype=bool)
+    overflow = bad & ~unreadable & np.array([_overflows(v) for v in obj], dtype=bool)
+    if overflow.any() and not unreadable.any():  # e.g. "1e400": the text of the whole column
+        return None, rows_problem(label, overflow, "numbers beyond the range of float64 "
+                                  f"(|x| > {np.finfo(np.float64).max:.4g}; first: "
+                                  f"{obj[np.flatnonzero(overflow)[0]]!r})", row_ids)
     if unreadable.any():
         offending = unreadable
     elif bad.any():
@@ -462,6 +493,153 @@ def _numeric_features(ds: xr.Dataset) -> dict[str, np.ndarray]:
             and var.attrs.get("role") != "metadata" and var.dtype.kind in "iufb"}
 
 
+def _probabilities_text(levels) -> str:
+    return "[" + ", ".join(f"{float(v):.6g}" for v in levels) + "]"
+
+
+def _quantile_levels_problem(levels: np.ndarray) -> str | None:
+    """What is wrong with the levels of given quantiles (None when they are sound)."""
+    if levels.ndim != 1 or levels.size < 2:
+        return f"need at least 2 levels, got {levels.size}"
+    inside = np.isfinite(levels) & (levels > 0) & (levels < 1)
+    if not inside.all():
+        return (f"{n_rows_text(int((~inside).sum()), 'level')} outside (0, 1): "
+                f"{_probabilities_text(levels[~inside])} (a quantile at 0 or 1 is infinite)")
+    values, counts = np.unique(levels, return_counts=True)
+    if (counts > 1).any():
+        return f"levels given more than once: {_probabilities_text(values[counts > 1])}"
+    if np.any(np.diff(levels) < 0):
+        return "not in increasing order (sort the level coordinate with the quantiles)"
+    return None
+
+
+def _tails_only(inf: np.ndarray, *, upper: bool) -> np.ndarray:
+    """Rows with an infinity that is not a tail: ``+inf`` below a level that is not
+    ``+inf`` (``upper``), or ``-inf`` above one that is not ``-inf``."""
+    other = ~inf
+    if upper:  # some non-+inf value at a higher level
+        later = np.logical_or.accumulate(other[:, ::-1], axis=1)[:, ::-1]
+        beyond = np.zeros_like(other)
+        beyond[:, :-1] = later[:, 1:]
+    else:
+        before = np.logical_or.accumulate(other, axis=1)
+        beyond = np.zeros_like(other)
+        beyond[:, 1:] = before[:, :-1]
+    return (inf & beyond).any(axis=1)
+
+
+def _interval_level(ds: xr.Dataset) -> None:
+    """The nominal coverage of a given interval: ``attrs["level"]`` of lower (or of the
+    dataset), a probability in (0, 1)."""
+    level = ds["lower"].attrs.get("level", ds.attrs.get("level"))
+    if level is None:
+        raise ValueError("lower, upper: a given interval needs its nominal coverage, "
+                         "attrs['level'] of lower (or of the dataset), a probability in (0, 1); "
+                         "it has none (uqviz.from_predictions(..., level=) records it)")
+    if not is_number(level) or not 0.0 < float(level) < 1.0:
+        raise ValueError(f"lower, upper: the level of the given interval (attrs['level']) must "
+                         f"be a probability in (0, 1), got {level!r}")
+
+
+def _quantile_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
+    """The levels of given quantiles (a ValueError), then their rows' problems."""
+    q = ds["quantiles"]
+    if set(q.dims) != {"point", "level"}:
+        raise ValueError(f"quantiles: must have dims ('point', 'level'), got {q.dims}")
+    levels = np.asarray(ds["level"].values, dtype=np.float64)
+    problem = _quantile_levels_problem(levels)
+    if problem is not None:
+        raise ValueError(f"quantiles: the levels (coordinate 'level') must be distinct "
+                         f"probabilities in (0, 1), in increasing order; got "
+                         f"{_probabilities_text(levels)}: {problem}")
+    v = np.asarray(q.transpose("point", "level").values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        crossing = (np.diff(v, axis=1) < 0).any(axis=1)
+    misplaced = (_tails_only(np.isposinf(v), upper=True)
+                 | _tails_only(np.isneginf(v), upper=False))
+    return [("quantiles", "a NaN quantile", np.isnan(v).any(axis=1)),
+            ("quantiles", "an infinite quantile that is not a tail (+inf below a finite "
+             "quantile or -inf above one)", misplaced),
+            ("quantiles", "crossing quantiles (a quantile below that of a lower level)",
+             crossing)]
+
+
+def _samples_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
+    """An ensemble of one member (a ValueError), then the rows with a non-finite member."""
+    members = ds.sizes["sample"]
+    if members < 2:
+        raise ValueError("samples: an ensemble of one member is a point forecast (its CRPS "
+                         "is the absolute error, the fair CRPS is undefined, its PIT is 0 "
+                         f"or 1): give at least 2 members per point, got {members}")
+    x = np.asarray(ds["samples"].transpose("point", ...).values, dtype=np.float64)
+    x = x.reshape(ds.sizes["point"], -1)
+    return [("samples", "a NaN member", np.isnan(x).any(axis=1)),
+            ("samples", "an infinite member", np.isinf(x).any(axis=1))]
+
+
+def forecast_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
+    """The rows of a dataset's forecast as given that no reader may compute on.
+
+    The one check of the forecast held by a dataset (:func:`uqviz.from_predictions`, a
+    recalibration), whatever reads it: the PIT, the scores, the given intervals, the
+    recalibrations. Sound datasets pass unchanged; the user's edits after construction are
+    what it catches.
+
+    - ``y`` (the observed values, not a feature): finite;
+    - ``quantiles`` (dims ``point``, ``level``): the levels distinct probabilities in
+      (0, 1), increasing; no NaN; infinite quantiles only as tails (``-inf`` at the lowest
+      levels, ``+inf`` at the highest, as a recalibration may give); non-decreasing along
+      the levels (no crossing);
+    - ``lower``, ``upper`` (not features): ``lower <= upper`` (NaN and the infinities that
+      are not the whole line are :func:`invalid_masks`' rule), and a level in (0, 1);
+    - ``samples`` (dims ``point``, ``sample``): at least 2 members, all finite.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        One dataset, whose layout :func:`check_dataset` checked.
+
+    Returns
+    -------
+    list of (str, str, numpy.ndarray)
+        ``(label, problem, row mask)``, as :func:`invalid_masks` returns them.
+
+    Raises
+    ------
+    ValueError
+        A problem of the whole forecast, not of rows: bad quantile levels, an interval
+        without a level in (0, 1), an ensemble of one member.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.from_predictions([1.0, 2.0], [0.5, 2.5], lower=[-0.5, 1.5],
+    ...                             upper=[1.5, 3.5], level=0.9)
+    >>> forecast_problems(ds)
+    []
+    >>> ds["lower"][1] = 4.0
+    >>> [(k, p, m.tolist()) for k, p, m in forecast_problems(ds)]
+    [('lower', '> upper', [False, True])]
+    """
+    out = []
+    if "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature" \
+            and ds["y"].dims == ("point",) and ds["y"].dtype.kind in "iufb":
+        y = np.asarray(ds["y"].values, dtype=np.float64)
+        out += [("y", "NaN", np.isnan(y)), ("y", "inf", np.isinf(y))]
+    if "quantiles" in ds.data_vars and "level" in ds["quantiles"].dims:
+        out += _quantile_problems(ds)
+    if "lower" in ds.data_vars and "upper" in ds.data_vars \
+            and ds["lower"].attrs.get("role") != "feature" \
+            and ds["lower"].dims == ("point",) and ds["upper"].dims == ("point",):
+        _interval_level(ds)
+        lo = np.asarray(ds["lower"].values, dtype=np.float64)
+        hi = np.asarray(ds["upper"].values, dtype=np.float64)
+        out.append(("lower", "> upper", lo > hi))
+    if "samples" in ds.data_vars and "sample" in ds["samples"].dims:
+        out += _samples_problems(ds)
+    return [(lab, prob, m) for lab, prob, m in out if m.any()]
+
+
 def check_dataset(ds):
     """Check that `ds` is a valid uqviz dataset (or a tree of them) and return it unchanged.
 
@@ -478,7 +656,8 @@ def check_dataset(ds):
     TypeError
         Neither a Dataset nor a DataTree.
     ValueError
-        The rules of the module docstring, naming the child of a tree.
+        The rules of the module docstring (E, uE, features and the forecast as given,
+        :func:`forecast_problems`), naming the child of a tree.
 
     Examples
     --------
@@ -501,6 +680,7 @@ def check_dataset(ds):
     row_ids = _checked_layout(ds)
     arrays = float_columns({v: as_1d(v, ds[v].values) for v in ("E", "uE")}, row_ids)
     problems = invalid_masks(arrays["E"], arrays["uE"], _numeric_features(ds))
+    problems += forecast_problems(ds)
     if problems:
         raise invalid_values_error(problems, row_ids)
     return ds

@@ -117,7 +117,8 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
     min_count : int, optional
         Default 100 for stratified, else no merging.
     edges : array_like, optional
-        Strictly increasing edges for ``binning="edges"``.
+        Strictly increasing finite edges for ``binning="edges"`` (with another binning, a
+        ValueError: never ignored).
     log : bool
         Log-spaced widths for ``equal_width``.
     rng : None, int or Generator, optional
@@ -142,6 +143,9 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
     if m == 0:
         raise ValueError("x: no points to bin (M = 0)")
     binning = checks.choice("binning", binning, SCHEMES)
+    if edges is not None and binning != "edges":
+        raise ValueError(f"edges: bin edges are used only with binning='edges', got "
+                         f"binning={binning!r}; pass binning='edges' or leave edges out")
     log = checks.boolean("log", log)
     min_count = checks.optional_count("min_count", min_count, minimum=1)
     if binning in ("equal_count", "equal_width"):

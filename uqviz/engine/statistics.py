@@ -113,6 +113,9 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
     2.0
     >>> _ = unregister_statistic("MAZ")
     """
+    if not isinstance(statistic, Statistic):
+        raise TypeError(f"statistic must be a uqviz.statistics.Statistic (name, kernel, kind), "
+                        f"got {statistic!r} ({type(statistic).__name__})")
     if statistic.kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {statistic.kind!r}")
     if statistic.name in _REGISTRY and not overwrite:
@@ -176,6 +179,9 @@ def get_statistic(name: str | Statistic) -> Statistic:
     """
     if isinstance(name, Statistic):
         return name
+    if not isinstance(name, str):
+        raise TypeError(f"statistic must be the name of a registered statistic (a str) or a "
+                        f"Statistic, got {name!r} ({type(name).__name__})")
     try:
         return _REGISTRY[name]
     except KeyError:

@@ -268,6 +268,12 @@ def _save_stored(result, path, text):
     if not isinstance(result, dict) or not all(isinstance(v, xr.Dataset)
                                                for v in result.values()):
         raise TypeError("compute() must return an xarray.Dataset or a dict of Datasets")
+    bad = [name for name in result if not isinstance(name, str) or not name
+           or "/" in name or "\\" in name or name in (".", "..")]
+    if bad:
+        raise ValueError(f"compute(): the names of a dict of Datasets are the group names of one "
+                         f"file: non-empty str without '/' or '\\', not '.' or '..'; got "
+                         f"{', '.join(map(repr, bad))}")
     groups = {f"/{name}": _storable(ds) for name, ds in result.items()}
     tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=stamp), **groups})
     _write_atomic(path, lambda tmp: tree.to_netcdf(tmp, engine=_backend(None)))

@@ -10,6 +10,7 @@ import numbers
 import warnings
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from uqviz._array.binomial import wilson_interval
@@ -57,6 +58,17 @@ def _labels_of(ds, spec, name):
                          f"{values.shape}")
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(f"groups {name!r}: {int(np.isnan(values).sum())} NaN labels")
+    if values.dtype.kind == "O":
+        missing = np.asarray(pd.isna(values), dtype=bool)
+        if missing.any():
+            raise ValueError(f"groups {name!r}: {int(missing.sum())} missing labels (None or "
+                             "NaN); give every point a label")
+        try:
+            np.unique(values)
+        except TypeError:
+            kinds = sorted({type(v).__name__ for v in values})
+            raise ValueError(f"groups {name!r}: labels of mixed types ({', '.join(kinds)}) "
+                             "cannot be ordered; give labels of one type") from None
     return name, values
 
 
@@ -498,6 +510,9 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     kernel_sizes = tuple(checks.positive("kernel_sizes", s) for s in kernel_sizes)
     n_perm = checks.count("n_perm", n_perm, minimum=1)
     if features is not None and not isinstance(features, str):
+        if not isinstance(features, (list, tuple)):
+            raise TypeError(f"features must be None, a variable name or a sequence of names, "
+                            f"got {features!r} ({type(features).__name__})")
         features = tuple(features)
         if not all(isinstance(f, str) for f in features):
             raise TypeError(f"features must be names of dataset variables, got {features!r}")

@@ -88,9 +88,10 @@ def _formula(method, attrs):
 # option checks
 # ---------------------------------------------------------------------------
 def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False,
-                   **distribution_options):
-    """Each option's own value first, then their combination; the settings of a
-    distribution method (None for the methods of uE)."""
+                   data=None, **distribution_options):
+    """Each option's own value first (``conditioning`` a variable of every dataset of
+    ``data``), then their combination; the settings of a distribution method (None for the
+    methods of uE)."""
     method = checks.choice("method", method, ALL_METHODS)
     n_bins = checks.optional_count("n_bins", n_bins)
     if cross:
@@ -100,6 +101,11 @@ def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=
         raise TypeError("conditioning must name a variable of the data (\"uE\" or a feature), "
                         "so that the recalibration can find it in new data; got "
                         f"{type(conditioning).__name__}")
+    for name, ds in ([] if data is None else datasets_of(data)):
+        if conditioning not in ds.variables:
+            where = "" if name is None else f" of dataset {name!r}"
+            raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset{where}; "
+                             f"variables: {', '.join(map(str, ds.data_vars))}")
     if method in distribution.METHODS:
         settings = distribution.check_options(method, conditioning=conditioning, n_bins=n_bins,
                                               **distribution_options)
@@ -602,7 +608,7 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     1.0
     """
     method, conditioning, n_bins, _, settings = _check_options(
-        method, conditioning, n_bins, level=level, levels=levels, binning=binning,
+        method, conditioning, n_bins, data=data, level=level, levels=levels, binning=binning,
         proportions=proportions, generative=generative)
     pairs = datasets_of(data)
     fits = []
@@ -838,7 +844,7 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     (5, True)
     """
     method, conditioning, n_bins, folds, settings = _check_options(
-        method, conditioning, n_bins, folds=folds, rng=rng, cross=True, level=level,
+        method, conditioning, n_bins, folds=folds, rng=rng, cross=True, data=data, level=level,
         levels=levels, binning=binning, proportions=proportions, generative=generative)
     pairs = datasets_of(data)
     rngs = seeds.spawn(rng, len(pairs))

@@ -63,12 +63,22 @@ def _conditioning_attr(conditioning):
     return conditioning if isinstance(conditioning, str) else "values"
 
 
+#: the per-point columns of a moments statistic that depend on the errors
+_ERROR_COLUMNS = {"Z", "Z2", "E2"}
+
+
 def _statistic(statistic):
     """The registered statistic named by the ``statistic`` option (errors name it)."""
     if not isinstance(statistic, (str, Statistic)):
         raise TypeError(f"statistic must be the name of a registered statistic, got "
                         f"{statistic!r} ({type(statistic).__name__})")
-    return get_statistic(statistic)
+    stat = get_statistic(statistic)
+    if stat.kind == "moments" and not set(stat.columns) & _ERROR_COLUMNS:
+        raise ValueError(f"statistic={stat.name!r}: a function of uE alone (columns "
+                         f"{', '.join(stat.columns)}), the same on every simulated set: it has "
+                         "no simulated reference to validate it against; take a statistic of "
+                         "the errors (ZMS, RCE, ENCE, ...)")
+    return stat
 
 
 def _common_options(statistic, generative, n_bins, ci, progress, rng):
