@@ -25,6 +25,7 @@ diagnostics (ENCE, ZMSE, CC, the interval coverage, in their own words).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -220,7 +221,12 @@ def run_validate(args, out=None) -> int:
     warns = text.tailedness_warnings(tail)
     for w in warns:
         print(f"WARNING: {w}", file=out)
-    if not warns:
+    unmeasured = [str(v) for v, b in zip(tail["variable"].values, tail["beta_gm"].values)
+                  if not math.isfinite(float(b))]
+    if unmeasured:
+        print(f"Tailedness not measured for {', '.join(unmeasured)}: constant values (no "
+              "spread, no tails; the bootstrap of a constant is degenerate).", file=out)
+    elif not warns:
         print("No heavy tails detected: the bootstrap intervals above should be reliable.",
               file=out)
     numbers = {"average": dataset_to_json(res), "tailedness": dataset_to_json(tail)}
@@ -239,10 +245,10 @@ def run_validate(args, out=None) -> int:
             print("  " + _line(key, v), file=out)
         failed, unreliable = result["failed"], result["unreliable"]
         status = result["exit_status"]
+        why = "; ".join(f"{k}: {result['verdicts'].get(k, {}).get('reason') or 'no conclusion'}"
+                        for k in unreliable)
         words = (f"FAILED ({', '.join(failed)}); exit status 1" if failed else
-                 f"UNRELIABLE ({', '.join(unreliable)}: no conclusion within the zone of doubt "
-                 "that heavy tails open, or no interval); "
-                 "exit status 3" if unreliable else "passed")
+                 f"UNRELIABLE ({why}); exit status 3" if unreliable else "passed")
         print(f"\nGate (--fail-on {' '.join(gates)}): {words}", file=out)
     if json_path is not None:
         doc = {"name": name, "n_points": int(ds.sizes["point"]),

@@ -200,3 +200,19 @@ def test_cli_errors_in_a_real_process(tmp_path):
                               text=True)
         assert proc.returncode == 2, proc.stderr
         assert "Traceback" not in proc.stderr and proc.stderr.startswith("uqviz: error:")
+
+
+def test_validate_of_constant_errors_names_the_degenerate_bootstrap(tmp_path, capsys):
+    """Issue 38, item 9: constant errors have no tails to measure; the tailedness screen says
+    so (not "No heavy tails detected") and the gate's UNRELIABLE names the degenerate
+    bootstrap, not heavy tails."""
+    path = tmp_path / "const.csv"
+    path.write_text("y,yhat,var\n" + "1.0,1.0,1.0\n" * 60)
+    status = main(["validate", str(path), "--reference", "y", "--prediction", "yhat",
+                       "--variances", "var", "--fail-on", "average", "--n-boot", "200"])
+    out = capsys.readouterr().out
+    assert status == 3
+    assert "No heavy tails detected" not in out and "n/a (constant)" in out
+    assert "Tailedness not measured for uE2, E2, Z2: constant values" in out
+    gate_line = [ln for ln in out.splitlines() if ln.startswith("Gate (")][0]
+    assert "degenerate bootstrap distribution" in gate_line and "heavy tails" not in gate_line

@@ -14,6 +14,7 @@ from tests.conftest import PeerFixtures
 from uqviz.average.tails import tail_fit
 from uqviz._array import groups as groups_kernels
 from uqviz._array.binomial import wilson_interval
+from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz._array.bootstrap import bootstrap_moments
 from uqviz._array.resample import group_seeds
 from uqviz.engine import seeds
@@ -335,3 +336,13 @@ def test_adversarial_curves_plot():
         adversarial_curves("not a result")
     with pytest.raises(ValueError, match="reference_share"):
         adversarial_curves(res.drop_vars("reference_share"))
+
+
+def test_no_group_interval_computed_is_not_tested():
+    """Issue 38, item 9: all-zero errors give no group interval (degenerate bootstraps): the
+    verdict is "not tested" with its reason, never "OK" or "fails"."""
+    ds = uqviz.from_arrays(np.zeros(200), np.ones(200))
+    with pytest.warns(UnreliableWarning, match="could not be computed"):
+        res = uqviz.adversarial_validation(ds, n_groups=40, n_boot=200, rng=0)
+    assert str(res["verdict"].values) == "not tested"
+    assert "none of the 160 group intervals" in str(res["reason"].values)

@@ -279,7 +279,11 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
     rejected, adjusted = verdict_words.holm(p, alpha=1.0 - ci)
     word = verdict_words.decide(bool(rejected.any()), reliable=ref_gen is not None,
                                 heavy_tail=bool(heavy))
-    if rejected.any():
+    if n_undefined and n_undefined == n_sizes * n_groups:
+        word = verdict_words.decide(False, tested=False)
+        reason = (f"none of the {n_undefined} group intervals could be computed (degenerate "
+                  "bootstrap distributions): no test")
+    elif rejected.any():
         bad = [sizes[j] for j in np.flatnonzero(rejected)]
         reason = (f"the share of valid groups is below the band of calibrated data at sizes "
                   f"{bad} (Holm over {n_sizes} sizes)")

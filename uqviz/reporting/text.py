@@ -94,7 +94,8 @@ def tailedness_table(result) -> str:
     lines = [head, "-" * len(head)]
     for v in result["variable"].values:
         r = result.sel(variable=v)
-        status = "HEAVY TAIL" if bool(r.heavy_tail) else "ok"
+        status = ("HEAVY TAIL" if bool(r.heavy_tail) else
+                  "n/a (constant)" if not np.isfinite(float(r.beta_gm)) else "ok")
         lines.append(f"{_LABEL[v]:<10}{float(r.beta_gm):>9.2f}{float(r.kappa_cs):>10.2f}"
                      f"{float(r.threshold):>7.1f}  {status}")
     return "\n".join(lines)
