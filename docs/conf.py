@@ -10,6 +10,9 @@ Environment:
 - ``UQVIZ_DOCS_EXECUTE=off``: do not execute the notebooks (quick local iterations);
   default: every notebook is executed at build time, an error in a cell is a build error.
 - ``UQVIZ_FAST=1`` (set by CI): the notebooks use small Monte Carlo sizes, same science.
+- the notebooks `make test` executed (``test-artifacts/notebooks/``, or
+  ``$UQVIZ_TEST_ARTIFACTS``) are rendered from that run when their cells and mode match: CI
+  executes each notebook once.
 """
 
 from __future__ import annotations
@@ -120,3 +123,54 @@ html_last_updated_fmt = None
 # An explorer's output carries its live widget and a static HTML copy (read-outs and figure):
 # the site has no kernel, so it shows the static copy; JupyterLab and Voila show the widget.
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", 35)]
+
+
+# -- notebooks executed once (issue 38, item 6) ----------------------------------------------
+#: `make test` executes every notebook once in fast mode (tests/project/course_run.py) and
+#: writes it there; the site renders that run instead of executing the notebook again, when
+#: its cells are the source's and its mode the build's (else the notebook is executed here)
+EXECUTED = Path(os.environ.get("UQVIZ_TEST_ARTIFACTS") or ROOT / "test-artifacts") / "notebooks"
+REUSED: list[str] = []
+
+
+def _cells(nb):
+    return [(c.get("cell_type"), "".join(c.get("source", ""))) for c in nb.get("cells", [])]
+
+
+def executed_notebook(docname, text):
+    """The executed notebook of ``make test`` for ``docname`` (JSON text, marked not to be
+    executed again), or None when there is none of the same cells and mode."""
+    import json
+
+    if nb_execution_mode == "off" or not docname.startswith("notebooks/"):
+        return None
+    stem = docname.split("/", 1)[1]
+    done, timing = EXECUTED / f"{stem}.ipynb", EXECUTED / f"{stem}.time.json"
+    if not (done.is_file() and timing.is_file()):
+        return None
+    mode = "fast" if os.environ.get("UQVIZ_FAST", "") not in ("", "0") else "full"
+    if json.loads(timing.read_text()).get("mode") != mode:
+        return None
+    source, executed = json.loads(text), json.loads(done.read_text())
+    if _cells(source) != _cells(executed):
+        return None
+    executed.setdefault("metadata", {}).setdefault("mystnb", {})["execution_mode"] = "off"
+    return json.dumps(executed)
+
+
+def _reuse_executed(app, docname, source):
+    text = executed_notebook(docname, source[0])
+    if text is not None:
+        source[0] = text
+        REUSED.append(docname)
+
+
+def _report_reused(app, exception):
+    if exception is None and nb_execution_mode != "off":
+        print(f"notebooks rendered from make test's run ({EXECUTED}): {len(REUSED)}"
+              + (f" ({', '.join(sorted(REUSED))})" if REUSED else ""))
+
+
+def setup(app):
+    app.connect("source-read", _reuse_executed)
+    app.connect("build-finished", _report_reused)
