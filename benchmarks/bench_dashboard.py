@@ -547,7 +547,8 @@ def main(argv=None):
             sync_playwright() as pw:
         tmp = Path(tmp)
         numba_env = {"NUMBA_CACHE_DIR": str(tmp / "numba-cache")}  # empty: cold
-        os.environ.update(numba_env)  # the in-process split shares the cache (numba not imported yet)
+        # the in-process split shares the cache (numba not imported yet)
+        os.environ.update(numba_env)
         browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         with voila_server(tmp / "voila.log", DASHBOARD, env=numba_env) as url:
             if not args.quick:

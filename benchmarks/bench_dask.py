@@ -172,7 +172,8 @@ def bench_report(rows, stages, n_boot, n_mc):
         proc = subprocess.run(cmd, capture_output=True, text=True)
         info = dict(x.strip().split(": ", 1) for x in proc.stderr.splitlines()
                     if ": " in x and x.startswith("\t"))
-        line(f"exit {proc.returncode}", f"wall {info.get('Elapsed (wall clock) time (h:mm:ss or m:ss)')}",
+        line(f"exit {proc.returncode}",
+             f"wall {info.get('Elapsed (wall clock) time (h:mm:ss or m:ss)')}",
              f"max RSS {int(info.get('Maximum resident set size (kbytes)', 0)) / 2**20:.2f} GB")
 
 

@@ -72,7 +72,8 @@ def main(argv=None):
                               rng=0, progress=False)
     t0, c0 = time.perf_counter(), time.process_time()
     res = ex.validation_probability(scenario="NIG", nu=[args.nu], n_datasets=args.n_datasets,
-                                    size=args.size, n_boot=args.n_boot, rng=args.seed, progress=False,
+                                    size=args.size, n_boot=args.n_boot, rng=args.seed,
+                                    progress=False,
                                     client=None if args.client == "none" else args.client)
     t_uqviz, c_uqviz = time.perf_counter() - t0, time.process_time() - c0
     pv = res["validation_probability"].sel(nu=args.nu)

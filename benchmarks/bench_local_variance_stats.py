@@ -1,7 +1,8 @@
 """False alarm and power of f_v with the local statistics LZV (ZVar), LZISD (ZISD) and LRR (RR).
 
 A smoke of the verdict ``fraction_valid(local_calibration(data, statistic=s))["valid"]`` on the
-sets of the verdict table (:func:`uqviz.experiments.verdicts.draw_set`: M = 2000, uE² inverse-gamma):
+sets of the verdict table (:func:`uqviz.experiments.verdicts.draw_set`: M = 2000, uE²
+inverse-gamma):
 calibrated sets with D normal and t6, and ``consistency1.5`` (uE 1.5 times too small on the top
 30 % of uE). Prints the "fails" rate with its Monte Carlo se per statistic and scenario, and the
 mean time of one call. Issue 24, item 4; the verdict-table registry does not list them yet.

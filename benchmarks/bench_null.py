@@ -48,7 +48,8 @@ def coverage_against_b(n_bins, size=118, rng=5):
                                         n_boot=b, seed=11, ci=0.95, method="bca",
                                         starts=starts, sizes=sizes, engine="numba")["ZMS"]
             cov[b] = float(np.mean((r.lower <= 1) & (1 <= r.upper)))
-            print(f"  {name:6s} B = {b:6d}: {cov[b]:.4f} (se {np.sqrt(cov[b] * (1 - cov[b]) / n_bins):.4f}),"
+            print(f"  {name:6s} B = {b:6d}: {cov[b]:.4f} "
+                  f"(se {np.sqrt(cov[b] * (1 - cov[b]) / n_bins):.4f}),"
                   f" {time.perf_counter() - t0:.1f} s")
         print(f"  {name:6s} B = 1000 minus B = 10 000: {cov[1000] - cov[10_000]:+.4f}")
 
@@ -69,7 +70,8 @@ def nees_rates(n_sets, size=2000):
             unreliable += not bool(r["reliable"])
             fails += (not bool(r["valid"])) and bool(r["reliable"])
         print(f"  {name:6s}: chi-square test alone fails {100 * old / n_sets:5.1f}; with the "
-              f"screen: fails {100 * fails / n_sets:5.1f}, unreliable {100 * unreliable / n_sets:5.1f}")
+              f"screen: fails {100 * fails / n_sets:5.1f}, "
+              f"unreliable {100 * unreliable / n_sets:5.1f}")
 
 
 def _mvt(g, n, d, nu):

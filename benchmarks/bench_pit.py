@@ -4,10 +4,10 @@ Target (issue 23): PIT with both tests (Kolmogorov-Smirnov and Cramér-von Mises
 points in <= 0.5 s. Times (median of ``--repeat`` calls after a warm-up) of
 
 * uqviz: ``uqviz.pit`` alone; the PIT, one sort and the two tests (the kernel
-  ``uqviz._array.pit.uniformity``: what scipy's pair computes); and ``uqviz.validate_pit`` (PIT, one sort, KS and CvM, the
-  histogram with its binomial band, the moments, and the simultaneous ECDF band simulated
-  afresh at every call: ``rng=None``, so its cache never hits) of a normal forecast
-  ``uE * N(0, 1)``;
+  ``uqviz._array.pit.uniformity``: what scipy's pair computes); and ``uqviz.validate_pit``
+  (PIT, one sort, KS and CvM, the histogram with its binomial band, the moments, and the
+  simultaneous ECDF band simulated afresh at every call: ``rng=None``, so its cache never
+  hits) of a normal forecast ``uE * N(0, 1)``;
 * the reference, scipy in this process on the same data: ``scipy.stats.norm.cdf(E / uE)``
   then ``scipy.stats.kstest(pit, "uniform")`` and ``scipy.stats.cramervonmises(pit,
   "uniform")`` (each sorts the values again);

@@ -12,12 +12,12 @@ at ``NULL_MAX_SIZE`` points) against the bins' bootstrap alone (``n_mc=0``): the
 their ratio (target <= 1.5), the peak memory each call adds over its inputs and the null's
 own addition (target <= 4 times the inputs), with PASS/FAIL; then the exact power of the
 f_v test with fewer simulated bins (``budget_power``): why the time target is not met where
-bins are below ``NULL_MAX_SIZE`` points. The floor is a minimal fused kernel measured in the same run: xoshiro256**
-outputs cut into five 12-bit indices, a gather-and-add of the same number of columns from
-4096 cache-resident points, on all numba threads; it does nothing else (no block counts,
-no jackknife, no interval). Peak memory is the growth of the resident set of a fresh
-process during one call (after a warm-up call that also builds the data; B reduced to 640:
-the memory does not depend on B; malloc's mmap threshold lowered so that freed blocks
+bins are below ``NULL_MAX_SIZE`` points. The floor is a minimal fused kernel measured in the
+same run: xoshiro256** outputs cut into five 12-bit indices, a gather-and-add of the same
+number of columns from 4096 cache-resident points, on all numba threads; it does nothing else
+(no block counts, no jackknife, no interval). Peak memory is the growth of the resident set
+of a fresh process during one call (after a warm-up call that also builds the data; B reduced
+to 640: the memory does not depend on B; malloc's mmap threshold lowered so that freed blocks
 leave the resident set), in MB and in units of the input arrays (E and uE, 16 bytes a
 point); beside it the peak of numpy's allocations traced by ``tracemalloc`` in this process
 (numba's own allocations, the (B, k) replicate sums and per-task block counts, are not

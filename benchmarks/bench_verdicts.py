@@ -254,8 +254,8 @@ def main(argv=None):
     for (label, kw), seed in zip(grid(args), seeds):
         t = time.perf_counter()
         oc = operating_characteristics(**kw, n_boot=n_boot, n_mc=n_mc,
-                                       verdicts=args.verdicts, rng=np.random.default_rng(seed), client=args.client,
-                                       progress=None)
+                                       verdicts=args.verdicts, rng=np.random.default_rng(seed),
+                                       client=args.client, progress=None)
         frames.append(rows(oc, kw))
         print(f"# {label} {kw['generative']} {kw['design']} M={kw['size']} "
               f"sets={kw['n_datasets']}: {time.perf_counter() - t:.0f} s", flush=True)

@@ -82,7 +82,8 @@ def draw(cal, mis, out):
         if "generative" in r.dims:
             r = r.isel(generative=0)
         b.errorbar(x, 100 * r["fails"], yerr=100 * r["fails_se"], color=color, marker="o",
-                   capsize=2, label=f"{verdict} ({'errors x s' if xlab == 's' else 'uE / k on the top 30 %'})")
+                   capsize=2,
+                   label=f"{verdict} ({'errors x s' if xlab == 's' else 'uE / k on the top 30 %'})")
     b.axhline(90, color="k", lw=0.8, ls=":")
     b.set_xlabel("size of the miscalibration (s or k)")
     b.set_ylabel("power, %")

@@ -34,7 +34,7 @@ def data_root():
 
 
 # --- helpers of the contract test and the bad-input sweep (tests/contract/test_contract.py,
-# tests/contract/test_sweep.py, tests/cli/test_cli_files.py) -------------------------------------------
+# tests/contract/test_sweep.py, tests/cli/test_cli_files.py) ----------------------------------
 
 def make_small_dataset(size=400, seed=0, name="a"):
     """A small calibrated dataset: uE log-normal, E = uE * N(0, 1), features ``x`` (4 tied
@@ -68,7 +68,8 @@ def small_tree():
     return make_small_tree()
 
 
-# --- the tables of docs/conventions.md (tests/contract/test_vocabulary.py, tests/contract/test_contract.py) ---
+# --- the tables of docs/conventions.md (tests/contract/test_vocabulary.py,
+# tests/contract/test_contract.py) ------------------------------------------------------------
 
 def markdown_tables(text):
     """``{header of the first column: [names]}`` of the Markdown tables of ``text``: every

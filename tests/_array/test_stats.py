@@ -64,7 +64,8 @@ def test_statistics_vectorised_over_leading_axes():
     for name in list_statistics():
         batched = point_estimate(name, e, u)
         assert batched.shape == (4, 3)
-        assert batched[2, 1] == pytest.approx(float(point_estimate(name, e[2, 1], u[2, 1])), rel=1e-12)
+        assert batched[2, 1] == pytest.approx(float(point_estimate(name, e[2, 1], u[2, 1])),
+                                              rel=1e-12)
 
 
 def test_harrell_davis_matches_scipy():

@@ -227,7 +227,8 @@ def test_contract_suite_without_numba():
     """A part of the suite with numba hidden: the contract test calls every public function."""
     code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); " + HIDE.strip() + "; import pytest; "
             "sys.exit(pytest.main(['-q', '-x', '-p', 'no:cacheprovider', "
-            "'-W', 'ignore::uqviz._array.jit.NumbaMissingWarning', 'tests/contract/test_contract.py']))")
+            "'-W', 'ignore::uqviz._array.jit.NumbaMissingWarning', "
+            "'tests/contract/test_contract.py']))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

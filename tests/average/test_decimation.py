@@ -1,4 +1,5 @@
-"""Decimation (Pernot (2024b) sect. V C, Fig. 7 right and Fig. 8): hand checks, conventions, paper facts."""
+"""Decimation (Pernot (2024b) sect. V C, Fig. 7 right and Fig. 8): hand checks, conventions,
+paper facts."""
 
 import numpy as np
 import pytest
@@ -42,8 +43,8 @@ def test_hand_check_on_ten_points():
     for frac, keep in [(0.1, keep9), (0.2, keep8)]:
         for stat, f in [("ZMS", _zms), ("RCE", _rce)]:
             expected = f(E10[keep], U10[keep])
-            assert res["estimate"].sel(statistic=stat, fraction=frac).item() == pytest.approx(expected,
-                                                                                           rel=1e-13)
+            assert res["estimate"].sel(statistic=stat, fraction=frac).item() == pytest.approx(
+                expected, rel=1e-13)
             assert res["delta"].sel(statistic=stat, fraction=frac).item() == pytest.approx(
                 expected - f(E10, U10), rel=1e-12)
     pruned = decimated(ds, fraction=0.1)
@@ -69,10 +70,12 @@ def test_ci_halfwidths_are_those_of_validate_average():
 
 def test_rounding_of_the_number_removed():
     # floor by default (never more than the stated fraction); round is half-to-even as R's round
-    assert n_removed([0.0, 0.07, 0.29, 0.15], 100).tolist() == [0, 7, 29, 15]  # 0.29*100 = 28.999...
+    # 0.29*100 = 28.999...
+    assert n_removed([0.0, 0.07, 0.29, 0.15], 100).tolist() == [0, 7, 29, 15]
     assert n_removed(0.15, 10).item() == 1 and n_removed(0.15, 10, rounding="round").item() == 2
     assert n_removed(0.25, 10, rounding="round").item() == 2  # 2.5 -> 2
-    assert n_removed(0.05, 3834).item() == 191 and n_removed(0.05, 3834, rounding="round").item() == 192
+    assert (n_removed(0.05, 3834).item() == 191
+            and n_removed(0.05, 3834, rounding="round").item() == 192)
     ds = uqviz.from_arrays(E10, U10)
     assert decimated(ds, fraction=0.15).sizes["point"] == 9
     assert decimated(ds, fraction=0.15, rounding="round").sizes["point"] == 8
@@ -151,7 +154,8 @@ def _excursion(res):
 
 
 def test_fig8_zms_curve_stays_within_its_ci_for_all_nine_sets(fig8):
-    # Pernot (2024b): "its decimation curve always strays within the limits of the corresponding CI".
+    # Pernot (2024b): "its decimation curve always strays within the limits of the
+    # corresponding CI".
     # Largest excursion (QM9_E): 0.87 of the half-width with rng=0 (0.86-0.89 over seeds).
     assert fig8["dataset"].values.tolist() == SETS
     assert not fig8["outside_ci"].sel(statistic="ZMS").any()

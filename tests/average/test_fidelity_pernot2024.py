@@ -1,7 +1,7 @@
 """Fidelity to the published numbers of Pernot (2024a) and Pernot (2024b) on the nine sets.
 
-Pernot (2024b) Table III (beta_GM); Pernot (2024a) Table 2 and Pernot (2024b) Table IV (ZMS and RCE: estimate,
-BCa 95% CI with 10^4 replicates, zeta-score). Point values must equal the
+Pernot (2024b) Table III (beta_GM); Pernot (2024a) Table 2 and Pernot (2024b) Table IV (ZMS
+and RCE: estimate, BCa 95% CI with 10^4 replicates, zeta-score). Point values must equal the
 printed ones to the printed precision (Pernot (2024a) prints more digits; Pernot (2024b) rounds
 those again, e.g. ZMS of set 2: 0.885 -> 0.89). Interval limits and
 zeta-scores are Monte Carlo quantities: they must agree within the printed

@@ -1,4 +1,5 @@
-"""Distribution shapes: exact KS kernel, minimum-KS fits, Student t fit, Pernot (2024b) Table I, Pernot (2024c) Table II."""
+"""Distribution shapes: exact KS kernel, minimum-KS fits, Student t fit, Pernot (2024b) Table I,
+Pernot (2024c) Table II."""
 
 import numpy as np
 import pytest
@@ -44,7 +45,8 @@ def test_model_cdfs_are_the_scipy_distributions():
     x = np.array([0.0, 1e-3, 0.3, 1.0, 2.5, 40.0])
     for nu, scale in [(0.7, 0.2), (4.0, 1.0), (35.0, 0.09)]:
         np.testing.assert_allclose(kf.model_cdf("invgamma", x, nu, scale),
-                                   stats.invgamma.cdf(x, nu, scale=nu * scale), rtol=1e-12, atol=1e-300)
+                                   stats.invgamma.cdf(x, nu, scale=nu * scale),
+                                   rtol=1e-12, atol=1e-300)
         np.testing.assert_allclose(kf.model_cdf("f1", x, nu, scale),
                                    stats.f.cdf(x, 1, nu, scale=scale), rtol=1e-10, atol=1e-300)
     with pytest.raises(ValueError, match="unknown model"):
@@ -75,21 +77,23 @@ def test_ks_distance_is_exact_with_and_without_ties():
     d = kf.ks_distance("invgamma", x, nus, 0.5)
     assert d.shape == (3,)
     for i, nu in enumerate(nus):
-        assert d[i] == pytest.approx(stats.kstest(x, stats.invgamma(nu, scale=nu * 0.5).cdf).statistic,
-                                     abs=1e-14)
+        assert d[i] == pytest.approx(
+            stats.kstest(x, stats.invgamma(nu, scale=nu * 0.5).cdf).statistic, abs=1e-14)
 
 
 def test_fit_reports_the_scipy_kstest_statistic_at_its_optimum():
     rng = np.random.default_rng(1)
     u2 = stats.invgamma.rvs(2.5, scale=2.5 * 0.3, size=1500, random_state=rng)
     e2 = stats.f.rvs(1, 4.0, scale=0.5, size=1500, random_state=rng)
-    for x, model, dist in [(u2, "invgamma", lambda r: stats.invgamma(r["nu"], scale=r["nu"] * r["scale"])),
-                           (e2, "f1", lambda r: stats.f(1, r["nu"], scale=r["scale"]))]:
+    for x, model, dist in [
+            (u2, "invgamma", lambda r: stats.invgamma(r["nu"], scale=r["nu"] * r["scale"])),
+            (e2, "f1", lambda r: stats.f(1, r["nu"], scale=r["scale"]))]:
         r = kf.fit_min_ks(x, model)
         assert r["ks_distance"] == pytest.approx(stats.kstest(x, dist(r).cdf).statistic, abs=1e-14)
         # a local minimum: moving either parameter by 1 % does not lower the distance
         for dn, ds in [(1.01, 1), (0.99, 1), (1, 1.01), (1, 0.99), (1.01, 1.01), (0.99, 0.99)]:
-            assert kf.ks_distance(model, x, r["nu"] * dn, r["scale"] * ds) >= r["ks_distance"] - 1e-12
+            assert (kf.ks_distance(model, x, r["nu"] * dn, r["scale"] * ds)
+                    >= r["ks_distance"] - 1e-12)
         # and no better than the profile at the same nu
         assert kf.profile_ks(x, model, r["nu"])["ks_distance"] >= r["ks_distance"] - 1e-6
 
@@ -152,7 +156,8 @@ def test_student_t_maximum_likelihood_recovery():
     assert float(r.loglik) >= np.sum(stats.t.logpdf(z, *p)) - 1e-6
     assert float(r.loglik) == pytest.approx(np.sum(stats.t.logpdf(z, float(r.nu), float(r["loc"]),
                                                                   float(r.scale))))
-    assert float(r["mean"]) == pytest.approx(z.mean()) and float(r.sd) == pytest.approx(z.std(ddof=1))
+    assert (float(r["mean"]) == pytest.approx(z.mean())
+            and float(r.sd) == pytest.approx(z.std(ddof=1)))
 
 
 # --------------------------------------------------------------------------
@@ -174,7 +179,8 @@ def test_result_layout_dataset_and_tree():
     res = distribution_shapes(uqviz.from_datasets(sets))
     assert res["nu"].dims == ("dataset", "variable")
     assert res["dataset"].values.tolist() == ["b", "a"]
-    xr.testing.assert_equal(res.sel(dataset="b", drop=True).drop_vars("model"), one.drop_vars("model"))
+    xr.testing.assert_equal(res.sel(dataset="b", drop=True).drop_vars("model"),
+                            one.drop_vars("model"))
     t = fit_student_t(uqviz.from_datasets(sets))
     assert t["nu"].dims == ("dataset",)
     with pytest.raises(ValueError, match="'E2' or 'Z2'"):
@@ -248,8 +254,8 @@ def test_table_II_student_t_fit_of_z_scores(tree, shapes):
     same = np.round(df, 1) == np.array(TABLE_II_NU)
     assert same.tolist() == [True, True, False, False, True, True, True, True, True]
     np.testing.assert_allclose(df[~same], np.array(TABLE_II_NU)[~same], atol=0.065)
-    # Pernot (2024c): nu_Z is consistent with the F(1, nu) fit of Z^2 (Pernot (2024b) Table I) except for
-    # Set 9, whose bias (mean -0.26) the F fit of Z^2 cannot absorb
+    # Pernot (2024c): nu_Z is consistent with the F(1, nu) fit of Z^2 (Pernot (2024b) Table I)
+    # except for Set 9, whose bias (mean -0.26) the F fit of Z^2 cannot absorb
     nu_z2 = shapes["nu"].sel(variable="Z2").values
     assert df[8] < 0.25 * nu_z2[8]
     assert np.all(np.abs(np.log(df[:8] / nu_z2[:8])) < np.log(2.0))

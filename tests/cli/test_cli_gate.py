@@ -273,7 +273,8 @@ def test_fail_on_pit_is_holm_with_the_other_gates_and_not_in_any(files, tmp_path
     # Holm over two p-values: the smaller doubled, the larger at least that
     p = sorted([v["pit"]["p_value"], v["average:ZMS"]["p_value"]])
     adj = sorted([v["pit"]["p_adjusted"], v["average:ZMS"]["p_adjusted"]])
-    assert adj[0] == pytest.approx(min(1.0, 2 * p[0])) and adj[1] == pytest.approx(max(adj[0], p[1]))
+    assert (adj[0] == pytest.approx(min(1.0, 2 * p[0]))
+            and adj[1] == pytest.approx(max(adj[0], p[1])))
     assert v["pit"]["verdict"] == "fails"  # uE twice too small: the PIT piles at 0 and 1
     capsys.readouterr()
     path = tmp_path / "any.json"

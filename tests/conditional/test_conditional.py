@@ -75,8 +75,10 @@ def test_fraction_valid_against_a_direct_binomial_computation():
     assert float(fv.estimate) == k / n and int(fv.n_valid) == k and int(fv.n_bins) == n
     # Wilson score interval with continuity correction (Newcombe 1998, method 4)
     p, q, z = k / n, 1 - k / n, sps.norm.ppf(0.975)
-    lo = (2 * n * p + z**2 - 1 - z * np.sqrt(z**2 - 2 - 1 / n + 4 * p * (n * q + 1))) / (2 * (n + z**2))
-    hi = (2 * n * p + z**2 + 1 + z * np.sqrt(z**2 + 2 - 1 / n + 4 * p * (n * q - 1))) / (2 * (n + z**2))
+    lo = ((2 * n * p + z**2 - 1 - z * np.sqrt(z**2 - 2 - 1 / n + 4 * p * (n * q + 1)))
+          / (2 * (n + z**2)))
+    hi = ((2 * n * p + z**2 + 1 + z * np.sqrt(z**2 + 2 - 1 / n + 4 * p * (n * q - 1)))
+          / (2 * (n + z**2)))
     assert float(fv.ci_lower) == pytest.approx(max(lo, 0.0) if k > 0 else 0.0, rel=1e-12)
     assert float(fv.ci_upper) == pytest.approx(min(hi, 1.0) if k < n else 1.0, rel=1e-12)
     wilson = uqviz.fraction_valid(loc, method="wilson")  # the rule of Pernot (2023)
@@ -408,7 +410,8 @@ def test_null_runs_are_cut_by_the_data_alone_and_bound_the_memory():
         held.append(e.size)
         z = e / u
         means = np.add.reduceat(z**2, st) / sz
-        return np.abs(means - 1) < 2 * np.sqrt(2 / sz) + np.random.default_rng(seed).uniform(0, 0.01)
+        return (np.abs(means - 1)
+                < 2 * np.sqrt(2 / sz) + np.random.default_rng(seed).uniform(0, 0.01))
 
     u = np.ones(m)
     budget = max(N.CHUNK_BYTES_PER_POINT * m, N.CHUNK_BYTES_MIN)

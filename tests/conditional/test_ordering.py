@@ -125,7 +125,8 @@ def test_datatree_and_bad_input():
 
 @pytest.fixture(scope="module")
 def qm9():
-    return load_dataset("QM9_U0")  # real data from $UQVIZ_DATA_DIR, as tests/conditional/test_conditional.py
+    # real data from $UQVIZ_DATA_DIR, as tests/conditional/test_conditional.py
+    return load_dataset("QM9_U0")
 
 
 @pytest.mark.parametrize("feature, paper_mean", [("mass", 0.613), ("hetero_fraction", 0.680)])

@@ -259,7 +259,8 @@ def test_vocabulary_exceptions_are_current():
 # ----------------------------------------------------------------------------------------
 
 # The defaults are one mapping, uqviz.engine.defaults.DEFAULTS, from which the table of
-# docs/conventions.md is written: tests/engine/test_defaults.py compares every public signature with it.
+# docs/conventions.md is written: tests/engine/test_defaults.py compares every public signature
+# with it.
 
 
 # random computations that take a client (docs/conventions.md, `client`); the synthetic draws
@@ -647,7 +648,8 @@ def test_result_variable_names(rid):
     assert not bad, f"{rid}: " + "; ".join(dict.fromkeys(bad))
 
 
-# the table "Dimensions" of docs/conventions.md (tests/contract/test_vocabulary.py checks every name)
+# the table "Dimensions" of docs/conventions.md (tests/contract/test_vocabulary.py checks every
+# name)
 CONTRACT_DIMS = set(conventions_tables()["dim"])
 GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
 DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",

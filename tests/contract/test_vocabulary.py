@@ -2,8 +2,8 @@
 
 docs/conventions.md is the one source: its tables headed ``variable``, ``data variable``,
 ``dim``, ``coordinate``, ``attribute`` and ``variable attribute`` list every name a result may
-hold. The tests call every public function (the calls of ``tests/contract/test_contract.py``, plus the
-options that add variables) and check every variable, dim, coordinate and attribute of each
+hold. The tests call every public function (the calls of ``tests/contract/test_contract.py``,
+plus the options that add variables) and check every variable, dim, coordinate and attribute of each
 result against those tables; a dim outside the ``dim`` table is a grid named after the
 parameter it scans, whose coordinate values are that parameter's values. They also check that
 each listed name is used, that the renamed options keep their old keyword for one release,

@@ -202,13 +202,15 @@ def test_empty_input_raises():
     with raises("empty input: E and uE have 0 rows"):
         from_arrays([], [])
     with raises("empty input"):
-        from_dataframe(pd.DataFrame({"E": pd.Series([], dtype=float), "uE": pd.Series([], dtype=float)}))
+        from_dataframe(pd.DataFrame({"E": pd.Series([], dtype=float),
+                                     "uE": pd.Series([], dtype=float)}))
 
 
 @pytest.mark.parametrize("e, message", [
     (["0.1", "x", "0.3"], "E: 1 row with values that are not numbers (row 1)"),
     (np.array(["0.1", "0.2"]), "E: 2 rows with values that are not numbers (rows 0, 1)"),
-    (pd.Series(["0.1", "a", "b"], dtype="str"), "E: 2 rows with values that are not numbers (rows 1, 2)"),
+    (pd.Series(["0.1", "a", "b"], dtype="str"),
+     "E: 2 rows with values that are not numbers (rows 1, 2)"),
     (pd.Series([0.1, "a", 0.3], dtype=object), "E: 1 row with values that are not numbers (row 1)"),
     ([True, False, True], "E: non-numeric column (boolean dtype): 3 rows"),
 ])
@@ -272,7 +274,8 @@ def test_drop_invalid_drops_exactly_the_bad_rows():
     x = np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0, 7.0])
     with pytest.warns(UserWarning, match=re.escape(
             "dropped 5 of 7 rows (E NaN: 1; E inf: 1; uE <= 0: 2; x NaN: 1); kept 2 rows")):
-        ds = from_arrays(e, u, features={"x": x}, metadata={"m": list("abcdefg")}, drop_invalid=True)
+        ds = from_arrays(e, u, features={"x": x}, metadata={"m": list("abcdefg")},
+                         drop_invalid=True)
     np.testing.assert_array_equal(ds["point"].values, [0, 6])
     np.testing.assert_array_equal(ds["E"].values, [0.1, 0.7])
     np.testing.assert_array_equal(ds["uE"].values, [1.0, 3.0])
@@ -314,7 +317,8 @@ def test_min_uncertainty_absolute_and_nonpositive_rows():
     e = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
     u = np.array([0.05, 0.2, -0.01, 0.0, 0.11])
     with pytest.warns(UserWarning, match=re.escape(
-            "dropped 3 rows with uE <= 0.1 (absolute threshold; 2 of them with uE <= 0; rows 0, 2, 3)")):
+            "dropped 3 rows with uE <= 0.1 (absolute threshold; "
+            "2 of them with uE <= 0; rows 0, 2, 3)")):
         ds = from_arrays(e, u, min_uncertainty=0.1)
     np.testing.assert_array_equal(ds["point"].values, [1, 4])
     assert ds.attrs["n_filtered"] == 3 and ds.attrs["min_uncertainty"] == 0.1
@@ -491,7 +495,8 @@ def test_read_csv_malformed_and_empty_files(tmp_path):
     (tmp_path / "latin.csv").write_bytes("E,uE,nom\n0.1,0.2,\xe9\n".encode("latin-1"))
     with raises("not utf-8 text (byte 0xe9"):
         read_csv(tmp_path / "latin.csv", metadata=["nom"])
-    assert read_csv(tmp_path / "latin.csv", metadata=["nom"], encoding="latin-1")["nom"].values[0] == "é"
+    assert read_csv(tmp_path / "latin.csv", metadata=["nom"],
+                    encoding="latin-1")["nom"].values[0] == "é"
 
 
 def test_read_csv_paths_that_are_not_files(tmp_path):

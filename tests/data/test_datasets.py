@@ -197,7 +197,8 @@ def test_list_datasets_table(real):
 # --------------------------------------------------------------------------
 # the nine sets and QM9_U0
 # --------------------------------------------------------------------------
-@pytest.mark.parametrize("name, size", list(zip(PAPER_ORDER, PAPER_SIZES)) + [("QM9_U0", QM9_U0_SIZE)])
+@pytest.mark.parametrize("name, size",
+                         list(zip(PAPER_ORDER, PAPER_SIZES)) + [("QM9_U0", QM9_U0_SIZE)])
 def test_sizes_and_attributes(real, name, size):
     ds = real(name)
     assert ds.sizes["point"] == size

@@ -107,7 +107,8 @@ def test_vectorised_helpers_keep_shape_and_match_scalars():
         assert m == molecular_mass(f) and h == hetero_fraction(f)
     # lists and pandas string columns work too
     s = pd.Series(["H2O", "CH4"], dtype="string")
-    np.testing.assert_array_equal(molecular_masses(s), [molecular_mass("H2O"), molecular_mass("CH4")])
+    np.testing.assert_array_equal(molecular_masses(s),
+                                  [molecular_mass("H2O"), molecular_mass("CH4")])
     np.testing.assert_array_equal(hetero_fractions(["H2O"]), [1 / 3])
     assert molecular_masses([]).shape == (0,)
 

@@ -46,7 +46,8 @@ def test_negative_variance_is_a_ue_error_with_the_count(toy):
     y, yp, s = toy
     v = s**2
     v[[3, 7]] = -1.0
-    with pytest.raises(ValueError, match=r"uE: 2 rows with uE <= 0 \(rows 3, 7\) \[sqrt of variance\]"):
+    with pytest.raises(ValueError,
+                       match=r"uE: 2 rows with uE <= 0 \(rows 3, 7\) \[sqrt of variance\]"):
         uqviz.from_predictions(y, yp, variance=v)
 
 

@@ -212,8 +212,8 @@ def test_several_datasets_are_a_tree_every_function_accepts(make):
 
 @pytest.mark.parametrize("kwargs, exc", [
     (dict(size="10"), TypeError), (dict(size=True), TypeError), (dict(n_datasets=2.5), ValueError),
-    (dict(nu=0.0), ValueError), (dict(nu="6"), TypeError), (dict(rng=np.random.RandomState(0)), TypeError),
-    (dict(rng=-1), ValueError),
+    (dict(nu=0.0), ValueError), (dict(nu="6"), TypeError),
+    (dict(rng=np.random.RandomState(0)), TypeError), (dict(rng=-1), ValueError),
 ])
 def test_wrapper_options_are_checked(kwargs, exc):
     args = dict(size=10) | kwargs

@@ -124,7 +124,8 @@ def test_moment_jackknife_at_scale_equals_unscaled():
 
 
 def test_tiny_sets():
-    with pytest.raises(ValueError, match=r"data: the bootstrap needs at least 2 points \(E, uE\), got M = 1"):
+    with pytest.raises(ValueError,
+                       match=r"data: the bootstrap needs at least 2 points \(E, uE\), got M = 1"):
         bootstrap_statistics([1.0], [1.0], ["ZMS"], n_boot=100, rng=0)
     with pytest.raises(ValueError, match="M = 0"):
         bootstrap_statistics([], [], ["ZMS"], n_boot=100, rng=0)

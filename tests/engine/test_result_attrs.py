@@ -1,8 +1,8 @@
 """Result variables say what they are: ``long_name`` on every data variable of every public
 result, ``units`` where the data have units (issue 22, item 5; ``uqviz.engine.descriptions``).
 
-The public results are those of ``tests/contract/test_contract.py`` (its calls on small data, reused),
-plus the variants that give other variables (other recalibration methods, C-QCE, ...).
+The public results are those of ``tests/contract/test_contract.py`` (its calls on small data,
+reused), plus the variants that give other variables (other recalibration methods, C-QCE, ...).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from tests.conftest import make_small_dataset
 from uqviz.engine.descriptions import LONG_NAMES, STATISTIC_VALUED, UNITS, describe
 
 RESULT_IDS = [rid for rid in contract.RESULT_IDS
-              if rid.split("[")[0] not in contract.DATA_RESULTS and rid not in contract.DATA_RESULTS]
+              if rid.split("[")[0] not in contract.DATA_RESULTS
+              and rid not in contract.DATA_RESULTS]
 
 
 def _quiet(func, *args, **kwargs):

@@ -31,7 +31,8 @@ UNLETTERED = re.compile(r"Pernot,? \(?2024\)?(?![abc\d])")
 def _texts():
     for top in SCANNED:
         for path in sorted((ROOT / top).rglob("*")):
-            if path.suffix in SUFFIXES and path.is_file() and ".ipynb_checkpoints" not in path.parts:
+            if (path.suffix in SUFFIXES and path.is_file()
+                    and ".ipynb_checkpoints" not in path.parts):
                 yield path
 
 

@@ -198,9 +198,10 @@ def figure_failures(records, nb):
     of tests/project/course_run.py): an axes with data and no x or y label (a label on an axes it
     shares that axis with, or on an axes of the same row or column with the same limits, and the
     figure's supxlabel/supylabel count; an axis with named ticks, such as set or method names, is
-    labelled by them; colorbars, insets and axes drawn without axis are not checked), a legend label repeated within one legend, a
-    legend over the data (its box against the plotted points, lines, areas and bars in display
-    coordinates, inside the axes), an error while inspecting a figure."""
+    labelled by them; colorbars, insets and axes drawn without axis are not checked), a legend
+    label repeated within one legend, a legend over the data (its box against the plotted
+    points, lines, areas and bars in display coordinates, inside the axes), an error while
+    inspecting a figure."""
     bad = []
     for k, rec in enumerate(records):
         i, cell_id = _cell_of(rec, nb)

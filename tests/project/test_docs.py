@@ -310,7 +310,8 @@ def test_notebook_links_into_the_glossary_name_a_term(notebook):
 # -------------------------------------------------------------------------------------------
 # no internal documents, no local paths
 # -------------------------------------------------------------------------------------------
-FORBIDDEN = re.compile(r"(?<!theoretical )specification|paper 00\d|papers/00|/work/|\.\./shared|/home/|/tmp/",
+FORBIDDEN = re.compile(r"(?<!theoretical )specification|paper 00\d|papers/00|"
+                       r"/work/|\.\./shared|/home/|/tmp/",
                        re.I)
 
 

@@ -123,7 +123,8 @@ def test_references_are_keys_of_the_references_page(name):
     assert cited <= KEYS, f"{name}: not in docs/references.md: {sorted(cited - KEYS)}"
     assert ":doc:`/docs/references`" in refs
     # every work cited anywhere in the docstring is a key too, and is listed in References
-    everywhere = {f"{a} ({y})" for a, y in CITATION.findall(" ".join(_function(name).__doc__.split()))}
+    everywhere = {f"{a} ({y})"
+                  for a, y in CITATION.findall(" ".join(_function(name).__doc__.split()))}
     assert everywhere <= KEYS, f"{name}: not in docs/references.md: {sorted(everywhere - KEYS)}"
 
 

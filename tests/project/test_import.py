@@ -63,7 +63,8 @@ print(json.dumps(out))
 
 
 def _fresh():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    env = dict(os.environ,
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
                MPLBACKEND="Agg", UQVIZ_PROGRESS="0")
     proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(HEAVY)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=300)

@@ -110,9 +110,9 @@ def test_ensemble_by_hand():
 
 def test_quantile_forecast_equal_to_the_normal_one_matches_the_std_form():
     """999 normal quantiles: the piecewise-linear CDF departs from Phi by less than 1e-4,
-    no PIT of these data moves across a nominal p (the maps are equal), and the recalibrated quantiles
-    differ from the std form's by the interpolation error of Phi^{-1} between knots, at
-    most delta_Q u, computed here."""
+    no PIT of these data moves across a nominal p (the maps are equal), and the recalibrated
+    quantiles differ from the std form's by the interpolation error of Phi^{-1} between knots,
+    at most delta_Q u, computed here."""
     rng = np.random.default_rng(1)
     taus = np.round(np.arange(1, 1000) / 1000.0, 3)
     n = 2000

@@ -1,4 +1,5 @@
-"""Recalibration: each method against an independent computation, cross-fitting, trees, bad input."""
+"""Recalibration: each method against an independent computation, cross-fitting, trees,
+bad input."""
 
 from __future__ import annotations
 

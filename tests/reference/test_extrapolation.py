@@ -1,4 +1,5 @@
-"""Size/bin dependence of ENCE and ZMSE (Pernot (2024c) App. B) and extrapolation to zero bins (App. C)."""
+"""Size/bin dependence of ENCE and ZMSE (Pernot (2024c) App. B) and extrapolation to zero
+bins (App. C)."""
 
 import warnings
 

@@ -27,7 +27,8 @@ def test_generative_distributions_have_zero_mean_unit_variance(d):
 
 def test_generative_shapes_are_the_named_families():
     rng = np.random.default_rng(1)
-    assert sps.kstest(gen.student_t(6).sample(rng, 20000) / np.sqrt(4 / 6), "t", args=(6,)).pvalue > 1e-3
+    assert sps.kstest(gen.student_t(6).sample(rng, 20000) / np.sqrt(4 / 6), "t",
+                      args=(6,)).pvalue > 1e-3
     assert sps.kstest(gen.uniform().sample(rng, 20000), "uniform",
                       args=(-np.sqrt(3), 2 * np.sqrt(3))).pvalue > 1e-3
     assert sps.kstest(gen.laplace().sample(rng, 20000), "laplace",
@@ -182,7 +183,8 @@ def test_workflow_verdicts():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         enc = validate(ds, statistic="ENCE", n_mc=2000, n_boot=1000, rng=0)
-    # ENCE references under N and t6 differ by far more than their uncertainty (Pernot (2024c) Fig 5)
+    # ENCE references under N and t6 differ by far more than their uncertainty
+    # (Pernot (2024c) Fig 5)
     assert bool(enc.sensitive_to_D)
     assert list(enc.generative.values) == ["normal", "t6"]
     assert float(enc.reference_spread) > float(enc.sensitivity_threshold)

@@ -282,7 +282,8 @@ def test_extrapolate_min_count_method_and_verdict():
     with pytest.raises(ValueError, match="min_count must be >= 1"):
         uqviz.extrapolate(ds, min_count=0)
     with pytest.raises(ValueError,
-                       match=r"n_bins: values must be whole numbers >= 1; 1 value\(s\) are not: \[0.0\]"):
+                       match=r"n_bins: values must be whole numbers >= 1; "
+                             r"1 value\(s\) are not: \[0.0\]"):
         uqviz.extrapolate(ds, n_bins=[0, 10])
     with pytest.raises(ValueError, match="n_boot must be a whole number"):
         uqviz.extrapolate(ds, n_boot=2.5)

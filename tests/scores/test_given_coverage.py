@@ -57,7 +57,8 @@ def test_given_coverage_errors():
     ds = uqviz.synthetic.nig(50, rng=0)
     with pytest.raises(ValueError, match="holds no interval"):
         uqviz.interval_coverage(ds, intervals="given")
-    q = uqviz.from_predictions(np.zeros(3), np.zeros(3), quantiles={0.1: [-1.0] * 3, 0.6: [1.0] * 3})
+    q = uqviz.from_predictions(np.zeros(3), np.zeros(3),
+                               quantiles={0.1: [-1.0] * 3, 0.6: [1.0] * 3})
     with pytest.raises(ValueError, match="hold no central interval"):
         uqviz.interval_coverage(q, intervals="given")
     iv = uqviz.from_predictions(np.zeros(3), np.zeros(3), lower=[-1.0] * 3, upper=[1.0] * 3,

@@ -161,7 +161,7 @@ def test_dashboard_reference_tab_follows_generative_distribution(page, voila_url
     assert page.errors == []
 
 
-# ------------------------------------- issue 25, item 3: every control, nothing clipped, a quiet page
+# ------------------------------- issue 25, item 3: every control, nothing clipped, a quiet page
 #: one change of every control of both explorers, in an order that enables each one first
 #: (min count needs the stratified binning, nu the Student t); the dataset first, so that
 #: QM9_E's long warning is shown when the layout is checked; (tab, kind, description, value)
@@ -209,14 +209,21 @@ CLIP_JS = """(panel) => {
     if (!visible(el)) continue;
     const r = el.getBoundingClientRect();
     const parent = el.parentElement.getBoundingClientRect();
-    if (!inside(r, parent)) problems.push(`${name(el)} at ${box(r)} overflows its parent at ${box(parent)}`);
-    if (!inside(r, outer)) problems.push(`${name(el)} at ${box(r)} overflows the explorer at ${box(outer)}`);
-    if (r.right > width + tol) problems.push(`${name(el)} ends at ${Math.round(r.right)} px, beyond the ${width} px window`);
+    if (!inside(r, parent))
+      problems.push(`${name(el)} at ${box(r)} overflows its parent at ${box(parent)}`);
+    if (!inside(r, outer))
+      problems.push(`${name(el)} at ${box(r)} overflows the explorer at ${box(outer)}`);
+    if (r.right > width + tol)
+      problems.push(`${name(el)} ends at ${Math.round(r.right)} px, `
+                    + `beyond the ${width} px window`);
     if (el.matches('.widget-output img') && el.naturalWidth
         && Math.abs(r.width - el.naturalWidth) > tol)  // the figure at its pixel size
-      problems.push(`${name(el)} shown ${Math.round(r.width)} px wide, drawn ${el.naturalWidth} px`);
-    if (el.matches('label, .widget-readout, .widget-html') && el.scrollWidth > el.clientWidth + tol)
-      problems.push(`${name(el)}: its text is cut (${el.scrollWidth} px shown in ${el.clientWidth} px)`);
+      problems.push(`${name(el)} shown ${Math.round(r.width)} px wide, `
+                    + `drawn ${el.naturalWidth} px`);
+    if (el.matches('label, .widget-readout, .widget-html')
+        && el.scrollWidth > el.clientWidth + tol)
+      problems.push(`${name(el)}: its text is cut `
+                    + `(${el.scrollWidth} px shown in ${el.clientWidth} px)`);
   }
   return problems;
 }"""

@@ -178,7 +178,8 @@ def test_voila_loads_only_allowlisted_extensions_built_for_its_jupyterlab(voila_
         "extension_allowlist"]
     names = [e["name"] for e in config["federated_extensions"]]
     assert set(names) <= set(allow), names
-    assert {"@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8"} <= set(names)
+    assert ({"@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8"}
+            <= set(names))
 
     core = provided_versions(_get(base + "voila/static/voila.js"))
     core = {m: max(map(_version, v)) for m, v in core.items() if m.startswith(CORE_SCOPES)}
