@@ -183,7 +183,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if nid.startswith(_BROWSER_MODULES):
             item.add_marker(pytest.mark.browser)
-        if nid.split("::")[0].endswith(".ipynb") or "notebook" in getattr(item, "fixturenames", ()):
+        if (nid.split("::")[0].endswith(".ipynb") or nid.startswith("tests/project/course/")
+                or "notebook" in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.notebook)
         if _reads_real_data(item):
             item.add_marker(pytest.mark.fidelity)
