@@ -169,7 +169,7 @@ def _observed_values(observed, dataset):
 
 @renamed_options(coverage="coverage_factor")
 def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0, labels=None,
-                          title=None):
+                          title=None, legend=True):
     """Simulated reference against the degrees of freedom of D = t_s(nu) (Pernot (2024c), Fig. 5).
 
     Parameters
@@ -185,6 +185,10 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
         still accepted with a FutureWarning until 0.3.0).
     labels : sequence of str, optional
     title : str, optional
+    legend : bool or str, default True
+        Draw the legend: True right of the axes (``"outside"``: the curves, the observed lines
+        and their bands may fill the whole axes, no corner is free), a location string inside
+        the axes, or False (e.g. for one figure legend of several panels).
 
     Returns
     -------
@@ -223,7 +227,9 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
     ax.set_xlabel(r"$\nu$ of $D = t_s(\nu)$")
     ax.set_ylabel(f"simulated {result.attrs.get('statistic', 'reference')}")
     ax.set_title(title if title is not None else result.attrs.get("statistic", ""))
-    ax.legend(loc="best")
+    where = legend_options(legend, "outside")
+    if where:
+        ax.legend(**where)
     return ax
 
 
@@ -439,10 +445,11 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
 # --------------------------------------------------------------------------
 # Pernot (2024c), Appendix C
 # --------------------------------------------------------------------------
-def extrapolation(result, *, dataset=None, ax=None, references=True, title=None):
+def extrapolation(result, *, dataset=None, ax=None, references=True, title=None, legend=True):
     """Statistic against sqrt(N/M) with the fit and the intercept interval (Pernot (2024c), Fig. A3).
 
-    Open dots are not in the fit; the interval at x = 0 is blue when it contains 0.
+    Open dots are not in the fit; the interval at x = 0 is blue when it contains 0 (its legend
+    label says which).
 
     Parameters
     ----------
@@ -454,6 +461,11 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     references : bool, default True
         Draw the reference lines (NIG dashed, T6IG dotted).
     title : str, optional
+    legend : bool or str, default True
+        Draw the legend: True right of the axes (``"outside"``: the points, the fit and the
+        reference lines cross the axes from the intercept to the largest x, no corner is
+        reliably free), a location string inside the axes, or False (e.g. for one figure
+        legend of several panels: the labels are the same for every dataset of one result).
 
     Returns
     -------
@@ -487,8 +499,10 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     color = COLORS["valid"] if valid else COLORS["invalid"]
     ax.plot(xs, a + b * xs, color=COLORS["invalid"], lw=1.2, label="linear fit")
     lo, hi = float(res["intercept_lower"]), float(res["intercept_upper"])
+    which = ("contains 0" if valid else "excludes 0" if np.isfinite(lo) and np.isfinite(hi)
+             else "not computed")
     ax.errorbar([0.0], [a], yerr=[[a - lo], [hi - a]], fmt="s", ms=4, color=color, capsize=3,
-                lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI",
+                lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI ({which})",
                 clip_on=False, zorder=5)
     if references and "generative" in res.dims:
         for ref in res["generative"].values:
@@ -504,7 +518,9 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None)
     ax.set_xlabel(r"$\sqrt{N/M}$")
     ax.set_ylabel(stat)
     ax.set_title(title if title is not None else (name or ""))
-    ax.legend(loc="lower right", fontsize=7)
+    where = legend_options(legend, "outside")
+    if where:
+        ax.legend(**where, fontsize=7)
     return ax
 
 
