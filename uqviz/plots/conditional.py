@@ -44,7 +44,8 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True,
                legend=True):
-    """Z-scores against a conditioning variable, with running mean and mean square (Pernot (2023), Fig. 2).
+    """Z-scores against a conditioning variable, with running mean and mean square
+    (Pernot (2023), Fig. 2).
 
     Parameters
     ----------
@@ -284,7 +285,8 @@ def acf(acf_result, *, ax=None, label=None):
 # Fig. 4: ordering study
 # ---------------------------------------------------------------------------
 def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=True):
-    """Fraction of valid bins: data order, over orderings, with binomial noise (Pernot (2023), Fig. 4).
+    """Fraction of valid bins: data order, over orderings, with binomial noise
+    (Pernot (2023), Fig. 4).
 
     Parameters
     ----------
@@ -402,7 +404,8 @@ def reliability_diagram(rel_result, *, ax=None, log_x=False, legend=True):
     --------
     >>> import uqviz
     >>> from uqviz.plots.conditional import reliability_diagram
-    >>> rel = uqviz.reliability(uqviz.synthetic.nig(2000, nu=10, rng=0), n_bins=8, n_boot=500, rng=0)
+    >>> rel = uqviz.reliability(uqviz.synthetic.nig(2000, nu=10, rng=0), n_bins=8, n_boot=500,
+    ...                         rng=0)
     >>> reliability_diagram(rel).get_xlabel()
     'RMV'
     """

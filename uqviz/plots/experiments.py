@@ -73,7 +73,8 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
         lo = r["validation_probability_lower"].values
         hi = r["validation_probability_upper"].values
         xs = nu * 10 ** dodge[i]
-        ax.errorbar(xs, p, yerr=np.clip([p - lo, hi - p], 0, None), fmt="-" + markers[i % len(markers)], ms=4,
+        ax.errorbar(xs, p, yerr=np.clip([p - lo, hi - p], 0, None),
+                    fmt="-" + markers[i % len(markers)], ms=4,
                     lw=1.0, color=statistic_color(s, i), label=s, zorder=3)
     ax.axhline(0.95, color=COLORS["reference"], ls="--", lw=1.0, zorder=2,
                label="target 0.95")
@@ -118,7 +119,8 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
 @renamed_options(n_sigma="coverage_factor")
 def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="se",
                      coverage_factor=2.0, color_by="nu_ig", legend=True, title=None):
-    """Mean deviation of a statistic on calibrated datasets against beta_GM (Pernot (2024b), Fig. 4).
+    """Mean deviation of a statistic on calibrated datasets against beta_GM
+    (Pernot (2024b), Fig. 4).
 
     One point per generative model ``(nu_IG, nu_D)`` with ``coverage_factor`` x ``bars`` error
     bars; for ZMS, ``1 - ZMS`` is drawn.

@@ -46,8 +46,10 @@ def adversarial_curves(result, *, ax=None):
     >>> import xarray as xr
     >>> from uqviz.plots.groups import adversarial_curves
     >>> res = xr.Dataset({"share_valid": ("size", [0.9, 0.8]),
-    ...     "share_valid_lower": ("size", [0.85, 0.75]), "share_valid_upper": ("size", [0.95, 0.85]),
-    ...     "reference_share": ("size", [0.93, 0.9]), "reference_share_lower": ("size", [0.8, 0.83]),
+    ...     "share_valid_lower": ("size", [0.85, 0.75]),
+    ...     "share_valid_upper": ("size", [0.95, 0.85]),
+    ...     "reference_share": ("size", [0.93, 0.9]),
+    ...     "reference_share_lower": ("size", [0.8, 0.83]),
     ...     "reference_share_upper": ("size", [1.0, 0.97]), "p_adjusted": ("size", [0.4, 0.01])},
     ...     coords={"size": [100, 50]}, attrs={"statistic": "ZMS", "ci": 0.95})
     >>> len(adversarial_curves(res).lines) >= 2

@@ -1,4 +1,5 @@
-"""PIT figures: the histogram with its binomial band, the ECDF difference with its simultaneous band.
+"""PIT figures: the histogram with its binomial band, the ECDF difference with its
+simultaneous band.
 
 Both draw a result of :func:`uqviz.validate_pit` (one dataset; choose one of a DataTree's with
 ``dataset=``) and compute nothing.

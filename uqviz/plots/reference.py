@@ -446,7 +446,8 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
 # Pernot (2024c), Appendix C
 # --------------------------------------------------------------------------
 def extrapolation(result, *, dataset=None, ax=None, references=True, title=None, legend=True):
-    """Statistic against sqrt(N/M) with the fit and the intercept interval (Pernot (2024c), Fig. A3).
+    """Statistic against sqrt(N/M) with the fit and the intercept interval
+    (Pernot (2024c), Fig. A3).
 
     Open dots are not in the fit; the interval at x = 0 is blue when it contains 0 (its legend
     label says which).
