@@ -96,8 +96,8 @@ def poisson_binomial_cdf(p):
     """
     p = np.asarray(p, dtype=float).ravel()
     if np.any(~((p >= 0.0) & (p <= 1.0))):
-        raise ValueError(f"p: probabilities must be in [0, 1]; {int(np.sum(~((p >= 0) & (p <= 1))))} "
-                         "are not")
+        raise ValueError("p: probabilities must be in [0, 1]; "
+                         f"{int(np.sum(~((p >= 0) & (p <= 1))))} are not")
     pmf = np.zeros(p.size + 1)
     pmf[0] = 1.0
     for i, pi in enumerate(p):

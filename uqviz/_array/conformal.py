@@ -38,8 +38,8 @@ from uqviz._array.lazy import lazy_module
 optimize = lazy_module("scipy.optimize")
 special = lazy_module("scipy.special")
 
-__all__ = ["conformal_rank", "equal_count_ranges", "bin_score_quantiles", "cqr_scores", "observed_proportions",
-           "isotonic_map", "isotonic_eval"]
+__all__ = ["conformal_rank", "equal_count_ranges", "bin_score_quantiles", "cqr_scores",
+           "observed_proportions", "isotonic_map", "isotonic_eval"]
 
 
 def conformal_rank(n, level):

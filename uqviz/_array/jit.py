@@ -6,7 +6,8 @@ Python such as JupyterLite): ``njit`` then returns the function unchanged, ``pra
 numpy forms of the CC, binned and leave-one-out kernels, numpy's samplers for the
 simulated sets). One :class:`NumbaMissingWarning` is issued (``numba_status.py``), at
 ``import uqviz`` (numba not found) or when this module is first imported (found but broken):
-the kernel modules that import this one load at first use, not with uqviz. Nothing here imports anything of uqviz.
+the kernel modules that import this one load at first use, not with uqviz. Nothing here
+imports anything of uqviz.
 
 Examples
 --------

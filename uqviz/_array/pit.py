@@ -162,7 +162,8 @@ def ecdf_quantiles(levels, samples):
 
 
 def rank_bounds(y, samples):
-    """``(lo, hi)`` of the randomised PIT of an ensemble: ``#{s < y}/(S+1)``, ``(#{s <= y}+1)/(S+1)``.
+    """``(lo, hi)`` of the randomised PIT of an ensemble: ``#{s < y}/(S+1)``,
+    ``(#{s <= y}+1)/(S+1)``.
 
     The left and right limits at y of the empirical CDF of the S members and y itself: the
     randomised rank of y among the S + 1 values, scaled to (0, 1).

@@ -74,8 +74,8 @@ class BinningWarning(UqvizWarning):
 
     Issued when equal-count bins split groups of tied values (``binning="stratified"`` bins
     by value), and when bins hold fewer than 100 points (Pernot (2023)): the intervals of a
-    local statistic and the factors of a bin-wise variance scaling are then noisy. The remedy is a binning option: fewer bins (``n_bins``),
-    another ``binning``, a larger ``min_count``.
+    local statistic and the factors of a bin-wise variance scaling are then noisy. The remedy
+    is a binning option: fewer bins (``n_bins``), another ``binning``, a larger ``min_count``.
 
     Examples
     --------

@@ -192,7 +192,8 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
 def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
                      method="bca", rng=None, rounding="floor", ties="stable", client=None,
                      engine=None):
-    r"""Statistics after removing the largest uncertainties, with the CI of the full set (Pernot (2024b), Fig. 8).
+    r"""Statistics after removing the largest uncertainties, with the CI of the full set
+    (Pernot (2024b), Fig. 8).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Distribution shapes of uE^2 (IG), E^2, Z^2 (F(1, nu)) and Z (Student t); small nu = heavy tail."""
+"""Distribution shapes of uE^2 (IG), E^2, Z^2 (F(1, nu)) and Z (Student t);
+small nu = heavy tail."""
 
 from __future__ import annotations
 
@@ -116,7 +117,8 @@ def fit_inverse_gamma(data):
        u_E^2/\sigma^2 \sim \Gamma^{-1}(\nu, \nu)
 
     (Pernot (2024b), eq. 17), fitted by minimising the Kolmogorov-Smirnov distance
-    :math:`D = \sup_x |F_M(x) - F(x; \nu, \sigma^2)|` (``ks_distance``); ``scale`` is :math:`\sigma^2`.
+    :math:`D = \sup_x |F_M(x) - F(x; \nu, \sigma^2)|` (``ks_distance``); ``scale`` is
+    :math:`\sigma^2`.
 
     References
     ----------

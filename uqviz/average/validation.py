@@ -353,7 +353,8 @@ def _warn(out):
 def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
                      method="bca", rng=None, engine=None, return_replicates=False,
                      client=None):
-    r"""Validate average calibration by bootstrap intervals and zeta-scores (Pernot (2024b), eq. 14).
+    r"""Validate average calibration by bootstrap intervals and zeta-scores
+    (Pernot (2024b), eq. 14).
 
     Parameters
     ----------

@@ -23,7 +23,8 @@ from uqviz.scores.proper import METHODS, column_intervals
 
 comparison_kernels = lazy_module("uqviz._array.comparison")
 
-__all__ = ["compare_models", "tail_words", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED", "UNRELIABLE"]
+__all__ = ["compare_models", "tail_words", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED",
+           "UNRELIABLE"]
 
 #: the words of ``comparison`` (the interval of ``distance(model) - distance(versus)``)
 BETTER, WORSE, NO_DIFFERENCE, NOT_TESTED = "better", "worse", "no difference", "not tested"

@@ -1,4 +1,5 @@
-"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZV, LZISD, LRR; Pernot (2023))."""
+"""Conditional calibration: local statistics per bin (LZM, LZMS, LRCE, LZV, LZISD, LRR;
+Pernot (2023))."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ HEAVY_TAIL_Z2 = 0.8  # beta_GM(Z^2) limit of Pernot (2024b), Table II
 
 
 def local_streams(rng):
-    """The random streams of :func:`local_calibration` for one dataset: (ties Generator, bootstrap seed).
+    """The random streams of :func:`local_calibration` for one dataset: (ties Generator,
+    bootstrap seed).
 
     Parameters
     ----------
@@ -425,9 +427,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     f_v (interval computable and holding the reference, heavy-tailed or not, as Pernot
     (2023) counts) if the data were calibrated, measured on ``n_mc`` simulated calibrated
     bins with the data's own uE and bins, z-scores drawn from ``generative`` and the same
-    interval method (``uqviz.conditional.null``). :func:`fraction_valid` tests the number of valid bins
-    against it: Pernot (2023), section III.2.1, shows that bins of about 100 points cover
-    "at least 90 %", not 95 %, so the nominal level is not the reference of f_v.
+    interval method (``uqviz.conditional.null``). :func:`fraction_valid` tests the number of
+    valid bins against it: Pernot (2023), section III.2.1, shows that bins of about 100
+    points cover "at least 90 %", not 95 %, so the nominal level is not the reference of f_v.
 
     ``statistic="PICP"`` gives the local interval coverage: in each bin, the share of
     points with ``|E| <= uE q_D((1 + level) / 2)`` (the prediction interval
@@ -479,7 +481,8 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     random_ties : bool, default False
         Randomise the order of tied conditioning values.
     client : None, "local" or dask.distributed.Client, default None
-        Where the bootstrap runs, bins split over the workers (docs/conventions.md); the numbers do not depend on it.
+        Where the bootstrap runs, bins split over the workers (docs/conventions.md); the
+        numbers do not depend on it.
     level : float, optional
         PICP only: nominal coverage of the central prediction interval, in (0, 1);
         default 0.95.
@@ -743,7 +746,8 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     :math:`p = P(n_v' \le n_v)` and valid when :math:`p > 1 - \mathrm{ci}`.
 
     The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
-    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the
+    lower limit
 
     .. math::
 
@@ -875,7 +879,8 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
 
     .. math::
 
-       r_k = \frac{\sum_{b=1}^{n-k} (x_b - \bar x)(x_{b+k} - \bar x)}{\sum_{b=1}^n (x_b - \bar x)^2},
+       r_k = \frac{\sum_{b=1}^{n-k} (x_b - \bar x)(x_{b+k} - \bar x)}
+       {\sum_{b=1}^n (x_b - \bar x)^2},
        \qquad \text{band} = \pm \frac{1.96}{\sqrt n}
 
     (white-noise band, Bartlett (1946)); values outside the band reveal structure in the local
@@ -956,7 +961,8 @@ def _binned_value(stat, means):
         value = stat.func(means)
     problem = stats_kernels.unrepresentable(stat.name, stat.func, means, value)
     if problem:
-        warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning, stacklevel=5)
+        warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning,
+                      stacklevel=5)
     return value
 
 
@@ -998,11 +1004,13 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=N
     Over :math:`N` bins :math:`b` of the conditioning variable, with the mean variance
     :math:`\mathrm{MV}_b = \langle u_E^2 \rangle_b`, the mean squared error
     :math:`\mathrm{MSE}_b = \langle E^2 \rangle_b`, :math:`\mathrm{RMV}_b = \sqrt{\mathrm{MV}_b}`,
-    :math:`\mathrm{RMSE}_b = \sqrt{\mathrm{MSE}_b}` and :math:`\mathrm{ZMS}_b = \langle Z^2 \rangle_b`,
+    :math:`\mathrm{RMSE}_b = \sqrt{\mathrm{MSE}_b}` and
+    :math:`\mathrm{ZMS}_b = \langle Z^2 \rangle_b`,
 
     .. math::
 
-       \mathrm{ENCE} = \frac{1}{N}\sum_{b=1}^N \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b},
+       \mathrm{ENCE} = \frac{1}{N}\sum_{b=1}^N
+       \frac{|\mathrm{RMV}_b - \mathrm{RMSE}_b|}{\mathrm{RMV}_b},
        \qquad
        \mathrm{UCE} = \frac{1}{N}\sum_{b=1}^N |\mathrm{MV}_b - \mathrm{MSE}_b|, \qquad
        \mathrm{ZMSE} = \frac{1}{N}\sum_{b=1}^N |\ln \mathrm{ZMS}_b|

@@ -11,8 +11,9 @@ variance: calibrated data with the shape of yours), the same interval method, ``
 (interval computable and holding the reference; a heavy-tailed bin counts as any other). Bins of
 similar size share their estimate (pooled over the simulated copies); a bin of more than
 ``NULL_MAX_SIZE`` (2000) points is simulated at that size, above which its probability no longer
-changes within the Monte Carlo error, so that the null costs at most about ``max(n_mc, n_bins)`` x 2000
-simulated points at any M, drawn in runs whose memory is about twice the inputs'. The number of valid bins of a calibrated set is then a sum of
+changes within the Monte Carlo error, so that the null costs at most about
+``max(n_mc, n_bins)`` x 2000 simulated points at any M, drawn in runs whose memory is about
+twice the inputs'. The number of valid bins of a calibrated set is then a sum of
 independent Bernoulli(``p_b``) (bins hold disjoint points), whose exact distribution
 (:func:`uqviz._array.binomial.poisson_binomial_cdf`) gives :func:`uqviz.fraction_valid` its
 p-value and critical count.

@@ -263,7 +263,8 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         Use the same bootstrap numbers for a bin in every ordering (the spread is then
         the ordering effect alone); False draws fresh ones per ordering.
     client : None, "local" or dask.distributed.Client, default None
-        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
+        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do
+        not depend on it.
 
     Returns
     -------
@@ -273,9 +274,10 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
         ``bin``): ``estimate``, ``valid``, ``heavy_tail``; on ``bin``: ``estimate_data``,
         ``valid_data``, ``heavy_tail_data`` (coord ``count``). Coords on ``ordering``:
         ``tie_seed``, the seed of the ordering of tied values, and, with
-        ``common_bootstrap=False``, ``boot_seed``, that of its bootstrap. ``valid`` says that the interval holds the
-        reference, as in :func:`uqviz.local_calibration`; the fractions ``fv*`` are the f_v
-        of Pernot (2023), counted as :func:`uqviz.fraction_valid` counts them
+        ``common_bootstrap=False``, ``boot_seed``, that of its bootstrap. ``valid`` says that
+        the interval holds the reference, as in :func:`uqviz.local_calibration`; the
+        fractions ``fv*`` are the f_v of Pernot (2023), counted as
+        :func:`uqviz.fraction_valid` counts them
         (docs/conventions.md, "Fraction of valid bins"): every bin whose interval holds the
         reference, heavy-tailed or not; ``heavy_tail`` (beta_GM(Z^2) above the limit of
         Pernot (2024b), Table II) flags the bins that cannot be trusted.

@@ -101,7 +101,8 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
         RMSE interval: bootstrap ("bca", "percentile", "basic"), or "chi2" (:math:`n
         \mathrm{MSE}/\sigma^2 \sim \chi^2(n)`, normal errors).
     client : None, "local" or dask.distributed.Client, default None
-        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
+        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do
+        not depend on it.
 
     Returns
     -------
@@ -141,7 +142,8 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     Examples
     --------
     >>> import uqviz
-    >>> rel = uqviz.reliability(uqviz.synthetic.nig(3000, nu=10, rng=0), n_bins=10, n_boot=1000, rng=0)
+    >>> rel = uqviz.reliability(uqviz.synthetic.nig(3000, nu=10, rng=0), n_bins=10,
+    ...                         n_boot=1000, rng=0)
     >>> rel.sizes["bin"]
     10
     """

@@ -56,7 +56,8 @@ def _check_names(features: Mapping, metadata: Mapping) -> None:
             if not isinstance(key, str):
                 raise ValueError(f"{kind} names must be str, got {key!r} ({type(key).__name__})")
             if key in _RESERVED:
-                raise ValueError(f"{kind} name {key!r} is reserved (reserved names: {', '.join(_RESERVED)})")
+                raise ValueError(f"{kind} name {key!r} is reserved "
+                                 f"(reserved names: {', '.join(_RESERVED)})")
     both = sorted(set(features) & set(metadata))
     if both:
         raise ValueError(f"names used both as feature and metadata: {', '.join(map(repr, both))}")
@@ -76,7 +77,8 @@ def _check_filters(drop_invalid, min_uncertainty) -> None:
     checks.boolean("drop_invalid", drop_invalid)
     if min_uncertainty is not None and not (
             (isinstance(min_uncertainty, str) and min_uncertainty == "papers")
-            or (is_number(min_uncertainty) and np.isfinite(min_uncertainty) and min_uncertainty >= 0)):
+            or (is_number(min_uncertainty) and np.isfinite(min_uncertainty)
+                and min_uncertainty >= 0)):
         raise ValueError("min_uncertainty must be None, a finite number >= 0 or 'papers', "
                          f"got {min_uncertainty!r}")
 
@@ -115,10 +117,12 @@ def _drop_invalid(e, u, feats, row_ids, attrs: dict, *, drop_invalid, min_uncert
     reasons = _reasons(problems) or "none"
     attrs.update(n_dropped=n_dropped, dropped_reasons=reasons)
     if n_dropped == n:
-        raise ValueError(f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); nothing left")
+        raise ValueError(f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); "
+                         "nothing left")
     if n_dropped:
         warnings.warn(f"drop_invalid: dropped {n_dropped} of {n_rows_text(n)} ({reasons}); "
-                      f"kept {n_rows_text(n - n_dropped)}", DataWarning, stacklevel=user_stacklevel())
+                      f"kept {n_rows_text(n - n_dropped)}", DataWarning,
+                      stacklevel=user_stacklevel())
     return keep
 
 
@@ -142,7 +146,8 @@ def _filter_min_uncertainty(e, u, keep, row_ids, min_uncertainty, attrs: dict) -
         how += f"; {n_nonpos} of them with uE <= 0"
     attrs.update(n_filtered=n_low, min_uncertainty=threshold)
     if n_low == int(keep.sum()):
-        raise ValueError(f"min_uncertainty: all {n_rows_text(n_low)} have uE <= {threshold:.6g} ({how})")
+        raise ValueError(f"min_uncertainty: all {n_rows_text(n_low)} have uE <= "
+                         f"{threshold:.6g} ({how})")
     if n_low:
         keep = keep & ~low
         warnings.warn(f"min_uncertainty: dropped {n_rows_text(n_low)} with uE <= {threshold:.6g} "
@@ -177,7 +182,8 @@ def _assemble(e, u, feats: dict, meta: dict, row_ids, keep, attrs: dict, units: 
         e, u, row_ids = e[keep], u[keep], row_ids[keep]
         feats = {k: v[keep] for k, v in feats.items()}
         meta = {k: v[keep] for k, v in meta.items()}
-    data_vars = {"E": ("point", e, variable_attrs("E", units)), "uE": ("point", u, variable_attrs("uE", units))}
+    data_vars = {"E": ("point", e, variable_attrs("E", units)),
+                 "uE": ("point", u, variable_attrs("uE", units))}
     data_vars.update({k: ("point", v, variable_attrs("feature")) for k, v in feats.items()})
     data_vars.update({k: ("point", v, variable_attrs("metadata")) for k, v in meta.items()})
     return xr.Dataset(data_vars, coords={"point": ("point", row_ids)}, attrs=attrs)
@@ -305,7 +311,8 @@ def _errors_column(columns: list, errors, reference, prediction):
     if errors is not None and (reference is not None or prediction is not None):
         raise ValueError("give either errors= or reference= and prediction=, not both")
     if (reference is None) != (prediction is None):
-        given, missing = ("reference", "prediction") if reference is not None else ("prediction", "reference")
+        given, missing = (("reference", "prediction") if reference is not None
+                          else ("prediction", "reference"))
         raise ValueError(f"{given}= needs {missing}= too (E = reference - prediction)")
     if errors is None and reference is None:
         return _default_column(columns, "E", "errors", "errors= or reference= and prediction=")
@@ -426,7 +433,8 @@ def _named_datasets(datasets) -> list[tuple[str, xr.Dataset]]:
             raise TypeError(f"item {i}: expected an xarray.Dataset, got {type(ds).__name__}")
         nm = ds.attrs.get("name")
         if not isinstance(nm, str) or not nm:
-            raise ValueError(f"item {i}: dataset has no 'name' attribute; pass a mapping name -> dataset")
+            raise ValueError(f"item {i}: dataset has no 'name' attribute; "
+                             "pass a mapping name -> dataset")
         pairs.append((nm, ds))
     return pairs
 

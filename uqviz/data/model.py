@@ -237,7 +237,8 @@ def _typed_floats(label: str, values, allow_bool: bool):
         return None, _boolean_message(label, len(values)), None, False
     if kind in "cmMV":
         return None, (f"{label}: non-numeric column (dtype {values.dtype}): "
-                      f"{n_rows_text(len(values))} with values that are not real numbers"), None, False
+                      f"{n_rows_text(len(values))} with values that are not real "
+                      "numbers"), None, False
     return None, None, values.astype(object), kind in "US"
 
 
@@ -332,10 +333,13 @@ def check_same_index(items: Mapping) -> None:
     Examples
     --------
     >>> import pandas as pd
-    >>> check_same_index({"E": pd.Series([1.0], index=[5]), "uE": pd.Series([1.0], index=[6])})
+    >>> check_same_index({"E": pd.Series([1.0], index=[5]),
+    ...                   "uE": pd.Series([1.0], index=[6])})  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: pandas inputs with different indexes: 'uE' vs 'E'; uqviz pairs values by position, which would mix rows: align them first (e.g. uE.reindex(E.index)) or pass .to_numpy() to pair by position
+    ValueError: pandas inputs with different indexes: 'uE' vs 'E'; uqviz pairs values by
+    position, which would mix rows: align them first (e.g. uE.reindex(E.index)) or pass
+    .to_numpy() to pair by position
     """
     indexed = {k: v.index for k, v in items.items() if isinstance(v, (pd.Series, pd.DataFrame))}
     if len(indexed) < 2:
@@ -366,8 +370,8 @@ def check_same_lengths(lengths: Mapping[str, int], *, label=str) -> None:
         return
     (first, n_ref), *_ = lengths.items()
     detail = ", ".join(f"{label(k)} has {n_rows_text(n)}" for k, n in lengths.items())
-    diffs = [f"{k} has {n_rows_text(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than {first}"
-             for k, n in lengths.items() if n != n_ref]
+    diffs = [f"{k} has {n_rows_text(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} "
+             f"than {first}" for k, n in lengths.items() if n != n_ref]
     raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
 
 
@@ -478,7 +482,8 @@ def _checked_layout(ds: xr.Dataset) -> np.ndarray:
     for v in ("E", "uE"):
         if ds[v].dims != ("point",):
             raise ValueError(f"{v}: must have dims ('point',), got {ds[v].dims}; select one "
-                             "dataset first (e.g. ds.isel(sample=0)) or pass a DataTree, one child per dataset")
+                             "dataset first (e.g. ds.isel(sample=0)) or pass a DataTree, "
+                             "one child per dataset")
     n = ds.sizes["point"]
     if n == 0:
         raise ValueError("empty input: E and uE have 0 rows")

@@ -55,7 +55,8 @@ def _quantile_function(generative, p):
 
     Examples
     --------
-    >>> round(float(_quantile_function("normal", 0.975)), 4), round(float(_quantile_function("t6", 0.975)), 4)
+    >>> (round(float(_quantile_function("normal", 0.975)), 4),
+    ...  round(float(_quantile_function("t6", 0.975)), 4))
     (1.96, 1.9979)
     """
     gen = generative if isinstance(generative, Generative) else get_generative(generative)
@@ -287,14 +288,17 @@ def _check_feature_names(form, features):
     clash = [k for k in kept if k in features]
     if clash:
         raise ValueError(f"features: {', '.join(map(repr, clash))} hold the forecast kept with "
-                         f"{form}= ({', '.join(kept)}); rename {'that feature' if len(clash) == 1 else 'those features'}")
+                         f"{form}= ({', '.join(kept)}); rename "
+                         f"{'that feature' if len(clash) == 1 else 'those features'}")
 
 
 def _options(form, y_pred, lower, upper, level, generative, quantile_rule, crossing):
     """``(level, generative D, quantile_rule, crossing)`` checked against the uncertainty form."""
     if form == "interval" and (lower is None or upper is None or level is None):
-        missing = [k for k, v in (("lower", lower), ("upper", upper), ("level", level)) if v is None]
-        raise ValueError(f"an interval needs lower=, upper= and level=; missing {', '.join(missing)}")
+        missing = [k for k, v in (("lower", lower), ("upper", upper), ("level", level))
+                   if v is None]
+        raise ValueError("an interval needs lower=, upper= and level=; missing "
+                         f"{', '.join(missing)}")
     if level is not None and form != "interval":
         raise ValueError("level: the coverage of an interval, used only with lower= and upper= "
                          "(quantiles carry their levels as keys)")
@@ -429,7 +433,8 @@ def _keep_forecast(ds, form, arrays, kept, level, levels, units):
 
 def _samples_array(samples) -> np.ndarray:
     if isinstance(samples, xr.DataArray):
-        samples = samples.transpose("point", ...).values if "point" in samples.dims else samples.values
+        samples = (samples.transpose("point", ...).values if "point" in samples.dims
+                   else samples.values)
     try:
         draws = np.array(samples, dtype=np.float64)
     except (TypeError, ValueError):

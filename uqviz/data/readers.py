@@ -115,7 +115,8 @@ def _check_csv_shape(text: str, sep: str, decimal: str, label: str) -> None:
     names = [h.strip() for h in header]
     dups = sorted({h for h in names if names.count(h) > 1})
     if dups:
-        raise ValueError(f"{label}: duplicate column names in the header: {', '.join(map(repr, dups))}")
+        raise ValueError(f"{label}: duplicate column names in the header: "
+                         f"{', '.join(map(repr, dups))}")
 
 
 def _check_csv_options(sep, decimal, encoding) -> None:

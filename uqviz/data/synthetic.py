@@ -116,7 +116,8 @@ def _to_data(e, u, attrs: dict):
     """A Dataset for 1-D arrays; a DataTree (children "set_0", ...) for 2-D arrays."""
     if e.ndim == 1:
         coords = {"point": ("point", np.arange(e.shape[-1], dtype=np.int64))}
-        data_vars = {"E": ("point", e, variable_attrs("E", "")), "uE": ("point", u, variable_attrs("uE", ""))}
+        data_vars = {"E": ("point", e, variable_attrs("E", "")),
+                     "uE": ("point", u, variable_attrs("uE", ""))}
         return xr.Dataset(data_vars, coords=coords, attrs={"units": "", **attrs})
     children = {f"set_{i}": _to_data(e[i], u[i], attrs) for i in range(e.shape[0])}
     tree = from_datasets(children)
@@ -280,7 +281,8 @@ def default_example(*, size=5000, rng=20231122) -> xr.Dataset:
                                        "as exp(a + b X) but uE ignores it"})
     ds.attrs.update({
         "description": ("teaching example: calibrated on average and consistent (binning on uE), "
-                        "not adaptive (binning on X): uE overestimated at low X, underestimated at high X"),
+                        "not adaptive (binning on X): uE overestimated at low X, "
+                        "underestimated at high X"),
         "model": "E = s exp(a + b X) eps, uE = s; X ~ U(0,1), log10 s ~ U(-0.5,0), eps ~ N(0,1)",
         "a": a, "b": b, "rng": seed,
     })

@@ -29,8 +29,8 @@ from uqviz.engine.warning_classes import BinningWarning
 
 SMALL_BIN = 100  # fewest points for a reliable local interval (Pernot 2023)
 
-__all__ = ["SMALL_BIN", "Bins", "compute_bins", "conditioning_values", "default_n_bins", "bin_coords",
-           "SCHEMES"]
+__all__ = ["SMALL_BIN", "Bins", "compute_bins", "conditioning_values", "default_n_bins",
+           "bin_coords", "SCHEMES"]
 
 SCHEMES = ("equal_count", "equal_width", "stratified", "edges")
 

@@ -31,8 +31,9 @@ if not numba_findable():  # said at once, at `import uqviz` (docs/conventions.md
     warn_numba_missing()
 
 __all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
-           "names", "finite_array", "boolean", "levels", "result", "engine", "grid", "count_or_zero",
-           "fractions", "ENGINES"]  # noqa: F822 (ENGINES: module __getattr__, PEP 562)
+           "names", "finite_array", "boolean", "levels", "result", "engine", "grid",
+           "count_or_zero", "fractions",
+           "ENGINES"]  # noqa: F822 (ENGINES: module __getattr__, PEP 562)
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):

@@ -219,8 +219,9 @@ DEFAULTS: tuple[Default, ...] = (
             "bin's interval with 1 000 replicates is that with 10 000 less 0.004 (half a bin "
             "in 118); above 2 000 points it no longer changes within the Monte Carlo error "
             "(normal and t6 z-scores; QM9's own gain about 0.01 up to 8 000 points, so the cap "
-            "errs towards fewer false alarms), and the null costs at most about max(n_mc, n_bins) x "
-            "2 000 simulated points whatever M; the explorer's f_v verdict is the verdict table's "
+            "errs towards fewer false alarms), and the null costs at most about "
+            "max(n_mc, n_bins) x 2 000 simulated points whatever M; the explorer's f_v "
+            "verdict is the verdict table's "
             "(measured at 2 000), its null no longer delays the figure",
             {"local_calibration": 2_000, "ConditionalExplorer": 2_000}),
     Default("n_datasets",
@@ -254,7 +255,8 @@ DEFAULTS: tuple[Default, ...] = (
             "from its centre", {"from_predictions": "nearest"}),
     Default("crossing", '`"sort"` (`from_predictions`)',
             "sorting a row keeps the values given and makes them a distribution; the rows "
-            "are counted in a warning and in `attrs[\"n_crossing\"]`", {"from_predictions": "sort"}),
+            "are counted in a warning and in `attrs[\"n_crossing\"]`",
+            {"from_predictions": "sort"}),
     Default("n_band", "3 000 (`validate_pit`, `local_pit`)",
             "simulated uniform ECDFs that calibrate the simultaneous band (Säilynoja et al. "
             "2022; ArviZ uses 500): the false-alarm rate of the band then varies by about "

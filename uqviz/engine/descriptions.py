@@ -20,8 +20,9 @@ Examples
 >>> ds = uqviz.from_arrays([0.1, -0.3, 0.2, 0.5], [0.2, 0.3, 0.2, 0.4], units="eV")
 >>> res = describe(xr.Dataset({"estimate": ((), 0.3), "valid": ((), True)}), ds,
 ...                statistics=("RMSE",))
->>> res["estimate"].attrs, res["valid"].attrs["long_name"]
-({'long_name': 'value of the statistic on the data', 'units': 'eV'}, 'verdict: the reference lies inside the interval')
+>>> res["estimate"].attrs, res["valid"].attrs["long_name"]  # doctest: +NORMALIZE_WHITESPACE
+({'long_name': 'value of the statistic on the data', 'units': 'eV'},
+ 'verdict: the reference lies inside the interval')
 """
 
 from __future__ import annotations
@@ -253,8 +254,10 @@ LONG_NAMES: dict[str, str] = {
     "excess_per_dataset": "statistic - reference on each dataset",
     "beta_gm_per_dataset": "robust skewness beta_GM of each dataset",
     "validation_probability": "validation probability: share of datasets with |zeta| <= 1",
-    "validation_probability_lower": "lower limit of the Wilson interval of the validation probability",
-    "validation_probability_upper": "upper limit of the Wilson interval of the validation probability",
+    "validation_probability_lower":
+        "lower limit of the Wilson interval of the validation probability",
+    "validation_probability_upper":
+        "upper limit of the Wilson interval of the validation probability",
     "fails": "rate of the verdict fails",
     "fails_se": "Monte Carlo standard error of the rate of fails",
     "fails_lower": "lower limit of the Wilson interval of the rate of fails",

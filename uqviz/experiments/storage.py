@@ -116,10 +116,11 @@ def check_destination(path, name="path") -> str:
 
     Examples
     --------
-    >>> check_destination("no-such-folder/study.nc")
+    >>> check_destination("no-such-folder/study.nc")  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    FileNotFoundError: path: the folder 'no-such-folder' of 'study.nc' does not exist; create it first
+    FileNotFoundError: path: the folder 'no-such-folder' of 'study.nc' does not exist;
+    create it first
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{name} must be a str or an os.PathLike, got {type(path).__name__}")

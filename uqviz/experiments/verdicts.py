@@ -42,9 +42,9 @@ DESIGNS = ("inverse_gamma", "constant", "lognormal")
 #: gap and the worst slab of ``group_coverage`` test); "coverage_width": their coverage
 #: depends on their width, that is on uE (the HSIC of ``group_coverage``; not under a scale
 #: error or another D, which move the coverage of every width alike); "shape": D is not
-#: normal; "tails": heavy tails (the screen's target). X1 and X2 are irrelevant features except in "adaptivity",
-#: where the reported uE depends on X1 (E[Z^2] = 1.099 overall, but RCE = 1 - 1/1.015: the
-#: RCE is counted as calibrated there).
+#: normal; "tails": heavy tails (the screen's target). X1 and X2 are irrelevant features
+#: except in "adaptivity", where the reported uE depends on X1 (E[Z^2] = 1.099 overall, but
+#: RCE = 1 - 1/1.015: the RCE is counted as calibrated there).
 MISCALIBRATED = {
     "calibrated": frozenset(),
     "scale1.05": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),

@@ -157,15 +157,17 @@ def _heavy_tails(ds, statistic):
 def tail_reference(gen, df_lower):
     """The D of the reference curve under a failed tail screen: calibrated unit-variance
     Student-t z-scores of ``df_lower`` degrees of freedom (the heaviest t consistent with the
-    data's z-scores, 99.9 % set of :func:`uqviz.average.tails.tail_fit`; at least ``TAIL_DF_MIN``), or
-    ``gen`` itself when it is already as heavy ("empirical": the data's own z-scores; a t of
-    at most ``df_lower`` degrees of freedom). None when the z-scores are degenerate.
+    data's z-scores, 99.9 % set of :func:`uqviz.average.tails.tail_fit`; at least
+    ``TAIL_DF_MIN``), or ``gen`` itself when it is already as heavy ("empirical": the data's
+    own z-scores; a t of at most ``df_lower`` degrees of freedom). None when the z-scores
+    are degenerate.
 
     Examples
     --------
     >>> tail_reference(get_generative("normal"), 3.4).name
     't3.4'
-    >>> tail_reference(get_generative("t3"), 5.0).name, tail_reference(get_generative("t3"), 1.5).name
+    >>> (tail_reference(get_generative("t3"), 5.0).name,
+    ...  tail_reference(get_generative("t3"), 1.5).name)
     ('t3', 't2.1')
     >>> tail_reference(get_generative("normal"), float("inf")).name
     'normal'

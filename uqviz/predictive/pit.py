@@ -9,10 +9,11 @@ given levels only: its PIT is drawn uniformly between the two given levels that 
 ``y`` (0 and 1 beyond the extreme ones), which is uniform for a calibrated forecast whatever
 its shape between the quantiles; the piecewise-linear CDF of
 :func:`uqviz.predictive.predictive_cdf` would add a shape the forecast does not give (with five
-levels, calibrated normal forecasts of 3000 points then fail the band test). :func:`validate_pit` tests the uniformity: histogram with
-binomial bands, Kolmogorov–Smirnov and Cramér–von Mises tests, the mean and variance against
-1/2 and 1/12, and the ECDF with a simultaneous band (Säilynoja et al. (2022)), whose verdict is
-``valid``; :func:`local_pit` does so per bin of uE or of a feature.
+levels, calibrated normal forecasts of 3000 points then fail the band test).
+:func:`validate_pit` tests the uniformity: histogram with binomial bands, Kolmogorov–Smirnov
+and Cramér–von Mises tests, the mean and variance against 1/2 and 1/12, and the ECDF with a
+simultaneous band (Säilynoja et al. (2022)), whose verdict is ``valid``; :func:`local_pit`
+does so per bin of uE or of a feature.
 
 Examples
 --------
@@ -229,7 +230,8 @@ def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
             "n_points": ((), n),
         },
         coords={"bin": np.arange(k), "bin_lower": ("bin", edges[:-1]),
-                "bin_upper": ("bin", edges[1:]), "bin_center": ("bin", (edges[:-1] + edges[1:]) / 2),
+                "bin_upper": ("bin", edges[1:]),
+                "bin_center": ("bin", (edges[:-1] + edges[1:]) / 2),
                 "pit_grid": PIT_GRID},
     )
     out.attrs["band_level"] = gamma

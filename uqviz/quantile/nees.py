@@ -169,7 +169,8 @@ def nees_null_p_value(eps, d, df):
     --------
     >>> rng = np.random.default_rng(0)
     >>> z = rng.standard_t(3, 3000) / np.sqrt(3.0)
-    >>> bool(nees_null_p_value(z ** 2, 1, 2.8) > 0.05), bool(nees_null_p_value(4 * z ** 2, 1, 2.8) < 0.01)
+    >>> (bool(nees_null_p_value(z ** 2, 1, 2.8) > 0.05),
+    ...  bool(nees_null_p_value(4 * z ** 2, 1, 2.8) < 0.01))
     (True, True)
     >>> region = nees_tail_region(z ** 2, 1)
     >>> bool(nees_null_p_value(z ** 2, 1, region) >= nees_null_p_value(z ** 2, 1, region[0]))
@@ -345,11 +346,12 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     The ``verdict``: with the tail screen passed and at least 1000 points, "OK" when the mean
     NEES is valid, else "fails"; below 10 points "not tested"; from 10 to 999 points the
     tail-allowing test below decides "OK" or "fails" (a screen of so few points cannot see
-    the tails, as in :func:`uqviz.validate_average`). Heavier tails than the normal's (calibrated Student-t errors) make the sum of
-    NEES spread more than :math:`\chi^2(Md)` and the chi-square test cry wolf; they widen
-    the zone of doubt but do not erase the answer (issue 36, docs/conventions.md). Under a
-    failed screen the mean NEES is compared with its law on calibrated z-vectors as
-    heavy-tailed as the data's: multivariate Student-t of unit covariance,
+    the tails, as in :func:`uqviz.validate_average`). Heavier tails than the normal's
+    (calibrated Student-t errors) make the sum of NEES spread more than :math:`\chi^2(Md)`
+    and the chi-square test cry wolf; they widen the zone of doubt but do not erase the
+    answer (issue 36, docs/conventions.md). Under a failed screen the mean NEES is compared
+    with its law on calibrated z-vectors as heavy-tailed as the data's: multivariate
+    Student-t of unit covariance,
     :math:`\mathrm{NEES} = (\nu - 2)\chi^2_d / \chi^2_\nu` (for d = 1, :math:`Z^2` of a
     unit-variance t: the ZMS null of :func:`uqviz.validate_average`), for every
     :math:`\nu` of the 99.9 % likelihood-ratio set of the NEES (``tail_df_lower`` to
@@ -372,7 +374,8 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     >>> bool(uq.nees_test(u * rng.standard_normal(5000), 0.0, u)["valid"])
     True
     >>> t3 = u * rng.standard_t(3, 5000) / np.sqrt(3.0)   # calibrated, heavy-tailed
-    >>> str(uq.nees_test(t3, 0.0, u)["verdict"].values), str(uq.nees_test(2 * t3, 0.0, u)["verdict"].values)
+    >>> (str(uq.nees_test(t3, 0.0, u)["verdict"].values),
+    ...  str(uq.nees_test(2 * t3, 0.0, u)["verdict"].values))
     ('unreliable', 'fails')
     """
     ci = checks.probability("ci", ci)

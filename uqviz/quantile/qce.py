@@ -236,9 +236,9 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
         Where the bootstrap runs (one task; docs/conventions.md); the numbers do not
         depend on it.
     engine : {"numba", "numpy"}, optional
-        Resampling kernel of the bootstrap (docs/conventions.md). The pattern bootstrap of the M-QCE draws its resamples
-        from numpy streams whatever the engine: checked and recorded, the numbers are the same
-        for every engine.
+        Resampling kernel of the bootstrap (docs/conventions.md). The pattern bootstrap of
+        the M-QCE draws its resamples from numpy streams whatever the engine: checked and
+        recorded, the numbers are the same for every engine.
 
     Returns
     -------

@@ -104,8 +104,8 @@ def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=
     for name, ds in ([] if data is None else datasets_of(data)):
         if conditioning not in ds.variables:
             where = "" if name is None else f" of dataset {name!r}"
-            raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset{where}; "
-                             f"variables: {', '.join(map(str, ds.data_vars))}")
+            raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset"
+                             f"{where}; variables: {', '.join(map(str, ds.data_vars))}")
     if method in distribution.METHODS:
         settings = distribution.check_options(method, conditioning=conditioning, n_bins=n_bins,
                                               **distribution_options)

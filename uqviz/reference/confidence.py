@@ -153,9 +153,9 @@ def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     engine : {"numba", "numpy"}, optional
-        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the data curve draws its resamples
-        from numpy streams whatever the engine: checked and recorded, the numbers are the same
-        for every engine.
+        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the data
+        curve draws its resamples from numpy streams whatever the engine: checked and
+        recorded, the numbers are the same for every engine.
 
     Returns
     -------

@@ -423,7 +423,8 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
 def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
                 fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
                 references="paper", rng=None, client=None, progress=None, engine=None):
-    r"""Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins (Pernot (2024c), App. C).
+    r"""Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins
+    (Pernot (2024c), App. C).
 
     The statistic for N bins is fitted by ``intercept + slope * sqrt(N/M)``; valid when
     0 lies in the interval of the intercept. No generative distribution is involved.
@@ -464,9 +465,9 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
         tqdm progress bar: None shows it in a terminal or Jupyter unless the environment
         variable ``UQVIZ_PROGRESS=0`` is set, True always shows it, False never.
     engine : {"numba", "numpy"}, optional
-        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the curve (``method="bootstrap"``) draws its resamples
-        from numpy streams whatever the engine: checked and recorded, the numbers are the same
-        for every engine.
+        Resampling kernel of the bootstrap (docs/conventions.md). The bootstrap of the
+        curve (``method="bootstrap"``) draws its resamples from numpy streams whatever the
+        engine: checked and recorded, the numbers are the same for every engine.
 
     Returns
     -------

@@ -1,11 +1,12 @@
 """One-call validation report: every analysis of uqviz on a dataset, as HTML and JSON.
 
 For each dataset the report runs the tailedness screen, average calibration
-(ZMS, RCE, NLL by default, or the ``statistics`` given), consistency (LZM/LZMS vs uE), adaptivity per feature, and
-ENCE, ZMSE and CC through simulated references (Pernot (2024c)), and ends with
-a plain-language conclusion. Its headline (``numbers["verdict"]``) answers the calibration
-questions only (average calibration, consistency, adaptivity, the PIT of a forecast given as
-more than a standard uncertainty); ENCE, ZMSE, CC and the interval coverage are further
+(ZMS, RCE, NLL by default, or the ``statistics`` given), consistency (LZM/LZMS vs uE),
+adaptivity per feature, and ENCE, ZMSE and CC through simulated references
+(Pernot (2024c)), and ends with a plain-language conclusion. Its headline
+(``numbers["verdict"]``) answers the calibration questions only (average calibration,
+consistency, adaptivity, the PIT of a forecast given as more than a standard uncertainty);
+ENCE, ZMSE, CC and the interval coverage are further
 diagnostics with their own words (:mod:`uqviz.reporting.verdicts`). Numbers come from the
 public compute functions,
 figures from :mod:`uqviz.plots`, words from :mod:`uqviz.reporting.wording`.
@@ -363,10 +364,11 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     feature, the PICP at 95 %, and NLL and CRPS before and after
     (:func:`uqviz.proper_scores`, the same resamples before and after). Each re-validation
     uses ``min(n_boot, 1000)`` bootstrap replicates and a calibrated null of f_v of 1000
-    simulated bins (enough for the verdicts; this keeps the section within seconds on QM9). A sentence says which method repairs what, decided by the
-    verdicts: a property is repaired when its reference lies inside the interval after
-    recalibration; the validated remedy is the simplest method after which every test passes
-    (JSON: ``remedy.recommended``, ``remedy.validated``, ``remedy.methods``).
+    simulated bins (enough for the verdicts; this keeps the section within seconds on QM9).
+    A sentence says which method repairs what, decided by the verdicts: a property is
+    repaired when its reference lies inside the interval after recalibration; the validated
+    remedy is the simplest method after which every test passes (JSON:
+    ``remedy.recommended``, ``remedy.validated``, ``remedy.methods``).
 
     Beside the variance methods, in its own block (``remedy.distribution``) and sentence, the
     Remedy section recalibrates the distribution when a test fails (one of those above, or the
@@ -461,8 +463,9 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     Report or ReportCollection
         ``.numbers`` (JSON-ready), ``.verdict`` (the headline word), ``.headline`` (its
         sentence), ``.conclusion`` (sentences: the calibration questions, then the further
-        diagnostics), ``.save(folder)`` writes HTML + JSON named after the (sanitised) dataset name; renders inline
-        in Jupyter. A value that could not be computed reads "n/a", with the reason.
+        diagnostics), ``.save(folder)`` writes HTML + JSON named after the (sanitised)
+        dataset name; renders inline in Jupyter. A value that could not be computed reads
+        "n/a", with the reason.
 
     See Also
     --------

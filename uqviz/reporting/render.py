@@ -56,7 +56,8 @@ def fragment(sections, title: str | None = None, comparison=None) -> str:
     parts.append(body)
     if "n/a" in body:
         parts.append(f"<p><small>{_e(NA_NOTE)}</small></p>")
-    parts.append("<p><small>uqviz: methods of Pernot (2023, 2024a, 2024b, 2024c).</small></p></div>")
+    parts.append("<p><small>uqviz: methods of Pernot (2023, 2024a, 2024b, 2024c).</small></p>"
+                 "</div>")
     return "\n".join(parts)
 
 

@@ -86,7 +86,8 @@ def tailedness_table(result) -> str:
     Examples
     --------
     >>> import uqviz
-    >>> print(tailedness_table(uqviz.tailedness(uqviz.synthetic.nig(2000, nu=20, rng=0))))  # doctest: +ELLIPSIS
+    >>> print(tailedness_table(uqviz.tailedness(
+    ...     uqviz.synthetic.nig(2000, nu=20, rng=0))))  # doctest: +ELLIPSIS
     variable    beta_GM  kappa_CS  limit  status
     ...
     """
@@ -102,7 +103,8 @@ def tailedness_table(result) -> str:
 
 
 def tailedness_warnings(result) -> list[str]:
-    """Plain-language warnings for each variable above its beta_GM threshold (Pernot (2024b), Table II).
+    """Plain-language warnings for each variable above its beta_GM threshold
+    (Pernot (2024b), Table II).
 
     Examples
     --------

@@ -401,8 +401,9 @@ def question_label(key: str) -> str:
     Examples
     --------
     >>> [question_label(k) for k in ("average", "average:RCE", "consistency", "adaptivity:x",
-    ...                              "pit", "ENCE", "coverage")]
-    ['average calibration', 'average calibration (RCE)', 'consistency', 'adaptivity in x', 'PIT uniformity', 'ENCE', 'interval coverage']
+    ...                              "pit", "ENCE", "coverage")]  # doctest: +NORMALIZE_WHITESPACE
+    ['average calibration', 'average calibration (RCE)', 'consistency', 'adaptivity in x',
+     'PIT uniformity', 'ENCE', 'interval coverage']
     """
     head, _, rest = str(key).partition(":")
     if head == "average":

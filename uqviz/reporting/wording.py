@@ -95,8 +95,9 @@ def failing_regions(local_result, name: str) -> list[dict]:
     ...                   "estimate": ("bin", [0.5, 1.0, 1.0, 1.6]), "reference": 1.0},
     ...                  coords={"bin_lower": ("bin", [0.0, 1, 2, 3]),
     ...                          "bin_upper": ("bin", [1.0, 2, 3, 4])})
-    >>> [r["text"] for r in failing_regions(res, "x")]
-    ['x < 1 (1 bin invalid there; uncertainties overestimated)', 'x > 3 (1 bin invalid there; uncertainties underestimated)']
+    >>> [r["text"] for r in failing_regions(res, "x")]  # doctest: +NORMALIZE_WHITESPACE
+    ['x < 1 (1 bin invalid there; uncertainties overestimated)',
+     'x > 3 (1 bin invalid there; uncertainties underestimated)']
     """
     valid = np.asarray(local_result["valid"].values, dtype=bool)
     est = np.asarray(local_result["estimate"].values, dtype=float)
@@ -282,8 +283,9 @@ def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_po
 
     Examples
     --------
-    >>> binning_note("charge", 3, "stratified", 3, 900)
-    'charge has 3 distinct values: binned by value (binning="stratified"; values with fewer than 100 points merged with a neighbour), 3 bins.'
+    >>> binning_note("charge", 3, "stratified", 3, 900)  # doctest: +NORMALIZE_WHITESPACE
+    'charge has 3 distinct values: binned by value (binning="stratified"; values with fewer
+    than 100 points merged with a neighbour), 3 bins.'
     """
     if binning == "stratified":
         return (f"{variable} has {n_distinct} distinct values: binned by value "
@@ -357,8 +359,9 @@ def remedy_sentence(before: dict, methods: list) -> str:
     >>> scaling = {"description": "scaling by 5.05", "status": {
     ...     "average calibration": "OK", "consistency": "OK", "adaptivity in mass": "fails"}}
     >>> bvs = {"description": "BVS on mass", "status": dict.fromkeys(before, "OK")}
-    >>> remedy_sentence(before, [scaling, bvs])
-    'Scaling by 5.05 restores average calibration; adaptivity in mass still fails; BVS on mass repairs it. Validated remedy: BVS on mass (every test passes after it).'
+    >>> remedy_sentence(before, [scaling, bvs])  # doctest: +NORMALIZE_WHITESPACE
+    'Scaling by 5.05 restores average calibration; adaptivity in mass still fails; BVS on
+    mass repairs it. Validated remedy: BVS on mass (every test passes after it).'
     """
     failing = [p for p, s in before.items() if s != "OK"]
     ok = [m for m in methods if not m.get("error")]
@@ -429,8 +432,10 @@ def pit_line(entry) -> str:
     ...      "ks_p_value": 0.001, "cvm_p_value": 0.002, "pit_mean": 0.5,
     ...      "pit_mean_lower": 0.49, "pit_mean_upper": 0.51, "pit_var": 0.1,
     ...      "pit_var_lower": 0.095, "pit_var_upper": 0.105}
-    >>> pit_line(e)
-    'PIT of the forecast as given (quantiles): fails (ECDF outside its simultaneous 95 % band; p = 0.0003; KS p = 0.001, CvM p = 0.002; mean 0.500 (1/2), variance 0.1000 (1/12 = 0.0833): too many PIT values near 0 and 1, the forecast is too narrow).'
+    >>> pit_line(e)  # doctest: +NORMALIZE_WHITESPACE
+    'PIT of the forecast as given (quantiles): fails (ECDF outside its simultaneous 95 % band;
+    p = 0.0003; KS p = 0.001, CvM p = 0.002; mean 0.500 (1/2), variance 0.1000 (1/12 =
+    0.0833): too many PIT values near 0 and 1, the forecast is too narrow).'
     """
     if entry["verdict"] == "not tested":
         return f"PIT of the forecast as given: not tested ({entry['reason']})."
@@ -466,7 +471,9 @@ def distribution_sentence(block) -> str:
     ...          "picp_upper": 0.915, "valid": True}, "n_calibration": 800, "local": {
     ...          "uE": {"n_excluding": 3, "n_bins": 10, "under": 2, "over": 1}}}}
     >>> distribution_sentence(block)  # doctest: +NORMALIZE_WHITESPACE
-    'Conformal intervals at 90 %: marginal coverage 0.903 [0.890, 0.915] (guaranteed at least 90 % on average under exchangeability); locally, 3 of 10 bins of uE exclude 90 % (2 under-, 1 over-covered), which the guarantee does not cover.'
+    'Conformal intervals at 90 %: marginal coverage 0.903 [0.890, 0.915] (guaranteed at least
+    90 % on average under exchangeability); locally, 3 of 10 bins of uE exclude 90 % (2 under-,
+    1 over-covered), which the guarantee does not cover.'
     >>> block["conformal"]["local"]["uE"]["n_excluding"] = 0
     >>> distribution_sentence(block).split("; ")[1]
     'locally, all 10 bins of uE hold 90 %.'
@@ -590,9 +597,11 @@ def pair_line(pair) -> str:
     >>> pair_line({"measure": "NLL", "model": "A", "versus": "B", "comparison": "better",
     ...            "difference": -0.1234, "lower": -0.181, "upper": -0.0523, "reference": None})
     'model A has a better NLL than model B: difference -0.123 [-0.181, -0.0523]'
-    >>> pair_line({"measure": "ZMS", "model": "A", "versus": "B", "comparison": "no difference",
-    ...            "difference": 0.01, "lower": -0.03, "upper": 0.05, "reference": 1.0})
-    'models A and B: no difference detected in ZMS (difference of |ZMS - 1| 0.01 [-0.03, 0.05] holds 0)'
+    >>> pair_line({"measure": "ZMS", "model": "A", "versus": "B",  # doctest: +NORMALIZE_WHITESPACE
+    ...            "comparison": "no difference", "difference": 0.01, "lower": -0.03,
+    ...            "upper": 0.05, "reference": 1.0})
+    'models A and B: no difference detected in ZMS (difference of |ZMS - 1| 0.01 [-0.03, 0.05]
+    holds 0)'
     """
     m, a, b = pair["measure"], pair["model"], pair["versus"]
     ref = pair.get("reference")
@@ -632,8 +641,9 @@ def comparison_line(measure, ranking, pairs) -> str:
     ...            "B": {"most_probable_rank": 2, "probability": 0.61}}
     >>> pairs = [{"measure": "NLL", "model": "A", "versus": "B", "comparison": "better",
     ...           "difference": -0.12, "lower": -0.18, "upper": -0.05, "reference": None}]
-    >>> comparison_line("NLL", ranking, pairs)
-    'Comparison of the models by NLL: most probable ranks A 1 (probability 0.93), B 2 (0.61); model A has a better NLL than model B: difference -0.12 [-0.18, -0.05].'
+    >>> comparison_line("NLL", ranking, pairs)  # doctest: +NORMALIZE_WHITESPACE
+    'Comparison of the models by NLL: most probable ranks A 1 (probability 0.93), B 2 (0.61);
+    model A has a better NLL than model B: difference -0.12 [-0.18, -0.05].'
     >>> pairs[0]["comparison"] = "no difference"
     >>> comparison_line("NLL", ranking, pairs).split("; ")[-1]
     'no difference detected between any two models.'
@@ -642,8 +652,9 @@ def comparison_line(measure, ranking, pairs) -> str:
     given: bootstrap ranks of differences that cannot be trusted mean nothing.
 
     >>> pairs[0]["comparison"] = "unreliable"
-    >>> comparison_line("RCE", ranking, pairs)
-    'Comparison of the models by RCE: no ranking (no pair can be compared); 1 pair unreliable (heavy tails: the tailedness screen fails).'
+    >>> comparison_line("RCE", ranking, pairs)  # doctest: +NORMALIZE_WHITESPACE
+    'Comparison of the models by RCE: no ranking (no pair can be compared); 1 pair unreliable
+    (heavy tails: the tailedness screen fails).'
     """
     untested = [p for p in pairs if p["comparison"] == "not tested"]
     unreliable = [p for p in pairs if p["comparison"] == "unreliable"]

@@ -198,7 +198,8 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     ``valid`` when :math:`p` lies in the Wilson interval of :math:`\mathrm{PICP}_p`.
 
     The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
-    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the
+    lower limit
 
     .. math::
 
@@ -333,15 +334,18 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
 
     .. math::
 
-       o_j = \frac{1}{M}\sum_{i=1}^M \mathbf{1}\left(|E_i| \le u_{E_i} q_D(\tfrac12 + \tfrac{p_j}2)\right),
+       o_j = \frac{1}{M}\sum_{i=1}^M
+       \mathbf{1}\left(|E_i| \le u_{E_i} q_D(\tfrac12 + \tfrac{p_j}2)\right),
        \qquad
        \mathrm{MACE} = \frac{1}{L}\sum_j |o_j - p_j|, \qquad
        \mathrm{RMSCE} = \sqrt{\frac{1}{L}\sum_j (o_j - p_j)^2},
 
-    and the miscalibration area :math:`\int_0^1 |o(p) - p| \, dp` by trapezoids (Chung et al. (2021)).
+    and the miscalibration area :math:`\int_0^1 |o(p) - p| \, dp` by trapezoids
+    (Chung et al. (2021)).
 
     The Wilson interval with continuity correction of a proportion :math:`\hat p = k / n`
-    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the lower limit
+    (Newcombe (1998), method 4), with :math:`z = \Phi^{-1}((1 + \mathrm{ci})/2)`, has the
+    lower limit
 
     .. math::
 

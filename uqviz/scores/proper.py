@@ -287,7 +287,8 @@ def proper_scores(data, *, scores=SCORES, generative=None, levels=None, n_boot=1
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
     client : None, "local" or dask.distributed.Client, default None
-        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do not depend on it.
+        Where the bootstrap runs (datasets as tasks) (docs/conventions.md); the numbers do
+        not depend on it.
 
     Returns
     -------

@@ -92,10 +92,11 @@ def explorer_figure(figsize):
     >>> fig = explorer_figure((8.4, 4.4))
     >>> fig.get_layout_engine() is None, [int(v) for v in fig.bbox.size]
     (True, [840, 440])
-    >>> explorer_figure((3.0, 2.0))
+    >>> explorer_figure((3.0, 2.0))  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    ValueError: figsize 3 x 2 in leaves no room for the axes inside the fixed margins: at least 4 x 1.87 in
+    ValueError: figsize 3 x 2 in leaves no room for the axes inside the fixed margins: at least
+    4 x 1.87 in
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 

@@ -176,8 +176,8 @@ class ConditionalExplorer(ExplorerDrawing):
                                   description="bins", continuous_update=False)
         checks.choice("binning", binning, BINNINGS)
         self.binning = w.Dropdown(options=list(BINNINGS), value=binning, description="binning")
-        self.min_count = w.IntSlider(value=checks.count("min_count", min_count), min=10, max=max(20, m // 4),
-                                     step=10, description="min count",
+        self.min_count = w.IntSlider(value=checks.count("min_count", min_count), min=10,
+                                     max=max(20, m // 4), step=10, description="min count",
                                      continuous_update=False)
         checks.choice("statistic", statistic, STATISTICS)
         self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,

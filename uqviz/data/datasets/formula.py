@@ -87,7 +87,8 @@ def parse_formula(formula: str) -> dict[str, int]:
     {'C': 7, 'H': 10, 'N': 2, 'O': 1}
     """
     if not isinstance(formula, str):
-        raise TypeError(f"molecular formula must be a str, got {type(formula).__name__}: {formula!r}")
+        raise TypeError("molecular formula must be a str, got "
+                        f"{type(formula).__name__}: {formula!r}")
     text = formula.strip()
     if not text:
         raise _malformed(formula, "empty")
@@ -119,9 +120,11 @@ def parse_formula(formula: str) -> dict[str, int]:
             _add(stack[-1][1], last)
         else:  # a count
             if last is None:
-                raise _malformed(formula, f"count {digits!r} at position {pos} follows no atom or group")
+                raise _malformed(formula, f"count {digits!r} at position {pos} "
+                                          "follows no atom or group")
             if digits[0] == "0":
-                raise _malformed(formula, f"count {digits!r} at position {pos} is zero or has a leading zero")
+                raise _malformed(formula, f"count {digits!r} at position {pos} "
+                                          "is zero or has a leading zero")
             extra = int(digits) - 1  # `last` was already added once
             _add(stack[-1][1], {k: v * extra for k, v in last.items()})
             last = None  # "H2 3" or "H23" never multiplies twice

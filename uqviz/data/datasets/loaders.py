@@ -30,7 +30,8 @@ _PERNOT2024 = ("Pernot, P. (2024). How to validate average calibration for machi
                "regression tasks? arXiv:2402.10043; data: github.com/ppernot/2024_RCE v4.0, "
                "doi:10.5281/zenodo.13341150")
 _PERNOT2023 = ("Pernot, P. (2023). Calibration in machine learning uncertainty quantification: "
-               "beyond consistency to target adaptivity; data: github.com/ppernot/2023_Adaptivity v1.1")
+               "beyond consistency to target adaptivity; data: "
+               "github.com/ppernot/2023_Adaptivity v1.1")
 _PALMER = ("Palmer, G. et al. (2022). Calibration after bootstrap for accurate uncertainty "
            "quantification in regression models. npj Comput. Mater. 8:115")
 _BUSK = ("Busk, J. et al. (2022). Calibrated uncertainty for molecular property prediction using "
@@ -143,7 +144,8 @@ def _build(df: pd.DataFrame, *, spec: _Spec, key: str, calibrated: bool, e: np.n
         ds = from_dataframe(kept, features=list(features), metadata=list(metadata), name=name,
                             units=spec.units, min_uncertainty="papers", **columns)
     for w in caught:  # the filter is documented loader behaviour: no warning for it
-        if not (issubclass(w.category, DataWarning) and str(w.message).startswith("min_uncertainty")):
+        if not (issubclass(w.category, DataWarning)
+                and str(w.message).startswith("min_uncertainty")):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     n_post = int(ds.attrs.get("n_filtered", 0))
     # back to row numbers of the file
