@@ -30,7 +30,7 @@ chromium:
 ## the tests (the executed notebooks hide theirs themselves); pytest-xdist: one worker per core
 ## (at most 4), a test file per worker at a time (one file per notebook)
 test: $(STAMP) chromium
-	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile tests --doctest-modules uqviz
+	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile --durations=25 tests --doctest-modules uqviz
 
 ## check: the edit loop: unit tests, contract and docstring examples, without the slow,
 ## fidelity (real data), browser and notebook tiers (tests/conftest.py marks them)

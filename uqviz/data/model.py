@@ -12,7 +12,7 @@ feature (an interval's ``lower = -inf`` and ``upper = +inf``, the whole line, ar
 naming the variable, the problem, the count and the first rows, unless
 ``drop_invalid=True`` (rows dropped with a warning, recorded in ``n_dropped``,
 ``dropped_reasons``). The forecast a dataset holds as given (``y``, ``quantiles``,
-``lower``/``upper``, ``samples``) is checked by :func:`forecast_problems` wherever a dataset
+``lower``/``upper``, ``samples``) is checked by ``forecast_problems`` wherever a dataset
 enters a compute function: a NaN ``y``, crossing or NaN quantiles, levels that are not
 distinct increasing probabilities in (0, 1), ``lower > upper``, an interval without a level
 in (0, 1), a one-member ensemble. Length mismatches, empty or non-numeric input,
@@ -662,7 +662,7 @@ def check_dataset(ds):
         Neither a Dataset nor a DataTree.
     ValueError
         The rules of the module docstring (E, uE, features and the forecast as given,
-        :func:`forecast_problems`), naming the child of a tree.
+        ``forecast_problems``), naming the child of a tree.
 
     Examples
     --------

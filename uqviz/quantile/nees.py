@@ -161,7 +161,7 @@ def nees_null_p_value(eps, d, df):
     (:func:`uqviz._array.tails.null_p_value`, at least 0.0027); for d > 1 a Monte Carlo null
     of ``MVT_NULL_SETS`` sets (:func:`uqviz._array.nees.mvt_null_p_value`, at least
     1/2001). With a sequence ``df`` (the 99.9 % likelihood-ratio set of
-    :func:`nees_tail_region`), the largest p-value over the set plus 0.001 (Berger & Boos
+    ``nees_tail_region``), the largest p-value over the set plus 0.001 (Berger & Boos
     (1994)), as :func:`uqviz.validate_average`'s tail-allowing test. NaN when ``df`` is NaN
     or empty.
 
@@ -317,7 +317,7 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
         ``tail_limit``, ``nees_tail_screen``), ``tail_df``, ``tail_df_lower`` and
         ``tail_df_upper`` (the degrees of freedom of the multivariate Student-t fitted to
         the whitened errors, and the heaviest and lightest in their 99.9 % likelihood-ratio
-        set, :func:`nees_tail_region`), ``null_p_value`` (the tail-allowing
+        set, ``nees_tail_region``), ``null_p_value`` (the tail-allowing
         test, ``nees_null_p_value``; for d > 1 only under a failed screen, else NaN),
         ``verdict`` ("OK", "fails" or "unreliable"), ``verdict_p_value`` (the p-value it
         rests on) and ``reason``; ``nees_sum``, ``dof``, ``n_points``.
@@ -355,7 +355,7 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     :math:`\mathrm{NEES} = (\nu - 2)\chi^2_d / \chi^2_\nu` (for d = 1, :math:`Z^2` of a
     unit-variance t: the ZMS null of :func:`uqviz.validate_average`), for every
     :math:`\nu` of the 99.9 % likelihood-ratio set of the NEES (``tail_df_lower`` to
-    ``tail_df_upper``, :func:`nees_tail_region`); the p-value is the largest over the set
+    ``tail_df_upper``, ``nees_tail_region``); the p-value is the largest over the set
     plus 0.001 (Berger & Boos (1994)); "fails" when it is at most ``1 - ci``,
     "unreliable" otherwise, never "OK". Measured in docs/guide/verdicts.md ("The NEES test").
 
