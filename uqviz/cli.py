@@ -252,7 +252,9 @@ def run_average(args, out=None) -> int:
               "uE) and adaptivity (bins on input features) with uqviz.local_calibration "
               "(or --fail-on any --features ...).", file=out)
     else:
-        verdicts = {k: v for k, v in result["verdicts"].items() if v["gated"]}
+        table = result["table"]  # the verdict table: which tests are gated, their reasons
+        gated = [str(t) for t in table["test"].values[table["gated"].values]]
+        verdicts = {k: result["verdicts"][k] for k in gated}  # the entries: the JSON
         numbers.update({k: v for k, v in result["numbers"].items()
                         if k not in ("average", "tailedness")})
         print(f"\nGated verdicts ({len(verdicts)} tests, family-wise false-alarm rate 0.05, "
@@ -261,7 +263,7 @@ def run_average(args, out=None) -> int:
             print("  " + _line(key, v), file=out)
         failed, unreliable = result["failed"], result["unreliable"]
         status = result["exit_status"]
-        why = "; ".join(f"{k}: {result['verdicts'].get(k, {}).get('reason') or 'no conclusion'}"
+        why = "; ".join(f"{k}: {table['reason'].sel(test=k).item() or 'no conclusion'}"
                         for k in unreliable)
         words = (f"FAILED ({', '.join(failed)}); exit status 1" if failed else
                  f"UNRELIABLE ({why}); exit status 3" if unreliable else "passed")

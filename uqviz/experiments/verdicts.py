@@ -605,7 +605,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     - from one :func:`uqviz.report` per set (``figures=False, remedy=False``): ``"report"``
       (the headline, ``numbers["verdict"]``: the calibration questions, a "fails" of ENCE,
       ZMSE or CC kept by the family's Holm adjustment, never their "unreliable") and
-      ``"report:<key>"`` for each entry of ``numbers["verdicts"]`` (``average``,
+      ``"report:<key>"`` for each test of the report's verdict table ``rep.verdicts`` (``average``,
       ``consistency``, ``adaptivity:<feature>``, and the further diagnostics ``ENCE``,
       ``ZMSE``, ``CC``, ``coverage``);
     - from one ``uqviz.reporting.gate.gate`` per set (every kind, the features):

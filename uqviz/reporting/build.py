@@ -279,6 +279,37 @@ class ReportCollection:
         return self.reports[key]
 
     @property
+    def verdicts(self) -> xr.Dataset:
+        """The verdict tables of the datasets stacked along a dim ``dataset`` (the union of
+        their tests and variables; NaN, "" or False where a dataset lacks one).
+
+        Examples
+        --------
+        >>> import uqviz
+        >>> col = uqviz.report(uqviz.synthetic.nig(600, nu=20, n_datasets=2, rng=0), rng=0,
+        ...                    n_boot=200, n_mc=50, figures=False, remedy=False)
+        >>> col.verdicts["verdict"].sel(test="average").values.tolist()
+        ['OK', 'OK']
+        """
+        tables = [r.verdicts for r in self.reports.values()]
+        tests = list(dict.fromkeys(t for tab in tables for t in tab["test"].values))
+        names = list(dict.fromkeys(v for tab in tables for v in tab.data_vars))
+        out = {}
+        for v in names:
+            kind = next(tab[v].dtype for tab in tables if v in tab)
+            fill = False if kind == np.dtype(bool) else "" if kind == np.dtype(object) else np.nan
+            rows = [(tab[v] if v in tab else xr.full_like(tab["verdict"], fill, dtype=kind))
+                    .reindex(test=tests, fill_value=fill) for tab in tables]
+            out[v] = xr.concat(rows, dim="dataset")
+        return xr.Dataset(out).assign_coords(dataset=list(self.reports))
+
+    @property
+    def analyses(self) -> xr.DataTree:
+        """The analyses of the datasets: one child per dataset (``Report.analyses``)."""
+        return xr.DataTree(name="analyses", children={
+            k: r.analyses.copy() for k, r in self.reports.items()})
+
+    @property
     def conclusion(self) -> dict:
         """``{dataset: conclusion lines}``."""
         return {k: r.conclusion for k, r in self.reports.items()}
@@ -478,6 +509,9 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     Returns
     -------
     Report or ReportCollection
+        ``.verdicts`` (an ``xarray.Dataset``, dim ``test``: every test's ``verdict``,
+        ``p_value``, ``p_adjusted``, ``reliable``, ``reason`` and the numbers it quotes),
+        ``.analyses`` (an ``xarray.DataTree`` of the result Datasets),
         ``.numbers`` (JSON-ready), ``.verdict`` (the headline word), ``.headline`` (its
         sentence), ``.conclusion`` (sentences: the calibration questions, then the further
         diagnostics), ``.save(folder)`` writes HTML + JSON named after the (sanitised)
@@ -554,6 +588,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     'Average calibration: OK (ZMS = 0.98..., 95 % CI [0.9..., 1.0...] holds 1; p = ...'
     >>> rep.numbers["verdicts"]["consistency"]["verdict"], rep.numbers["verdict"]
     ('OK', 'fails')
+    >>> rep.verdicts["verdict"].sel(test=["consistency", "adaptivity:X"]).values.tolist()
+    ['OK', 'fails']
     """
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=1)
