@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz.comparison.models import compare_models
+from uqviz.comparison import models  # called as models.compare_models: patchable
 from uqviz.comparison.points import same_points
 from uqviz.engine.tree import datasets_of
 from uqviz.predictive.forecast import forecast_form
@@ -182,8 +182,9 @@ def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            res = compare_models(tree, scores=common_scores(datasets_of(tree)), n_boot=n_boot,
-                                 rng=rng, client=client, engine=engine, progress=progress)
+            res = models.compare_models(tree, scores=common_scores(datasets_of(tree)),
+                                        n_boot=n_boot, rng=rng, client=client, engine=engine,
+                                        progress=progress)
         except (TypeError, ValueError) as exc:
             if forced:
                 raise
