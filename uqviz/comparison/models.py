@@ -83,7 +83,8 @@ def _measures(statistics, scores):
                     "column means; compare_models takes the moment statistics (ZM, ZMS, ZVar, "
                     "ZISD, RCE, RCE2, NLL, MSE, MV, RMSE, RMV, ... : "
                     "docs/architecture.md, 'A statistic'); compare a binned or rank statistic "
-                    "(ENCE, UCE, ZMSE, CC) with uqviz.validate on each model")
+                    "(ENCE, UCE, ZMSE, CC) with uqviz.validate_with_references on each "
+                    "model")
             out.append(_Measure(st.name, "statistic", st))
     if scores is not None:
         for s in checks.names("scores", scores, allowed=PREDICTIVE_SCORES):

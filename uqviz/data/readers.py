@@ -155,9 +155,15 @@ def _columns(df, label, role, names) -> list:
     return names
 
 
-def _from_forecast(df, label, *, reference, prediction, quantiles, samples, lower, upper,
-                   level, features, name, units, drop_invalid):
-    """A dataset through :func:`uqviz.from_predictions` (the forecast kept as given)."""
+def _from_forecast(df, label, forecast, *, reference, prediction, features, dataset):
+    """A dataset through :func:`uqviz.from_predictions` (the forecast kept as given).
+
+    ``forecast``: the forecast's columns, ``{"quantiles", "samples", "lower", "upper",
+    "level"}``; ``dataset``: the options of the dataset made, ``{"name", "units",
+    "drop_invalid"}``.
+    """
+    quantiles, samples = forecast["quantiles"], forecast["samples"]
+    lower, upper, level = forecast["lower"], forecast["upper"], forecast["level"]
     if reference is None:
         raise ValueError("a forecast given as quantiles=, samples= or lower=/upper= needs "
                          "reference= (the observed values)")
@@ -177,8 +183,7 @@ def _from_forecast(df, label, *, reference, prediction, quantiles, samples, lowe
     pred = None if prediction is None else df[_columns(df, label, "prediction", prediction)[0]]
     feats = None if features is None else df[_columns(df, label, "feature", features)]
     return from_predictions(df[_columns(df, label, "reference", reference)[0]], pred,
-                            features=feats, name=name, units=units, drop_invalid=drop_invalid,
-                            **kwargs)
+                            features=feats, **dataset, **kwargs)
 
 
 def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
@@ -258,10 +263,12 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     if _forecast_columns(quantiles, samples, lower, upper, level):
         _unused_with_forecast(errors=errors, uncertainties=uncertainties, variances=variances,
                               metadata=metadata, min_uncertainty=min_uncertainty)
-        return _from_forecast(df, label, reference=reference, prediction=prediction,
-                              quantiles=quantiles, samples=samples, lower=lower, upper=upper,
-                              level=level, features=features, name=name, units=units,
-                              drop_invalid=drop_invalid)
+        forecast = {"quantiles": quantiles, "samples": samples, "lower": lower, "upper": upper,
+                    "level": level}
+        return _from_forecast(df, label, forecast, reference=reference, prediction=prediction,
+                              features=features,
+                              dataset={"name": name, "units": units,
+                                       "drop_invalid": drop_invalid})
     return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
                           uncertainties=uncertainties, variances=variances, features=features,
                           metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,
