@@ -392,3 +392,24 @@ def test_defaults_of_the_explorer_and_as_generatives():
     assert inspect.signature(ReferenceExplorer).parameters["n_boot"].default == 1000
     p = inspect.signature(gen.as_generatives).parameters["data"]
     assert p.kind == inspect.Parameter.KEYWORD_ONLY
+
+
+def test_the_old_name_validate_warns_and_gives_the_same_result():
+    """``uqviz.validate`` is ``validate_with_references`` under a FutureWarning naming the new
+    name and the release that removes it (issue 38, item 4); not exported in ``__all__``."""
+    import uqviz
+    from uqviz.engine.deprecation import REMOVED_IN
+
+    ds = uqviz.synthetic.nig(400, nu=10, rng=2)
+    with pytest.warns(FutureWarning) as caught:
+        old = uqviz.validate(ds, statistic="CC", n_mc=30, n_boot=40, rng=5, progress=False)
+    messages = [str(w.message) for w in caught if w.category is FutureWarning]
+    assert messages == [f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
+                        "use uqviz.validate_with_references instead"]
+    new = validate_with_references(ds, statistic="CC", n_mc=30, n_boot=40, rng=5,
+                                   progress=False)
+    assert old.identical(new) and old.attrs == new.attrs
+    assert str(new["verdict"].values) in ("OK", "fails", "unreliable")
+    assert uqviz.validate is uqviz.reference.validate is simulated.validate
+    assert "validate" not in uqviz.__all__ and "validate_with_references" in uqviz.__all__
+    assert uqviz.validate_with_references is uqviz.reference.validate_with_references

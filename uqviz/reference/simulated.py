@@ -848,7 +848,7 @@ def _tail_screen(ds, gens, n_mc, rng):
     data's tail ratio among ``min(n_mc, TAIL_N_MC)`` sets of as many eps ~ D (at most
     ``TAIL_MAX_POINTS`` z-scores, a random subset beyond); returns (ratio, p per D)."""
     z = ds["E"].values / ds["uE"].values
-    g = seeds.spawn(rng, 1)[0]
+    g = streams(rng, "tail").tail  # the one child of rng: subset and simulated sets
     if z.size > TAIL_MAX_POINTS:
         z = g.choice(z, TAIL_MAX_POINTS, replace=False)
     ratio = float(_tail_ratio(z))
