@@ -102,7 +102,7 @@ def _cli_json(tmp_path, *args):
     path = tmp_path / "out.json"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        main(["validate_with_references", *args, "--json", str(path)])
+        main(["validate", *args, "--json", str(path)])
     return json.loads(path.read_text())
 
 
