@@ -473,7 +473,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
         ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
         for uE then each feature, then one child shared by ENCE, ZMSE and CC (their
         synthetic sets are drawn once for the three, each result equal to
-        ``validate(statistic=s, rng=<a copy of that child>)``), then the uE adjustment
+        ``validate_with_references(statistic=s, rng=<a copy of that child>)``), then the uE
+        adjustment
         (BVS folds) and each feature beyond the uE effect; child ``4 + 2 n_features``,
         spawned in two, gives the PIT's stream and the native scores'; child
         ``5 + 2 n_features`` the distribution remedy's (the folds, the PIT after); the remedy
@@ -523,7 +524,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     uqviz.validate_average : average calibration.
     uqviz.local_calibration : consistency and adaptivity.
     uqviz.fraction_valid : the verdicts of the local analyses.
-    uqviz.validate : ENCE, ZMSE and CC against simulated references.
+    uqviz.validate_with_references : ENCE, ZMSE and CC against simulated references.
     uqviz.recalibrate : the remedy.
     uqviz.validate_pit, uqviz.predictive_scores : the PIT section.
     uqviz.compare_models : the comparison of models.
