@@ -145,10 +145,16 @@ class Report:
     ``rep.verdicts["verdict"].sel(test="consistency")`` is a verdict; ``analyses``, an
     ``xarray.DataTree`` of the result Datasets the report computed (``average``,
     ``tailedness``, ``local/<variable>/LZMS``, ``beyond_uE/<feature>/fv_LZMS``, ``coverage``,
-    ``calibration_curve``, ``simulated_references/ENCE``, ``pit/validate_pit``...). The edge:
-    ``numbers`` (the JSON document, JSON-ready), ``conclusion`` (the sentences),
-    ``to_html()``, ``to_json()``, ``save(folder)`` (both files into that folder only); it
-    shows itself in a notebook. ``verdict`` is the headline word (the answer to the
+    ``calibration_curve``, ``simulated_references/ENCE``, ``pit/validate_pit``...). The edge,
+    written from them: ``conclusion`` (the sentences, each test's from its row of
+    ``verdicts``, :func:`uqviz.reporting.wording.conclusion_lines`), ``to_html()`` (its table
+    of the tests and the PIT's verdict read ``verdicts``), ``to_json()`` (``numbers`` and
+    ``verdict_table``, ``verdicts`` serialised), ``save(folder)`` (both files into that folder
+    only); it shows itself in a notebook. ``numbers`` (the JSON document, JSON-ready) keeps
+    the entries ``numbers["verdicts"]`` for the readers of the JSON and for what a row cannot
+    hold: lists and dicts (the coverage's levels and PICP, the references per D of ENCE, ZMSE
+    and CC) and the booleans other than the table's flags (``valid``, ``adjusted``), which the
+    sentences and the HTML take from there. ``verdict`` is the headline word (the answer to the
     calibration questions, ``uqviz.reporting.verdicts.headline``), ``headline`` its sentence.
 
     Parameters
@@ -178,6 +184,9 @@ class Report:
     >>> float(rep.analyses["average"].ds["estimate"].sel(statistic="ZMS")) == float(
     ...     rep.verdicts["estimate"].sel(test="average"))
     True
+    >>> import json
+    >>> json.loads(rep.to_json())["verdict_table"]["coords"]["test"][:2]
+    ['average', 'consistency']
     """
 
     name: str
