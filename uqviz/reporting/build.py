@@ -145,10 +145,16 @@ class Report:
     ``rep.verdicts["verdict"].sel(test="consistency")`` is a verdict; ``analyses``, an
     ``xarray.DataTree`` of the result Datasets the report computed (``average``,
     ``tailedness``, ``local/<variable>/LZMS``, ``beyond_uE/<feature>/fv_LZMS``, ``coverage``,
-    ``calibration_curve``, ``simulated_references/ENCE``, ``pit/validate_pit``...). The edge:
-    ``numbers`` (the JSON document, JSON-ready), ``conclusion`` (the sentences),
-    ``to_html()``, ``to_json()``, ``save(folder)`` (both files into that folder only); it
-    shows itself in a notebook. ``verdict`` is the headline word (the answer to the
+    ``calibration_curve``, ``simulated_references/ENCE``, ``pit/validate_pit``...). The edge,
+    written from them: ``conclusion`` (the sentences, each test's from its row of
+    ``verdicts``, :func:`uqviz.reporting.wording.conclusion_lines`), ``to_html()`` (its table
+    of the tests and the PIT's verdict read ``verdicts``), ``to_json()`` (``numbers`` and
+    ``verdict_table``, ``verdicts`` serialised), ``save(folder)`` (both files into that folder
+    only); it shows itself in a notebook. ``numbers`` (the JSON document, JSON-ready) keeps
+    the entries ``numbers["verdicts"]`` for the readers of the JSON and for what a row cannot
+    hold: lists and dicts (the coverage's levels and PICP, the references per D of ENCE, ZMSE
+    and CC) and the booleans other than the table's flags (``valid``, ``adjusted``), which the
+    sentences and the HTML take from there. ``verdict`` is the headline word (the answer to the
     calibration questions, ``uqviz.reporting.verdicts.headline``), ``headline`` its sentence.
 
     Parameters
@@ -178,6 +184,9 @@ class Report:
     >>> float(rep.analyses["average"].ds["estimate"].sel(statistic="ZMS")) == float(
     ...     rep.verdicts["estimate"].sel(test="average"))
     True
+    >>> import json
+    >>> json.loads(rep.to_json())["verdict_table"]["coords"]["test"][:2]
+    ['average', 'consistency']
     """
 
     name: str
@@ -218,12 +227,25 @@ class Report:
         return self.numbers.get("headline", {}).get("sentence", "")
 
     def _section(self):
-        return (self.name, self.numbers, self.conclusion, self.warnings, self.figures)
+        return (self.name, self.numbers, self.conclusion, self.warnings, self.figures,
+                self.verdicts)
+
+    def _document(self) -> dict:
+        """The JSON document: name, conclusion, warnings, every key of ``numbers`` and
+        ``verdict_table``, the verdict table serialised like every Dataset of the JSON
+        (:func:`uqviz.reporting.serialise.dataset_to_json`)."""
+        return {"name": self.name, "conclusion": self.conclusion, "warnings": self.warnings,
+                **self.numbers, "verdict_table": dataset_to_json(self.verdicts)}
 
     def to_json(self) -> str:
-        """The numbers, conclusion and warnings as a JSON string."""
-        return json.dumps({"name": self.name, "conclusion": self.conclusion,
-                           "warnings": self.warnings, **self.numbers}, indent=1)
+        """The numbers, conclusion and warnings as a JSON string, with ``verdict_table``: the
+        verdict table (``verdicts``, :func:`uqviz.reporting.serialise.dataset_to_json`; read
+        it back with :func:`uqviz.reporting.serialise.dataset_from_json`), beside
+        ``verdicts``, the entries of ``numbers``, kept for the readers of the JSON and for
+        the details a table cannot hold (lists, dicts and booleans other than its flags: the
+        coverage's levels and PICP, the references per D of ENCE, ZMSE and CC, ``valid``,
+        ``adjusted``)."""
+        return json.dumps(self._document(), indent=1)
 
     def to_html(self) -> str:
         """A self-contained HTML page (figures embedded as base64 PNG)."""
@@ -317,9 +339,8 @@ class ReportCollection:
     def to_json(self) -> str:
         """``{"name": ..., "datasets": {name: <the JSON of its Report>}}``, and
         ``"comparison"`` when the models were compared."""
-        out = {"name": self.name, "datasets": {
-            k: {"name": r.name, "conclusion": r.conclusion, "warnings": r.warnings, **r.numbers}
-            for k, r in self.reports.items()}}
+        out = {"name": self.name, "datasets": {k: r._document()
+                                                for k, r in self.reports.items()}}
         if self.comparison is not None:
             out["comparison"] = self.comparison
         return json.dumps(out, indent=1)
@@ -769,8 +790,9 @@ def _report_one(data, settings: _Settings, rng) -> Report:
     _remedy_sections(d, settings, form)
     d.bar.update()
     d.bar.close()
-    conclusion = _words(d, head, curve)
-    return Report(name, jsonable(d.numbers), conclusion, d.warns, d.figs,
+    table = vd.verdict_table(jsonable(d.entries))  # the verdicts as data: the words read it
+    conclusion = _words(d, head, curve, table)
+    return Report(name, jsonable(d.numbers), conclusion, d.warns, d.figs, verdicts=table,
                   analyses=_analysis_tree(d.results))
 
 
@@ -953,12 +975,15 @@ def _remedy_sections(d: _Draft, settings: _Settings, form: str) -> None:
         d.warns += dwarns
 
 
-def _words(d: _Draft, head: dict, curve) -> list:
-    """The conclusion's sentences, and the further diagnostics' block of the numbers."""
-    conclusion, further = _conclusion(d.entries, d.tested, d.local, d.feats, curve)
+def _words(d: _Draft, head: dict, curve, table) -> list:
+    """The conclusion's sentences, written from the verdict table ``table``, and the further
+    diagnostics' block of the numbers."""
+    conclusion, further = wording.conclusion_lines(table, jsonable(d.entries), d.tested,
+                                                   d.local, d.feats, curve)
     d.numbers["further_diagnostics"] = {
         "tests": head["further_diagnostics"],
-        "verdicts": {k: d.entries[k]["verdict"] for k in head["further_diagnostics"]},
+        "verdicts": {k: str(table["verdict"].sel(test=k).item())
+                     for k in head["further_diagnostics"]},
         "conclusion": further,
         "rule": "their own words; a 'fails' of ENCE, ZMSE or CC (decided under every "
                 "generative D, Holm-adjusted in the family) makes the headline 'fails', "
@@ -1080,29 +1105,6 @@ def _summary(ds, feats):
         if key in ds.attrs:
             out[key] = jsonable(ds.attrs[key])
     return out
-
-
-def _conclusion(entries, tested, local, feats, curve):
-    """``(lines, further)``: every sentence, the calibration questions first (average,
-    consistency, adaptivity, the PIT), then the binning notes, then the further diagnostics
-    (coverage, calibration curve, ENCE, ZMSE, CC), which ``further`` lists."""
-    lines = [wording.average_line(entries["average"])]
-    for cond in ["uE", *feats]:
-        key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
-        e = entries[key]
-        if cond not in tested:
-            head = "Consistency" if cond == "uE" else f"Adaptivity in {cond}"
-            lines.append(f"{head}: not tested ({e['reason']}).")
-            continue
-        lines.append(wording.local_line(e, tested[cond]["LZMS"], cond))
-    if "pit" in entries:
-        lines.append(wording.pit_line(entries["pit"]))
-    for cond in ["uE", *feats]:
-        if local[cond] is not None and local[cond]["LZMS"].attrs.get("binning") == "stratified":
-            lines.append(local[cond]["note"])
-    further = [wording.coverage_line(entries["coverage"]), wording.curve_line(curve)]
-    further += [wording.reference_line(entries[s]) for s in ("ENCE", "ZMSE", "CC")]
-    return lines + further, further
 
 
 def _pit_section(data, *, n_boot, rng, client, engine, figures):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import base64
 import html
 
-from uqviz.reporting.verdicts import FURTHER_DIAGNOSTICS, is_question, question_label
-from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, fmt
+from uqviz.reporting.verdicts import (FURTHER_DIAGNOSTICS, is_question, question_label,
+                                      verdict_table)
+from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, entry_of, fmt
 
 __all__ = ["page", "fragment"]
 
@@ -40,8 +41,11 @@ def page(title: str, body: str) -> str:
 def fragment(sections, title: str | None = None, comparison=None) -> str:
     """One scoped ``<div>`` (with its ``<style>``) holding the sections of the datasets.
 
-    ``sections`` is a list of ``(name, numbers, conclusion, warnings, figures)``;
-    ``comparison``, ``(numbers, figures)`` of the comparison of the models, or None.
+    ``sections`` is a list of ``(name, numbers, conclusion, warnings, figures)`` or of
+    ``(name, numbers, conclusion, warnings, figures, verdicts)``, ``verdicts`` the verdict
+    table (``Report.verdicts``) from which the table of the tests and the PIT's verdict are
+    written (default: made from ``numbers["verdicts"]``); ``comparison``, ``(numbers,
+    figures)`` of the comparison of the models, or None.
     """
     parts = [f"<style>{_CSS}</style><div class='uqviz-report'>"]
     if title is not None:
@@ -66,14 +70,16 @@ def _anchor(name: str) -> str:
     return "ds-" + "".join(c if c.isalnum() else "-" for c in name)
 
 
-def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
+def _section(name, n, conclusion, warnings, figures, verdicts=None, *, level=1) -> str:
     h1, h2 = f"h{level}", f"h{level + 1}"
+    if verdicts is None:
+        verdicts = verdict_table(n.get("verdicts", {}))
     further = set(n.get("further_diagnostics", {}).get("conclusion", []))
     parts = [f"<{h1} id='{_anchor(name)}'>"
              + (f"Uncertainty validation report: {_e(name)}" if level == 1 else _e(name))
              + f"</{h1}>"]
     if n.get("verdicts"):
-        parts += [f"<{h2}>Verdicts</{h2}>", _tests_html(n)]
+        parts += [f"<{h2}>Verdicts</{h2}>", _tests_html(n, verdicts)]
     parts += [f"<{h2}>Conclusion</{h2}><ul class='concl'>",
               *[f"<li>{_e(c)}</li>" for c in conclusion if c not in further], "</ul>"]
     if further:
@@ -138,7 +144,7 @@ def _section(name, n, conclusion, warnings, figures, *, level=1) -> str:
                   f"<p>not tested: {_e(n['pit']['skipped'])}</p>"]
     elif "pit" in n:
         parts += [f"<{h2}>PIT of the forecast as given ({_e(n['pit']['forecast'])})</{h2}>",
-                  _pit_html(n["pit"], n.get("verdicts", {}).get("pit", {}))]
+                  _pit_html(n["pit"], _row(verdicts, n, "pit"))]
         parts += [_img(figures[k]) for k in ("pit_histogram", "pit_ecdf") if k in figures]
     else:
         parts.append(f"<p><small>{_e(STD_PIT_NOTE)}</small></p>")
@@ -201,7 +207,7 @@ def _rests_on(key, e) -> str:
 
 def _adjusted_html(key, e) -> str:
     """The Holm-adjusted p-value of a test, with its own p-value."""
-    if "family_size" in e:
+    if e.get("family_size") is not None:
         return (f"{fmt(e.get('p_adjusted'), '.2g')} <small>(p = {fmt(e.get('p_value'), '.2g')}"
                 f"; {e['family_size']} tests)</small>")
     if key == "coverage" and e.get("p_value") is not None:
@@ -217,14 +223,39 @@ def _reason(e) -> str:
     if word == "OK":
         return "not rejected"
     if word == "fails":
-        return ("rejected at the family's level" if "family_size" in e else "rejected")
+        return ("rejected at the family's level" if e.get("family_size") is not None
+                else "rejected")
     return ""
 
 
-def _tests_html(n) -> str:
+def _row(table, n, key) -> dict:
+    """The row ``key`` of the verdict table, with the details it cannot hold from the JSON
+    (:func:`uqviz.reporting.wording.entry_of`); ``{}`` when the table has no such test."""
+    if key not in set(str(t) for t in table["test"].values):
+        return {}
+    return entry_of(table, key, n.get("verdicts", {}).get(key))
+
+
+def _tests_html(n, table) -> str:
     """The headline and the table of the tests: the calibration questions, then the further
-    diagnostics (test, verdict, the number it rests on, adjusted p, reason)."""
-    entries = n["verdicts"]
+    diagnostics (test, verdict, the number it rests on, adjusted p, reason), one row per test
+    of the verdict table ``table`` (``Report.verdicts``), in its order; the lists and dicts a
+    row cannot hold (the coverage's levels, the references per D) come from
+    ``n["verdicts"]``, the headline's sentence from ``n["headline"]``.
+
+    Examples
+    --------
+    >>> from uqviz.reporting.verdicts import verdict_table
+    >>> entries = {"average": {"verdict": "OK", "statistic": "ZMS", "estimate": 1.01,
+    ...                        "ci_lower": 0.95, "ci_upper": 1.07, "reference": 1.0}}
+    >>> n = {"verdicts": entries, "verdict": "OK"}
+    >>> "ZMS = 1.01" in _tests_html(n, verdict_table(entries))
+    True
+    >>> "ZMS = 1.5" in _tests_html(n, verdict_table(entries).assign(
+    ...     estimate=("test", [1.5])))  # the table is what is written
+    True
+    """
+    entries = {str(k): _row(table, n, str(k)) for k in table["test"].values}
     head = n.get("headline", {})
     word = n.get("verdict", head.get("verdict", "n/a"))
     questions = [k for k, e in entries.items() if e.get("headline", is_question(k))]

@@ -9,7 +9,8 @@ import numpy as np
 
 from uqviz.average.validation import TAILEDNESS_SCREENS
 
-__all__ = ["fmt", "NA_NOTE", "failing_regions", "describe_failures", "average_line",
+__all__ = ["fmt", "NA_NOTE", "entry_of", "INTEGER_FIELDS", "conclusion_lines",
+           "failing_regions", "describe_failures", "average_line",
            "local_line", "reference_line", "binning_note", "HEAVY_FOR_ZMS", "property_name",
            "remedy_sentence", "coverage_line", "curve_line", "pit_line",
            "distribution_sentence", "STD_PIT_NOTE", "pair_line", "comparison_line"]
@@ -23,6 +24,64 @@ _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 NA_NOTE = ("n/a: the value could not be computed. For an interval limit, the bootstrap "
            "distribution is degenerate (e.g. all replicates equal) or n_boot is too small for "
            "the BCa limit at this level; increase n_boot. Such an interval gives no verdict.")
+
+
+#: the numbers of a verdict table that count (stored as float, NaN where a test has none):
+#: :func:`entry_of` gives them back as int, as the sentences print them
+INTEGER_FIELDS = ("n_bins", "n_valid", "n_unreliable", "family_size", "n_band", "n_points")
+
+
+def entry_of(table, test: str, details=None) -> dict:
+    """One row of a verdict table as the dict the sentences and the HTML read.
+
+    The row's variables come first: a number that is NaN (the test has none) is left out, so
+    that ``entry.get(name)`` is None; the counts of ``INTEGER_FIELDS`` are ints; the words are
+    str and the flags bool. The details the table cannot hold (lists, dicts and the booleans
+    other than its flags: the coverage's ``levels``, ``picp`` and ``rejected_levels``, the
+    references per D of ENCE, ZMSE and CC, ``valid``, ``adjusted``, ``causes``) are taken from
+    ``details``, the test's entry of ``Report.numbers["verdicts"]``, for the names the table
+    lacks only: a variable of the table always wins.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A verdict table (:func:`uqviz.reporting.verdicts.verdict_table`, dim ``test``).
+    test : str
+        The row (``"average"``, ``"consistency"``, ``"adaptivity:<feature>"``...).
+    details : dict, optional
+        The test's entry in the JSON (``Report.numbers["verdicts"][test]``).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> from uqviz.reporting.verdicts import verdict_table
+    >>> t = verdict_table({"consistency": {"verdict": "OK", "p_value": 0.3, "n_bins": 20,
+    ...                                    "valid": True},
+    ...                    "ENCE": {"verdict": "OK", "estimate": 0.05}})
+    >>> e = entry_of(t, "consistency", {"valid": True, "n_bins": 99})
+    >>> e["n_bins"], e["valid"], "estimate" in e
+    (20, True, False)
+    """
+    row = table.sel(test=test)
+    out = {}
+    for name, var in row.data_vars.items():
+        v = var.values.item() if hasattr(var.values, "item") else var.values
+        if var.dtype == bool:
+            out[name] = bool(v)
+        elif var.dtype == object or var.dtype.kind in "US":
+            out[name] = str(v)
+        else:
+            v = float(v)
+            if not np.isfinite(v):
+                continue
+            out[name] = int(v) if name in INTEGER_FIELDS and v.is_integer() else v
+    for name, v in (details or {}).items():
+        if name not in table.data_vars:
+            out[name] = v
+    return out
 
 
 def fmt(x, spec: str = ".4g") -> str:
@@ -229,11 +288,11 @@ def average_line(entry) -> str:
     s = entry.get("statistic", "ZMS")
     if entry["verdict"] == "not tested":
         return f"Average calibration: not tested ({entry['reason']})."
-    lo, hi = entry["ci_lower"], entry["ci_upper"]
+    lo, hi = entry.get("ci_lower"), entry.get("ci_upper")
     ivl = f"95 % CI [{fmt(lo)}, {fmt(hi)}]"
     holds = "holds" if entry["valid"] else "excludes"
-    ref = fmt(entry["reference"], "g")
-    what = f"{s} = {fmt(entry['estimate'])}, {ivl} {holds} {ref}"
+    ref = fmt(entry.get("reference"), "g")
+    what = f"{s} = {fmt(entry.get('estimate'))}, {ivl} {holds} {ref}"
     if entry["verdict"] == "unreliable":
         return f"Average calibration: unreliable ({what}, but {entry['reason']})."
     if entry.get("heavy_tail") and entry["verdict"] == "fails":
@@ -260,11 +319,11 @@ def local_line(entry, local_result, name: str) -> str:
     if entry["verdict"] == "not tested":
         return f"{head}: not tested ({entry['reason']})."
     n = entry["n_bins"]
-    what = f"f_v = {fmt(entry['estimate'], '.2f')} in {n} bin{'s' if n > 1 else ''}"
+    what = f"f_v = {fmt(entry.get('estimate'), '.2f')} in {n} bin{'s' if n > 1 else ''}"
     if entry.get("reference") is not None:
         what += (f"; calibrated data give {fmt(entry['reference'], '.2f')}, at least "
-                 f"{fmt(entry['reference_lower'], '.2f')} accepted")
-    if entry["n_unreliable"]:
+                 f"{fmt(entry.get('reference_lower'), '.2f')} accepted")
+    if entry.get("n_unreliable"):
         k = entry["n_unreliable"]
         what += f"; {k} bin{'s' if k > 1 else ''} unreliable (heavy tails or no interval)"
     if entry["verdict"] == "unreliable":
@@ -690,3 +749,72 @@ def _not_compared(untested, unreliable) -> str:
         text += (f"; {k} pair{'s' if k > 1 else ''} unreliable (heavy tails: the tailedness "
                  "screen fails)")
     return text
+
+
+def conclusion_lines(table, details, tested, local, feats, curve):
+    """The conclusion of a report, written from its verdict table: ``(lines, further)``.
+
+    Every sentence: the calibration questions first (average calibration, consistency,
+    adaptivity per feature, the PIT when present), then the binning notes, then the further
+    diagnostics (interval coverage, calibration curve, ENCE, ZMSE, CC), which ``further``
+    lists. Each test's sentence reads its row of ``table`` (:func:`entry_of`: its verdict,
+    p-values, reliability, reason and the numbers it quotes); only what a row cannot hold
+    comes from ``details`` (the coverage's levels and PICP, ``valid``, ``adjusted``).
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        The verdict table (``Report.verdicts``).
+    details : dict
+        ``{test: entry}`` (``Report.numbers["verdicts"]``).
+    tested : dict
+        ``{variable: local analyses}`` of the variables tested (for a feature, those beyond
+        the uE effect): their ``"LZMS"`` gives the failing regions.
+    local : dict
+        ``{variable: local analyses or None}`` (their ``"note"`` for a stratified binning).
+    feats : list of str
+    curve : xarray.Dataset
+        :func:`uqviz.calibration_curve`.
+
+    Returns
+    -------
+    tuple of (list of str, list of str)
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from uqviz.reporting.verdicts import not_tested, verdict_table
+    >>> details = {"average": {**not_tested("uE is constant"), "valid": False},
+    ...            "consistency": not_tested("uE is constant"),
+    ...            "coverage": {"verdict": "OK", "generative": "normal", "levels": [0.9]},
+    ...            **{s: {**not_tested("too few points"), "statistic": s}
+    ...               for s in ("ENCE", "ZMSE", "CC")}}
+    >>> curve = xr.Dataset({"miscalibration_area": 0.01, "mace": 0.01, "rmsce": 0.02})
+    >>> lines, further = conclusion_lines(verdict_table(details), details, {}, {"uE": None},
+    ...                                   [], curve)
+    >>> lines[1]
+    'Consistency: not tested (uE is constant).'
+    >>> further[-1]
+    'CC: not tested (too few points).'
+    """
+    def row(key):
+        return entry_of(table, key, details.get(key))
+
+    tests = set(str(t) for t in table["test"].values)
+    lines = [average_line(row("average"))]
+    for cond in ["uE", *feats]:
+        key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
+        e = row(key)
+        if cond not in tested:
+            head = "Consistency" if cond == "uE" else f"Adaptivity in {cond}"
+            lines.append(f"{head}: not tested ({e['reason']}).")
+            continue
+        lines.append(local_line(e, tested[cond]["LZMS"], cond))
+    if "pit" in tests:
+        lines.append(pit_line(row("pit")))
+    for cond in ["uE", *feats]:
+        if local[cond] is not None and local[cond]["LZMS"].attrs.get("binning") == "stratified":
+            lines.append(local[cond]["note"])
+    further = [coverage_line(row("coverage")), curve_line(curve)]
+    further += [reference_line(row(s)) for s in ("ENCE", "ZMSE", "CC")]
+    return lines + further, further
