@@ -441,7 +441,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     See Also
     --------
     uqviz.interval_coverage : the coverage of the whole set.
-    uqviz.local_calibration : ``statistic="PICP"``, the coverage per bin of one variable.
+    uqviz.local_interval_coverage : the coverage per bin of one variable.
     uqviz.plots.groups.group_coverage : draws the coverage per group.
 
     Notes
