@@ -642,14 +642,13 @@ def _deprecated_picp(data, *, n_boot, method, engine, **options):
                   f"uqviz {REMOVED_IN}: use local_interval_coverage(...) instead (level, ci, "
                   "generative and the binning options as before; no n_boot, method or "
                   "engine)", FutureWarning, stacklevel=3)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    engine = checks.engine(engine)
-    method = "wilson" if method is None else checks.choice("method", method, ("wilson",))
+    boot = BootstrapOptions.check(n_boot=n_boot, method="wilson" if method is None else method,
+                                  engine=engine, methods=("wilson",))  # checked as before
     level = 0.95 if options["level"] is None else options["level"]
     generative = "normal" if options["generative"] is None else options["generative"]
     out = local_interval_coverage(data, **{**options, "level": level,
                                            "generative": generative})
-    out.attrs.update({"n_boot": n_boot, "method": method, "engine": engine})
+    out.attrs.update({"n_boot": boot.n_boot, "method": boot.method, "engine": boot.engine})
     return out
 
 
