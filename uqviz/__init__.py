@@ -23,6 +23,7 @@ from uqviz.average import (decimated, decimation_curve, distribution_shapes, fit
                            tailedness, validate_average)
 from uqviz.conditional import (acf, binned_errors, fraction_valid, local_calibration,
                                ordering_study, reliability, running_statistics)
+from uqviz.conditional import local_interval_coverage
 from uqviz.comparison import compare_models
 from uqviz.data import (check_dataset, from_arrays, from_dataframe, from_datasets, from_estimator,
                         from_predictions, read_csv, z_scores)
@@ -63,7 +64,7 @@ __all__ = sorted([
     "experiments", "extrapolate", "fit_f", "fit_inverse_gamma", "fit_recalibration",
     "fit_student_t", "fraction_valid", "from_arrays", "from_dataframe", "from_datasets",
     "from_estimator", "from_predictions", "generative", "get_statistic", "group_coverage", "groups",
-    "interval_coverage",
+    "interval_coverage", "local_interval_coverage",
     "list_statistics", "load_study", "local_pit",
     "local_calibration", "nees", "nees_test", "nig_implied_shape", "nig_skewness_curve",
     "operating_characteristics",

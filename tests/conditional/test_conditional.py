@@ -368,11 +368,11 @@ def test_null_of_large_bins_is_simulated_at_the_capped_size_and_agrees_with_the_
     from uqviz.conditional import local as L
     from uqviz.conditional.null import NULL_MAX_SIZE, null_coverage
     from uqviz.data.generative import get_generative
+    from uqviz.engine.options import BootstrapOptions
 
     assert NULL_MAX_SIZE == 2000
     n, n_bins = 3000, 2
-    f = L._intervals_of("ZMS", method="bca", n_boot=1000, ci=0.95, engine=None, client=None,
-                        level=None, generative=None)
+    f = L._intervals_of("ZMS", BootstrapOptions.check(n_boot=1000, ci=0.95, method="bca"))
     calls = []
 
     def ok(e, u, starts, sizes, seed):

@@ -314,6 +314,8 @@ EUE_CALLS = {
     "decimated": dict(fraction=0.5),
     "local_calibration": dict(statistic="ZMS", conditioning="uE", n_bins=4, binning="equal_count",
                               n_boot=50, ci=0.9, method="percentile", rng=1),
+    "local_interval_coverage": dict(level=0.9, conditioning="uE", n_bins=4,
+                                    binning="equal_count", ci=0.9, rng=1),
     "binned_errors": dict(statistics=("ENCE", "ZMSE"), conditioning="uE", n_bins=4,
                           binning="equal_count"),
     "reliability": dict(conditioning="uE", n_bins=4, binning="equal_count", n_boot=50, ci=0.9,

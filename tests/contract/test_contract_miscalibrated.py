@@ -95,6 +95,8 @@ CALLS = {
         lambda ds: uqviz.fraction_valid(uqviz.local_calibration(ds, n_bins=10, n_boot=500,
                                                                 n_mc=200, rng=1)),
         ("consistency",), "rejects"),
+    "local_interval_coverage": (lambda ds: uqviz.local_interval_coverage(ds, n_bins=10),
+                                ("consistency",), None),
     "reliability": (lambda ds: uqviz.reliability(ds, n_bins=10, n_boot=500, rng=1),
                     ("consistency",), None),
     "ordering_study": (

@@ -23,7 +23,9 @@ from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
 from uqviz.engine.statistics import (BINNED_STATISTICS, DEFAULT_N_BINS, get_statistic,
                                      list_statistics)
 from uqviz.engine.bootstrap import split_moments
+from uqviz.engine.deprecation import REMOVED_IN
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import BinningSpec, BootstrapOptions, streams
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import (BinningWarning, NumericalWarning,
@@ -34,7 +36,8 @@ binned_kernels = lazy_module("uqviz._array.binned")
 bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
 sps = lazy_module("scipy.stats")
 
-__all__ = ["local_calibration", "fraction_valid", "acf", "binned_errors",
+__all__ = ["local_calibration", "local_interval_coverage", "fraction_valid", "acf",
+           "binned_errors",
            "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
 
 #: the local statistics of Pernot (2023); local_calibration and ordering_study also take any
@@ -64,8 +67,8 @@ def local_streams(rng):
     >>> local_streams(0)[1] == local_streams(0)[1]
     True
     """
-    ties_rng, boot_rng = checks.rng(rng).spawn(2)
-    return ties_rng, seeds.kernel_seed(boot_rng)
+    s = streams(rng, "ties", "boot")
+    return s.ties, seeds.kernel_seed(s.boot)
 
 
 def _n_bins_for(m, n_bins):
@@ -151,11 +154,12 @@ def _beta_gm_per_bin(z2, starts, sizes):
     return out
 
 
-def local_coverage(e, u, starts, sizes, *, level, generative, ci):
+def bin_coverage(e, u, starts, sizes, *, level, generative, ci):
     """PICP per contiguous group: share of ``|E| <= uE q_D((1 + level) / 2)`` and its interval.
 
     The interval is the Wilson score interval with continuity correction of
-    :func:`uqviz._array.binomial.wilson_interval`, the method of :func:`fraction_valid`.
+    :func:`uqviz._array.binomial.wilson_interval`, the method of :func:`fraction_valid`; the
+    per-bin kernel of :func:`local_interval_coverage`.
 
     Parameters
     ----------
@@ -177,8 +181,8 @@ def local_coverage(e, u, starts, sizes, *, level, generative, ci):
     --------
     >>> import numpy as np
     >>> from uqviz.generative import normal
-    >>> est, lo, hi = local_coverage(np.array([0.5, 3.0]), np.ones(2), np.array([0]),
-    ...                              np.array([2]), level=0.95, generative=normal(), ci=0.95)
+    >>> est, lo, hi = bin_coverage(np.array([0.5, 3.0]), np.ones(2), np.array([0]),
+    ...                            np.array([2]), level=0.95, generative=normal(), ci=0.95)
     >>> float(est[0])
     0.5
     """
@@ -190,29 +194,26 @@ def local_coverage(e, u, starts, sizes, *, level, generative, ci):
     return k / sizes, lower, upper
 
 
-def _intervals_of(statistic, *, method, n_boot, ci, engine, client, level, generative):
-    """``f(e, u, starts, sizes, seed) -> (estimate, lower, upper)`` per contiguous group."""
-    if statistic == COVERAGE_STATISTIC:
-        def f(e, u, starts, sizes, seed):
-            return local_coverage(e, u, starts, sizes, level=level, generative=generative,
-                                  ci=ci)
-        return f
+def _intervals_of(statistic, boot):
+    """``f(e, u, starts, sizes, seed) -> (estimate, lower, upper)`` per contiguous group of a
+    bootstrapped statistic (or Student-t for ``boot.method == "student-t"``), with the
+    bootstrap options ``boot``."""
     stat = get_statistic(statistic)
     if stat.kind == "generic":
         def f(e, u, starts, sizes, seed):
             return bootstrap_kernels.bootstrap_generic_groups(stat.func, e, u, starts, sizes,
-                                                              n_boot=n_boot, seed=seed, ci=ci,
-                                                              method=method)
+                                                              n_boot=boot.n_boot, seed=seed,
+                                                              ci=boot.ci, method=boot.method)
         return f
-    if method == "student-t":
+    if boot.method == "student-t":
         def f(e, u, starts, sizes, seed):
-            return student_t_interval(e / u, starts, sizes, ci)
+            return student_t_interval(e / u, starts, sizes, boot.ci)
         return f
 
     def f(e, u, starts, sizes, seed):
-        r = split_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=n_boot,
-                          seed=seed, ci=ci, method=method, starts=starts, sizes=sizes,
-                          engine=engine, client=client)[statistic]
+        r = split_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=boot.n_boot,
+                          seed=seed, ci=boot.ci, method=boot.method, starts=starts,
+                          sizes=sizes, engine=boot.engine, client=boot.client)[statistic]
         return r.estimate, r.lower, r.upper
     return f
 
@@ -243,10 +244,8 @@ def counts_valid(valid, lower, upper):
     return np.asarray(valid, bool) & finite
 
 
-def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci, n_boot):
+def _null(f, u, bins, *, ref, generative, n_mc, rng, n_boot):
     """Null probability that each bin counts as valid (``uqviz.conditional.null``)."""
-    if statistic == COVERAGE_STATISTIC:
-        return picp_null_coverage(bins.sizes, level=level, ci=ci)
     def ok(e, uu, starts, sizes, seed):
         est, lower, upper = f(e, uu, starts, sizes, seed)
         _, valid = verdict(est, ref, lower, upper)
@@ -256,27 +255,23 @@ def _null(statistic, f, u, bins, *, ref, generative, n_mc, rng, level, ci, n_boo
                          n_mc=n_mc, rng=rng, n_boot=n_boot)
 
 
-def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, edges, log,
-               n_boot, ci, method, engine, random_ties, level=None, generative="normal",
-               null_generative="empirical", n_mc=NULL_N_MC, client=None):
-    check_dataset(ds)
-    ties_rng, boot_rng, null_rng = checks.rng(rng).spawn(3)
-    boot_seed = seeds.kernel_seed(boot_rng)
-    name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
-                                    min_count=min_count, edges=edges, log=log,
-                                    rng=ties_rng if random_ties else None,
-                                    min_size=1 if statistic == COVERAGE_STATISTIC else 2)
+def _binned_points(ds, spec, ties_rng, *, min_size):
+    """``(name, bins, e, u)``: the bins of ``spec`` and the errors and uncertainties in bin
+    order (ties broken with ``ties_rng`` when ``spec.random_ties``)."""
+    name, bins = compute_local_bins(ds, spec.conditioning, **spec.kwargs,
+                                    rng=ties_rng if spec.random_ties else None,
+                                    min_size=min_size)
     e = np.asarray(ds["E"].values, dtype=float)[bins.order]
     u = np.asarray(ds["uE"].values, dtype=float)[bins.order]
-    f = _intervals_of(statistic, method=method, n_boot=n_boot, ci=ci, engine=engine,
-                      client=client, level=level,
-                      generative=generative_for(generative, ds)
-                      if statistic == COVERAGE_STATISTIC else None)
-    ref = level if statistic == COVERAGE_STATISTIC else float(get_statistic(statistic).reference)
-    est, lower, upper = f(e, u, bins.starts, bins.sizes, boot_seed)
+    return name, bins, e, u
+
+
+def _bin_variables(statistic, e, u, bins, interval, ref):
+    """The per-bin variables of a local result: estimate, interval, verdict, tail flags."""
+    est, lower, upper = interval
     zeta, valid = verdict(est, ref, lower, upper)
     beta, heavy = heavy_flags(statistic, e, u, bins.starts, bins.sizes)
-    data_vars = {
+    return {
         "estimate": ("bin", est),
         "ci_lower": ("bin", lower),
         "ci_upper": ("bin", upper),
@@ -286,21 +281,53 @@ def _local_one(ds, *, rng, statistic, conditioning, n_bins, binning, min_count, 
         "beta_gm_z2": ("bin", beta),
         "heavy_tail": ("bin", heavy),
     }
-    if n_mc:
-        gen = (None if statistic == COVERAGE_STATISTIC
-               else get_generative(null_generative, ds))
-        f_null = _intervals_of(statistic, method=method, n_boot=min(n_boot, NULL_MAX_BOOT),
-                               ci=ci, engine=engine, client=client, level=level,
-                               generative=None)
-        p, se = _null(statistic, f_null, u, bins, ref=ref, generative=gen, n_mc=n_mc,
-                      rng=null_rng, level=level, ci=ci, n_boot=min(n_boot, NULL_MAX_BOOT))
-        data_vars["null_coverage"] = ("bin", p, {
-            "long_name": "probability that the bin counts as valid for calibrated data"})
-        data_vars["null_coverage_se"] = ("bin", se)
+
+
+def _with_null(data_vars, p, se):
+    data_vars["null_coverage"] = ("bin", p, {
+        "long_name": "probability that the bin counts as valid for calibrated data"})
+    data_vars["null_coverage_se"] = ("bin", se)
+    return data_vars
+
+
+def _local_result(ds, name, bins, data_vars):
     out = xr.Dataset(data_vars, coords=bin_coords(bins),
                      attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins})
     _warn_bins(out, ds.attrs.get("name", ""))
     return out
+
+
+def _local_one(ds, *, rng, statistic, spec, boot, generative="empirical", n_mc=NULL_N_MC):
+    """One dataset of :func:`local_calibration`: ``spec`` a BinningSpec, ``boot`` the
+    BootstrapOptions; ``generative`` the D of the calibrated null."""
+    check_dataset(ds)
+    s = streams(rng, "ties", "boot", "null")
+    name, bins, e, u = _binned_points(ds, spec, s.ties, min_size=2)
+    ref = float(get_statistic(statistic).reference)
+    interval = _intervals_of(statistic, boot)(e, u, bins.starts, bins.sizes,
+                                              seeds.kernel_seed(s.boot))
+    data_vars = _bin_variables(statistic, e, u, bins, interval, ref)
+    if n_mc:
+        null_boot = boot.replace(n_boot=min(boot.n_boot, NULL_MAX_BOOT))
+        p, se = _null(_intervals_of(statistic, null_boot), u, bins, ref=ref,
+                      generative=get_generative(generative, ds), n_mc=n_mc, rng=s.null,
+                      n_boot=null_boot.n_boot)
+        _with_null(data_vars, p, se)
+    return _local_result(ds, name, bins, data_vars)
+
+
+def _coverage_one(ds, *, rng, spec, level, ci, generative, n_mc):
+    """One dataset of :func:`local_interval_coverage` (the first stream of
+    :func:`local_calibration`'s breaks the ties: the same bins for the same ``rng``)."""
+    check_dataset(ds)
+    s = streams(rng, "ties")
+    name, bins, e, u = _binned_points(ds, spec, s.ties, min_size=1)
+    interval = bin_coverage(e, u, bins.starts, bins.sizes, level=level,
+                            generative=generative_for(generative, ds), ci=ci)
+    data_vars = _bin_variables(COVERAGE_STATISTIC, e, u, bins, interval, level)
+    if n_mc:
+        _with_null(data_vars, *picp_null_coverage(bins.sizes, level=level, ci=ci))
+    return _local_result(ds, name, bins, data_vars)
 
 
 def _warn_bins(out, name):
@@ -400,22 +427,6 @@ def local_statistics(generic=True) -> tuple:
                  and not st.data_reference)
 
 
-def check_local_options(*, n_bins, binning, min_count, n_boot, ci, rng, engine):
-    """Check the binning and bootstrap options shared by the local analyses.
-
-    Used by local_calibration, reliability and ordering_study; returns
-    ``(n_bins, min_count, n_boot, ci)`` canonical.
-    """
-    n_bins = checks.optional_count("n_bins", n_bins)
-    checks.choice("binning", binning, SCHEMES)
-    min_count = checks.optional_count("min_count", min_count)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    checks.rng(rng)
-    checks.engine(engine)
-    return n_bins, min_count, n_boot, ci
-
-
 def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
                       binning="equal_count", min_count=None, edges=None, log=False,
                       n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
@@ -431,12 +442,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     valid bins against it: Pernot (2023), section III.2.1, shows that bins of about 100
     points cover "at least 90 %", not 95 %, so the nominal level is not the reference of f_v.
 
-    ``statistic="PICP"`` gives the local interval coverage: in each bin, the share of
-    points with ``|E| <= uE q_D((1 + level) / 2)`` (the prediction interval
-    coverage probability of :func:`uqviz.interval_coverage`), with the Wilson score
-    interval with continuity correction (Newcombe (1998)) of :func:`fraction_valid`
-    and the reference ``level``. A binomial interval needs no assumption on the tails
-    of the z-scores: PICP is the heavy-tail-robust counterpart of LZMS (Pernot (2024b)).
+    The local interval coverage (PICP per bin, with a Wilson interval) is
+    :func:`local_interval_coverage`; ``statistic="PICP"`` still gives it for one release,
+    with a FutureWarning.
 
     Parameters
     ----------
@@ -446,10 +454,11 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         result per dataset, on dim ``dataset``.
     statistic : str, default "ZMS"
         ``"ZMS"``, ``"ZM"``, ``"RCE"``, ``"ZVar"`` (LZV), ``"ZISD"`` (LZISD), ``"RR"`` (LRR),
-        ``"RCE2"``, ``"PICP"``, or any registered statistic of kind ``"moments"`` or
+        ``"RCE2"``, or any registered statistic of kind ``"moments"`` or
         ``"generic"`` with a predefined numeric reference
         (:func:`uqviz.statistics.register_statistic`; the check is
-        ``uqviz.conditional.local.check_local_statistic``).
+        ``uqviz.conditional.local.check_local_statistic``). ``"PICP"`` is deprecated (removed
+        in uqviz 0.3.0): it calls :func:`local_interval_coverage`.
     conditioning : str or array_like
         ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
     n_bins : int, optional
@@ -475,24 +484,23 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         any number of threads or workers (docs/conventions.md, "Randomness").
     engine : {"numba", "numpy"}, optional
         Resampling kernel of the bootstrap (default numba).
-    method : {"bca", "percentile", "basic", "student-t", "wilson"}, optional
-        Default ``"student-t"`` for ZM (its only use), ``"wilson"`` for PICP (its only
-        method; ``n_boot`` is then unused), ``"bca"`` otherwise.
+    method : {"bca", "percentile", "basic", "student-t"}, optional
+        Default ``"student-t"`` for ZM (its only use), ``"bca"`` otherwise (deprecated
+        ``statistic="PICP"``: ``"wilson"`` only, ``n_boot`` unused).
     random_ties : bool, default False
         Randomise the order of tied conditioning values.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstrap runs, bins split over the workers (docs/conventions.md); the
         numbers do not depend on it.
     level : float, optional
-        PICP only: nominal coverage of the central prediction interval, in (0, 1);
-        default 0.95.
+        Deprecated ``statistic="PICP"`` only: the ``level`` of
+        :func:`local_interval_coverage` (default 0.95); refused with any other statistic.
     generative : str or Generative, optional
-        PICP: the distribution D of the intervals ``E in +-uE q_D((1+level)/2)``
-        (default ``"normal"``; ``"t6"``: unit-variance Student-t with 6 degrees of
-        freedom); its calibrated null is exact (binomial). Other statistics: D of the
-        z-scores of the calibrated null (default ``"empirical"``: the data's own z-scores,
-        centred and scaled to unit variance, so that the null has the shape of the data's
-        errors; ``"normal"``, ``"t6"``, ...).
+        D of the z-scores of the calibrated null (default ``"empirical"``: the data's own
+        z-scores, centred and scaled to unit variance, so that the null has the shape of the
+        data's errors; ``"normal"``, ``"t6"``, ...). Deprecated ``statistic="PICP"``: the D
+        of the intervals, the ``generative`` of :func:`local_interval_coverage` (default
+        ``"normal"``).
     n_mc : int, default 2000
         Simulated calibrated bins of the null (whole copies of the binned data, at least
         ``n_mc`` bins in all), each with ``min(n_boot, 1000)`` bootstrap replicates (the
@@ -504,10 +512,9 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     -------
     xarray.Dataset
         On ``bin``: ``estimate``, ``ci_lower``, ``ci_upper``, ``zeta``, ``valid``,
-        ``beta_gm_z2``, ``heavy_tail`` (always False for PICP), ``null_coverage``,
+        ``beta_gm_z2``, ``heavy_tail``, ``null_coverage``,
         ``null_coverage_se`` (with ``n_mc``); ``reference``; coords ``bin_lower``,
-        ``bin_upper``, ``bin_center``, ``count``. For PICP, ``attrs``
-        also hold ``level``; ``method`` is ``"wilson"`` and ``n_boot`` is not used.
+        ``bin_upper``, ``bin_center``, ``count``.
 
     Warns
     -----
@@ -515,9 +522,12 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
         Bins below 100 points.
     UnreliableWarning
         Bins with beta_GM(Z^2) > 0.8, or without an interval.
+    FutureWarning
+        ``statistic="PICP"`` (use :func:`local_interval_coverage`).
 
     See Also
     --------
+    uqviz.local_interval_coverage : the PICP per bin, with its Wilson interval.
     uqviz.fraction_valid : the fraction of valid bins and its test.
     uqviz.acf : autocorrelation of the per-bin series.
     uqviz.ordering_study : the effect of the ordering of tied values.
@@ -535,7 +545,7 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 
     with references 0, 1 and 0; conditioning on :math:`u_E` tests consistency, on a feature
     adaptivity (Pernot (2023), eqs. 6-7 and 10-11). A bin is valid when its reference lies in
-    its interval (bootstrap, or Student-t for LZM; PICP: Wilson with continuity correction).
+    its interval (bootstrap, or Student-t for LZM).
 
     The local statistics of ErrViewLib's ``plotLZV``, ``plotLZISD`` and ``plotLRR``
     (Pernot (2022, JCP)) are ``statistic="ZVar"``, ``"ZISD"`` and ``"RR"``:
@@ -571,10 +581,6 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 
     with the acceleration :math:`a` from the jackknife (Efron & Tibshirani (1993)).
 
-    For PICP, the statistic of a bin is
-    :math:`\langle \mathbf{1}(|E| \le u_E q_D((1 + p)/2)) \rangle_b` with reference :math:`p`, the
-    ``level``.
-
     References
     ----------
     - Pernot (2023), eqs. 6-7 and 10-11: consistency, adaptivity, LZMS and LRCE; section
@@ -583,7 +589,6 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     - Pernot (2022, JCP): LZV; ErrViewLib's LZISD and LRR.
     - Harrell & Davis (1982): the quantiles of LRR.
     - DiCiccio & Efron (1996): the BCa interval.
-    - Newcombe (1998): the Wilson interval of PICP.
 
     Full entries: :doc:`/docs/references`.
 
@@ -594,50 +599,186 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     >>> res = uqviz.local_calibration(ds, conditioning="X", n_bins=10, n_boot=1000, rng=0)
     >>> int(res.sizes["bin"])
     10
-    >>> cov = uqviz.local_calibration(ds, statistic="PICP", level=0.9, n_bins=10)
-    >>> float(cov["reference"]), cov.attrs["method"]
-    (0.9, 'wilson')
     """
     statistic = check_local_statistic(statistic, generic=True)
-    n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
-                                                        min_count=min_count, n_boot=n_boot,
-                                                        ci=ci, rng=rng, engine=engine)
-    engine = checks.engine(engine)
-    n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
     if statistic == COVERAGE_STATISTIC:
-        generative = "normal" if generative is None else generative
-    else:
-        generative = "empirical" if generative is None else generative
-    gen_name = get_generative(generative).name
-    if statistic == COVERAGE_STATISTIC:
-        level = 0.95 if level is None else checks.probability("level", level)
-        method = "wilson" if method is None else checks.choice("method", method, ("wilson",))
-    else:
-        if level is not None:
-            raise ValueError(f"level applies to statistic='PICP' only, got level={level!r} "
-                             f"with statistic={statistic!r}")
-        if method is None:
-            method = "student-t" if statistic == "ZM" else "bca"
-        checks.choice("method", method, ("student-t",) + BOOTSTRAP_METHODS
-                      if statistic == "ZM" else BOOTSTRAP_METHODS)
-    if edges is not None:
-        edges = checks.finite_array("edges", edges, ndim=1)
-    log = checks.boolean("log", log)
-    random_ties = checks.boolean("random_ties", random_ties)
-    out = map_datasets(_local_one, data, rng=checks.rng(rng), statistic=statistic,
-                       conditioning=conditioning, n_bins=n_bins, binning=binning,
-                       min_count=min_count, edges=edges, log=log, n_boot=n_boot, ci=ci,
-                       method=method, engine=engine, random_ties=random_ties, level=level,
-                       generative=generative if statistic == COVERAGE_STATISTIC else "normal",
-                       null_generative=generative, n_mc=n_mc, client=resolve_client(client))
-    out.attrs.update({"statistic": statistic, "n_boot": n_boot, "ci": ci, "method": method,
-                      "binning": binning, "rng": seeds.seed_attr(rng),
-                      "random_ties": int(random_ties), "generative": gen_name, "n_mc": n_mc,
-                      "engine": engine})
+        return _deprecated_picp(data, conditioning=conditioning, n_bins=n_bins,
+                                binning=binning, min_count=min_count, edges=edges, log=log,
+                                n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                random_ties=random_ties, level=level, generative=generative,
+                                n_mc=n_mc, client=client)
     if level is not None:
-        out.attrs["level"] = level
-    if n_bins is not None:
-        out.attrs["n_bins"] = n_bins
+        raise ValueError(f"level applies to statistic='PICP' only, got level={level!r} "
+                         f"with statistic={statistic!r}")
+    if method is None:
+        method = "student-t" if statistic == "ZM" else "bca"
+    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins, binning=binning,
+                             min_count=min_count, edges=edges, log=log,
+                             random_ties=random_ties)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  client=client,
+                                  methods=("student-t",) + BOOTSTRAP_METHODS
+                                  if statistic == "ZM" else BOOTSTRAP_METHODS)
+    n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
+    generative = "empirical" if generative is None else generative
+    gen_name = get_generative(generative).name
+    out = map_datasets(_local_one, data, rng=checks.rng(rng), statistic=statistic, spec=spec,
+                       boot=boot.replace(client=resolve_client(client)),
+                       generative=generative, n_mc=n_mc)
+    b, sp = boot.attrs, spec.attrs  # not b["resample"]: points only
+    out.attrs.update({"statistic": statistic, "n_boot": b["n_boot"], "ci": b["ci"],
+                      "method": b["method"], "binning": sp["binning"], "rng": b["rng"],
+                      "random_ties": sp["random_ties"], "generative": gen_name, "n_mc": n_mc,
+                      "engine": b["engine"]})
+    if "n_bins" in sp:
+        out.attrs["n_bins"] = sp["n_bins"]
+    return out
+
+
+def _deprecated_picp(data, *, n_boot, method, engine, **options):
+    """``local_calibration(statistic="PICP")``: :func:`local_interval_coverage`, with the
+    options it used to check and the attrs it used to record (one release)."""
+    warnings.warn("local_calibration(statistic='PICP') is deprecated and will be removed in "
+                  f"uqviz {REMOVED_IN}: use local_interval_coverage(...) instead (level, ci, "
+                  "generative and the binning options as before; no n_boot, method or "
+                  "engine)", FutureWarning, stacklevel=3)
+    boot = BootstrapOptions.check(n_boot=n_boot, method="wilson" if method is None else method,
+                                  engine=engine, methods=("wilson",))  # checked as before
+    level = 0.95 if options["level"] is None else options["level"]
+    generative = "normal" if options["generative"] is None else options["generative"]
+    out = local_interval_coverage(data, **{**options, "level": level,
+                                           "generative": generative})
+    out.attrs.update({"n_boot": boot.n_boot, "method": boot.method, "engine": boot.engine})
+    return out
+
+
+def local_interval_coverage(data, *, level=0.95, conditioning="uE", n_bins=None,
+                            binning="equal_count", min_count=None, edges=None, log=False,
+                            random_ties=False, ci=0.95, generative="normal", n_mc=NULL_N_MC,
+                            rng=None, client=None):
+    r"""Local interval coverage: the PICP per bin of a conditioning variable, with its
+    Wilson interval.
+
+    In each bin, the share of points with ``|E| <= uE q_D((1 + level) / 2)`` (the prediction
+    interval coverage probability of :func:`uqviz.interval_coverage`), with the Wilson score
+    interval with continuity correction (Newcombe (1998)) of :func:`fraction_valid` and the
+    reference ``level``. A binomial interval needs no assumption on the tails of the
+    z-scores: the local PICP is the heavy-tail-robust counterpart of the LZMS of
+    :func:`local_calibration` (Pernot (2024b)). Each bin also gets ``null_coverage``, the
+    exact probability that a calibrated bin's interval holds ``level`` (``n PICP ~
+    Binomial(n, level)`` whatever D), which :func:`fraction_valid` tests the number of
+    valid bins against.
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        Errors ``E`` and standard uncertainties ``uE`` on dim ``point`` (with any features), as
+        made by :func:`uqviz.from_arrays` and the other constructors; a DataTree gives one
+        result per dataset, on dim ``dataset``.
+    level : float, default 0.95
+        Nominal coverage of the central prediction interval, in (0, 1): the reference.
+    conditioning : str or array_like, default "uE"
+        ``"uE"`` (consistency), a feature (adaptivity), or one value per point.
+    n_bins : int, optional
+        Number of bins; default ``min(round(sqrt(M)), M // 100)``, at least 1 (bins of at least
+        100 points, Pernot (2023)).
+    binning : {"equal_count", "equal_width", "stratified", "edges"}, default "equal_count"
+        How the bins are cut: equal numbers of points, equal widths, one bin per distinct value
+        (for few-valued features), or at the given ``edges``.
+    min_count : int, optional
+        Fewest points a bin may hold: smaller equal-width, stratified or edges bins are merged
+        with their smaller neighbour (default 100 for "stratified", else no merging).
+    edges : array_like, optional
+        Strictly increasing, finite bin edges, for ``binning="edges"``.
+    log : bool, default False
+        Log-spaced widths for ``binning="equal_width"``.
+    random_ties : bool, default False
+        Randomise the order of tied conditioning values (the same order as
+        :func:`local_calibration` with the same ``rng``).
+    ci : float, default 0.95
+        Confidence level of the Wilson intervals, in (0, 1).
+    generative : str or Generative, default "normal"
+        The distribution D of the intervals ``E in +-uE q_D((1+level)/2)`` (``"t6"``:
+        unit-variance Student-t with 6 degrees of freedom; ``"empirical"``: the data's own
+        z-scores).
+    n_mc : int, default 2000
+        0: no calibrated null; any other count: the null, exact (binomial), so that its value
+        does not change the numbers (kept beside :func:`local_calibration`'s option).
+    rng : None, int, numpy.random.SeedSequence or numpy.random.Generator, default None
+        Random stream of ``random_ties``: None (fresh entropy), an int >= 0, a
+        numpy.random.SeedSequence (copied, never consumed) or a numpy.random.Generator
+        (docs/conventions.md, "Randomness").
+    client : None, "local" or dask.distributed.Client, default None
+        Where the datasets of a DataTree run, as tasks (docs/conventions.md); the numbers do
+        not depend on it.
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``bin``: ``estimate`` (PICP), ``ci_lower``, ``ci_upper``, ``zeta``, ``valid``,
+        ``beta_gm_z2``, ``heavy_tail`` (always False: a binomial interval is not narrowed by
+        heavy tails), ``null_coverage``, ``null_coverage_se`` (0, with ``n_mc``);
+        ``reference`` (``level``); coords ``bin_lower``, ``bin_upper``, ``bin_center``,
+        ``count``. ``attrs``: ``statistic`` ``"PICP"``, ``method`` ``"wilson"``, ``level``,
+        ``ci``, the binning, ``generative``, ``n_mc``, ``rng``.
+
+    Warns
+    -----
+    BinningWarning
+        Bins below 100 points.
+
+    See Also
+    --------
+    uqviz.interval_coverage : the PICP of all points.
+    uqviz.local_calibration : the local statistics (LZMS, LZM, LRCE, ...) per bin.
+    uqviz.fraction_valid : the fraction of valid bins and its test.
+    uqviz.plots.conditional.local : draws the per-bin coverage and intervals.
+
+    Notes
+    -----
+    The statistic of a bin :math:`b` is
+    :math:`\mathrm{PICP}_b = \langle \mathbf{1}(|E| \le u_E q_D((1 + p)/2)) \rangle_b`
+    with reference :math:`p`, the ``level``; its interval is the Wilson interval with
+    continuity correction of :math:`k_b` points inside out of :math:`n_b`, and
+    ``null_coverage`` the exact probability that it holds :math:`p` when
+    :math:`k_b \sim \mathrm{Binomial}(n_b, p)`
+    (:func:`uqviz._array.binomial.wilson_coverage`).
+
+    References
+    ----------
+    - Pernot (2023): local calibration per bin, bins of about 100 points.
+    - Pernot (2024b): PICP, robust to heavy tails.
+    - Newcombe (1998): the Wilson interval with continuity correction.
+
+    Full entries: :doc:`/docs/references`.
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> ds = uqviz.synthetic.default_example()
+    >>> cov = uqviz.local_interval_coverage(ds, level=0.9, n_bins=10)
+    >>> float(cov["reference"]), cov.attrs["method"], int(cov.sizes["bin"])
+    (0.9, 'wilson', 10)
+    >>> bool(uqviz.fraction_valid(cov).valid)
+    True
+    """
+    level = checks.probability("level", level)
+    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins, binning=binning,
+                             min_count=min_count, edges=edges, log=log,
+                             random_ties=random_ties)
+    ci = checks.probability("ci", ci)
+    checks.rng(rng)
+    n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
+    gen_name = get_generative(generative).name
+    out = map_datasets(_coverage_one, data, rng=checks.rng(rng), spec=spec, level=level, ci=ci,
+                       generative=generative, n_mc=n_mc, on_client=resolve_client(client))
+    sp = spec.attrs
+    out.attrs.update({"statistic": COVERAGE_STATISTIC, "ci": ci, "method": "wilson",
+                      "binning": sp["binning"], "rng": seeds.seed_attr(rng),
+                      "random_ties": sp["random_ties"], "generative": gen_name, "n_mc": n_mc,
+                      "level": level})
+    if "n_bins" in sp:
+        out.attrs["n_bins"] = sp["n_bins"]
     return out
 
 

@@ -11,12 +11,12 @@ from uqviz._array import binning as binning_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
 from uqviz.conditional.local import (BOOTSTRAP_METHODS, COVERAGE_STATISTIC, LOCAL_STATISTICS,
-                                     check_local_options, check_local_statistic, counts_valid,
-                                     fraction_valid, heavy_flags, local_streams,
-                                     student_t_interval)
+                                     check_local_statistic, counts_valid, fraction_valid,
+                                     heavy_flags, local_streams, student_t_interval)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import conditioning_values, default_n_bins
+from uqviz.engine.options import BinningSpec, BootstrapOptions, streams
 from uqviz.engine.parallel import progress_bar, resolve_client
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
@@ -90,10 +90,10 @@ def tie_order(x, seed, starts, sizes):
     return _tie_order(seed, sid, base, _labels(sizes))
 
 
-def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, engine,
-           reference):
+def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, boot, reference):
     """Estimates, verdicts (the interval holds the reference), heavy-tail flags and the bins
-    counting as valid (C, n_bins) of the orderings ``orders`` (C, M), one grouped bootstrap.
+    counting as valid (C, n_bins) of the orderings ``orders`` (C, M), one grouped bootstrap
+    (``boot``: the BootstrapOptions).
 
     A bin counts as valid as in :func:`uqviz.fraction_valid`, the f_v of Pernot (2023): its
     interval can be computed and holds the reference, heavy-tailed or not (``counts_valid``).
@@ -103,12 +103,13 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, method, n_boot, ci, e
     starts = (np.arange(n_ord)[:, None] * m + starts0[None, :]).ravel()
     sizes = np.tile(sizes0, n_ord)
     idx = orders.ravel()
-    if method == "student-t":
-        est, lower, upper = student_t_interval(e[idx] / u[idx], starts, sizes, ci)
+    if boot.method == "student-t":
+        est, lower, upper = student_t_interval(e[idx] / u[idx], starts, sizes, boot.ci)
     else:
         r = bootstrap_kernels.bootstrap_moments(
-            e[idx], u[idx], {stat.name: (stat.func, stat.columns)}, n_boot=n_boot, seed=seeds_,
-            ci=ci, method=method, starts=starts, sizes=sizes, engine=engine)[stat.name]
+            e[idx], u[idx], {stat.name: (stat.func, stat.columns)}, n_boot=boot.n_boot,
+            seed=seeds_, ci=boot.ci, method=boot.method, starts=starts, sizes=sizes,
+            engine=boot.engine)[stat.name]
         est, lower, upper = r.estimate, r.lower, r.upper
     _, heavy = heavy_flags(stat.name, e[idx], u[idx], starts, sizes)
     valid = verdict(est, reference, lower, upper)[1]
@@ -124,12 +125,15 @@ def _quantile_interval(values, ci):
     return np.quantile(values, [alpha, 1.0 - alpha])
 
 
-def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_boot, ci,
-                  method, progress, chunk_size, engine, common_bootstrap):
+def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size,
+                  common_bootstrap):
+    """One dataset of :func:`ordering_study`: ``spec`` the (equal-count) BinningSpec,
+    ``boot`` the BootstrapOptions."""
     check_dataset(ds)
-    name, x = conditioning_values(ds, conditioning)
+    name, x = conditioning_values(ds, spec.conditioning)
     m = x.size
-    n_bins = default_n_bins(m) if n_bins is None else n_bins
+    n_bins = default_n_bins(m) if spec.n_bins is None else spec.n_bins
+    n_boot, ci, method = boot.n_boot, boot.ci, boot.method
     starts0, sizes0 = binning_kernels.equal_count_starts(m, n_bins)
     if np.any(sizes0 < 2):
         raise ValueError(f"n_bins = {n_bins}: {int(np.sum(sizes0 < 2))} bins of the {m} points "
@@ -139,10 +143,11 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     # first the streams of local_calibration for this rng: the data-order analysis
     # and the common bootstrap are local_calibration(data, rng=rng)
     ties_rng, boot_seed = local_streams(rng)
-    binom_rng, fresh_rng = checks.rng(rng).spawn(2)
+    s = streams(rng, "binom", "fresh")
     tie_seeds = ties_rng.integers(0, _SEED_MAX, size=n_orderings)
     seeds0 = resample_kernels.group_seeds(boot_seed, n_bins)
-    boot_seeds = None if common_bootstrap else fresh_rng.integers(0, _SEED_MAX, size=n_orderings)
+    boot_seeds = (None if common_bootstrap
+                  else s.fresh.integers(0, _SEED_MAX, size=n_orderings))
 
     def chunk_seeds(i0, i1):
         if common_bootstrap:
@@ -155,7 +160,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     if chunk_size is None:  # replicates (G x B) and a few row arrays (C x M) per ordering
         per_ordering = 8 * (n_bins * (1 if method == "student-t" else n_boot) + 6 * m)
         chunk_size = int(max(1, min(n_orderings, CHUNK_BYTES // per_ordering)))
-    kw = dict(method=method, n_boot=n_boot, ci=ci, engine=engine, reference=reference)
+    kw = dict(boot=boot, reference=reference)
 
     sid, base = _strata(x)
     bin_label = _labels(sizes0)
@@ -166,7 +171,8 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
     heavy = np.empty((n_orderings, n_bins), dtype=bool)
     counted = np.empty((n_orderings, n_bins), dtype=bool)
     label = f"orderings of {name}" + (f" ({ds.attrs['name']})" if ds.attrs.get("name") else "")
-    with progress_bar(n_orderings, desc=label, progress=progress, unit="ordering") as bar:
+    with progress_bar(n_orderings, desc=label, progress=boot.progress,
+                      unit="ordering") as bar:
         for i0 in range(0, n_orderings, chunk_size):
             i1 = min(n_orderings, i0 + chunk_size)
             orders = np.stack([_tie_order(int(s), sid, base, bin_label) for s in tie_seeds[i0:i1]])
@@ -181,7 +187,7 @@ def _ordering_one(ds, *, rng, statistic, conditioning, n_bins, n_orderings, n_bo
                       "valid", UnreliableWarning, stacklevel=4)
 
     fv = counted.mean(axis=1)  # the f_v of Pernot (2023), as fraction_valid counts it
-    fv_binomial = binom_rng.binomial(n_bins, fv) / n_bins
+    fv_binomial = s.binom.binomial(n_bins, fv) / n_bins
     data_fv = fraction_valid(xr.Dataset({"valid": ("bin", counted_data[0])}), ci=ci,
                              nominal=ci)
     q = _quantile_interval(fv, ci)
@@ -327,28 +333,24 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
                          "between orderings; ordering_study takes the moment statistics of "
                          "local_calibration")
     statistic = check_local_statistic(statistic)
-    n_bins, _, n_boot, ci = check_local_options(n_bins=n_bins, binning="equal_count",
-                                                min_count=None, n_boot=n_boot, ci=ci, rng=rng,
-                                                engine=engine)
-    engine = checks.engine(engine)
-    n_orderings = checks.count("n_orderings", n_orderings)
-    chunk_size = checks.optional_count("chunk_size", chunk_size)
+    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins)
     if method is None:
         method = "student-t" if statistic == "ZM" else "bca"
-    checks.choice("method", method,
-                  ("student-t",) + BOOTSTRAP_METHODS if statistic == "ZM" else BOOTSTRAP_METHODS)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  progress=progress,
+                                  methods=("student-t",) + BOOTSTRAP_METHODS
+                                  if statistic == "ZM" else BOOTSTRAP_METHODS)
+    n_orderings = checks.count("n_orderings", n_orderings)
+    chunk_size = checks.optional_count("chunk_size", chunk_size)
     common_bootstrap = checks.boolean("common_bootstrap", common_bootstrap)
-    if progress is not None:
-        checks.boolean("progress", progress)
     out = map_datasets(_ordering_one, data, rng=checks.rng(rng), statistic=statistic,
-                       conditioning=conditioning, n_bins=n_bins, n_orderings=n_orderings,
-                       n_boot=n_boot, ci=ci, method=method, progress=progress,
-                       chunk_size=chunk_size, engine=engine, common_bootstrap=common_bootstrap,
-                       on_client=resolve_client(client))
-    out.attrs.update({"statistic": statistic, "n_orderings": n_orderings, "n_boot": n_boot,
-                      "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
-                      "binning": "equal_count", "common_bootstrap": int(common_bootstrap),
-                      "engine": engine})
-    if n_bins is not None:
-        out.attrs["n_bins"] = n_bins
+                       spec=spec, boot=boot, n_orderings=n_orderings, chunk_size=chunk_size,
+                       common_bootstrap=common_bootstrap, on_client=resolve_client(client))
+    b = boot.attrs
+    out.attrs.update({"statistic": statistic, "n_orderings": n_orderings,
+                      "n_boot": b["n_boot"], "ci": b["ci"], "method": b["method"],
+                      "rng": b["rng"], "binning": spec.binning,
+                      "common_bootstrap": int(common_bootstrap), "engine": b["engine"]})
+    if spec.n_bins is not None:
+        out.attrs["n_bins"] = spec.n_bins
     return out

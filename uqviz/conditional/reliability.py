@@ -9,11 +9,12 @@ import xarray as xr
 
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
-from uqviz.conditional.local import check_local_options, compute_local_bins
+from uqviz.conditional.local import compute_local_bins
 from uqviz.data.model import check_dataset
-from uqviz.engine import checks, seeds
+from uqviz.engine import checks
 from uqviz.engine.binning import bin_coords
 from uqviz.engine.bootstrap import bootstrap_statistics
+from uqviz.engine.options import BinningSpec, BootstrapOptions
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
@@ -25,11 +26,13 @@ __all__ = ["reliability", "RELIABILITY_METHODS"]
 RELIABILITY_METHODS = ("bca", "percentile", "basic", "chi2")
 
 
-def _reliability_one(ds, *, rng, conditioning, n_bins, binning, min_count, n_boot, ci, method,
-                     engine):
+def _reliability_one(ds, *, rng, spec, boot):
+    """One dataset of :func:`reliability`: ``spec`` the BinningSpec, ``boot`` the
+    BootstrapOptions (``method="chi2"``: no bootstrap)."""
     check_dataset(ds)
-    name, bins = compute_local_bins(ds, conditioning, n_bins=n_bins, binning=binning,
-                                    min_count=min_count)
+    name, bins = compute_local_bins(ds, spec.conditioning, n_bins=spec.n_bins,
+                                    binning=spec.binning, min_count=spec.min_count)
+    n_boot, ci, method = boot.n_boot, boot.ci, boot.method
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
     sizes = bins.sizes
@@ -41,7 +44,7 @@ def _reliability_one(ds, *, rng, conditioning, n_bins, binning, min_count, n_boo
                   "rmse_upper": np.sqrt(sizes * mse / sps.chi2.ppf(alpha, sizes))}
     else:
         rmse = bootstrap_statistics(e, u, ["RMSE"], n_boot=n_boot, ci=ci, method=method,
-                                    rng=rng, engine=engine, starts=bins.starts,
+                                    rng=rng, engine=boot.engine, starts=bins.starts,
                                     sizes=sizes)["RMSE"]
         values = {"rmse": rmse.estimate, "rmse_lower": rmse.lower, "rmse_upper": rmse.upper}
         bad = int(np.count_nonzero(np.isnan(rmse.lower) | np.isnan(rmse.upper)))
@@ -147,17 +150,16 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     >>> rel.sizes["bin"]
     10
     """
-    checks.choice("method", method, RELIABILITY_METHODS)
-    n_bins, min_count, n_boot, ci = check_local_options(n_bins=n_bins, binning=binning,
-                                                        min_count=min_count, n_boot=n_boot,
-                                                        ci=ci, rng=rng, engine=engine)
-    engine = checks.engine(engine)
-    out = map_datasets(_reliability_one, data, rng=checks.rng(rng), conditioning=conditioning,
-                       n_bins=n_bins, binning=binning, min_count=min_count, n_boot=n_boot,
-                       ci=ci, method=method, engine=engine,
+    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins, binning=binning,
+                             min_count=min_count)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=RELIABILITY_METHODS)
+    out = map_datasets(_reliability_one, data, rng=checks.rng(rng), spec=spec, boot=boot,
                        on_client=resolve_client(client))
-    out.attrs.update({"n_boot": 0 if method == "chi2" else n_boot, "ci": ci, "method": method,
-                      "binning": binning, "rng": seeds.seed_attr(rng), "engine": engine})
-    if n_bins is not None:
-        out.attrs["n_bins"] = n_bins
+    b = boot.attrs
+    out.attrs.update({"n_boot": 0 if method == "chi2" else b["n_boot"], "ci": b["ci"],
+                      "method": b["method"], "binning": spec.binning, "rng": b["rng"],
+                      "engine": b["engine"]})
+    if spec.n_bins is not None:
+        out.attrs["n_bins"] = spec.n_bins
     return out

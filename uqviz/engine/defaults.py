@@ -122,7 +122,8 @@ DEFAULTS: tuple[Default, ...] = (
             {"ConditionalExplorer": "none"}),
     Default("n_bins",
             "`None`: local statistics and the bins they share (`local_calibration`, "
-            "`reliability`, `ordering_study`, `report`, `ConditionalExplorer`, `local_pit`; "
+            "`local_interval_coverage`, `reliability`, `ordering_study`, `report`, "
+            "`ConditionalExplorer`, `local_pit`; "
             "`fit_recalibration` "
             f"and `recalibrate` with `\"bvs\"`): {_LOCAL_RULE} of the data (in `recalibrate`, "
             "of the smallest fold's calibration set, one count for every fold; a BVS bin needs "
@@ -130,8 +131,9 @@ DEFAULTS: tuple[Default, ...] = (
             "bins of at least 100 points, below which intervals are flagged unreliable "
             "(Pernot 2023); Pernot (2023) uses 100 bins for QM9; BVS repairs what LZMS shows; "
             "a conformal interval is marginal unless asked",
-            _all(None, "local_calibration", "reliability", "ordering_study", "report",
-                 "ConditionalExplorer", "fit_recalibration", "recalibrate", "local_pit")),
+            _all(None, "local_calibration", "local_interval_coverage", "reliability",
+                 "ordering_study", "report", "ConditionalExplorer", "fit_recalibration",
+                 "recalibrate", "local_pit")),
     Default("n_bins",
             "`None`: binned statistics ENCE, UCE, ZMSE (`binned_errors`, `simulated_reference`, "
             "`validate_simulated`, `validate_with_references`, `statistics.point_estimate`, "
@@ -184,7 +186,8 @@ DEFAULTS: tuple[Default, ...] = (
             "`ConditionalExplorer`; 20 points per bin in `extrapolate` (larger N give NaN)",
             "as `n_bins`; equal-width bins are chosen by the user, who sets their minimum; "
             "Pernot (2024c), App. C",
-            {**_all(None, "local_calibration", "reliability", "local_pit"),
+            {**_all(None, "local_calibration", "local_interval_coverage", "reliability",
+                    "local_pit"),
              "ConditionalExplorer": 100,
              "extrapolate": 20}),
     Default("min_count",
@@ -216,7 +219,9 @@ DEFAULTS: tuple[Default, ...] = (
             "`local_calibration`: 2 000 simulated bins of the calibrated null (each with "
             "`min(n_boot, 1 000)` replicates and the bin's size, at most 2 000 points, "
             "`NULL_MAX_SIZE`); 1 000 in each re-validation of the report's "
-            "remedy; 2 000 in `ConditionalExplorer` (computed after its figure is shown)",
+            "remedy; 2 000 in `ConditionalExplorer` (computed after its figure is shown); "
+            "`local_interval_coverage`: 2 000, any count >= 2 giving its exact (binomial) "
+            "null, 0 none",
             "Monte Carlo se of a bin's null probability about 0.005 (0.01); the coverage of a "
             "bin's interval with 1 000 replicates is that with 10 000 less 0.004 (half a bin "
             "in 118); above 2 000 points it no longer changes within the Monte Carlo error "
@@ -225,7 +230,8 @@ DEFAULTS: tuple[Default, ...] = (
             "max(n_mc, n_bins) x 2 000 simulated points whatever M; the explorer's f_v "
             "verdict is the verdict table's "
             "(measured at 2 000), its null no longer delays the figure",
-            {"local_calibration": 2_000, "ConditionalExplorer": 2_000}),
+            {"local_calibration": 2_000, "ConditionalExplorer": 2_000,
+             "local_interval_coverage": 2_000}),
     Default("n_datasets",
             "1 000 (`validation_probability`, `statistic_bias`); 100 "
             "(`operating_characteristics`); `None` in the synthetic draws (one dataset)",
@@ -295,14 +301,16 @@ DEFAULTS: tuple[Default, ...] = (
              **_all(None, "proper_scores", "qce", "fit_recalibration", "recalibrate",
                     "predictive_scores", "compare_forecasts", "compare_models")}),
     Default("level",
-            '`local_calibration(statistic="PICP")`, `adversarial_validation(statistic="PICP")`: '
-            '`None`, 0.95; `from_predictions`: `None` '
+            '`local_interval_coverage`: 0.95; `adversarial_validation(statistic="PICP")` and '
+            '`local_calibration(statistic="PICP")` (deprecated): `None`, 0.95; '
+            '`from_predictions`: `None` '
             '(no interval given), and `read_csv`; `fit_recalibration`, `recalibrate` '
             '(`"conformal"`, `"cqr"`, `"quantile"`): `None`, 0.9',
             "the level of the papers' intervals; 0.9, the level of the conformal experiments "
             "of Romano et al. (2019), leaves 10 % of the points outside to check locally",
-            _all(None, "local_calibration", "from_predictions", "read_csv", "fit_recalibration",
-                 "recalibrate", "adversarial_validation")),
+            {**_all(None, "local_calibration", "from_predictions", "read_csv",
+                    "fit_recalibration", "recalibrate", "adversarial_validation"),
+             "local_interval_coverage": 0.95}),
     Default("level", "0.9 (`group_coverage`)",
             "the level of MAPIE's and covmetrics' conditional-coverage examples; 10 % of the "
             "points outside leaves room to see a group miss",

@@ -138,10 +138,10 @@ class BinningSpec:
 
     Examples
     --------
-    >>> BinningSpec.check(edges=[0.0, 1.0])
+    >>> BinningSpec.check(edges=[0.0, 1.0])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: edges apply to binning='edges' only, got binning='equal_count'
+    ValueError: edges: bin edges are used only with binning='edges', got binning='equal_count'...
     """
 
     conditioning: object = "uE"
@@ -159,8 +159,9 @@ class BinningSpec:
         binning = checks.choice("binning", binning, tuple(schemes))
         if edges is not None:
             if binning != "edges":
-                raise ValueError(f"edges apply to binning='edges' only, got "
-                                 f"binning={binning!r}")
+                raise ValueError(f"edges: bin edges are used only with binning='edges', got "
+                                 f"binning={binning!r}; pass binning='edges' or leave edges "
+                                 "out")  # the message of compute_bins
             edges = checks.finite_array("edges", edges, ndim=1)
         return cls(conditioning=conditioning,
                    n_bins=checks.optional_count("n_bins", n_bins),

@@ -27,6 +27,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine import verdicts as verdict_words
 from uqviz.engine.bootstrap import check_points, split_moments
+from uqviz.engine.options import BootstrapOptions, streams
 from uqviz.engine.parallel import progress_bar, resolve_client
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
@@ -111,15 +112,16 @@ def _block_of_groups(n_groups, n_mc):
     return np.repeat(np.arange(n_mc), np.diff(bounds))
 
 
-def _moment_groups(e, u, stat, seed, *, n_boot, ci, method, engine, client):
-    """Estimate and interval of each row of (G, n) arrays: one grouped bootstrap."""
+def _moment_groups(e, u, stat, seed, *, boot):
+    """Estimate and interval of each row of (G, n) arrays: one grouped bootstrap with the
+    BootstrapOptions ``boot``."""
     n_groups, n = e.shape
     starts = np.arange(n_groups, dtype=np.int64) * n
     res = split_moments(np.ascontiguousarray(e.ravel()), np.ascontiguousarray(u.ravel()),
-                        {stat.name: (stat.func, stat.columns)}, n_boot=n_boot, seed=seed,
-                        ci=ci, method=method, starts=starts,
-                        sizes=np.full(n_groups, n, dtype=np.int64), engine=engine,
-                        client=client, blocked_above=BLOCKED_ABOVE)[stat.name]
+                        {stat.name: (stat.func, stat.columns)}, n_boot=boot.n_boot,
+                        seed=seed, ci=boot.ci, method=boot.method, starts=starts,
+                        sizes=np.full(n_groups, n, dtype=np.int64), engine=boot.engine,
+                        client=boot.client, blocked_above=BLOCKED_ABOVE)[stat.name]
     return res.estimate, res.lower, res.upper
 
 
@@ -196,9 +198,11 @@ def _tail_reason(heavy, ref_gen, rejected):
             f"heavy-tailed as the data's (D = {ref_gen.name}): {how}")
 
 
-def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method, generative,
-                     n_mc, level, n_levels, engine, client, progress):
+def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, boot, generative, n_mc, level,
+                     n_levels):
+    """One dataset of :func:`adversarial_validation`, ``boot`` the BootstrapOptions."""
     check_dataset(ds)
+    ci = boot.ci
     e, u = check_points(ds["E"].values, ds["uE"].values)
     m = e.size
     sizes = _check_sizes(sizes, m)
@@ -208,10 +212,10 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
         raise ValueError(f"generative={getattr(generative, 'name', generative)!r}: {exc}") \
             from None
     n_sizes = len(sizes)
-    group_rng, sim_rng, boot_rng, ref_boot_rng = seeds.spawn(rng, 4)
-    group_seeds_ = [seeds.kernel_seed(r) for r in seeds.spawn(group_rng, n_sizes)]
-    boot_seeds = [seeds.kernel_seed(r) for r in seeds.spawn(boot_rng, n_sizes)]
-    ref_seeds = [seeds.kernel_seed(r) for r in seeds.spawn(ref_boot_rng, n_sizes)]
+    rs = streams(rng, "groups", "sim", "boot", "ref_boot")
+    group_seeds_ = [seeds.kernel_seed(r) for r in seeds.spawn(rs.groups, n_sizes)]
+    boot_seeds = [seeds.kernel_seed(r) for r in seeds.spawn(rs.boot, n_sizes)]
+    ref_seeds = [seeds.kernel_seed(r) for r in seeds.spawn(rs.ref_boot, n_sizes)]
     # under a failed tail screen the reference curve allows for the tails: its calibrated sets
     # have z-scores as heavy-tailed as the data's (issue 36)
     heavy = _heavy_tails(ds, statistic)
@@ -220,7 +224,7 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
     df_upper = float(region[-1]) if region.size else np.nan
     ref_gen = tail_reference(gen, df_lower) if heavy else gen
     # n_mc calibrated datasets with the data's uE; group g of every size uses block[g]
-    sim = u[None, :] * (ref_gen or gen).sample(sim_rng, (n_mc, m))
+    sim = u[None, :] * (ref_gen or gen).sample(rs.sim, (n_mc, m))
     block = _block_of_groups(n_groups, n_mc)
     z, zsim = e / u, sim / u[None, :]
     if statistic == "PICP":
@@ -240,9 +244,8 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
     lower, upper = np.full(shape, np.nan), np.full(shape, np.nan)
     group_valid = np.zeros(shape, dtype=bool)
     rows, n_undefined = [], 0
-    boot = dict(n_boot=n_boot, ci=ci, method=method, engine=engine, client=client)
     label = "adversarial groups" + (f" ({ds.attrs['name']})" if ds.attrs.get("name") else "")
-    with progress_bar(n_sizes, desc=label, progress=progress, unit="size") as bar:
+    with progress_bar(n_sizes, desc=label, progress=boot.progress, unit="size") as bar:
         for i, s in enumerate(sizes):
             idx = groups_kernels.draw_groups(group_seeds_[i], m, s, n_groups)
             sim_idx = block[:, None] * m + idx  # rows of the simulated sets, flattened
@@ -261,9 +264,9 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, n_boot, ci, method,
                 ok, ref_ok = est[i] <= reference[i], ref_est[i] <= reference[i]
             else:
                 est[i], lower[i], upper[i] = _moment_groups(e[idx], u[idx], stat,
-                                                            boot_seeds[i], **boot)
+                                                            boot_seeds[i], boot=boot)
                 rest, rlo, rhi = _moment_groups(sim.ravel()[sim_idx], u[idx], stat,
-                                                ref_seeds[i], **boot)
+                                                ref_seeds[i], boot=boot)
                 ref_est[i] = rest
                 ok = verdict(est[i], reference, lower[i], upper[i])[1]
                 ref_ok = verdict(rest, reference, rlo, rhi)[1]
@@ -499,9 +502,8 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
     """
     statistic = _check_statistic(statistic)
     n_groups = checks.count("n_groups", n_groups, minimum=1)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    method = checks.choice("method", method, METHODS)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  progress=progress, methods=METHODS)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
     if n_groups < n_mc:
         raise ValueError(f"n_groups = {n_groups} is below n_mc = {n_mc}: every simulated set "
@@ -511,19 +513,18 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
                          f"level={level!r} with statistic={statistic!r}")
     level = _PICP_LEVEL if level is None else checks.probability("level", level)
     n_levels = checks.count("n_levels", n_levels, minimum=2)
-    engine = checks.engine(engine)
-    if progress is not None:
-        checks.boolean("progress", progress)
     gen_name = get_generative(generative).name if generative != "empirical" else "empirical"
     if sizes is not None:
         checks.grid("sizes", sizes, lower=1)  # the types here; the bounds per dataset (M)
     out = map_datasets(_adversarial_one, data, rng=checks.rng(rng), statistic=statistic,
-                       sizes=sizes, n_groups=n_groups, n_boot=n_boot, ci=ci, method=method,
-                       generative=generative, n_mc=n_mc, level=level, n_levels=n_levels,
-                       engine=engine, client=resolve_client(client), progress=progress)
-    out.attrs.update({"statistic": statistic, "n_groups": n_groups, "n_boot": n_boot,
-                      "ci": ci, "method": method, "generative": gen_name, "n_mc": n_mc,
-                      "engine": engine, "rng": seeds.seed_attr(rng), "citation": _CITATION})
+                       sizes=sizes, n_groups=n_groups,
+                       boot=boot.replace(client=resolve_client(client)),
+                       generative=generative, n_mc=n_mc, level=level, n_levels=n_levels)
+    b = boot.attrs
+    out.attrs.update({"statistic": statistic, "n_groups": n_groups, "n_boot": b["n_boot"],
+                      "ci": b["ci"], "method": b["method"], "generative": gen_name,
+                      "n_mc": n_mc, "engine": b["engine"], "rng": b["rng"],
+                      "citation": _CITATION})
     if sizes is not None:
         out.attrs["sizes"] = [int(s) for s in sizes]
     if statistic == "PICP":

@@ -5,6 +5,7 @@ One function, :func:`group_coverage`; the kernels are in ``uqviz/_array/group_co
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import warnings
@@ -19,7 +20,8 @@ from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds, verdicts
-from uqviz.engine.binning import SCHEMES, compute_bins
+from uqviz.engine.binning import compute_bins
+from uqviz.engine.options import BinningSpec, streams
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress)
 from uqviz.engine.tree import map_datasets
@@ -161,13 +163,41 @@ def _sim_block(b, shared):
     return np.column_stack(cols) if cols else np.empty((k, 0))
 
 
-def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count, level,
-                        intervals, generative, delta, n_directions, directions, kernel_sizes,
-                        n_perm, n_mc, ci, client, progress):
+@dataclasses.dataclass(frozen=True)
+class _Measures:
+    """The checked options of the worst-slab and HSIC measures of :func:`group_coverage`."""
+
+    delta: float
+    n_directions: int
+    directions: object
+    kernel_sizes: tuple
+    n_perm: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reference:
+    """How :func:`group_coverage` draws its calibrated sets: how many, the level of the
+    band, where and with which progress bar."""
+
+    n_mc: int
+    ci: float
+    client: object = None
+    progress: bool = False
+
+
+def _group_coverage_one(ds, *, rng, groups, features, spec, level, intervals, generative,
+                        measures, reference):
+    """One dataset of :func:`group_coverage`: ``spec`` the BinningSpec of the features,
+    ``measures`` a _Measures, ``reference`` a _Reference."""
+    n_bins, binning, min_count = spec.n_bins, spec.binning, spec.min_count
+    delta, n_directions, directions = (measures.delta, measures.n_directions,
+                                       measures.directions)
+    kernel_sizes, n_perm = measures.kernel_sizes, measures.n_perm
+    n_mc, ci = reference.n_mc, reference.ci
     cover, widths, u, gen = _coverage_and_widths(ds, level=level, intervals=intervals,
                                                  generative=generative)
     n = cover.size
-    s_rng, h_rng, p_rng, mc_rng = seeds.spawn(rng, 4)
+    rs = streams(rng, "slab", "hsic", "perm", "mc")
     if features is None:
         feats = _numeric_feature_names(ds)
     else:
@@ -217,7 +247,7 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
             raise ValueError(f"features: {const} constant: no direction to standardise")
         xs = (x - x.mean(axis=0)) / sd
         if directions is None:
-            v = s_rng.standard_normal((n_directions, xs.shape[1]))
+            v = rs.slab.standard_normal((n_directions, xs.shape[1]))
         else:
             v = checks.finite_array("directions", directions, ndim=2)
             if v.shape[1] != xs.shape[1]:
@@ -232,7 +262,7 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
                                                                 bounds=orders[1])[0]))
     s_w, s_c = kernel_sizes
     if n > HSIC_MAX_POINTS:
-        gram_idx = np.sort(h_rng.choice(n, HSIC_MAX_POINTS, replace=False))
+        gram_idx = np.sort(rs.hsic.choice(n, HSIC_MAX_POINTS, replace=False))
         warnings.warn(f"group_coverage: HSIC on a random subsample of {HSIC_MAX_POINTS} of the "
                       f"{n} points (its cost grows as n^2)", DataWarning, stacklevel=4)
     else:
@@ -242,7 +272,7 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
     hsic = float(np.sqrt(group_coverage_kernels.hsic_traces(gram, c_h, s_c)[0]))
     measures.append("hsic")
     estimate.append(hsic)
-    perms = np.vstack([p_rng.permutation(c_h) for _ in range(n_perm)])
+    perms = np.vstack([rs.perm.permutation(c_h) for _ in range(n_perm)])
     perm_vals = np.concatenate([np.sqrt(group_coverage_kernels.hsic_traces(gram, perms[a:a + 256],
                                                                            s_c))
                                 for a in range(0, n_perm, 256)])
@@ -250,11 +280,11 @@ def _group_coverage_one(ds, *, rng, groups, features, n_bins, binning, min_count
 
     # calibrated sets: the same groups, directions and widths
     n_blocks = -(-n_mc // _BLOCK)
-    bar = progress_bar(n_blocks, desc="group coverage reference", progress=progress)
+    bar = progress_bar(n_blocks, desc="group coverage reference", progress=reference.progress)
     q = None if gen is None else float(gen.ppf(0.5 + level / 2.0))
-    shared = (n_mc, seeds.kernel_seed(mc_rng), level, u, gen, q, n,
+    shared = (n_mc, seeds.kernel_seed(rs.mc), level, u, gen, q, n,
               [(lab, len(strs)) for _, lab, strs in groupings], orders, m, gram_idx, gram, s_c)
-    sims = np.vstack(run_blocks(_sim_block, n_blocks, client=client, progress=bar,
+    sims = np.vstack(run_blocks(_sim_block, n_blocks, client=reference.client, progress=bar,
                                 shared=shared))
     bar.close()
     estimate = np.array(estimate)
@@ -411,7 +441,7 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     See Also
     --------
     uqviz.interval_coverage : the coverage of the whole set.
-    uqviz.local_calibration : ``statistic="PICP"``, the coverage per bin of one variable.
+    uqviz.local_interval_coverage : the coverage per bin of one variable.
     uqviz.plots.groups.group_coverage : draws the coverage per group.
 
     Notes
@@ -494,10 +524,8 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     intervals = checks.choice("intervals", intervals, INTERVAL_SOURCES)
     level = checks.probability("level", level)
     ci = checks.probability("ci", ci)
-    binning = checks.choice("binning", binning, SCHEMES)
-    n_bins = checks.optional_count("n_bins", n_bins, minimum=1)
-    min_count = (GROUP_MIN_COUNT if min_count is None
-                 else checks.count("min_count", min_count, minimum=1))
+    spec = BinningSpec.check(n_bins=n_bins, binning=binning,
+                             min_count=GROUP_MIN_COUNT if min_count is None else min_count)
     if checks.is_bool(delta) or not isinstance(delta, numbers.Real):
         raise TypeError(f"delta must be a number in (0, 1], got {delta!r}")
     delta = float(delta)
@@ -520,16 +548,18 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     gen_name = get_generative(generative).name
     stream = checks.rng(rng)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
+    measures = _Measures(delta=delta, n_directions=n_directions, directions=directions,
+                         kernel_sizes=kernel_sizes, n_perm=n_perm)
     out = map_datasets(_group_coverage_one, data, rng=stream, groups=groups, features=features,
-                       n_bins=n_bins, binning=binning, min_count=min_count, level=level,
-                       intervals=intervals, generative=generative, delta=delta,
-                       n_directions=n_directions, directions=directions,
-                       kernel_sizes=kernel_sizes, n_perm=n_perm, n_mc=n_mc, ci=ci,
-                       client=resolve_client(client), progress=progress)
+                       spec=spec, level=level, intervals=intervals, generative=generative,
+                       measures=measures,
+                       reference=_Reference(n_mc=n_mc, ci=ci, client=resolve_client(client),
+                                            progress=progress))
     out.attrs.update({"level": level, "intervals": intervals, "generative": gen_name,
                       "delta": delta, "n_directions": n_directions, "n_perm": n_perm,
-                      "n_mc": n_mc, "ci": ci, "min_count": min_count, "binning": binning,
-                      "n_bins": _n_bins_used(data, n_bins, min_count),
+                      "n_mc": n_mc, "ci": ci, "min_count": spec.min_count,
+                      "binning": spec.binning,
+                      "n_bins": _n_bins_used(data, spec.n_bins, spec.min_count),
                       "kernel_sizes": list(kernel_sizes), "rng": seeds.seed_attr(rng),
                       "citation": "Ding et al. (2023) (CovGap), Cauchois et al. (2021) "
                                   "(worst-slab coverage), Feldman et al. (2021) (HSIC)"})

@@ -1,7 +1,7 @@
 """Interval-based validation figures: calibration curve, PICP vs level.
 
 Local coverage per bin is :func:`uqviz.plots.conditional.local` of
-``uqviz.local_calibration(..., statistic="PICP")``.
+``uqviz.local_interval_coverage(...)``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import nees as nees_kernels
+from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.tree import datasets_of, map_datasets
@@ -111,8 +112,6 @@ def _from_dataset(ds: xr.Dataset):
     """(y, mean, scale, samples, point labels, variable labels) of a Dataset."""
     if "y" not in ds:
         if "E" in ds and "uE" in ds:
-            from uqviz.data.model import check_dataset
-
             check_dataset(ds)
             return ds["E"].values, 0.0, ds["uE"].values, None, ds["point"].values, None
         raise ValueError(f"y: the Dataset needs variables 'y', 'mean', 'scale' (or 'samples'), "

@@ -14,6 +14,7 @@ Input forms (``scale`` decides):
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -23,8 +24,8 @@ from uqviz._array import bca
 from uqviz._array import nees as nees_kernels
 from uqviz._array.binomial import wilson_interval
 from uqviz.engine import checks
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.parallel import run_task
-from uqviz.engine.seeds import seed_attr
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.quantile import inputs
 from uqviz.quantile.inputs import SAMPLE_MODELS
@@ -95,10 +96,30 @@ def _mqce_interval(inside, coverage, tau, n_boot, ci, method, gen):
     return lower, upper
 
 
-def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_threshold,
-             value_range, reduction, sample_model, variable_names, n_boot, ci, method, rng_attr,
-             engine):
-    p = inputs.prepare(y, mean, scale, samples, sample_model, variable_names)
+@dataclasses.dataclass(frozen=True)
+class _QceSpec:
+    """The checked options of :func:`qce` besides the bootstrap: the levels, the binning of
+    the dispersion (C-QCE), the reduction and how the inputs are read."""
+
+    tau: np.ndarray
+    n_bins: int
+    marginal: bool
+    sample_threshold: int
+    value_range: object
+    reduction: str
+    sample_model: str
+    variable_names: object
+
+
+def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
+    """One dataset of :func:`qce`: ``spec`` a _QceSpec, ``boot`` the BootstrapOptions
+    (``n_boot`` 0: no interval), ``gen`` its random stream."""
+    tau, n_bins, marginal = spec.tau, spec.n_bins, spec.marginal
+    sample_threshold, value_range, reduction = (spec.sample_threshold, spec.value_range,
+                                                spec.reduction)
+    sample_model = spec.sample_model
+    n_boot, ci, method = boot.n_boot, boot.ci, boot.method
+    p = inputs.prepare(y, mean, scale, samples, sample_model, spec.variable_names)
     n = p.n
     if n_boot and n < 2:
         raise ValueError(f"y: the bootstrap interval of the M-QCE needs at least 2 points, "
@@ -124,7 +145,7 @@ def _qce_one(y, mean, scale, samples, gen, *, tau, n_bins, marginal, sample_thre
              "one_dimensional_input": int(p.squeeze), "n_bins": int(n_bins),
              "sample_threshold": int(sample_threshold), "marginal": int(marginal),
              "reduction": reduction, "n_boot": int(n_boot), "ci": ci, "method": method,
-             "rng": rng_attr, "engine": engine, "n_points": int(n),
+             "rng": boot.attrs["rng"], "engine": boot.engine, "n_points": int(n),
              "inside": ("eps <= chi2_d.ppf(tau)" if p.kind == "cov" else
                         "y in HPDI of the draws" if p.sorted_samples is not None else
                         "Z^2 <= chi2_1.ppf(tau) per variable")}
@@ -294,16 +315,16 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     n_bins = checks.count("n_bins", n_bins, minimum=1)
     sample_threshold = checks.count("sample_threshold", sample_threshold, minimum=0)
     marginal = checks.boolean("marginal", marginal)
-    ci = checks.probability("ci", ci)
-    method = checks.choice("method", method, METHODS)
     n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=METHODS, min_boot=0)  # n_boot checked above
     inputs.check_sample_model(sample_model)
     gen = checks.rng(rng)
-    tau = _levels(levels)
-    options = dict(tau=tau, n_bins=n_bins, marginal=marginal, sample_threshold=sample_threshold,
-                   value_range=value_range, reduction=reduction, sample_model=sample_model,
-                   variable_names=variable_names, n_boot=n_boot, ci=ci, method=method,
-                   rng_attr=seed_attr(rng), engine=checks.engine(engine))
+    spec = _QceSpec(tau=_levels(levels), n_bins=n_bins, marginal=marginal,
+                    sample_threshold=sample_threshold, value_range=value_range,
+                    reduction=reduction, sample_model=sample_model,
+                    variable_names=variable_names)
+    options = dict(spec=spec, boot=boot)
     return run_task(_qce_apply, y, mean, scale, samples, gen, options, client=client)
 
 

@@ -3,7 +3,7 @@ curves (miscalibration area, MACE, RMSCE), proper scoring rules (NLL, CRPS, chec
 interval), sharpness and dispersion; the scores of a forecast as given (ensembles, quantiles,
 intervals: ``predictive_scores``) and the paired comparison of two forecasts
 (``compare_forecasts``). Local coverage per bin is
-``uqviz.local_calibration(..., statistic="PICP")``."""
+``uqviz.local_interval_coverage(...)``."""
 
 from uqviz.scores.coverage import calibration_curve, interval_coverage
 from uqviz.scores.predictive import compare_forecasts, predictive_scores

@@ -182,7 +182,7 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     See Also
     --------
     uqviz.calibration_curve : the coverage at every level.
-    uqviz.local_calibration : PICP per bin (``statistic="PICP"``).
+    uqviz.local_interval_coverage : PICP per bin.
     uqviz.plots.scores.coverage : draws PICP against the level.
 
     Notes

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 
-from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.conditional.local import fraction_valid, local_calibration, local_interval_coverage
 from uqviz.conditional.null import NULL_N_MC
 from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
@@ -258,11 +258,13 @@ class ConditionalExplorer(ExplorerDrawing):
 
     def _local(self, ds, n_mc):
         stratified = self.binning.value == "stratified"
-        result = local_calibration(
-            ds, statistic=self.statistic.value, conditioning=self.conditioning.value,
-            n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
-            min_count=self.min_count.value if stratified else None, n_boot=self.n_boot,
-            n_mc=n_mc, rng=self.rng, engine=self.engine)
+        bins = dict(conditioning=self.conditioning.value,
+                    n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
+                    min_count=self.min_count.value if stratified else None, n_mc=n_mc,
+                    rng=self.rng)
+        result = (local_interval_coverage(ds, **bins) if self.statistic.value == "PICP" else
+                  local_calibration(ds, statistic=self.statistic.value, n_boot=self.n_boot,
+                                    engine=self.engine, **bins))
         return result, fraction_valid(result)  # "calibrated" with the null, else "wilson"
 
     def _settings(self):
