@@ -82,7 +82,7 @@ def test_null_of_lzm_matches_the_exact_student_t_coverage():
 
 def test_null_of_picp_is_the_exact_wilson_coverage():
     ds = uqviz.synthetic.nig(2000, nu=20, rng=0)
-    loc = uqviz.local_calibration(ds, statistic="PICP", level=0.9, n_bins=20)
+    loc = uqviz.local_interval_coverage(ds, level=0.9, n_bins=20)
     assert np.allclose(loc["null_coverage"], wilson_coverage(100, 0.9))
 
 

@@ -318,7 +318,7 @@ def test_proper_scores_seeded_tree_and_engines():
 
 
 # ------------------------------------------------------------------------------------
-# local coverage (PICP per bin) through local_calibration
+# local coverage (PICP per bin): local_interval_coverage
 # ------------------------------------------------------------------------------------
 
 def test_local_picp_by_hand():
@@ -326,8 +326,7 @@ def test_local_picp_by_hand():
     u = np.ones(6)
     ds = uqviz.from_arrays(e, u, features={"x": np.arange(6.0)})
     with pytest.warns(UserWarning, match="fewer than 100 points"):
-        res = uqviz.local_calibration(ds, statistic="PICP", conditioning="x", n_bins=2,
-                                      ci=0.9)
+        res = uqviz.local_interval_coverage(ds, conditioning="x", n_bins=2, ci=0.9)
     k = np.array([2, 2])  # bins {0, 1, 2}: 0.1, -0.2 inside; {3, 4, 5}: 0.3, 0.0
     np.testing.assert_allclose(res["estimate"].values, k / 3)
     lo, hi = wilson_interval(k, 3, ci=0.9, continuity=True)
@@ -342,8 +341,8 @@ def test_local_picp_feeds_fraction_valid_plots_and_explorer():
     ds = _normal_data(8000, seed=2, nu=6.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = uqviz.local_calibration(ds, statistic="PICP", level=0.9, generative="t6",
-                                      conditioning="x", n_bins=20)
+        res = uqviz.local_interval_coverage(ds, level=0.9, generative="t6",
+                                            conditioning="x", n_bins=20)
     fv = uqviz.fraction_valid(res)
     assert float(fv["estimate"]) >= 0.8
     ax = uqviz.plots.conditional.local(res, fv=fv)
@@ -355,7 +354,7 @@ def test_local_picp_feeds_fraction_valid_plots_and_explorer():
 
 def test_local_picp_and_picp_agree_on_one_bin():
     ds = _normal_data(3000, seed=9)
-    loc = uqviz.local_calibration(ds, statistic="PICP", level=0.9, n_bins=1)
+    loc = uqviz.local_interval_coverage(ds, level=0.9, n_bins=1)
     cov = uqviz.interval_coverage(ds, levels=(0.9,))
     np.testing.assert_allclose(loc["estimate"].values, cov["picp"].values)
     np.testing.assert_allclose(loc["ci_lower"].values, cov["picp_lower"].values)
@@ -402,7 +401,7 @@ def test_plots_take_results():
     (lambda ds: uqviz.proper_scores(ds, levels=(1.2,)), "levels must be in"),
     (lambda ds: uqviz.proper_scores(ds, generative="uniform", n_boot=0), "closed forms"),
     (lambda ds: uqviz.proper_scores(ds, method="wilson"), "method must be one of"),
-    (lambda ds: uqviz.local_calibration(ds, statistic="PICP", level=1.5), "level must be in"),
+    (lambda ds: uqviz.local_interval_coverage(ds, level=1.5), "level must be in"),
     (lambda ds: uqviz.local_calibration(ds, statistic="PICP", method="bca"),
      "method must be one of"),
     (lambda ds: uqviz.local_calibration(ds, level=0.9), "statistic='PICP' only"),
