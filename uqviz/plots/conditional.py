@@ -11,6 +11,8 @@ from matplotlib.lines import Line2D
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._checks import drawable
+from uqviz.plots._svg import new_axes
+from uqviz.plots._svg import set_log_x as svg_log_x
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
                                 get_ax, legend_options, set_log_x, set_title, style)
 
@@ -224,8 +226,6 @@ def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
     >>> [label.split(" (")[0] for _, _, label in ax.legend_items], ax.svg()[:4]
     (['reference', 'valid'], '<svg')
     """
-    from uqviz.plots._svg import new_axes, set_log_x as svg_log_x
-
     res = _single(local_result, "local_result", "uqviz.local_calibration",
                   ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
                   ("bin",), draws=("bin_center", "estimate"), what="local_svg")

@@ -7,6 +7,8 @@ import numpy as np
 from uqviz.engine import checks
 from uqviz.plots._checks import drawable
 from uqviz.plots._checks import names as _names
+from uqviz.plots._svg import new_axes
+from uqviz.plots._svg import set_log_x as svg_log_x
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
                                 get_ax, legend_options, one_dataset, set_log_x, set_title,
                                 style)
@@ -106,8 +108,6 @@ def before_after_svg(before_result, after_result, *, layout, labels=("before", "
     -------
     uqviz.plots._svg.SvgAxes
     """
-    from uqviz.plots._svg import new_axes, set_log_x as svg_log_x
-
     for name, res in (("before_result", before_result), ("after_result", after_result)):
         if _kind(res, name) != "local":
             raise ValueError(f"{name}: a uqviz.local_calibration result is needed")

@@ -11,6 +11,7 @@ from matplotlib import ticker
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._checks import choice, drawable
+from uqviz.plots._svg import new_axes
 from uqviz.plots._style import COLORS, apply_style, get_ax, legend_options, set_title
 from uqviz.plots._style import one_dataset as _one_dataset
 
@@ -347,8 +348,6 @@ def reference_distribution_svg(result, *, layout, title=None):
     -------
     uqviz.plots._svg.SvgAxes
     """
-    from uqviz.plots._svg import new_axes
-
     checks.result("result", result, "uqviz.validate_simulated with return_samples=True",
                   variables=("samples", "reference", "reference_lower", "reference_upper",
                              "estimate", "ci_lower", "ci_upper"))
