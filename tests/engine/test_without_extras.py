@@ -195,3 +195,15 @@ def test_the_extras_are_declared(pyproject=ROOT / "pyproject.toml"):
     everything = extras["all"][0]
     for extra in ("numba", "dask", "hdf5", "seaborn", "test", "docs", "notebooks"):
         assert extra in everything, f"uqviz[all] lacks {extra}"
+
+
+def test_the_environments_still_install_the_extras():
+    """Optional for pip, not for the course: make, conda and Binder install every extra."""
+    import yaml
+
+    assert "-e '.[all]'" in (ROOT / "Makefile").read_text()
+    for path in (ROOT / "environment.yml", ROOT / "binder" / "environment.yml"):
+        listed = {d.split("=")[0].split(">")[0].strip()
+                  for d in yaml.safe_load(path.read_text())["dependencies"] if isinstance(d, str)}
+        missing = {"numba", "dask", "distributed", "h5py", "h5netcdf"} - listed
+        assert not missing, f"{path.name} lacks {missing}"
