@@ -15,9 +15,9 @@ $(STAMP): pyproject.toml $(wildcard share/jupyter/voila/templates/uqviz/*)
 	$(BIN)/python scripts/install-voila-template
 	@touch $(STAMP)
 
-## demo: install, then validate the embedded default dataset and write its report
+## demo: install, then check the average calibration of the embedded default dataset (uqviz average) and write its report
 demo: $(STAMP)
-	$(BIN)/uqviz validate
+	$(BIN)/uqviz average
 	MPLBACKEND=Agg $(BIN)/uqviz report --out uqviz-report
 
 ## chromium: the system browser of the browser tests (Debian's package when missing)

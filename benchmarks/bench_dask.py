@@ -112,7 +112,7 @@ def bench_pieces(u, e, n_boot=320, n_mc=128):
     from uqviz._array import variates as kv
     from uqviz.engine.statistics import get_statistic
     from uqviz.generative import get_generative
-    from uqviz.reference.simulated import _references_of
+    from uqviz.reference.simulated import _references_of, _Simulation
 
     m = u.size
     gen, out = npr.default_rng(1), np.empty(m)
@@ -138,11 +138,13 @@ def bench_pieces(u, e, n_boot=320, n_mc=128):
     ds = uqviz.from_arrays(e, u)
     stats = [get_statistic(s) for s in ("ENCE", "ZMSE", "CC")]
     for d in ("normal", "t6"):
-        kw = dict(stats=stats, generative=get_generative(d), n_bins=20, conditioning="uE",
-                  ci=0.95, return_samples=False, client=None, progress=False)
-        _references_of(ds.isel(point=slice(0, 5000)), rng=npr.default_rng(0), n_mc=4, **kw)
-        t1, _ = timed(_references_of, ds, rng=npr.default_rng(0), n_mc=n_mc, **kw)
-        t2, _ = timed(_references_of, ds, rng=npr.default_rng(0), n_mc=2 * n_mc, **kw)
+        kw = dict(stats=stats, generative=get_generative(d))
+        sim = _Simulation(n_mc=4, n_bins=20, conditioning="uE", ci=0.95, progress=False)
+        _references_of(ds.isel(point=slice(0, 5000)), rng=npr.default_rng(0), sim=sim, **kw)
+        t1, _ = timed(_references_of, ds, rng=npr.default_rng(0), sim=sim.replace(n_mc=n_mc),
+                      **kw)
+        t2, _ = timed(_references_of, ds, rng=npr.default_rng(0),
+                      sim=sim.replace(n_mc=2 * n_mc), **kw)
         line(f"M={m:.0e}", f"one simulated set for ENCE, ZMSE and CC together, D={d}",
              f"{1e3 * (t2 - t1) / n_mc:.0f} ms (wall, 2 threads)",
              f"set-up {t1 - (t2 - t1):.1f} s per call")

@@ -37,7 +37,7 @@ from uqviz.predictive import local_pit, pit, validate_pit
 from uqviz.quantile import nees, nees_test, qce, qce_to_numpy
 from uqviz.recalibration import Recalibration, fit_recalibration, recalibrate
 from uqviz.reference import (confidence_curve, extrapolate, simulated_reference, size_dependence,
-                             validate, validate_simulated)
+                             validate, validate_simulated, validate_with_references)
 from uqviz.reporting import report
 from uqviz.scores import (calibration_curve, compare_forecasts, interval_coverage,
                           predictive_scores, proper_scores)
@@ -70,6 +70,7 @@ __all__ = sorted([
     "ordering_study", "pit", "predictive", "proper_scores", "qce", "qce_to_numpy", "quantile",
     "read_csv", "recalibrate", "recalibration", "reliability", "report",
     "running_statistics", "save_study", "stored_study", "simulated_reference", "size_dependence",
-    "statistic_bias", "statistics", "synthetic", "tailedness", "validate", "validate_average",
-    "validate_pit", "validate_simulated", "validation_probability", "z_scores",
+    "statistic_bias", "statistics", "synthetic", "tailedness", "validate_average",
+    "validate_pit", "validate_simulated", "validate_with_references", "validation_probability",
+    "z_scores",
 ])

@@ -1,4 +1,9 @@
-"""Console entry point: ``uqviz validate [CSV] ...`` and ``uqviz report [CSV] ...``.
+"""Console entry point: ``uqviz average [CSV] ...`` and ``uqviz report [CSV] ...``.
+
+``uqviz average`` is the average calibration (ZMS, RCE), the tailedness screen and the CI
+gate (``--fail-on``); ``uqviz validate``, its old name, is kept until uqviz 0.3.0 as an alias
+that prints a deprecation line to stderr and behaves the same (same output, same exit
+status).
 
 User errors print one ``uqviz: error: ...`` line and exit with status 2.
 
@@ -6,15 +11,15 @@ Examples
 --------
 ::
 
-    uqviz validate                                 # the embedded default example
-    uqviz validate data.csv --reference y --prediction yhat --variances var
-    uqviz validate data.csv --features mass --fail-on any --json verdicts.json   # a CI gate
-    uqviz validate q.csv --reference y --prediction q50 --quantiles 0.05:q05 0.5:q50 0.95:q95 \
+    uqviz average                                  # the embedded default example
+    uqviz average data.csv --reference y --prediction yhat --variances var
+    uqviz average data.csv --features mass --fail-on any --json verdicts.json    # a CI gate
+    uqviz average q.csv --reference y --prediction q50 --quantiles 0.05:q05 0.5:q50 0.95:q95 \
         --fail-on pit                              # the PIT of the quantiles as given
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
     uqviz report data.csv --errors E --uncertainties uE --no-remedy   # no recalibration
 
-Exit status of ``validate``: 0; 1 when a verdict named by ``--fail-on`` fails; 3 when none
+Exit status of ``average``: 0; 1 when a verdict named by ``--fail-on`` fails; 3 when none
 fails but one is unreliable (heavy tails: the test cannot decide) or not tested; 2 for bad
 input (any command). The gated verdicts are calibration questions (average calibration,
 consistency, adaptivity, the PIT), those of a report's headline; ``report`` exits with 0 (or
@@ -25,17 +30,29 @@ diagnostics (ENCE, ZMSE, CC, the interval coverage, in their own words).
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
 import sys
 import warnings
 
+from uqviz.average.validation import tailedness, validate_average
+from uqviz.data.readers import read_csv
+from uqviz.data.synthetic import default_example
+from uqviz.engine.deprecation import REMOVED_IN
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.reporting import text
-from uqviz.reporting.gate import GATES
+from uqviz.reporting.build import prepare_folder, report, write_atomic
+from uqviz.reporting.gate import GATES, gate
+from uqviz.reporting.serialise import dataset_to_json, jsonable
+from uqviz.reporting.wording import fmt
 
-__all__ = ["main"]
+__all__ = ["main", "VALIDATE_DEPRECATED"]
+
+#: the line ``uqviz validate`` (the old name of ``uqviz average``) prints to stderr
+VALIDATE_DEPRECATED = (f"`uqviz validate` is deprecated and will be removed in uqviz "
+                       f"{REMOVED_IN}: use `uqviz average`")
 
 
 def _add_data_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,7 +75,7 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
                                                "interval, e.g. 0.9")
     p.add_argument("--features", nargs="+", default=None,
                    help="numeric columns of input features: the adaptivity analysis of `report` "
-                        "(`validate` only checks them)")
+                        "(`average` only checks them)")
     p.add_argument("--sep", default=",", help="field separator of the CSV (default ',')")
     p.add_argument("--decimal", default=".", help="decimal mark of the CSV (default '.')")
     p.add_argument("--drop-invalid", action="store_true",
@@ -68,10 +85,8 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
                    help="random seed (reproducible output; default 0)")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="uqviz", description="Validate ML prediction uncertainties.")
-    sub = p.add_subparsers(dest="command", required=True)
-    v = sub.add_parser("validate", help="average calibration (ZMS, RCE) and tailedness screen")
+def _add_gate_arguments(v: argparse.ArgumentParser) -> None:
+    """The arguments of ``uqviz average`` (and of its deprecated alias ``uqviz validate``)."""
     _add_data_arguments(v)
     v.add_argument("--statistics", nargs="+", default=["ZMS", "RCE"],
                    help="statistics to validate (default: ZMS RCE)")
@@ -91,6 +106,17 @@ def _parser() -> argparse.ArgumentParser:
                         "unreliable (heavy tails, or an interval that cannot be computed).")
     v.add_argument("--json", dest="json_path", metavar="FILE",
                    help="write the numbers and verdicts to FILE (JSON)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="uqviz", description="Validate ML prediction uncertainties.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for command, what in (("average", "average calibration (ZMS, RCE), the tailedness "
+                                      "screen and the CI gate (--fail-on)"),
+                          ("validate", f"deprecated alias of `average` (removed in uqviz "
+                                       f"{REMOVED_IN})")):
+        v = sub.add_parser(command, help=what)
+        _add_gate_arguments(v)
     r = sub.add_parser("report", help="full validation report (HTML + JSON)")
     _add_data_arguments(r)
     r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
@@ -121,9 +147,6 @@ def quantile_columns(pairs):
 
 def load_data(args):
     """Build the dataset named by the command-line arguments."""
-    from uqviz.data.readers import read_csv
-    from uqviz.data.synthetic import default_example
-
     forecast = {"quantiles": quantile_columns(getattr(args, "quantiles", None)),
                 "samples": getattr(args, "samples", None), "lower": getattr(args, "lower", None),
                 "upper": getattr(args, "upper", None), "level": getattr(args, "level", None)}
@@ -154,8 +177,6 @@ def _json_target(path):
 
 def _line(key, v) -> str:
     """One gated verdict in words."""
-    from uqviz.reporting.wording import fmt
-
     if key.startswith("average:"):
         head = f"Average calibration ({key.split(':')[1]})"
         what = (f"{fmt(v.get('estimate'))}, 95 % CI [{fmt(v.get('ci_lower'))}, "
@@ -184,18 +205,13 @@ def _line(key, v) -> str:
     return f"{head}: {v['verdict']} ({what})."
 
 
-def run_validate(args, out=None) -> int:
-    """Print the average-calibration table and the tailedness screen; gate on verdicts.
+def run_average(args, out=None) -> int:
+    """``uqviz average``: print the average-calibration table and the tailedness screen; gate
+    on verdicts (``--fail-on``).
 
     Returns 1 when a verdict named by ``--fail-on`` fails, 3 when none fails but one is
     unreliable, else 0.
     """
-    import json
-
-    from uqviz.average.validation import tailedness, validate_average
-    from uqviz.reporting.build import jsonable, write_atomic, dataset_to_json
-    from uqviz.reporting.gate import gate
-
     out = sys.stdout if out is None else out
     gates = list(dict.fromkeys(args.fail_on or []))
     if "adaptivity" in gates and not args.features:
@@ -236,7 +252,9 @@ def run_validate(args, out=None) -> int:
               "uE) and adaptivity (bins on input features) with uqviz.local_calibration "
               "(or --fail-on any --features ...).", file=out)
     else:
-        verdicts = {k: v for k, v in result["verdicts"].items() if v["gated"]}
+        table = result["table"]  # the verdict table: which tests are gated, their reasons
+        gated = [str(t) for t in table["test"].values[table["gated"].values]]
+        verdicts = {k: result["verdicts"][k] for k in gated}  # the entries: the JSON
         numbers.update({k: v for k, v in result["numbers"].items()
                         if k not in ("average", "tailedness")})
         print(f"\nGated verdicts ({len(verdicts)} tests, family-wise false-alarm rate 0.05, "
@@ -245,7 +263,7 @@ def run_validate(args, out=None) -> int:
             print("  " + _line(key, v), file=out)
         failed, unreliable = result["failed"], result["unreliable"]
         status = result["exit_status"]
-        why = "; ".join(f"{k}: {result['verdicts'].get(k, {}).get('reason') or 'no conclusion'}"
+        why = "; ".join(f"{k}: {table['reason'].sel(test=k).item() or 'no conclusion'}"
                         for k in unreliable)
         words = (f"FAILED ({', '.join(failed)}); exit status 1" if failed else
                  f"UNRELIABLE ({why}); exit status 3" if unreliable else "passed")
@@ -265,9 +283,7 @@ def run_validate(args, out=None) -> int:
 def run_report(args, out=None) -> int:
     """Write the HTML and JSON report; print the headline, the conclusion (the calibration
     questions, then the further diagnostics) and the paths. Returns 0 (the exit status of a
-    gate is `validate --fail-on`'s)."""
-    from uqviz.reporting.build import prepare_folder, report
-
+    gate is `average --fail-on`'s)."""
     out = sys.stdout if out is None else out
     prepare_folder(args.out)  # fail before the computation, not after
     ds = load_data(args)
@@ -313,11 +329,14 @@ def main(argv=None) -> int:
 
     Examples
     --------
-    >>> main(["validate", "no_such_file.csv"])
+    >>> main(["average", "no_such_file.csv"])
     2
     """
     args = _parser().parse_args(argv)
-    command = {"validate": run_validate, "report": run_report}[args.command]
+    if args.command == "validate":
+        print(VALIDATE_DEPRECATED, file=sys.stderr)
+    command = {"average": run_average, "validate": run_average,
+               "report": run_report}[args.command]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")

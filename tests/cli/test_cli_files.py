@@ -54,18 +54,18 @@ def _zms(out):
 
 def test_missing_file(tmp_path, capsys):
     path = tmp_path / "nope.csv"
-    _refused(["validate", str(path), "--n-boot", "100"], capsys, "nope.csv")
+    _refused(["average", str(path), "--n-boot", "100"], capsys, "nope.csv")
 
 
 def test_directory_as_csv(tmp_path, capsys):
-    _refused(["validate", str(tmp_path), "--n-boot", "100"], capsys, str(tmp_path.name))
+    _refused(["average", str(tmp_path), "--n-boot", "100"], capsys, str(tmp_path.name))
 
 
 def test_wrong_column_name(tmp_path, capsys):
     path = tmp_path / "d.csv"
     _frame().to_csv(path, index=False)
-    _refused(["validate", str(path), "--errors", "err", "--n-boot", "100"], capsys, "err")
-    _refused(["validate", str(path), "--uncertainties", "sigma", "--n-boot", "100"], capsys,
+    _refused(["average", str(path), "--errors", "err", "--n-boot", "100"], capsys, "err")
+    _refused(["average", str(path), "--uncertainties", "sigma", "--n-boot", "100"], capsys,
              "sigma")
 
 
@@ -75,7 +75,7 @@ def test_ragged_csv_is_an_error_naming_the_line(tmp_path, capsys):
     lines[3] += ",7.5"  # line 4 of the file has 3 fields, the header 2
     path = tmp_path / "ragged.csv"
     path.write_text("\n".join(lines) + "\n")
-    err = _refused(["validate", str(path), "--n-boot", "100"], capsys, "line")
+    err = _refused(["average", str(path), "--n-boot", "100"], capsys, "line")
     assert re.search(r"\b4\b", err), f"stderr does not name line 4: {err!r}"
 
 
@@ -85,26 +85,26 @@ def test_every_row_ragged_is_not_read_with_shifted_columns(tmp_path, capsys):
     lines = ["E,uE"] + [f"{i},{e!r},{u!r}" for i, (e, u) in enumerate(zip(df.E, df.uE))]
     path = tmp_path / "shifted.csv"
     path.write_text("\n".join(lines) + "\n")
-    _refused(["validate", str(path), "--n-boot", "100"], capsys, "line")
+    _refused(["average", str(path), "--n-boot", "100"], capsys, "line")
 
 
 def test_empty_and_header_only_and_binary_files(tmp_path, capsys):
     empty = tmp_path / "empty.csv"
     empty.write_text("")
-    _refused(["validate", str(empty), "--n-boot", "100"], capsys, "empty.csv")
+    _refused(["average", str(empty), "--n-boot", "100"], capsys, "empty.csv")
     header = tmp_path / "header.csv"
     header.write_text("E,uE\n")
-    _refused(["validate", str(header), "--n-boot", "100"], capsys)
+    _refused(["average", str(header), "--n-boot", "100"], capsys)
     binary = tmp_path / "binary.csv"
     binary.write_bytes(bytes(range(256)) * 4)
-    _refused(["validate", str(binary), "--n-boot", "100"], capsys, "binary.csv")
+    _refused(["average", str(binary), "--n-boot", "100"], capsys, "binary.csv")
 
 
 def test_bom_csv_is_read_correctly(tmp_path, capsys):
     df = _frame()
     path = tmp_path / "bom.csv"
     path.write_text("\ufeff" + df.to_csv(index=False), encoding="utf-8")
-    status, out, err = _run(["validate", str(path), "--n-boot", "200"], capsys)
+    status, out, err = _run(["average", str(path), "--n-boot", "200"], capsys)
     assert status == 0, err
     assert "M = 300" in out
     assert _zms(out) == pytest.approx(np.mean(df.E**2 / df.uE**2), rel=1e-3)
@@ -114,7 +114,7 @@ def test_semicolon_csv_is_read_or_refused_clearly(tmp_path, capsys):
     df = _frame()
     path = tmp_path / "semi.csv"
     path.write_text(df.to_csv(index=False, sep=";"))
-    status, out, err = _run(["validate", str(path), "--n-boot", "200"], capsys)
+    status, out, err = _run(["average", str(path), "--n-boot", "200"], capsys)
     if status == 0:
         assert "M = 300" in out
         assert _zms(out) == pytest.approx(np.mean(df.E**2 / df.uE**2), rel=1e-3)

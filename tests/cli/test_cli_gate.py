@@ -1,4 +1,4 @@
-"""The CI gate: ``uqviz validate ... --fail-on {average,consistency,adaptivity,any}``.
+"""The CI gate: ``uqviz average ... --fail-on {average,consistency,adaptivity,any}``.
 
 Exit status 1 when a named verdict fails, 3 when none fails but one is unreliable or cannot
 be tested, 0 otherwise, 2 for bad input; ``--json`` writes the numbers and verdicts. Checked
@@ -62,20 +62,20 @@ def _run(argv, capsys):
     ("adaptivity", "any", 1),
 ])
 def test_exit_status_follows_the_named_verdict(files, capsys, name, gate, expected):
-    status, out = _run(["validate", files[name], "--features", "x", "--fail-on", gate,
+    status, out = _run(["average", files[name], "--features", "x", "--fail-on", gate,
                         "--statistics", "ZMS", *N_BOOT], capsys)
     assert status == expected, out.out
     assert f"Gate (--fail-on {gate}): " + ("passed" if expected == 0 else "FAILED") in out.out
 
 
 def test_without_fail_on_the_status_is_0_even_when_a_verdict_fails(files, capsys):
-    status, out = _run(["validate", files["overconfident"], *N_BOOT], capsys)
+    status, out = _run(["average", files["overconfident"], *N_BOOT], capsys)
     assert status == 0 and "fails" in out.out and "Gate" not in out.out
 
 
 def test_repeated_fail_on_and_the_json_file(files, capsys, tmp_path):
     path = tmp_path / "v.json"
-    status, out = _run(["validate", files["adaptivity"], "--features", "x", "--fail-on",
+    status, out = _run(["average", files["adaptivity"], "--features", "x", "--fail-on",
                         "average", "--fail-on", "adaptivity", "--json", str(path), *N_BOOT], capsys)
     assert status == 1
     doc = json.loads(path.read_text())
@@ -97,7 +97,7 @@ def test_repeated_fail_on_and_the_json_file(files, capsys, tmp_path):
 
 def test_json_without_a_gate_holds_the_average_numbers(files, capsys, tmp_path):
     path = tmp_path / "a.json"
-    assert main(["validate", files["good"], "--json", str(path), *N_BOOT]) == 0
+    assert main(["average", files["good"], "--json", str(path), *N_BOOT]) == 0
     doc = json.loads(path.read_text())
     assert doc["exit_status"] == 0 and doc["verdicts"] == {}
     assert {"average", "tailedness"} <= set(doc)
@@ -107,7 +107,7 @@ def test_same_seed_same_verdict(files, capsys, tmp_path):
     docs = []
     for i in range(2):
         path = tmp_path / f"{i}.json"
-        main(["validate", files["good"], "--fail-on", "consistency", "--json", str(path),
+        main(["average", files["good"], "--fail-on", "consistency", "--json", str(path),
               *N_BOOT])
         docs.append(json.loads(path.read_text()))
     assert docs[0]["consistency"] == docs[1]["consistency"]
@@ -122,19 +122,19 @@ def _refused(argv, capsys, *words):
 
 
 def test_bad_input_exits_2(files, capsys, tmp_path):
-    _refused(["validate", files["good"], "--fail-on", "adaptivity"], capsys,
+    _refused(["average", files["good"], "--fail-on", "adaptivity"], capsys,
              "--fail-on adaptivity needs --features")
-    _refused(["validate", files["good"], "--fail-on", "any", "--json",
+    _refused(["average", files["good"], "--fail-on", "any", "--json",
               str(tmp_path / "nope" / "v.json")], capsys, "no such folder")
-    _refused(["validate", files["good"], "--fail-on", "any", "--json", str(tmp_path)], capsys,
+    _refused(["average", files["good"], "--fail-on", "any", "--json", str(tmp_path)], capsys,
              "is a directory")
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"E": [0.1, np.nan, 0.2], "uE": [1.0, 1.0, 0.0]}).to_csv(bad, index=False)
-    _refused(["validate", str(bad), "--fail-on", "any"], capsys, "1 row with NaN")
-    _refused(["validate", files["good"], "--features", "mass", "--fail-on", "any"], capsys,
+    _refused(["average", str(bad), "--fail-on", "any"], capsys, "1 row with NaN")
+    _refused(["average", files["good"], "--features", "mass", "--fail-on", "any"], capsys,
              "'mass'")
     with pytest.raises(SystemExit) as exc:
-        main(["validate", files["good"], "--fail-on", "everything"])
+        main(["average", files["good"], "--fail-on", "everything"])
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
 
@@ -143,7 +143,7 @@ def test_a_verdict_that_cannot_be_reached_does_not_pass(tmp_path, capsys):
     rng = np.random.default_rng(2)
     path = _write(tmp_path / "const.csv", rng.standard_normal(500), np.ones(500),
                   rng.uniform(size=500))
-    status, out = _run(["validate", path, "--fail-on", "consistency", *N_BOOT], capsys)
+    status, out = _run(["average", path, "--fail-on", "consistency", *N_BOOT], capsys)
     assert status == 3 and "Consistency: not tested (uE is constant" in out.out
     assert "UNRELIABLE (consistency" in out.out
 
@@ -180,7 +180,7 @@ def test_one_huge_error_never_passes_consistency(tmp_path, capsys):
     e = ds["E"].values.copy()
     e[0] = 1e26
     path = _write(tmp_path / "huge.csv", e, ds["uE"].values, np.arange(1000.0))
-    status, out = _run(["validate", path, "--fail-on", "consistency", "--json",
+    status, out = _run(["average", path, "--fail-on", "consistency", "--json",
                         str(tmp_path / "h.json"), *N_BOOT], capsys)
     assert status != 0, out.out
     doc = json.loads((tmp_path / "h.json").read_text())
@@ -190,7 +190,7 @@ def test_one_huge_error_never_passes_consistency(tmp_path, capsys):
 
 def test_exit_codes_from_a_real_process(files, tmp_path):
     def run(*argv):
-        return subprocess.run([sys.executable, "-m", "uqviz.cli", "validate", *argv, *N_BOOT],
+        return subprocess.run([sys.executable, "-m", "uqviz.cli", "average", *argv, *N_BOOT],
                               capture_output=True, text=True)
 
     assert run(files["good"], "--fail-on", "average").returncode == 0
@@ -233,7 +233,7 @@ def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
     bad = _quantile_csv(tmp_path / "overconfident_q.csv", spread=1.4)
     good = _quantile_csv(tmp_path / "calibrated_q.csv", spread=1.0)
     path = tmp_path / "pit.json"
-    status, out = _run(["validate", bad, *_quantile_args(), "--fail-on", "pit", "--json",
+    status, out = _run(["average", bad, *_quantile_args(), "--fail-on", "pit", "--json",
                         str(path), *N_BOOT], capsys)
     assert status == 1, out.out
     assert "PIT uniformity (forecast: quantiles): fails (ECDF outside" in out.out
@@ -256,7 +256,7 @@ def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
     assert doc["pit"]["data"]["pit_count"]["values"] == res["pit_count"].values.tolist()
     assert doc["pit"]["attrs"]["forecast"] == "quantiles"
 
-    status, out = _run(["validate", good, *_quantile_args(), "--fail-on", "pit", *N_BOOT],
+    status, out = _run(["average", good, *_quantile_args(), "--fail-on", "pit", *N_BOOT],
                        capsys)
     assert status == 0, out.out
     assert "PIT uniformity (forecast: quantiles): OK (ECDF inside" in out.out
@@ -264,7 +264,7 @@ def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
 
 def test_fail_on_pit_is_holm_with_the_other_gates_and_not_in_any(files, tmp_path, capsys):
     path = tmp_path / "v.json"
-    assert main(["validate", files["overconfident"], "--fail-on", "average", "--fail-on", "pit",
+    assert main(["average", files["overconfident"], "--fail-on", "average", "--fail-on", "pit",
                  "--statistics", "ZMS", "--json", str(path), *N_BOOT]) == 1
     doc = json.loads(path.read_text())
     v = doc["verdicts"]
@@ -278,5 +278,5 @@ def test_fail_on_pit_is_holm_with_the_other_gates_and_not_in_any(files, tmp_path
     assert v["pit"]["verdict"] == "fails"  # uE twice too small: the PIT piles at 0 and 1
     capsys.readouterr()
     path = tmp_path / "any.json"
-    main(["validate", files["good"], "--fail-on", "any", "--json", str(path), *N_BOOT])
+    main(["average", files["good"], "--fail-on", "any", "--json", str(path), *N_BOOT])
     assert "pit" not in json.loads(path.read_text())["verdicts"]  # "any" keeps its meaning

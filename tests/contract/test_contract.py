@@ -282,9 +282,9 @@ def test_bootstrap_and_monte_carlo_functions_take_a_client(qual):
 
 
 # the functions the contract's tables name exist under these names at uqviz.<name>
-CONTRACT_FUNCTIONS = ["validate_average", "decimation_curve", "validate_simulated", "validate",
-                      "report", "local_calibration", "reliability", "ordering_study",
-                      "validation_probability", "extrapolate", "binned_errors",
+CONTRACT_FUNCTIONS = ["validate_average", "decimation_curve", "validate_simulated",
+                      "validate_with_references", "report", "local_calibration", "reliability",
+                      "ordering_study", "validation_probability", "extrapolate", "binned_errors",
                       "simulated_reference", "qce", "nees", "nees_test", "confidence_curve",
                       "fraction_valid", "interval_coverage", "calibration_curve",
                       "proper_scores"]
@@ -330,8 +330,8 @@ EUE_CALLS = {
                                 conditioning="uE", ci=0.9, rng=1, progress=False),
     "validate_simulated": dict(statistic="ENCE", generative="normal", n_mc=20, n_boot=50,
                                n_bins=4, conditioning="uE", ci=0.9, rng=1, progress=False),
-    "validate": dict(statistic="ENCE", generative=("normal", "t6"), n_mc=20, n_boot=50, n_bins=4,
-                     ci=0.9, rng=1, progress=False),
+    "validate_with_references": dict(statistic="ENCE", generative=("normal", "t6"), n_mc=20,
+                                     n_boot=50, n_bins=4, ci=0.9, rng=1, progress=False),
     "confidence_curve": dict(fractions=(0.0, 0.5), n_mc=20, n_boot=50, ci=0.9, rng=1),
     "extrapolate": {"statistic": "ZMSE", "n_bins": (4, 6, 8, 10, 12),
                     "min_count": 10, "fit_min_bins": 3, "n_boot": 20, "ci": 0.9,
@@ -790,8 +790,8 @@ def _plot_inputs():
             "quantile_reliability": uqviz.qce(y, 0.0, np.ones(200), n_boot=0),
             "coverage_map": uqviz.qce(y, 0.0, np.ones(200), n_boot=0, marginal=False),
             "before_after": loc,
-            "zeta_scores": uqviz.validate(ds, statistic="ENCE", n_bins=4, n_mc=20, n_boot=50,
-                                          rng=1),
+            "zeta_scores": uqviz.validate_with_references(ds, statistic="ENCE", n_bins=4,
+                                                          n_mc=20, n_boot=50, rng=1),
             "reference_sensitivity": xr.concat(refs, dim=xr.DataArray([4.0, 8.0], dims="nu",
                                                                       name="nu")),
             "reference_distribution": uqviz.simulated_reference(

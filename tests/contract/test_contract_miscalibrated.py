@@ -109,14 +109,15 @@ CALLS = {
         lambda ds: uqviz.validate_simulated(ds, statistic="CC", scheme=("Sim", "Sim2"),
                                             n_mc=200, n_boot=500, rng=1, progress=False),
         ("flat",), "rejects"),
-    "validate": (
-        lambda ds: uqviz.validate(ds, statistic="ENCE", n_mc=200, n_boot=500, rng=1,
+    "validate_with_references": (
+        lambda ds: uqviz.validate_with_references(ds, statistic="ENCE", n_mc=200, n_boot=500, rng=1,
                                   progress=False),
         ("consistency",), "verdict"),
-    "validate[ZMS]": (lambda ds: uqviz.validate(ds, statistic="ZMS", n_boot=500, rng=1),
+    "validate[ZMS]": (lambda ds: uqviz.validate_with_references(ds, statistic="ZMS", n_boot=500,
+                                                                rng=1),
                       ("average",), "verdict"),
     "validate[CC]": (
-        lambda ds: uqviz.validate(ds, statistic="CC", n_mc=200, n_boot=500, rng=1,
+        lambda ds: uqviz.validate_with_references(ds, statistic="CC", n_mc=200, n_boot=500, rng=1,
                                   progress=False),
         ("flat",), "verdict"),
     "confidence_curve": (lambda ds: uqviz.confidence_curve(ds, n_mc=200, n_boot=0, rng=1),

@@ -450,7 +450,7 @@ EUE_ENTRY_POINTS = [
     ("validate_simulated", "validate_simulated",
      dict(statistic=["ENCE", "ZMSE"], generative=["normal", "t6"], n_mc=[1, 5],
           n_bins=[1, 2], progress=[False], **CHEAP), 40),
-    ("validate", "validate",
+    ("validate_with_references", "validate_with_references",
      dict(statistic=["ENCE", "ZMS"], generative=[("normal", "t6"), ("normal", "uniform")],
           n_mc=[1, 5], n_bins=[1, 2], progress=[False], **CHEAP), 30),
     ("decimation_curve", ("decimation_curve", "decimation"),

@@ -85,7 +85,7 @@ EXTRA_CALLS = {
         lambda: ((_small(),), dict(statistic="ZMS", generative=("normal", "t6"),
                                    scheme=("Sim", "Sim2", "BS"), n_bins=4, n_mc=20, n_boot=50,
                                    rng=1, progress=False))),
-    "validate[ZMS]": ("uqviz.validate",
+    "validate[ZMS]": ("uqviz.validate_with_references",
                       lambda: ((_small(),), dict(statistic="ZMS", n_boot=50, rng=1))),
     "qce[per_bin]": ("uqviz.qce",
                      lambda: (contract._mv_arrays(), dict(n_bins=4, n_boot=0,
@@ -358,9 +358,9 @@ def _reliability_diagram(**kw):
 
 
 RENAMED = [
-    ("validate", "k", "coverage_factor", 1.0,
-     lambda **kw: uqviz.validate(_small(), statistic="ENCE", n_bins=4, n_mc=20, n_boot=50,
-                                 rng=1, **kw)),
+    ("validate_with_references", "k", "coverage_factor", 1.0,
+     lambda **kw: uqviz.validate_with_references(_small(), statistic="ENCE", n_bins=4, n_mc=20,
+                                                 n_boot=50, rng=1, **kw)),
     ("validate_shared", "k", "coverage_factor", 1.0,
      lambda **kw: uqviz.reference.simulated.validate_shared(
          _small(), statistics=("ENCE",), n_bins=4, n_mc=20, n_boot=50, rng=1, **kw)["ENCE"]),

@@ -100,3 +100,56 @@ def test_cli_loads_the_forecast(table):
     ns.csv = None
     with pytest.raises(ValueError, match="column options need a CSV file"):
         load_data(ns)
+
+
+def _with_cells(table, tmp_path, cells):
+    """The table's CSV with some cells (row, column) replaced by text."""
+    _, df = table
+    text = df.astype(object)
+    for (row, col), value in cells.items():
+        text.loc[row, col] = value
+    path = tmp_path / "cells.csv"
+    text.to_csv(path, index=False)
+    return path
+
+
+def test_forecast_cells_that_are_not_numbers_name_their_column_and_rows(table, tmp_path):
+    """issue 38, item 3: the forecast's cells are checked by read_csv, naming the column
+    of the header and the rows (a word in a member column was a TypeError naming neither)."""
+    path = _with_cells(table, tmp_path, {(3, "m1"): "abc", (7, "m1"): "n/a?", (5, "q10"): "1e400"})
+    with pytest.raises(ValueError) as info:
+        read_csv(path, reference="y", samples=[f"m{k}" for k in range(5)])
+    msg = str(info.value)
+    assert "samples[1] [column 'm1']: 2 rows with values that are not numbers (rows 3, 7)" in msg
+    assert "'abc'" in msg and "q10" not in msg  # only the columns read are checked
+    with pytest.raises(ValueError, match=r"quantiles\[0\.1\] \[column 'q10'\]: 1 row with "
+                                         r"numbers beyond the range of float64 .*'1e400'.*"
+                                         r"\(row 5\)"):
+        read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
+    with pytest.raises(ValueError, match=r"lower \[column 'q10'\]: 1 row .*\(row 5\)"):
+        read_csv(path, reference="y", prediction="yhat", lower="q10", upper="q90", level=0.8)
+
+
+def test_forecast_reference_and_prediction_cells_are_named(table, tmp_path):
+    path = _with_cells(table, tmp_path, {(2, "y"): "1e999", (4, "yhat"): "x"})
+    with pytest.raises(ValueError) as info:
+        read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
+    msg = str(info.value)
+    assert "reference [column 'y']: 1 row with numbers beyond the range of float64" in msg
+    assert "(row 2)" in msg
+    assert "prediction [column 'yhat']: 1 row with values that are not numbers (row 4)" in msg
+
+
+def test_forecast_empty_cells_stay_the_rules_of_from_predictions(table, tmp_path):
+    """An empty cell is NaN, not a bad cell: from_predictions's invalid-row rules apply,
+    and drop_invalid drops the row, the other numbers unchanged."""
+    path = _with_cells(table, tmp_path, {(6, "q90"): ""})
+    with pytest.raises(ValueError, match="drop_invalid"):
+        read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
+    with pytest.warns(uqviz.DataWarning, match="dropped 1 of 40 rows"):
+        ds = read_csv(path, reference="y", prediction="yhat",
+                      quantiles={0.1: "q10", 0.9: "q90"}, drop_invalid=True)
+    _, df = table
+    assert ds.sizes["point"] == len(df) - 1 and 6 not in ds["point"].values.tolist()
+    keep = df.drop(index=6)
+    np.testing.assert_array_equal(ds["E"].values, (keep["y"] - keep["yhat"]).to_numpy())

@@ -158,17 +158,19 @@ def _option_calls(ds, option, value):
                                                     progress=False, **kw)]
     calls = {
         "n_boot": ["validate_average", "local_calibration", "decimation_curve", "proper_scores",
-                   "validate", "confidence_curve", "qce", "report", "operating_characteristics",
-                   "validation_probability"],
-        "ci": ["validate_average", "local_calibration", "proper_scores", "validate",
+                   "validate_with_references", "confidence_curve", "qce", "report",
+                   "operating_characteristics", "validation_probability"],
+        "ci": ["validate_average", "local_calibration", "proper_scores", "validate_with_references",
                "confidence_curve", "qce", "operating_characteristics", "validation_probability"],
         "engine": ["validate_average", "local_calibration", "decimation_curve", "proper_scores",
-                   "validate", "validate_simulated", "confidence_curve", "qce", "extrapolate",
-                   "report", "operating_characteristics", "validation_probability",
+                   "validate_with_references", "validate_simulated", "confidence_curve", "qce",
+                   "extrapolate", "report", "operating_characteristics", "validation_probability",
                    "reliability", "ordering_study"],
-        "rng": ["validate_average", "local_calibration", "validate", "confidence_curve", "qce",
-                "nig_skewness_curve", "statistic_bias", "operating_characteristics"],
-        "progress": ["validate", "confidence_curve", "statistic_bias", "simulated_reference"],
+        "rng": ["validate_average", "local_calibration", "validate_with_references",
+                "confidence_curve", "qce", "nig_skewness_curve", "statistic_bias",
+                "operating_characteristics"],
+        "progress": ["validate_with_references", "confidence_curve", "statistic_bias",
+                     "simulated_reference"],
         "n_bins": ["binned_errors", "local_calibration", "simulated_reference", "qce",
                    "reliability"],
     }[option]
@@ -181,7 +183,8 @@ def _option_calls(ds, option, value):
                            dict(conditioning="uE", n_orderings=2, n_boot=20, rng=0)),
         "decimation_curve": (uqviz.decimation_curve, (ds,), dict(n_boot=20, rng=0)),
         "proper_scores": (uqviz.proper_scores, (ds,), dict(n_boot=20, rng=0)),
-        "validate": (uqviz.validate, (ds,), dict(statistic="ZMS", n_boot=20, rng=0)),
+        "validate_with_references": (uqviz.validate_with_references, (ds,),
+                                     dict(statistic="ZMS", n_boot=20, rng=0)),
         "validate_simulated": (uqviz.validate_simulated, (ds,),
                                dict(statistic="ZMS", n_mc=10, n_boot=20, rng=0)),
         "simulated_reference": (uqviz.simulated_reference, (ds,),
@@ -279,7 +282,8 @@ def _run(name, ds, engine):
         "decimation_curve": lambda: uqviz.decimation_curve(ds, n_boot=2000, rng=1, **kw),
         "proper_scores": lambda: uqviz.proper_scores(ds, scores=("nll",), n_boot=2000, rng=1,
                                                      **kw),
-        "validate": lambda: uqviz.validate(ds, statistic="ZMS", n_boot=2000, rng=1, **kw),
+        "validate_with_references": lambda: uqviz.validate_with_references(
+            ds, statistic="ZMS", n_boot=2000, rng=1, **kw),
         "validate_simulated": lambda: uqviz.validate_simulated(ds, statistic="ZMS", n_mc=20,
                                                                n_boot=2000, rng=1, **kw),
         "validation_probability": lambda: uqviz.validation_probability(
@@ -295,8 +299,8 @@ def _run(name, ds, engine):
 
 
 SAME_DISTRIBUTION = ["validate_average", "local_calibration", "reliability", "ordering_study",
-                     "decimation_curve", "proper_scores", "validate", "validate_simulated",
-                     "validation_probability"]
+                     "decimation_curve", "proper_scores", "validate_with_references",
+                     "validate_simulated", "validation_probability"]
 NUMPY_ONLY = ["confidence_curve", "extrapolate", "qce"]
 
 

@@ -273,8 +273,8 @@ CALLS = {
         d, statistic="CC", n_mc=150, rng=4, return_samples=True, client=c, progress=False),
     "validate_simulated": lambda d, c: uqviz.validate_simulated(
         d, statistic="ENCE", n_mc=100, n_boot=200, rng=4, client=c, progress=False),
-    "validate": lambda d, c: uqviz.validate(d, statistic="CC", n_mc=100, n_boot=200, rng=4,
-                                            client=c, progress=False),
+    "validate_with_references": lambda d, c: uqviz.validate_with_references(
+        d, statistic="CC", n_mc=100, n_boot=200, rng=4, client=c, progress=False),
     "confidence_curve": lambda d, c: uqviz.confidence_curve(d, n_mc=70, n_boot=70, rng=5,
                                                             client=c, progress=False),
 }

@@ -207,7 +207,7 @@ def test_cli_hides_unreliable_warnings_its_table_states_and_shows_data_warnings(
     pd.DataFrame({"E": e, "uE": u}).to_csv(tmp_path / "h.csv", index=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert main(["validate", str(tmp_path / "h.csv"), "--n-boot", "300",
+        assert main(["average", str(tmp_path / "h.csv"), "--n-boot", "300",
                      "--drop-invalid"]) == 0
     classes = [w.category for w in caught]
     assert uqviz.UnreliableWarning not in classes  # said in the table, not twice

@@ -57,7 +57,7 @@ def test_zeta_scores_from_a_result_dataset(tree):
     plt.close(ax.figure)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        val = uqviz.validate(tree, statistic="ENCE", n_mc=100, n_boot=200, rng=0,
+        val = uqviz.validate_with_references(tree, statistic="ENCE", n_mc=100, n_boot=200, rng=0,
                              progress=False)
     ax = pr.zeta_scores(val)
     lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}

@@ -68,7 +68,8 @@ def _doc(name):
 def test_the_analyses_are_found():
     # a guard against an empty parametrisation: the list of the issue, at least
     expected = {"validate_average", "local_calibration", "fraction_valid", "binned_errors",
-                "simulated_reference", "validate_simulated", "validate", "qce", "nees",
+                "simulated_reference", "validate_simulated", "validate_with_references", "qce",
+                "nees",
                 "nees_test", "proper_scores", "interval_coverage", "calibration_curve",
                 "fit_recalibration", "recalibrate", "decimation_curve", "extrapolate",
                 "confidence_curve", "ordering_study", "running_statistics", "reliability",

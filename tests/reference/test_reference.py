@@ -11,7 +11,8 @@ import uqviz
 from uqviz import generative as gen
 from uqviz._array import variates as kvar
 from uqviz.datasets import load_collection
-from uqviz.reference.simulated import simulated_reference, validate, validate_simulated
+from uqviz.reference.simulated import (simulated_reference, validate_simulated,
+                                       validate_with_references)
 from uqviz.statistics import point_estimate
 
 
@@ -177,12 +178,12 @@ def test_strongly_biased_binned_bootstrap_warns_about_z0():
 
 def test_workflow_verdicts():
     ds = uqviz.synthetic.nig(3000, nu=8, rng=11)
-    bs = validate(ds, statistic="ZMS", n_boot=2000, rng=0)
+    bs = validate_with_references(ds, statistic="ZMS", n_boot=2000, rng=0)
     assert str(bs.scheme.values) == "BS" and str(bs.verdict.values) == "OK"
     assert bool(bs.reliable) and "inside" in str(bs.reason.values)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        enc = validate(ds, statistic="ENCE", n_mc=2000, n_boot=1000, rng=0)
+        enc = validate_with_references(ds, statistic="ENCE", n_mc=2000, n_boot=1000, rng=0)
     # ENCE references under N and t6 differ by far more than their uncertainty
     # (Pernot (2024c) Fig 5)
     assert bool(enc.sensitive_to_D)
@@ -197,8 +198,9 @@ def test_workflow_verdicts():
     assert str(enc.verdict.values) == want
     assert bool(enc.reliable) == (want != "unreliable")
     # two statistically identical D: not sensitive, the test decides
-    same = validate(ds, statistic="CC", generative=("normal", gen.Generative("normal2", "normal")),
-                    n_mc=2000, n_boot=1000, rng=0)
+    same = validate_with_references(ds, statistic="CC",
+                                    generative=("normal", gen.Generative("normal2", "normal")),
+                                    n_mc=2000, n_boot=1000, rng=0)
     assert not bool(same.sensitive_to_D)
     assert str(same.verdict.values) == ("fails" if float(same.p_value) <= 0.05 else "OK")
 
@@ -215,13 +217,13 @@ def test_workflow_verdict_words_pinned():
     kw = dict(n_mc=99, n_boot=100, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        ok = validate(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=np.inf, rng=1), statistic="ENCE",
-                      **kw)
-        bad = validate(_miscalibrated(2000, 2), statistic="ENCE", **kw)
-        t6 = validate(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=6, rng=3), statistic="ENCE",
-                      **kw)
-        t4 = validate(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=4, rng=3), statistic="ENCE",
-                      **kw)
+        ok = validate_with_references(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=np.inf, rng=1),
+                                      statistic="ENCE", **kw)
+        bad = validate_with_references(_miscalibrated(2000, 2), statistic="ENCE", **kw)
+        t6 = validate_with_references(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=6, rng=3),
+                                      statistic="ENCE", **kw)
+        t4 = validate_with_references(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=4, rng=3),
+                                      statistic="ENCE", **kw)
     assert str(ok.verdict.values) == "OK" and bool(ok.reliable)
     assert str(ok.reason.values).startswith("not rejected under normal (p = ")
     # both D reject: the smallest possible p-value is 1 / (n_mc + 1)
@@ -304,7 +306,7 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="scheme"):
         validate_simulated(ds, statistic="CC", scheme="Sim3")
     with pytest.raises(ValueError, match="at least two"):
-        validate(ds, statistic="CC", generative=("normal",))
+        validate_with_references(ds, statistic="CC", generative=("normal",))
     with pytest.raises(ValueError, match="unknown statistic"):
         simulated_reference(ds, statistic="ECE")
 
@@ -351,7 +353,7 @@ def test_bs_verdict_under_heavy_tails_is_validate_averages():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for ds, word in _t3_sets():
-            res = uqviz.validate(ds, statistic="ZMS", n_boot=300, rng=1)
+            res = uqviz.validate_with_references(ds, statistic="ZMS", n_boot=300, rng=1)
             avg = uqviz.validate_average(ds, statistics=("ZMS",), n_boot=300, rng=1)
             assert str(res["verdict"].values) == word and str(res["scheme"].values) == "BS"
             assert float(res["p_value"]) == float(avg["null_p_value"].sel(statistic="ZMS"))

@@ -12,8 +12,8 @@ from uqviz import generative as gen
 from uqviz._array import curves as kc
 from uqviz._array.bca import verdict
 from uqviz.reference import confidence, extrapolation, simulated
-from uqviz.reference.simulated import (sim2_zeta, sim_zeta, simulated_reference, validate,
-                                       validate_simulated)
+from uqviz.reference.simulated import (sim2_zeta, sim_zeta, simulated_reference,
+                                       validate_simulated, validate_with_references)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def tree():
 @pytest.mark.parametrize("func", [
     lambda d, n: simulated_reference(d, statistic="CC", n_mc=n),
     lambda d, n: validate_simulated(d, statistic="CC", n_mc=n, n_boot=50),
-    lambda d, n: validate(d, statistic="CC", n_mc=n, n_boot=50),
+    lambda d, n: validate_with_references(d, statistic="CC", n_mc=n, n_boot=50),
     lambda d, n: uqviz.confidence_curve(d, n_mc=n, n_boot=0),
     lambda d, n: uqviz.size_dependence(sizes=(100,), n_bins=(5,), nu=(6,), n_mc=n),
 ])
@@ -58,7 +58,7 @@ def test_options_are_validated_and_never_truncated(ds):
     with pytest.raises(TypeError, match="return_samples"):
         simulated_reference(ds, statistic="CC", n_mc=10, return_samples=1)
     with pytest.raises(ValueError, match="coverage_factor must be"):
-        validate(ds, statistic="CC", n_mc=10, n_boot=10, coverage_factor=0)
+        validate_with_references(ds, statistic="CC", n_mc=10, n_boot=10, coverage_factor=0)
     with pytest.raises(ValueError, match="scheme must be one of"):
         validate_simulated(ds, statistic="CC", scheme="Sim3")
     with pytest.raises(ValueError, match="scheme: .*'Sim3'"):
@@ -84,11 +84,11 @@ def test_options_are_validated_and_never_truncated(ds):
 
 
 def test_statistic_is_keyword_only_and_renamed_options_are_gone(ds):
-    for func in (validate, validate_simulated, simulated_reference):
+    for func in (validate_with_references, validate_simulated, simulated_reference):
         p = inspect.signature(func).parameters
         assert p["statistic"].kind is inspect.Parameter.KEYWORD_ONLY, func.__name__
     with pytest.raises(TypeError):
-        validate(ds, "ZMS")  # was positional
+        validate_with_references(ds, "ZMS")  # was positional
     params = inspect.signature(uqviz.extrapolate).parameters
     assert "method" in params and "min_count" in params
     assert "ci_method" not in params and "min_per_bin" not in params
@@ -124,9 +124,9 @@ def test_generative_one_or_a_sequence(ds):
 def test_validate_with_one_generative_string_is_an_error(ds):
     # a string was iterated character by character ("normal" -> 6 "distributions")
     with pytest.raises(ValueError, match="at least two generative"):
-        validate(ds, statistic="CC", generative="normal", n_mc=10, n_boot=10)
+        validate_with_references(ds, statistic="CC", generative="normal", n_mc=10, n_boot=10)
     # a statistic with a predefined reference ignores D (BS scheme)
-    res = validate(ds, statistic="ZMS", generative="normal", n_boot=200, rng=0)
+    res = validate_with_references(ds, statistic="ZMS", generative="normal", n_boot=200, rng=0)
     assert str(res["scheme"].values) == "BS"
 
 
@@ -173,7 +173,7 @@ def test_datatree_everywhere(tree):
         warnings.simplefilter("ignore", UserWarning)
         res = validate_simulated(tree, statistic="ZMSE", generative=["normal", "t6"],
                                  scheme=["Sim", "Sim2"], n_mc=64, n_boot=100, rng=0)
-        wf = validate(tree, statistic="CC", n_mc=64, n_boot=100, rng=0)
+        wf = validate_with_references(tree, statistic="CC", n_mc=64, n_boot=100, rng=0)
     assert res["zeta"].dims == ("dataset", "generative", "scheme")
     assert res["estimate"].dims == ("dataset",)
     assert wf["verdict"].dims == ("dataset",)
@@ -301,7 +301,7 @@ def test_size_dependence_names():
 @pytest.mark.parametrize("call", [
     lambda d, **kw: simulated_reference(d, statistic="ENCE", n_mc=1, **kw),
     lambda d, **kw: validate_simulated(d, statistic="ENCE", n_mc=1, **kw),
-    lambda d, **kw: validate(d, statistic="ENCE", n_mc=1, **kw),
+    lambda d, **kw: validate_with_references(d, statistic="ENCE", n_mc=1, **kw),
     lambda d, **kw: uqviz.confidence_curve(d, n_mc=1, **kw),
 ])
 @pytest.mark.parametrize("bad, value", [("rng", np.random.RandomState(0)), ("rng", "0"),
@@ -392,3 +392,24 @@ def test_defaults_of_the_explorer_and_as_generatives():
     assert inspect.signature(ReferenceExplorer).parameters["n_boot"].default == 1000
     p = inspect.signature(gen.as_generatives).parameters["data"]
     assert p.kind == inspect.Parameter.KEYWORD_ONLY
+
+
+def test_the_old_name_validate_warns_and_gives_the_same_result():
+    """``uqviz.validate`` is ``validate_with_references`` under a FutureWarning naming the new
+    name and the release that removes it (issue 38, item 4); not exported in ``__all__``."""
+    import uqviz
+    from uqviz.engine.deprecation import REMOVED_IN
+
+    ds = uqviz.synthetic.nig(400, nu=10, rng=2)
+    with pytest.warns(FutureWarning) as caught:
+        old = uqviz.validate(ds, statistic="CC", n_mc=30, n_boot=40, rng=5, progress=False)
+    messages = [str(w.message) for w in caught if w.category is FutureWarning]
+    assert messages == [f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
+                        "use uqviz.validate_with_references instead"]
+    new = validate_with_references(ds, statistic="CC", n_mc=30, n_boot=40, rng=5,
+                                   progress=False)
+    assert old.identical(new) and old.attrs == new.attrs
+    assert str(new["verdict"].values) in ("OK", "fails", "unreliable")
+    assert uqviz.validate is uqviz.reference.validate is simulated.validate
+    assert "validate" not in uqviz.__all__ and "validate_with_references" in uqviz.__all__
+    assert uqviz.validate_with_references is uqviz.reference.validate_with_references

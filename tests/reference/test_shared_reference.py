@@ -1,8 +1,8 @@
 """uqviz report at scale (issue 15, item 2): the synthetic sets of the simulated references
 drawn once for ENCE, ZMSE and CC, and the cache-friendly CC kernels.
 
-- ``validate_shared`` gives each statistic exactly the result of ``validate`` with the same
-  stream (shared draws, shared binned bootstrap);
+- ``validate_shared`` gives each statistic exactly the result of
+  ``validate_with_references`` with the same stream (shared draws, shared binned bootstrap);
 - CC's bootstrap at large M draws its count vectors with the cache-blocked sampler: the
   counts are multinomial, and each replicate equals the sort-based CC of its resample;
 - CC's simulated-reference kernel (uE positions in the keys) equals the sort-based CC.
@@ -51,20 +51,20 @@ def test_validate_shared_equals_one_call_per_statistic(seed):
         res = validate_shared(ds, statistics=("ENCE", "ZMSE", "CC"), rng=copy.deepcopy(seed),
                               **kw)
         for stat in ("ENCE", "ZMSE", "CC"):
-            one = uqviz.validate(ds, statistic=stat, rng=copy.deepcopy(seed), **kw)
+            one = uqviz.validate_with_references(ds, statistic=stat, rng=copy.deepcopy(seed), **kw)
             assert res[stat].identical(one), stat
             assert res[stat].attrs == one.attrs
 
 
 def test_shared_samples_equal_the_samples_of_one_statistic():
     from uqviz.data.generative import as_generatives
-    from uqviz.reference.simulated import _references_of
+    from uqviz.reference.simulated import _references_of, _Simulation
 
     ds = uqviz.synthetic.nig(500, nu=6, rng=1)
     stats = [uqviz.get_statistic(s) for s in ("ENCE", "ZMSE", "CC")]
     gen = as_generatives("t6")[0]
-    kw = dict(generative=gen, n_mc=80, n_bins=20, conditioning="uE", ci=0.95,
-              return_samples=True, client=None, progress=False)
+    kw = dict(generative=gen, sim=_Simulation(n_mc=80, n_bins=20, conditioning="uE", ci=0.95,
+                                              return_samples=True, client=None, progress=False))
     both = _references_of(ds, rng=np.random.default_rng(4), stats=stats, **kw)
     for s, b in zip(stats, both):
         one = _references_of(ds, rng=np.random.default_rng(4), stats=[s], **kw)[0]

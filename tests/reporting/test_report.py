@@ -110,7 +110,7 @@ def test_report_on_a_literature_set_equals_the_library_call_by_call(data_root):
     shared = next(streams)  # ENCE, ZMSE and CC share one stream (and their synthetic sets)
     with pytest.warns(UserWarning, match="bias correction"):  # as in the report's warnings
         for stat in ("ENCE", "ZMSE", "CC"):
-            wf = uqviz.validate(ds, statistic=stat, n_mc=100, n_boot=500,
+            wf = uqviz.validate_with_references(ds, statistic=stat, n_mc=100, n_boot=500,
                                 rng=copy.deepcopy(shared))
             block = numbers["simulated_references"][stat]
             np.testing.assert_allclose(_values(block, "reference"), wf.reference.values,

@@ -10,7 +10,7 @@ from uqviz._array.bca import METHODS
 from uqviz.average.validation import average_statistic_names, validate_average
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
-from uqviz.engine.seeds import seed_attr
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.statistics import point_estimate
 from uqviz.engine.tree import datasets_of, map_datasets, naming_child
 
@@ -277,17 +277,14 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     _check_options(rounding, ties)
     fractions = (DEFAULT_FRACTIONS if fractions is None
                  else np.round(checks.fractions("fractions", fractions), 12))
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    checks.choice("method", method, METHODS)
-    checks.rng(rng)
-    engine = checks.engine(engine)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=METHODS)
     statistics = average_statistic_names(statistics)
     out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
                        rounding=rounding, ties=ties)
     # the CI bars are exactly those of validate_average(data) with the same settings
-    va = validate_average(data, statistics=statistics, n_boot=n_boot, ci=ci, method=method, rng=rng,
-                          client=client, engine=engine)
+    va = validate_average(data, statistics=statistics, n_boot=boot.n_boot, ci=boot.ci,
+                          method=boot.method, rng=rng, client=client, engine=boot.engine)
     lo = va["ci_lower"] - va["estimate"]
     hi = va["ci_upper"] - va["estimate"]
     out["ci_lower_halfwidth"] = lo.assign_attrs(long_name="ci_lower - estimate (full set, <= 0)")
@@ -296,8 +293,9 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     outside.attrs = {"long_name": "delta outside the zero-centred CI of the full set"}
     out["outside_ci"] = outside  # a flag: not the attrs (units) of delta
     out.attrs.update({
-        "statistics": list(statistics), "n_boot": n_boot, "ci": ci, "method": method,
-        "rng": seed_attr(rng), "rounding": rounding, "ties": ties, "engine": engine,
+        "statistics": list(statistics), "n_boot": boot.n_boot, "ci": boot.ci,
+        "method": boot.method, "rng": boot.attrs["rng"], "rounding": rounding, "ties": ties,
+        "engine": boot.engine,
         "decimation": "points sorted by decreasing uE; the first n_removed = "
                       f"{rounding}(fraction * M) are discarded",
         "citation": "Pernot (2024b), sect. V C, Fig. 8",

@@ -12,7 +12,7 @@ from uqviz._array.bca import METHODS, p_value, verdict
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import bootstrap_against_reference
-from uqviz.engine.seeds import seed_attr
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.statistics import (get_statistic, reference_value,
                                      statistics_option)
 from uqviz.engine.parallel import resolve_client
@@ -122,9 +122,10 @@ def _df_text(lo, hi):
     return f"{lo:.3g}-{hi:.3g}"
 
 
-def _one_verdict(name, *, m, valid, p, null_p, reliable, reference, interval, beta, df_lower,
-                 df_upper, alpha):
-    """(word, p-value, reason) of one statistic (see :func:`average_verdicts`)."""
+def _one_verdict(name, *, m, valid, p, null_p, reliable, reference, interval, tails, alpha):
+    """(word, p-value, reason) of one statistic (see :func:`average_verdicts`); ``tails``:
+    (beta, df_lower, df_upper), the screen's beta_GM and the Student-t df of the null."""
+    beta, df_lower, df_upper = tails
     if not np.isfinite(reference):
         return NOT_TESTED, np.nan, f"{name} has no predefined reference"
     least = MIN_TESTED.get(name, BCA_MIN_POINTS)
@@ -197,24 +198,25 @@ def average_verdicts(names, *, m, valid, p_value, null_p_value, reliable, refere
         w, p, r = _one_verdict(name, m=int(m), valid=bool(valid[k]), p=float(p_value[k]),
                                null_p=float(null_p_value[k]), reliable=bool(reliable[k]),
                                reference=float(reference[k]), interval=bool(interval[k]),
-                               beta=beta, df_lower=float(df_lower),
-                               df_upper=float(df_upper), alpha=alpha)
+                               tails=(beta, float(df_lower), float(df_upper)), alpha=alpha)
         words.append(w)
         ps.append(p)
         reasons.append(r)
     return words, np.array(ps, dtype=float), reasons
 
 
-def _validate_one(ds, *, rng, statistics, n_boot, ci, method, engine, return_replicates,
-                  client=None):
+def _validate_one(ds, *, rng, statistics, boot, return_replicates):
+    """One dataset's validation; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
+    (the stream is ``rng``)."""
     check_dataset(ds)
+    ci, method = boot.ci, boot.method
     e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     if e.size < MIN_POINTS:
         raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
                          f"{e.size} (too few for a bootstrap interval)")
     stats = [get_statistic(s) for s in statistics]
-    res = bootstrap_against_reference(e, u, stats, n_boot=n_boot, ci=ci, method=method, rng=rng,
-                                      engine=engine, client=client)
+    res = bootstrap_against_reference(e, u, stats, n_boot=boot.n_boot, ci=ci, method=method,
+                                      rng=rng, engine=boot.engine, client=boot.client)
     names = [s.name for s in stats]
     est = np.array([res[s].estimate[0] for s in names])
     lower = np.array([res[s].lower[0] for s in names])
@@ -497,18 +499,15 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     >>> bool(res["p_value"].sel(statistic="ZMS") > 1 - res.attrs["ci"])
     True
     """
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    method = checks.choice("method", method, METHODS)
-    checks.rng(rng)
-    engine = checks.engine(engine)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=METHODS)
     return_replicates = checks.boolean("return_replicates", return_replicates)
     statistics = average_statistic_names(statistics)
-    out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, n_boot=n_boot,
-                       ci=ci, method=method, engine=engine, return_replicates=return_replicates,
-                       client=resolve_client(client))
-    out.attrs.update({"statistics": list(statistics), "n_boot": n_boot, "ci": ci,
-                      "method": method, "rng": seed_attr(rng), "engine": engine,
+    boot = boot.replace(client=resolve_client(client))
+    out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, boot=boot,
+                       return_replicates=return_replicates)
+    out.attrs.update({"statistics": list(statistics), "n_boot": boot.n_boot, "ci": boot.ci,
+                      "method": boot.method, "rng": boot.attrs["rng"], "engine": boot.engine,
                       "citation": "Pernot (2024b), eq. 14 (zeta), Table II (tail "
                                   "thresholds)"})
     _warn(out)

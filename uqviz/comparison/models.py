@@ -14,6 +14,7 @@ from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.comparison.points import same_points
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import BootstrapOptions, streams
 from uqviz.engine.parallel import resolve_client, run_task, show_progress
 from uqviz.engine.statistics import statistics_option
 from uqviz.engine.tree import datasets_of, naming_child
@@ -83,7 +84,8 @@ def _measures(statistics, scores):
                     "column means; compare_models takes the moment statistics (ZM, ZMS, ZVar, "
                     "ZISD, RCE, RCE2, NLL, MSE, MV, RMSE, RMV, ... : "
                     "docs/architecture.md, 'A statistic'); compare a binned or rank statistic "
-                    "(ENCE, UCE, ZMSE, CC) with uqviz.validate on each model")
+                    "(ENCE, UCE, ZMSE, CC) with uqviz.validate_with_references on each "
+                    "model")
             out.append(_Measure(st.name, "statistic", st))
     if scores is not None:
         for s in checks.names("scores", scores, allowed=PREDICTIVE_SCORES):
@@ -433,13 +435,12 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     """
     measures = _measures(statistics, scores)
     levels = None if levels is None else checks.levels("levels", levels)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    checks.choice("method", method, METHODS)
-    engine = checks.engine(engine)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=METHODS)
+    n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     client = resolve_client(client)
     show_progress(progress)
-    r = seeds.spawn(checks.rng(rng), 1)[0]  # compare_forecasts's stream of one pair
+    r = streams(rng, "pair").pair  # compare_forecasts's stream of one pair
     names, dsets = _models(tree)
     n_models = len(names)
     blocks, col_names, scales, per_point = [], [], [], []
@@ -537,7 +538,7 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     out.attrs.update({
         "statistics": [mm.name for mm in measures if mm.kind == "statistic"],
         "scores": [mm.name for mm in measures if mm.kind == "score"],
-        "n_boot": n_boot, "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
+        "n_boot": n_boot, "ci": ci, "method": method, "rng": boot.attrs["rng"],
         "engine": engine, "n_points": m, "sip_measures": sip_measures,
         "orientation": "distance: negative (smaller is better)", "citation": CITATION})
     if levels is not None:

@@ -37,6 +37,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from uqviz.engine.tree import naming_child
+
 #: how the error on invalid rows says to drop them (functions without drop_invalid say
 #: their own way)
 DROP_HINT = "pass drop_invalid=True to drop these rows"
@@ -672,8 +674,6 @@ def check_dataset(ds):
     True
     """
     if isinstance(ds, xr.DataTree):
-        from uqviz.engine.tree import naming_child
-
         for name, child in _tree_children(ds):
             with naming_child(name):
                 check_dataset(child)

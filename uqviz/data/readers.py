@@ -11,11 +11,12 @@ import csv
 import io
 import os
 
+import numpy as np
 import pandas as pd
 import xarray as xr
 
 from uqviz.data.constructors import from_dataframe
-from uqviz.data.model import n_rows_text, rows_text
+from uqviz.data.model import float_columns, n_rows_text, rows_text
 from uqviz.data.predictions import from_predictions
 
 __all__ = ["read_csv"]
@@ -155,30 +156,59 @@ def _columns(df, label, role, names) -> list:
     return names
 
 
-def _from_forecast(df, label, *, reference, prediction, quantiles, samples, lower, upper,
-                   level, features, name, units, drop_invalid):
-    """A dataset through :func:`uqviz.from_predictions` (the forecast kept as given)."""
-    if reference is None:
-        raise ValueError("a forecast given as quantiles=, samples= or lower=/upper= needs "
-                         "reference= (the observed values)")
-    kwargs = {}
+def _check_cells(df, used: dict) -> None:
+    """Every cell of the forecast's columns a float64 number (empty: NaN, left to the
+    rules of :func:`uqviz.from_predictions`): one ValueError naming each column by its
+    role and its name in the header, the rows and the first offending cell (a ``1e400``,
+    a word), as :func:`uqviz.from_dataframe` names its columns."""
+    float_columns({f"{role} [column {col!r}]": df[col] for role, col in used.items()},
+                  np.arange(len(df), dtype=np.int64))
+
+
+def _forecast_arguments(df, label, forecast) -> tuple[dict, dict]:
+    """``(kwargs, used)``: the forecast's arguments of :func:`uqviz.from_predictions`, and
+    the columns they read by role (``{"quantiles[0.1]": "q10", ...}``)."""
+    quantiles, samples = forecast["quantiles"], forecast["samples"]
+    lower, upper = forecast["lower"], forecast["upper"]
+    kwargs, used = {}, {}
     if quantiles is not None:
         if not hasattr(quantiles, "items"):
             raise TypeError("quantiles must map each level to a column, e.g. "
                             "{0.05: 'q05', 0.95: 'q95'}")
         cols = _columns(df, label, "quantile", list(quantiles.values()))
         kwargs["quantiles"] = {lv: df[c] for lv, c in zip(quantiles, cols)}
+        used.update({f"quantiles[{lv}]": c for lv, c in zip(quantiles, cols)})
     if samples is not None:
-        kwargs["samples"] = df[_columns(df, label, "sample", samples)].to_numpy()
+        cols = _columns(df, label, "sample", samples)
+        kwargs["samples"] = df[cols].to_numpy()
+        used.update({f"samples[{j}]": c for j, c in enumerate(cols)})
     if lower is not None or upper is not None:
-        kwargs.update(lower=df[_columns(df, label, "lower", lower or [])[0]] if lower else None,
-                      upper=df[_columns(df, label, "upper", upper or [])[0]] if upper else None,
-                      level=level)
-    pred = None if prediction is None else df[_columns(df, label, "prediction", prediction)[0]]
+        lo = _columns(df, label, "lower", lower)[0] if lower else None
+        hi = _columns(df, label, "upper", upper)[0] if upper else None
+        kwargs.update(lower=None if lo is None else df[lo], upper=None if hi is None else df[hi],
+                      level=forecast["level"])
+        used.update({k: c for k, c in (("lower", lo), ("upper", hi)) if c is not None})
+    return kwargs, used
+
+
+def _from_forecast(df, label, forecast, *, reference, prediction, features, dataset):
+    """A dataset through :func:`uqviz.from_predictions` (the forecast kept as given).
+
+    ``forecast``: the forecast's columns, ``{"quantiles", "samples", "lower", "upper",
+    "level"}``; ``dataset``: the options of the dataset made, ``{"name", "units",
+    "drop_invalid"}``. The cells of the columns read are checked first (:func:`_check_cells`).
+    """
+    if reference is None:
+        raise ValueError("a forecast given as quantiles=, samples= or lower=/upper= needs "
+                         "reference= (the observed values)")
+    kwargs, used = _forecast_arguments(df, label, forecast)
+    pred = None if prediction is None else _columns(df, label, "prediction", prediction)[0]
     feats = None if features is None else df[_columns(df, label, "feature", features)]
-    return from_predictions(df[_columns(df, label, "reference", reference)[0]], pred,
-                            features=feats, name=name, units=units, drop_invalid=drop_invalid,
-                            **kwargs)
+    ref = _columns(df, label, "reference", reference)[0]
+    _check_cells(df, {"reference": ref, **({} if pred is None else {"prediction": pred}),
+                      **used})
+    return from_predictions(df[ref], None if pred is None else df[pred], features=feats,
+                            **dataset, **kwargs)
 
 
 def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
@@ -258,10 +288,12 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     if _forecast_columns(quantiles, samples, lower, upper, level):
         _unused_with_forecast(errors=errors, uncertainties=uncertainties, variances=variances,
                               metadata=metadata, min_uncertainty=min_uncertainty)
-        return _from_forecast(df, label, reference=reference, prediction=prediction,
-                              quantiles=quantiles, samples=samples, lower=lower, upper=upper,
-                              level=level, features=features, name=name, units=units,
-                              drop_invalid=drop_invalid)
+        forecast = {"quantiles": quantiles, "samples": samples, "lower": lower, "upper": upper,
+                    "level": level}
+        return _from_forecast(df, label, forecast, reference=reference, prediction=prediction,
+                              features=features,
+                              dataset={"name": name, "units": units,
+                                       "drop_invalid": drop_invalid})
     return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
                           uncertainties=uncertainties, variances=variances, features=features,
                           metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,

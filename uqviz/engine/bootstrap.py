@@ -19,6 +19,7 @@ from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import METHODS
 from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.parallel import resolve_client, run_split, run_task
 from uqviz.engine.statistics import (DEFAULT_N_BINS, binned_estimate, excess_over_reference,
                                      get_statistic, reference_value)
@@ -191,11 +192,10 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
     >>> bool(res["ZMS"].lower[0] < 1.0 < res["ZMS"].upper[0])
     True
     """
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=METHODS)
     rng = checks.rng(rng)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    method = checks.choice("method", method, METHODS)
-    checks.engine(engine)
+    n_boot, ci, method = boot.n_boot, boot.ci, boot.method  # engine: passed on as given
     stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
     if len({s.name for s in stats}) != len(stats):
         raise ValueError(f"statistics must be distinct, got {[s.name for s in stats]}")

@@ -81,11 +81,11 @@ DEFAULTS: tuple[Default, ...] = (
              "extrapolate": "bootstrap", EVERY: "bca"}),
     Default("n_boot",
             "10 000 for one interval per statistic and dataset (`validate_average`, "
-            "`decimation_curve`, `validate_simulated`, `validate`, `report`, `proper_scores`, "
-            "`predictive_scores`, `compare_forecasts`, `compare_models`)",
+            "`decimation_curve`, `validate_simulated`, `validate_with_references`, `report`, "
+            "`proper_scores`, `predictive_scores`, `compare_forecasts`, `compare_models`)",
             "Pernot (2024a)",
             _all(10_000, "validate_average", "decimation_curve", "validate_simulated",
-                 "validate", "report", "proper_scores", "predictive_scores",
+                 "validate_with_references", "report", "proper_scores", "predictive_scores",
                  "compare_forecasts", "compare_models")),
     Default("n_boot",
             "5 000 per bin or per simulated set (`local_calibration`, `reliability`, "
@@ -134,11 +134,11 @@ DEFAULTS: tuple[Default, ...] = (
                  "ConditionalExplorer", "fit_recalibration", "recalibrate", "local_pit")),
     Default("n_bins",
             "`None`: binned statistics ENCE, UCE, ZMSE (`binned_errors`, `simulated_reference`, "
-            "`validate_simulated`, `validate`, `statistics.point_estimate`, "
+            "`validate_simulated`, `validate_with_references`, `statistics.point_estimate`, "
             "`ReferenceExplorer`): 20",
             "Pernot (2024c)",
-            _all(None, "binned_errors", "simulated_reference", "validate_simulated", "validate",
-                 "point_estimate", "ReferenceExplorer")),
+            _all(None, "binned_errors", "simulated_reference", "validate_simulated",
+                 "validate_with_references", "point_estimate", "ReferenceExplorer")),
     Default("n_bins", "`qce`: 10 equal-width bins of the dispersion (C-QCE)", "netcal's default",
             {"qce": 10}),
     Default("n_bins",
@@ -193,7 +193,8 @@ DEFAULTS: tuple[Default, ...] = (
             "group a coin toss",
             {"group_coverage": None}),
     Default("n_mc",
-            "10 000 (`simulated_reference`, `validate_simulated`, `validate`); 1 000 "
+            "10 000 (`simulated_reference`, `validate_simulated`, `validate_with_references`); "
+            "1 000 "
             "(`confidence_curve`); 5 000 (`size_dependence`); 2 000 (`report`); 500 "
             "(`ReferenceExplorer`); 200 (`operating_characteristics`); 20 simulated sets "
             "sharing the groups (`adversarial_validation`)",
@@ -201,7 +202,8 @@ DEFAULTS: tuple[Default, ...] = (
             "references decide verdicts, not digits; interactivity; thousands of calls; the "
             "spread of the reference share over 20 sets gives its band (Student-t with 19 "
             "degrees of freedom) at the cost of one pass over the groups",
-            {**_all(10_000, "simulated_reference", "validate_simulated", "validate"),
+            {**_all(10_000, "simulated_reference", "validate_simulated",
+                    "validate_with_references"),
              "confidence_curve": 1_000, "size_dependence": 5_000, "report": 2_000,
              "ReferenceExplorer": 500, "operating_characteristics": 200,
              "adversarial_validation": 20}),
@@ -232,7 +234,8 @@ DEFAULTS: tuple[Default, ...] = (
              "operating_characteristics": 100,
              **_all(None, "calibrated", "draw_calibrated", "nig", "tig")}),
     Default("generative",
-            '`"normal"`; `("normal", "t6")` in `validate`; `local_calibration`: `None`, that '
+            '`"normal"`; `("normal", "t6")` in `validate_with_references`; '
+            '`local_calibration`: `None`, that '
             'is `"normal"` for the PICP intervals and `"empirical"` for the calibrated null of '
             'the other statistics; `fit_recalibration`, `recalibrate` (`"quantile"`): `None`, '
             'the data\'s `attrs["generative"]`, else `"normal"`; `proper_scores`: `None`, that '
@@ -242,7 +245,8 @@ DEFAULTS: tuple[Default, ...] = (
             "Pernot (2024c) workflow; the null of f_v has the shape of the data's z-scores; "
             "the D `from_predictions` recorded for the forecast; never a silent normal for a "
             "forecast given as more than uE",
-            {"validate": ("normal", "t6"), "local_calibration": None, "fit_recalibration": None,
+            {"validate_with_references": ("normal", "t6"), "local_calibration": None,
+             "fit_recalibration": None,
              "recalibrate": None, "proper_scores": None, EVERY: "normal"}),
     Default("progress", "`None`", "a bar when someone is watching", {EVERY: None}),
     Default(None,

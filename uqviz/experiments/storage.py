@@ -9,6 +9,7 @@ import warnings
 
 import xarray as xr
 
+from uqviz._version import __version__
 from uqviz.engine import checks
 from uqviz.engine.deprecation import REMOVED_IN
 
@@ -259,7 +260,6 @@ def _save_stored(result, path, text):
     """Write one Dataset, or a dict of Datasets as groups of one file, with its settings."""
     from datetime import date
 
-    from uqviz._version import __version__
 
     stamp = {SETTINGS_ATTR: text, "uqviz_version": __version__,
              "computed_on": date.today().isoformat()}

@@ -10,17 +10,31 @@ with about 100 points per bin the per-bin intervals cover less than their nomina
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import time
 import warnings
 
 import numpy as np
 import xarray as xr
 
+from uqviz._array.binomial import wilson_interval
+from uqviz.average.validation import tailedness, validate_average
+from uqviz.comparison import compare_models
+from uqviz.conditional.local import fraction_valid, local_calibration
+from uqviz.data import from_arrays
+from uqviz.data.generative import get_generative
 from uqviz.engine import checks
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import streams
 from uqviz.engine.parallel import progress_bar, resolve_client, run_blocks
 from uqviz.engine.seeds import seed_attr, spawn
+from uqviz.groups import adversarial_validation, group_coverage
+from uqviz.predictive import validate_pit
+from uqviz.reference import confidence_curve, validate_simulated
+from uqviz.reporting import report
+from uqviz.reporting import verdicts as vd
+from uqviz.reporting.gate import gate
+from uqviz.scores.predictive import PREDICTIVE_SCORES
 
 __all__ = ["SCENARIOS", "DESIGNS", "MISCALIBRATED", "operating_characteristics", "draw_set",
            "default_verdicts", "OPTIONAL_VERDICTS", "FV_STATISTICS", "as_quantiles",
@@ -183,8 +197,6 @@ def as_quantiles(ds, generative):
     >>> q.attrs["forecast"], q.sizes["level"]
     ('quantiles', 99)
     """
-    from uqviz.data.generative import get_generative
-
     z = get_generative(generative).ppf(PIT_LEVELS)
     q = ds["uE"].values[:, None] * np.asarray(z)[None, :]
     out = ds.assign(y=("point", ds["E"].values), quantiles=(("point", "level"), q))
@@ -227,9 +239,6 @@ def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma"
     >>> round(float(((ds.E / ds.uE) ** 2).mean()), 1)
     1.4
     """
-    from uqviz.data import from_arrays
-    from uqviz.data.generative import get_generative
-
     rng = checks.rng(rng)
     g_rng, u_rng, x_rng = rng.spawn(3)
     u, feats = _true_uE(u_rng, size, design, nu, data)
@@ -263,210 +272,224 @@ def _word(valid, reliable=True):
     return _OK if valid else _FAILS
 
 
-def _gate_words(out, features):
-    """Verdicts of each ``--fail-on`` choice from one gate over every kind (the family of a
-    choice is the gated entries of its kinds, Holm-adjusted among themselves, as ``gate``)."""
-    from uqviz.reporting import verdicts as vd
+def _gate_words(table, features):
+    """Verdicts of each ``--fail-on`` choice from the verdict table of one gate over every
+    kind (the family of a choice is the gated tests of its kinds, Holm-adjusted among
+    themselves, as ``gate``: :func:`uqviz.reporting.verdicts.decide_tests`)."""
+    kind = np.array([str(t).split(":")[0] for t in table["test"].values], dtype=object)
+    gated = table["gated"].values
+
+    def decided(kinds):
+        tests = table["test"].values[np.isin(kind, kinds) & gated]
+        return list(vd.decide_tests(table, tests)["verdict"].values) if tests.size else []
 
     # "any": its kinds decided as a family, as --fail-on any (the exit status when the PIT is
     # not gated with them)
-    fam = {k: copy.deepcopy(e) for k, e in out["verdicts"].items()
-           if k.split(":")[0] in ("average", "consistency", "adaptivity") and e.get("gated")}
-    vd.decide_family(fam)
-    vs = [e["verdict"] for e in fam.values()]
+    vs = decided(["average", "consistency", "adaptivity"])
     words = {"gate:any": _FAILS if _FAILS in vs else _UNREL if (_UNREL in vs or _NOT in vs)
              else _OK}
-    for kind in ("average", "consistency", "adaptivity", "pit"):
-        entries = {k: copy.deepcopy(e) for k, e in out["verdicts"].items()
-                   if k.split(":")[0] == kind}
-        if kind == "adaptivity" and not features:
-            entries = {}
-        if kind == "pit" and "pit" not in out["verdicts"]:
+    for k in ("average", "consistency", "adaptivity", "pit"):
+        if k == "pit" and "pit" not in kind:
             continue
-        gated = {k: e for k, e in entries.items() if e.get("gated")}
-        if not gated:
-            words[f"gate:{kind}"] = _NOT
+        vs = [] if (k == "adaptivity" and not features) else decided([k])
+        if not vs:
+            words[f"gate:{k}"] = _NOT
             continue
-        vd.decide_family(gated)
-        vs = [e["verdict"] for e in gated.values()]
-        words[f"gate:{kind}"] = (_FAILS if _FAILS in vs else _UNREL if _UNREL in vs
-                                 else _NOT if all(v == _NOT for v in vs) else _OK)
+        words[f"gate:{k}"] = (_FAILS if _FAILS in vs else _UNREL if _UNREL in vs
+                              else _NOT if all(v == _NOT for v in vs) else _OK)
     return words
 
 
-def _one_set(scenario, generative, size, design, nu, data, features, wanted, n_boot, n_mc,
-             rng, engine=None):
-    """``(words, seconds)`` of one set: verdict -> word, family -> seconds."""
-    from uqviz.average.validation import tailedness, validate_average
-    from uqviz.conditional.local import fraction_valid, local_calibration
-    from uqviz.reporting import report
-    from uqviz.reporting.gate import gate
+@dataclasses.dataclass(frozen=True)
+class _Design:
+    """What every simulated set of a study shares: the design, the data, the features, the
+    verdicts wanted and the settings of their calls."""
 
-    (r_draw, r_rep, r_gate, r_avg, r_fv, r_sim, r_cc, r_pit, r_cov, r_adv,
-     r_cmp) = checks.rng(rng).spawn(11)
-    ds = draw_set(scenario, generative=generative, size=size, design=design, nu=nu, data=data,
-                  rng=r_draw)
-    fams = {_family(v) for v in wanted}
-    words, cost = {}, {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if "report" in fams:
-            t = time.perf_counter()
-            rep = report(ds, features=list(features), figures=False, remedy=False,
-                         n_boot=n_boot, n_mc=n_mc, rng=r_rep, progress=False, engine=engine)
-            cost["report"] = time.perf_counter() - t
-            words["report"] = rep.numbers.get("verdict", _NOT)
-            for k, e in rep.numbers.get("verdicts", {}).items():
-                words[f"report:{k}"] = e.get("verdict", _NOT)
-        if "report:pit" in fams:  # the same set given as quantiles: the PIT in the family
-            t = time.perf_counter()
-            rep = report(as_quantiles(ds, generative), features=list(features), figures=False,
-                         remedy=False, n_boot=n_boot, n_mc=n_mc, rng=r_rep, progress=False,
-                         engine=engine)
-            cost["report:pit"] = time.perf_counter() - t
-            words["report:pit"] = rep.numbers["verdicts"].get("pit", {}).get("verdict", _NOT)
-        if "gate" in fams:
-            t = time.perf_counter()
-            # with gate:pit the set is given as quantiles (E, uE unchanged) and the PIT gated
-            # too; the other words are those of --fail-on any (the PIT draws its own stream)
-            pit_gate = "gate:pit" in wanted
-            out = gate(as_quantiles(ds, generative) if pit_gate else ds,
-                       fail_on=("any", "pit") if pit_gate else ("any",),
-                       statistics=("ZMS", "RCE"), features=list(features),
-                       n_boot=n_boot, rng=r_gate, engine=engine)
-            cost["gate"] = time.perf_counter() - t
-            words.update(_gate_words(out, features))
-        if "tailedness" in fams:
-            t = time.perf_counter()
-            tail = tailedness(ds)
-            cost["tailedness"] = time.perf_counter() - t
-            for var in ("Z2", "E2", "uE2"):
-                words[f"tailedness:{var}"] = (_UNREL if bool(tail["heavy_tail"].sel(variable=var))
-                                              else _OK)
-        stats = [v.split(":")[1] for v in wanted if v.startswith("average:")]
-        if stats:
-            t = time.perf_counter()
-            avg = validate_average(ds, statistics=tuple(dict.fromkeys(stats)), n_boot=n_boot,
-                                   rng=r_avg, engine=engine)
-            cost["average"] = time.perf_counter() - t
-            for s in avg["statistic"].values:
-                words[f"average:{s}"] = str(avg["verdict"].sel(statistic=s).values)
-        fv = [v for v in wanted if v.startswith("fv:")
-              and v.split(":")[-1] not in FV_STATISTICS]
-        conds = list(dict.fromkeys(v.split(":")[1] for v in fv))
-        for cond, r in zip(conds, r_fv.spawn(len(conds))):
-            t = time.perf_counter()
-            by = "uE" if cond == "consistency" else cond
-            if np.unique(ds[by].values).size == 1:
-                words[f"fv:{cond}"] = words[f"fv:{cond}:wilson"] = _NOT
-                continue
-            loc = local_calibration(ds, statistic="ZMS", conditioning=by, n_boot=n_boot,
-                                    rng=r, engine=engine)
-            f = fraction_valid(loc)
-            cost.setdefault("fv", []).append(time.perf_counter() - t)
-            words[f"fv:{cond}"] = _word(bool(f["valid"]))
-            fw = fraction_valid(loc, method="wilson")
-            words[f"fv:{cond}:wilson"] = _word(bool(fw["valid"]))
-        fv_stats = [v for v in wanted if v.startswith("fv:")
-                    and v.split(":")[-1] in FV_STATISTICS]
-        for v, r in zip(fv_stats, r_fv.spawn(max(len(fv_stats), 1))):
-            _, cond, stat = v.split(":")
-            by = "uE" if cond == "consistency" else cond
-            t = time.perf_counter()
-            loc = local_calibration(ds, statistic=stat, conditioning=by, n_boot=n_boot,
-                                    rng=r, engine=engine)
-            cost.setdefault("fv", []).append(time.perf_counter() - t)
-            words[v] = _word(bool(fraction_valid(loc)["valid"]))
-        cover = [v for v in wanted if v.startswith("coverage:")]
-        if cover:
-            from uqviz.groups import group_coverage
-
-            t = time.perf_counter()
-            res = group_coverage(ds, features=list(features), generative=generative,
-                                 n_mc=n_mc, n_perm=200, rng=r_cov, progress=False)
-            cost["coverage"] = time.perf_counter() - t
-            measure = {f"coverage:{m}": m for m in ("slab", "hsic")}
-            measure.update({f"coverage:{g}:{f}": f"covgap{'_weighted' if g != 'gap' else ''}"
-                            f":{f}" for g in ("gap", "gap_weighted") for f in features})
-            got = res["verdict"].to_series()
-            for v in cover:
-                words[v] = str(got.get(measure.get(v, ""), _NOT))
-        sims = [v for v in wanted if v.startswith("simulated:")]
-        if sims:
-            from uqviz.reference import validate_simulated
-        for v, r in zip(sims, r_sim.spawn(max(len(sims), 1))):
-            _, stat, scheme = v.split(":")
-            t = time.perf_counter()
-            res = validate_simulated(ds, statistic=stat, scheme=scheme, n_mc=n_mc,
-                                     n_boot=n_boot, rng=r, progress=False, engine=engine)
-            cost.setdefault("simulated", []).append(time.perf_counter() - t)
-            rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
-            words[v] = _word(bool(np.all(res["valid"].values)), rel)
-        if "confidence_curve" in wanted:
-            from uqviz.reference import confidence_curve
-
-            t = time.perf_counter()
-            res = confidence_curve(ds, n_mc=n_mc, n_boot=n_boot, rng=r_cc, progress=False,
-                                   engine=engine)
-            cost["confidence_curve"] = time.perf_counter() - t
-            valid = res.attrs.get("valid", None)
-            if "valid" in res.data_vars:
-                valid = bool(np.all(res["valid"].values))
-            rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
-            words["confidence_curve"] = _NOT if valid is None else _word(bool(valid), rel)
-        cmp = [v for v in wanted if v.startswith("compare:")]
-        if cmp:
-            words.update(_compare_words(ds, cmp, scenario, generative, size, design, nu, data,
-                                        r_draw, r_cmp, n_boot, engine, cost))
-        if "pit" in wanted:
-            from uqviz.predictive import validate_pit
-
-            t = time.perf_counter()
-            res = validate_pit(ds, generative=generative, rng=r_pit)
-            cost["pit"] = time.perf_counter() - t
-            words["pit"] = _word(bool(res["valid"]))
-        advs = [v for v in wanted if v.startswith("adversarial:")]
-        if advs:
-            from uqviz.groups import adversarial_validation
-        for v, r in zip(advs, r_adv.spawn(max(len(advs), 1))):
-            t = time.perf_counter()
-            res = adversarial_validation(ds, statistic=v.split(":")[1],
-                                         n_groups=ADVERSARIAL_GROUPS, n_boot=n_boot, rng=r,
-                                         progress=False, engine=engine)
-            cost.setdefault("adversarial", []).append(time.perf_counter() - t)
-            words[v] = str(res["verdict"].values)
-    cost = {k: float(np.mean(v)) for k, v in cost.items()}
-    return {v: words.get(v, _NOT) for v in wanted}, cost
+    design: str
+    nu: float
+    data: object
+    features: tuple
+    wanted: tuple
+    n_boot: int
+    n_mc: int
+    engine: object
 
 
-def _compare_words(ds, wanted, scenario, generative, size, design, nu, data, r_draw, r_cmp,
-                   n_boot, engine, cost):
+@dataclasses.dataclass
+class _Set:
+    """One simulated set with its cell, its named streams and the seconds of its calls."""
+
+    ds: xr.Dataset
+    scenario: str
+    generative: object
+    size: int
+    study: _Design
+    rng: object
+    cost: dict = dataclasses.field(default_factory=dict)
+
+    def timed(self, family, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``, its seconds added to ``cost[family]`` (the timing
+        wrapper of every family)."""
+        t = time.perf_counter()
+        out = fn(*args, **kwargs)
+        self.cost.setdefault(family, []).append(time.perf_counter() - t)
+        return out
+
+    def want(self, prefix) -> list:
+        return [v for v in self.study.wanted if v.startswith(prefix)]
+
+
+#: the named streams of one set, in the order of its spawn
+SET_STREAMS = ("draw", "report", "gate", "average", "fv", "simulated", "confidence_curve",
+               "pit", "coverage", "adversarial", "compare")
+
+
+def _report_words(s: _Set) -> dict:
+    st = s.study
+    rep = s.timed("report", report, s.ds, features=list(st.features), figures=False,
+                  remedy=False, n_boot=st.n_boot, n_mc=st.n_mc, rng=s.rng.report,
+                  progress=False, engine=st.engine)
+    words = {"report": rep.verdict}
+    table = rep.verdicts
+    for k, w in zip(table["test"].values, table["verdict"].values):
+        words[f"report:{k}"] = str(w) or _NOT
+    return words
+
+
+def _report_pit_words(s: _Set) -> dict:
+    """The same set given as quantiles: the PIT in the report's family."""
+    st = s.study
+    rep = s.timed("report:pit", report, as_quantiles(s.ds, s.generative),
+                  features=list(st.features), figures=False, remedy=False, n_boot=st.n_boot,
+                  n_mc=st.n_mc, rng=s.rng.report, progress=False, engine=st.engine)
+    table = rep.verdicts
+    has = "pit" in table["test"].values
+    return {"report:pit": str(table["verdict"].sel(test="pit").item()) if has else _NOT}
+
+
+def _gate_family(s: _Set) -> dict:
+    st = s.study
+    # with gate:pit the set is given as quantiles (E, uE unchanged) and the PIT gated
+    # too; the other words are those of --fail-on any (the PIT draws its own stream)
+    pit_gate = "gate:pit" in st.wanted
+    out = s.timed("gate", gate, as_quantiles(s.ds, s.generative) if pit_gate else s.ds,
+                  fail_on=("any", "pit") if pit_gate else ("any",),
+                  statistics=("ZMS", "RCE"), features=list(st.features),
+                  n_boot=st.n_boot, rng=s.rng.gate, engine=st.engine)
+    return _gate_words(out["table"], st.features)
+
+
+def _tailedness_words(s: _Set) -> dict:
+    tail = s.timed("tailedness", tailedness, s.ds)
+    return {f"tailedness:{var}": (_UNREL if bool(tail["heavy_tail"].sel(variable=var))
+                                  else _OK) for var in ("Z2", "E2", "uE2")}
+
+
+def _average_words(s: _Set) -> dict:
+    st = s.study
+    stats = [v.split(":")[1] for v in s.want("average:")]
+    avg = s.timed("average", validate_average, s.ds, statistics=tuple(dict.fromkeys(stats)),
+                  n_boot=st.n_boot, rng=s.rng.average, engine=st.engine)
+    return {f"average:{k}": str(avg["verdict"].sel(statistic=k).values)
+            for k in avg["statistic"].values}
+
+
+def _fv_words(s: _Set) -> dict:
+    """f_v of LZMS (calibrated null and Wilson's rule) per conditioning, then of the other
+    local statistics; the streams: the children of the first spawn of ``fv``, then of the
+    second."""
+    st, words = s.study, {}
+    fv = [v for v in s.want("fv:") if v.split(":")[-1] not in FV_STATISTICS]
+    conds = list(dict.fromkeys(v.split(":")[1] for v in fv))
+    for cond, r in zip(conds, s.rng.fv.spawn(len(conds))):
+        by = "uE" if cond == "consistency" else cond
+        if np.unique(s.ds[by].values).size == 1:
+            words[f"fv:{cond}"] = words[f"fv:{cond}:wilson"] = _NOT
+            continue
+        loc = s.timed("fv", local_calibration, s.ds, statistic="ZMS", conditioning=by,
+                      n_boot=st.n_boot, rng=r, engine=st.engine)
+        words[f"fv:{cond}"] = _word(bool(fraction_valid(loc)["valid"]))
+        words[f"fv:{cond}:wilson"] = _word(bool(fraction_valid(loc, method="wilson")["valid"]))
+    fv_stats = [v for v in s.want("fv:") if v.split(":")[-1] in FV_STATISTICS]
+    for v, r in zip(fv_stats, s.rng.fv.spawn(max(len(fv_stats), 1))):
+        _, cond, stat = v.split(":")
+        by = "uE" if cond == "consistency" else cond
+        loc = s.timed("fv", local_calibration, s.ds, statistic=stat, conditioning=by,
+                      n_boot=st.n_boot, rng=r, engine=st.engine)
+        words[v] = _word(bool(fraction_valid(loc)["valid"]))
+    return words
+
+
+def _coverage_words(s: _Set) -> dict:
+    st = s.study
+    res = s.timed("coverage", group_coverage, s.ds, features=list(st.features),
+                  generative=s.generative, n_mc=st.n_mc, n_perm=200, rng=s.rng.coverage,
+                  progress=False)
+    measure = {f"coverage:{m}": m for m in ("slab", "hsic")}
+    measure.update({f"coverage:{g}:{f}": f"covgap{'_weighted' if g != 'gap' else ''}:{f}"
+                    for g in ("gap", "gap_weighted") for f in st.features})
+    got = res["verdict"].to_series()
+    return {v: str(got.get(measure.get(v, ""), _NOT)) for v in s.want("coverage:")}
+
+
+def _simulated_words(s: _Set) -> dict:
+    st, words = s.study, {}
+    sims = s.want("simulated:")
+    for v, r in zip(sims, s.rng.simulated.spawn(max(len(sims), 1))):
+        _, stat, scheme = v.split(":")
+        res = s.timed("simulated", validate_simulated, s.ds, statistic=stat, scheme=scheme,
+                      n_mc=st.n_mc, n_boot=st.n_boot, rng=r, progress=False, engine=st.engine)
+        rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
+        words[v] = _word(bool(np.all(res["valid"].values)), rel)
+    return words
+
+
+def _confidence_curve_words(s: _Set) -> dict:
+    st = s.study
+    res = s.timed("confidence_curve", confidence_curve, s.ds, n_mc=st.n_mc, n_boot=st.n_boot,
+                  rng=s.rng.confidence_curve, progress=False, engine=st.engine)
+    valid = res.attrs.get("valid", None)
+    if "valid" in res.data_vars:
+        valid = bool(np.all(res["valid"].values))
+    rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
+    return {"confidence_curve": _NOT if valid is None else _word(bool(valid), rel)}
+
+
+def _pit_words(s: _Set) -> dict:
+    res = s.timed("pit", validate_pit, s.ds, generative=s.generative, rng=s.rng.pit)
+    return {"pit": _word(bool(res["valid"]))}
+
+
+def _adversarial_words(s: _Set) -> dict:
+    st, words = s.study, {}
+    advs = s.want("adversarial:")
+    for v, r in zip(advs, s.rng.adversarial.spawn(max(len(advs), 1))):
+        res = s.timed("adversarial", adversarial_validation, s.ds, statistic=v.split(":")[1],
+                      n_groups=ADVERSARIAL_GROUPS, n_boot=st.n_boot, rng=r, progress=False,
+                      engine=st.engine)
+        words[v] = str(res["verdict"].values)
+    return words
+
+
+def _compare_words(s: _Set) -> dict:
     """``compare:<measure>``: :func:`uqviz.compare_models` of the set's forecast with a
     calibrated forecast of the same points: ``uE`` = the set's true u (drawn again from the
     set's own stream), errors ``u z'`` with ``z'`` a second, independent draw from the set's
     D. "fails" when the comparison declares a difference (either way: a two-sided test,
     whose rate on calibrated scenarios is the false-alarm rate)."""
-    import xarray as xr
-
-    from uqviz.comparison import compare_models
-    from uqviz.data import from_arrays
-    from uqviz.data.generative import get_generative
-    from uqviz.scores.predictive import PREDICTIVE_SCORES
-
-    d = {"shape_t3": "t3", "shape_t4": "t4"}.get(scenario, generative)
-    truth = draw_set("calibrated", generative=d, size=size, design=design, nu=nu, data=data,
-                     rng=r_draw)  # the same stream: the set's true u
+    st, wanted = s.study, s.want("compare:")
+    d = {"shape_t3": "t3", "shape_t4": "t4"}.get(s.scenario, s.generative)
+    truth = draw_set("calibrated", generative=d, size=s.size, design=st.design, nu=st.nu,
+                     data=st.data, rng=s.rng.draw)  # the same stream: the set's true u
     u = truth["uE"].values
-    r_z, r_boot = r_cmp.spawn(2)
+    r_z, r_boot = s.rng.compare.spawn(2)
     other = from_arrays(u * get_generative(d).sample(r_z, u.size), u, name="calibrated")
-    tree = xr.DataTree.from_dict({"scenario": ds[["E", "uE"]], "calibrated": other})
+    tree = xr.DataTree.from_dict({"scenario": s.ds[["E", "uE"]], "calibrated": other})
     measures = [v.split(":")[1] for v in wanted]
     scores = tuple(m for m in measures if m in PREDICTIVE_SCORES) or None
     stats = tuple(m for m in measures if m not in PREDICTIVE_SCORES) or None
-    t = time.perf_counter()
-    res = compare_models(tree, statistics=stats, scores=scores, n_boot=n_boot, rng=r_boot,
-                         engine=engine)
-    cost["compare"] = time.perf_counter() - t
+    res = s.timed("compare", compare_models, tree, statistics=stats, scores=scores,
+                  n_boot=st.n_boot, rng=r_boot, engine=st.engine)
     words = {}
     for v, m in zip(wanted, measures):
         w = str(res["comparison"].sel(measure=m, model="calibrated", versus="scenario").values)
@@ -475,13 +498,54 @@ def _compare_words(ds, wanted, scenario, generative, size, design, nu, data, r_d
     return words
 
 
+def _named(name):
+    return lambda wanted: name in wanted
+
+
+#: the verdict families, in the order they run on a set (the order of their random streams):
+#: family (the key of ``cost``) -> (whether the verdicts wanted need it, the function that
+#: gives the words of the family on one set)
+FAMILIES = {
+    "report": (None, _report_words),
+    "report:pit": (None, _report_pit_words),
+    "gate": (None, _gate_family),
+    "tailedness": (None, _tailedness_words),
+    "average": (None, _average_words),
+    "fv": (None, _fv_words),
+    "coverage": (None, _coverage_words),
+    "simulated": (None, _simulated_words),
+    "confidence_curve": (_named("confidence_curve"), _confidence_curve_words),
+    "compare": (None, _compare_words),
+    "pit": (_named("pit"), _pit_words),
+    "adversarial": (None, _adversarial_words),
+}
+
+
+def _one_set(cell, study: _Design, rng):
+    """``(words, seconds)`` of one set of ``cell`` (scenario, generative, size): verdict ->
+    word, family -> mean seconds per call. Each family of ``FAMILIES`` that a wanted verdict
+    needs runs in turn, timed by :meth:`_Set.timed`."""
+    scenario, generative, size = cell
+    rng = streams(rng, *SET_STREAMS)
+    ds = draw_set(scenario, generative=generative, size=size, design=study.design,
+                  nu=study.nu, data=study.data, rng=rng.draw)
+    s = _Set(ds, scenario, generative, size, study, rng)
+    fams = {_family(v) for v in study.wanted}
+    words = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for family, (needed, words_of) in FAMILIES.items():
+            if (family in fams) if needed is None else needed(study.wanted):
+                words.update(words_of(s))
+    cost = {k: float(np.mean(v)) for k, v in s.cost.items()}
+    return {v: words.get(v, _NOT) for v in study.wanted}, cost
+
+
 # ---------------------------------------------------------------------------------------
 # the public function
 # ---------------------------------------------------------------------------------------
 
 def _wilson(k, n, ci):
-    from uqviz._array.binomial import wilson_interval
-
     lo, hi = wilson_interval(np.asarray(k), np.asarray(n), ci)
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
@@ -541,7 +605,7 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     - from one :func:`uqviz.report` per set (``figures=False, remedy=False``): ``"report"``
       (the headline, ``numbers["verdict"]``: the calibration questions, a "fails" of ENCE,
       ZMSE or CC kept by the family's Holm adjustment, never their "unreliable") and
-      ``"report:<key>"`` for each entry of ``numbers["verdicts"]`` (``average``,
+      ``"report:<key>"`` for each test of the report's verdict table ``rep.verdicts`` (``average``,
       ``consistency``, ``adaptivity:<feature>``, and the further diagnostics ``ENCE``,
       ``ZMSE``, ``CC``, ``coverage``);
     - from one ``uqviz.reporting.gate.gate`` per set (every kind, the features):
@@ -700,11 +764,12 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     set_rngs = [r.spawn(n_datasets) for r in cell_rngs]
     units = [(c, i) for c in range(len(cells)) for i in range(n_datasets)]
 
+    study = _Design(design=design, nu=nu, data=data, features=tuple(features),
+                    wanted=tuple(wanted), n_boot=n_boot, n_mc=n_mc, engine=engine)
+
     def work(b):
         c, i = units[b]
-        s, g, m = cells[c]
-        return _one_set(s, g, m, design, nu, data, features, wanted, n_boot, n_mc,
-                        set_rngs[c][i], engine)
+        return _one_set(cells[c], study, set_rngs[c][i])
 
     with progress_bar(len(units), desc="operating characteristics", progress=progress,
                       unit="set") as bar:

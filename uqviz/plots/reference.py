@@ -35,7 +35,8 @@ _MODEL_LABELS = {"normal": "NIG", "t6": "T6IG"}
 # Pernot (2024c), Figs. 6-7
 # --------------------------------------------------------------------------
 def _generative_as_scheme(results):
-    """zeta of :func:`uqviz.validate` (dim ``generative``) on a ``scheme`` dim: SimN, SimT..."""
+    """zeta of :func:`uqviz.validate_with_references` (dim ``generative``) on a ``scheme`` dim:
+    SimN, SimT..."""
     z = results["zeta"]
     names = np.unique(np.asarray(results["scheme"].values).ravel()) if "scheme" in results \
         else np.array(["Sim"])
@@ -46,7 +47,7 @@ def _generative_as_scheme(results):
 
 
 def _stack_schemes(results):
-    made_by = "uqviz.validate_simulated or uqviz.validate"
+    made_by = "uqviz.validate_simulated or uqviz.validate_with_references"
     if isinstance(results, xr.Dataset):  # a Dataset is a Mapping too: test it first
         checks.result("results", results, made_by, variables=("zeta",))
         if "scheme" not in results["zeta"].dims and "generative" in results["zeta"].dims:
@@ -82,7 +83,7 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
     ----------
     results : xarray.Dataset, DataArray or mapping
         ``zeta`` on ``dataset`` and ``scheme`` (:func:`uqviz.validate_simulated` with
-        several schemes), a :func:`uqviz.validate` result (its ``generative`` values
+        several schemes), a :func:`uqviz.validate_with_references` result (its ``generative``
         become the schemes SimN, SimT), or ``{scheme: result}`` of
         :func:`uqviz.validate_simulated` / :func:`uqviz.validate_average`.
     labels : sequence of str, optional

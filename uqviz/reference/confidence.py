@@ -11,6 +11,7 @@ from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.deprecation import renamed_options
+from uqviz.engine.options import BootstrapOptions, streams
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.tree import map_datasets
@@ -48,16 +49,19 @@ def _boot_block(b, shared):
     return np.concatenate(out)
 
 
-def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, normalize,
-                    client, progress):
+def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, normalize, boot):
+    """One dataset's curves; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
+    (``n_boot`` 0: no interval; the stream is ``rng``)."""
     check_dataset(ds)
+    n_boot, ci, client = boot.n_boot, boot.ci, boot.client
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
     m = e.size
     removed = curve_kernels.n_removed(fractions, m)
     order = np.argsort(-u, kind="stable")  # decreasing uE, ties in data order
     e, u = e[order], u[order]
     gen = generative.for_data(ds)
-    mc_seed, boot_seed = (seeds.kernel_seed(r) for r in seeds.spawn(rng, 2))
+    s = streams(rng, "mc", "boot")
+    mc_seed, boot_seed = seeds.kernel_seed(s.mc), seeds.kernel_seed(s.boot)
     probs = [(1 - ci) / 2, (1 + ci) / 2]
 
     def curves(x):
@@ -69,7 +73,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
     n_mc_blocks = -(-n_mc // _BLOCK)
     n_boot_blocks = -(-n_boot // _BLOCK)
     bar = progress_bar(n_mc_blocks + n_boot_blocks, desc=f"{error} confidence curve",
-                       progress=progress)
+                       progress=boot.progress)
     ref = np.concatenate(run_blocks(_mc_block, n_mc_blocks, client=client, progress=bar,
                                     shared=(u, gen, n_mc, mc_seed, removed, error, normalize)))
     ref_mean = ref.mean(axis=0)
@@ -83,10 +87,10 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, n_boot, ci, 
         "reference_upper": ("fraction", ref_q[:, 1]),
     }
     if n_boot:
-        boot = np.concatenate(run_blocks(_boot_block, n_boot_blocks, client=client,
+        reps = np.concatenate(run_blocks(_boot_block, n_boot_blocks, client=client,
                                          progress=bar, shared=(e, n_boot, boot_seed, removed,
                                                                error, normalize)))
-        q = hd_quantiles(boot.T, probs)
+        q = hd_quantiles(reps.T, probs)
         out["ci_lower"] = ("fraction", q[:, 0])
         out["ci_upper"] = ("fraction", q[:, 1])
     bar.close()
@@ -215,18 +219,18 @@ def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
     else:
         fractions = checks.fractions("fractions", fractions)
     n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
-    ci = checks.probability("ci", ci)
     normalize = checks.boolean("normalize", normalize)
-    engine = checks.engine(engine)
-    progress = show_progress(progress)
+    boot = BootstrapOptions.check(n_boot=n_boot, min_boot=0, ci=ci, rng=rng, engine=engine,
+                                  progress=show_progress(progress))
     gen = get_generative(generative)
     stream = checks.rng(rng)
     n_mc = checks.count("n_mc", n_mc, minimum=2)  # last: another wrong option is named first
+    boot = boot.replace(client=resolve_client(client))
     out = map_datasets(_confidence_one, data, rng=stream, error=error,
-                       fractions=fractions, n_mc=n_mc, generative=gen, n_boot=n_boot, ci=ci,
-                       normalize=normalize, client=resolve_client(client), progress=progress)
+                       fractions=fractions, n_mc=n_mc, generative=gen, normalize=normalize,
+                       boot=boot)
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
-    out.attrs.update({"error_statistic": error, "n_mc": n_mc, "n_boot": n_boot, "ci": ci,
-                      "generative": gen.name, "normalize": int(normalize),
-                      "rng": seeds.seed_attr(rng), "engine": engine})
+    out.attrs.update({"error_statistic": error, "n_mc": n_mc, "n_boot": boot.n_boot,
+                      "ci": boot.ci, "generative": gen.name, "normalize": int(normalize),
+                      "rng": boot.attrs["rng"], "engine": boot.engine})
     return out

@@ -19,6 +19,7 @@ from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.parallel import block_rng, progress_bar, run_blocks, show_progress
 from uqviz.engine.statistics import get_statistic
 from uqviz.engine.tree import map_datasets
@@ -344,10 +345,15 @@ def _binned_curve(e, u, n_bins, stat):
     return out
 
 
-def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
-                     method, n_boot, ref_names, ref_a, ref_b, client, progress):
+def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, method, boot,
+                     references):
+    """One dataset's extrapolation; ``boot``: the
+    :class:`~uqviz.engine.options.BootstrapOptions` (``n_boot``, ``ci``, ``client``,
+    ``progress``; the stream is ``rng``), ``references``: (names, intercepts, slopes)."""
     check_dataset(ds)
     stat = statistic
+    ci, n_boot = boot.ci, boot.n_boot
+    ref_names, ref_a, ref_b = references
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
     m = e.size
     order = np.argsort(u, kind="stable")
@@ -390,15 +396,16 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, ci,
             return _binned_curve(e[idx], u[idx], fit_bins, stat) @ weights
 
         with progress_bar(n_blocks, desc=f"{stat.name} extrapolation",
-                          progress=progress) as bar:
-            boot = np.concatenate(run_blocks(block, n_blocks, client=client, progress=bar))
+                          progress=boot.progress) as bar:
+            reps = np.concatenate(run_blocks(block, n_blocks, client=boot.client,
+                                             progress=bar))
         with np.errstate(invalid="ignore"):
-            boot_se = float(boot.std(ddof=1))
+            boot_se = float(reps.std(ddof=1))
         half = sps.norm.ppf((1 + ci) / 2) * boot_se
         lo, hi = a - half, a + half
         extra = {"intercept_boot_se": ((), boot_se,
                                        {"long_name": "bootstrap standard error of the intercept"}),
-                 "intercept_boot_bias": ((), float(boot.mean()) - a)}
+                 "intercept_boot_bias": ((), float(reps.mean()) - a)}
     if not (np.isfinite(lo) and np.isfinite(hi)):
         warnings.warn(f"{stat.name} extrapolation of {ds.attrs.get('name', 'the dataset')!r}: "
                       "the interval of the intercept could not be computed (non-finite "
@@ -516,21 +523,18 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     n_bins = checks.grid("n_bins", n_bins, integer=True)
     min_count = checks.count("min_count", min_count)
     fit_min_bins = checks.count("fit_min_bins", fit_min_bins, minimum=0)
-    ci = checks.probability("ci", ci)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    engine = checks.engine(engine)
-    progress = show_progress(progress)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
+                                  progress=show_progress(progress))
     stream = checks.rng(rng)
-    names, a, b = _reference_lines(references, stat.name)
     out = map_datasets(_extrapolate_one, data, rng=stream, statistic=stat,
-                       n_bins=n_bins, min_count=min_count,
-                       fit_min_bins=fit_min_bins, ci=ci, method=method, n_boot=n_boot,
-                       ref_names=names, ref_a=a, ref_b=b, client=client, progress=progress)
+                       n_bins=n_bins, min_count=min_count, fit_min_bins=fit_min_bins,
+                       method=method, boot=boot,
+                       references=_reference_lines(references, stat.name))
     out.attrs.update({"statistic": stat.name, "n_bins": n_bins.tolist(),
-                      "min_count": min_count, "fit_min_bins": fit_min_bins, "ci": ci,
+                      "min_count": min_count, "fit_min_bins": fit_min_bins, "ci": boot.ci,
                       "method": method, "binning": "equal_count", "conditioning": "uE",
-                      "rng": seeds.seed_attr(rng)})
+                      "rng": boot.attrs["rng"]})
     if method == "bootstrap":
-        out.attrs["n_boot"] = n_boot
-        out.attrs["engine"] = engine
+        out.attrs["n_boot"] = boot.n_boot
+        out.attrs["engine"] = boot.engine
     return out

@@ -2,11 +2,14 @@
 
 Pseudo-errors E* = uE * eps, eps ~ D (a unit-variance generative distribution,
 :mod:`uqviz.generative`) give a reference to statistics without a predefined one
-(CC, ENCE, UCE, ZMSE). :func:`validate` runs the workflow of Pernot (2024c), Fig. 1.
+(CC, ENCE, UCE, ZMSE). :func:`validate_with_references` runs the workflow of Pernot (2024c),
+Fig. 1.
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import warnings
 
 import numpy as np
@@ -24,19 +27,20 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_against_reference
-from uqviz.engine.deprecation import renamed_options
+from uqviz.engine.deprecation import REMOVED_IN, renamed_options
 from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
                                    show_progress, stream_rows)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import BootstrapOptions, streams
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
 
 binned_kernels = lazy_module("uqviz._array.binned")
 variate_kernels = lazy_module("uqviz._array.variates")
 
-__all__ = ["simulated_reference", "validate_simulated", "validate", "SCHEMES", "sim_zeta",
-           "sim2_zeta", "mc_p_value", "MISCALIBRATION_SIDE"]
+__all__ = ["simulated_reference", "validate_simulated", "validate_with_references", "SCHEMES",
+           "sim_zeta", "sim2_zeta", "mc_p_value", "MISCALIBRATION_SIDE"]
 
 #: validation schemes of :func:`validate_simulated`
 SCHEMES = ("Sim", "Sim2", "BS")
@@ -81,6 +85,28 @@ def _statistic(statistic):
     return stat
 
 
+@dataclasses.dataclass(frozen=True)
+class _Simulation:
+    """The checked options of a Monte Carlo reference (one value instead of seven).
+
+    ``n_mc`` simulated sets; ``n_bins`` and ``conditioning`` the bins of a binned
+    statistic; ``ci`` the level of the quantile interval; ``client`` and ``progress``
+    where the sets are drawn; ``return_samples`` keeps the simulated values.
+    """
+
+    n_mc: int
+    n_bins: int
+    conditioning: object = "uE"
+    ci: float = 0.95
+    return_samples: bool = False
+    client: object = None
+    progress: bool = False
+
+    def replace(self, **changes):
+        """A copy with ``changes`` (not checked again)."""
+        return dataclasses.replace(self, **changes)
+
+
 def _common_options(statistic, generative, n_bins, ci, progress, rng):
     """The options shared by the three functions (``n_mc`` is checked last, by :func:`_n_mc`)."""
     stat = _statistic(statistic)
@@ -94,6 +120,13 @@ def _common_options(statistic, generative, n_bins, ci, progress, rng):
 
 def _n_mc(n_mc):
     return checks.count("n_mc", n_mc, minimum=2)
+
+
+def _bootstrap_options(n_boot, ci, rng, engine, client, progress):
+    """The bootstrap's options, ``ci``, ``rng``, ``client`` and ``progress`` already checked
+    by :func:`_common_options` (``n_boot`` and ``engine`` checked here, once)."""
+    return BootstrapOptions.check(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
+                                  progress=progress)
 
 
 def _stack(parts, labels, dim, single):
@@ -218,17 +251,13 @@ def _simulate_shared(items, generative, n_mc, seed, *, client, progress, label):
                                          shared=(items, generative, n_mc, seed)), axis=1)
 
 
-def _reference_of(ds, *, rng, stat, generative, n_mc, n_bins, conditioning, ci,
-                  return_samples, client, progress):
-    """Simulated reference of one statistic under one D for one dataset."""
-    return _references_of(ds, rng=rng, stats=(stat,), generative=generative, n_mc=n_mc,
-                          n_bins=n_bins, conditioning=conditioning, ci=ci,
-                          return_samples=return_samples, client=client,
-                          progress=progress)[0]
+def _reference_of(ds, *, rng, stat, generative, sim):
+    """Simulated reference of one statistic under one D for one dataset (``sim``: a
+    :class:`_Simulation`)."""
+    return _references_of(ds, rng=rng, stats=(stat,), generative=generative, sim=sim)[0]
 
 
-def _references_of(ds, *, rng, stats, generative, n_mc, n_bins, conditioning, ci,
-                   return_samples, client, progress):
+def _references_of(ds, *, rng, stats, generative, sim):
     """Simulated references of several statistics under one D, from the same draws.
 
     Each synthetic set eps ~ D is drawn once and gives every statistic its value; the
@@ -238,20 +267,20 @@ def _references_of(ds, *, rng, stats, generative, n_mc, n_bins, conditioning, ci
     gen = generative.for_data(ds)
     items = []
     for stat in stats:
-        order, f = _evaluator(ds, stat, n_bins=n_bins, conditioning=conditioning)
+        order, f = _evaluator(ds, stat, n_bins=sim.n_bins, conditioning=sim.conditioning)
         items.append((ds["uE"].values[order], f))
     seed = seeds.kernel_seed(rng)
     names = ", ".join(s.name for s in stats)
     if len(items) == 1:
-        all_samples = _simulate(items[0][0], items[0][1], gen, n_mc, seed, client=client,
-                                progress=progress,
+        all_samples = _simulate(items[0][0], items[0][1], gen, sim.n_mc, seed,
+                                client=sim.client, progress=sim.progress,
                                 label=f"{names} reference ({gen.name})")[None]
     else:
-        all_samples = _simulate_shared(items, gen, n_mc, seed, client=client,
-                                       progress=progress,
+        all_samples = _simulate_shared(items, gen, sim.n_mc, seed, client=sim.client,
+                                       progress=sim.progress,
                                        label=f"{names} references ({gen.name})")
-    return [_summary(ds, stat, gen, samples, n_mc=n_mc, ci=ci,
-                     return_samples=return_samples)
+    return [_summary(ds, stat, gen, samples, n_mc=sim.n_mc, ci=sim.ci,
+                     return_samples=sim.return_samples)
             for stat, samples in zip(stats, all_samples)]
 
 
@@ -276,10 +305,10 @@ def _summary(ds, stat, gen, samples, *, n_mc, ci, return_samples):
     return out
 
 
-def _reference_one(ds, *, rng, stat, gens, single, **kwargs):
+def _reference_one(ds, *, rng, stat, gens, single, sim):
     check_dataset(ds)
-    rngs = seeds.spawn(rng, len(gens))
-    parts = [_reference_of(ds, rng=r, stat=stat, generative=g, **kwargs)
+    rngs = seeds.spawn(rng, len(gens))  # one stream per D, in the order of gens
+    parts = [_reference_of(ds, rng=r, stat=stat, generative=g, sim=sim)
              for g, r in zip(gens, rngs)]
     return _stack(parts, [g.name for g in gens], "generative", single)
 
@@ -335,7 +364,7 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     See Also
     --------
     uqviz.validate_simulated : validation against this reference.
-    uqviz.validate : the whole workflow for one statistic.
+    uqviz.validate_with_references : the whole workflow for one statistic.
     uqviz.size_dependence : the references against size and bin number.
     uqviz.plots.reference.reference_sensitivity : draws the references for several D.
     uqviz.plots.reference.reference_distribution : draws the simulated values.
@@ -375,10 +404,10 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     client = resolve_client(client)
     return_samples = checks.boolean("return_samples", return_samples)
     n_mc = _n_mc(n_mc)
+    sim = _Simulation(n_mc=n_mc, n_bins=n_bins, conditioning=conditioning, ci=ci,
+                      return_samples=return_samples, client=client, progress=progress)
     out = map_datasets(_reference_one, data, rng=stream, stat=stat, gens=gens,
-                       single=_one_or_many(generative), n_mc=n_mc, n_bins=n_bins,
-                       conditioning=conditioning, ci=ci, return_samples=return_samples,
-                       client=client, progress=progress)
+                       single=_one_or_many(generative), sim=sim)
     names = [g.name for g in gens]
     out.attrs.update({"statistic": stat.name,
                       "generative": names[0] if _one_or_many(generative) else names,
@@ -496,11 +525,12 @@ def _side(stat):
     return MISCALIBRATION_SIDE.get(stat.name, "two-sided")
 
 
-def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=None,
-                   res=None, engine=None):
+def _bootstrap_one(ds, stat, *, rng, boot, n_bins, conditioning, res=None):
     """Estimate, BCa interval and z0 of one statistic; the one z0 warning of uqviz.
 
-    ``res``: its bootstrap result when already computed (:func:`validate_shared`).
+    ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions` (its ``rng`` unused: the
+    stream is ``rng``); ``res``: its bootstrap result when already computed
+    (:func:`validate_shared`).
     """
     if res is None:
         key = None
@@ -509,8 +539,9 @@ def _bootstrap_one(ds, stat, *, rng, n_boot, n_bins, conditioning, ci, client=No
             key = conditioning_values(ds, conditioning)[1]
         # NLL: paired with its data reference, exactly as validate_average
         res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat],
-                                          n_boot=n_boot, ci=ci, rng=rng, n_bins=n_bins,
-                                          key=key, client=client, engine=engine)[stat.name]
+                                          n_boot=boot.n_boot, ci=boot.ci, rng=rng,
+                                          n_bins=n_bins, key=key, client=boot.client,
+                                          engine=boot.engine)[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
     label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
@@ -535,34 +566,40 @@ def _scheme_zeta(scheme, est, lo, hi, ref, bs_reference):
     return verdict(est, bs_reference, lo, hi)  # BS
 
 
-def _validate_sim_one(ds, *, rng, stat, gens, schemes, single_gen, single_scheme, n_mc,
-                      n_boot, n_bins, conditioning, ci, return_samples, client, progress,
-                      refs=None, boot=None, engine=None):
-    """``refs``, ``boot``: the references per D and the bootstrap result when already
+def _validation_streams(rng, gens):
+    """The streams of one dataset's validation: ``boot``, then ``mc`` (one per D, in order)."""
+    s = streams(rng, "boot", *(f"mc{i}" for i in range(len(gens))))
+    return s.boot, [getattr(s, f"mc{i}") for i in range(len(gens))]
+
+
+def _validate_sim_one(ds, *, rng, stat, gens, schemes, single, sim, boot, refs=None,
+                      boot_res=None):
+    """``single``: (one D, one scheme) given as one value; ``sim``, ``boot``: the
+    :class:`_Simulation` and the :class:`~uqviz.engine.options.BootstrapOptions`;
+    ``refs``, ``boot_res``: the references per D and the bootstrap result when already
     computed (:func:`validate_shared`)."""
     check_dataset(ds)
-    boot_rng, *mc_rngs = seeds.spawn(rng, 1 + len(gens))
-    est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, n_boot=n_boot, n_bins=n_bins,
-                                     conditioning=conditioning, ci=ci, client=client,
-                                     res=boot, engine=engine)
+    single_gen, single_scheme = single
+    boot_rng, mc_rngs = _validation_streams(rng, gens)
+    est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, boot=boot, n_bins=sim.n_bins,
+                                     conditioning=sim.conditioning, res=boot_res)
     bs_reference = (reference_value(stat, ds["E"].values, ds["uE"].values)
                     if "BS" in schemes else np.nan)
     side = _side(stat)
     stable = bool(np.isfinite(lo) and np.isfinite(hi) and abs(z0) <= UNSTABLE_Z0)
     scheme_dims = () if single_scheme else ("scheme",)
-    bs_word = _bs_scheme_word(ds, stat, est, lo, hi, z0, bs_reference, ci) \
+    bs_word = _bs_scheme_word(ds, stat, est, lo, hi, z0, bs_reference, sim.ci) \
         if "BS" in schemes else None
     parts = []
     for i, (g, r) in enumerate(zip(gens, mc_rngs)):
         if refs is not None:
             ref = refs[i]
         else:
-            ref = _reference_of(ds, rng=r, stat=stat, generative=g, n_mc=n_mc, n_bins=n_bins,
-                                conditioning=conditioning, ci=ci, return_samples=True,
-                                client=client, progress=progress)
+            ref = _reference_of(ds, rng=r, stat=stat, generative=g,
+                                sim=sim.replace(return_samples=True))
         # the one-sided Monte Carlo test of the estimate among the simulated values
         p_value = mc_p_value(est, ref["samples"].values, side)
-        if not return_samples:
+        if not sim.return_samples:
             ref = ref.drop_vars("samples")
         verdicts = [_scheme_zeta(s, est, lo, hi, ref, bs_reference) for s in schemes]
         zeta = np.array([float(z) for z, _ in verdicts])
@@ -693,7 +730,7 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     See Also
     --------
     uqviz.simulated_reference : the reference alone.
-    uqviz.validate : the workflow that picks the scheme and gives a verdict.
+    uqviz.validate_with_references : the workflow that picks the scheme and gives a verdict.
     uqviz.validate_average : statistics with a predefined reference.
     uqviz.plots.reference.zeta_scores : draws the zeta-scores of the schemes.
 
@@ -764,23 +801,20 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     if "BS" in schemes and not stat.has_reference:
         raise ValueError(f"scheme 'BS' needs a statistic with a predefined reference; "
                          f"{stat.name} has none")
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
+    boot = _bootstrap_options(n_boot, ci, rng, engine, client, progress)
     return_samples = checks.boolean("return_samples", return_samples)
-    n_mc = _n_mc(n_mc)
-    engine = checks.engine(engine)
+    sim = _Simulation(n_mc=_n_mc(n_mc), n_bins=n_bins, conditioning=conditioning, ci=ci,
+                      return_samples=return_samples, client=client, progress=progress)
     single_gen, single_scheme = _one_or_many(generative), isinstance(scheme, str)
     out = map_datasets(_validate_sim_one, data, rng=stream, stat=stat, gens=gens,
-                       schemes=schemes, single_gen=single_gen, single_scheme=single_scheme,
-                       n_mc=n_mc, n_boot=n_boot, n_bins=n_bins, conditioning=conditioning,
-                       ci=ci, return_samples=return_samples, client=client, progress=progress,
-                       engine=engine)
+                       schemes=schemes, single=(single_gen, single_scheme), sim=sim, boot=boot)
     names = [g.name for g in gens]
     out.attrs.update({"statistic": stat.name,
                       "scheme": schemes[0] if single_scheme else list(schemes),
                       "generative": names[0] if single_gen else names,
-                      "n_mc": n_mc, "n_boot": n_boot, "n_bins": n_bins,
+                      "n_mc": sim.n_mc, "n_boot": boot.n_boot, "n_bins": n_bins,
                       "conditioning": _conditioning_attr(conditioning), "ci": ci,
-                      "method": "bca", "rng": seeds.seed_attr(rng), "engine": engine})
+                      "method": boot.method, "rng": boot.attrs["rng"], "engine": boot.engine})
     return out
 
 
@@ -814,7 +848,7 @@ def _tail_screen(ds, gens, n_mc, rng):
     data's tail ratio among ``min(n_mc, TAIL_N_MC)`` sets of as many eps ~ D (at most
     ``TAIL_MAX_POINTS`` z-scores, a random subset beyond); returns (ratio, p per D)."""
     z = ds["E"].values / ds["uE"].values
-    g = seeds.spawn(rng, 1)[0]
+    g = streams(rng, "tail").tail  # the one child of rng: subset and simulated sets
     if z.size > TAIL_MAX_POINTS:
         z = g.choice(z, TAIL_MAX_POINTS, replace=False)
     ratio = float(_tail_ratio(z))
@@ -865,13 +899,15 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
     return "OK", f"not rejected under {no}"
 
 
-def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci, k,
-                  client, progress, refs=None, boot=None, tail=None, engine=None):
-    """``refs``, ``boot``, ``tail``: the references, bootstrap result and tail screen when
-    already computed (:func:`validate_shared`)."""
+def _validate_one(ds, *, rng, stat, gens, sim, boot, k, refs=None, boot_res=None, tail=None):
+    """``sim``, ``boot``: the :class:`_Simulation` and the
+    :class:`~uqviz.engine.options.BootstrapOptions`; ``k`` the coverage factor; ``refs``,
+    ``boot_res``, ``tail``: the references, bootstrap result and tail screen when already
+    computed (:func:`validate_shared`)."""
+    ci = sim.ci
     if stat.has_reference:
-        res = validate_average(ds, statistics=(stat.name,), n_boot=n_boot, ci=ci, rng=rng,
-                               client=client, engine=engine)
+        res = validate_average(ds, statistics=(stat.name,), n_boot=boot.n_boot, ci=ci, rng=rng,
+                               client=boot.client, engine=boot.engine)
         r = res.sel(statistic=stat.name).drop_vars("statistic")
         verdict_, reason = _bs_verdict(r, ci)
         p_value = float(r["verdict_p_value"])
@@ -884,10 +920,8 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
             reliable=((), verdict_ != "unreliable"), verdict=((), verdict_),
             reason=((), reason), scheme=((), "BS"))
     sims = _validate_sim_one(ds, rng=rng, stat=stat, gens=gens, schemes=("Sim",),
-                             single_gen=False, single_scheme=True, n_mc=n_mc, n_boot=n_boot,
-                             n_bins=n_bins, conditioning=conditioning, ci=ci,
-                             return_samples=False, client=client, progress=progress,
-                             refs=refs, boot=boot, engine=engine)
+                             single=(False, True), sim=sim.replace(return_samples=False),
+                             boot=boot, refs=refs, boot_res=boot_res)
     refs, ses = sims["reference"].values, sims["reference_se"].values
     spread = refs.max() - refs.min()
     i, j = int(np.argmax(refs)), int(np.argmin(refs))
@@ -896,7 +930,7 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
     sensitive = bool(spread > threshold)
     p_d = sims["p_value"].values
     if tail is None:  # its stream: the next child of rng, after _validate_sim_one's
-        tail = _tail_screen(ds, gens, n_mc, rng)
+        tail = _tail_screen(ds, gens, sim.n_mc, rng)
     verdict_, reason = _iut_verdict(p_d, [g.name for g in gens], 1.0 - ci, sensitive,
                                     spread / combined if combined > 0 else np.inf, k, tail)
     p_value = float(np.max(p_d))  # NaN when one is NaN
@@ -919,37 +953,41 @@ def _validate_one(ds, *, rng, stat, gens, n_mc, n_boot, n_bins, conditioning, ci
         scheme=((), "Sim"))
 
 
-def _workflow_options(names, generative, n_mc, n_boot, n_bins, ci, k, progress, client, rng,
-                      engine=None):
-    """Checked options of :func:`validate` and :func:`validate_shared` (one place)."""
-    opts = [_common_options(s, generative, n_bins, ci, progress, rng) for s in names]
+def _workflow_options(names, generative, *, n_mc, n_bins, conditioning, k, boot):
+    """Checked options of :func:`validate_with_references` and :func:`validate_shared` (one
+    place); ``boot``: the bootstrap's keyword options, checked here into a
+    :class:`~uqviz.engine.options.BootstrapOptions`."""
+    opts = [_common_options(s, generative, n_bins, boot["ci"], boot["progress"], boot["rng"])
+            for s in names]
     stats = [o[0] for o in opts]
     _, gens, n_bins, ci, progress, stream = opts[0]
-    client = resolve_client(client)
+    client = resolve_client(boot["client"])
     simulated = [s for s in stats if not s.has_reference]
     if len(gens) < 2 and simulated:
         raise ValueError(f"generative: the sensitivity test of {simulated[0].name} needs at "
                          f"least two generative distributions, got {[g.name for g in gens]}")
-    return dict(stats=stats, gens=gens, n_bins=n_bins, ci=ci, progress=progress, client=client,
-                stream=stream,
-                n_boot=checks.count("n_boot", n_boot, minimum=2),
-                k=checks.positive("coverage_factor", k),
-                n_mc=_n_mc(n_mc), engine=checks.engine(engine))
+    boot = _bootstrap_options(boot["n_boot"], ci, boot["rng"], boot["engine"], client, progress)
+    k = checks.positive("coverage_factor", k)
+    sim = _Simulation(n_mc=_n_mc(n_mc), n_bins=n_bins, conditioning=conditioning, ci=ci,
+                      client=client, progress=progress)
+    return dict(stats=stats, gens=gens, sim=sim, boot=boot, k=k, stream=stream)
 
 
-def _workflow_attrs(stat, o, conditioning, rng):
-    """Settings of a :func:`validate` result."""
+def _workflow_attrs(stat, o, conditioning):
+    """Settings of a :func:`validate_with_references` result."""
+    sim, boot = o["sim"], o["boot"]
     return {"statistic": stat.name, "generative": [g.name for g in o["gens"]],
-            "n_mc": o["n_mc"], "n_boot": o["n_boot"], "n_bins": o["n_bins"],
-            "conditioning": _conditioning_attr(conditioning), "ci": o["ci"],
+            "n_mc": sim.n_mc, "n_boot": boot.n_boot, "n_bins": sim.n_bins,
+            "conditioning": _conditioning_attr(conditioning), "ci": sim.ci,
             "coverage_factor": o["k"],
-            "rng": seeds.seed_attr(rng), "engine": o["engine"]}
+            "rng": boot.attrs["rng"], "engine": boot.engine}
 
 
 @renamed_options(k="coverage_factor")
-def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boot=10_000,
-             n_bins=None, conditioning="uE", ci=0.95, coverage_factor=2.0, rng=None,
-             client=None, progress=None, engine=None):
+def validate_with_references(data, *, statistic, generative=("normal", "t6"), n_mc=10_000,
+                             n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95,
+                             coverage_factor=2.0, rng=None, client=None, progress=None,
+                             engine=None):
     r"""The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     BS for a statistic with a predefined reference: the ``verdict`` of
@@ -1064,28 +1102,30 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
     --------
     >>> import uqviz
     >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
-    >>> str(uqviz.validate(ds, statistic="ZMS", n_boot=1000, rng=0)["verdict"].values)
+    >>> res = uqviz.validate_with_references(ds, statistic="ZMS", n_boot=1000, rng=0)
+    >>> str(res["verdict"].values)
     'OK'
     >>> import numpy as np, warnings
     >>> rng = np.random.default_rng(0)
     >>> z = rng.standard_t(3, 3000) / np.sqrt(3.0)   # calibrated, heavy-tailed
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("ignore")
-    ...     [str(uqviz.validate(uqviz.from_arrays(k * z, np.ones(3000)), statistic="ZMS",
-    ...                         n_boot=500, rng=0)["verdict"].values) for k in (1, 2)]
+    ...     [str(uqviz.validate_with_references(uqviz.from_arrays(k * z, np.ones(3000)),
+    ...                                         statistic="ZMS", n_boot=500,
+    ...                                         rng=0)["verdict"].values) for k in (1, 2)]
     ['unreliable', 'fails']
-    >>> res = uqviz.validate(ds, statistic="CC", n_mc=200, n_boot=200, rng=0)
+    >>> res = uqviz.validate_with_references(ds, statistic="CC", n_mc=200, n_boot=200, rng=0)
     >>> bool(res["p_value"] == res["mc_p_value"].max()), str(res["verdict"].values)
     (True, 'OK')
     """
-    o = _workflow_options([statistic], generative, n_mc, n_boot, n_bins, ci, coverage_factor,
-                          progress, client, rng, engine)
+    o = _workflow_options([statistic], generative, n_mc=n_mc, n_bins=n_bins,
+                          conditioning=conditioning, k=coverage_factor,
+                          boot=dict(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
+                                    progress=progress))
     stat = o["stats"][0]
     out = map_datasets(_validate_one, data, rng=o["stream"], stat=stat, gens=o["gens"],
-                       n_mc=o["n_mc"], n_boot=o["n_boot"], n_bins=o["n_bins"],
-                       conditioning=conditioning, ci=o["ci"], k=o["k"], client=o["client"],
-                       progress=o["progress"], engine=o["engine"])
-    out.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
+                       sim=o["sim"], boot=o["boot"], k=o["k"])
+    out.attrs.update(_workflow_attrs(stat, o, conditioning))
     return out
 
 
@@ -1093,12 +1133,14 @@ def validate(data, *, statistic, generative=("normal", "t6"), n_mc=10_000, n_boo
 def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
                     n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95,
                     coverage_factor=2.0, rng=None, client=None, progress=None, engine=None):
-    """:func:`validate` of several statistics on one Dataset, the synthetic sets shared.
+    """:func:`validate_with_references` of several statistics on one Dataset, the synthetic
+    sets shared.
 
     Each synthetic set E* = uE eps, eps ~ D, is drawn once and evaluated by every
     statistic without a predefined reference (ENCE, ZMSE, CC, ...), instead of once per
     statistic; the tail screen of the z-scores is computed once. The result for each
-    statistic is exactly ``validate(ds, statistic=s, rng=rng, ...)`` for the same int
+    statistic is exactly ``validate_with_references(ds, statistic=s, rng=rng, ...)`` for the
+    same int
     seed ``rng`` (or a fresh generator in the same state): each statistic is given the
     same streams as a call of its own, so their bootstraps share their draws too.
 
@@ -1108,42 +1150,40 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     statistics : sequence of str
     generative, n_mc, n_boot, n_bins, conditioning, ci, coverage_factor, rng, client, progress,
     engine
-        As :func:`validate`.
+        As :func:`validate_with_references`.
 
     Returns
     -------
     dict
-        ``{statistic: xarray.Dataset}``, each as returned by :func:`validate`.
+        ``{statistic: xarray.Dataset}``, each as returned by :func:`validate_with_references`.
 
     Examples
     --------
     >>> import uqviz
     >>> ds = uqviz.synthetic.nig(2000, nu=10, rng=0)
     >>> res = validate_shared(ds, statistics=("ENCE", "CC"), n_mc=100, n_boot=200, rng=3)
-    >>> one = uqviz.validate(ds, statistic="CC", n_mc=100, n_boot=200, rng=3)
+    >>> one = uqviz.validate_with_references(ds, statistic="CC", n_mc=100, n_boot=200, rng=3)
     >>> res["CC"].identical(one)
     True
     """
-    import copy
-
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"validate_shared: data must be an xarray.Dataset, got "
                         f"{type(ds).__name__}")
     check_dataset(ds)
-    o = _workflow_options(checks.names("statistics", statistics), generative, n_mc, n_boot,
-                          n_bins, ci, coverage_factor, progress, client, rng, engine)
-    stats, gens, n_bins, ci, progress, client, n_boot, k, n_mc, engine = (
-        o[key] for key in ("stats", "gens", "n_bins", "ci", "progress", "client", "n_boot",
-                           "k", "n_mc", "engine"))
-    # the streams of validate(): one child per dataset, then (bootstrap, one per D)
-    child = seeds.spawn(o["stream"], 1)[0]
+    o = _workflow_options(checks.names("statistics", statistics), generative, n_mc=n_mc,
+                          n_bins=n_bins, conditioning=conditioning, k=coverage_factor,
+                          boot=dict(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
+                                    progress=progress))
+    stats, gens, sim, boot = o["stats"], o["gens"], o["sim"], o["boot"]
+    # the streams of validate_with_references(): one child per dataset, then (bootstrap,
+    # one per D)
+    child = streams(o["stream"], "dataset").dataset
     shared = [s for s in stats if not s.has_reference]
     refs = {}
     if shared:
-        _, *mc_rngs = seeds.spawn(copy.deepcopy(child), 1 + len(gens))
-        per_gen = [_references_of(ds, rng=r, stats=shared, generative=g, n_mc=n_mc,
-                                  n_bins=n_bins, conditioning=conditioning, ci=ci,
-                                  return_samples=True, client=client, progress=progress)
+        _, mc_rngs = _validation_streams(copy.deepcopy(child), gens)
+        per_gen = [_references_of(ds, rng=r, stats=shared, generative=g,
+                                  sim=sim.replace(return_samples=True))
                    for g, r in zip(gens, mc_rngs)]
         refs = {s.name: [p[i] for p in per_gen] for i, s in enumerate(shared)}
     # binned statistics on uE: one resample gives all of them their replicates (the
@@ -1151,23 +1191,60 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     boots = {}
     binned = [s for s in shared if s.kind == "binned"]
     if len(binned) > 1 and isinstance(conditioning, str) and conditioning == "uE":
-        boot_rng = seeds.spawn(copy.deepcopy(child), 1 + len(gens))[0]
+        boot_rng, _ = _validation_streams(copy.deepcopy(child), gens)
         boots = bootstrap_against_reference(ds["E"].values, ds["uE"].values, binned,
-                                            n_boot=n_boot, ci=ci, rng=boot_rng,
-                                            n_bins=n_bins, client=client, engine=engine)
+                                            n_boot=boot.n_boot, ci=boot.ci, rng=boot_rng,
+                                            n_bins=sim.n_bins, client=boot.client,
+                                            engine=boot.engine)
     tail = None
-    if shared:  # the tail screen of the z-scores, once: the stream of validate()'s
-        stream = copy.deepcopy(child)
-        seeds.spawn(stream, 1 + len(gens))
-        tail = _tail_screen(ds, gens, n_mc, stream)
+    if shared:  # the tail screen of the z-scores, once: the stream of
+        stream = copy.deepcopy(child)  # validate_with_references()'s, after its spawn
+        _validation_streams(stream, gens)
+        tail = _tail_screen(ds, gens, sim.n_mc, stream)
     out = {}
     for stat in stats:
-        res = _validate_one(ds, rng=copy.deepcopy(child), stat=stat, gens=gens, n_mc=n_mc,
-                            n_boot=n_boot, n_bins=n_bins, conditioning=conditioning, ci=ci,
-                            k=k, client=client, progress=progress,
-                            refs=refs.get(stat.name), boot=boots.get(stat.name), tail=tail,
-                            engine=engine)
-        res = describe(res, ds, statistics=(stat.name,))  # as map_datasets does in validate
-        res.attrs.update(_workflow_attrs(stat, o, conditioning, rng))
+        res = _validate_one(ds, rng=copy.deepcopy(child), stat=stat, gens=gens, sim=sim,
+                            boot=boot, k=o["k"], refs=refs.get(stat.name),
+                            boot_res=boots.get(stat.name), tail=tail)
+        res = describe(res, ds, statistics=(stat.name,))  # as map_datasets does
+        res.attrs.update(_workflow_attrs(stat, o, conditioning))
         out[stat.name] = res
     return out
+
+
+def validate(data, **options):
+    """Deprecated name of :func:`validate_with_references` (removed in uqviz 0.3.0).
+
+    Parameters
+    ----------
+    data : xarray.Dataset or xarray.DataTree
+        As :func:`validate_with_references`.
+    **options
+        The options of :func:`validate_with_references`.
+
+    Returns
+    -------
+    xarray.Dataset
+        What :func:`validate_with_references` returns.
+
+    Warns
+    -----
+    FutureWarning
+        Always: the name says nothing of what it does (``uqviz validate`` on the command
+        line is another analysis).
+
+    Examples
+    --------
+    >>> import warnings, uqviz
+    >>> ds = uqviz.synthetic.nig(500, nu=10, rng=0)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     old = validate(ds, statistic="ZMS", n_boot=200, rng=0)
+    >>> caught[0].category.__name__
+    'FutureWarning'
+    >>> old.identical(validate_with_references(ds, statistic="ZMS", n_boot=200, rng=0))
+    True
+    """
+    warnings.warn(f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
+                  "use uqviz.validate_with_references instead", FutureWarning, stacklevel=2)
+    return validate_with_references(data, **options)

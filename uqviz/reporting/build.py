@@ -31,6 +31,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
+from uqviz.engine.options import streams
 from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.verdicts import FAILS
 from uqviz.engine.tree import datasets_of, naming_child
@@ -44,6 +45,7 @@ from uqviz.reporting import render, text, wording
 from uqviz.reporting import verdicts as vd
 from uqviz.scores.coverage import calibration_curve, interval_coverage
 from uqviz.scores.predictive import predictive_scores
+from uqviz.reporting.serialise import dataset_to_json, jsonable  # noqa: F401  (public here too)
 from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
 __all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_filename",
@@ -54,33 +56,6 @@ DISCRETE_MAX_VALUES = 20
 #: the forms of a forecast given as more than a standard uncertainty: the report gets a PIT
 #: section (the PIT of a std forecast is Phi(E/uE), which the calibration curve shows)
 PIT_FORMS = ("interval", "quantiles", "samples")
-
-
-def jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return jsonable(x.tolist())
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return None if not np.isfinite(x) else float(x)
-    if isinstance(x, np.str_):
-        return str(x)
-    return x
-
-
-def dataset_to_json(ds: xr.Dataset) -> dict:
-    """A result Dataset as plain JSON-ready dicts (variables, coords, attrs)."""
-    out = {"dims": dict(ds.sizes), "attrs": jsonable(dict(ds.attrs))}
-    out["coords"] = {k: jsonable(v.values) for k, v in ds.coords.items()}
-    out["data"] = {k: {"dims": list(v.dims), "values": jsonable(v.values)}
-                   for k, v in ds.data_vars.items()}
-    return out
 
 
 def safe_filename(name) -> str:
@@ -160,12 +135,21 @@ def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
 
 @dataclass
 class Report:
-    """Report of one dataset: ``numbers`` (JSON-ready), ``conclusion``, ``warnings``, figures.
+    """Report of one dataset: its verdicts and analyses as data, its words, its figures.
 
-    Returned by :func:`uqviz.report`; shows itself in a notebook, ``to_html()`` and
-    ``to_json()`` render it, ``save(folder)`` writes both files into that folder only.
-    ``verdict`` is the headline word (``numbers["verdict"]``: the answer to the calibration
-    questions, ``uqviz.reporting.verdicts.headline``), ``headline`` its sentence.
+    Returned by :func:`uqviz.report`. The data: ``verdicts``, an ``xarray.Dataset`` with one
+    row per test (dim ``test``: ``"average"``, ``"consistency"``, ``"adaptivity:<feature>"``,
+    ``"pit"``, ``"ENCE"``, ``"ZMSE"``, ``"CC"``, ``"coverage"``), ``verdict``, ``p_value``,
+    ``p_adjusted``, ``reliable``, ``reason`` and the numbers its sentence quotes
+    (:func:`uqviz.reporting.verdicts.verdict_table`), so that
+    ``rep.verdicts["verdict"].sel(test="consistency")`` is a verdict; ``analyses``, an
+    ``xarray.DataTree`` of the result Datasets the report computed (``average``,
+    ``tailedness``, ``local/<variable>/LZMS``, ``beyond_uE/<feature>/fv_LZMS``, ``coverage``,
+    ``calibration_curve``, ``simulated_references/ENCE``, ``pit/validate_pit``...). The edge:
+    ``numbers`` (the JSON document, JSON-ready), ``conclusion`` (the sentences),
+    ``to_html()``, ``to_json()``, ``save(folder)`` (both files into that folder only); it
+    shows itself in a notebook. ``verdict`` is the headline word (the answer to the
+    calibration questions, ``uqviz.reporting.verdicts.headline``), ``headline`` its sentence.
 
     Parameters
     ----------
@@ -176,6 +160,10 @@ class Report:
     warnings : list of str
     figures : dict
         Name -> PNG figure, base64-encoded.
+    verdicts : xarray.Dataset, optional
+        The verdict table; default: made from ``numbers["verdicts"]``.
+    analyses : xarray.DataTree, optional
+        The result Datasets; default: an empty tree.
 
     Examples
     --------
@@ -185,6 +173,11 @@ class Report:
     (True, True)
     >>> rep.verdict, rep.headline.startswith("Headline: fails (the calibration questions")
     ('fails', True)
+    >>> rep.verdicts["verdict"].sel(test="consistency").item()
+    'OK'
+    >>> float(rep.analyses["average"].ds["estimate"].sel(statistic="ZMS")) == float(
+    ...     rep.verdicts["estimate"].sel(test="average"))
+    True
     """
 
     name: str
@@ -192,6 +185,26 @@ class Report:
     conclusion: list
     warnings: list
     figures: dict = field(default_factory=dict)
+    verdicts: xr.Dataset = None
+    analyses: xr.DataTree = None
+
+    def __post_init__(self):
+        if self.verdicts is None:
+            self.verdicts = vd.verdict_table(self.numbers.get("verdicts", {}))
+        if self.analyses is None:
+            self.analyses = xr.DataTree(name="analyses")
+
+    def __repr__(self) -> str:
+        rows = [f"  {t:<22} {str(w):<11} p_adj={_p(p)}"
+                for t, w, p in zip(self.verdicts["test"].values,
+                                   self.verdicts["verdict"].values,
+                                   self.verdicts["p_adjusted"].values)]
+        nodes = [n.path for n in self.analyses.subtree if n.has_data]
+        return (f"<uqviz Report {self.name!r}: {self.verdict}>\n"
+                f"verdicts ({len(rows)} tests; rep.verdicts, an xarray.Dataset):\n"
+                + "\n".join(rows)
+                + f"\nanalyses ({len(nodes)} results; rep.analyses, an xarray.DataTree): "
+                + ", ".join(nodes))
 
     @property
     def verdict(self) -> str:
@@ -266,6 +279,37 @@ class ReportCollection:
         return self.reports[key]
 
     @property
+    def verdicts(self) -> xr.Dataset:
+        """The verdict tables of the datasets stacked along a dim ``dataset`` (the union of
+        their tests and variables; NaN, "" or False where a dataset lacks one).
+
+        Examples
+        --------
+        >>> import uqviz
+        >>> col = uqviz.report(uqviz.synthetic.nig(600, nu=20, n_datasets=2, rng=0), rng=0,
+        ...                    n_boot=200, n_mc=50, figures=False, remedy=False)
+        >>> col.verdicts["verdict"].sel(test="average").values.tolist()
+        ['OK', 'OK']
+        """
+        tables = [r.verdicts for r in self.reports.values()]
+        tests = list(dict.fromkeys(t for tab in tables for t in tab["test"].values))
+        names = list(dict.fromkeys(v for tab in tables for v in tab.data_vars))
+        out = {}
+        for v in names:
+            kind = next(tab[v].dtype for tab in tables if v in tab)
+            fill = False if kind == np.dtype(bool) else "" if kind == np.dtype(object) else np.nan
+            rows = [(tab[v] if v in tab else xr.full_like(tab["verdict"], fill, dtype=kind))
+                    .reindex(test=tests, fill_value=fill) for tab in tables]
+            out[v] = xr.concat(rows, dim="dataset")
+        return xr.Dataset(out).assign_coords(dataset=list(self.reports))
+
+    @property
+    def analyses(self) -> xr.DataTree:
+        """The analyses of the datasets: one child per dataset (``Report.analyses``)."""
+        return xr.DataTree(name="analyses", children={
+            k: r.analyses.copy() for k, r in self.reports.items()})
+
+    @property
     def conclusion(self) -> dict:
         """``{dataset: conclusion lines}``."""
         return {k: r.conclusion for k, r in self.reports.items()}
@@ -293,6 +337,10 @@ class ReportCollection:
     def save(self, out_dir) -> dict:
         """Write ``<name>_report.html`` and ``<name>_report.json`` (all datasets) into `out_dir`."""
         return _save(out_dir, safe_filename(self.name), self.to_html(), self.to_json())
+
+
+def _p(p) -> str:
+    return "   -  " if not np.isfinite(p) else f"{p:.3g}"
 
 
 def _png(fig) -> bytes:
@@ -425,7 +473,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
         ``rng.spawn(8 + 2 * n_features)`` in this order: average calibration, LZMS
         for uE then each feature, then one child shared by ENCE, ZMSE and CC (their
         synthetic sets are drawn once for the three, each result equal to
-        ``validate(statistic=s, rng=<a copy of that child>)``), then the uE adjustment
+        ``validate_with_references(statistic=s, rng=<a copy of that child>)``), then the uE
+        adjustment
         (BVS folds) and each feature beyond the uE effect; child ``4 + 2 n_features``,
         spawned in two, gives the PIT's stream and the native scores'; child
         ``5 + 2 n_features`` the distribution remedy's (the folds, the PIT after); the remedy
@@ -461,6 +510,9 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     Returns
     -------
     Report or ReportCollection
+        ``.verdicts`` (an ``xarray.Dataset``, dim ``test``: every test's ``verdict``,
+        ``p_value``, ``p_adjusted``, ``reliable``, ``reason`` and the numbers it quotes),
+        ``.analyses`` (an ``xarray.DataTree`` of the result Datasets),
         ``.numbers`` (JSON-ready), ``.verdict`` (the headline word), ``.headline`` (its
         sentence), ``.conclusion`` (sentences: the calibration questions, then the further
         diagnostics), ``.save(folder)`` writes HTML + JSON named after the (sanitised)
@@ -472,7 +524,7 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     uqviz.validate_average : average calibration.
     uqviz.local_calibration : consistency and adaptivity.
     uqviz.fraction_valid : the verdicts of the local analyses.
-    uqviz.validate : ENCE, ZMSE and CC against simulated references.
+    uqviz.validate_with_references : ENCE, ZMSE and CC against simulated references.
     uqviz.recalibrate : the remedy.
     uqviz.validate_pit, uqviz.predictive_scores : the PIT section.
     uqviz.compare_models : the comparison of models.
@@ -537,6 +589,8 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     'Average calibration: OK (ZMS = 0.98..., 95 % CI [0.9..., 1.0...] holds 1; p = ...'
     >>> rep.numbers["verdicts"]["consistency"]["verdict"], rep.numbers["verdict"]
     ('OK', 'fails')
+    >>> rep.verdicts["verdict"].sel(test=["consistency", "adaptivity:X"]).values.tolist()
+    ['OK', 'fails']
     """
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=1)
@@ -555,20 +609,17 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     gen = checks.rng(rng)
     pairs = datasets_of(data)
     comparing = cmp.decide(data, compare)  # before any computation: compare=True fails fast
+    settings = _Settings(features=features, statistics=statistics, n_boot=n_boot, n_mc=n_mc,
+                         n_bins=n_bins, progress=progress, figures=figures, remedy=remedy,
+                         client=client, engine=engine)
     if isinstance(data, xr.Dataset):
-        return _report_one(data, features=features, statistics=statistics, n_boot=n_boot,
-                           n_mc=n_mc, n_bins=n_bins, rng=gen, progress=progress, figures=figures,
-                           remedy=remedy, client=client, engine=engine)
+        return _report_one(data, settings, gen)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
         ds.attrs = {**ds.attrs, "name": name}
         with naming_child(name):
-            reports[name] = _report_one(ds, features=features, statistics=statistics,
-                                        n_boot=n_boot, n_mc=n_mc,
-                                        n_bins=n_bins, rng=child, progress=progress,
-                                        figures=figures, remedy=remedy, client=client,
-                                        engine=engine)
+            reports[name] = _report_one(ds, settings, child)
     name = str(data.attrs.get("name") or data.name or "datasets")
     if not comparing:
         return ReportCollection(name, reports)
@@ -623,130 +674,242 @@ def _local_block(loc, cond, m):
     return block
 
 
-def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
-                remedy=True, client=None, statistics=("ZMS", "RCE", "NLL"), engine=None) -> Report:
+@dataclass(frozen=True)
+class _Settings:
+    """The checked options of :func:`report` that every dataset's report shares."""
+
+    features: object
+    statistics: tuple
+    n_boot: int
+    n_mc: int
+    n_bins: int | None
+    progress: object
+    figures: bool
+    remedy: bool
+    client: object
+    engine: str
+
+
+@dataclass
+class _Draft:
+    """One dataset's report while its sections are computed: the data, its named random
+    streams (:func:`report_streams`), the numbers, figures, warnings, entries and result
+    Datasets gathered so far."""
+
+    data: xr.Dataset
+    name: str
+    feats: list
+    n_bins: int
+    rng: object
+    bar: object
+    numbers: dict = field(default_factory=dict)
+    figs: dict = field(default_factory=dict)
+    warns: list = field(default_factory=list)
+    entries: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
+    local: dict = field(default_factory=dict)
+    tested: dict = field(default_factory=dict)
+
+    @property
+    def m(self) -> int:
+        return self.data.sizes["point"]
+
+    @property
+    def conds(self) -> list:
+        return ["uE", *self.feats]
+
+
+def report_streams(rng, n_features: int):
+    """The named random streams of one dataset's report (:func:`uqviz.engine.options.streams`):
+    ``average``, ``local`` (uE, then each feature), ``references`` (ENCE, ZMSE and CC),
+    ``adjustment`` (the BVS folds of the uE adjustment), ``beyond`` (each feature beyond the
+    uE effect), ``pit`` (the PIT and the native scores), ``distribution`` (the distribution
+    remedy), a ``spare`` and ``remedy``: the children of ``rng.spawn(8 + 2 n_features)`` in
+    this order (docstring of :func:`report`, parameter ``rng``).
+
+    Examples
+    --------
+    >>> s = report_streams(0, 2)
+    >>> len(s.local), len(s.beyond)
+    (3, 2)
+    >>> int(s.remedy.integers(10**6)) == int(seeds.spawn(0, 12)[-1].integers(10**6))
+    True
+    """
+    local = ["local_uE", *(f"local_{i}" for i in range(n_features))]
+    beyond = [f"beyond_{i}" for i in range(n_features)]
+    s = streams(rng, "average", *local, "references", "adjustment", *beyond, "pit",
+                "distribution", "spare", "remedy")
+    s.local = [getattr(s, k) for k in local]
+    s.beyond = [getattr(s, k) for k in beyond]
+    return s
+
+
+def _report_one(data, settings: _Settings, rng) -> Report:
+    """The report of one Dataset: each section in turn, then the verdicts and the words."""
     check_dataset(data)
     if "uE_original" in data.variables:   # recalibrated data: validate uE; the old uE is history
         data = data.drop_vars("uE_original")
     name = str(data.attrs.get("name") or "data")
-    feats = _features(data, features)
-    m = data.sizes["point"]
-    n_bins_given = n_bins
-    n_bins = default_n_bins(m) if n_bins is None else n_bins
-    children = rng.spawn(8 + 2 * len(feats))
-    # streams: 0 average, 1 uE, 2 + i feature i, 2 + F references, 3 + F the uE adjustment
-    # (BVS folds), 4 + F + i feature i beyond the uE effect, 4 + 2F the PIT and the native
-    # scores, 5 + 2F the distribution remedy, last the remedy (spare streams: the numbers of a
-    # std forecast's report do not depend on the PIT's)
+    feats = _features(data, settings.features)
     nf = len(feats)
-    bar = progress_bar(5 + 2 * nf, desc=f"uqviz report {name}", progress=progress)
-    numbers, figs, warns = {}, {}, []
+    n_bins = default_n_bins(data.sizes["point"]) if settings.n_bins is None else settings.n_bins
+    d = _Draft(data, name, feats, n_bins, report_streams(rng, nf),
+               progress_bar(5 + 2 * nf, desc=f"uqviz report {name}",
+                            progress=settings.progress))
+    d.numbers["data"] = _summary(data, feats)
+    _average_section(d, settings)
+    _local_section(d, settings)
+    _beyond_uE_section(d, settings)
+    cov, curve = _coverage_section(d, settings)
+    _reference_section(d, settings)
+    form = str(data.attrs.get("forecast", "std"))  # checked by forecast_form in the section
+    if form in PIT_FORMS:
+        _pit_of_report(d, settings, form)
+    head = _decide(d, cov)
+    _remedy_sections(d, settings, form)
+    d.bar.update()
+    d.bar.close()
+    conclusion = _words(d, head, curve)
+    return Report(name, jsonable(d.numbers), conclusion, d.warns, d.figs,
+                  analyses=_analysis_tree(d.results))
 
-    numbers["data"] = _summary(data, feats)
-    tail = tailedness(data)
-    numbers["tailedness"] = dataset_to_json(tail)
-    warns += text.tailedness_warnings(tail)
 
+def _average_section(d: _Draft, settings: _Settings) -> None:
+    """The tailedness screen and the average calibration (stream ``average``)."""
+    tail = tailedness(d.data)
+    d.results["tailedness"] = tail
+    d.numbers["tailedness"] = dataset_to_json(tail)
+    d.warns += text.tailedness_warnings(tail)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        avg = validate_average(data, statistics=statistics, n_boot=n_boot,
-                               rng=children[0], client=client, engine=engine)
-    warns += sorted({f"average calibration: {w.message}" for w in caught})
-    numbers["average"] = dataset_to_json(avg)
-    entries = {"average": vd.average_entry(avg)}
-    bar.update()
-    if figures:
-        from uqviz.plots.average import intervals
+        avg = validate_average(d.data, statistics=settings.statistics, n_boot=settings.n_boot,
+                               rng=d.rng.average, client=settings.client,
+                               engine=settings.engine)
+    d.warns += sorted({f"average calibration: {w.message}" for w in caught})
+    d.results["average"] = avg
+    d.numbers["average"] = dataset_to_json(avg)
+    d.entries["average"] = vd.average_entry(avg)
+    d.bar.update()
+    if settings.figures:
+        from uqviz.plots.average import intervals  # lazy: plotting
 
-        figs["average"] = _png(intervals(avg).figure)
+        d.figs["average"] = _png(intervals(avg).figure)
 
-    local, tested = {}, {}
+
+def _local_section(d: _Draft, settings: _Settings) -> None:
+    """LZM and LZMS vs uE and each feature (streams ``local``); the consistency entry."""
     donor = None  # the first LZMS with a null: the others of these data share it
-    for i, cond in enumerate(["uE", *feats]):
-        loc, w = local_analyses(data, cond, n_bins=n_bins, n_boot=n_boot, rng=children[1 + i],
-                        client=client, donor=donor, engine=engine)
+    tail = d.results["tailedness"]
+    for cond, r in zip(d.conds, d.rng.local):
+        loc, w = local_analyses(d.data, cond, n_bins=d.n_bins, n_boot=settings.n_boot, rng=r,
+                                client=settings.client, donor=donor, engine=settings.engine)
         if donor is None and loc is not None:
             donor = loc["LZMS"]
-        warns += w
-        local[cond] = loc
+        d.warns += w
+        d.local[cond] = loc
         key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
         if loc is None:
-            numbers[f"local_{cond}"] = {"skipped": wording.constant_note(cond)}
-            entries[key] = vd.not_tested(wording.constant_note(cond))
+            d.numbers[f"local_{cond}"] = {"skipped": wording.constant_note(cond)}
+            d.entries[key] = vd.not_tested(wording.constant_note(cond))
         else:
-            numbers[f"local_{cond}"] = _local_block(loc, cond, m)
-            if figures:
-                from uqviz.plots.conditional import local as plot_local
-
-                ax = plot_local(loc["LZMS"], fv=loc["fv_LZMS"])
-                ax.set_title(f"LZMS vs {cond}")
-                figs[f"LZMS_{cond}"] = _png(ax.figure)
+            d.numbers[f"local_{cond}"] = _local_block(loc, cond, d.m)
+            d.results[f"local/{cond}"] = loc
+            if settings.figures:
+                d.figs[f"LZMS_{cond}"] = _local_figure(loc, cond)
             if cond == "uE":
-                entries[key] = vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
-                                              conditioning=cond)
-                tested[cond] = loc
-        bar.update()
+                d.entries[key] = vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
+                                                conditioning=cond)
+                d.tested[cond] = loc
+        d.bar.update()
 
-    adjusted = _adjusted_features(data, feats, local, n_bins=n_bins, n_boot=n_boot,
-                                  children=children, client=client, bar=bar, engine=engine)
+
+def _local_figure(loc, cond) -> bytes:
+    from uqviz.plots.conditional import local as plot_local  # lazy: plotting
+
+    ax = plot_local(loc["LZMS"], fv=loc["fv_LZMS"])
+    ax.set_title(f"LZMS vs {cond}")
+    return _png(ax.figure)
+
+
+def _beyond_uE_section(d: _Draft, settings: _Settings) -> None:
+    """Each feature beyond the uE effect: the adaptivity entries."""
+    adjusted = _adjusted_features(d, n_boot=settings.n_boot, client=settings.client,
+                                  engine=settings.engine)
     for cond, (loc, tail_adj, w, block) in adjusted.items():
-        warns += w
-        numbers[f"local_{cond}"]["beyond_uE"] = block
+        d.warns += w
+        d.numbers[f"local_{cond}"]["beyond_uE"] = block
         if loc is not None:
-            entries[f"adaptivity:{cond}"] = vd.local_entry(
+            d.entries[f"adaptivity:{cond}"] = vd.local_entry(
                 loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=cond, adjusted=True)
-            tested[cond] = loc
+            d.tested[cond] = loc
+            d.results[f"beyond_uE/{cond}"] = loc
         else:
-            entries[f"adaptivity:{cond}"] = vd.not_tested(block["skipped"])
+            d.entries[f"adaptivity:{cond}"] = vd.not_tested(block["skipped"])
 
-    cov, curve = interval_coverage(data), calibration_curve(data)
-    numbers["coverage"] = dataset_to_json(cov)
-    numbers["calibration_curve"] = dataset_to_json(curve)
-    if figures:
-        from uqviz.plots.scores import calibration_curve as plot_curve
+
+def _coverage_section(d: _Draft, settings: _Settings):
+    """The interval coverage and the calibration curve: ``(coverage, curve)``."""
+    cov, curve = interval_coverage(d.data), calibration_curve(d.data)
+    d.results["coverage"], d.results["calibration_curve"] = cov, curve
+    d.numbers["coverage"] = dataset_to_json(cov)
+    d.numbers["calibration_curve"] = dataset_to_json(curve)
+    if settings.figures:
+        from uqviz.plots.scores import calibration_curve as plot_curve  # lazy: plotting
         from uqviz.plots.scores import coverage as plot_coverage
 
-        figs["coverage"] = _png(plot_coverage(cov).figure)
-        figs["calibration_curve"] = _png(plot_curve(curve).figure)
-    bar.update()
+        d.figs["coverage"] = _png(plot_coverage(cov).figure)
+        d.figs["calibration_curve"] = _png(plot_curve(curve).figure)
+    d.bar.update()
+    return cov, curve
 
+
+def _reference_section(d: _Draft, settings: _Settings) -> None:
+    """ENCE, ZMSE and CC against their simulated references (stream ``references``)."""
     wf = {}
-    if local["uE"] is not None and m >= 2 * DEFAULT_N_BINS:
+    if d.local["uE"] is not None and d.m >= 2 * DEFAULT_N_BINS:
         # ENCE, ZMSE bin uE (20 bins of >= 2 points); CC ranks it: undefined for constant uE
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             # one synthetic set gives the three statistics their values (shared draws):
             # each result is that of validate(statistic=s) with this one stream
-            wf = validate_shared(data, statistics=("ENCE", "ZMSE", "CC"), n_mc=n_mc,
-                                 n_boot=n_boot, rng=children[2 + nf], client=client,
-                                 progress=progress, engine=engine)
-        warns += sorted({str(w.message) for w in caught})
+            wf = validate_shared(d.data, statistics=("ENCE", "ZMSE", "CC"), n_mc=settings.n_mc,
+                                 n_boot=settings.n_boot, rng=d.rng.references,
+                                 client=settings.client, progress=settings.progress,
+                                 engine=settings.engine)
+        d.warns += sorted({str(w.message) for w in caught})
         for s, res in wf.items():
-            entries[s] = vd.reference_entry(res, s)
+            d.entries[s] = vd.reference_entry(res, s)
+            d.results[f"simulated_references/{s}"] = res
     else:
-        why = ("uE is constant: its bins and ranks are undefined" if local["uE"] is None else
-               f"{m} points are too few for {DEFAULT_N_BINS} bins of uE")
+        why = ("uE is constant: its bins and ranks are undefined" if d.local["uE"] is None else
+               f"{d.m} points are too few for {DEFAULT_N_BINS} bins of uE")
         for s in ("ENCE", "ZMSE", "CC"):
-            entries[s] = {**vd.not_tested(why), "statistic": s}
-    numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
-    bar.update()
+            d.entries[s] = {**vd.not_tested(why), "statistic": s}
+    d.numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
+    d.bar.update()
 
-    form = str(data.attrs.get("forecast", "std"))  # checked by forecast_form in the section
-    if form in PIT_FORMS:
-        try:
-            res, block, w, pit_figs = _pit_section(data, n_boot=n_boot,
-                                                   rng=children[4 + 2 * nf], client=client,
-                                                   engine=engine, figures=figures)
-        except (TypeError, ValueError) as exc:  # e.g. a hand-built forecast lacking y
-            why = f"the PIT could not be computed: {exc}"
-            numbers["pit"] = {"forecast": form, "skipped": why}
-            entries["pit"] = vd.not_tested(why)
-        else:
-            numbers["pit"] = block
-            entries["pit"] = vd.pit_entry(res)
-            warns += w
-            figs.update(pit_figs)
 
+def _pit_of_report(d: _Draft, settings: _Settings, form: str) -> None:
+    """The PIT section of a forecast given as more than a std (stream ``pit``)."""
+    try:
+        res, block, w, pit_figs = _pit_section(d.data, n_boot=settings.n_boot, rng=d.rng.pit,
+                                               client=settings.client, engine=settings.engine,
+                                               figures=settings.figures)
+    except (TypeError, ValueError) as exc:  # e.g. a hand-built forecast lacking y
+        why = f"the PIT could not be computed: {exc}"
+        d.numbers["pit"] = {"forecast": form, "skipped": why}
+        d.entries["pit"] = vd.not_tested(why)
+    else:
+        d.numbers["pit"] = block
+        d.entries["pit"] = vd.pit_entry(res)
+        d.results["pit/validate_pit"] = res
+        d.warns += w
+        d.figs.update(pit_figs)
+
+
+def _decide(d: _Draft, cov) -> dict:
+    """The family's Holm decision, the coverage entry and the headline: returns the latter."""
+    entries = d.entries
     vd.decide_family(entries)
     conditional = {k: e["verdict"] for k, e in entries.items()
                    if k == "consistency" or k.startswith("adaptivity:")}
@@ -754,64 +917,93 @@ def _report_one(data, *, features, n_boot, n_mc, n_bins, rng, progress, figures,
                                             conditional=conditional)
     for k, e in entries.items():
         e["headline"] = vd.is_question(k)
-    numbers["verdicts"] = entries
+    d.numbers["verdicts"] = entries
     head = vd.headline(entries)
-    numbers["verdict"] = head["verdict"]
-    numbers["headline"] = head
-    numbers["family"] = {"alpha": vd.ALPHA, "method": "Holm (1979)",
-                         "tests": [k for k, e in entries.items() if "family_size" in e]}
+    d.numbers["verdict"] = head["verdict"]
+    d.numbers["headline"] = head
+    d.numbers["family"] = {"alpha": vd.ALPHA, "method": "Holm (1979)",
+                           "tests": [k for k, e in entries.items() if "family_size" in e]}
+    return head
 
-    before, trigger = _before(entries, local, feats)
-    conds = [c for c in ["uE", *feats] if local[c] is not None]
-    binning_of = lambda d, c: _binning(d, c, n_bins)[:2]  # noqa: E731
-    if remedy and trigger:
+
+def _remedy_sections(d: _Draft, settings: _Settings, form: str) -> None:
+    """The variance remedy (stream ``remedy``) and the distribution remedy (``distribution``)
+    when a test fails."""
+    if not settings.remedy:
+        return
+    before, trigger = _before(d.entries, d.local, d.feats)
+    conds = [c for c in d.conds if d.local[c] is not None]
+    binning_of = lambda ds, c: _binning(ds, c, d.n_bins)[:2]  # noqa: E731
+    if trigger:
         block, after_local, rwarns = rmd.run_remedy(
-            data, before, conds=conds, binning_of=binning_of,
-            n_bins=n_bins_given, n_boot=min(n_boot, rmd.REMEDY_N_BOOT), rng=children[-1],
-            engine=engine)
-        numbers["remedy"] = block
-        warns += rwarns
-        if figures:
-            fig = _remedy_figure(block, local, after_local)
+            d.data, before, conds=conds, binning_of=binning_of, n_bins=settings.n_bins,
+            n_boot=min(settings.n_boot, rmd.REMEDY_N_BOOT), rng=d.rng.remedy,
+            engine=settings.engine)
+        d.numbers["remedy"] = block
+        d.warns += rwarns
+        if settings.figures:
+            fig = _remedy_figure(block, d.local, after_local)
             if fig is not None:
-                figs["remedy"] = _png(fig)
-    if remedy and (trigger or entries.get("pit", {}).get("verdict") == FAILS):
+                d.figs["remedy"] = _png(fig)
+    if trigger or d.entries.get("pit", {}).get("verdict") == FAILS:
         dist, dwarns = rmd.run_distribution_remedy(
-            data, form=form, conds=conds, binning_of=binning_of, pit_before=entries.get("pit"),
-            rng=children[5 + 2 * nf])
-        numbers.setdefault("remedy", {})["distribution"] = dist
-        warns += dwarns
-    bar.update()
-    bar.close()
-    conclusion, further = _conclusion(entries, tested, local, feats, curve)
-    numbers["further_diagnostics"] = {
+            d.data, form=form, conds=conds, binning_of=binning_of,
+            pit_before=d.entries.get("pit"), rng=d.rng.distribution)
+        d.numbers.setdefault("remedy", {})["distribution"] = dist
+        d.warns += dwarns
+
+
+def _words(d: _Draft, head: dict, curve) -> list:
+    """The conclusion's sentences, and the further diagnostics' block of the numbers."""
+    conclusion, further = _conclusion(d.entries, d.tested, d.local, d.feats, curve)
+    d.numbers["further_diagnostics"] = {
         "tests": head["further_diagnostics"],
-        "verdicts": {k: entries[k]["verdict"] for k in head["further_diagnostics"]},
+        "verdicts": {k: d.entries[k]["verdict"] for k in head["further_diagnostics"]},
         "conclusion": further,
         "rule": "their own words; a 'fails' of ENCE, ZMSE or CC (decided under every "
                 "generative D, Holm-adjusted in the family) makes the headline 'fails', "
                 "their 'unreliable' never makes it 'unreliable'; the interval coverage does "
                 "not enter it"}
-    if "summary" in numbers.get("remedy", {}):
+    remedy = d.numbers.get("remedy", {})
+    if "summary" in remedy:
         conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
-                          + numbers["remedy"]["summary"])
-    if "distribution" in numbers.get("remedy", {}):
+                          + remedy["summary"])
+    if "distribution" in remedy:
         conclusion.append("Distribution recalibration (cross-fitted, re-validated): "
-                          + numbers["remedy"]["distribution"]["summary"])
-    return Report(name, jsonable(numbers), conclusion, warns, figs)
+                          + remedy["distribution"]["summary"])
+    return conclusion
 
 
-def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, bar,
-                       engine=None):
-    """Each feature tested beyond the uE effect: ``{feature: (local, tail, warnings, json)}``."""
-    nf = len(feats)
-    todo = [c for c in feats if local[c] is not None]
+def _node_name(name) -> str:
+    """A DataTree node name from a variable name (no "/")."""
+    return str(name).replace("/", "_") or "_"
+
+
+def _analysis_tree(results: dict) -> xr.DataTree:
+    """``{path: Dataset or {name: Dataset}}`` as a DataTree: one node per result Dataset
+    (``local/<variable>/LZMS``...)."""
+    nodes = {}
+    for path, value in results.items():
+        head, _, rest = path.partition("/")
+        base = head if not rest else f"{head}/{_node_name(rest)}"
+        if isinstance(value, dict):  # a local analysis: its four result Datasets
+            for k in ("LZM", "LZMS", "fv_LZM", "fv_LZMS"):
+                nodes[f"{base}/{k}"] = value[k]
+        else:
+            nodes[base] = value
+    return xr.DataTree.from_dict(nodes, name="analyses")
+
+
+def _adjusted_features(d: _Draft, *, n_boot, client, engine=None):
+    """Each feature tested beyond the uE effect (streams ``adjustment`` and ``beyond``):
+    ``{feature: (local, tail, warnings, json)}``."""
+    todo = [c for c in d.feats if d.local[c] is not None]
     if not todo:
         return {}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            adj = uE_adjusted(data, rng=children[3 + nf])
+            adj = uE_adjusted(d.data, rng=d.rng.adjustment)
         except (TypeError, ValueError) as exc:
             adj, why = None, str(exc)
     base = sorted({f"uE adjustment: {w.message}" for w in caught})
@@ -823,18 +1015,18 @@ def _adjusted_features(data, feats, local, *, n_bins, n_boot, children, client, 
         return out
     tail_adj = tailedness(adj)
     donor = None
-    for i, cond in enumerate(feats):
+    for cond, r in zip(d.feats, d.rng.beyond):
         if cond not in todo:
             continue
-        loc, w = local_analyses(adj, cond, n_bins=n_bins, n_boot=n_boot, rng=children[4 + nf + i],
-                        client=client, donor=donor, engine=engine)
+        loc, w = local_analyses(adj, cond, n_bins=d.n_bins, n_boot=n_boot, rng=r,
+                                client=client, donor=donor, engine=engine)
         if donor is None and loc is not None:
             donor = loc["LZMS"]
-        block = _local_block(loc, cond, data.sizes["point"])
+        block = _local_block(loc, cond, d.m)
         block["adjustment"] = ("uE recalibrated by BVS on uE, cross-fitted on "
                                f"{rmd.REMEDY_FOLDS} folds")
         out[cond] = (loc, tail_adj, base + [f"beyond uE, {x}" for x in w], block)
-        bar.update()
+        d.bar.update()
     return out
 
 

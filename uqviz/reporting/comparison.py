@@ -13,6 +13,15 @@ import math
 import warnings
 
 import numpy as np
+import xarray as xr
+
+from uqviz.comparison import models  # called as models.compare_models: patchable
+from uqviz.comparison.points import same_points
+from uqviz.engine.tree import datasets_of
+from uqviz.predictive.forecast import forecast_form
+from uqviz.reporting import wording
+from uqviz.reporting.serialise import dataset_to_json, jsonable
+from uqviz.scores.predictive import FORM_SCORES
 
 __all__ = ["decide", "comparison_block", "comparison_section"]
 
@@ -33,11 +42,6 @@ def decide(data, compare) -> bool:
     >>> decide(uqviz.synthetic.nig(100, n_datasets=2, rng=0), True)
     True
     """
-    import xarray as xr
-
-    from uqviz.comparison import same_points
-    from uqviz.engine.tree import datasets_of
-
     if compare is False:
         return False
     if isinstance(data, xr.Dataset):
@@ -69,9 +73,6 @@ def common_scores(pairs):
     >>> common_scores([("a", ds), ("b", ds)])
     ('nll', 'crps')
     """
-    from uqviz.predictive.forecast import forecast_form
-    from uqviz.scores.predictive import FORM_SCORES
-
     forms = [forecast_form(ds) for _, ds in pairs]
     common = tuple(s for s in REPORT_SCORES if all(s in FORM_SCORES[f] for f in forms))
     return common or None
@@ -94,8 +95,8 @@ def comparison_block(result) -> dict:
     ``model``, ``versus``, ``comparison``, ``difference``, ``lower``, ``upper``, ``reference``,
     ``text``); ``sip_measures`` (the measures with SIP values).
     """
+    # lazy: plotting
     from uqviz.plots.comparison import measure_label, measure_reference, sip_measures
-    from uqviz.reporting import wording
 
     models = [str(m) for m in result["model"].values]
     measures = [str(m) for m in result["measure"].values]
@@ -153,7 +154,7 @@ def _grid(n):
 def comparison_figures(result, block) -> dict:
     """``{name: matplotlib Figure}``: the ranking matrices (one panel per measure), the SIP
     matrices (each measure with SIP values) and the differences."""
-    from uqviz.plots import comparison as cp
+    from uqviz.plots import comparison as cp  # lazy: plotting
 
     figs = {}
     for name, plot, measures in (("comparison_ranking", cp.ranking_matrix, block["measures"]),
@@ -177,17 +178,13 @@ def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=
     ``warnings``, ``figures`` matplotlib Figures by name. A comparison that cannot be computed
     raises when ``forced`` (``compare=True``); otherwise (auto) the numbers say why it was
     skipped (``skipped``) and the conclusion says it."""
-    from uqviz.comparison.models import compare_models
-    from uqviz.engine.tree import datasets_of
-    from uqviz.reporting import wording
-    from uqviz.reporting.build import dataset_to_json, jsonable
-
     how = "requested" if forced else "auto"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            res = compare_models(tree, scores=common_scores(datasets_of(tree)), n_boot=n_boot,
-                                 rng=rng, client=client, engine=engine, progress=progress)
+            res = models.compare_models(tree, scores=common_scores(datasets_of(tree)),
+                                        n_boot=n_boot, rng=rng, client=client, engine=engine,
+                                        progress=progress)
         except (TypeError, ValueError) as exc:
             if forced:
                 raise

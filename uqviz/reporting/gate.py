@@ -1,4 +1,4 @@
-"""The CI gate of ``uqviz validate --fail-on``: the verdicts it gates on, decided as a family.
+"""The CI gate of ``uqviz average --fail-on``: the verdicts it gates on, decided as a family.
 
 The gated tests are those named by ``fail_on``: the average calibration of each statistic,
 consistency (f_v of LZMS in bins of uE, calibrated null) and adaptivity in each feature
@@ -31,10 +31,12 @@ from uqviz.engine import checks
 from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
 from uqviz.predictive.pit import validate_pit
 from uqviz.reporting import verdicts as vd
+from uqviz.reporting.build import local_analyses, uE_adjusted
+from uqviz.reporting.serialise import dataset_to_json
 
 __all__ = ["GATES", "EXIT_FAILS", "EXIT_UNRELIABLE", "gate"]
 
-#: the verdicts ``uqviz validate --fail-on`` can gate on
+#: the verdicts ``uqviz average --fail-on`` can gate on
 GATES = ("average", "consistency", "adaptivity", "pit", "any")
 EXIT_FAILS = 1
 EXIT_UNRELIABLE = 3
@@ -74,7 +76,7 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         stream comes after the others, so that gating on it changes no other number); the
         average calibration
         is that of ``validate_average(data, rng=rng)`` (its first child stream), so that
-        ``uqviz validate --seed N`` gives the numbers of ``rng=N`` with or without a gate.
+        ``uqviz average --seed N`` gives the numbers of ``rng=N`` with or without a gate.
     client : None, "local" or dask.distributed.Client, default None
         Where the bootstraps run: None (this process, local threads), "local" (a dask
         LocalCluster) or a dask.distributed.Client; the verdicts do not depend on it.
@@ -84,6 +86,8 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     Returns
     -------
     dict
+        ``table``: the verdict table (:func:`uqviz.reporting.verdicts.verdict_table`, dim
+        ``test``), from which ``failed``, ``unreliable`` and ``exit_status`` are read;
         ``verdicts``: key -> entry (``"average:<statistic>"``, ``"consistency"``,
         ``"adaptivity:<feature>"``, ``"pit"``), each with ``verdict``, ``p_value``,
         ``p_adjusted`` (gated ones), ``gated``; ``numbers``: the results as JSON (``"pit"``:
@@ -99,9 +103,9 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     >>> out = gate(uqviz.synthetic.nig(2000, nu=20, rng=0), fail_on=("pit",), n_boot=500)
     >>> out["exit_status"], out["verdicts"]["pit"]["verdict"], out["verdicts"]["pit"]["gated"]
     (0, 'OK', True)
+    >>> out["table"]["verdict"].sel(test="pit").item()
+    'OK'
     """
-    from uqviz.reporting.build import dataset_to_json, local_analyses, uE_adjusted
-
     fail_on = checks.names("fail_on", fail_on, allowed=GATES)
     features = list(features or [])
     kinds = _kinds(fail_on, features)
@@ -144,16 +148,34 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         e["gated"] = key.split(":")[0] in kinds and not (
             key.startswith("average:") and e["verdict"] == NOT_TESTED)
     vd.decide_family(entries)
-    failed = [k for k, e in entries.items() if e["gated"] and e["verdict"] == FAILS]
-    unreliable = [k for k, e in entries.items()
-                  if e["gated"] and e["verdict"] in (UNRELIABLE, NOT_TESTED)]
-    status = EXIT_FAILS if failed else EXIT_UNRELIABLE if unreliable else 0
+    table = vd.verdict_table(entries)
+    failed, unreliable, status = _decision(table)
     for cond, loc in locals_.items():
         if loc is not None:
             key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
             numbers[key] = {"LZMS": dataset_to_json(loc["LZMS"]),
                             "fv_LZMS": dataset_to_json(loc["fv_LZMS"]),
                             "binning": loc["binning"]}
-    return {"verdicts": entries, "numbers": numbers, "failed": failed,
+    return {"verdicts": entries, "table": table, "numbers": numbers, "failed": failed,
             "unreliable": unreliable, "exit_status": status, "locals": locals_,
             "average": avg}
+
+
+def _decision(table):
+    """``(failed, unreliable, exit status)`` read from the verdict table of the gated tests:
+    1 when one fails, else 3 when one is unreliable or not tested, else 0.
+
+    Examples
+    --------
+    >>> t = vd.verdict_table({"a": {"verdict": "OK", "gated": True},
+    ...                       "b": {"verdict": "unreliable", "gated": True},
+    ...                       "c": {"verdict": "fails", "gated": False}})
+    >>> _decision(t)
+    ([], ['b'], 3)
+    """
+    gated = table.sel(test=table["gated"].values)
+    words = gated["verdict"]
+    failed = [str(t) for t in gated["test"].values[(words == FAILS).values]]
+    unreliable = [str(t) for t in gated["test"].values[words.isin([UNRELIABLE, NOT_TESTED]).values]]
+    status = EXIT_FAILS if failed else EXIT_UNRELIABLE if unreliable else 0
+    return failed, unreliable, status

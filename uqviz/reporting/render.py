@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 
+from uqviz.reporting.verdicts import FURTHER_DIAGNOSTICS, is_question, question_label
 from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, fmt
 
 __all__ = ["page", "fragment"]
@@ -160,8 +161,6 @@ def _word_html(word) -> str:
 
 def _rests_on(key, e) -> str:
     """The number a test rests on, in words (HTML)."""
-    from uqviz.reporting.verdicts import FURTHER_DIAGNOSTICS
-
     head = key.split(":")[0]
     if e.get("verdict") == "not tested":
         return "&mdash;"
@@ -225,8 +224,6 @@ def _reason(e) -> str:
 def _tests_html(n) -> str:
     """The headline and the table of the tests: the calibration questions, then the further
     diagnostics (test, verdict, the number it rests on, adjusted p, reason)."""
-    from uqviz.reporting.verdicts import is_question, question_label
-
     entries = n["verdicts"]
     head = n.get("headline", {})
     word = n.get("verdict", head.get("verdict", "n/a"))

@@ -30,7 +30,10 @@ Functions here read results computed elsewhere; they never compute a statistic.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
+import xarray as xr
 
 from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS, beta_text
 from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm,
@@ -38,7 +41,8 @@ from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, ho
 
 __all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry", "pit_entry",
            "not_tested", "decide_family", "entry_word", "overall", "ALPHA", "QUESTIONS",
-           "FURTHER_DIAGNOSTICS", "is_question", "question_label", "headline"]
+           "FURTHER_DIAGNOSTICS", "is_question", "question_label", "headline", "verdict_table",
+           "decide_tests", "TABLE_FIELDS"]
 
 #: the family-wise false-alarm rate of a report and of the CLI gate (1 - ci)
 ALPHA = 0.05
@@ -477,3 +481,132 @@ def headline(entries: dict, alpha: float = ALPHA) -> dict:
     return {"verdict": word, "tests": tests, "further_diagnostics": further,
             "fails": by[FAILS], "unreliable": by[UNRELIABLE], "not_tested": by[NOT_TESTED],
             "diagnostics_failing": failing, "sentence": sentence}
+
+
+#: the variables every verdict table has, in this order (then the numbers the entries quote)
+TABLE_FIELDS = ("verdict", "p_value", "p_adjusted", "reliable", "reason")
+#: boolean variables of a verdict table, with their value where an entry lacks them
+_TABLE_FLAGS = {"reliable": True, "gated": False, "headline": False, "heavy_tail": False}
+#: string variables of a verdict table ("" where an entry lacks them)
+_TABLE_WORDS = ("verdict", "reason", "statistic", "conditioning", "forecast", "method",
+                "generative")
+
+
+def _scalar_number(v) -> bool:
+    return v is None or (isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)))
+
+
+def _number_column(name, values) -> bool:
+    """Whether a key of the entries is a number column of the table: ``p_value`` and
+    ``p_adjusted`` always, any other key when its values are numbers, None, lists or dicts
+    and one at least is a number."""
+    if name in ("p_value", "p_adjusted"):
+        return True
+    kinds = [_scalar_number(v) or isinstance(v, (list, tuple, dict)) for v in values]
+    return all(kinds) and any(_scalar_number(v) and v is not None for v in values)
+
+
+def verdict_table(entries: dict) -> xr.Dataset:
+    """The entries of a report or a gate as a Dataset with one row per test (dim ``test``).
+
+    Parameters
+    ----------
+    entries : dict
+        Test key (``"average"``, ``"average:ZMS"``, ``"consistency"``, ``"adaptivity:<f>"``,
+        ``"pit"``, ``"ENCE"``, ...) -> entry (a dict with ``verdict`` and the numbers it
+        rests on).
+
+    Returns
+    -------
+    xarray.Dataset
+        Coordinate ``test`` (the keys, in order); ``verdict`` and ``reason`` (str),
+        ``p_value``, ``p_adjusted`` (float, NaN where a test has none), ``reliable`` (bool),
+        ``gated``, ``headline`` and ``heavy_tail`` (bool, False where absent), the words
+        ``statistic``, ``conditioning``, ``forecast``, ``method``, ``generative`` where an
+        entry has them ("" elsewhere), and every other number an entry quotes (``estimate``,
+        ``ci_lower``, ``ci_upper``, ``reference``, ``n_bins``, ``family_size``...: float,
+        NaN where a test has none). Lists and dicts (the coverage's levels, ENCE's references
+        per D) stay in the JSON.
+
+    Examples
+    --------
+    >>> t = verdict_table({"a": {"verdict": "OK", "p_value": 0.5, "estimate": 1.02},
+    ...                    "b": not_tested("uE is constant")})
+    >>> t["verdict"].sel(test="b").item(), t["reason"].sel(test="b").item()
+    ('not tested', 'uE is constant')
+    >>> float(t["estimate"].sel(test="a")), bool(np.isnan(t["estimate"].sel(test="b")))
+    (1.02, True)
+    >>> list(t.data_vars)[:5]
+    ['verdict', 'p_value', 'p_adjusted', 'reliable', 'reason']
+    """
+    tests = [str(k) for k in entries]
+    rows = list(entries.values())
+    keys = list(dict.fromkeys(k for e in rows for k in e))
+    out = {}
+    for name in (*TABLE_FIELDS, *[k for k in keys if k not in TABLE_FIELDS]):
+        values = [e.get(name) for e in rows]
+        if name in _TABLE_FLAGS:
+            out[name] = ("test", np.array([_TABLE_FLAGS[name] if v is None else bool(v)
+                                           for v in values], dtype=bool))
+        elif name in _TABLE_WORDS:
+            out[name] = ("test", np.array(["" if v is None else str(v) for v in values],
+                                          dtype=object))
+        elif _number_column(name, values):  # a list or a dict (the coverage's levels) stays
+            out[name] = ("test", np.array([float(v) if _scalar_number(v) and v is not None
+                                           else np.nan for v in values], dtype=float))
+    table = xr.Dataset(out, coords={"test": np.array(tests, dtype=object)})
+    table.attrs = {"alpha": ALPHA, "method": "Holm (1979)"}
+    return table
+
+
+def decide_tests(table: xr.Dataset, tests=None, alpha: float = ALPHA) -> xr.Dataset:
+    """:func:`decide_family` on the rows ``tests`` of a verdict table: a new table of them
+    with ``verdict``, ``p_adjusted`` and ``family_size`` decided among themselves.
+
+    Parameters
+    ----------
+    table : xarray.Dataset
+        A :func:`verdict_table`.
+    tests : sequence of str, optional
+        The rows (default: every row).
+    alpha : float, default 0.05
+        Family-wise level.
+
+    Returns
+    -------
+    xarray.Dataset
+        The rows ``tests``; a gated row with a p-value and a verdict other than "not tested"
+        gets its Holm-adjusted p-value and its word (:func:`entry_word`).
+
+    Examples
+    --------
+    >>> t = verdict_table({"a": {"p_value": 0.03, "reliable": True, "gated": True,
+    ...                          "verdict": "fails"},
+    ...                    "b": {"p_value": 0.5, "reliable": True, "gated": True,
+    ...                          "verdict": "OK"}})
+    >>> d = decide_tests(t)
+    >>> d["verdict"].values.tolist(), float(d["p_adjusted"].sel(test="a"))
+    (['OK', 'OK'], 0.06)
+    >>> decide_tests(t, ["a"])["verdict"].values.tolist()
+    ['fails']
+    """
+    sub = table if tests is None else table.sel(test=list(tests))
+    sub = sub.copy(deep=True)
+    n = sub.sizes["test"]
+    if "gated" not in sub:
+        sub["gated"] = ("test", np.zeros(n, dtype=bool))
+    if "family_size" not in sub:
+        sub["family_size"] = ("test", np.full(n, np.nan))
+    verdict = sub["verdict"].values.astype(object)
+    p = sub["p_value"].values
+    pick = [i for i in range(n) if bool(sub["gated"].values[i]) and verdict[i] != NOT_TESTED
+            and np.isfinite(p[i])]
+    rejected, adjusted = holm([float(p[i]) for i in pick], alpha)
+    heavy = sub["heavy_tail"].values if "heavy_tail" in sub else np.zeros(n, dtype=bool)
+    for i, r, a in zip(pick, rejected, adjusted):
+        sub["p_adjusted"].values[i] = float(a)
+        sub["family_size"].values[i] = len(pick)
+        verdict[i] = entry_word({"reliable": bool(sub["reliable"].values[i]),
+                                 "heavy_tail": bool(heavy[i])}, r)
+    sub["verdict"] = ("test", verdict)
+    return sub

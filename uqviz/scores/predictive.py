@@ -10,6 +10,7 @@ from uqviz._array import scores as score_kernels
 from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.parallel import resolve_client, run_task
 from uqviz.engine.tree import datasets_of, map_datasets, naming_child
 from uqviz.predictive.forecast import forecast_form, observed
@@ -194,7 +195,10 @@ def _intervals(cols, *, n_boot, rng, ci, method, engine, name):
     return est, lower, upper, se
 
 
-def _predictive_one(ds, *, rng, scores, levels, n_boot, ci, method, engine):
+def _predictive_one(ds, *, rng, scores, levels, boot):
+    """One dataset's scores; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
+    (``n_boot`` 0: the estimates alone; the stream is ``rng``)."""
+    n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     form, names, cols, tau, level_cols, extra = _point_scores(ds, scores, levels)
     m = cols.shape[0]
     if n_boot and m < 2:
@@ -360,15 +364,15 @@ def predictive_scores(data, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
     if scores is not None:
         scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
-    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
-    ci = checks.probability("ci", ci)
-    checks.choice("method", method, METHODS)
-    engine = checks.engine(engine)
+    boot = BootstrapOptions.check(
+        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"), min_boot=0, ci=ci,
+        method=method, rng=rng, engine=engine, methods=METHODS)
     out = map_datasets(_predictive_one, data, rng=checks.rng(rng), variables=None,
-                       scores=scores, levels=levels, n_boot=n_boot, ci=ci, method=method,
-                       engine=engine, on_client=resolve_client(client))
-    out.attrs.update({"scores": [str(v) for v in out["score"].values], "n_boot": n_boot, "ci": ci,
-                      "method": method, "rng": seeds.seed_attr(rng), "engine": engine,
+                       scores=scores, levels=levels, boot=boot,
+                       on_client=resolve_client(client))
+    out.attrs.update({"scores": [str(v) for v in out["score"].values], "n_boot": boot.n_boot,
+                      "ci": boot.ci, "method": boot.method, "rng": boot.attrs["rng"],
+                      "engine": boot.engine,
                       "orientation": "negative (smaller is better)", "citation": CITATION})
     if levels is not None:
         out.attrs["levels"] = levels.tolist()
@@ -416,7 +420,10 @@ def _word(lower, upper, diff_cols):
     return words
 
 
-def _compare_one(ds_a, ds_b, *, rng, scores, levels, n_boot, ci, method, engine):
+def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
+    """One pair's comparison; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
+    (the stream is ``rng``)."""
+    n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     form_a, form_b = forecast_form(ds_a), forecast_form(ds_b)
     na, nb = ds_a.sizes.get("point", 0), ds_b.sizes.get("point", 0)
     if na != nb:
@@ -545,10 +552,8 @@ def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
     if scores is not None:
         scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
-    n_boot = checks.count("n_boot", n_boot, minimum=2)
-    ci = checks.probability("ci", ci)
-    checks.choice("method", method, METHODS)
-    engine = checks.engine(engine)
+    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
+                                  methods=METHODS)
     client = resolve_client(client)
     if isinstance(a, xr.Dataset) != isinstance(b, xr.Dataset):
         raise TypeError(f"a and b must both be Datasets or both DataTrees, got "
@@ -558,9 +563,8 @@ def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
     if [n for n, _ in pa] != [n for n, _ in pb]:
         raise ValueError(f"a and b must have the same datasets: a has {[n for n, _ in pa]}, "
                          f"b has {[n for n, _ in pb]}")
-    rngs = seeds.spawn(checks.rng(rng), len(pa))
-    kwargs = dict(scores=scores, levels=levels, n_boot=n_boot, ci=ci, method=method,
-                  engine=engine)
+    rngs = seeds.spawn(checks.rng(rng), len(pa))  # one stream per pair, in order
+    kwargs = dict(scores=scores, levels=levels, boot=boot)
     results = []
     for (name, da), (_, db), r in zip(pa, pb, rngs):
         with naming_child(name):
@@ -573,8 +577,9 @@ def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
                                                   name="dataset"),
                         coords="different", compat="equals", join="outer",
                         combine_attrs="drop_conflicts")
-    out.attrs.update({"scores": [str(v) for v in out["score"].values], "n_boot": n_boot, "ci": ci,
-                      "method": method, "rng": seeds.seed_attr(rng), "engine": engine,
+    out.attrs.update({"scores": [str(v) for v in out["score"].values], "n_boot": boot.n_boot,
+                      "ci": boot.ci, "method": boot.method, "rng": boot.attrs["rng"],
+                      "engine": boot.engine,
                       "orientation": "negative (smaller is better)", "citation": CITATION})
     if levels is not None:
         out.attrs["levels"] = levels.tolist()

@@ -12,6 +12,7 @@ from uqviz._array import scores as score_kernels
 from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
+from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
@@ -160,7 +161,10 @@ def _datasets(data):
     return []
 
 
-def _proper_one(ds, *, rng, scores, generative, levels, n_boot, ci, method, engine):
+def _proper_one(ds, *, rng, scores, generative, levels, boot):
+    """One dataset's scores; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
+    (``n_boot`` 0: the estimates alone; the stream is ``rng``)."""
+    n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     e, u = checked_points(ds)
     if n_boot and e.size < 2:
         raise ValueError(f"data: the bootstrap needs at least 2 points (E, uE), got M = "
@@ -353,16 +357,14 @@ def proper_scores(data, *, scores=SCORES, generative=None, levels=None, n_boot=1
         _refuse_given(ds, explicit)
     gen_name = get_generative(generative).name
     levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
-    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
-    ci = checks.probability("ci", ci)
-    checks.choice("method", method, METHODS)
-    engine = checks.engine(engine)
+    boot = BootstrapOptions.check(
+        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"), min_boot=0, ci=ci,
+        method=method, rng=rng, engine=engine, methods=METHODS)
     out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
-                       generative=generative, levels=levels, n_boot=n_boot, ci=ci,
-                       method=method, engine=engine,
+                       generative=generative, levels=levels, boot=boot,
                        on_client=resolve_client(client))
-    out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": n_boot,
-                      "ci": ci, "method": method, "rng": seeds.seed_attr(rng),
+    out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": boot.n_boot,
+                      "ci": boot.ci, "method": boot.method, "rng": boot.attrs["rng"],
                       "levels": levels.tolist(), "orientation": "negative (smaller is better)",
-                      "engine": engine})
+                      "engine": boot.engine})
     return out
