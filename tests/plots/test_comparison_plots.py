@@ -193,3 +193,27 @@ def test_a_result_of_another_function_is_refused():
     with pytest.raises(TypeError, match=r"^result must be the result of "
                                         r"uqviz.compare_models"):
         cp.differences(hand_result().to_array())
+
+
+def test_the_measures_are_computed_in_comparison_and_kept_under_their_old_names():
+    """sip_measures, measure_label and measure_reference live in uqviz.comparison.measures
+    (issue 38, item 4); the figures and the report import the same objects, same numbers."""
+    from uqviz.comparison import measures
+
+    for name in ("sip_measures", "measure_label", "measure_reference"):
+        assert getattr(cp, name) is getattr(measures, name)
+    res = hand_result()
+    assert measures.sip_measures(res) == ["ZMS", "NLL"]
+    assert measures.sip_measures(res.assign_attrs(sip_measures=["NLL"])) == ["NLL"]
+    assert measures.sip_measures(res.drop_vars("sip")) == []
+    assert [measures.measure_reference(res, m) for m in ("ZMS", "RCE", "NLL")] == [1.0, 0.0, None]
+    plain = xr.Dataset(attrs={"statistics": ["ZMS", "NLL", "MSE"], "scores": ["nll"]})
+    assert [measures.measure_reference(plain, m) for m in ("ZMS", "NLL", "MSE", "nll")] == \
+        [1.0, "data", None, None]
+    assert [measures.measure_label(plain, m) for m in ("nll", "ZMS")] == ["NLL", "ZMS"]
+    import ast
+    import inspect
+
+    imported = {n.module for n in ast.walk(ast.parse(inspect.getsource(measures)))
+                if isinstance(n, ast.ImportFrom)}
+    assert not any(m.startswith(("uqviz.plots", "matplotlib")) for m in imported if m)

@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import os
 import sys
 import tempfile
@@ -45,12 +46,32 @@ def n_threads() -> int:
 _LOCAL_CLIENT: list = []
 
 
+def _installed(name: str) -> bool:
+    """Whether the module ``name`` can be imported, without importing it."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent missing; ``sys.modules[name] = None``
+        return False
+
+
 def check_client(client):
-    """The ``client`` option checked, nothing started: None, ``"local"`` or a Client."""
+    """The ``client`` option checked, nothing started: None, ``"local"`` or a Client.
+
+    ``"local"`` needs dask.distributed, an extra (``pip install 'uqviz[dask]'``): without it,
+    a ValueError naming the option and the extra.
+
+    Examples
+    --------
+    >>> check_client(None) is None, check_client("local")
+    (True, 'local')
+    """
     if isinstance(client, str):
         if client != "local":
             raise ValueError(f"client must be None, 'local' or a dask.distributed.Client; "
                              f"got {client!r}")
+        if not (_installed("dask") and _installed("distributed")):
+            raise ValueError("client='local' needs dask.distributed, which is not installed: "
+                             "pip install 'uqviz[dask]' (or client=None: local threads)")
     elif client is not None and not (callable(getattr(client, "map", None))
                                      and callable(getattr(client, "gather", None))):
         raise TypeError("client must be None, 'local' or a dask.distributed.Client; got "

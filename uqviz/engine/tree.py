@@ -20,6 +20,7 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -27,6 +28,7 @@ import xarray as xr
 
 from uqviz.engine import seeds
 from uqviz.engine.descriptions import describe, statistics_in
+from uqviz.engine.parallel import call_recording_warnings, resolve_client, scatter
 
 __all__ = ["datasets_of", "map_datasets", "spawn_rngs", "naming_child"]
 
@@ -118,8 +120,6 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     pairs = datasets_of(data, variables=variables)
     rngs = seeds.spawn(rng, len(pairs))
     if on_client is not None:
-        from uqviz.engine.parallel import resolve_client
-
         client = resolve_client(on_client)
         results = _on_client(func, pairs, rngs, client, kwargs)
     elif isinstance(data, xr.Dataset):
@@ -142,10 +142,6 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
 def _on_client(func, pairs, rngs, client, kwargs):
     """``func(ds, rng=r, **kwargs)`` for every (name, dataset) as tasks of ``client``, in
     order."""
-    import warnings
-
-    from uqviz.engine.parallel import call_recording_warnings, scatter
-
     futures = [client.submit(call_recording_warnings, _call_child,
                              [func, name, scatter(client, ds)], dict(kwargs, rng=r), pure=False)
                for (name, ds), r in zip(pairs, rngs)]

@@ -29,6 +29,8 @@ import re
 
 import numpy as np
 
+from uqviz.plots._style import PlainLogFormatter, plain_log_labels
+
 #: fonts of the SVG text (matplotlib's default family first)
 FONT_FAMILY = "DejaVu Sans, Bitstream Vera Sans, Verdana, Arial, Helvetica, sans-serif"
 #: greek letters and symbols of mathtext the labels use
@@ -172,8 +174,6 @@ def ticks(lo, hi, *, log=False, nbins=9, plain_log=True):
     (['0.0', '0.2', '0.4', '0.6', '0.8', '1.0'], [], '')
     """
     from matplotlib import ticker
-
-    from uqviz.plots._style import PlainLogFormatter
 
     if not log:
         locs = ticker.MaxNLocator(nbins=nbins, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi)
@@ -515,7 +515,5 @@ def new_axes(layout):
 def set_log_x(ax, x):
     """A log x axis on the SvgAxes ``ax``, by the rule of
     :func:`uqviz.plots._style.plain_log_labels`."""
-    from uqviz.plots._style import plain_log_labels
-
     ax.plain_log = plain_log_labels(x)
     ax.log_x = True

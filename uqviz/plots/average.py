@@ -18,6 +18,7 @@ from uqviz.engine.tree import datasets_of
 from uqviz.plots._style import (COLORS, STATISTIC_COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E,
                                 ZONE_U, apply_style, get_ax, statistic_color)
 from uqviz.plots._style import one_dataset as _one_dataset
+from uqviz.plots._checks import drawable, names as _names
 
 __all__ = ["intervals", "fit_histogram", "skewness_map", "zeta_comparison",
            "decimation_curves", "STATISTIC_COLORS"]
@@ -120,7 +121,8 @@ def intervals(result, *, ax=None, statistics=None):
     checks.result("result", result, "uqviz.validate_average", dims=("statistic",),
                   variables=("estimate", "ci_lower", "ci_upper", "reference", "valid"))
     res = result if "dataset" in result.dims else result.expand_dims(dataset=[""])
-    stats_ = list(res.statistic.values) if statistics is None else list(statistics)
+    stats_ = _names("intervals", "statistics", statistics, res.statistic.values)
+    drawable("intervals", res.sel(statistic=stats_), ("estimate",))
     stats_ = [s for s in stats_ if np.isfinite(res.reference.sel(statistic=s)).all()]
     rows = [(d, s) for d in res.dataset.values for s in stats_]
     ax = get_ax(ax, figsize=(4.5, 0.45 * len(rows) + 1.2))
@@ -399,6 +401,14 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     checks.result("tail_result", tail_result, "uqviz.tailedness", variables=("beta_gm",),
                   dims=("variable",))
     res = _with_dataset_dim(tail_result)
+    missing = [v for v in VAR_TEX if v not in res["variable"].values]
+    if missing:
+        raise ValueError(f"skewness_map: tail_result lacks variable(s) {missing} (it holds "
+                         f"{[str(v) for v in res['variable'].values]})")
+    drawable("skewness_map", res, ("beta_gm",), name="tail_result")
+    if nig_curve is not None:
+        checks.result("nig_curve", nig_curve, "uqviz.average.nig.nig_skewness_curve",
+                      variables=("beta_gm",), dims=("variable",))
     names = [str(n) for n in res["dataset"].values]
     texts = _point_labels(names, labels, "skewness_map")
     b = res["beta_gm"]
@@ -506,11 +516,18 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
     checks.result("validation_result", validation_result, "uqviz.validate_average",
                   variables=("zeta",), dims=("statistic",))
     res = _with_dataset_dim(validation_result)
-    sx, sy = statistics
     have = [str(s) for s in res["statistic"].values]
+    if isinstance(statistics, str) or len(statistics) != 2:
+        raise ValueError(f"zeta_comparison: statistics must be two statistic names (x, y), got "
+                         f"{statistics!r}")
+    sx, sy = statistics
     for s in (sx, sy):
         if s not in have:
             raise ValueError(f"zeta_comparison: statistic {s!r} not in the result ({have})")
+    drawable("zeta_comparison", res.sel(statistic=[sx, sy]), ("zeta",),
+             name="validation_result")
+    if limit is not None:
+        limit = checks.positive("limit", limit)
     names = [str(n) for n in res["dataset"].values]
     texts = _point_labels(names, labels, "zeta_comparison")
     x = np.abs(res["zeta"].sel(statistic=sx).values)
@@ -589,11 +606,9 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
                   variables=("delta", "ci_lower_halfwidth", "ci_upper_halfwidth"),
                   dims=("fraction", "statistic"))
     res, name = _one_dataset(decimation_result, dataset, "decimation_curves")
-    names = [str(s) for s in res["statistic"].values]
-    stats_ = names if statistics is None else list(statistics)
-    for s in stats_:
-        if s not in names:
-            raise ValueError(f"decimation_curves: unknown statistic {s!r}; one of {names}")
+    stats_ = _names("decimation_curves", "statistics", statistics, res["statistic"].values)
+    drawable("decimation_curves", res.sel(statistic=stats_), ("delta",),
+             name="decimation_result")
     k = 100.0 * res["fraction"].values
     span = float(k.max() - k.min()) or 1.0
     width = 0.05 * span

@@ -3,19 +3,23 @@
 Each draws one measure of a result of :func:`uqviz.compare_models` (models of the same points)
 and computes nothing: the rank probabilities, the systematic improvement probabilities (SIP)
 with the mean gain and loss, and the paired differences with their intervals are read from the
-result as they are.
+result as they are; the measures' names and references come from
+:mod:`uqviz.comparison.measures`.
 """
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
 
+from uqviz.comparison.measures import measure_label, measure_reference, sip_measures
 from uqviz.engine import checks
-from uqviz.engine.statistics import get_statistic
+from uqviz.plots._checks import drawable
 from uqviz.plots._style import COLORS, apply_style, get_ax, style
 
-# sip_measures, measure_label and measure_reference are public here but draw nothing: left
-# out of __all__ (every name there is a figure)
+# sip_measures, measure_label and measure_reference are computed in uqviz.comparison.measures
+# and importable from here under their old names; they draw nothing: left out of __all__
+# (every name there is a figure)
 __all__ = ["ranking_matrix", "sip_matrix", "differences"]
 
 #: colour of a pair whose interval excludes 0 (one model better than the other)
@@ -38,6 +42,9 @@ def _measures(result):
 def _pick(result, measure, what, usable=None):
     """The measure to draw: ``measure`` (checked) or the first (usable) one of the result."""
     names = _measures(result)
+    if not names:
+        raise ValueError(f"{what}: result holds no measure (dim 'measure' has 0 entries), "
+                         "nothing to draw")
     if measure is None:
         ok = [m for m in names if usable is None or usable(m)]
         if not ok:
@@ -50,76 +57,6 @@ def _pick(result, measure, what, usable=None):
         raise ValueError(f"{what}: measure {measure!r} is not in the result (its measures: "
                          f"{names})")
     return measure
-
-
-def sip_measures(result) -> list:
-    """The measures of a :func:`uqviz.compare_models` result that have SIP values.
-
-    Those of ``attrs["sip_measures"]`` (the measures that are means of per-point values:
-    the scores, MSE, MV) when the result lists them; otherwise each measure of the
-    ``measure`` coordinate of ``sip`` with a finite value between two different models.
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr
-    >>> sip = np.full((2, 2, 2), np.nan)
-    >>> sip[0] = [[np.nan, 0.6], [0.4, np.nan]]
-    >>> res = xr.Dataset({"sip": (("measure", "model", "versus"), sip)},
-    ...                  coords={"measure": ["nll", "RCE"], "model": ["a", "b"],
-    ...                          "versus": ["a", "b"]})
-    >>> sip_measures(res), sip_measures(res.assign_attrs(sip_measures=["nll"]))
-    (['nll'], ['nll'])
-    """
-    if "sip" not in result.data_vars or "measure" not in result["sip"].dims:
-        return []
-    names = [str(m) for m in result["measure"].values]
-    if "sip_measures" in result.attrs:
-        listed = np.atleast_1d(result.attrs["sip_measures"]).tolist()
-        return [m for m in names if m in listed]
-    sip = result["sip"].transpose("measure", "model", "versus").values
-    off = ~np.eye(sip.shape[1], dtype=bool)
-    return [m for m, vals in zip(names, sip) if np.isfinite(vals[off]).any()]
-
-
-def measure_label(result, measure) -> str:
-    """The name of a measure for a reader: a score of :func:`uqviz.compare_models` in
-    capitals (``"nll"`` reads ``"NLL"``), a statistic as registered.
-
-    Examples
-    --------
-    >>> import xarray as xr
-    >>> res = xr.Dataset(attrs={"scores": ["nll", "crps"]})
-    >>> measure_label(res, "nll"), measure_label(res, "ZMS")
-    ('NLL', 'ZMS')
-    """
-    scores = np.atleast_1d(result.attrs.get("scores", [])).tolist()
-    return str(measure).upper() if measure in scores else str(measure)
-
-
-def measure_reference(result, measure):
-    """The reference a statistic's distance is taken from: a number (ZMS: 1.0, RCE: 0.0),
-    ``"data"`` for a reference computed from the data (NLL as a statistic: NLL_ref), or None
-    (a score, or a statistic without reference: the distance is the value).
-
-    Examples
-    --------
-    >>> import xarray as xr
-    >>> res = xr.Dataset(attrs={"statistics": ["ZMS", "NLL", "MSE"], "scores": ["nll"]})
-    >>> [measure_reference(res, m) for m in ("ZMS", "NLL", "MSE", "nll")]
-    [1.0, 'data', None, None]
-    """
-    if "reference" in result.data_vars and "measure" in result["reference"].dims:
-        ref = float(result["reference"].sel(measure=measure))
-        return ref if np.isfinite(ref) else None
-    if measure not in np.atleast_1d(result.attrs.get("statistics", [])).tolist():
-        return None
-    try:
-        ref = get_statistic(str(measure)).reference
-    except (KeyError, ValueError, TypeError):
-        return None
-    if ref is None:
-        return None
-    return float(ref) if isinstance(ref, (int, float)) else "data"
 
 
 def _distance_label(result, measure):
@@ -201,8 +138,8 @@ def ranking_matrix(result, *, measure=None, ax=None):
     checks.result("result", result, _MADE_BY, variables=("rank_probability",),
                   dims=("measure", "model", "rank"))
     measure = _pick(result, measure, "ranking_matrix")
+    res = drawable("ranking_matrix", result.sel(measure=measure), ("rank_probability",))
     ax = get_ax(ax, figsize=(4.0, 3.4))
-    res = result.sel(measure=measure)
     order = _order(res)
     p = res["rank_probability"].sel(model=order).transpose("model", "rank").values
     ranks = [int(r) for r in res["rank"].values]
@@ -305,6 +242,7 @@ def sip_matrix(result, *, measure=None, ax=None):
                          f"measure that is a mean of per-point values; measures with SIP "
                          f"values: {have or 'none'})")
     dim = next(d for d in result["sip"].dims if d not in ("model", "versus"))
+    drawable("sip_matrix", result.sel({dim: measure}), ("sip",))
     ax = get_ax(ax, figsize=(4.2, 3.6))
 
     def matrix(name):
@@ -324,8 +262,6 @@ def sip_matrix(result, *, measure=None, ax=None):
     with style():
         apply_style(ax)
         ax.grid(False)
-        import matplotlib as mpl
-
         cmap = mpl.colormaps[SIP_CMAP].with_extremes(bad="#eeeeee")
         im = ax.imshow(np.ma.masked_invalid(s), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto",
                        interpolation="nearest")
@@ -415,8 +351,8 @@ def differences(result, *, measure=None, ax=None):
                   variables=("difference", "difference_lower", "difference_upper",
                              "comparison"), dims=("measure", "model", "versus"))
     measure = _pick(result, measure, "differences")
+    res = drawable("differences", result.sel(measure=measure), ("difference",))
     ax = get_ax(ax, figsize=(4.5, 3.2))
-    res = result.sel(measure=measure)
     models = [str(m) for m in res["model"].values]
 
     def pair(name, a, b):

@@ -10,6 +10,9 @@ from matplotlib.lines import Line2D
 
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
+from uqviz.plots._checks import drawable
+from uqviz.plots._svg import new_axes
+from uqviz.plots._svg import set_log_x as svg_log_x
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
                                 get_ax, legend_options, set_log_x, set_title, style)
 
@@ -22,14 +25,26 @@ ORDERING_VARIABLES = tuple(f"{v}{s}" for v in ("fv_data", "fv", "fv_binomial")
 _SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar", "PICP": "PICP"}
 
 
-def _single(result, name, made_by, variables=(), dims=()):
+def _single(result, name, made_by, variables=(), dims=(), *, draws=(), what=None):
     """`result` of ``made_by`` (:func:`uqviz.engine.checks.result`) for one dataset; a
-    ValueError naming the argument `name` when it holds several datasets."""
+    ValueError naming the argument `name` when it holds several datasets, or when one of the
+    variables it ``draws`` is empty or all NaN (:func:`uqviz.plots._checks.drawable`)."""
     checks.result(name, result, made_by, variables=variables, dims=dims)
     if "dataset" in result.dims:
         raise ValueError(f"{name}: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
-    return result
+    return drawable(what or name, result, draws, name=name)
+
+
+def _limits(what, name, value):
+    """``(low, high)``, two finite distinct numbers, else a ValueError naming ``name``."""
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: {name} must be two numbers (low, high), got {value!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high)) or low == high:
+        raise ValueError(f"{what}: {name} must be two finite distinct numbers, got {value!r}")
+    return low, high
 
 
 def _legend_loc(legend, default):
@@ -74,7 +89,8 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
     'z-score $Z = E/u_E$'
     """
     res = _single(running_result, "running_result", "uqviz.running_statistics",
-                  ("x", "z", "x_window", "running_mean", "running_ms"))
+                  ("x", "z", "x_window", "running_mean", "running_ms"), draws=("x", "z"),
+                  what="zscores_vs")
     x, z = res["x"].values, res["z"].values
     xw = res["x_window"].values
     ax = get_ax(ax)
@@ -152,9 +168,11 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     """
     res = _single(local_result, "local_result", "uqviz.local_calibration",
                   ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
-                  ("bin",))
+                  ("bin",), draws=("bin_center", "estimate"), what="local")
     if fv is not None:
         fv = _single(fv, "fv", "uqviz.fraction_valid", FV_VARIABLES)
+    if ylim is not None:
+        ylim = _limits("local", "ylim", ylim)
     x, est, lo, hi, valid = bin_arrays(res)
     ref = float(res["reference"])
     stat = res.attrs.get("statistic", "")
@@ -208,11 +226,9 @@ def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
     >>> [label.split(" (")[0] for _, _, label in ax.legend_items], ax.svg()[:4]
     (['reference', 'valid'], '<svg')
     """
-    from uqviz.plots._svg import new_axes, set_log_x as svg_log_x
-
     res = _single(local_result, "local_result", "uqviz.local_calibration",
                   ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
-                  ("bin",))
+                  ("bin",), draws=("bin_center", "estimate"), what="local_svg")
     ax = new_axes(layout)
     x, est, lo, hi, valid = bin_arrays(res)
     ref = float(res["reference"])
@@ -259,7 +275,8 @@ def acf(acf_result, *, ax=None, label=None):
     >>> len(acf(res).collections) >= 1
     True
     """
-    res = _single(acf_result, "acf_result", "uqviz.acf", ("acf", "band"), ("lag",))
+    res = _single(acf_result, "acf_result", "uqviz.acf", ("acf", "band"), ("lag",),
+                  draws=("acf",), what="acf")
     lag = res["lag"].values
     r = res["acf"].values
     band = float(res["band"])
@@ -313,6 +330,8 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
     >>> len(ordering(res).lines) > 0
     True
     """
+    if isinstance(labels, str):
+        labels = [labels]
     if isinstance(ordering_result, xr.Dataset):
         groups = {labels[0] if labels else _SHORT.get(ordering_result.attrs.get("statistic"),
                                                        "f_v"): ordering_result}
@@ -329,7 +348,12 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
                         f"{type(ordering_result).__name__}")
     if stratified is not None and isinstance(stratified, xr.Dataset):
         stratified = {next(iter(groups)): stratified}
-    groups = {g: _single(r, "ordering_result", "uqviz.ordering_study", ORDERING_VARIABLES)
+    elif stratified is not None and not isinstance(stratified, Mapping):
+        raise TypeError(f"stratified must be the result of uqviz.fraction_valid (an "
+                        f"xarray.Dataset) or a mapping of label -> result, got "
+                        f"{type(stratified).__name__}")
+    groups = {g: _single(r, "ordering_result", "uqviz.ordering_study", ORDERING_VARIABLES,
+                         draws=("fv_data", "fv"), what="ordering")
               for g, r in groups.items()}
     for g, fv in (stratified or {}).items():
         _single(fv, "stratified", "uqviz.fraction_valid", FV_VARIABLES[:3])
@@ -410,7 +434,8 @@ def reliability_diagram(rel_result, *, ax=None, log_x=False, legend=True):
     'RMV'
     """
     res = _single(rel_result, "rel_result", "uqviz.reliability",
-                  ("rmv", "rmse", "rmse_lower", "rmse_upper", "valid"))
+                  ("rmv", "rmse", "rmse_lower", "rmse_upper", "valid"), draws=("rmv", "rmse"),
+                  what="reliability_diagram")
     rmv, rmse = res["rmv"].values, res["rmse"].values
     lo, hi = res["rmse_lower"].values, res["rmse_upper"].values
     valid = res["valid"].values.astype(bool)

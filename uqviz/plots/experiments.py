@@ -9,6 +9,8 @@ from matplotlib import ticker
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
+from uqviz.plots._checks import choice, drawable
+from uqviz.plots._checks import names as _names
 from uqviz.plots._style import (COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E, ZONE_U, apply_style,
                                 get_ax, statistic_color)
 
@@ -55,11 +57,11 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     scenario = str(vp_result.attrs.get("scenario", "NIG"))
     if skewness is None:
         skewness = "uE2" if scenario == "NIG" else "E2"
-    names = [str(s) for s in vp_result["statistic"].values]
-    stats_ = names if statistics is None else list(statistics)
-    for s in stats_:
-        if s not in names:
-            raise ValueError(f"validation_probability: unknown statistic {s!r}; one of {names}")
+    stats_ = _names("validation_probability", "statistics", statistics,
+                    vp_result["statistic"].values)
+    choice("validation_probability", "skewness", skewness, vp_result["variable"].values)
+    drawable("validation_probability", vp_result.sel(statistic=stats_),
+             ("validation_probability",), name="vp_result")
     nu = vp_result["nu"].values
     level = vp_result.attrs.get("ci", 0.95)
 
@@ -168,7 +170,9 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
         raise ValueError(f"bias_vs_skewness: color_by must be 'nu_ig' or 'nu_d', got {color_by!r}")
     if skewness is None:
         skewness = "Z2" if statistic in ("ZMS", "ZM", "ZVar") else "E2"
+    choice("bias_vs_skewness", "skewness", skewness, bias_result["variable"].values)
     r = bias_result.sel(statistic=statistic)
+    drawable("bias_vs_skewness", r, ("estimate", "beta_gm"), name="bias_result")
     ref = float(r["reference"])
     flip = np.isfinite(ref) and ref == 1.0
     has_dev = bool(np.isfinite(r["bias"]).any())   # a reference, maybe data-dependent

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
+from uqviz.plots._checks import drawable
 from uqviz.plots._style import COLORS, apply_style, get_ax, one_dataset, set_log_x, style
 
 __all__ = ["adversarial_curves", "group_coverage"]
@@ -60,6 +61,7 @@ def adversarial_curves(result, *, ax=None):
     if "dataset" in result.dims:
         raise ValueError("result: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
+    drawable("adversarial_curves", result, ("share_valid",))
     size = np.asarray(result["size"].values, dtype=float)
     order = np.argsort(size)
     x = size[order]
@@ -132,6 +134,7 @@ def group_coverage(result, *, ax=None, dataset=None, legend=True):
                              "coverage_reference_lower", "coverage_reference_upper", "verdict"),
                   dims=("group", "measure"))
     res, name = one_dataset(result, dataset, "group_coverage")
+    drawable("group_coverage", res, ("coverage",))
     level = float(result.attrs.get("level", np.nan))
     ci = float(result.attrs.get("ci", 0.95))
     keep = np.isfinite(res["coverage"].values)  # groups of other datasets of a tree

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
+from uqviz.plots._checks import drawable
 from uqviz.engine.verdicts import FAILS, OK
 from uqviz.plots._style import COLORS, apply_style, get_ax, one_dataset, style
 
@@ -56,6 +57,7 @@ def pit_histogram(pit_result, *, ax=None, dataset=None, legend=True):
                   variables=("pit_count", "pit_count_lower", "pit_count_upper", "bin_lower",
                              "bin_upper", "valid", "ks_p_value", "cvm_p_value"), dims=("bin",))
     res, name = one_dataset(pit_result, dataset, "pit_result")
+    drawable("pit_histogram", res, ("pit_count", "bin_lower"), name="pit_result")
     ax = get_ax(ax)
     with style():
         apply_style(ax)
@@ -118,6 +120,7 @@ def pit_ecdf_difference(pit_result, *, ax=None, dataset=None, legend=True):
                              "ecdf_difference_upper", "valid", "ks_p_value", "cvm_p_value"),
                   dims=("pit_grid",))
     res, name = one_dataset(pit_result, dataset, "pit_result")
+    drawable("pit_ecdf_difference", res, ("ecdf_difference",), name="pit_result")
     ax = get_ax(ax)
     with style():
         apply_style(ax)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import matplotlib as mpl
 import numpy as np
+from matplotlib.colors import is_color_like
 
 from uqviz.engine import checks
+from uqviz.plots._checks import choice, drawable
 from uqviz.plots._style import COLORS, apply_style, get_ax
 
 __all__ = ["quantile_reliability", "coverage_map"]
@@ -24,7 +27,10 @@ def _variable_labels(result, variable):
         return [None]
     if variable is None:
         return list(result["variable"].values)
-    return list(np.atleast_1d(variable))
+    labels = list(np.atleast_1d(variable))
+    for v in labels:
+        choice("quantile_reliability", "variable", v, result["variable"].values)
+    return labels
 
 
 def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", band=True, label=None,
@@ -62,6 +68,9 @@ def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", ban
         raise ValueError(f"kind must be 'coverage' or 'deviation', got {kind!r}")
     checks.result("result", result, "uqviz.qce", variables=("coverage",), dims=("level",))
     _check_one_dataset(result)
+    drawable("quantile_reliability", result, ("coverage",))
+    if color is not None and not is_color_like(color):
+        raise ValueError(f"quantile_reliability: color must be a matplotlib colour, got {color!r}")
     labels = _variable_labels(result, variable)
     ax = get_ax(ax)
     apply_style(ax)
@@ -153,10 +162,17 @@ def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, anno
             if result.sizes["variable"] > 1:
                 raise ValueError(f"variable: choose one of {list(result['variable'].values)}")
             variable = result["variable"].values[0]
+        choice("coverage_map", "variable", variable, result["variable"].values)
         result = result.sel(variable=variable)
     elif variable is not None:
         raise ValueError("variable: this result has no dimension 'variable' "
                          "(1-D or covariance input)")
+    drawable("coverage_map", result, ("bin_coverage", "bin_lower"))
+    if isinstance(cmap, str) and cmap not in mpl.colormaps:
+        raise ValueError(f"coverage_map: unknown cmap {cmap!r}; a name of matplotlib's colour "
+                         "maps (matplotlib.colormaps), e.g. 'RdBu' or 'viridis'")
+    if vmax is not None:
+        vmax = checks.positive("vmax", vmax)
     ax = get_ax(ax, figsize=(5.5, 3.5))
     tau = result["level"].values
     order = np.argsort(tau)

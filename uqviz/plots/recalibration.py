@@ -5,6 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
+from uqviz.plots._checks import drawable
+from uqviz.plots._checks import names as _names
+from uqviz.plots._svg import new_axes
+from uqviz.plots._svg import set_log_x as svg_log_x
 from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
                                 get_ax, legend_options, one_dataset, set_log_x, set_title,
                                 style)
@@ -78,6 +82,11 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
         raise ValueError(f"labels must be two strings, got {labels!r}")
     before, _ = one_dataset(before_result, dataset, "before_result")
     after, _ = one_dataset(after_result, dataset, "after_result")
+    if kinds[0] == "local" and statistics is not None:
+        raise ValueError("before_after: statistics selects rows of validate_average results; "
+                         "these are local_calibration results (one statistic each)")
+    for name, res in (("before_result", before), ("after_result", after)):
+        drawable("before_after", res, ("estimate",), name=name)
     if kinds[0] == "local":
         ax = _local(before, after, labels, ax, log_x, legend)
     else:
@@ -99,12 +108,12 @@ def before_after_svg(before_result, after_result, *, layout, labels=("before", "
     -------
     uqviz.plots._svg.SvgAxes
     """
-    from uqviz.plots._svg import new_axes, set_log_x as svg_log_x
-
     for name, res in (("before_result", before_result), ("after_result", after_result)):
         if _kind(res, name) != "local":
             raise ValueError(f"{name}: a uqviz.local_calibration result is needed")
     _same_analysis(before_result, after_result)
+    for name, res in (("before_result", before_result), ("after_result", after_result)):
+        drawable("before_after_svg", res, ("bin_center", "estimate"), name=name)
     ax = new_axes(layout)
     ref = float(before_result["reference"])
     ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
@@ -173,6 +182,8 @@ def _average(before, after, labels, ax, statistics, legend):
     names = [str(s) for s in before["statistic"].values]
     if statistics is None:
         statistics = [s for s in names if np.isfinite(float(before["reference"].sel(statistic=s)))]
+    else:
+        statistics = _names("before_after", "statistics", statistics, names)
     missing = [s for s in statistics if s not in names
                or s not in [str(t) for t in after["statistic"].values]]
     if missing:

@@ -10,6 +10,8 @@ from matplotlib import ticker
 
 from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
+from uqviz.plots._checks import choice, drawable
+from uqviz.plots._svg import new_axes
 from uqviz.plots._style import COLORS, apply_style, get_ax, legend_options, set_title
 from uqviz.plots._style import one_dataset as _one_dataset
 
@@ -112,7 +114,8 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
         z = z.expand_dims(dataset=[z.attrs.get("name", "data")])
     z = z.transpose("dataset", "scheme")
     names = [str(n) for n in z["dataset"].values]
-    labels = names if labels is None else list(labels)
+    drawable("zeta_scores", z.to_dataset(name="zeta"), ("zeta",), name="results")
+    labels = names if labels is None else [labels] if isinstance(labels, str) else list(labels)
     if len(labels) != len(names):
         raise ValueError(f"labels: expected {len(names)} labels, got {len(labels)}")
     schemes = [str(s) for s in z["scheme"].values]
@@ -163,9 +166,14 @@ def _observed_values(observed, dataset):
         return est, lo, hi
     if isinstance(observed, Mapping):
         return _observed_values(observed[dataset], None)
-    if np.ndim(observed) == 1 and len(observed) == 3:
-        return tuple(float(v) for v in observed)
-    return float(observed), np.nan, np.nan
+    try:
+        if np.ndim(observed) == 1 and len(observed) == 3:
+            return tuple(float(v) for v in observed)
+        return float(observed), np.nan, np.nan
+    except (TypeError, ValueError):
+        raise TypeError("observed must be a number, an (estimate, lower, upper) triple, a "
+                        "mapping {dataset: observed} or a result of uqviz.validate_simulated, "
+                        f"got {type(observed).__name__} ({observed!r:.40})") from None
 
 
 @renamed_options(coverage="coverage_factor")
@@ -207,10 +215,16 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
     """
     checks.result("result", result, "uqviz.simulated_reference stacked on dim 'nu'",
                   variables=("reference", "reference_se"), dims=("nu",))
+    drawable("reference_sensitivity", result, ("reference",))
+    names = [str(n) for n in result["dataset"].values] if "dataset" in result.dims else [None]
+    labels = names if labels is None else [labels] if isinstance(labels, str) else list(labels)
+    if len(labels) != len(names):
+        raise ValueError(f"reference_sensitivity: labels: expected {len(names)} labels (one "
+                         f"per dataset), got {len(labels)}")
+    for name in names:
+        _observed_values(observed, name)  # a wrong observed fails before anything is drawn
     ax = get_ax(ax)
     apply_style(ax)
-    names = [str(n) for n in result["dataset"].values] if "dataset" in result.dims else [None]
-    labels = names if labels is None else list(labels)
     nu = result["nu"].values.astype(float)
     for i, (name, lab) in enumerate(zip(names, labels)):
         sel = result if name is None else result.sel(dataset=name)
@@ -284,6 +298,7 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
         raise ValueError("result: the result holds several datasets; select one with "
                          ".sel(dataset=...)")
     n_bins = checks.optional_count("n_bins", n_bins)
+    drawable("reference_distribution", result, ("samples",))
     ref = float(result["reference"])
     mc_lo, mc_hi = float(result["reference_lower"]), float(result["reference_upper"])
     obs = (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"])) \
@@ -334,11 +349,10 @@ def reference_distribution_svg(result, *, layout, title=None):
     -------
     uqviz.plots._svg.SvgAxes
     """
-    from uqviz.plots._svg import new_axes
-
     checks.result("result", result, "uqviz.validate_simulated with return_samples=True",
                   variables=("samples", "reference", "reference_lower", "reference_upper",
                              "estimate", "ci_lower", "ci_upper"))
+    drawable("reference_distribution_svg", result, ("samples",))
     ax = new_axes(layout)
     density, edges = _histogram(result["samples"].values)
     ax.stairs(density, edges, color=COLORS["band"], label="simulated (calibrated)")
@@ -403,6 +417,9 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
         if value not in have:
             raise ValueError(f"{name}: {value!r} is not in the result; choose among {have}")
     res = result.sel(statistic=statistic, generative=generative)
+    if kind == "linear":
+        choice("size_dependence", "fit", fit, result["fit"].values)
+    drawable("size_dependence", res, ("reference",))
     ax = get_ax(ax)
     apply_style(ax)
     nus = res["nu"].values
@@ -484,6 +501,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None,
     checks.result("result", result, "uqviz.extrapolate", dims=("n_bins",),
                   variables=("x", "estimate", "in_fit", "intercept", "slope", "valid"))
     res, name = _one_dataset(result, dataset, "extrapolation")
+    drawable("extrapolation", res, ("x", "estimate"))
     ax = get_ax(ax)
     apply_style(ax)
     stat = result.attrs.get("statistic", "statistic")
@@ -563,6 +581,7 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
                   variables=("estimate", "oracle", "reference", "reference_lower",
                              "reference_upper"))
     res, name = _one_dataset(result, dataset, "confidence_curve")
+    drawable("confidence_curve", res, ("estimate",))
     ax = get_ax(ax)
     apply_style(ax)
     k = res["fraction"].values * (100.0 if percent else 1.0)

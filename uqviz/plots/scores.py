@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.engine import checks
+from uqviz.plots._checks import drawable
 from uqviz.plots._style import COLORS, apply_style, get_ax, style
 
 __all__ = ["calibration_curve", "coverage"]
@@ -17,16 +18,19 @@ __all__ = ["calibration_curve", "coverage"]
 def _curves(result, name, dataset, made_by, variables):
     """``[(label, Dataset)]``: one per dataset of ``result`` (or the one selected)."""
     checks.result(name, result, made_by, variables=variables, dims=("level",))
+    what = {"curve_result": "calibration_curve", "coverage_result": "coverage"}.get(name, name)
     if "dataset" not in result.dims:
         if dataset is not None:
             raise ValueError(f"{name}: this result has no 'dataset' dimension")
-        return [(None, result)]
+        return [(None, drawable(what, result, variables[:1], name=name))]
     names = [str(n) for n in result["dataset"].values]
     if dataset is not None:
         if dataset not in names:
             raise ValueError(f"{name}: unknown dataset {dataset!r}; one of {names}")
         names = [dataset]
-    return [(n, result.sel(dataset=n)) for n in names]
+    out = [(n, result.sel(dataset=n)) for n in names]
+    drawable(what, result.sel(dataset=names), variables[:1], name=name)
+    return out
 
 
 def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=True,

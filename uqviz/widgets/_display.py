@@ -8,6 +8,8 @@ import time
 
 from matplotlib.figure import Figure
 
+from uqviz.engine.tree import datasets_of
+
 #: pixels per inch of the explorers' figures: a figure of 8.4 x 4.4 in is 840 x 440 px,
 #: shown at that size (one pixel of the PNG per CSS pixel)
 FIGURE_DPI = 100
@@ -229,8 +231,6 @@ def draw_inline(output, figsize, draw, figure=None):
 
 def labelled_datasets(data) -> dict:
     """``{label: Dataset}`` for a Dataset or DataTree (label: child name or ``name`` attr)."""
-    from uqviz.engine.tree import datasets_of
-
     out = {}
     for i, (name, ds) in enumerate(datasets_of(data)):
         label = name if name is not None else (ds.attrs.get("name") or f"dataset {i}")

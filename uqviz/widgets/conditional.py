@@ -21,6 +21,8 @@ from uqviz.recalibration.fitting import recalibrate
 from uqviz.engine.binning import default_n_bins
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import UqvizWarning
+from uqviz.plots.conditional import local, local_svg
+from uqviz.plots.recalibration import before_after, before_after_svg
 from uqviz.widgets._display import (FIGSIZE, RENDERERS, ExplorerDrawing, check_figsize,
                                     dataset_dropdown, explorer_layout, labelled_datasets,
                                     style_controls, wrap_html)
@@ -408,23 +410,16 @@ class ConditionalExplorer(ExplorerDrawing):
                 f"{float(self.fv_before['estimate']):.2f} before")
 
     def _draw(self, ax):
-        from uqviz.plots.conditional import local
-
         xlabel, log_x = self._labels()
         if self.result_before is None:
             local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel, legend="outside")
             return
-        from uqviz.plots.recalibration import before_after
-
         # the method in the title, short labels in the legend (its width is the margin's)
         before_after(self.result_before, self.result, labels=("before", "after"),
                      ax=ax, log_x=log_x, legend="outside", title=self._title_before_after())
         ax.set_xlabel(xlabel)
 
     def _draw_svg(self, layout):
-        from uqviz.plots.conditional import local_svg
-        from uqviz.plots.recalibration import before_after_svg
-
         xlabel, log_x = self._labels()
         if self.result_before is None:
             return local_svg(self.result, self.fv, layout=layout, log_x=log_x, xlabel=xlabel)

@@ -19,6 +19,7 @@ from uqviz.engine import checks
 from uqviz.engine.statistics import DEFAULT_N_BINS, get_statistic
 from uqviz.engine.verdicts import decide
 from uqviz.engine.warning_classes import UqvizWarning
+from uqviz.plots.reference import reference_distribution, reference_distribution_svg
 from uqviz.reference.simulated import validate_simulated
 from uqviz.widgets._display import (FIGSIZE, RENDERERS, ExplorerDrawing, check_figsize,
                                     dataset_dropdown, explorer_layout, labelled_datasets,
@@ -263,11 +264,7 @@ class ReferenceExplorer(ExplorerDrawing):
         return f"{attrs['dataset']}: {attrs['statistic']}, D = {attrs['generative']}"
 
     def _draw(self, ax):
-        from uqviz.plots.reference import reference_distribution
-
         reference_distribution(self.result, ax=ax, legend="outside", title=self._title())
 
     def _draw_svg(self, layout):
-        from uqviz.plots.reference import reference_distribution_svg
-
         return reference_distribution_svg(self.result, layout=layout, title=self._title())
