@@ -37,9 +37,10 @@ test: $(STAMP) chromium
 check: $(STAMP)
 	UQVIZ_PROGRESS=0 $(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile -m "not slow and not fidelity and not browser and not notebook" tests --doctest-modules uqviz
 
-## lint: ruff (lint), codespell, mypy on uqviz/_array and uqviz/engine, notebooks stripped
+## lint: ruff (lint and format), codespell, mypy on uqviz/_array and uqviz/engine, notebooks stripped
 lint: $(STAMP)
 	$(BIN)/ruff check uqviz tests benchmarks scripts docs/conf.py
+	$(BIN)/ruff format --check uqviz tests benchmarks scripts docs/conf.py
 	$(BIN)/codespell uqviz tests docs README.md CONTRIBUTING.md CHANGELOG.md benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/python scripts/check-notebook-outputs notebooks/*.ipynb

@@ -48,8 +48,16 @@ def uqviz_ci(e, u, seed, engine=None):
 
 
 def scipy_ci(e, u, seed, batch=None):
-    res = stats.bootstrap((e, u), zms, n_resamples=B, paired=True, vectorized=True,
-                          method="BCa", batch=batch, rng=np.random.default_rng(seed))
+    res = stats.bootstrap(
+        (e, u),
+        zms,
+        n_resamples=B,
+        paired=True,
+        vectorized=True,
+        method="BCa",
+        batch=batch,
+        rng=np.random.default_rng(seed),
+    )
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -57,13 +65,16 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[2040, 5000, 13885, 36150])
     p.add_argument("--seeds", type=int, default=5)
-    p.add_argument("--numpy-engine", action="store_true",
-                   help="also time the pure-numpy fallback engine")
+    p.add_argument(
+        "--numpy-engine", action="store_true", help="also time the pure-numpy fallback engine"
+    )
     args = p.parse_args(argv)
 
     uqviz_ci(*make_data(100), 0)  # compile numba kernels before timing
-    head = (f"{'M':>6} {'uqviz s':>9} {'scipy s':>9} {'ratio':>7} {'uqviz MB':>9} "
-            f"{'scipy MB':>9} {'d_low/se':>9} {'d_up/se':>8} {'MC sd/se':>9}  note")
+    head = (
+        f"{'M':>6} {'uqviz s':>9} {'scipy s':>9} {'ratio':>7} {'uqviz MB':>9} "
+        f"{'scipy MB':>9} {'d_low/se':>9} {'d_up/se':>8} {'MC sd/se':>9}  note"
+    )
     print(f"BCa 95% interval of ZMS, B = {B}, {os.cpu_count()} cores")
     print(head)
     print("-" * len(head))
@@ -87,14 +98,18 @@ def main(argv=None):
         d_up = (np.mean(ups) - np.mean(sps_up)) / se
         mc_sd = np.std(np.r_[lows, sps_low], ddof=1) / se
         note = f"scipy batch={batch}" if batch else ""
-        print(f"{m:>6} {t_uq:>9.3f} {t_sp:>9.2f} {t_sp / t_uq:>7.0f} {mem_uq:>9.1f} "
-              f"{mem_sp:>9.0f} {d_low:>9.3f} {d_up:>8.3f} {mc_sd:>9.3f}  {note}")
+        print(
+            f"{m:>6} {t_uq:>9.3f} {t_sp:>9.2f} {t_sp / t_uq:>7.0f} {mem_uq:>9.1f} "
+            f"{mem_sp:>9.0f} {d_low:>9.3f} {d_up:>8.3f} {mc_sd:>9.3f}  {note}"
+        )
         if args.numpy_engine:
             t_np = median_time(uqviz_ci, e, u, 1, "numpy", repeat=2)
             print(f"{'':>6} numpy fallback engine: {t_np:.3f} s ({t_sp / t_np:.0f}x scipy)")
-    print("d_low, d_up: mean endpoint difference uqviz - scipy over "
-          f"{args.seeds} seeds, in units of the bootstrap se; MC sd: spread of the lower "
-          "endpoint across seeds and implementations (same units).")
+    print(
+        "d_low, d_up: mean endpoint difference uqviz - scipy over "
+        f"{args.seeds} seeds, in units of the bootstrap se; MC sd: spread of the lower "
+        "endpoint across seeds and implementations (same units)."
+    )
 
 
 if __name__ == "__main__":

@@ -65,19 +65,20 @@ def scipy_groups(e, u, edges, n):
     out = []
     for g in range(n):
         keep = np.ones(e.size, bool)
-        keep[edges[g]:edges[g + 1]] = False
+        keep[edges[g] : edges[g + 1]] = False
         out.append(sps.spearmanr(np.abs(e[keep]), u[keep]).statistic)
     return np.array(out)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+",
-                        default=[1000, 5000, 13885, 32000, 80000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000, 13885, 32000, 80000])
     args = parser.parse_args()
     print(f"numba threads: {kr.get_num_threads()}; load average {os.getloadavg()[0]:.1f}")
-    print("| M | ties | points a group | rank update | count pass | ratio | scipy (x1000 "
-          "groups) | ratio | max difference |")
+    print(
+        "| M | ties | points a group | rank update | count pass | ratio | scipy (x1000 "
+        "groups) | ratio | max difference |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for m in args.sizes:
         for ties in (False, True):
@@ -91,12 +92,16 @@ def main():
             ref = scipy_groups(e, u, edges, 20)
             t_sp = (time.perf_counter() - t0) / 20 * n_groups
             new = cj.cc_jackknife_ranks(prep, edges)
-            diff = max(np.max(np.abs(new - count_pass(prep, edges))),
-                       np.max(np.abs(new[:20] - ref)))
+            diff = max(
+                np.max(np.abs(new - count_pass(prep, edges))), np.max(np.abs(new[:20] - ref))
+            )
             taken = "" if cj.rank_update_pays(m, edges) else " (count pass taken)"
-            print(f"| {m} | {'|E| and uE' if ties else 'none'} | {m / n_groups:g}{taken} | "
-                  f"{1e3 * t_new:.1f} ms | {1e3 * t_old:.1f} ms | {t_old / t_new:.1f}x | "
-                  f"{1e3 * t_sp:.0f} ms | {t_sp / t_new:.0f}x | {diff:.1e} |", flush=True)
+            print(
+                f"| {m} | {'|E| and uE' if ties else 'none'} | {m / n_groups:g}{taken} | "
+                f"{1e3 * t_new:.1f} ms | {1e3 * t_old:.1f} ms | {t_old / t_new:.1f}x | "
+                f"{1e3 * t_sp:.0f} ms | {t_sp / t_new:.0f}x | {diff:.1e} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -56,9 +56,14 @@ def _reference(tree, n_boot, seed):
     out = np.empty((n_boot, len(tree.children), 4))
     for b in range(n_boot):
         mean = cols[rng.integers(0, m, m)].mean(axis=0).reshape(-1, 5)
-        out[b] = np.column_stack([np.abs(mean[:, 0] - 1.0),
-                                  np.abs(1.0 - np.sqrt(mean[:, 1] / mean[:, 2])),
-                                  mean[:, 3], mean[:, 4]])
+        out[b] = np.column_stack(
+            [
+                np.abs(mean[:, 0] - 1.0),
+                np.abs(1.0 - np.sqrt(mean[:, 1] / mean[:, 2])),
+                mean[:, 3],
+                mean[:, 4],
+            ]
+        )
     return out
 
 
@@ -91,17 +96,27 @@ def main(argv=None):
     t = time.perf_counter()
     _reference(tree, args.ref_boot, 0)
     t_ref = (time.perf_counter() - t) * args.n_boot / args.ref_boot
-    print(f"{args.models} models x {res.sizes['measure']} measures, M = {args.size}, "
-          f"{args.n_boot} paired replicates")
-    print(f"compare_models (best of {args.repeat}):        {min(t_cm):7.2f} s  "
-          f"(all: {', '.join(f'{x:.2f}' for x in t_cm)}; target <= 5 s)")
-    print(f"  its CPU time (both cores):                  {min(c_cm):7.2f} s  "
-          f"(wall on two idle cores >= {min(c_cm) / 2:.2f} s)")
+    print(
+        f"{args.models} models x {res.sizes['measure']} measures, M = {args.size}, "
+        f"{args.n_boot} paired replicates"
+    )
+    print(
+        f"compare_models (best of {args.repeat}):        {min(t_cm):7.2f} s  "
+        f"(all: {', '.join(f'{x:.2f}' for x in t_cm)}; target <= 5 s)"
+    )
+    print(
+        f"  its CPU time (both cores):                  {min(c_cm):7.2f} s  "
+        f"(wall on two idle cores >= {min(c_cm) / 2:.2f} s)"
+    )
     print(f"  its bootstrap sums, {n_cols} columns (counts):  {t_counts:7.2f} s")
-    print(f"  resample_sums, same resamples (triplets):   {t_triplets:7.2f} s  "
-          f"(ratio {t_triplets / t_counts:.1f}x)")
-    print(f"numpy index-array reference (scaled from {args.ref_boot}): {t_ref:7.1f} s  "
-          f"(ratio {t_ref / min(t_cm):.0f}x)")
+    print(
+        f"  resample_sums, same resamples (triplets):   {t_triplets:7.2f} s  "
+        f"(ratio {t_triplets / t_counts:.1f}x)"
+    )
+    print(
+        f"numpy index-array reference (scaled from {args.ref_boot}): {t_ref:7.1f} s  "
+        f"(ratio {t_ref / min(t_cm):.0f}x)"
+    )
     print(f"load average after: {os.getloadavg()}")
 
 

@@ -53,8 +53,9 @@ def load():
 def uqviz_lzms(ds, conditioning, seed=0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return uqviz.local_calibration(ds, conditioning=conditioning, n_bins=N_BINS, n_boot=B,
-                                       rng=seed)
+        return uqviz.local_calibration(
+            ds, conditioning=conditioning, n_bins=N_BINS, n_boot=B, rng=seed
+        )
 
 
 def scipy_lzms(ds, conditioning, seed=0):
@@ -66,8 +67,9 @@ def scipy_lzms(ds, conditioning, seed=0):
     rng = np.random.default_rng(seed)
     lower, upper = np.empty(N_BINS), np.empty(N_BINS)
     for b, (s, n) in enumerate(zip(starts, sizes)):
-        res = stats.bootstrap((z2[order[s:s + n]],), np.mean, n_resamples=B, method="BCa",
-                              vectorized=True, rng=rng)
+        res = stats.bootstrap(
+            (z2[order[s : s + n]],), np.mean, n_resamples=B, method="BCa", vectorized=True, rng=rng
+        )
         lower[b], upper[b] = res.confidence_interval.low, res.confidence_interval.high
     return lower, upper
 
@@ -75,8 +77,7 @@ def scipy_lzms(ds, conditioning, seed=0):
 def bench_lzms(ds, conditioning, skip_scipy):
     uqviz_lzms(ds, conditioning)  # compile / load the numba kernels
     t_uq = median_time(uqviz_lzms, ds, conditioning, repeat=5)
-    print(f"\nLZMS vs {conditioning}: {N_BINS} equal-count bins, B = {B} BCa per bin "
-          f"({load()})")
+    print(f"\nLZMS vs {conditioning}: {N_BINS} equal-count bins, B = {B} BCa per bin ({load()})")
     print(f"  uqviz.local_calibration        {t_uq:8.3f} s   (target <= 0.5 s)")
     if skip_scipy:
         return
@@ -89,10 +90,12 @@ def bench_lzms(ds, conditioning, skip_scipy):
     d_lo = (res.ci_lower.values - lo_sp) / se
     d_up = (res.ci_upper.values - up_sp) / se
     same = np.mean(res.valid.values == ((lo_sp <= 1.0) & (1.0 <= up_sp)))
-    print(f"  agreement: same verdict in {100 * same:.0f}% of bins; endpoint differences "
-          f"(uqviz - scipy) / se: lower {np.mean(d_lo):+.3f} +- {np.std(d_lo):.3f}, "
-          f"upper {np.mean(d_up):+.3f} +- {np.std(d_up):.3f} (Monte Carlo noise of two "
-          "independent bootstraps)")
+    print(
+        f"  agreement: same verdict in {100 * same:.0f}% of bins; endpoint differences "
+        f"(uqviz - scipy) / se: lower {np.mean(d_lo):+.3f} +- {np.std(d_lo):.3f}, "
+        f"upper {np.mean(d_up):+.3f} +- {np.std(d_up):.3f} (Monte Carlo noise of two "
+        "independent bootstraps)"
+    )
 
 
 def _bins_z2(ds, conditioning):
@@ -100,28 +103,44 @@ def _bins_z2(ds, conditioning):
     z2 = (ds.E.values / ds.uE.values) ** 2
     order = np.argsort(x, kind="stable")
     starts, sizes = equal_count_starts(x.size, N_BINS)
-    return [z2[order[s:s + n]] for s, n in zip(starts, sizes)]
+    return [z2[order[s : s + n]] for s, n in zip(starts, sizes)]
 
 
 def bench_ordering(ds, conditioning, n_orderings):
-    ordering_study(ds, conditioning=conditioning, n_bins=N_BINS, n_orderings=2, n_boot=B,
-                   rng=0, progress=False)  # compile / load the numba kernels
-    print(f"\nOrdering study vs {conditioning}: {n_orderings} orderings x {N_BINS} bins x "
-          f"B = {B} ({load()})")
+    ordering_study(
+        ds, conditioning=conditioning, n_bins=N_BINS, n_orderings=2, n_boot=B, rng=0, progress=False
+    )  # compile / load the numba kernels
+    print(
+        f"\nOrdering study vs {conditioning}: {n_orderings} orderings x {N_BINS} bins x "
+        f"B = {B} ({load()})"
+    )
     t0, c0 = time.perf_counter(), time.process_time()
-    res = ordering_study(ds, conditioning=conditioning, n_bins=N_BINS, n_orderings=n_orderings,
-                         n_boot=B, rng=2023, progress=False)
+    res = ordering_study(
+        ds,
+        conditioning=conditioning,
+        n_bins=N_BINS,
+        n_orderings=n_orderings,
+        n_boot=B,
+        rng=2023,
+        progress=False,
+    )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     draws = (n_orderings + 1) * B * ds.sizes["point"]
-    print(f"  wall {wall:7.1f} s  cpu {cpu:7.1f} s  ({cpu / max(wall, 1e-9):.2f} cores busy)  "
-          f"{draws:.2e} draws, {draws / wall / 1e9:.2f} G draws/s  (target <= 60 s for 1000)")
-    print(f"  per ordering: {1e3 * wall / n_orderings:.1f} ms wall, "
-          f"{1e3 * cpu / n_orderings:.1f} ms cpu; extrapolated to 1000 orderings: "
-          f"{1000 * wall / n_orderings:.0f} s wall, {1000 * cpu / n_orderings / 2:.0f} s on "
-          "2 idle cores")
-    print(f"  f_v: data order {float(res.fv_data):.2f}, mean {float(res.fv):.3f} "
-          f"[{float(res.fv_lower):.2f}, {float(res.fv_upper):.2f}], with binomial noise "
-          f"[{float(res.fv_binomial_lower):.2f}, {float(res.fv_binomial_upper):.2f}]  ({load()})")
+    print(
+        f"  wall {wall:7.1f} s  cpu {cpu:7.1f} s  ({cpu / max(wall, 1e-9):.2f} cores busy)  "
+        f"{draws:.2e} draws, {draws / wall / 1e9:.2f} G draws/s  (target <= 60 s for 1000)"
+    )
+    print(
+        f"  per ordering: {1e3 * wall / n_orderings:.1f} ms wall, "
+        f"{1e3 * cpu / n_orderings:.1f} ms cpu; extrapolated to 1000 orderings: "
+        f"{1000 * wall / n_orderings:.0f} s wall, {1000 * cpu / n_orderings / 2:.0f} s on "
+        "2 idle cores"
+    )
+    print(
+        f"  f_v: data order {float(res.fv_data):.2f}, mean {float(res.fv):.3f} "
+        f"[{float(res.fv_lower):.2f}, {float(res.fv_upper):.2f}], with binomial noise "
+        f"[{float(res.fv_binomial_lower):.2f}, {float(res.fv_binomial_upper):.2f}]  ({load()})"
+    )
 
 
 def main(argv=None):
@@ -132,8 +151,7 @@ def main(argv=None):
     p.add_argument("--skip-ordering", action="store_true", help="only the LZMS timing")
     args = p.parse_args(argv)
     ds = load_dataset("QM9_U0")
-    print(f"QM9_U0: M = {ds.sizes['point']}, {os.cpu_count()} cores, numba threads "
-          f"{_threads()}")
+    print(f"QM9_U0: M = {ds.sizes['point']}, {os.cpu_count()} cores, numba threads {_threads()}")
     bench_lzms(ds, args.conditioning, args.skip_scipy)
     bench_stratified()
     if not args.skip_ordering:
@@ -153,8 +171,10 @@ def bench_stratified():
     ref = _merge_small_by_list(counts, 100)[inverse]
     t_ref = time.perf_counter() - t0
     same = bool(np.array_equal(stratified_labels(x, 100), ref))
-    print(f"stratified binning of {counts.size} distinct values: uqviz {t_new:.3f} s, literal "
-          f"rule {t_ref:.2f} s, ratio {t_ref / t_new:.0f}x, same labels: {same}")
+    print(
+        f"stratified binning of {counts.size} distinct values: uqviz {t_new:.3f} s, literal "
+        f"rule {t_ref:.2f} s, ratio {t_ref / t_new:.0f}x, same labels: {same}"
+    )
 
 
 def _threads():

@@ -126,11 +126,11 @@ def forecast_forms(d, n_ensemble, seed=1):
         yhat, u, e = d[f"yhat_{part}"], d[f"uE_{part}"], d[f"E_{part}"]
         q = yhat[:, None] + u[:, None] * z[None, :]
         out[f"quantiles_{part}"] = uqviz.from_predictions(
-            yhat + e, yhat, quantiles={float(t): q[:, j] for j, t in enumerate(WIS_LEVELS)})
+            yhat + e, yhat, quantiles={float(t): q[:, j] for j, t in enumerate(WIS_LEVELS)}
+        )
         m = min(n_ensemble, yhat.size)
         members = yhat[:m, None] + u[:m, None] * rng.standard_normal((m, N_MEMBERS))
-        out[f"samples_{part}"] = uqviz.from_predictions(yhat[:m] + e[:m], None,
-                                                        samples=members)
+        out[f"samples_{part}"] = uqviz.from_predictions(yhat[:m] + e[:m], None, samples=members)
     return out
 
 
@@ -143,17 +143,22 @@ def bin_labels(params, x):
 def run_peer(data, repeat):
     python = os.environ.get("UQVIZ_PEER_PYTHON")
     if not python or not os.path.exists(python):
-        print("peer not timed: set UQVIZ_PEER_PYTHON (a Python with crepes 0.9.1 and "
-              "uncertainty-toolbox 0.1.1)")
+        print(
+            "peer not timed: set UQVIZ_PEER_PYTHON (a Python with crepes 0.9.1 and "
+            "uncertainty-toolbox 0.1.1)"
+        )
         return {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         path, out, script = (os.path.join(tmp, n) for n in ("in.npz", "out.npz", "peer.py"))
         np.savez(path, **data)
         with open(script, "w") as f:
             f.write(PEER_SCRIPT)
-        proc = subprocess.run([python, script, path, str(repeat), str(LEVEL), out,
-                               ",".join(map(str, QUANTILES))],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [python, script, path, str(repeat), str(LEVEL), out, ",".join(map(str, QUANTILES))],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode:
             print(f"peer failed; not timed:\n{proc.stderr[-2000:]}")
             return {}, {}
@@ -166,14 +171,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--n-ensemble", type=int, default=100_000,
-                    help="points of the 100-member ensemble (default 10^5)")
+    ap.add_argument(
+        "--n-ensemble",
+        type=int,
+        default=100_000,
+        help="points of the 100-member ensemble (default 10^5)",
+    )
     args = ap.parse_args(argv)
     d = make_data(args.n)
     cal = uqviz.from_arrays(d["E_cal"], d["uE_cal"]).assign(y=("point", d["yhat_cal"] + d["E_cal"]))
     new = uqviz.from_arrays(np.zeros(args.n), d["uE_new"]).assign(y=("point", d["yhat_new"]))
-    print(f"n = {args.n} calibration and {args.n} new points; {os.cpu_count()} cores; "
-          f"median of {args.repeat} calls; level {LEVEL}")
+    print(
+        f"n = {args.n} calibration and {args.n} new points; {os.cpu_count()} cores; "
+        f"median of {args.repeat} calls; level {LEVEL}"
+    )
 
     def conformal(**kw):
         rec = uqviz.fit_recalibration(cal, method="conformal", level=LEVEL, **kw)
@@ -189,51 +200,71 @@ def main(argv=None):
     forms = forecast_forms(d, args.n_ensemble)
 
     def quantile_form(form):
-        rec = uqviz.fit_recalibration(forms[f"{form}_cal"], method="quantile",
-                                      levels=WIS_LEVELS)
+        rec = uqviz.fit_recalibration(forms[f"{form}_cal"], method="quantile", levels=WIS_LEVELS)
         return rec.apply(forms[f"{form}_new"])
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", uqviz.UqvizWarning)
-        ours = {"conformal": median_time(conformal, repeat=args.repeat),
-                "mondrian": median_time(lambda: conformal(n_bins=100), repeat=args.repeat),
-                "quantile": median_time(quantile, repeat=args.repeat),
-                "recalibrate (5 folds)": median_time(cross, repeat=args.repeat),
-                "quantile, 23 levels": median_time(lambda: quantile_form("quantiles"),
-                                                   repeat=args.repeat),
-                "quantile, 100 members": median_time(lambda: quantile_form("samples"),
-                                                     repeat=args.repeat)}
-        values = {"conformal": conformal()[1], "mondrian": conformal(n_bins=100),
-                  "quantile": quantile()}
+        ours = {
+            "conformal": median_time(conformal, repeat=args.repeat),
+            "mondrian": median_time(lambda: conformal(n_bins=100), repeat=args.repeat),
+            "quantile": median_time(quantile, repeat=args.repeat),
+            "recalibrate (5 folds)": median_time(cross, repeat=args.repeat),
+            "quantile, 23 levels": median_time(
+                lambda: quantile_form("quantiles"), repeat=args.repeat
+            ),
+            "quantile, 100 members": median_time(
+                lambda: quantile_form("samples"), repeat=args.repeat
+            ),
+        }
+        values = {
+            "conformal": conformal()[1],
+            "mondrian": conformal(n_bins=100),
+            "quantile": quantile(),
+        }
     rec, _ = values["mondrian"]
     values["mondrian"] = values["mondrian"][1]
     d["bins_cal"] = bin_labels(rec.parameters, d["uE_cal"])
     d["bins_new"] = bin_labels(rec.parameters, d["uE_new"])
     theirs, arrays = run_peer(d, args.repeat)
     m_ens = forms["samples_cal"].sizes["point"]
-    names = {"conformal": "conformal fit + apply", "mondrian": "Mondrian, 100 bins",
-             "quantile": "quantile recalibration", "recalibrate (5 folds)": "recalibrate, 5 folds",
-             "quantile, 23 levels": f"quantile, 23-level q ({args.n:.0e})",
-             "quantile, 100 members": f"quantile, ensemble ({m_ens:.0e})"}
+    names = {
+        "conformal": "conformal fit + apply",
+        "mondrian": "Mondrian, 100 bins",
+        "quantile": "quantile recalibration",
+        "recalibrate (5 folds)": "recalibrate, 5 folds",
+        "quantile, 23 levels": f"quantile, 23-level q ({args.n:.0e})",
+        "quantile, 100 members": f"quantile, ensemble ({m_ens:.0e})",
+    }
     peer = {"conformal": "crepes", "mondrian": "crepes", "quantile": "uct"}
-    print(f"\n{'task':<30} {'uqviz [s]':>10} {'peer':>7} {'peer [s]':>10} {'peer/uqviz':>11} "
-          f"{'max|diff|':>10}")
+    print(
+        f"\n{'task':<30} {'uqviz [s]':>10} {'peer':>7} {'peer [s]':>10} {'peer/uqviz':>11} "
+        f"{'max|diff|':>10}"
+    )
     for key, t in ours.items():
         if key in theirs:
             mine = values[key]
-            got = (mine["quantiles"].transpose("point", "level").values if key == "quantile"
-                   else np.stack([mine["lower"].values, mine["upper"].values], axis=1))
+            got = (
+                mine["quantiles"].transpose("point", "level").values
+                if key == "quantile"
+                else np.stack([mine["lower"].values, mine["upper"].values], axis=1)
+            )
             diff = float(np.max(np.abs(got - arrays[key])))
-            print(f"{names[key]:<30} {t:10.3f} {peer[key]:>7} {theirs[key]:10.3f} "
-                  f"{theirs[key] / t:11.1f} {diff:10.1e}")
+            print(
+                f"{names[key]:<30} {t:10.3f} {peer[key]:>7} {theirs[key]:10.3f} "
+                f"{theirs[key] / t:11.1f} {diff:10.1e}"
+            )
         else:
             print(f"{names[key]:<30} {t:10.3f} {'-':>7} {'-':>10} {'-':>11} {'-':>10}")
-    print("(the quantile recalibration of a 23-level quantile forecast and of a 100-member "
-          "ensemble has no peer: uncertainty-toolbox recalibrates a mean and a standard "
-          "deviation only)")
+    print(
+        "(the quantile recalibration of a 23-level quantile forecast and of a 100-member "
+        "ensemble has no peer: uncertainty-toolbox recalibrates a mean and a standard "
+        "deviation only)"
+    )
     met = ours["conformal"] <= 1.0 and ours["mondrian"] <= 1.5
-    print("\ntargets (conformal <= 1 s, Mondrian 100 bins <= 1.5 s): "
-          + ("met" if met else "NOT met"))
+    print(
+        "\ntargets (conformal <= 1 s, Mondrian 100 bins <= 1.5 s): " + ("met" if met else "NOT met")
+    )
 
 
 if __name__ == "__main__":

@@ -62,10 +62,21 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, NO_CHROMIUM,  # noqa: E402
-                                   TABS, VIEWPORT, PageWatch, chromium_path, dropdown,
-                                   labelled, lab_run_all, lab_server, tab_panels,
-                                   voila_server)
+from tests.widgets.browser import (  # noqa: E402 (after the sys.path insert)
+    CHROMIUM_FLAGS,
+    DASHBOARD,
+    NO_CHROMIUM,  # noqa: E402
+    TABS,
+    VIEWPORT,
+    PageWatch,
+    chromium_path,
+    dropdown,
+    labelled,
+    lab_run_all,
+    lab_server,
+    tab_panels,
+    voila_server,
+)
 from tests.widgets.browser import show_tab as browser_show_tab  # noqa: E402
 
 OUT = ROOT / "benchmarks" / "results" / "dashboard_latency.csv"
@@ -83,23 +94,38 @@ CONTROLS = (
     (0, "slider", "bins", ("20", "30", "10", "40", "25"), None),
     # values whose views all differ on both datasets (min counts 150, 200 and 250 give the
     # same strata of the default example: no new figure to wait for)
-    (0, "slider", "min count", ("200", "300", "400", "100"),
-     {"binning": "stratified"}),
+    (0, "slider", "min count", ("200", "300", "400", "100"), {"binning": "stratified"}),
     (0, "dropdown", "recalibrate", ("scaling", "linear", "isotonic", "bvs", "none"), None),
     (0, "checkbox", "log x", None, None),
     (1, "dropdown", "statistic", ("ZMSE", "CC", "UCE", "ZMS", "ENCE"), None),
-    (1, "dropdown", "D", ("Student t", "uniform", "Laplace", "empirical (z-scores)", "normal"),
-     None),
+    (
+        1,
+        "dropdown",
+        "D",
+        ("Student t", "uniform", "Laplace", "empirical (z-scores)", "normal"),
+        None,
+    ),
     (1, "slider", "nu", ("10", "4", "20", "8", "6"), {"D": "Student t"}),
     (1, "slider", "bins", ("10", "30", "15", "40", "20"), None),
 )
 #: the dataset dropdown of each tab, between the default example and QM9_E
-DATASET_CONTROLS = ((0, "dropdown", "dataset", (QM9, "default_example"), None),
-                    (1, "dropdown", "dataset", (QM9, "default_example"), None))
+DATASET_CONTROLS = (
+    (0, "dropdown", "dataset", (QM9, "default_example"), None),
+    (1, "dropdown", "dataset", (QM9, "default_example"), None),
+)
 #: explorer attribute of each (tab, description); the in-process replay sets its .value
-ATTRIBUTES = {"dataset": "dataset", "condition on": "conditioning", "statistic": "statistic",
-              "binning": "binning", "bins": "n_bins", "min count": "min_count",
-              "recalibrate": "recalibration", "log x": "log_x", "D": "generative", "nu": "nu"}
+ATTRIBUTES = {
+    "dataset": "dataset",
+    "condition on": "conditioning",
+    "statistic": "statistic",
+    "binning": "binning",
+    "bins": "n_bins",
+    "min count": "min_count",
+    "recalibrate": "recalibration",
+    "log x": "log_x",
+    "D": "generative",
+    "nu": "nu",
+}
 
 #: the explorer's figure, or "cleared" (an error removed it), or null (not decoded yet)
 FIGURE_STATE_JS = """(el) => {
@@ -168,7 +194,7 @@ def next_values(page, panel, kind, description, values, n):
     if values is None:  # every option in turn, from the one after the current
         options = dropdown(panel, description).locator("option").all_inner_texts()
         now = options.index(current_value(page, panel, kind, description))
-        values = options[now + 1:] + options[:now + 1]
+        values = options[now + 1 :] + options[: now + 1]
     out, last = [], current_value(page, panel, kind, description)
     i = 0
     while len(out) < n:
@@ -210,8 +236,9 @@ def timed_change(page, panel, kind, description, value):
     panel.evaluate(MARK_JS)
     act(page, panel, kind, description, value)
     try:
-        res = page.wait_for_function(NEW_FIGURE_JS, arg=panel.element_handle(), polling="raf",
-                                     timeout=CHANGE_MS).json_value()
+        res = page.wait_for_function(
+            NEW_FIGURE_JS, arg=panel.element_handle(), polling="raf", timeout=CHANGE_MS
+        ).json_value()
     except Exception as exc:  # noqa: BLE001 - a Playwright timeout: the change is lost
         print(f"  {description} -> {value}: no new figure in {CHANGE_MS / 1000:.0f} s ({exc})")
         return float("nan"), False
@@ -257,8 +284,11 @@ def drive(page, controls, repeats, log, think=0.0):
             set_untimed(page, panel, "dropdown", desc, value)
             events.append((tab, desc, value, False))
         ms = [r[1] for r in rows]
-        log(f"  {TABS[tab]:22s} {description:13s} " + " ".join(f"{m:6.0f}" for m in ms)
-            + (f"  ({sum(r[2] for r in rows)} errors)" if any(r[2] for r in rows) else ""))
+        log(
+            f"  {TABS[tab]:22s} {description:13s} "
+            + " ".join(f"{m:6.0f}" for m in ms)
+            + (f"  ({sum(r[2] for r in rows)} errors)" if any(r[2] for r in rows) else "")
+        )
         out[(tab, description)] = rows
     return out, events
 
@@ -291,10 +321,12 @@ def page_load(browser, url):
 
 def _cpu_busy(interval=1.0):
     """Fraction of the machine's CPU time spent busy over ``interval`` s (/proc/stat)."""
+
     def sample():
         with open("/proc/stat") as f:
             values = [float(v) for v in f.readline().split()[1:]]
         return sum(values), values[3] + values[4]  # total, idle + iowait
+
     total0, idle0 = sample()
     time.sleep(interval)
     total1, idle1 = sample()
@@ -374,8 +406,16 @@ def notebook_explorers():
             src = "".join(cell["source"])
             if "VOILA_KERNEL_ID" in src:
                 break
-            exec(compile("\n".join(line for line in src.splitlines()
-                                   if not line.lstrip().startswith("%")), "dashboard", "exec"), ns)
+            exec(
+                compile(
+                    "\n".join(
+                        line for line in src.splitlines() if not line.lstrip().startswith("%")
+                    ),
+                    "dashboard",
+                    "exec",
+                ),
+                ns,
+            )
     return ns["conditional"], ns["reference"]
 
 
@@ -430,8 +470,11 @@ def split_in_process(events, warm_up=True):
             # a kept image shown: nothing built nor rendered (SVG: "render" is always 0)
             split["again"] = float(timings["render"] == 0.0 and timings["figure"] == 0.0)
         else:
-            split = {"compute": spent[tab].get("compute", 0.0),
-                     "figure": spent[tab].get("redraw", 0.0), "render": 0.0}
+            split = {
+                "compute": spent[tab].get("compute", 0.0),
+                "figure": spent[tab].get("redraw", 0.0),
+                "render": 0.0,
+            }
             if ex.figure is not None:  # what the inline backend does with the figure
                 t0 = time.perf_counter()
                 print_figure(ex.figure, "png", bbox_inches="tight")
@@ -446,89 +489,197 @@ def table_rows(frontend, results, parts):
     for (dataset, tab, description), changes in results.items():
         ms = np.array([c[1] for c in changes], float)
         split = parts.get((dataset, tab, description), [])
-        med = {k: 1000 * float(np.median([s[k] for s in split])) if split else np.nan
-               for k in ("compute", "figure", "render")}
+        med = {
+            k: 1000 * float(np.median([s[k] for s in split])) if split else np.nan
+            for k in ("compute", "figure", "render")
+        }
         median = float(np.nanmedian(ms)) if np.isfinite(ms).any() else np.nan
-        rows.append({"frontend": frontend, "dataset": dataset, "explorer": TABS[tab],
-                     "control": description, "n": int(np.isfinite(ms).sum()),
-                     "median_ms": median,
-                     "max_ms": float(np.nanmax(ms)) if np.isfinite(ms).any() else np.nan,
-                     "compute_ms": med["compute"], "figure_ms": med["figure"],
-                     "render_ms": med["render"],
-                     "transport_ms": median - med["compute"] - med["figure"] - med["render"],
-                     "again": int(sum(s.get("again", 0.0) for s in split)),
-                     "errors": sum(c[2] for c in changes),
-                     "load_1min": float(np.mean([c[3] for c in changes]))})
+        rows.append(
+            {
+                "frontend": frontend,
+                "dataset": dataset,
+                "explorer": TABS[tab],
+                "control": description,
+                "n": int(np.isfinite(ms).sum()),
+                "median_ms": median,
+                "max_ms": float(np.nanmax(ms)) if np.isfinite(ms).any() else np.nan,
+                "compute_ms": med["compute"],
+                "figure_ms": med["figure"],
+                "render_ms": med["render"],
+                "transport_ms": median - med["compute"] - med["figure"] - med["render"],
+                "again": int(sum(s.get("again", 0.0) for s in split)),
+                "errors": sum(c[2] for c in changes),
+                "load_1min": float(np.mean([c[3] for c in changes])),
+            }
+        )
     return rows
 
 
 def print_table(rows, loads, args, split_source):
-    fmt = ("{:8s} {:15s} {:21s} {:13s} {:>2s} {:>5s} {:>7s} {:>7s} {:>8s} {:>7s} {:>7s} {:>9s} "
-           "{:>4s} {:>5s}")
+    fmt = (
+        "{:8s} {:15s} {:21s} {:13s} {:>2s} {:>5s} {:>7s} {:>7s} {:>8s} {:>7s} {:>7s} {:>9s} "
+        "{:>4s} {:>5s}"
+    )
     print()
-    print(f"Dashboard latency, ms from the input event to the new figure decoded "
-          f"({args.repeats} changes per control, {args.think:g} s after the previous figure; "
-          f"split: {split_source}; again: changes to a view drawn before, its image kept)")
-    print(fmt.format("frontend", "dataset", "explorer", "control", "n", "again", "median", "max",
-                     "compute", "figure", "render", "transport", "err", "load"))
+    print(
+        f"Dashboard latency, ms from the input event to the new figure decoded "
+        f"({args.repeats} changes per control, {args.think:g} s after the previous figure; "
+        f"split: {split_source}; again: changes to a view drawn before, its image kept)"
+    )
+    print(
+        fmt.format(
+            "frontend",
+            "dataset",
+            "explorer",
+            "control",
+            "n",
+            "again",
+            "median",
+            "max",
+            "compute",
+            "figure",
+            "render",
+            "transport",
+            "err",
+            "load",
+        )
+    )
     for r in rows:
-        print(fmt.format(r["frontend"], r["dataset"], r["explorer"], r["control"], str(r["n"]),
-                         str(r["again"]),
-                         *(f"{r[k]:.0f}" if np.isfinite(r[k]) else "-"
-                           for k in ("median_ms", "max_ms", "compute_ms", "figure_ms",
-                                     "render_ms", "transport_ms")), str(r["errors"]),
-                         f"{r['load_1min']:.1f}"))
+        print(
+            fmt.format(
+                r["frontend"],
+                r["dataset"],
+                r["explorer"],
+                r["control"],
+                str(r["n"]),
+                str(r["again"]),
+                *(
+                    f"{r[k]:.0f}" if np.isfinite(r[k]) else "-"
+                    for k in (
+                        "median_ms",
+                        "max_ms",
+                        "compute_ms",
+                        "figure_ms",
+                        "render_ms",
+                        "transport_ms",
+                    )
+                ),
+                str(r["errors"]),
+                f"{r['load_1min']:.1f}",
+            )
+        )
     for frontend in sorted({r["frontend"] for r in rows}):
         for dataset, target in (("default_example", 100), (QM9, 200)):
-            med = [r["median_ms"] for r in rows if r["frontend"] == frontend
-                   and r["dataset"] == dataset and np.isfinite(r["median_ms"])]
+            med = [
+                r["median_ms"]
+                for r in rows
+                if r["frontend"] == frontend
+                and r["dataset"] == dataset
+                and np.isfinite(r["median_ms"])
+            ]
             if med:
                 worst = max(med)
-                print(f"{frontend}, {dataset}: worst control median {worst:.0f} ms "
-                      f"(target <= {target} ms: {'met' if worst <= target else 'NOT met'})")
+                print(
+                    f"{frontend}, {dataset}: worst control median {worst:.0f} ms "
+                    f"(target <= {target} ms: {'met' if worst <= target else 'NOT met'})"
+                )
     if loads:
-        print("Page loads (Voila, navigation start to the first figure decoded): "
-              + ", ".join(f"{case} {sec:.2f} s (load {load:.1f})" for case, sec, load in loads))
-    print(f"load average at the end {load_average()} (column load: the 1-min load average "
-          "during each control's changes; 2 cores)")
+        print(
+            "Page loads (Voila, navigation start to the first figure decoded): "
+            + ", ".join(f"{case} {sec:.2f} s (load {load:.1f})" for case, sec, load in loads)
+        )
+    print(
+        f"load average at the end {load_average()} (column load: the 1-min load average "
+        "during each control's changes; 2 cores)"
+    )
 
 
 def write_csv(rows, loads, path):
     path.parent.mkdir(parents=True, exist_ok=True)
-    fields = ["kind", "frontend", "dataset", "explorer", "control", "n", "again", "median_ms",
-              "max_ms",
-              "compute_ms", "figure_ms", "render_ms", "transport_ms", "errors", "load_1min"]
+    fields = [
+        "kind",
+        "frontend",
+        "dataset",
+        "explorer",
+        "control",
+        "n",
+        "again",
+        "median_ms",
+        "max_ms",
+        "compute_ms",
+        "figure_ms",
+        "render_ms",
+        "transport_ms",
+        "errors",
+        "load_1min",
+    ]
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=fields)
         w.writeheader()
         for case, sec, load in loads:
-            w.writerow({"kind": "page_load", "frontend": "voila", "dataset": "default_example",
-                        "control": case, "n": 1, "median_ms": f"{1000 * sec:.0f}",
-                        "max_ms": f"{1000 * sec:.0f}", "load_1min": f"{load:.2f}"})
+            w.writerow(
+                {
+                    "kind": "page_load",
+                    "frontend": "voila",
+                    "dataset": "default_example",
+                    "control": case,
+                    "n": 1,
+                    "median_ms": f"{1000 * sec:.0f}",
+                    "max_ms": f"{1000 * sec:.0f}",
+                    "load_1min": f"{load:.2f}",
+                }
+            )
         for r in rows:
-            w.writerow({"kind": "latency",
-                        **{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()}})
+            w.writerow(
+                {
+                    "kind": "latency",
+                    **{k: (f"{v:.1f}" if isinstance(v, float) else v) for k, v in r.items()},
+                }
+            )
     print(f"wrote {path}")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--repeats", type=int, default=None,
-                   help="changes per control (default 5; 2 with --quick)")
-    p.add_argument("--quick", action="store_true",
-                   help="2 changes per control, Voila only, warm page load only")
-    p.add_argument("--lab", action=argparse.BooleanOptionalAction, default=None,
-                   help="also in JupyterLab (default: yes, no with --quick)")
-    p.add_argument("--think", type=float, default=1.0,
-                   help="seconds between a figure and the next change (default 1: a user "
-                        "looks at the figure; the f_v null is computed after the figure)")
-    p.add_argument("--preheated", type=int, default=3,
-                   help="preheated page loads (their median is reported; default 3)")
-    p.add_argument("--pages-only", action="store_true",
-                   help="the page loads only (cold, warm, preheated), no control changed")
-    p.add_argument("--out", type=Path, default=None,
-                   help=f"CSV written (default {OUT.relative_to(ROOT)}; with --pages-only "
-                        f"{PAGES_OUT.relative_to(ROOT)})")
+    p.add_argument(
+        "--repeats", type=int, default=None, help="changes per control (default 5; 2 with --quick)"
+    )
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="2 changes per control, Voila only, warm page load only",
+    )
+    p.add_argument(
+        "--lab",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also in JupyterLab (default: yes, no with --quick)",
+    )
+    p.add_argument(
+        "--think",
+        type=float,
+        default=1.0,
+        help="seconds between a figure and the next change (default 1: a user "
+        "looks at the figure; the f_v null is computed after the figure)",
+    )
+    p.add_argument(
+        "--preheated",
+        type=int,
+        default=3,
+        help="preheated page loads (their median is reported; default 3)",
+    )
+    p.add_argument(
+        "--pages-only",
+        action="store_true",
+        help="the page loads only (cold, warm, preheated), no control changed",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"CSV written (default {OUT.relative_to(ROOT)}; with --pages-only "
+        f"{PAGES_OUT.relative_to(ROOT)})",
+    )
     args = p.parse_args(argv)
     args.repeats = args.repeats or (2 if args.quick else 5)
     args.lab = (not args.quick and not args.pages_only) if args.lab is None else args.lab
@@ -543,8 +694,10 @@ def main(argv=None):
 
     log(f"load average {load_average()}")
     rows, loads, events_by_frontend = [], [], {}
-    with tempfile.TemporaryDirectory(prefix="uqviz-bench-dashboard-") as tmp, \
-            sync_playwright() as pw:
+    with (
+        tempfile.TemporaryDirectory(prefix="uqviz-bench-dashboard-") as tmp,
+        sync_playwright() as pw,
+    ):
         tmp = Path(tmp)
         numba_env = {"NUMBA_CACHE_DIR": str(tmp / "numba-cache")}  # empty: cold
         # the in-process split shares the cache (numba not imported yet)
@@ -564,25 +717,42 @@ def main(argv=None):
                 results, events, watch = latency_run(browser, url, args, log, "voila")
                 events_by_frontend["voila"] = (results, events)
         if not args.quick:
-            with voila_server(tmp / "voila-preheat.log", DASHBOARD, env=numba_env,
-                              args=("--preheat_kernel=True", "--pool_size=1")) as url:
+            with voila_server(
+                tmp / "voila-preheat.log",
+                DASHBOARD,
+                env=numba_env,
+                args=("--preheat_kernel=True", "--pool_size=1"),
+            ) as url:
                 page_load(browser, url)  # waits for the first pooled kernel; refills the pool
                 pre = []
                 for i in range(args.preheated):  # a load each, once the pool has refilled
                     wait_for_pool(tmp / "voila-preheat.log", i + 2)
                     pre.append(page_load(browser, url))
                     log(f"page load, preheated kernel: {pre[-1][0]:.2f} s")
-                loads.append(("preheated", float(np.median([p[0] for p in pre])),
-                              float(np.mean([p[1] for p in pre]))))
+                loads.append(
+                    (
+                        "preheated",
+                        float(np.median([p[0] for p in pre])),
+                        float(np.mean([p[1] for p in pre])),
+                    )
+                )
         if args.lab:
             with lab_server(tmp / "lab", env=numba_env) as lab:
-                results, events, _ = latency_run(browser, lab["url"], args, log, "lab",
-                                                 lab_notebook="notebooks/05_dashboard.ipynb")
+                results, events, _ = latency_run(
+                    browser,
+                    lab["url"],
+                    args,
+                    log,
+                    "lab",
+                    lab_notebook="notebooks/05_dashboard.ipynb",
+                )
                 events_by_frontend["lab"] = (results, events)
         browser.close()
         if watch is not None and (watch.console or watch.remote):
-            log(f"Voila page: {len(watch.console)} console errors/warnings, "
-                f"{len(watch.remote)} requests beyond 127.0.0.1 (tests/widgets/test_browser.py)")
+            log(
+                f"Voila page: {len(watch.console)} console errors/warnings, "
+                f"{len(watch.remote)} requests beyond 127.0.0.1 (tests/widgets/test_browser.py)"
+            )
 
     log("in-process split (the same changes on the notebook's explorers) ...")
     split_source = "in-process, timed by the benchmark"

@@ -81,8 +81,14 @@ def _legacy_split(ex, compute=True):
     FigureCanvasAgg(fig)
     ex._draw(fig.add_subplot())
     t2 = time.perf_counter()
-    fig.canvas.print_figure(io.BytesIO(), format="png", dpi=fig.dpi, bbox_inches="tight",
-                            facecolor=fig.get_facecolor(), edgecolor=fig.get_edgecolor())
+    fig.canvas.print_figure(
+        io.BytesIO(),
+        format="png",
+        dpi=fig.dpi,
+        bbox_inches="tight",
+        facecolor=fig.get_facecolor(),
+        edgecolor=fig.get_edgecolor(),
+    )
     t3 = time.perf_counter()
     return t1 - t0, t2 - t1, t3 - t2
 
@@ -122,8 +128,14 @@ def drive(ex, controls, n_changes, legacy=None):
                         continue
                     t = ex.timings
                     after = t.get("after", 0.0)
-                    split = (t["compute"], t["figure"], t["render"], after, total,
-                             float(t["render"] == 0.0 and t["figure"] == 0.0))
+                    split = (
+                        t["compute"],
+                        t["figure"],
+                        t["render"],
+                        after,
+                        total,
+                        float(t["render"] == 0.0 and t["figure"] == 0.0),
+                    )
                     if legacy is not None:
                         legacy.append(_legacy_split(ex, compute=False)[1:])
                     total = total - after
@@ -149,8 +161,10 @@ def drive(ex, controls, n_changes, legacy=None):
 def _row(name, arr):
     med = np.median(arr, axis=0)
     again = int(arr[:, 6].sum() / 1e3)
-    print(f"  {name:<15}{med[0]:>10.1f}{arr[:, 0].max():>9.1f}{med[1]:>9.1f}{med[2]:>8.1f}"
-          f"{med[3]:>8.1f}{med[4]:>8.1f}{med[5]:>8.1f}{len(arr) - again:>6d}/{again:<3d}")
+    print(
+        f"  {name:<15}{med[0]:>10.1f}{arr[:, 0].max():>9.1f}{med[1]:>9.1f}{med[2]:>8.1f}"
+        f"{med[3]:>8.1f}{med[4]:>8.1f}{med[5]:>8.1f}{len(arr) - again:>6d}/{again:<3d}"
+    )
 
 
 def report(title, results):
@@ -158,8 +172,10 @@ def report(title, results):
     the figure, the whole change, and how many changes showed a new view or one drawn
     before; returns (median to the figure, the same over new views only)."""
     print(f"\n{title}  (load average {os.getloadavg()[0]:.2f})")
-    print(f"  {'control':<15}{'median ms':>10}{'max ms':>9}{'compute':>9}{'figure':>8}"
-          f"{'render':>8}{'after':>8}{'whole':>8}  new/again")
+    print(
+        f"  {'control':<15}{'median ms':>10}{'max ms':>9}{'compute':>9}{'figure':>8}"
+        f"{'render':>8}{'after':>8}{'whole':>8}  new/again"
+    )
     alls = []
     for name, rows in results.items():
         if not rows:
@@ -179,11 +195,13 @@ def compare(title, ours, legacy):
     """Print figure + render of the same states, now and before issue 25 (interleaved)."""
     new = np.array([row[2:4] for rows in ours.values() for row in rows]) * 1e3
     old = np.array(legacy) * 1e3
-    print(f"  figure + render of the same {len(old)} states (median ms), {title}: before issue "
-          f"25 {np.median(old.sum(1)):.1f} (figure {np.median(old[:, 0]):.1f}, render "
-          f"{np.median(old[:, 1]):.1f}); now {np.median(new.sum(1)):.1f} (figure "
-          f"{np.median(new[:, 0]):.1f}, render {np.median(new[:, 1]):.1f}); ratio "
-          f"{np.median(old.sum(1)) / np.median(new.sum(1)):.2f}")
+    print(
+        f"  figure + render of the same {len(old)} states (median ms), {title}: before issue "
+        f"25 {np.median(old.sum(1)):.1f} (figure {np.median(old[:, 0]):.1f}, render "
+        f"{np.median(old[:, 1]):.1f}); now {np.median(new.sum(1)):.1f} (figure "
+        f"{np.median(new[:, 0]):.1f}, render {np.median(new[:, 1]):.1f}); ratio "
+        f"{np.median(old.sum(1)) / np.median(new.sum(1)):.2f}"
+    )
 
 
 def _median_ms(func, repeat=15):
@@ -209,18 +227,32 @@ def parts(data):
     for name, ds, n_boot in data:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            row = {n_mc: _median_ms(lambda n=n_mc: uqviz.fraction_valid(uqviz.local_calibration(
-                ds, n_boot=n_boot, n_mc=n, rng=0)) if n else uqviz.local_calibration(
-                ds, n_boot=n_boot, n_mc=0, rng=0)) for n_mc in (2000, 500, 0)}
-        print(f"  local_calibration + fraction_valid, {name}, n_boot={n_boot}: n_mc=2000 "
-              f"(the explorer's, after its figure) {row[2000]:.0f}, n_mc=500 {row[500]:.0f}, "
-              f"no null (before the figure) {row[0]:.0f}")
+            row = {
+                n_mc: _median_ms(
+                    lambda n=n_mc: (
+                        uqviz.fraction_valid(
+                            uqviz.local_calibration(ds, n_boot=n_boot, n_mc=n, rng=0)
+                        )
+                        if n
+                        else uqviz.local_calibration(ds, n_boot=n_boot, n_mc=0, rng=0)
+                    )
+                )
+                for n_mc in (2000, 500, 0)
+            }
+        print(
+            f"  local_calibration + fraction_valid, {name}, n_boot={n_boot}: n_mc=2000 "
+            f"(the explorer's, after its figure) {row[2000]:.0f}, n_mc=500 {row[500]:.0f}, "
+            f"no null (before the figure) {row[0]:.0f}"
+        )
     ex = ConditionalExplorer(data[0][1], n_boot=data[0][2])
     fresh = _median_ms(lambda: draw_inline(ipywidgets.Output(), ex.figsize, ex._draw))
-    same = _median_ms(lambda: draw_inline(ipywidgets.Output(), ex.figsize, ex._draw,
-                                          figure=ex.figure))
-    print(f"  figure + render, {data[0][0]}: a fresh figure {fresh:.0f}, the same figure "
-          f"cleared and redrawn {same:.0f} (ratio {fresh / same:.2f})")
+    same = _median_ms(
+        lambda: draw_inline(ipywidgets.Output(), ex.figsize, ex._draw, figure=ex.figure)
+    )
+    print(
+        f"  figure + render, {data[0][0]}: a fresh figure {fresh:.0f}, the same figure "
+        f"cleared and redrawn {same:.0f} (ratio {fresh / same:.2f})"
+    )
     floor(ex.figsize)
 
 
@@ -244,48 +276,75 @@ def floor(figsize):
         empty(ax)
 
     out = ipywidgets.Output()
-    times = {name: _median_ms(lambda d=draw: draw_inline(out, figsize, d))
-             for name, draw in (("empty Axes", empty), ("50 error bars + legend", errorbars))}
-    print("  matplotlib floor, a fresh fixed-margin figure built, drawn and encoded: "
-          + ", ".join(f"{k} {v:.0f}" for k, v in times.items()))
+    times = {
+        name: _median_ms(lambda d=draw: draw_inline(out, figsize, d))
+        for name, draw in (("empty Axes", empty), ("50 error bars + legend", errorbars))
+    }
+    print(
+        "  matplotlib floor, a fresh fixed-margin figure built, drawn and encoded: "
+        + ", ".join(f"{k} {v:.0f}" for k, v in times.items())
+    )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=5, help="changes per control")
     parser.add_argument("--no-qm9", action="store_true", help="skip QM9_E")
-    parser.add_argument("--ab", action="store_true",
-                        help="also time the drawing before issue 25 on the same states")
-    parser.add_argument("--renderer", choices=("both", "svg", "matplotlib"), default="both",
-                        help="the explorers' renderer; both (default): each case with SVG "
-                             "and with matplotlib, and the ratio of their new views")
-    parser.add_argument("--parts", action="store_true",
-                        help="also time the f_v null at n_mc 2000/500/0 and a fresh figure "
-                             "against the explorer's figure redrawn")
+    parser.add_argument(
+        "--ab", action="store_true", help="also time the drawing before issue 25 on the same states"
+    )
+    parser.add_argument(
+        "--renderer",
+        choices=("both", "svg", "matplotlib"),
+        default="both",
+        help="the explorers' renderer; both (default): each case with SVG "
+        "and with matplotlib, and the ratio of their new views",
+    )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="also time the f_v null at n_mc 2000/500/0 and a fresh figure "
+        "against the explorer's figure redrawn",
+    )
     args = parser.parse_args(argv)
 
     import uqviz
     from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
     example = uqviz.synthetic.default_example()
-    cases = [("conditional, default example", "ConditionalExplorer, default example, n_boot=500",
-              lambda r: ConditionalExplorer(example, n_boot=500, renderer=r),
-              CONDITIONAL_CONTROLS),
-             ("reference, default example",
-              "ReferenceExplorer, default example, n_mc=300, n_boot=300",
-              lambda r: ReferenceExplorer(example, n_mc=300, n_boot=300, renderer=r),
-              REFERENCE_CONTROLS)]
+    cases = [
+        (
+            "conditional, default example",
+            "ConditionalExplorer, default example, n_boot=500",
+            lambda r: ConditionalExplorer(example, n_boot=500, renderer=r),
+            CONDITIONAL_CONTROLS,
+        ),
+        (
+            "reference, default example",
+            "ReferenceExplorer, default example, n_mc=300, n_boot=300",
+            lambda r: ReferenceExplorer(example, n_mc=300, n_boot=300, renderer=r),
+            REFERENCE_CONTROLS,
+        ),
+    ]
     if not args.no_qm9:
         qm9 = uqviz.datasets.load_collection("pernot2024")["QM9_E"].to_dataset()
-        cases += [("conditional, QM9_E", "ConditionalExplorer, QM9_E, defaults",
-                   lambda r: ConditionalExplorer(qm9, renderer=r),
-                   dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60])),
-                  ("reference, QM9_E", "ReferenceExplorer, QM9_E, defaults",
-                   lambda r: ReferenceExplorer(qm9, renderer=r), REFERENCE_CONTROLS)]
+        cases += [
+            (
+                "conditional, QM9_E",
+                "ConditionalExplorer, QM9_E, defaults",
+                lambda r: ConditionalExplorer(qm9, renderer=r),
+                dict(CONDITIONAL_CONTROLS, n_bins=[50, 80, 100, 118, 60]),
+            ),
+            (
+                "reference, QM9_E",
+                "ReferenceExplorer, QM9_E, defaults",
+                lambda r: ReferenceExplorer(qm9, renderer=r),
+                REFERENCE_CONTROLS,
+            ),
+        ]
     renderers = ("svg", "matplotlib") if args.renderer == "both" else (args.renderer,)
     if args.parts:
-        parts([("default example", example, 500)]
-              + ([] if args.no_qm9 else [("QM9_E", qm9, 1000)]))
+        parts([("default example", example, 500)] + ([] if args.no_qm9 else [("QM9_E", qm9, 1000)]))
     medians = {}
     for key, title, make, controls in cases:
         for renderer in renderers:
@@ -297,15 +356,21 @@ def main(argv=None):
             medians[key, renderer] = report(f"{title}, renderer={renderer}", results)
             if legacy:
                 compare(title, results, legacy)
-    print("\nmedian time to the figure (ms), all changes / new views only: "
-          + "; ".join(f"{k} ({r}) {a:.0f} / {b:.0f}" for (k, r), (a, b) in medians.items())
-          + f"  (targets: default example <= 60, QM9_E <= 150; load average "
-            f"{os.getloadavg()[0]:.2f})")
+    print(
+        "\nmedian time to the figure (ms), all changes / new views only: "
+        + "; ".join(f"{k} ({r}) {a:.0f} / {b:.0f}" for (k, r), (a, b) in medians.items())
+        + f"  (targets: default example <= 60, QM9_E <= 150; load average "
+        f"{os.getloadavg()[0]:.2f})"
+    )
     if len(renderers) == 2:
-        print("new views, matplotlib / SVG (the same changes): " + "; ".join(
-            f"{k} {medians[k, 'matplotlib'][1]:.0f} / {medians[k, 'svg'][1]:.0f} ms = "
-            f"{medians[k, 'matplotlib'][1] / medians[k, 'svg'][1]:.1f}x"
-            for k, _, _, _ in cases))
+        print(
+            "new views, matplotlib / SVG (the same changes): "
+            + "; ".join(
+                f"{k} {medians[k, 'matplotlib'][1]:.0f} / {medians[k, 'svg'][1]:.0f} ms = "
+                f"{medians[k, 'matplotlib'][1] / medians[k, 'svg'][1]:.1f}x"
+                for k, _, _, _ in cases
+            )
+        )
 
 
 if __name__ == "__main__":

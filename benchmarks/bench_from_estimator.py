@@ -65,8 +65,9 @@ def main(argv=None):
     X_train, y_train = draw(args.n_train)
     X, y = draw(args.n)
     t0 = time.perf_counter()
-    forest = RandomForestRegressor(args.trees, max_features=0.5, random_state=0,
-                                   n_jobs=args.n_jobs).fit(X_train, y_train)
+    forest = RandomForestRegressor(
+        args.trees, max_features=0.5, random_state=0, n_jobs=args.n_jobs
+    ).fit(X_train, y_train)
     fit_s = time.perf_counter() - t0
     depth = np.mean([t.get_depth() for t in forest.estimators_])
     X32 = np.ascontiguousarray(X, dtype=np.float32)
@@ -81,18 +82,24 @@ def main(argv=None):
     ds = uqviz.from_estimator(forest, X, y)
     assert np.allclose(y - ds["E"].values, forest.predict(X))
 
-    print(f"forest: {args.trees} trees (mean depth {depth:.1f}), trained on {args.n_train} "
-          f"points in {fit_s:.1f} s; {args.n} points predicted; n_jobs={args.n_jobs}; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(
+        f"forest: {args.trees} trees (mean depth {depth:.1f}), trained on {args.n_train} "
+        f"points in {fit_s:.1f} s; {args.n} points predicted; n_jobs={args.n_jobs}; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     print(f"{'':44}{'wall s':>8}{'CPU s':>8}")
     print(f"{'scikit-learn forest.predict(X)':44}{sk_w:8.2f}{sk_c:8.2f}")
     print(f"{'per-tree predictions (the loop alone)':44}{tr_w:8.2f}{tr_c:8.2f}")
     print(f"{'uqviz.from_estimator(forest, X, y)':44}{uq_w:8.2f}{uq_c:8.2f}")
     print(f"{'  of which uqviz (from_estimator - loop)':44}{uq_w - tr_w:8.2f}{uq_c - tr_c:8.2f}")
-    print("(on a shared machine wall times are noisy, and their differences may even be "
-          "negative: read the CPU column)")
-    print(f"target <= 5 s: {'met' if uq_w <= 5 else 'NOT met'} (wall), "
-          f"{'met' if uq_c / max(args.n_jobs, 1) <= 5 else 'NOT met'} (CPU / threads)")
+    print(
+        "(on a shared machine wall times are noisy, and their differences may even be "
+        "negative: read the CPU column)"
+    )
+    print(
+        f"target <= 5 s: {'met' if uq_w <= 5 else 'NOT met'} (wall), "
+        f"{'met' if uq_c / max(args.n_jobs, 1) <= 5 else 'NOT met'} (CPU / threads)"
+    )
 
 
 if __name__ == "__main__":

@@ -78,8 +78,7 @@ def main(argv=None):
     p.add_argument("--peer-directions", type=int, default=100)
     p.add_argument("--peer", default="/work/venv-peer24/bin/python")
     args = p.parse_args(argv)
-    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; "
-          f"{os.cpu_count()} cpus")
+    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; {os.cpu_count()} cpus")
     rng = np.random.default_rng(0)
     n, d = args.n, args.features
     x = rng.standard_normal((n, d))
@@ -92,18 +91,23 @@ def main(argv=None):
     kern.worst_slab(np.vstack([cover[:500]] * 2), o500, 50, bounds=b500)
     t_sort, (orders, bounds) = best_of(lambda: kern.slab_orders(x, v))
     t_min, wsc = best_of(lambda: kern.worst_slab(cover, orders, m, bounds=bounds))
-    t_np, wsc_np = best_of(lambda: kern.worst_slab(cover, orders, m, bounds=bounds,
-                                                   engine="numpy"), 1)
+    t_np, wsc_np = best_of(
+        lambda: kern.worst_slab(cover, orders, m, bounds=bounds, engine="numpy"), 1
+    )
     assert wsc_np[0] == wsc[0]
     total = t_sort + t_min
-    print(f"worst slab, n = {n}, {d} features, {args.directions} directions, delta "
-          f"{args.delta}: sort {t_sort:.2f} s + minimum {t_min:.2f} s = {total:.2f} s "
-          f"(target <= 2 s: {'PASS' if total <= 2 else 'FAIL'}); numpy minimum {t_np:.2f} s; "
-          f"WSC = {wsc[0]:.4f}")
+    print(
+        f"worst slab, n = {n}, {d} features, {args.directions} directions, delta "
+        f"{args.delta}: sort {t_sort:.2f} s + minimum {t_min:.2f} s = {total:.2f} s "
+        f"(target <= 2 s: {'PASS' if total <= 2 else 'FAIL'}); numpy minimum {t_np:.2f} s; "
+        f"WSC = {wsc[0]:.4f}"
+    )
     sets = (rng.random((32, n)) < 0.9).astype(np.uint8)
     t_sets, _ = best_of(lambda: kern.worst_slab(sets, orders, m, bounds=bounds), 1)
-    print(f"  calibrated reference: {t_sets / 32 * 1000:.0f} ms per simulated set "
-          f"({t_sets / 32 * 200:.1f} s for n_mc = 200)")
+    print(
+        f"  calibrated reference: {t_sets / 32 * 1000:.0f} ms per simulated set "
+        f"({t_sets / 32 * 200:.1f} s for n_mc = 200)"
+    )
 
     # CovGap and HSIC
     labels = np.minimum((np.argsort(np.argsort(x[:, 0])) * 10) // n, 9)
@@ -113,17 +117,20 @@ def main(argv=None):
     t_gram, gram = best_of(lambda: kern.gaussian_gram(w[idx], 1.0))
     perms = np.vstack([rng.permutation(cover[idx]) for _ in range(1000)]).astype(float)
     t_hsic, _ = best_of(lambda: kern.hsic_traces(gram, perms, 1.0), 1)
-    print(f"CovGap (10 groups, n = {n}): {t_gap * 1000:.1f} ms; HSIC on 2000 points: kernel "
-          f"{t_gram * 1000:.0f} ms, 1000 permutations {t_hsic:.2f} s")
+    print(
+        f"CovGap (10 groups, n = {n}): {t_gap * 1000:.1f} ms; HSIC on 2000 points: kernel "
+        f"{t_gram * 1000:.0f} ms, 1000 permutations {t_hsic:.2f} s"
+    )
 
     feats = {f"x{k}": x[:, k] for k in range(d)}
     ds = uqviz.from_arrays(rng.standard_normal(n) * w, w, features=feats)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t_all, res = best_of(lambda: uqviz.group_coverage(ds, n_mc=200, rng=0, progress=False),
-                             1)
-    print(f"uqviz.group_coverage, n = {n}, {d} features (10 CovGap groupings, slab with 100 "
-          f"directions, HSIC with 1000 permutations, 200 calibrated sets): {t_all:.1f} s")
+        t_all, res = best_of(lambda: uqviz.group_coverage(ds, n_mc=200, rng=0, progress=False), 1)
+    print(
+        f"uqviz.group_coverage, n = {n}, {d} features (10 CovGap groupings, slab with 100 "
+        f"directions, HSIC with 1000 permutations, 200 calibrated sets): {t_all:.1f} s"
+    )
 
     # side by side with MAPIE on n = peer_n, the same directions
     if not os.path.exists(args.peer):
@@ -146,24 +153,43 @@ def main(argv=None):
         script = os.path.join(tmp, "peer.py")
         with open(script, "w") as f:
             f.write(PEER_SCRIPT)
-        out = subprocess.run([args.peer, script, path, str(args.delta),
-                              str(args.peer_directions), str(seed)], capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [args.peer, script, path, str(args.delta), str(args.peer_directions), str(seed)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     peer = json.loads(out.stdout.strip().splitlines()[-1])
     c = ((lo <= y) & (y <= hi)).astype(np.uint8)
     t_ours, ours = best_of(lambda: _wsc(c, xs, vv, math.ceil(args.delta * np_)))
-    data = uqviz.from_predictions(y, (lo + hi) / 2, lower=lo, upper=hi, level=0.9,
-                                  features={f"x{k}": x[:np_, k] for k in range(d)})
+    data = uqviz.from_predictions(
+        y,
+        (lo + hi) / 2,
+        lower=lo,
+        upper=hi,
+        level=0.9,
+        features={f"x{k}": x[:np_, k] for k in range(d)},
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        api = uqviz.group_coverage(data, intervals="given", directions=vv, delta=args.delta,
-                                   n_mc=2, n_perm=1, rng=0, progress=False)
+        api = uqviz.group_coverage(
+            data,
+            intervals="given",
+            directions=vv,
+            delta=args.delta,
+            n_mc=2,
+            n_perm=1,
+            rng=0,
+            progress=False,
+        )
     api_wsc = float(api["estimate"].sel(measure="slab"))
-    print(f"MAPIE 1.6.0 worst_slab_coverage, n = {np_}, {args.peer_directions} directions: "
-          f"{peer['seconds']:.2f} s; uqviz {t_ours * 1000:.1f} ms (ratio "
-          f"{peer['seconds'] / t_ours:.0f}x); WSC MAPIE {peer['wsc']!r}, uqviz {float(ours[0])!r}, "
-          f"uqviz.group_coverage {api_wsc!r}: "
-          f"{'equal' if peer['wsc'] == ours[0] == api_wsc else 'DIFFER'}")
+    print(
+        f"MAPIE 1.6.0 worst_slab_coverage, n = {np_}, {args.peer_directions} directions: "
+        f"{peer['seconds']:.2f} s; uqviz {t_ours * 1000:.1f} ms (ratio "
+        f"{peer['seconds'] / t_ours:.0f}x); WSC MAPIE {peer['wsc']!r}, uqviz {float(ours[0])!r}, "
+        f"uqviz.group_coverage {api_wsc!r}: "
+        f"{'equal' if peer['wsc'] == ours[0] == api_wsc else 'DIFFER'}"
+    )
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 

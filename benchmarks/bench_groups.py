@@ -73,19 +73,24 @@ def bench_agv(n_groups, n_boot, client):
     ds = uqviz.datasets.load_dataset("QM9_E")
     m = ds.sizes["point"]
     kw = dict(n_groups=n_groups, n_boot=n_boot, rng=0, progress=False, client=client)
-    uqviz.adversarial_validation(ds.isel(point=slice(0, 2000)), n_groups=40, n_boot=50,
-                                 n_mc=20, rng=1, progress=False)  # compile the kernels
+    uqviz.adversarial_validation(
+        ds.isel(point=slice(0, 2000)), n_groups=40, n_boot=50, n_mc=20, rng=1, progress=False
+    )  # compile the kernels
     t = time.perf_counter()
     res = uqviz.adversarial_validation(ds, **kw)
     dt = time.perf_counter() - t
     draws = 2 * n_groups * n_boot * sum(res["size"].values)
     rate = engine_rate(n_boot)
-    print(f"AGV of QM9_E: M = {m}, sizes {res['size'].values.tolist()}, {n_groups} groups x "
-          f"{n_boot} BCa replicates, data + reference: {dt:.2f} s ({draws / dt / 1e9:.2f} "
-          f"x 1e9 draws/s); target <= 20 s: {'PASS' if dt <= 20 else 'FAIL'}")
-    print(f"  the resampling engine alone in this run: {rate / 1e9:.2f} x 1e9 draws/s; the "
-          f"{draws:.2e} draws at that rate take {draws / rate:.1f} s: AGV = "
-          f"{dt / (draws / rate):.2f} x the engine's time (load {os.getloadavg()[0]:.1f})")
+    print(
+        f"AGV of QM9_E: M = {m}, sizes {res['size'].values.tolist()}, {n_groups} groups x "
+        f"{n_boot} BCa replicates, data + reference: {dt:.2f} s ({draws / dt / 1e9:.2f} "
+        f"x 1e9 draws/s); target <= 20 s: {'PASS' if dt <= 20 else 'FAIL'}"
+    )
+    print(
+        f"  the resampling engine alone in this run: {rate / 1e9:.2f} x 1e9 draws/s; the "
+        f"{draws:.2e} draws at that rate take {draws / rate:.1f} s: AGV = "
+        f"{dt / (draws / rate):.2f} x the engine's time (load {os.getloadavg()[0]:.1f})"
+    )
     print("  share_valid     ", np.round(res["share_valid"].values, 3).tolist())
     print("  reference_share ", np.round(res["reference_share"].values, 3).tolist())
     print("  band lower      ", np.round(res["reference_share_lower"].values, 3).tolist())
@@ -105,16 +110,19 @@ def bench_agc(n, peer_python):
     t = time.perf_counter()
     uqviz.adversarial_group_calibration(ds, rng=0)
     own = time.perf_counter() - t
-    print(f"\nadversarial_group_calibration, {n} points, 10 x 10 x 10 groups drawn by uqviz: "
-          f"{own:.3f} s; target <= 1 s: {'PASS' if own <= 1 else 'FAIL'}")
+    print(
+        f"\nadversarial_group_calibration, {n} points, 10 x 10 x 10 groups drawn by uqviz: "
+        f"{own:.3f} s; target <= 1 s: {'PASS' if own <= 1 else 'FAIL'}"
+    )
     if not os.path.exists(peer_python):
         print(f"  uncertainty-toolbox: {peer_python} not found, skipped")
         return
     with tempfile.TemporaryDirectory() as tmp:
         inp, grp = os.path.join(tmp, "in.npz"), os.path.join(tmp, "groups.npz")
         np.savez(inp, y_pred=y_pred, y_std=u, y_true=y_true)
-        run = subprocess.run([peer_python, "-c", PEER_SCRIPT, inp, grp], capture_output=True,
-                             text=True, check=True)
+        run = subprocess.run(
+            [peer_python, "-c", PEER_SCRIPT, inp, grp], capture_output=True, text=True, check=True
+        )
         peer = json.loads(run.stdout.strip().splitlines()[-1])
         g = np.load(grp)
         groups = [g[f"r{k}"] for k in range(10)]
@@ -126,10 +134,12 @@ def bench_agc(n, peer_python):
         theirs = peer[cali]["seconds"]
         diff = np.max(np.abs(res["worst_mean"].values - peer[cali]["score_mean"]))
         dsd = np.max(np.abs(res["worst_sd"].values - peer[cali]["score_stderr"]))
-        print(f"  {stat} on uncertainty-toolbox's groups: uqviz {ours:.3f} s, "
-              f"uncertainty-toolbox {theirs:.2f} s (its own draws included), ratio "
-              f"{theirs / ours:.0f}x; max |difference| of score_mean {diff:.2e}, of "
-              f"score_stderr {dsd:.2e}")
+        print(
+            f"  {stat} on uncertainty-toolbox's groups: uqviz {ours:.3f} s, "
+            f"uncertainty-toolbox {theirs:.2f} s (its own draws included), ratio "
+            f"{theirs / ours:.0f}x; max |difference| of score_mean {diff:.2e}, of "
+            f"score_stderr {dsd:.2e}"
+        )
 
 
 def main(argv=None):

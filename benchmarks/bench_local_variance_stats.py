@@ -36,8 +36,10 @@ def main(argv=None):
     p.add_argument("--rng", type=int, default=2024)
     args = p.parse_args(argv)
     seeds = np.random.SeedSequence(args.rng).spawn(len(CELLS))
-    print(f"f_v 'fails' rate in % +- se; {args.sets} sets of M = {args.size}, "
-          f"n_boot {args.n_boot}, n_mc {args.n_mc}")
+    print(
+        f"f_v 'fails' rate in % +- se; {args.sets} sets of M = {args.size}, "
+        f"n_boot {args.n_boot}, n_mc {args.n_mc}"
+    )
     print(f"{'statistic':10s}" + "".join(f"{s + '/' + g:>24s}" for s, g in CELLS) + "   s/call")
     rates = {s: [] for s in STATISTICS}
     cost = {s: [] for s in STATISTICS}
@@ -49,8 +51,9 @@ def main(argv=None):
                 t = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    loc = uqviz.local_calibration(ds, statistic=s, n_boot=args.n_boot,
-                                                  n_mc=args.n_mc, rng=k)
+                    loc = uqviz.local_calibration(
+                        ds, statistic=s, n_boot=args.n_boot, n_mc=args.n_mc, rng=k
+                    )
                     fails[s] += not bool(uqviz.fraction_valid(loc)["valid"])
                 cost[s].append(time.perf_counter() - t)
         for s in STATISTICS:

@@ -47,8 +47,31 @@ import uqviz  # noqa: E402
 from uqviz._array import pit as pit_kernels  # noqa: E402
 
 TARGET = 0.5
-WIS_LEVELS = (0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6,
-              0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.975, 0.99)
+WIS_LEVELS = (
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.55,
+    0.6,
+    0.65,
+    0.7,
+    0.75,
+    0.8,
+    0.85,
+    0.9,
+    0.95,
+    0.975,
+    0.99,
+)
 
 
 def normal_set(n, rng):
@@ -71,8 +94,9 @@ def quantile_set(n, rng):
 
 def ensemble_set(n, m, rng):
     mu = rng.standard_normal((n, 1))
-    return uqviz.from_predictions(mu[:, 0] + rng.standard_normal(n), None,
-                                  samples=mu + rng.standard_normal((n, m)))
+    return uqviz.from_predictions(
+        mu[:, 0] + rng.standard_normal(n), None, samples=mu + rng.standard_normal((n, m))
+    )
 
 
 def main(argv=None):
@@ -86,27 +110,33 @@ def main(argv=None):
 
     t_pit = median_time(lambda: uqviz.pit(ds), repeat=args.repeat)
     t_tests = median_time(
-        lambda: pit_kernels.uniformity(np.sort(uqviz.pit(ds)["PIT"].values)), repeat=args.repeat)
+        lambda: pit_kernels.uniformity(np.sort(uqviz.pit(ds)["PIT"].values)), repeat=args.repeat
+    )
     t_val = median_time(lambda: uqviz.validate_pit(ds), repeat=args.repeat)
     t_ref = median_time(lambda: scipy_reference(e, u), repeat=args.repeat)
 
     res = uqviz.validate_pit(ds, rng=0)
     ks, cvm = scipy_reference(e, u)
-    diffs = {"ks_statistic": abs(float(res["ks_statistic"]) - ks.statistic),
-             "ks_p_value": abs(float(res["ks_p_value"]) - ks.pvalue),
-             "cvm_statistic": abs(float(res["cvm_statistic"]) - cvm.statistic),
-             "cvm_p_value": abs(float(res["cvm_p_value"]) - cvm.pvalue)}
+    diffs = {
+        "ks_statistic": abs(float(res["ks_statistic"]) - ks.statistic),
+        "ks_p_value": abs(float(res["ks_p_value"]) - ks.pvalue),
+        "cvm_statistic": abs(float(res["cvm_statistic"]) - cvm.statistic),
+        "cvm_p_value": abs(float(res["cvm_p_value"]) - cvm.pvalue),
+    }
 
     print(f"PIT and its uniformity on n = {args.n:,} points (median of {args.repeat})")
     print(f"{'task':58s} {'uqviz s':>9s} {'scipy s':>9s} {'ratio':>7s}")
     print(f"{'pit (normal forecast)':58s} {t_pit:9.3f} {'':>9s} {'':>7s}")
-    print(f"{'pit + one sort + KS + CvM (the tests alone)':58s} {t_tests:9.3f} {t_ref:9.3f} "
-          f"{t_ref / t_tests:6.1f}x")
-    print(f"{'validate_pit: PIT + KS + CvM + histogram + moments + band':58s} {t_val:9.3f} "
-          f"{t_ref:9.3f} {t_ref / t_val:6.1f}x")
+    print(
+        f"{'pit + one sort + KS + CvM (the tests alone)':58s} {t_tests:9.3f} {t_ref:9.3f} "
+        f"{t_ref / t_tests:6.1f}x"
+    )
+    print(
+        f"{'validate_pit: PIT + KS + CvM + histogram + moments + band':58s} {t_val:9.3f} "
+        f"{t_ref:9.3f} {t_ref / t_val:6.1f}x"
+    )
     print(f"{'scipy: norm.cdf + kstest + cramervonmises':58s} {'':>9s} {t_ref:9.3f}")
-    print("largest difference from scipy: "
-          + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
+    print("largest difference from scipy: " + ", ".join(f"{k} {v:.1e}" for k, v in diffs.items()))
 
     nq = args.n
     qs = quantile_set(nq, np.random.default_rng(1))
@@ -121,8 +151,10 @@ def main(argv=None):
     print(f"{f'validate_pit: ensemble of 100 members, n = {ne:,}':58s} {t_e:9.3f}")
 
     ok = t_val <= TARGET
-    print(f"target: PIT with KS and CvM on {args.n:,} points <= {TARGET} s: "
-          f"{'PASS' if ok else 'FAIL'} ({t_val:.3f} s, validate_pit with everything)")
+    print(
+        f"target: PIT with KS and CvM on {args.n:,} points <= {TARGET} s: "
+        f"{'PASS' if ok else 'FAIL'} ({t_val:.3f} s, validate_pit with everything)"
+    )
     return 0 if ok else 1
 
 

@@ -104,8 +104,10 @@ def run_peers(arrays, repeat):
     """``{name: (seconds, per-point values)}`` from the side environment, or {} (a note)."""
     python = os.environ.get("UQVIZ_PEER_PYTHON", "").strip()
     if not python or not os.path.exists(python):
-        print("peer not timed: set UQVIZ_PEER_PYTHON (the Python of a side environment with "
-              "properscoring 0.1, scoringrules 0.10.0 and numba)")
+        print(
+            "peer not timed: set UQVIZ_PEER_PYTHON (the Python of a side environment with "
+            "properscoring 0.1, scoringrules 0.10.0 and numba)"
+        )
         return {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "in.npz")
@@ -114,8 +116,9 @@ def run_peers(arrays, repeat):
         with open(script, "w") as f:
             f.write(PEER_SCRIPT)
         prefix = os.path.join(tmp, "out")
-        proc = subprocess.run([python, script, path, str(repeat), prefix],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [python, script, path, str(repeat), prefix], capture_output=True, text=True, check=False
+        )
         if proc.returncode:
             print(f"peers failed; not timed:\n{proc.stderr[-2000:]}")
             return {}
@@ -130,60 +133,104 @@ def main(argv=None):
     ap.add_argument("--n-wis", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
-    print(f"CRPS: {args.n_crps} points x {args.members} members; WIS: {args.n_wis} points x "
-          f"{WIS_LEVELS.size} levels; {os.cpu_count()} cores; median of {args.repeat} calls")
+    print(
+        f"CRPS: {args.n_crps} points x {args.members} members; WIS: {args.n_wis} points x "
+        f"{WIS_LEVELS.size} levels; {os.cpu_count()} cores; median of {args.repeat} calls"
+    )
 
     y, x = crps_data(args.n_crps, args.members)
     ens = uqviz.from_arrays(y - x.mean(axis=1), x.std(axis=1, ddof=1)).assign(
-        y=("point", y), samples=(("point", "sample"), x))
+        y=("point", y), samples=(("point", "sample"), x)
+    )
     ens.attrs["forecast"] = "samples"
     wy, q = wis_data(args.n_wis)
-    quant = uqviz.from_arrays(wy - q[:, WIS_LEVELS.size // 2], np.ones(wy.size)).assign(
-        y=("point", wy), quantiles=(("point", "level"), q)).assign_coords(level=WIS_LEVELS)
+    quant = (
+        uqviz.from_arrays(wy - q[:, WIS_LEVELS.size // 2], np.ones(wy.size))
+        .assign(y=("point", wy), quantiles=(("point", "level"), q))
+        .assign_coords(level=WIS_LEVELS)
+    )
     quant.attrs["forecast"] = "quantiles"
 
     plain, fair = predictive_scores_kernels.crps_ensemble_pair(y, x)
     wis = predictive_scores_kernels.weighted_interval_score(wy, q, WIS_LEVELS)
     ours = {
-        "CRPS kernel (plain + fair)": (median_time(
-            lambda: predictive_scores_kernels.crps_ensemble_pair(y, x), repeat=args.repeat),
-            ("properscoring", "sr_qd", "sr_nrg"), plain),
-        "CRPS predictive_scores": (median_time(
-            lambda: uqviz.predictive_scores(ens, n_boot=0), repeat=args.repeat),
-            ("properscoring", "sr_qd", "sr_nrg"), plain),
-        "fair CRPS kernel (plain + fair)": (median_time(
-            lambda: predictive_scores_kernels.crps_ensemble_pair(y, x), repeat=args.repeat),
-            ("sr_fair", "sr_pwm"), fair),
-        "WIS kernel": (median_time(
-            lambda: predictive_scores_kernels.weighted_interval_score(wy, q, WIS_LEVELS),
-            repeat=args.repeat), ("sr_wis",), wis),
-        "WIS predictive_scores": (median_time(
-            lambda: uqviz.predictive_scores(quant, scores=("wis",), n_boot=0),
-            repeat=args.repeat), ("sr_wis",), wis),
+        "CRPS kernel (plain + fair)": (
+            median_time(
+                lambda: predictive_scores_kernels.crps_ensemble_pair(y, x), repeat=args.repeat
+            ),
+            ("properscoring", "sr_qd", "sr_nrg"),
+            plain,
+        ),
+        "CRPS predictive_scores": (
+            median_time(lambda: uqviz.predictive_scores(ens, n_boot=0), repeat=args.repeat),
+            ("properscoring", "sr_qd", "sr_nrg"),
+            plain,
+        ),
+        "fair CRPS kernel (plain + fair)": (
+            median_time(
+                lambda: predictive_scores_kernels.crps_ensemble_pair(y, x), repeat=args.repeat
+            ),
+            ("sr_fair", "sr_pwm"),
+            fair,
+        ),
+        "WIS kernel": (
+            median_time(
+                lambda: predictive_scores_kernels.weighted_interval_score(wy, q, WIS_LEVELS),
+                repeat=args.repeat,
+            ),
+            ("sr_wis",),
+            wis,
+        ),
+        "WIS predictive_scores": (
+            median_time(
+                lambda: uqviz.predictive_scores(quant, scores=("wis",), n_boot=0),
+                repeat=args.repeat,
+            ),
+            ("sr_wis",),
+            wis,
+        ),
     }
     k = WIS_LEVELS.size // 2
-    peers = run_peers({"y": y, "x": x, "wy": wy, "median": q[:, k], "lower": q[:, :k],
-                       "upper": q[:, k + 1:][:, ::-1], "alpha": 2.0 * WIS_LEVELS[:k]},
-                      args.repeat)
+    peers = run_peers(
+        {
+            "y": y,
+            "x": x,
+            "wy": wy,
+            "median": q[:, k],
+            "lower": q[:, :k],
+            "upper": q[:, k + 1 :][:, ::-1],
+            "alpha": 2.0 * WIS_LEVELS[:k],
+        },
+        args.repeat,
+    )
 
-    print(f"\n{'task':<34} {'uqviz [s]':>10} {'peer':>14} {'peer [s]':>10} "
-          f"{'peer/uqviz':>11} {'|diff|':>9}")
+    print(
+        f"\n{'task':<34} {'uqviz [s]':>10} {'peer':>14} {'peer [s]':>10} "
+        f"{'peer/uqviz':>11} {'|diff|':>9}"
+    )
     for name, (t, names, values) in ours.items():
         if not peers:
             print(f"{name:<34} {t:10.3f}")
             continue
         for peer in names:
             tp, vp = peers[peer]
-            print(f"{name:<34} {t:10.3f} {peer:>14} {tp:10.3f} {tp / t:11.1f} "
-                  f"{np.max(np.abs(vp - values)):9.1e}")
+            print(
+                f"{name:<34} {t:10.3f} {peer:>14} {tp:10.3f} {tp / t:11.1f} "
+                f"{np.max(np.abs(vp - values)):9.1e}"
+            )
     t_crps, t_wis = ours["CRPS predictive_scores"][0], ours["WIS predictive_scores"][0]
-    verdicts = [f"CRPS {t_crps:.3f} s (<= 0.5 s: {'met' if t_crps <= 0.5 else 'NOT met'})",
-                f"WIS {t_wis:.3f} s (<= 0.5 s: {'met' if t_wis <= 0.5 else 'NOT met'})"]
+    verdicts = [
+        f"CRPS {t_crps:.3f} s (<= 0.5 s: {'met' if t_crps <= 0.5 else 'NOT met'})",
+        f"WIS {t_wis:.3f} s (<= 0.5 s: {'met' if t_wis <= 0.5 else 'NOT met'})",
+    ]
     if peers:
-        fastest = min(peers[p][0] for p in ("properscoring", "sr_qd", "sr_nrg", "sr_fair",
-                                            "sr_pwm"))
-        verdicts.append("CRPS faster than every peer estimator: "
-                        + ("yes" if t_crps < fastest else f"NO (fastest peer {fastest:.3f} s)"))
+        fastest = min(
+            peers[p][0] for p in ("properscoring", "sr_qd", "sr_nrg", "sr_fair", "sr_pwm")
+        )
+        verdicts.append(
+            "CRPS faster than every peer estimator: "
+            + ("yes" if t_crps < fastest else f"NO (fastest peer {fastest:.3f} s)")
+        )
     print("\ntargets: " + "; ".join(verdicts))
 
 

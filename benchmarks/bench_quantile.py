@@ -94,8 +94,12 @@ def run_netcal(python, y, mean, cov, repeat):
         script = os.path.join(tmp, "run_netcal.py")
         with open(script, "w") as f:
             f.write(NETCAL_SCRIPT)
-        proc = subprocess.run([python, script, path, str(BINS), str(repeat)], capture_output=True,
-                              text=True, check=True)
+        proc = subprocess.run(
+            [python, script, path, str(BINS), str(repeat)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     return res["time"], np.asarray(res["qce"])
 
@@ -103,8 +107,9 @@ def run_netcal(python, y, mean, cov, repeat):
 def netcal_available(python):
     if not (python and os.path.exists(python)):
         return False
-    proc = subprocess.run([python, "-c", "import netcal; print(netcal.__version__)"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [python, "-c", "import netcal; print(netcal.__version__)"], capture_output=True, text=True
+    )
     return proc.returncode == 0 and proc.stdout.strip() == "1.4.0"
 
 
@@ -118,8 +123,10 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     y, mean, cov = make_data(args.n, args.d)
-    print(f"C-QCE, n = {args.n}, d = {args.d}, {QUANTILES.size} quantile levels, {BINS} bins "
-          f"(median of {args.repeat} runs after a warm-up)")
+    print(
+        f"C-QCE, n = {args.n}, d = {args.d}, {QUANTILES.size} quantile levels, {BINS} bins "
+        f"(median of {args.repeat} runs after a warm-up)"
+    )
     t_uq = median_time(uqviz_cqce, y, mean, cov, repeat=args.repeat)
     ours = uqviz_cqce(y, mean, cov)
     print(f"  uqviz   {t_uq:8.3f} s   {'OK' if t_uq <= 1.0 else 'SLOWER THAN'} (target <= 1 s)")

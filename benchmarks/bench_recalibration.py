@@ -35,8 +35,7 @@ import uqviz  # noqa: E402
 from uqviz.datasets import load_dataset  # noqa: E402
 
 TARGET = 2.0
-METHODS = [("scaling", "uE"), ("linear", "uE"), ("bvs", "uE"), ("bvs", "mass"),
-           ("isotonic", "uE")]
+METHODS = [("scaling", "uE"), ("linear", "uE"), ("bvs", "uE"), ("bvs", "mass"), ("isotonic", "uE")]
 
 
 def _load():
@@ -69,10 +68,14 @@ def main():
     before = uqviz.validate_average(ds, statistics=("ZMS",), rng=0).sel(statistic="ZMS")
     print(f"before: ZMS = {float(before.estimate):.3f} (valid {bool(before.valid)})\n")
 
-    print(f"1. recalibrate (5 folds) + validate_average ZMS + 100-bin LZMS on uE and mass "
-          f"(target <= {TARGET:g} s)")
-    print(f"{'method':<16}{'recal':>8}{'ZMS':>8}{'LZMS x2':>9}{'total':>8}  "
-          f"{'ZMS after':>9}  f_v(uE) f_v(mass)  load")
+    print(
+        f"1. recalibrate (5 folds) + validate_average ZMS + 100-bin LZMS on uE and mass "
+        f"(target <= {TARGET:g} s)"
+    )
+    print(
+        f"{'method':<16}{'recal':>8}{'ZMS':>8}{'LZMS x2':>9}{'total':>8}  "
+        f"{'ZMS after':>9}  f_v(uE) f_v(mass)  load"
+    )
     worst = 0.0
     for method, cond in METHODS:
         loop(ds, method, cond)  # warm-up
@@ -82,10 +85,14 @@ def main():
         zms, ok, fv = runs[0][1]
         worst = max(worst, times[3])
         label = method if cond == "uE" else f"{method} ({cond})"
-        print(f"{label:<16}{times[0]:8.3f}{times[1]:8.3f}{times[2]:9.3f}{times[3]:8.3f}  "
-              f"{zms:9.3f}{'*' if ok else ' '}  {fv[0]:7.2f} {fv[1]:9.2f}  {load:.1f}")
-    print(f"slowest loop {worst:.3f} s: {'OK' if worst <= TARGET else 'ABOVE'} the target "
-          f"({TARGET:g} s); * = ZMS valid\n")
+        print(
+            f"{label:<16}{times[0]:8.3f}{times[1]:8.3f}{times[2]:9.3f}{times[3]:8.3f}  "
+            f"{zms:9.3f}{'*' if ok else ' '}  {fv[0]:7.2f} {fv[1]:9.2f}  {load:.1f}"
+        )
+    print(
+        f"slowest loop {worst:.3f} s: {'OK' if worst <= TARGET else 'ABOVE'} the target "
+        f"({TARGET:g} s); * = ZMS valid\n"
+    )
 
     print("2. isotonic fit + prediction on all points, against sklearn called directly")
     try:
@@ -106,9 +113,11 @@ def main():
     t_ours = median_time(ours, repeat=max(args.repeat, 5) * 4)
     t_sk = median_time(sklearn, repeat=max(args.repeat, 5) * 4)
     diff = float(np.max(np.abs(ours() / sklearn() - 1.0)))
-    print(f"   uqviz {1e3 * t_ours:.2f} ms (Dataset in and out), sklearn {1e3 * t_sk:.2f} ms "
-          f"(arrays): ratio uqviz/sklearn {t_ours / t_sk:.2f}; max relative difference "
-          f"{diff:.1e}; load {load:.1f}")
+    print(
+        f"   uqviz {1e3 * t_ours:.2f} ms (Dataset in and out), sklearn {1e3 * t_sk:.2f} ms "
+        f"(arrays): ratio uqviz/sklearn {t_ours / t_sk:.2f}; max relative difference "
+        f"{diff:.1e}; load {load:.1f}"
+    )
 
 
 if __name__ == "__main__":

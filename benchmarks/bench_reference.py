@@ -74,8 +74,9 @@ def main(argv=None):
     m = u.size
 
     def run_uqviz():
-        return uqviz.simulated_reference(ds, statistic="ENCE", n_mc=args.n_mc,
-                                         n_bins=args.n_bins, rng=1, return_samples=True)
+        return uqviz.simulated_reference(
+            ds, statistic="ENCE", n_mc=args.n_mc, n_bins=args.n_bins, rng=1, return_samples=True
+        )
 
     t_uq = median_time(run_uqviz, repeat=args.repeat)
     ref = run_uqviz()
@@ -85,15 +86,21 @@ def main(argv=None):
 
     a, sa = float(ref["reference"]), float(ref["reference_se"])
     b, sb = loop.mean(), loop.std(ddof=1) / np.sqrt(loop.size)
-    print(f"ENCE reference of {args.dataset}: M = {m}, {args.n_bins} bins, "
-          f"n_mc = {args.n_mc}, threads = {n_threads()}, cores = {os.cpu_count()}")
+    print(
+        f"ENCE reference of {args.dataset}: M = {m}, {args.n_bins} bins, "
+        f"n_mc = {args.n_mc}, threads = {n_threads()}, cores = {os.cpu_count()}"
+    )
     print(f"{'implementation':<32}{'time [s]':>10}{'reference':>12}{'sd':>10}")
-    print(f"{'uqviz.simulated_reference':<32}{t_uq:>10.2f}{a:>12.6f}"
-          f"{float(ref['sample_sd']):>10.6f}")
-    print(f"{'loop (calibScoresProbRef-like)':<32}{t_loop:>10.2f}{b:>12.6f}"
-          f"{loop.std(ddof=1):>10.6f}")
-    print(f"speed-up: {t_loop / t_uq:.1f}x; target <= 3 s: "
-          f"{'met' if t_uq <= 3.0 else 'NOT met'} ({t_uq:.2f} s)")
+    print(
+        f"{'uqviz.simulated_reference':<32}{t_uq:>10.2f}{a:>12.6f}{float(ref['sample_sd']):>10.6f}"
+    )
+    print(
+        f"{'loop (calibScoresProbRef-like)':<32}{t_loop:>10.2f}{b:>12.6f}{loop.std(ddof=1):>10.6f}"
+    )
+    print(
+        f"speed-up: {t_loop / t_uq:.1f}x; target <= 3 s: "
+        f"{'met' if t_uq <= 3.0 else 'NOT met'} ({t_uq:.2f} s)"
+    )
     print(f"agreement: (uqviz - loop) / combined se = {(a - b) / np.hypot(sa, sb):+.2f}")
 
 

@@ -46,8 +46,10 @@ def rate(hits, n):
 
 
 def confidence_table(sets, n_mc):
-    print(f"\n1. confidence_curve: valid False on calibrated NIG(1000, nu=1000), n_mc = {n_mc}, "
-          f"{sets} sets [% (se)]")
+    print(
+        f"\n1. confidence_curve: valid False on calibrated NIG(1000, nu=1000), n_mc = {n_mc}, "
+        f"{sets} sets [% (se)]"
+    )
     print(f"{'ci':>6} {'target':>7} {'valid False':>13} {'p <= 1-ci':>13} {'disagree':>9}")
     for ci in (0.5, 0.95):
         false = small = disagree = 0
@@ -58,18 +60,24 @@ def confidence_table(sets, n_mc):
             false += not v
             small += p <= 1 - ci
             disagree += (not v) != (p <= 1 - ci)
-        print(f"{ci:6.2f} {100 * (1 - ci):7.1f} {rate(false, sets):>13} {rate(small, sets):>13} "
-              f"{disagree:9d}")
+        print(
+            f"{ci:6.2f} {100 * (1 - ci):7.1f} {rate(false, sets):>13} {rate(small, sets):>13} "
+            f"{disagree:9d}"
+        )
 
 
 SIM_STATS = ("ENCE", "ZMSE", "UCE", "CC")
 
 
 def simulated_table(sets, n_mc, n_boot, m=2000):
-    print(f"\n2. validate_simulated on calibrated NIG({m}, nu=1000), D normal, n_mc = {n_mc}, "
-          f"n_boot = {n_boot}, {sets} sets [% (se)]")
-    print(f"{'statistic':>9} {'Sim rejects':>13} {'Sim unrel.':>13} {'Sim rej.&rel.':>13} "
-          f"{'Sim2 rejects':>13} {'MC p<=0.05':>13} {'median z0':>10}")
+    print(
+        f"\n2. validate_simulated on calibrated NIG({m}, nu=1000), D normal, n_mc = {n_mc}, "
+        f"n_boot = {n_boot}, {sets} sets [% (se)]"
+    )
+    print(
+        f"{'statistic':>9} {'Sim rejects':>13} {'Sim unrel.':>13} {'Sim rej.&rel.':>13} "
+        f"{'Sim2 rejects':>13} {'MC p<=0.05':>13} {'median z0':>10}"
+    )
     counts = {s: np.zeros(5) for s in SIM_STATS}
     z0s = {s: [] for s in SIM_STATS}
     for k in range(sets):
@@ -77,16 +85,23 @@ def simulated_table(sets, n_mc, n_boot, m=2000):
         for s in SIM_STATS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                r = uqviz.validate_simulated(ds, statistic=s, scheme=["Sim", "Sim2"],
-                                             n_mc=n_mc, n_boot=n_boot, rng=k)
+                r = uqviz.validate_simulated(
+                    ds, statistic=s, scheme=["Sim", "Sim2"], n_mc=n_mc, n_boot=n_boot, rng=k
+                )
             v, rel = r["valid"].values, r["reliable"].values
-            counts[s] += [not v[0], not rel[0], (not v[0]) and rel[0], not v[1],
-                          float(r["p_value"]) <= ALPHA]
+            counts[s] += [
+                not v[0],
+                not rel[0],
+                (not v[0]) and rel[0],
+                not v[1],
+                float(r["p_value"]) <= ALPHA,
+            ]
             z0s[s].append(float(r["z0"]))
     for s in SIM_STATS:
         c = counts[s]
-        print(f"{s:>9} " + " ".join(f"{rate(x, sets):>13}" for x in c)
-              + f" {np.median(z0s[s]):10.2f}")
+        print(
+            f"{s:>9} " + " ".join(f"{rate(x, sets):>13}" for x in c) + f" {np.median(z0s[s]):10.2f}"
+        )
 
 
 def _workflow_data(m, scenario, seed):
@@ -105,18 +120,31 @@ def _workflow_data(m, scenario, seed):
 
 WF_STATS = ("ENCE", "ZMSE", "CC")
 SCENARIOS = ("normal", "t6", "t4.4", "uE x 1.5 (top 30 %)")
-COLUMNS = ("fails", "unreliable", "OK", "p_N<=.05", "p_t6<=.05", "both reject",
-           "tail screen", "old rejected", "old too sens.")
+COLUMNS = (
+    "fails",
+    "unreliable",
+    "OK",
+    "p_N<=.05",
+    "p_t6<=.05",
+    "both reject",
+    "tail screen",
+    "old rejected",
+    "old too sens.",
+)
 
 
 def workflow_table(sets, n_mc, n_boot, m=5000):
-    print(f"\n3. workflow (validate_shared, D in (normal, t6), k = 2), M = {m}, uE^2 ~ IG(nu=6), "
-          f"n_mc = {n_mc}, n_boot = {n_boot}, {sets} sets [% (se)]")
-    print("   new: fails = every D rejects (intersection-union Monte Carlo test) and the tail "
-          "screen passes;\n   unreliable = the D's disagree (references > k se apart) or every "
-          "D rejects but the z-scores are heavier-tailed than every D;\n   both reject = the "
-          "IUT alone; tail screen = tail ratio rejected under every D; old = Sim with normal D, "
-          "'too sensitive' when the references differ by > k se")
+    print(
+        f"\n3. workflow (validate_shared, D in (normal, t6), k = 2), M = {m}, uE^2 ~ IG(nu=6), "
+        f"n_mc = {n_mc}, n_boot = {n_boot}, {sets} sets [% (se)]"
+    )
+    print(
+        "   new: fails = every D rejects (intersection-union Monte Carlo test) and the tail "
+        "screen passes;\n   unreliable = the D's disagree (references > k se apart) or every "
+        "D rejects but the z-scores are heavier-tailed than every D;\n   both reject = the "
+        "IUT alone; tail screen = tail ratio rejected under every D; old = Sim with normal D, "
+        "'too sensitive' when the references differ by > k se"
+    )
     print(f"{'data':>20} {'statistic':>9} " + " ".join(f"{c:>12}" for c in COLUMNS))
     for scenario in SCENARIOS:
         tally = {s: np.zeros(len(COLUMNS)) for s in (*WF_STATS, "any")}
@@ -130,14 +158,23 @@ def workflow_table(sets, n_mc, n_boot, m=5000):
                 verdict = str(r["verdict"].values)
                 p = r["mc_p_value"].values
                 sens = bool(r["sensitive_to_D"])
-                tally[s] += [verdict == "fails", verdict == "unreliable", verdict == "OK",
-                             p[0] <= ALPHA, p[1] <= ALPHA, np.all(p <= ALPHA),
-                             np.max(r["tail_p_value"].values) <= ALPHA,
-                             (not sens) and not bool(r["valid"][0]), sens]
+                tally[s] += [
+                    verdict == "fails",
+                    verdict == "unreliable",
+                    verdict == "OK",
+                    p[0] <= ALPHA,
+                    p[1] <= ALPHA,
+                    np.all(p <= ALPHA),
+                    np.max(r["tail_p_value"].values) <= ALPHA,
+                    (not sens) and not bool(r["valid"][0]),
+                    sens,
+                ]
             verdicts = [str(res[s]["verdict"].values) for s in WF_STATS]
-            tally["any"] += [any(v == "fails" for v in verdicts),
-                             any(v == "unreliable" for v in verdicts),
-                             all(v == "OK" for v in verdicts)] + [0] * (len(COLUMNS) - 3)
+            tally["any"] += [
+                any(v == "fails" for v in verdicts),
+                any(v == "unreliable" for v in verdicts),
+                all(v == "OK" for v in verdicts),
+            ] + [0] * (len(COLUMNS) - 3)
         for s, c in tally.items():
             cells = [rate(x, sets) for x in c]
             if s == "any":

@@ -40,8 +40,13 @@ print(min(times))
 
 def _time(src, dataset, repeat):
     env = {**os.environ, "PYTHONPATH": src, "MPLBACKEND": "Agg"}
-    out = subprocess.run([sys.executable, "-c", CHILD, src, dataset, str(repeat)], env=env,
-                         capture_output=True, text=True, cwd=tempfile.gettempdir())
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, src, dataset, str(repeat)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tempfile.gettempdir(),
+    )
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return float(out.stdout.strip().splitlines()[-1])
@@ -55,18 +60,24 @@ def main(argv=None):
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         wt = os.path.join(tmp, "baseline")
-        subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", wt, args.baseline],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "-C", ROOT, "worktree", "add", "--detach", wt, args.baseline],
+            check=True,
+            capture_output=True,
+        )
         try:
             before = _time(wt, args.dataset, args.repeat)
         finally:
-            subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", wt],
-                           capture_output=True)
+            subprocess.run(
+                ["git", "-C", ROOT, "worktree", "remove", "--force", wt], capture_output=True
+            )
     after = _time(ROOT, args.dataset, args.repeat)
     ratio = after / before
-    print(f"report({args.dataset}) with defaults: baseline {args.baseline} {before:.1f} s, "
-          f"now {after:.1f} s, ratio {ratio:.2f} (target <= 1.5): "
-          f"{'PASS' if ratio <= 1.5 else 'FAIL'}")
+    print(
+        f"report({args.dataset}) with defaults: baseline {args.baseline} {before:.1f} s, "
+        f"now {after:.1f} s, ratio {ratio:.2f} (target <= 1.5): "
+        f"{'PASS' if ratio <= 1.5 else 'FAIL'}"
+    )
 
 
 if __name__ == "__main__":

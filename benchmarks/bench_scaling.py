@@ -195,12 +195,16 @@ def null_table(sizes, repeat, memory=True):
     from uqviz.conditional import null
 
     cap = getattr(null, "NULL_MAX_SIZE", None)  # None: before issue 36 (uncapped, whole copies)
-    print(f"\ncalibrated null of f_v: LZMS, {N_BINS} equal-count bins, B = {B_LOCAL}, "
-          f"n_mc = {null.NULL_N_MC} simulated bins of "
-          f"{'the bin size' if cap is None else f'at most {cap} points'}\n")
-    head = ("| M | bin size | bootstrap alone (s) | with null (s) | ratio | <= 1.5 "
-            "| peak added alone (MB, x inputs) | with null (MB, x inputs) "
-            "| null's addition (x inputs) | <= 4 | load |")
+    print(
+        f"\ncalibrated null of f_v: LZMS, {N_BINS} equal-count bins, B = {B_LOCAL}, "
+        f"n_mc = {null.NULL_N_MC} simulated bins of "
+        f"{'the bin size' if cap is None else f'at most {cap} points'}\n"
+    )
+    head = (
+        "| M | bin size | bootstrap alone (s) | with null (s) | ratio | <= 1.5 "
+        "| peak added alone (MB, x inputs) | with null (MB, x inputs) "
+        "| null's addition (x inputs) | <= 4 | load |"
+    )
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for m in sizes:
@@ -217,11 +221,14 @@ def null_table(sizes, repeat, memory=True):
         else:
             mem_alone = mem_null = float("nan")
         added = (mem_null - mem_alone) / inputs
-        print(f"| {m:.0e} | {m // N_BINS} | {t_alone:.2f} | {t_null:.2f} | {ratio:.2f} | "
-              f"{'PASS' if ratio <= 1.5 else 'FAIL'} | {mem_alone:.1f} ({mem_alone / inputs:.2f}) "
-              f"| {mem_null:.1f} ({mem_null / inputs:.2f}) | {added:.2f} | "
-              f"{'PASS' if added <= 4 else ('FAIL' if added == added else 'n/a')} | "
-              f"{ld:.1f}-{load():.1f} |", flush=True)
+        print(
+            f"| {m:.0e} | {m // N_BINS} | {t_alone:.2f} | {t_null:.2f} | {ratio:.2f} | "
+            f"{'PASS' if ratio <= 1.5 else 'FAIL'} | {mem_alone:.1f} ({mem_alone / inputs:.2f}) "
+            f"| {mem_null:.1f} ({mem_null / inputs:.2f}) | {added:.2f} | "
+            f"{'PASS' if added <= 4 else ('FAIL' if added == added else 'n/a')} | "
+            f"{ld:.1f}-{load():.1f} |",
+            flush=True,
+        )
 
 
 def budget_power(n_bins=N_BINS, p0=0.93, alpha=0.05):
@@ -249,12 +256,17 @@ def budget_power(n_bins=N_BINS, p0=0.93, alpha=0.05):
         pv = stats.hypergeom.cdf(x[:, None], n_bins + k_sim, x[:, None] + y[None, :], n_bins)
         return float(np.sum(px[:, None] * py[None, :] * (pv <= alpha)))
 
-    print(f"\npower of the f_v test ({n_bins} bins, null probability {p0} a bin, level "
-          f"{alpha}), exact: with the null known (many simulated bins) or estimated from K "
-          "simulated bins (conditional test)\n")
+    print(
+        f"\npower of the f_v test ({n_bins} bins, null probability {p0} a bin, level "
+        f"{alpha}), exact: with the null known (many simulated bins) or estimated from K "
+        "simulated bins (conditional test)\n"
+    )
     cols = [None, 2000, 200, n_bins, n_bins // 2]
-    print("| p1 (miscalibrated) | " + " | ".join("known" if k is None else f"K = {k}"
-                                                 for k in cols) + " |")
+    print(
+        "| p1 (miscalibrated) | "
+        + " | ".join("known" if k is None else f"K = {k}" for k in cols)
+        + " |"
+    )
     print("|---|" + "---|" * len(cols))
     for p1 in (p0, 0.88, 0.85, 0.80):
         print(f"| {p1} | " + " | ".join(f"{power(p1, k):.3f}" for k in cols) + " |", flush=True)
@@ -265,31 +277,43 @@ def main(argv=None):
     p.add_argument("--sizes", type=int, nargs="+", default=None)
     p.add_argument("--large", action="store_true", help="add M = 1e7")
     p.add_argument("--repeat", type=int, default=1, help="timed calls per cell (best kept)")
-    p.add_argument("--unblocked", action="store_true",
-                   help="also time the unblocked sampler (slow at large M)")
+    p.add_argument(
+        "--unblocked", action="store_true", help="also time the unblocked sampler (slow at large M)"
+    )
     p.add_argument("--no-memory", action="store_true")
-    p.add_argument("--tables", nargs="+", choices=("scaling", "null"),
-                   default=("scaling", "null"),
-                   help="the bootstrap scaling table, the calibrated-null table, or both")
+    p.add_argument(
+        "--tables",
+        nargs="+",
+        choices=("scaling", "null"),
+        default=("scaling", "null"),
+        help="the bootstrap scaling table, the calibrated-null table, or both",
+    )
     args = p.parse_args(argv)
     sizes = args.sizes or [10**3, 10**4, 10**5, 10**6] + ([10**7] if args.large else [])
     if "scaling" not in args.tables:
         null_table(sizes, args.repeat, memory=not args.no_memory)
         budget_power()
         return
-    print(f"numba threads {numba.get_num_threads()}, caches {cache_sizes()}, blocks of "
-          f"2**{R.POINT_BITS} points above {R.BLOCKED_ABOVE} points")
+    print(
+        f"numba threads {numba.get_num_threads()}, caches {cache_sizes()}, blocks of "
+        f"2**{R.POINT_BITS} points above {R.BLOCKED_ABOVE} points"
+    )
     floor3, floor1 = floor_rate(3), floor_rate(1)
-    print(f"floor (fused RNG + gather, cache resident): 3 columns {floor3 / 1e9:.2f} G draws/s, "
-          f"1 column {floor1 / 1e9:.2f} G draws/s (load {load():.2f})\n")
-    head = ("| case | M | B | time (s) | draws/s | / floor | peak MB (RSS) | / inputs "
-            "| traced MB | / inputs | load |"
-            + (" unblocked draws/s |" if args.unblocked else ""))
+    print(
+        f"floor (fused RNG + gather, cache resident): 3 columns {floor3 / 1e9:.2f} G draws/s, "
+        f"1 column {floor1 / 1e9:.2f} G draws/s (load {load():.2f})\n"
+    )
+    head = (
+        "| case | M | B | time (s) | draws/s | / floor | peak MB (RSS) | / inputs "
+        "| traced MB | / inputs | load |" + (" unblocked draws/s |" if args.unblocked else "")
+    )
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for m in sizes:
-        for name, func, n_boot, floor in (("ZMS+RCE", average, B_AVERAGE, floor3),
-                                           ("LZMS 100 bins", local, B_LOCAL, floor1)):
+        for name, func, n_boot, floor in (
+            ("ZMS+RCE", average, B_AVERAGE, floor3),
+            ("LZMS 100 bins", local, B_LOCAL, floor1),
+        ):
             if name.startswith("LZMS") and m < 2 * N_BINS:
                 continue
             ld = load()
@@ -304,9 +328,11 @@ def main(argv=None):
                 traced = tracemalloc.get_traced_memory()[1] / 2**20
                 tracemalloc.stop()
             inputs = 16.0 * m / 2**20
-            row = (f"| {name} | {m:.0e} | {n_boot} | {dt:.2f} | {rate / 1e9:.2f} G | "
-                   f"{rate / floor:.2f} | {mem:.1f} | {mem / inputs:.2f} | {traced:.1f} | "
-                   f"{traced / inputs:.2f} | {ld:.1f}-{load():.1f} |")
+            row = (
+                f"| {name} | {m:.0e} | {n_boot} | {dt:.2f} | {rate / 1e9:.2f} G | "
+                f"{rate / floor:.2f} | {mem:.1f} | {mem / inputs:.2f} | {traced:.1f} | "
+                f"{traced / inputs:.2f} | {ld:.1f}-{load():.1f} |"
+            )
             if args.unblocked and name == "ZMS+RCE":
                 row += f" {unblocked_rate(m) / 1e9:.2f} G |"
             print(row, flush=True)

@@ -88,9 +88,11 @@ def make_data(n, seed=0):
 
 def run_uct(python, y_pred, y_std, y_true, repeat, skip_slow):
     if not os.path.exists(python):
-        print(f"uncertainty-toolbox: {python} not found; skipped (create it with "
-              "python3 -m venv .venv-uct && .venv-uct/bin/pip install "
-              "uncertainty-toolbox==0.1.1)")
+        print(
+            f"uncertainty-toolbox: {python} not found; skipped (create it with "
+            "python3 -m venv .venv-uct && .venv-uct/bin/pip install "
+            "uncertainty-toolbox==0.1.1)"
+        )
         return {}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "in.npz")
@@ -98,8 +100,12 @@ def run_uct(python, y_pred, y_std, y_true, repeat, skip_slow):
         script = os.path.join(tmp, "uct.py")
         with open(script, "w") as f:
             f.write(UCT_SCRIPT)
-        proc = subprocess.run([python, script, path, str(repeat), "1" if skip_slow else "0"],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [python, script, path, str(repeat), "1" if skip_slow else "0"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     if proc.returncode:
         print(f"uncertainty-toolbox failed; skipped:\n{proc.stderr[-2000:]}")
         return {}
@@ -110,11 +116,18 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--n-boot", type=int, default=1000,
-                    help="replicates of the timed bootstrap of the four scores (0: skip)")
+    ap.add_argument(
+        "--n-boot",
+        type=int,
+        default=1000,
+        help="replicates of the timed bootstrap of the four scores (0: skip)",
+    )
     ap.add_argument("--uct-python", default=".venv-uct/bin/python")
-    ap.add_argument("--uct-loop", action="store_true",
-                    help="also time uncertainty-toolbox's default (non-vectorized) MACE")
+    ap.add_argument(
+        "--uct-loop",
+        action="store_true",
+        help="also time uncertainty-toolbox's default (non-vectorized) MACE",
+    )
     args = ap.parse_args(argv)
 
     y_pred, y_std, y_true = make_data(args.n)
@@ -137,16 +150,20 @@ def main(argv=None):
     t_curve = median_time(curve, repeat=args.repeat)
     for name in ("miscalibration_area", "mace", "rmsce"):
         ours[name] = (t_curve, float(c[name]))
-    ours["interval_coverage"] = (median_time(lambda: uqviz.interval_coverage(ds),
-                                             repeat=args.repeat), float("nan"))
+    ours["interval_coverage"] = (
+        median_time(lambda: uqviz.interval_coverage(ds), repeat=args.repeat),
+        float("nan"),
+    )
     for name in ("nll", "crps", "check", "interval"):
         f = scores((name,))
         ours[name] = (median_time(f, repeat=args.repeat), float(f()["estimate"][0]))
         f = scores((name,), "t6")
         ours[f"{name} (t6)"] = (median_time(f, repeat=args.repeat), float(f()["estimate"][0]))
     f = scores(("nll",))
-    ours["sharpness"] = (median_time(lambda: float(f()["sharpness"]), repeat=args.repeat),
-                         float(f()["sharpness"]))  # computed by every call (with NLL here)
+    ours["sharpness"] = (
+        median_time(lambda: float(f()["sharpness"]), repeat=args.repeat),
+        float(f()["sharpness"]),
+    )  # computed by every call (with NLL here)
     f = scores(("nll", "crps", "check", "interval"))
     ours["all four scores"] = (median_time(f, repeat=args.repeat), float("nan"))
     f = scores(("nll", "crps", "check", "interval"), "t6")
@@ -155,8 +172,7 @@ def main(argv=None):
     if args.n_boot:
         t0 = time.perf_counter()
         uqviz.proper_scores(ds, n_boot=args.n_boot, rng=0)
-        ours[f"four scores + BCa, n_boot={args.n_boot}"] = (time.perf_counter() - t0,
-                                                            float("nan"))
+        ours[f"four scores + BCa, n_boot={args.n_boot}"] = (time.perf_counter() - t0, float("nan"))
 
     theirs = run_uct(args.uct_python, y_pred, y_std, y_true, args.repeat, not args.uct_loop)
     print(f"\n{'task':<34} {'uqviz [s]':>10} {'uct [s]':>10} {'uct/uqviz':>10} {'|diff|':>9}")
@@ -165,16 +181,19 @@ def main(argv=None):
         if ref is None:
             print(f"{name:<34} {t:10.3f} {'-':>10} {'-':>10} {'-':>9}")
         else:
-            print(f"{name:<34} {t:10.3f} {ref['time']:10.3f} {ref['time'] / t:10.1f} "
-                  f"{abs(ref['value'] - v):9.1e}")
+            print(
+                f"{name:<34} {t:10.3f} {ref['time']:10.3f} {ref['time'] / t:10.1f} "
+                f"{abs(ref['value'] - v):9.1e}"
+            )
     if "mace_loop" in theirs:
-        print(f"{'mace (uct default, loop)':<34} {ours['mace'][0]:10.3f} "
-              f"{theirs['mace_loop']['time']:10.3f} "
-              f"{theirs['mace_loop']['time'] / ours['mace'][0]:10.1f} "
-              f"{abs(theirs['mace_loop']['value'] - ours['mace'][1]):9.1e}")
+        print(
+            f"{'mace (uct default, loop)':<34} {ours['mace'][0]:10.3f} "
+            f"{theirs['mace_loop']['time']:10.3f} "
+            f"{theirs['mace_loop']['time'] / ours['mace'][0]:10.1f} "
+            f"{abs(theirs['mace_loop']['value'] - ours['mace'][1]):9.1e}"
+        )
     slow = [n for n, (t, _) in ours.items() if t > 1.0 and "n_boot" not in n]
-    print("\ntarget (<= 1 s per score or curve): " + ("met" if not slow else
-                                                       f"NOT met for {slow}"))
+    print("\ntarget (<= 1 s per score or curve): " + ("met" if not slow else f"NOT met for {slow}"))
 
 
 if __name__ == "__main__":

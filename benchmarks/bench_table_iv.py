@@ -41,8 +41,16 @@ def scipy_table(tree):
     for name, child in tree.children.items():
         e, u = child["E"].values, child["uE"].values
         for label, f in [("ZMS", zms), ("RCE", rce)]:
-            res = stats.bootstrap((e, u), f, n_resamples=B, paired=True, vectorized=True,
-                                  method="BCa", batch=2000, rng=np.random.default_rng(0))
+            res = stats.bootstrap(
+                (e, u),
+                f,
+                n_resamples=B,
+                paired=True,
+                vectorized=True,
+                method="BCa",
+                batch=2000,
+                rng=np.random.default_rng(0),
+            )
             rows[name, label] = (res.confidence_interval.low, res.confidence_interval.high)
     return rows
 
@@ -60,8 +68,7 @@ def main(argv=None):
 
     t_uq = median_time(run, repeat=5)
     res = run()
-    print(f"Table IV: 9 sets ({m_total} points) x {{ZMS, RCE}}, B = {B}, "
-          f"{os.cpu_count()} cores")
+    print(f"Table IV: 9 sets ({m_total} points) x {{ZMS, RCE}}, B = {B}, {os.cpu_count()} cores")
     print(f"uqviz.validate_average: {t_uq:.3f} s (median of 5)")
     if args.no_scipy:
         return
@@ -72,8 +79,10 @@ def main(argv=None):
     print(f"{'set':<26}{'stat':>5}{'uqviz CI':>24}{'scipy CI':>24}")
     for (name, label), (lo, hi) in ref.items():
         r = res.sel(dataset=name, statistic=label)
-        print(f"{name:<26}{label:>5}   [{float(r.ci_lower):8.4f}, {float(r.ci_upper):8.4f}]"
-              f"   [{lo:8.4f}, {hi:8.4f}]")
+        print(
+            f"{name:<26}{label:>5}   [{float(r.ci_lower):8.4f}, {float(r.ci_upper):8.4f}]"
+            f"   [{lo:8.4f}, {hi:8.4f}]"
+        )
 
 
 if __name__ == "__main__":

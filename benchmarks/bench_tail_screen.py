@@ -81,8 +81,9 @@ def _uncertainties(name, r, m, qm9):
 
 def one_set(e, u, seed):
     """ZMS interval (BCa) and the three beta_GM of one set."""
-    res = bootstrap_moments(e, u, {"ZMS": (zms, ("Z2",))}, n_boot=N_BOOT, seed=seed, ci=CI,
-                            method="bca")["ZMS"]
+    res = bootstrap_moments(
+        e, u, {"ZMS": (zms, ("Z2",))}, n_boot=N_BOOT, seed=seed, ci=CI, method="bca"
+    )["ZMS"]
     covered = bool(res.lower[0] <= 1.0 <= res.upper[0])
     with np.errstate(invalid="ignore", divide="ignore"):  # constant uE: beta_GM(uE2) NaN
         beta = [ks.beta_gm(x) for x in (u * u, e * e, (e / u) ** 2)]
@@ -124,20 +125,27 @@ def calibrated_table(n_sets, seed):
         if qm9 is not None:
             cells.append((d, "QM9", qm9.size))
     cells += [("t3", "constant", 5000), ("t3", "LN0.5", 5000), ("t3", "IG3", 5000)]
-    print(f"calibrated data: {n_sets} sets per cell, n_boot {N_BOOT}, {CI:.0%} BCa interval of "
-          "ZMS; rates ± Monte Carlo se (n sets)")
-    head = (f"{'D':<8}{'uE':<9}{'M':>6} {'P(uE2)':>7} {'P(E2 screen)':>13} {'P(Z2 screen)':>13}"
-            f" {'cov all':>12} {'cov | Z2 pass':>18} {'cov | Z2 fires':>18}"
-            f" {'cov | E2 fires':>18}")
+    print(
+        f"calibrated data: {n_sets} sets per cell, n_boot {N_BOOT}, {CI:.0%} BCa interval of "
+        "ZMS; rates ± Monte Carlo se (n sets)"
+    )
+    head = (
+        f"{'D':<8}{'uE':<9}{'M':>6} {'P(uE2)':>7} {'P(E2 screen)':>13} {'P(Z2 screen)':>13}"
+        f" {'cov all':>12} {'cov | Z2 pass':>18} {'cov | Z2 fires':>18}"
+        f" {'cov | E2 fires':>18}"
+    )
     print(head)
     print("-" * len(head))
     ss = np.random.SeedSequence(seed)
     for (d, uname, m), child in zip(cells, ss.spawn(len(cells))):
         rng = np.random.default_rng(child)
         cov, fires = run_cell(DRAWS[d], uname, m, n_sets, rng, qm9)
-        print(f"{d:<8}{uname:<9}{m:>6} {fires[:, 0].mean():7.3f} {_pct(fires[:, 1]):>13}"
-              f" {_pct(fires[:, 2]):>13} {_pct(cov):>12} {_rate(cov[~fires[:, 2]]):>18}"
-              f" {_rate(cov[fires[:, 2]]):>18} {_rate(cov[fires[:, 1]]):>18}", flush=True)
+        print(
+            f"{d:<8}{uname:<9}{m:>6} {fires[:, 0].mean():7.3f} {_pct(fires[:, 1]):>13}"
+            f" {_pct(fires[:, 2]):>13} {_pct(cov):>12} {_rate(cov[~fires[:, 2]]):>18}"
+            f" {_rate(cov[fires[:, 2]]):>18} {_rate(cov[fires[:, 1]]):>18}",
+            flush=True,
+        )
 
 
 def consistency_failure(n_sets, seed, k=1.5, m=5000):
@@ -152,16 +160,24 @@ def consistency_failure(n_sets, seed, k=1.5, m=5000):
         u = u_true.copy()
         top = u_true >= np.quantile(u_true, 0.7)
         u[top] /= k
-        res = bootstrap_moments(e, u, {"ZMS": (zms, ("Z2",))}, n_boot=N_BOOT,
-                                seed=int(rng.integers(0, 2**63)), ci=CI, method="bca")["ZMS"]
+        res = bootstrap_moments(
+            e,
+            u,
+            {"ZMS": (zms, ("Z2",))},
+            n_boot=N_BOOT,
+            seed=int(rng.integers(0, 2**63)),
+            ci=CI,
+            method="bca",
+        )["ZMS"]
         rejected[j] = not (res.lower[0] <= 1.0 <= res.upper[0])
         est[j] = res.estimate[0]
-        fires[j] = [ks.beta_gm(x) > t for x, t in
-                    zip((u * u, e * e, (e / u) ** 2), THR.values())]
+        fires[j] = [ks.beta_gm(x) > t for x, t in zip((u * u, e * e, (e / u) ** 2), THR.values())]
     old = rejected & ~fires[:, 1] & ~fires[:, 2]
     new = rejected & ~fires[:, 2]
-    print(f"\nconsistency failure: normal Z, uE^2 IG(nu=3), M = {m}, uE / {k} on the top 30 %; "
-          f"{n_sets} sets, mean ZMS {est.mean():.3f}")
+    print(
+        f"\nconsistency failure: normal Z, uE^2 IG(nu=3), M = {m}, uE / {k} on the top 30 %; "
+        f"{n_sets} sets, mean ZMS {est.mean():.3f}"
+    )
     print(f"  ZMS interval excludes 1      {_pct(rejected)}")
     print(f"  P(E2 screen), P(Z2 screen)   {_pct(fires[:, 1])}, {_pct(fires[:, 2])}")
     print(f"  'fails' with screens E2, Z2  {_pct(old)}   (else 'unreliable')")

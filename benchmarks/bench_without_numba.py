@@ -41,8 +41,9 @@ for label, call in CALLS.items():
 
 
 def run(mode):
-    out = subprocess.run([sys.executable, "-c", CHILD, mode], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, mode], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
     return dict(line.rsplit("\t", 1) for line in out.strip().splitlines())
 
 

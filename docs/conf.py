@@ -24,7 +24,7 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-sys.path.insert(0, str(ROOT))          # the uqviz of this checkout
+sys.path.insert(0, str(ROOT))  # the uqviz of this checkout
 sys.path.insert(0, str(DOCS / "_ext"))  # local extensions
 
 import uqviz  # noqa: E402
@@ -42,7 +42,8 @@ _IPYTHON = Path(tempfile.mkdtemp(prefix="uqviz-docs-ipython-"))
 (_IPYTHON / "profile_default" / "startup" / "00-uqviz-warnings.py").write_text(
     "import warnings\n"
     "warnings.formatwarning = (lambda message, category, filename, lineno, line=None:\n"
-    "                          f'{category.__name__}: {message}\\n')\n")
+    "                          f'{category.__name__}: {message}\\n')\n"
+)
 os.environ["IPYTHONDIR"] = str(_IPYTHON)
 # no tqdm bars in executed notebooks: a closed bar leaves "model not found" on the page
 os.environ["UQVIZ_PROGRESS"] = "0"
@@ -59,8 +60,14 @@ release = version = uqviz.__version__
 # -- sources: the repository root, restricted to the docs, the course and the changelog -----
 root_doc = "docs/index"
 include_patterns = ["docs/**", "notebooks/*.ipynb", "CHANGELOG.md"]
-exclude_patterns = ["docs/_build", "docs/_build/**", "docs/_static/**",
-                    "docs/_ext/**", "docs/_root/**", "**/.ipynb_checkpoints"]
+exclude_patterns = [
+    "docs/_build",
+    "docs/_build/**",
+    "docs/_static/**",
+    "docs/_ext/**",
+    "docs/_root/**",
+    "**/.ipynb_checkpoints",
+]
 html_static_path = ["_static"]
 # docs/_build/html/index.html: a redirect to docs/index.html, so that the site root works
 html_extra_path = ["_root"]
@@ -76,21 +83,24 @@ extensions = [
 ]
 
 # -- MyST ----------------------------------------------------------------------------------
-myst_heading_anchors = 3     # [ZMS](../docs/glossary.md#zms): GitHub-style slugs of h1-h3
+myst_heading_anchors = 3  # [ZMS](../docs/glossary.md#zms): GitHub-style slugs of h1-h3
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
-suppress_warnings = []       # nothing blanket-suppressed: a broken link is a build error
+suppress_warnings = []  # nothing blanket-suppressed: a broken link is a build error
 
 # -- notebooks (myst-nb) -------------------------------------------------------------------
-nb_execution_mode = ("off" if os.environ.get("UQVIZ_DOCS_EXECUTE", "").lower()
-                     in ("off", "0", "no", "false") else "force")
-nb_execution_timeout = 3600          # per cell; full-size Monte Carlo cells take minutes
-nb_execution_raise_on_error = True   # a failing cell fails the build
-nb_execution_show_tb = True          # ... with its traceback in the log
-nb_execution_in_temp = False         # cwd = notebooks/, as in JupyterLab and the tests
+nb_execution_mode = (
+    "off"
+    if os.environ.get("UQVIZ_DOCS_EXECUTE", "").lower() in ("off", "0", "no", "false")
+    else "force"
+)
+nb_execution_timeout = 3600  # per cell; full-size Monte Carlo cells take minutes
+nb_execution_raise_on_error = True  # a failing cell fails the build
+nb_execution_show_tb = True  # ... with its traceback in the log
+nb_execution_in_temp = False  # cwd = notebooks/, as in JupyterLab and the tests
 nb_merge_streams = True
 
 # -- API reference -------------------------------------------------------------------------
-autodoc_typehints = "none"           # numpydoc "Parameters" carry the types
+autodoc_typehints = "none"  # numpydoc "Parameters" carry the types
 autodoc_member_order = "bysource"
 numpydoc_show_class_members = False  # classes list their public methods on their own
 numpydoc_class_members_toctree = False
@@ -101,8 +111,11 @@ numpydoc_xref_param_type = False
 # scientific stack: references to their types cannot resolve and are ignored by name here.
 # Every uqviz reference must resolve.
 nitpick_ignore_regex = [
-    ("py:.*", r"(numpy|np|xarray|xr|pandas|pd|matplotlib|mpl|dask|distributed|scipy|"
-              r"ipywidgets|numba|pooch|h5netcdf|netCDF4)(\..*)?"),
+    (
+        "py:.*",
+        r"(numpy|np|xarray|xr|pandas|pd|matplotlib|mpl|dask|distributed|scipy|"
+        r"ipywidgets|numba|pooch|h5netcdf|netCDF4)(\..*)?",
+    ),
 ]
 
 # -- HTML ----------------------------------------------------------------------------------
@@ -167,8 +180,10 @@ def _reuse_executed(app, docname, source):
 
 def _report_reused(app, exception):
     if exception is None and nb_execution_mode != "off":
-        print(f"notebooks rendered from make test's run ({EXECUTED}): {len(REUSED)}"
-              + (f" ({', '.join(sorted(REUSED))})" if REUSED else ""))
+        print(
+            f"notebooks rendered from make test's run ({EXECUTED}): {len(REUSED)}"
+            + (f" ({', '.join(sorted(REUSED))})" if REUSED else "")
+        )
 
 
 def setup(app):

@@ -17,14 +17,19 @@ collect_ignore_glob = ["fixtures/make_*.py"]
 def _data_root() -> Path:
     env = os.environ.get("UQVIZ_DATA_DIR", "").strip()
     if not env:
-        pytest.fail("UQVIZ_DATA_DIR is not set: these tests read the real data files locally "
-                    "(never download). Run e.g. `UQVIZ_DATA_DIR=../shared/data pytest` from the "
-                    "repository root (.ci/run does this).", pytrace=False)
+        pytest.fail(
+            "UQVIZ_DATA_DIR is not set: these tests read the real data files locally "
+            "(never download). Run e.g. `UQVIZ_DATA_DIR=../shared/data pytest` from the "
+            "repository root (.ci/run does this).",
+            pytrace=False,
+        )
     root = Path(env).expanduser().resolve()
     if not (root / "SHA256SUMS").is_file():
-        pytest.fail(f"UQVIZ_DATA_DIR={env!r} -> {root} holds no SHA256SUMS: not the uqviz "
-                    "data directory (expected the folder with pernot-2024_RCE-v4.0/ ...)",
-                    pytrace=False)
+        pytest.fail(
+            f"UQVIZ_DATA_DIR={env!r} -> {root} holds no SHA256SUMS: not the uqviz "
+            "data directory (expected the folder with pernot-2024_RCE-v4.0/ ...)",
+            pytrace=False,
+        )
     return root
 
 
@@ -35,6 +40,7 @@ def data_root():
 
 # --- helpers of the contract test and the bad-input sweep (tests/contract/test_contract.py,
 # tests/contract/test_sweep.py, tests/cli/test_cli_files.py) ----------------------------------
+
 
 def make_small_dataset(size=400, seed=0, name="a"):
     """A small calibrated dataset: uE log-normal, E = uE * N(0, 1), features ``x`` (4 tied
@@ -54,8 +60,9 @@ def make_small_tree():
     """A DataTree of two small datasets, children ``a`` (400 points) and ``b`` (300)."""
     import uqviz
 
-    return uqviz.from_datasets({"a": make_small_dataset(400, 0, "a"),
-                                "b": make_small_dataset(300, 1, "b")})
+    return uqviz.from_datasets(
+        {"a": make_small_dataset(400, 0, "a"), "b": make_small_dataset(300, 1, "b")}
+    )
 
 
 @pytest.fixture(scope="session")
@@ -70,6 +77,7 @@ def small_tree():
 
 # --- the tables of docs/conventions.md (tests/contract/test_vocabulary.py,
 # tests/contract/test_contract.py) ------------------------------------------------------------
+
 
 def markdown_tables(text):
     """``{header of the first column: [names]}`` of the Markdown tables of ``text``: every
@@ -120,7 +128,7 @@ class PeerFixtures:
 
     def inputs(self, family, case):
         pre = f"in/{family}/{case}/"
-        return {k[len(pre):]: self.arrays[k] for k in self.arrays.files if k.startswith(pre)}
+        return {k[len(pre) :]: self.arrays[k] for k in self.arrays.files if k.startswith(pre)}
 
     def output(self, family, case, name):
         return self.arrays[f"out/{family}/{case}/{name}"]
@@ -131,9 +139,13 @@ class PeerFixtures:
         import numpy as np
 
         g = self.settings["input_grid"]
-        return [k for k in self.arrays.files
-                if k.startswith("in/") and self.arrays[k].dtype.kind == "f"
-                and not np.array_equal(np.round(self.arrays[k] / g) * g, self.arrays[k])]
+        return [
+            k
+            for k in self.arrays.files
+            if k.startswith("in/")
+            and self.arrays[k].dtype.kind == "f"
+            and not np.array_equal(np.round(self.arrays[k] / g) * g, self.arrays[k])
+        ]
 
 
 # --------------------------------------------------------------------------
@@ -183,8 +195,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if nid.startswith(_BROWSER_MODULES):
             item.add_marker(pytest.mark.browser)
-        if (nid.split("::")[0].endswith(".ipynb") or nid.startswith("tests/project/course/")
-                or "notebook" in getattr(item, "fixturenames", ())):
+        if (
+            nid.split("::")[0].endswith(".ipynb")
+            or nid.startswith("tests/project/course/")
+            or "notebook" in getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.notebook)
         if _reads_real_data(item):
             item.add_marker(pytest.mark.fidelity)

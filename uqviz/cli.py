@@ -51,8 +51,9 @@ from uqviz.reporting.wording import fmt
 __all__ = ["main", "VALIDATE_DEPRECATED"]
 
 #: the line ``uqviz validate`` (the old name of ``uqviz average``) prints to stderr
-VALIDATE_DEPRECATED = (f"`uqviz validate` is deprecated and will be removed in uqviz "
-                       f"{REMOVED_IN}: use `uqviz average`")
+VALIDATE_DEPRECATED = (
+    f"`uqviz validate` is deprecated and will be removed in uqviz {REMOVED_IN}: use `uqviz average`"
+)
 
 
 def _add_data_arguments(p: argparse.ArgumentParser) -> None:
@@ -62,59 +63,102 @@ def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prediction", help="column of predicted values (with --reference)")
     p.add_argument("--uncertainties", help="column of standard uncertainties uE")
     p.add_argument("--variances", help="column of variances uE^2")
-    p.add_argument("--quantiles", nargs="+", metavar="LEVEL:COLUMN", default=None,
-                   help="a forecast given as predictive quantiles, e.g. 0.05:q05 0.5:q50 "
-                        "0.95:q95 (with --reference and --prediction); kept as given")
-    p.add_argument("--samples", nargs="+", metavar="COLUMN", default=None,
-                   help="a forecast given as ensemble members or draws, one column each "
-                        "(with --reference; --prediction defaults to their mean)")
-    p.add_argument("--lower", help="column of the lower limit of a central interval (with "
-                                   "--upper, --level, --reference and --prediction)")
+    p.add_argument(
+        "--quantiles",
+        nargs="+",
+        metavar="LEVEL:COLUMN",
+        default=None,
+        help="a forecast given as predictive quantiles, e.g. 0.05:q05 0.5:q50 "
+        "0.95:q95 (with --reference and --prediction); kept as given",
+    )
+    p.add_argument(
+        "--samples",
+        nargs="+",
+        metavar="COLUMN",
+        default=None,
+        help="a forecast given as ensemble members or draws, one column each "
+        "(with --reference; --prediction defaults to their mean)",
+    )
+    p.add_argument(
+        "--lower",
+        help="column of the lower limit of a central interval (with "
+        "--upper, --level, --reference and --prediction)",
+    )
     p.add_argument("--upper", help="column of the upper limit of a central interval")
-    p.add_argument("--level", type=float, help="nominal coverage of the --lower/--upper "
-                                               "interval, e.g. 0.9")
-    p.add_argument("--features", nargs="+", default=None,
-                   help="numeric columns of input features: the adaptivity analysis of `report` "
-                        "(`average` only checks them)")
+    p.add_argument(
+        "--level", type=float, help="nominal coverage of the --lower/--upper interval, e.g. 0.9"
+    )
+    p.add_argument(
+        "--features",
+        nargs="+",
+        default=None,
+        help="numeric columns of input features: the adaptivity analysis of `report` "
+        "(`average` only checks them)",
+    )
     p.add_argument("--sep", default=",", help="field separator of the CSV (default ',')")
     p.add_argument("--decimal", default=".", help="decimal mark of the CSV (default '.')")
-    p.add_argument("--drop-invalid", action="store_true",
-                   help="drop rows with NaN/inf or uE <= 0 (counted in a warning) "
-                        "instead of stopping with an error")
-    p.add_argument("--rng", "--seed", dest="seed", type=int, default=0,
-                   help="random seed (reproducible output; default 0)")
+    p.add_argument(
+        "--drop-invalid",
+        action="store_true",
+        help="drop rows with NaN/inf or uE <= 0 (counted in a warning) "
+        "instead of stopping with an error",
+    )
+    p.add_argument(
+        "--rng",
+        "--seed",
+        dest="seed",
+        type=int,
+        default=0,
+        help="random seed (reproducible output; default 0)",
+    )
 
 
 def _add_gate_arguments(v: argparse.ArgumentParser) -> None:
     """The arguments of ``uqviz average`` (and of its deprecated alias ``uqviz validate``)."""
     _add_data_arguments(v)
-    v.add_argument("--statistics", nargs="+", default=["ZMS", "RCE"],
-                   help="statistics to validate (default: ZMS RCE)")
+    v.add_argument(
+        "--statistics",
+        nargs="+",
+        default=["ZMS", "RCE"],
+        help="statistics to validate (default: ZMS RCE)",
+    )
     v.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
-    v.add_argument("--fail-on", action="append", choices=GATES, default=None,
-                   help="exit with status 1 when this verdict fails (repeat for several): "
-                        "average (a statistic of --statistics rejected), consistency (f_v of "
-                        "LZMS in bins of uE below what calibrated data give), adaptivity (the "
-                        "same in bins of each --features column, beyond the uE effect), pit "
-                        "(the PIT of the forecast as given, e.g. --quantiles or --samples, not "
-                        "uniform: its ECDF outside the simultaneous band; Phi(E/uE) for a std "
-                        "forecast), any (average, consistency and adaptivity when --features "
-                        "are given; not pit, which tests the shape of the forecast too: add "
-                        "--fail-on pit). The gated tests "
-                        "are decided together (Holm): a calibrated model fails the gate in at "
-                        "most 5 %% of runs. Exit status 3 when none fails but one is "
-                        "unreliable (heavy tails, or an interval that cannot be computed).")
-    v.add_argument("--json", dest="json_path", metavar="FILE",
-                   help="write the numbers and verdicts to FILE (JSON)")
+    v.add_argument(
+        "--fail-on",
+        action="append",
+        choices=GATES,
+        default=None,
+        help="exit with status 1 when this verdict fails (repeat for several): "
+        "average (a statistic of --statistics rejected), consistency (f_v of "
+        "LZMS in bins of uE below what calibrated data give), adaptivity (the "
+        "same in bins of each --features column, beyond the uE effect), pit "
+        "(the PIT of the forecast as given, e.g. --quantiles or --samples, not "
+        "uniform: its ECDF outside the simultaneous band; Phi(E/uE) for a std "
+        "forecast), any (average, consistency and adaptivity when --features "
+        "are given; not pit, which tests the shape of the forecast too: add "
+        "--fail-on pit). The gated tests "
+        "are decided together (Holm): a calibrated model fails the gate in at "
+        "most 5 %% of runs. Exit status 3 when none fails but one is "
+        "unreliable (heavy tails, or an interval that cannot be computed).",
+    )
+    v.add_argument(
+        "--json",
+        dest="json_path",
+        metavar="FILE",
+        help="write the numbers and verdicts to FILE (JSON)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="uqviz", description="Validate ML prediction uncertainties.")
     sub = p.add_subparsers(dest="command", required=True)
-    for command, what in (("average", "average calibration (ZMS, RCE), the tailedness "
-                                      "screen and the CI gate (--fail-on)"),
-                          ("validate", f"deprecated alias of `average` (removed in uqviz "
-                                       f"{REMOVED_IN})")):
+    for command, what in (
+        (
+            "average",
+            "average calibration (ZMS, RCE), the tailedness screen and the CI gate (--fail-on)",
+        ),
+        ("validate", f"deprecated alias of `average` (removed in uqviz {REMOVED_IN})"),
+    ):
         v = sub.add_parser(command, help=what)
         _add_gate_arguments(v)
     r = sub.add_parser("report", help="full validation report (HTML + JSON)")
@@ -122,9 +166,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="uqviz-report", help="output folder (default uqviz-report)")
     r.add_argument("--n-boot", type=int, default=10_000, help="bootstrap replicates")
     r.add_argument("--n-mc", type=int, default=2000, help="Monte Carlo size of references")
-    r.add_argument("--no-remedy", dest="remedy", action="store_false",
-                   help="do not recalibrate and re-validate when a test fails (no Remedy "
-                        "section)")
+    r.add_argument(
+        "--no-remedy",
+        dest="remedy",
+        action="store_false",
+        help="do not recalibrate and re-validate when a test fails (no Remedy section)",
+    )
     return p
 
 
@@ -147,19 +194,39 @@ def quantile_columns(pairs):
 
 def load_data(args):
     """Build the dataset named by the command-line arguments."""
-    forecast = {"quantiles": quantile_columns(getattr(args, "quantiles", None)),
-                "samples": getattr(args, "samples", None), "lower": getattr(args, "lower", None),
-                "upper": getattr(args, "upper", None), "level": getattr(args, "level", None)}
+    forecast = {
+        "quantiles": quantile_columns(getattr(args, "quantiles", None)),
+        "samples": getattr(args, "samples", None),
+        "lower": getattr(args, "lower", None),
+        "upper": getattr(args, "upper", None),
+        "level": getattr(args, "level", None),
+    }
     if args.csv is None:
-        if any([args.errors, args.reference, args.prediction, args.uncertainties,
-                args.variances, *[v is not None for v in forecast.values()]]):
+        if any(
+            [
+                args.errors,
+                args.reference,
+                args.prediction,
+                args.uncertainties,
+                args.variances,
+                *[v is not None for v in forecast.values()],
+            ]
+        ):
             raise ValueError("column options need a CSV file")
         return default_example()
-    return read_csv(args.csv, errors=args.errors, reference=args.reference,
-                    prediction=args.prediction, uncertainties=args.uncertainties,
-                    variances=args.variances, features=args.features,
-                    drop_invalid=args.drop_invalid, sep=args.sep, decimal=args.decimal,
-                    **forecast)
+    return read_csv(
+        args.csv,
+        errors=args.errors,
+        reference=args.reference,
+        prediction=args.prediction,
+        uncertainties=args.uncertainties,
+        variances=args.variances,
+        features=args.features,
+        drop_invalid=args.drop_invalid,
+        sep=args.sep,
+        decimal=args.decimal,
+        **forecast,
+    )
 
 
 def _json_target(path):
@@ -179,23 +246,32 @@ def _line(key, v) -> str:
     """One gated verdict in words."""
     if key.startswith("average:"):
         head = f"Average calibration ({key.split(':')[1]})"
-        what = (f"{fmt(v.get('estimate'))}, 95 % CI [{fmt(v.get('ci_lower'))}, "
-                f"{fmt(v.get('ci_upper'))}]")
+        what = (
+            f"{fmt(v.get('estimate'))}, 95 % CI [{fmt(v.get('ci_lower'))}, "
+            f"{fmt(v.get('ci_upper'))}]"
+        )
     elif key == "pit":
         head = f"PIT uniformity (forecast: {v.get('forecast', 'std')})"
-        what = (f"ECDF {'inside' if v.get('valid') else 'outside'} its simultaneous 95 % band "
-                f"(pointwise level {fmt(v.get('band_level'), '.4g')}); KS p = "
-                f"{fmt(v.get('ks_p_value'), '.2g')}, CvM p = {fmt(v.get('cvm_p_value'), '.2g')}; "
-                f"PIT mean {fmt(v.get('pit_mean'), '.3f')} (1/2), variance "
-                f"{fmt(v.get('pit_var'), '.4f')} (1/12 = 0.0833)")
+        what = (
+            f"ECDF {'inside' if v.get('valid') else 'outside'} its simultaneous 95 % band "
+            f"(pointwise level {fmt(v.get('band_level'), '.4g')}); KS p = "
+            f"{fmt(v.get('ks_p_value'), '.2g')}, CvM p = {fmt(v.get('cvm_p_value'), '.2g')}; "
+            f"PIT mean {fmt(v.get('pit_mean'), '.3f')} (1/2), variance "
+            f"{fmt(v.get('pit_var'), '.4f')} (1/12 = 0.0833)"
+        )
     else:
-        head = ("Consistency" if key == "consistency" else
-                f"Adaptivity in {key.split(':')[1]} (beyond the uE effect)")
+        head = (
+            "Consistency"
+            if key == "consistency"
+            else f"Adaptivity in {key.split(':')[1]} (beyond the uE effect)"
+        )
         if v["verdict"] == "not tested":
             return f"{head}: not tested ({v['reason']})."
-        what = (f"f_v = {fmt(v['estimate'], '.2f')} in {v['n_bins']} bins; calibrated data give "
-                f"{fmt(v.get('reference'), '.2f')}, at least {fmt(v.get('reference_lower'), '.2f')}"
-                " accepted")
+        what = (
+            f"f_v = {fmt(v['estimate'], '.2f')} in {v['n_bins']} bins; calibrated data give "
+            f"{fmt(v.get('reference'), '.2f')}, at least {fmt(v.get('reference_lower'), '.2f')}"
+            " accepted"
+        )
         if v.get("n_unreliable"):
             what += f"; {v['n_unreliable']} bins unreliable (heavy tails or no interval)"
     if v.get("p_adjusted") is not None:
@@ -223,58 +299,105 @@ def run_average(args, out=None) -> int:
         warnings.simplefilter("ignore", UnreliableWarning)  # lines below say it
         # --seed N is rng=N: the numbers of validate_average(ds, rng=N) in Python, which the
         # gate's average calibration also gives (docs/conventions.md, "Randomness")
-        result = (gate(ds, fail_on=gates, statistics=args.statistics, features=args.features,
-                       n_boot=args.n_boot, rng=args.seed) if gates else None)
-        res = result["average"] if gates else validate_average(
-            ds, statistics=args.statistics, n_boot=args.n_boot, rng=args.seed)
+        result = (
+            gate(
+                ds,
+                fail_on=gates,
+                statistics=args.statistics,
+                features=args.features,
+                n_boot=args.n_boot,
+                rng=args.seed,
+            )
+            if gates
+            else None
+        )
+        res = (
+            result["average"]
+            if gates
+            else validate_average(ds, statistics=args.statistics, n_boot=args.n_boot, rng=args.seed)
+        )
     tail = tailedness(ds)
-    print(f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
-          f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}", file=out)
+    print(
+        f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
+        f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}",
+        file=out,
+    )
     print(text.average_table(res), file=out)
-    print("\nTailedness screen (robust skewness beta_GM, limits of Pernot (2024b), Table II)",
-          file=out)
+    print(
+        "\nTailedness screen (robust skewness beta_GM, limits of Pernot (2024b), Table II)",
+        file=out,
+    )
     print(text.tailedness_table(tail), file=out)
     warns = text.tailedness_warnings(tail)
     for w in warns:
         print(f"WARNING: {w}", file=out)
-    unmeasured = [str(v) for v, b in zip(tail["variable"].values, tail["beta_gm"].values)
-                  if not math.isfinite(float(b))]
+    unmeasured = [
+        str(v)
+        for v, b in zip(tail["variable"].values, tail["beta_gm"].values)
+        if not math.isfinite(float(b))
+    ]
     if unmeasured:
-        print(f"Tailedness not measured for {', '.join(unmeasured)}: constant values (no "
-              "spread, no tails; the bootstrap of a constant is degenerate).", file=out)
+        print(
+            f"Tailedness not measured for {', '.join(unmeasured)}: constant values (no "
+            "spread, no tails; the bootstrap of a constant is degenerate).",
+            file=out,
+        )
     elif not warns:
-        print("No heavy tails detected: the bootstrap intervals above should be reliable.",
-              file=out)
+        print(
+            "No heavy tails detected: the bootstrap intervals above should be reliable.", file=out
+        )
     numbers = {"average": dataset_to_json(res), "tailedness": dataset_to_json(tail)}
     status, failed, unreliable, verdicts = 0, [], [], {}
     if result is None:
-        print("\nAverage calibration is necessary, not sufficient: check consistency (bins on "
-              "uE) and adaptivity (bins on input features) with uqviz.local_calibration "
-              "(or --fail-on any --features ...).", file=out)
+        print(
+            "\nAverage calibration is necessary, not sufficient: check consistency (bins on "
+            "uE) and adaptivity (bins on input features) with uqviz.local_calibration "
+            "(or --fail-on any --features ...).",
+            file=out,
+        )
     else:
         table = result["table"]  # the verdict table: which tests are gated, their reasons
         gated = [str(t) for t in table["test"].values[table["gated"].values]]
         verdicts = {k: result["verdicts"][k] for k in gated}  # the entries: the JSON
-        numbers.update({k: v for k, v in result["numbers"].items()
-                        if k not in ("average", "tailedness")})
-        print(f"\nGated verdicts ({len(verdicts)} tests, family-wise false-alarm rate 0.05, "
-              "Holm):", file=out)
+        numbers.update(
+            {k: v for k, v in result["numbers"].items() if k not in ("average", "tailedness")}
+        )
+        print(
+            f"\nGated verdicts ({len(verdicts)} tests, family-wise false-alarm rate 0.05, Holm):",
+            file=out,
+        )
         for key, v in verdicts.items():
             print("  " + _line(key, v), file=out)
         failed, unreliable = result["failed"], result["unreliable"]
         status = result["exit_status"]
-        why = "; ".join(f"{k}: {table['reason'].sel(test=k).item() or 'no conclusion'}"
-                        for k in unreliable)
-        words = (f"FAILED ({', '.join(failed)}); exit status 1" if failed else
-                 f"UNRELIABLE ({why}); exit status 3" if unreliable else "passed")
+        why = "; ".join(
+            f"{k}: {table['reason'].sel(test=k).item() or 'no conclusion'}" for k in unreliable
+        )
+        words = (
+            f"FAILED ({', '.join(failed)}); exit status 1"
+            if failed
+            else f"UNRELIABLE ({why}); exit status 3"
+            if unreliable
+            else "passed"
+        )
         print(f"\nGate (--fail-on {' '.join(gates)}): {words}", file=out)
     if json_path is not None:
-        doc = {"name": name, "n_points": int(ds.sizes["point"]),
-               "settings": {"statistics": list(args.statistics), "n_boot": args.n_boot,
-                            "seed": args.seed, "features": args.features or [],
-                            "fail_on": gates},
-               "verdicts": verdicts, "failed": failed, "unreliable": unreliable,
-               "exit_status": status, **numbers}
+        doc = {
+            "name": name,
+            "n_points": int(ds.sizes["point"]),
+            "settings": {
+                "statistics": list(args.statistics),
+                "n_boot": args.n_boot,
+                "seed": args.seed,
+                "features": args.features or [],
+                "fail_on": gates,
+            },
+            "verdicts": verdicts,
+            "failed": failed,
+            "unreliable": unreliable,
+            "exit_status": status,
+            **numbers,
+        }
         write_atomic(json_path, json.dumps(jsonable(doc), indent=1))
         print(f"JSON numbers: {os.path.abspath(json_path)}", file=out)
     return status
@@ -287,15 +410,24 @@ def run_report(args, out=None) -> int:
     out = sys.stdout if out is None else out
     prepare_folder(args.out)  # fail before the computation, not after
     ds = load_data(args)
-    rep = report(ds, features=args.features, n_boot=args.n_boot, n_mc=args.n_mc,
-                 rng=args.seed, progress=None, remedy=args.remedy)
+    rep = report(
+        ds,
+        features=args.features,
+        n_boot=args.n_boot,
+        n_mc=args.n_mc,
+        rng=args.seed,
+        progress=None,
+        remedy=args.remedy,
+    )
     paths = rep.save(args.out)
     further = rep.numbers.get("further_diagnostics", {}).get("conclusion", [])
     print(rep.headline + "\n", file=out)
     print("\n".join(c for c in rep.conclusion if c not in further), file=out)
     if further:
-        print("\nFurther diagnostics (their own words; their \"unreliable\" is not in the "
-              "headline):", file=out)
+        print(
+            '\nFurther diagnostics (their own words; their "unreliable" is not in the headline):',
+            file=out,
+        )
         print("\n".join(further), file=out)
     print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)
     print(f"JSON numbers: {os.path.abspath(paths['json'])}", file=out)
@@ -303,9 +435,15 @@ def run_report(args, out=None) -> int:
 
 
 #: Python argument names in uqviz's messages -> the command-line flags that set them
-_FLAGS = {"drop_invalid": "--drop-invalid", "n_boot": "--n-boot", "n_mc": "--n-mc",
-          **{c: f"--{c}" for c in ("errors", "reference", "prediction", "uncertainties",
-                                    "variances", "features")}}
+_FLAGS = {
+    "drop_invalid": "--drop-invalid",
+    "n_boot": "--n-boot",
+    "n_mc": "--n-mc",
+    **{
+        c: f"--{c}"
+        for c in ("errors", "reference", "prediction", "uncertainties", "variances", "features")
+    },
+}
 
 
 def cli_message(msg: str) -> str:
@@ -319,8 +457,11 @@ def cli_message(msg: str) -> str:
     'pass --errors or --reference and --prediction; --n-boot must be >= 2'
     """
     msg = re.sub(r"\bdrop_invalid=True\b", _FLAGS["drop_invalid"], msg)
-    msg = re.sub(r"\b(errors|reference|prediction|uncertainties|variances|features)=(?=[\s,;)]|$)",
-                 lambda m: _FLAGS[m.group(1)], msg)
+    msg = re.sub(
+        r"\b(errors|reference|prediction|uncertainties|variances|features)=(?=[\s,;)]|$)",
+        lambda m: _FLAGS[m.group(1)],
+        msg,
+    )
     return re.sub(r"\b(n_boot|n_mc)\b", lambda m: _FLAGS[m.group(1)], msg)
 
 
@@ -335,15 +476,17 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "validate":
         print(VALIDATE_DEPRECATED, file=sys.stderr)
-    command = {"average": run_average, "validate": run_average,
-               "report": run_report}[args.command]
+    command = {"average": run_average, "validate": run_average, "report": run_report}[args.command]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")
             return command(args)
     except (ValueError, TypeError, OSError) as exc:
-        msg = str(exc) if not isinstance(exc, OSError) or not exc.filename else \
-            f"{exc.strerror}: {exc.filename!r}"
+        msg = (
+            str(exc)
+            if not isinstance(exc, OSError) or not exc.filename
+            else f"{exc.strerror}: {exc.filename!r}"
+        )
         print(f"uqviz: error: {cli_message(msg)}", file=sys.stderr)
         return 2
 

@@ -9,8 +9,24 @@ Examples
 {'nu': 6.0}
 """
 
-from uqviz.data.generative import (Generative, as_generatives, empirical, get_generative,
-                                   laplace, normal, student_t, uniform)
+from uqviz.data.generative import (
+    Generative,
+    as_generatives,
+    empirical,
+    get_generative,
+    laplace,
+    normal,
+    student_t,
+    uniform,
+)
 
-__all__ = ["Generative", "normal", "student_t", "uniform", "laplace", "empirical",
-           "get_generative", "as_generatives"]
+__all__ = [
+    "Generative",
+    "normal",
+    "student_t",
+    "uniform",
+    "laplace",
+    "empirical",
+    "get_generative",
+    "as_generatives",
+]

@@ -11,10 +11,26 @@ Examples
 1.0
 """
 
-from uqviz.engine.statistics import (DEFAULT_N_BINS, Statistic, excess_over_reference,
-                                     get_statistic, list_statistics, point_estimate,
-                                     reference_value, register_statistic, unregister_statistic)
+from uqviz.engine.statistics import (
+    DEFAULT_N_BINS,
+    Statistic,
+    excess_over_reference,
+    get_statistic,
+    list_statistics,
+    point_estimate,
+    reference_value,
+    register_statistic,
+    unregister_statistic,
+)
 
-__all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
-           "DEFAULT_N_BINS"]
+__all__ = [
+    "Statistic",
+    "get_statistic",
+    "list_statistics",
+    "register_statistic",
+    "unregister_statistic",
+    "reference_value",
+    "point_estimate",
+    "excess_over_reference",
+    "DEFAULT_N_BINS",
+]

@@ -10,7 +10,13 @@ Examples
 """
 
 import uqviz.data.synthetic as _impl
-from uqviz.data.synthetic import (calibrated, default_example, draw_calibrated, nig,
-                                  student_t_scaled, tig)
+from uqviz.data.synthetic import (
+    calibrated,
+    default_example,
+    draw_calibrated,
+    nig,
+    student_t_scaled,
+    tig,
+)
 
-__all__ = list(_impl.__all__)   # exactly the implementation's public names
+__all__ = list(_impl.__all__)  # exactly the implementation's public names

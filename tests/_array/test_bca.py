@@ -31,14 +31,24 @@ def _rce(e, u, axis=-1):
 def test_equal_to_scipy_given_the_same_resamples(stat, method):
     e, u = _data()
     n_boot = 3000
-    ref = sps.bootstrap((e, u), stat, n_resamples=n_boot, paired=True, vectorized=True,
-                        method=method, confidence_level=0.9, rng=np.random.default_rng(11))
+    ref = sps.bootstrap(
+        (e, u),
+        stat,
+        n_resamples=n_boot,
+        paired=True,
+        vectorized=True,
+        method=method,
+        confidence_level=0.9,
+        rng=np.random.default_rng(11),
+    )
     # scipy's paired bootstrap draws rng.integers(0, M, (B, M)) on the indices
     idx = np.random.default_rng(11).integers(0, e.size, (n_boot, e.size))
     reps = stat(e[idx], u[idx])
     keep = ~np.eye(e.size, dtype=bool)
-    jack = stat(np.broadcast_to(e, keep.shape)[keep].reshape(e.size, -1),
-                np.broadcast_to(u, keep.shape)[keep].reshape(e.size, -1))
+    jack = stat(
+        np.broadcast_to(e, keep.shape)[keep].reshape(e.size, -1),
+        np.broadcast_to(u, keep.shape)[keep].reshape(e.size, -1),
+    )
     ours = bca.interval(stat(e, u), reps, jackknife=jack, ci=0.9, method=method.lower())
     assert ours["lower"] == pytest.approx(ref.confidence_interval.low, rel=1e-12)
     assert ours["upper"] == pytest.approx(ref.confidence_interval.high, rel=1e-12)
@@ -50,9 +60,19 @@ def test_moment_jackknife_equals_explicit_deletion(func, names):
     cols = columns(e, u, names)
     fast = _moment_jackknife_accel(cols, names, func, np.array([0, 40]), np.array([40, 57]))
     for g, (s, n) in enumerate([(0, 40), (40, 57)]):
-        ee, uu = e[s:s + n], u[s:s + n]
-        jack = np.array([func({c: np.mean(columns(np.delete(ee, i), np.delete(uu, i), names)[:, j])
-                               for j, c in enumerate(names)}, n - 1) for i in range(n)])
+        ee, uu = e[s : s + n], u[s : s + n]
+        jack = np.array(
+            [
+                func(
+                    {
+                        c: np.mean(columns(np.delete(ee, i), np.delete(uu, i), names)[:, j])
+                        for j, c in enumerate(names)
+                    },
+                    n - 1,
+                )
+                for i in range(n)
+            ]
+        )
         assert fast[g] == pytest.approx(bca.acceleration(jack), rel=1e-9)
 
 
@@ -103,8 +123,12 @@ def test_zeta_hand_values():
 
 
 @settings(max_examples=200, deadline=None)
-@given(est=st.floats(-10, 10), ref=st.floats(-10, 10),
-       lo_gap=st.floats(1e-3, 5), hi_gap=st.floats(1e-3, 5))
+@given(
+    est=st.floats(-10, 10),
+    ref=st.floats(-10, 10),
+    lo_gap=st.floats(1e-3, 5),
+    hi_gap=st.floats(1e-3, 5),
+)
 def test_zeta_within_one_iff_reference_in_interval(est, ref, lo_gap, hi_gap):
     lower, upper = est - lo_gap, est + hi_gap
     z = float(bca.zeta_score(est, ref, lower, upper))
@@ -126,12 +150,15 @@ def test_verdict_issue_case_outside_although_the_ratio_rounds_to_one():
     assert not valid and float(zeta) > 1.0
 
 
-@pytest.mark.parametrize("est, ref, lower, upper, valid, sign", [
-    (0.9, 1.0, 0.8, 0.95, False, -1),   # reference above the interval: zeta < -1
-    (1.1, 1.0, 1.05, 1.2, False, 1),    # reference below the interval: zeta > 1
-    (0.97, 1.0, 0.9, 1.03, True, -1),   # inside, estimate below the reference
-    (1.02, 1.0, 0.95, 1.1, True, 1),    # inside, estimate above the reference
-])
+@pytest.mark.parametrize(
+    "est, ref, lower, upper, valid, sign",
+    [
+        (0.9, 1.0, 0.8, 0.95, False, -1),  # reference above the interval: zeta < -1
+        (1.1, 1.0, 1.05, 1.2, False, 1),  # reference below the interval: zeta > 1
+        (0.97, 1.0, 0.9, 1.03, True, -1),  # inside, estimate below the reference
+        (1.02, 1.0, 0.95, 1.1, True, 1),  # inside, estimate above the reference
+    ],
+)
 def test_verdict_both_sides(est, ref, lower, upper, valid, sign):
     zeta, ok = bca.verdict(est, ref, lower, upper)
     assert bool(ok) is valid
@@ -172,8 +199,9 @@ def test_degenerate_replicates_give_nan_for_every_method():
         for reps in (np.full(100, 2.0), np.r_[np.ones(99), np.nan], np.r_[np.ones(99), np.inf]):
             out = bca.interval(2.0, reps, accel=0.0, method=method)
             assert np.isnan(out["lower"]) and np.isnan(out["upper"])
-    out = bca.interval(np.array([1.0, 1.0]), np.stack([np.linspace(0, 2, 50), np.ones(50)]),
-                       accel=np.zeros(2))
+    out = bca.interval(
+        np.array([1.0, 1.0]), np.stack([np.linspace(0, 2, 50), np.ones(50)]), accel=np.zeros(2)
+    )
     assert np.isfinite(out["lower"][0]) and np.isnan(out["lower"][1])
 
 
@@ -181,8 +209,9 @@ def test_grouped_jackknife_uses_the_one_acceleration_formula():
     # sums helper == the jackknife-values formula, per group, at any scale
     e, u = _data(m=60, seed=2)
     for scale in (1.0, 1e200):
-        fast = _moment_jackknife_accel(columns(e * scale, u * scale, ("Z2",)), ("Z2",), zms,
-                                       np.array([0]), np.array([60]))
+        fast = _moment_jackknife_accel(
+            columns(e * scale, u * scale, ("Z2",)), ("Z2",), zms, np.array([0]), np.array([60])
+        )
         jack = np.array([np.mean((np.delete(e, i) / np.delete(u, i)) ** 2) for i in range(60)])
         assert fast[0] == pytest.approx(float(bca.acceleration(jack)), rel=1e-9)
 
@@ -191,7 +220,7 @@ def test_grouped_jackknife_uses_the_one_acceleration_formula():
 # issue 20: p-values, the inverse of the intervals
 # --------------------------------------------------------------------------
 def test_p_value_hand_example():
-    reps = np.array([5.0, 1.0, 4.0, 2.0, 3.0])      # sorted 1..5, Q(p) = 1 + 4 p
+    reps = np.array([5.0, 1.0, 4.0, 2.0, 3.0])  # sorted 1..5, Q(p) = 1 + 4 p
     # reference 4.5: Q(G) = 4.5 at G = 3.5/4 = 0.875
     assert float(bca.quantile_level(reps, 4.5)) == pytest.approx(0.875, abs=1e-15)
     assert float(bca.p_value(3.0, reps, 4.5, method="percentile")) == pytest.approx(0.25)

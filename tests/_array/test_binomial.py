@@ -50,8 +50,20 @@ def _corrected_by_root_finding(k, n, ci):
     return lo, hi
 
 
-@pytest.mark.parametrize("k, n", [(1, 10), (3, 10), (9, 10), (17, 40), (939, 1000),
-                                  (780, 1000), (1, 1000), (999, 1000), (50, 51)])
+@pytest.mark.parametrize(
+    "k, n",
+    [
+        (1, 10),
+        (3, 10),
+        (9, 10),
+        (17, 40),
+        (939, 1000),
+        (780, 1000),
+        (1, 1000),
+        (999, 1000),
+        (50, 51),
+    ],
+)
 @pytest.mark.parametrize("ci", [0.9, 0.95])
 def test_continuity_correction_hand_computed(k, n, ci):
     lo, hi = wilson_interval(k, n, ci=ci, continuity=True)

@@ -28,8 +28,9 @@ def _binomials(seed, n, p, size):
     return out
 
 
-@pytest.mark.parametrize("n, p", [(7, 0.3), (40, 0.2), (4096, 0.5), (10**6, 0.004),
-                                  (50, 0.93), (10**7, 0.7)])
+@pytest.mark.parametrize(
+    "n, p", [(7, 0.3), (40, 0.2), (4096, 0.5), (10**6, 0.004), (50, 0.93), (10**7, 0.7)]
+)
 def test_binomial_sampler_is_exact(n, p):
     # inversion (n p < 10), BTRS (n p >= 10) and the p > 1/2 reflection
     x = _binomials(11, n, p, 100_000)
@@ -49,8 +50,9 @@ def test_blocked_counts_are_multinomial(tiny_blocks, m, width):
     # one-hot columns: the sums are the counts of each point in each resample
     eye = np.eye(m)
     if width == 1:  # one column per call: every call draws the same points
-        counts = np.stack([resample_sums(eye[:, [i]], 20_000, seed=3)[0, :, 0]
-                           for i in range(m)], axis=1)
+        counts = np.stack(
+            [resample_sums(eye[:, [i]], 20_000, seed=3)[0, :, 0] for i in range(m)], axis=1
+        )
     else:
         counts = resample_sums(eye, 20_000, seed=3)[0]
     np.testing.assert_array_equal(counts.sum(axis=1), m)  # M draws per replicate
@@ -77,10 +79,12 @@ def test_block_totals_match_numpy_multinomial():
         assert sps.ks_2samp(got[:, col], ref[:, j]).pvalue > 1e-3
     mean = m * p[[0, 4]]
     cov = m * (np.diag(p[[0, 4]]) - np.outer(p[[0, 4]], p[[0, 4]]))
-    np.testing.assert_allclose(got[:, :2].mean(axis=0), mean,
-                               atol=5 * np.sqrt(np.diag(cov) / 4000).max())
-    np.testing.assert_allclose(np.cov(got[:, :2], rowvar=False), cov, rtol=0.15,
-                               atol=0.15 * abs(cov[0, 1]))
+    np.testing.assert_allclose(
+        got[:, :2].mean(axis=0), mean, atol=5 * np.sqrt(np.diag(cov) / 4000).max()
+    )
+    np.testing.assert_allclose(
+        np.cov(got[:, :2], rowvar=False), cov, rtol=0.15, atol=0.15 * abs(cov[0, 1])
+    )
 
 
 def test_blocked_groups_resample_within_themselves(tiny_blocks):
@@ -135,11 +139,14 @@ def test_blocked_numbers_do_not_depend_on_threads():
     try:
         for threads in (1, min(2, numba.config.NUMBA_NUM_THREADS)):
             numba.set_num_threads(threads)
-            runs.append((resample_sums(x, 3 * BLOCK + 5, seed=9),
-                         resample_sums(x[:, :1], 3 * BLOCK + 5, seed=9),
-                         resample_sums(x, 40, seed=[1, 2], starts=[0, 7000],
-                                       sizes=[7000, m - 7000]),
-                         binned_resample_sums(x, bounds, 2 * BLOCK + 1, seed=9)))
+            runs.append(
+                (
+                    resample_sums(x, 3 * BLOCK + 5, seed=9),
+                    resample_sums(x[:, :1], 3 * BLOCK + 5, seed=9),
+                    resample_sums(x, 40, seed=[1, 2], starts=[0, 7000], sizes=[7000, m - 7000]),
+                    binned_resample_sums(x, bounds, 2 * BLOCK + 1, seed=9),
+                )
+            )
     finally:
         numba.set_num_threads(before)
     for a, b in zip(*runs):

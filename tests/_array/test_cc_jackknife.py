@@ -20,9 +20,12 @@ from uqviz._array import cc_jackknife as cj
 from uqviz._array import rank as kr
 from uqviz._array.jit import HAVE_NUMBA
 
-pytestmark = pytest.mark.skipif(not HAVE_NUMBA, reason="the rank update is a numba kernel; "
-                                "without numba cc_jackknife takes its numpy form "
-                                "(tests/_array/test_without_numba.py)")
+pytestmark = pytest.mark.skipif(
+    not HAVE_NUMBA,
+    reason="the rank update is a numba kernel; "
+    "without numba cc_jackknife takes its numpy form "
+    "(tests/_array/test_without_numba.py)",
+)
 
 
 def _data(m, ties, seed=0):
@@ -43,7 +46,7 @@ def _spearman_kept(e, u, edges):
     out = []
     for g in range(edges.size - 1):
         keep = np.ones(e.size, bool)
-        keep[edges[g]:edges[g + 1]] = False
+        keep[edges[g] : edges[g + 1]] = False
         out.append(sps.spearmanr(np.abs(e[keep]), u[keep]).statistic)
     return np.array(out)
 
@@ -58,8 +61,9 @@ def _count_pass(prep, edges, monkeypatch):
 EDGES = {
     "one point": lambda m: np.arange(m + 1),
     "equal groups": lambda m: np.linspace(0, m, m // 7 + 1).round().astype(np.int64),
-    "uneven groups": lambda m: np.r_[0, np.sort(np.random.default_rng(3).choice(
-        np.arange(1, m), 40, replace=False)), m],
+    "uneven groups": lambda m: np.r_[
+        0, np.sort(np.random.default_rng(3).choice(np.arange(1, m), 40, replace=False)), m
+    ],
     "part of the points": lambda m: np.array([5, 9, 30, 31, 60]),
 }
 
@@ -85,8 +89,12 @@ def test_rank_update_at_the_engine_size_equals_the_count_pass(ties, monkeypatch)
         e, u = _data(m, ties, seed=m)
         edges = np.linspace(0, m, 1001).round().astype(np.int64)
         prep = kr.cc_prepare(e, u)
-        np.testing.assert_allclose(cj.cc_jackknife_ranks(prep, edges),
-                                   _count_pass(prep, edges, monkeypatch), rtol=0, atol=1e-14)
+        np.testing.assert_allclose(
+            cj.cc_jackknife_ranks(prep, edges),
+            _count_pass(prep, edges, monkeypatch),
+            rtol=0,
+            atol=1e-14,
+        )
 
 
 @pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
@@ -98,8 +106,7 @@ def test_a_deletion_that_leaves_constant_ranks_gives_nan_as_the_count_pass(monke
     jack = cj.cc_jackknife_ranks(prep, edges)
     assert np.isnan(jack[0])  # kept |E| = (4, 4, 4): Spearman undefined
     np.testing.assert_allclose(jack[1:], _spearman_kept(e, u, edges)[1:], atol=1e-14)
-    np.testing.assert_array_equal(np.isnan(_count_pass(prep, edges, monkeypatch)),
-                                  np.isnan(jack))
+    np.testing.assert_array_equal(np.isnan(_count_pass(prep, edges, monkeypatch)), np.isnan(jack))
 
 
 def test_the_rank_update_is_taken_for_small_groups_only():

@@ -91,8 +91,9 @@ def test_per_group_seeds_make_groups_independent_of_each_other(engine):
     rng = np.random.default_rng(0)
     a, b, c = rng.random((30, 2)), rng.random((50, 2)), rng.random((20, 2))
     seeds = np.array([11, 22, 33], dtype=np.uint64)
-    together = resample_sums(np.vstack([a, b, c]), 70, seeds, starts=[0, 30, 80],
-                             sizes=[30, 50, 20], engine=engine)
+    together = resample_sums(
+        np.vstack([a, b, c]), 70, seeds, starts=[0, 30, 80], sizes=[30, 50, 20], engine=engine
+    )
     alone = resample_sums(b, 70, seeds[1:2], engine=engine)
     np.testing.assert_array_equal(together[1], alone[0])
     with pytest.raises(ValueError, match="one seed per group"):

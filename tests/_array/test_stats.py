@@ -64,8 +64,9 @@ def test_statistics_vectorised_over_leading_axes():
     for name in list_statistics():
         batched = point_estimate(name, e, u)
         assert batched.shape == (4, 3)
-        assert batched[2, 1] == pytest.approx(float(point_estimate(name, e[2, 1], u[2, 1])),
-                                              rel=1e-12)
+        assert batched[2, 1] == pytest.approx(
+            float(point_estimate(name, e[2, 1], u[2, 1])), rel=1e-12
+        )
 
 
 def test_harrell_davis_matches_scipy():
@@ -121,6 +122,7 @@ def test_unknown_statistic_lists_names():
 
 def test_point_estimate_refuses_a_moment_statistic_float64_cannot_hold():
     from uqviz.statistics import point_estimate
+
     e, u = np.array([1e155, 2e155]), np.array([1e155, 1e155])
     assert float(point_estimate("ZMS", e, u)) == 2.5
     with pytest.raises(ValueError, match="MSE overflows float64"):
@@ -129,6 +131,7 @@ def test_point_estimate_refuses_a_moment_statistic_float64_cannot_hold():
 
 def test_harrell_davis_weights_are_cached_and_read_only():
     from uqviz._array.stats import harrell_davis_weights
+
     a, b = harrell_davis_weights(101, [0.25, 0.5]), harrell_davis_weights(101, [0.25, 0.5])
     assert a is b and not a.flags.writeable
     np.testing.assert_allclose(a.sum(axis=-1), 1.0, rtol=1e-12)

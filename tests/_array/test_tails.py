@@ -9,10 +9,11 @@ from uqviz._array import tails
 
 def _scipy_profile(z, nu):
     """max over the scale of the t log-likelihood, by scipy's optimiser and logpdf."""
+
     def nll(log_s):
         return -np.sum(stats.t.logpdf(z, nu, loc=0.0, scale=np.exp(log_s)))
-    res = optimize.minimize_scalar(nll, bounds=(-5, 5), method="bounded",
-                                   options={"xatol": 1e-10})
+
+    res = optimize.minimize_scalar(nll, bounds=(-5, 5), method="bounded", options={"xatol": 1e-10})
     return -res.fun
 
 
@@ -58,7 +59,7 @@ def test_lower_bound_covers_95_percent():
 
 def test_thinned_profile_matches_full_likelihood(monkeypatch):
     z = np.random.default_rng(5).standard_t(3, 40_000)
-    monkeypatch.setattr(tails, "MAX_PROFILE_POINTS", 10 ** 6)
+    monkeypatch.setattr(tails, "MAX_PROFILE_POINTS", 10**6)
     full = tails.tail_df(z)
     monkeypatch.setattr(tails, "MAX_PROFILE_POINTS", 10_000)
     thin = tails.tail_df(z)

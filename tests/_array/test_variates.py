@@ -52,8 +52,11 @@ def test_student_t_variates_have_unit_variance_and_the_t_law(nu):
 
 
 def test_streams_are_reproducible_and_distinct():
-    a, b, c = _draw(kv.fill_normal, 1000, 3), _draw(kv.fill_normal, 1000, 3), \
-        _draw(kv.fill_normal, 1000, 4)
+    a, b, c = (
+        _draw(kv.fill_normal, 1000, 3),
+        _draw(kv.fill_normal, 1000, 3),
+        _draw(kv.fill_normal, 1000, 4),
+    )
     np.testing.assert_array_equal(a, b)
     assert not np.any(a == c)
     # a stream continues: two fills of 500 are one fill of 1000

@@ -85,8 +85,13 @@ def without(tmp_path_factory):
     script = tmp_path_factory.mktemp("nonumba") / "run.py"
     # the warning of `import uqviz` is caught too: the script imports uqviz inside the block
     script.write_text(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + HIDE + SUBPROCESS)
-    proc = subprocess.run([sys.executable, str(script), str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     with open(path, "rb") as f:
         return pickle.load(f)
@@ -122,10 +127,12 @@ def test_references_equal_where_numpy_draws(without, numpy_engine):
     """Uniform D is drawn by numpy in both processes: CC and ZMS equal exactly, ENCE (the
     numpy form of the per-bin sums, in another order) to rounding."""
     for stat in ("CC", "ZMS"):
-        np.testing.assert_array_equal(without[f"ref_{stat}_uniform"],
-                                      numpy_engine[f"ref_{stat}_uniform"])
-    np.testing.assert_allclose(without["ref_ENCE_uniform"], numpy_engine["ref_ENCE_uniform"],
-                               rtol=1e-12)
+        np.testing.assert_array_equal(
+            without[f"ref_{stat}_uniform"], numpy_engine[f"ref_{stat}_uniform"]
+        )
+    np.testing.assert_allclose(
+        without["ref_ENCE_uniform"], numpy_engine["ref_ENCE_uniform"], rtol=1e-12
+    )
 
 
 def test_documented_differences_agree_in_law(without, numpy_engine):
@@ -157,13 +164,19 @@ def test_cc_counts_numpy_form():
     prep = krank.cc_prepare(e, u)
     counts = rng.integers(0, 3, (9, e.size))
     oe, e_bounds, u_bounds, epos_u = prep
-    np.testing.assert_allclose(krank._cc_counts_numpy(counts[:, oe], e_bounds, u_bounds, epos_u),
-                               krank.cc_from_counts(counts, prep), rtol=1e-13)
+    np.testing.assert_allclose(
+        krank._cc_counts_numpy(counts[:, oe], e_bounds, u_bounds, epos_u),
+        krank.cc_from_counts(counts, prep),
+        rtol=1e-13,
+    )
     inv = np.empty(e.size, np.int64)
     inv[oe] = np.arange(e.size)
     edges = np.linspace(0, e.size, 41).round().astype(np.int64)
-    np.testing.assert_allclose(krank._cc_jackknife_numpy(inv, edges, e_bounds, u_bounds, epos_u),
-                               krank.cc_jackknife(prep, edges), rtol=1e-13)
+    np.testing.assert_allclose(
+        krank._cc_jackknife_numpy(inv, edges, e_bounds, u_bounds, epos_u),
+        krank.cc_jackknife(prep, edges),
+        rtol=1e-13,
+    )
 
 
 def test_cc_given_u_numpy_form_is_exact(monkeypatch):
@@ -184,8 +197,12 @@ def test_cc_bootstrap_numpy_form(monkeypatch):
     counts = krank.cc_bootstrap_counts(prep, 100, seed=4)
     assert np.all(counts.sum(axis=1) == e.size)
     np.testing.assert_allclose(krank.cc_from_counts(counts, prep), reps, rtol=1e-13)
-    split = np.concatenate([krank.cc_bootstrap(prep, 100, seed=4, blocks=(0, 2)),
-                            krank.cc_bootstrap(prep, 100, seed=4, blocks=(2, 4))])
+    split = np.concatenate(
+        [
+            krank.cc_bootstrap(prep, 100, seed=4, blocks=(0, 2)),
+            krank.cc_bootstrap(prep, 100, seed=4, blocks=(2, 4)),
+        ]
+    )
     np.testing.assert_array_equal(split, reps)
 
 
@@ -201,8 +218,10 @@ def test_binned_numpy_forms():
     cols = np.ascontiguousarray(rng.standard_normal((e.size, 3)))
     prefix = kbin._prefix(cols)
     q = kbin.equal_count_bounds(e.size - 1, 7).astype(np.int64)
-    np.testing.assert_array_equal(kbin._loo_means_numpy(prefix, cols, q, 3, 500),
-                                  kbin._loo_means_kernel(prefix, cols, q, 3, 500))
+    np.testing.assert_array_equal(
+        kbin._loo_means_numpy(prefix, cols, q, 3, 500),
+        kbin._loo_means_kernel(prefix, cols, q, 3, 500),
+    )
 
 
 def test_variates_fall_back_to_numpy(monkeypatch):
@@ -225,11 +244,14 @@ def test_uqviz_imported_with_numba_here():
 
 def test_contract_suite_without_numba():
     """A part of the suite with numba hidden: the contract test calls every public function."""
-    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); " + HIDE.strip() + "; import pytest; "
-            "sys.exit(pytest.main(['-q', '-x', '-p', 'no:cacheprovider', "
-            "'-W', 'ignore::uqviz._array.jit.NumbaMissingWarning', "
-            "'tests/contract/test_contract.py']))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=900)
+    code = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); " + HIDE.strip() + "; import pytest; "
+        "sys.exit(pytest.main(['-q', '-x', '-p', 'no:cacheprovider', "
+        "'-W', 'ignore::uqviz._array.jit.NumbaMissingWarning', "
+        "'tests/contract/test_contract.py']))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout

@@ -6,11 +6,25 @@ import pytest
 import xarray as xr
 
 import uqviz
-from uqviz.average.decimation import (DEFAULT_FRACTIONS, decimated, decimation_curve,
-                                     decimation_order, n_removed)
+from uqviz.average.decimation import (
+    DEFAULT_FRACTIONS,
+    decimated,
+    decimation_curve,
+    decimation_order,
+    n_removed,
+)
 
-SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR", "Diffusion_GPR_Bayesian",
-        "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN", "logP_150k_LS-GCN"]
+SETS = [
+    "Diffusion_RF",
+    "Perovskite_RF",
+    "Diffusion_LR",
+    "Perovskite_LR",
+    "Diffusion_GPR_Bayesian",
+    "Perovskite_GPR_Bayesian",
+    "QM9_E",
+    "logP_10k_a_LS-GCN",
+    "logP_150k_LS-GCN",
+]
 
 # a tiny dataset: row 6 has the largest uE, row 2 the second largest
 E10 = np.array([0.3, -0.5, 1.2, 0.1, -0.2, 0.4, -2.0, 0.05, 0.6, -0.3])
@@ -38,15 +52,17 @@ def test_hand_check_on_ten_points():
     ds = uqviz.from_arrays(E10, U10)
     res = decimation_curve(ds, fractions=[0.0, 0.1, 0.2], n_boot=200, rng=0)
     assert res["n_removed"].values.tolist() == [0, 1, 2]
-    keep9 = np.arange(10) != 6            # 10 %: the largest uE (row 6) is gone
+    keep9 = np.arange(10) != 6  # 10 %: the largest uE (row 6) is gone
     keep8 = keep9 & (np.arange(10) != 2)  # 20 %: and the second largest (row 2)
     for frac, keep in [(0.1, keep9), (0.2, keep8)]:
         for stat, f in [("ZMS", _zms), ("RCE", _rce)]:
             expected = f(E10[keep], U10[keep])
             assert res["estimate"].sel(statistic=stat, fraction=frac).item() == pytest.approx(
-                expected, rel=1e-13)
+                expected, rel=1e-13
+            )
             assert res["delta"].sel(statistic=stat, fraction=frac).item() == pytest.approx(
-                expected - f(E10, U10), rel=1e-12)
+                expected - f(E10, U10), rel=1e-12
+            )
     pruned = decimated(ds, fraction=0.1)
     assert pruned["point"].values.tolist() == [0, 1, 2, 3, 4, 5, 7, 8, 9]  # original order kept
     np.testing.assert_array_equal(pruned["E"], E10[keep9])
@@ -74,8 +90,10 @@ def test_rounding_of_the_number_removed():
     assert n_removed([0.0, 0.07, 0.29, 0.15], 100).tolist() == [0, 7, 29, 15]
     assert n_removed(0.15, 10).item() == 1 and n_removed(0.15, 10, rounding="round").item() == 2
     assert n_removed(0.25, 10, rounding="round").item() == 2  # 2.5 -> 2
-    assert (n_removed(0.05, 3834).item() == 191
-            and n_removed(0.05, 3834, rounding="round").item() == 192)
+    assert (
+        n_removed(0.05, 3834).item() == 191
+        and n_removed(0.05, 3834, rounding="round").item() == 192
+    )
     ds = uqviz.from_arrays(E10, U10)
     assert decimated(ds, fraction=0.15).sizes["point"] == 9
     assert decimated(ds, fraction=0.15, rounding="round").sizes["point"] == 8
@@ -95,8 +113,9 @@ def test_ties_stable_or_by_error():
     res_s = decimation_curve(ds, fractions=[0.2], n_boot=50, rng=0)
     res_e = decimation_curve(ds, fractions=[0.2], n_boot=50, rng=0, ties="E")
     assert res_s.estimate.sel(statistic="ZMS").item() == pytest.approx(_zms(e[1:], u[1:]))
-    assert res_e.estimate.sel(statistic="ZMS").item() == pytest.approx(_zms(e[[0, 2, 3, 4]],
-                                                                         u[[0, 2, 3, 4]]))
+    assert res_e.estimate.sel(statistic="ZMS").item() == pytest.approx(
+        _zms(e[[0, 2, 3, 4]], u[[0, 2, 3, 4]])
+    )
     with pytest.raises(ValueError, match="ties"):
         decimation_order(e, u, ties="random")
 
@@ -119,8 +138,10 @@ def test_bad_fractions_and_statistics():
 
 
 def test_datatree_gains_dataset_dim():
-    sets = {name: uqviz.synthetic.nig(m, nu=6, rng=i).assign_attrs(name=name)
-            for i, (name, m) in enumerate([("b", 700), ("a", 1000)])}
+    sets = {
+        name: uqviz.synthetic.nig(m, nu=6, rng=i).assign_attrs(name=name)
+        for i, (name, m) in enumerate([("b", 700), ("a", 1000)])
+    }
     tree = uqviz.from_datasets(sets)
     res = decimation_curve(tree, n_boot=300, rng=1)
     assert res["delta"].dims == ("dataset", "statistic", "fraction")
@@ -139,6 +160,7 @@ def test_datatree_gains_dataset_dim():
 @pytest.fixture(scope="module")
 def tree():
     from uqviz.datasets import load_collection
+
     return load_collection("pernot2024")
 
 
@@ -181,8 +203,9 @@ def test_fig8_zms_is_never_more_sensitive_than_rce(fig8):
 def test_fig7_right_removing_5_percent_makes_rce_and_zms_agree_for_sets_3_4_7(tree):
     # Pernot (2024b) Fig. 7 (right), with the authors' round(0.05 M): the validation diagnostics
     # (|zeta| <= 1) of ZMS and RCE agree for Sets 3, 4 and 7, while Set 2 still disagrees.
-    res = uqviz.validate_average(decimated(tree, fraction=0.05, rounding="round"),
-                                 n_boot=10_000, rng=0)
+    res = uqviz.validate_average(
+        decimated(tree, fraction=0.05, rounding="round"), n_boot=10_000, rng=0
+    )
     valid = res["valid"].to_pandas()
     agree = valid["ZMS"] == valid["RCE"]
     assert agree[["Diffusion_LR", "Perovskite_LR", "QM9_E"]].all()
@@ -212,9 +235,9 @@ def test_renamed_decimation_curve_and_checked_options():
 def test_decimated_fraction_is_keyword_only_and_checked_by_name():
     ds = uqviz.from_arrays(E10, U10)
     with pytest.raises(TypeError):
-        decimated(ds, 0.1)                          # fraction is keyword-only
+        decimated(ds, 0.1)  # fraction is keyword-only
     with pytest.raises(TypeError, match=r"\bfraction\b"):
-        decimated(ds, fraction="0.5")                # never parsed from a string
+        decimated(ds, fraction="0.5")  # never parsed from a string
     with pytest.raises(TypeError, match=r"\bfraction\b"):
         decimated(ds, fraction=True)
     for bad in (np.nan, -0.1, 1.5):
@@ -234,8 +257,10 @@ def test_decimation_curve_result_names():
     res = decimation_curve(ds, fractions=[0.0, 0.1], n_boot=50, rng=0)
     assert "value" not in res
     assert res["estimate"].dims == ("statistic", "fraction")
-    assert res["full_estimate"].sel(statistic="ZMS").item() == pytest.approx(_zms(E10, U10),
-                                                                             rel=1e-13)
+    assert res["full_estimate"].sel(statistic="ZMS").item() == pytest.approx(
+        _zms(E10, U10), rel=1e-13
+    )
     keep = np.arange(10) != 6
     assert res["estimate"].sel(statistic="ZMS", fraction=0.1).item() == pytest.approx(
-        _zms(E10[keep], U10[keep]), rel=1e-13)
+        _zms(E10[keep], U10[keep]), rel=1e-13
+    )

@@ -18,24 +18,55 @@ import xarray as xr
 import uqviz
 from uqviz.datasets import load_collection
 
-SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR",
-        "Diffusion_GPR_Bayesian", "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN",
-        "logP_150k_LS-GCN"]
+SETS = [
+    "Diffusion_RF",
+    "Perovskite_RF",
+    "Diffusion_LR",
+    "Perovskite_LR",
+    "Diffusion_GPR_Bayesian",
+    "Perovskite_GPR_Bayesian",
+    "QM9_E",
+    "logP_10k_a_LS-GCN",
+    "logP_150k_LS-GCN",
+]
 
 # Pernot (2024b) Table III: beta_GM of uE^2, E^2, Z^2
-TABLE_III = ["0.40 0.82 0.73", "0.72 0.94 0.83", "0.66 0.74 0.69", "0.74 0.82 0.69",
-             "0.19 0.78 0.79", "0.50 0.96 0.95", "0.93 0.98 0.78", "0.30 0.79 0.78",
-             "0.30 0.77 0.75"]
+TABLE_III = [
+    "0.40 0.82 0.73",
+    "0.72 0.94 0.83",
+    "0.66 0.74 0.69",
+    "0.74 0.82 0.69",
+    "0.19 0.78 0.79",
+    "0.50 0.96 0.95",
+    "0.93 0.98 0.78",
+    "0.30 0.79 0.78",
+    "0.30 0.77 0.75",
+]
 
 # Pernot (2024b) Table IV: estimate, CI lower, CI upper, zeta (as printed)
 TABLE_IV = {
-    "RCE": ["0.019 -0.021 0.055 0.47", "-0.039 -0.106 0.020 -0.66",
-            "-0.0075 -0.054 0.040 -0.16", "0.055 -0.0025 0.12 0.96", "0.099 0.057 0.14 2.33",
-            "0.092 0.00079 0.16 1.01", "-0.26 -0.68 -0.0012 -1.00", "0.046 0.0082 0.077 1.22",
-            "-0.013 -0.072 0.027 -0.33"],
-    "ZMS": ["0.96 0.87 1.11 -0.27", "0.89 0.80 0.999 -1.01", "1.12 1.05 1.2 1.73",
-            "1.23 1.16 1.3 3.50", "0.85 0.78 0.93 -1.84", "0.98 0.85 1.15 -0.10",
-            "0.97 0.94 1.01 -0.69", "0.93 0.87 0.99 -1.12", "0.97 0.90 1.08 -0.26"],
+    "RCE": [
+        "0.019 -0.021 0.055 0.47",
+        "-0.039 -0.106 0.020 -0.66",
+        "-0.0075 -0.054 0.040 -0.16",
+        "0.055 -0.0025 0.12 0.96",
+        "0.099 0.057 0.14 2.33",
+        "0.092 0.00079 0.16 1.01",
+        "-0.26 -0.68 -0.0012 -1.00",
+        "0.046 0.0082 0.077 1.22",
+        "-0.013 -0.072 0.027 -0.33",
+    ],
+    "ZMS": [
+        "0.96 0.87 1.11 -0.27",
+        "0.89 0.80 0.999 -1.01",
+        "1.12 1.05 1.2 1.73",
+        "1.23 1.16 1.3 3.50",
+        "0.85 0.78 0.93 -1.84",
+        "0.98 0.85 1.15 -0.10",
+        "0.97 0.94 1.01 -0.69",
+        "0.93 0.87 0.99 -1.12",
+        "0.97 0.90 1.08 -0.26",
+    ],
 }
 
 
@@ -48,14 +79,28 @@ def _half_unit(text):
 # rounded to 3 significant digits and padded with zeros ("0.01860", "1.120"):
 # they are written here with their 3 significant digits.
 TABLE_2 = {
-    "RCE": ["0.0186 -0.0209 0.0542 0.47", "-0.0387 -0.107 0.0193 -0.67",
-            "-0.00748 -0.0524 0.04 -0.16", "0.0545 0.000718 0.126 1.01",
-            "0.0986 0.0574 0.135 2.39", "0.0924 0.00335 0.16 1.04",
-            "-0.264 -0.685 -0.0028 -1.01", "0.0459 0.00676 0.0777 1.17",
-            "-0.0131 -0.0715 0.0263 -0.33"],
-    "ZMS": ["0.96 0.867 1.1 -0.28", "0.885 0.803 0.995 -1.05", "1.12 1.05 1.2 1.67",
-            "1.23 1.16 1.3 3.48", "0.846 0.777 0.929 -1.85", "0.984 0.857 1.15 -0.10",
-            "0.972 0.936 1.01 -0.71", "0.926 0.869 0.993 -1.10", "0.971 0.901 1.08 -0.27"],
+    "RCE": [
+        "0.0186 -0.0209 0.0542 0.47",
+        "-0.0387 -0.107 0.0193 -0.67",
+        "-0.00748 -0.0524 0.04 -0.16",
+        "0.0545 0.000718 0.126 1.01",
+        "0.0986 0.0574 0.135 2.39",
+        "0.0924 0.00335 0.16 1.04",
+        "-0.264 -0.685 -0.0028 -1.01",
+        "0.0459 0.00676 0.0777 1.17",
+        "-0.0131 -0.0715 0.0263 -0.33",
+    ],
+    "ZMS": [
+        "0.96 0.867 1.1 -0.28",
+        "0.885 0.803 0.995 -1.05",
+        "1.12 1.05 1.2 1.67",
+        "1.23 1.16 1.3 3.48",
+        "0.846 0.777 0.929 -1.85",
+        "0.984 0.857 1.15 -0.10",
+        "0.972 0.936 1.01 -0.71",
+        "0.926 0.869 0.993 -1.10",
+        "0.971 0.901 1.08 -0.27",
+    ],
 }
 
 
@@ -66,15 +111,26 @@ def tree():
 
 @pytest.fixture(scope="module")
 def table_iv_runs(tree):
-    runs = [uqviz.validate_average(tree, statistics=("RCE", "ZMS"), n_boot=10_000, rng=s)
-            for s in range(4)]
+    runs = [
+        uqviz.validate_average(tree, statistics=("RCE", "ZMS"), n_boot=10_000, rng=s)
+        for s in range(4)
+    ]
     return runs[0], xr.concat(runs, "seed").std("seed", ddof=1)
 
 
 def test_collection_is_the_nine_sets_in_paper_order(tree):
     assert list(tree.children) == SETS
-    assert [tree[s].sizes["point"] for s in SETS] == [2040, 3834, 2040, 3836, 2040, 3818,
-                                                       13885, 5000, 5000]
+    assert [tree[s].sizes["point"] for s in SETS] == [
+        2040,
+        3834,
+        2040,
+        3836,
+        2040,
+        3818,
+        13885,
+        5000,
+        5000,
+    ]
 
 
 @pytest.mark.parametrize("i", range(9))
@@ -106,8 +162,13 @@ def test_intervals_and_zeta_within_monte_carlo_tolerance(table_iv_runs, stat):
             paper_scatter = abs(float(t2) - float(t4))
             for text in (t2, t4):
                 tol = _half_unit(text) + 4 * float(s[var]) + paper_scatter
-                assert abs(float(r[var]) - float(text)) <= tol, (SETS[i], var, float(r[var]),
-                                                                 text, tol)
+                assert abs(float(r[var]) - float(text)) <= tol, (
+                    SETS[i],
+                    var,
+                    float(r[var]),
+                    text,
+                    tol,
+                )
         # the verdict (|zeta| <= 1) agrees wherever the papers' zeta is not at the boundary
         zeta = float(row4.split()[3])
         if abs(abs(zeta) - 1) > 0.05:

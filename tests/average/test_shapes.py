@@ -10,8 +10,17 @@ import uqviz
 from uqviz._array import fits as kf
 from uqviz.average.shapes import distribution_shapes, fit_f, fit_inverse_gamma, fit_student_t
 
-SETS = ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR", "Diffusion_GPR_Bayesian",
-        "Perovskite_GPR_Bayesian", "QM9_E", "logP_10k_a_LS-GCN", "logP_150k_LS-GCN"]
+SETS = [
+    "Diffusion_RF",
+    "Perovskite_RF",
+    "Diffusion_LR",
+    "Perovskite_LR",
+    "Diffusion_GPR_Bayesian",
+    "Perovskite_GPR_Bayesian",
+    "QM9_E",
+    "logP_10k_a_LS-GCN",
+    "logP_150k_LS-GCN",
+]
 
 # Pernot (2024b) Table I: shape parameter nu of uE^2 (IG(nu, nu)), E^2 and Z^2 (F(1, nu))
 TABLE_I = {
@@ -30,6 +39,7 @@ TABLE_II_NU = [6.0, 3.3, 20.1, 9.1, 3.9, 1.4, 4.4, 3.9, 3.1]
 @pytest.fixture(scope="module")
 def tree():
     from uqviz.datasets import load_collection
+
     return load_collection("pernot2024")
 
 
@@ -44,11 +54,18 @@ def shapes(tree):
 def test_model_cdfs_are_the_scipy_distributions():
     x = np.array([0.0, 1e-3, 0.3, 1.0, 2.5, 40.0])
     for nu, scale in [(0.7, 0.2), (4.0, 1.0), (35.0, 0.09)]:
-        np.testing.assert_allclose(kf.model_cdf("invgamma", x, nu, scale),
-                                   stats.invgamma.cdf(x, nu, scale=nu * scale),
-                                   rtol=1e-12, atol=1e-300)
-        np.testing.assert_allclose(kf.model_cdf("f1", x, nu, scale),
-                                   stats.f.cdf(x, 1, nu, scale=scale), rtol=1e-10, atol=1e-300)
+        np.testing.assert_allclose(
+            kf.model_cdf("invgamma", x, nu, scale),
+            stats.invgamma.cdf(x, nu, scale=nu * scale),
+            rtol=1e-12,
+            atol=1e-300,
+        )
+        np.testing.assert_allclose(
+            kf.model_cdf("f1", x, nu, scale),
+            stats.f.cdf(x, 1, nu, scale=scale),
+            rtol=1e-10,
+            atol=1e-300,
+        )
     with pytest.raises(ValueError, match="unknown model"):
         kf.model_cdf("gamma", x, 1.0, 1.0)
 
@@ -78,7 +95,8 @@ def test_ks_distance_is_exact_with_and_without_ties():
     assert d.shape == (3,)
     for i, nu in enumerate(nus):
         assert d[i] == pytest.approx(
-            stats.kstest(x, stats.invgamma(nu, scale=nu * 0.5).cdf).statistic, abs=1e-14)
+            stats.kstest(x, stats.invgamma(nu, scale=nu * 0.5).cdf).statistic, abs=1e-14
+        )
 
 
 def test_fit_reports_the_scipy_kstest_statistic_at_its_optimum():
@@ -86,14 +104,16 @@ def test_fit_reports_the_scipy_kstest_statistic_at_its_optimum():
     u2 = stats.invgamma.rvs(2.5, scale=2.5 * 0.3, size=1500, random_state=rng)
     e2 = stats.f.rvs(1, 4.0, scale=0.5, size=1500, random_state=rng)
     for x, model, dist in [
-            (u2, "invgamma", lambda r: stats.invgamma(r["nu"], scale=r["nu"] * r["scale"])),
-            (e2, "f1", lambda r: stats.f(1, r["nu"], scale=r["scale"]))]:
+        (u2, "invgamma", lambda r: stats.invgamma(r["nu"], scale=r["nu"] * r["scale"])),
+        (e2, "f1", lambda r: stats.f(1, r["nu"], scale=r["scale"])),
+    ]:
         r = kf.fit_min_ks(x, model)
         assert r["ks_distance"] == pytest.approx(stats.kstest(x, dist(r).cdf).statistic, abs=1e-14)
         # a local minimum: moving either parameter by 1 % does not lower the distance
         for dn, ds in [(1.01, 1), (0.99, 1), (1, 1.01), (1, 0.99), (1.01, 1.01), (0.99, 0.99)]:
-            assert (kf.ks_distance(model, x, r["nu"] * dn, r["scale"] * ds)
-                    >= r["ks_distance"] - 1e-12)
+            assert (
+                kf.ks_distance(model, x, r["nu"] * dn, r["scale"] * ds) >= r["ks_distance"] - 1e-12
+            )
         # and no better than the profile at the same nu
         assert kf.profile_ks(x, model, r["nu"])["ks_distance"] >= r["ks_distance"] - 1e-6
 
@@ -129,12 +149,12 @@ def test_minimum_ks_recovers_f_parameters_for_e2_and_z2():
     rng = np.random.default_rng(12)
     est_e, est_z = [], []
     for _ in range(6):
-        e = rng.standard_t(2.0, 3000)          # E^2 ~ F(1, 2), scale 1
+        e = rng.standard_t(2.0, 3000)  # E^2 ~ F(1, 2), scale 1
         u = np.exp(rng.normal(0.0, 0.3, 3000))  # any uE: the E^2 fit ignores it
         ds = uqviz.from_arrays(e, u)
         r = fit_f(ds, variable="E2")
         est_e.append([float(r.nu), float(r.scale)])
-        z = rng.standard_t(2.0, 3000)           # Z^2 ~ F(1, 2) with uE = 2, E = 2 Z
+        z = rng.standard_t(2.0, 3000)  # Z^2 ~ F(1, 2) with uE = 2, E = 2 Z
         r = fit_f(uqviz.from_arrays(2.0 * z, np.full(3000, 2.0)), variable="Z2")
         est_z.append([float(r.nu), float(r.scale)])
     for est in (est_e, est_z):
@@ -154,18 +174,22 @@ def test_student_t_maximum_likelihood_recovery():
     # it is the maximum of the likelihood: the scipy fit cannot beat it
     p = stats.t.fit(z)
     assert float(r.loglik) >= np.sum(stats.t.logpdf(z, *p)) - 1e-6
-    assert float(r.loglik) == pytest.approx(np.sum(stats.t.logpdf(z, float(r.nu), float(r["loc"]),
-                                                                  float(r.scale))))
-    assert (float(r["mean"]) == pytest.approx(z.mean())
-            and float(r.sd) == pytest.approx(z.std(ddof=1)))
+    assert float(r.loglik) == pytest.approx(
+        np.sum(stats.t.logpdf(z, float(r.nu), float(r["loc"]), float(r.scale)))
+    )
+    assert float(r["mean"]) == pytest.approx(z.mean()) and float(r.sd) == pytest.approx(
+        z.std(ddof=1)
+    )
 
 
 # --------------------------------------------------------------------------
 # layout
 # --------------------------------------------------------------------------
 def test_result_layout_dataset_and_tree():
-    sets = {name: uqviz.synthetic.nig(300 + 100 * i, nu=6, rng=i).assign_attrs(name=name)
-            for i, name in enumerate(["b", "a"])}
+    sets = {
+        name: uqviz.synthetic.nig(300 + 100 * i, nu=6, rng=i).assign_attrs(name=name)
+        for i, name in enumerate(["b", "a"])
+    }
     one = distribution_shapes(sets["b"])
     assert one["nu"].dims == ("variable",)
     assert one["variable"].values.tolist() == ["uE2", "E2", "Z2"]
@@ -179,8 +203,9 @@ def test_result_layout_dataset_and_tree():
     res = distribution_shapes(uqviz.from_datasets(sets))
     assert res["nu"].dims == ("dataset", "variable")
     assert res["dataset"].values.tolist() == ["b", "a"]
-    xr.testing.assert_equal(res.sel(dataset="b", drop=True).drop_vars("model"),
-                            one.drop_vars("model"))
+    xr.testing.assert_equal(
+        res.sel(dataset="b", drop=True).drop_vars("model"), one.drop_vars("model")
+    )
     t = fit_student_t(uqviz.from_datasets(sets))
     assert t["nu"].dims == ("dataset",)
     with pytest.raises(ValueError, match="'E2' or 'Z2'"):

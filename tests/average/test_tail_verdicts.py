@@ -41,8 +41,17 @@ def test_table_iv_as_verdicts(table_iv):
     to conclude on the average calibration of Sets 2 and 6" (beta_GM(Z^2) 0.83 and 0.95)."""
     words = dict(zip(table_iv["dataset"].values.tolist(), table_iv["verdict"].values.tolist()))
     sets = list(words)
-    want = {1: "OK", 7: "OK", 9: "OK", 3: "fails", 4: "fails", 5: "fails", 8: "fails",
-            2: "unreliable", 6: "unreliable"}
+    want = {
+        1: "OK",
+        7: "OK",
+        9: "OK",
+        3: "fails",
+        4: "fails",
+        5: "fails",
+        8: "fails",
+        2: "unreliable",
+        6: "unreliable",
+    }
     assert {i: words[sets[i - 1]] for i in want} == want
 
 
@@ -59,8 +68,9 @@ def test_uncalibrated_real_sets_fail(name):
     """Before their recalibration the uncertainties of QM9_E are 1.76 times too large (ZMS
     0.32) and those of Perovskite_RF 1.3 times (ZMS 0.59): heavy-tailed z-scores
     (beta_GM(Z^2) > 0.8) do not explain that."""
-    res = _validate(load_dataset(name, calibrated=False), statistics=("ZMS",), n_boot=2000,
-                    rng=0).sel(statistic="ZMS")
+    res = _validate(
+        load_dataset(name, calibrated=False), statistics=("ZMS",), n_boot=2000, rng=0
+    ).sel(statistic="ZMS")
     assert not bool(res["reliable"])  # the screen fails ...
     assert str(res["verdict"].values) == "fails"  # ... and the verdict still decides
     assert float(res["verdict_p_value"]) <= 0.05
@@ -68,22 +78,23 @@ def test_uncalibrated_real_sets_fail(name):
 
 
 def test_calibrated_heavy_tails_read_unreliable_never_ok():
-    res = _validate(_t_set(5000, 3.0, seed=1), statistics=("ZMS", "NLL"), n_boot=2000,
-                    rng=0)
+    res = _validate(_t_set(5000, 3.0, seed=1), statistics=("ZMS", "NLL"), n_boot=2000, rng=0)
     assert not res["reliable"].values.any()
     assert set(res["verdict"].values.tolist()) == {"unreliable"}
 
 
 def test_gross_failure_under_t3_reads_fails():
     """The issue's synthetic case: t3 z-scores, uE log-normal, uE twice too small."""
-    res = _validate(_t_set(3000, 3.0, scale=2.0, seed=2), statistics=("ZMS", "RCE", "NLL"),
-                    n_boot=2000, rng=0)
+    res = _validate(
+        _t_set(3000, 3.0, scale=2.0, seed=2), statistics=("ZMS", "RCE", "NLL"), n_boot=2000, rng=0
+    )
     assert res["verdict"].values.tolist() == ["fails", "fails", "fails"]
 
 
 def test_nll_verdict_is_the_zms_verdict():
-    res = _validate(_t_set(2000, 3.0, scale=1.3, seed=3), statistics=("ZMS", "NLL"),
-                    n_boot=500, rng=0)
+    res = _validate(
+        _t_set(2000, 3.0, scale=1.3, seed=3), statistics=("ZMS", "NLL"), n_boot=500, rng=0
+    )
     p = res["null_p_value"].values
     assert p[0] == pytest.approx(p[1], rel=1e-12)
 
@@ -105,7 +116,7 @@ def test_null_p_value_against_direct_simulation():
     e, u = ds["E"].values, ds["uE"].values
     zms = np.mean((e / u) ** 2)
     sims = rng.standard_t(nu, (4000, m)) / np.sqrt(nu / (nu - 2))
-    f = np.mean(np.mean(sims ** 2, axis=1) <= zms)
+    f = np.mean(np.mean(sims**2, axis=1) <= zms)
     want = 2 * min(f, 1 - f)
     got = null_p_values(["ZMS"], e, u, nu)[0]
     assert got == pytest.approx(want, abs=0.02)
@@ -113,7 +124,7 @@ def test_null_p_value_against_direct_simulation():
 
 def test_small_sets_not_tested():
     """The issue's example: three points gave "fails, p < 1e-4"."""
-    ds = uqviz.from_arrays([.153, -.485, .203], [1.455, .905, .561])
+    ds = uqviz.from_arrays([0.153, -0.485, 0.203], [1.455, 0.905, 0.561])
     res = _validate(ds, statistics=("ZMS", "RCE"), n_boot=1000, rng=0)
     assert res["verdict"].values.tolist() == ["not tested", "not tested"]
     assert "fewer than the 10" in str(res["reason"].values[0])
@@ -137,8 +148,7 @@ def test_tail_shape_is_scale_free():
 
 def test_outputs_documented_names():
     res = _validate(_t_set(500, 5.0), statistics=("ZMS",), n_boot=200, rng=0)
-    for v in ("verdict", "verdict_p_value", "null_p_value", "reason", "tail_df",
-              "tail_df_lower"):
+    for v in ("verdict", "verdict_p_value", "null_p_value", "reason", "tail_df", "tail_df_lower"):
         assert v in res
     assert res["tail_df_lower"] <= res["tail_df"]
 
@@ -156,10 +166,12 @@ def test_random_forest_on_rand_hie_fails():
     y = d["mdvis"].to_numpy(float)
     X = d.drop(columns=["mdvis"]).to_numpy(float)
     x_fit, x_test, y_fit, y_test = train_test_split(X, y, test_size=0.5, random_state=0)
-    rf = RandomForestRegressor(n_estimators=50, min_samples_leaf=5, random_state=0,
-                               n_jobs=1).fit(x_fit, y_fit)
-    res = _validate(uqviz.from_estimator(rf, x_test, y_test), statistics=("ZMS",),
-                    n_boot=1000, rng=0).sel(statistic="ZMS")
+    rf = RandomForestRegressor(n_estimators=50, min_samples_leaf=5, random_state=0, n_jobs=1).fit(
+        x_fit, y_fit
+    )
+    res = _validate(
+        uqviz.from_estimator(rf, x_test, y_test), statistics=("ZMS",), n_boot=1000, rng=0
+    ).sel(statistic="ZMS")
     assert float(res["estimate"]) > 15
     assert not bool(res["reliable"])
     assert str(res["verdict"].values) == "fails"

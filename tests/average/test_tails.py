@@ -36,7 +36,7 @@ def test_layout_and_attrs(curve):
 def test_large_nu_approaches_a_squared_normal(curve):
     # E^2 ~ F(1, nu) -> chi2_1 when nu -> inf; Z^2 ~ chi2_1 for every nu
     ref = _population_beta_gm(stats.chi2(1))
-    assert ref == pytest.approx(0.6358, abs=1e-4)     # "0.64" of Pernot (2024b) sect. V D
+    assert ref == pytest.approx(0.6358, abs=1e-4)  # "0.64" of Pernot (2024b) sect. V D
     b = curve["beta_gm"]
     assert float(b.sel(nu=1.0e4, variable="E2")) == pytest.approx(ref, abs=0.01)
     np.testing.assert_allclose(b.sel(variable="Z2").values, ref, atol=0.01)
@@ -51,9 +51,11 @@ def test_large_nu_approaches_a_squared_normal(curve):
 def test_matches_population_values_of_the_model(curve):
     b = curve["beta_gm"].sel(nu=10.0)
     assert float(b.sel(variable="E2")) == pytest.approx(
-        _population_beta_gm(stats.f(1, 10)), abs=0.01)
+        _population_beta_gm(stats.f(1, 10)), abs=0.01
+    )
     assert float(b.sel(variable="uE2")) == pytest.approx(
-        _population_beta_gm(stats.invgamma(5.0, scale=5.0)), abs=0.01)
+        _population_beta_gm(stats.invgamma(5.0, scale=5.0)), abs=0.01
+    )
 
 
 def test_heavier_tails_more_skewness(curve):
@@ -94,21 +96,20 @@ def test_same_estimator_as_tailedness():
     ss = np.random.SeedSequence(entropy, spawn_key=(_bits(5.0),))
     e, u = draw_calibrated(3000, a=2.5, b=2.5, rng=np.random.Generator(np.random.PCG64(ss)))
     t = uqviz.tailedness(uqviz.from_arrays(e, u))
-    np.testing.assert_allclose(res["beta_gm"].sel(nu=5.0).values, t["beta_gm"].values,
-                               rtol=1e-10)
-    np.testing.assert_allclose(res["kappa_cs"].sel(nu=5.0).values, t["kappa_cs"].values,
-                               rtol=1e-10)
+    np.testing.assert_allclose(res["beta_gm"].sel(nu=5.0).values, t["beta_gm"].values, rtol=1e-10)
+    np.testing.assert_allclose(res["kappa_cs"].sel(nu=5.0).values, t["kappa_cs"].values, rtol=1e-10)
 
 
-@pytest.mark.parametrize("nu, match", [([0.0, 2.0], "> 0"), ([2.0, 2.0], "distinct"),
-                                       ([], "non-empty"), ([np.nan], "finite")])
+@pytest.mark.parametrize(
+    "nu, match",
+    [([0.0, 2.0], "> 0"), ([2.0, 2.0], "distinct"), ([], "non-empty"), ([np.nan], "finite")],
+)
 def test_bad_nu(nu, match):
     with pytest.raises(ValueError, match=match):
         nig_skewness_curve(nu=nu, size=100)
 
 
-@pytest.mark.parametrize("size, error", [(5, ValueError), (100.5, ValueError),
-                                         (True, TypeError)])
+@pytest.mark.parametrize("size, error", [(5, ValueError), (100.5, ValueError), (True, TypeError)])
 def test_bad_size(size, error):
     # the one check of a drawn size (uqviz.engine.checks.count), as uqviz.synthetic.nig
     with pytest.raises(error, match="size"):
@@ -120,9 +121,12 @@ def test_bad_size(size, error):
 # --------------------------------------------------------------------------
 def test_implied_shape_is_twice_the_ig_shape():
     shapes = xr.Dataset(
-        {"nu": (("dataset", "variable"), [[1.5, 3.0, 7.0], [10.0, 4.0, 9.0]]),
-         "scale": (("dataset", "variable"), [[0.2, 0.3, 1.0], [2.0, 1.0, 1.0]])},
-        coords={"dataset": ["a", "b"], "variable": ["uE2", "E2", "Z2"]})
+        {
+            "nu": (("dataset", "variable"), [[1.5, 3.0, 7.0], [10.0, 4.0, 9.0]]),
+            "scale": (("dataset", "variable"), [[0.2, 0.3, 1.0], [2.0, 1.0, 1.0]]),
+        },
+        coords={"dataset": ["a", "b"], "variable": ["uE2", "E2", "Z2"]},
+    )
     out = nig_implied_shape(shapes)
     assert out["nu"].values.tolist() == [3.0, 20.0]
     assert out["scale"].values.tolist() == [0.2, 2.0]
@@ -144,8 +148,12 @@ def test_implied_shape_rejects_other_fits():
     with pytest.raises(ValueError, match="not of uE2"):
         nig_implied_shape(xr.Dataset({"nu": 3.0, "scale": 1.0}, attrs={"variable": "E2"}))
     with pytest.raises(ValueError, match="no 'uE2'"):
-        nig_implied_shape(xr.Dataset({"nu": ("variable", [3.0]), "scale": ("variable", [1.0])},
-                                     coords={"variable": ["E2"]}))
+        nig_implied_shape(
+            xr.Dataset(
+                {"nu": ("variable", [3.0]), "scale": ("variable", [1.0])},
+                coords={"variable": ["E2"]},
+            )
+        )
     with pytest.raises(ValueError, match="'scale' is missing"):
         nig_implied_shape(xr.Dataset({"nu": 3.0}))
 

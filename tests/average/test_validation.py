@@ -19,38 +19,44 @@ def _calibrated(m, seed, nu=6.0):
 
 def test_result_layout_and_zeta_definition():
     e, u = _calibrated(1500, 0)
-    res = uqviz.validate_average(uqviz.from_arrays(e, u), statistics=("ZMS", "RCE", "NLL"),
-                                 n_boot=2000, rng=1)
+    res = uqviz.validate_average(
+        uqviz.from_arrays(e, u), statistics=("ZMS", "RCE", "NLL"), n_boot=2000, rng=1
+    )
     assert list(res["statistic"].values) == ["ZMS", "RCE", "NLL"]
     for var in ["estimate", "reference", "bias", "se", "ci_lower", "ci_upper", "zeta", "valid"]:
         assert res[var].dims == ("statistic",)
     assert res.attrs["n_boot"] == 2000 and res.attrs["method"] == "bca"
-    np.testing.assert_allclose(res["estimate"], [point_estimate(s, e, u)
-                                                 for s in ["ZMS", "RCE", "NLL"]], rtol=1e-12)
+    np.testing.assert_allclose(
+        res["estimate"], [point_estimate(s, e, u) for s in ["ZMS", "RCE", "NLL"]], rtol=1e-12
+    )
     np.testing.assert_allclose(res["reference"][:2], [1.0, 0.0])
     # NLL's reference is the NLL of a calibrated set with the same uE (Pernot (2024c) eq. 16)
     assert float(res["reference"][2]) == pytest.approx(point_estimate("NLL_ref", e, u))
     expected = zeta_score(res.estimate, res.reference, res.ci_lower, res.ci_upper)
     np.testing.assert_allclose(res["zeta"], expected)
-    np.testing.assert_array_equal(res["valid"], (res.ci_lower <= res.reference)
-                                  & (res.reference <= res.ci_upper))
+    np.testing.assert_array_equal(
+        res["valid"], (res.ci_lower <= res.reference) & (res.reference <= res.ci_upper)
+    )
     # NLL - NLL_ref = (ZMS - 1)/2: testing NLL is testing ZMS
     assert float(res.zeta[2]) == pytest.approx(float(res.zeta[0]), rel=1e-6)
 
 
 def test_se_and_bias_are_those_of_the_replicates():
     e, u = _calibrated(800, 2)
-    res = uqviz.validate_average(uqviz.from_arrays(e, u), n_boot=3000, rng=5,
-                                 return_replicates=True)
+    res = uqviz.validate_average(
+        uqviz.from_arrays(e, u), n_boot=3000, rng=5, return_replicates=True
+    )
     reps = res["replicates"]
     assert reps.dims == ("statistic", "replicate")
     np.testing.assert_allclose(res.se, reps.std("replicate", ddof=1), rtol=1e-12)
-    np.testing.assert_allclose(res.bias, reps.mean("replicate") - res.estimate, rtol=1e-9,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        res.bias, reps.mean("replicate") - res.estimate, rtol=1e-9, atol=1e-15
+    )
     # the bootstrap se of ZMS is close to the analytic sd(Z^2)/sqrt(M)
     z2 = (e / u) ** 2
-    assert float(res.se.sel(statistic="ZMS")) == pytest.approx(z2.std() / np.sqrt(z2.size),
-                                                               rel=0.08)
+    assert float(res.se.sel(statistic="ZMS")) == pytest.approx(
+        z2.std() / np.sqrt(z2.size), rel=0.08
+    )
 
 
 def test_same_rng_same_numbers_and_different_rng_different():
@@ -65,15 +71,18 @@ def test_same_rng_same_numbers_and_different_rng_different():
 
 
 def test_datatree_adds_dataset_dim_in_tree_order():
-    sets = {name: uqviz.from_arrays(*_calibrated(300 + 50 * i, i), name=name)
-            for i, name in enumerate(["zeta", "alpha", "mid"])}
+    sets = {
+        name: uqviz.from_arrays(*_calibrated(300 + 50 * i, i), name=name)
+        for i, name in enumerate(["zeta", "alpha", "mid"])
+    }
     tree = uqviz.from_datasets(sets)
     res = uqviz.validate_average(tree, n_boot=500, rng=0)
     assert res["estimate"].dims == ("dataset", "statistic")
     assert list(res["dataset"].values) == ["zeta", "alpha", "mid"]
-    np.testing.assert_allclose(res.estimate.sel(dataset="alpha", statistic="ZMS"),
-                               point_estimate("ZMS", sets["alpha"].E.values,
-                                              sets["alpha"].uE.values))
+    np.testing.assert_allclose(
+        res.estimate.sel(dataset="alpha", statistic="ZMS"),
+        point_estimate("ZMS", sets["alpha"].E.values, sets["alpha"].uE.values),
+    )
     assert list(res["n_points"].values) == [300, 350, 400]
 
 
@@ -94,7 +103,8 @@ def test_permuting_points_leaves_every_statistic_unchanged(seed):
     perm = np.random.default_rng(seed).permutation(e.size)
     for name in list_statistics():
         assert point_estimate(name, e[perm], u[perm]) == pytest.approx(
-            point_estimate(name, e, u), rel=1e-10, abs=1e-12)
+            point_estimate(name, e, u), rel=1e-10, abs=1e-12
+        )
 
 
 def test_bca_coverage_of_zms_on_calibrated_normal_data():
@@ -106,8 +116,9 @@ def test_bca_coverage_of_zms_on_calibrated_normal_data():
     for i in range(n_sets):
         u = np.sqrt(5.0 / rng.gamma(5.0, 1.0, m))
         e = u * rng.standard_normal(m)
-        res = uqviz.validate_average(uqviz.from_arrays(e, u), statistics=("ZMS",),
-                                     n_boot=1000, rng=i)
+        res = uqviz.validate_average(
+            uqviz.from_arrays(e, u), statistics=("ZMS",), n_boot=1000, rng=i
+        )
         hits += bool(res.valid.item())
     p = hits / n_sets
     sd = np.sqrt(0.95 * 0.05 / n_sets)
@@ -126,8 +137,9 @@ def test_numpy_engine_gives_the_same_estimates_and_close_intervals():
 
 def test_generic_statistic_is_bootstrapped_paired_with_moments():
     e, u = _calibrated(300, 4)
-    res = uqviz.validate_average(uqviz.from_arrays(e, u), statistics=("CC", "ZMS"),
-                                 n_boot=500, rng=2)
+    res = uqviz.validate_average(
+        uqviz.from_arrays(e, u), statistics=("CC", "ZMS"), n_boot=500, rng=2
+    )
     assert np.isnan(res.reference.sel(statistic="CC"))
     assert np.isnan(res.zeta.sel(statistic="CC"))
     assert float(res.ci_lower.sel(statistic="CC")) < float(res.estimate.sel(statistic="CC"))
@@ -186,22 +198,23 @@ def test_reference_outside_the_interval_is_never_valid():
     ds = uqviz.from_arrays(np.r_[[3.0] * 199, 1e12], np.ones(200))
     res = _quiet(ds, n_boot=1000, rng=0)
     zms = res.sel(statistic="ZMS")
-    assert float(zms.ci_lower) > 1.0                      # reference below the interval
+    assert float(zms.ci_lower) > 1.0  # reference below the interval
     assert not bool(zms.valid) and abs(float(zms.zeta)) > 1.0
-    np.testing.assert_array_equal(res.valid, (res.ci_lower <= res.reference)
-                                  & (res.reference <= res.ci_upper))
+    np.testing.assert_array_equal(
+        res.valid, (res.ci_lower <= res.reference) & (res.reference <= res.ci_upper)
+    )
     assert np.all((np.abs(res.zeta) <= 1) == res.valid)
 
 
 def test_an_aberrant_outlier_is_flagged_unreliable_with_a_warning():
     e, u = _calibrated(1000, 3, nu=20.0)
     e = e.copy()
-    e[17] = 1e13 * u[17]                                  # ZMS ~ 1e23
+    e[17] = 1e13 * u[17]  # ZMS ~ 1e23
     ds = uqviz.from_arrays(e, u)
     with pytest.warns(UserWarning, match=r"ZMS: beta_GM\(Z2\) = 1.00 > 0.8") as rec:
         res = uqviz.validate_average(ds, statistics=("ZMS", "RCE", "ZM"), n_boot=500, rng=0)
     assert float(res.estimate.sel(statistic="ZMS")) > 1e20
-    assert res.reliable.values.tolist() == [False, False, True]   # ZM is not screened
+    assert res.reliable.values.tolist() == [False, False, True]  # ZM is not screened
     msg = str(rec[0].message)
     assert "Pernot (2024b), Table II" in msg and "RCE" in msg
     # the screen is the one of tailedness()
@@ -223,7 +236,7 @@ def test_reliable_follows_table_ii():
     t = uqviz.tailedness(heavy)
     assert bool(t.heavy_tail.sel(variable="uE2"))
     res = _quiet(heavy, statistics=("ZMS", "RCE", "RCE2"), n_boot=200, rng=0)
-    expected_zms = not bool(t.heavy_tail.sel(variable="Z2"))   # ZMS: Z^2 screen only
+    expected_zms = not bool(t.heavy_tail.sel(variable="Z2"))  # ZMS: Z^2 screen only
     assert res.reliable.values.tolist() == [expected_zms, False, False]
 
 
@@ -231,8 +244,7 @@ def test_tree_warning_names_the_dataset():
     e, u = _calibrated(500, 2, nu=20.0)
     bad = e.copy()
     bad[0] = 1e12
-    tree = uqviz.from_datasets({"good": uqviz.from_arrays(e, u),
-                                "bad": uqviz.from_arrays(bad, u)})
+    tree = uqviz.from_datasets({"good": uqviz.from_arrays(e, u), "bad": uqviz.from_arrays(bad, u)})
     with pytest.warns(UserWarning, match="bad/ZMS"):
         res = uqviz.validate_average(tree, n_boot=200, rng=0)
     assert res.reliable.dims == ("dataset", "statistic")
@@ -283,18 +295,21 @@ def test_nan_intervals_are_not_valid_and_counted():
     assert res.valid.values.tolist() == [bool(res.valid[0]), False]
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    (dict(n_boot=2.5), ValueError, "n_boot"),
-    (dict(n_boot=True), TypeError, "n_boot"),
-    (dict(ci=1.5), ValueError, "ci"),
-    (dict(ci=0), ValueError, "ci"),
-    (dict(method="student-t"), ValueError, "method"),
-    (dict(statistics=()), ValueError, "statistics"),
-    (dict(statistics=("ZMS", "ZMS")), ValueError, "statistics"),
-    (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
-    (dict(engine="cuda"), ValueError, "engine"),
-    (dict(return_replicates=1), TypeError, "return_replicates"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(n_boot=2.5), ValueError, "n_boot"),
+        (dict(n_boot=True), TypeError, "n_boot"),
+        (dict(ci=1.5), ValueError, "ci"),
+        (dict(ci=0), ValueError, "ci"),
+        (dict(method="student-t"), ValueError, "method"),
+        (dict(statistics=()), ValueError, "statistics"),
+        (dict(statistics=("ZMS", "ZMS")), ValueError, "statistics"),
+        (dict(rng=np.random.RandomState(0)), TypeError, "rng"),
+        (dict(engine="cuda"), ValueError, "engine"),
+        (dict(return_replicates=1), TypeError, "return_replicates"),
+    ],
+)
 def test_options_are_checked(kwargs, error, match):
     ds = uqviz.from_arrays(*_calibrated(100, 0))
     with pytest.raises(error, match=match):
@@ -315,7 +330,8 @@ def test_nll_zeta_equals_zms_zeta_for_every_method():
     for method in ("bca", "percentile", "basic"):
         res = _quiet(ds, statistics=("ZMS", "NLL"), n_boot=1000, rng=2, method=method)
         assert float(res.zeta.sel(statistic="NLL")) == pytest.approx(
-            float(res.zeta.sel(statistic="ZMS")), rel=1e-6, abs=1e-9), method
+            float(res.zeta.sel(statistic="ZMS")), rel=1e-6, abs=1e-9
+        ), method
         assert bool(res.valid.sel(statistic="NLL")) == bool(res.valid.sel(statistic="ZMS"))
 
 
@@ -340,24 +356,32 @@ def test_p_value_is_consistent_with_valid(method):
     ci = 0.9
     for seed in range(6):
         e, u = _calibrated(300, seed, nu=8.0)
-        e = e * (1.0 + 0.08 * seed)                 # from calibrated to clearly not
-        res = _quiet(uqviz.from_arrays(e, u), statistics=("ZMS", "RCE", "NLL", "ZVar"),
-                     n_boot=500, ci=ci, rng=seed, method=method)
+        e = e * (1.0 + 0.08 * seed)  # from calibrated to clearly not
+        res = _quiet(
+            uqviz.from_arrays(e, u),
+            statistics=("ZMS", "RCE", "NLL", "ZVar"),
+            n_boot=500,
+            ci=ci,
+            rng=seed,
+            method=method,
+        )
         p = res.p_value.values
         assert np.all((p >= 0) & (p <= 1))
         np.testing.assert_array_equal(p <= 1 - ci, ~res.valid.values)
         # NLL is bootstrapped as its excess over the reference: its verdict is the ZMS's
         assert float(res.p_value.sel(statistic="NLL")) == pytest.approx(
-            float(res.p_value.sel(statistic="ZMS")), rel=1e-9, abs=1e-12)
+            float(res.p_value.sel(statistic="ZMS")), rel=1e-9, abs=1e-12
+        )
 
 
 def test_p_value_from_the_replicates_by_hand():
     ds = uqviz.from_arrays(*_calibrated(400, 3, nu=8.0))
-    res = _quiet(ds, statistics=("ZMS",), n_boot=800, rng=1, return_replicates=True,
-                 method="percentile")
+    res = _quiet(
+        ds, statistics=("ZMS",), n_boot=800, rng=1, return_replicates=True, method="percentile"
+    )
     r = res.sel(statistic="ZMS")
     reps = np.sort(r.replicates.values)
-    k = np.searchsorted(reps, 1.0) - 1             # reps[k] < 1 <= reps[k + 1]
+    k = np.searchsorted(reps, 1.0) - 1  # reps[k] < 1 <= reps[k + 1]
     g = (k + (1.0 - reps[k]) / (reps[k + 1] - reps[k])) / (reps.size - 1)
     assert float(r.p_value) == pytest.approx(2 * min(g, 1 - g), rel=1e-12)
     # and the same numbers without return_replicates
@@ -378,8 +402,11 @@ def test_p_value_nan_without_reference_or_interval():
 def _lognormal_u(m, seed, nu_t=None):
     rng = np.random.default_rng(seed)
     u = np.exp(0.5 * rng.standard_normal(m))
-    z = rng.standard_normal(m) if nu_t is None else \
-        rng.standard_t(nu_t, m) * np.sqrt((nu_t - 2) / nu_t)
+    z = (
+        rng.standard_normal(m)
+        if nu_t is None
+        else rng.standard_t(nu_t, m) * np.sqrt((nu_t - 2) / nu_t)
+    )
     return u * z, u
 
 

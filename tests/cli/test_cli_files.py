@@ -24,8 +24,11 @@ def _run(argv, capsys):
     except SystemExit as exc:  # argparse usage errors exit with 2 by themselves
         status = exc.code
     except Exception as exc:  # noqa: BLE001
-        pytest.fail(f"uqviz {' '.join(argv)} raised {type(exc).__name__}: {exc} "
-                    "(the user sees a traceback)", pytrace=False)
+        pytest.fail(
+            f"uqviz {' '.join(argv)} raised {type(exc).__name__}: {exc} "
+            "(the user sees a traceback)",
+            pytrace=False,
+        )
     out, err = capsys.readouterr()
     assert "Traceback" not in err + out
     return status, out, err
@@ -65,8 +68,7 @@ def test_wrong_column_name(tmp_path, capsys):
     path = tmp_path / "d.csv"
     _frame().to_csv(path, index=False)
     _refused(["average", str(path), "--errors", "err", "--n-boot", "100"], capsys, "err")
-    _refused(["average", str(path), "--uncertainties", "sigma", "--n-boot", "100"], capsys,
-             "sigma")
+    _refused(["average", str(path), "--uncertainties", "sigma", "--n-boot", "100"], capsys, "sigma")
 
 
 def test_ragged_csv_is_an_error_naming_the_line(tmp_path, capsys):
@@ -128,8 +130,11 @@ def test_out_is_a_regular_file(tmp_path, capsys):
     _frame().to_csv(csv, index=False)
     target = tmp_path / "taken"
     target.write_text("not a folder")
-    _refused(["report", str(csv), "--out", str(target), "--n-boot", "200", "--n-mc", "50"],
-             capsys, "taken")
+    _refused(
+        ["report", str(csv), "--out", str(target), "--n-boot", "200", "--n-mc", "50"],
+        capsys,
+        "taken",
+    )
     assert target.read_text() == "not a folder"
 
 
@@ -138,7 +143,10 @@ def test_out_below_a_regular_file(tmp_path, capsys):
     _frame().to_csv(csv, index=False)
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    _refused(["report", str(csv), "--out", str(blocker / "sub"), "--n-boot", "200",
-              "--n-mc", "50"], capsys, "file")
+    _refused(
+        ["report", str(csv), "--out", str(blocker / "sub"), "--n-boot", "200", "--n-mc", "50"],
+        capsys,
+        "file",
+    )
     assert blocker.read_text() == "x"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "file"]

@@ -42,8 +42,9 @@ def files(tmp_path_factory):
         # uE twice too small everywhere
         "overconfident": _write(d / "overconfident.csv", 2 * u * z, u, x),
         # consistent in uE, fails in x
-        "adaptivity": _write(d / "adaptivity.csv", s * z,
-                             np.sqrt(np.mean(s**2)) * rng.uniform(0.9, 1.1, n), x),
+        "adaptivity": _write(
+            d / "adaptivity.csv", s * z, np.sqrt(np.mean(s**2)) * rng.uniform(0.9, 1.1, n), x
+        ),
     }
 
 
@@ -52,18 +53,33 @@ def _run(argv, capsys):
     return status, capsys.readouterr()
 
 
-@pytest.mark.parametrize("name, gate, expected", [
-    ("good", "any", 0),
-    ("inconsistent", "average", 0),  # ZMS only: RCE compares RMV and RMSE, which differ here
-    ("inconsistent", "consistency", 1),
-    ("overconfident", "average", 1),
-    ("adaptivity", "consistency", 0),
-    ("adaptivity", "adaptivity", 1),
-    ("adaptivity", "any", 1),
-])
+@pytest.mark.parametrize(
+    "name, gate, expected",
+    [
+        ("good", "any", 0),
+        ("inconsistent", "average", 0),  # ZMS only: RCE compares RMV and RMSE, which differ here
+        ("inconsistent", "consistency", 1),
+        ("overconfident", "average", 1),
+        ("adaptivity", "consistency", 0),
+        ("adaptivity", "adaptivity", 1),
+        ("adaptivity", "any", 1),
+    ],
+)
 def test_exit_status_follows_the_named_verdict(files, capsys, name, gate, expected):
-    status, out = _run(["average", files[name], "--features", "x", "--fail-on", gate,
-                        "--statistics", "ZMS", *N_BOOT], capsys)
+    status, out = _run(
+        [
+            "average",
+            files[name],
+            "--features",
+            "x",
+            "--fail-on",
+            gate,
+            "--statistics",
+            "ZMS",
+            *N_BOOT,
+        ],
+        capsys,
+    )
     assert status == expected, out.out
     assert f"Gate (--fail-on {gate}): " + ("passed" if expected == 0 else "FAILED") in out.out
 
@@ -75,8 +91,22 @@ def test_without_fail_on_the_status_is_0_even_when_a_verdict_fails(files, capsys
 
 def test_repeated_fail_on_and_the_json_file(files, capsys, tmp_path):
     path = tmp_path / "v.json"
-    status, out = _run(["average", files["adaptivity"], "--features", "x", "--fail-on",
-                        "average", "--fail-on", "adaptivity", "--json", str(path), *N_BOOT], capsys)
+    status, out = _run(
+        [
+            "average",
+            files["adaptivity"],
+            "--features",
+            "x",
+            "--fail-on",
+            "average",
+            "--fail-on",
+            "adaptivity",
+            "--json",
+            str(path),
+            *N_BOOT,
+        ],
+        capsys,
+    )
     assert status == 1
     doc = json.loads(path.read_text())
     assert doc["exit_status"] == 1 and doc["failed"] == ["adaptivity:x"]
@@ -107,8 +137,7 @@ def test_same_seed_same_verdict(files, capsys, tmp_path):
     docs = []
     for i in range(2):
         path = tmp_path / f"{i}.json"
-        main(["average", files["good"], "--fail-on", "consistency", "--json", str(path),
-              *N_BOOT])
+        main(["average", files["good"], "--fail-on", "consistency", "--json", str(path), *N_BOOT])
         docs.append(json.loads(path.read_text()))
     assert docs[0]["consistency"] == docs[1]["consistency"]
 
@@ -122,17 +151,25 @@ def _refused(argv, capsys, *words):
 
 
 def test_bad_input_exits_2(files, capsys, tmp_path):
-    _refused(["average", files["good"], "--fail-on", "adaptivity"], capsys,
-             "--fail-on adaptivity needs --features")
-    _refused(["average", files["good"], "--fail-on", "any", "--json",
-              str(tmp_path / "nope" / "v.json")], capsys, "no such folder")
-    _refused(["average", files["good"], "--fail-on", "any", "--json", str(tmp_path)], capsys,
-             "is a directory")
+    _refused(
+        ["average", files["good"], "--fail-on", "adaptivity"],
+        capsys,
+        "--fail-on adaptivity needs --features",
+    )
+    _refused(
+        ["average", files["good"], "--fail-on", "any", "--json", str(tmp_path / "nope" / "v.json")],
+        capsys,
+        "no such folder",
+    )
+    _refused(
+        ["average", files["good"], "--fail-on", "any", "--json", str(tmp_path)],
+        capsys,
+        "is a directory",
+    )
     bad = tmp_path / "bad.csv"
     pd.DataFrame({"E": [0.1, np.nan, 0.2], "uE": [1.0, 1.0, 0.0]}).to_csv(bad, index=False)
     _refused(["average", str(bad), "--fail-on", "any"], capsys, "1 row with NaN")
-    _refused(["average", files["good"], "--features", "mass", "--fail-on", "any"], capsys,
-             "'mass'")
+    _refused(["average", files["good"], "--features", "mass", "--fail-on", "any"], capsys, "'mass'")
     with pytest.raises(SystemExit) as exc:
         main(["average", files["good"], "--fail-on", "everything"])
     assert exc.value.code == 2
@@ -141,8 +178,9 @@ def test_bad_input_exits_2(files, capsys, tmp_path):
 
 def test_a_verdict_that_cannot_be_reached_does_not_pass(tmp_path, capsys):
     rng = np.random.default_rng(2)
-    path = _write(tmp_path / "const.csv", rng.standard_normal(500), np.ones(500),
-                  rng.uniform(size=500))
+    path = _write(
+        tmp_path / "const.csv", rng.standard_normal(500), np.ones(500), rng.uniform(size=500)
+    )
     status, out = _run(["average", path, "--fail-on", "consistency", *N_BOOT], capsys)
     assert status == 3 and "Consistency: not tested (uE is constant" in out.out
     assert "UNRELIABLE (consistency" in out.out
@@ -150,22 +188,30 @@ def test_a_verdict_that_cannot_be_reached_does_not_pass(tmp_path, capsys):
 
 def test_average_verdict_rules():
     def result(valid, ref, lo, hi, beta_z2):
-        return xr.Dataset({"valid": ("statistic", valid), "reference": ("statistic", ref),
-                           "ci_lower": ("statistic", lo), "ci_upper": ("statistic", hi),
-                           "estimate": ("statistic", [1.0, 0.0, 0.2]),
-                           "beta_gm": ("variable", [0.3, 0.5, beta_z2])},
-                          coords={"statistic": ["ZMS", "RCE", "CC"],
-                                  "variable": ["uE2", "E2", "Z2"]})
+        return xr.Dataset(
+            {
+                "valid": ("statistic", valid),
+                "reference": ("statistic", ref),
+                "ci_lower": ("statistic", lo),
+                "ci_upper": ("statistic", hi),
+                "estimate": ("statistic", [1.0, 0.0, 0.2]),
+                "beta_gm": ("variable", [0.3, 0.5, beta_z2]),
+            },
+            coords={"statistic": ["ZMS", "RCE", "CC"], "variable": ["uE2", "E2", "Z2"]},
+        )
 
     ok = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2], 0.6)
     assert [average_entry(ok, s)["verdict"] for s in ("ZMS", "RCE", "CC")] == [
-        "OK", "OK", "not tested"]
-    heavy = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2],
-                   0.9)
+        "OK",
+        "OK",
+        "not tested",
+    ]
+    heavy = result([True, True, False], [1.0, 0.0, np.nan], [0.9, -0.1, 0.1], [1.1, 0.1, 0.2], 0.9)
     e = average_entry(heavy, "ZMS")
     assert e["verdict"] == "unreliable" and "beta_GM(Z^2) = 0.90 > 0.8" in e["reason"]
-    nan = result([False, True, False], [1.0, 0.0, np.nan], [np.nan, -0.1, 0.1], [1.1, 0.1, 0.2],
-                 0.6)
+    nan = result(
+        [False, True, False], [1.0, 0.0, np.nan], [np.nan, -0.1, 0.1], [1.1, 0.1, 0.2], 0.6
+    )
     e = average_entry(nan, "ZMS")
     assert e["verdict"] == "unreliable" and "could not be computed" in e["reason"]
 
@@ -180,8 +226,10 @@ def test_one_huge_error_never_passes_consistency(tmp_path, capsys):
     e = ds["E"].values.copy()
     e[0] = 1e26
     path = _write(tmp_path / "huge.csv", e, ds["uE"].values, np.arange(1000.0))
-    status, out = _run(["average", path, "--fail-on", "consistency", "--json",
-                        str(tmp_path / "h.json"), *N_BOOT], capsys)
+    status, out = _run(
+        ["average", path, "--fail-on", "consistency", "--json", str(tmp_path / "h.json"), *N_BOOT],
+        capsys,
+    )
     assert status != 0, out.out
     doc = json.loads((tmp_path / "h.json").read_text())
     assert doc["verdicts"]["consistency"]["verdict"] in ("unreliable", "fails")
@@ -190,8 +238,11 @@ def test_one_huge_error_never_passes_consistency(tmp_path, capsys):
 
 def test_exit_codes_from_a_real_process(files, tmp_path):
     def run(*argv):
-        return subprocess.run([sys.executable, "-m", "uqviz.cli", "average", *argv, *N_BOOT],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "uqviz.cli", "average", *argv, *N_BOOT],
+            capture_output=True,
+            text=True,
+        )
 
     assert run(files["good"], "--fail-on", "average").returncode == 0
     proc = run(files["overconfident"], "--fail-on", "average", "--json", str(tmp_path / "o.json"))
@@ -223,8 +274,14 @@ def _quantile_csv(path, spread, n=2000, seed=3):
 
 
 def _quantile_args():
-    return ["--reference", "y", "--prediction", "pred", "--quantiles",
-            *[f"{lv}:q{round(100 * lv):02d}" for lv in LEVELS]]
+    return [
+        "--reference",
+        "y",
+        "--prediction",
+        "pred",
+        "--quantiles",
+        *[f"{lv}:q{round(100 * lv):02d}" for lv in LEVELS],
+    ]
 
 
 def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
@@ -233,8 +290,10 @@ def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
     bad = _quantile_csv(tmp_path / "overconfident_q.csv", spread=1.4)
     good = _quantile_csv(tmp_path / "calibrated_q.csv", spread=1.0)
     path = tmp_path / "pit.json"
-    status, out = _run(["average", bad, *_quantile_args(), "--fail-on", "pit", "--json",
-                        str(path), *N_BOOT], capsys)
+    status, out = _run(
+        ["average", bad, *_quantile_args(), "--fail-on", "pit", "--json", str(path), *N_BOOT],
+        capsys,
+    )
     assert status == 1, out.out
     assert "PIT uniformity (forecast: quantiles): fails (ECDF outside" in out.out
     assert "FAILED (pit)" in out.out
@@ -244,8 +303,12 @@ def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
     assert e["verdict"] == "fails" and e["forecast"] == "quantiles" and e["gated"]
     # the numbers are validate_pit's on the forecast as given, with the gate's PIT stream
     # (the child after average, consistency, the uE adjustment: rng.spawn(3 + 0 features + 1))
-    ds = uqviz.read_csv(bad, reference="y", prediction="pred",
-                        quantiles={lv: f"q{round(100 * lv):02d}" for lv in LEVELS})
+    ds = uqviz.read_csv(
+        bad,
+        reference="y",
+        prediction="pred",
+        quantiles={lv: f"q{round(100 * lv):02d}" for lv in LEVELS},
+    )
     gen = np.random.default_rng(0)
     gen.spawn(3)
     res = uqviz.validate_pit(ds, rng=gen.spawn(1)[0])
@@ -256,16 +319,31 @@ def test_fail_on_pit_exit_status_and_json(tmp_path, capsys):
     assert doc["pit"]["data"]["pit_count"]["values"] == res["pit_count"].values.tolist()
     assert doc["pit"]["attrs"]["forecast"] == "quantiles"
 
-    status, out = _run(["average", good, *_quantile_args(), "--fail-on", "pit", *N_BOOT],
-                       capsys)
+    status, out = _run(["average", good, *_quantile_args(), "--fail-on", "pit", *N_BOOT], capsys)
     assert status == 0, out.out
     assert "PIT uniformity (forecast: quantiles): OK (ECDF inside" in out.out
 
 
 def test_fail_on_pit_is_holm_with_the_other_gates_and_not_in_any(files, tmp_path, capsys):
     path = tmp_path / "v.json"
-    assert main(["average", files["overconfident"], "--fail-on", "average", "--fail-on", "pit",
-                 "--statistics", "ZMS", "--json", str(path), *N_BOOT]) == 1
+    assert (
+        main(
+            [
+                "average",
+                files["overconfident"],
+                "--fail-on",
+                "average",
+                "--fail-on",
+                "pit",
+                "--statistics",
+                "ZMS",
+                "--json",
+                str(path),
+                *N_BOOT,
+            ]
+        )
+        == 1
+    )
     doc = json.loads(path.read_text())
     v = doc["verdicts"]
     assert set(v) == {"average:ZMS", "pit"} and v["pit"]["forecast"] == "std"
@@ -273,8 +351,9 @@ def test_fail_on_pit_is_holm_with_the_other_gates_and_not_in_any(files, tmp_path
     # Holm over two p-values: the smaller doubled, the larger at least that
     p = sorted([v["pit"]["p_value"], v["average:ZMS"]["p_value"]])
     adj = sorted([v["pit"]["p_adjusted"], v["average:ZMS"]["p_adjusted"]])
-    assert (adj[0] == pytest.approx(min(1.0, 2 * p[0]))
-            and adj[1] == pytest.approx(max(adj[0], p[1])))
+    assert adj[0] == pytest.approx(min(1.0, 2 * p[0])) and adj[1] == pytest.approx(
+        max(adj[0], p[1])
+    )
     assert v["pit"]["verdict"] == "fails"  # uE twice too small: the PIT piles at 0 and 1
     capsys.readouterr()
     path = tmp_path / "any.json"

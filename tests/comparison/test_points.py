@@ -17,16 +17,20 @@ U = np.ones(5)
 def _model(y=Y, pred=None):
     """A 90 % interval forecast (the form keeps y) of the observations y."""
     pred = Y * 0.9 if pred is None else pred
-    return uqviz.from_predictions(y, pred, lower=pred - 1.645 * U, upper=pred + 1.645 * U,
-                                  level=0.9)
+    return uqviz.from_predictions(
+        y, pred, lower=pred - 1.645 * U, upper=pred + 1.645 * U, level=0.9
+    )
 
 
 def test_counts_of_differing_observations():
-    moved = Y + np.array([0.0, 1.0, 0.0, -2.0, 0.0])   # 2 of 5 points differ
-    moved3 = Y + np.array([1.0, 1.0, 1.0, 0.0, 0.0])   # 3 of 5
+    moved = Y + np.array([0.0, 1.0, 0.0, -2.0, 0.0])  # 2 of 5 points differ
+    moved3 = Y + np.array([1.0, 1.0, 1.0, 0.0, 0.0])  # 3 of 5
     assert same_points([("a", _model()), ("b", _model(moved)), ("c", _model(moved3))]) == (
-        False, False, "y of 'b' differs from y of 'a' at 2 of 5 points; "
-                      "y of 'c' differs from y of 'a' at 3 of 5 points")
+        False,
+        False,
+        "y of 'b' differs from y of 'a' at 2 of 5 points; "
+        "y of 'c' differs from y of 'a' at 3 of 5 points",
+    )
     # other predictions of the same y: the same points, identified
     assert same_points([("a", _model()), ("b", _model(pred=Y + 0.3))]) == (True, True, "")
 
@@ -34,9 +38,15 @@ def test_counts_of_differing_observations():
 def test_sizes_and_number_of_models():
     short = uqviz.from_arrays(np.zeros(3), np.ones(3))
     assert same_points([("a", _model()), ("b", short)]) == (
-        False, False, "numbers of points differ ('a': 5, 'b': 3)")
+        False,
+        False,
+        "numbers of points differ ('a': 5, 'b': 3)",
+    )
     assert same_points([("a", _model())]) == (
-        False, False, "a comparison needs at least two models, got 1")
+        False,
+        False,
+        "a comparison needs at least two models, got 1",
+    )
 
 
 def test_datasets_without_y_and_a_feature_named_y():
@@ -44,9 +54,15 @@ def test_datasets_without_y_and_a_feature_named_y():
     feat = uqviz.from_arrays(Y - Y * 0.9, U, features={"y": Y + 10.0})  # an input, not y
     assert same_points([("a", _model()), ("e", err)]) == (True, False, "e gives no y")
     assert same_points([("a", _model()), ("e", err), ("f", feat)]) == (
-        True, False, "e, f give no y")
+        True,
+        False,
+        "e, f give no y",
+    )
     assert same_points([("e", err), ("f", feat)]) == (
-        True, False, "no dataset gives the observed values y")
+        True,
+        False,
+        "no dataset gives the observed values y",
+    )
 
 
 def test_both_callers_give_its_reason():

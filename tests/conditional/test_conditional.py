@@ -23,7 +23,7 @@ def test_lzms_equals_zms_of_the_points_in_each_bin():
     x, z2 = ds.X.values, (ds.E.values / ds.uE.values) ** 2
     order = np.argsort(x, kind="stable")
     starts, sizes = equal_count_starts(x.size, 12)
-    expected = [z2[order[s:s + n]].mean() for s, n in zip(starts, sizes)]
+    expected = [z2[order[s : s + n]].mean() for s, n in zip(starts, sizes)]
     np.testing.assert_allclose(res.estimate, expected, rtol=1e-12)
     np.testing.assert_array_equal(res["count"], sizes)
     np.testing.assert_allclose(res.bin_lower, x[order[starts]])
@@ -39,7 +39,7 @@ def test_lzm_uses_the_student_t_interval():
     z = ds.E.values / ds.uE.values
     order = np.argsort(ds.uE.values, kind="stable")
     for b, (s, n) in enumerate(zip(*equal_count_starts(z.size, 5))):
-        zb = z[order[s:s + n]]
+        zb = z[order[s : s + n]]
         lo, hi = sps.t.interval(0.95, n - 1, loc=zb.mean(), scale=sps.sem(zb))
         assert float(res.ci_lower[b]) == pytest.approx(lo, rel=1e-10)
         assert float(res.ci_upper[b]) == pytest.approx(hi, rel=1e-10)
@@ -54,15 +54,18 @@ def test_lrce_per_bin_and_reproducibility():
     order = np.argsort(ds.uE.values, kind="stable")
     s, n = equal_count_starts(2000, 8)
     e, u = ds.E.values[order], ds.uE.values[order]
-    rce = [1 - np.sqrt(np.mean(e[i:i + k] ** 2) / np.mean(u[i:i + k] ** 2)) for i, k in zip(s, n)]
+    rce = [
+        1 - np.sqrt(np.mean(e[i : i + k] ** 2) / np.mean(u[i : i + k] ** 2)) for i, k in zip(s, n)
+    ]
     np.testing.assert_allclose(a.estimate, rce, rtol=1e-12)
 
 
 def test_consistency_holds_and_adaptivity_fails_on_the_default_example():
     ds = uqviz.synthetic.default_example()
     cons = uqviz.fraction_valid(uqviz.local_calibration(ds, n_bins=20, n_boot=2000, rng=1))
-    adap = uqviz.fraction_valid(uqviz.local_calibration(ds, conditioning="X", n_bins=20,
-                                                        n_boot=2000, rng=1))
+    adap = uqviz.fraction_valid(
+        uqviz.local_calibration(ds, conditioning="X", n_bins=20, n_boot=2000, rng=1)
+    )
     assert bool(cons.valid) and float(cons.estimate) >= 0.85
     assert not bool(adap.valid) and float(adap.estimate) <= 0.6
 
@@ -75,10 +78,12 @@ def test_fraction_valid_against_a_direct_binomial_computation():
     assert float(fv.estimate) == k / n and int(fv.n_valid) == k and int(fv.n_bins) == n
     # Wilson score interval with continuity correction (Newcombe 1998, method 4)
     p, q, z = k / n, 1 - k / n, sps.norm.ppf(0.975)
-    lo = ((2 * n * p + z**2 - 1 - z * np.sqrt(z**2 - 2 - 1 / n + 4 * p * (n * q + 1)))
-          / (2 * (n + z**2)))
-    hi = ((2 * n * p + z**2 + 1 + z * np.sqrt(z**2 + 2 - 1 / n + 4 * p * (n * q - 1)))
-          / (2 * (n + z**2)))
+    lo = (2 * n * p + z**2 - 1 - z * np.sqrt(z**2 - 2 - 1 / n + 4 * p * (n * q + 1))) / (
+        2 * (n + z**2)
+    )
+    hi = (2 * n * p + z**2 + 1 + z * np.sqrt(z**2 + 2 - 1 / n + 4 * p * (n * q - 1))) / (
+        2 * (n + z**2)
+    )
     assert float(fv.ci_lower) == pytest.approx(max(lo, 0.0) if k > 0 else 0.0, rel=1e-12)
     assert float(fv.ci_upper) == pytest.approx(min(hi, 1.0) if k < n else 1.0, rel=1e-12)
     wilson = uqviz.fraction_valid(loc, method="wilson")  # the rule of Pernot (2023)
@@ -136,8 +141,7 @@ def test_acf_matches_statsmodels():
     ds = uqviz.synthetic.default_example()
     loc = uqviz.local_calibration(ds, conditioning="X", n_bins=40, n_boot=300, rng=0)
     out = uqviz.acf(loc, max_lag=8)
-    np.testing.assert_allclose(out.acf, sm_acf(loc.estimate.values, nlags=8, fft=False),
-                               rtol=1e-10)
+    np.testing.assert_allclose(out.acf, sm_acf(loc.estimate.values, nlags=8, fft=False), rtol=1e-10)
     assert float(out.band) == pytest.approx(1.96 / np.sqrt(40))
     # adaptivity failure is a trend in X: strong positive lag-1 autocorrelation
     assert float(out.acf[1]) > float(out.band)
@@ -153,8 +157,9 @@ def test_acf_of_a_datatree_result_is_per_dataset():
     for name in ("a", "b"):
         one = loc.sel(dataset=name)
         est = one["estimate"].values[np.isfinite(one["estimate"].values)]
-        np.testing.assert_allclose(out["acf"].sel(dataset=name),
-                                   sm_acf(est, nlags=4, fft=False), rtol=1e-10)
+        np.testing.assert_allclose(
+            out["acf"].sel(dataset=name), sm_acf(est, nlags=4, fft=False), rtol=1e-10
+        )
         assert float(out["band"].sel(dataset=name)) == pytest.approx(1.96 / np.sqrt(est.size))
         assert int(out["n_bins"].sel(dataset=name)) == est.size
     # default max_lag per dataset; the shorter series is NaN beyond its own
@@ -163,9 +168,10 @@ def test_acf_of_a_datatree_result_is_per_dataset():
     lag_a, lag_b = (int(min(n - 1, np.floor(10 * np.log10(n)))) for n in (n_a, n_b))
     assert default.sizes["lag"] == max(lag_a, lag_b) + 1
     assert (n_a, n_b, lag_a, lag_b) == (20, 9, 13, 8)
-    assert np.isnan(default["acf"].sel(dataset="b").values[lag_b + 1:]).all()
+    assert np.isnan(default["acf"].sel(dataset="b").values[lag_b + 1 :]).all()
     with pytest.raises(ValueError, match=r"max_lag .*dataset 'b'"):
         uqviz.acf(loc, max_lag=int(default["n_bins"].sel(dataset="b")))
+
 
 def test_binned_errors_equal_a_pandas_groupby():
     ds = _nig(1000, 5)
@@ -197,13 +203,19 @@ def test_binned_errors_take_n_bins_none_for_the_default():
 def test_fraction_valid_names_a_result_that_is_not_local():
     # issue 22 item 7: fraction_valid(validate_average(...)) raised an xarray dim error
     ds = _nig(300, 5)
-    with pytest.raises(ValueError, match=r"local_result: not a result of "
-                                         r"uqviz.local_calibration: it lacks dim 'bin'"):
+    with pytest.raises(
+        ValueError,
+        match=r"local_result: not a result of "
+        r"uqviz.local_calibration: it lacks dim 'bin'",
+    ):
         uqviz.fraction_valid(uqviz.validate_average(ds, n_boot=50, rng=0))
     with pytest.raises(ValueError, match=r"local_result: not a result .* variable 'valid'"):
         uqviz.fraction_valid(ds)
-    with pytest.raises(TypeError, match=r"local_result must be the result of "
-                                        r"uqviz.local_calibration \(an xarray.Dataset\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"local_result must be the result of "
+        r"uqviz.local_calibration \(an xarray.Dataset\)",
+    ):
         uqviz.fraction_valid(ds["E"])
 
 
@@ -216,8 +228,11 @@ def test_binned_errors_warn_when_uce_is_not_representable(scale, how):
     with pytest.warns(UserWarning, match=f"UCE {how} float64 for these data"):
         res = uqviz.binned_errors(scaled)
     # ENCE and ZMSE are scale-free and exact at any scale
-    np.testing.assert_allclose(res.estimate.sel(statistic=["ENCE", "ZMSE"]),
-                               ref.estimate.sel(statistic=["ENCE", "ZMSE"]), rtol=1e-12)
+    np.testing.assert_allclose(
+        res.estimate.sel(statistic=["ENCE", "ZMSE"]),
+        ref.estimate.sel(statistic=["ENCE", "ZMSE"]),
+        rtol=1e-12,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         uqviz.binned_errors(scaled, statistics=("ENCE", "ZMSE"))
@@ -236,8 +251,9 @@ def test_qm9_u0_fraction_valid_for_uE_mass_and_hetero_fraction():
     for cond in ["uE", "mass", "hetero_fraction"]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            loc = uqviz.local_calibration(ds, conditioning=cond, n_bins=100, n_boot=5000, rng=7,
-                                          n_mc=0)
+            loc = uqviz.local_calibration(
+                ds, conditioning=cond, n_bins=100, n_boot=5000, rng=7, n_mc=0
+            )
         res = uqviz.fraction_valid(loc)
         fv[cond] = float(res.estimate)
         assert fv[cond] == pytest.approx(float(loc["valid"].mean()))
@@ -272,15 +288,29 @@ def test_default_n_bins_is_the_contract_rule_and_gives_no_warning():
     assert small.sizes["bin"] == 1
 
 
-@pytest.mark.parametrize("option, value, error", [
-    ("n_bins", "10", TypeError), ("n_bins", True, TypeError), ("n_bins", 0, ValueError),
-    ("n_bins", -1, ValueError), ("n_bins", 2.5, ValueError), ("n_bins", 51, ValueError),
-    ("ci", 1.5, ValueError), ("ci", 0.0, ValueError), ("n_boot", 1, ValueError),
-    ("n_boot", 2.5, ValueError), ("statistic", "ENCE", ValueError),
-    ("rng", np.random.RandomState(0), TypeError), ("method", "chi2", ValueError),
-    ("binning", "quantile", ValueError), ("min_count", 0, ValueError), ("log", "yes", TypeError),
-    ("engine", "cuda", ValueError), ("random_ties", 1, TypeError),
-])
+@pytest.mark.parametrize(
+    "option, value, error",
+    [
+        ("n_bins", "10", TypeError),
+        ("n_bins", True, TypeError),
+        ("n_bins", 0, ValueError),
+        ("n_bins", -1, ValueError),
+        ("n_bins", 2.5, ValueError),
+        ("n_bins", 51, ValueError),
+        ("ci", 1.5, ValueError),
+        ("ci", 0.0, ValueError),
+        ("n_boot", 1, ValueError),
+        ("n_boot", 2.5, ValueError),
+        ("statistic", "ENCE", ValueError),
+        ("rng", np.random.RandomState(0), TypeError),
+        ("method", "chi2", ValueError),
+        ("binning", "quantile", ValueError),
+        ("min_count", 0, ValueError),
+        ("log", "yes", TypeError),
+        ("engine", "cuda", ValueError),
+        ("random_ties", 1, TypeError),
+    ],
+)
 def test_local_calibration_options_are_validated(option, value, error):
     ds = _nig(50, 0)
     with pytest.raises(error, match=option):
@@ -289,8 +319,12 @@ def test_local_calibration_options_are_validated(option, value, error):
 
 def test_fraction_valid_and_acf_options_are_validated():
     loc = uqviz.local_calibration(_nig(1000, 1), n_bins=10, n_boot=200, rng=0)
-    for kw, error in [({"nominal": 2}, ValueError), ({"ci": 1.0}, ValueError),
-                      ({"ci": "0.9"}, TypeError), ({"method": "exact"}, ValueError)]:
+    for kw, error in [
+        ({"nominal": 2}, ValueError),
+        ({"ci": 1.0}, ValueError),
+        ({"ci": "0.9"}, TypeError),
+        ({"method": "exact"}, ValueError),
+    ]:
         with pytest.raises(error, match=next(iter(kw))):
             uqviz.fraction_valid(loc, **kw)
     with pytest.raises(TypeError, match="max_lag"):
@@ -306,10 +340,19 @@ def test_attrs_zeta_and_valid_follow_the_contract():
 
     ds = uqviz.synthetic.default_example()
     res = uqviz.local_calibration(ds, conditioning="X", n_bins=10, n_boot=300, rng=5)
-    assert {k: res.attrs[k] for k in ("statistic", "n_boot", "ci", "method", "rng", "n_bins",
-                                      "binning", "conditioning")} == {
-        "statistic": "ZMS", "n_boot": 300, "ci": 0.95, "method": "bca", "rng": 5, "n_bins": 10,
-        "binning": "equal_count", "conditioning": "X"}
+    assert {
+        k: res.attrs[k]
+        for k in ("statistic", "n_boot", "ci", "method", "rng", "n_bins", "binning", "conditioning")
+    } == {
+        "statistic": "ZMS",
+        "n_boot": 300,
+        "ci": 0.95,
+        "method": "bca",
+        "rng": 5,
+        "n_bins": 10,
+        "binning": "equal_count",
+        "conditioning": "X",
+    }
     zeta, valid = verdict(res.estimate.values, 1.0, res.ci_lower.values, res.ci_upper.values)
     np.testing.assert_array_equal(res.zeta, zeta)
     np.testing.assert_array_equal(res.valid, valid)
@@ -317,8 +360,9 @@ def test_attrs_zeta_and_valid_follow_the_contract():
     gen = uqviz.local_calibration(ds, n_bins=5, n_boot=100, rng=np.random.default_rng(1))
     assert gen.attrs["rng"] == "Generator"
     # LZM: Student-t by default, a bootstrap interval on request
-    zm = uqviz.local_calibration(ds, statistic="ZM", n_bins=5, n_boot=300, method="percentile",
-                                 rng=0)
+    zm = uqviz.local_calibration(
+        ds, statistic="ZM", n_bins=5, n_boot=300, method="percentile", rng=0
+    )
     assert zm.attrs["method"] == "percentile"
 
 
@@ -328,15 +372,19 @@ def test_tied_value_warning_of_the_binning_names_the_dataset(monkeypatch):
     real = lc.compute_bins
 
     def splitting(x, **kw):  # the engine's warning for equal-count bins cutting tied values
-        warnings.warn("equal-count bins split tied values of the conditioning variable",
-                      UserWarning)
+        warnings.warn(
+            "equal-count bins split tied values of the conditioning variable", UserWarning
+        )
         return real(x, **kw)
 
     monkeypatch.setattr(lc, "compute_bins", splitting)
     rng = np.random.default_rng(0)
-    ds = uqviz.from_arrays(rng.standard_normal(1000), np.ones(1000) + rng.random(1000),
-                           features={"b": (rng.random(1000) < 0.3).astype(float)},
-                           name="binary set")
+    ds = uqviz.from_arrays(
+        rng.standard_normal(1000),
+        np.ones(1000) + rng.random(1000),
+        features={"b": (rng.random(1000) < 0.3).astype(float)},
+        name="binary set",
+    )
     with pytest.warns(UserWarning, match="binary set") as rec:
         uqviz.local_calibration(ds, conditioning="b", n_bins=4, n_boot=100, rng=0)
     text = " ".join(str(w.message) for w in rec)
@@ -345,7 +393,8 @@ def test_tied_value_warning_of_the_binning_names_the_dataset(monkeypatch):
     # the remedy: one bin per value
     strat = uqviz.local_calibration(ds, conditioning="b", binning="stratified", n_boot=100, rng=0)
     assert strat.sizes["bin"] == 2 and sorted(strat["count"].values.tolist()) == sorted(
-        np.unique(ds.b.values, return_counts=True)[1].tolist())
+        np.unique(ds.b.values, return_counts=True)[1].tolist()
+    )
 
 
 def test_bins_too_small_error_names_n_bins():
@@ -353,8 +402,9 @@ def test_bins_too_small_error_names_n_bins():
     e = np.array([0.1, -0.2, 0.3, 0.5, -0.4, 0.2])
     u = np.arange(1.0, 7.0)
     with pytest.raises(ValueError, match=r"n_bins = 6 \(equal_width\): 6 bins have fewer than 2"):
-        uqviz.local_calibration(uqviz.from_arrays(e, u), n_bins=6, binning="equal_width",
-                                min_count=1, n_boot=20, rng=0)
+        uqviz.local_calibration(
+            uqviz.from_arrays(e, u), n_bins=6, binning="equal_width", min_count=1, n_boot=20, rng=0
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -410,21 +460,24 @@ def test_null_runs_are_cut_by_the_data_alone_and_bound_the_memory():
         held.append(e.size)
         z = e / u
         means = np.add.reduceat(z**2, st) / sz
-        return (np.abs(means - 1)
-                < 2 * np.sqrt(2 / sz) + np.random.default_rng(seed).uniform(0, 0.01))
+        return np.abs(means - 1) < 2 * np.sqrt(2 / sz) + np.random.default_rng(seed).uniform(
+            0, 0.01
+        )
 
     u = np.ones(m)
     budget = max(N.CHUNK_BYTES_PER_POINT * m, N.CHUNK_BYTES_MIN)
-    p1, _ = N.null_coverage(u, sizes, starts, intervals=ok, generative=normal(), n_mc=400,
-                            rng=3, n_boot=1000)
+    p1, _ = N.null_coverage(
+        u, sizes, starts, intervals=ok, generative=normal(), n_mc=400, rng=3, n_boot=1000
+    )
     assert len(held) > 1
     assert max(held) * N.PER_POINT_BYTES <= budget
     assert sum(held) == 400 * N.NULL_MAX_SIZE  # 20 copies of 20 bins of 2000 points
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        p2, _ = N.null_coverage(u, sizes, starts, intervals=ok, generative=normal(),
-                                n_mc=400, rng=3, n_boot=1000)
+        p2, _ = N.null_coverage(
+            u, sizes, starts, intervals=ok, generative=normal(), n_mc=400, rng=3, n_boot=1000
+        )
     finally:
         numba.set_num_threads(threads)
     np.testing.assert_array_equal(p1, p2)
@@ -448,8 +501,11 @@ def test_null_of_local_calibration_is_the_same_on_one_or_two_threads():
 def test_too_few_points_for_the_bins_suggest_what_is_not_in_use():
     """issue 38, item 9: 3 points suggested binning='equal_count', already in use."""
     ds = uqviz.from_arrays([0.1, 0.2, -0.3], [1.0, 2.0, 3.0])
-    with pytest.raises(ValueError, match=r"n_bins = 2 \(equal_count\): 1 bins have fewer than 2 "
-                                         r"points \(3 points in all\); use at most 1 bins") as exc:
+    with pytest.raises(
+        ValueError,
+        match=r"n_bins = 2 \(equal_count\): 1 bins have fewer than 2 "
+        r"points \(3 points in all\); use at most 1 bins",
+    ) as exc:
         uqviz.local_calibration(ds, n_bins=2, n_boot=20, n_mc=0, rng=0)
     assert "binning='equal_count'" not in str(exc.value)
     with pytest.raises(ValueError, match="use at most 1 bins.*binning='equal_count'"):
@@ -459,8 +515,11 @@ def test_too_few_points_for_the_bins_suggest_what_is_not_in_use():
 def test_all_zero_errors_name_the_errors_not_the_empirical_distribution():
     """issue 38, item 9: all-zero errors blamed the "empirical" distribution."""
     ds = uqviz.from_arrays(np.zeros(200), 1.0 + np.arange(200.0))
-    with pytest.raises(ValueError, match=r"E, uE: the z-scores E/uE of the 200 points are "
-                                         r"constant \(every error E is 0\).*generative='normal'"):
+    with pytest.raises(
+        ValueError,
+        match=r"E, uE: the z-scores E/uE of the 200 points are "
+        r"constant \(every error E is 0\).*generative='normal'",
+    ):
         uqviz.local_calibration(ds, n_boot=20, n_mc=20, rng=0)
 
 
@@ -469,12 +528,13 @@ def test_edges_are_never_ignored():
     r = np.random.default_rng(0)
     u = r.uniform(0.5, 2.0, 80)
     ds = uqviz.from_arrays(r.standard_normal(80) * u, u)
-    with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges', "
-                                         "got binning='equal_count'"):
+    with pytest.raises(
+        ValueError,
+        match="edges: bin edges are used only with binning='edges', got binning='equal_count'",
+    ):
         uqviz.local_calibration(ds, n_bins=3, edges=[2.0, 1.0], n_boot=20, n_mc=0, rng=0)
     with pytest.raises(ValueError, match="edges: bin edges are used only with binning='edges'"):
-        uqviz.engine.binning.compute_bins(u, binning="equal_width", n_bins=2,
-                                          edges=[0.0, 3.0])
+        uqviz.engine.binning.compute_bins(u, binning="equal_width", n_bins=2, edges=[0.0, 3.0])
     with pytest.raises(ValueError, match="edges must increase strictly"):
         uqviz.local_calibration(ds, binning="edges", edges=[2.0, 1.0], n_boot=20, n_mc=0, rng=0)
 
@@ -484,8 +544,11 @@ def test_reliability_warns_of_intervals_it_could_not_compute():
     r = np.random.default_rng(0)
     u = r.uniform(0.5, 2.0, 800)
     ds = uqviz.from_arrays(r.standard_normal(800) * u, u)
-    with pytest.warns(uqviz.UnreliableWarning, match=r"(\d) of 4 bin intervals of RMSE .*could "
-                                                     r"not be computed") as rec:
+    with pytest.warns(
+        uqviz.UnreliableWarning,
+        match=r"(\d) of 4 bin intervals of RMSE .*could "
+        r"not be computed",
+    ) as rec:
         res = uqviz.reliability(ds, n_bins=4, n_boot=2, rng=0)
     n_nan = int(np.isnan(res["rmse_lower"]).sum())
     assert n_nan > 0 and f"{n_nan} of 4" in str(rec[0].message)

@@ -48,7 +48,7 @@ def test_point_values_equal_numpy():
     z = e / u
     assert point_estimate("ZISD", e, u) == pytest.approx(1.0 / np.std(z, ddof=1), rel=1e-12)
     lo, hi = mstats.hdquantiles(e, prob=[0.025, 0.975])
-    rr = 2.0 * Q95 * np.sqrt(np.mean(u ** 2)) / (hi - lo)
+    rr = 2.0 * Q95 * np.sqrt(np.mean(u**2)) / (hi - lo)
     assert point_estimate("RR", e, u) == pytest.approx(rr, rel=1e-10)
 
 
@@ -72,7 +72,7 @@ def test_per_bin_values_equal_numpy(statistic):
             want.append(1.0 / np.std(z, ddof=1))
         else:
             lo, hi = mstats.hdquantiles(eb, prob=[0.025, 0.975])
-            want.append(2.0 * Q95 * np.sqrt(np.mean(ub ** 2)) / (hi - lo))
+            want.append(2.0 * Q95 * np.sqrt(np.mean(ub**2)) / (hi - lo))
     np.testing.assert_allclose(res["estimate"].values, want, rtol=1e-10)
     assert float(res["reference"]) == 1.0
     assert np.all(res["ci_lower"].values < res["estimate"].values)
@@ -94,10 +94,12 @@ def test_intervals_reproduce_with_the_same_rng(statistic):
 def test_range_ratio_bootstrap_matches_resampling_by_hand():
     # percentile interval of one bin = quantiles of RR on the same index resamples
     from uqviz._array.bootstrap import bootstrap_generic_groups
+
     e, u = _small(m=50)
     func = get_statistic("RR").func
-    est, lo, hi = bootstrap_generic_groups(func, e, u, np.array([0]), np.array([50]),
-                                           n_boot=400, seed=11, method="percentile")
+    est, lo, hi = bootstrap_generic_groups(
+        func, e, u, np.array([0]), np.array([50]), n_boot=400, seed=11, method="percentile"
+    )
     idx = np.random.default_rng(11).integers(0, 50, size=(1, 400, 50))[0]
     reps = np.array([func(e[i], u[i]) for i in idx])
     assert est[0] == pytest.approx(func(e, u))
@@ -123,8 +125,7 @@ def test_uE_too_small_on_top_bins_fails_there(statistic):
     # errors drawn with SD 2 uE on the top 3 of 10 bins of uE: there the given uE is half the
     # true one (the order of uE, hence the bins, is unchanged)
     e = np.where(top, 2.0, 1.0) * u * rng.standard_normal(m)
-    res = _local(uqviz.from_arrays(e, u), statistic, n_bins=10, n_boot=300, n_mc=200,
-                 rng=2)
+    res = _local(uqviz.from_arrays(e, u), statistic, n_bins=10, n_boot=300, n_mc=200, rng=2)
     valid = res["valid"].values
     assert not valid[-3:].any()
     assert valid[:7].sum() >= 5  # RR: null coverage about 0.82 in 200-point bins

@@ -37,24 +37,48 @@ def _quiet(func, *args, **kwargs):
         return func(*args, **kwargs)
 
 
-@pytest.mark.parametrize("statistic, common", [("ZMS", True), ("ZMS", False), ("ZM", True),
-                                               ("RCE", False)])
+@pytest.mark.parametrize(
+    "statistic, common", [("ZMS", True), ("ZMS", False), ("ZM", True), ("RCE", False)]
+)
 def test_each_ordering_is_a_local_calibration_of_the_reordered_data(statistic, common):
     ds = _stratified_example()
-    res = _quiet(ordering_study, ds, statistic=statistic, conditioning="x", n_bins=20,
-                 n_orderings=3, n_boot=400, rng=7, progress=False, common_bootstrap=common)
+    res = _quiet(
+        ordering_study,
+        ds,
+        statistic=statistic,
+        conditioning="x",
+        n_bins=20,
+        n_orderings=3,
+        n_boot=400,
+        rng=7,
+        progress=False,
+        common_bootstrap=common,
+    )
     # common bootstrap: the same random numbers as local_calibration for the same rng
     assert ("boot_seed" in res.coords) == (not common)
-    data_order = _quiet(uqviz.local_calibration, ds, statistic=statistic, conditioning="x",
-                        n_bins=20, n_boot=400, rng=7)
+    data_order = _quiet(
+        uqviz.local_calibration,
+        ds,
+        statistic=statistic,
+        conditioning="x",
+        n_bins=20,
+        n_boot=400,
+        rng=7,
+    )
     np.testing.assert_array_equal(res.estimate_data, data_order.estimate)
     np.testing.assert_array_equal(res.valid_data, data_order.valid)
     assert float(res.fv_data) == float(uqviz.fraction_valid(data_order).estimate)
     for i in range(3):
         rows = _ordering_rows(ds.x.values, int(res.tie_seed[i]), 20)
-        loc = _quiet(uqviz.local_calibration, ds.isel(point=rows), statistic=statistic,
-                     conditioning="x", n_bins=20, n_boot=400,
-                     rng=7 if common else int(res.boot_seed[i]))
+        loc = _quiet(
+            uqviz.local_calibration,
+            ds.isel(point=rows),
+            statistic=statistic,
+            conditioning="x",
+            n_bins=20,
+            n_boot=400,
+            rng=7 if common else int(res.boot_seed[i]),
+        )
         np.testing.assert_array_equal(res.estimate[i], loc.estimate)
         np.testing.assert_array_equal(res.valid[i], loc.valid)
         assert float(res.fv_ordering[i]) == float(uqviz.fraction_valid(loc).estimate)
@@ -65,35 +89,75 @@ def test_each_ordering_is_a_local_calibration_of_the_reordered_data(statistic, c
 def test_results_do_not_depend_on_the_chunk_size():
     ds = _stratified_example(seed=1)
     for common in (True, False):
-        kw = dict(conditioning="x", n_bins=15, n_orderings=7, n_boot=300, rng=3,
-                  progress=False, common_bootstrap=common)
+        kw = dict(
+            conditioning="x",
+            n_bins=15,
+            n_orderings=7,
+            n_boot=300,
+            rng=3,
+            progress=False,
+            common_bootstrap=common,
+        )
         ref = _quiet(ordering_study, ds, chunk_size=1, **kw)
         for chunk in (3, 7, None):
             other = _quiet(ordering_study, ds, chunk_size=chunk, **kw)
-            for name in ("fv_ordering", "fv_binomial_ordering", "estimate", "valid", "fv_lower",
-                         "fv_binomial_upper") + (() if common else ("boot_seed",)):
+            for name in (
+                "fv_ordering",
+                "fv_binomial_ordering",
+                "estimate",
+                "valid",
+                "fv_lower",
+                "fv_binomial_upper",
+            ) + (() if common else ("boot_seed",)):
                 np.testing.assert_array_equal(other[name], ref[name])
 
 
 def test_no_ties_gives_zero_spread():
     ds = uqviz.synthetic.default_example()  # continuous feature X: no ties
-    res = _quiet(ordering_study, ds, conditioning="X", n_bins=25, n_orderings=6, n_boot=300,
-                 rng=0, progress=False)
+    res = _quiet(
+        ordering_study,
+        ds,
+        conditioning="X",
+        n_bins=25,
+        n_orderings=6,
+        n_boot=300,
+        rng=0,
+        progress=False,
+    )
     assert res.attrs["n_distinct"] == ds.sizes["point"]
     assert np.ptp(res.fv_ordering.values) == 0.0
     assert float(res.fv_lower) == float(res.fv_upper) == float(res.fv_data)
-    np.testing.assert_array_equal(res.estimate, np.broadcast_to(res.estimate_data,
-                                                                res.estimate.shape))
+    np.testing.assert_array_equal(
+        res.estimate, np.broadcast_to(res.estimate_data, res.estimate.shape)
+    )
     # the paper's procedure (fresh bootstrap numbers): same estimates, validity varies
-    fresh = _quiet(ordering_study, ds, conditioning="X", n_bins=25, n_orderings=6, n_boot=300,
-                   rng=0, progress=False, common_bootstrap=False)
+    fresh = _quiet(
+        ordering_study,
+        ds,
+        conditioning="X",
+        n_bins=25,
+        n_orderings=6,
+        n_boot=300,
+        rng=0,
+        progress=False,
+        common_bootstrap=False,
+    )
     np.testing.assert_array_equal(fresh.estimate, res.estimate)
 
 
 def test_summaries_are_quantiles_and_binomial_draws():
     ds = _stratified_example(seed=2)
-    res = _quiet(ordering_study, ds, conditioning="x", n_bins=20, n_orderings=60, n_boot=200,
-                 rng=5, progress=False, ci=0.9)
+    res = _quiet(
+        ordering_study,
+        ds,
+        conditioning="x",
+        n_bins=20,
+        n_orderings=60,
+        n_boot=200,
+        rng=5,
+        progress=False,
+        ci=0.9,
+    )
     fv, fb = res.fv_ordering.values, res.fv_binomial_ordering.values
     assert float(res.fv) == pytest.approx(fv.mean())
     assert float(res.fv_lower) == pytest.approx(np.quantile(fv, 0.05))
@@ -109,8 +173,16 @@ def test_summaries_are_quantiles_and_binomial_draws():
 
 def test_datatree_and_bad_input():
     tree = uqviz.from_datasets({"a": _stratified_example(800, 1), "b": _stratified_example(900, 2)})
-    res = _quiet(ordering_study, tree, conditioning="x", n_bins=8, n_orderings=4, n_boot=200,
-                 rng=0, progress=False)
+    res = _quiet(
+        ordering_study,
+        tree,
+        conditioning="x",
+        n_bins=8,
+        n_orderings=4,
+        n_boot=200,
+        rng=0,
+        progress=False,
+    )
     assert res.fv_ordering.dims == ("dataset", "ordering") and res.sizes["dataset"] == 2
     ds = _stratified_example(200)
     with pytest.raises(ValueError, match="statistic must be"):
@@ -137,8 +209,17 @@ def test_qm9_mean_fraction_of_valid_lzms_bins(qm9, feature, paper_mean):
     # mean). Issue 36, item 4: the study's f_v is the paper's, every bin whose interval
     # holds 1 counted (heavy-tailed bins too; 0.49 and 0.54 when they were left out).
     n = 30
-    res = _quiet(ordering_study, qm9, conditioning=feature, n_bins=100, n_orderings=n,
-                 n_boot=5000, rng=2023, progress=False, common_bootstrap=False)
+    res = _quiet(
+        ordering_study,
+        qm9,
+        conditioning=feature,
+        n_bins=100,
+        n_orderings=n,
+        n_boot=5000,
+        rng=2023,
+        progress=False,
+        common_bootstrap=False,
+    )
     spread = float(res.fv_ordering.std())
     assert 0.0 < spread < 0.05  # stratified: orderings matter, but little (Pernot 2023)
     assert float(res.fv) == pytest.approx(float(res["valid"].mean("bin").mean()))
@@ -156,8 +237,16 @@ def test_qm9_mean_fraction_of_valid_lzms_bins(qm9, feature, paper_mean):
 
 def test_common_bootstrap_equals_local_calibration_for_the_same_rng_in_a_tree():
     tree = uqviz.from_datasets({"a": _stratified_example(900, 3), "b": _stratified_example(700, 4)})
-    res = _quiet(ordering_study, tree, conditioning="x", n_bins=6, n_orderings=2, n_boot=300,
-                 rng=11, progress=False)
+    res = _quiet(
+        ordering_study,
+        tree,
+        conditioning="x",
+        n_bins=6,
+        n_orderings=2,
+        n_boot=300,
+        rng=11,
+        progress=False,
+    )
     loc = _quiet(uqviz.local_calibration, tree, conditioning="x", n_bins=6, n_boot=300, rng=11)
     np.testing.assert_array_equal(res.estimate_data, loc.estimate)
     np.testing.assert_array_equal(res.valid_data, loc.valid)
@@ -169,15 +258,34 @@ def test_default_bins_dims_and_option_checks():
     res = _quiet(ordering_study, ds, conditioning="x", n_orderings=3, n_boot=100, rng=0)
     assert res.sizes["bin"] == 20  # min(round(sqrt(2000)), 2000 // 100)
     assert "replicate" not in res.dims and res.estimate.dims == ("ordering", "bin")
-    for name in ("fv", "fv_lower", "fv_upper", "fv_binomial", "fv_binomial_lower",
-                 "fv_binomial_upper", "fv_data", "fv_data_lower", "fv_data_upper"):
+    for name in (
+        "fv",
+        "fv_lower",
+        "fv_upper",
+        "fv_binomial",
+        "fv_binomial_lower",
+        "fv_binomial_upper",
+        "fv_data",
+        "fv_data_lower",
+        "fv_data_upper",
+    ):
         assert res[name].dims == ()
-    bad = [("n_bins", "10", TypeError), ("n_bins", True, TypeError), ("n_bins", 0, ValueError),
-           ("n_bins", -1, ValueError), ("n_bins", 2001, ValueError), ("ci", 1.5, ValueError),
-           ("n_boot", 1, ValueError), ("chunk_size", 0, ValueError),
-           ("statistic", "CC", ValueError), ("rng", np.random.RandomState(0), TypeError),
-           ("progress", "yes", TypeError), ("n_orderings", 2.5, ValueError),
-           ("common_bootstrap", "no", TypeError), ("method", "chi2", ValueError)]
+    bad = [
+        ("n_bins", "10", TypeError),
+        ("n_bins", True, TypeError),
+        ("n_bins", 0, ValueError),
+        ("n_bins", -1, ValueError),
+        ("n_bins", 2001, ValueError),
+        ("ci", 1.5, ValueError),
+        ("n_boot", 1, ValueError),
+        ("chunk_size", 0, ValueError),
+        ("statistic", "CC", ValueError),
+        ("rng", np.random.RandomState(0), TypeError),
+        ("progress", "yes", TypeError),
+        ("n_orderings", 2.5, ValueError),
+        ("common_bootstrap", "no", TypeError),
+        ("method", "chi2", ValueError),
+    ]
     for option, value, error in bad:
         with pytest.raises(error, match=option):
             kw = {"n_orderings": 2, "n_boot": 50, option: value}

@@ -15,8 +15,7 @@ def _stratified(m=2000, seed=0):
     rng = np.random.default_rng(seed)
     x = rng.integers(0, 30, m).astype(float)
     u = rng.uniform(0.5, 2.0, m)
-    return uqviz.from_arrays(u * rng.standard_normal(m) * (0.7 + 0.02 * x), u,
-                             features={"x": x})
+    return uqviz.from_arrays(u * rng.standard_normal(m) * (0.7 + 0.02 * x), u, features={"x": x})
 
 
 @pytest.mark.parametrize("window", [None, 1, 37, 2000])
@@ -32,12 +31,14 @@ def test_running_mean_and_mean_square_equal_pandas_rolling(window):
     np.testing.assert_array_equal(res.x, ds.x.values[order])
     n = 2000 - w + 1  # windows: one starts at each rank from which w points remain
     assert res.running_mean.dims == ("rank",) and res.sizes["rank"] == 2000
-    np.testing.assert_allclose(res.running_mean[:n], z.rolling(w).mean().values[w - 1:],
-                               rtol=1e-10, atol=1e-13)
-    np.testing.assert_allclose(res.running_ms[:n], (z**2).rolling(w).mean().values[w - 1:],
-                               rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(
+        res.running_mean[:n], z.rolling(w).mean().values[w - 1 :], rtol=1e-10, atol=1e-13
+    )
+    np.testing.assert_allclose(
+        res.running_ms[:n], (z**2).rolling(w).mean().values[w - 1 :], rtol=1e-10, atol=1e-13
+    )
     xs = ds.x.values[order]
-    np.testing.assert_array_equal(res.x_window[:n], 0.5 * (xs[:n] + xs[w - 1:]))
+    np.testing.assert_array_equal(res.x_window[:n], 0.5 * (xs[:n] + xs[w - 1 :]))
     for name in ("running_mean", "running_ms", "x_window", "x_window_lower", "x_window_upper"):
         assert np.isnan(res[name].values[n:]).all() and not np.isnan(res[name].values[:n]).any()
 
@@ -65,8 +66,9 @@ def test_reliability_rmse_and_rmv_per_bin_equal_a_groupby():
     np.testing.assert_allclose(rel.rmse, np.sqrt(g.e2.mean()), rtol=1e-12)
     np.testing.assert_allclose(rel.rmv, np.sqrt(g.v.mean()), rtol=1e-12)
     assert np.all(rel.rmse_lower < rel.rmse) and np.all(rel.rmse < rel.rmse_upper)
-    np.testing.assert_array_equal(rel.valid, (rel.rmse_lower <= rel.rmv)
-                                  & (rel.rmv <= rel.rmse_upper))
+    np.testing.assert_array_equal(
+        rel.valid, (rel.rmse_lower <= rel.rmv) & (rel.rmv <= rel.rmse_upper)
+    )
     assert int(rel.valid.sum()) >= 6  # calibrated data: most bins consistent
     # default number of bins: the local statistics' rule min(round(sqrt(M)), M // 100)
     assert reliability(ds, n_boot=200, rng=0).sizes["bin"] == 30
@@ -91,16 +93,21 @@ def test_reliability_methods_are_interval_methods_and_verdicts_come_from_bca():
     for method in ("bca", "percentile", "basic", "chi2"):
         rel = reliability(ds, n_bins=5, n_boot=300, method=method, rng=0)
         assert rel.attrs["method"] == method
-        zeta, valid = verdict(rel.rmse.values, rel.rmv.values, rel.rmse_lower.values,
-                              rel.rmse_upper.values)
+        zeta, valid = verdict(
+            rel.rmse.values, rel.rmv.values, rel.rmse_lower.values, rel.rmse_upper.values
+        )
         np.testing.assert_array_equal(rel.valid, valid)
         np.testing.assert_array_equal(rel.zeta, zeta)
     with pytest.raises(ValueError, match="method"):
         reliability(ds, method="bootstrap")
-    for option, value, error in [("n_bins", "10", TypeError), ("n_bins", 0, ValueError),
-                                 ("n_bins", 2001, ValueError), ("ci", 2.0, ValueError),
-                                 ("n_boot", 1, ValueError), ("rng", np.random.RandomState(0),
-                                                             TypeError)]:
+    for option, value, error in [
+        ("n_bins", "10", TypeError),
+        ("n_bins", 0, ValueError),
+        ("n_bins", 2001, ValueError),
+        ("ci", 2.0, ValueError),
+        ("n_boot", 1, ValueError),
+        ("rng", np.random.RandomState(0), TypeError),
+    ]:
         with pytest.raises(error, match=option):
             reliability(ds, **{option: value})
     tree = uqviz.from_datasets({"a": ds, "b": uqviz.synthetic.nig(1500, nu=8, rng=5)})

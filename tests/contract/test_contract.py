@@ -35,13 +35,21 @@ from tests.conftest import conventions_tables, make_small_dataset, make_small_tr
 # discovery
 # ----------------------------------------------------------------------------------------
 
-NAMESPACES = ["uqviz", "uqviz.datasets", "uqviz.synthetic", "uqviz.generative",
-              "uqviz.statistics", "uqviz.experiments", "uqviz.quantile"]
+NAMESPACES = [
+    "uqviz",
+    "uqviz.datasets",
+    "uqviz.synthetic",
+    "uqviz.generative",
+    "uqviz.statistics",
+    "uqviz.experiments",
+    "uqviz.quantile",
+]
 
 
 def _ui_modules():
     import uqviz.plots
     import uqviz.widgets
+
     out = []
     for pkg in (uqviz.plots, uqviz.widgets):
         for info in pkgutil.iter_modules(pkg.__path__):
@@ -53,8 +61,11 @@ def _ui_modules():
 def _public_names(mod):
     names = getattr(mod, "__all__", None)
     if names is None:  # no __all__: the public names defined in the module itself
-        names = [n for n, o in vars(mod).items()
-                 if not n.startswith("_") and getattr(o, "__module__", None) == mod.__name__]
+        names = [
+            n
+            for n, o in vars(mod).items()
+            if not n.startswith("_") and getattr(o, "__module__", None) == mod.__name__
+        ]
     return list(names)
 
 
@@ -96,31 +107,62 @@ def _params(obj):
 
 # Parameter names that hold data (E/uE datasets, result Datasets to plot or summarise,
 # arrays of multivariate predictions, files, formulas); they may be positional.
-DATA_NAMES = {"data", "ds", "df", "path", "y", "mean", "scale", "errors", "uncertainties",
-              "datasets", "e", "u", "result", "results", "shapes", "fv", "nig_curve",
-              "formula", "formulas", "y_true", "y_pred", "X"}
+DATA_NAMES = {
+    "data",
+    "ds",
+    "df",
+    "path",
+    "y",
+    "mean",
+    "scale",
+    "errors",
+    "uncertainties",
+    "datasets",
+    "e",
+    "u",
+    "result",
+    "results",
+    "shapes",
+    "fv",
+    "nig_curve",
+    "formula",
+    "formulas",
+    "y_true",
+    "y_pred",
+    "X",
+}
 
 # Necessary exceptions to "no data -> keyword-only", each with its reason.
 POSITIONAL_ALLOWED = {
     ("uqviz.get_statistic", "name"): "a registry lookup: the name is the subject, not an option",
-    ("uqviz.statistics.register_statistic", "statistic"):
-        "the Statistic object registered is the subject of the call",
-    ("uqviz.statistics.unregister_statistic", "name"):
-        "a registry lookup: the name is the subject, as in get_statistic",
+    (
+        "uqviz.statistics.register_statistic",
+        "statistic",
+    ): "the Statistic object registered is the subject of the call",
+    (
+        "uqviz.statistics.unregister_statistic",
+        "name",
+    ): "a registry lookup: the name is the subject, as in get_statistic",
     ("uqviz.generative.get_generative", "spec"): "a lookup: the specification is the subject",
-    ("uqviz.from_estimator", "estimator"):
-        "the fitted model is the subject: it makes the predictions from X, as in scikit-learn's "
-        "scorers (estimator, X, y)",
+    (
+        "uqviz.from_estimator",
+        "estimator",
+    ): "the fitted model is the subject: it makes the predictions from X, as in scikit-learn's "
+    "scorers (estimator, X, y)",
     ("uqviz.generative.as_generatives", "spec"): "a lookup: the specification is the subject",
-    ("uqviz.generative.student_t", "nu"):
-        "a distribution factory's one defining parameter, as scipy.stats.t(df)",
+    (
+        "uqviz.generative.student_t",
+        "nu",
+    ): "a distribution factory's one defining parameter, as scipy.stats.t(df)",
     ("uqviz.datasets.fetch", "key"): "a file lookup: the registry key is the subject",
-    ("uqviz.stored_study", "compute"):
-        "the computation stored is the subject of the call, beside its file (a cache, "
-        "as functools.cache(func))",
+    (
+        "uqviz.stored_study",
+        "compute",
+    ): "the computation stored is the subject of the call, beside its file (a cache, "
+    "as functools.cache(func))",
     ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
     ("uqviz.compare_models", "tree"): "the models compared: a DataTree of forecasts of the "
-                                      "same points is the data",
+    "same points is the data",
     ("uqviz.compare_forecasts", "a"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.compare_forecasts", "b"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
@@ -130,14 +172,24 @@ POSITIONAL_ALLOWED = {
     ("uqviz.statistics.Statistic", "name"): "a record (dataclass) of the statistics registry",
     ("uqviz.statistics.Statistic", "func"): "a record (dataclass) of the statistics registry",
     ("uqviz.statistics.Statistic", "kind"): "a record (dataclass) of the statistics registry",
-    **{("uqviz.statistics.Statistic", f): "a record (dataclass) of the statistics registry"
-       for f in ("columns", "reference", "description", "counts", "given_u")},
-    **{(f"uqviz.statistics.{f}", "statistic"):
-       "an array-level registry helper: the statistic is the subject, as in get_statistic"
-       for f in ("point_estimate", "reference_value", "excess_over_reference")},
-    **{(f"uqviz.synthetic.{f}", "size"):
-       "a drawing function: the size of the set drawn is its subject (numpy's size)"
-       for f in ("nig", "tig", "calibrated", "draw_calibrated", "student_t_scaled")},
+    **{
+        ("uqviz.statistics.Statistic", f): "a record (dataclass) of the statistics registry"
+        for f in ("columns", "reference", "description", "counts", "given_u")
+    },
+    **{
+        (
+            f"uqviz.statistics.{f}",
+            "statistic",
+        ): "an array-level registry helper: the statistic is the subject, as in get_statistic"
+        for f in ("point_estimate", "reference_value", "excess_over_reference")
+    },
+    **{
+        (
+            f"uqviz.synthetic.{f}",
+            "size",
+        ): "a drawing function: the size of the set drawn is its subject (numpy's size)"
+        for f in ("nig", "tig", "calibrated", "draw_calibrated", "student_t_scaled")
+    },
 }
 
 
@@ -149,8 +201,7 @@ def _is_data_name(name):
 def test_signature_data_positional_options_keyword_only(qual):
     obj = PUBLIC[qual]
     bad = []
-    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY,
-                        inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    positional_kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     seen_option = False
     for p in _params(obj):
         if p.name.startswith("_"):
@@ -168,8 +219,11 @@ def test_signature_data_positional_options_keyword_only(qual):
 
 
 def test_positional_allow_list_is_current():
-    stale = [k for k in POSITIONAL_ALLOWED
-             if k[0] not in PUBLIC or k[1] not in inspect.signature(PUBLIC[k[0]]).parameters]
+    stale = [
+        k
+        for k in POSITIONAL_ALLOWED
+        if k[0] not in PUBLIC or k[1] not in inspect.signature(PUBLIC[k[0]]).parameters
+    ]
     assert not stale, f"allow-list entries that match no public parameter: {stale}"
 
 
@@ -177,25 +231,32 @@ def test_positional_allow_list_is_current():
 # 2. option names: forbidden names and the contract's vocabulary
 # ----------------------------------------------------------------------------------------
 
-FORBIDDEN = {"seed": "rng", "bins": "n_bins", "ci_method": "method", "mqce_ci": "method",
-             "min_per_bin": "min_count", "range": "(a named option, not the builtin)"}
+FORBIDDEN = {
+    "seed": "rng",
+    "bins": "n_bins",
+    "ci_method": "method",
+    "mqce_ci": "method",
+    "min_per_bin": "min_count",
+    "range": "(a named option, not the builtin)",
+}
 
 # (pattern of a parameter name meaning a contract concept, the contract's name)
 SYNONYMS = [
     # "level"/"levels" are the nominal probabilities of prediction intervals (their own
     # contract name); "conf_level", "ci_level" still mean ci
-    (r"^(ci|conf|confidence|alpha|cl)(_\w+)?$|^\w+_(ci|conf|confidence|level|alpha)$",
-     "ci"),
-    (r"^(n_?boots?|nboot|num_boot\w*|n_bootstraps?|n_resamples?|bootstrap_(samples|reps|"
-     r"replicates|n)|boot_(samples|reps|n))$", "n_boot"),
+    (r"^(ci|conf|confidence|alpha|cl)(_\w+)?$|^\w+_(ci|conf|confidence|level|alpha)$", "ci"),
+    (
+        r"^(n_?boots?|nboot|num_boot\w*|n_bootstraps?|n_resamples?|bootstrap_(samples|reps|"
+        r"replicates|n)|boot_(samples|reps|n))$",
+        "n_boot",
+    ),
     (r"^(n_?mc\w*|n_?sims?|n_simulations?|mc_(samples|size|n)|n_?draws?|n_samples?)$", "n_mc"),
     (r"^(n_?bins?(_\w+)?|num_bins|nbins|n_bins_\w+)$", "n_bins"),
     (r"^(\w*_?seed|random_state|random_seed|\w+_rng|rng_\w+|random|generator)$", "rng"),
     (r"^(progress_?bar|show_progress|progress_\w+|\w+_progress|verbose|pbar|tqdm)$", "progress"),
     (r"^(dask_client|client_\w+|\w+_client|scheduler|cluster)$", "client"),
     (r"^(\w+_method|method_\w+|interval|interval_type|ci_type|kind_ci)$", "method"),
-    (r"^(min_per_bin|min_(points|size|per_bin|n|bin_count|count_\w+)|min_bin_\w+)$",
-     "min_count"),
+    (r"^(min_per_bin|min_(points|size|per_bin|n|bin_count|count_\w+)|min_bin_\w+)$", "min_count"),
     # "scores" names proper scoring rules (proper_scores), not registered statistics
     (r"^(stat|stats|metric|metrics|statistic_names?)$", "statistic(s)"),
     (r"^(condition|cond|condition_on|conditioned_on|x_variable|xvar|by)$", "conditioning"),
@@ -217,8 +278,10 @@ def test_no_forbidden_option_names(qual):
     if "engine" in inspect.signature(obj).parameters:
         doc = _engine_doc(obj).lower()
         if not ("numba" in doc and "numpy" in doc) or re.search(r"netcdf|h5|scipy|zarr", doc):
-            bad.append("engine must mean the resampler ('numba'/'numpy'); documented as "
-                       f"{doc.strip()[:80]!r}")
+            bad.append(
+                "engine must mean the resampler ('numba'/'numpy'); documented as "
+                f"{doc.strip()[:80]!r}"
+            )
         if PUBLIC[qual].__name__ in ("save_study", "load_study"):
             bad.append("engine is the netCDF backend here (use backend)")
     assert not bad, f"{qual}: " + "; ".join(dict.fromkeys(bad))
@@ -226,9 +289,11 @@ def test_no_forbidden_option_names(qual):
 
 # A name that matches a synonym pattern but means something else, each with its reason.
 VOCABULARY_EXCEPTIONS = {
-    ("uqviz.from_predictions", "level"):
-        "the nominal coverage of an interval the user gives (a probability level, as the dim "
-        "`level`), not the `ci` of an interval uqviz computes",
+    (
+        "uqviz.from_predictions",
+        "level",
+    ): "the nominal coverage of an interval the user gives (a probability level, as the dim "
+    "`level`), not the `ci` of an interval uqviz computes",
 }
 
 
@@ -241,16 +306,22 @@ def test_option_names_use_the_contract_vocabulary(qual):
         if (qual, p.name) in VOCABULARY_EXCEPTIONS:
             continue
         for pattern, name in SYNONYMS:
-            if re.match(pattern, p.name) and p.name not in name.replace("(s)", "|s").split("|") \
-                    and p.name not in ("statistic", "statistics", name):
+            if (
+                re.match(pattern, p.name)
+                and p.name not in name.replace("(s)", "|s").split("|")
+                and p.name not in ("statistic", "statistics", name)
+            ):
                 bad.append(f"{p.name} means {name}")
                 break
     assert not bad, f"{qual}: " + "; ".join(bad)
 
 
 def test_vocabulary_exceptions_are_current():
-    stale = [k for k in VOCABULARY_EXCEPTIONS
-             if k[0] not in PUBLIC or k[1] not in inspect.signature(PUBLIC[k[0]]).parameters]
+    stale = [
+        k
+        for k in VOCABULARY_EXCEPTIONS
+        if k[0] not in PUBLIC or k[1] not in inspect.signature(PUBLIC[k[0]]).parameters
+    ]
     assert not stale, f"vocabulary exceptions that match no public parameter: {stale}"
 
 
@@ -265,8 +336,14 @@ def test_vocabulary_exceptions_are_current():
 
 # random computations that take a client (docs/conventions.md, `client`); the synthetic draws
 # and the interactive explorers run where they are called
-_NO_CLIENT = {"calibrated", "draw_calibrated", "nig", "tig", "ConditionalExplorer",
-              "ReferenceExplorer"}
+_NO_CLIENT = {
+    "calibrated",
+    "draw_calibrated",
+    "nig",
+    "tig",
+    "ConditionalExplorer",
+    "ReferenceExplorer",
+}
 
 
 @pytest.mark.parametrize("qual", sorted(PUBLIC))
@@ -277,23 +354,41 @@ def test_bootstrap_and_monte_carlo_functions_take_a_client(qual):
         return
     if _short(qual) in _NO_CLIENT or not ({"n_boot", "n_mc", "n_datasets"} & set(sig)):
         return
-    assert "client" in sig and sig["client"].kind is inspect.Parameter.KEYWORD_ONLY, \
+    assert "client" in sig and sig["client"].kind is inspect.Parameter.KEYWORD_ONLY, (
         f"{qual}: bootstrap or Monte Carlo without a keyword-only client option"
+    )
 
 
 # the functions the contract's tables name exist under these names at uqviz.<name>
-CONTRACT_FUNCTIONS = ["validate_average", "decimation_curve", "validate_simulated",
-                      "validate_with_references", "report", "local_calibration", "reliability",
-                      "ordering_study", "validation_probability", "extrapolate", "binned_errors",
-                      "simulated_reference", "qce", "nees", "nees_test", "confidence_curve",
-                      "fraction_valid", "interval_coverage", "calibration_curve",
-                      "proper_scores"]
+CONTRACT_FUNCTIONS = [
+    "validate_average",
+    "decimation_curve",
+    "validate_simulated",
+    "validate_with_references",
+    "report",
+    "local_calibration",
+    "reliability",
+    "ordering_study",
+    "validation_probability",
+    "extrapolate",
+    "binned_errors",
+    "simulated_reference",
+    "qce",
+    "nees",
+    "nees_test",
+    "confidence_curve",
+    "fraction_valid",
+    "interval_coverage",
+    "calibration_curve",
+    "proper_scores",
+]
 
 
 @pytest.mark.parametrize("name", CONTRACT_FUNCTIONS)
 def test_contract_functions_are_exported(name):
-    assert name in uqviz.__all__ and callable(getattr(uqviz, name, None)), \
+    assert name in uqviz.__all__ and callable(getattr(uqviz, name, None)), (
         f"uqviz.{name} (named by docs/conventions.md) is not exported"
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -302,53 +397,141 @@ def test_contract_functions_are_exported(name):
 
 # Cheap options per function taking E/uE data, under the contract's names.
 EUE_CALLS = {
-    "validate_average": dict(statistics=("ZMS", "RCE"), n_boot=50, ci=0.9, method="percentile",
-                             rng=1),
+    "validate_average": dict(
+        statistics=("ZMS", "RCE"), n_boot=50, ci=0.9, method="percentile", rng=1
+    ),
     "tailedness": {},
     "distribution_shapes": {},
     "fit_f": {},
     "fit_inverse_gamma": {},
     "fit_student_t": {},
-    "decimation_curve": dict(statistics=("ZMS",), fractions=(0.0, 0.5), n_boot=50, ci=0.9,
-                             method="percentile", rng=1),
+    "decimation_curve": dict(
+        statistics=("ZMS",), fractions=(0.0, 0.5), n_boot=50, ci=0.9, method="percentile", rng=1
+    ),
     "decimated": dict(fraction=0.5),
-    "local_calibration": dict(statistic="ZMS", conditioning="uE", n_bins=4, binning="equal_count",
-                              n_boot=50, ci=0.9, method="percentile", rng=1),
-    "local_interval_coverage": dict(level=0.9, conditioning="uE", n_bins=4,
-                                    binning="equal_count", ci=0.9, rng=1),
-    "binned_errors": dict(statistics=("ENCE", "ZMSE"), conditioning="uE", n_bins=4,
-                          binning="equal_count"),
-    "reliability": dict(conditioning="uE", n_bins=4, binning="equal_count", n_boot=50, ci=0.9,
-                        rng=1),
+    "local_calibration": dict(
+        statistic="ZMS",
+        conditioning="uE",
+        n_bins=4,
+        binning="equal_count",
+        n_boot=50,
+        ci=0.9,
+        method="percentile",
+        rng=1,
+    ),
+    "local_interval_coverage": dict(
+        level=0.9, conditioning="uE", n_bins=4, binning="equal_count", ci=0.9, rng=1
+    ),
+    "binned_errors": dict(
+        statistics=("ENCE", "ZMSE"), conditioning="uE", n_bins=4, binning="equal_count"
+    ),
+    "reliability": dict(
+        conditioning="uE", n_bins=4, binning="equal_count", n_boot=50, ci=0.9, rng=1
+    ),
     "running_statistics": dict(conditioning="uE", window=50),
-    "ordering_study": dict(statistic="ZMS", conditioning="x", n_bins=4, n_orderings=3, n_boot=50,
-                           ci=0.9, rng=1, progress=False),
-    "adversarial_validation": dict(statistic="ZMS", sizes=(100, 20), n_groups=20, n_boot=50,
-                                   n_mc=4, ci=0.9, method="percentile", rng=1, progress=False),
-    "adversarial_group_calibration": dict(statistic="RMSCE", num_group_bins=3, num_group_draws=2,
-                                          num_trials=2, proportions="quantile", n_levels=20,
-                                          rng=1),
-    "simulated_reference": dict(statistic="ENCE", generative="normal", n_mc=20, n_bins=4,
-                                conditioning="uE", ci=0.9, rng=1, progress=False),
-    "validate_simulated": dict(statistic="ENCE", generative="normal", n_mc=20, n_boot=50,
-                               n_bins=4, conditioning="uE", ci=0.9, rng=1, progress=False),
-    "validate_with_references": dict(statistic="ENCE", generative=("normal", "t6"), n_mc=20,
-                                     n_boot=50, n_bins=4, ci=0.9, rng=1, progress=False),
+    "ordering_study": dict(
+        statistic="ZMS",
+        conditioning="x",
+        n_bins=4,
+        n_orderings=3,
+        n_boot=50,
+        ci=0.9,
+        rng=1,
+        progress=False,
+    ),
+    "adversarial_validation": dict(
+        statistic="ZMS",
+        sizes=(100, 20),
+        n_groups=20,
+        n_boot=50,
+        n_mc=4,
+        ci=0.9,
+        method="percentile",
+        rng=1,
+        progress=False,
+    ),
+    "adversarial_group_calibration": dict(
+        statistic="RMSCE",
+        num_group_bins=3,
+        num_group_draws=2,
+        num_trials=2,
+        proportions="quantile",
+        n_levels=20,
+        rng=1,
+    ),
+    "simulated_reference": dict(
+        statistic="ENCE",
+        generative="normal",
+        n_mc=20,
+        n_bins=4,
+        conditioning="uE",
+        ci=0.9,
+        rng=1,
+        progress=False,
+    ),
+    "validate_simulated": dict(
+        statistic="ENCE",
+        generative="normal",
+        n_mc=20,
+        n_boot=50,
+        n_bins=4,
+        conditioning="uE",
+        ci=0.9,
+        rng=1,
+        progress=False,
+    ),
+    "validate_with_references": dict(
+        statistic="ENCE",
+        generative=("normal", "t6"),
+        n_mc=20,
+        n_boot=50,
+        n_bins=4,
+        ci=0.9,
+        rng=1,
+        progress=False,
+    ),
     "confidence_curve": dict(fractions=(0.0, 0.5), n_mc=20, n_boot=50, ci=0.9, rng=1),
-    "extrapolate": {"statistic": "ZMSE", "n_bins": (4, 6, 8, 10, 12),
-                    "min_count": 10, "fit_min_bins": 3, "n_boot": 20, "ci": 0.9,
-                    "rng": 1},
+    "extrapolate": {
+        "statistic": "ZMSE",
+        "n_bins": (4, 6, 8, 10, 12),
+        "min_count": 10,
+        "fit_min_bins": 3,
+        "n_boot": 20,
+        "ci": 0.9,
+        "rng": 1,
+    },
     "report": dict(n_boot=50, n_mc=20, n_bins=4, rng=1, progress=False, figures=False),
     "check_dataset": {},
     "z_scores": {},
     "interval_coverage": dict(levels=(0.5, 0.9), generative="t6", ci=0.9),
     "calibration_curve": dict(n_levels=20, kind="quantile", generative="normal", ci=0.9),
-    "group_coverage": dict(features=("y",), n_bins=4, n_mc=20, n_perm=20, n_directions=10,
-                           ci=0.9, rng=1, progress=False),
-    "proper_scores": dict(scores=("nll", "crps", "check", "interval"), generative="t6",
-                          levels=(0.5, 0.9), n_boot=50, ci=0.9, method="percentile", rng=1),
-    "predictive_scores": dict(scores=("nll", "crps", "check", "interval"), levels=(0.5, 0.9),
-                              n_boot=50, ci=0.9, method="percentile", rng=1),
+    "group_coverage": dict(
+        features=("y",),
+        n_bins=4,
+        n_mc=20,
+        n_perm=20,
+        n_directions=10,
+        ci=0.9,
+        rng=1,
+        progress=False,
+    ),
+    "proper_scores": dict(
+        scores=("nll", "crps", "check", "interval"),
+        generative="t6",
+        levels=(0.5, 0.9),
+        n_boot=50,
+        ci=0.9,
+        method="percentile",
+        rng=1,
+    ),
+    "predictive_scores": dict(
+        scores=("nll", "crps", "check", "interval"),
+        levels=(0.5, 0.9),
+        n_boot=50,
+        ci=0.9,
+        method="percentile",
+        rng=1,
+    ),
     "ConditionalExplorer": dict(n_bins=4, n_boot=50, rng=1),
     "ReferenceExplorer": dict(n_bins=4, n_mc=20, n_boot=50, rng=1),
     "fit_histogram": {},  # a plot: takes the data and a distribution_shapes result
@@ -356,14 +539,13 @@ EUE_CALLS = {
     "recalibrate": dict(method="bvs", folds=3, rng=1, conditioning="uE", n_bins=4),
     "pit": dict(generative="t6", rng=1),
     "validate_pit": dict(n_bins=5, ci=0.9, generative="normal", rng=1, n_band=50),
-    "local_pit": dict(conditioning="uE", n_bins=2, binning="equal_count", ci=0.9, rng=1,
-                      n_band=50),
+    "local_pit": dict(conditioning="uE", n_bins=2, binning="equal_count", ci=0.9, rng=1, n_band=50),
 }
 
 # functions whose first parameter is data but not a dataset of E/uE results
 NOT_EUE = {
     "uqviz.generative.empirical": "returns one Generative (a distribution), not a result "
-                                  "Dataset; a DataTree has no single distribution",
+    "Dataset; a DataTree has no single distribution",
     "uqviz.generative.get_generative": "a lookup; data only feeds 'empirical'",
     "uqviz.save_study": "ds is a study result written to a file, not E/uE data",
 }
@@ -407,6 +589,7 @@ def _call(qual, kind):
     args = (data,)
     if _short(qual) == "fit_histogram":
         import matplotlib.pyplot as plt
+
         plt.close("all")
         args = (data, uqviz.distribution_shapes(data))
     try:
@@ -420,8 +603,7 @@ def _call(qual, kind):
 def _ok(qual, kind):
     res, kwargs = _call(qual, kind)
     if isinstance(res, Exception):
-        pytest.fail(f"{qual}({kind}, {kwargs}) raised {type(res).__name__}: {res}",
-                    pytrace=False)
+        pytest.fail(f"{qual}({kind}, {kwargs}) raised {type(res).__name__}: {res}", pytrace=False)
     return res, kwargs
 
 
@@ -436,18 +618,21 @@ def test_accepts_dataset_and_datatree(qual, kind):
         return  # an explorer or a Report: accepting the tree is the contract
     if short == "fit_histogram":
         import matplotlib.axes
+
         assert isinstance(res, matplotlib.axes.Axes), f"{qual} must return the Axes"
         return
     if kind == "dataset":
-        assert isinstance(res, (xr.Dataset, xr.DataArray)), \
+        assert isinstance(res, (xr.Dataset, xr.DataArray)), (
             f"{qual} returned {type(res).__name__}, not an xarray.Dataset"
+        )
         assert "dataset" not in res.dims
         return
     if short in DATA_RETURNING and isinstance(res, xr.DataTree):
         assert list(res.children) == ["a", "b"]
         return
-    assert isinstance(res, (xr.Dataset, xr.DataArray)), \
+    assert isinstance(res, (xr.Dataset, xr.DataArray)), (
         f"{qual}(DataTree) returned {type(res).__name__}"
+    )
     assert "dataset" in res.dims, f"{qual}(DataTree): no 'dataset' dim; dims {dict(res.sizes)}"
     assert res["dataset"].values.tolist() == ["a", "b"]
     arrays = res.data_vars.values() if isinstance(res, xr.Dataset) else [res]
@@ -457,8 +642,13 @@ def test_accepts_dataset_and_datatree(qual, kind):
 
 def test_multivariate_functions_accept_arrays_and_a_dataset():
     y, mean, scale = _mv_arrays()
-    ds = xr.Dataset({"y": (("point", "variable"), y), "mean": (("point", "variable"), mean),
-                     "scale": (("point", "variable"), scale)})
+    ds = xr.Dataset(
+        {
+            "y": (("point", "variable"), y),
+            "mean": (("point", "variable"), mean),
+            "scale": (("point", "variable"), scale),
+        }
+    )
     bad = []
     for name, kw in [("qce", dict(n_bins=4, n_boot=50, rng=1)), ("nees", {}), ("nees_test", {})]:
         for what, args in [("arrays", (y, mean, scale)), ("Dataset", (ds,))]:
@@ -488,8 +678,10 @@ def _quantile_forecast():
     ds = _data("dataset")
     levels = np.array([0.05, 0.25, 0.5, 0.75, 0.95])
     q = 1.0 + ds["uE"].values[:, None] * stats.norm.ppf(levels)[None, :]
-    out = ds.drop_vars("y").assign(y=("point", ds["E"].values + 1.0),  # prediction 1
-                                   quantiles=(("point", "level"), q))
+    out = ds.drop_vars("y").assign(
+        y=("point", ds["E"].values + 1.0),  # prediction 1
+        quantiles=(("point", "level"), q),
+    )
     out = out.assign_coords(level=levels)
     out.attrs["forecast"] = "quantiles"
     return out
@@ -503,57 +695,129 @@ def _local():
 
 
 OTHER_CALLS = {
-    "local_calibration[PICP]": ("uqviz.local_calibration",
-                                lambda: ((_data("dataset"),),
-                                         dict(statistic="PICP", level=0.9, generative="t6",
-                                              conditioning="y", n_bins=4, ci=0.9))),
+    "local_calibration[PICP]": (
+        "uqviz.local_calibration",
+        lambda: (
+            (_data("dataset"),),
+            dict(statistic="PICP", level=0.9, generative="t6", conditioning="y", n_bins=4, ci=0.9),
+        ),
+    ),
     "acf": ("uqviz.acf", lambda: ((_local(),), {})),
     "fraction_valid": ("uqviz.fraction_valid", lambda: ((_local(),), dict(ci=0.9))),
     "qce": ("uqviz.qce", lambda: (_mv_arrays(), dict(n_bins=4, n_boot=50, ci=0.9, rng=1))),
     "nees": ("uqviz.nees", lambda: (_mv_arrays(), {})),
     "nees_test": ("uqviz.nees_test", lambda: (_mv_arrays(), dict(ci=0.9))),
-    "predictive_scores[quantiles]": ("uqviz.predictive_scores",
-                                     lambda: ((_quantile_forecast(),),
-                                              dict(n_boot=50, ci=0.9, rng=1))),
-    "compare_forecasts": ("uqviz.compare_forecasts",
-                          lambda: ((_data("dataset"),
-                                    _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])),
-                                   dict(scores=("crps", "interval"), levels=(0.5, 0.9),
-                                        n_boot=50, ci=0.9, method="percentile", rng=1))),
-    "compare_models": ("uqviz.compare_models",
-                       lambda: ((xr.DataTree.from_dict({
-                           "a": _data("dataset"),
-                           "b": _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])}),),
-                                dict(statistics=("ZMS", "MSE"), scores=("crps",), n_boot=50,
-                                     ci=0.9, method="percentile", rng=1))),
-    "nig_skewness_curve": ("uqviz.nig_skewness_curve",
-                           lambda: ((), dict(nu=(4.0, 6.0), size=2000, rng=1))),
-    "statistic_bias": ("uqviz.statistic_bias",
-                       lambda: ((), dict(nu_ig=(6.0,), nu_d=(6.0,), n_datasets=4, size=200,
-                                         rng=1, progress=False))),
-    "validation_probability": ("uqviz.validation_probability",
-                               lambda: ((), dict(nu=(6.0,), n_datasets=4, size=200, n_boot=50,
-                                                 ci=0.9, rng=1, progress=False))),
-    "operating_characteristics": ("uqviz.operating_characteristics",
-                                  lambda: ((), dict(scenarios=("calibrated",), size=200,
-                                                    n_datasets=2, verdicts=("average:ZMS",),
-                                                    n_boot=50, ci=0.9, rng=1,
-                                                    progress=False))),
-    "size_dependence": ("uqviz.size_dependence",
-                        lambda: ((), dict(statistics=("ENCE",), sizes=(200, 400), n_bins=(4, 8),
-                                          nu=(6.0,), n_mc=20, ci=0.9, rng=1))),
+    "predictive_scores[quantiles]": (
+        "uqviz.predictive_scores",
+        lambda: ((_quantile_forecast(),), dict(n_boot=50, ci=0.9, rng=1)),
+    ),
+    "compare_forecasts": (
+        "uqviz.compare_forecasts",
+        lambda: (
+            (_data("dataset"), _data("dataset").assign(uE=1.3 * _data("dataset")["uE"])),
+            dict(
+                scores=("crps", "interval"),
+                levels=(0.5, 0.9),
+                n_boot=50,
+                ci=0.9,
+                method="percentile",
+                rng=1,
+            ),
+        ),
+    ),
+    "compare_models": (
+        "uqviz.compare_models",
+        lambda: (
+            (
+                xr.DataTree.from_dict(
+                    {
+                        "a": _data("dataset"),
+                        "b": _data("dataset").assign(uE=1.3 * _data("dataset")["uE"]),
+                    }
+                ),
+            ),
+            dict(
+                statistics=("ZMS", "MSE"),
+                scores=("crps",),
+                n_boot=50,
+                ci=0.9,
+                method="percentile",
+                rng=1,
+            ),
+        ),
+    ),
+    "nig_skewness_curve": (
+        "uqviz.nig_skewness_curve",
+        lambda: ((), dict(nu=(4.0, 6.0), size=2000, rng=1)),
+    ),
+    "statistic_bias": (
+        "uqviz.statistic_bias",
+        lambda: (
+            (),
+            dict(nu_ig=(6.0,), nu_d=(6.0,), n_datasets=4, size=200, rng=1, progress=False),
+        ),
+    ),
+    "validation_probability": (
+        "uqviz.validation_probability",
+        lambda: (
+            (),
+            dict(nu=(6.0,), n_datasets=4, size=200, n_boot=50, ci=0.9, rng=1, progress=False),
+        ),
+    ),
+    "operating_characteristics": (
+        "uqviz.operating_characteristics",
+        lambda: (
+            (),
+            dict(
+                scenarios=("calibrated",),
+                size=200,
+                n_datasets=2,
+                verdicts=("average:ZMS",),
+                n_boot=50,
+                ci=0.9,
+                rng=1,
+                progress=False,
+            ),
+        ),
+    ),
+    "size_dependence": (
+        "uqviz.size_dependence",
+        lambda: (
+            (),
+            dict(
+                statistics=("ENCE",),
+                sizes=(200, 400),
+                n_bins=(4, 8),
+                nu=(6.0,),
+                n_mc=20,
+                ci=0.9,
+                rng=1,
+            ),
+        ),
+    ),
     "synthetic.nig": ("uqviz.synthetic.nig", lambda: ((), dict(size=100, n_datasets=3, rng=1))),
     "synthetic.tig": ("uqviz.synthetic.tig", lambda: ((), dict(size=100, n_datasets=3, rng=1))),
-    "synthetic.calibrated": ("uqviz.synthetic.calibrated",
-                             lambda: ((), dict(size=100, a=3.0, b=3.0, n_datasets=3, rng=1))),
-    "synthetic.default_example": ("uqviz.synthetic.default_example",
-                                  lambda: ((), dict(size=300, rng=1))),
+    "synthetic.calibrated": (
+        "uqviz.synthetic.calibrated",
+        lambda: ((), dict(size=100, a=3.0, b=3.0, n_datasets=3, rng=1)),
+    ),
+    "synthetic.default_example": (
+        "uqviz.synthetic.default_example",
+        lambda: ((), dict(size=300, rng=1)),
+    ),
 }
 
 # data constructors: their variables are data (E, uE, features), not results
-DATA_RESULTS = {"synthetic.nig", "synthetic.tig", "synthetic.calibrated",
-                "synthetic.default_example", "check_dataset", "decimated", "z_scores",
-                "recalibrate"}
+DATA_RESULTS = {
+    "synthetic.nig",
+    "synthetic.tig",
+    "synthetic.calibrated",
+    "synthetic.default_example",
+    "check_dataset",
+    "decimated",
+    "z_scores",
+    "recalibrate",
+}
 
 
 @functools.lru_cache(maxsize=None)
@@ -570,10 +834,12 @@ def _other(cid):
 
 
 # every result to check: id -> (callable, result, kwargs)
-RESULT_IDS = ([f"{_short(q)}[{k}]" for q in sorted(EUE) for k in ("dataset", "datatree")
-               if _short(q) not in ("ConditionalExplorer", "ReferenceExplorer", "report",
-                                    "fit_histogram")]
-              + sorted(OTHER_CALLS))
+RESULT_IDS = [
+    f"{_short(q)}[{k}]"
+    for q in sorted(EUE)
+    for k in ("dataset", "datatree")
+    if _short(q) not in ("ConditionalExplorer", "ReferenceExplorer", "report", "fit_histogram")
+] + sorted(OTHER_CALLS)
 _EUE_BY_NAME = {_short(q): q for q in EUE}
 
 
@@ -599,20 +865,46 @@ def _as_datasets(res):
     return [res]
 
 
-RESULT_VARIABLES = {"estimate", "ci_lower", "ci_upper", "se", "bias", "reference",
-                    "reference_se", "zeta", "valid"}
+RESULT_VARIABLES = {
+    "estimate",
+    "ci_lower",
+    "ci_upper",
+    "se",
+    "bias",
+    "reference",
+    "reference_se",
+    "zeta",
+    "valid",
+}
 # names that mean a contract variable under another name
 # "mean"/"value" only in results about a statistic (a parameter statistic/statistics): a
 # fitted distribution's mean is not a statistic's estimate
 STATISTIC_VALUE_SYNONYMS = {"mean": "estimate or reference", "value": "estimate"}
-RESULT_SYNONYMS = {"lower": "ci_lower",
-                   "upper": "ci_upper", "low": "ci_lower", "high": "ci_upper", "lo": "ci_lower",
-                   "hi": "ci_upper", "ci_low": "ci_lower", "ci_high": "ci_upper",
-                   "ci_lo": "ci_lower", "ci_hi": "ci_upper", "lower_bound": "ci_lower",
-                   "upper_bound": "ci_upper", "is_valid": "valid", "validity": "valid",
-                   "ok": "valid", "zeta_score": "zeta", "stderr": "se", "std_error": "se",
-                   "standard_error": "se", "ref": "reference", "ref_se": "reference_se",
-                   "reference_sd": "reference_se", "mc_se": "reference_se or se"}
+RESULT_SYNONYMS = {
+    "lower": "ci_lower",
+    "upper": "ci_upper",
+    "low": "ci_lower",
+    "high": "ci_upper",
+    "lo": "ci_lower",
+    "hi": "ci_upper",
+    "ci_low": "ci_lower",
+    "ci_high": "ci_upper",
+    "ci_lo": "ci_lower",
+    "ci_hi": "ci_upper",
+    "lower_bound": "ci_lower",
+    "upper_bound": "ci_upper",
+    "is_valid": "valid",
+    "validity": "valid",
+    "ok": "valid",
+    "zeta_score": "zeta",
+    "stderr": "se",
+    "std_error": "se",
+    "standard_error": "se",
+    "ref": "reference",
+    "ref_se": "reference_se",
+    "reference_sd": "reference_se",
+    "mc_se": "reference_se or se",
+}
 
 
 @pytest.mark.parametrize("rid", RESULT_IDS)
@@ -654,13 +946,32 @@ def test_result_variable_names(rid):
 # name)
 CONTRACT_DIMS = set(conventions_tables()["dim"])
 GRID_DIMS = {"fraction", "lag", "nu", "size", "n_bins", "generative", "scheme"}
-DIM_SYNONYMS = {"quantile": "level", "quantiles": "level", "levels": "level", "draw": "sample",
-                "mc": "sample", "simulation": "sample", "sim": "sample", "boot": "replicate",
-                "bootstrap": "replicate", "resample": "replicate", "stat": "statistic",
-                "bins": "bin", "points": "point", "index": "point", "obs": "point",
-                "datasets": "dataset", "orderings": "ordering", "permutation": "ordering",
-                "target": "variable", "output": "variable", "statistics": "statistic",
-                "fractions": "fraction", "sizes": "size", "lags": "lag"}
+DIM_SYNONYMS = {
+    "quantile": "level",
+    "quantiles": "level",
+    "levels": "level",
+    "draw": "sample",
+    "mc": "sample",
+    "simulation": "sample",
+    "sim": "sample",
+    "boot": "replicate",
+    "bootstrap": "replicate",
+    "resample": "replicate",
+    "stat": "statistic",
+    "bins": "bin",
+    "points": "point",
+    "index": "point",
+    "obs": "point",
+    "datasets": "dataset",
+    "orderings": "ordering",
+    "permutation": "ordering",
+    "target": "variable",
+    "output": "variable",
+    "statistics": "statistic",
+    "fractions": "fraction",
+    "sizes": "size",
+    "lags": "lag",
+}
 
 
 @pytest.mark.parametrize("rid", RESULT_IDS)
@@ -683,13 +994,25 @@ def test_replicate_dim_only_from_bootstrap(rid):
     obj, res, _, _ = _result(rid)
     has_replicate = any("replicate" in ds.dims for ds in _as_datasets(res))
     if has_replicate:
-        assert "n_boot" in inspect.signature(obj).parameters, \
-            f"{rid}: a 'replicate' dim from a function without a bootstrap (n_boot): " \
+        assert "n_boot" in inspect.signature(obj).parameters, (
+            f"{rid}: a 'replicate' dim from a function without a bootstrap (n_boot): "
             "Monte Carlo draws are 'sample', synthetic datasets 'dataset'"
+        )
 
 
-CONTRACT_SETTINGS = ("n_boot", "ci", "method", "rng", "n_bins", "binning", "conditioning",
-                     "generative", "n_mc", "statistic", "statistics")
+CONTRACT_SETTINGS = (
+    "n_boot",
+    "ci",
+    "method",
+    "rng",
+    "n_bins",
+    "binning",
+    "conditioning",
+    "generative",
+    "n_mc",
+    "statistic",
+    "statistics",
+)
 
 
 def _norm(v):
@@ -739,14 +1062,15 @@ def test_valid_is_the_reference_inside_the_interval(rid):
         inside = (ds["ci_lower"] <= ds["reference"]) & (ds["reference"] <= ds["ci_upper"])
         valid, inside = xr.broadcast(ds["valid"], inside)
         diff = (valid.astype(bool) != inside).values
-        assert not diff.any(), \
-            f"{rid}: valid disagrees with ci_lower <= reference <= ci_upper at " \
+        assert not diff.any(), (
+            f"{rid}: valid disagrees with ci_lower <= reference <= ci_upper at "
             f"{int(diff.sum())} of {diff.size} entries"
+        )
         if "zeta" in ds:
             z, v = xr.broadcast(ds["zeta"], ds["valid"])
-            wrong = (v.values.astype(bool) & ~(np.abs(z.values) <= 1))
+            wrong = v.values.astype(bool) & ~(np.abs(z.values) <= 1)
             assert not wrong.any(), f"{rid}: valid with |zeta| > 1 (or NaN) at {int(wrong.sum())}"
-            wrong = (~v.values.astype(bool) & np.isfinite(z.values) & (np.abs(z.values) < 1))
+            wrong = ~v.values.astype(bool) & np.isfinite(z.values) & (np.abs(z.values) < 1)
             assert not wrong.any(), f"{rid}: not valid with |zeta| < 1 at {int(wrong.sum())}"
 
 
@@ -762,15 +1086,21 @@ def test_plots_and_widgets_are_reachable_as_attributes():
 # plots: the result they draw and an ax that is a matplotlib Axes or None (issue 22, item 7)
 # ----------------------------------------------------------------------------------------
 
+
 def _plot_inputs():
     """``{plot name: (first argument, other positional arguments)}`` of small real results."""
     ds = make_small_dataset()
     loc = uqviz.local_calibration(ds, n_bins=4, n_boot=50, n_mc=0, rng=1)
     y = np.random.default_rng(0).standard_normal(200)
-    refs = [uqviz.simulated_reference(ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1,
-                                      generative=f"t{nu}") for nu in (4, 8)]
+    refs = [
+        uqviz.simulated_reference(
+            ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1, generative=f"t{nu}"
+        )
+        for nu in (4, 8)
+    ]
     compared = uqviz.compare_models(
-        uqviz.from_datasets({"a": ds, "b": ds.assign(uE=1.5 * ds["uE"])}), n_boot=50, rng=1)
+        uqviz.from_datasets({"a": ds, "b": ds.assign(uE=1.5 * ds["uE"])}), n_boot=50, rng=1
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
@@ -782,24 +1112,31 @@ def _plot_inputs():
             "zscores_vs": uqviz.running_statistics(ds, window=20),
             "local": loc,
             "acf": uqviz.acf(loc),
-            "ordering": uqviz.ordering_study(ds, conditioning="x", n_bins=2, n_orderings=3,
-                                             n_boot=50, rng=1, progress=False),
+            "ordering": uqviz.ordering_study(
+                ds, conditioning="x", n_bins=2, n_orderings=3, n_boot=50, rng=1, progress=False
+            ),
             "reliability_diagram": uqviz.reliability(ds, n_bins=4, n_boot=50, rng=1),
             "validation_probability": uqviz.experiments.validation_probability(
-                nu=[4.0], n_datasets=2, size=100, n_boot=20, rng=0, progress=False),
+                nu=[4.0], n_datasets=2, size=100, n_boot=20, rng=0, progress=False
+            ),
             "bias_vs_skewness": uqviz.experiments.statistic_bias(
-                nu_ig=[4.0], nu_d=[6.0], n_datasets=2, size=100, rng=0, progress=False),
+                nu_ig=[4.0], nu_d=[6.0], n_datasets=2, size=100, rng=0, progress=False
+            ),
             "quantile_reliability": uqviz.qce(y, 0.0, np.ones(200), n_boot=0),
             "coverage_map": uqviz.qce(y, 0.0, np.ones(200), n_boot=0, marginal=False),
             "before_after": loc,
-            "zeta_scores": uqviz.validate_with_references(ds, statistic="ENCE", n_bins=4,
-                                                          n_mc=20, n_boot=50, rng=1),
-            "reference_sensitivity": xr.concat(refs, dim=xr.DataArray([4.0, 8.0], dims="nu",
-                                                                      name="nu")),
+            "zeta_scores": uqviz.validate_with_references(
+                ds, statistic="ENCE", n_bins=4, n_mc=20, n_boot=50, rng=1
+            ),
+            "reference_sensitivity": xr.concat(
+                refs, dim=xr.DataArray([4.0, 8.0], dims="nu", name="nu")
+            ),
             "reference_distribution": uqviz.simulated_reference(
-                ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1, return_samples=True),
-            "size_dependence": uqviz.size_dependence(sizes=(200, 400), n_bins=(4, 8), nu=(6,),
-                                                     n_mc=10, rng=0, progress=False),
+                ds, statistic="ENCE", n_bins=4, n_mc=20, rng=1, return_samples=True
+            ),
+            "size_dependence": uqviz.size_dependence(
+                sizes=(200, 400), n_bins=(4, 8), nu=(6,), n_mc=10, rng=0, progress=False
+            ),
             "extrapolation": uqviz.extrapolate(ds, **EUE_CALLS["extrapolate"]),
             "confidence_curve": uqviz.confidence_curve(ds, **EUE_CALLS["confidence_curve"]),
             "calibration_curve": uqviz.calibration_curve(ds),
@@ -808,7 +1145,8 @@ def _plot_inputs():
             "pit_histogram": uqviz.validate_pit(ds, rng=1, n_band=50),
             "pit_ecdf_difference": uqviz.validate_pit(ds, rng=1, n_band=50),
             "adversarial_curves": uqviz.adversarial_validation(
-                ds, **EUE_CALLS["adversarial_validation"]),
+                ds, **EUE_CALLS["adversarial_validation"]
+            ),
             **dict.fromkeys(("ranking_matrix", "sip_matrix", "differences"), compared),
         }
 
@@ -852,7 +1190,8 @@ def test_plots_check_their_result_and_ax(qual):
                 _plot_call(qual, right, ax=ax)
         with pytest.raises(TypeError, match=rf"^{param}"):
             _plot_call(qual, 3)
-        wrong = _plot_input("acf" if name in ("quantile_reliability", "coverage_map")
-                            else "quantile_reliability")
+        wrong = _plot_input(
+            "acf" if name in ("quantile_reliability", "coverage_map") else "quantile_reliability"
+        )
         with pytest.raises(ValueError, match=rf"^{param}: not a result of uqviz\."):
             _plot_call(qual, wrong)

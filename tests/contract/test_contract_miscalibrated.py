@@ -85,64 +85,119 @@ def _mv(scale_factor):
 # test on f_v per local result)
 CALLS = {
     "validate_average": (
-        lambda ds: uqviz.validate_average(ds, statistics=("ZMS", "RCE", "NLL", "ZM"),
-                                          n_boot=500, rng=1),
-        ("average",), "exact"),
+        lambda ds: uqviz.validate_average(
+            ds, statistics=("ZMS", "RCE", "NLL", "ZM"), n_boot=500, rng=1
+        ),
+        ("average",),
+        "exact",
+    ),
     "local_calibration": (
         lambda ds: uqviz.local_calibration(ds, n_bins=10, n_boot=500, n_mc=200, rng=1),
-        ("consistency",), None),
+        ("consistency",),
+        None,
+    ),
     "fraction_valid": (
-        lambda ds: uqviz.fraction_valid(uqviz.local_calibration(ds, n_bins=10, n_boot=500,
-                                                                n_mc=200, rng=1)),
-        ("consistency",), "rejects"),
-    "local_interval_coverage": (lambda ds: uqviz.local_interval_coverage(ds, n_bins=10),
-                                ("consistency",), None),
-    "reliability": (lambda ds: uqviz.reliability(ds, n_bins=10, n_boot=500, rng=1),
-                    ("consistency",), None),
+        lambda ds: uqviz.fraction_valid(
+            uqviz.local_calibration(ds, n_bins=10, n_boot=500, n_mc=200, rng=1)
+        ),
+        ("consistency",),
+        "rejects",
+    ),
+    "local_interval_coverage": (
+        lambda ds: uqviz.local_interval_coverage(ds, n_bins=10),
+        ("consistency",),
+        None,
+    ),
+    "reliability": (
+        lambda ds: uqviz.reliability(ds, n_bins=10, n_boot=500, rng=1),
+        ("consistency",),
+        None,
+    ),
     "ordering_study": (
-        lambda ds: uqviz.ordering_study(ds, conditioning="uE", n_bins=10, n_orderings=3,
-                                        n_boot=200, rng=1, progress=False),
-        ("consistency",), None),
+        lambda ds: uqviz.ordering_study(
+            ds, conditioning="uE", n_bins=10, n_orderings=3, n_boot=200, rng=1, progress=False
+        ),
+        ("consistency",),
+        None,
+    ),
     "validate_simulated": (
-        lambda ds: uqviz.validate_simulated(ds, statistic="ZMSE", scheme=("Sim", "Sim2"),
-                                            n_mc=200, n_boot=500, rng=1, progress=False),
-        ("consistency",), "rejects"),
+        lambda ds: uqviz.validate_simulated(
+            ds,
+            statistic="ZMSE",
+            scheme=("Sim", "Sim2"),
+            n_mc=200,
+            n_boot=500,
+            rng=1,
+            progress=False,
+        ),
+        ("consistency",),
+        "rejects",
+    ),
     "validate_simulated[CC]": (
-        lambda ds: uqviz.validate_simulated(ds, statistic="CC", scheme=("Sim", "Sim2"),
-                                            n_mc=200, n_boot=500, rng=1, progress=False),
-        ("flat",), "rejects"),
+        lambda ds: uqviz.validate_simulated(
+            ds, statistic="CC", scheme=("Sim", "Sim2"), n_mc=200, n_boot=500, rng=1, progress=False
+        ),
+        ("flat",),
+        "rejects",
+    ),
     "validate_with_references": (
-        lambda ds: uqviz.validate_with_references(ds, statistic="ENCE", n_mc=200, n_boot=500, rng=1,
-                                  progress=False),
-        ("consistency",), "verdict"),
-    "validate[ZMS]": (lambda ds: uqviz.validate_with_references(ds, statistic="ZMS", n_boot=500,
-                                                                rng=1),
-                      ("average",), "verdict"),
+        lambda ds: uqviz.validate_with_references(
+            ds, statistic="ENCE", n_mc=200, n_boot=500, rng=1, progress=False
+        ),
+        ("consistency",),
+        "verdict",
+    ),
+    "validate[ZMS]": (
+        lambda ds: uqviz.validate_with_references(ds, statistic="ZMS", n_boot=500, rng=1),
+        ("average",),
+        "verdict",
+    ),
     "validate[CC]": (
-        lambda ds: uqviz.validate_with_references(ds, statistic="CC", n_mc=200, n_boot=500, rng=1,
-                                  progress=False),
-        ("flat",), "verdict"),
-    "confidence_curve": (lambda ds: uqviz.confidence_curve(ds, n_mc=200, n_boot=0, rng=1),
-                         ("average", "consistency"), "rejects"),
+        lambda ds: uqviz.validate_with_references(
+            ds, statistic="CC", n_mc=200, n_boot=500, rng=1, progress=False
+        ),
+        ("flat",),
+        "verdict",
+    ),
+    "confidence_curve": (
+        lambda ds: uqviz.confidence_curve(ds, n_mc=200, n_boot=0, rng=1),
+        ("average", "consistency"),
+        "rejects",
+    ),
     "interval_coverage": (lambda ds: uqviz.interval_coverage(ds), ("average",), None),
     "adversarial_validation": (
-        lambda ds: uqviz.adversarial_validation(ds, sizes=(1000, 100), n_groups=50, n_boot=200,
-                                                n_mc=10, rng=1, progress=False),
-        ("average",), None),
+        lambda ds: uqviz.adversarial_validation(
+            ds, sizes=(1000, 100), n_groups=50, n_boot=200, n_mc=10, rng=1, progress=False
+        ),
+        ("average",),
+        None,
+    ),
     # uE as a feature: its bins, its slab and the widths all see the coverage change with uE
     "group_coverage": (
-        lambda ds: uqviz.group_coverage(ds.assign(u=ds["uE"].assign_attrs(role="feature")),
-                                        features=("u",), n_mc=100, n_perm=200,
-                                        n_directions=4, rng=1, progress=False),
-        ("consistency",), "verdict"),
+        lambda ds: uqviz.group_coverage(
+            ds.assign(u=ds["uE"].assign_attrs(role="feature")),
+            features=("u",),
+            n_mc=100,
+            n_perm=200,
+            n_directions=4,
+            rng=1,
+            progress=False,
+        ),
+        ("consistency",),
+        "verdict",
+    ),
     "validate_pit": (lambda ds: uqviz.validate_pit(ds, rng=1), ("average",), None),
-    "local_pit": (lambda ds: uqviz.local_pit(ds, n_bins=10, n_band=500, rng=1),
-                  ("consistency",), None),
-    "extrapolate": (lambda ds: uqviz.extrapolate(ds, n_boot=100, rng=1), ("consistency",),
-                    None),
-    "nees_test": (lambda ds: uqviz.nees_test(*_mv(0.5 if ds.attrs["name"] == "average"
-                                                  else 1.0)),
-                  ("average",), "exact"),
+    "local_pit": (
+        lambda ds: uqviz.local_pit(ds, n_bins=10, n_band=500, rng=1),
+        ("consistency",),
+        None,
+    ),
+    "extrapolate": (lambda ds: uqviz.extrapolate(ds, n_boot=100, rng=1), ("consistency",), None),
+    "nees_test": (
+        lambda ds: uqviz.nees_test(*_mv(0.5 if ds.attrs["name"] == "average" else 1.0)),
+        ("average",),
+        "exact",
+    ),
 }
 
 
@@ -185,19 +240,28 @@ def test_verdicts_reject_miscalibrated_data(name):
         if per_bin:  # one verdict per bin: most bins, at least the extreme ones, fail
             assert share >= 0.6, f"{name} on {kind} data: only {share:.0%} of bins rejected"
             valid = res["valid"].values.astype(bool)
-            assert not valid[..., 0].any() and not valid[..., -1].any(), \
+            assert not valid[..., 0].any() and not valid[..., -1].any(), (
                 f"{name} on {kind} data: an extreme bin is valid"
+            )
         else:
             assert share == 1.0, f"{name} on {kind} data: {share:.0%} of the verdicts reject"
         if "reliable" in res and name != "validate_average":  # RCE's screen includes uE^2,
             # heavy-tailed for log-normal uE: its verdict is "unreliable", rightly
-            assert bool(np.all(res["reliable"])), \
+            assert bool(np.all(res["reliable"])), (
                 f"{name} on {kind} data: unreliable, where the data are clearly miscalibrated"
+            )
 
 
-@pytest.mark.parametrize("name,kind", [(n, k) for n in sorted(CALLS) if CALLS[n][2]
-                                       for k in ("calibrated", "miscalibrated")
-                                       if CALLS[n][2] != "rejects" or k == "miscalibrated"])
+@pytest.mark.parametrize(
+    "name,kind",
+    [
+        (n, k)
+        for n in sorted(CALLS)
+        if CALLS[n][2]
+        for k in ("calibrated", "miscalibrated")
+        if CALLS[n][2] != "rejects" or k == "miscalibrated"
+    ],
+)
 def test_p_value_says_what_the_verdict_says(name, kind):
     _, kinds, rule = CALLS[name]
     res = _run(name, "calibrated" if kind == "calibrated" else kinds[0])
@@ -206,13 +270,16 @@ def test_p_value_says_what_the_verdict_says(name, kind):
     if rule == "verdict":
         verdict = np.asarray(res["verdict"].values)
         sure = verdict != "unreliable"
-        np.testing.assert_array_equal((verdict == "fails")[sure], rejects_p[sure],
-                                      err_msg=f"{name}: fails exactly when p_value <= 1 - ci")
+        np.testing.assert_array_equal(
+            (verdict == "fails")[sure],
+            rejects_p[sure],
+            err_msg=f"{name}: fails exactly when p_value <= 1 - ci",
+        )
     elif rule == "exact":
         valid = np.asarray(res["valid"].values, dtype=bool)
-        np.testing.assert_array_equal(~valid, rejects_p,
-                                      err_msg=f"{name}: p_value <= 1 - ci exactly when valid "
-                                              "is False")
+        np.testing.assert_array_equal(
+            ~valid, rejects_p, err_msg=f"{name}: p_value <= 1 - ci exactly when valid is False"
+        )
     else:  # "rejects": both reject the miscalibrated data
         assert rejects_p.all(), f"{name}: p_value {p} does not reject"
         assert not np.asarray(res["valid"].values, dtype=bool).any()

@@ -62,16 +62,22 @@ def outcome_summary():
     yield
     rows = sorted(COUNTS.items())
     width = max([len(n) for n, _ in rows] + [11])
-    lines = [f"{'entry point':<{width}}  results  errors  failing calls  kinds  calls",
-             "-" * (width + 47)]
+    lines = [
+        f"{'entry point':<{width}}  results  errors  failing calls  kinds  calls",
+        "-" * (width + 47),
+    ]
     for name, c in rows:
         total = c["result"] + c["error"] + c["failure"]
-        lines.append(f"{name:<{width}}  {c['result']:7d}  {c['error']:6d}  {c['failure']:13d}"
-                     f"  {len(FAILURES.get(name, ())):5d}  {total:5d}")
+        lines.append(
+            f"{name:<{width}}  {c['result']:7d}  {c['error']:6d}  {c['failure']:13d}"
+            f"  {len(FAILURES.get(name, ())):5d}  {total:5d}"
+        )
     tot = sum((c for _, c in rows), collections.Counter())
     kinds = sum(len(k) for k in FAILURES.values())
-    lines.append(f"{'total':<{width}}  {tot['result']:7d}  {tot['error']:6d}  "
-                 f"{tot['failure']:13d}  {kinds:5d}  {sum(tot.values()):5d}")
+    lines.append(
+        f"{'total':<{width}}  {tot['result']:7d}  {tot['error']:6d}  "
+        f"{tot['failure']:13d}  {kinds:5d}  {sum(tot.values()):5d}"
+    )
     print("\n\nBad-input sweep: outcomes per entry point\n" + "\n".join(lines))
     if FAILURES:
         print("\nFailures (one example per kind):")
@@ -84,23 +90,43 @@ def outcome_summary():
 # inputs
 # ----------------------------------------------------------------------------------------
 
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 2.0, 1e150, -1e150, 1e-300, -1e-300, 5e-324, 1e308,
-           np.nan, np.inf, -np.inf]
+SPECIAL = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    2.0,
+    1e150,
+    -1e150,
+    1e-300,
+    -1e-300,
+    5e-324,
+    1e308,
+    np.nan,
+    np.inf,
+    -np.inf,
+]
 
 
 @st.composite
 def columns(draw, *, min_size=0, max_size=5, positive=False):
     """One data column (E, or uE when ``positive``) in one of several regimes."""
-    size = draw(st.one_of(st.integers(min_size, max_size),
-                          st.integers(max(min_size, 6), max(max_size, 24))))
-    regime = draw(st.sampled_from(["normal", "normal", "ties", "constant", "huge", "tiny",
-                                   "special", "arbitrary"]))
+    size = draw(
+        st.one_of(st.integers(min_size, max_size), st.integers(max(min_size, 6), max(max_size, 24)))
+    )
+    regime = draw(
+        st.sampled_from(
+            ["normal", "normal", "ties", "constant", "huge", "tiny", "special", "arbitrary"]
+        )
+    )
     if regime == "arbitrary":
-        vals = draw(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=size,
-                             max_size=size))
+        vals = draw(
+            st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=size, max_size=size)
+        )
     elif regime == "special":
-        vals = draw(st.lists(st.sampled_from(SPECIAL) | st.floats(-3, 3), min_size=size,
-                             max_size=size))
+        vals = draw(
+            st.lists(st.sampled_from(SPECIAL) | st.floats(-3, 3), min_size=size, max_size=size)
+        )
     else:
         seed = draw(st.integers(0, 2**16))
         r = np.random.default_rng(seed)
@@ -215,8 +241,9 @@ DATA_WORDS = ("E", "uE", "data")
 
 
 def _names_the_argument(message, names):
-    return any(re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", message)
-               for n in names)
+    return any(
+        re.search(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])", message) for n in names
+    )
 
 
 class _Hang(Exception):
@@ -253,8 +280,9 @@ def _check_datasets(name, res):
             if v in ds and np.issubdtype(ds[v].dtype, np.number):
                 val, num = xr.broadcast(valid, ds[v])
                 bad = val.values & ~np.isfinite(num.values.astype(float))
-                assert not bad.any(), \
+                assert not bad.any(), (
                     f"{name}: {int(bad.sum())} verdict(s) valid=True with non-finite {v}"
+                )
 
 
 def _check_report(rep):
@@ -270,8 +298,10 @@ def _check_report(rep):
                     if v in data:
                         num = np.asarray(data[v]["values"], dtype=object)
                         if num.shape == valid.shape:
-                            bad = (valid == True) & np.vectorize(lambda a: a is None,  # noqa: E712
-                                                                 otypes=[bool])(num)
+                            bad = (valid == True) & np.vectorize(  # noqa: E712
+                                lambda a: a is None,
+                                otypes=[bool],
+                            )(num)
                             assert not bad.any(), f"report: valid with non-finite {v}"
             for y in x.values():
                 walk(y)
@@ -287,10 +317,12 @@ def _check_constructed(name, res, n_rows):
     assert isinstance(res, xr.Dataset), f"{name} returned {type(res).__name__}"
     e = np.asarray(res["E"].values, dtype=float)
     u = np.asarray(res["uE"].values, dtype=float)
-    assert np.isfinite(e).all() and np.isfinite(u).all() and (u > 0).all(), \
+    assert np.isfinite(e).all() and np.isfinite(u).all() and (u > 0).all(), (
         f"{name}: a dataset with non-finite E/uE or uE <= 0"
-    assert res.sizes["point"] == n_rows, \
+    )
+    assert res.sizes["point"] == n_rows, (
         f"{name}: {n_rows} rows in, {res.sizes['point']} points out (dropped silently)"
+    )
 
 
 def _snapshot(x):
@@ -330,15 +362,21 @@ def call(name, func, args, kwargs, *, bad=None, data_names=DATA_WORDS, check=Non
         names = ((bad, *soft) if bad else tuple(kwargs)) + tuple(data_names)
         if not _names_the_argument(str(exc), names):
             wrong = f" (the wrong option: {bad}={kwargs[bad]!r})" if bad else ""
-            return _fail(name, f"{name}: {type(exc).__name__} names none of {names}{wrong}: "
-                               f"{exc!s:.300}\n  options {kwargs}")
+            return _fail(
+                name,
+                f"{name}: {type(exc).__name__} names none of {names}{wrong}: "
+                f"{exc!s:.300}\n  options {kwargs}",
+            )
         COUNTS[name]["error"] += 1
         res = None
     except _Hang:
         return _fail(name, f"{name}: hang (> 60 s) with options {kwargs}")
     except Exception as exc:  # noqa: BLE001 - the point of the sweep
-        return _fail(name, f"{name}: {type(exc).__module__}.{type(exc).__name__}: "
-                           f"{exc!s:.300}\n  options {kwargs}")
+        return _fail(
+            name,
+            f"{name}: {type(exc).__module__}.{type(exc).__name__}: "
+            f"{exc!s:.300}\n  options {kwargs}",
+        )
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
@@ -351,8 +389,10 @@ def call(name, func, args, kwargs, *, bad=None, data_names=DATA_WORDS, check=Non
     check = check or RESULT_CHECKS.get(name)
     try:
         if bad is not None:
-            raise AssertionError(f"{name}: accepted {bad}={kwargs[bad]!r} (must raise a "
-                                 "ValueError/TypeError naming it)")
+            raise AssertionError(
+                f"{name}: accepted {bad}={kwargs[bad]!r} (must raise a "
+                "ValueError/TypeError naming it)"
+            )
         _check_datasets(name, res)
         if check is not None:
             check(res)
@@ -363,8 +403,11 @@ def call(name, func, args, kwargs, *, bad=None, data_names=DATA_WORDS, check=Non
 
 
 # values a function documents as valid although BAD lists them (docs/conventions.md)
-ALLOWED = {"qce": {"n_boot": [0]}, "confidence_curve": {"n_boot": [0]},
-           "proper_scores": {"n_boot": [0]}}
+ALLOWED = {
+    "qce": {"n_boot": [0]},
+    "confidence_curve": {"n_boot": [0]},
+    "proper_scores": {"n_boot": [0]},
+}
 
 
 def draw_options(draw, options, size, *, allowed=None):
@@ -379,9 +422,17 @@ def draw_options(draw, options, size, *, allowed=None):
         kwargs[key] = v
     bad = draw(st.sampled_from([None, None] + [k for k in options if k in BAD]))
     if bad is not None:
-        kwargs[bad] = draw(st.sampled_from([v for v in BAD[bad]
-                                            if not any(v is a or (type(v) is type(a) and v == a)
-                                                       for a in allowed.get(bad, ()))]))
+        kwargs[bad] = draw(
+            st.sampled_from(
+                [
+                    v
+                    for v in BAD[bad]
+                    if not any(
+                        v is a or (type(v) is type(a) and v == a) for a in allowed.get(bad, ())
+                    )
+                ]
+            )
+        )
         soft = [k for k in soft if k != bad]
     draw_options.soft = tuple(soft)
     return kwargs, bad
@@ -397,8 +448,14 @@ def _size(data):
 # options (and hypothesis prints the draws); shrinking a dozen failing entry points
 # would take minutes
 EXAMPLES = 2  # max_examples multiplier: about 30 s for the whole module on 2 cores
-SETTINGS = dict(deadline=None, database=None, derandomize=True, report_multiple_bugs=False,
-                phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+SETTINGS = dict(
+    deadline=None,
+    database=None,
+    derandomize=True,
+    report_multiple_bugs=False,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 
 
 def _fn(*names):
@@ -414,84 +471,249 @@ def _fn(*names):
 
 CHEAP = dict(n_boot=[2, 20], ci=[0.5, 0.95], rng=[None, 0, 7])
 EUE_ENTRY_POINTS = [
-    ("validate_average", "validate_average",
-     dict(statistics=[("ZMS", "RCE"), ("ZM",), ("ENCE",), ("CC",), ("NLL",)],
-          method=["bca", "percentile"], **CHEAP), 60),
+    (
+        "validate_average",
+        "validate_average",
+        dict(
+            statistics=[("ZMS", "RCE"), ("ZM",), ("ENCE",), ("CC",), ("NLL",)],
+            method=["bca", "percentile"],
+            **CHEAP,
+        ),
+        60,
+    ),
     ("tailedness", "tailedness", {}, 30),
-    ("local_calibration", "local_calibration",
-     dict(statistic=["ZMS", "ZM", "RCE"], conditioning=["uE", "x"], n_bins=[None, 1, 2,
-          MORE_THAN_M], binning=["equal_count", "equal_width", "stratified"], **CHEAP), 60),
-    ("local_calibration_picp", "local_calibration",
-     dict(statistic=["PICP"], level=[None, 0.5, 0.95], generative=["normal", "t6", "empirical"],
-          conditioning=["uE", "x"], n_bins=[None, 1, 2, MORE_THAN_M],
-          binning=["equal_count", "equal_width", "stratified"], ci=[0.5, 0.95]), 40),
-    ("local_interval_coverage", "local_interval_coverage",
-     dict(level=[0.5, 0.95], generative=["normal", "t6", "empirical"],
-          conditioning=["uE", "x"], n_bins=[None, 1, 2, MORE_THAN_M],
-          binning=["equal_count", "equal_width", "stratified"], ci=[0.5, 0.95],
-          random_ties=[False, True], rng=[None, 0, 7]), 40),
-    ("interval_coverage", "interval_coverage",
-     dict(levels=[(0.5, 0.9), (0.95,)], generative=["normal", "t6", "uniform", "empirical"],
-          ci=[0.5, 0.95]), 40),
-    ("calibration_curve", "calibration_curve",
-     dict(n_levels=[2, 10, 100], kind=["interval", "quantile"],
-          generative=["normal", "t6", "empirical"], ci=[0.5, 0.95]), 40),
-    ("proper_scores", "proper_scores",
-     dict(scores=[("nll", "crps", "check", "interval"), ("check",), ("crps", "nll")],
-          generative=["normal", "t6", "laplace"], levels=[None, (0.5, 0.9)],
-          n_boot=[0, 2, 20], ci=[0.5, 0.95], method=["bca", "percentile"],
-          rng=[None, 0, 7]), 50),
-    ("binned_errors", "binned_errors",
-     dict(statistics=[("ENCE", "UCE", "ZMSE"), ("ENCE",)], conditioning=["uE", "x"],
-          n_bins=[None, 1, 2, MORE_THAN_M], binning=["equal_count", "equal_width"]), 40),
-    ("running_statistics", "running_statistics",
-     dict(conditioning=["uE", "x"], window=[1, 2, 3]), 30),
-    ("reliability", "reliability",
-     dict(conditioning=["uE"], n_bins=[None, 1, 2, MORE_THAN_M], **CHEAP), 40),
-    ("simulated_reference", "simulated_reference",
-     dict(statistic=["ENCE", "ZMSE", "ZMS"], generative=["normal", "t6", "empirical"],
-          n_mc=[1, 5], n_bins=[1, 2, MORE_THAN_M], ci=[0.5, 0.95], rng=[None, 0],
-          progress=[False]), 40),
-    ("validate_simulated", "validate_simulated",
-     dict(statistic=["ENCE", "ZMSE"], generative=["normal", "t6"], n_mc=[1, 5],
-          n_bins=[1, 2], progress=[False], **CHEAP), 40),
-    ("validate_with_references", "validate_with_references",
-     dict(statistic=["ENCE", "ZMS"], generative=[("normal", "t6"), ("normal", "uniform")],
-          n_mc=[1, 5], n_bins=[1, 2], progress=[False], **CHEAP), 30),
-    ("decimation_curve", ("decimation_curve", "decimation"),
-     dict(statistics=[("ZMS", "RCE"), ("ZMS",)], fractions=[(0.0, 0.5), (0.2,)], **CHEAP), 40),
+    (
+        "local_calibration",
+        "local_calibration",
+        dict(
+            statistic=["ZMS", "ZM", "RCE"],
+            conditioning=["uE", "x"],
+            n_bins=[None, 1, 2, MORE_THAN_M],
+            binning=["equal_count", "equal_width", "stratified"],
+            **CHEAP,
+        ),
+        60,
+    ),
+    (
+        "local_calibration_picp",
+        "local_calibration",
+        dict(
+            statistic=["PICP"],
+            level=[None, 0.5, 0.95],
+            generative=["normal", "t6", "empirical"],
+            conditioning=["uE", "x"],
+            n_bins=[None, 1, 2, MORE_THAN_M],
+            binning=["equal_count", "equal_width", "stratified"],
+            ci=[0.5, 0.95],
+        ),
+        40,
+    ),
+    (
+        "local_interval_coverage",
+        "local_interval_coverage",
+        dict(
+            level=[0.5, 0.95],
+            generative=["normal", "t6", "empirical"],
+            conditioning=["uE", "x"],
+            n_bins=[None, 1, 2, MORE_THAN_M],
+            binning=["equal_count", "equal_width", "stratified"],
+            ci=[0.5, 0.95],
+            random_ties=[False, True],
+            rng=[None, 0, 7],
+        ),
+        40,
+    ),
+    (
+        "interval_coverage",
+        "interval_coverage",
+        dict(
+            levels=[(0.5, 0.9), (0.95,)],
+            generative=["normal", "t6", "uniform", "empirical"],
+            ci=[0.5, 0.95],
+        ),
+        40,
+    ),
+    (
+        "calibration_curve",
+        "calibration_curve",
+        dict(
+            n_levels=[2, 10, 100],
+            kind=["interval", "quantile"],
+            generative=["normal", "t6", "empirical"],
+            ci=[0.5, 0.95],
+        ),
+        40,
+    ),
+    (
+        "proper_scores",
+        "proper_scores",
+        dict(
+            scores=[("nll", "crps", "check", "interval"), ("check",), ("crps", "nll")],
+            generative=["normal", "t6", "laplace"],
+            levels=[None, (0.5, 0.9)],
+            n_boot=[0, 2, 20],
+            ci=[0.5, 0.95],
+            method=["bca", "percentile"],
+            rng=[None, 0, 7],
+        ),
+        50,
+    ),
+    (
+        "binned_errors",
+        "binned_errors",
+        dict(
+            statistics=[("ENCE", "UCE", "ZMSE"), ("ENCE",)],
+            conditioning=["uE", "x"],
+            n_bins=[None, 1, 2, MORE_THAN_M],
+            binning=["equal_count", "equal_width"],
+        ),
+        40,
+    ),
+    (
+        "running_statistics",
+        "running_statistics",
+        dict(conditioning=["uE", "x"], window=[1, 2, 3]),
+        30,
+    ),
+    (
+        "reliability",
+        "reliability",
+        dict(conditioning=["uE"], n_bins=[None, 1, 2, MORE_THAN_M], **CHEAP),
+        40,
+    ),
+    (
+        "simulated_reference",
+        "simulated_reference",
+        dict(
+            statistic=["ENCE", "ZMSE", "ZMS"],
+            generative=["normal", "t6", "empirical"],
+            n_mc=[1, 5],
+            n_bins=[1, 2, MORE_THAN_M],
+            ci=[0.5, 0.95],
+            rng=[None, 0],
+            progress=[False],
+        ),
+        40,
+    ),
+    (
+        "validate_simulated",
+        "validate_simulated",
+        dict(
+            statistic=["ENCE", "ZMSE"],
+            generative=["normal", "t6"],
+            n_mc=[1, 5],
+            n_bins=[1, 2],
+            progress=[False],
+            **CHEAP,
+        ),
+        40,
+    ),
+    (
+        "validate_with_references",
+        "validate_with_references",
+        dict(
+            statistic=["ENCE", "ZMS"],
+            generative=[("normal", "t6"), ("normal", "uniform")],
+            n_mc=[1, 5],
+            n_bins=[1, 2],
+            progress=[False],
+            **CHEAP,
+        ),
+        30,
+    ),
+    (
+        "decimation_curve",
+        ("decimation_curve", "decimation"),
+        dict(statistics=[("ZMS", "RCE"), ("ZMS",)], fractions=[(0.0, 0.5), (0.2,)], **CHEAP),
+        40,
+    ),
     ("decimated", "decimated", dict(fraction=[0.0, 0.5, 0.9]), 30),
     ("distribution_shapes", "distribution_shapes", {}, 30),
     ("fit_f", "fit_f", {}, 25),
     ("fit_inverse_gamma", "fit_inverse_gamma", {}, 25),
     ("fit_student_t", "fit_student_t", {}, 25),
-    ("ordering_study", "ordering_study",
-     dict(statistic=["ZMS"], conditioning=["x", "uE"], n_bins=[1, 2, MORE_THAN_M],
-          n_orderings=[1, 2], progress=[False], **CHEAP), 30),
-    ("confidence_curve", "confidence_curve",
-     dict(fractions=[(0.0, 0.5), (0.0,)], n_mc=[1, 5], n_boot=[2, 10], ci=[0.5, 0.95],
-          rng=[None, 0]), 30),
-    ("extrapolate", "extrapolate",
-     {"statistic": ["ZMSE", "ENCE"], "n_bins": [(1, 2, 3), (2,)],
-      "min_count": [1, 2], "fit_min_bins": [0, 1], "n_boot": [2, 10],
-      "ci": [0.5, 0.95], "rng": [None, 0]}, 30),
-    ("report", "report",
-     dict(n_boot=[2, 20], n_mc=[1, 5], n_bins=[None, 1, MORE_THAN_M], rng=[0],
-          progress=[False], figures=[False]), 20),
-    ("fit_recalibration", "fit_recalibration",
-     dict(method=["scaling", "linear", "bvs", "isotonic"], conditioning=["uE", "uE", "x"],
-          n_bins=[None, None, None, 1, 2, MORE_THAN_M]), 40),
-    ("recalibrate", "recalibrate",
-     dict(method=["scaling", "linear", "bvs", "isotonic"], folds=[2, 3],
-          conditioning=["uE", "uE", "x"], n_bins=[None, None, None, 1, MORE_THAN_M],
-          rng=[None, 0, 7]), 40),
+    (
+        "ordering_study",
+        "ordering_study",
+        dict(
+            statistic=["ZMS"],
+            conditioning=["x", "uE"],
+            n_bins=[1, 2, MORE_THAN_M],
+            n_orderings=[1, 2],
+            progress=[False],
+            **CHEAP,
+        ),
+        30,
+    ),
+    (
+        "confidence_curve",
+        "confidence_curve",
+        dict(
+            fractions=[(0.0, 0.5), (0.0,)],
+            n_mc=[1, 5],
+            n_boot=[2, 10],
+            ci=[0.5, 0.95],
+            rng=[None, 0],
+        ),
+        30,
+    ),
+    (
+        "extrapolate",
+        "extrapolate",
+        {
+            "statistic": ["ZMSE", "ENCE"],
+            "n_bins": [(1, 2, 3), (2,)],
+            "min_count": [1, 2],
+            "fit_min_bins": [0, 1],
+            "n_boot": [2, 10],
+            "ci": [0.5, 0.95],
+            "rng": [None, 0],
+        },
+        30,
+    ),
+    (
+        "report",
+        "report",
+        dict(
+            n_boot=[2, 20],
+            n_mc=[1, 5],
+            n_bins=[None, 1, MORE_THAN_M],
+            rng=[0],
+            progress=[False],
+            figures=[False],
+        ),
+        20,
+    ),
+    (
+        "fit_recalibration",
+        "fit_recalibration",
+        dict(
+            method=["scaling", "linear", "bvs", "isotonic"],
+            conditioning=["uE", "uE", "x"],
+            n_bins=[None, None, None, 1, 2, MORE_THAN_M],
+        ),
+        40,
+    ),
+    (
+        "recalibrate",
+        "recalibrate",
+        dict(
+            method=["scaling", "linear", "bvs", "isotonic"],
+            folds=[2, 3],
+            conditioning=["uE", "uE", "x"],
+            n_bins=[None, None, None, 1, MORE_THAN_M],
+            rng=[None, 0, 7],
+        ),
+        40,
+    ),
 ]
 
 
 def _check_recalibrated(res):
     """Recalibrated data: every point kept, finite E, uE > 0, the old uE kept."""
-    trees = [c.to_dataset() for c in res.children.values()] if isinstance(res, xr.DataTree) \
-        else [res]
+    trees = (
+        [c.to_dataset() for c in res.children.values()] if isinstance(res, xr.DataTree) else [res]
+    )
     for ds in trees:
         _check_constructed("recalibrate", ds, ds["uE_original"].sizes["point"])
 
@@ -533,13 +755,15 @@ for _name, _fname, _options, _n in EUE_ENTRY_POINTS:
 # functions of a local_calibration result: fraction_valid, acf
 # ----------------------------------------------------------------------------------------
 
+
 def _local_of(draw):
     ds = draw(eue_data(min_size=2, max_size=12))
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return uqviz.local_calibration(ds, n_bins=draw(st.sampled_from([1, 2, 4])),
-                                           n_boot=20, rng=0)
+            return uqviz.local_calibration(
+                ds, n_bins=draw(st.sampled_from([1, 2, 4])), n_boot=20, rng=0
+            )
     except (ValueError, TypeError):
         return None  # refused data: local_calibration's own sweep judges that
 
@@ -550,8 +774,14 @@ def test_sweep_fraction_valid(data):
     local = _local_of(data.draw)
     assume(local is not None)
     kwargs, bad = draw_options(data.draw, dict(ci=[0.5, 0.95], nominal=[None, 0.95]), 0)
-    call("fraction_valid", uqviz.fraction_valid, (local,), kwargs, bad=bad,
-         data_names=("local_result", "estimate", "ci_lower", "ci_upper", "valid"))
+    call(
+        "fraction_valid",
+        uqviz.fraction_valid,
+        (local,),
+        kwargs,
+        bad=bad,
+        data_names=("local_result", "estimate", "ci_lower", "ci_upper", "valid"),
+    )
 
 
 @settings(max_examples=30 * EXAMPLES, **SETTINGS)
@@ -560,13 +790,15 @@ def test_sweep_acf(data):
     local = _local_of(data.draw)
     assume(local is not None)
     kwargs, bad = draw_options(data.draw, dict(max_lag=[None, 1, 3]), 0)
-    call("acf", uqviz.acf, (local,), kwargs, bad=bad,
-         data_names=("local_result", "estimate", "bin"))
+    call(
+        "acf", uqviz.acf, (local,), kwargs, bad=bad, data_names=("local_result", "estimate", "bin")
+    )
 
 
 # ----------------------------------------------------------------------------------------
 # multivariate predictions: qce, nees, nees_test (arrays or a Dataset)
 # ----------------------------------------------------------------------------------------
+
 
 @st.composite
 def mv_inputs(draw):
@@ -575,12 +807,16 @@ def mv_inputs(draw):
     y = draw(columns(min_size=n * d, max_size=n * d))
     m = draw(columns(min_size=n * d, max_size=n * d))
     s = draw(columns(min_size=n * d, max_size=n * d, positive=True))
-    y, m, s = (np.resize(a, n * d).reshape(n, d) if a.size else np.zeros((n, d))
-               for a in (y, m, s))
+    y, m, s = (np.resize(a, n * d).reshape(n, d) if a.size else np.zeros((n, d)) for a in (y, m, s))
     y, m, s = (_cast(draw, a) for a in (y, m, s))
     if draw(st.booleans()):
-        ds = xr.Dataset({"y": (("point", "variable"), y), "mean": (("point", "variable"), m),
-                         "scale": (("point", "variable"), s)})
+        ds = xr.Dataset(
+            {
+                "y": (("point", "variable"), y),
+                "mean": (("point", "variable"), m),
+                "scale": (("point", "variable"), s),
+            }
+        )
         return (ds,)
     return (y, m, s)
 
@@ -592,9 +828,12 @@ MV_DATA = ("y", "mean", "scale", "data")
 @given(st.data())
 def test_sweep_qce(data):
     args = data.draw(mv_inputs())
-    kwargs, bad = draw_options(data.draw, dict(n_bins=[1, 2, 10], n_boot=[2, 10],
-                                               ci=[0.5, 0.95], rng=[None, 0]), 0,
-                               allowed=ALLOWED["qce"])
+    kwargs, bad = draw_options(
+        data.draw,
+        dict(n_bins=[1, 2, 10], n_boot=[2, 10], ci=[0.5, 0.95], rng=[None, 0]),
+        0,
+        allowed=ALLOWED["qce"],
+    )
     call("qce", uqviz.qce, args, kwargs, bad=bad, data_names=MV_DATA)
 
 
@@ -617,8 +856,17 @@ def test_sweep_nees_test(data):
 # constructors: from_arrays, from_dataframe, read_csv
 # ----------------------------------------------------------------------------------------
 
-CONSTRUCTOR_DATA = ("E", "uE", "errors", "uncertainties", "df", "path", "data", "variances",
-                    "index")
+CONSTRUCTOR_DATA = (
+    "E",
+    "uE",
+    "errors",
+    "uncertainties",
+    "df",
+    "path",
+    "data",
+    "variances",
+    "index",
+)
 
 
 @st.composite
@@ -631,14 +879,17 @@ def containers(draw):
         idx = np.arange(e.size)[::-1] + 5
         return pd.Series(e, index=idx), pd.Series(u, index=idx)
     if kind == "series_other_index":  # different indexes: must not be paired silently
-        return (pd.Series(e, index=np.arange(e.size) + 100),
-                pd.Series(u, index=np.arange(u.size)[::-1]))
+        return (
+            pd.Series(e, index=np.arange(e.size) + 100),
+            pd.Series(u, index=np.arange(u.size)[::-1]),
+        )
     return e, u
 
 
 def _paired_by_label(e, u):
-    return not (isinstance(e, pd.Series) and isinstance(u, pd.Series)
-                and not e.index.equals(u.index))
+    return not (
+        isinstance(e, pd.Series) and isinstance(u, pd.Series) and not e.index.equals(u.index)
+    )
 
 
 @settings(max_examples=60 * EXAMPLES, **SETTINGS)
@@ -652,11 +903,18 @@ def test_sweep_from_arrays(data):
         if not drop:
             _check_constructed("from_arrays", res, n)
         if not _paired_by_label(e, u):
-            raise AssertionError("from_arrays: Series with different indexes were paired by "
-                                 "position silently")
+            raise AssertionError(
+                "from_arrays: Series with different indexes were paired by position silently"
+            )
 
-    call("from_arrays", uqviz.from_arrays, (e, u), dict(drop_invalid=drop),
-         data_names=CONSTRUCTOR_DATA, check=check)
+    call(
+        "from_arrays",
+        uqviz.from_arrays,
+        (e, u),
+        dict(drop_invalid=drop),
+        data_names=CONSTRUCTOR_DATA,
+        check=check,
+    )
 
 
 @settings(max_examples=40 * EXAMPLES, **SETTINGS)
@@ -664,14 +922,25 @@ def test_sweep_from_arrays(data):
 def test_sweep_from_dataframe(data):
     e, u = data.draw(eue_arrays())
     index = data.draw(st.sampled_from([None, "reversed", "strings"]))
-    idx = (None if index is None else np.arange(e.size)[::-1] + 7 if index == "reversed"
-           else [f"r{i}" for i in range(e.size)])
+    idx = (
+        None
+        if index is None
+        else np.arange(e.size)[::-1] + 7
+        if index == "reversed"
+        else [f"r{i}" for i in range(e.size)]
+    )
     df = pd.DataFrame({"err": e, "unc": u}, index=idx)
     cols = data.draw(st.sampled_from([("err", "unc"), ("err", "missing")]))
     kwargs = dict(errors=cols[0], uncertainties=cols[1])
-    call("from_dataframe", uqviz.from_dataframe, (df,), kwargs, bad=None,
-         data_names=CONSTRUCTOR_DATA + ("missing",),
-         check=lambda res: _check_constructed("from_dataframe", res, len(df)))
+    call(
+        "from_dataframe",
+        uqviz.from_dataframe,
+        (df,),
+        kwargs,
+        bad=None,
+        data_names=CONSTRUCTOR_DATA + ("missing",),
+        check=lambda res: _check_constructed("from_dataframe", res, len(df)),
+    )
 
 
 @settings(max_examples=30 * EXAMPLES, **SETTINGS)
@@ -692,10 +961,14 @@ def test_sweep_read_csv(tmp_path_factory, data):
     text = "\n".join(lines) + "\n"
     path.write_text(("\ufeff" if layout == "bom" else "") + text, encoding="utf-8")
     n = max(len(lines) - 1, 0)
-    call("read_csv", uqviz.read_csv, (str(path),), dict(sep=sep), data_names=CONSTRUCTOR_DATA
-         + ("line", "header", "sep", str(path)),
-         check=lambda res: (_check_constructed("read_csv", res, n),
-                            _no_ragged(layout)))
+    call(
+        "read_csv",
+        uqviz.read_csv,
+        (str(path),),
+        dict(sep=sep),
+        data_names=CONSTRUCTOR_DATA + ("line", "header", "sep", str(path)),
+        check=lambda res: (_check_constructed("read_csv", res, n), _no_ragged(layout)),
+    )
 
 
 def _no_ragged(layout):
@@ -703,8 +976,16 @@ def _no_ragged(layout):
         raise AssertionError("read_csv: a row with more fields than the header was accepted")
 
 
-PREDICTION_DATA = CONSTRUCTOR_DATA + ("y_true", "y_pred", "std", "variance", "lower", "upper",
-                                      "quantiles", "samples")
+PREDICTION_DATA = CONSTRUCTOR_DATA + (
+    "y_true",
+    "y_pred",
+    "std",
+    "variance",
+    "lower",
+    "upper",
+    "quantiles",
+    "samples",
+)
 
 
 @settings(max_examples=40 * EXAMPLES, **SETTINGS)
@@ -721,8 +1002,10 @@ def test_sweep_from_predictions(data):
     elif form == "interval":
         kwargs = dict(lower=yp - s, upper=yp + s, level=data.draw(st.sampled_from([0.5, 0.9])))
     elif form == "quantiles":
-        kwargs = dict(quantiles={0.16: yp - s, 0.5: yp, 0.84: yp + s},
-                      quantile_rule=data.draw(st.sampled_from(["nearest", "fit"])))
+        kwargs = dict(
+            quantiles={0.16: yp - s, 0.5: yp, 0.84: yp + s},
+            quantile_rule=data.draw(st.sampled_from(["nearest", "fit"])),
+        )
     else:
         kwargs = dict(samples=np.stack([yp - s, yp + s, yp], axis=1) if n else np.zeros((0, 3)))
     bad = None
@@ -732,15 +1015,22 @@ def test_sweep_from_predictions(data):
     elif form == "quantiles" and data.draw(st.booleans()):
         bad = "quantile_rule"
         kwargs["quantile_rule"] = data.draw(st.sampled_from(["median", None, 1]))
-    call("from_predictions", uqviz.from_predictions, (y, yp), kwargs, bad=bad,
-         data_names=PREDICTION_DATA,
-         check=lambda res: _check_constructed("from_predictions", res, n))
+    call(
+        "from_predictions",
+        uqviz.from_predictions,
+        (y, yp),
+        kwargs,
+        bad=bad,
+        data_names=PREDICTION_DATA,
+        check=lambda res: _check_constructed("from_predictions", res, n),
+    )
 
 
 # ----------------------------------------------------------------------------------------
 # forecasts that are bad once they sit in a Dataset (issue 38, item 9): every reader of the
 # forecast as given refuses them through one check (uqviz.data.model.forecast_problems)
 # ----------------------------------------------------------------------------------------
+
 
 def _forecast_cases():
     from scipy.stats import norm
@@ -772,6 +1062,7 @@ def _forecast_cases():
                     del ds[v].attrs["level"]
                 else:
                     ds[v].attrs["level"] = value
+
         return f
 
     def swap(ds):
@@ -782,32 +1073,54 @@ def _forecast_cases():
     def set_value(var, index, value):
         def f(ds):
             ds[var][index] = value
+
         return f
 
     return {
-        "NaN quantile": (edit(quantiles, set_value("quantiles", (3, 1), np.nan)),
-                         r"quantiles: 1 row with a NaN quantile \(row 3\)"),
-        "inf quantile": (edit(quantiles, set_value("quantiles", (3, 1), np.inf)),
-                         r"quantiles: 1 row with an infinite quantile that is not a tail"),
-        "crossing": (edit(quantiles, set_value("quantiles", (3, 1), 5.0)),
-                     r"quantiles: 1 row with crossing quantiles"),
-        "unsorted levels": (quantiles().assign_coords(level=[0.16, 0.05, 0.5, 0.84, 0.95]),
-                            "not in increasing order"),
-        "duplicated level": (quantiles().assign_coords(level=[0.05, 0.16, 0.5, 0.5, 0.95]),
-                             r"levels given more than once: \[0.5\]"),
-        "levels 0 and 1": (quantiles().assign_coords(level=[0.0, 0.16, 0.5, 0.84, 1.0]),
-                           r"2 levels outside \(0, 1\): \[0, 1\]"),
+        "NaN quantile": (
+            edit(quantiles, set_value("quantiles", (3, 1), np.nan)),
+            r"quantiles: 1 row with a NaN quantile \(row 3\)",
+        ),
+        "inf quantile": (
+            edit(quantiles, set_value("quantiles", (3, 1), np.inf)),
+            r"quantiles: 1 row with an infinite quantile that is not a tail",
+        ),
+        "crossing": (
+            edit(quantiles, set_value("quantiles", (3, 1), 5.0)),
+            r"quantiles: 1 row with crossing quantiles",
+        ),
+        "unsorted levels": (
+            quantiles().assign_coords(level=[0.16, 0.05, 0.5, 0.84, 0.95]),
+            "not in increasing order",
+        ),
+        "duplicated level": (
+            quantiles().assign_coords(level=[0.05, 0.16, 0.5, 0.5, 0.95]),
+            r"levels given more than once: \[0.5\]",
+        ),
+        "levels 0 and 1": (
+            quantiles().assign_coords(level=[0.0, 0.16, 0.5, 0.84, 1.0]),
+            r"2 levels outside \(0, 1\): \[0, 1\]",
+        ),
         "lower > upper": (edit(interval, swap), r"lower: 40 rows with lower > upper"),
         "no level": (edit(interval, set_level(None)), "needs its nominal coverage"),
-        "level 1.5": (edit(interval, set_level(1.5)), r"must be a probability in \(0, 1\), "
-                                                      "got 1.5"),
-        "NaN y, interval": (edit(interval, set_value("y", 2, np.nan)),
-                            r"y: 1 row with NaN \(row 2\)"),
-        "NaN y, quantiles": (edit(quantiles, set_value("y", 2, np.nan)),
-                             r"y: 1 row with NaN \(row 2\)"),
+        "level 1.5": (
+            edit(interval, set_level(1.5)),
+            r"must be a probability in \(0, 1\), "
+            "got 1.5",
+        ),
+        "NaN y, interval": (
+            edit(interval, set_value("y", 2, np.nan)),
+            r"y: 1 row with NaN \(row 2\)",
+        ),
+        "NaN y, quantiles": (
+            edit(quantiles, set_value("y", 2, np.nan)),
+            r"y: 1 row with NaN \(row 2\)",
+        ),
         "one member": (samples().isel(sample=[0]), "ensemble of one member.*got 1"),
-        "NaN member": (edit(samples, set_value("samples", (1, 1), np.nan)),
-                       r"samples: 1 row with a NaN member \(row 1\)"),
+        "NaN member": (
+            edit(samples, set_value("samples", (1, 1), np.nan)),
+            r"samples: 1 row with a NaN member \(row 1\)",
+        ),
     }
 
 
@@ -818,9 +1131,9 @@ FORECAST_READERS = {
     "validate_pit": lambda d: uqviz.validate_pit(d, n_band=20, rng=0),
     "local_pit": lambda d: uqviz.local_pit(d, n_bins=1, n_band=20, rng=0),
     "interval_coverage": lambda d: uqviz.interval_coverage(d, intervals="given"),
-    "group_coverage": lambda d: uqviz.group_coverage(d, intervals="given",
-                                                     groups=np.arange(40) % 2, n_mc=2,
-                                                     n_perm=2, rng=0),
+    "group_coverage": lambda d: uqviz.group_coverage(
+        d, intervals="given", groups=np.arange(40) % 2, n_mc=2, n_perm=2, rng=0
+    ),
     "recalibrate": lambda d: uqviz.recalibrate(d, method="quantile"),
     "predictive_scores": lambda d: uqviz.predictive_scores(d, n_boot=0),
     "compare_forecasts": lambda d: uqviz.compare_forecasts(d, d, n_boot=2, rng=0),

@@ -38,8 +38,10 @@ KINDS = ("variable", "data variable", "dim", "coordinate", "attribute", "variabl
 
 
 def test_markdown_tables_reads_the_first_column_of_each_table():
-    text = ("| dim | meaning |\n|---|---|\n| `a`, `b` | x `not this` |\n\n"
-            "| dim | meaning |\n|---|---|\n| `c` | y |\n| name | values |\n")
+    text = (
+        "| dim | meaning |\n|---|---|\n| `a`, `b` | x `not this` |\n\n"
+        "| dim | meaning |\n|---|---|\n| `c` | y |\n| name | values |\n"
+    )
     assert markdown_tables(text) == {"dim": ["a", "b", "c"]}
 
 
@@ -67,6 +69,7 @@ def test_vocabulary_names_are_identifiers_listed_once():
 # the results: the calls of test_contract, plus options that add names
 # ----------------------------------------------------------------------------------------
 
+
 def _small():
     return contract._data("dataset")
 
@@ -74,44 +77,85 @@ def _small():
 EXTRA_CALLS = {
     "validate_average[return_replicates]": (
         "uqviz.validate_average",
-        lambda: ((_small(),), dict(statistics=("ZMS",), n_boot=50, rng=1,
-                                   return_replicates=True))),
+        lambda: ((_small(),), dict(statistics=("ZMS",), n_boot=50, rng=1, return_replicates=True)),
+    ),
     "simulated_reference[return_samples]": (
         "uqviz.simulated_reference",
-        lambda: ((_small(),), dict(statistic="ENCE", n_bins=4, n_mc=20, rng=1,
-                                   return_samples=True, progress=False))),
+        lambda: (
+            (_small(),),
+            dict(statistic="ENCE", n_bins=4, n_mc=20, rng=1, return_samples=True, progress=False),
+        ),
+    ),
     "validate_simulated[schemes]": (
         "uqviz.validate_simulated",
-        lambda: ((_small(),), dict(statistic="ZMS", generative=("normal", "t6"),
-                                   scheme=("Sim", "Sim2", "BS"), n_bins=4, n_mc=20, n_boot=50,
-                                   rng=1, progress=False))),
-    "validate[ZMS]": ("uqviz.validate_with_references",
-                      lambda: ((_small(),), dict(statistic="ZMS", n_boot=50, rng=1))),
-    "qce[per_bin]": ("uqviz.qce",
-                     lambda: (contract._mv_arrays(), dict(n_bins=4, n_boot=0,
-                                                          marginal=False))),
-    "local_calibration[ZM]": ("uqviz.local_calibration",
-                              lambda: ((_small(),), dict(statistic="ZM", conditioning="y",
-                                                         n_bins=4, n_boot=50, n_mc=0,
-                                                         rng=1))),
+        lambda: (
+            (_small(),),
+            dict(
+                statistic="ZMS",
+                generative=("normal", "t6"),
+                scheme=("Sim", "Sim2", "BS"),
+                n_bins=4,
+                n_mc=20,
+                n_boot=50,
+                rng=1,
+                progress=False,
+            ),
+        ),
+    ),
+    "validate[ZMS]": (
+        "uqviz.validate_with_references",
+        lambda: ((_small(),), dict(statistic="ZMS", n_boot=50, rng=1)),
+    ),
+    "qce[per_bin]": (
+        "uqviz.qce",
+        lambda: (contract._mv_arrays(), dict(n_bins=4, n_boot=0, marginal=False)),
+    ),
+    "local_calibration[ZM]": (
+        "uqviz.local_calibration",
+        lambda: (
+            (_small(),),
+            dict(statistic="ZM", conditioning="y", n_bins=4, n_boot=50, n_mc=0, rng=1),
+        ),
+    ),
     "ordering_study[fresh_bootstrap]": (
         "uqviz.ordering_study",
-        lambda: ((_small(),), dict(conditioning="x", n_bins=2, n_orderings=3, n_boot=50,
-                                   common_bootstrap=False, rng=1, progress=False))),
+        lambda: (
+            (_small(),),
+            dict(
+                conditioning="x",
+                n_bins=2,
+                n_orderings=3,
+                n_boot=50,
+                common_bootstrap=False,
+                rng=1,
+                progress=False,
+            ),
+        ),
+    ),
     "fit_recalibration[isotonic]": (
-        "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="isotonic"))),
+        "uqviz.fit_recalibration",
+        lambda: ((_small(),), dict(method="isotonic")),
+    ),
     "fit_recalibration[conformal]": (
-        "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="conformal", n_bins=2))),
+        "uqviz.fit_recalibration",
+        lambda: ((_small(),), dict(method="conformal", n_bins=2)),
+    ),
     "fit_recalibration[quantile]": (
-        "uqviz.fit_recalibration", lambda: ((_small(),), dict(method="quantile"))),
+        "uqviz.fit_recalibration",
+        lambda: ((_small(),), dict(method="quantile")),
+    ),
     "recalibrate[quantile]": (
-        "uqviz.recalibrate", lambda: ((_small(),), dict(method="quantile", folds=3, rng=1,
-                                                        levels=(0.25, 0.75)))),
+        "uqviz.recalibrate",
+        lambda: ((_small(),), dict(method="quantile", folds=3, rng=1, levels=(0.25, 0.75))),
+    ),
     "recalibrate[cqr]": (
-        "uqviz.recalibrate", lambda: ((_with_interval(),), dict(method="cqr", folds=3, rng=1))),
+        "uqviz.recalibrate",
+        lambda: ((_with_interval(),), dict(method="cqr", folds=3, rng=1)),
+    ),
     "recalibrate[quantile,quantiles]": (
-        "uqviz.recalibrate", lambda: ((_with_quantiles(),), dict(method="quantile", folds=3,
-                                                                 rng=1, levels=(0.5,)))),
+        "uqviz.recalibrate",
+        lambda: ((_with_quantiles(),), dict(method="quantile", folds=3, rng=1, levels=(0.5,))),
+    ),
 }
 
 
@@ -120,16 +164,20 @@ def _with_interval():
     ds = _small()
     y = ds["E"].values + 1.0
     half = 1.5 * ds["uE"].values
-    return ds.assign(y=("point", y), lower=("point", 1.0 - half, {"level": 0.9}),
-                     upper=("point", 1.0 + half, {"level": 0.9}))
+    return ds.assign(
+        y=("point", y),
+        lower=("point", 1.0 - half, {"level": 0.9}),
+        upper=("point", 1.0 + half, {"level": 0.9}),
+    )
 
 
 def _with_quantiles():
     """The small dataset with y and given quantiles at 0.1, 0.5, 0.9 (a quantile forecast)."""
     ds = _small()
     q = 1.0 + ds["uE"].values[:, None] * np.array([-1.2816, 0.0, 1.2816])[None, :]
-    out = ds.assign(y=("point", ds["E"].values + 1.0),
-                    quantiles=(("point", "level"), q)).assign_coords(level=[0.1, 0.5, 0.9])
+    out = ds.assign(
+        y=("point", ds["E"].values + 1.0), quantiles=(("point", "level"), q)
+    ).assign_coords(level=[0.1, 0.5, 0.9])
     out.attrs["forecast"] = "quantiles"
     return out
 
@@ -156,8 +204,13 @@ def _result(rid):
 
 def _input_names(rid):
     """Variables, coords and attrs of the input data of a data function (kept as given)."""
-    ds = (_with_interval() if rid == "recalibrate[cqr]" else _with_quantiles()
-          if rid == "recalibrate[quantile,quantiles]" else _small())
+    ds = (
+        _with_interval()
+        if rid == "recalibrate[cqr]"
+        else _with_quantiles()
+        if rid == "recalibrate[quantile,quantiles]"
+        else _small()
+    )
     return set(ds.variables) | set(ds.attrs)
 
 
@@ -195,8 +248,9 @@ def names_not_in_vocabulary(rid):
     """The names of the result ``rid`` that docs/conventions.md does not list."""
     obj, res, kwargs, name = _result(rid)
     is_data = name in contract.DATA_RESULTS
-    return unlisted_names(obj, res, kwargs, is_data=is_data,
-                          given=_input_names(rid) if is_data else set())
+    return unlisted_names(
+        obj, res, kwargs, is_data=is_data, given=_input_names(rid) if is_data else set()
+    )
 
 
 def unlisted_names(obj, res, kwargs, *, is_data=False, given=()):
@@ -219,20 +273,23 @@ def unlisted_names(obj, res, kwargs, *, is_data=False, given=()):
             param = _scanned_parameter(d, sig)
             if d not in voc["dim"] and param is None:
                 bad.append(f"dim {d!r} (neither a dim of the table nor a scanned parameter)")
-            elif d not in voc["dim"] or (param is not None and param in kwargs
-                                         and np.iterable(kwargs[param])
-                                         and not isinstance(kwargs[param], str)):
+            elif d not in voc["dim"] or (
+                param is not None
+                and param in kwargs
+                and np.iterable(kwargs[param])
+                and not isinstance(kwargs[param], str)
+            ):
                 passed = _passed(param, kwargs, sig)
-                if passed is not None and d in ds.coords and not _same_values(ds[d].values,
-                                                                              passed):
-                    bad.append(f"dim {d!r}: coordinate {_values(ds[d].values)} is not the "
-                               f"{param}= scanned, {_values(passed)}")
+                if passed is not None and d in ds.coords and not _same_values(ds[d].values, passed):
+                    bad.append(
+                        f"dim {d!r}: coordinate {_values(ds[d].values)} is not the "
+                        f"{param}= scanned, {_values(passed)}"
+                    )
         for c in set(ds.coords) - set(ds.dims):
             if c not in voc["coordinate"] and c not in given:
                 bad.append(f"coordinate {c!r}")
         for key in ds.attrs:
-            if key not in voc["attribute"] | voc["option"] and key not in sig \
-                    and key not in given:
+            if key not in voc["attribute"] | voc["option"] and key not in sig and key not in given:
                 bad.append(f"attribute {key!r}")
         for v in ds.variables:
             for key in ds[v].attrs:
@@ -244,27 +301,38 @@ def unlisted_names(obj, res, kwargs, *, is_data=False, given=()):
 @pytest.mark.parametrize("rid", RESULT_IDS)
 def test_every_name_of_every_result_is_in_the_vocabulary(rid):
     bad = names_not_in_vocabulary(rid)
-    assert not bad, (f"{rid}: names docs/conventions.md does not list (add them to its tables, "
-                     f"or use a listed name): " + "; ".join(bad))
+    assert not bad, (
+        f"{rid}: names docs/conventions.md does not list (add them to its tables, "
+        f"or use a listed name): " + "; ".join(bad)
+    )
 
 
 def test_unlisted_names_catches_what_the_tables_do_not_list():
     def scan(data, *, fractions=(0.0, 0.5), p_val=None):
         """A result with a wrong grid, an unknown dim, variable and attrs."""
 
-    res = xr.Dataset({"estimate": ("fraction", [1.0, 2.0]), "p_val": ((), 0.9),
-                      "fv_lower": ((), 0.1), "estimate_upper": ((), 3.0),
-                      "w": ("window", [1.0])},
-                     coords={"fraction": [0.0, 0.4], "seed": ("fraction", [1, 2])},
-                     attrs={"zeta": "Pernot (2024b)", "ci": 0.9, "fractions": [0.0, 0.5]})
+    res = xr.Dataset(
+        {
+            "estimate": ("fraction", [1.0, 2.0]),
+            "p_val": ((), 0.9),
+            "fv_lower": ((), 0.1),
+            "estimate_upper": ((), 3.0),
+            "w": ("window", [1.0]),
+        },
+        coords={"fraction": [0.0, 0.4], "seed": ("fraction", [1, 2])},
+        attrs={"zeta": "Pernot (2024b)", "ci": 0.9, "fractions": [0.0, 0.5]},
+    )
     res["estimate"].attrs = {"long_name": "x", "formula": "eq. 1"}
     bad = unlisted_names(scan, res, {"fractions": (0.0, 0.5)})
-    assert bad == ["variable 'p_val'", "variable 'w'",
-                   "dim 'fraction': coordinate [0.0, 0.4] is not the fractions= scanned, "
-                   "[0.0, 0.5]",
-                   "dim 'window' (neither a dim of the table nor a scanned parameter)",
-                   "coordinate 'seed'", "attribute 'zeta'",
-                   "attribute 'formula' of variable 'estimate'"]
+    assert bad == [
+        "variable 'p_val'",
+        "variable 'w'",
+        "dim 'fraction': coordinate [0.0, 0.4] is not the fractions= scanned, [0.0, 0.5]",
+        "dim 'window' (neither a dim of the table nor a scanned parameter)",
+        "coordinate 'seed'",
+        "attribute 'zeta'",
+        "attribute 'formula' of variable 'estimate'",
+    ]
     good = res.drop_vars(["p_val", "w", "seed"]).assign_coords(fraction=[0.0, 0.5])
     good.attrs = {"ci": 0.9, "fractions": [0.0, 0.5], "citation": "Pernot (2024b)"}
     good["estimate"].attrs = {"long_name": "x"}
@@ -303,14 +371,23 @@ def test_every_listed_name_is_used():
 # one name each (issue 22, items 4 and 5)
 # ----------------------------------------------------------------------------------------
 
-OLD_NAMES = {"p_val": "validation_probability", "df": "nu", "exceeds": "heavy_tail",
-             "dfpr_up95": "dfpr_limit", "window": "rank (dim)", "seed": "tie_seed"}
+OLD_NAMES = {
+    "p_val": "validation_probability",
+    "df": "nu",
+    "exceeds": "heavy_tail",
+    "dfpr_up95": "dfpr_limit",
+    "window": "rank (dim)",
+    "seed": "tie_seed",
+}
 
 
 def test_old_result_names_are_not_in_the_vocabulary():
     voc = vocabulary()
-    back = {n: new for n, new in OLD_NAMES.items()
-            if n in voc["variable"] | voc["coordinate"] | voc["dim"]}
+    back = {
+        n: new
+        for n, new in OLD_NAMES.items()
+        if n in voc["variable"] | voc["coordinate"] | voc["dim"]
+    }
     assert not back, f"renamed result names listed again: {back}"
 
 
@@ -334,8 +411,11 @@ def _plot_lines(ax):
 def _reference_sensitivity(**kw):
     from uqviz.plots.reference import reference_sensitivity
 
-    res = xr.Dataset({"reference": ("nu", [0.05, 0.04]), "reference_se": ("nu", [0.002, 0.001])},
-                     coords={"nu": [3.0, 6.0]}, attrs={"statistic": "ENCE"})
+    res = xr.Dataset(
+        {"reference": ("nu", [0.05, 0.04]), "reference_se": ("nu", [0.002, 0.001])},
+        coords={"nu": [3.0, 6.0]},
+        attrs={"statistic": "ENCE"},
+    )
     ax = reference_sensitivity(res, **kw)
     segs = [np.asarray(s) for c in ax.collections for s in c.get_segments()]
     return segs
@@ -346,8 +426,12 @@ def _bias_vs_skewness(**kw):
 
     res = contract._other("statistic_bias")[0]
     ax = bias_vs_skewness(res, statistic="ZMS", **kw)
-    return [np.asarray(s) for c in ax.collections for s in c.get_segments()
-            if hasattr(c, "get_segments")]
+    return [
+        np.asarray(s)
+        for c in ax.collections
+        for s in c.get_segments()
+        if hasattr(c, "get_segments")
+    ]
 
 
 def _reliability_diagram(**kw):
@@ -358,15 +442,33 @@ def _reliability_diagram(**kw):
 
 
 RENAMED = [
-    ("validate_with_references", "k", "coverage_factor", 1.0,
-     lambda **kw: uqviz.validate_with_references(_small(), statistic="ENCE", n_bins=4, n_mc=20,
-                                                 n_boot=50, rng=1, **kw)),
-    ("validate_shared", "k", "coverage_factor", 1.0,
-     lambda **kw: uqviz.reference.simulated.validate_shared(
-         _small(), statistics=("ENCE",), n_bins=4, n_mc=20, n_boot=50, rng=1, **kw)["ENCE"]),
-    ("confidence_curve", "error", "error_statistic", "MAE",
-     lambda **kw: uqviz.confidence_curve(_small(), fractions=(0.0, 0.5), n_mc=20, n_boot=0,
-                                         rng=1, **kw)),
+    (
+        "validate_with_references",
+        "k",
+        "coverage_factor",
+        1.0,
+        lambda **kw: uqviz.validate_with_references(
+            _small(), statistic="ENCE", n_bins=4, n_mc=20, n_boot=50, rng=1, **kw
+        ),
+    ),
+    (
+        "validate_shared",
+        "k",
+        "coverage_factor",
+        1.0,
+        lambda **kw: uqviz.reference.simulated.validate_shared(
+            _small(), statistics=("ENCE",), n_bins=4, n_mc=20, n_boot=50, rng=1, **kw
+        )["ENCE"],
+    ),
+    (
+        "confidence_curve",
+        "error",
+        "error_statistic",
+        "MAE",
+        lambda **kw: uqviz.confidence_curve(
+            _small(), fractions=(0.0, 0.5), n_mc=20, n_boot=0, rng=1, **kw
+        ),
+    ),
     ("reference_sensitivity", "coverage", "coverage_factor", 3.0, _reference_sensitivity),
     ("bias_vs_skewness", "n_sigma", "coverage_factor", 1.0, _bias_vs_skewness),
     ("reliability_diagram", "log", "log_x", True, _reliability_diagram),
@@ -391,11 +493,15 @@ def test_renamed_options_keep_the_old_keyword_for_one_release(name, old, new, va
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         expected = call(**{new: value})
-        with pytest.warns(FutureWarning, match=rf"{name}\({old}=\.\.\.\) is deprecated and will "
-                          rf"be removed in uqviz 0\.3\.0: use {new}= instead") as caught:
+        with pytest.warns(
+            FutureWarning,
+            match=rf"{name}\({old}=\.\.\.\) is deprecated and will "
+            rf"be removed in uqviz 0\.3\.0: use {new}= instead",
+        ) as caught:
             got = call(**{old: value})
-        assert all(w.filename == __file__ for w in caught if w.category is FutureWarning), \
+        assert all(w.filename == __file__ for w in caught if w.category is FutureWarning), (
             "the warning must point at the caller's line"
+        )
         with pytest.raises(TypeError, match=rf"got both {old}= \(deprecated\) and {new}="):
             call(**{old: value, new: value})
     plt.close("all")
@@ -409,19 +515,26 @@ def test_renamed_options_are_exactly_those_of_the_changelog():
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     found = {}
     from uqviz.reference.simulated import validate_shared  # public in its module only
+
     for qual, obj in [*contract.PUBLIC.items(), ("validate_shared", validate_shared)]:
         for old, new in getattr(obj, "renamed_options", {}).items():
             found[(contract._short(qual) if "." in qual else qual, old)] = new
     assert {(n, o) for n, o, *_ in RENAMED} <= set(found), found
-    missing = [f"{n}({o}=) -> {new}=" for (n, o), new in found.items()
-               if not re.search(rf"`[\w.]*\b{n}\({o}=\)`", changelog)
-               or f"`{new}=`" not in changelog]
+    missing = [
+        f"{n}({o}=) -> {new}="
+        for (n, o), new in found.items()
+        if not re.search(rf"`[\w.]*\b{n}\({o}=\)`", changelog) or f"`{new}=`" not in changelog
+    ]
     assert not missing, f"renames not in CHANGELOG.md: {missing}"
 
 
 # names the contract says are not used for options (docs/conventions.md, "Not used")
-NOT_USED = {"k": "coverage_factor", "n_sigma": "coverage_factor", "coverage": "coverage_factor",
-            "error": "error_statistic"}
+NOT_USED = {
+    "k": "coverage_factor",
+    "n_sigma": "coverage_factor",
+    "coverage": "coverage_factor",
+    "error": "error_statistic",
+}
 
 
 @pytest.mark.parametrize("qual", sorted(contract.PUBLIC))
@@ -449,15 +562,27 @@ def test_deprecated_keyword_helper():
 
 
 def test_load_study_renames_old_variables(tmp_path):
-    old = xr.Dataset({"p_val": ("nu", [0.9, 0.95]), "p_val_lower": ("nu", [0.8, 0.9]),
-                      "p_val_upper": ("nu", [0.95, 0.99])}, coords={"nu": [2.0, 6.0]})
+    old = xr.Dataset(
+        {
+            "p_val": ("nu", [0.9, 0.95]),
+            "p_val_lower": ("nu", [0.8, 0.9]),
+            "p_val_upper": ("nu", [0.95, 0.99]),
+        },
+        coords={"nu": [2.0, 6.0]},
+    )
     path = tmp_path / "old.nc"
     uqviz.save_study(old, path)
-    with pytest.warns(FutureWarning, match=r"'old.nc' holds variables under names deprecated"
-                      r".*p_val -> validation_probability"):
+    with pytest.warns(
+        FutureWarning,
+        match=r"'old.nc' holds variables under names deprecated"
+        r".*p_val -> validation_probability",
+    ):
         loaded = uqviz.load_study(path)
-    assert set(loaded.data_vars) == {"validation_probability", "validation_probability_lower",
-                                     "validation_probability_upper"}
+    assert set(loaded.data_vars) == {
+        "validation_probability",
+        "validation_probability_lower",
+        "validation_probability_upper",
+    }
     np.testing.assert_array_equal(loaded["validation_probability"], [0.9, 0.95])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # new names: no warning
@@ -479,9 +604,12 @@ def test_kernel_modules_have_readable_aliases():
                     readable = {f"{alias.name}_kernels", f"{alias.name.removesuffix('s')}_kernels"}
                     if alias.asname and alias.asname not in readable:
                         bad.append(f"{path.relative_to(ROOT)}: {alias.name} as {alias.asname}")
-            elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-                  and getattr(node.value.func, "id", None) == "lazy_module"
-                  and str(node.value.args[0].value).startswith("uqviz._array.")):
+            elif (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and getattr(node.value.func, "id", None) == "lazy_module"
+                and str(node.value.args[0].value).startswith("uqviz._array.")
+            ):
                 name = node.value.args[0].value.rsplit(".", 1)[1]
                 readable = {f"{name}_kernels", f"{name.removesuffix('s')}_kernels"}
                 target = node.targets[0].id

@@ -33,8 +33,14 @@ def raises(msg):
 # constructors and round trips
 # --------------------------------------------------------------------------
 def test_from_arrays_structure():
-    ds = from_arrays(E3, U3, features={"X": [1, 2, 3]}, metadata={"formula": ["CH4", "H2O", "NH3"]},
-                     name="toy", units="eV")
+    ds = from_arrays(
+        E3,
+        U3,
+        features={"X": [1, 2, 3]},
+        metadata={"formula": ["CH4", "H2O", "NH3"]},
+        name="toy",
+        units="eV",
+    )
     assert set(ds.data_vars) == {"E", "uE", "X", "formula"}
     assert ds["E"].dims == ("point",) and ds["E"].dtype == np.float64
     assert ds["uE"].dtype == np.float64 and ds["X"].dtype == np.float64
@@ -68,11 +74,24 @@ def test_z_scores():
 
 
 def test_from_dataframe_reference_minus_prediction_and_variances():
-    df = pd.DataFrame({"ref": [1.0, 2.0, 3.0], "pred": [0.5, 2.5, 1.0],
-                       "var": [0.25, 4.0, 0.01], "mass": [16.0, 18.0, 17.0],
-                       "formula": ["CH4", "H2O", "NH3"]})
-    ds = from_dataframe(df, reference="ref", prediction="pred", variances="var",
-                        features=["mass"], metadata=["formula"], name="mols")
+    df = pd.DataFrame(
+        {
+            "ref": [1.0, 2.0, 3.0],
+            "pred": [0.5, 2.5, 1.0],
+            "var": [0.25, 4.0, 0.01],
+            "mass": [16.0, 18.0, 17.0],
+            "formula": ["CH4", "H2O", "NH3"],
+        }
+    )
+    ds = from_dataframe(
+        df,
+        reference="ref",
+        prediction="pred",
+        variances="var",
+        features=["mass"],
+        metadata=["formula"],
+        name="mols",
+    )
     np.testing.assert_allclose(ds["E"].values, [0.5, -0.5, 2.0])  # reference - prediction
     np.testing.assert_allclose(ds["uE"].values, [0.5, 2.0, 0.1])  # sqrt(variances)
     np.testing.assert_array_equal(ds["mass"].values, [16.0, 18.0, 17.0])
@@ -90,12 +109,15 @@ def test_from_dataframe_default_columns_and_explicit_columns():
     np.testing.assert_array_equal(ds["uE"].values, [5.0, 6.0])
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(errors="E", reference="r", prediction="p"), "not both"),
-    (dict(reference="r"), "reference= needs prediction="),
-    (dict(prediction="p"), "prediction= needs reference="),
-    (dict(uncertainties="uE", variances="v"), "either uncertainties= or variances="),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(errors="E", reference="r", prediction="p"), "not both"),
+        (dict(reference="r"), "reference= needs prediction="),
+        (dict(prediction="p"), "prediction= needs reference="),
+        (dict(uncertainties="uE", variances="v"), "either uncertainties= or variances="),
+    ],
+)
 def test_from_dataframe_contradictory_choices(kwargs, message):
     df = pd.DataFrame({"E": [0.1], "uE": [0.2], "r": [1.0], "p": [1.0], "v": [1.0]})
     with raises(message):
@@ -117,12 +139,20 @@ def test_read_csv_round_trip(tmp_path):
     ref, pred = rng.normal(size=50), rng.normal(size=50)
     var = rng.uniform(0.1, 2.0, size=50)
     x = rng.uniform(size=50)
-    df = pd.DataFrame({"y": ref, "y_pred": pred, "u2": var, "x": x,
-                       "smiles": [f"C{i}" for i in range(50)]})
+    df = pd.DataFrame(
+        {"y": ref, "y_pred": pred, "u2": var, "x": x, "smiles": [f"C{i}" for i in range(50)]}
+    )
     path = tmp_path / "my_set.csv"
     df.to_csv(path, index=False, float_format="%.17g")
-    ds = read_csv(path, reference="y", prediction="y_pred", variances="u2", features=["x"],
-                  metadata=["smiles"], units="kcal/mol")
+    ds = read_csv(
+        path,
+        reference="y",
+        prediction="y_pred",
+        variances="u2",
+        features=["x"],
+        metadata=["smiles"],
+        units="kcal/mol",
+    )
     assert ds.attrs["name"] == "my_set" and ds.attrs["units"] == "kcal/mol"
     np.testing.assert_array_equal(ds["E"].values, ref - pred)
     np.testing.assert_array_equal(ds["uE"].values, np.sqrt(var))
@@ -146,9 +176,14 @@ def test_read_csv_non_numeric_column_names_rows(tmp_path):
 
 
 @settings(max_examples=30, deadline=None)
-@given(hnp.arrays(np.float64, st.integers(1, 30),
-                  elements=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)),
-       st.floats(1e-3, 1e3))
+@given(
+    hnp.arrays(
+        np.float64,
+        st.integers(1, 30),
+        elements=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+    ),
+    st.floats(1e-3, 1e3),
+)
 def test_from_arrays_keeps_values_exactly(e, scale):
     u = scale * (1.0 + np.abs(e))
     ds = from_arrays(e, u)
@@ -160,15 +195,18 @@ def test_from_arrays_keeps_values_exactly(e, scale):
 # --------------------------------------------------------------------------
 # bad input
 # --------------------------------------------------------------------------
-@pytest.mark.parametrize("e, u, feats, message", [
-    ([0.1, np.nan, 0.3, np.nan], [1, 1, 1, 1], None, "E: 2 rows with NaN (rows 1, 3)"),
-    ([0.1, 0.2, 0.3], [1, np.inf, 1], None, "uE: 1 row with inf (row 1)"),
-    ([0.1, 0.2, 0.3], [1, 1, -np.inf], None, "uE: 1 row with inf (row 2)"),
-    ([0.1, 0.2, 0.3], [0.0, 1, 0.0], None, "uE: 2 rows with uE <= 0 (rows 0, 2)"),
-    ([0.1, 0.2, 0.3], [1, -0.5, 1], None, "uE: 1 row with uE <= 0 (row 1)"),
-    ([0.1, 0.2, 0.3], [1, 1, 1], {"X": [1.0, np.nan, 2.0]}, "X: 1 row with NaN (row 1)"),
-    ([0.1, 0.2, 0.3], [1, 1, 1], {"X": [np.inf, 1.0, 2.0]}, "X: 1 row with inf (row 0)"),
-])
+@pytest.mark.parametrize(
+    "e, u, feats, message",
+    [
+        ([0.1, np.nan, 0.3, np.nan], [1, 1, 1, 1], None, "E: 2 rows with NaN (rows 1, 3)"),
+        ([0.1, 0.2, 0.3], [1, np.inf, 1], None, "uE: 1 row with inf (row 1)"),
+        ([0.1, 0.2, 0.3], [1, 1, -np.inf], None, "uE: 1 row with inf (row 2)"),
+        ([0.1, 0.2, 0.3], [0.0, 1, 0.0], None, "uE: 2 rows with uE <= 0 (rows 0, 2)"),
+        ([0.1, 0.2, 0.3], [1, -0.5, 1], None, "uE: 1 row with uE <= 0 (row 1)"),
+        ([0.1, 0.2, 0.3], [1, 1, 1], {"X": [1.0, np.nan, 2.0]}, "X: 1 row with NaN (row 1)"),
+        ([0.1, 0.2, 0.3], [1, 1, 1], {"X": [np.inf, 1.0, 2.0]}, "X: 1 row with inf (row 0)"),
+    ],
+)
 def test_invalid_values_raise_with_count(e, u, feats, message):
     with raises(message):
         from_arrays(e, u, features=feats)
@@ -202,18 +240,27 @@ def test_empty_input_raises():
     with raises("empty input: E and uE have 0 rows"):
         from_arrays([], [])
     with raises("empty input"):
-        from_dataframe(pd.DataFrame({"E": pd.Series([], dtype=float),
-                                     "uE": pd.Series([], dtype=float)}))
+        from_dataframe(
+            pd.DataFrame({"E": pd.Series([], dtype=float), "uE": pd.Series([], dtype=float)})
+        )
 
 
-@pytest.mark.parametrize("e, message", [
-    (["0.1", "x", "0.3"], "E: 1 row with values that are not numbers (row 1)"),
-    (np.array(["0.1", "0.2"]), "E: 2 rows with values that are not numbers (rows 0, 1)"),
-    (pd.Series(["0.1", "a", "b"], dtype="str"),
-     "E: 2 rows with values that are not numbers (rows 1, 2)"),
-    (pd.Series([0.1, "a", 0.3], dtype=object), "E: 1 row with values that are not numbers (row 1)"),
-    ([True, False, True], "E: non-numeric column (boolean dtype): 3 rows"),
-])
+@pytest.mark.parametrize(
+    "e, message",
+    [
+        (["0.1", "x", "0.3"], "E: 1 row with values that are not numbers (row 1)"),
+        (np.array(["0.1", "0.2"]), "E: 2 rows with values that are not numbers (rows 0, 1)"),
+        (
+            pd.Series(["0.1", "a", "b"], dtype="str"),
+            "E: 2 rows with values that are not numbers (rows 1, 2)",
+        ),
+        (
+            pd.Series([0.1, "a", 0.3], dtype=object),
+            "E: 1 row with values that are not numbers (row 1)",
+        ),
+        ([True, False, True], "E: non-numeric column (boolean dtype): 3 rows"),
+    ],
+)
 def test_non_numeric_errors_always_raise(e, message):
     with raises(message):
         from_arrays(e, np.ones(len(e)), drop_invalid=True)
@@ -258,8 +305,9 @@ def test_names_and_options_are_checked():
 @pytest.mark.parametrize("value", [[[1, 2, 3]], [1, 2, 3], np.ones((3, 2)), "x"])
 def test_features_and_metadata_must_be_named_columns(arg, value):
     # issue 22 item 7: features=[[1, 2]] raised AttributeError: 'list' object has no attribute
-    with pytest.raises(TypeError, match=f"{arg} must be a mapping {{name: values}} or a pandas "
-                                        "DataFrame, got"):
+    with pytest.raises(
+        TypeError, match=f"{arg} must be a mapping {{name: values}} or a pandas DataFrame, got"
+    ):
         from_arrays(E3, U3, **{arg: value})
     ds = from_arrays(E3, U3, **{arg: pd.DataFrame({"a": [1.0, 2.0, 3.0]})})
     np.testing.assert_array_equal(ds["a"].values, [1.0, 2.0, 3.0])
@@ -272,10 +320,15 @@ def test_drop_invalid_drops_exactly_the_bad_rows():
     e = np.array([0.1, np.nan, 0.3, 0.4, np.inf, 0.6, 0.7])
     u = np.array([1.0, 1.0, 0.0, 2.0, 1.0, -1.0, 3.0])
     x = np.array([1.0, 2.0, 3.0, np.nan, 5.0, 6.0, 7.0])
-    with pytest.warns(UserWarning, match=re.escape(
-            "dropped 5 of 7 rows (E NaN: 1; E inf: 1; uE <= 0: 2; x NaN: 1); kept 2 rows")):
-        ds = from_arrays(e, u, features={"x": x}, metadata={"m": list("abcdefg")},
-                         drop_invalid=True)
+    with pytest.warns(
+        UserWarning,
+        match=re.escape(
+            "dropped 5 of 7 rows (E NaN: 1; E inf: 1; uE <= 0: 2; x NaN: 1); kept 2 rows"
+        ),
+    ):
+        ds = from_arrays(
+            e, u, features={"x": x}, metadata={"m": list("abcdefg")}, drop_invalid=True
+        )
     np.testing.assert_array_equal(ds["point"].values, [0, 6])
     np.testing.assert_array_equal(ds["E"].values, [0.1, 0.7])
     np.testing.assert_array_equal(ds["uE"].values, [1.0, 3.0])
@@ -316,9 +369,13 @@ def test_min_uncertainty_papers():
 def test_min_uncertainty_absolute_and_nonpositive_rows():
     e = np.array([0.1, 0.2, 0.3, 0.4, 0.5])
     u = np.array([0.05, 0.2, -0.01, 0.0, 0.11])
-    with pytest.warns(UserWarning, match=re.escape(
+    with pytest.warns(
+        UserWarning,
+        match=re.escape(
             "dropped 3 rows with uE <= 0.1 (absolute threshold; "
-            "2 of them with uE <= 0; rows 0, 2, 3)")):
+            "2 of them with uE <= 0; rows 0, 2, 3)"
+        ),
+    ):
         ds = from_arrays(e, u, min_uncertainty=0.1)
     np.testing.assert_array_equal(ds["point"].values, [1, 4])
     assert ds.attrs["n_filtered"] == 3 and ds.attrs["min_uncertainty"] == 0.1
@@ -358,8 +415,9 @@ def test_caller_data_not_mutated():
     np.testing.assert_array_equal(e, e0)
     np.testing.assert_array_equal(u, u0)
     np.testing.assert_array_equal(x, x0)
-    df = pd.DataFrame({"E": [0.1, 0.2, np.nan], "uE": [1.0, 0.0, 1.0], "x": [1.0, 2.0, 3.0],
-                       "s": ["a", "b", "c"]})
+    df = pd.DataFrame(
+        {"E": [0.1, 0.2, np.nan], "uE": [1.0, 0.0, 1.0], "x": [1.0, 2.0, 3.0], "s": ["a", "b", "c"]}
+    )
     df0 = df.copy(deep=True)
     with pytest.warns(UserWarning):
         ds = from_dataframe(df, features=["x"], metadata=["s"], drop_invalid=True)
@@ -426,6 +484,7 @@ def test_check_dataset_and_z_scores_accept_a_datatree():
         check_dataset(xr.DataTree.from_dict({"a": xr.Dataset({"x": ("point", E3)})}))
     with raises("no child holding a dataset"):
         check_dataset(xr.DataTree())
+
 
 def test_from_datasets_order_and_names():
     a = from_arrays(E3, U3, name="a")
@@ -495,8 +554,10 @@ def test_read_csv_malformed_and_empty_files(tmp_path):
     (tmp_path / "latin.csv").write_bytes("E,uE,nom\n0.1,0.2,\xe9\n".encode("latin-1"))
     with raises("not utf-8 text (byte 0xe9"):
         read_csv(tmp_path / "latin.csv", metadata=["nom"])
-    assert read_csv(tmp_path / "latin.csv", metadata=["nom"],
-                    encoding="latin-1")["nom"].values[0] == "é"
+    assert (
+        read_csv(tmp_path / "latin.csv", metadata=["nom"], encoding="latin-1")["nom"].values[0]
+        == "é"
+    )
 
 
 def test_read_csv_paths_that_are_not_files(tmp_path):
@@ -570,11 +631,16 @@ def test_overflowing_z_scores_are_invalid():
     assert ds.sizes["point"] == 2
 
 
-@pytest.mark.parametrize("make", [
-    lambda a: a.astype(np.float32), lambda a: (a * 100).astype(np.int64),
-    lambda a: a.astype(object), lambda a: pd.Series(a.astype(np.float32)),
-    lambda a: list(a),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: a.astype(np.float32),
+        lambda a: (a * 100).astype(np.int64),
+        lambda a: a.astype(object),
+        lambda a: pd.Series(a.astype(np.float32)),
+        lambda a: list(a),
+    ],
+)
 def test_dtypes_become_float64_without_touching_the_input(make):
     base = np.array([0.5, 1.5, 2.5])
     e, u = make(base), make(base + 1)
@@ -589,8 +655,9 @@ def test_dtypes_become_float64_without_touching_the_input(make):
 
 
 def test_read_csv_and_from_dataframe_leave_inputs_alone(tmp_path):
-    df = pd.DataFrame({"y": [1.0, 2.0], "p": [0.5, 2.5], "v": [0.25, 0.04], "s": ["a", "b"]},
-                      index=[5, 9])
+    df = pd.DataFrame(
+        {"y": [1.0, 2.0], "p": [0.5, 2.5], "v": [0.25, 0.04], "s": ["a", "b"]}, index=[5, 9]
+    )
     before = df.copy()
     from_dataframe(df, reference="y", prediction="p", variances="v", metadata=["s"])
     pd.testing.assert_frame_equal(df, before)
@@ -603,8 +670,11 @@ def test_read_csv_and_from_dataframe_leave_inputs_alone(tmp_path):
 
 def test_from_datasets_of_what_is_not_datasets_is_a_type_error():
     """issue 38, item 9: ``from_datasets(None)`` said "'NoneType' object is not iterable"."""
-    with pytest.raises(TypeError, match=r"datasets: expected a mapping name -> xarray.Dataset "
-                                        r"or a sequence of named datasets, got NoneType"):
+    with pytest.raises(
+        TypeError,
+        match=r"datasets: expected a mapping name -> xarray.Dataset "
+        r"or a sequence of named datasets, got NoneType",
+    ):
         from_datasets(None)
 
 
@@ -632,6 +702,9 @@ def test_read_csv_names_the_cell_beyond_float64(tmp_path):
     """issue 38, item 9: one ``1e400`` cell blamed the 51 rows of its column."""
     path = tmp_path / "big.csv"
     path.write_text("E,uE\n" + "0.1,1\n" * 50 + "1e400,1\n")
-    with pytest.raises(ValueError, match=r"E: 1 row with numbers beyond the range of float64 "
-                                         r".*'1e400'.*\(row 50\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"E: 1 row with numbers beyond the range of float64 "
+        r".*'1e400'.*\(row 50\)",
+    ):
         read_csv(path)

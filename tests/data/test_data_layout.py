@@ -24,15 +24,37 @@ import uqviz.data
 DATA = pathlib.Path(uqviz.data.__file__).parent
 SPLIT = ("model", "constructors", "readers")
 #: what each module may import of uqviz.data (besides itself)
-ALLOWED_DATA_IMPORTS = {"model": set(), "constructors": {"model"},
-                        "readers": {"constructors", "model", "predictions"}}
+ALLOWED_DATA_IMPORTS = {
+    "model": set(),
+    "constructors": {"model"},
+    "readers": {"constructors", "model", "predictions"},
+}
 #: where each public function of the split lives
-HOME = {"check_dataset": "model", "z_scores": "model", "from_arrays": "constructors",
-        "from_dataframe": "constructors", "from_datasets": "constructors", "read_csv": "readers"}
+HOME = {
+    "check_dataset": "model",
+    "z_scores": "model",
+    "from_arrays": "constructors",
+    "from_dataframe": "constructors",
+    "from_datasets": "constructors",
+    "read_csv": "readers",
+}
 #: calls that open a file (by the called attribute or name)
-OPENERS = {"open", "read_csv", "read_table", "read_excel", "read_parquet", "read_text",
-           "read_bytes", "open_dataset", "open_datatree", "load_dataset", "fromfile", "loadtxt",
-           "genfromtxt", "load"}
+OPENERS = {
+    "open",
+    "read_csv",
+    "read_table",
+    "read_excel",
+    "read_parquet",
+    "read_text",
+    "read_bytes",
+    "open_dataset",
+    "open_datatree",
+    "load_dataset",
+    "fromfile",
+    "loadtxt",
+    "genfromtxt",
+    "load",
+}
 #: the most lines of code (docstring left out) a function of these modules may have
 MAX_LINES = 30
 
@@ -86,7 +108,8 @@ def _code_lines(fn: ast.FunctionDef) -> int:
 def test_each_module_imports_only_the_layers_below(name):
     assert _data_imports(name) <= ALLOWED_DATA_IMPORTS[name], (
         f"data/{name}.py imports {sorted(_data_imports(name) - ALLOWED_DATA_IMPORTS[name])} "
-        "of uqviz.data: the model knows no constructor, the constructors no reader")
+        "of uqviz.data: the model knows no constructor, the constructors no reader"
+    )
 
 
 def test_the_model_imports_neither_constructors_nor_readers():
@@ -124,8 +147,10 @@ def test_each_function_is_defined_once():
 @pytest.mark.parametrize("name", SPLIT + ("predictions",))
 def test_functions_are_short(name):
     long = {fn.name: _code_lines(fn) for fn in _functions(name) if _code_lines(fn) > MAX_LINES}
-    assert not long, (f"data/{name}.py: functions longer than {MAX_LINES} lines of code "
-                      f"(docstring left out): {long}; cut them by step")
+    assert not long, (
+        f"data/{name}.py: functions longer than {MAX_LINES} lines of code "
+        f"(docstring left out): {long}; cut them by step"
+    )
 
 
 def test_the_line_count_leaves_out_the_docstring():

@@ -22,9 +22,15 @@ from uqviz.data.datasets import registry as reg
 from uqviz.datasets.formula import hetero_fractions, molecular_masses
 
 PAPER_ORDER = [
-    "Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR",
-    "Diffusion_GPR_Bayesian", "Perovskite_GPR_Bayesian", "QM9_E",
-    "logP_10k_a_LS-GCN", "logP_150k_LS-GCN",
+    "Diffusion_RF",
+    "Perovskite_RF",
+    "Diffusion_LR",
+    "Perovskite_LR",
+    "Diffusion_GPR_Bayesian",
+    "Perovskite_GPR_Bayesian",
+    "QM9_E",
+    "logP_10k_a_LS-GCN",
+    "logP_150k_LS-GCN",
 ]
 # Pernot (2024a), Table 1
 PAPER_SIZES = [2040, 3834, 2040, 3836, 2040, 3818, 13885, 5000, 5000]
@@ -83,8 +89,10 @@ def test_registry_matches_sha256sums(data_root):
     assert set(uds.URLS) == set(sums)
     for key, url in uds.URLS.items():
         top, rest = key.split("/", 1)
-        repo, tag = {"pernot-2024_RCE-v4.0": ("2024_RCE", "v4.0"),
-                     "pernot-2023_Adaptivity-v1.1": ("2023_Adaptivity", "v1.1")}[top]
+        repo, tag = {
+            "pernot-2024_RCE-v4.0": ("2024_RCE", "v4.0"),
+            "pernot-2023_Adaptivity-v1.1": ("2023_Adaptivity", "v1.1"),
+        }[top]
         assert url == f"https://raw.githubusercontent.com/ppernot/{repo}/{tag}/Data/{rest}"
 
 
@@ -138,8 +146,8 @@ def test_missing_file_with_data_dir_set_never_downloads(tmp_path, monkeypatch, n
     msg = str(info.value)
     assert isinstance(info.value, FileNotFoundError)
     assert key in msg
-    assert str(tmp_path / key) in msg                # where to put it
-    assert uds.URLS[key] in msg                      # where to get it
+    assert str(tmp_path / key) in msg  # where to put it
+    assert uds.URLS[key] in msg  # where to get it
     assert "UQVIZ_DATA_DIR" in msg
     assert not no_download
     assert not (tmp_path / "pernot-2023_Adaptivity-v1.1").exists()
@@ -165,8 +173,9 @@ def test_cache_mode_offline_is_a_clear_error(tmp_path, monkeypatch):
     assert attempts and attempts[0] == uds.URLS[DIFFUSION_RF]
 
 
-def test_cache_mode_uses_a_cached_file_without_download(data_root, tmp_path, monkeypatch,
-                                                        no_download):
+def test_cache_mode_uses_a_cached_file_without_download(
+    data_root, tmp_path, monkeypatch, no_download
+):
     monkeypatch.delenv("UQVIZ_DATA_DIR", raising=False)
     cache = tmp_path / "cache"
     (cache / DIFFUSION_RF).parent.mkdir(parents=True)
@@ -197,8 +206,9 @@ def test_list_datasets_table(real):
 # --------------------------------------------------------------------------
 # the nine sets and QM9_U0
 # --------------------------------------------------------------------------
-@pytest.mark.parametrize("name, size",
-                         list(zip(PAPER_ORDER, PAPER_SIZES)) + [("QM9_U0", QM9_U0_SIZE)])
+@pytest.mark.parametrize(
+    "name, size", list(zip(PAPER_ORDER, PAPER_SIZES)) + [("QM9_U0", QM9_U0_SIZE)]
+)
 def test_sizes_and_attributes(real, name, size):
     ds = real(name)
     assert ds.sizes["point"] == size
@@ -220,7 +230,7 @@ def test_pal2022_columns_and_filter(real, data_root, name):
     ds = real(name)
     raw = _read(data_root, ds.attrs["source"])
     assert list(raw.columns) == ["E", "X", "uE"]
-    keep = raw["uE"] > 1e-6 * raw["E"].std(ddof=1)           # the papers' filter, sample sd
+    keep = raw["uE"] > 1e-6 * raw["E"].std(ddof=1)  # the papers' filter, sample sd
     assert ds.attrs["n_filtered"] == int((~keep).sum())
     np.testing.assert_array_equal(ds["point"], np.flatnonzero(keep))  # row numbers in the file
     np.testing.assert_array_equal(ds["E"], raw["E"][keep])
@@ -236,10 +246,16 @@ def test_pal2022_columns_and_filter(real, data_root, name):
 def test_qm9_sign_convention_and_features(real, data_root, name, target):
     ds = real(name)
     raw = _read(data_root, ds.attrs["source"])
-    assert list(raw.columns) == ["index", "formula", target, "prediction",
-                                 "uncertainty_aleatoric", "uncertainty_epistemic",
-                                 "uncertainty_total"]
-    np.testing.assert_array_equal(ds["E"], raw[target] - raw["prediction"])   # E = ref - pred
+    assert list(raw.columns) == [
+        "index",
+        "formula",
+        target,
+        "prediction",
+        "uncertainty_aleatoric",
+        "uncertainty_epistemic",
+        "uncertainty_total",
+    ]
+    np.testing.assert_array_equal(ds["E"], raw[target] - raw["prediction"])  # E = ref - pred
     np.testing.assert_array_equal(ds["uE"], np.sqrt(raw["uncertainty_total"]))
     np.testing.assert_array_equal(ds["formula"], raw["formula"].to_numpy(dtype=object))
     np.testing.assert_array_equal(ds["qm9_index"], raw["index"])
@@ -289,10 +305,19 @@ def test_logp_zms_equals_the_authors_full_precision_value(real):
 
 def test_paper_statistics_are_reproduced(real):
     """ZMS = <(E/uE)^2> of Pernot (2024a), Table 2, to its 3 printed digits (sets 1-4, 7)."""
-    zms = {n: float(((real(n)["E"] / real(n)["uE"]) ** 2).mean())
-           for n in ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR"]}
-    assert zms == pytest.approx({"Diffusion_RF": 0.960, "Perovskite_RF": 0.885,
-                                 "Diffusion_LR": 1.120, "Perovskite_LR": 1.230}, abs=0.0051)
+    zms = {
+        n: float(((real(n)["E"] / real(n)["uE"]) ** 2).mean())
+        for n in ["Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR"]
+    }
+    assert zms == pytest.approx(
+        {
+            "Diffusion_RF": 0.960,
+            "Perovskite_RF": 0.885,
+            "Diffusion_LR": 1.120,
+            "Perovskite_LR": 1.230,
+        },
+        abs=0.0051,
+    )
     qm9 = real("QM9_E")
     assert float(((qm9["E"] / qm9["uE"]) ** 2).mean()) == pytest.approx(0.97, abs=0.0051)
 
@@ -305,7 +330,8 @@ def test_uncalibrated_twins(real, name):
     cal, unc = real(name), real(name, calibrated=False)
     assert unc.attrs["calibration"] == "uncalibrated"
     assert unc.attrs["name"] == f"{name}_uncal" and unc.attrs["source"].endswith(
-        "_uncal.csv" if name in PAL else "_uncalibrated_test.csv")
+        "_uncal.csv" if name in PAL else "_uncalibrated_test.csv"
+    )
     np.testing.assert_array_equal(unc["point"], cal["point"])
     np.testing.assert_array_equal(unc["E"], cal["E"])
     assert not np.array_equal(unc["uE"], cal["uE"])

@@ -15,8 +15,12 @@ import sklearn  # noqa: F401  (the test extra installs scikit-learn, NGBoost and
 
 from sklearn.compose import TransformedTargetRegressor  # noqa: E402
 from sklearn.datasets import load_diabetes  # noqa: E402
-from sklearn.ensemble import (BaggingRegressor, ExtraTreesRegressor,  # noqa: E402
-                              GradientBoostingRegressor, RandomForestRegressor)
+from sklearn.ensemble import (
+    BaggingRegressor,
+    ExtraTreesRegressor,  # noqa: E402
+    GradientBoostingRegressor,
+    RandomForestRegressor,
+)
 from sklearn.gaussian_process import GaussianProcessRegressor  # noqa: E402
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel  # noqa: E402
 from sklearn.linear_model import ARDRegression, BayesianRidge, LinearRegression  # noqa: E402
@@ -32,16 +36,22 @@ def diabetes():
 
 
 def _check_e(ds, y, y_pred):
-    np.testing.assert_allclose(ds["E"].values, np.asarray(y) - np.asarray(y_pred), rtol=1e-10,
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        ds["E"].values, np.asarray(y) - np.asarray(y_pred), rtol=1e-10, atol=1e-9
+    )
 
 
-@pytest.mark.parametrize("model", [
-    BayesianRidge(),
-    ARDRegression(),
-    GaussianProcessRegressor(ConstantKernel() * RBF(1.0) + WhiteKernel(), normalize_y=True,
-                             random_state=0),
-], ids=["BayesianRidge", "ARDRegression", "GaussianProcessRegressor"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        BayesianRidge(),
+        ARDRegression(),
+        GaussianProcessRegressor(
+            ConstantKernel() * RBF(1.0) + WhiteKernel(), normalize_y=True, random_state=0
+        ),
+    ],
+    ids=["BayesianRidge", "ARDRegression", "GaussianProcessRegressor"],
+)
 def test_return_std_models(diabetes, model):
     Xtr, ytr, Xte, yte = diabetes
     model.fit(Xtr, ytr)
@@ -82,12 +92,14 @@ def test_forest_threads_and_blocks_give_the_same_numbers(diabetes, monkeypatch):
 
 def test_bagging_members_predict_their_feature_subsets(diabetes):
     Xtr, ytr, Xte, yte = diabetes
-    bag = BaggingRegressor(LinearRegression(), n_estimators=25, max_features=0.5,
-                           random_state=0).fit(Xtr, ytr)
+    bag = BaggingRegressor(
+        LinearRegression(), n_estimators=25, max_features=0.5, random_state=0
+    ).fit(Xtr, ytr)
     ds = uqviz.from_estimator(bag, Xte, yte)
     xa = Xte.to_numpy()
-    members = np.array([m.predict(xa[:, f]) for m, f in
-                        zip(bag.estimators_, bag.estimators_features_)])
+    members = np.array(
+        [m.predict(xa[:, f]) for m, f in zip(bag.estimators_, bag.estimators_features_)]
+    )
     _check_e(ds, yte, bag.predict(Xte))
     np.testing.assert_allclose(ds["uE"].values, members.std(axis=0, ddof=1), rtol=1e-10)
     assert ds.attrs["n_members"] == 25
@@ -128,8 +140,7 @@ def test_grid_search_uses_its_best_estimator(diabetes):
     Xtr, ytr, Xte, yte = diabetes
     gs = GridSearchCV(BayesianRidge(), {"alpha_1": [1e-6, 1e-3]}, cv=2).fit(Xtr, ytr)
     ds = uqviz.from_estimator(gs, Xte, yte)
-    np.testing.assert_allclose(ds["uE"].values,
-                               gs.best_estimator_.predict(Xte, return_std=True)[1])
+    np.testing.assert_allclose(ds["uE"].values, gs.best_estimator_.predict(Xte, return_std=True)[1])
     assert ds.attrs["estimator"] == "GridSearchCV > BayesianRidge"
 
 
@@ -157,7 +168,8 @@ def test_non_numeric_columns_are_not_features_and_indexes_must_match(diabetes):
     Xtr, ytr, Xte, yte = diabetes
     pipe = make_pipeline(
         sklearn.compose.ColumnTransformer([("num", "passthrough", list(Xtr.columns))]),
-        BayesianRidge()).fit(Xtr, ytr)
+        BayesianRidge(),
+    ).fit(Xtr, ytr)
     Xc = Xte.assign(group=np.where(Xte["sex"] > 0, "a", "b"))
     ds = uqviz.from_estimator(pipe, Xc, yte)
     assert "group" not in ds and "bmi" in ds
@@ -172,8 +184,11 @@ def test_no_uncertainty_is_a_clear_type_error(diabetes):
     Xtr, ytr, Xte, yte = diabetes
     for model in (LinearRegression(), GradientBoostingRegressor(n_estimators=5)):
         model.fit(Xtr, ytr)
-        with pytest.raises(TypeError, match=rf"estimator: {type(model).__name__} gives no "
-                                            r"uncertainty.*RandomForestRegressor.*from_predictions"):
+        with pytest.raises(
+            TypeError,
+            match=rf"estimator: {type(model).__name__} gives no "
+            r"uncertainty.*RandomForestRegressor.*from_predictions",
+        ):
             uqviz.from_estimator(model, Xte, yte)
     with pytest.raises(TypeError, match="estimator: expected a fitted estimator instance"):
         uqviz.from_estimator(BayesianRidge, Xte, yte)
@@ -194,9 +209,11 @@ def test_unfitted_estimator_and_bad_data(diabetes):
         uqviz.from_estimator(model, Xte, y_bad)
     # issue 22 item 7: the message advised drop_invalid=True, which from_estimator lacks
     assert "drop_invalid=True to drop" not in str(err.value)
-    assert str(err.value).startswith("invalid values (drop these rows from X and y, or pass the "
-                                     "predictions to uqviz.from_predictions(..., "
-                                     "drop_invalid=True)):")
+    assert str(err.value).startswith(
+        "invalid values (drop these rows from X and y, or pass the "
+        "predictions to uqviz.from_predictions(..., "
+        "drop_invalid=True)):"
+    )
 
 
 def test_multi_output_forest_is_refused(diabetes):
@@ -210,8 +227,9 @@ def test_multi_output_forest_is_refused(diabetes):
 # NGBoost and MAPIE (duck-typed stand-ins; the real packages when installed)
 # ---------------------------------------------------------------------------------------
 def _fake(module, name, **methods):
-    cls = type(name, (), {k: (lambda f: (lambda self, *a, **k: f(*a, **k)))(v)
-                          for k, v in methods.items()})
+    cls = type(
+        name, (), {k: (lambda f: lambda self, *a, **k: f(*a, **k))(v) for k, v in methods.items()}
+    )
     cls.__module__ = module
     return cls()
 
@@ -219,8 +237,9 @@ def _fake(module, name, **methods):
 def test_ngboost_like_pred_dist():
     X = np.arange(6.0).reshape(3, 2)
     dist = types.SimpleNamespace(std=lambda: np.array([0.5, 1.0, 2.0]))
-    model = _fake("ngboost.api", "NGBRegressor", predict=lambda X: X[:, 0],
-                  pred_dist=lambda X: dist)
+    model = _fake(
+        "ngboost.api", "NGBRegressor", predict=lambda X: X[:, 0], pred_dist=lambda X: dist
+    )
     ds = uqviz.from_estimator(model, X, [1.0, 2.0, 3.0])
     np.testing.assert_allclose(ds["E"].values, [1.0, 0.0, -1.0])
     np.testing.assert_allclose(ds["uE"].values, [0.5, 1.0, 2.0])
@@ -231,8 +250,9 @@ def test_mapie_like_interval_regressor():
     X = np.zeros((3, 1))
     yp = np.array([1.0, 2.0, 3.0])
     pis = np.stack([yp - 1.6448536269514722, yp + 1.6448536269514722], axis=1)[:, :, None]
-    model = _fake("mapie.regression", "SplitConformalRegressor",
-                  predict_interval=lambda X: (yp, pis))
+    model = _fake(
+        "mapie.regression", "SplitConformalRegressor", predict_interval=lambda X: (yp, pis)
+    )
     model.confidence_level = 0.9
     ds = uqviz.from_estimator(model, X, [1.5, 2.0, 2.0])
     np.testing.assert_allclose(ds["uE"].values, 1.0)
@@ -253,9 +273,9 @@ def test_real_ngboost():
 
 def test_real_mapie():
     import mapie.regression as mapie
+
     X, y = load_diabetes(return_X_y=True)
-    model = mapie.SplitConformalRegressor(LinearRegression(), confidence_level=0.9,
-                                          prefit=False)
+    model = mapie.SplitConformalRegressor(LinearRegression(), confidence_level=0.9, prefit=False)
     model.fit(X[:200], y[:200]).conformalize(X[200:300], y[200:300])
     ds = uqviz.from_estimator(model, X[300:], y[300:])
     assert ds.attrs["level"] == 0.9 and ds.sizes["point"] == 142
@@ -277,6 +297,9 @@ def test_an_ensemble_of_one_member_is_named(make):
     X = r.random((40, 2))
     y = X[:, 0] + 0.1 * r.standard_normal(40)
     est = make(n_estimators=1, random_state=0).fit(X, y)
-    with pytest.raises(ValueError, match=r"estimator: an ensemble of 1 member\(s\) "
-                                         r"\(n_estimators=1\) has no spread"):
+    with pytest.raises(
+        ValueError,
+        match=r"estimator: an ensemble of 1 member\(s\) "
+        r"\(n_estimators=1\) has no spread",
+    ):
         uqviz.from_estimator(est, X, y)

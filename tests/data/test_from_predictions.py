@@ -46,24 +46,29 @@ def test_negative_variance_is_a_ue_error_with_the_count(toy):
     y, yp, s = toy
     v = s**2
     v[[3, 7]] = -1.0
-    with pytest.raises(ValueError,
-                       match=r"uE: 2 rows with uE <= 0 \(rows 3, 7\) \[sqrt of variance\]"):
+    with pytest.raises(
+        ValueError, match=r"uE: 2 rows with uE <= 0 \(rows 3, 7\) \[sqrt of variance\]"
+    ):
         uqviz.from_predictions(y, yp, variance=v)
 
 
 # ---------------------------------------------------------------------------------------
 # central intervals
 # ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("generative, q", [
-    ("normal", stats.norm.ppf(0.95)),
-    ("t6", stats.t.ppf(0.95, 6) * np.sqrt(4 / 6)),
-    ("uniform", np.sqrt(3.0) * 0.9),
-    ("laplace", -np.log(1 - 0.9) / np.sqrt(2.0)),
-])
+@pytest.mark.parametrize(
+    "generative, q",
+    [
+        ("normal", stats.norm.ppf(0.95)),
+        ("t6", stats.t.ppf(0.95, 6) * np.sqrt(4 / 6)),
+        ("uniform", np.sqrt(3.0) * 0.9),
+        ("laplace", -np.log(1 - 0.9) / np.sqrt(2.0)),
+    ],
+)
 def test_interval_half_width_over_the_quantile_of_d(toy, generative, q):
     y, yp, s = toy
-    ds = uqviz.from_predictions(y, yp, lower=yp - 2 * s, upper=yp + 2 * s, level=0.9,
-                                generative=generative)
+    ds = uqviz.from_predictions(
+        y, yp, lower=yp - 2 * s, upper=yp + 2 * s, level=0.9, generative=generative
+    )
     np.testing.assert_allclose(ds["uE"].values, 2 * s / q, rtol=1e-12)
     assert ds.attrs["level"] == 0.9 and ds.attrs["generative"] == generative
     assert ds.attrs["n_asymmetric"] == 0
@@ -89,8 +94,9 @@ def test_rounding_is_not_asymmetry(toy):
     y, yp, s = toy
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        ds = uqviz.from_predictions(y, yp, lower=np.round(yp - s, 6), upper=np.round(yp + s, 6),
-                                    level=0.68)
+        ds = uqviz.from_predictions(
+            y, yp, lower=np.round(yp - s, 6), upper=np.round(yp + s, 6), level=0.68
+        )
     assert ds.attrs["n_asymmetric"] == 0
 
 
@@ -99,8 +105,11 @@ def test_prediction_outside_its_interval_or_inverted_interval_is_an_error(toy):
     lo, hi = yp - s, yp + s
     lo2 = lo.copy()
     lo2[[2, 5]] = yp[[2, 5]] + 0.1
-    with pytest.raises(ValueError, match=r"y_pred: 2 rows with y_pred outside \[lower, upper\] "
-                                         r"\(rows 2, 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"y_pred: 2 rows with y_pred outside \[lower, upper\] "
+        r"\(rows 2, 5\)",
+    ):
         uqviz.from_predictions(y, yp, lower=lo2, upper=hi, level=0.9)
     with pytest.raises(ValueError, match=r"lower: 1 row with lower > upper \(row 0\)"):
         uqviz.from_predictions(y, yp, lower=np.r_[hi[0] + 1, lo[1:]], upper=hi, level=0.9)
@@ -108,27 +117,35 @@ def test_prediction_outside_its_interval_or_inverted_interval_is_an_error(toy):
 
 def test_zero_width_interval_is_a_ue_error(toy):
     y, yp, s = toy
-    with pytest.raises(ValueError, match=r"uE: 50 rows with uE <= 0 \(.*\) "
-                                         r"\[half-width of the 0.9 interval / 1.645\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"uE: 50 rows with uE <= 0 \(.*\) "
+        r"\[half-width of the 0.9 interval / 1.645\]",
+    ):
         uqviz.from_predictions(y, yp, lower=yp, upper=yp, level=0.9)
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(lower=0.0, upper=1.0), "needs lower=, upper= and level=; missing level"),
-    (dict(lower=0.0, level=0.9), "missing upper"),
-    (dict(std=1.0, level=0.9), "level: the coverage of an interval"),
-    (dict(std=1.0, generative="t6"), "generative: used only by lower=/upper= and quantiles="),
-    (dict(std=1.0, quantile_rule="fit"), "quantile_rule: used only with quantiles="),
-    (dict(lower=0.0, upper=1.0, level=1.5), "level must be in (0, 1)"),
-    (dict(lower=0.0, upper=1.0, level=0.9, generative="empirical"), "no quantile function"),
-    (dict(std=1.0, quantile_rule="median"), "quantile_rule must be one of"),
-    ({}, "give exactly one uncertainty form"),
-    (dict(std=1.0, variance=1.0), "got std=, variance="),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(lower=0.0, upper=1.0), "needs lower=, upper= and level=; missing level"),
+        (dict(lower=0.0, level=0.9), "missing upper"),
+        (dict(std=1.0, level=0.9), "level: the coverage of an interval"),
+        (dict(std=1.0, generative="t6"), "generative: used only by lower=/upper= and quantiles="),
+        (dict(std=1.0, quantile_rule="fit"), "quantile_rule: used only with quantiles="),
+        (dict(lower=0.0, upper=1.0, level=1.5), "level must be in (0, 1)"),
+        (dict(lower=0.0, upper=1.0, level=0.9, generative="empirical"), "no quantile function"),
+        (dict(std=1.0, quantile_rule="median"), "quantile_rule must be one of"),
+        ({}, "give exactly one uncertainty form"),
+        (dict(std=1.0, variance=1.0), "got std=, variance="),
+    ],
+)
 def test_option_errors_name_the_option(kwargs, words):
     y = np.zeros(4)
-    kw = {k: (np.full(4, v) if k in ("std", "variance", "lower", "upper") else v)
-          for k, v in kwargs.items()}
+    kw = {
+        k: (np.full(4, v) if k in ("std", "variance", "lower", "upper") else v)
+        for k, v in kwargs.items()
+    }
     with pytest.raises(ValueError, match=re.escape(words)):
         uqviz.from_predictions(y, y + 0.5, **kw)
 
@@ -197,13 +214,16 @@ def test_crossing_quantiles_are_counted(toy):
     assert ds.attrs["n_crossing"] == 2
 
 
-@pytest.mark.parametrize("q, words", [
-    ({0.5: [1.0, 2.0]}, "need at least 2 levels"),
-    ({"q10": [1.0, 2.0], "q90": [2.0, 3.0]}, "levels (keys or column labels) must be"),
-    ({0.0: [1.0, 2.0], 0.9: [2.0, 3.0]}, "quantiles level must be in (0, 1)"),
-    ({0.1: [1.0, 2.0], 0.2: [2.0, 3.0]}, "nearest 0.1587 and 0.8413 are both 0.2"),
-    ([[1.0, 2.0]], "quantiles must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "q, words",
+    [
+        ({0.5: [1.0, 2.0]}, "need at least 2 levels"),
+        ({"q10": [1.0, 2.0], "q90": [2.0, 3.0]}, "levels (keys or column labels) must be"),
+        ({0.0: [1.0, 2.0], 0.9: [2.0, 3.0]}, "quantiles level must be in (0, 1)"),
+        ({0.1: [1.0, 2.0], 0.2: [2.0, 3.0]}, "nearest 0.1587 and 0.8413 are both 0.2"),
+        ([[1.0, 2.0]], "quantiles must be a mapping"),
+    ],
+)
 def test_bad_quantiles(q, words):
     err = TypeError if isinstance(q, list) else ValueError
     with pytest.raises(err, match=re.escape(words)):
@@ -229,8 +249,9 @@ def test_samples_sd_with_ddof_1_and_kept_for_qce():
     np.testing.assert_array_equal(a["qce"].values, b["qce"].values)
     # the other analyses ignore the draws
     res = uqviz.validate_average(ds, statistics=("ZMS",), n_boot=200, rng=0)
-    ref = uqviz.validate_average(uqviz.from_arrays(ds["E"].values, ds["uE"].values),
-                                 statistics=("ZMS",), n_boot=200, rng=0)
+    ref = uqviz.validate_average(
+        uqviz.from_arrays(ds["E"].values, ds["uE"].values), statistics=("ZMS",), n_boot=200, rng=0
+    )
     np.testing.assert_array_equal(res["estimate"].values, ref["estimate"].values)
 
 
@@ -250,8 +271,11 @@ def test_samples_bad_input():
         uqviz.from_predictions([1.0, 2.0], None, samples=np.ones((3, 4)))
     draws = np.random.default_rng(0).normal(size=(6, 4))
     draws[[1, 4], 0] = np.nan
-    with pytest.raises(ValueError, match=r"uE: 2 rows with NaN \(rows 1, 4\) "
-                                         r"\[sd of samples, ddof=1\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"uE: 2 rows with NaN \(rows 1, 4\) "
+        r"\[sd of samples, ddof=1\]",
+    ):
         uqviz.from_predictions(np.zeros(6), None, samples=draws)
     with pytest.raises(ValueError, match="rename that feature"):
         uqviz.from_predictions(np.zeros(6), None, samples=np.eye(6), features={"y": np.ones(6)})
@@ -272,15 +296,21 @@ def test_drop_invalid_keeps_the_draws_of_the_rows_kept():
 # the bad-input rules of from_arrays
 # ---------------------------------------------------------------------------------------
 def test_length_mismatch_names_every_input():
-    with pytest.raises(ValueError, match=r"length mismatch: y_true has 3 rows, y_pred has 2 rows, "
-                                         r"std has 3 rows; y_pred has 1 row fewer than y_true"):
+    with pytest.raises(
+        ValueError,
+        match=r"length mismatch: y_true has 3 rows, y_pred has 2 rows, "
+        r"std has 3 rows; y_pred has 1 row fewer than y_true",
+    ):
         uqviz.from_predictions([1.0, 2.0, 3.0], [1.0, 2.0], std=[1.0, 1.0, 1.0])
 
 
 def test_nan_and_inf_are_counted_with_their_source():
     y = np.array([1.0, np.nan, 3.0, np.inf, 5.0])
-    with pytest.raises(ValueError, match=r"E: 1 row with NaN \(row 1\) \[y_true - y_pred\]\n"
-                                         r"  E: 1 row with inf \(row 3\) \[y_true - y_pred\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"E: 1 row with NaN \(row 1\) \[y_true - y_pred\]\n"
+        r"  E: 1 row with inf \(row 3\) \[y_true - y_pred\]",
+    ):
         uqviz.from_predictions(y, np.zeros(5), std=np.ones(5))
     with pytest.raises(ValueError, match=r"E: 1 row with NaN \(row 0\) \[y_true - y_pred\]"):
         uqviz.from_predictions([np.inf, 1.0], [np.inf, 1.0], std=[1.0, 1.0])

@@ -37,10 +37,19 @@ def table(tmp_path):
 
 def test_quantile_columns_equal_from_predictions(table):
     path, df = table
-    ds = read_csv(path, reference="y", prediction="yhat", features=["x"],
-                  quantiles={0.1: "q10", 0.5: "q50", 0.9: "q90"})
-    ref = uqviz.from_predictions(df["y"], df["yhat"], features=df[["x"]],
-                                 quantiles={0.1: df["q10"], 0.5: df["q50"], 0.9: df["q90"]})
+    ds = read_csv(
+        path,
+        reference="y",
+        prediction="yhat",
+        features=["x"],
+        quantiles={0.1: "q10", 0.5: "q50", 0.9: "q90"},
+    )
+    ref = uqviz.from_predictions(
+        df["y"],
+        df["yhat"],
+        features=df[["x"]],
+        quantiles={0.1: df["q10"], 0.5: df["q50"], 0.9: df["q90"]},
+    )
     np.testing.assert_array_equal(ds["E"].values, df["y"] - df["yhat"])
     np.testing.assert_allclose(ds["uE"].values, 0.5, rtol=1e-12)  # 0.5 sd by construction
     np.testing.assert_array_equal(ds["uE"].values, ref["uE"].values)
@@ -65,13 +74,21 @@ def test_interval_columns(table):
     assert ds.attrs["n_asymmetric"] == len(df)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"prediction": "yhat", "quantiles": {0.1: "q10", 0.9: "nope"}}, "'nope' not in the header"),
-    ({"quantiles": {0.1: "q10", 0.9: "q90"}, "prediction": "yhat", "uncertainties": "x"},
-     "uncertainties: not used with a forecast"),
-    ({"prediction": "yhat", "level": 0.9}, "give those columns too"),
-    ({"samples": ["m0", "m1"]}, "needs reference="),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (
+            {"prediction": "yhat", "quantiles": {0.1: "q10", 0.9: "nope"}},
+            "'nope' not in the header",
+        ),
+        (
+            {"quantiles": {0.1: "q10", 0.9: "q90"}, "prediction": "yhat", "uncertainties": "x"},
+            "uncertainties: not used with a forecast",
+        ),
+        ({"prediction": "yhat", "level": 0.9}, "give those columns too"),
+        ({"samples": ["m0", "m1"]}, "needs reference="),
+    ],
+)
 def test_bad_forecast_columns(table, kwargs, match):
     path, _ = table
     kw = {"reference": "y", **kwargs}
@@ -90,10 +107,23 @@ def test_cli_quantile_syntax():
 
 def test_cli_loads_the_forecast(table):
     path, df = table
-    ns = argparse.Namespace(csv=str(path), errors=None, reference="y", prediction="yhat",
-                            uncertainties=None, variances=None, features=None, sep=",",
-                            decimal=".", drop_invalid=False, quantiles=["0.1:q10", "0.9:q90"],
-                            samples=None, lower=None, upper=None, level=None)
+    ns = argparse.Namespace(
+        csv=str(path),
+        errors=None,
+        reference="y",
+        prediction="yhat",
+        uncertainties=None,
+        variances=None,
+        features=None,
+        sep=",",
+        decimal=".",
+        drop_invalid=False,
+        quantiles=["0.1:q10", "0.9:q90"],
+        samples=None,
+        lower=None,
+        upper=None,
+        level=None,
+    )
     ds = load_data(ns)
     ref = read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
     np.testing.assert_array_equal(ds["uE"].values, ref["uE"].values)
@@ -122,9 +152,12 @@ def test_forecast_cells_that_are_not_numbers_name_their_column_and_rows(table, t
     msg = str(info.value)
     assert "samples[1] [column 'm1']: 2 rows with values that are not numbers (rows 3, 7)" in msg
     assert "'abc'" in msg and "q10" not in msg  # only the columns read are checked
-    with pytest.raises(ValueError, match=r"quantiles\[0\.1\] \[column 'q10'\]: 1 row with "
-                                         r"numbers beyond the range of float64 .*'1e400'.*"
-                                         r"\(row 5\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"quantiles\[0\.1\] \[column 'q10'\]: 1 row with "
+        r"numbers beyond the range of float64 .*'1e400'.*"
+        r"\(row 5\)",
+    ):
         read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
     with pytest.raises(ValueError, match=r"lower \[column 'q10'\]: 1 row .*\(row 5\)"):
         read_csv(path, reference="y", prediction="yhat", lower="q10", upper="q90", level=0.8)
@@ -147,8 +180,13 @@ def test_forecast_empty_cells_stay_the_rules_of_from_predictions(table, tmp_path
     with pytest.raises(ValueError, match="drop_invalid"):
         read_csv(path, reference="y", prediction="yhat", quantiles={0.1: "q10", 0.9: "q90"})
     with pytest.warns(uqviz.DataWarning, match="dropped 1 of 40 rows"):
-        ds = read_csv(path, reference="y", prediction="yhat",
-                      quantiles={0.1: "q10", 0.9: "q90"}, drop_invalid=True)
+        ds = read_csv(
+            path,
+            reference="y",
+            prediction="yhat",
+            quantiles={0.1: "q10", 0.9: "q90"},
+            drop_invalid=True,
+        )
     _, df = table
     assert ds.sizes["point"] == len(df) - 1 and 6 not in ds["point"].values.tolist()
     keep = df.drop(index=6)

@@ -48,21 +48,25 @@ def test_student_t_scaled_arguments():
     assert student_t_scaled((3, 4), nu=4.0, rng=0).shape == (3, 4)
 
 
-@pytest.mark.parametrize("size, error, match", [
-    (-1, ValueError, r"size must be >= 1, got -1"),
-    (0, ValueError, r"size must be >= 1, got 0"),
-    (2.5, ValueError, r"size must be a whole number, got 2.5"),
-    (True, TypeError, r"size must be an integer, got True"),
-    ("10", TypeError, r"size must be an integer, got '10'"),
-    ((3, -4), ValueError, r"size\[1\] must be >= 1, got -4"),
-    ((), ValueError, r"size must be an int >= 1 or a non-empty tuple"),
-])
+@pytest.mark.parametrize(
+    "size, error, match",
+    [
+        (-1, ValueError, r"size must be >= 1, got -1"),
+        (0, ValueError, r"size must be >= 1, got 0"),
+        (2.5, ValueError, r"size must be a whole number, got 2.5"),
+        (True, TypeError, r"size must be an integer, got True"),
+        ("10", TypeError, r"size must be an integer, got '10'"),
+        ((3, -4), ValueError, r"size\[1\] must be >= 1, got -4"),
+        ((), ValueError, r"size must be an int >= 1 or a non-empty tuple"),
+    ],
+)
 def test_student_t_scaled_checks_size(size, error, match):
     # issue 22 item 7: raw numpy errors (or a silent truncation of 2.5)
     with pytest.raises(error, match=match):
         student_t_scaled(size, nu=5.0, rng=0)
-    np.testing.assert_array_equal(student_t_scaled(4.0, nu=5.0, rng=3),
-                                  student_t_scaled(4, nu=5.0, rng=3))
+    np.testing.assert_array_equal(
+        student_t_scaled(4.0, nu=5.0, rng=3), student_t_scaled(4, nu=5.0, rng=3)
+    )
 
 
 # --------------------------------------------------------------------------
@@ -130,10 +134,18 @@ def test_sigma_scales_uncertainties():
     np.testing.assert_allclose(e2, 2.5 * e1, rtol=1e-15)
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(size=0), dict(size=2.5), dict(n_datasets=0), dict(a=0.0), dict(b=-1.0),
-    dict(nu_d=2.0), dict(sigma=0.0),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(size=0),
+        dict(size=2.5),
+        dict(n_datasets=0),
+        dict(a=0.0),
+        dict(b=-1.0),
+        dict(nu_d=2.0),
+        dict(sigma=0.0),
+    ],
+)
 def test_draw_calibrated_bad_arguments(kwargs):
     args = dict(size=10, n_datasets=None, a=3.0, b=3.0, nu_d=None, rng=0) | kwargs
     with pytest.raises(ValueError):
@@ -192,11 +204,14 @@ def test_reproducibility():
     np.testing.assert_array_equal(tig(50, rng=g)["E"].values, d1["E"].values)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: nig(300, nu=6.0, n_datasets=3, rng=0),
-    lambda: tig(300, nu_ig=6.0, nu_d=5.0, n_datasets=3, rng=0),
-    lambda: calibrated(300, a=3.0, b=3.0, n_datasets=3, rng=0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nig(300, nu=6.0, n_datasets=3, rng=0),
+        lambda: tig(300, nu_ig=6.0, nu_d=5.0, n_datasets=3, rng=0),
+        lambda: calibrated(300, a=3.0, b=3.0, n_datasets=3, rng=0),
+    ],
+)
 def test_several_datasets_are_a_tree_every_function_accepts(make):
     import uqviz
 
@@ -210,11 +225,18 @@ def test_several_datasets_are_a_tree_every_function_accepts(make):
     assert uqviz.tailedness(tree).sizes["dataset"] == 3
 
 
-@pytest.mark.parametrize("kwargs, exc", [
-    (dict(size="10"), TypeError), (dict(size=True), TypeError), (dict(n_datasets=2.5), ValueError),
-    (dict(nu=0.0), ValueError), (dict(nu="6"), TypeError),
-    (dict(rng=np.random.RandomState(0)), TypeError), (dict(rng=-1), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        (dict(size="10"), TypeError),
+        (dict(size=True), TypeError),
+        (dict(n_datasets=2.5), ValueError),
+        (dict(nu=0.0), ValueError),
+        (dict(nu="6"), TypeError),
+        (dict(rng=np.random.RandomState(0)), TypeError),
+        (dict(rng=-1), ValueError),
+    ],
+)
 def test_wrapper_options_are_checked(kwargs, exc):
     args = dict(size=10) | kwargs
     with pytest.raises(exc, match=next(iter(kwargs))):

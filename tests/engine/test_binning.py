@@ -95,22 +95,29 @@ def test_default_number_of_bins_is_sqrt_m_with_at_least_100_points():
     assert compute_bins(np.arange(40_000.0)).n_bins == 200
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"n_bins": True}, TypeError, "n_bins must be an integer"),
-    ({"n_bins": "10"}, TypeError, "n_bins must be an integer"),
-    ({"n_bins": 2.5}, ValueError, "n_bins must be a whole number"),
-    ({"n_bins": 0}, ValueError, r"between 1 and the number of points M = 10, got n_bins = 0"),
-    ({"n_bins": 11}, ValueError, r"M = 10, got n_bins = 11"),
-    ({"n_bins": -3, "binning": "equal_width"}, ValueError, "M = 10"),
-    ({"binning": "quantile"}, ValueError, "'equal_count', 'equal_width', 'stratified', 'edges'"),
-    ({"binning": "edges", "edges": [0.0, np.nan, 10.0]}, ValueError, "edges has 1 non-finite"),
-    ({"binning": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "increase strictly"),
-    ({"binning": "edges", "edges": [10.0, 0.0]}, ValueError, "edges must increase strictly"),
-    ({"binning": "edges", "edges": [0.0]}, ValueError, "at least 2"),
-    ({"binning": "stratified", "min_count": 0}, ValueError, "min_count must be >= 1"),
-    ({"binning": "stratified", "min_count": 2.5}, ValueError, "min_count must be a whole"),
-    ({"binning": "equal_width", "log": 1}, TypeError, "log must be True or False"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"n_bins": True}, TypeError, "n_bins must be an integer"),
+        ({"n_bins": "10"}, TypeError, "n_bins must be an integer"),
+        ({"n_bins": 2.5}, ValueError, "n_bins must be a whole number"),
+        ({"n_bins": 0}, ValueError, r"between 1 and the number of points M = 10, got n_bins = 0"),
+        ({"n_bins": 11}, ValueError, r"M = 10, got n_bins = 11"),
+        ({"n_bins": -3, "binning": "equal_width"}, ValueError, "M = 10"),
+        (
+            {"binning": "quantile"},
+            ValueError,
+            "'equal_count', 'equal_width', 'stratified', 'edges'",
+        ),
+        ({"binning": "edges", "edges": [0.0, np.nan, 10.0]}, ValueError, "edges has 1 non-finite"),
+        ({"binning": "edges", "edges": [0.0, 5.0, 5.0, 10.0]}, ValueError, "increase strictly"),
+        ({"binning": "edges", "edges": [10.0, 0.0]}, ValueError, "edges must increase strictly"),
+        ({"binning": "edges", "edges": [0.0]}, ValueError, "at least 2"),
+        ({"binning": "stratified", "min_count": 0}, ValueError, "min_count must be >= 1"),
+        ({"binning": "stratified", "min_count": 2.5}, ValueError, "min_count must be a whole"),
+        ({"binning": "equal_width", "log": 1}, TypeError, "log must be True or False"),
+    ],
+)
 def test_options_are_validated(kwargs, exc, match):
     with pytest.raises(exc, match=match):
         compute_bins(np.arange(10.0), **kwargs)
@@ -125,8 +132,11 @@ def test_data_are_validated():
 
 def test_equal_count_bins_splitting_ties_warn_and_stay_unchanged():
     x = np.repeat([0.0, 1.0], 50)  # a binary feature
-    with pytest.warns(UserWarning, match=r"splits 2 group\(s\) of tied values \(100 points; "
-                                         r"the variable has 2 distinct values\).*stratified"):
+    with pytest.warns(
+        UserWarning,
+        match=r"splits 2 group\(s\) of tied values \(100 points; "
+        r"the variable has 2 distinct values\).*stratified",
+    ):
         b = compute_bins(x, n_bins=3)
     assert b.sizes.tolist() == [33, 34, 33]  # the bins themselves do not change
     assert b.order.tolist() == list(range(100))
@@ -176,10 +186,12 @@ def _merge_small_by_list(counts, min_count):
 
 def test_stratum_merging_follows_the_literal_rule():
     from uqviz._array.binning import _merge_small
+
     rng = np.random.default_rng(11)
     for _ in range(500):
         counts = rng.integers(1, 8, rng.integers(1, 40))
         min_count = int(rng.integers(1, 30))
-        np.testing.assert_array_equal(_merge_small(counts, min_count),
-                                      _merge_small_by_list(counts, min_count))
+        np.testing.assert_array_equal(
+            _merge_small(counts, min_count), _merge_small_by_list(counts, min_count)
+        )
     assert _merge_small(np.array([], dtype=int), 5).size == 0

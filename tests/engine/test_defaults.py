@@ -46,8 +46,10 @@ def test_signature_defaults_follow_the_mapping(qual):
             continue
         expected = signature_default(name, param)
         if expected is UNDOCUMENTED:
-            bad.append(f"{param}={p.default!r} is not in the defaults table "
-                       "(uqviz.engine.defaults.DEFAULTS)")
+            bad.append(
+                f"{param}={p.default!r} is not in the defaults table "
+                "(uqviz.engine.defaults.DEFAULTS)"
+            )
         elif not _same(p.default, expected):
             bad.append(f"{param}={p.default!r} (the table: {expected!r})")
     assert not bad, f"{qual}: " + "; ".join(bad)
@@ -90,12 +92,12 @@ def test_n_bins_none_has_one_meaning_per_family():
     assert uqviz.binned_errors(ds, n_bins=None).attrs["n_bins"] == 20
     ref = uqviz.simulated_reference(ds, statistic="ENCE", n_mc=20, rng=0, progress=False)
     assert ref.attrs["n_bins"] == 20
-    assert float(uqviz.binned_errors(ds, statistics=("ENCE",))["estimate"].item()) == \
-        pytest.approx(float(uqviz.statistics.point_estimate("ENCE", ds["E"].values,
-                                                             ds["uE"].values)), rel=1e-12)
+    assert float(uqviz.binned_errors(ds, statistics=("ENCE",))["estimate"].item()) == pytest.approx(
+        float(uqviz.statistics.point_estimate("ENCE", ds["E"].values, ds["uE"].values)), rel=1e-12
+    )
     # the local family: the resolved number min(round(sqrt(M)), M // 100) = 20 is recorded
     loc = uqviz.local_calibration(ds, n_boot=200, n_mc=0, rng=0)
-    assert loc.attrs["n_bins"] == loc.sizes["bin"] == min(round(2000 ** 0.5), 2000 // 100)
+    assert loc.attrs["n_bins"] == loc.sizes["bin"] == min(round(2000**0.5), 2000 // 100)
 
 
 def _conventions_table():
@@ -115,7 +117,8 @@ def _conventions_table():
 def test_the_conventions_table_is_the_mapping():
     assert _conventions_table() == defaults.markdown_table(), (
         "docs/conventions.md's Defaults table differs from uqviz.engine.defaults.DEFAULTS: "
-        "write it with `python -m uqviz.engine.defaults`")
+        "write it with `python -m uqviz.engine.defaults`"
+    )
 
 
 def test_the_table_names_every_documented_parameter():

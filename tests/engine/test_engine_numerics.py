@@ -49,7 +49,8 @@ def test_scale_dependent_statistics_undo_the_scale(scale):
             with pytest.raises(ValueError, match=f"{name} (over|under)flows float64"):
                 point_estimate(name, e * scale, u * scale, n_bins=10)
     assert float(point_estimate("RMSE", e * scale, u * scale)) == pytest.approx(
-        float(np.sqrt(np.mean(e**2))) * scale, rel=1e-12)
+        float(np.sqrt(np.mean(e**2))) * scale, rel=1e-12
+    )
 
 
 def test_power_of_two_rescaling_is_exact():
@@ -81,8 +82,7 @@ def test_bootstrap_intervals_at_extreme_scales(scale):
 def test_binned_bootstrap_at_extreme_scale():
     e, u = _data(200, 5)
     ref = bootstrap_statistics(e, u, ["ENCE", "RCE"], n_boot=300, rng=1, n_bins=5)
-    got = bootstrap_statistics(e * 1e155, u * 1e155, ["ENCE", "RCE"], n_boot=300, rng=1,
-                               n_bins=5)
+    got = bootstrap_statistics(e * 1e155, u * 1e155, ["ENCE", "RCE"], n_boot=300, rng=1, n_bins=5)
     for name in ("ENCE", "RCE"):
         assert got[name].lower[0] == pytest.approx(ref[name].lower[0], rel=1e-9)
         assert got[name].upper[0] == pytest.approx(ref[name].upper[0], rel=1e-9)
@@ -115,17 +115,25 @@ def test_acceleration_is_exact_for_huge_jackknife_values():
 def test_moment_jackknife_at_scale_equals_unscaled():
     e, u = _data(80, 2)
     names = ("E2", "V")
-    base = _moment_jackknife_accel(ks.columns(e, u, names), names, ks.rmse,
-                                   np.array([0, 30]), np.array([30, 50]))
+    base = _moment_jackknife_accel(
+        ks.columns(e, u, names), names, ks.rmse, np.array([0, 30]), np.array([30, 50])
+    )
     k = ks.log2_scale(e * 1e155, u * 1e155)
-    big = _moment_jackknife_accel(ks.columns(e * 1e155, u * 1e155, names, k), names, ks.rmse,
-                                  np.array([0, 30]), np.array([30, 50]), k)
+    big = _moment_jackknife_accel(
+        ks.columns(e * 1e155, u * 1e155, names, k),
+        names,
+        ks.rmse,
+        np.array([0, 30]),
+        np.array([30, 50]),
+        k,
+    )
     np.testing.assert_allclose(big, base, rtol=1e-9)
 
 
 def test_tiny_sets():
-    with pytest.raises(ValueError,
-                       match=r"data: the bootstrap needs at least 2 points \(E, uE\), got M = 1"):
+    with pytest.raises(
+        ValueError, match=r"data: the bootstrap needs at least 2 points \(E, uE\), got M = 1"
+    ):
         bootstrap_statistics([1.0], [1.0], ["ZMS"], n_boot=100, rng=0)
     with pytest.raises(ValueError, match="M = 0"):
         bootstrap_statistics([], [], ["ZMS"], n_boot=100, rng=0)
@@ -148,8 +156,9 @@ def test_all_zero_errors_and_constant_statistics_are_degenerate():
         assert r.degenerate[0] and np.isnan(r.lower[0]) and np.isnan(r.upper[0])
         assert not bca.verdict(r.estimate, 1.0, r.lower, r.upper)[1][0]
     for method in ("percentile", "basic"):
-        r = bootstrap_statistics(np.zeros(30), np.ones(30), ["ZMS"], n_boot=200, rng=0,
-                                 method=method)["ZMS"]
+        r = bootstrap_statistics(
+            np.zeros(30), np.ones(30), ["ZMS"], n_boot=200, rng=0, method=method
+        )["ZMS"]
         assert r.degenerate[0]
 
 
@@ -174,15 +183,18 @@ def test_bad_points_are_counted():
         check_points([1.0, 2.0], [1.0])
 
 
-@pytest.mark.parametrize("kwargs, exc, match", [
-    ({"n_boot": 1}, ValueError, "n_boot must be >= 2"),
-    ({"n_boot": 2.5}, ValueError, "n_boot must be a whole number"),
-    ({"n_boot": True}, TypeError, "n_boot must be an integer"),
-    ({"ci": 1.5}, ValueError, "ci must be in"),
-    ({"method": "studentized"}, ValueError, "method must be one of"),
-    ({"rng": np.random.RandomState(0)}, TypeError, "rng must be"),
-    ({"engine": "cuda"}, ValueError, "engine must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"n_boot": 1}, ValueError, "n_boot must be >= 2"),
+        ({"n_boot": 2.5}, ValueError, "n_boot must be a whole number"),
+        ({"n_boot": True}, TypeError, "n_boot must be an integer"),
+        ({"ci": 1.5}, ValueError, "ci must be in"),
+        ({"method": "studentized"}, ValueError, "method must be one of"),
+        ({"rng": np.random.RandomState(0)}, TypeError, "rng must be"),
+        ({"engine": "cuda"}, ValueError, "engine must be one of"),
+    ],
+)
 def test_bootstrap_option_checks(kwargs, exc, match):
     e, u = _data(20)
     with pytest.raises(exc, match=match):
@@ -262,8 +274,13 @@ def test_array_kernels_do_not_import_xarray():
     for path in root.glob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not any(n.split(".")[0] == "xarray" for n in names), path.name
 
 
@@ -271,6 +288,7 @@ def test_chunked_leave_one_out_binned_values_equal_the_whole_array():
     # the BCa acceleration of ENCE/ZMSE: jackknife values computed chunk by chunk (memory
     # O(chunk x bins)) equal those of the full (M, n_bins, k) array
     from uqviz._array import binned as kbin
+
     rng = np.random.default_rng(4)
     cols = rng.gamma(2.0, size=(20_001, 2))
     whole = kbin.loo_binned_means(cols, 37)
@@ -292,15 +310,18 @@ def test_a_seed_sequence_is_not_consumed():
     # issue 22 item 7: spawning from a SeedSequence passed as rng advanced the caller's
     # object (n_children_spawned 0 -> 1): the next call with it gave other numbers
     ss = np.random.SeedSequence(12345)
-    assert [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)] == \
-        [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)]
+    assert [int(g.integers(2**62)) for g in seeds.spawn(ss, 3)] == [
+        int(g.integers(2**62)) for g in seeds.spawn(ss, 3)
+    ]
     assert ss.n_children_spawned == 0
     assert int(seeds.kernel_seed(ss)) == int(seeds.kernel_seed(ss))
     e, u = _data(200)
     ds = uqviz.from_arrays(e, u)
-    calls = [lambda r: uqviz.validate_average(ds, statistics="ZMS", n_boot=50, rng=r),
-             lambda r: uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=r),
-             lambda r: uqviz.simulated_reference(ds, statistic="ENCE", n_mc=20, n_bins=2, rng=r)]
+    calls = [
+        lambda r: uqviz.validate_average(ds, statistics="ZMS", n_boot=50, rng=r),
+        lambda r: uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=r),
+        lambda r: uqviz.simulated_reference(ds, statistic="ENCE", n_mc=20, n_bins=2, rng=r),
+    ]
     for call in calls:
         first = call(ss)
         assert ss.n_children_spawned == 0
@@ -315,20 +336,24 @@ def test_an_error_of_one_datatree_child_names_the_child_once():
     broken = good.copy(deep=True)
     broken["uE"].values[[3, 5]] = -1.0
     tree = xr.DataTree.from_dict({"good": good, "broken": broken})
-    calls = [lambda t: uqviz.validate_average(t, n_boot=20, rng=0),
-             lambda t: uqviz.local_calibration(t, n_bins=2, n_boot=20, n_mc=0, rng=0),
-             uqviz.binned_errors, uqviz.tailedness,
-             lambda t: uqviz.simulated_reference(t, statistic="ENCE", n_mc=5, rng=0),
-             lambda t: uqviz.qce(t, n_boot=0), uqviz.nees,
-             lambda t: uqviz.decimated(t, fraction=0.1),
-             lambda t: uqviz.recalibrate(t, method="scaling", rng=0), uqviz.check_dataset,
-             lambda t: uqviz.report(t, n_boot=20, n_mc=5, progress=False, figures=False)]
+    calls = [
+        lambda t: uqviz.validate_average(t, n_boot=20, rng=0),
+        lambda t: uqviz.local_calibration(t, n_bins=2, n_boot=20, n_mc=0, rng=0),
+        uqviz.binned_errors,
+        uqviz.tailedness,
+        lambda t: uqviz.simulated_reference(t, statistic="ENCE", n_mc=5, rng=0),
+        lambda t: uqviz.qce(t, n_boot=0),
+        uqviz.nees,
+        lambda t: uqviz.decimated(t, fraction=0.1),
+        lambda t: uqviz.recalibrate(t, method="scaling", rng=0),
+        uqviz.check_dataset,
+        lambda t: uqviz.report(t, n_boot=20, n_mc=5, progress=False, figures=False),
+    ]
     for call in calls:
         with pytest.raises(ValueError) as err:
             call(tree)
         message = str(err.value)
-        assert message.startswith("dataset 'broken': ") and message.count("'broken'") == 1, \
-            message
+        assert message.startswith("dataset 'broken': ") and message.count("'broken'") == 1, message
         assert "uE: 2 rows with uE <= 0 (rows 3, 5)" in message
     with pytest.raises(ValueError, match=r"^invalid values"):  # a Dataset: no child to name
         uqviz.validate_average(broken, n_boot=20, rng=0)
@@ -342,13 +367,16 @@ def test_client_local_leaves_no_dask_scratch_space(tmp_path):
     import sys
 
     root = pathlib.Path(uqviz.__file__).parents[1]
-    code = ("import uqviz\n"
-            "ds = uqviz.synthetic.nig(300, nu=6, rng=0)\n"
-            "uqviz.validate_average(ds, n_boot=50, rng=0, client='local')\n"
-            "uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=0, client='local')\n")
+    code = (
+        "import uqviz\n"
+        "ds = uqviz.synthetic.nig(300, nu=6, rng=0)\n"
+        "uqviz.validate_average(ds, n_boot=50, rng=0, client='local')\n"
+        "uqviz.local_calibration(ds, n_bins=2, n_boot=50, n_mc=0, rng=0, client='local')\n"
+    )
     env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(root), UQVIZ_PROGRESS="0")
-    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, timeout=300,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=root, timeout=300, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert "ERROR" not in done.stderr  # the cluster is closed before the interpreter

@@ -21,15 +21,38 @@ import numpy as np
 import pytest
 
 import uqviz
-from uqviz.statistics import (Statistic, get_statistic, list_statistics, register_statistic,
-                              unregister_statistic)
+from uqviz.statistics import (
+    Statistic,
+    get_statistic,
+    list_statistics,
+    register_statistic,
+    unregister_statistic,
+)
 
-RZMS = Statistic("RZMS", lambda m, n: np.sqrt(m["Z2"]), "moments", ("Z2",), 1.0,
-                 "root mean squared z-score sqrt(<Z^2>)")
-MAZ = Statistic("MAZ", lambda e, u: np.mean(np.abs(e / u), axis=-1), "generic", (),
-                float(np.sqrt(2 / np.pi)), "mean absolute z-score <|Z|>")
-ZMSD = Statistic("ZMSD", lambda m: np.mean(np.abs(m["Z2"] - 1.0), axis=-1), "binned", ("Z2",),
-                 None, "mean over bins of |ZMS_b - 1|")
+RZMS = Statistic(
+    "RZMS",
+    lambda m, n: np.sqrt(m["Z2"]),
+    "moments",
+    ("Z2",),
+    1.0,
+    "root mean squared z-score sqrt(<Z^2>)",
+)
+MAZ = Statistic(
+    "MAZ",
+    lambda e, u: np.mean(np.abs(e / u), axis=-1),
+    "generic",
+    (),
+    float(np.sqrt(2 / np.pi)),
+    "mean absolute z-score <|Z|>",
+)
+ZMSD = Statistic(
+    "ZMSD",
+    lambda m: np.mean(np.abs(m["Z2"] - 1.0), axis=-1),
+    "binned",
+    ("Z2",),
+    None,
+    "mean over bins of |ZMS_b - 1|",
+)
 
 
 @contextlib.contextmanager
@@ -77,32 +100,38 @@ def test_register_and_unregister_leave_the_registry_as_it_was():
 def test_validate_average_takes_a_registered_moment_statistic(ds):
     z = _z(ds)
     with registered(RZMS):
-        res = uqviz.validate_average(ds, statistics=("ZMS", "RZMS"), n_boot=400, rng=1,
-                                     method="percentile", return_replicates=True)
+        res = uqviz.validate_average(
+            ds,
+            statistics=("ZMS", "RZMS"),
+            n_boot=400,
+            rng=1,
+            method="percentile",
+            return_replicates=True,
+        )
     r = res.sel(statistic="RZMS")
-    np.testing.assert_allclose(float(r["estimate"]), np.sqrt(np.mean(z ** 2)), rtol=1e-12)
+    np.testing.assert_allclose(float(r["estimate"]), np.sqrt(np.mean(z**2)), rtol=1e-12)
     assert float(r["reference"]) == 1.0
     # the bootstrap is paired: the same resamples give RZMS = sqrt(ZMS) replicate by replicate
     reps = res["replicates"].sel(statistic="RZMS").values
-    np.testing.assert_allclose(reps, np.sqrt(res["replicates"].sel(statistic="ZMS").values),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        reps, np.sqrt(res["replicates"].sel(statistic="ZMS").values), rtol=1e-12
+    )
     lo, hi = np.quantile(reps, [0.025, 0.975])  # the percentile interval, linear interpolation
-    np.testing.assert_allclose([float(r["ci_lower"]), float(r["ci_upper"])], [lo, hi],
-                               rtol=1e-12)
+    np.testing.assert_allclose([float(r["ci_lower"]), float(r["ci_upper"])], [lo, hi], rtol=1e-12)
     assert bool(r["valid"]) == bool(lo <= 1.0 <= hi)
 
 
 def test_validate_average_takes_a_registered_generic_statistic(ds):
     z = _z(ds)
     with registered(MAZ):
-        res = uqviz.validate_average(ds, statistics=("MAZ",), n_boot=300, rng=2,
-                                     method="percentile", return_replicates=True)
+        res = uqviz.validate_average(
+            ds, statistics=("MAZ",), n_boot=300, rng=2, method="percentile", return_replicates=True
+        )
     r = res.sel(statistic="MAZ")
     np.testing.assert_allclose(float(r["estimate"]), np.mean(np.abs(z)), rtol=1e-12)
     np.testing.assert_allclose(float(r["reference"]), np.sqrt(2 / np.pi), rtol=1e-15)
     lo, hi = np.quantile(res["replicates"].sel(statistic="MAZ").values, [0.025, 0.975])
-    np.testing.assert_allclose([float(r["ci_lower"]), float(r["ci_upper"])], [lo, hi],
-                               rtol=1e-12)
+    np.testing.assert_allclose([float(r["ci_lower"]), float(r["ci_upper"])], [lo, hi], rtol=1e-12)
     # a replicate is the statistic of a resample: within the range of the |z| means possible
     assert np.abs(z).min() <= lo <= hi <= np.abs(z).max()
 
@@ -111,11 +140,13 @@ def test_local_calibration_takes_a_registered_moment_statistic(ds):
     n_bins = 6
     with registered(RZMS), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # bins of 200 points: no warning expected, none matters
-        res = uqviz.local_calibration(ds, statistic="RZMS", n_bins=n_bins, n_boot=400, rng=4,
-                                      method="percentile", n_mc=0)
-        zms = uqviz.local_calibration(ds, statistic="ZMS", n_bins=n_bins, n_boot=400, rng=4,
-                                      method="percentile", n_mc=0)
-    hand = [np.sqrt(np.mean(b ** 2)) for b in _equal_count_bins_of_uE(ds, n_bins)]
+        res = uqviz.local_calibration(
+            ds, statistic="RZMS", n_bins=n_bins, n_boot=400, rng=4, method="percentile", n_mc=0
+        )
+        zms = uqviz.local_calibration(
+            ds, statistic="ZMS", n_bins=n_bins, n_boot=400, rng=4, method="percentile", n_mc=0
+        )
+    hand = [np.sqrt(np.mean(b**2)) for b in _equal_count_bins_of_uE(ds, n_bins)]
     np.testing.assert_allclose(res["estimate"].values, hand, rtol=1e-12)
     assert res.attrs["statistic"] == "RZMS" and float(res["reference"]) == 1.0
     # the same rng gives the same resamples of each bin; the percentile interval of a monotone
@@ -130,10 +161,18 @@ def test_ordering_study_takes_a_registered_moment_statistic(ds):
     ds = ds.assign(Xr=("point", np.arange(ds.sizes["point"]) % 7 * 1.0))  # 7 tied values
     with registered(RZMS), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = uqviz.ordering_study(ds, statistic="RZMS", conditioning="Xr", n_bins=4,
-                                   n_orderings=3, n_boot=100, rng=0, progress=False)
+        res = uqviz.ordering_study(
+            ds,
+            statistic="RZMS",
+            conditioning="Xr",
+            n_bins=4,
+            n_orderings=3,
+            n_boot=100,
+            rng=0,
+            progress=False,
+        )
     order = np.argsort(ds["Xr"].values, kind="stable")  # data order within ties
-    hand = [np.sqrt(np.mean(b ** 2)) for b in np.array_split(_z(ds)[order], 4)]
+    hand = [np.sqrt(np.mean(b**2)) for b in np.array_split(_z(ds)[order], 4)]
     np.testing.assert_allclose(res["estimate_data"].values, hand, rtol=1e-12)
     assert res.attrs["statistic"] == "RZMS"
 
@@ -151,8 +190,10 @@ def test_local_calibration_takes_a_generic_statistic_with_a_reference(ds):
 
 def test_local_analyses_refuse_other_kinds_with_the_reason(ds):
     with registered(MAZ, ZMSD):
-        with pytest.raises(ValueError, match="statistic must be a registered moment statistic"
-                                             ".*'MAZ': its kind is 'generic'"):
+        with pytest.raises(
+            ValueError,
+            match="statistic must be a registered moment statistic.*'MAZ': its kind is 'generic'",
+        ):
             uqviz.ordering_study(ds, statistic="MAZ", conditioning="uE")
         with pytest.raises(ValueError, match="'ZMSD': its kind is 'binned'"):
             uqviz.local_calibration(ds, statistic="ZMSD")
@@ -171,10 +212,12 @@ def test_binned_errors_takes_a_registered_binned_statistic(ds):
     with registered(ZMSD):
         res = uqviz.binned_errors(ds, statistics=("ZMSD", "ZMSE"), n_bins=n_bins)
     bins = _equal_count_bins_of_uE(ds, n_bins)
-    zms_b = np.array([np.mean(b ** 2) for b in bins])
-    np.testing.assert_allclose(res["estimate"].values,
-                               [np.mean(np.abs(zms_b - 1)), np.mean(np.abs(np.log(zms_b)))],
-                               rtol=1e-12)
+    zms_b = np.array([np.mean(b**2) for b in bins])
+    np.testing.assert_allclose(
+        res["estimate"].values,
+        [np.mean(np.abs(zms_b - 1)), np.mean(np.abs(np.log(zms_b)))],
+        rtol=1e-12,
+    )
     with pytest.raises(ValueError, match="unknown binned statistic"):
         uqviz.binned_errors(ds, statistics=("ZMSD",))  # unregistered again
 
@@ -186,12 +229,19 @@ def test_report_takes_registered_statistics():
     z = data["E"].values / data["uE"].values
     with registered(RZMS), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = uqviz.report(data, statistics=("ZMS", "RZMS"), n_boot=200, n_mc=20,
-                           figures=False, remedy=False, progress=False)
+        rep = uqviz.report(
+            data,
+            statistics=("ZMS", "RZMS"),
+            n_boot=200,
+            n_mc=20,
+            figures=False,
+            remedy=False,
+            progress=False,
+        )
     avg = rep.numbers["average"]
     assert avg["coords"]["statistic"] == ["ZMS", "RZMS"]
     est = avg["data"]["estimate"]["values"]
-    np.testing.assert_allclose(est, [np.mean(z ** 2), np.sqrt(np.mean(z ** 2))], rtol=1e-12)
+    np.testing.assert_allclose(est, [np.mean(z**2), np.sqrt(np.mean(z**2))], rtol=1e-12)
     assert rep.numbers["verdicts"]["average"]["statistic"] == "ZMS"
     with pytest.raises(ValueError, match="statistics must include 'ZMS'"):
         uqviz.report(data, statistics=("RCE",))

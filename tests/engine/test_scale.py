@@ -38,23 +38,33 @@ def test_cc_bootstrap_by_counts_equals_sorting_each_resample():
     counts = kr.cc_bootstrap_counts(prep, 70, seed=11)
     assert np.all(counts.sum(axis=1) == e.size)
     reps = kr.cc_bootstrap(prep, 70, seed=11)
-    sorted_based = [ks.spearman_cc(np.repeat(e, c.astype(int)), np.repeat(u, c.astype(int)))
-                    for c in counts]
+    sorted_based = [
+        ks.spearman_cc(np.repeat(e, c.astype(int)), np.repeat(u, c.astype(int))) for c in counts
+    ]
     np.testing.assert_allclose(reps, sorted_based, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(kr.cc_from_counts(counts, prep), sorted_based, rtol=0,
-                               atol=1e-12)
+    np.testing.assert_allclose(kr.cc_from_counts(counts, prep), sorted_based, rtol=0, atol=1e-12)
     # blocks of replicates computed apart are the same replicates
-    np.testing.assert_array_equal(np.concatenate([kr.cc_bootstrap(prep, 70, 11, blocks=(0, 1)),
-                                                  kr.cc_bootstrap(prep, 70, 11, blocks=(1, 3))]),
-                                  reps)
+    np.testing.assert_array_equal(
+        np.concatenate(
+            [
+                kr.cc_bootstrap(prep, 70, 11, blocks=(0, 1)),
+                kr.cc_bootstrap(prep, 70, 11, blocks=(1, 3)),
+            ]
+        ),
+        reps,
+    )
 
 
 @pytest.mark.parametrize("m", [600, 2500])  # leave-one-out, then delete-group
 def test_cc_jackknife_by_counts_equals_recomputing_on_the_kept_points(m):
     e, u = _tied(m, seed=1)
     edges = np.linspace(0, m, min(m, 1000) + 1).round().astype(np.int64)
-    np.testing.assert_allclose(kr.cc_jackknife(kr.cc_prepare(e, u), edges),
-                               _generic_jackknife(ks.spearman_cc, e, u), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        kr.cc_jackknife(kr.cc_prepare(e, u), edges),
+        _generic_jackknife(ks.spearman_cc, e, u),
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 def _exact_cc(e, u, counts):
@@ -108,7 +118,7 @@ def test_cc_at_large_m_is_exact_to_rounding(ties):
     jack = kr.cc_jackknife(prep, edges)
     for g in range(3):
         keep = np.ones(m, dtype=np.int64)
-        keep[edges[g]:edges[g + 1]] = 0
+        keep[edges[g] : edges[g + 1]] = 0
         assert jack[g] == pytest.approx(_exact_cc(e, u, keep), rel=1e-14)
 
 
@@ -122,8 +132,9 @@ def test_cc_packed_path_takes_counts_above_15_unpacked():
     cnt = rng.multinomial(m, np.full(m, 1.0 / m)).astype(np.int32)
     cnt[[3, 900]] += np.array([16, 40], dtype=np.int32)  # counts a 4-bit field cannot hold
     before = cnt.copy()
-    value = kr._cc_packed(cnt, np.empty(m, np.int32), e_bounds, u_bounds, epos_u,
-                          *kr._packed_extras(prep))
+    value = kr._cc_packed(
+        cnt, np.empty(m, np.int32), e_bounds, u_bounds, epos_u, *kr._packed_extras(prep)
+    )
     np.testing.assert_array_equal(cnt, before)
     counts = np.empty(m)
     counts[oe] = before  # cnt is in |E| order
@@ -173,8 +184,9 @@ def test_simulated_reference_memory_does_not_grow_with_n_mc(monkeypatch):
     data_mb = 2 * m * 8 / 2**20
 
     def run(n_mc):
-        return lambda: uqviz.simulated_reference(ds, statistic="ZMSE", n_mc=n_mc, rng=1,
-                                                 progress=False)
+        return lambda: uqviz.simulated_reference(
+            ds, statistic="ZMSE", n_mc=n_mc, rng=1, progress=False
+        )
 
     small, large = _peak(run(8)) / 2**20, _peak(run(160)) / 2**20
     assert large < 8 * data_mb + 48, (small, large)
@@ -209,8 +221,11 @@ def test_simulated_sets_do_not_depend_on_the_chunk():
             state = kvar.stream(int(np.random.default_rng(1).integers(0, 2**63)))
             eps = np.empty((9, 50))
             for row in eps:
-                (kvar.fill_normal(state, row) if name == "normal"
-                 else kvar.fill_student_t(state, 6.0, row))
+                (
+                    kvar.fill_normal(state, row)
+                    if name == "normal"
+                    else kvar.fill_student_t(state, 6.0, row)
+                )
             np.testing.assert_array_equal(b, u * eps)
         else:
             np.testing.assert_array_equal(b, u * g.sample(np.random.default_rng(1), (9, 50)))
@@ -218,8 +233,9 @@ def test_simulated_sets_do_not_depend_on_the_chunk():
 
 def test_experiment_memory_does_not_grow_with_n_datasets():
     def run(n):
-        return lambda: uqviz.validation_probability(nu=[6], n_datasets=n, size=2000,
-                                                    n_boot=50, rng=0, progress=False)
+        return lambda: uqviz.validation_probability(
+            nu=[6], n_datasets=n, size=2000, n_boot=50, rng=0, progress=False
+        )
 
     # chunks of 50 datasets (both runs fill them); the results are O(n_datasets) scalars
     small, large = _peak(run(100)) / 2**20, _peak(run(500)) / 2**20
@@ -232,8 +248,9 @@ def test_experiment_memory_does_not_grow_with_n_datasets():
 @pytest.fixture(scope="module")
 def client():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -253,30 +270,45 @@ def data():
 
 
 CALLS = {
-    "validate_average": lambda d, c: uqviz.validate_average(d, statistics=("ZMS", "RCE", "NLL"),
-                                                            n_boot=300, rng=1, client=c),
-    "validate_average_CC": lambda d, c: uqviz.validate_average(d, statistics=("CC",),
-                                                               n_boot=300, rng=1, client=c),
-    "local_calibration": lambda d, c: uqviz.local_calibration(d, n_bins=10, n_boot=300, rng=2,
-                                                              client=c),
-    "decimation_curve": lambda d, c: uqviz.decimation_curve(d, fractions=[0, 0.1], n_boot=200,
-                                                            rng=2, client=c),
+    "validate_average": lambda d, c: uqviz.validate_average(
+        d, statistics=("ZMS", "RCE", "NLL"), n_boot=300, rng=1, client=c
+    ),
+    "validate_average_CC": lambda d, c: uqviz.validate_average(
+        d, statistics=("CC",), n_boot=300, rng=1, client=c
+    ),
+    "local_calibration": lambda d, c: uqviz.local_calibration(
+        d, n_bins=10, n_boot=300, rng=2, client=c
+    ),
+    "decimation_curve": lambda d, c: uqviz.decimation_curve(
+        d, fractions=[0, 0.1], n_boot=200, rng=2, client=c
+    ),
     "reliability": lambda d, c: uqviz.reliability(d, n_bins=8, n_boot=200, rng=2, client=c),
-    "ordering_study": lambda d, c: uqviz.ordering_study(d.assign(X=np.round(d.X * 5)),
-                                                        conditioning="X", n_bins=4,
-                                                        n_orderings=5, n_boot=100, rng=2,
-                                                        progress=False, client=c),
+    "ordering_study": lambda d, c: uqviz.ordering_study(
+        d.assign(X=np.round(d.X * 5)),
+        conditioning="X",
+        n_bins=4,
+        n_orderings=5,
+        n_boot=100,
+        rng=2,
+        progress=False,
+        client=c,
+    ),
     "proper_scores": lambda d, c: uqviz.proper_scores(d, n_boot=200, rng=2, client=c),
-    "qce": lambda d, c: uqviz.qce(d.E.values, 0.0, d.uE.values, levels=[0.5, 0.9],
-                                  n_boot=200, rng=2, client=c),
+    "qce": lambda d, c: uqviz.qce(
+        d.E.values, 0.0, d.uE.values, levels=[0.5, 0.9], n_boot=200, rng=2, client=c
+    ),
     "simulated_reference": lambda d, c: uqviz.simulated_reference(
-        d, statistic="CC", n_mc=150, rng=4, return_samples=True, client=c, progress=False),
+        d, statistic="CC", n_mc=150, rng=4, return_samples=True, client=c, progress=False
+    ),
     "validate_simulated": lambda d, c: uqviz.validate_simulated(
-        d, statistic="ENCE", n_mc=100, n_boot=200, rng=4, client=c, progress=False),
+        d, statistic="ENCE", n_mc=100, n_boot=200, rng=4, client=c, progress=False
+    ),
     "validate_with_references": lambda d, c: uqviz.validate_with_references(
-        d, statistic="CC", n_mc=100, n_boot=200, rng=4, client=c, progress=False),
-    "confidence_curve": lambda d, c: uqviz.confidence_curve(d, n_mc=70, n_boot=70, rng=5,
-                                                            client=c, progress=False),
+        d, statistic="CC", n_mc=100, n_boot=200, rng=4, client=c, progress=False
+    ),
+    "confidence_curve": lambda d, c: uqviz.confidence_curve(
+        d, n_mc=70, n_boot=70, rng=5, client=c, progress=False
+    ),
 }
 
 
@@ -291,8 +323,10 @@ def test_identical_numbers_for_a_tree_on_a_local_cluster(data, client):
     import xarray as xr
 
     tree = xr.DataTree.from_dict({"a": data, "b": data.isel(point=slice(0, 1500))})
-    _same(uqviz.proper_scores(tree, scores=("nll",), n_boot=100, rng=0),
-          uqviz.proper_scores(tree, scores=("nll",), n_boot=100, rng=0, client=client))
+    _same(
+        uqviz.proper_scores(tree, scores=("nll",), n_boot=100, rng=0),
+        uqviz.proper_scores(tree, scores=("nll",), n_boot=100, rng=0, client=client),
+    )
 
 
 def test_warnings_of_the_workers_reach_the_caller(client):
@@ -306,9 +340,12 @@ def test_warnings_of_the_workers_reach_the_caller(client):
 
 def test_identical_numbers_on_worker_processes(data):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         for name in ("validate_average_CC", "local_calibration", "simulated_reference"):
             _same(CALLS[name](data, None), CALLS[name](data, c))
 
@@ -337,12 +374,18 @@ def test_a_bin_gives_the_same_bits_alone_or_with_its_neighbours(monkeypatch):
     e = u * rng.standard_t(4, u.size)
     stat = get_statistic("ZMS")
     stats = {"ZMS": (stat.func, stat.columns)}
-    whole = kboot.bootstrap_moments(e, u, stats, n_boot=200, seed=9, ci=0.95, method="bca",
-                                    starts=starts, sizes=sizes)["ZMS"]
+    whole = kboot.bootstrap_moments(
+        e, u, stats, n_boot=200, seed=9, ci=0.95, method="bca", starts=starts, sizes=sizes
+    )["ZMS"]
     for n_parts in (2, 5, 12):
-        parts = [_moments_groups(a, b, (e, u, stats, 200, group_seeds(9, sizes.size), 0.95,
-                                        "bca", starts, sizes, None))["ZMS"]
-                 for a, b in split_ranges(sizes.size, n_parts)]
+        parts = [
+            _moments_groups(
+                a,
+                b,
+                (e, u, stats, 200, group_seeds(9, sizes.size), 0.95, "bca", starts, sizes, None),
+            )["ZMS"]
+            for a, b in split_ranges(sizes.size, n_parts)
+        ]
         for field in ("replicates", "accel", "lower", "upper"):
             joined = np.concatenate([getattr(p, field) for p in parts])
             np.testing.assert_array_equal(getattr(whole, field), joined, err_msg=field)
@@ -381,12 +424,14 @@ def test_products_formed_in_the_kernels_are_those_of_the_array():
     eps = rng.standard_normal((2, 3001))
     eps[:, :4] = 0.0  # ties in |E*| inside the runs of equal keys
     starts, sizes = np.array([0, 1000]), np.array([1000, 2001])
-    fused = kb.binned_means_fixed_u(eps, u, starts, sizes, ("E2", "Z2"), float(u.max()),
-                                    scaled=True)
+    fused = kb.binned_means_fixed_u(
+        eps, u, starts, sizes, ("E2", "Z2"), float(u.max()), scaled=True
+    )
     plain = kb.binned_means_fixed_u(eps * u, u, starts, sizes, ("E2", "Z2"), float(u.max()))
     for name in ("E2", "Z2"):
         np.testing.assert_array_equal(fused[name], plain[name])
     cc = kr.cc_given_u(u)
     np.testing.assert_array_equal(cc(eps, scale=u), cc(eps * u))
-    np.testing.assert_allclose(cc(eps * u), [ks.spearman_cc(r, u) for r in eps * u],
-                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(
+        cc(eps * u), [ks.spearman_cc(r, u) for r in eps * u], rtol=0, atol=1e-14
+    )

@@ -27,8 +27,14 @@ from tests.conftest import make_small_dataset
 from uqviz.engine import warning_classes
 
 PKG = pathlib.Path(uqviz.__file__).parent
-CLASSES = [uqviz.UqvizWarning, uqviz.UnreliableWarning, uqviz.BinningWarning, uqviz.DataWarning,
-           uqviz.NumericalWarning, uqviz.NumbaMissingWarning]
+CLASSES = [
+    uqviz.UqvizWarning,
+    uqviz.UnreliableWarning,
+    uqviz.BinningWarning,
+    uqviz.DataWarning,
+    uqviz.NumericalWarning,
+    uqviz.NumbaMissingWarning,
+]
 
 
 def _caught(func, *args, **kwargs):
@@ -53,6 +59,7 @@ def test_the_classes_are_user_warnings_under_one_base_exported_at_top_level():
         for b in CLASSES[1:]:
             assert a is b or not issubclass(a, b)
     from uqviz._array import jit
+
     assert jit.NumbaMissingWarning is uqviz.NumbaMissingWarning  # the documented old path
 
 
@@ -81,8 +88,7 @@ def test_unreliable_warning_for_a_failed_tailedness_screen():
 
 def test_unreliable_warning_for_a_statistic_without_reference():
     ds = make_small_dataset()
-    res, caught = _caught(uqviz.validate_average, ds, statistics=("RMSE", "ZMS"), n_boot=100,
-                          rng=0)
+    res, caught = _caught(uqviz.validate_average, ds, statistics=("RMSE", "ZMS"), n_boot=100, rng=0)
     assert [c for c, m in caught if "no predefined reference" in m] == [uqviz.UnreliableWarning]
     assert np.isnan(float(res["reference"].sel(statistic="RMSE")))
     assert not bool(res["valid"].sel(statistic="RMSE"))
@@ -93,8 +99,9 @@ def test_binning_warning_for_small_bins_counts_them():
     res, caught = _caught(uqviz.local_calibration, ds, n_bins=8, n_boot=100, rng=0)
     assert res["count"].values.tolist() == [50] * 8
     small = [m for c, m in caught if c is uqviz.BinningWarning and "fewer than 100" in m]
-    assert small == ["8 of 8 bins in 'a' have fewer than 100 points: their intervals are "
-                     "unreliable"]
+    assert small == [
+        "8 of 8 bins in 'a' have fewer than 100 points: their intervals are unreliable"
+    ]
 
 
 def test_binning_warning_for_split_ties():
@@ -143,14 +150,17 @@ def test_numerical_warning_for_an_overflowing_statistic():
 
 
 def test_numba_missing_warning_when_numba_is_hidden():
-    code = ("import sys, warnings; sys.modules['numba'] = None\n"
-            "with warnings.catch_warnings(record=True) as c:\n"
-            "    warnings.simplefilter('always')\n"
-            "    import uqviz\n"
-            "ours = [w.category for w in c if issubclass(w.category, uqviz.UqvizWarning)]\n"
-            "print(len(ours), ours[0] is uqviz.NumbaMissingWarning)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=PKG.parent)
+    code = (
+        "import sys, warnings; sys.modules['numba'] = None\n"
+        "with warnings.catch_warnings(record=True) as c:\n"
+        "    warnings.simplefilter('always')\n"
+        "    import uqviz\n"
+        "ours = [w.category for w in c if issubclass(w.category, uqviz.UqvizWarning)]\n"
+        "print(len(ours), ours[0] is uqviz.NumbaMissingWarning)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PKG.parent
+    )
     assert out.stdout.split() == ["1", "True"]
 
 
@@ -170,15 +180,19 @@ def test_ignoring_the_base_class_silences_uqviz_only():
 def test_reemitted_warnings_keep_their_class():
     ds = make_small_dataset()
     # per dataset, with the name of the dataset and the advice (conditional/local.py)
-    _, caught = _caught(uqviz.local_calibration, ds, conditioning="x", n_bins=4, n_boot=100,
-                        rng=0)
+    _, caught = _caught(uqviz.local_calibration, ds, conditioning="x", n_bins=4, n_boot=100, rng=0)
     ties = [(c, m) for c, m in caught if "tied values" in m]
     assert len(ties) == 1 and ties[0][0] is uqviz.BinningWarning
     assert "(dataset 'a')" in ties[0][1] and "binning='stratified'" in ties[0][1]
     # once for all folds of a cross-fitted recalibration (recalibration/fitting.py)
     _, caught = _caught(uqviz.recalibrate, ds, method="bvs", folds=3, rng=1, n_bins=4)
-    assert caught == [(uqviz.BinningWarning, "method='bvs': 4 of 4 bins hold fewer than 100 "
-                       "points: their factors are noisy (in the fits of 3 of 3 folds)")]
+    assert caught == [
+        (
+            uqviz.BinningWarning,
+            "method='bvs': 4 of 4 bins hold fewer than 100 "
+            "points: their factors are noisy (in the fits of 3 of 3 folds)",
+        )
+    ]
     # recorded on a worker, raised again by the caller (engine/parallel.py, engine/tree.py)
     from uqviz.engine.parallel import call_recording_warnings
 
@@ -189,15 +203,16 @@ def test_reemitted_warnings_keep_their_class():
 
     result, caught = call_recording_warnings(work, [], {})
     assert result == 7
-    assert [(str(m), c) for m, c in caught] == [("a", uqviz.DataWarning),
-                                                ("b", uqviz.NumericalWarning)]
+    assert [(str(m), c) for m, c in caught] == [
+        ("a", uqviz.DataWarning),
+        ("b", uqviz.NumericalWarning),
+    ]
 
 
 # ----------------------------------------------------------------------------------------
 # the CLI filters by class
 # ----------------------------------------------------------------------------------------
-def test_cli_hides_unreliable_warnings_its_table_states_and_shows_data_warnings(tmp_path,
-                                                                              capsys):
+def test_cli_hides_unreliable_warnings_its_table_states_and_shows_data_warnings(tmp_path, capsys):
     from uqviz.cli import main
 
     rng = np.random.default_rng(1)
@@ -207,13 +222,13 @@ def test_cli_hides_unreliable_warnings_its_table_states_and_shows_data_warnings(
     pd.DataFrame({"E": e, "uE": u}).to_csv(tmp_path / "h.csv", index=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert main(["average", str(tmp_path / "h.csv"), "--n-boot", "300",
-                     "--drop-invalid"]) == 0
+        assert main(["average", str(tmp_path / "h.csv"), "--n-boot", "300", "--drop-invalid"]) == 0
     classes = [w.category for w in caught]
     assert uqviz.UnreliableWarning not in classes  # said in the table, not twice
     assert classes.count(uqviz.DataWarning) == 1
     assert "drop_invalid: dropped 5 of 3000 rows" in next(
-        str(w.message) for w in caught if w.category is uqviz.DataWarning)
+        str(w.message) for w in caught if w.category is uqviz.DataWarning
+    )
     out = capsys.readouterr().out
     assert "unreliable (" in out and "M = 2995" in out
     # the same data in Python: the warning the CLI hid is an UnreliableWarning
@@ -226,7 +241,9 @@ def test_cli_filters_by_class_not_by_message():
     tree = ast.parse((PKG / "cli.py").read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and ast.unparse(node.func) in (
-                "warnings.filterwarnings", "warnings.simplefilter"):
+            "warnings.filterwarnings",
+            "warnings.simplefilter",
+        ):
             assert not any(k.arg == "message" for k in node.keywords), ast.unparse(node)
 
 
@@ -243,11 +260,10 @@ REEMISSIONS = {
     ("uqviz.engine.tree", "_on_client"): "warnings recorded on a dask worker, per dataset",
     ("uqviz.engine.parallel", "run_task"): "warnings recorded on a dask worker",
     ("uqviz.conditional.local", "_named_warnings"): "the binning's warnings, with the "
-                                                      "dataset's name and advice",
-    ("uqviz.recalibration.fitting", "_reissue_once"): "the fits' warnings, once for all "
-                                                          "folds",
+    "dataset's name and advice",
+    ("uqviz.recalibration.fitting", "_reissue_once"): "the fits' warnings, once for all folds",
     ("uqviz.data.datasets.loaders", "_build"): "the reader's warnings but the DataWarning of "
-                                               "the papers' min_uncertainty filter",
+    "the papers' min_uncertainty filter",
 }
 
 
@@ -263,14 +279,18 @@ def warn_calls(path, source=None):
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module in (
-                "uqviz.engine.warning_classes", "uqviz._array.warning_classes", "uqviz"):
+            "uqviz.engine.warning_classes",
+            "uqviz._array.warning_classes",
+            "uqviz",
+        ):
             imported |= {a.asname or a.name for a in node.names}
     calls = []
 
     def visit(node, func):
         for child in ast.iter_child_nodes(node):
-            name = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                else func
+            name = (
+                child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            )
             if isinstance(child, ast.Call):
                 f = ast.unparse(child.func)
                 if f in ("warnings.warn", "warn", "warnings.warn_explicit"):
@@ -278,8 +298,7 @@ def warn_calls(path, source=None):
                     cat = next((k.value for k in child.keywords if k.arg == "category"), None)
                     if cat is None and len(child.args) > index:
                         cat = child.args[index]
-                    calls.append((func, None if cat is None else ast.unparse(cat),
-                                  child.lineno))
+                    calls.append((func, None if cat is None else ast.unparse(cat), child.lineno))
             visit(child, name)
 
     visit(tree, None)
@@ -304,8 +323,10 @@ def bad_warn_calls(path, source=None):
 
 def test_every_warn_names_a_uqviz_class():
     bad = [b for p in sorted(PKG.rglob("*.py")) for b in bad_warn_calls(p)]
-    assert not bad, ("warnings.warn without a uqviz warning class (uqviz.engine.warning_classes; "
-                     f"docs/conventions.md, 'Warnings'): {bad}")
+    assert not bad, (
+        "warnings.warn without a uqviz warning class (uqviz.engine.warning_classes; "
+        f"docs/conventions.md, 'Warnings'): {bad}"
+    )
 
 
 def test_the_reemissions_listed_are_current():
@@ -318,15 +339,21 @@ def test_the_reemissions_listed_are_current():
 
 def test_the_scan_catches_bare_warnings():
     probe = PKG / "average" / "probe.py"  # not a file: its source is given
-    source = ("import warnings\nfrom uqviz.engine.warning_classes import BinningWarning\n"
-              "def f():\n    warnings.warn('a')\n    warnings.warn('b', UserWarning)\n"
-              "    warnings.warn('c', RuntimeWarning, stacklevel=2)\n"
-              "    warnings.warn('d', BinningWarning)\n"
-              "    warnings.warn('e', category=DataWarning)\n"
-              "    warnings.warn('f', FutureWarning)\n")
+    source = (
+        "import warnings\nfrom uqviz.engine.warning_classes import BinningWarning\n"
+        "def f():\n    warnings.warn('a')\n    warnings.warn('b', UserWarning)\n"
+        "    warnings.warn('c', RuntimeWarning, stacklevel=2)\n"
+        "    warnings.warn('d', BinningWarning)\n"
+        "    warnings.warn('e', category=DataWarning)\n"
+        "    warnings.warn('f', FutureWarning)\n"
+    )
     bad = bad_warn_calls(probe, source)
-    assert [b.split(" category ")[1] for b in bad] == ["None", "UserWarning", "RuntimeWarning",
-                                                       "DataWarning"]  # DataWarning: not imported
+    assert [b.split(" category ")[1] for b in bad] == [
+        "None",
+        "UserWarning",
+        "RuntimeWarning",
+        "DataWarning",
+    ]  # DataWarning: not imported
 
 
 def test_warns_sections_name_the_classes():
@@ -336,8 +363,9 @@ def test_warns_sections_name_the_classes():
     ours = set(warning_classes.__all__) | set(OTHER_CATEGORIES)
     bad, n_sections = [], 0
     for path in sorted(PKG.rglob("*.py")):
-        for match in re.finditer(r"^( *)Warns\n\1-----\n((?:\1\S.*\n(?:\1 +.*\n)*)+)",
-                                 path.read_text(), re.M):
+        for match in re.finditer(
+            r"^( *)Warns\n\1-----\n((?:\1\S.*\n(?:\1 +.*\n)*)+)", path.read_text(), re.M
+        ):
             n_sections += 1
             indent = match.group(1)
             names = re.findall(rf"^{indent}(\w+)", match.group(2), re.M)
@@ -349,11 +377,18 @@ def test_warns_sections_name_the_classes():
 def test_a_uqviz_warning_is_shown_without_its_location():
     """Shown as "<class>: <message>", without the path and source line of the warn call (a
     machine path inside uqviz, issue 37); other warnings keep Python's format."""
-    code = ("import warnings, uqviz\n"
-            "warnings.warn('z0 is large', uqviz.UnreliableWarning)\n"
-            "warnings.warn('plain', UserWarning)\n")
-    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(PKG.parent)}, check=True).stderr
+    code = (
+        "import warnings, uqviz\n"
+        "warnings.warn('z0 is large', uqviz.UnreliableWarning)\n"
+        "warnings.warn('plain', UserWarning)\n"
+    )
+    err = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(PKG.parent)},
+        check=True,
+    ).stderr
     lines = err.splitlines()
     assert lines[0] == "UnreliableWarning: z0 is large"
     assert lines[1] == "<string>:3: UserWarning: plain"

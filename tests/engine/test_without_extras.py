@@ -80,7 +80,11 @@ REPORT = textwrap.dedent("""
                 "simulated": words, "tests": sorted(out["verdicts"])}
 """)
 
-CHILD = HIDE + ANALYSES + REPORT + textwrap.dedent("""
+CHILD = (
+    HIDE
+    + ANALYSES
+    + REPORT
+    + textwrap.dedent("""
     import importlib, pickle
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -114,6 +118,7 @@ CHILD = HIDE + ANALYSES + REPORT + textwrap.dedent("""
     with open(sys.argv[1], "wb") as f:
         pickle.dump(res, f)
 """)
+)
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +126,13 @@ def without(tmp_path_factory):
     folder = tmp_path_factory.mktemp("noextras")
     script, path = folder / "run.py", folder / "res.pkl"
     script.write_text(CHILD)
-    proc = subprocess.run([sys.executable, str(script), str(path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     with open(path, "rb") as f:
         return pickle.load(f)
@@ -139,8 +149,9 @@ def numpy_engine():
 
 def test_the_extras_are_really_missing(without):
     assert without["loaded"] == []
-    assert [without[f"import_{n}"] for n in ("numba", "dask.distributed", "h5py")] == \
-        ["ModuleNotFoundError"] * 3
+    assert [without[f"import_{n}"] for n in ("numba", "dask.distributed", "h5py")] == [
+        "ModuleNotFoundError"
+    ] * 3
     assert without["default_engine"] == "numpy"
 
 
@@ -203,7 +214,10 @@ def test_the_environments_still_install_the_extras():
 
     assert "-e '.[all]'" in (ROOT / "Makefile").read_text()
     for path in (ROOT / "environment.yml", ROOT / "binder" / "environment.yml"):
-        listed = {d.split("=")[0].split(">")[0].strip()
-                  for d in yaml.safe_load(path.read_text())["dependencies"] if isinstance(d, str)}
+        listed = {
+            d.split("=")[0].split(">")[0].strip()
+            for d in yaml.safe_load(path.read_text())["dependencies"]
+            if isinstance(d, str)
+        }
         missing = {"numba", "dask", "distributed", "h5py", "h5netcdf"} - listed
         assert not missing, f"{path.name} lacks {missing}"

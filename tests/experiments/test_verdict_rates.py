@@ -9,8 +9,12 @@ in three (the per-bin intervals cover less than 95 %: section III.2.1).
 import numpy as np
 import pytest
 
-from uqviz.experiments.verdicts import (MISCALIBRATED, default_verdicts, draw_set,
-                                        operating_characteristics)
+from uqviz.experiments.verdicts import (
+    MISCALIBRATED,
+    default_verdicts,
+    draw_set,
+    operating_characteristics,
+)
 
 
 def test_scenarios_are_what_they_say():
@@ -28,16 +32,22 @@ def test_scenarios_are_what_they_say():
     assert float(((ds.E / ds.uE) ** 2).mean()) == pytest.approx(1.0989, rel=0.03)
     # shape only: unit variance
     ds = draw_set("shape_t4", size=200_000, design="constant", rng=4)
-    assert float((ds.E ** 2).mean()) == pytest.approx(1.0, rel=0.1)
+    assert float((ds.E**2).mean()) == pytest.approx(1.0, rel=0.1)
     assert "adaptivity:X1" not in MISCALIBRATED["consistency1.5"]
     assert "average" not in MISCALIBRATED["shape_t3"]
 
 
 def test_result_layout_and_rates():
-    oc = operating_characteristics(scenarios=("calibrated", "scale1.2"), size=1000,
-                                   generative=("normal", "t6"), n_datasets=5,
-                                   verdicts=("average:ZMS", "tailedness:Z2"), n_boot=200,
-                                   rng=0, progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated", "scale1.2"),
+        size=1000,
+        generative=("normal", "t6"),
+        n_datasets=5,
+        verdicts=("average:ZMS", "tailedness:Z2"),
+        n_boot=200,
+        rng=0,
+        progress=False,
+    )
     assert set(oc["fails"].dims) == {"verdict", "scenario", "generative"}
     f = oc["fails"].sel(verdict="average:ZMS")
     u = oc["unreliable"].sel(verdict="average:ZMS")
@@ -52,12 +62,23 @@ def test_result_layout_and_rates():
     assert oc.attrs["n_datasets"] == 5 and oc.attrs["rng"] == 0
     assert float(oc["cost"].sel(verdict="average:ZMS")) > 0
     # a sequence of one D keeps the dim
-    one = operating_characteristics(scenarios=("scale1.2",), size=1000, generative=("t6",),
-                                    n_datasets=5, verdicts=("average:ZMS", "tailedness:Z2"),
-                                    n_boot=200, rng=0, progress=False)
+    one = operating_characteristics(
+        scenarios=("scale1.2",),
+        size=1000,
+        generative=("t6",),
+        n_datasets=5,
+        verdicts=("average:ZMS", "tailedness:Z2"),
+        n_boot=200,
+        rng=0,
+        progress=False,
+    )
     assert one.sizes["generative"] == 1
-    assert default_verdicts(("X1",))[:4] == ("report", "report:average", "report:consistency",
-                                              "report:adaptivity:X1")
+    assert default_verdicts(("X1",))[:4] == (
+        "report",
+        "report:average",
+        "report:consistency",
+        "report:adaptivity:X1",
+    )
 
 
 @pytest.mark.parametrize("generative, most", [("normal", 4), ("t6", 4)])
@@ -65,10 +86,16 @@ def test_fv_consistency_false_alarm_on_calibrated_data(generative, most):
     # 100 bins of 139 points (docs/guide/verdicts.md, section 1); f_v counts every bin whose
     # interval holds 1 (Pernot (2023), issue 36): measured with rng=11, the calibrated test
     # fails 1 of 30 sets (normal and t6), the paper's Wilson rule 3 (normal) and 17 (t6)
-    oc = operating_characteristics(scenarios=("calibrated",), generative=generative,
-                                   size=13_900, n_datasets=30,
-                                   verdicts=("fv:consistency", "fv:consistency:wilson"),
-                                   n_boot=500, rng=11, progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated",),
+        generative=generative,
+        size=13_900,
+        n_datasets=30,
+        verdicts=("fv:consistency", "fv:consistency:wilson"),
+        n_boot=500,
+        rng=11,
+        progress=False,
+    )
     n = oc["n_fails"].sel(scenario="calibrated")
     assert int(n.sel(verdict="fv:consistency")) <= most
     if generative == "t6":  # the old rule cries wolf
@@ -79,9 +106,17 @@ def test_report_overall_false_alarm_under_t6():
     # before issue 20, 30 of 30 calibrated t6 reports claimed a failure; before issue 36 the
     # headline read "unreliable" in 85 % of them (ENCE, ZMSE and CC depend on D): it answers
     # the calibration questions now, their "unreliable" stays in the further diagnostics
-    oc = operating_characteristics(scenarios=("calibrated",), generative="t6", size=2000,
-                                   n_datasets=6, verdicts=("report", "report:ENCE"),
-                                   n_boot=500, n_mc=50, rng=13, progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated",),
+        generative="t6",
+        size=2000,
+        n_datasets=6,
+        verdicts=("report", "report:ENCE"),
+        n_boot=500,
+        n_mc=50,
+        rng=13,
+        progress=False,
+    )
     n = oc.sel(scenario="calibrated")
     assert int(n["n_fails"].sel(verdict="report")) <= 1
     assert int(n["n_unreliable"].sel(verdict="report")) <= 1
@@ -90,10 +125,21 @@ def test_report_overall_false_alarm_under_t6():
 
 def test_consistency_failure_is_named_right():
     # uE / 1.5 on the top 30 %: average fails; X1, X2 (irrelevant) are not blamed
-    oc = operating_characteristics(scenarios=("consistency1.5",), size=2000, n_datasets=6,
-                                   verdicts=("report:average", "report:consistency",
-                                             "report:adaptivity:X1", "report:adaptivity:X2"),
-                                   n_boot=500, n_mc=50, rng=14, progress=False)
+    oc = operating_characteristics(
+        scenarios=("consistency1.5",),
+        size=2000,
+        n_datasets=6,
+        verdicts=(
+            "report:average",
+            "report:consistency",
+            "report:adaptivity:X1",
+            "report:adaptivity:X2",
+        ),
+        n_boot=500,
+        n_mc=50,
+        rng=14,
+        progress=False,
+    )
     n = oc["n_fails"].sel(scenario="consistency1.5")
     assert int(n.sel(verdict="report:average")) >= 5
     assert int(n.sel(verdict="report:consistency")) >= 5
@@ -102,9 +148,15 @@ def test_consistency_failure_is_named_right():
 
 
 def test_power_consistency_and_scale():
-    oc = operating_characteristics(scenarios=("consistency1.5", "scale1.2"), size=2000,
-                                   n_datasets=10, verdicts=("fv:consistency", "average:ZMS"),
-                                   n_boot=500, rng=12, progress=False)
+    oc = operating_characteristics(
+        scenarios=("consistency1.5", "scale1.2"),
+        size=2000,
+        n_datasets=10,
+        verdicts=("fv:consistency", "average:ZMS"),
+        n_boot=500,
+        rng=12,
+        progress=False,
+    )
     n = oc["n_fails"]
     assert int(n.sel(verdict="fv:consistency", scenario="consistency1.5")) >= 9
     assert int(n.sel(verdict="average:ZMS", scenario="scale1.2")) >= 9
@@ -118,14 +170,22 @@ def test_given_data_uE_and_features_are_used():
     one = draw_set("calibrated", size=1000, data=ds, rng=1)
     assert set(one.data_vars) == {"E", "uE", "mass", "X1", "X2"}
     assert np.isin(one.uE.values, ds.uE.values).all()  # drawn with replacement
-    oc = operating_characteristics(scenarios=("calibrated",), size=800, data=ds,
-                                   n_datasets=2, verdicts=("average:ZMS", "fv:mass"),
-                                   n_boot=100, rng=2, progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated",),
+        size=800,
+        data=ds,
+        n_datasets=2,
+        verdicts=("average:ZMS", "fv:mass"),
+        n_boot=100,
+        rng=2,
+        progress=False,
+    )
     assert oc.attrs["features"] == ["mass", "X1", "X2"]
     assert oc.attrs["data"] == "given"
     with pytest.raises(ValueError, match="X1"):
-        operating_characteristics(data=ds.assign(X1=ds.uE), verdicts=("average:ZMS",),
-                                  n_datasets=1, progress=False)
+        operating_characteristics(
+            data=ds.assign(X1=ds.uE), verdicts=("average:ZMS",), n_datasets=1, progress=False
+        )
 
 
 def test_gate_pit_and_report_pit_on_the_set_given_as_quantiles():
@@ -141,17 +201,18 @@ def test_gate_pit_and_report_pit_on_the_set_given_as_quantiles():
     np.testing.assert_array_equal(q["E"], ds["E"])
     np.testing.assert_array_equal(q["y"], ds["E"])
     z = stats.t(6).ppf(PIT_LEVELS) * np.sqrt(4 / 6)  # the unit-variance t6
-    np.testing.assert_allclose(q["quantiles"].isel(point=3), ds["uE"].values[3] * z,
-                               rtol=1e-9)
-    kw = dict(scenarios=("calibrated", "scale1.2"), size=1000, n_datasets=3, n_boot=200,
-              n_mc=100, rng=4)
-    base = operating_characteristics(verdicts=("gate:any", "gate:average", "gate:consistency"),
-                                     **kw)
-    both = operating_characteristics(verdicts=("gate:any", "gate:average", "gate:consistency",
-                                               "gate:pit", "report:pit"), **kw)
+    np.testing.assert_allclose(q["quantiles"].isel(point=3), ds["uE"].values[3] * z, rtol=1e-9)
+    kw = dict(
+        scenarios=("calibrated", "scale1.2"), size=1000, n_datasets=3, n_boot=200, n_mc=100, rng=4
+    )
+    base = operating_characteristics(
+        verdicts=("gate:any", "gate:average", "gate:consistency"), **kw
+    )
+    both = operating_characteristics(
+        verdicts=("gate:any", "gate:average", "gate:consistency", "gate:pit", "report:pit"), **kw
+    )
     for v in ("gate:any", "gate:average", "gate:consistency"):
-        np.testing.assert_array_equal(both["fails"].sel(verdict=v),
-                                      base["fails"].sel(verdict=v))
+        np.testing.assert_array_equal(both["fails"].sel(verdict=v), base["fails"].sel(verdict=v))
     assert both["fails"].sel(verdict="gate:pit", scenario="scale1.2") == 1.0
     assert both["fails"].sel(verdict="report:pit", scenario="scale1.2") == 1.0
     assert bool(both["miscalibrated"].sel(verdict="gate:pit", scenario="scale1.2"))
@@ -164,10 +225,17 @@ def test_average_heavy_tail_rule_false_alarm(generative):
     """Issue 36: under a failed Z^2 screen the Student-t null decides. Calibrated t3 and
     Laplace sets (the screen fires on most) read "fails" at most 5 % + 3 se (8 of 60), and a
     heavy-tailed set never reads "OK" once its screen has failed."""
-    oc = operating_characteristics(scenarios=("calibrated",), size=2000, generative=generative,
-                                   design="lognormal", n_datasets=60,
-                                   verdicts=("average:ZMS", "tailedness:Z2"), n_boot=200,
-                                   rng=36, progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated",),
+        size=2000,
+        generative=generative,
+        design="lognormal",
+        n_datasets=60,
+        verdicts=("average:ZMS", "tailedness:Z2"),
+        n_boot=200,
+        rng=36,
+        progress=False,
+    )
     f = float(oc["fails"].sel(verdict="average:ZMS", scenario="calibrated"))
     u = float(oc["unreliable"].sel(verdict="average:ZMS", scenario="calibrated"))
     screened = float(oc["unreliable"].sel(verdict="tailedness:Z2", scenario="calibrated"))
@@ -179,10 +247,17 @@ def test_average_heavy_tail_rule_false_alarm(generative):
 def test_average_heavy_tail_rule_power_under_t3(scenario):
     """Issue 36: uE 1.5 or 2 times too small or too large under t3 z-scores (M = 5000) reads
     "fails" in (nearly) every set: heavy tails do not erase a gross failure."""
-    oc = operating_characteristics(scenarios=(scenario,), size=5000, generative="t3",
-                                   design="lognormal", n_datasets=20,
-                                   verdicts=("average:ZMS",), n_boot=200, rng=37,
-                                   progress=False)
+    oc = operating_characteristics(
+        scenarios=(scenario,),
+        size=5000,
+        generative="t3",
+        design="lognormal",
+        n_datasets=20,
+        verdicts=("average:ZMS",),
+        n_boot=200,
+        rng=37,
+        progress=False,
+    )
     assert float(oc["fails"].sel(verdict="average:ZMS", scenario=scenario)) * 20 >= 18
 
 
@@ -190,13 +265,27 @@ def test_average_small_sets():
     """Issue 36: below MIN_TESTED points "not tested"; from there up the Student-t null keeps
     the false alarm of calibrated normal sets of 20 points at most 5 % + 3 se (8 of 60): the
     BCa interval failed 8-22 % of such sets."""
-    oc = operating_characteristics(scenarios=("calibrated",), size=5, generative="normal",
-                                   design="lognormal", n_datasets=20,
-                                   verdicts=("average:ZMS",), n_boot=200, rng=38,
-                                   progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated",),
+        size=5,
+        generative="normal",
+        design="lognormal",
+        n_datasets=20,
+        verdicts=("average:ZMS",),
+        n_boot=200,
+        rng=38,
+        progress=False,
+    )
     assert float(oc["not_tested"].sel(verdict="average:ZMS", scenario="calibrated")) == 1.0
-    oc = operating_characteristics(scenarios=("calibrated",), size=20, generative="normal",
-                                   design="lognormal", n_datasets=60,
-                                   verdicts=("average:ZMS",), n_boot=200, rng=39,
-                                   progress=False)
+    oc = operating_characteristics(
+        scenarios=("calibrated",),
+        size=20,
+        generative="normal",
+        design="lognormal",
+        n_datasets=60,
+        verdicts=("average:ZMS",),
+        n_boot=200,
+        rng=39,
+        progress=False,
+    )
     assert float(oc["fails"].sel(verdict="average:ZMS", scenario="calibrated")) * 60 <= 8

@@ -36,6 +36,7 @@ def _calibrated(m=2000, seed=0, scale=1.0):
 # uncertainty-toolbox's form
 # ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", AGC)
 def test_agc_equals_uncertainty_toolbox_on_its_groups(case):
     c = PEER.meta["agc"][case]
@@ -44,13 +45,16 @@ def test_agc_equals_uncertainty_toolbox_on_its_groups(case):
     groups = [PEER.output("agc", case, f"groups/r{k}") for k in range(c["num_group_bins"])]
     for prop in ("interval", "quantile"):
         for stat, cali in (("MACE", "mean_abs"), ("RMSCE", "root_mean_sq")):
-            res = uqviz.adversarial_group_calibration(ds, statistic=stat, proportions=prop,
-                                                      groups=groups)
+            res = uqviz.adversarial_group_calibration(
+                ds, statistic=stat, proportions=prop, groups=groups
+            )
             pre = f"{cali}/{prop}/"
-            np.testing.assert_allclose(res["group_score"],
-                                       PEER.output("agc", case, pre + "group_scores"), **TOL)
-            np.testing.assert_allclose(res["worst_score"],
-                                       PEER.output("agc", case, pre + "worst"), **TOL)
+            np.testing.assert_allclose(
+                res["group_score"], PEER.output("agc", case, pre + "group_scores"), **TOL
+            )
+            np.testing.assert_allclose(
+                res["worst_score"], PEER.output("agc", case, pre + "worst"), **TOL
+            )
             want = c["results"][f"{cali}/{prop}"]
             np.testing.assert_allclose(res["worst_mean"], want["score_mean"], **TOL)
             np.testing.assert_allclose(res["worst_sd"], want["score_stderr"], **TOL)
@@ -77,8 +81,7 @@ def test_agc_numpy_kernel_equals_numba_and_draws_its_own_groups():
     ds = _calibrated(3000, seed=3, scale=1.3)
     z = -ds["E"].values / ds["uE"].values
     p = np.linspace(0, 1, 100)
-    t = groups_kernels.level_thresholds(z, stats.norm.ppf(0.5 - p / 2),
-                                        stats.norm.ppf(0.5 + p / 2))
+    t = groups_kernels.level_thresholds(z, stats.norm.ppf(0.5 - p / 2), stats.norm.ppf(0.5 + p / 2))
     idx = np.random.default_rng(1).integers(0, 3000, (7, 250))
     a = groups_kernels.group_curve_errors(t, idx, 100, engine="numba")
     b = groups_kernels.group_curve_errors(t, idx, 100, engine="numpy")
@@ -86,12 +89,15 @@ def test_agc_numpy_kernel_equals_numba_and_draws_its_own_groups():
     for size in (40, 2900):  # a group drawn and scored at once is the group drawn
         drawn = groups_kernels.drawn_curve_errors(9, t, size, 5, 100)
         alone = groups_kernels.group_curve_errors(
-            t, groups_kernels.draw_groups(9, 3000, size, 5), 100)
+            t, groups_kernels.draw_groups(9, 3000, size, 5), 100
+        )
         np.testing.assert_allclose(drawn, alone, rtol=1e-12)
-    r1 = uqviz.adversarial_group_calibration(ds, num_group_bins=4, num_trials=3,
-                                             num_group_draws=2, rng=5)
-    r2 = uqviz.adversarial_group_calibration(ds, num_group_bins=4, num_trials=3,
-                                             num_group_draws=2, rng=5)
+    r1 = uqviz.adversarial_group_calibration(
+        ds, num_group_bins=4, num_trials=3, num_group_draws=2, rng=5
+    )
+    r2 = uqviz.adversarial_group_calibration(
+        ds, num_group_bins=4, num_trials=3, num_group_draws=2, rng=5
+    )
     xr.testing.assert_identical(r1, r2)
     assert r1["group_size"].values.tolist() == [2, 1000, 2000, 3000]
     # the whole set (without replacement) is one group: its MACE is calibration_curve's
@@ -104,12 +110,16 @@ def test_agc_numpy_kernel_equals_numba_and_draws_its_own_groups():
 # adversarial validation
 # ------------------------------------------------------------------------------------------
 
+
 def _streams(rng, n_sizes):
     """The streams of one Dataset's call (docs: groups, simulated sets, bootstraps)."""
     child = seeds.spawn(rng, 1)[0]
     group_rng, sim_rng, boot_rng, ref_rng = seeds.spawn(child, 4)
-    return ([seeds.kernel_seed(r) for r in seeds.spawn(group_rng, n_sizes)], sim_rng,
-            [seeds.kernel_seed(r) for r in seeds.spawn(boot_rng, n_sizes)])
+    return (
+        [seeds.kernel_seed(r) for r in seeds.spawn(group_rng, n_sizes)],
+        sim_rng,
+        [seeds.kernel_seed(r) for r in seeds.spawn(boot_rng, n_sizes)],
+    )
 
 
 def test_share_by_hand_and_per_group_bootstrap():
@@ -118,8 +128,9 @@ def test_share_by_hand_and_per_group_bootstrap():
     ds = _calibrated(400, seed=1, scale=1.2)
     e, u = ds["E"].values, ds["uE"].values
     sizes, g_n = (40, 12), 6
-    res = uqviz.adversarial_validation(ds, sizes=sizes, n_groups=g_n, n_boot=300, n_mc=3,
-                                       rng=7, progress=False)
+    res = uqviz.adversarial_validation(
+        ds, sizes=sizes, n_groups=g_n, n_boot=300, n_mc=3, rng=7, progress=False
+    )
     group_draws, _, boot_seeds = _streams(7, len(sizes))
     zms = get_statistic("ZMS")
     for i, s in enumerate(sizes):
@@ -131,8 +142,9 @@ def test_share_by_hand_and_per_group_bootstrap():
             assert np.unique(idx).size == s
             z2 = (e[idx] / u[idx]) ** 2
             assert float(res["estimate"][i, g]) == pytest.approx(z2.mean(), rel=1e-12)
-            alone = bootstrap_moments(e[idx], u[idx], {"ZMS": (zms.func, zms.columns)},
-                                      n_boot=300, seed=gseeds[g:g + 1])["ZMS"]
+            alone = bootstrap_moments(
+                e[idx], u[idx], {"ZMS": (zms.func, zms.columns)}, n_boot=300, seed=gseeds[g : g + 1]
+            )["ZMS"]
             assert float(res["ci_lower"][i, g]) == pytest.approx(alone.lower[0], rel=1e-12)
             assert float(res["ci_upper"][i, g]) == pytest.approx(alone.upper[0], rel=1e-12)
             valid.append(alone.lower[0] <= 1.0 <= alone.upper[0])
@@ -148,8 +160,9 @@ def test_picp_share_and_band_by_hand():
     """PICP: the coverage of each group by counting, the band from the per-set shares."""
     ds = _calibrated(300, seed=2)
     e, u = ds["E"].values, ds["uE"].values
-    res = uqviz.adversarial_validation(ds, statistic="PICP", sizes=(30,), n_groups=8, n_mc=4,
-                                       rng=3, progress=False, level=0.9)
+    res = uqviz.adversarial_validation(
+        ds, statistic="PICP", sizes=(30,), n_groups=8, n_mc=4, rng=3, progress=False, level=0.9
+    )
     group_draws, sim_rng, _ = _streams(3, 1)
     q = stats.norm.ppf(0.95)
     sim = u[None, :] * sim_rng.standard_normal((4, 300))
@@ -174,8 +187,7 @@ def test_picp_share_and_band_by_hand():
     assert float(res["reference_share"][0]) == pytest.approx(pooled)
     lower = pooled - stats.t.ppf(0.95, 3) * sd
     assert float(res["reference_share_lower"][0]) == pytest.approx(max(lower, 0.0))
-    assert float(res["p_value"][0]) == pytest.approx(
-        stats.t.cdf((np.mean(ok) - pooled) / sd, 3))
+    assert float(res["p_value"][0]) == pytest.approx(stats.t.cdf((np.mean(ok) - pooled) / sd, 3))
     assert bool(res["below_band"][0]) == (np.mean(ok) < lower)
 
 
@@ -218,8 +230,9 @@ def test_heavy_tails_widen_the_zone_of_doubt():
         bad = uqviz.adversarial_validation(_t3(scale=2.0), **kw)
         assert str(bad["verdict"].values) == "fails" and not bool(bad["reliable"])
         assert "larger than such tails explain" in str(bad["reason"].values)
-    good = uqviz.adversarial_validation(_calibrated(2000, seed=4),
-                                        **dict(FAST, n_groups=50, sizes=(500, 100), rng=3))
+    good = uqviz.adversarial_validation(
+        _calibrated(2000, seed=4), **dict(FAST, n_groups=50, sizes=(500, 100), rng=3)
+    )
     assert bool(good["reliable"]) and "tailedness" not in str(good["reason"].values)
     assert np.isnan(float(good["tail_df_lower"]))
 
@@ -230,8 +243,9 @@ def test_tail_reference_curve_is_a_direct_student_t_simulation():
     ds = _t3(300, seed=5)
     e, u = ds["E"].values, ds["uE"].values
     assert bool(uqviz.tailedness(ds)["heavy_tail"].sel(variable="Z2"))
-    res = uqviz.adversarial_validation(ds, statistic="PICP", sizes=(30,), n_groups=8, n_mc=4,
-                                       rng=3, progress=False, level=0.9)
+    res = uqviz.adversarial_validation(
+        ds, statistic="PICP", sizes=(30,), n_groups=8, n_mc=4, rng=3, progress=False, level=0.9
+    )
     nu = float(f"{max(float(res['tail_df_lower']), 2.1):.3g}")
     group_draws, sim_rng, _ = _streams(3, 1)
     sim = u[None, :] * sim_rng.standard_t(nu, (4, 300)) * np.sqrt((nu - 2.0) / nu)
@@ -263,8 +277,12 @@ def test_reference_curve_uses_uE_only():
     assert not uqviz.tailedness(b)["heavy_tail"].sel(variable="Z2")
     kw = dict(FAST, sizes=(100, 20), rng=2)
     ra, rb = uqviz.adversarial_validation(a, **kw), uqviz.adversarial_validation(b, **kw)
-    for v in ("reference_estimate", "reference_share", "reference_share_lower",
-              "reference_share_upper"):
+    for v in (
+        "reference_estimate",
+        "reference_share",
+        "reference_share_lower",
+        "reference_share_upper",
+    ):
         xr.testing.assert_equal(ra[v], rb[v])
     assert not np.allclose(ra["estimate"], rb["estimate"])
 
@@ -279,8 +297,7 @@ def test_same_rng_same_numbers_and_a_tree():
     tree = xr.DataTree.from_dict({"a": ds, "b": _calibrated(300, seed=7)})
     rt = uqviz.adversarial_validation(tree, **kw)
     assert rt["dataset"].values.tolist() == ["a", "b"]
-    xr.testing.assert_equal(rt.sel(dataset="a").drop_vars("dataset")["estimate"],
-                            r1["estimate"])
+    xr.testing.assert_equal(rt.sel(dataset="a").drop_vars("dataset")["estimate"], r1["estimate"])
 
 
 def test_local_client_gives_the_numbers_of_threads():
@@ -292,15 +309,18 @@ def test_local_client_gives_the_numbers_of_threads():
     xr.testing.assert_identical(here, there)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(sizes=(5, 50)), r"between 10 and M = 400.*\[5\] below 10"),
-    (dict(sizes=(50, 401)), r"\[401\] above M = 400"),
-    (dict(sizes=(50, 50)), "distinct"),
-    (dict(n_groups=0), "n_groups"),
-    (dict(n_groups=5, n_mc=10), r"n_groups = 5 is below n_mc = 10"),
-    (dict(statistic="ENCE"), "MACE"),
-    (dict(level=0.9), "level"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(sizes=(5, 50)), r"between 10 and M = 400.*\[5\] below 10"),
+        (dict(sizes=(50, 401)), r"\[401\] above M = 400"),
+        (dict(sizes=(50, 50)), "distinct"),
+        (dict(n_groups=0), "n_groups"),
+        (dict(n_groups=5, n_mc=10), r"n_groups = 5 is below n_mc = 10"),
+        (dict(statistic="ENCE"), "MACE"),
+        (dict(level=0.9), "level"),
+    ],
+)
 def test_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         uqviz.adversarial_validation(_calibrated(400), **dict(FAST, **kwargs))
@@ -313,8 +333,7 @@ def test_errors_of_data_and_groups():
     with pytest.raises(ValueError, match=r"groups\[0\]: 12 row number\(s\) outside 0..49"):
         uqviz.adversarial_group_calibration(ds, groups=[np.full((2, 2, 3), 50)])
     with pytest.raises(ValueError, match="num_trials = 3 disagrees"):
-        uqviz.adversarial_group_calibration(ds, groups=[np.zeros((2, 2, 3), int)],
-                                            num_trials=3)
+        uqviz.adversarial_group_calibration(ds, groups=[np.zeros((2, 2, 3), int)], num_trials=3)
     with pytest.raises(ValueError, match="statistic"):
         uqviz.adversarial_group_calibration(ds, statistic="ZMS")
 

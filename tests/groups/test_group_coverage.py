@@ -28,8 +28,9 @@ def _fixture_dataset(case, j):
     conf = META["mapie"][case]["confidence_levels"][j]
     lo, hi = inp["lower"][:, j], inp["upper"][:, j]
     feats = {f"x{k}": inp["x"][:, k] for k in range(inp["x"].shape[1])}
-    ds = uqviz.from_predictions(inp["y"], (lo + hi) / 2, lower=lo, upper=hi, level=conf,
-                                features=feats)
+    ds = uqviz.from_predictions(
+        inp["y"], (lo + hi) / 2, lower=lo, upper=hi, level=conf, features=feats
+    )
     return ds, inp, conf
 
 
@@ -43,21 +44,41 @@ def test_equal_to_mapie(case):
         feats = [f"x{k}" for k in range(inp["x"].shape[1])]
         for delta, m, seed in SET["wsc_settings"]:
             v = PEER.output("mapie", case, f"wsc_directions/m{m}/seed{seed}")
-            res = uqviz.group_coverage(ds, groups=inp["groups"], features=feats, n_bins=2,
-                                       min_count=1, level=conf, intervals="given",
-                                       delta=delta, directions=v, rng=0, **EXACT)
+            res = uqviz.group_coverage(
+                ds,
+                groups=inp["groups"],
+                features=feats,
+                n_bins=2,
+                min_count=1,
+                level=conf,
+                intervals="given",
+                delta=delta,
+                directions=v,
+                rng=0,
+                **EXACT,
+            )
             est = res["estimate"]
             gap = meta["coverage_gap"]
             assert float(est.sel(measure="covgap:groups")) == pytest.approx(
-                gap[f"c{conf}/unweighted"], **APPROX)
+                gap[f"c{conf}/unweighted"], **APPROX
+            )
             assert float(est.sel(measure="covgap_weighted:groups")) == pytest.approx(
-                gap[f"c{conf}/weighted"], **APPROX)
+                gap[f"c{conf}/weighted"], **APPROX
+            )
             wsc = meta["wsc"][f"standardised/c{conf}/delta{delta}/m{m}/seed{seed}"]
             assert float(est.sel(measure="slab")) == pytest.approx(wsc, **APPROX)
         for s_w, s_c in SET["hsic_kernels"]:
-            res = uqviz.group_coverage(ds, groups=inp["groups"], features=(), min_count=1,
-                                       level=conf, intervals="given", kernel_sizes=(s_w, s_c),
-                                       rng=0, **EXACT)
+            res = uqviz.group_coverage(
+                ds,
+                groups=inp["groups"],
+                features=(),
+                min_count=1,
+                level=conf,
+                intervals="given",
+                kernel_sizes=(s_w, s_c),
+                rng=0,
+                **EXACT,
+            )
             hs = PEER.output("mapie", case, f"hsic/k{s_w}_{s_c}")[j]
             assert float(res["estimate"].sel(measure="hsic")) == pytest.approx(hs, **APPROX)
 
@@ -70,9 +91,17 @@ def test_hsic_equal_to_covmetrics(case):
         ds, inp, conf = _fixture_dataset(case, j)
         for s_x, s_y in SET["hsic_kernels"]:
             cm = META["mapie"][case]["covmetrics_hsic"][f"c{conf}/sigma_x{s_x}/sigma_y{s_y}"]
-            res = uqviz.group_coverage(ds, groups=inp["groups"], features=(), min_count=1,
-                                       level=conf, intervals="given", kernel_sizes=(s_y, s_x),
-                                       rng=0, **EXACT)
+            res = uqviz.group_coverage(
+                ds,
+                groups=inp["groups"],
+                features=(),
+                min_count=1,
+                level=conf,
+                intervals="given",
+                kernel_sizes=(s_y, s_x),
+                rng=0,
+                **EXACT,
+            )
             assert float(res["estimate"].sel(measure="hsic")) ** 2 == pytest.approx(cm, **APPROX)
 
 
@@ -89,8 +118,9 @@ def test_raw_worst_slab_equal_to_mapie(case):
             k = math.ceil(delta * c.size)
             want = META["mapie"][case]["wsc"][f"c{conf}/delta{delta}/m{m}/seed{seed}"]
             for engine in ("numba", "numpy"):
-                got = group_coverage_kernels.worst_slab(c, orders, k, bounds=bounds,
-                                                        engine=engine)[0]
+                got = group_coverage_kernels.worst_slab(c, orders, k, bounds=bounds, engine=engine)[
+                    0
+                ]
                 assert got == pytest.approx(want, **APPROX)
 
 
@@ -116,8 +146,9 @@ def test_worst_slab_equals_brute_force():
         for engine in ("numba", "numpy"):
             got = group_coverage_kernels.worst_slab(cover, orders, m, engine=engine)
             assert got.tolist() == want  # exact: the ratio of the same two integers
-            assert group_coverage_kernels.worst_slab(cover[0], orders, m,
-                                                     engine=engine)[0] == want[0]
+            assert (
+                group_coverage_kernels.worst_slab(cover[0], orders, m, engine=engine)[0] == want[0]
+            )
 
 
 def _brute_tied_slab(c, x, directions, m):
@@ -149,16 +180,15 @@ def test_worst_slab_keeps_tied_values_together(engine):
         v[0] = [1.0, 0.0]  # one feature alone: many ties
         m = int(rng.integers(1, n + 1))
         orders, bounds = group_coverage_kernels.slab_orders(x, v)
-        got = group_coverage_kernels.worst_slab(cover, orders, m, bounds=bounds,
-                                                engine=engine)[0]
+        got = group_coverage_kernels.worst_slab(cover, orders, m, bounds=bounds, engine=engine)[0]
         assert got == pytest.approx(_brute_tied_slab(cover.astype(float), x, v, m), abs=1e-12)
         perm = rng.permutation(n)
         o2, b2 = group_coverage_kernels.slab_orders(x[perm], v)
-        again = group_coverage_kernels.worst_slab(cover[perm], o2, m, bounds=b2,
-                                                  engine=engine)[0]
+        again = group_coverage_kernels.worst_slab(cover[perm], o2, m, bounds=b2, engine=engine)[0]
         assert again == got
-        several = group_coverage_kernels.worst_slab(np.vstack([cover, cover]), orders, m,
-                                                    bounds=bounds, engine=engine)
+        several = group_coverage_kernels.worst_slab(
+            np.vstack([cover, cover]), orders, m, bounds=bounds, engine=engine
+        )
         assert several.tolist() == [got, got]
 
 
@@ -174,15 +204,22 @@ def test_covgap_by_hand():
     res = uqviz.group_coverage(ds, groups="lab", features=(), rng=0, **FAST)
     assert res["coverage"].values.tolist() == [0.85, 1.0]
     assert float(res["estimate"].sel(measure="covgap:lab")) == pytest.approx(
-        (0.05 + 0.1) / 2, abs=1e-15)
+        (0.05 + 0.1) / 2, abs=1e-15
+    )
     assert float(res["estimate"].sel(measure="covgap_weighted:lab")) == pytest.approx(
-        0.5 * 0.05 + 0.5 * 0.1, abs=1e-15)
+        0.5 * 0.05 + 0.5 * 0.1, abs=1e-15
+    )
     assert res["label"].values.tolist() == ["a", "b"]
     assert res["count"].values.tolist() == [20, 20]
     assert "slab" not in res["measure"].values.tolist()
     # the Wilson interval of interval_coverage, and the binomial band of a calibrated group
-    lo, hi = uqviz.interval_coverage(uqviz.from_arrays(e[:20], u[:20]), levels=(0.9,))[
-        ["picp_lower", "picp_upper"]].to_array().values.ravel()
+    lo, hi = (
+        uqviz.interval_coverage(uqviz.from_arrays(e[:20], u[:20]), levels=(0.9,))[
+            ["picp_lower", "picp_upper"]
+        ]
+        .to_array()
+        .values.ravel()
+    )
     assert float(res["coverage_lower"][0]) == pytest.approx(lo, abs=1e-15)
     assert float(res["coverage_upper"][0]) == pytest.approx(hi, abs=1e-15)
     assert float(res["coverage_reference_lower"][0]) == stats.binom.ppf(0.025, 20, 0.9) / 20
@@ -196,25 +233,28 @@ def test_hsic_independent_formula_and_permutations():
     u = np.exp(rng.normal(0, 0.5, n))
     e = u * rng.standard_normal(n)
     ds = uqviz.from_arrays(e, u, features={"f": rng.random(n)})
-    res = uqviz.group_coverage(ds, features=(), groups=np.arange(n) % 3, rng=1,
-                               kernel_sizes=(0.7, 1.3), **FAST)
+    res = uqviz.group_coverage(
+        ds, features=(), groups=np.arange(n) % 3, rng=1, kernel_sizes=(0.7, 1.3), **FAST
+    )
     q = stats.norm.ppf(0.95)
     w, c = 2 * q * u, (np.abs(e / u) <= q).astype(float)
-    k = np.exp(-np.subtract.outer(w, w) ** 2 / 0.7)
-    l_ = np.exp(-np.subtract.outer(c, c) ** 2 / 1.3)
+    k = np.exp(-(np.subtract.outer(w, w) ** 2) / 0.7)
+    l_ = np.exp(-(np.subtract.outer(c, c) ** 2) / 1.3)
     h = np.eye(n) - 1.0 / n
     want = math.sqrt(np.trace(l_ @ h @ k @ h) / (n - 1) ** 2)
     assert float(res["estimate"].sel(measure="hsic")) == pytest.approx(want, rel=1e-10)
-    again = uqviz.group_coverage(ds, features=(), groups=np.arange(n) % 3, rng=1,
-                                 kernel_sizes=(0.7, 1.3), **FAST)
+    again = uqviz.group_coverage(
+        ds, features=(), groups=np.arange(n) % 3, rng=1, kernel_sizes=(0.7, 1.3), **FAST
+    )
     assert float(again["p_value"].sel(measure="hsic")) == float(res["p_value"].sel(measure="hsic"))
     # p-values of calibrated sets: about uniform (20 sets, 200 permutations each)
     ps = []
     for s in range(20):
         g = np.random.default_rng(100 + s)
         ds = uqviz.from_arrays(u * g.standard_normal(n), u)
-        r = uqviz.group_coverage(ds, groups=np.arange(n) % 2, features=(), n_perm=200,
-                                 n_mc=2, rng=s, progress=False)
+        r = uqviz.group_coverage(
+            ds, groups=np.arange(n) % 2, features=(), n_perm=200, n_mc=2, rng=s, progress=False
+        )
         ps.append(float(r["p_value"].sel(measure="hsic")))
     assert stats.kstest(ps, "uniform").pvalue > 0.01
     assert 0.25 < np.mean(ps) < 0.75
@@ -230,12 +270,14 @@ def _region_data(n, wrong, seed):
 
 
 def test_calibrated_passes_and_wrong_region_fails():
-    ok = uqviz.group_coverage(_region_data(1500, 1.0, 1), n_mc=100, n_perm=100,
-                              n_directions=30, rng=0, progress=False)
+    ok = uqviz.group_coverage(
+        _region_data(1500, 1.0, 1), n_mc=100, n_perm=100, n_directions=30, rng=0, progress=False
+    )
     assert set(ok["verdict"].values.tolist()) == {"OK"}
     assert np.all(ok["p_value"] > 0.05)
-    bad = uqviz.group_coverage(_region_data(1500, 2.0, 0), n_mc=100, n_perm=100,
-                               n_directions=30, rng=0, progress=False)
+    bad = uqviz.group_coverage(
+        _region_data(1500, 2.0, 0), n_mc=100, n_perm=100, n_directions=30, rng=0, progress=False
+    )
     v = bad["verdict"].to_series()
     assert v["covgap:x0"] == "fails" and v["slab"] == "fails"
     assert float(bad["p_value"].sel(measure="slab")) == pytest.approx(1 / 101)
@@ -273,8 +315,7 @@ def test_hsic_subsample_warns(monkeypatch):
 def test_errors():
     ds = _region_data(200, 1.0, 3)
     with pytest.raises(ValueError, match=r"2 group\(s\) hold fewer than min_count = 20 points"):
-        uqviz.group_coverage(ds, groups=np.r_[np.zeros(190), [1] * 5, [2] * 5], features=(),
-                             **FAST)
+        uqviz.group_coverage(ds, groups=np.r_[np.zeros(190), [1] * 5, [2] * 5], features=(), **FAST)
     with pytest.raises(ValueError, match="one label per point"):
         uqviz.group_coverage(ds, groups=np.zeros(10), **FAST)
     with pytest.raises(ValueError, match="no grouping"):
@@ -290,8 +331,9 @@ def test_errors():
     with pytest.raises(ValueError, match="delta"):
         uqviz.group_coverage(ds, delta=0.0, **FAST)
     with pytest.raises(ValueError, match="not among the levels"):
-        uqviz.group_coverage(_fixture_dataset("small", 0)[0], intervals="given", level=0.5,
-                             min_count=1, **FAST)
+        uqviz.group_coverage(
+            _fixture_dataset("small", 0)[0], intervals="given", level=0.5, min_count=1, **FAST
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         uqviz.group_coverage(ds2, groups="name", features=("x0",), **FAST)
@@ -322,6 +364,9 @@ def test_missing_group_labels_and_a_feature_that_is_not_a_name_are_clear_errors(
     labels = np.array([None] * 3 + ["a"] * 77, dtype=object)
     with pytest.raises(ValueError, match=r"groups 'groups': 3 missing labels \(None or NaN\)"):
         uqviz.group_coverage(ds, groups=labels, n_mc=2, n_perm=2, rng=0)
-    with pytest.raises(TypeError, match=r"features must be None, a variable name or a sequence "
-                                        r"of names, got 3 \(int\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"features must be None, a variable name or a sequence "
+        r"of names, got 3 \(int\)",
+    ):
         uqviz.group_coverage(ds, features=3, n_mc=2, n_perm=2, rng=0)

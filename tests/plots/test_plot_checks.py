@@ -19,21 +19,44 @@ from tests.contract.test_contract import PLOTS, _plot_call, _plot_input, _short
 
 #: the dim each plot draws along, emptied (fit_histogram: its data's points)
 EMPTY = {
-    "acf": "lag", "adversarial_curves": "size", "before_after": "bin", "bias_vs_skewness": "nu_ig",
-    "calibration_curve": "level", "confidence_curve": "fraction", "coverage": "level",
-    "coverage_map": "bin", "decimation_curves": "fraction", "differences": "model",
-    "extrapolation": "n_bins", "fit_histogram": "point", "group_coverage": "group",
-    "intervals": "statistic", "local": "bin", "ordering": None, "pit_ecdf_difference": "pit_grid",
-    "pit_histogram": "bin", "quantile_reliability": "level", "ranking_matrix": "rank",
-    "reference_distribution": "sample", "reference_sensitivity": "nu", "reliability_diagram": "bin",
-    "sip_matrix": "versus", "size_dependence": "size", "skewness_map": "variable",
-    "validation_probability": "nu", "zeta_comparison": "statistic", "zeta_scores": "generative",
+    "acf": "lag",
+    "adversarial_curves": "size",
+    "before_after": "bin",
+    "bias_vs_skewness": "nu_ig",
+    "calibration_curve": "level",
+    "confidence_curve": "fraction",
+    "coverage": "level",
+    "coverage_map": "bin",
+    "decimation_curves": "fraction",
+    "differences": "model",
+    "extrapolation": "n_bins",
+    "fit_histogram": "point",
+    "group_coverage": "group",
+    "intervals": "statistic",
+    "local": "bin",
+    "ordering": None,
+    "pit_ecdf_difference": "pit_grid",
+    "pit_histogram": "bin",
+    "quantile_reliability": "level",
+    "ranking_matrix": "rank",
+    "reference_distribution": "sample",
+    "reference_sensitivity": "nu",
+    "reliability_diagram": "bin",
+    "sip_matrix": "versus",
+    "size_dependence": "size",
+    "skewness_map": "variable",
+    "validation_probability": "nu",
+    "zeta_comparison": "statistic",
+    "zeta_scores": "generative",
     "zscores_vs": "rank",
 }
 
 #: an option naming what the result does not hold, and the words the error must contain
 UNKNOWN = {
-    "acf": None, "adversarial_curves": None, "reliability_diagram": None, "zscores_vs": None,
+    "acf": None,
+    "adversarial_curves": None,
+    "reliability_diagram": None,
+    "zscores_vs": None,
     "before_after": ({"statistics": ["ZMS"]}, "statistics"),
     "bias_vs_skewness": ({"skewness": "nosuch"}, "unknown skewness 'nosuch'"),
     "calibration_curve": ({"dataset": "nosuch"}, "dataset"),
@@ -98,8 +121,13 @@ def test_empty_result_is_a_clear_error(qual):
         _call(qual, empty)
     message = str(info.value)
     assert message.startswith((f"{name}:", "result:", "statistic:", "generative:"))
-    assert ("0 entries" in message or "0 positive finite" in message or "lacks" in message
-            or "0 measures" in message or "not in the result ([])" in message), message
+    assert (
+        "0 entries" in message
+        or "0 positive finite" in message
+        or "lacks" in message
+        or "0 measures" in message
+        or "not in the result ([])" in message
+    ), message
 
 
 @pytest.mark.parametrize("qual", PLOTS)
@@ -133,6 +161,7 @@ def test_the_drawn_checks_name_the_problem_and_keep_the_result():
     from uqviz.plots._checks import choice, drawable, names
 
     import xarray as xr
+
     res = xr.Dataset({"estimate": ("bin", [np.nan, 1.0])})
     assert drawable("local", res, ["estimate"]) is res  # one finite value is enough
     with pytest.raises(ValueError, match=r"^local: local_result is empty: dim 'bin' has 0"):

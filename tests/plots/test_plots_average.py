@@ -17,11 +17,14 @@ from uqviz.plots import experiments as pe
 from uqviz.average.nig import nig_skewness_curve
 
 
-
 @pytest.fixture(scope="module")
 def tree():
-    return uqviz.from_datasets({f"nu{nu:g}": uqviz.synthetic.nig(1500, nu=nu, rng=i)
-                                for i, nu in enumerate((3.0, 6.0, 20.0))})
+    return uqviz.from_datasets(
+        {
+            f"nu{nu:g}": uqviz.synthetic.nig(1500, nu=nu, rng=i)
+            for i, nu in enumerate((3.0, 6.0, 20.0))
+        }
+    )
 
 
 def _marker_lines(ax, marker):
@@ -55,10 +58,12 @@ def test_skewness_map_points_zones_curve_and_labels(tree):
     # the two unsafe zones, at the thresholds of the result (0.6 for uE2, 0.8 for E2)
     zones = [p for p in ax.patches if isinstance(p, (Polygon, Rectangle))]
     assert len(zones) == 2
-    extents = sorted(tuple(np.round(z.get_extents().transformed(
-        ax.transData.inverted()).bounds, 6)) for z in zones)
-    assert any(np.isclose(e[0], 0.6) for e in extents)      # x from 0.6 (uE2)
-    assert any(np.isclose(e[1], 0.8) for e in extents)      # y from 0.8 (E2, Z2)
+    extents = sorted(
+        tuple(np.round(z.get_extents().transformed(ax.transData.inverted()).bounds, 6))
+        for z in zones
+    )
+    assert any(np.isclose(e[0], 0.6) for e in extents)  # x from 0.6 (uE2)
+    assert any(np.isclose(e[1], 0.8) for e in extents)  # y from 0.8 (E2, Z2)
     # each dataset labelled twice (E2 and Z2) by its set number; curve ends labelled
     texts = _texts(ax)
     assert sorted(t for t in texts if t.isdigit()) == ["1", "1", "2", "2", "3", "3"]
@@ -86,10 +91,13 @@ def test_skewness_map_names_without_curve_or_z2_on_given_axes(tree):
 
 def test_skewness_map_labels_do_not_overlap():
     # four datasets at almost the same place: their labels must be moved apart
-    beta = np.array([[0.40, 0.80, 0.70], [0.401, 0.801, 0.701], [0.402, 0.799, 0.702],
-                     [0.399, 0.802, 0.699]])
-    tail = xr.Dataset({"beta_gm": (("dataset", "variable"), beta)},
-                      coords={"dataset": list("abcd"), "variable": ["uE2", "E2", "Z2"]})
+    beta = np.array(
+        [[0.40, 0.80, 0.70], [0.401, 0.801, 0.701], [0.402, 0.799, 0.702], [0.399, 0.802, 0.699]]
+    )
+    tail = xr.Dataset(
+        {"beta_gm": (("dataset", "variable"), beta)},
+        coords={"dataset": list("abcd"), "variable": ["uE2", "E2", "Z2"]},
+    )
     fig, ax = plt.subplots(figsize=(5, 5))
     pt.skewness_map(tail, ax=ax, legend=False)
     fig.canvas.draw()
@@ -106,9 +114,10 @@ def test_skewness_map_labels_do_not_overlap():
 # --------------------------------------------------------------------------
 def _zeta_result(zeta):
     zeta = np.asarray(zeta, dtype=float)
-    return xr.Dataset({"zeta": (("dataset", "statistic"), zeta)},
-                      coords={"dataset": [f"set{i}" for i in range(len(zeta))],
-                              "statistic": ["ZMS", "RCE"]})
+    return xr.Dataset(
+        {"zeta": (("dataset", "statistic"), zeta)},
+        coords={"dataset": [f"set{i}" for i in range(len(zeta))], "statistic": ["ZMS", "RCE"]},
+    )
 
 
 def test_zeta_comparison_points_zones_identity_and_labels():
@@ -168,7 +177,7 @@ def test_decimation_curves_lines_and_ci_bars(tree):
         lo = float(r.ci_lower_halfwidth.sel(statistic=s))
         hi = float(r.ci_upper_halfwidth.sel(statistic=s))
         assert b.get_y() == pytest.approx(lo) and b.get_height() == pytest.approx(hi - lo)
-        assert b.get_x() + b.get_width() < 0.0        # left of k = 0
+        assert b.get_x() + b.get_width() < 0.0  # left of k = 0
     assert ax.get_title() == "nu3"
     assert _legend_texts(ax)[:2] == [r"$\Delta$ ZMS", r"$\Delta$ RCE"]
     ax = pt.decimation_curves(res, dataset=2, statistics=["RCE"], title="Set 3", legend=False)
@@ -182,18 +191,22 @@ def test_decimation_curves_lines_and_ci_bars(tree):
 @pytest.mark.parametrize("scenario, var", [("NIG", "uE2"), ("TIG", "E2")])
 def test_validation_probability_bars_target_and_top_axis(scenario, var):
     nu = [2.5, 4.0, 10.0]
-    res = vp_study(scenario=scenario, nu=nu, n_datasets=12, size=200, n_boot=200, rng=1,
-                   progress=False)
+    res = vp_study(
+        scenario=scenario, nu=nu, n_datasets=12, size=200, n_boot=200, rng=1, progress=False
+    )
     ax = pe.validation_probability(res)
-    assert len(ax.containers) == 2                      # ZMS, RCE with Wilson bars
+    assert len(ax.containers) == 2  # ZMS, RCE with Wilson bars
     for c, s in zip(ax.containers, ["ZMS", "RCE"]):
-        np.testing.assert_allclose(c.lines[0].get_ydata(),
-                                   res.validation_probability.sel(statistic=s).values)
+        np.testing.assert_allclose(
+            c.lines[0].get_ydata(), res.validation_probability.sel(statistic=s).values
+        )
         seg = c.lines[2][0].get_segments()
-        np.testing.assert_allclose([sg[0][1] for sg in seg],
-                                   res.validation_probability_lower.sel(statistic=s).values)
-        np.testing.assert_allclose([sg[1][1] for sg in seg],
-                                   res.validation_probability_upper.sel(statistic=s).values)
+        np.testing.assert_allclose(
+            [sg[0][1] for sg in seg], res.validation_probability_lower.sel(statistic=s).values
+        )
+        np.testing.assert_allclose(
+            [sg[1][1] for sg in seg], res.validation_probability_upper.sel(statistic=s).values
+        )
     assert any(np.allclose(ln.get_ydata(), 0.95) for ln in ax.lines)
     assert ax.get_xscale() == "log"
     assert [t.get_text() for t in ax.get_xticklabels()] == ["2.5", "4", "10"]
@@ -210,13 +223,14 @@ def test_validation_probability_bars_target_and_top_axis(scenario, var):
 # --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def bias():
-    return statistic_bias(nu_ig=[3.0, 10.0], nu_d=[4.0, 20.0, np.inf], n_datasets=15, size=300,
-                          rng=0, progress=False)
+    return statistic_bias(
+        nu_ig=[3.0, 10.0], nu_d=[4.0, 20.0, np.inf], n_datasets=15, size=300, rng=0, progress=False
+    )
 
 
 def test_bias_vs_skewness_points_bars_and_sign(bias):
     ax = pe.bias_vs_skewness(bias, statistic="RCE")
-    assert len(ax.containers) == 2                      # one series per nu_ig
+    assert len(ax.containers) == 2  # one series per nu_ig
     c = ax.containers[0]
     r = bias.sel(statistic="RCE", nu_ig=3.0)
     x, y = c.lines[0].get_xdata(), c.lines[0].get_ydata()
@@ -227,7 +241,7 @@ def test_bias_vs_skewness_points_bars_and_sign(bias):
     np.testing.assert_allclose([s[1][1] - s[0][1] for s in seg], 4 * r.se.values[order])
     assert any(np.allclose(ln.get_ydata(), 0.0) for ln in ax.lines)
     assert ax.get_ylabel() == "RCE" and "E^2" in ax.get_xlabel()
-    assert any(isinstance(p, (Polygon, Rectangle)) for p in ax.patches)   # beta > 0.8 zone
+    assert any(isinstance(p, (Polygon, Rectangle)) for p in ax.patches)  # beta > 0.8 zone
     assert _legend_texts(ax)[-2:] == ["3", "10"]
 
 
@@ -257,7 +271,7 @@ def shapes(tree):
 def test_fit_histogram_uE2_histogram_and_ig_density(tree, shapes):
     ax = pt.fit_histogram(tree, shapes, variable="uE2", dataset="nu6")
     steps = [p for p in ax.patches if isinstance(p, StepPatch)]
-    assert len(steps) == 2                               # filled bars + outline
+    assert len(steps) == 2  # filled bars + outline
     values, edges = steps[0].get_data()[:2]
     assert len(values) == 33 and np.all(np.diff(np.log(edges)) > 0)
     # a density of ln(uE^2): integrates to 1 over ln x
@@ -270,8 +284,15 @@ def test_fit_histogram_uE2_histogram_and_ig_density(tree, shapes):
 
 
 def test_fit_histogram_e2_adds_the_nig_density(tree, shapes):
-    ax = pt.fit_histogram(tree, shapes, variable="E2", implied=uqviz.nig_implied_shape(shapes),
-                          dataset=0, n_bins=20, title="Set 1")
+    ax = pt.fit_histogram(
+        tree,
+        shapes,
+        variable="E2",
+        implied=uqviz.nig_implied_shape(shapes),
+        dataset=0,
+        n_bins=20,
+        title="Set 1",
+    )
     assert len(ax.lines) == 2
     labels = _legend_texts(ax)
     assert labels[0].startswith("data (1500 points")
@@ -287,7 +308,7 @@ def test_fit_histogram_single_fits_zero_values_and_errors(tree, shapes):
     e = np.r_[np.zeros(5), uqviz.synthetic.nig(500, nu=5, rng=2)["E"].values]
     ds = uqviz.from_arrays(e, np.full(e.size, 0.3))
     ax = pt.fit_histogram(ds, uqviz.fit_f(ds, variable="E2"), variable="E2")
-    assert len(ax.lines) == 1                            # no uE2 fit: no NIG curve
+    assert len(ax.lines) == 1  # no uE2 fit: no NIG curve
     assert "5 zeros not shown" in _legend_texts(ax)[0]
     with pytest.raises(ValueError, match="unknown dataset"):
         pt.fit_histogram(tree, shapes, variable="E2", dataset="nu7")
@@ -306,7 +327,7 @@ def test_fit_histogram_of_a_tree_draws_every_dataset(tree, shapes):
     implied = uqviz.nig_implied_shape(shapes)
     ax = pt.fit_histogram(tree, shapes, variable="E2", implied=implied, n_bins=20)
     steps = [p for p in ax.patches if isinstance(p, StepPatch)]
-    assert len(steps) == 3 and len(ax.lines) == 6        # 3 fits + 3 NIG curves
+    assert len(steps) == 3 and len(ax.lines) == 6  # 3 fits + 3 NIG curves
     names = ["nu3", "nu6", "nu20"]
     labels = _legend_texts(ax)
     assert [t.split(" (")[0] for t in labels[::3]] == names
@@ -315,13 +336,15 @@ def test_fit_histogram_of_a_tree_draws_every_dataset(tree, shapes):
         assert len(values) == 20
         e = tree[name].to_dataset()["E"].values
         assert np.sum(values * np.diff(np.log(edges))) == pytest.approx(
-            np.mean(e != 0), rel=1e-12)                  # a density of ln(E^2) of that set
+            np.mean(e != 0), rel=1e-12
+        )  # a density of ln(E^2) of that set
     fits = [ln for ln in ax.lines if "fit" in ln.get_label()]
     for ln, name in zip(fits, names):
         nu = float(shapes.nu.sel(dataset=name, variable="E2"))
         assert f"{nu:.3g}" in ln.get_label()
-    assert steps[1].get_edgecolor() == fits[1].get_color() or \
-        same_color(steps[1].get_edgecolor(), fits[1].get_color())
+    assert steps[1].get_edgecolor() == fits[1].get_color() or same_color(
+        steps[1].get_edgecolor(), fits[1].get_color()
+    )
 
 
 def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes, monkeypatch):
@@ -329,8 +352,11 @@ def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes
     import uqviz.average.nig as nig_module
 
     implied = uqviz.nig_implied_shape(shapes)
-    monkeypatch.setattr(nig_module, "nig_implied_shape",
-                        lambda *a, **k: pytest.fail("the plot computed nig_implied_shape"))
+    monkeypatch.setattr(
+        nig_module,
+        "nig_implied_shape",
+        lambda *a, **k: pytest.fail("the plot computed nig_implied_shape"),
+    )
     ax = pt.fit_histogram(tree, shapes, variable="E2", dataset="nu6")
     assert len(ax.lines) == 1
     ax = pt.fit_histogram(tree, shapes, variable="E2", dataset="nu6", implied=implied)
@@ -343,8 +369,15 @@ def test_fit_histogram_draws_the_given_nig_law_and_computes_nothing(tree, shapes
 
 
 def test_bias_vs_skewness_of_nll_draws_its_deviation():
-    res = statistic_bias(nu_ig=[4.0], nu_d=[6.0, 20.0], n_datasets=10, size=200, rng=1,
-                         progress=False, statistics=("ZMS", "NLL"))
+    res = statistic_bias(
+        nu_ig=[4.0],
+        nu_d=[6.0, 20.0],
+        n_datasets=10,
+        size=200,
+        rng=1,
+        progress=False,
+        statistics=("ZMS", "NLL"),
+    )
     ax = pe.bias_vs_skewness(res, statistic="NLL")
     y = ax.containers[0].lines[0].get_ydata()
     r = res.sel(statistic="NLL", nu_ig=4.0)
@@ -355,8 +388,9 @@ def test_bias_vs_skewness_of_nll_draws_its_deviation():
 
 def test_validation_probability_of_one_draws_despite_rounding():
     """p_val = 1 with a Wilson upper bound rounded just below 1: no negative error bar."""
-    res = vp_study(scenario="NIG", nu=[10.0], n_datasets=12, size=200, n_boot=200, rng=1,
-                   progress=False)
+    res = vp_study(
+        scenario="NIG", nu=[10.0], n_datasets=12, size=200, n_boot=200, rng=1, progress=False
+    )
     res["validation_probability"][:] = 1.0
     res["validation_probability_upper"][:] = 1.0 - 1e-12
     ax = pe.validation_probability(res)

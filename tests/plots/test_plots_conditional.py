@@ -13,7 +13,6 @@ from uqviz.conditional.reliability import reliability
 from uqviz.conditional.running import running_statistics
 
 
-
 @pytest.fixture(scope="module")
 def ds():
     return uqviz.synthetic.default_example()
@@ -76,10 +75,14 @@ def test_zscores_vs_draws_points_running_lines_and_clipping(ds):
     scatter = ax.collections[0]
     assert len(scatter.get_offsets()) == ds.sizes["point"]
     ydata = [line.get_ydata() for line in ax.lines]
-    assert any(len(y) == res.sizes["rank"] and np.allclose(y, res.running_mean, equal_nan=True)
-               for y in ydata)
-    assert any(len(y) == res.sizes["rank"] and np.allclose(y, res.running_ms, equal_nan=True)
-               for y in ydata)
+    assert any(
+        len(y) == res.sizes["rank"] and np.allclose(y, res.running_mean, equal_nan=True)
+        for y in ydata
+    )
+    assert any(
+        len(y) == res.sizes["rank"] and np.allclose(y, res.running_ms, equal_nan=True)
+        for y in ydata
+    )
     assert ax.get_ylim() == (-2.0, 2.0) and ax.get_xscale() == "log"
     n_out = int((np.abs(res.z) > 2.0).sum())
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -106,14 +109,16 @@ def test_ordering_draws_three_intervals_per_group(ds):
     kw = dict(conditioning="Xr", n_bins=10, n_orderings=8, n_boot=300, rng=0, progress=False)
     zm = ordering_study(dsr, statistic="ZM", **kw)
     zms = ordering_study(dsr, statistic="ZMS", **kw)
-    strat = uqviz.fraction_valid(uqviz.local_calibration(dsr, conditioning="Xr",
-                                                         binning="stratified", n_boot=300, rng=0))
+    strat = uqviz.fraction_valid(
+        uqviz.local_calibration(dsr, conditioning="Xr", binning="stratified", n_boot=300, rng=0)
+    )
     ax = pc.ordering({"LZM": zm, "LZMS": zms}, stratified={"LZMS": strat})
     assert len(ax.containers) == 3 * 2 + 1
     ys = sorted(float(c.lines[0].get_ydata()[0]) for c in ax.containers)
-    expected = sorted([float(r[k]) for r in (zm, zms) for k in ("fv_data", "fv",
-                                                                "fv_binomial")]
-                      + [float(strat.estimate)])
+    expected = sorted(
+        [float(r[k]) for r in (zm, zms) for k in ("fv_data", "fv", "fv_binomial")]
+        + [float(strat.estimate)]
+    )
     np.testing.assert_allclose(ys, expected)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["LZM", "LZMS"]
     assert any(np.allclose(line.get_ydata(), 0.95) for line in ax.lines)
@@ -138,8 +143,11 @@ def test_reliability_diagram_points_identity_and_colours():
 def _visible_labels(ax):
     lo, hi = ax.get_xlim()
     ticks = [*ax.xaxis.get_major_ticks(), *ax.xaxis.get_minor_ticks()]
-    return sorted((t.get_loc(), t.label1.get_text()) for t in ticks
-                  if lo <= t.get_loc() <= hi and t.label1.get_text())
+    return sorted(
+        (t.get_loc(), t.label1.get_text())
+        for t in ticks
+        if lo <= t.get_loc() <= hi and t.label1.get_text()
+    )
 
 
 def test_log_x_labels_are_plain_numbers_within_a_decade_and_powers_beyond():

@@ -19,8 +19,9 @@ from uqviz.plots.pit import pit_ecdf_difference, pit_histogram  # noqa: E402
 def result():
     rng = np.random.default_rng(0)
     u = np.exp(0.3 * rng.normal(size=1500))
-    return uqviz.validate_pit(uqviz.from_arrays(1.3 * u * rng.normal(size=1500), u), n_bins=10,
-                              rng=1, n_band=200)
+    return uqviz.validate_pit(
+        uqviz.from_arrays(1.3 * u * rng.normal(size=1500), u), n_bins=10, rng=1, n_band=200
+    )
 
 
 def test_histogram_bars_are_the_counts(result):
@@ -42,8 +43,7 @@ def test_ecdf_difference_curve_and_band(result):
 
 
 def test_a_datatree_result_needs_a_dataset_choice(result):
-    two = xr.concat([result, result], dim=xr.DataArray(["a", "b"], dims="dataset",
-                                                        name="dataset"))
+    two = xr.concat([result, result], dim=xr.DataArray(["a", "b"], dims="dataset", name="dataset"))
     with pytest.raises(ValueError, match="choose one with dataset="):
         pit_histogram(two)
     assert pit_ecdf_difference(two, dataset="b").get_title().startswith("b: fails")

@@ -13,20 +13,22 @@ from uqviz.reference.extrapolation import extrapolate, size_dependence
 from uqviz.plots import reference as pr
 
 
-
 @pytest.fixture(scope="module")
 def tree():
-    return uqviz.from_datasets({"a": uqviz.synthetic.nig(1500, nu=6, rng=0),
-                                "b": uqviz.synthetic.tig(2500, nu_ig=5, nu_d=6, rng=1)})
+    return uqviz.from_datasets(
+        {
+            "a": uqviz.synthetic.nig(1500, nu=6, rng=0),
+            "b": uqviz.synthetic.tig(2500, nu_ig=5, nu_d=6, rng=1),
+        }
+    )
 
 
 def test_zeta_scores_from_a_mapping_of_results(tree, tmp_path):
     results = {"BS": uqviz.validate_average(tree, statistics=("ZMS",), n_boot=300, rng=0)}
-    for scheme, gen in [("SimN", "normal"), ("SimT", "t6"), ("Sim2N", "normal"),
-                        ("Sim2T", "t6")]:
-        results[scheme] = uqviz.validate_simulated(tree, statistic="ZMS", generative=gen,
-                                                   scheme=scheme[:-1], n_mc=200, n_boot=300,
-                                                   rng=0)
+    for scheme, gen in [("SimN", "normal"), ("SimT", "t6"), ("Sim2N", "normal"), ("Sim2T", "t6")]:
+        results[scheme] = uqviz.validate_simulated(
+            tree, statistic="ZMS", generative=gen, scheme=scheme[:-1], n_mc=200, n_boot=300, rng=0
+        )
     fig, ax = plt.subplots()
     out = pr.zeta_scores(results, labels=["Set1", "Set2"], ax=ax, title="ZMS")
     assert out is ax
@@ -48,8 +50,9 @@ def test_zeta_scores_from_a_mapping_of_results(tree, tmp_path):
 
 def test_zeta_scores_from_a_result_dataset(tree):
     # a Dataset is a Mapping: it was iterated as {variable: DataArray} -> KeyError 'zeta'
-    sim = uqviz.validate_simulated(tree, statistic="ENCE", scheme=("Sim", "Sim2"), n_mc=100,
-                                   n_boot=200, rng=0, progress=False)
+    sim = uqviz.validate_simulated(
+        tree, statistic="ENCE", scheme=("Sim", "Sim2"), n_mc=100, n_boot=200, rng=0, progress=False
+    )
     ax = pr.zeta_scores(sim)
     lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
     assert list(lines) == ["Sim", "Sim2"]
@@ -57,8 +60,9 @@ def test_zeta_scores_from_a_result_dataset(tree):
     plt.close(ax.figure)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        val = uqviz.validate_with_references(tree, statistic="ENCE", n_mc=100, n_boot=200, rng=0,
-                             progress=False)
+        val = uqviz.validate_with_references(
+            tree, statistic="ENCE", n_mc=100, n_boot=200, rng=0, progress=False
+        )
     ax = pr.zeta_scores(val)
     lines = {ln.get_label(): ln for ln in ax.get_lines() if not ln.get_label().startswith("_")}
     assert list(lines) == ["SimN", "SimT"]
@@ -67,16 +71,20 @@ def test_zeta_scores_from_a_result_dataset(tree):
 
 
 def test_reference_distribution_of_a_tree_result_asks_for_one_dataset(tree):
-    res = uqviz.simulated_reference(tree, statistic="ENCE", n_mc=50, rng=0, progress=False,
-                                    return_samples=True)
+    res = uqviz.simulated_reference(
+        tree, statistic="ENCE", n_mc=50, rng=0, progress=False, return_samples=True
+    )
     with pytest.raises(ValueError, match="select one"):
         pr.reference_distribution(res)
     plt.close("all")
 
 
 def test_zeta_scores_from_a_stacked_dataarray_and_bad_labels():
-    z = xr.DataArray(np.array([[0.2, 3.0, -1.5]]), dims=("scheme", "dataset"),
-                     coords={"scheme": ["mine"], "dataset": ["x", "y", "z"]})
+    z = xr.DataArray(
+        np.array([[0.2, 3.0, -1.5]]),
+        dims=("scheme", "dataset"),
+        coords={"scheme": ["mine"], "dataset": ["x", "y", "z"]},
+    )
     ax = pr.zeta_scores(z)
     (line,) = [ln for ln in ax.get_lines() if ln.get_label() == "mine"]
     np.testing.assert_allclose(line.get_ydata(), [0.2, 3.0, -1.5])
@@ -88,13 +96,20 @@ def test_zeta_scores_from_a_stacked_dataarray_and_bad_labels():
 
 def test_reference_sensitivity_with_two_sets_and_observed(tree):
     nus = [4.0, 6.0, 10.0]
-    refs = xr.concat([uqviz.simulated_reference(tree, statistic="ENCE", generative=f"t{nu:g}",
-                                                n_mc=100, n_bins=10, rng=0) for nu in nus],
-                     dim=xr.DataArray(nus, dims="nu", name="nu"))
+    refs = xr.concat(
+        [
+            uqviz.simulated_reference(
+                tree, statistic="ENCE", generative=f"t{nu:g}", n_mc=100, n_bins=10, rng=0
+            )
+            for nu in nus
+        ],
+        dim=xr.DataArray(nus, dims="nu", name="nu"),
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # |z0| > 1 of the binned bootstrap
-        obs = uqviz.validate_simulated(tree, statistic="ENCE", n_mc=50, n_boot=200,
-                                       n_bins=10, rng=0)
+        obs = uqviz.validate_simulated(
+            tree, statistic="ENCE", n_mc=50, n_boot=200, n_bins=10, rng=0
+        )
     ax = pr.reference_sensitivity(refs, observed=obs, labels=["Set A", "Set B"])
     conts = ax.containers  # errorbar containers, one per dataset
     assert len(conts) == 2
@@ -113,6 +128,7 @@ def test_reference_distribution_from_both_result_layouts():
     ax = pr.reference_distribution(ref, observed=0.4)
     # one step patch holding the density histogram of the samples (200 // 15 = 13 bins)
     from matplotlib.patches import StepPatch
+
     steps = [p for p in ax.patches if isinstance(p, StepPatch)]
     density, edges = np.histogram(ref["samples"].values, bins=13, density=True)
     assert len(steps) == 1 and steps[0].get_label() == "simulated (calibrated)"
@@ -128,8 +144,14 @@ def test_reference_distribution_from_both_result_layouts():
 
 
 def test_size_dependence_plots():
-    res = size_dependence(sizes=(1000, 2000, 4000), n_bins=(10, 20), nu=(4, 12),
-                          generative=("normal", "t6"), n_mc=20, rng=0)
+    res = size_dependence(
+        sizes=(1000, 2000, 4000),
+        n_bins=(10, 20),
+        nu=(4, 12),
+        generative=("normal", "t6"),
+        n_mc=20,
+        rng=0,
+    )
     ax = pr.size_dependence(res, statistic="ZMSE", generative="t6")
     pts = [ln for ln in ax.get_lines() if ln.get_label().startswith(r"$\nu$")]
     assert len(pts) == 2 and pts[0].get_xdata().size == 6

@@ -67,17 +67,27 @@ def _check_axis(mpl_ax, svg_ax, which):
     (x0, x1), (y0, y1) = svg_ax.limits()
     np.testing.assert_allclose((x0, x1) if which == "x" else (y0, y1), lim, rtol=1e-9)
     log = which == "x" and svg_ax.log_x
-    nb = svg_ax._nbins(*((svg_ax.box[2] - svg_ax.box[0], 3) if which == "x"
-                         else (svg_ax.box[3] - svg_ax.box[1], 2)))
+    nb = svg_ax._nbins(
+        *(
+            (svg_ax.box[2] - svg_ax.box[0], 3)
+            if which == "x"
+            else (svg_ax.box[3] - svg_ax.box[1], 2)
+        )
+    )
     major, minor, offset = ticks(*lim, log=log, nbins=nb, plain_log=svg_ax.plain_log)
     axis = getattr(mpl_ax, f"{which}axis")
     for got, minor_ in ((major, False), (minor, True)):
         locs = axis.get_minorticklocs() if minor_ else axis.get_majorticklocs()
-        labels = [t.get_text() for t in (axis.get_minorticklabels() if minor_
-                                         else axis.get_majorticklabels())]
+        labels = [
+            t.get_text()
+            for t in (axis.get_minorticklabels() if minor_ else axis.get_majorticklabels())
+        ]
         lo, hi = sorted(lim)
-        want = [(float(v), s) for v, s in zip(locs, labels)
-                if lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)]
+        want = [
+            (float(v), s)
+            for v, s in zip(locs, labels)
+            if lo - 1e-9 * abs(hi - lo) <= v <= hi + 1e-9 * abs(hi - lo)
+        ]
         if not minor_ or log:
             assert [s for _, s in got] == [s for _, s in want], which
             np.testing.assert_allclose([v for v, _ in got], [v for v, _ in want], rtol=1e-12)
@@ -91,8 +101,11 @@ def _check_common(mpl_ax, svg_ax, svg):
     legend = mpl_ax.get_legend()
     want = [t.get_text() for t in legend.get_texts()]
     assert [label for _, _, label in svg_ax.legend_items] == want
-    for label in want + [_plain(mpl_ax.get_xlabel()), _plain(mpl_ax.get_ylabel()),
-                         _plain(mpl_ax.get_title())]:
+    for label in want + [
+        _plain(mpl_ax.get_xlabel()),
+        _plain(mpl_ax.get_ylabel()),
+        _plain(mpl_ax.get_title()),
+    ]:
         assert _plain(label) in texts, label
     if legend.get_title().get_text():
         assert _plain(legend.get_title().get_text()) in texts
@@ -103,9 +116,13 @@ def _check_common(mpl_ax, svg_ax, svg):
 def _mpl_marker_pixels(ax, **match):
     """Pixel centres (SVG orientation: y down) of the circle markers of ``ax``'s lines."""
     h = ax.figure.bbox.height
-    pts = [ax.transData.transform(line.get_xydata()) for line in ax.get_lines()
-           if line.get_marker() == "o" and len(line.get_xdata())
-           and all(getattr(line, f"get_{k}")() == v for k, v in match.items())]
+    pts = [
+        ax.transData.transform(line.get_xydata())
+        for line in ax.get_lines()
+        if line.get_marker() == "o"
+        and len(line.get_xdata())
+        and all(getattr(line, f"get_{k}")() == v for k, v in match.items())
+    ]
     xy = np.vstack(pts)
     return np.column_stack([xy[:, 0], h - xy[:, 1]])
 
@@ -121,12 +138,20 @@ def data():
     return uqviz.synthetic.default_example()
 
 
-@pytest.mark.parametrize("stat,cond,log_x", [("ZMS", "uE", True), ("ZMS", "uE", False),
-                                             ("PICP", "X", False), ("ZM", "X", True),
-                                             ("RCE", "uE", True)])
+@pytest.mark.parametrize(
+    "stat,cond,log_x",
+    [
+        ("ZMS", "uE", True),
+        ("ZMS", "uE", False),
+        ("PICP", "X", False),
+        ("ZM", "X", True),
+        ("RCE", "uE", True),
+    ],
+)
 def test_local_view_equals_the_matplotlib_figure(data, stat, cond, log_x):
-    res = uqviz.local_calibration(data, statistic=stat, conditioning=cond, n_bins=30,
-                                  n_boot=200, rng=1)
+    res = uqviz.local_calibration(
+        data, statistic=stat, conditioning=cond, n_bins=30, n_boot=200, rng=1
+    )
     fv = uqviz.fraction_valid(res)
     mpl_ax = _mpl_axes()
     local(res, fv=fv, ax=mpl_ax, log_x=log_x, xlabel="Uncertainty $u_E$", legend="outside")
@@ -136,24 +161,29 @@ def test_local_view_equals_the_matplotlib_figure(data, stat, cond, log_x):
     _same_points(_circle_centres(svg), _mpl_marker_pixels(mpl_ax))
     # the markers' colours: valid blue, invalid red, as many as matplotlib's
     for color in ("#1f77b4", "#d62728"):
-        n = sum(len(line.get_xdata()) for line in mpl_ax.get_lines()
-                if line.get_marker() == "o" and line.get_color() == color)
+        n = sum(
+            len(line.get_xdata())
+            for line in mpl_ax.get_lines()
+            if line.get_marker() == "o" and line.get_color() == color
+        )
         assert len(_circle_centres(svg, fill=color)) == n
 
 
 def test_before_after_view_equals_the_matplotlib_figure(data):
     ds = data.assign(uE=data["uE"] * (0.6 + data["uE"]))
     after = uqviz.recalibrate(ds, method="scaling", rng=0)
-    before_res, after_res = (uqviz.local_calibration(d, n_bins=25, n_boot=200, rng=0)
-                             for d in (ds, after))
+    before_res, after_res = (
+        uqviz.local_calibration(d, n_bins=25, n_boot=200, rng=0) for d in (ds, after)
+    )
     mpl_ax = _mpl_axes()
     before_after(before_res, after_res, ax=mpl_ax, log_x=True, legend="outside", title="t")
     svg_ax = before_after_svg(before_res, after_res, layout=LAYOUT, log_x=True, title="t")
     svg = svg_ax.svg()
     _check_common(mpl_ax, svg_ax, svg)
     # filled (valid) and open (invalid) markers at matplotlib's pixels
-    _same_points(_circle_centres(svg, fill="#ffffff"),
-                 _mpl_marker_pixels(mpl_ax, markerfacecolor="white"))
+    _same_points(
+        _circle_centres(svg, fill="#ffffff"), _mpl_marker_pixels(mpl_ax, markerfacecolor="white")
+    )
     n_valid = int(before_res.valid.sum() + after_res.valid.sum())
     assert len(_circle_centres(svg)) == 2 * 25
     assert len(_circle_centres(svg, right=840)) == 2 * 25 + 2  # and the two legend handles
@@ -162,8 +192,9 @@ def test_before_after_view_equals_the_matplotlib_figure(data):
 
 @pytest.mark.filterwarnings("ignore:ENCE of 'default_example'")
 def test_reference_view_equals_the_matplotlib_figure(data):
-    res = uqviz.validate_simulated(data, statistic="ENCE", n_mc=200, n_boot=200, rng=0,
-                                   return_samples=True, progress=False)
+    res = uqviz.validate_simulated(
+        data, statistic="ENCE", n_mc=200, n_boot=200, rng=0, return_samples=True, progress=False
+    )
     mpl_ax = _mpl_axes()
     reference_distribution(res, ax=mpl_ax, legend="outside", title="default: ENCE")
     svg_ax = reference_distribution_svg(res, layout=LAYOUT, title="default: ENCE")
@@ -173,8 +204,9 @@ def test_reference_view_equals_the_matplotlib_figure(data):
     # the histogram's outline: matplotlib's StepPatch vertices at the same pixels
     (patch,) = [p for p in mpl_ax.patches if type(p).__name__ == "StepPatch"]
     h = mpl_ax.figure.bbox.height
-    tops = mpl_ax.transData.transform(np.column_stack([patch.get_data().edges[:-1],
-                                                       patch.get_data().values]))
+    tops = mpl_ax.transData.transform(
+        np.column_stack([patch.get_data().edges[:-1], patch.get_data().values])
+    )
     d = [p.get("d") for p in ET.fromstring(svg).iter(f"{SVG}path") if p.get("fill") == "#9ecae1"]
     ys = [float(v) for v in re.findall(r"V(-?[\d.]+)H", d[0])]
     np.testing.assert_allclose(ys, h - tops[:, 1], atol=0.006)
@@ -208,13 +240,11 @@ def test_limits_and_ticks_follow_matplotlib_rules():
     major, minor, _ = ticks(0.25, 1.05, log=True)
     assert [s for _, s in major] == ["1"] and "0.4" in [s for _, s in minor]
     with pytest.raises(ValueError, match="must be positive"):
-        _svg.set_log_x(SvgAxes(FIGSIZE, wd.MARGINS_INCHES, wd.LABEL_OFFSETS_INCHES),
-                       [0.0, 1.0])
+        _svg.set_log_x(SvgAxes(FIGSIZE, wd.MARGINS_INCHES, wd.LABEL_OFFSETS_INCHES), [0.0, 1.0])
 
 
 def test_the_svg_views_check_their_results():
-    res = uqviz.local_calibration(uqviz.synthetic.default_example(), n_bins=10, n_boot=50,
-                                  rng=0)
+    res = uqviz.local_calibration(uqviz.synthetic.default_example(), n_bins=10, n_boot=50, rng=0)
     with pytest.raises(TypeError, match="^local_result"):
         local_svg(3, layout=LAYOUT)
     with pytest.raises(ValueError, match="^after_result: statistic"):

@@ -11,7 +11,7 @@ from scipy import stats
 
 import uqviz
 from uqviz.engine.warning_classes import DataWarning
-from uqviz.predictive import (forecast_form, observed, predictive_cdf, predictive_quantiles)
+from uqviz.predictive import forecast_form, observed, predictive_cdf, predictive_quantiles
 
 
 @pytest.fixture
@@ -31,6 +31,7 @@ def _normal_quantiles(yp, s, levels):
 # from_predictions keeps the forecast as given
 # ------------------------------------------------------------------------------------------
 
+
 def test_quantiles_are_kept_with_their_levels_and_y(toy):
     y, yp, s = toy
     q = _normal_quantiles(yp, s, [0.9, 0.1, 0.5])  # keys out of order: sorted
@@ -38,8 +39,9 @@ def test_quantiles_are_kept_with_their_levels_and_y(toy):
     assert ds.attrs["forecast"] == "quantiles" and forecast_form(ds) == "quantiles"
     assert ds["quantiles"].dims == ("point", "level")
     assert ds["level"].values.tolist() == [0.1, 0.5, 0.9]
-    np.testing.assert_array_equal(ds["quantiles"].values,
-                                  np.stack([q[0.1], q[0.5], q[0.9]], axis=1))
+    np.testing.assert_array_equal(
+        ds["quantiles"].values, np.stack([q[0.1], q[0.5], q[0.9]], axis=1)
+    )
     np.testing.assert_array_equal(ds["y"].values, y)
     np.testing.assert_allclose(ds["E"].values, y - yp, rtol=0, atol=0)
 
@@ -71,7 +73,7 @@ def test_samples_are_kept_unchanged_and_std_keeps_no_y(toy):
     np.testing.assert_array_equal(ds["samples"].values, draws)
     std = uqviz.from_predictions(y, yp, std=s)
     assert std.attrs["forecast"] == "std" and "y" not in std
-    assert uqviz.from_predictions(y, yp, variance=s ** 2).attrs["forecast"] == "variance"
+    assert uqviz.from_predictions(y, yp, variance=s**2).attrs["forecast"] == "variance"
 
 
 def test_drop_invalid_keeps_the_forecast_of_the_rows_kept(toy):
@@ -94,8 +96,11 @@ def test_crossing_quantiles_are_sorted_and_counted(toy):
     q = _normal_quantiles(yp, s, [0.1, 0.5, 0.9])
     q[0.5] = q[0.5].copy()
     q[0.5][[1, 4]] = q[0.9][[1, 4]] + 1.0  # above the 0.9 quantile
-    with pytest.warns(DataWarning, match=r"2 rows of 6 with crossing quantiles.*rows 1, 4.*"
-                                         r"repaired by sorting each row"):
+    with pytest.warns(
+        DataWarning,
+        match=r"2 rows of 6 with crossing quantiles.*rows 1, 4.*"
+        r"repaired by sorting each row",
+    ):
         ds = uqviz.from_predictions(y, yp, quantiles=q)
     assert ds.attrs["n_crossing"] == 2 and ds.attrs["crossing"] == "sort"
     want = np.sort(np.stack([q[0.1], q[0.5], q[0.9]], axis=1), axis=1)
@@ -111,15 +116,21 @@ def test_crossing_raise_counts_the_rows(toy):
     q = _normal_quantiles(yp, s, [0.1, 0.5, 0.9])
     q[0.1] = q[0.1].copy()
     q[0.1][[0, 2, 5]] = q[0.9][[0, 2, 5]] + 0.1
-    with pytest.raises(ValueError, match=r"quantiles: 3 rows of 6 with crossing quantiles.*"
-                                          r"rows 0, 2, 5"):
+    with pytest.raises(
+        ValueError,
+        match=r"quantiles: 3 rows of 6 with crossing quantiles.*"
+        r"rows 0, 2, 5",
+    ):
         uqviz.from_predictions(y, yp, quantiles=q, crossing="raise")
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    (dict(crossing="sorted"), "crossing"),
-    (dict(std=[1.0] * 6, crossing="raise"), "crossing: used only with quantiles="),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        (dict(crossing="sorted"), "crossing"),
+        (dict(std=[1.0] * 6, crossing="raise"), "crossing: used only with quantiles="),
+    ],
+)
 def test_crossing_option_is_checked(toy, kwargs, words):
     y, yp, s = toy
     if "std" not in kwargs:
@@ -131,8 +142,7 @@ def test_crossing_option_is_checked(toy, kwargs, words):
 def test_an_interval_not_containing_the_prediction_is_an_error(toy):
     y, yp, s = toy
     with pytest.raises(ValueError, match=r"y_pred: 1 row with y_pred outside \[lower, upper\]"):
-        uqviz.from_predictions(y, yp, lower=np.r_[yp[0] + 0.1, yp[1:] - 1], upper=yp + 1,
-                               level=0.9)
+        uqviz.from_predictions(y, yp, lower=np.r_[yp[0] + 0.1, yp[1:] - 1], upper=yp + 1, level=0.9)
 
 
 def test_ensemble_of_one_member_and_clashing_features_are_errors(toy):
@@ -140,13 +150,15 @@ def test_ensemble_of_one_member_and_clashing_features_are_errors(toy):
     with pytest.raises(ValueError, match=r"need at least 2 draws per point"):
         uqviz.from_predictions(y, None, samples=yp[:, None])
     with pytest.raises(ValueError, match=r"'quantiles' hold the forecast kept"):
-        uqviz.from_predictions(y, yp, quantiles=_normal_quantiles(yp, s, [0.1, 0.9]),
-                               features={"quantiles": s})
+        uqviz.from_predictions(
+            y, yp, quantiles=_normal_quantiles(yp, s, [0.1, 0.9]), features={"quantiles": s}
+        )
 
 
 # ------------------------------------------------------------------------------------------
 # forms, observed values, predictive CDF
 # ------------------------------------------------------------------------------------------
+
 
 def test_observed_in_error_space_and_with_y(toy):
     y, yp, s = toy
@@ -170,20 +182,24 @@ def test_forecast_form_errors():
         forecast_form({"E": 1})
 
 
-@pytest.mark.parametrize("gen, ref", [
-    ("normal", lambda z: stats.norm.cdf(z)),
-    ("t6", lambda z: stats.t.cdf(z * np.sqrt(6 / 4), 6)),
-    ("laplace", lambda z: stats.laplace.cdf(z, scale=1 / np.sqrt(2))),
-    ("uniform", lambda z: stats.uniform.cdf(z, -np.sqrt(3), 2 * np.sqrt(3))),
-])
+@pytest.mark.parametrize(
+    "gen, ref",
+    [
+        ("normal", lambda z: stats.norm.cdf(z)),
+        ("t6", lambda z: stats.t.cdf(z * np.sqrt(6 / 4), 6)),
+        ("laplace", lambda z: stats.laplace.cdf(z, scale=1 / np.sqrt(2))),
+        ("uniform", lambda z: stats.uniform.cdf(z, -np.sqrt(3), 2 * np.sqrt(3))),
+    ],
+)
 def test_cdf_of_the_forecast_uE_D(toy, gen, ref):
     y, yp, s = toy
     ds = uqviz.from_predictions(y, yp, std=s)
     v = np.linspace(-3, 3, 6)
     np.testing.assert_allclose(predictive_cdf(ds, v, generative=gen), ref(v / s), rtol=1e-12)
     grid = np.stack([v, v + 1], axis=1)  # (point, k); error space: y_pred = 0
-    np.testing.assert_allclose(predictive_cdf(ds, grid, generative=gen),
-                               ref(grid / s[:, None]), rtol=1e-12)
+    np.testing.assert_allclose(
+        predictive_cdf(ds, grid, generative=gen), ref(grid / s[:, None]), rtol=1e-12
+    )
 
 
 def test_cdf_of_quantiles_hand_computed():
@@ -192,9 +208,15 @@ def test_cdf_of_quantiles_hand_computed():
     u = 3.0 / (stats.norm.ppf(0.9) - stats.norm.ppf(0.1))  # nearest rule: 0.1 and 0.9
     assert float(ds["uE"][0]) == pytest.approx(u, rel=1e-12)
     values = np.array([[-1.0, -0.5, 0.0, 1.0, 2.0, 3.0, -2.0]])
-    want = [0.1, 0.1 + 0.4 * 0.5, 0.5, 0.5 + 0.4 * 0.5, 0.9,
-            stats.norm.cdf(stats.norm.ppf(0.9) + 1.0 / u),
-            stats.norm.cdf(stats.norm.ppf(0.1) - 1.0 / u)]
+    want = [
+        0.1,
+        0.1 + 0.4 * 0.5,
+        0.5,
+        0.5 + 0.4 * 0.5,
+        0.9,
+        stats.norm.cdf(stats.norm.ppf(0.9) + 1.0 / u),
+        stats.norm.cdf(stats.norm.ppf(0.1) - 1.0 / u),
+    ]
     np.testing.assert_allclose(predictive_cdf(ds, values)[0], want, rtol=1e-12)
     # continuous at the extreme quantiles: the tails pass through them
     eps = 1e-9
@@ -222,8 +244,9 @@ def test_cdf_of_an_interval_is_that_of_three_quantiles():
 
 
 def test_cdf_of_samples_is_the_empirical_cdf():
-    ds = uqviz.from_predictions([1.0, 0.0], None, samples=[[0.0, 1.0, 1.0, 2.0],
-                                                           [3.0, -1.0, 0.5, 0.5]])
+    ds = uqviz.from_predictions(
+        [1.0, 0.0], None, samples=[[0.0, 1.0, 1.0, 2.0], [3.0, -1.0, 0.5, 0.5]]
+    )
     v = np.array([[1.0, 0.5, -5.0], [0.5, 1.0, 3.0]])
     assert predictive_cdf(ds, v).tolist() == [[0.75, 0.25, 0.0], [0.75, 0.75, 1.0]]
     assert predictive_cdf(ds, v, side="left").tolist() == [[0.25, 0.25, 0.0], [0.25, 0.75, 0.75]]
@@ -242,24 +265,32 @@ def test_quantiles_invert_the_cdf(toy, form):
     y, yp, s = toy
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DataWarning)
-        ds = {"std": lambda: uqviz.from_predictions(y, yp, std=s),
-              "quantiles": lambda: uqviz.from_predictions(
-                  y, yp, quantiles=_normal_quantiles(yp, s, [0.05, 0.3, 0.5, 0.8, 0.95])),
-              "interval": lambda: uqviz.from_predictions(y, yp, lower=yp - s, upper=yp + 2 * s,
-                                                         level=0.7)}[form]()
+        ds = {
+            "std": lambda: uqviz.from_predictions(y, yp, std=s),
+            "quantiles": lambda: uqviz.from_predictions(
+                y, yp, quantiles=_normal_quantiles(yp, s, [0.05, 0.3, 0.5, 0.8, 0.95])
+            ),
+            "interval": lambda: uqviz.from_predictions(
+                y, yp, lower=yp - s, upper=yp + 2 * s, level=0.7
+            ),
+        }[form]()
     levels = [0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.999]
     qv = predictive_quantiles(ds, levels, generative="t6")
     assert qv.shape == (6, 7)
-    np.testing.assert_allclose(predictive_cdf(ds, qv, generative="t6"),
-                               np.broadcast_to(levels, (6, 7)), rtol=1e-10)
+    np.testing.assert_allclose(
+        predictive_cdf(ds, qv, generative="t6"), np.broadcast_to(levels, (6, 7)), rtol=1e-10
+    )
     if form == "quantiles":  # a given level returns its given quantile
-        np.testing.assert_allclose(predictive_quantiles(ds, [0.3])[:, 0],
-                                   ds["quantiles"].sel(level=0.3).values, rtol=1e-14)
+        np.testing.assert_allclose(
+            predictive_quantiles(ds, [0.3])[:, 0], ds["quantiles"].sel(level=0.3).values, rtol=1e-14
+        )
 
 
 def test_quantiles_of_samples_are_the_inverse_empirical_cdf():
     draws = np.random.default_rng(1).normal(size=(4, 9))
     ds = uqviz.from_predictions(np.zeros(4), None, samples=draws)
     levels = [0.1, 0.5, 0.9]
-    np.testing.assert_array_equal(predictive_quantiles(ds, levels),
-                                  np.quantile(draws, levels, axis=1, method="inverted_cdf").T)
+    np.testing.assert_array_equal(
+        predictive_quantiles(ds, levels),
+        np.quantile(draws, levels, axis=1, method="inverted_cdf").T,
+    )

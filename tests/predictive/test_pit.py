@@ -28,21 +28,25 @@ def _with_pit(u):
 # PIT values
 # ------------------------------------------------------------------------------------------
 
+
 def test_pit_of_a_normal_forecast_is_the_normal_cdf_exactly():
     ds = _normal_set(500, np.random.default_rng(0))
     res = uqviz.pit(ds, rng=1)
-    np.testing.assert_array_equal(res["PIT"].values,
-                                  stats.norm.cdf(ds["E"].values / ds["uE"].values))
+    np.testing.assert_array_equal(
+        res["PIT"].values, stats.norm.cdf(ds["E"].values / ds["uE"].values)
+    )
     assert res.attrs["generative"] == "normal" and res.attrs["forecast"] == "std"
 
 
 def test_pit_of_a_t_forecast_and_the_same_numbers_for_the_same_rng():
     ds = _normal_set(50, np.random.default_rng(0))
     z = ds["E"].values / ds["uE"].values
-    np.testing.assert_allclose(uqviz.pit(ds, generative="t5")["PIT"].values,
-                               stats.t.cdf(z * np.sqrt(5 / 3), 5), rtol=1e-12)
-    ens = uqviz.from_predictions(np.zeros(50), None,
-                                 samples=np.random.default_rng(2).integers(-3, 4, (50, 6)))
+    np.testing.assert_allclose(
+        uqviz.pit(ds, generative="t5")["PIT"].values, stats.t.cdf(z * np.sqrt(5 / 3), 5), rtol=1e-12
+    )
+    ens = uqviz.from_predictions(
+        np.zeros(50), None, samples=np.random.default_rng(2).integers(-3, 4, (50, 6))
+    )
     a, b = uqviz.pit(ens, rng=7), uqviz.pit(ens, rng=7)
     np.testing.assert_array_equal(a["PIT"].values, b["PIT"].values)
     assert not np.array_equal(a["PIT"].values, uqviz.pit(ens, rng=8)["PIT"].values)
@@ -92,8 +96,9 @@ def test_pit_of_an_interval_forecast_is_drawn_in_the_bracketing_levels():
     n = 3000
     y = np.repeat([0.5, -2.0, 3.0], n)
     with pytest.warns(uqviz.DataWarning, match="asymmetric interval"):
-        ds = uqviz.from_predictions(y, np.full(3 * n, 0.2), lower=np.full(3 * n, -1.0),
-                                    upper=np.full(3 * n, 1.0), level=0.8)
+        ds = uqviz.from_predictions(
+            y, np.full(3 * n, 0.2), lower=np.full(3 * n, -1.0), upper=np.full(3 * n, 1.0), level=0.8
+        )
     u = uqviz.pit(ds, rng=0)["PIT"].values.reshape(3, n)
     for row, (a, b) in zip(u, [(0.1, 0.9), (0.0, 0.1), (0.9, 1.0)]):
         assert row.min() >= a and row.max() <= b
@@ -123,8 +128,9 @@ def test_calibrated_quantile_forecast_few_levels_has_a_uniform_pit(levels):
         r = np.random.default_rng(100 + k)
         mu, sd = r.normal(size=3000), np.exp(r.normal(scale=0.3, size=3000))
         yk = mu + sd * r.standard_normal(3000)
-        dk = uqviz.from_predictions(yk, mu, quantiles={p: mu + sd * stats.norm.ppf(p)
-                                                       for p in levels})
+        dk = uqviz.from_predictions(
+            yk, mu, quantiles={p: mu + sd * stats.norm.ppf(p) for p in levels}
+        )
         fails += not bool(uqviz.validate_pit(dk, rng=k, n_band=500)["valid"])
     assert fails <= 6  # binomial(40, 0.05): P(X >= 7) < 0.01
 
@@ -135,13 +141,16 @@ def test_pit_of_a_datatree_is_one_per_child():
     res = uqviz.pit(tree, rng=0)
     assert res["dataset"].values.tolist() == ["a", "b"]
     b = tree["b"].to_dataset()
-    np.testing.assert_array_equal(res["PIT"].sel(dataset="b").dropna("point").values,
-                                  stats.norm.cdf(b["E"].values / b["uE"].values))
+    np.testing.assert_array_equal(
+        res["PIT"].sel(dataset="b").dropna("point").values,
+        stats.norm.cdf(b["E"].values / b["uE"].values),
+    )
 
 
 # ------------------------------------------------------------------------------------------
 # uniformity: histogram, KS, CvM, moments
 # ------------------------------------------------------------------------------------------
+
 
 def test_ks_and_cvm_equal_scipy():
     ds = _normal_set(3000, np.random.default_rng(5), scale=1.05)
@@ -176,8 +185,9 @@ def test_moments_and_their_normal_intervals():
     assert float(res["pit_mean"]) == pytest.approx(m, rel=1e-12)
     assert float(res["pit_mean_upper"]) == pytest.approx(m + z * np.sqrt(s2 / 400), rel=1e-12)
     assert float(res["pit_var"]) == pytest.approx(s2, rel=1e-12)
-    assert float(res["pit_var_lower"]) == pytest.approx(s2 - z * np.sqrt((m4 - s2 ** 2) / 400),
-                                                        rel=1e-12)
+    assert float(res["pit_var_lower"]) == pytest.approx(
+        s2 - z * np.sqrt((m4 - s2**2) / 400), rel=1e-12
+    )
 
 
 def test_default_histogram_bins():
@@ -187,6 +197,7 @@ def test_default_histogram_bins():
 # ------------------------------------------------------------------------------------------
 # the simultaneous band and the verdict
 # ------------------------------------------------------------------------------------------
+
 
 def test_band_false_alarm_rate_is_about_one_minus_ci():
     n, ci = 150, 0.9
@@ -227,19 +238,23 @@ def test_band_level_is_the_ci_quantile_of_the_simulated_pointwise_levels(n):
     lower = stats.binom.cdf(c, n, grid).min(axis=1)
     upper = stats.binom.sf(c - 1, n, grid).min(axis=1)
     want = np.quantile(1.0 - 2.0 * np.minimum(lower, upper), 0.9)
-    assert pit_kernels.band_gamma.__wrapped__(n, tuple(PIT_GRID), 0.9, 500, 6) == \
-        pytest.approx(want, rel=1e-12)
+    assert pit_kernels.band_gamma.__wrapped__(n, tuple(PIT_GRID), 0.9, 500, 6) == pytest.approx(
+        want, rel=1e-12
+    )
     lo, hi, gamma = pit_kernels.simultaneous_band(n, PIT_GRID, 0.9, 500, 6)
-    np.testing.assert_array_equal(np.stack([lo, hi]),
-                                  np.stack(stats.binom.interval(gamma, n, grid)))
+    np.testing.assert_array_equal(
+        np.stack([lo, hi]), np.stack(stats.binom.interval(gamma, n, grid))
+    )
 
 
 def test_valid_is_the_ecdf_inside_the_band():
     for scale, want in ((1.0, True), (1.3, False)):
         ds = _normal_set(2000, np.random.default_rng(8), scale=scale)
         res = uqviz.validate_pit(ds, rng=0, n_band=400)
-        inside = ((res["ecdf_difference_lower"] <= res["ecdf_difference"])
-                  & (res["ecdf_difference"] <= res["ecdf_difference_upper"])).all()
+        inside = (
+            (res["ecdf_difference_lower"] <= res["ecdf_difference"])
+            & (res["ecdf_difference"] <= res["ecdf_difference_upper"])
+        ).all()
         assert bool(res["valid"]) == bool(inside) == want
         assert res.attrs["band_level"] > 0.95
 
@@ -252,6 +267,7 @@ def test_band_p_value_is_hopes_monte_carlo_p_value_of_the_band_statistic():
     ds = _normal_set(n, np.random.default_rng(3), scale=1.15)
     res = uqviz.validate_pit(ds, rng=5, n_band=n_band)
     from uqviz.engine import seeds
+
     gen = seeds.spawn(5, 1)[0]  # a single dataset's stream: the first child of rng
     gen.random(n)  # the PIT randomisation's draw (unused for a std forecast, drawn all the same)
     seed = seeds.kernel_seed(gen)
@@ -259,8 +275,9 @@ def test_band_p_value_is_hopes_monte_carlo_p_value_of_the_band_statistic():
     sim = np.random.default_rng(seed)
     probs = np.diff(np.concatenate(([0.0], grid, [1.0])))
     c = np.cumsum(sim.multinomial(n, probs, size=n_band)[:, :-1], axis=1)
-    levels = 1.0 - 2.0 * np.minimum(stats.binom.cdf(c, n, grid).min(axis=1),
-                                     stats.binom.sf(c - 1, n, grid).min(axis=1))
+    levels = 1.0 - 2.0 * np.minimum(
+        stats.binom.cdf(c, n, grid).min(axis=1), stats.binom.sf(c - 1, n, grid).min(axis=1)
+    )
     u = np.sort(stats.norm.cdf((ds["E"] / ds["uE"]).values))
     d = np.searchsorted(u, grid, side="right")
     mine = 1.0 - 2.0 * min(stats.binom.cdf(d, n, grid).min(), stats.binom.sf(d - 1, n, grid).min())
@@ -309,6 +326,7 @@ def test_validate_pit_of_a_datatree_and_bad_options():
 # local PIT
 # ------------------------------------------------------------------------------------------
 
+
 def test_local_pit_per_bin_of_uE():
     rng = np.random.default_rng(4)
     u = np.exp(0.5 * rng.normal(size=2000))
@@ -346,11 +364,13 @@ def test_a_forecast_without_y_is_read_in_error_space():
     y_pred, u = rng.normal(size=n), np.exp(rng.normal(scale=0.3, size=n))
     y = y_pred + u * rng.standard_normal(n)
     levels = (0.1, 0.5, 0.9)
-    given = uqviz.from_predictions(y, y_pred, quantiles={p: y_pred + u * stats.norm.ppf(p)
-                                                         for p in levels})
+    given = uqviz.from_predictions(
+        y, y_pred, quantiles={p: y_pred + u * stats.norm.ppf(p) for p in levels}
+    )
     errors = given.drop_vars("y").assign(quantiles=given["quantiles"] - (y - given["E"]))
-    np.testing.assert_allclose(uqviz.pit(errors, rng=0)["PIT"].values,
-                               uqviz.pit(given, rng=0)["PIT"].values, rtol=1e-12)
+    np.testing.assert_allclose(
+        uqviz.pit(errors, rng=0)["PIT"].values, uqviz.pit(given, rng=0)["PIT"].values, rtol=1e-12
+    )
 
 
 def test_local_pit_never_ignores_edges():

@@ -32,8 +32,13 @@ NOTEBOOKS = ROOT / "notebooks"
 CELL_TIMEOUT = 900
 SETUP_ID = "uqviz-test-setup"
 
-__all__ = ["executed", "test_notebook_executes", "test_quoted_numbers_are_printed",
-           "test_figures_are_readable", "test_outputs_are_clean"]
+__all__ = [
+    "executed",
+    "test_notebook_executes",
+    "test_quoted_numbers_are_printed",
+    "test_figures_are_readable",
+    "test_outputs_are_clean",
+]
 
 
 def artifact_dir() -> Path:
@@ -45,7 +50,7 @@ def artifact_dir() -> Path:
 # The code of the setup cell. It must not leave names in the notebook's namespace besides
 # _uqviz_course_check, and it must never make a cell fail: an error while inspecting a figure
 # is recorded in the JSON (and fails the figure check), not raised.
-SETUP = r'''
+SETUP = r"""
 def _uqviz_course_check(path):
     import json
     import numpy as np
@@ -209,7 +214,7 @@ def _uqviz_course_check(path):
     get_ipython().events.register("pre_run_cell", pre_run_cell)
     with open(path, "w") as f:
         json.dump(records, f)
-'''
+"""
 
 
 def execute(stem: str) -> dict:
@@ -226,17 +231,24 @@ def execute(stem: str) -> dict:
     figures = out / f"{stem}.figures.json"
     figures.unlink(missing_ok=True)
     nb = nbformat.read(NOTEBOOKS / f"{stem}.ipynb", as_version=4)
-    setup = nbformat.v4.new_code_cell(SETUP + f"\n_uqviz_course_check({str(figures)!r})\n"
-                                      "del _uqviz_course_check\n")
+    setup = nbformat.v4.new_code_cell(
+        SETUP + f"\n_uqviz_course_check({str(figures)!r})\ndel _uqviz_course_check\n"
+    )
     setup.id = SETUP_ID
     nb.cells.insert(0, setup)
     env = {k: v for k, v in os.environ.items() if k not in ("UQVIZ_PROGRESS", "MPLBACKEND")}
-    env.update(UQVIZ_FAST="1", PYTHONPATH=os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    env.update(
+        UQVIZ_FAST="1",
+        PYTHONPATH=os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+    )
     if env.get("UQVIZ_DATA_DIR"):
         env["UQVIZ_DATA_DIR"] = str(Path(env["UQVIZ_DATA_DIR"]).resolve())
-    client = NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client = NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
     error = None
     t0 = time.perf_counter()
     try:
@@ -247,9 +259,12 @@ def execute(stem: str) -> dict:
     assert nb.cells[0].id == SETUP_ID
     setup_outputs = nb.cells.pop(0).outputs
     nbformat.write(nb, out / f"{stem}.ipynb")
-    (out / f"{stem}.time.json").write_text(json.dumps(
-        {"notebook": stem, "seconds": round(seconds, 1), "mode": "fast",
-         "cpus": os.cpu_count()}) + "\n")
+    (out / f"{stem}.time.json").write_text(
+        json.dumps(
+            {"notebook": stem, "seconds": round(seconds, 1), "mode": "fast", "cpus": os.cpu_count()}
+        )
+        + "\n"
+    )
     print(f"{stem}: executed in {seconds:.1f} s (fast mode; recorded, not asserted)")
     records = json.loads(figures.read_text()) if figures.exists() else []
     if setup_outputs:

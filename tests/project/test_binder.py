@@ -44,13 +44,11 @@ def test_conda_environment_has_every_dependency_of_make_test():
     for block in (d for d in env["dependencies"] if isinstance(d, dict)):
         listed |= {_name(d) for d in block.get("pip", []) if not d.startswith("-")}
     extras = project["optional-dependencies"]
-    needed = {_name(r) for r in [*project["dependencies"], *extras["test"],
-                                 *extras["notebooks"]]}
+    needed = {_name(r) for r in [*project["dependencies"], *extras["test"], *extras["notebooks"]]}
     assert needed - listed == set()
 
 
-def test_postbuild_fails_fast_installs_uqviz_and_fetches_every_registered_file(tmp_path,
-                                                                               data_root):
+def test_postbuild_fails_fast_installs_uqviz_and_fetches_every_registered_file(tmp_path, data_root):
     text = (ROOT / "binder" / "postBuild").read_text()
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     assert lines[0] == "set -e"
@@ -72,8 +70,11 @@ def test_postbuild_fills_the_numba_cache_with_the_dashboard():
     text = (ROOT / "binder" / "postBuild").read_text()
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     install = next(i for i, ln in enumerate(lines) if "pip install" in ln)
-    warm = [i for i, ln in enumerate(lines)
-            if "nbconvert" in ln and "--execute" in ln and "notebooks/05_dashboard.ipynb" in ln]
+    warm = [
+        i
+        for i, ln in enumerate(lines)
+        if "nbconvert" in ln and "--execute" in ln and "notebooks/05_dashboard.ipynb" in ln
+    ]
     assert warm and warm[0] > install
     assert (ROOT / "notebooks" / "05_dashboard.ipynb").exists()
     assert "UQVIZ_PROGRESS=0" in lines[warm[0]]  # no progress-bar widgets in a build log
@@ -92,9 +93,14 @@ def test_postbuild_then_shows_every_view_of_the_explorers():
     module = load_script("warm-up-dashboard")
     for name, explorer in module.explorers().items():
         changes = module.changes(name, explorer)
-        controls = [c for c in vars(explorer).values()
-                    if isinstance(c, ipywidgets.ValueWidget) and hasattr(c, "description")
-                    and c is not explorer.dataset and c.description]
+        controls = [
+            c
+            for c in vars(explorer).values()
+            if isinstance(c, ipywidgets.ValueWidget)
+            and hasattr(c, "description")
+            and c is not explorer.dataset
+            and c.description
+        ]
         for control in controls:
             attr = next(a for a, v in vars(explorer).items() if v is control)
             visited = {v for a, v in changes if a == attr}
@@ -103,10 +109,16 @@ def test_postbuild_then_shows_every_view_of_the_explorers():
             else:
                 assert len(visited) >= 2, attr  # a slider or checkbox: changed and back
         first, second = module.PAIRS[name]
-        pairs = {(changes[i][1], changes[i + 1][1]) for i in range(len(changes) - 1)
-                 if changes[i][0] == first and changes[i + 1][0] == second}
-        assert pairs == {(a, b) for a in module._values(getattr(explorer, first))
-                         for b in module._values(getattr(explorer, second))}
+        pairs = {
+            (changes[i][1], changes[i + 1][1])
+            for i in range(len(changes) - 1)
+            if changes[i][0] == first and changes[i + 1][0] == second
+        }
+        assert pairs == {
+            (a, b)
+            for a in module._values(getattr(explorer, first))
+            for b in module._values(getattr(explorer, second))
+        }
 
 
 def test_readme_badge_opens_the_course_index():
@@ -132,8 +144,9 @@ def test_binder_start_serves_the_dashboard_with_a_preheated_kernel_behind_the_pr
     serve that port under the server's name, which is the base URL Voila writes into its page."""
     start = ROOT / "binder" / "start"
     assert os.access(start, os.X_OK)
-    lines = [ln.strip() for ln in start.read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
+    lines = [
+        ln.strip() for ln in start.read_text().splitlines() if ln.strip() and not ln.startswith("#")
+    ]
     assert lines[-1] == 'exec "$@"'  # repo2docker's start hook must run the server it is given
     cmd = _start_voila_command()
     notebook = next(a for a in cmd[1:] if a.endswith(".ipynb"))
@@ -145,10 +158,10 @@ def test_binder_start_serves_the_dashboard_with_a_preheated_kernel_behind_the_pr
     proxy = json.loads((ROOT / "binder" / "jupyter_server_config.json").read_text())
     servers = proxy["ServerProxy"]["servers"]
     assert len(servers) == 1
-    (name, server), = servers.items()
+    ((name, server),) = servers.items()
     assert server["port"] == int(opts["--port"]) and server["absolute_url"] is False
     assert "command" not in server  # started by binder/start, not on the first request
-    assert opts["--Voila.base_url"] == '${JUPYTERHUB_SERVICE_PREFIX:-/}' + f"{name}/"
+    assert opts["--Voila.base_url"] == "${JUPYTERHUB_SERVICE_PREFIX:-/}" + f"{name}/"
 
     env = yaml.safe_load((ROOT / "binder" / "environment.yml").read_text())
     conda = {_name(d) for d in env["dependencies"] if isinstance(d, str)}
@@ -159,12 +172,16 @@ def test_postbuild_merges_the_proxy_configuration_into_the_users_jupyter_config(
     """postBuild's merge step, run against a temporary Jupyter config directory that already
     holds a setting: the proxy's server is added, the setting is kept."""
     text = (ROOT / "binder" / "postBuild").read_text()
-    merge = next(ln for ln in text.splitlines()
-                 if ln.startswith("python -c") and "jupyter_server_config.json" in ln)
+    merge = next(
+        ln
+        for ln in text.splitlines()
+        if ln.startswith("python -c") and "jupyter_server_config.json" in ln
+    )
     config = tmp_path / "config"
     config.mkdir()
-    (config / "jupyter_server_config.json").write_text(json.dumps(
-        {"ServerApp": {"iopub_data_rate_limit": 1e9}}))
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"iopub_data_rate_limit": 1e9}})
+    )
     cmd = shlex.split(merge)
     cmd[0] = sys.executable
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config)}
@@ -186,12 +203,16 @@ def test_voila_json_selects_the_repository_template_and_the_widget_extensions():
     assert "{%- extends 'lab/index.html.j2' -%}" in (folder / "index.html.j2").read_text()
     files = sorted(str(p.relative_to(ROOT)) for p in folder.iterdir())
     data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "data-files"]
+        "data-files"
+    ]
     assert sorted(data_files[str(folder.relative_to(ROOT))]) == files
     assert "scripts/install-voila-template" in (ROOT / "Makefile").read_text()
     assert set(conf["extension_allowlist"]) == {
-        "@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8",
-        "jupyter-matplotlib", "jupyterlab_pygments"}
+        "@jupyter-widgets/jupyterlab-manager",
+        "@voila-dashboards/widgets-manager8",
+        "jupyter-matplotlib",
+        "jupyterlab_pygments",
+    }
 
 
 def test_voila_json_delays_the_pool_refill_past_the_page_load():
@@ -202,8 +223,10 @@ def test_voila_json_delays_the_pool_refill_past_the_page_load():
     conf = json.loads((ROOT / "voila.json").read_text())
     assert 2.0 <= conf["VoilaKernelManager"]["fill_delay"] <= 5.0
     guide = (ROOT / "docs" / "guide" / "dashboard.md").read_text()
-    assert f'"VoilaKernelManager": {{"fill_delay": {conf["VoilaKernelManager"]["fill_delay"]}}}' \
+    assert (
+        f'"VoilaKernelManager": {{"fill_delay": {conf["VoilaKernelManager"]["fill_delay"]}}}'
         in guide
+    )
 
 
 def test_widget_front_end_pins_agree_in_every_environment_file():

@@ -22,8 +22,10 @@ SUFFIXES = (".py", ".md", ".rst", ".txt", ".ipynb", ".html", ".css")
 
 #: a paper's file number standing alone (not a digit group of "10 000", "0.002", "20_000"), a
 #: paper's file name, or the papers' folder
-FILE_NUMBER = re.compile(r"(?<![\w.,])(?<!\d[ \u00a0\u202f])00[0-4](?![\w]|\.\d)"
-                         r"|\b00[0-4]_[0-9a-f]{6}|papers?/00\d")
+FILE_NUMBER = re.compile(
+    r"(?<![\w.,])(?<!\d[ \u00a0\u202f])00[0-4](?![\w]|\.\d)"
+    r"|\b00[0-4]_[0-9a-f]{6}|papers?/00\d"
+)
 #: Pernot's 2024 papers without their letter
 UNLETTERED = re.compile(r"Pernot,? \(?2024\)?(?![abc\d])")
 
@@ -31,8 +33,11 @@ UNLETTERED = re.compile(r"Pernot,? \(?2024\)?(?![abc\d])")
 def _texts():
     for top in SCANNED:
         for path in sorted((ROOT / top).rglob("*")):
-            if (path.suffix in SUFFIXES and path.is_file()
-                    and ".ipynb_checkpoints" not in path.parts):
+            if (
+                path.suffix in SUFFIXES
+                and path.is_file()
+                and ".ipynb_checkpoints" not in path.parts
+            ):
                 yield path
 
 
@@ -44,8 +49,9 @@ def _lines(path: pathlib.Path):
 
 
 def _cited(lines, pattern) -> list[str]:
-    return [f"line {i}: {line.strip()[:120]}" for i, line in enumerate(lines, 1)
-            if pattern.search(line)]
+    return [
+        f"line {i}: {line.strip()[:120]}" for i, line in enumerate(lines, 1) if pattern.search(line)
+    ]
 
 
 def _number(k: int, rest: str = "") -> str:
@@ -53,18 +59,36 @@ def _number(k: int, rest: str = "") -> str:
     return f"{k:03d}{rest}"
 
 
-@pytest.mark.parametrize("text", [_number(2, " eq. 16"), f"({_number(4, ' Fig. 5')}, "
-                                  f"{_number(0, ' Fig. 3')})", f"paper {_number(4)}",
-                                  f"papers {_number(0)}/{_number(4)}", _number(1, ": f_v = 0.61"),
-                                  f"see {_number(3)}.", f"{_number(2)}_ec9840e4c0a3d752.txt",
-                                  "ls shared/papers/0" + "02*"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        _number(2, " eq. 16"),
+        f"({_number(4, ' Fig. 5')}, {_number(0, ' Fig. 3')})",
+        f"paper {_number(4)}",
+        f"papers {_number(0)}/{_number(4)}",
+        _number(1, ": f_v = 0.61"),
+        f"see {_number(3)}.",
+        f"{_number(2)}_ec9840e4c0a3d752.txt",
+        "ls shared/papers/0" + "02*",
+    ],
+)
 def test_the_pattern_finds_file_numbers(text):
     assert FILE_NUMBER.search(text), text
 
 
-@pytest.mark.parametrize("text", ["tolerance 0.002", "20_000 points", "10 000 replicates",
-                                  "20\u202f000", "color #004488", "2004", "x004",
-                                  "Pernot (2024c) eq. 16"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tolerance 0.002",
+        "20_000 points",
+        "10 000 replicates",
+        "20\u202f000",
+        "color #004488",
+        "2004",
+        "x004",
+        "Pernot (2024c) eq. 16",
+    ],
+)
 def test_the_pattern_leaves_numbers_alone(text):
     assert not FILE_NUMBER.search(text), text
 
@@ -86,8 +110,12 @@ def test_the_scan_sees_every_folder():
 def test_no_file_number_citation(path):
     lines = _lines(path)
     found = _cited(lines, FILE_NUMBER)
-    assert not found, (f"{path.relative_to(ROOT)} cites a paper by file number (cite it "
-                       f"author-year, keys in docs/references.md): {found}")
+    assert not found, (
+        f"{path.relative_to(ROOT)} cites a paper by file number (cite it "
+        f"author-year, keys in docs/references.md): {found}"
+    )
     found = _cited(lines, UNLETTERED)
-    assert not found, (f"{path.relative_to(ROOT)}: a 2024 paper of Pernot without its letter "
-                       f"is ambiguous, say which: 2024a, 2024b or 2024c: {found}")
+    assert not found, (
+        f"{path.relative_to(ROOT)}: a 2024 paper of Pernot without its letter "
+        f"is ambiguous, say which: 2024a, 2024b or 2024c: {found}"
+    )

@@ -68,7 +68,7 @@ def _uses(text):
     without the previews of what is to come (the learning objectives, the course map)."""
     if text.lstrip().startswith("## Map of the course"):
         return ""
-    text = re.sub(r"\A\s*# [^\n]*", "", text)       # the notebook's title
+    text = re.sub(r"\A\s*# [^\n]*", "", text)  # the notebook's title
     text = re.sub(r"\*\*Learning objectives.*?(?=\n\n(?![-*] )|\Z)", "", text, flags=re.S)
     return _prose(text)
 
@@ -96,8 +96,10 @@ def test_terms_are_defined_or_linked_where_first_used(notebook):
         defined = re.search(r"\*\*[^*]*(" + pattern + r")[^*]*\*\*", first) is not None
         if not (linked or defined):
             bad.append(term)
-    assert not bad, (f"{notebook.name}: first use without a glossary link or a bold "
-                     f"definition in the same cell: {', '.join(bad)}")
+    assert not bad, (
+        f"{notebook.name}: first use without a glossary link or a bold "
+        f"definition in the same cell: {', '.join(bad)}"
+    )
 
 
 # the order of the course, and the notebook each one must point to last
@@ -109,7 +111,8 @@ def test_every_notebook_ends_with_a_link_to_the_next(notebook):
     cells = _markdown_cells(notebook)
     last = cells[-1]
     assert re.match(r"\s*##+ (\d+\. )?(What|Where) next", last), (
-        f"{notebook.name}: the last markdown cell is not a 'What next' section")
+        f"{notebook.name}: the last markdown cell is not a 'What next' section"
+    )
     i = ORDER.index(notebook.name)
     nxt = ORDER[i + 1] if i + 1 < len(ORDER) else ORDER[0]
     assert f"({nxt})" in last or f"({nxt}#" in last, f"{notebook.name}: no link to {nxt}"
@@ -168,8 +171,9 @@ def quoted_number_failures(stem, nb):
         return None
     quotes = json.loads(path.read_text())
     cells = {c.get("id"): c for c in nb["cells"]}
-    printed = "\n".join(t for c in nb["cells"] if c["cell_type"] == "code"
-                        for t in _output_texts(c))
+    printed = "\n".join(
+        t for c in nb["cells"] if c["cell_type"] == "code" for t in _output_texts(c)
+    )
     bad = []
     for cell_id, numbers in quotes.items():
         cell = cells.get(cell_id)
@@ -213,8 +217,11 @@ def figure_failures(records, nb):
             name = f"{where}, axes {ax['index']} {ax['title']!r}"
             if ax["kind"] == "axes" and ax["has_data"]:
                 for axis in ("x", "y"):
-                    if not (ax[f"{axis}label"].strip() or ax[f"{axis}label_shared"]
-                            or ax.get(f"{axis}_categorical")):
+                    if not (
+                        ax[f"{axis}label"].strip()
+                        or ax[f"{axis}label_shared"]
+                        or ax.get(f"{axis}_categorical")
+                    ):
                         bad.append(f"{name}: no {axis} label")
             labels = [t for t in ax.get("legend", []) if t.strip()]
             dup = sorted({t for t in labels if labels.count(t) > 1})
@@ -237,7 +244,8 @@ def figure_failures(records, nb):
 OUTPUT_PATTERNS = {
     "a machine path": re.compile(r"/home/|/work/|site-packages|/tmp/|/Users/"),
     "a frozen progress bar": re.compile(
-        r"\d+%\|[^|\n]{0,80}\| *\d+/\d+|\d+/\d+ \[\d\d:\d\d|[\d.?]+ ?(?:it/s|s/it)\]"),
+        r"\d+%\|[^|\n]{0,80}\| *\d+/\d+|\d+/\d+ \[\d\d:\d\d|[\d.?]+ ?(?:it/s|s/it)\]"
+    ),
     "a warning's source line": re.compile(r"^\s*warnings\.warn\(|\.py:\d+: \w*Warning", re.M),
 }
 
@@ -253,7 +261,7 @@ def output_failures(nb):
             for what, pattern in OUTPUT_PATTERNS.items():
                 m = pattern.search(text)
                 if m:
-                    line = text[max(0, m.start() - 60):m.end() + 60].replace("\n", "\\n")
+                    line = text[max(0, m.start() - 60) : m.end() + 60].replace("\n", "\\n")
                     bad.append(f"cell {i} (id {cell.get('id')}): {what}: ...{line}...")
     return sorted(set(bad))
 
@@ -273,30 +281,60 @@ def test_every_quote_file_names_a_notebook():
 
 def test_the_output_check_sees_what_it_must():
     frozen = "  0%|          | 0/5 [00:00<?, ?it/s]"
-    warning = ("/home/u/uqviz/engine/tree.py:96: UnreliableWarning: z0 is large\n"
-               "  warnings.warn(\n")
-    cell = {"cell_type": "code", "id": "c", "outputs": [
-        {"output_type": "stream", "name": "stderr", "text": warning},
-        {"output_type": "display_data", "data": {"text/plain": frozen}}]}
+    warning = "/home/u/uqviz/engine/tree.py:96: UnreliableWarning: z0 is large\n  warnings.warn(\n"
+    cell = {
+        "cell_type": "code",
+        "id": "c",
+        "outputs": [
+            {"output_type": "stream", "name": "stderr", "text": warning},
+            {"output_type": "display_data", "data": {"text/plain": frozen}},
+        ],
+    }
     bad = output_failures({"cells": [cell]})
     assert [b.split(": ")[1] for b in bad] == sorted(
-        ["a frozen progress bar", "a machine path", "a warning's source line"])
-    clean = {"cell_type": "code", "id": "c", "outputs": [
-        {"output_type": "stream", "name": "stderr", "text": "UnreliableWarning: z0 is large\n"},
-        {"output_type": "execute_result", "data": {"text/plain": "f_v = 0.95 | 19/20 bins"}}]}
+        ["a frozen progress bar", "a machine path", "a warning's source line"]
+    )
+    clean = {
+        "cell_type": "code",
+        "id": "c",
+        "outputs": [
+            {"output_type": "stream", "name": "stderr", "text": "UnreliableWarning: z0 is large\n"},
+            {"output_type": "execute_result", "data": {"text/plain": "f_v = 0.95 | 19/20 bins"}},
+        ],
+    }
     assert output_failures({"cells": [clean]}) == []
 
 
 def test_the_figure_check_sees_what_it_must():
-    rec = {"source": "x", "axes": [
-        {"index": 0, "kind": "axes", "title": "t", "has_data": True, "xlabel": "x",
-         "ylabel": "", "xlabel_shared": True, "ylabel_shared": False,
-         "legend": ["a", "a", "b"], "legend_over": ["Line2D 'a' (line)"]},
-        {"index": 1, "kind": "colorbar", "title": "", "has_data": True, "xlabel": "",
-         "ylabel": "", "xlabel_shared": False, "ylabel_shared": False}]}
+    rec = {
+        "source": "x",
+        "axes": [
+            {
+                "index": 0,
+                "kind": "axes",
+                "title": "t",
+                "has_data": True,
+                "xlabel": "x",
+                "ylabel": "",
+                "xlabel_shared": True,
+                "ylabel_shared": False,
+                "legend": ["a", "a", "b"],
+                "legend_over": ["Line2D 'a' (line)"],
+            },
+            {
+                "index": 1,
+                "kind": "colorbar",
+                "title": "",
+                "has_data": True,
+                "xlabel": "",
+                "ylabel": "",
+                "xlabel_shared": False,
+                "ylabel_shared": False,
+            },
+        ],
+    }
     bad = figure_failures([rec], {"cells": [{"cell_type": "code", "id": "f", "source": "x"}]})
     assert len(bad) == 3 and all(b.startswith("cell 0 (id f), figure 0, axes 0") for b in bad)
-
 
 
 # -------------------------------------------------------------------------------------------
@@ -317,21 +355,30 @@ def quoted_seconds(seconds):
 
 def _times():
     with TIMES.open() as f:
-        return {(r["notebook"], r["mode"]): quoted_seconds(r["seconds"])
-                for r in csv.DictReader(f)}
+        return {(r["notebook"], r["mode"]): quoted_seconds(r["seconds"]) for r in csv.DictReader(f)}
 
 
 def test_the_quoting_convention():
-    assert [quoted_seconds(s) for s in (1.2, 6.4, 7.4, 7.5, 22.6, 38.3, 53.2, 118)] == \
-        [5, 5, 5, 10, 25, 40, 55, 120]
+    assert [quoted_seconds(s) for s in (1.2, 6.4, 7.4, 7.5, 22.6, 38.3, 53.2, 118)] == [
+        5,
+        5,
+        5,
+        10,
+        25,
+        40,
+        55,
+        120,
+    ]
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_notebook_has_measured_run_times(notebook):
     times = _times()
     missing = [mode for mode in ("full", "fast") if (notebook.stem, mode) not in times]
-    assert not missing, (f"{notebook.stem} ({', '.join(missing)} mode) is not in {TIMES.name}: "
-                         "run scripts/run-notebooks (--fast)")
+    assert not missing, (
+        f"{notebook.stem} ({', '.join(missing)} mode) is not in {TIMES.name}: "
+        "run scripts/run-notebooks (--fast)"
+    )
 
 
 def _claim(stem, times):
@@ -342,16 +389,24 @@ def _claim(stem, times):
 def test_the_course_map_quotes_the_table():
     """Notebook 00's map: the last column of each notebook's row is "about F s / about f s"."""
     times = _times()
-    cells = {c.get("id"): "".join(c["source"])
-             for c in json.loads((ROOT / "notebooks" / "00_index.ipynb").read_text())["cells"]}
+    cells = {
+        c.get("id"): "".join(c["source"])
+        for c in json.loads((ROOT / "notebooks" / "00_index.ipynb").read_text())["cells"]
+    }
     table = cells["map-1"]
     bad = []
     for path in NOTEBOOKS:
-        row = next((line for line in table.splitlines()
-                    if line.startswith(f"| [{path.stem[:2]}]({path.name})")), None)
+        row = next(
+            (
+                line
+                for line in table.splitlines()
+                if line.startswith(f"| [{path.stem[:2]}]({path.name})")
+            ),
+            None,
+        )
         full, fast = _claim(path.stem, times)
         if full is None or fast is None:
-            continue            # not measured: test_every_notebook_has_measured_run_times
+            continue  # not measured: test_every_notebook_has_measured_run_times
         want = f"about {full} s / about {fast} s"
         if row is None or row.rstrip(" |").rsplit("|", 1)[-1].strip() != want:
             bad.append(f"{path.stem}: {want!r} expected")
@@ -362,16 +417,20 @@ def test_the_course_page_quotes_the_table():
     """docs/course.md, "Run times": | NN | about F s | about f s | ... |."""
     times = _times()
     section = COURSE_PAGE.read_text().split("## Run times", 1)[1].split("\n#", 1)[0]
-    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:4]]
-            for line in section.splitlines() if re.match(r"\| \d\d \|", line)}
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:4]]
+        for line in section.splitlines()
+        if re.match(r"\| \d\d \|", line)
+    }
     bad = []
     for path in NOTEBOOKS:
         full, fast = _claim(path.stem, times)
         if full is None or fast is None:
-            continue            # not measured: test_every_notebook_has_measured_run_times
+            continue  # not measured: test_every_notebook_has_measured_run_times
         if rows.get(path.stem[:2]) != [f"about {full} s", f"about {fast} s"]:
-            bad.append(f"{path.stem}: {rows.get(path.stem[:2])} instead of about {full} s, "
-                       f"about {fast} s")
+            bad.append(
+                f"{path.stem}: {rows.get(path.stem[:2])} instead of about {full} s, about {fast} s"
+            )
     assert not bad, "; ".join(bad)
 
 
@@ -382,12 +441,15 @@ def _sentences(text):
 def _is_claim(sentence):
     """A sentence that states how long the notebook runs: it speaks of a mode or of the whole
     notebook, and not of one cell or of recomputing the stored studies."""
-    return (re.search(r"\bmodes?\b|whole notebook", sentence) is not None
-            and re.search(r"\bcells?\b|stud(y|ies)|recompute", sentence) is None)
+    return (
+        re.search(r"\bmodes?\b|whole notebook", sentence) is not None
+        and re.search(r"\bcells?\b|stud(y|ies)|recompute", sentence) is None
+    )
 
 
-@pytest.mark.parametrize("notebook", [p for p in NOTEBOOKS if not p.name.startswith("00_")],
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "notebook", [p for p in NOTEBOOKS if not p.name.startswith("00_")], ids=lambda p: p.stem
+)
 def test_each_notebook_quotes_the_table(notebook):
     """Notebooks 01-10 state their run time in a paragraph "**Run time:** about F s in full mode
     ... about f s in fast mode" (in the header; notebook 05, an app, in its *About* section), with
@@ -397,10 +459,13 @@ def test_each_notebook_quotes_the_table(notebook):
     lines before the heavy cells are about those cells)."""
     full, fast = _claim(notebook.stem, _times())
     assert full is not None and fast is not None, (
-        f"{notebook.name}: no measured run time in the table (scripts/run-notebooks)")
+        f"{notebook.name}: no measured run time in the table (scripts/run-notebooks)"
+    )
     cells = _markdown_cells(notebook)
-    home, para = next(((c, p) for c in cells for p in c.split("\n\n")
-                       if p.lstrip().startswith("**Run time")), ("", ""))
+    home, para = next(
+        ((c, p) for c in cells for p in c.split("\n\n") if p.lstrip().startswith("**Run time")),
+        ("", ""),
+    )
     assert para, f"{notebook.name}: no '**Run time' paragraph"
     flat = re.sub(r"\s+", " ", para)
     assert f"about {full} s in full mode" in flat, f"{notebook.name}: 'about {full} s in full mode'"

@@ -30,9 +30,18 @@ MARKDOWN_FILES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *DOC_PAGES]
 # the public surface, derived from the package
 # -------------------------------------------------------------------------------------------
 #: public namespaces: their __all__ (or their public names) is the API
-PUBLIC_MODULES = ["uqviz", "uqviz.datasets", "uqviz.synthetic", "uqviz.generative",
-                  "uqviz.statistics", "uqviz.experiments", "uqviz.quantile", "uqviz.reporting",
-                  "uqviz.widgets", *(f"uqviz.plots.{m}" for m in uqviz.plots.__all__)]
+PUBLIC_MODULES = [
+    "uqviz",
+    "uqviz.datasets",
+    "uqviz.synthetic",
+    "uqviz.generative",
+    "uqviz.statistics",
+    "uqviz.experiments",
+    "uqviz.quantile",
+    "uqviz.reporting",
+    "uqviz.widgets",
+    *(f"uqviz.plots.{m}" for m in uqviz.plots.__all__),
+]
 #: public callables that live in an inner module (the conventions and the README name them)
 EXTRA_PUBLIC = ["uqviz.engine.binning.compute_bins"]
 
@@ -72,9 +81,15 @@ def api_entries():
     for page in sorted(API.glob("*.md")):
         text = page.read_text()
         for match in _DIRECTIVE.finditer(text):
-            headings = re.findall(r"^## (.+)$", text[:match.start()], re.M)
-            entries.append((page.name, headings[-1].strip() if headings else None,
-                            match.group(1), match.group(2)))
+            headings = re.findall(r"^## (.+)$", text[: match.start()], re.M)
+            entries.append(
+                (
+                    page.name,
+                    headings[-1].strip() if headings else None,
+                    match.group(1),
+                    match.group(2),
+                )
+            )
     return entries
 
 
@@ -92,21 +107,36 @@ def _resolve(path):
 def test_the_surface_is_not_trivially_small():
     paths = {p for p, _ in SURFACE}
     assert len(paths) > 80
-    assert {"uqviz.validate_average", "uqviz.synthetic.nig", "uqviz.generative.normal",
-            "uqviz.plots.conditional.local", "uqviz.widgets.ConditionalExplorer",
-            "uqviz.engine.binning.compute_bins", "uqviz.reporting.ReportCollection"} <= paths
+    assert {
+        "uqviz.validate_average",
+        "uqviz.synthetic.nig",
+        "uqviz.generative.normal",
+        "uqviz.plots.conditional.local",
+        "uqviz.widgets.ConditionalExplorer",
+        "uqviz.engine.binning.compute_bins",
+        "uqviz.reporting.ReportCollection",
+    } <= paths
 
 
 @pytest.mark.parametrize("path, obj", SURFACE, ids=[p for p, _ in SURFACE])
 def test_every_public_callable_is_in_the_api_reference(path, obj):
-    documented = [(page, heading, kind, target) for page, heading, kind, target in api_entries()
-                  if _resolve(target) is obj]
+    documented = [
+        (page, heading, kind, target)
+        for page, heading, kind, target in api_entries()
+        if _resolve(target) is obj
+    ]
     assert documented, f"{path} is not documented in docs/api/*.md"
     page, heading, kind, target = documented[0]
     assert heading == path.rsplit(".", 1)[1], (
-        f"docs/api/{page}: the heading before {target} must be '## {path.rsplit('.', 1)[1]}'")
-    expected = ("autoexception" if inspect.isclass(obj) and issubclass(obj, BaseException)
-                else "autoclass" if inspect.isclass(obj) else "autofunction")
+        f"docs/api/{page}: the heading before {target} must be '## {path.rsplit('.', 1)[1]}'"
+    )
+    expected = (
+        "autoexception"
+        if inspect.isclass(obj) and issubclass(obj, BaseException)
+        else "autoclass"
+        if inspect.isclass(obj)
+        else "autofunction"
+    )
     assert kind in (expected, "autoclass" if expected == "autoexception" else expected)
     # documented under the path users import: a public namespace, never the defining module
     assert target == path or target.rsplit(".", 1)[0] in PUBLIC_MODULES, target
@@ -121,8 +151,9 @@ def test_api_directives_name_importable_objects_under_their_own_heading():
 
 
 def test_every_api_page_is_in_the_api_toctree():
-    assert sorted(p.stem for p in API.glob("*.md") if p.stem != "index") == \
-        sorted(toctree_entries(API / "index.md"))
+    assert sorted(p.stem for p in API.glob("*.md") if p.stem != "index") == sorted(
+        toctree_entries(API / "index.md")
+    )
 
 
 # -------------------------------------------------------------------------------------------
@@ -132,16 +163,26 @@ def test_every_api_page_is_in_the_api_toctree():
 NUMPYDOC_EXEMPT: set = set()  # every public callable has Parameters/Returns/Examples
 
 
-@pytest.mark.parametrize("path, obj", [(p, o) for p, o in SURFACE if p not in NUMPYDOC_EXEMPT],
-                         ids=[p for p, _ in SURFACE if p not in NUMPYDOC_EXEMPT])
+@pytest.mark.parametrize(
+    "path, obj",
+    [(p, o) for p, o in SURFACE if p not in NUMPYDOC_EXEMPT],
+    ids=[p for p, _ in SURFACE if p not in NUMPYDOC_EXEMPT],
+)
 def test_public_callable_has_numpydoc_sections(path, obj):
     doc = inspect.getdoc(obj) or ""
     if inspect.isclass(obj) and issubclass(obj, Exception):
         signature = None  # raised by uqviz, never built by users: no parameters to document
     else:
         signature = inspect.signature(obj)
-    params = [p for p in signature.parameters.values()
-              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)] if signature else []
+    params = (
+        [
+            p
+            for p in signature.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if signature
+        else []
+    )
     if params:
         assert "Parameters\n----------" in doc, f"{path}: no Parameters section"
     if not inspect.isclass(obj):
@@ -199,8 +240,11 @@ def _unique(slugs):
 def _markdown_headings(text, max_level=3):
     """(level, title) of the headings of a Markdown text, outside code blocks."""
     text = re.sub(r"^```+.*?^```+\s*$", "", text, flags=re.S | re.M)
-    return [(len(m.group(1)), m.group(2)) for m in _HEADING.finditer(text)
-            if len(m.group(1)) <= max_level]
+    return [
+        (len(m.group(1)), m.group(2))
+        for m in _HEADING.finditer(text)
+        if len(m.group(1)) <= max_level
+    ]
 
 
 def _notebook_markdown(path):
@@ -211,8 +255,9 @@ def _notebook_markdown(path):
 def anchors(path, max_level=3):
     """The heading anchors of a .md file or of a notebook's markdown cells (h1-h3, as myst)."""
     if path.suffix == ".ipynb":
-        headings = [h for cell in _notebook_markdown(path) for h in _markdown_headings(cell,
-                                                                                       max_level)]
+        headings = [
+            h for cell in _notebook_markdown(path) for h in _markdown_headings(cell, max_level)
+        ]
     else:
         headings = _markdown_headings(path.read_text(), max_level)
     return set(_unique([github_slug(t) for _, t in headings]))
@@ -243,15 +288,17 @@ def _check(source, target):
     if anchor:
         assert dest.suffix in (".md", ".ipynb"), f"{rel}: anchor into {dest.name}"
         assert anchor in anchors(dest), (
-            f"{rel}: #{anchor} is not a heading anchor of {dest.relative_to(ROOT)}")
+            f"{rel}: #{anchor} is not a heading anchor of {dest.relative_to(ROOT)}"
+        )
 
 
 def test_there_are_links_to_check():
     assert len(ALL_LINKS) > 50
 
 
-@pytest.mark.parametrize("source", [*NOTEBOOKS, *MARKDOWN_FILES],
-                         ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "source", [*NOTEBOOKS, *MARKDOWN_FILES], ids=lambda p: str(p.relative_to(ROOT))
+)
 def test_relative_links_resolve(source):
     for src, target in _links(source):
         _check(src, target)
@@ -262,10 +309,14 @@ def test_slug_rule_is_myst_github_style():
     assert github_slug("nu (degrees of freedom)") == "nu-degrees-of-freedom"
     assert github_slug("sqrt(M) scaling") == "sqrtm-scaling"
     assert github_slug("beta_GM") == "beta_gm"
-    assert github_slug("6. Does the order of the data matter? The ordering study") == \
-        "6-does-the-order-of-the-data-matter-the-ordering-study"
-    assert github_slug(r"3.1 The robust skewness $\beta_{GM}$ (Fig. 3)") == \
-        "31-the-robust-skewness--fig-3"
+    assert (
+        github_slug("6. Does the order of the data matter? The ordering study")
+        == "6-does-the-order-of-the-data-matter-the-ordering-study"
+    )
+    assert (
+        github_slug(r"3.1 The robust skewness $\beta_{GM}$ (Fig. 3)")
+        == "31-the-robust-skewness--fig-3"
+    )
 
 
 # -------------------------------------------------------------------------------------------
@@ -273,16 +324,38 @@ def test_slug_rule_is_myst_github_style():
 # -------------------------------------------------------------------------------------------
 GLOSSARY = DOCS / "glossary.md"
 #: the terms every reader of the course meets (issue: "every term and symbol"), as anchors
-REQUIRED_TERMS = ["e", "ue", "z-score", "zms", "rce", "nll", "cc", "ence", "uce", "zmse", "lzm",
-                  "lzms", "lrce", "f_v", "bca-interval", "zeta-score",
-                  "generative-distribution-d", "sim-and-sim2", "beta_gm", "kappa_cs"]
+REQUIRED_TERMS = [
+    "e",
+    "ue",
+    "z-score",
+    "zms",
+    "rce",
+    "nll",
+    "cc",
+    "ence",
+    "uce",
+    "zmse",
+    "lzm",
+    "lzms",
+    "lrce",
+    "f_v",
+    "bca-interval",
+    "zeta-score",
+    "generative-distribution-d",
+    "sim-and-sim2",
+    "beta_gm",
+    "kappa_cs",
+]
 
 
 def glossary_terms():
     if not GLOSSARY.exists():
         pytest.fail("docs/glossary.md is missing", pytrace=False)
-    return set(_unique([github_slug(t) for level, t in _markdown_headings(GLOSSARY.read_text())
-                        if level == 3]))
+    return set(
+        _unique(
+            [github_slug(t) for level, t in _markdown_headings(GLOSSARY.read_text()) if level == 3]
+        )
+    )
 
 
 def test_glossary_defines_the_required_terms():
@@ -310,9 +383,11 @@ def test_notebook_links_into_the_glossary_name_a_term(notebook):
 # -------------------------------------------------------------------------------------------
 # no internal documents, no local paths
 # -------------------------------------------------------------------------------------------
-FORBIDDEN = re.compile(r"(?<!theoretical )specification|paper 00\d|papers/00|"
-                       r"/work/|\.\./shared|/home/|/tmp/",
-                       re.I)
+FORBIDDEN = re.compile(
+    r"(?<!theoretical )specification|paper 00\d|papers/00|"
+    r"/work/|\.\./shared|/home/|/tmp/",
+    re.I,
+)
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
@@ -335,8 +410,9 @@ def _docstrings():
         module = importlib.import_module(info.name)
         objs = [module]
         for _, obj in inspect.getmembers(module):
-            if (inspect.isfunction(obj) or inspect.isclass(obj)) and \
-                    getattr(obj, "__module__", "") == info.name:
+            if (inspect.isfunction(obj) or inspect.isclass(obj)) and getattr(
+                obj, "__module__", ""
+            ) == info.name:
                 objs.append(obj)
                 if inspect.isclass(obj):
                     objs += [v for v in vars(obj).values() if inspect.isfunction(v)]

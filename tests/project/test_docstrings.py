@@ -24,22 +24,44 @@ REFERENCES = ROOT / "docs" / "references.md"
 
 #: the public analyses: uqviz.__all__ minus the data constructors, storage, the statistics
 #: registry and converters (which compute nothing to validate)
-NOT_ANALYSES = {"check_dataset", "from_arrays", "from_dataframe", "from_datasets",
-                "from_estimator", "from_predictions", "read_csv", "get_statistic",
-                "list_statistics", "load_study", "save_study", "stored_study", "qce_to_numpy"}
+NOT_ANALYSES = {
+    "check_dataset",
+    "from_arrays",
+    "from_dataframe",
+    "from_datasets",
+    "from_estimator",
+    "from_predictions",
+    "read_csv",
+    "get_statistic",
+    "list_statistics",
+    "load_study",
+    "save_study",
+    "stored_study",
+    "qce_to_numpy",
+}
 #: and the functions of the statistics registry that compute a statistic or its reference
-EXTRA = ["statistics.point_estimate", "statistics.reference_value",
-         "statistics.excess_over_reference"]
-ANALYSES = sorted(n for n in uqviz.__all__
-                  if inspect.isfunction(getattr(uqviz, n)) and n not in NOT_ANALYSES) + EXTRA
+EXTRA = [
+    "statistics.point_estimate",
+    "statistics.reference_value",
+    "statistics.excess_over_reference",
+]
+ANALYSES = (
+    sorted(
+        n for n in uqviz.__all__ if inspect.isfunction(getattr(uqviz, n)) and n not in NOT_ANALYSES
+    )
+    + EXTRA
+)
 
 #: an author-year citation: "Pernot (2024b)", "Levi et al. (2022)", "DiCiccio & Efron (1996)",
 #: "Pernot (2023, BVS)"
-CITATION = re.compile(r"((?:[A-Z][\w'\-]+|[A-Z][a-zö]+)(?: et al\.| & [A-Z][\w'\-]+)?)"
-                      r" \((\d{4}[a-z]?(?:, [A-Za-z]+)?)\)")
+CITATION = re.compile(
+    r"((?:[A-Z][\w'\-]+|[A-Z][a-zö]+)(?: et al\.| & [A-Z][\w'\-]+)?)"
+    r" \((\d{4}[a-z]?(?:, [A-Za-z]+)?)\)"
+)
 #: a description that only points elsewhere
-POINTER = re.compile(r"^\s*(see|as in|as)\s+(docs/conventions\.md|:func:`[\w.]+`)[\s.;,]*$",
-                     re.IGNORECASE)
+POINTER = re.compile(
+    r"^\s*(see|as in|as)\s+(docs/conventions\.md|:func:`[\w.]+`)[\s.;,]*$", re.IGNORECASE
+)
 
 
 def _reference_keys():
@@ -67,24 +89,53 @@ def _doc(name):
 
 def test_the_analyses_are_found():
     # a guard against an empty parametrisation: the list of the issue, at least
-    expected = {"validate_average", "local_calibration", "fraction_valid", "binned_errors",
-                "simulated_reference", "validate_simulated", "validate_with_references", "qce",
-                "nees",
-                "nees_test", "proper_scores", "interval_coverage", "calibration_curve",
-                "fit_recalibration", "recalibrate", "decimation_curve", "extrapolate",
-                "confidence_curve", "ordering_study", "running_statistics", "reliability",
-                "validation_probability", "statistic_bias", "report"}
+    expected = {
+        "validate_average",
+        "local_calibration",
+        "fraction_valid",
+        "binned_errors",
+        "simulated_reference",
+        "validate_simulated",
+        "validate_with_references",
+        "qce",
+        "nees",
+        "nees_test",
+        "proper_scores",
+        "interval_coverage",
+        "calibration_curve",
+        "fit_recalibration",
+        "recalibrate",
+        "decimation_curve",
+        "extrapolate",
+        "confidence_curve",
+        "ordering_study",
+        "running_statistics",
+        "reliability",
+        "validation_probability",
+        "statistic_bias",
+        "report",
+    }
     assert expected <= set(ANALYSES)
-    assert {"Pernot (2024b)", "Pernot (2023, BVS)", "DiCiccio & Efron (1996)",
-            "Efron (1987)"} <= KEYS
+    assert {
+        "Pernot (2024b)",
+        "Pernot (2023, BVS)",
+        "DiCiccio & Efron (1996)",
+        "Efron (1987)",
+    } <= KEYS
 
 
 def test_citation_pattern():
-    text = ("Pernot (2024b), eq. 14; Levi et al. (2022); DiCiccio & Efron (1996) and "
-            "Pernot (2023, BVS); Küppers et al. (2022)")
+    text = (
+        "Pernot (2024b), eq. 14; Levi et al. (2022); DiCiccio & Efron (1996) and "
+        "Pernot (2023, BVS); Küppers et al. (2022)"
+    )
     assert [" ".join(m.groups()) for m in CITATION.finditer(text)] == [
-        "Pernot 2024b", "Levi et al. 2022", "DiCiccio & Efron 1996", "Pernot 2023, BVS",
-        "Küppers et al. 2022"]
+        "Pernot 2024b",
+        "Levi et al. 2022",
+        "DiCiccio & Efron 1996",
+        "Pernot 2023, BVS",
+        "Küppers et al. 2022",
+    ]
 
 
 @pytest.mark.parametrize("name", ANALYSES)
@@ -103,7 +154,8 @@ def test_parameters_match_the_signature(name):
     assert len(documented) == len(set(documented)), f"{name}: a parameter documented twice"
     assert set(documented) == set(signature), (
         f"{name}: undocumented {sorted(set(signature) - set(documented))}, "
-        f"not in the signature {sorted(set(documented) - set(signature))}")
+        f"not in the signature {sorted(set(documented) - set(signature))}"
+    )
 
 
 @pytest.mark.parametrize("name", ANALYSES)
@@ -124,8 +176,9 @@ def test_references_are_keys_of_the_references_page(name):
     assert cited <= KEYS, f"{name}: not in docs/references.md: {sorted(cited - KEYS)}"
     assert ":doc:`/docs/references`" in refs
     # every work cited anywhere in the docstring is a key too, and is listed in References
-    everywhere = {f"{a} ({y})"
-                  for a, y in CITATION.findall(" ".join(_function(name).__doc__.split()))}
+    everywhere = {
+        f"{a} ({y})" for a, y in CITATION.findall(" ".join(_function(name).__doc__.split()))
+    }
     assert everywhere <= KEYS, f"{name}: not in docs/references.md: {sorted(everywhere - KEYS)}"
 
 

@@ -31,8 +31,18 @@ from uqviz.engine import statistics as engine_statistics
 ROOT = Path(__file__).resolve().parents[2]
 
 #: modules a bare ``import uqviz`` must not import
-HEAVY = ("scipy.stats", "scipy.special", "scipy.optimize", "matplotlib", "matplotlib.pyplot",
-         "seaborn", "dask", "dask.distributed", "sklearn", "numba")
+HEAVY = (
+    "scipy.stats",
+    "scipy.special",
+    "scipy.optimize",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "seaborn",
+    "dask",
+    "dask.distributed",
+    "sklearn",
+    "numba",
+)
 
 CHILD = r"""
 import json, sys, warnings
@@ -63,11 +73,20 @@ print(json.dumps(out))
 
 
 def _fresh():
-    env = dict(os.environ,
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-               MPLBACKEND="Agg", UQVIZ_PROGRESS="0")
-    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(HEAVY)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        MPLBACKEND="Agg",
+        UQVIZ_PROGRESS="0",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(HEAVY)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -103,8 +122,8 @@ def test_binned_forwarders_are_the_kernels():
     # bins with MV = (1, 4), MSE = (4, 1): RMV = (1, 2), RMSE = (2, 1)
     m = {"V": np.array([1.0, 4.0]), "E2": np.array([4.0, 1.0]), "Z2": np.array([4.0, 0.25])}
     get = engine_statistics.get_statistic
-    assert float(get("ENCE").func(m)) == 0.75          # (|1 - 2|/1 + |2 - 1|/2) / 2
-    assert float(get("UCE").func(m)) == 3.0            # (|1 - 4| + |4 - 1|) / 2
+    assert float(get("ENCE").func(m)) == 0.75  # (|1 - 2|/1 + |2 - 1|/2) / 2
+    assert float(get("UCE").func(m)) == 3.0  # (|1 - 4| + |4 - 1|) / 2
     assert float(get("ZMSE").func(m)) == float(np.log(4.0))  # (|ln 4| + |ln 1/4|) / 2
     assert checks.ENGINES == ("numba", "numpy")
 
@@ -131,8 +150,8 @@ def test_first_use_from_several_threads_waits_for_the_import(tmp_path, monkeypat
     import time
 
     (tmp_path / "uqviz_slow_module.py").write_text(
-        "import time\ntime.sleep(0.3)  # a slow import: the others arrive meanwhile\n"
-        "ANSWER = 42\n")
+        "import time\ntime.sleep(0.3)  # a slow import: the others arrive meanwhile\nANSWER = 42\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "uqviz_slow_module", raising=False)
     slow = LazyModule("uqviz_slow_module")

@@ -43,7 +43,7 @@ def _absolute(path: pathlib.Path, node: ast.ImportFrom) -> str:
     if node.level == 0:
         return node.module or ""
     base = _package_of(path).split(".")
-    base = base[:len(base) - (node.level - 1)]
+    base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
 
 
@@ -70,8 +70,9 @@ def uqviz_imports(path: pathlib.Path):
 
 
 def _is_module(dotted: str) -> bool:
-    return (PKG.parent / dotted.replace(".", "/")).with_suffix(".py").exists() or \
-        (PKG.parent / dotted.replace(".", "/") / "__init__.py").exists()
+    return (PKG.parent / dotted.replace(".", "/")).with_suffix(".py").exists() or (
+        PKG.parent / dotted.replace(".", "/") / "__init__.py"
+    ).exists()
 
 
 def private_uses(path: pathlib.Path, source: str | None = None):
@@ -117,7 +118,7 @@ def private_uses(path: pathlib.Path, source: str | None = None):
 def _private_modules(dotted: str):
     """The private packages or modules along a dotted module path (``uqviz.plots._style``)."""
     parts = dotted.split(".")
-    return [".".join(parts[:i + 1]) for i, p in enumerate(parts) if _private(p)]
+    return [".".join(parts[: i + 1]) for i, p in enumerate(parts) if _private(p)]
 
 
 def test_the_scan_sees_the_package():
@@ -126,35 +127,51 @@ def test_the_scan_sees_the_package():
     assert len(MODULES) > 60
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if "_array" in p.relative_to(PKG).parts],
-                         ids=lambda p: str(p.relative_to(PKG)))
+@pytest.mark.parametrize(
+    "path",
+    [p for p in MODULES if "_array" in p.relative_to(PKG).parts],
+    ids=lambda p: str(p.relative_to(PKG)),
+)
 def test_kernels_import_nothing_above_them(path):
-    above = [(line, name) for line, name in uqviz_imports(path)
-             if not (name == "uqviz._array" or name.startswith("uqviz._array."))]
+    above = [
+        (line, name)
+        for line, name in uqviz_imports(path)
+        if not (name == "uqviz._array" or name.startswith("uqviz._array."))
+    ]
     assert not above, f"{path.relative_to(PKG)} reaches up out of uqviz/_array: {above}"
 
 
 def test_no_private_name_crosses_modules():
     bad = {str(p.relative_to(PKG)): uses for p in MODULES for uses in [private_uses(p)] if uses}
-    assert not bad, ("private names of other modules (give them a public name in the module "
-                     f"that owns them): {bad}")
+    assert not bad, (
+        "private names of other modules (give them a public name in the module "
+        f"that owns them): {bad}"
+    )
 
 
 def test_the_scan_catches_private_uses():
     probe = PKG / "data" / "probe.py"  # not a file: its source is given
-    source = ("from uqviz.data.model import _hidden\nfrom uqviz.data import model\n"
-              "from uqviz.plots._style import COLORS\nfrom uqviz.quantile import _inputs\n"
-              "def f():\n    return model._other\n")
+    source = (
+        "from uqviz.data.model import _hidden\nfrom uqviz.data import model\n"
+        "from uqviz.plots._style import COLORS\nfrom uqviz.quantile import _inputs\n"
+        "def f():\n    return model._other\n"
+    )
     texts = [text for _, text in private_uses(probe, source)]
-    assert texts == ["from uqviz.data.model import _hidden",
-                     "from uqviz.plots._style import ... (private uqviz.plots._style)",
-                     "from uqviz.quantile import _inputs",  # a private module, even of a sibling
-                     "model._other"]
+    assert texts == [
+        "from uqviz.data.model import _hidden",
+        "from uqviz.plots._style import ... (private uqviz.plots._style)",
+        "from uqviz.quantile import _inputs",  # a private module, even of a sibling
+        "model._other",
+    ]
 
 
-NAMESPACES = {"datasets": "uqviz.data.datasets", "synthetic": "uqviz.data.synthetic",
-              "generative": "uqviz.data.generative", "statistics": "uqviz.engine.statistics",
-              "datasets.formula": "uqviz.data.datasets.formula"}
+NAMESPACES = {
+    "datasets": "uqviz.data.datasets",
+    "synthetic": "uqviz.data.synthetic",
+    "generative": "uqviz.data.generative",
+    "statistics": "uqviz.engine.statistics",
+    "datasets.formula": "uqviz.data.datasets.formula",
+}
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
@@ -222,7 +239,12 @@ def test_scripts_import_test_helpers_by_their_package_path():
         except (SyntaxError, UnicodeDecodeError):
             continue  # a shell script
         for node in ast.walk(tree):
-            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
-                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
             bare += [f"{path.name}: {n}" for n in names if n.split(".")[0].startswith("test_")]
     assert not bare, bare

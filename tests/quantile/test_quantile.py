@@ -52,9 +52,15 @@ def test_equals_netcal_1_4_0(netcal_arrays, case, run):
     meta = NETCAL["cases"][case]
     z = netcal_arrays
     inp = {k: z[f"in/{case}/{k}"] for k in meta["inputs"]}
-    kw = dict(levels=z[f"in/{case}/quantiles"], n_bins=run["bins"], marginal=run["marginal"],
-              sample_threshold=run["sample_threshold"], reduction=run["reduction"],
-              value_range=meta["range"], n_boot=0)
+    kw = dict(
+        levels=z[f"in/{case}/quantiles"],
+        n_bins=run["bins"],
+        marginal=run["marginal"],
+        sample_threshold=run["sample_threshold"],
+        reduction=run["reduction"],
+        value_range=meta["range"],
+        n_boot=0,
+    )
     if "samples" in inp:
         res = uq.qce(inp["y"], samples=inp["samples"], sample_model="hpdi", **kw)
     else:
@@ -95,8 +101,9 @@ def test_1d_inside_iff_z2_below_chi2_1_on_logp():
     np.testing.assert_array_equal(res["n_inside"].values, [(z2 <= t).sum() for t in thr])
     # the same as the two-sided central interval |Z| <= Phi^-1((1 + tau)/2)
     half = special.ndtri((1 + Q19) / 2)
-    np.testing.assert_array_equal(res["n_inside"].values,
-                                  [(np.abs(e / u) <= h).sum() for h in half])
+    np.testing.assert_array_equal(
+        res["n_inside"].values, [(np.abs(e / u) <= h).sum() for h in half]
+    )
     # a uqviz dataset is read as y = E, mean = 0, scale = uE
     res2 = uq.qce(e, 0.0, u, levels=Q19, n_boot=0)
     np.testing.assert_array_equal(res["qce"].values, res2["qce"].values)
@@ -133,10 +140,12 @@ def test_nees_cholesky_equals_explicit_inverse_small_and_large_d():
     std = rng.uniform(0.5, 2.0, size=(20, 3))
     r = rng.normal(size=(20, 3))
     cov = np.einsum("ni,ij->nij", std**2, np.eye(3))
-    np.testing.assert_allclose(uq.nees(r, 0.0, std)["nees"].values,
-                               uq.nees(r, 0.0, cov)["nees"].values, rtol=1e-13)
-    np.testing.assert_allclose(uq.nees(r, 0.0, std)["nees"].values, ((r / std) ** 2).sum(1),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        uq.nees(r, 0.0, std)["nees"].values, uq.nees(r, 0.0, cov)["nees"].values, rtol=1e-13
+    )
+    np.testing.assert_allclose(
+        uq.nees(r, 0.0, std)["nees"].values, ((r / std) ** 2).sum(1), rtol=1e-14
+    )
 
 
 def test_generalized_std_is_det_to_the_1_over_2d():
@@ -169,8 +178,7 @@ def test_hand_computed_cqce_six_points_two_bins():
     np.testing.assert_allclose(res["bin_upper"].values, [1.5, 2.0])
     np.testing.assert_allclose(res["qce_map"].values, [[1 / 6, 1 / 6]])
     # netcal's threshold rule: bins below the threshold get coverage 0, still weighted
-    thr = uq.qce(y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, sample_threshold=4,
-                 n_boot=0)
+    thr = uq.qce(y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, sample_threshold=4, n_boot=0)
     assert thr["qce"].item() == pytest.approx(0.5, abs=1e-15)
     assert np.isnan(thr["bin_coverage"].values).all()
     # marginal: the metric does not look at the bins
@@ -179,8 +187,9 @@ def test_hand_computed_cqce_six_points_two_bins():
 
 def test_range_excludes_points_and_constant_std_widens():
     y, std = _six_points()
-    res = uq.qce(y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, value_range=(0.5, 1.5),
-                 n_boot=0)
+    res = uq.qce(
+        y, 0.0, std, levels=[0.5], n_bins=2, marginal=False, value_range=(0.5, 1.5), n_boot=0
+    )
     # only the std = 1 points are binned (bin [1.0, 1.5]); normalised by them
     np.testing.assert_array_equal(res["bin_count"].values, [0, 3])
     assert res["qce"].item() == pytest.approx(abs(2 / 3 - 0.5))
@@ -251,8 +260,11 @@ def test_samples_equal_mean_std_input_when_built_with_that_mean_and_std():
     c1 = uq.qce(y, mean, cov, **kw)
     c2 = uq.qce(y, samples=draws, sample_model="mvnormal", **kw)
     np.testing.assert_allclose(c2["qce"].values, c1["qce"].values, atol=1e-12)
-    np.testing.assert_allclose(uq.nees(y, samples=draws, sample_model="mvnormal")["nees"].values,
-                               uq.nees(y, mean, cov)["nees"].values, rtol=1e-9)
+    np.testing.assert_allclose(
+        uq.nees(y, samples=draws, sample_model="mvnormal")["nees"].values,
+        uq.nees(y, mean, cov)["nees"].values,
+        rtol=1e-9,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -280,15 +292,21 @@ def test_invalid_covariances_report_count_and_indices():
     # more than 10: the first 10 indices and an ellipsis
     many = _spd(rng, 30, 2)
     many[10:25] = [[1.0, 2.0], [2.0, 1.0]]
-    with pytest.raises(ValueError, match=r"15 of 30 .* at \[10, 11, 12, 13, 14, 15, 16, 17, 18, "
-                                         r"19, \.\.\.\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"15 of 30 .* at \[10, 11, 12, 13, 14, 15, 16, 17, 18, "
+        r"19, \.\.\.\]",
+    ):
         uq.nees(rng.normal(size=(30, 2)), 0.0, many)
 
 
 def test_bad_inputs_name_the_problem():
     y = np.array([0.1, 0.2, 0.3])
-    with pytest.raises(ValueError, match=r"scale: standard deviations must be > 0; 2 point\(s\), "
-                                         r"first at \[0, 2\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"scale: standard deviations must be > 0; 2 point\(s\), "
+        r"first at \[0, 2\]",
+    ):
         uq.qce(y, 0.0, [0.0, 1.0, -1.0], levels=[0.5])
     with pytest.raises(ValueError, match="levels must be in"):
         uq.qce(y, 0.0, np.ones(3), levels=[0.5, 1.0])
@@ -300,8 +318,11 @@ def test_bad_inputs_name_the_problem():
         uq.qce(y, 0.0, np.ones(3), levels=[0.5], reduction="sum")
     with pytest.raises(ValueError, match="scale: expected shape"):
         uq.qce(y, 0.0, np.ones(4), levels=[0.5])
-    with pytest.raises(ValueError, match=r"y: NaN or infinite values in 1 point\(s\), "
-                                         r"first at \[1\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"y: NaN or infinite values in 1 point\(s\), "
+        r"first at \[1\]",
+    ):
         uq.nees([0.0, np.nan], 0.0, [1.0, 1.0])
     with pytest.raises(ValueError, match="not both"):
         uq.qce(y, 0.0, np.ones(3), samples=np.ones((4, 3)), levels=[0.5])
@@ -323,7 +344,8 @@ def test_mqce_jackknife_acceleration_equals_brute_force():
         exact = kn.mqce_jackknife(inside[None, :], [tau])[0]
         np.testing.assert_allclose(exact, jack, rtol=0, atol=1e-15)
         assert float(bca.acceleration(exact)) == pytest.approx(
-            float(bca.acceleration(jack)), abs=1e-12)
+            float(bca.acceleration(jack)), abs=1e-12
+        )
 
 
 def test_signed_jackknife_acceleration_and_folding():
@@ -331,8 +353,7 @@ def test_signed_jackknife_acceleration_and_folding():
     inside = rng.random(40) < 0.7
     jack = np.array([np.delete(inside, i).mean() - 0.6 for i in range(40)])
     exact = kn.mqce_jackknife(inside[None, :], [0.6], signed=True)[0]
-    assert float(bca.acceleration(exact)) == pytest.approx(
-        float(bca.acceleration(jack)), abs=1e-12)
+    assert float(bca.acceleration(exact)) == pytest.approx(float(bca.acceleration(jack)), abs=1e-12)
     lo, hi = kn.fold_interval(np.array([-0.1, 0.02, -0.3]), np.array([0.05, 0.04, -0.1]))
     np.testing.assert_allclose(lo, [0.0, 0.02, 0.1])
     np.testing.assert_allclose(hi, [0.1, 0.04, 0.3])
@@ -450,7 +471,8 @@ def test_nees_small_calibrated_heavy_tailed_sets_do_not_cry_wolf():
     assert chi2_rejects > fails
     few = uq.nees_test(np.ones(9), 0.0, np.ones(9))
     assert str(few["verdict"].values) == "not tested" and "fewer than the 10" in str(
-        few["reason"].values)
+        few["reason"].values
+    )
 
 
 def test_nees_null_p_value_over_a_set_is_the_largest_plus_its_level():
@@ -468,13 +490,15 @@ def test_nees_mvt_fit_is_the_t_fit_in_one_dimension():
     from uqviz._array import tails
 
     z = np.random.default_rng(3).standard_t(3.5, 4000)
-    np.testing.assert_allclose(kn.mvt_profile(z * z, 1, tails.PROFILE_DF), tails.t_profile(z),
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        kn.mvt_profile(z * z, 1, tails.PROFILE_DF), tails.t_profile(z), rtol=1e-9
+    )
     assert kn.mvt_tail_df(z * z, 1) == pytest.approx(tails.tail_df(z), rel=1e-9)
 
 
-@pytest.mark.parametrize("d, nu, mean", [(1, 3.0, 1.4), (1, 5.0, 0.9), (3, 3.0, 1.3),
-                                         (3, 4.0, 0.85), (2, 6.0, 1.1)])
+@pytest.mark.parametrize(
+    "d, nu, mean", [(1, 3.0, 1.4), (1, 5.0, 0.9), (3, 3.0, 1.3), (3, 4.0, 0.85), (2, 6.0, 1.1)]
+)
 def test_nees_null_p_value_equals_a_direct_simulation(d, nu, mean):
     """The tail-allowing p-value against an independent simulation: calibrated sets of
     multivariate t vectors (normal / sqrt(chi2(nu) / (nu - 2)) per point), their NEES
@@ -502,8 +526,9 @@ def test_plots_return_axes_and_use_the_result_only():
     ax = quantile_reliability(res)
     assert len(ax.lines) == 3  # two dimensions + diagonal
     ax2 = quantile_reliability(res, variable=1, kind="deviation")
-    np.testing.assert_allclose(ax2.lines[0].get_ydata(),
-                               res["coverage"].sel(variable=1).values - Q19)
+    np.testing.assert_allclose(
+        ax2.lines[0].get_ydata(), res["coverage"].sel(variable=1).values - Q19
+    )
     with pytest.raises(ValueError, match="variable: choose"):
         coverage_map(res)
     fig, axs = plt.subplots(1, 2)

@@ -54,8 +54,16 @@ def test_signatures_data_positional_options_keyword_only():
         positional = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
         assert positional == ["y", "mean", "scale"]
     qce_params = inspect.signature(uq.qce).parameters
-    for name in ("n_bins", "value_range", "method", "levels", "variable_names", "n_boot", "ci",
-                 "rng"):
+    for name in (
+        "n_bins",
+        "value_range",
+        "method",
+        "levels",
+        "variable_names",
+        "n_boot",
+        "ci",
+        "rng",
+    ):
         assert qce_params[name].kind is inspect.Parameter.KEYWORD_ONLY
     assert qce_params["method"].default == "bca"
     assert uqviz.qce is uq.qce and uqviz.nees_test is uq.nees_test
@@ -63,8 +71,19 @@ def test_signatures_data_positional_options_keyword_only():
 
 def test_qce_results_use_level_and_variable_dims_and_attrs_under_parameter_names():
     y, mean, std = _data()
-    res = uq.qce(y, mean, std, levels=TAU, marginal=False, n_bins=4, value_range=(0.5, 2.0),
-                 n_boot=200, method="percentile", rng=5, variable_names=["a", "b"])
+    res = uq.qce(
+        y,
+        mean,
+        std,
+        levels=TAU,
+        marginal=False,
+        n_bins=4,
+        value_range=(0.5, 2.0),
+        n_boot=200,
+        method="percentile",
+        rng=5,
+        variable_names=["a", "b"],
+    )
     assert res["coverage"].dims == ("level", "variable")
     assert res["bin_coverage"].dims == ("level", "variable", "bin")
     assert res["level"].values.tolist() == TAU.tolist()
@@ -72,8 +91,13 @@ def test_qce_results_use_level_and_variable_dims_and_attrs_under_parameter_names
     assert {"quantile", "dim", "replicate"}.isdisjoint(res.dims)
     assert {"m_qce_lower", "m_qce_upper", "coverage_lower", "coverage_upper"} <= set(res)
     a = res.attrs
-    assert (a["n_bins"], a["method"], a["rng"], a["n_boot"], a["ci"]) == (4, "percentile", 5,
-                                                                          200, 0.95)
+    assert (a["n_bins"], a["method"], a["rng"], a["n_boot"], a["ci"]) == (
+        4,
+        "percentile",
+        5,
+        200,
+        0.95,
+    )
     assert a["value_range"] == "[[0.5, 2.0], [0.5, 2.0]]"
     assert {"bins", "range", "mqce_ci"}.isdisjoint(a)
     # the seed of a Generator is recorded as its type (engine.seeds.seed_attr)
@@ -105,8 +129,9 @@ def test_bca_interval_uses_the_shared_acceleration():
     res = uq.qce(y, 0.0, u, levels=TAU, n_boot=300, rng=9)
     inside = np.abs(y / u)[None, :] <= stats.norm.ppf((1 + TAU) / 2)[:, None]
     reps = kn.pattern_bootstrap(inside, 300, seeds.spawn(9, 1)[0]) / 500 - TAU[:, None]
-    jack = np.array([[np.delete(row, i).mean() - t for i in range(500)]
-                     for row, t in zip(inside, TAU)])
+    jack = np.array(
+        [[np.delete(row, i).mean() - t for i in range(500)] for row, t in zip(inside, TAU)]
+    )
     iv = bca.interval(inside.mean(axis=1) - TAU, reps, jackknife=jack, ci=0.95, method="bca")
     lo, hi = kn.fold_interval(iv["lower"], iv["upper"])
     np.testing.assert_allclose(res["m_qce_lower"].values, lo, rtol=0, atol=1e-14)
@@ -116,30 +141,33 @@ def test_bca_interval_uses_the_shared_acceleration():
 # --------------------------------------------------------------------------
 # option validation (uqviz.engine.checks)
 # --------------------------------------------------------------------------
-@pytest.mark.parametrize("kwargs,exc,pattern", [
-    ({"n_bins": True}, TypeError, "n_bins"),
-    ({"n_bins": "10"}, TypeError, "n_bins"),
-    ({"n_bins": 0}, ValueError, "n_bins"),
-    ({"n_bins": 2.5}, ValueError, "n_bins"),
-    ({"ci": 0.0}, ValueError, "ci"),
-    ({"ci": 1.5}, ValueError, "ci"),
-    ({"method": "folded"}, ValueError, "method"),
-    ({"method": "direct"}, ValueError, "method"),
-    ({"reduction": "sum"}, ValueError, "reduction"),
-    ({"sample_model": "gauss"}, ValueError, "sample_model"),
-    ({"n_boot": 1}, ValueError, "n_boot"),
-    ({"n_boot": -5}, ValueError, "n_boot"),
-    ({"n_boot": 2.5}, ValueError, "n_boot"),
-    ({"rng": np.random.RandomState(0)}, TypeError, "rng"),
-    ({"rng": -1}, ValueError, "rng"),
-    ({"marginal": "no"}, TypeError, "marginal"),
-    ({"sample_threshold": -1}, ValueError, "sample_threshold"),
-    ({"value_range": (0.0, np.nan)}, ValueError, "value_range"),
-    ({"value_range": (2.0, 1.0)}, ValueError, "value_range"),
-    ({"levels": [0.5, np.nan]}, ValueError, "levels"),
-    ({"levels": [0.0, 0.5]}, ValueError, "levels"),
-    ({"variable_names": ["a"]}, ValueError, "variable_names"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,pattern",
+    [
+        ({"n_bins": True}, TypeError, "n_bins"),
+        ({"n_bins": "10"}, TypeError, "n_bins"),
+        ({"n_bins": 0}, ValueError, "n_bins"),
+        ({"n_bins": 2.5}, ValueError, "n_bins"),
+        ({"ci": 0.0}, ValueError, "ci"),
+        ({"ci": 1.5}, ValueError, "ci"),
+        ({"method": "folded"}, ValueError, "method"),
+        ({"method": "direct"}, ValueError, "method"),
+        ({"reduction": "sum"}, ValueError, "reduction"),
+        ({"sample_model": "gauss"}, ValueError, "sample_model"),
+        ({"n_boot": 1}, ValueError, "n_boot"),
+        ({"n_boot": -5}, ValueError, "n_boot"),
+        ({"n_boot": 2.5}, ValueError, "n_boot"),
+        ({"rng": np.random.RandomState(0)}, TypeError, "rng"),
+        ({"rng": -1}, ValueError, "rng"),
+        ({"marginal": "no"}, TypeError, "marginal"),
+        ({"sample_threshold": -1}, ValueError, "sample_threshold"),
+        ({"value_range": (0.0, np.nan)}, ValueError, "value_range"),
+        ({"value_range": (2.0, 1.0)}, ValueError, "value_range"),
+        ({"levels": [0.5, np.nan]}, ValueError, "levels"),
+        ({"levels": [0.0, 0.5]}, ValueError, "levels"),
+        ({"variable_names": ["a"]}, ValueError, "variable_names"),
+    ],
+)
 def test_qce_options_are_validated(kwargs, exc, pattern):
     y, mean, std = _data(n=50)
     kw = {"levels": TAU, "n_boot": 0, "marginal": False, **kwargs}
@@ -155,12 +183,15 @@ def test_qce_n_boot_integral_float_is_accepted():
     assert a.attrs["n_boot"] == 100
 
 
-@pytest.mark.parametrize("kwargs,exc,pattern", [
-    ({"ci": 1.0}, ValueError, "ci"),
-    ({"ci": "0.9"}, TypeError, "ci"),
-    ({"sample_model": "hpdi"}, ValueError, "sample_model"),
-    ({"sample_model": "other"}, ValueError, "sample_model"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,pattern",
+    [
+        ({"ci": 1.0}, ValueError, "ci"),
+        ({"ci": "0.9"}, TypeError, "ci"),
+        ({"sample_model": "hpdi"}, ValueError, "sample_model"),
+        ({"sample_model": "other"}, ValueError, "sample_model"),
+    ],
+)
 def test_nees_test_options_are_validated(kwargs, exc, pattern):
     y, mean, std = _data(n=20)
     with pytest.raises(exc, match=pattern):
@@ -209,9 +240,14 @@ def test_nees_test_detects_too_small_uncertainties_with_zeta_above_one():
 # Dataset and DataTree input
 # --------------------------------------------------------------------------
 def _multivariate_dataset(y, mean, scale, labels=("u", "v")):
-    return xr.Dataset({"y": (("point", "variable"), y), "mean": (("point", "variable"), mean),
-                       "scale": (("point", "variable"), scale)},
-                      coords={"variable": list(labels)})
+    return xr.Dataset(
+        {
+            "y": (("point", "variable"), y),
+            "mean": (("point", "variable"), mean),
+            "scale": (("point", "variable"), scale),
+        },
+        coords={"variable": list(labels)},
+    )
 
 
 def test_dataset_with_y_mean_scale_equals_the_array_call():
@@ -222,13 +258,13 @@ def test_dataset_with_y_mean_scale_equals_the_array_call():
     ref = uq.qce(y, mean, std, variable_names=["u", "v"], **kw)
     _assert_same(res, ref)
     assert res["variable"].values.tolist() == ["u", "v"]
-    np.testing.assert_array_equal(uq.nees(ds)["nees"].values,
-                                  uq.nees(y, mean, std)["nees"].values)
+    np.testing.assert_array_equal(uq.nees(ds)["nees"].values, uq.nees(y, mean, std)["nees"].values)
     _assert_same(uq.nees_test(ds), uq.nees_test(y, mean, std))
     # dims in another order and a mean on `point` only are aligned by name
     ds2 = ds.transpose("variable", "point").assign(mean=ds["mean"].isel(variable=0) * 0 + 0.25)
-    np.testing.assert_allclose(uq.nees(ds2)["nees"].values, uq.nees(y, 0.25, std)["nees"].values,
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        uq.nees(ds2)["nees"].values, uq.nees(y, 0.25, std)["nees"].values, rtol=1e-15
+    )
 
 
 def test_dataset_with_covariances_samples_and_one_dimension():
@@ -237,22 +273,37 @@ def test_dataset_with_covariances_samples_and_one_dimension():
     cov = _spd(rng, n, d)
     mean = rng.normal(size=(n, d))
     y = mean + np.einsum("nij,nj->ni", np.linalg.cholesky(cov), rng.normal(size=(n, d)))
-    ds = xr.Dataset({"y": (("point", "variable"), y), "mean": (("point", "variable"), mean),
-                     "scale": (("point", "variable", "variable2"), cov)})
+    ds = xr.Dataset(
+        {
+            "y": (("point", "variable"), y),
+            "mean": (("point", "variable"), mean),
+            "scale": (("point", "variable", "variable2"), cov),
+        }
+    )
     kw = dict(levels=TAU, marginal=False, n_bins=4, n_boot=0)
     _assert_same(uq.qce(ds, **kw), uq.qce(y, mean, cov, **kw))
-    np.testing.assert_array_equal(uq.nees(ds)["nees"].values,
-                                  uq.nees(y, mean, cov)["nees"].values)
+    np.testing.assert_array_equal(uq.nees(ds)["nees"].values, uq.nees(y, mean, cov)["nees"].values)
     # samples with dims (sample, point, variable)
     draws = mean + rng.normal(size=(30, n, d))
-    dss = xr.Dataset({"y": (("point", "variable"), y),
-                      "samples": (("point", "sample", "variable"), np.moveaxis(draws, 0, 1))})
+    dss = xr.Dataset(
+        {
+            "y": (("point", "variable"), y),
+            "samples": (("point", "sample", "variable"), np.moveaxis(draws, 0, 1)),
+        }
+    )
     for model in ("normal", "mvnormal", "hpdi"):
-        _assert_same(uq.qce(dss, sample_model=model, **kw),
-                     uq.qce(y, samples=draws, sample_model=model, **kw))
+        _assert_same(
+            uq.qce(dss, sample_model=model, **kw),
+            uq.qce(y, samples=draws, sample_model=model, **kw),
+        )
     # 1-D
-    ds1 = xr.Dataset({"y": ("point", y[:, 0]), "mean": ("point", mean[:, 0]),
-                      "scale": ("point", np.sqrt(cov[:, 0, 0]))})
+    ds1 = xr.Dataset(
+        {
+            "y": ("point", y[:, 0]),
+            "mean": ("point", mean[:, 0]),
+            "scale": ("point", np.sqrt(cov[:, 0, 0])),
+        }
+    )
     _assert_same(uq.qce(ds1, **kw), uq.qce(y[:, 0], mean[:, 0], np.sqrt(cov[:, 0, 0]), **kw))
 
 
@@ -270,32 +321,42 @@ def test_datatree_results_gain_a_dataset_dim_and_equal_the_array_calls():
     for v in ("qce", "coverage", "m_qce_lower", "m_qce_upper", "bin_count"):
         np.testing.assert_array_equal(res[v].sel(dataset="a").values, one[v].values)
     alone_b = uq.qce(*parts["b"], variable_names=["u", "v"], rng=7, **kw)
-    assert not np.array_equal(res["m_qce_lower"].sel(dataset="b").values,
-                              alone_b["m_qce_lower"].values)  # b has the second stream
-    one_child = uq.qce(xr.DataTree.from_dict({"b": _multivariate_dataset(*parts["b"])}),
-                       rng=7, **kw)
-    np.testing.assert_array_equal(one_child["m_qce_lower"].sel(dataset="b").values,
-                                  alone_b["m_qce_lower"].values)
+    assert not np.array_equal(
+        res["m_qce_lower"].sel(dataset="b").values, alone_b["m_qce_lower"].values
+    )  # b has the second stream
+    one_child = uq.qce(
+        xr.DataTree.from_dict({"b": _multivariate_dataset(*parts["b"])}), rng=7, **kw
+    )
+    np.testing.assert_array_equal(
+        one_child["m_qce_lower"].sel(dataset="b").values, alone_b["m_qce_lower"].values
+    )
     test = uq.nees_test(tree)
     assert test["estimate"].dims == ("dataset",)
     for name, (y, mean, std) in parts.items():
         _assert_same(test.sel(dataset=name).drop_vars("dataset"), uq.nees_test(y, mean, std))
     eps = uq.nees(tree)["nees"]
     assert eps.dims == ("dataset", "point")
-    np.testing.assert_array_equal(eps.sel(dataset="b").values[:150],
-                                  uq.nees(*parts["b"])["nees"].values)
+    np.testing.assert_array_equal(
+        eps.sel(dataset="b").values[:150], uq.nees(*parts["b"])["nees"].values
+    )
     assert np.isnan(eps.sel(dataset="b").values[150:]).all()  # padding of the shorter set
 
 
 def test_qce_to_numpy_names_a_result_that_is_not_qce():
     # issue 22 item 7: a Dataset that is not a qce result raised KeyError: 'scale_kind'
     a = from_arrays([0.1, -0.5, 0.3, 1.2, 0.2], [0.2, 0.4, 0.3, 0.5, 0.1])
-    with pytest.raises(ValueError, match=r"result: not a result of uqviz.qce: it lacks "
-                                         r"variable 'qce', attr 'scale_kind'"):
+    with pytest.raises(
+        ValueError,
+        match=r"result: not a result of uqviz.qce: it lacks "
+        r"variable 'qce', attr 'scale_kind'",
+    ):
         uq.qce_to_numpy(a)
     res = uq.qce(a, levels=[0.5, 0.9], n_boot=0)
-    with pytest.raises(ValueError, match=r"result: not a result of uqviz.qce: it lacks "
-                                         r"attr 'scale_kind', attr 'reduction'"):
+    with pytest.raises(
+        ValueError,
+        match=r"result: not a result of uqviz.qce: it lacks "
+        r"attr 'scale_kind', attr 'reduction'",
+    ):
         uq.qce_to_numpy(res.drop_attrs())
     with pytest.raises(TypeError, match=r"result must be the result of uqviz.qce"):
         uq.qce_to_numpy(res["qce"])
@@ -321,8 +382,11 @@ def test_non_finite_values_name_the_argument_and_count_points():
     y, mean, std = _data(n=30)
     bad_mean = mean.copy()
     bad_mean[[3, 7, 7], [0, 0, 1]] = np.nan
-    with pytest.raises(ValueError, match=r"mean: NaN or infinite values in 2 point\(s\), "
-                                         r"first at \[3, 7\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"mean: NaN or infinite values in 2 point\(s\), "
+        r"first at \[3, 7\]",
+    ):
         uq.qce(y, bad_mean, std, levels=TAU, n_boot=0)
     bad_std = std.copy()
     bad_std[5, 1] = np.inf
@@ -330,13 +394,19 @@ def test_non_finite_values_name_the_argument_and_count_points():
         uq.nees(y, mean, bad_std)
     bad_y = y.copy()
     bad_y[:12, 0] = -np.inf
-    with pytest.raises(ValueError, match=r"y: NaN or infinite values in 12 point\(s\), "
-                                         r"first at \[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \.\.\.\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"y: NaN or infinite values in 12 point\(s\), "
+        r"first at \[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \.\.\.\]",
+    ):
         uq.nees_test(bad_y, mean, std)
     draws = np.ones((5, 30, 2)) + np.arange(5)[:, None, None]
     draws[2, 4, 1] = np.nan
-    with pytest.raises(ValueError, match=r"samples: NaN or infinite values in 1 point\(s\), "
-                                         r"first at \[4\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"samples: NaN or infinite values in 1 point\(s\), "
+        r"first at \[4\]",
+    ):
         uq.qce(y, samples=draws, levels=TAU, n_boot=0)
     # Dataset input: the points are named by their labels
     ds = _multivariate_dataset(y, bad_mean, std).assign_coords(point=np.arange(100, 130))
@@ -348,8 +418,11 @@ def test_non_positive_definite_scale_and_non_positive_std_are_counted():
     rng = np.random.default_rng(5)
     cov = _spd(rng, 20, 2)
     cov[[4, 9]] = [[1.0, 3.0], [3.0, 1.0]]
-    with pytest.raises(ValueError, match=r"scale: 2 of 20 covariance matrices .* not positive "
-                                         r"definite: 2 point\(s\) at \[4, 9\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"scale: 2 of 20 covariance matrices .* not positive "
+        r"definite: 2 point\(s\) at \[4, 9\]",
+    ):
         uq.nees_test(rng.normal(size=(20, 2)), 0.0, cov)
     y, mean, std = _data(n=10)
     std[[1, 2], 0] = 0.0
@@ -357,14 +430,17 @@ def test_non_positive_definite_scale_and_non_positive_std_are_counted():
         uq.qce(y, mean, std, levels=TAU, n_boot=0)
 
 
-@pytest.mark.parametrize("args,pattern", [
-    (lambda y, m, s: (y, m[:-1], s), r"mean: expected shape \(30, 2\)"),
-    (lambda y, m, s: (y, m, s[:, :1]), r"scale: expected shape \(30, 2\) \(std\) or"),
-    (lambda y, m, s: (y[:, :, None], m, s), r"y: expected shape \(n,\) or \(n, d\)"),
-    (lambda y, m, s: (y[:0], m[:0], s[:0]), r"y: expected shape .* n, d >= 1"),
-    (lambda y, m, s: (y, None, s), r"mean: required unless samples"),
-    (lambda y, m, s: (y, m, None), r"scale: required unless samples"),
-])
+@pytest.mark.parametrize(
+    "args,pattern",
+    [
+        (lambda y, m, s: (y, m[:-1], s), r"mean: expected shape \(30, 2\)"),
+        (lambda y, m, s: (y, m, s[:, :1]), r"scale: expected shape \(30, 2\) \(std\) or"),
+        (lambda y, m, s: (y[:, :, None], m, s), r"y: expected shape \(n,\) or \(n, d\)"),
+        (lambda y, m, s: (y[:0], m[:0], s[:0]), r"y: expected shape .* n, d >= 1"),
+        (lambda y, m, s: (y, None, s), r"mean: required unless samples"),
+        (lambda y, m, s: (y, m, None), r"scale: required unless samples"),
+    ],
+)
 def test_shape_mismatches_name_the_argument(args, pattern):
     y, mean, std = _data(n=30)
     with pytest.raises(ValueError, match=pattern):
@@ -373,6 +449,7 @@ def test_shape_mismatches_name_the_argument(args, pattern):
 
 def test_non_numeric_and_misaligned_inputs():
     import pandas as pd
+
     with pytest.raises(TypeError, match="y: expected numbers"):
         uq.nees(["a", "b"], 0.0, [1.0, 1.0])
     with pytest.raises(TypeError, match="scale: expected numbers"):
@@ -394,8 +471,15 @@ def test_boolean_inputs_are_refused(func):
     with pytest.raises(TypeError, match=r"mean: boolean values"):
         func(np.ones(4), np.array([1.0, True, 0.0, 2.0], dtype=object), np.ones(4))
     with pytest.raises(TypeError, match=r"y: boolean values .* 4 row\(s\)"):
-        func(xr.Dataset({"y": ("point", flags), "mean": ("point", np.zeros(4)),
-                         "scale": ("point", np.ones(4))}))
+        func(
+            xr.Dataset(
+                {
+                    "y": ("point", flags),
+                    "mean": ("point", np.zeros(4)),
+                    "scale": ("point", np.ones(4)),
+                }
+            )
+        )
     func(flags.astype(float), 0.0, np.ones(4))  # cast: accepted
 
 
@@ -406,8 +490,9 @@ def test_bad_datasets_name_what_is_missing():
     with pytest.raises(ValueError, match="scale: required"):
         uq.nees(xr.Dataset({"y": ("point", y[:, 0]), "mean": ("point", mean[:, 0])}))
     with pytest.raises(ValueError, match=r"samples: expected dims \('sample',\)"):
-        uq.nees(xr.Dataset({"y": ("point", y[:, 0]), "samples": (("draw", "point"),
-                                                                 np.ones((3, 10)))}))
+        uq.nees(
+            xr.Dataset({"y": ("point", y[:, 0]), "samples": (("draw", "point"), np.ones((3, 10)))})
+        )
     with pytest.raises(ValueError, match="y: expected dims"):
         uq.nees(xr.Dataset({"y": (("point", "target"), y), "mean": 0.0, "scale": 1.0}))
 
@@ -463,13 +548,20 @@ def test_no_copy_of_the_bca_acceleration_no_xarray_no_local_paths():
     import uqviz.plots.quantile as pq
     from uqviz.quantile import inputs
 
-    for mod in (kn, pq, inputs, __import__("uqviz.quantile.qce", fromlist=["x"]),
-                __import__("uqviz.quantile.nees", fromlist=["x"]), uq):
+    for mod in (
+        kn,
+        pq,
+        inputs,
+        __import__("uqviz.quantile.qce", fromlist=["x"]),
+        __import__("uqviz.quantile.nees", fromlist=["x"]),
+        uq,
+    ):
         text = inspect.getsource(mod)
         assert not re.search(r"/work/|/home/|/tmp/|papers/00\d", text), mod.__name__
         assert not re.search(r"\b00[0-4] (eq|sect)|SPEC \d|paper 00\d", text), mod.__name__
-    assert "Küppers et al. (2022)" in inspect.getsource(__import__("uqviz.quantile.qce",
-                                                                    fromlist=["x"]))
+    assert "Küppers et al. (2022)" in inspect.getsource(
+        __import__("uqviz.quantile.qce", fromlist=["x"])
+    )
 
 
 def test_extreme_scales_neither_underflow_nor_overflow():

@@ -40,8 +40,11 @@ def _quiet(fn, *args, **kwargs):
 # crepes ConformalRegressor (normalised, Mondrian, both; confidence 0.9 and 0.95)
 # ------------------------------------------------------------------------------------
 
-CONFORMAL_RUNS = [(case, run) for case in sorted(META["cases"]["conformal"])
-                  for run in sorted(META["cases"]["conformal"][case])]
+CONFORMAL_RUNS = [
+    (case, run)
+    for case in sorted(META["cases"]["conformal"])
+    for run in sorted(META["cases"]["conformal"][case])
+]
 
 # the groups where crepes' rank, int((1 - conf)(n + 1)) - 1 in decreasing order computed in
 # floating point, is one above ceil((n + 1) conf): conf = 0.9 and (n + 1) a multiple of 10
@@ -66,11 +69,12 @@ def _crepes_data(case, mode):
     u_cal = inp["uE_cal"] if normalized else np.ones(inp["E_cal"].size)
     u_test = inp["uE_test"] if normalized else np.ones(inp["uE_test"].size)
     cal = uqviz.from_arrays(inp["E_cal"], u_cal).assign(
-        bin=("point", inp["bins_cal"].astype(float)))
+        bin=("point", inp["bins_cal"].astype(float))
+    )
     test = uqviz.from_arrays(np.zeros(u_test.size), u_test).assign(
-        bin=("point", inp["bins_test"].astype(float)), y=("point", inp["yhat_test"]))
-    options = (dict(conditioning="bin", binning="stratified") if mode.endswith("mondrian")
-               else {})
+        bin=("point", inp["bins_test"].astype(float)), y=("point", inp["yhat_test"])
+    )
+    options = dict(conditioning="bin", binning="stratified") if mode.endswith("mondrian") else {}
     return cal, test, options, inp
 
 
@@ -123,10 +127,10 @@ def test_conformal_equals_crepes_where_the_ranks_agree(case, run):
             assert float(params["score_quantile"][b]) == scores[k - 1]
             assert info["score"] == scores[k]
             scale = inp["uE_test"][sel] if run.startswith("normalized") else 1.0
-            np.testing.assert_allclose(mine[sel, 1] - mine[sel, 0], 2 * scores[k - 1] * scale,
-                                       **TOL)
-            np.testing.assert_allclose(want[sel, 1] - want[sel, 0], 2 * scores[k] * scale,
-                                       **TOL)
+            np.testing.assert_allclose(
+                mine[sel, 1] - mine[sel, 0], 2 * scores[k - 1] * scale, **TOL
+            )
+            np.testing.assert_allclose(want[sel, 1] - want[sel, 0], 2 * scores[k] * scale, **TOL)
             assert (scores[k] > scores[k - 1]) == (case != "ties")
             differing.add(g)
     assert differing == CREPES_ONE_HIGHER.get((case, run), set())
@@ -193,14 +197,19 @@ def test_quantile_recalibration_equals_uncertainty_toolbox(case):
     levels = SET["recal_quantiles"]
     rec = uqviz.fit_recalibration(cal, method="quantile", levels=levels)
     p = rec.parameters
-    np.testing.assert_allclose(p["observed"], _out("recal", case, "quantile/iso_X_thresholds"),
-                               **TOL)
-    np.testing.assert_allclose(p["nominal"], _out("recal", case, "quantile/iso_y_thresholds"),
-                               **TOL)
+    np.testing.assert_allclose(
+        p["observed"], _out("recal", case, "quantile/iso_X_thresholds"), **TOL
+    )
+    np.testing.assert_allclose(
+        p["nominal"], _out("recal", case, "quantile/iso_y_thresholds"), **TOL
+    )
     out = rec.apply(test)
     np.testing.assert_allclose(out["level"], levels)
-    np.testing.assert_allclose(out["quantiles"].transpose("point", "level"),
-                               _out("recal", case, "quantile/recal_quantiles"), **TOL)
+    np.testing.assert_allclose(
+        out["quantiles"].transpose("point", "level"),
+        _out("recal", case, "quantile/recal_quantiles"),
+        **TOL,
+    )
     assert out.attrs["forecast"] == "quantiles"
     np.testing.assert_array_equal(out["uE"], test["uE"])  # uE unchanged
 
@@ -210,18 +219,20 @@ def test_interval_recalibration_equals_uncertainty_toolbox(case):
     cal, test = _uct_data(case, "cal"), _uct_data(case, "test")
     lower, upper = [], []
     for level in SET["recal_intervals"]:
-        rec = uqviz.fit_recalibration(cal, method="quantile", proportions="interval",
-                                      level=level)
-        np.testing.assert_allclose(rec.parameters["observed"],
-                                   _out("recal", case, "interval/iso_X_thresholds"), **TOL)
+        rec = uqviz.fit_recalibration(cal, method="quantile", proportions="interval", level=level)
+        np.testing.assert_allclose(
+            rec.parameters["observed"], _out("recal", case, "interval/iso_X_thresholds"), **TOL
+        )
         out = rec.apply(test)
         assert "quantiles" not in out and out.attrs["forecast"] == "interval"
         lower.append(out["lower"].values)
         upper.append(out["upper"].values)
-    np.testing.assert_allclose(np.stack(lower, 1), _out("recal", case, "interval/recal_lower"),
-                               **TOL)
-    np.testing.assert_allclose(np.stack(upper, 1), _out("recal", case, "interval/recal_upper"),
-                               **TOL)
+    np.testing.assert_allclose(
+        np.stack(lower, 1), _out("recal", case, "interval/recal_lower"), **TOL
+    )
+    np.testing.assert_allclose(
+        np.stack(upper, 1), _out("recal", case, "interval/recal_upper"), **TOL
+    )
 
 
 def test_quantile_recalibration_on_uqviz_errors_moves_the_median_the_right_way():
@@ -249,12 +260,14 @@ def test_quantile_recalibration_of_calibrated_data_is_near_identity():
 # CQR by hand
 # ------------------------------------------------------------------------------------
 
+
 def _quantile_data(y, lo, hi, levels=(0.1, 0.9), pred=None):
     pred = np.zeros(len(y)) if pred is None else pred
     ds = uqviz.from_arrays(np.asarray(y) - pred, np.ones(len(y)))
-    return ds.assign(y=("point", np.asarray(y, float)),
-                     quantiles=(("point", "level"), np.stack([lo, hi], axis=1))
-                     ).assign_coords(level=list(levels))
+    return ds.assign(
+        y=("point", np.asarray(y, float)),
+        quantiles=(("point", "level"), np.stack([lo, hi], axis=1)),
+    ).assign_coords(level=list(levels))
 
 
 def test_cqr_by_hand():
@@ -274,12 +287,19 @@ def test_cqr_by_hand():
     np.testing.assert_array_equal(out["upper"], [11.5, 0.5])
     assert out["lower"].attrs["level"] == 0.8 and out.attrs["forecast"] == "interval"
     # at level 0.9: k = 9, Q = 1; an interval lower/upper at 0.9 gives the same
-    rec9 = uqviz.fit_recalibration(cal.drop_vars(["quantiles", "level"]).assign(
-        lower=("point", lo, {"level": 0.9}), upper=("point", hi, {"level": 0.9})),
-        method="cqr", level=0.9)
+    rec9 = uqviz.fit_recalibration(
+        cal.drop_vars(["quantiles", "level"]).assign(
+            lower=("point", lo, {"level": 0.9}), upper=("point", hi, {"level": 0.9})
+        ),
+        method="cqr",
+        level=0.9,
+    )
     assert rec9.parameters["score_quantile"].item() == 1.0
-    out9 = rec9.apply(new.drop_vars(["quantiles", "level"]).assign(
-        lower=("point", [9.0, -2.0], {"level": 0.9}), upper=("point", [11.0, 0.0])))
+    out9 = rec9.apply(
+        new.drop_vars(["quantiles", "level"]).assign(
+            lower=("point", [9.0, -2.0], {"level": 0.9}), upper=("point", [11.0, 0.0])
+        )
+    )
     np.testing.assert_array_equal(out9["lower"], [8.0, -3.0])
     np.testing.assert_array_equal(out9["lower_original"], [9.0, -2.0])  # the given interval
 
@@ -289,17 +309,24 @@ def test_cqr_without_quantiles_is_an_error():
     with pytest.raises(ValueError, match="cqr.*neither quantiles at the levels 0.05 and 0.95"):
         uqviz.fit_recalibration(ds, method="cqr")
     q = _quantile_data([0.0, 1.0, 2.0], np.zeros(3), np.ones(3), levels=(0.25, 0.75))
-    with pytest.raises(ValueError, match=r"quantiles at the 2 levels \[0.25, 0.75\], without "
-                                         "0.05 and 0.95"):
+    with pytest.raises(
+        ValueError,
+        match=r"quantiles at the 2 levels \[0.25, 0.75\], without "
+        "0.05 and 0.95",
+    ):
         uqviz.fit_recalibration(q, method="cqr", level=0.9)
 
 
 def test_cqr_nan_and_crossed_quantiles_are_counted():
     # the dataset's forecast check (check_dataset) counts NaN and crossing quantiles ...
-    q = _quantile_data([0.0, 1.0, 2.0, 3.0], np.array([0.0, np.nan, 1.0, 4.0]),
-                       np.array([1.0, 2.0, np.inf, 3.5]))
-    with pytest.raises(ValueError, match=r"quantiles: 1 row with a NaN quantile \(row 1\)\n"
-                                         r"  quantiles: 1 row with crossing quantiles"):
+    q = _quantile_data(
+        [0.0, 1.0, 2.0, 3.0], np.array([0.0, np.nan, 1.0, 4.0]), np.array([1.0, 2.0, np.inf, 3.5])
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"quantiles: 1 row with a NaN quantile \(row 1\)\n"
+        r"  quantiles: 1 row with crossing quantiles",
+    ):
         uqviz.fit_recalibration(q, method="cqr", level=0.8)
     q = _quantile_data([0.0, 1.0, 2.0], np.array([0.0, 2.0, 3.0]), np.array([1.0, 1.0, 2.0]))
     with pytest.raises(ValueError, match=r"quantiles: 2 rows with crossing quantiles .*rows 1, 2"):
@@ -313,6 +340,7 @@ def test_cqr_nan_and_crossed_quantiles_are_counted():
 # ------------------------------------------------------------------------------------
 # conformal by hand, apply, cross-fit, rng
 # ------------------------------------------------------------------------------------
+
 
 def test_conformal_by_hand_and_apply_on_new_data():
     e = np.array([0.5, -1.0, 2.0, -0.2, 3.0, 1.0, -4.0, 0.1, 0.9])
@@ -330,8 +358,12 @@ def test_conformal_by_hand_and_apply_on_new_data():
     out0 = rec.apply(uqviz.from_arrays([0.3, -0.1], [0.5, 2.0]))
     np.testing.assert_allclose(out0["upper"], [1.0, 4.0])
     # level 0.9: k = 9 -> 3; 0.95: k = ceil(9.5) = 10 > 9 -> the whole line
-    assert uqviz.fit_recalibration(uqviz.from_arrays(e, u), method="conformal",
-                                   level=0.9).parameters["score_quantile"].item() == 3.0
+    assert (
+        uqviz.fit_recalibration(uqviz.from_arrays(e, u), method="conformal", level=0.9)
+        .parameters["score_quantile"]
+        .item()
+        == 3.0
+    )
     with pytest.warns(uqviz.UnreliableWarning, match="too few calibration points"):
         inf = uqviz.fit_recalibration(uqviz.from_arrays(e, u), method="conformal", level=0.95)
     assert np.isposinf(inf.parameters["score_quantile"].item())
@@ -351,12 +383,13 @@ def test_mondrian_bins_cut_as_bvs_and_looked_up():
     z = np.abs(e / u)
     order = np.argsort(u)
     for b in range(4):
-        s = np.sort(z[order[1000 * b:1000 * (b + 1)]])
+        s = np.sort(z[order[1000 * b : 1000 * (b + 1)]])
         assert float(p["score_quantile"][b]) == s[math.ceil(1001 * 0.9) - 1]
     new = uqviz.from_arrays([0.0, 0.0], [u.min() / 2, u.max() * 2])  # outside: nearest bin
     out = rec.apply(new)
-    np.testing.assert_allclose(out["upper"].values,
-                               p["score_quantile"].values[[0, 3]] * new["uE"].values)
+    np.testing.assert_allclose(
+        out["upper"].values, p["score_quantile"].values[[0, 3]] * new["uE"].values
+    )
 
 
 def test_mondrian_tied_values_share_the_lower_bin():
@@ -365,8 +398,7 @@ def test_mondrian_tied_values_share_the_lower_bin():
     x = np.repeat([0.0, 1.0, 2.0], [5, 10, 5])  # 2 bins of 10: the boundary splits x = 1
     e = np.arange(1.0, 21.0)
     ds = uqviz.from_arrays(e, np.ones(20)).assign(x=("point", x))
-    rec = uqviz.fit_recalibration(ds, method="conformal", conditioning="x", n_bins=2,
-                                  level=0.5)
+    rec = uqviz.fit_recalibration(ds, method="conformal", conditioning="x", n_bins=2, level=0.5)
     p = rec.parameters
     assert p["count"].values.tolist() == [15, 5]  # 0s and 1s, then the 2s
     # k = ceil(16 * 0.5) = 8 of |E| = 1..15 -> 8; k = ceil(6 * 0.5) = 3 of 16..20 -> 18
@@ -400,14 +432,16 @@ def test_same_rng_same_numbers():
 
 
 def test_datatree_fit_and_apply():
-    tree = uqviz.from_datasets({"a": uqviz.synthetic.nig(300, nu=6, rng=0),
-                                "b": uqviz.synthetic.nig(400, nu=6, rng=1)})
+    tree = uqviz.from_datasets(
+        {"a": uqviz.synthetic.nig(300, nu=6, rng=0), "b": uqviz.synthetic.nig(400, nu=6, rng=1)}
+    )
     rec = uqviz.fit_recalibration(tree, method="conformal", n_bins=3)
     out = rec.apply(tree)
     for name in ("a", "b"):
         one = uqviz.fit_recalibration(tree[name].to_dataset(), method="conformal", n_bins=3)
-        np.testing.assert_array_equal(out[name]["upper"].values,
-                                      one.apply(tree[name].to_dataset())["upper"].values)
+        np.testing.assert_array_equal(
+            out[name]["upper"].values, one.apply(tree[name].to_dataset())["upper"].values
+        )
     cross = uqviz.recalibrate(tree, method="quantile", rng=0, levels=[0.5])
     assert set(cross.children) == {"a", "b"}
 
@@ -415,6 +449,7 @@ def test_datatree_fit_and_apply():
 # ------------------------------------------------------------------------------------
 # bad input
 # ------------------------------------------------------------------------------------
+
 
 def _ds(m=50):
     return uqviz.synthetic.nig(m, nu=6, rng=0)
@@ -438,8 +473,9 @@ def test_bad_option_combinations():
     with pytest.raises(ValueError, match="one bin per distinct value"):
         uqviz.fit_recalibration(_ds(), method="conformal", binning="stratified", n_bins=3)
     with pytest.raises(ValueError, match="need n_bins >= 2 or binning='stratified'"):
-        uqviz.fit_recalibration(_ds().assign(x=("point", np.arange(50.0))),
-                                method="conformal", conditioning="x")
+        uqviz.fit_recalibration(
+            _ds().assign(x=("point", np.arange(50.0))), method="conformal", conditioning="x"
+        )
     with pytest.raises(ValueError, match="quantile' fits one map"):
         uqviz.fit_recalibration(_ds(), method="quantile", n_bins=3)
     with pytest.raises(ValueError, match="n_bins = 60: the calibration set holds 50 points"):
@@ -465,6 +501,7 @@ def test_bins_too_small_for_the_level_in_cross_fit():
 # the finite-sample guarantee: marginal, not local
 # ------------------------------------------------------------------------------------
 
+
 def _coverage(out):
     y = out["y"] if "y" in out else out["E"]
     return ((y >= out["lower"]) & (y <= out["upper"])).values
@@ -480,8 +517,9 @@ def test_marginal_coverage_of_cross_fitted_conformal_intervals():
     for child in ss.spawn(reps):
         ds = uqviz.synthetic.nig(m, nu=4, rng=child)
         ds = ds.assign(uE=ds["uE"] / 2)
-        covered.append(_coverage(uqviz.recalibrate(ds, method="conformal", level=level,
-                                                   rng=child)).mean())
+        covered.append(
+            _coverage(uqviz.recalibrate(ds, method="conformal", level=level, rng=child)).mean()
+        )
     covered = np.asarray(covered)
     picp, se = covered.mean(), covered.std(ddof=1) / np.sqrt(reps)
     n = 800
@@ -512,16 +550,23 @@ def test_local_coverage_is_not_guaranteed():
     np.testing.assert_allclose(local, 0.9, atol=0.02)
 
 
-@pytest.mark.parametrize(("method", "options"), [("conformal", dict(n_bins=2)),
-                                                 ("cqr", dict(level=0.8)),
-                                                 ("quantile", dict(levels=[0.1, 0.9]))])
+@pytest.mark.parametrize(
+    ("method", "options"),
+    [
+        ("conformal", dict(n_bins=2)),
+        ("cqr", dict(level=0.8)),
+        ("quantile", dict(levels=[0.1, 0.9])),
+    ],
+)
 def test_parameters_saved_and_reloaded_give_the_same_forecast(tmp_path, method, options):
     ds = uqviz.synthetic.nig(300, nu=6, rng=4)
     if method == "cqr":
         half = 1.2 * ds["uE"].values
-        ds = ds.assign(y=("point", ds["E"].values + 2.0)).assign(
-            quantiles=(("point", "level"), np.stack([2.0 - half, 2.0 + half], axis=1))
-        ).assign_coords(level=[0.1, 0.9])
+        ds = (
+            ds.assign(y=("point", ds["E"].values + 2.0))
+            .assign(quantiles=(("point", "level"), np.stack([2.0 - half, 2.0 + half], axis=1)))
+            .assign_coords(level=[0.1, 0.9])
+        )
     rec = uqviz.fit_recalibration(ds, method=method, **options)
     path = tmp_path / "rec.nc"
     rec.parameters.to_netcdf(path)

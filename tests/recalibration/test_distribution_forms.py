@@ -46,13 +46,15 @@ def _quantile_model(n, rng, levels, *, shift=0.3, spread=0.7):
     yp = rng.normal(0.0, 3.0, n)
     y = yp + u * (shift + spread * rng.standard_normal(n))
     q = yp[:, None] + u[:, None] * special.ndtri(levels)[None, :]
-    return uqviz.from_predictions(y, yp, quantiles={float(t): q[:, j]
-                                                    for j, t in enumerate(levels)})
+    return uqviz.from_predictions(
+        y, yp, quantiles={float(t): q[:, j] for j, t in enumerate(levels)}
+    )
 
 
 # ------------------------------------------------------------------------------------
 # ensembles: the empirical CDF of the members and its inverse
 # ------------------------------------------------------------------------------------
+
 
 def test_ensemble_equals_isotonic_map_of_the_member_cdf_and_numpy_quantiles():
     rng = np.random.default_rng(0)
@@ -71,12 +73,14 @@ def test_ensemble_equals_isotonic_map_of_the_member_cdf_and_numpy_quantiles():
     mapped = _isotonic(observed, levels + [0.1, 0.9])
     np.testing.assert_allclose(
         uqviz.fit_recalibration(cal, method="quantile", levels=levels)
-        .parameters["observed"].values, p["observed"].values)
+        .parameters["observed"]
+        .values,
+        p["observed"].values,
+    )
     assert np.all((mapped > 0) & (mapped < 1))
     out = rec.apply(new)
     want = np.quantile(new["samples"].values, mapped, axis=1, method="inverted_cdf").T
-    np.testing.assert_array_equal(out["quantiles"].transpose("point", "level").values,
-                                  want[:, :5])
+    np.testing.assert_array_equal(out["quantiles"].transpose("point", "level").values, want[:, :5])
     np.testing.assert_array_equal(out["lower"].values, want[:, 5])
     np.testing.assert_array_equal(out["upper"].values, want[:, 6])
     assert out.attrs["forecast"] == "quantiles" and "samples" in out  # members kept
@@ -108,6 +112,7 @@ def test_ensemble_by_hand():
 # quantile and interval forecasts: piecewise linear, tails of D
 # ------------------------------------------------------------------------------------
 
+
 def test_quantile_forecast_equal_to_the_normal_one_matches_the_std_form():
     """999 normal quantiles: the piecewise-linear CDF departs from Phi by less than 1e-4,
     no PIT of these data moves across a nominal p (the maps are equal), and the recalibrated
@@ -120,8 +125,9 @@ def test_quantile_forecast_equal_to_the_normal_one_matches_the_std_form():
     yp = rng.normal(0.0, 3.0, n)
     e = u * (0.3 + 1.3 * rng.standard_normal(n))
     q = yp[:, None] + u[:, None] * special.ndtri(taus)[None, :]
-    qf = uqviz.from_predictions(yp + e, yp, quantiles={float(t): q[:, j]
-                                                        for j, t in enumerate(taus)})
+    qf = uqviz.from_predictions(
+        yp + e, yp, quantiles={float(t): q[:, j] for j, t in enumerate(taus)}
+    )
     std = uqviz.from_arrays(e, u)  # error space: prediction 0
     levels = [0.005, 0.05, 0.25, 0.5, 0.75, 0.95, 0.995]
     rq = uqviz.fit_recalibration(qf, method="quantile", levels=levels)
@@ -135,18 +141,21 @@ def test_quantile_forecast_equal_to_the_normal_one_matches_the_std_form():
     zi = e / u
     f_lin = np.where((zi >= zk[0]) & (zi <= zk[-1]), np.interp(zi, zk, taus), special.ndtr(zi))
     assert np.max(np.abs(f_lin - special.ndtr(zi))) <= delta_f
-    np.testing.assert_array_equal(f_lin[:, None] <= GRID[None, :],
-                                  special.ndtr(zi)[:, None] <= GRID[None, :])
+    np.testing.assert_array_equal(
+        f_lin[:, None] <= GRID[None, :], special.ndtr(zi)[:, None] <= GRID[None, :]
+    )
     np.testing.assert_array_equal(rq.parameters["observed"], rs.parameters["observed"])
     np.testing.assert_array_equal(rq.parameters["nominal"], rs.parameters["nominal"])
     a = np.interp(levels, rs.parameters["observed"], rs.parameters["nominal"])
     inner = (a >= taus[0]) & (a <= taus[-1])
     zq = np.where(inner, np.interp(a, taus, special.ndtri(taus)), special.ndtri(a))
     oq, os_ = rq.apply(qf), rs.apply(std)
-    np.testing.assert_allclose(oq["quantiles"].values, yp[:, None] + u[:, None] * zq,
-                               rtol=0, atol=1e-9)
-    np.testing.assert_allclose(os_["quantiles"].values, u[:, None] * special.ndtri(a),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        oq["quantiles"].values, yp[:, None] + u[:, None] * zq, rtol=0, atol=1e-9
+    )
+    np.testing.assert_allclose(
+        os_["quantiles"].values, u[:, None] * special.ndtri(a), rtol=0, atol=1e-12
+    )
     grid = np.linspace(taus[0], taus[-1], 100001)
     delta_q = np.max(np.abs(np.interp(grid, taus, special.ndtri(taus)) - special.ndtri(grid)))
     diff = (oq["quantiles"].values - yp[:, None]) - os_["quantiles"].values
@@ -182,8 +191,11 @@ def test_interval_forecast_by_hand():
     rec = uqviz.fit_recalibration(cal, method="quantile", levels=levels, level=0.9)
     a = _isotonic(observed, levels)
     np.testing.assert_allclose(
-        np.interp(levels, rec.parameters["observed"], rec.parameters["nominal"]), a,
-        rtol=0, atol=1e-12)
+        np.interp(levels, rec.parameters["observed"], rec.parameters["nominal"]),
+        a,
+        rtol=0,
+        atol=1e-12,
+    )
     want = np.empty((n, len(levels)))
     for c, t in enumerate(a):
         if t < p3[0]:
@@ -217,6 +229,7 @@ def test_quantile_forecast_keeps_its_levels_and_the_given_quantiles():
 # the standard form with a non-normal D
 # ------------------------------------------------------------------------------------
 
+
 def test_std_form_with_student_t_d_option_or_attribute():
     rng = np.random.default_rng(4)
     n = 3000
@@ -232,8 +245,9 @@ def test_std_form_with_student_t_d_option_or_attribute():
     out = rec.apply(ds)
     want = u[:, None] * stats.t.ppf(a, 6)[None, :] * math.sqrt(4.0 / 6.0)
     np.testing.assert_allclose(out["quantiles"].values, want, rtol=1e-9, atol=1e-12)
-    by_attr = uqviz.fit_recalibration(ds.assign_attrs(generative="t6"), method="quantile",
-                                      levels=levels)
+    by_attr = uqviz.fit_recalibration(
+        ds.assign_attrs(generative="t6"), method="quantile", levels=levels
+    )
     xr.testing.assert_identical(by_attr.apply(ds)["quantiles"], out["quantiles"])
     normal = uqviz.fit_recalibration(ds, method="quantile", levels=levels).apply(ds)
     assert not np.allclose(normal["quantiles"].values, want)
@@ -246,6 +260,7 @@ def test_std_form_with_student_t_d_option_or_attribute():
 # cross-fitting, seeds, calibration after recalibration
 # ------------------------------------------------------------------------------------
 
+
 def test_recalibrate_equals_fits_on_the_folds_by_hand():
     rng = np.random.default_rng(5)
     ds = _ensemble(600, 20, rng)
@@ -254,8 +269,7 @@ def test_recalibrate_equals_fits_on_the_folds_by_hand():
     perm = np.random.default_rng(7).spawn(1)[0].permutation(600)
     for part in np.array_split(perm, folds):
         train = np.setdiff1d(np.arange(600), part)
-        rec = uqviz.fit_recalibration(ds.isel(point=train), method="quantile",
-                                      levels=[0.1, 0.9])
+        rec = uqviz.fit_recalibration(ds.isel(point=train), method="quantile", levels=[0.1, 0.9])
         want = rec.apply(ds.isel(point=part))
         for name in ("quantiles", "lower", "upper"):
             np.testing.assert_array_equal(out[name].values[part], want[name].values)
@@ -289,6 +303,7 @@ def test_cross_fitted_pit_is_uniform_after_quantile_recalibration(kind):
 # conformal on every form: normalised by uE, centred on y - E
 # ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("form", ["samples", "quantiles", "interval"])
 def test_conformal_on_every_form_is_centred_on_the_prediction(form):
     rng = np.random.default_rng(6)
@@ -300,8 +315,9 @@ def test_conformal_on_every_form_is_centred_on_the_prediction(form):
         yp = rng.normal(0.0, 1.0, 999)
         h = rng.uniform(0.5, 1.5, 999)
         with pytest.warns(uqviz.DataWarning, match="asymmetric interval"):
-            ds = uqviz.from_predictions(yp + h * rng.standard_normal(999), yp, lower=yp - h,
-                                        upper=yp + 2 * h, level=0.8)
+            ds = uqviz.from_predictions(
+                yp + h * rng.standard_normal(999), yp, lower=yp - h, upper=yp + 2 * h, level=0.8
+            )
     rec = uqviz.fit_recalibration(ds, method="conformal", level=0.9)
     scores = np.sort(np.abs(ds["E"].values) / ds["uE"].values)
     s = scores[math.ceil(1000 * 0.9) - 1]  # k = ceil((n + 1) level) = 900
@@ -318,13 +334,13 @@ def test_conformal_on_every_form_is_centred_on_the_prediction(form):
 # bad input
 # ------------------------------------------------------------------------------------
 
+
 def test_cqr_names_the_forms_it_takes():
     rng = np.random.default_rng(7)
     with pytest.raises(ValueError, match="forecast is 'samples'.*'conformal' or 'quantile'"):
         uqviz.fit_recalibration(_ensemble(50, 5, rng), method="cqr")
     yp = np.zeros(20)
-    iv = uqviz.from_predictions(rng.standard_normal(20), yp, lower=yp - 1, upper=yp + 1,
-                                level=0.5)
+    iv = uqviz.from_predictions(rng.standard_normal(20), yp, lower=yp - 1, upper=yp + 1, level=0.5)
     with pytest.raises(ValueError, match="give an interval of level 0.5"):
         uqviz.fit_recalibration(iv, method="cqr", level=0.9)
     q = _quantile_model(20, rng, np.array([0.1, 0.5, 0.9]))
@@ -338,8 +354,11 @@ def test_quantile_recalibration_bad_input():
     ens = _ensemble(100, 5, rng)
     q = _quantile_model(100, rng, np.array([0.1, 0.5, 0.9]))
     rec = uqviz.fit_recalibration(ens, method="quantile")
-    with pytest.raises(ValueError, match="fitted on a forecast given as 'samples', applied to "
-                                         "data whose forecast is 'quantiles'"):
+    with pytest.raises(
+        ValueError,
+        match="fitted on a forecast given as 'samples', applied to "
+        "data whose forecast is 'quantiles'",
+    ):
         rec.apply(q)
     with pytest.raises(ValueError, match="only method='quantile' reads the distribution D"):
         uqviz.fit_recalibration(ens, method="conformal", generative="t6")

@@ -33,6 +33,7 @@ def _with_feature(size=3000, seed=1):
 # each method against an independent computation
 # ----------------------------------------------------------------------------------------
 
+
 def test_scaling_is_sqrt_zms_and_multiplies_ue():
     ds = _miscalibrated()
     e, u = ds["E"].values, ds["uE"].values
@@ -45,21 +46,28 @@ def test_scaling_is_sqrt_zms_and_multiplies_ue():
     np.testing.assert_array_equal(out["E"].values, e)
     # s is the NLL-optimal single factor
     nll = lambda k: -stats.norm.logpdf(e, scale=k * u).mean()  # noqa: E731
-    best = optimize.minimize_scalar(nll, bounds=(0.1 * s, 10 * s), method="bounded",
-                                    options={"xatol": 1e-10})
+    best = optimize.minimize_scalar(
+        nll, bounds=(0.1 * s, 10 * s), method="bounded", options={"xatol": 1e-10}
+    )
     assert best.x == pytest.approx(s, rel=1e-6)
 
 
 def _independent_linear(e, u, x0):
     """(a, b) by SLSQP on the NLL written with scipy.stats, same constraints: a >= 0,
     a min(u) + b >= 0."""
+
     def nll(p):
         s = p[0] * u + p[1]
         return -stats.norm.logpdf(e, scale=np.maximum(s, 1e-300)).mean()
 
-    res = optimize.minimize(nll, x0, method="SLSQP", bounds=[(0, None), (None, None)],
-                            constraints=[{"type": "ineq", "fun": lambda p: p[0] * u.min() + p[1]}],
-                            options={"ftol": 1e-15, "maxiter": 2000})
+    res = optimize.minimize(
+        nll,
+        x0,
+        method="SLSQP",
+        bounds=[(0, None), (None, None)],
+        constraints=[{"type": "ineq", "fun": lambda p: p[0] * u.min() + p[1]}],
+        options={"ftol": 1e-15, "maxiter": 2000},
+    )
     return res.x, res.fun
 
 
@@ -79,8 +87,9 @@ def test_linear_matches_an_independent_nll_minimisation(true_b):
     assert b == pytest.approx(b_ref, rel=1e-3, abs=1e-4)
     assert a >= 0 and a * u.min() + b > 0
     # recorded minimum NLL = the mean NLL without the constant ln sqrt(2 pi)
-    assert float(rec.parameters["nll"]) == pytest.approx(nll_ours - 0.5 * np.log(2 * np.pi),
-                                                         rel=1e-10)
+    assert float(rec.parameters["nll"]) == pytest.approx(
+        nll_ours - 0.5 * np.log(2 * np.pi), rel=1e-10
+    )
     assert (a, b) == pytest.approx((1.5, true_b), abs=0.06)
     out = rec.apply(ds)
     np.testing.assert_allclose(out["uE"].values, a * u + b, rtol=1e-14)
@@ -121,8 +130,9 @@ def test_bvs_factors_are_the_local_zms_of_the_local_calibration_bins(conditionin
     p = rec.parameters
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loc = uqviz.local_calibration(ds, statistic="ZMS", conditioning=conditioning,
-                                      n_bins=n_bins, n_boot=50, rng=0)
+        loc = uqviz.local_calibration(
+            ds, statistic="ZMS", conditioning=conditioning, n_bins=n_bins, n_boot=50, rng=0
+        )
     # the same bins as local_calibration
     for c in ("bin_lower", "bin_upper", "bin_center", "count"):
         np.testing.assert_array_equal(p[c].values, loc[c].values)
@@ -145,8 +155,18 @@ def test_bvs_new_points_take_the_factor_of_their_bin_or_the_nearest():
     rec = uqviz.fit_recalibration(ds, method="bvs", conditioning="x", n_bins=10)
     p = rec.parameters
     lo, hi, f = p["bin_lower"].values, p["bin_upper"].values, p["factor"].values
-    xs = np.array([-5.0, lo[0], hi[0], 0.5 * (lo[3] + hi[3]), hi[3] + 0.1 * (lo[4] - hi[3]),
-                   lo[4] - 0.1 * (lo[4] - hi[3]), hi[-1], 50.0])
+    xs = np.array(
+        [
+            -5.0,
+            lo[0],
+            hi[0],
+            0.5 * (lo[3] + hi[3]),
+            hi[3] + 0.1 * (lo[4] - hi[3]),
+            lo[4] - 0.1 * (lo[4] - hi[3]),
+            hi[-1],
+            50.0,
+        ]
+    )
     new = uqviz.from_arrays(np.zeros(xs.size) + 0.1, np.ones(xs.size), features={"x": xs})
     expected = f[[0, 0, 0, 3, 3, 4, 9, 9]]
     np.testing.assert_allclose(rec.apply(new)["uE"].values, expected, rtol=1e-14)
@@ -155,8 +175,8 @@ def test_bvs_new_points_take_the_factor_of_their_bin_or_the_nearest():
 def _sklearn_isotonic(u_cal, e_cal, u_new):
     from sklearn.isotonic import IsotonicRegression
 
-    iso = IsotonicRegression(increasing=True, out_of_bounds="clip").fit(u_cal ** 2, e_cal ** 2)
-    return np.sqrt(iso.predict(u_new ** 2))
+    iso = IsotonicRegression(increasing=True, out_of_bounds="clip").fit(u_cal**2, e_cal**2)
+    return np.sqrt(iso.predict(u_new**2))
 
 
 @pytest.mark.parametrize("rounded", [False, True])
@@ -200,6 +220,7 @@ def test_isotonic_floor_against_zero_variances():
 # ----------------------------------------------------------------------------------------
 # cross-fitting
 # ----------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("method", ["scaling", "linear", "bvs", "isotonic"])
 def test_recalibrate_repairs_a_miscalibrated_nig_set(method):
@@ -253,6 +274,7 @@ def test_recalibrate_is_reproducible_and_seeded_like_the_engine():
 # apply on new data, DataTree, the object
 # ----------------------------------------------------------------------------------------
 
+
 def test_apply_on_new_data_keeps_every_variable():
     cal = _with_feature(2000, seed=9)
     new = _with_feature(500, seed=10)
@@ -265,8 +287,14 @@ def test_apply_on_new_data_keeps_every_variable():
     # the recalibrated feature-dependent set passes adaptivity better than before
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fv = [float(uqviz.fraction_valid(uqviz.local_calibration(
-            d, conditioning="x", n_bins=5, n_boot=500, rng=0)).estimate) for d in (new, out)]
+        fv = [
+            float(
+                uqviz.fraction_valid(
+                    uqviz.local_calibration(d, conditioning="x", n_bins=5, n_boot=500, rng=0)
+                ).estimate
+            )
+            for d in (new, out)
+        ]
     assert fv[1] > fv[0]
 
 
@@ -280,8 +308,9 @@ def test_a_fitted_bvs_applies_to_one_point_or_equal_values(conditioning):
     one = many.isel(point=[7])
     np.testing.assert_array_equal(rec.apply(one)["uE"].values, rec.apply(many)["uE"].values[[7]])
     same = many.isel(point=[7, 7, 7]).assign_coords(point=[0, 1, 2])
-    np.testing.assert_array_equal(rec.apply(same)["uE"].values,
-                                  np.repeat(rec.apply(one)["uE"].values, 3))
+    np.testing.assert_array_equal(
+        rec.apply(same)["uE"].values, np.repeat(rec.apply(one)["uE"].values, 3)
+    )
     with pytest.raises(ValueError, match="constant"):  # fitting on equal values still fails
         uqviz.fit_recalibration(same, method="bvs", conditioning=conditioning, n_bins=1)
 
@@ -297,8 +326,9 @@ def test_datatree_fit_apply_and_recalibrate():
         assert float(rec[name].parameters["factor"]) == float(alone.parameters["factor"])
     out = rec.apply(tree)
     assert isinstance(out, xr.DataTree) and list(out.children) == ["a", "b"]
-    np.testing.assert_allclose(out["b"]["uE"].values,
-                               float(rec.parameters["factor"].sel(dataset="b")) * b["uE"].values)
+    np.testing.assert_allclose(
+        out["b"]["uE"].values, float(rec.parameters["factor"].sel(dataset="b")) * b["uE"].values
+    )
     with pytest.raises(ValueError, match="fitted on a DataTree"):
         rec.apply(a)
     # bins or knots of different counts per child: padded parameters, each child's own fit
@@ -306,10 +336,12 @@ def test_datatree_fit_apply_and_recalibrate():
         rec_m = uqviz.fit_recalibration(tree, method=method)
         for name, ds in (("a", a), ("b", b)):
             alone = uqviz.fit_recalibration(ds, method=method).apply(ds)
-            np.testing.assert_allclose(rec_m.apply(tree)[name]["uE"].values,
-                                       alone["uE"].values, rtol=1e-14)
-            np.testing.assert_allclose(rec_m[name].apply(ds)["uE"].values, alone["uE"].values,
-                                       rtol=1e-14)
+            np.testing.assert_allclose(
+                rec_m.apply(tree)[name]["uE"].values, alone["uE"].values, rtol=1e-14
+            )
+            np.testing.assert_allclose(
+                rec_m[name].apply(ds)["uE"].values, alone["uE"].values, rtol=1e-14
+            )
     cross = uqviz.recalibrate(tree, method="bvs", rng=0)
     assert list(cross.children) == ["a", "b"]
     assert cross["a"].attrs["rng"] == 0
@@ -341,6 +373,7 @@ def test_repr_names_the_method_and_its_numbers():
 # ----------------------------------------------------------------------------------------
 # bad input
 # ----------------------------------------------------------------------------------------
+
 
 def test_bad_input_gives_clear_errors():
     ds = _with_feature(500, seed=15)
@@ -394,6 +427,7 @@ def test_small_bins_warn():
 # the before/after plot
 # ----------------------------------------------------------------------------------------
 
+
 def test_before_after_plot_of_local_and_average_results():
     from uqviz.plots.recalibration import before_after
 
@@ -401,8 +435,10 @@ def test_before_after_plot_of_local_and_average_results():
     out = uqviz.recalibrate(ds, method="bvs", conditioning="x", n_bins=10, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        loc = [uqviz.local_calibration(d, conditioning="x", n_bins=10, n_boot=200, rng=0)
-               for d in (ds, out)]
+        loc = [
+            uqviz.local_calibration(d, conditioning="x", n_bins=10, n_boot=200, rng=0)
+            for d in (ds, out)
+        ]
         avg = [uqviz.validate_average(d, n_boot=200, rng=0) for d in (ds, out)]
     ax = before_after(*loc, labels=("raw", "BVS on x"), log_x=True)
     texts = [t.get_text() for t in ax.get_legend().get_texts()]
@@ -429,7 +465,7 @@ def test_bvs_on_a_tied_feature_restores_in_sample_zms_of_the_bins_apply_uses():
     # of every used bin is exactly 1 (it was not on QM9's molecular mass)
     rng = np.random.default_rng(5)
     m = 3000
-    x = rng.integers(0, 12, m).astype(float)           # 12 distinct values, 20 bins
+    x = rng.integers(0, 12, m).astype(float)  # 12 distinct values, 20 bins
     u = rng.uniform(0.5, 2.0, m)
     e = u * (0.5 + x / 6) * rng.standard_normal(m)
     ds = uqviz.from_arrays(e, u, features={"x": x})
@@ -437,7 +473,10 @@ def test_bvs_on_a_tied_feature_restores_in_sample_zms_of_the_bins_apply_uses():
         rec = uqviz.fit_recalibration(ds, method="bvs", conditioning="x", n_bins=20)
     new = rec.apply(ds)
     z2 = (new.E.values / new.uE.values) ** 2
-    lab = np.searchsorted(0.5 * (rec.parameters.bin_upper.values[:-1]
-                                 + rec.parameters.bin_lower.values[1:]), x, side="left")
+    lab = np.searchsorted(
+        0.5 * (rec.parameters.bin_upper.values[:-1] + rec.parameters.bin_lower.values[1:]),
+        x,
+        side="left",
+    )
     for k in np.unique(lab):
         np.testing.assert_allclose(z2[lab == k].mean(), 1.0, rtol=1e-12)

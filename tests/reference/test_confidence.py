@@ -20,15 +20,18 @@ def tiny():
 def test_tiny_example_by_hand(tiny):
     res = confidence_curve(tiny, fractions=FRACTIONS, n_mc=10, n_boot=0, rng=0)
     # data: remove the largest uE first (E = 0.5, then 2, then -1)
-    np.testing.assert_allclose(res.estimate, [np.sqrt(14.25 / 4), np.sqrt(14 / 3),
-                                              np.sqrt(10 / 2), 3.0], rtol=1e-14)
+    np.testing.assert_allclose(
+        res.estimate, [np.sqrt(14.25 / 4), np.sqrt(14 / 3), np.sqrt(10 / 2), 3.0], rtol=1e-14
+    )
     # oracle: remove the largest |E| first (3, then 2, then -1)
-    np.testing.assert_allclose(res.oracle, [np.sqrt(14.25 / 4), np.sqrt(5.25 / 3),
-                                            np.sqrt(1.25 / 2), 0.5], rtol=1e-14)
+    np.testing.assert_allclose(
+        res.oracle, [np.sqrt(14.25 / 4), np.sqrt(5.25 / 3), np.sqrt(1.25 / 2), 0.5], rtol=1e-14
+    )
     np.testing.assert_array_equal(res.n_kept, [4, 3, 2, 1])
     np.testing.assert_array_equal(res.uE_threshold, [4.0, 3.0, 2.0, 1.0])
-    mae = confidence_curve(tiny, error_statistic="MAE", fractions=FRACTIONS, n_mc=10, n_boot=0,
-                           rng=0)
+    mae = confidence_curve(
+        tiny, error_statistic="MAE", fractions=FRACTIONS, n_mc=10, n_boot=0, rng=0
+    )
     np.testing.assert_allclose(mae.estimate, [6.5 / 4, 6 / 3, 4 / 2, 3.0], rtol=1e-14)
     np.testing.assert_allclose(mae.oracle, [6.5 / 4, 3.5 / 3, 1.5 / 2, 0.5], rtol=1e-14)
     assert float(mae.auco) == pytest.approx(abs(2 - 3.5 / 3) + abs(2 - 0.75) + 2.5)
@@ -51,10 +54,11 @@ def test_data_curve_at_zero_is_the_rmse_and_ties_keep_the_data_order():
     k = 37
     order = np.argsort(-u, kind="stable")
     m = e.size
-    kept = order[int(np.floor(k * m / 100)):]
+    kept = order[int(np.floor(k * m / 100)) :]
     assert float(res.estimate[k]) == pytest.approx(np.sqrt(np.mean(e[kept] ** 2)), rel=1e-12)
     assert float(res.oracle[k]) == pytest.approx(
-        np.sqrt(np.mean(np.sort(np.abs(e))[: m - int(np.floor(k * m / 100))] ** 2)), rel=1e-12)
+        np.sqrt(np.mean(np.sort(np.abs(e))[: m - int(np.floor(k * m / 100))] ** 2)), rel=1e-12
+    )
 
 
 def test_reference_for_calibrated_data_follows_the_data_curve():
@@ -86,10 +90,12 @@ def test_rmse_reference_hardly_depends_on_d_the_mae_one_does():
     out = {}
     for err in ("RMSE", "MAE"):
         n = confidence_curve(ds, error_statistic=err, n_mc=300, n_boot=0, rng=0)
-        lap = confidence_curve(ds, error_statistic=err, n_mc=300, n_boot=0, generative="laplace",
-                               rng=0)
-        out[err] = float((np.abs(lap.reference / n.reference - 1)).isel(
-            fraction=slice(0, 80)).max())
+        lap = confidence_curve(
+            ds, error_statistic=err, n_mc=300, n_boot=0, generative="laplace", rng=0
+        )
+        out[err] = float(
+            (np.abs(lap.reference / n.reference - 1)).isel(fraction=slice(0, 80)).max()
+        )
     assert out["RMSE"] < 0.02
     assert out["MAE"] > 0.08  # E|eps| = sqrt(2/pi) = 0.80 (normal), 1/sqrt(2) = 0.71 (Laplace)
 
@@ -105,8 +111,9 @@ def test_normalize_reproducibility_and_threads(monkeypatch):
 
 
 def test_datatree_and_bad_arguments():
-    tree = uqviz.from_datasets({"a": uqviz.synthetic.nig(300, rng=0),
-                                "b": uqviz.synthetic.nig(500, rng=1)})
+    tree = uqviz.from_datasets(
+        {"a": uqviz.synthetic.nig(300, rng=0), "b": uqviz.synthetic.nig(500, rng=1)}
+    )
     res = confidence_curve(tree, n_mc=20, n_boot=20, rng=0)
     assert res.estimate.dims == ("dataset", "fraction")
     assert res.attrs["error_statistic"] == "RMSE"
@@ -142,8 +149,9 @@ def test_false_alarm_of_valid_is_one_minus_ci():
     n, wrong, disagree = 60, 0, 0
     for s in range(n):
         ds = uqviz.synthetic.nig(300, nu=1000, rng=500 + s)
-        res = confidence_curve(ds, fractions=np.arange(0, 0.9, 0.05), n_mc=30, n_boot=0,
-                               ci=0.5, rng=s)
+        res = confidence_curve(
+            ds, fractions=np.arange(0, 0.9, 0.05), n_mc=30, n_boot=0, ci=0.5, rng=s
+        )
         wrong += not bool(res.valid)
         disagree += (not bool(res.valid)) != (float(res.p_value) <= 0.5)
     assert abs(wrong / n - 0.5) < 3 * np.sqrt(0.25 / n), wrong

@@ -14,10 +14,17 @@ from uqviz.statistics import point_estimate
 from uqviz.synthetic import draw_calibrated
 
 #: Pernot (2024c) Table I: sizes of the nine sets
-TABLE_I_SIZES = {"Diffusion_RF": 2040, "Perovskite_RF": 3834, "Diffusion_LR": 2040,
-                 "Perovskite_LR": 3836, "Diffusion_GPR_Bayesian": 2040,
-                 "Perovskite_GPR_Bayesian": 3818, "QM9_E": 13885,
-                 "logP_10k_a_LS-GCN": 5000, "logP_150k_LS-GCN": 5000}
+TABLE_I_SIZES = {
+    "Diffusion_RF": 2040,
+    "Perovskite_RF": 3834,
+    "Diffusion_LR": 2040,
+    "Perovskite_LR": 3836,
+    "Diffusion_GPR_Bayesian": 2040,
+    "Perovskite_GPR_Bayesian": 3818,
+    "QM9_E": 13885,
+    "logP_10k_a_LS-GCN": 5000,
+    "logP_150k_LS-GCN": 5000,
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +36,12 @@ def appendix_b():
     # nu subset moves the pooled fit by < 0.3 %. The full paper setting (6 nu,
     # n_mc = 5000) gives 0.0007 + 0.562 x and -0.0007 + 1.143 x (NIG),
     # 0.0045 + 0.775 x and 0.0063 + 1.575 x (T6IG).
-    return size_dependence(generative=("normal", "t6"), nu=(3, 6, 24), n_mc=100,
-                           rng=20240229)
+    return size_dependence(generative=("normal", "t6"), nu=(3, 6, 24), n_mc=100, rng=20240229)
 
 
-@pytest.mark.parametrize("gen, stat", [("normal", "ENCE"), ("normal", "ZMSE"),
-                                       ("t6", "ENCE"), ("t6", "ZMSE")])
+@pytest.mark.parametrize(
+    "gen, stat", [("normal", "ENCE"), ("normal", "ZMSE"), ("t6", "ENCE"), ("t6", "ZMSE")]
+)
 def test_appendix_b_slopes_and_intercepts(appendix_b, gen, stat):
     fit = appendix_b.sel(statistic=stat, generative=gen, fit="linear")
     paper_a, paper_b = APPENDIX_B[gen][stat]
@@ -79,8 +86,15 @@ def test_appendix_b_grid_layout_and_fit(appendix_b):
 
 def test_size_dependence_cell_means_equal_a_straightforward_simulation():
     # independent implementation: draw_calibrated + point_estimate, one set at a time
-    res = size_dependence(statistics=("ENCE", "ZMSE", "UCE"), sizes=(400,), n_bins=(5, 10),
-                          nu=(4.0,), generative="t6", n_mc=3000, rng=3)
+    res = size_dependence(
+        statistics=("ENCE", "ZMSE", "UCE"),
+        sizes=(400,),
+        n_bins=(5, 10),
+        nu=(4.0,),
+        generative="t6",
+        n_mc=3000,
+        rng=3,
+    )
     e, u = draw_calibrated(400, n_datasets=3000, a=2.0, b=2.0, nu_d=6.0, rng=4)
     for stat in ("ENCE", "ZMSE", "UCE"):
         for n in (5, 10):
@@ -164,8 +178,10 @@ def test_appendix_c_all_nine_sets_fail_the_zmse_extrapolation(tree):
     # Pernot (2024c) App. C: for Sets 3 and 4 some bin numbers give a ZMSE on the T6IG line
     for name in ("Diffusion_LR", "Perovskite_LR"):
         r = res.sel(dataset=name)
-        t6 = float(r.reference_intercept.sel(generative="t6")) + \
-            float(r.reference_slope.sel(generative="t6")) * r.x
+        t6 = (
+            float(r.reference_intercept.sel(generative="t6"))
+            + float(r.reference_slope.sel(generative="t6")) * r.x
+        )
         diff = (r.estimate - t6).dropna("n_bins")
         assert diff.min() < 0 < diff.max(), name
 
@@ -202,15 +218,16 @@ def test_extrapolate_bootstrap_is_reproducible_and_thread_independent(monkeypatc
 
 def test_extrapolate_references_and_errors(tree):
     ds = tree["QM9_E"].to_dataset()
-    sd = size_dependence(sizes=(1000, 2000), n_bins=(10, 20), nu=(6,),
-                         generative=("normal", "t6"), n_mc=20, rng=0)
+    sd = size_dependence(
+        sizes=(1000, 2000), n_bins=(10, 20), nu=(6,), generative=("normal", "t6"), n_mc=20, rng=0
+    )
     r = extrapolate(ds, statistic="ENCE", references=sd, method="ols")
-    np.testing.assert_allclose(r.reference_slope,
-                               sd.slope.sel(statistic="ENCE", fit="linear").values)
+    np.testing.assert_allclose(
+        r.reference_slope, sd.slope.sel(statistic="ENCE", fit="linear").values
+    )
     r = extrapolate(ds, statistic="ENCE", references={"mine": (0.01, 0.5)}, method="ols")
     assert r.generative.values.tolist() == ["mine"]
-    assert extrapolate(ds, statistic="UCE", references=None,
-                       method="ols").sizes["generative"] == 0
+    assert extrapolate(ds, statistic="UCE", references=None, method="ols").sizes["generative"] == 0
     # no paper line for UCE
     assert extrapolate(ds, statistic="UCE", method="ols").sizes["generative"] == 0
     with pytest.raises(ValueError, match="method"):
@@ -237,14 +254,17 @@ def test_ols_fit_through_the_origin_and_errors():
 def test_paper_zeta_claims_for_zmse_sim_schemes(tree):
     # Pernot (2024c) sect. III B 3 (Fig. 7): SimN and SimT reject the consistency of the
     # nine sets, "except for Set 3 where consistency would be validated by SimT"
-    sub = uqviz.from_datasets({k: tree[k].to_dataset()
-                               for k in ("Diffusion_RF", "Diffusion_LR", "QM9_E")})
+    sub = uqviz.from_datasets(
+        {k: tree[k].to_dataset() for k in ("Diffusion_RF", "Diffusion_LR", "QM9_E")}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        n = uqviz.validate_simulated(sub, statistic="ZMSE", generative="normal", n_mc=300,
-                                     n_boot=500, rng=5)
-        t = uqviz.validate_simulated(sub, statistic="ZMSE", generative="t6", n_mc=300,
-                                     n_boot=500, rng=5)
+        n = uqviz.validate_simulated(
+            sub, statistic="ZMSE", generative="normal", n_mc=300, n_boot=500, rng=5
+        )
+        t = uqviz.validate_simulated(
+            sub, statistic="ZMSE", generative="t6", n_mc=300, n_boot=500, rng=5
+        )
     assert not n.valid.any()
     assert bool(t.valid.sel(dataset="Diffusion_LR"))
     assert not bool(t.valid.sel(dataset="QM9_E"))
@@ -253,6 +273,9 @@ def test_paper_zeta_claims_for_zmse_sim_schemes(tree):
 def test_a_statistic_that_is_not_a_name_is_a_clear_type_error():
     """issue 38, item 9: ``statistic=["ZMS"]`` said "unhashable type: 'list'"."""
     ds = uqviz.synthetic.nig(200, nu=6, rng=1)
-    with pytest.raises(TypeError, match=r"statistic must be the name of a registered statistic "
-                                        r".*got \['ZMS'\] \(list\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"statistic must be the name of a registered statistic "
+        r".*got \['ZMS'\] \(list\)",
+    ):
         uqviz.extrapolate(ds, statistic=["ZMS"])

@@ -11,13 +11,17 @@ import uqviz
 from uqviz import generative as gen
 from uqviz._array import variates as kvar
 from uqviz.datasets import load_collection
-from uqviz.reference.simulated import (simulated_reference, validate_simulated,
-                                       validate_with_references)
+from uqviz.reference.simulated import (
+    simulated_reference,
+    validate_simulated,
+    validate_with_references,
+)
 from uqviz.statistics import point_estimate
 
 
-@pytest.mark.parametrize("d", [gen.normal(), gen.student_t(6), gen.uniform(), gen.laplace(),
-                               gen.student_t(3.5)])
+@pytest.mark.parametrize(
+    "d", [gen.normal(), gen.student_t(6), gen.uniform(), gen.laplace(), gen.student_t(3.5)]
+)
 def test_generative_distributions_have_zero_mean_unit_variance(d):
     x = d.sample(np.random.default_rng(0), 400_000)
     assert abs(x.mean()) < 5 * x.std() / np.sqrt(x.size)
@@ -28,12 +32,20 @@ def test_generative_distributions_have_zero_mean_unit_variance(d):
 
 def test_generative_shapes_are_the_named_families():
     rng = np.random.default_rng(1)
-    assert sps.kstest(gen.student_t(6).sample(rng, 20000) / np.sqrt(4 / 6), "t",
-                      args=(6,)).pvalue > 1e-3
-    assert sps.kstest(gen.uniform().sample(rng, 20000), "uniform",
-                      args=(-np.sqrt(3), 2 * np.sqrt(3))).pvalue > 1e-3
-    assert sps.kstest(gen.laplace().sample(rng, 20000), "laplace",
-                      args=(0, 1 / np.sqrt(2))).pvalue > 1e-3
+    assert (
+        sps.kstest(gen.student_t(6).sample(rng, 20000) / np.sqrt(4 / 6), "t", args=(6,)).pvalue
+        > 1e-3
+    )
+    assert (
+        sps.kstest(
+            gen.uniform().sample(rng, 20000), "uniform", args=(-np.sqrt(3), 2 * np.sqrt(3))
+        ).pvalue
+        > 1e-3
+    )
+    assert (
+        sps.kstest(gen.laplace().sample(rng, 20000), "laplace", args=(0, 1 / np.sqrt(2))).pvalue
+        > 1e-3
+    )
 
 
 def test_generative_strings_and_empirical():
@@ -83,14 +95,17 @@ def test_reference_samples_equal_a_direct_simulation_of_the_same_draws():
 
 def test_same_numbers_with_threads_serial_and_dask(monkeypatch):
     import distributed
+
     ds = uqviz.synthetic.nig(400, nu=6, rng=2)
     a = simulated_reference(ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True)
     monkeypatch.setenv("UQVIZ_THREADS", "1")
     b = simulated_reference(ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True)
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
-                            dashboard_address=None) as client:
-        c = simulated_reference(ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True,
-                                client=client)
+    with distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+    ) as client:
+        c = simulated_reference(
+            ds, statistic="ENCE", n_mc=300, rng=9, return_samples=True, client=client
+        )
     np.testing.assert_array_equal(a.samples, b.samples)
     np.testing.assert_array_equal(a.samples, c.samples)
 
@@ -114,7 +129,8 @@ def test_cc_ence_zmse_of_the_nine_sets_equal_an_independent_computation():
         assert point_estimate("ENCE", e, u) == pytest.approx(ence, rel=1e-12), name
         assert point_estimate("ZMSE", e, u) == pytest.approx(zmse, rel=1e-12), name
         assert point_estimate("CC", e, u) == pytest.approx(
-            sps.spearmanr(np.abs(e), u).statistic, rel=1e-12), name
+            sps.spearmanr(np.abs(e), u).statistic, rel=1e-12
+        ), name
 
 
 def test_binned_bootstrap_agrees_with_the_generic_sort_based_path():
@@ -155,8 +171,9 @@ def test_sim_and_sim2_zeta_definitions():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         sim = validate_simulated(ds, statistic="ENCE", n_mc=1000, n_boot=1000, rng=3)
-        sim2 = validate_simulated(ds, statistic="ENCE", scheme="Sim2", n_mc=1000, n_boot=1000,
-                                  rng=3)
+        sim2 = validate_simulated(
+            ds, statistic="ENCE", scheme="Sim2", n_mc=1000, n_boot=1000, rng=3
+        )
     est, ref, se = float(sim.estimate), float(sim.reference), float(sim.reference_se)
     limit = float(sim.ci_upper) if est <= ref else float(sim.ci_lower)
     assert float(sim.zeta) == pytest.approx((est - ref) / np.hypot(est - limit, 2 * se))
@@ -198,9 +215,14 @@ def test_workflow_verdicts():
     assert str(enc.verdict.values) == want
     assert bool(enc.reliable) == (want != "unreliable")
     # two statistically identical D: not sensitive, the test decides
-    same = validate_with_references(ds, statistic="CC",
-                                    generative=("normal", gen.Generative("normal2", "normal")),
-                                    n_mc=2000, n_boot=1000, rng=0)
+    same = validate_with_references(
+        ds,
+        statistic="CC",
+        generative=("normal", gen.Generative("normal2", "normal")),
+        n_mc=2000,
+        n_boot=1000,
+        rng=0,
+    )
     assert not bool(same.sensitive_to_D)
     assert str(same.verdict.values) == ("fails" if float(same.p_value) <= 0.05 else "OK")
 
@@ -217,13 +239,16 @@ def test_workflow_verdict_words_pinned():
     kw = dict(n_mc=99, n_boot=100, rng=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        ok = validate_with_references(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=np.inf, rng=1),
-                                      statistic="ENCE", **kw)
+        ok = validate_with_references(
+            uqviz.synthetic.tig(2000, nu_ig=6, nu_d=np.inf, rng=1), statistic="ENCE", **kw
+        )
         bad = validate_with_references(_miscalibrated(2000, 2), statistic="ENCE", **kw)
-        t6 = validate_with_references(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=6, rng=3),
-                                      statistic="ENCE", **kw)
-        t4 = validate_with_references(uqviz.synthetic.tig(2000, nu_ig=6, nu_d=4, rng=3),
-                                      statistic="ENCE", **kw)
+        t6 = validate_with_references(
+            uqviz.synthetic.tig(2000, nu_ig=6, nu_d=6, rng=3), statistic="ENCE", **kw
+        )
+        t4 = validate_with_references(
+            uqviz.synthetic.tig(2000, nu_ig=6, nu_d=4, rng=3), statistic="ENCE", **kw
+        )
     assert str(ok.verdict.values) == "OK" and bool(ok.reliable)
     assert str(ok.reason.values).startswith("not rejected under normal (p = ")
     # both D reject: the smallest possible p-value is 1 / (n_mc + 1)
@@ -252,9 +277,16 @@ def test_monte_carlo_p_value_by_hand_and_its_false_alarm():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for stat, side in [("ENCE", "greater"), ("CC", "less")]:
-            r = validate_simulated(ds, statistic=stat, scheme=["Sim", "Sim2"],
-                                   generative=["normal", "t6"], n_mc=50, n_boot=50, rng=1,
-                                   return_samples=True)
+            r = validate_simulated(
+                ds,
+                statistic=stat,
+                scheme=["Sim", "Sim2"],
+                generative=["normal", "t6"],
+                n_mc=50,
+                n_boot=50,
+                rng=1,
+                return_samples=True,
+            )
             est = float(r.estimate)
             for d in ("normal", "t6"):
                 x = r.samples.sel(generative=d).values
@@ -266,8 +298,13 @@ def test_monte_carlo_p_value_by_hand_and_its_false_alarm():
         warnings.simplefilter("ignore", UserWarning)
         for seed in range(120):
             d = uqviz.synthetic.nig(200, nu=1000, rng=100 + seed)
-            p.append(float(validate_simulated(d, statistic="ENCE", n_bins=5, n_mc=19,
-                                              n_boot=20, rng=seed).p_value))
+            p.append(
+                float(
+                    validate_simulated(
+                        d, statistic="ENCE", n_bins=5, n_mc=19, n_boot=20, rng=seed
+                    ).p_value
+                )
+            )
     rate = np.mean(np.array(p) <= 0.2)
     assert abs(rate - 0.2) < 3 * np.sqrt(0.2 * 0.8 / 120), rate  # se 0.037
 
@@ -279,10 +316,14 @@ def test_sim2_and_sim_verdicts_follow_their_rules_over_seeds():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for seed in range(6):
-            ds = (_miscalibrated(500, 40 + seed, 1.3) if seed % 2 else
-                  uqviz.synthetic.nig(500, nu=6, rng=40 + seed))
-            r = validate_simulated(ds, statistic="ENCE", scheme=["Sim", "Sim2"], n_mc=200,
-                                   n_boot=200, rng=seed)
+            ds = (
+                _miscalibrated(500, 40 + seed, 1.3)
+                if seed % 2
+                else uqviz.synthetic.nig(500, nu=6, rng=40 + seed)
+            )
+            r = validate_simulated(
+                ds, statistic="ENCE", scheme=["Sim", "Sim2"], n_mc=200, n_boot=200, rng=seed
+            )
             est, lo, hi = float(r.estimate), float(r.ci_lower), float(r.ci_upper)
             ref, se = float(r.reference), float(r.reference_se)
             rlo, rhi = float(r.reference_lower), float(r.reference_upper)
@@ -295,8 +336,9 @@ def test_sim2_and_sim_verdicts_follow_their_rules_over_seeds():
                 assert bool(r.valid.sel(scheme="Sim")) == (wlo <= ref <= whi)
             else:
                 assert not bool(r.valid.sel(scheme="Sim"))
-            assert bool(r.reliable.sel(scheme="Sim")) == (abs(float(r.z0)) <= 1
-                                                          and np.isfinite(lo + hi))
+            assert bool(r.reliable.sel(scheme="Sim")) == (
+                abs(float(r.z0)) <= 1 and np.isfinite(lo + hi)
+            )
             assert bool(r.reliable.sel(scheme="Sim2"))
     assert seen == {True, False}  # both outcomes were exercised
 
@@ -316,8 +358,12 @@ def test_simulated_ence_reference_is_scale_invariant(scale):
     """ENCE is scale-free: its simulated reference at 1e155 or 1e-300 equals the one at 1."""
     ds = uqviz.synthetic.nig(400, nu=6, rng=0)
     one = uqviz.simulated_reference(ds, statistic="ENCE", n_mc=200, rng=1)
-    far = uqviz.simulated_reference(uqviz.from_arrays(ds.E.values * scale, ds.uE.values * scale),
-                                    statistic="ENCE", n_mc=200, rng=1)
+    far = uqviz.simulated_reference(
+        uqviz.from_arrays(ds.E.values * scale, ds.uE.values * scale),
+        statistic="ENCE",
+        n_mc=200,
+        rng=1,
+    )
     np.testing.assert_allclose(far["reference"].values, one["reference"].values, rtol=1e-12)
 
 
@@ -331,8 +377,9 @@ def test_nll_bs_scheme_is_the_paired_excess_like_validate_average():
     zms = uqviz.validate_simulated(ds, statistic="ZMS", **kw)
     np.testing.assert_allclose(float(nll.zeta), float(zms.zeta), rtol=1e-9)
     avg = uqviz.validate_average(ds, statistics=("NLL", "ZMS"), n_boot=500, rng=7)
-    np.testing.assert_allclose(float(avg.zeta.sel(statistic="NLL")),
-                               float(avg.zeta.sel(statistic="ZMS")), rtol=1e-9)
+    np.testing.assert_allclose(
+        float(avg.zeta.sel(statistic="NLL")), float(avg.zeta.sel(statistic="ZMS")), rtol=1e-9
+    )
 
 
 def _t3_sets():
@@ -341,8 +388,9 @@ def _t3_sets():
     rng = np.random.default_rng(9)
     u = np.sqrt(1.0 / rng.gamma(3.0, 1.0, 3000))
     z = rng.standard_t(3, 3000) / np.sqrt(3.0)
-    return [(uqviz.from_arrays(k * u * z, u), word)
-            for k, word in ((1.0, "unreliable"), (2.0, "fails"))]
+    return [
+        (uqviz.from_arrays(k * u * z, u), word) for k, word in ((1.0, "unreliable"), (2.0, "fails"))
+    ]
 
 
 def test_bs_verdict_under_heavy_tails_is_validate_averages():
@@ -370,12 +418,15 @@ def test_validate_simulated_bs_word_under_heavy_tails():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for ds, word in _t3_sets():
-            res = uqviz.validate_simulated(ds, statistic="ZMS", scheme=["Sim", "BS"],
-                                           n_mc=50, n_boot=300, rng=1)
+            res = uqviz.validate_simulated(
+                ds, statistic="ZMS", scheme=["Sim", "BS"], n_mc=50, n_boot=300, rng=1
+            )
             assert str(res["verdict"].sel(scheme="BS").values) == word
             sim_ok = bool(res["valid"].sel(scheme="Sim"))
             assert str(res["verdict"].sel(scheme="Sim").values) in (
-                ("OK" if sim_ok else "fails"), "unreliable")
+                ("OK" if sim_ok else "fails"),
+                "unreliable",
+            )
 
 
 @pytest.mark.parametrize("name", ["MV", "RMV", "NLL_ref"])

@@ -12,8 +12,13 @@ from uqviz import generative as gen
 from uqviz._array import curves as kc
 from uqviz._array.bca import verdict
 from uqviz.reference import confidence, extrapolation, simulated
-from uqviz.reference.simulated import (sim2_zeta, sim_zeta, simulated_reference,
-                                       validate_simulated, validate_with_references)
+from uqviz.reference.simulated import (
+    sim2_zeta,
+    sim_zeta,
+    simulated_reference,
+    validate_simulated,
+    validate_with_references,
+)
 
 
 @pytest.fixture(scope="module")
@@ -23,18 +28,22 @@ def ds():
 
 @pytest.fixture(scope="module")
 def tree():
-    return uqviz.from_datasets({"a": uqviz.synthetic.nig(300, nu=6, rng=1),
-                                "b": uqviz.synthetic.nig(500, nu=8, rng=2)})
+    return uqviz.from_datasets(
+        {"a": uqviz.synthetic.nig(300, nu=6, rng=1), "b": uqviz.synthetic.nig(500, nu=8, rng=2)}
+    )
 
 
 # ---------------------------------------------------------------- n_mc, statistics, options
-@pytest.mark.parametrize("func", [
-    lambda d, n: simulated_reference(d, statistic="CC", n_mc=n),
-    lambda d, n: validate_simulated(d, statistic="CC", n_mc=n, n_boot=50),
-    lambda d, n: validate_with_references(d, statistic="CC", n_mc=n, n_boot=50),
-    lambda d, n: uqviz.confidence_curve(d, n_mc=n, n_boot=0),
-    lambda d, n: uqviz.size_dependence(sizes=(100,), n_bins=(5,), nu=(6,), n_mc=n),
-])
+@pytest.mark.parametrize(
+    "func",
+    [
+        lambda d, n: simulated_reference(d, statistic="CC", n_mc=n),
+        lambda d, n: validate_simulated(d, statistic="CC", n_mc=n, n_boot=50),
+        lambda d, n: validate_with_references(d, statistic="CC", n_mc=n, n_boot=50),
+        lambda d, n: uqviz.confidence_curve(d, n_mc=n, n_boot=0),
+        lambda d, n: uqviz.size_dependence(sizes=(100,), n_bins=(5,), nu=(6,), n_mc=n),
+    ],
+)
 @pytest.mark.parametrize("n_mc", [0, 1])
 def test_n_mc_below_two_is_a_clear_error(ds, func, n_mc):
     # was numpy's "need at least one array to stack" (0) or a silent NaN se (1)
@@ -69,8 +78,9 @@ def test_options_are_validated_and_never_truncated(ds):
         uqviz.size_dependence(statistics=(), n_mc=10)
     with pytest.raises(ValueError, match="sizes must be a non-empty 1-d sequence"):
         uqviz.size_dependence(sizes=(), n_mc=10)
-    with pytest.raises(ValueError,
-                       match=r"nu: values must be finite and > 0; 1 value\(s\) are not: \[0.0\]"):
+    with pytest.raises(
+        ValueError, match=r"nu: values must be finite and > 0; 1 value\(s\) are not: \[0.0\]"
+    ):
         uqviz.size_dependence(nu=(0,), n_mc=10)
     with pytest.raises(ValueError, match="n_boot must be 0"):
         uqviz.confidence_curve(ds, n_boot=1)
@@ -78,8 +88,9 @@ def test_options_are_validated_and_never_truncated(ds):
         uqviz.confidence_curve(ds, normalize="yes")
     with pytest.raises(ValueError, match="error_statistic must be one of"):
         uqviz.confidence_curve(ds, error_statistic="Q95")
-    with pytest.raises(ValueError,
-                       match=r"fractions must be in \[0, 1\): 1 value\(s\) are not \(first: nan\)"):
+    with pytest.raises(
+        ValueError, match=r"fractions must be in \[0, 1\): 1 value\(s\) are not \(first: nan\)"
+    ):
         uqviz.confidence_curve(ds, fractions=[0.0, np.nan])
 
 
@@ -110,8 +121,9 @@ def test_generative_one_or_a_sequence(ds):
     assert seq1["reference"].dims == ("generative",)
     # the same child stream for the first D, whether given alone or in a sequence
     assert float(seq1["reference"][0]) == float(one["reference"])
-    res = validate_simulated(ds, statistic="CC", generative=("normal", "laplace"), n_mc=64,
-                             n_boot=100, rng=0)
+    res = validate_simulated(
+        ds, statistic="CC", generative=("normal", "laplace"), n_mc=64, n_boot=100, rng=0
+    )
     assert res["zeta"].dims == ("generative",) and res["estimate"].dims == ()
     with pytest.raises(ValueError, match="generative must name at least one"):
         simulated_reference(ds, statistic="CC", generative=[], n_mc=10)
@@ -145,21 +157,46 @@ def test_as_generatives_and_empirical_for_data(ds):
 
 # ---------------------------------------------------------------- results and dims
 def test_result_names_dims_and_attrs(ds):
-    ref = simulated_reference(ds, statistic="ENCE", n_mc=70, n_bins=10, rng=4,
-                              return_samples=True)
-    assert set(ref.data_vars) == {"reference", "sample_sd", "reference_se",
-                                  "reference_lower", "reference_upper", "samples"}
+    ref = simulated_reference(ds, statistic="ENCE", n_mc=70, n_bins=10, rng=4, return_samples=True)
+    assert set(ref.data_vars) == {
+        "reference",
+        "sample_sd",
+        "reference_se",
+        "reference_lower",
+        "reference_upper",
+        "samples",
+    }
     assert ref["samples"].dims == ("sample",) and "replicate" not in ref.dims
     s = ref["samples"].values
     assert float(ref["reference"]) == pytest.approx(s.mean(), rel=1e-14)
     assert float(ref["reference_lower"]) == pytest.approx(np.quantile(s, 0.025), rel=1e-14)
-    assert ref.attrs == {"statistic": "ENCE", "generative": "normal", "n_mc": 70, "n_bins": 10,
-                         "conditioning": "uE", "ci": 0.95, "rng": 4}
+    assert ref.attrs == {
+        "statistic": "ENCE",
+        "generative": "normal",
+        "n_mc": 70,
+        "n_bins": 10,
+        "conditioning": "uE",
+        "ci": 0.95,
+        "rng": 4,
+    }
     with pytest.warns(UserWarning, match=r"ENCE of 'NIG\(nu=6\)': bootstrap bias correction z0"):
         res = validate_simulated(ds, statistic="ENCE", n_mc=70, n_boot=100, n_bins=10, rng=4)
-    assert {"estimate", "ci_lower", "ci_upper", "z0", "reference", "reference_se",
-            "reference_lower", "reference_upper", "zeta", "valid", "reliable", "p_value",
-            "se_negligible", "verdict"} == set(res.data_vars)
+    assert {
+        "estimate",
+        "ci_lower",
+        "ci_upper",
+        "z0",
+        "reference",
+        "reference_se",
+        "reference_lower",
+        "reference_upper",
+        "zeta",
+        "valid",
+        "reliable",
+        "p_value",
+        "se_negligible",
+        "verdict",
+    } == set(res.data_vars)
     # the z0 warning comes with reliable = False (issue 20)
     assert abs(float(res.z0)) > 1 and not bool(res.reliable)
     assert res.attrs["n_boot"] == 100 and res.attrs["scheme"] == "Sim"
@@ -171,22 +208,35 @@ def test_datatree_everywhere(tree):
     assert ref["reference"].dims == ("dataset",)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        res = validate_simulated(tree, statistic="ZMSE", generative=["normal", "t6"],
-                                 scheme=["Sim", "Sim2"], n_mc=64, n_boot=100, rng=0)
+        res = validate_simulated(
+            tree,
+            statistic="ZMSE",
+            generative=["normal", "t6"],
+            scheme=["Sim", "Sim2"],
+            n_mc=64,
+            n_boot=100,
+            rng=0,
+        )
         wf = validate_with_references(tree, statistic="CC", n_mc=64, n_boot=100, rng=0)
     assert res["zeta"].dims == ("dataset", "generative", "scheme")
     assert res["estimate"].dims == ("dataset",)
     assert wf["verdict"].dims == ("dataset",)
     # each dataset gets its own child stream: the first equals the Dataset call
-    child = validate_simulated(tree["a"].to_dataset(), statistic="CC", n_mc=64, n_boot=100,
-                               rng=0)
+    child = validate_simulated(tree["a"].to_dataset(), statistic="CC", n_mc=64, n_boot=100, rng=0)
     full = validate_simulated(tree, statistic="CC", n_mc=64, n_boot=100, rng=0)
     assert float(full["zeta"].sel(dataset="a")) == float(child["zeta"])
 
 
 def test_threads_serial_and_client_none_agree(ds, monkeypatch):
-    kw = dict(statistic="ENCE", generative=["normal", "t6"], scheme=["Sim", "Sim2"],
-              n_mc=200, n_boot=200, n_bins=10, rng=6)
+    kw = dict(
+        statistic="ENCE",
+        generative=["normal", "t6"],
+        scheme=["Sim", "Sim2"],
+        n_mc=200,
+        n_boot=200,
+        n_bins=10,
+        rng=6,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         a = validate_simulated(ds, **kw)
@@ -213,8 +263,12 @@ def test_sim_verdict_is_decided_by_the_widened_interval():
 
 
 def test_sim2_zeta_keeps_its_definition():
-    for est, ref, lo, hi in [(0.05, 0.03, 0.02, 0.045), (0.01, 0.03, 0.02, 0.045),
-                             (0.03, 0.03, 0.02, 0.045), (0.044, 0.03, 0.02, 0.045)]:
+    for est, ref, lo, hi in [
+        (0.05, 0.03, 0.02, 0.045),
+        (0.01, 0.03, 0.02, 0.045),
+        (0.03, 0.03, 0.02, 0.045),
+        (0.044, 0.03, 0.02, 0.045),
+    ]:
         bound = lo if est <= ref else hi
         zeta, valid = sim2_zeta(est, ref, lo, hi)
         assert float(zeta) == pytest.approx((est - ref) / abs(bound - ref), rel=1e-14)
@@ -222,8 +276,9 @@ def test_sim2_zeta_keeps_its_definition():
 
 
 def test_bs_scheme_in_validate_simulated(ds):
-    res = validate_simulated(ds, statistic="ZMS", scheme=["Sim", "Sim2", "BS"], n_mc=200,
-                             n_boot=500, rng=2)
+    res = validate_simulated(
+        ds, statistic="ZMS", scheme=["Sim", "Sim2", "BS"], n_mc=200, n_boot=500, rng=2
+    )
     est, lo, hi = float(res.estimate), float(res.ci_lower), float(res.ci_upper)
     zeta, valid = verdict(est, 1.0, lo, hi)
     assert float(res.zeta.sel(scheme="BS")) == float(zeta)
@@ -254,15 +309,20 @@ def test_curve_kernels_by_hand():
     x = np.array([[1.0, 2.0, 3.0, 4.0], [0.0, 2.0, 0.0, 2.0]])
     p = kc.prefix_sums(x)
     np.testing.assert_array_equal(p, [[0, 1, 3, 6, 10], [0, 0, 2, 2, 4]])
-    np.testing.assert_allclose(kc.prefix_bin_means(p, np.array([0, 1, 4])),
-                               [[1.0, 3.0], [0.0, 4 / 3]])
+    np.testing.assert_allclose(
+        kc.prefix_bin_means(p, np.array([0, 1, 4])), [[1.0, 3.0], [0.0, 4 / 3]]
+    )
     e = np.array([3.0, -1.0, 2.0, 0.5])
     removed = kc.n_removed([0.0, 0.25, 0.5, 0.75], 4)
     np.testing.assert_array_equal(removed, [0, 1, 2, 3])
-    np.testing.assert_allclose(kc.trimmed_curves(e, removed),
-                               [np.sqrt(14.25 / 4), np.sqrt(5.25 / 3), np.sqrt(4.25 / 2), 0.5])
-    np.testing.assert_allclose(kc.trimmed_curves(e, removed, error="MAE", normalize=True),
-                               np.array([6.5 / 4, 3.5 / 3, 2.5 / 2, 0.5]) / (6.5 / 4))
+    np.testing.assert_allclose(
+        kc.trimmed_curves(e, removed),
+        [np.sqrt(14.25 / 4), np.sqrt(5.25 / 3), np.sqrt(4.25 / 2), 0.5],
+    )
+    np.testing.assert_allclose(
+        kc.trimmed_curves(e, removed, error="MAE", normalize=True),
+        np.array([6.5 / 4, 3.5 / 3, 2.5 / 2, 0.5]) / (6.5 / 4),
+    )
 
 
 # ---------------------------------------------------------------- extrapolate
@@ -272,8 +332,9 @@ def test_extrapolate_min_count_method_and_verdict():
     b = uqviz.extrapolate(ds, statistic="ENCE", method="ols", min_count=50)
     assert int(b.n_fit) < int(a.n_fit)
     assert np.all(b.smallest_bin.values[np.isfinite(b.estimate.values)] >= 50)
-    zeta, valid = verdict(float(a.intercept), 0.0, float(a.intercept_lower),
-                          float(a.intercept_upper))
+    zeta, valid = verdict(
+        float(a.intercept), 0.0, float(a.intercept_lower), float(a.intercept_upper)
+    )
     assert float(a.zeta) == float(zeta) and bool(a.valid) == bool(valid)
     assert a.attrs["method"] == "ols" and a.attrs["min_count"] == 20
     assert "n_boot" not in a.attrs and a.attrs["binning"] == "equal_count"
@@ -281,31 +342,46 @@ def test_extrapolate_min_count_method_and_verdict():
         uqviz.extrapolate(ds, method="jackknife")
     with pytest.raises(ValueError, match="min_count must be >= 1"):
         uqviz.extrapolate(ds, min_count=0)
-    with pytest.raises(ValueError,
-                       match=r"n_bins: values must be whole numbers >= 1; "
-                             r"1 value\(s\) are not: \[0.0\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"n_bins: values must be whole numbers >= 1; "
+        r"1 value\(s\) are not: \[0.0\]",
+    ):
         uqviz.extrapolate(ds, n_bins=[0, 10])
     with pytest.raises(ValueError, match="n_boot must be a whole number"):
         uqviz.extrapolate(ds, n_boot=2.5)
 
 
 def test_size_dependence_names():
-    res = uqviz.size_dependence(statistics="ZMSE", sizes=400, n_bins=(5, 10), nu=6.0,
-                                n_mc=20, rng=3)
-    assert {"reference", "sample_sd", "reference_se", "intercept_lower",
-            "intercept_upper"} <= set(res.data_vars)
+    res = uqviz.size_dependence(
+        statistics="ZMSE", sizes=400, n_bins=(5, 10), nu=6.0, n_mc=20, rng=3
+    )
+    assert {"reference", "sample_sd", "reference_se", "intercept_lower", "intercept_upper"} <= set(
+        res.data_vars
+    )
     assert "mean" not in res and res.attrs["rng"] == 3 and res.attrs["statistics"] == ["ZMSE"]
 
 
 # ---------------------------------------------------------------- round 2 (contract, sweep)
-@pytest.mark.parametrize("call", [
-    lambda d, **kw: simulated_reference(d, statistic="ENCE", n_mc=1, **kw),
-    lambda d, **kw: validate_simulated(d, statistic="ENCE", n_mc=1, **kw),
-    lambda d, **kw: validate_with_references(d, statistic="ENCE", n_mc=1, **kw),
-    lambda d, **kw: uqviz.confidence_curve(d, n_mc=1, **kw),
-])
-@pytest.mark.parametrize("bad, value", [("rng", np.random.RandomState(0)), ("rng", "0"),
-                                        ("progress", 2), ("n_boot", "100"), ("ci", 0.0)])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda d, **kw: simulated_reference(d, statistic="ENCE", n_mc=1, **kw),
+        lambda d, **kw: validate_simulated(d, statistic="ENCE", n_mc=1, **kw),
+        lambda d, **kw: validate_with_references(d, statistic="ENCE", n_mc=1, **kw),
+        lambda d, **kw: uqviz.confidence_curve(d, n_mc=1, **kw),
+    ],
+)
+@pytest.mark.parametrize(
+    "bad, value",
+    [
+        ("rng", np.random.RandomState(0)),
+        ("rng", "0"),
+        ("progress", 2),
+        ("n_boot", "100"),
+        ("ci", 0.0),
+    ],
+)
 def test_a_wrong_option_is_named_before_n_mc(ds, call, bad, value):
     # n_mc=1 is wrong too; it was named first and the wrong option went unnoticed
     try:
@@ -327,8 +403,7 @@ def test_statistic_must_be_one_name(ds):
 
 def test_extrapolate_takes_n_bins_and_its_errors_name_it(ds):
     assert "n_bins_range" not in inspect.signature(uqviz.extrapolate).parameters
-    res = uqviz.extrapolate(ds, n_bins=(4, 6, 8, 10), min_count=10, fit_min_bins=3,
-                            method="ols")
+    res = uqviz.extrapolate(ds, n_bins=(4, 6, 8, 10), min_count=10, fit_min_bins=3, method="ols")
     assert res["n_bins"].values.tolist() == [4, 6, 8, 10]
     assert res.attrs["n_bins"] == [4, 6, 8, 10]
     np.testing.assert_allclose(res["x"], np.sqrt(np.array([4, 6, 8, 10]) / 400))
@@ -343,37 +418,55 @@ def test_extrapolate_takes_n_bins_and_its_errors_name_it(ds):
 
 
 def test_size_dependence_records_what_was_passed():
-    res = uqviz.size_dependence(statistics=("ENCE",), sizes=(200, 400), n_bins=(4, 8),
-                                nu=(6.0,), n_mc=20, ci=0.9, rng=1)
+    res = uqviz.size_dependence(
+        statistics=("ENCE",), sizes=(200, 400), n_bins=(4, 8), nu=(6.0,), n_mc=20, ci=0.9, rng=1
+    )
     assert res.attrs["n_bins"] == [4, 8] and res.attrs["sizes"] == [200, 400]
     assert res.attrs["generative"] == "normal" and res.attrs["statistics"] == ["ENCE"]
     assert res.attrs["fits"] == ["proportional", "linear"] and res.attrs["rng"] == 1
     assert "reference_sd" not in res and res["sample_sd"].dims == res["reference"].dims
     np.testing.assert_allclose(res["reference_se"], res["sample_sd"] / np.sqrt(20))
     assert set(res.dims) == {"statistic", "generative", "nu", "size", "n_bins", "fit"}
-    two = uqviz.size_dependence(statistics=("ENCE",), sizes=400, n_bins=(4, 8), nu=6.0,
-                                generative=["normal", "t6"], n_mc=20, fits="linear", rng=1)
+    two = uqviz.size_dependence(
+        statistics=("ENCE",),
+        sizes=400,
+        n_bins=(4, 8),
+        nu=6.0,
+        generative=["normal", "t6"],
+        n_mc=20,
+        fits="linear",
+        rng=1,
+    )
     assert two.attrs["n_bins"] == [4, 8] and two.attrs["sizes"] == 400
     assert two.attrs["generative"] == ["normal", "t6"]
     assert two["fit"].values.tolist() == ["linear"]
     # the linear fit does not depend on which fits are asked for
-    np.testing.assert_allclose(two["slope"].sel(generative="normal", fit="linear"),
-                               uqviz.size_dependence(statistics=("ENCE",), sizes=400,
-                                                     n_bins=(4, 8), nu=6.0, n_mc=20,
-                                                     rng=1)["slope"].sel(fit="linear")
-                               .squeeze("generative"))
+    np.testing.assert_allclose(
+        two["slope"].sel(generative="normal", fit="linear"),
+        uqviz.size_dependence(
+            statistics=("ENCE",), sizes=400, n_bins=(4, 8), nu=6.0, n_mc=20, rng=1
+        )["slope"]
+        .sel(fit="linear")
+        .squeeze("generative"),
+    )
     with pytest.raises(ValueError, match="fits"):
         uqviz.size_dependence(sizes=400, n_bins=(4, 8), nu=6.0, n_mc=20, fits="cubic")
     with pytest.raises(ValueError, match="references: the size_dependence result has no"):
-        uqviz.extrapolate(uqviz.synthetic.nig(3000, rng=0), statistic="ENCE", method="ols",
-                          references=two.sel(fit=[]))
+        uqviz.extrapolate(
+            uqviz.synthetic.nig(3000, rng=0),
+            statistic="ENCE",
+            method="ols",
+            references=two.sel(fit=[]),
+        )
 
 
 def test_reference_distribution_takes_n_bins(ds):
     import matplotlib.pyplot as plt
 
     from uqviz.plots.reference import reference_distribution
+
     ref = simulated_reference(ds, statistic="ZMS", n_mc=100, rng=0, return_samples=True)
+
     def edges(n_bins):  # the histogram is one step patch (stairs): its edges are the bins'
         ax = reference_distribution(ref, observed=1.0, n_bins=n_bins)
         (step,) = [p for p in ax.patches if type(p).__name__ == "StepPatch"]
@@ -389,6 +482,7 @@ def test_reference_distribution_takes_n_bins(ds):
 
 def test_defaults_of_the_explorer_and_as_generatives():
     from uqviz.widgets.reference import ReferenceExplorer
+
     assert inspect.signature(ReferenceExplorer).parameters["n_boot"].default == 1000
     p = inspect.signature(gen.as_generatives).parameters["data"]
     assert p.kind == inspect.Parameter.KEYWORD_ONLY
@@ -404,10 +498,11 @@ def test_the_old_name_validate_warns_and_gives_the_same_result():
     with pytest.warns(FutureWarning) as caught:
         old = uqviz.validate(ds, statistic="CC", n_mc=30, n_boot=40, rng=5, progress=False)
     messages = [str(w.message) for w in caught if w.category is FutureWarning]
-    assert messages == [f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
-                        "use uqviz.validate_with_references instead"]
-    new = validate_with_references(ds, statistic="CC", n_mc=30, n_boot=40, rng=5,
-                                   progress=False)
+    assert messages == [
+        f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
+        "use uqviz.validate_with_references instead"
+    ]
+    new = validate_with_references(ds, statistic="CC", n_mc=30, n_boot=40, rng=5, progress=False)
     assert old.identical(new) and old.attrs == new.attrs
     assert str(new["verdict"].values) in ("OK", "fails", "unreliable")
     assert uqviz.validate is uqviz.reference.validate is simulated.validate

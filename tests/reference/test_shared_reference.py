@@ -48,8 +48,7 @@ def test_validate_shared_equals_one_call_per_statistic(seed):
     kw = dict(n_mc=70, n_boot=300)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = validate_shared(ds, statistics=("ENCE", "ZMSE", "CC"), rng=copy.deepcopy(seed),
-                              **kw)
+        res = validate_shared(ds, statistics=("ENCE", "ZMSE", "CC"), rng=copy.deepcopy(seed), **kw)
         for stat in ("ENCE", "ZMSE", "CC"):
             one = uqviz.validate_with_references(ds, statistic=stat, rng=copy.deepcopy(seed), **kw)
             assert res[stat].identical(one), stat
@@ -63,15 +62,26 @@ def test_shared_samples_equal_the_samples_of_one_statistic():
     ds = uqviz.synthetic.nig(500, nu=6, rng=1)
     stats = [uqviz.get_statistic(s) for s in ("ENCE", "ZMSE", "CC")]
     gen = as_generatives("t6")[0]
-    kw = dict(generative=gen, sim=_Simulation(n_mc=80, n_bins=20, conditioning="uE", ci=0.95,
-                                              return_samples=True, client=None, progress=False))
+    kw = dict(
+        generative=gen,
+        sim=_Simulation(
+            n_mc=80,
+            n_bins=20,
+            conditioning="uE",
+            ci=0.95,
+            return_samples=True,
+            client=None,
+            progress=False,
+        ),
+    )
     both = _references_of(ds, rng=np.random.default_rng(4), stats=stats, **kw)
     for s, b in zip(stats, both):
         one = _references_of(ds, rng=np.random.default_rng(4), stats=[s], **kw)[0]
         np.testing.assert_array_equal(b["samples"].values, one["samples"].values)
     # and a single statistic is still the public simulated_reference
-    ref = simulated_reference(ds, statistic="CC", generative="t6", n_mc=80, rng=4,
-                              return_samples=True)
+    ref = simulated_reference(
+        ds, statistic="CC", generative="t6", n_mc=80, rng=4, return_samples=True
+    )
     assert ref["samples"].size == 80
 
 
@@ -102,14 +112,21 @@ def test_cc_blocked_bootstrap_equals_sorting_each_resample(tiny_blocks):
     prep = kr.cc_prepare(e, u)
     counts = kr.cc_bootstrap_counts(prep, 70, seed=11)
     reps = kr.cc_bootstrap(prep, 70, seed=11)
-    sorted_based = [ks.spearman_cc(np.repeat(e, c.astype(int)), np.repeat(u, c.astype(int)))
-                    for c in counts]
+    sorted_based = [
+        ks.spearman_cc(np.repeat(e, c.astype(int)), np.repeat(u, c.astype(int))) for c in counts
+    ]
     np.testing.assert_allclose(reps, sorted_based, rtol=0, atol=1e-12)
     # the blocked kernel is cc_from_counts on the same counts, bitwise
     np.testing.assert_array_equal(kr.cc_from_counts(counts, prep), reps)
-    np.testing.assert_array_equal(np.concatenate([kr.cc_bootstrap(prep, 70, 11, blocks=(0, 1)),
-                                                  kr.cc_bootstrap(prep, 70, 11, blocks=(1, 3))]),
-                                  reps)
+    np.testing.assert_array_equal(
+        np.concatenate(
+            [
+                kr.cc_bootstrap(prep, 70, 11, blocks=(0, 1)),
+                kr.cc_bootstrap(prep, 70, 11, blocks=(1, 3)),
+            ]
+        ),
+        reps,
+    )
 
 
 def test_cc_blocked_bootstrap_law_matches_the_unblocked_path(monkeypatch):

@@ -42,8 +42,9 @@ def cases():
     quantile forecast whose PIT fails."""
     return {
         "default": uqviz.report(uqviz.synthetic.default_example(), rng=3, **SMALL),
-        "calibrated": uqviz.report(uqviz.synthetic.nig(1500, nu=20, rng=1), rng=5,
-                                   remedy=False, **SMALL),
+        "calibrated": uqviz.report(
+            uqviz.synthetic.nig(1500, nu=20, rng=1), rng=5, remedy=False, **SMALL
+        ),
         "heavy": uqviz.report(_heavy(), rng=2, **SMALL),
         "pit_fails": uqviz.report(_quantiles(), rng=1, **SMALL),
     }
@@ -66,9 +67,14 @@ def pinned(rep) -> dict:
     doc = json.loads(rep.to_json())
     for k in NEW_KEYS:
         doc.pop(k, None)
-    return {"conclusion": rep.conclusion, "headline": rep.headline, "verdict": rep.verdict,
-            "verdict_section": verdict_section(html), "html_sha256": _digest(html),
-            "json_sha256": _digest(json.dumps(doc, sort_keys=True))}
+    return {
+        "conclusion": rep.conclusion,
+        "headline": rep.headline,
+        "verdict": rep.verdict,
+        "verdict_section": verdict_section(html),
+        "html_sha256": _digest(html),
+        "json_sha256": _digest(json.dumps(doc, sort_keys=True)),
+    }
 
 
 if __name__ == "__main__":

@@ -20,41 +20,66 @@ from uqviz.reporting import verdicts as vd
 
 
 def _e(verdict, p=None, *, reliable=True, gated=True, **kw):
-    return {"verdict": verdict, "p_value": p, "reliable": reliable, "gated": gated,
-            "reason": "", **kw}
+    return {
+        "verdict": verdict,
+        "p_value": p,
+        "reliable": reliable,
+        "gated": gated,
+        "reason": "",
+        **kw,
+    }
 
 
 def _entries(**changes):
     """Hand-built entries of a report with two features; every test passes unless changed."""
-    out = {"average": _e("OK", 0.6), "consistency": _e("OK", 0.5),
-           "adaptivity:X1": _e("OK", 0.7), "adaptivity:X2": _e("OK", 0.4),
-           "ENCE": _e("OK", 0.3), "ZMSE": _e("OK", 0.35), "CC": _e("OK", 0.8),
-           "coverage": _e("OK", 0.9, gated=False)}
+    out = {
+        "average": _e("OK", 0.6),
+        "consistency": _e("OK", 0.5),
+        "adaptivity:X1": _e("OK", 0.7),
+        "adaptivity:X2": _e("OK", 0.4),
+        "ENCE": _e("OK", 0.3),
+        "ZMSE": _e("OK", 0.35),
+        "CC": _e("OK", 0.8),
+        "coverage": _e("OK", 0.9, gated=False),
+    }
     for k, v in changes.items():
         out[k.replace("__", ":")] = v
     return out
 
 
-@pytest.mark.parametrize("changes, word, why", [
-    ({}, "OK", "every question OK"),
-    # the binned statistics' references depend on D: unreliable, a further diagnostic only
-    (dict(ENCE=_e("unreliable", 0.03, reliable=False), ZMSE=_e("unreliable", 0.2,
-          reliable=False), CC=_e("unreliable", 0.5, reliable=False)), "OK", "D-dependent"),
-    # the coverage's shape finding never reaches the headline, nor its "fails"
-    (dict(coverage=_e("unreliable", 0.001, reliable=False, gated=False)), "OK", "shape"),
-    (dict(coverage=_e("fails", 0.001, gated=False)), "OK", "coverage not in the family"),
-    # a question decides
-    (dict(average=_e("unreliable", 0.2, reliable=False)), "unreliable", "heavy tails"),
-    (dict(consistency=_e("fails", 1e-6)), "fails", "consistency fails"),
-    (dict(adaptivity__X2=_e("fails", 1e-6), ENCE=_e("unreliable", 0.5, reliable=False)),
-     "fails", "fails beats unreliable"),
-    # a "fails" of a binned statistic decided under every D, kept by Holm, enters
-    (dict(CC=_e("fails", 1e-5)), "fails", "CC fails in the family"),
-    # ... but not once the adjustment over the 7 tests removes it
-    (dict(CC=_e("fails", 0.02)), "OK", "CC not significant after Holm"),
-    # a not-tested question is left out; all not tested: not tested
-    (dict(consistency=_e("not tested", None, gated=False)), "OK", "constant uE"),
-])
+@pytest.mark.parametrize(
+    "changes, word, why",
+    [
+        ({}, "OK", "every question OK"),
+        # the binned statistics' references depend on D: unreliable, a further diagnostic only
+        (
+            dict(
+                ENCE=_e("unreliable", 0.03, reliable=False),
+                ZMSE=_e("unreliable", 0.2, reliable=False),
+                CC=_e("unreliable", 0.5, reliable=False),
+            ),
+            "OK",
+            "D-dependent",
+        ),
+        # the coverage's shape finding never reaches the headline, nor its "fails"
+        (dict(coverage=_e("unreliable", 0.001, reliable=False, gated=False)), "OK", "shape"),
+        (dict(coverage=_e("fails", 0.001, gated=False)), "OK", "coverage not in the family"),
+        # a question decides
+        (dict(average=_e("unreliable", 0.2, reliable=False)), "unreliable", "heavy tails"),
+        (dict(consistency=_e("fails", 1e-6)), "fails", "consistency fails"),
+        (
+            dict(adaptivity__X2=_e("fails", 1e-6), ENCE=_e("unreliable", 0.5, reliable=False)),
+            "fails",
+            "fails beats unreliable",
+        ),
+        # a "fails" of a binned statistic decided under every D, kept by Holm, enters
+        (dict(CC=_e("fails", 1e-5)), "fails", "CC fails in the family"),
+        # ... but not once the adjustment over the 7 tests removes it
+        (dict(CC=_e("fails", 0.02)), "OK", "CC not significant after Holm"),
+        # a not-tested question is left out; all not tested: not tested
+        (dict(consistency=_e("not tested", None, gated=False)), "OK", "constant uE"),
+    ],
+)
 def test_headline_of_hand_built_entries(changes, word, why):
     entries = vd.decide_family(_entries(**changes))
     h = vd.headline(entries)
@@ -75,8 +100,10 @@ def test_headline_with_the_pit_and_without_tests():
     assert h["verdict"] == "fails" and h["fails"] == ["pit"] and "pit" in h["tests"]
     assert "PIT uniformity fails" in h["sentence"]
     nothing = {k: _e("not tested", None, gated=False) for k in ("average", "consistency")}
-    assert vd.headline({**nothing, "ENCE": _e("unreliable", 0.4, reliable=False)})[
-        "verdict"] == "not tested"
+    assert (
+        vd.headline({**nothing, "ENCE": _e("unreliable", 0.4, reliable=False)})["verdict"]
+        == "not tested"
+    )
 
 
 def test_diagnostics_unreliable_never_make_the_headline_unreliable_whatever_their_p():
@@ -87,9 +114,12 @@ def test_diagnostics_unreliable_never_make_the_headline_unreliable_whatever_thei
         ch = {}
         for key, w in zip(("ENCE", "ZMSE", "CC", "coverage"), combo):
             word = words[w]
-            ch[key] = _e(word, None if word == "not tested" else 0.02,
-                         reliable=word != "unreliable",
-                         gated=key != "coverage" and word != "not tested")
+            ch[key] = _e(
+                word,
+                None if word == "not tested" else 0.02,
+                reliable=word != "unreliable",
+                gated=key != "coverage" and word != "not tested",
+            )
         e = vd.decide_family(_entries(**ch))
         h = vd.headline(e)
         assert h["verdict"] in ("OK", "fails")
@@ -106,11 +136,17 @@ def test_headline_false_fails_rate_is_holms_on_null_p_values():
     for _ in range(n):
         p = rng.uniform(size=7)
         flaky = rng.uniform(size=3) < 0.8  # the binned statistics depend on D
-        e = _entries(average=_e("OK", p[0]), consistency=_e("OK", p[1]),
-                     adaptivity__X1=_e("OK", p[2]), adaptivity__X2=_e("OK", p[3]),
-                     **{s: _e("OK", q, reliable=not f)
-                        for s, q, f in zip(("ENCE", "ZMSE", "CC"), p[4:], flaky)},
-                     coverage=_e("unreliable", 0.001, reliable=False, gated=False))
+        e = _entries(
+            average=_e("OK", p[0]),
+            consistency=_e("OK", p[1]),
+            adaptivity__X1=_e("OK", p[2]),
+            adaptivity__X2=_e("OK", p[3]),
+            **{
+                s: _e("OK", q, reliable=not f)
+                for s, q, f in zip(("ENCE", "ZMSE", "CC"), p[4:], flaky)
+            },
+            coverage=_e("unreliable", 0.001, reliable=False, gated=False),
+        )
         word = vd.headline(vd.decide_family(e))["verdict"]
         fails += word == "fails"
         unreliable += word == "unreliable"
@@ -137,8 +173,9 @@ def test_coverage_off_while_the_zms_holds_names_conditional_miscalibration():
     e = vd.coverage_entry(cov, "OK", conditional={"consistency": "OK", "adaptivity:x": "fails"})
     assert e["verdict"] == "fails" and e["causes"] == ["adaptivity:x"]
     assert "adaptivity in x fails" in e["reason"] and "likely cause" in e["reason"]
-    e = vd.coverage_entry(cov, "unreliable", conditional={"consistency": "fails",
-                                                          "adaptivity:x": "fails"})
+    e = vd.coverage_entry(
+        cov, "unreliable", conditional={"consistency": "fails", "adaptivity:x": "fails"}
+    )
     assert e["causes"] == ["consistency", "adaptivity:x"]
     assert "consistency and adaptivity in x fail:" in e["reason"]
     # an undecided conditional test is said to be undecided
@@ -146,10 +183,12 @@ def test_coverage_off_while_the_zms_holds_names_conditional_miscalibration():
     assert e["verdict"] == "unreliable" and "consistency cannot decide it" in e["reason"]
     # the variance fails on average: so do the intervals; covered: OK
     assert vd.coverage_entry(cov, "fails")["verdict"] == "fails"
-    assert vd.coverage_entry(_cov(None), "OK", conditional={"consistency": "fails"})[
-        "verdict"] == "OK"
+    assert (
+        vd.coverage_entry(_cov(None), "OK", conditional={"consistency": "fails"})["verdict"] == "OK"
+    )
     assert uqviz.reporting.wording.coverage_line(e).startswith(
-        "Interval coverage (normal D): unreliable at ")
+        "Interval coverage (normal D): unreliable at "
+    )
 
 
 class _Tables(HTMLParser):
@@ -205,12 +244,14 @@ def small_report():
     rng = np.random.default_rng(7)
     u = np.sqrt(1 / rng.gamma(3.0, 1.0, 2000))
     x = rng.uniform(0, 1, 2000)
-    ds = uqviz.from_arrays(u * rng.standard_normal(2000) * (0.7 + 0.6 * x), u,
-                           features={"x": x}, name="small")
+    ds = uqviz.from_arrays(
+        u * rng.standard_normal(2000) * (0.7 + 0.6 * x), u, features={"x": x}, name="small"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return uqviz.report(ds, n_boot=300, n_mc=50, rng=0, progress=False, figures=False,
-                            remedy=False)
+        return uqviz.report(
+            ds, n_boot=300, n_mc=50, rng=0, progress=False, figures=False, remedy=False
+        )
 
 
 def test_report_json_separates_the_headline_from_the_further_diagnostics(small_report):
@@ -219,20 +260,21 @@ def test_report_json_separates_the_headline_from_the_further_diagnostics(small_r
     assert n["headline"]["tests"] == ["average", "consistency", "adaptivity:x"]
     assert n["further_diagnostics"]["tests"] == ["ENCE", "ZMSE", "CC", "coverage"]
     assert n["further_diagnostics"]["verdicts"] == {
-        k: v[k]["verdict"] for k in ("ENCE", "ZMSE", "CC", "coverage")}
+        k: v[k]["verdict"] for k in ("ENCE", "ZMSE", "CC", "coverage")
+    }
     assert {k for k, e in v.items() if e["headline"]} == set(n["headline"]["tests"])
     assert n["verdict"] == small_report.verdict == vd.headline(copy.deepcopy(v))["verdict"]
     assert small_report.headline == n["headline"]["sentence"]
     # the family is unchanged: the questions and ENCE, ZMSE, CC, Holm-adjusted together
-    assert n["family"]["tests"] == ["average", "consistency", "adaptivity:x", "ENCE", "ZMSE",
-                                    "CC"]
+    assert n["family"]["tests"] == ["average", "consistency", "adaptivity:x", "ENCE", "ZMSE", "CC"]
     # the conclusion: the questions first, the further diagnostics last
     further = n["further_diagnostics"]["conclusion"]
-    assert small_report.conclusion[-len(further):] == further
+    assert small_report.conclusion[-len(further) :] == further
     assert further[0].startswith("Interval coverage") and further[-1].startswith("CC: ")
     assert small_report.conclusion[0].startswith("Average calibration: ")
     # the JSON holds both blocks
     import json
+
     doc = json.loads(small_report.to_json())
     assert doc["headline"]["verdict"] == n["verdict"] and "further_diagnostics" in doc
 
@@ -244,26 +286,30 @@ def test_html_opens_with_the_table_of_the_tests(small_report):
     assert page.table_at is not None and page.conclusion_at is not None
     assert page.table_at < page.conclusion_at  # the answer is seen before it is read
     assert page.headers == ["test", "verdict", "rests on", "adjusted p", "reason"]
-    assert page.group_rows == ["Calibration questions (the headline)",
-                               "Further diagnostics (their own words)"]
+    assert page.group_rows == [
+        "Calibration questions (the headline)",
+        "Further diagnostics (their own words)",
+    ]
     keys = [r["key"] for r in page.rows]
-    assert keys == ["average", "consistency", "adaptivity:x", "ENCE", "ZMSE", "CC",
-                    "coverage"]
+    assert keys == ["average", "consistency", "adaptivity:x", "ENCE", "ZMSE", "CC", "coverage"]
     cells = {r["key"]: r["cells"] for r in page.rows}
     v = n["verdicts"]
     for k, c in cells.items():
         assert len(c) == 5 and c[1] == v[k]["verdict"], (k, c)
     fmt = uqviz.reporting.wording.fmt
     a = v["average"]
-    assert cells["average"][2] == (f"ZMS = {fmt(a['estimate'])} [{fmt(a['ci_lower'])}, "
-                                   f"{fmt(a['ci_upper'])}], reference 1")
+    assert cells["average"][2] == (
+        f"ZMS = {fmt(a['estimate'])} [{fmt(a['ci_lower'])}, {fmt(a['ci_upper'])}], reference 1"
+    )
     c = v["consistency"]
     assert cells["consistency"][2].startswith(
         f"fv = {c['estimate']:.3f} in {c['n_bins']} bins; calibrated data "
-        f"{c['reference']:.3f}, at least {c['reference_lower']:.3f}")
+        f"{c['reference']:.3f}, at least {c['reference_lower']:.3f}"
+    )
     for k in ("average", "consistency", "adaptivity:x", "ENCE"):
-        assert cells[k][3].startswith(f"{fmt(v[k]['p_adjusted'], '.2g')} (p = "
-                                      f"{fmt(v[k]['p_value'], '.2g')}; 6 tests)"), cells[k]
+        assert cells[k][3].startswith(
+            f"{fmt(v[k]['p_adjusted'], '.2g')} (p = {fmt(v[k]['p_value'], '.2g')}; 6 tests)"
+        ), cells[k]
     assert "not in the family" in cells["coverage"][3]
     assert cells["coverage"][2].startswith("PICP ")
     refs = v["ENCE"]["references"]
@@ -271,8 +317,10 @@ def test_html_opens_with_the_table_of_the_tests(small_report):
     assert "adaptivity in x (beyond the uE effect)" == cells["adaptivity:x"][0]
     # the headline word is shown above the table
     word = n["verdict"]
-    assert (f"Headline: <b><span class='v-{word.replace(' ', '-')}'>{word}</span></b>"
-            in small_report.to_html())
+    assert (
+        f"Headline: <b><span class='v-{word.replace(' ', '-')}'>{word}</span></b>"
+        in small_report.to_html()
+    )
     # and the further diagnostics have their own section
     assert "<h2>Further diagnostics</h2>" in small_report.to_html()
 
@@ -280,10 +328,20 @@ def test_html_opens_with_the_table_of_the_tests(small_report):
 def test_rests_on_says_when_the_tail_allowing_test_decided():
     from uqviz.reporting.render import _rests_on
 
-    e = {"verdict": "unreliable", "statistic": "ZMS", "estimate": 1.12, "ci_lower": 1.01,
-         "ci_upper": 1.3, "reference": 1.0, "heavy_tail": True, "tail_df": 4.4}
-    assert _rests_on("average", e) == ("ZMS = 1.12 [1.01, 1.3], reference 1; heavy tails: "
-                                       "against calibrated Student-t z-scores with 4.4 "
-                                       "degrees of freedom")
+    e = {
+        "verdict": "unreliable",
+        "statistic": "ZMS",
+        "estimate": 1.12,
+        "ci_lower": 1.01,
+        "ci_upper": 1.3,
+        "reference": 1.0,
+        "heavy_tail": True,
+        "tail_df": 4.4,
+    }
+    assert _rests_on("average", e) == (
+        "ZMS = 1.12 [1.01, 1.3], reference 1; heavy tails: "
+        "against calibrated Student-t z-scores with 4.4 "
+        "degrees of freedom"
+    )
     assert _rests_on("average", {**e, "heavy_tail": False}) == "ZMS = 1.12 [1.01, 1.3], reference 1"
     assert _rests_on("consistency", {"verdict": "not tested"}) == "&mdash;"

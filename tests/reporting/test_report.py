@@ -17,8 +17,9 @@ from uqviz.reporting.build import describe_failures
 
 @pytest.fixture(scope="module")
 def default_report():
-    return uqviz.report(uqviz.synthetic.default_example(), n_boot=1000, n_mc=200, rng=3,
-                        progress=False)
+    return uqviz.report(
+        uqviz.synthetic.default_example(), n_boot=1000, n_mc=200, rng=3, progress=False
+    )
 
 
 def test_numbers_in_the_json_equal_the_library(default_report, tmp_path):
@@ -27,21 +28,25 @@ def test_numbers_in_the_json_equal_the_library(default_report, tmp_path):
     numbers = json.loads(open(paths["json"]).read())
     avg = numbers["average"]["data"]
     assert avg["estimate"]["values"][0] == pytest.approx(
-        float(((ds.E / ds.uE) ** 2).mean()), rel=1e-12)
+        float(((ds.E / ds.uE) ** 2).mean()), rel=1e-12
+    )
     assert numbers["data"]["n_points"] == 5000 and numbers["data"]["features"] == ["X"]
     beta = numbers["tailedness"]["data"]["beta_gm"]["values"]
     np.testing.assert_allclose(beta, uqviz.tailedness(ds).beta_gm.values, rtol=1e-12)
     # the local results equal a direct call with the same bins
     lzm = uqviz.local_calibration(ds, statistic="ZM", conditioning="X", n_bins=50)
-    np.testing.assert_allclose(numbers["local_X"]["LZM"]["data"]["estimate"]["values"],
-                               lzm.estimate.values, rtol=1e-12)
+    np.testing.assert_allclose(
+        numbers["local_X"]["LZM"]["data"]["estimate"]["values"], lzm.estimate.values, rtol=1e-12
+    )
     html = open(paths["html"]).read()
     assert html.startswith("<!DOCTYPE html>") and "data:image/png;base64," in html
     # the HTML shows the JSON's numbers: f_v of both local statistics, references per D
     for stat in ("LZMS", "LZM"):
         fv = numbers["local_X"][f"fv_{stat}"]["data"]
-        assert (f"f<sub>v</sub>({stat}) = {fv['estimate']['values']:.3f} "
-                f"[{fv['ci_lower']['values']:.3f}") in html
+        assert (
+            f"f<sub>v</sub>({stat}) = {fv['estimate']['values']:.3f} "
+            f"[{fv['ci_lower']['values']:.3f}"
+        ) in html
     ence = numbers["simulated_references"]["ENCE"]["data"]
     for ref in ence["reference"]["values"]:
         assert f"<td>{ref:.4g}</td>" in html
@@ -69,13 +74,21 @@ def test_conclusion_names_the_failing_region(default_report):
 
 
 def test_describe_failures_by_hand():
-    res = xr.Dataset({"valid": ("bin", [True, True, False, True, False, False]),
-                      "estimate": ("bin", [1.0, 1.0, 1.5, 1.1, 1.6, 1.7]), "reference": 1.0},
-                     coords={"bin_lower": ("bin", [0, 1, 2, 3, 4, 5.0]),
-                             "bin_upper": ("bin", [1, 2, 3, 4, 5, 6.0])})
+    res = xr.Dataset(
+        {
+            "valid": ("bin", [True, True, False, True, False, False]),
+            "estimate": ("bin", [1.0, 1.0, 1.5, 1.1, 1.6, 1.7]),
+            "reference": 1.0,
+        },
+        coords={
+            "bin_lower": ("bin", [0, 1, 2, 3, 4, 5.0]),
+            "bin_upper": ("bin", [1, 2, 3, 4, 5, 6.0]),
+        },
+    )
     # a single valid bin inside the run is bridged
-    assert describe_failures(res, "x") == ("x > 2 (3 of 4 bins invalid there; uncertainties "
-                                           "underestimated)")
+    assert describe_failures(res, "x") == (
+        "x > 2 (3 of 4 bins invalid there; uncertainties underestimated)"
+    )
     assert describe_failures(res.assign(valid=res.valid | True), "x") is None
 
 
@@ -91,30 +104,32 @@ def test_report_on_a_literature_set_equals_the_library_call_by_call(data_root):
     assert feats == ["mass", "hetero_fraction"]
     # the documented streams: average, LZMS per variable (uE first), ENCE, ZMSE, CC
     streams = iter(np.random.default_rng(0).spawn(8 + 2 * len(feats)))
-    avg = uqviz.validate_average(ds, statistics=("ZMS", "RCE", "NLL"), n_boot=500,
-                                 rng=next(streams))
+    avg = uqviz.validate_average(
+        ds, statistics=("ZMS", "RCE", "NLL"), n_boot=500, rng=next(streams)
+    )
     for var in ("estimate", "ci_lower", "ci_upper", "zeta"):
-        np.testing.assert_allclose(_values(numbers["average"], var), avg[var].values,
-                                   rtol=1e-12)
+        np.testing.assert_allclose(_values(numbers["average"], var), avg[var].values, rtol=1e-12)
     n_bins = 4000 // 100
     with pytest.warns(UserWarning, match="heavy"):  # QM9 has heavy-tailed bins
         for cond in ["uE", *feats]:
-            lzms = uqviz.local_calibration(ds, statistic="ZMS", conditioning=cond,
-                                           n_bins=n_bins, n_boot=500, rng=next(streams))
+            lzms = uqviz.local_calibration(
+                ds, statistic="ZMS", conditioning=cond, n_bins=n_bins, n_boot=500, rng=next(streams)
+            )
             block = numbers[f"local_{cond}"]
             for var in ("estimate", "ci_lower", "ci_upper"):
-                np.testing.assert_allclose(_values(block["LZMS"], var), lzms[var].values,
-                                           rtol=1e-12)
+                np.testing.assert_allclose(
+                    _values(block["LZMS"], var), lzms[var].values, rtol=1e-12
+                )
             fv = uqviz.fraction_valid(lzms)
             assert _values(block["fv_LZMS"], "estimate") == pytest.approx(float(fv.estimate))
     shared = next(streams)  # ENCE, ZMSE and CC share one stream (and their synthetic sets)
     with pytest.warns(UserWarning, match="bias correction"):  # as in the report's warnings
         for stat in ("ENCE", "ZMSE", "CC"):
-            wf = uqviz.validate_with_references(ds, statistic=stat, n_mc=100, n_boot=500,
-                                rng=copy.deepcopy(shared))
+            wf = uqviz.validate_with_references(
+                ds, statistic=stat, n_mc=100, n_boot=500, rng=copy.deepcopy(shared)
+            )
             block = numbers["simulated_references"][stat]
-            np.testing.assert_allclose(_values(block, "reference"), wf.reference.values,
-                                       rtol=1e-12)
+            np.testing.assert_allclose(_values(block, "reference"), wf.reference.values, rtol=1e-12)
             assert block["data"]["verdict"]["values"] == str(wf.verdict.values)
     assert any("bias correction" in w for w in rep.warnings)
     # QM9 is not adaptive in mass (Pernot (2023): f_v = 0.61 on the full set): said in words
@@ -128,8 +143,18 @@ def test_cli_report_bad_rows_error_and_drop_invalid(tmp_path, capsys):
     df = pd.DataFrame({"E": u * rng.standard_normal(1000), "uE": u, "f": rng.random(1000)})
     df.loc[[3, 7], "uE"] = -1.0
     df.to_csv(tmp_path / "bad.csv", index=False)
-    args = ["report", str(tmp_path / "bad.csv"), "--features", "f", "--n-boot", "300",
-            "--n-mc", "50", "--out", str(tmp_path / "out")]
+    args = [
+        "report",
+        str(tmp_path / "bad.csv"),
+        "--features",
+        "f",
+        "--n-boot",
+        "300",
+        "--n-mc",
+        "50",
+        "--out",
+        str(tmp_path / "out"),
+    ]
     assert main(args) == 2
     assert "2 rows with uE <= 0" in capsys.readouterr().err
     with pytest.warns(UserWarning, match="2"):
@@ -156,45 +181,65 @@ def test_all_failing_regions_are_named_with_their_direction(default_report):
 
 
 def test_describe_failures_names_every_run_in_order():
-    res = xr.Dataset({"valid": ("bin", [False, False, True, True, True, False, False]),
-                      "estimate": ("bin", [0.5, 0.6, 1.0, 1.0, 1.0, 1.5, 1.6]),
-                      "reference": 1.0},
-                     coords={"bin_lower": ("bin", np.arange(7.0)),
-                             "bin_upper": ("bin", np.arange(1.0, 8.0))})
+    res = xr.Dataset(
+        {
+            "valid": ("bin", [False, False, True, True, True, False, False]),
+            "estimate": ("bin", [0.5, 0.6, 1.0, 1.0, 1.0, 1.5, 1.6]),
+            "reference": 1.0,
+        },
+        coords={"bin_lower": ("bin", np.arange(7.0)), "bin_upper": ("bin", np.arange(1.0, 8.0))},
+    )
     assert describe_failures(res, "x") == (
         "x < 2 (2 of 2 bins invalid there; uncertainties overestimated) and "
-        "x > 5 (2 of 2 bins invalid there; uncertainties underestimated)")
+        "x > 5 (2 of 2 bins invalid there; uncertainties underestimated)"
+    )
     # two adjacent runs of opposite directions are two regions, not one
-    res2 = res.assign(valid=("bin", [True, True, True, False, False, True, True]),
-                      estimate=("bin", [1.0, 1.0, 1.0, 0.5, 1.5, 1.0, 1.0]))
+    res2 = res.assign(
+        valid=("bin", [True, True, True, False, False, True, True]),
+        estimate=("bin", [1.0, 1.0, 1.0, 0.5, 1.5, 1.0, 1.0]),
+    )
     assert describe_failures(res2, "x") == (
         "3 < x < 4 (1 bin invalid there; uncertainties overestimated) and "
-        "4 < x < 5 (1 bin invalid there; uncertainties underestimated)")
+        "4 < x < 5 (1 bin invalid there; uncertainties underestimated)"
+    )
 
 
 def test_a_tied_region_reads_as_one_value():
-    res = xr.Dataset({"valid": ("bin", [True, False, True]),
-                      "estimate": ("bin", [1.0, 1.7, 1.0]), "reference": 1.0},
-                     coords={"bin_lower": ("bin", [0.001, 0.008148, 0.01]),
-                             "bin_upper": ("bin", [0.008148, 0.008148, 0.02])})
+    res = xr.Dataset(
+        {
+            "valid": ("bin", [True, False, True]),
+            "estimate": ("bin", [1.0, 1.7, 1.0]),
+            "reference": 1.0,
+        },
+        coords={
+            "bin_lower": ("bin", [0.001, 0.008148, 0.01]),
+            "bin_upper": ("bin", [0.008148, 0.008148, 0.02]),
+        },
+    )
     text = describe_failures(res, "uE")
     assert text == "uE = 0.008148 (1 bin invalid there; uncertainties underestimated)"
     assert "0.008148 < uE < 0.008148" not in text
     # distinct values that print alike at 4 digits get more digits
-    res = res.assign_coords(bin_lower=("bin", [0.001, 0.0081481, 0.01]),
-                            bin_upper=("bin", [0.0081481, 0.0081482, 0.02]))
+    res = res.assign_coords(
+        bin_lower=("bin", [0.001, 0.0081481, 0.01]), bin_upper=("bin", [0.0081481, 0.0081482, 0.02])
+    )
     assert describe_failures(res, "uE").startswith("0.0081481 < uE < 0.0081482")
 
 
 def test_a_tied_region_of_a_long_value_reads_with_four_digits():
     # QM9_E: one tied uE value, 0.00633590302218, filled a bin; the report printed all 12 digits
     u = 0.00633590302218
-    res = xr.Dataset({"valid": ("bin", [True, False, True]),
-                      "estimate": ("bin", [1.0, 1.7, 1.0]), "reference": 1.0},
-                     coords={"bin_lower": ("bin", [0.001, u, 0.01]),
-                             "bin_upper": ("bin", [u, u, 0.02])})
+    res = xr.Dataset(
+        {
+            "valid": ("bin", [True, False, True]),
+            "estimate": ("bin", [1.0, 1.7, 1.0]),
+            "reference": 1.0,
+        },
+        coords={"bin_lower": ("bin", [0.001, u, 0.01]), "bin_upper": ("bin", [u, u, 0.02])},
+    )
     assert describe_failures(res, "uE") == (
-        "uE = 0.006336 (1 bin invalid there; uncertainties underestimated)")
+        "uE = 0.006336 (1 bin invalid there; uncertainties underestimated)"
+    )
 
 
 def test_discrete_feature_is_binned_by_value_and_the_report_says_so():
@@ -216,7 +261,8 @@ def test_discrete_feature_is_binned_by_value_and_the_report_says_so():
     line = next(c for c in rep.conclusion if c.startswith("Adaptivity in charge"))
     assert "charge = 1 (1 bin invalid there; uncertainties underestimated)" in line
     assert block["failing_regions"] == [
-        "charge = 1 (1 bin invalid there; uncertainties underestimated)"]
+        "charge = 1 (1 bin invalid there; uncertainties underestimated)"
+    ]
     import html
 
     assert html.escape('binned by value (binning="stratified"') in rep.to_html()
@@ -244,12 +290,14 @@ def test_nan_interval_limits_read_n_a_and_the_page_says_why(monkeypatch, tmp_pat
     real = build.validate_shared
 
     def with_nan(*args, **kw):
-        return {s: res.assign(ci_lower=res.ci_lower * np.nan)
-                for s, res in real(*args, **kw).items()}
+        return {
+            s: res.assign(ci_lower=res.ci_lower * np.nan) for s, res in real(*args, **kw).items()
+        }
 
     monkeypatch.setattr(build, "validate_shared", with_nan)
-    rep = uqviz.report(uqviz.synthetic.nig(400, rng=1), n_boot=200, n_mc=50, rng=0,
-                       progress=False, figures=False)
+    rep = uqviz.report(
+        uqviz.synthetic.nig(400, rng=1), n_boot=200, n_mc=50, rng=0, progress=False, figures=False
+    )
     assert rep.numbers["simulated_references"]["ENCE"]["data"]["ci_lower"]["values"] is None
     page = rep.to_html()  # used to raise TypeError on the None limit
     assert "[n/a, " in page and "n/a: the value could not be computed" in page
@@ -259,8 +307,9 @@ def test_nan_interval_limits_read_n_a_and_the_page_says_why(monkeypatch, tmp_pat
 
 
 def test_save_writes_atomically_and_leaves_no_partial_file(monkeypatch, tmp_path):
-    rep = uqviz.report(uqviz.synthetic.nig(300, rng=2), n_boot=100, n_mc=20, rng=0,
-                       progress=False, figures=False)
+    rep = uqviz.report(
+        uqviz.synthetic.nig(300, rng=2), n_boot=100, n_mc=20, rng=0, progress=False, figures=False
+    )
 
     def broken(self):
         raise TypeError("cannot render")
@@ -282,8 +331,9 @@ def test_save_writes_atomically_and_leaves_no_partial_file(monkeypatch, tmp_path
     assert list((tmp_path / "out2").iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["../../x", "/tmp/uqviz_abs_name", "..", "a/../../b", "",
-                                  "C:\\evil", "..\\..\\win"])
+@pytest.mark.parametrize(
+    "name", ["../../x", "/tmp/uqviz_abs_name", "..", "a/../../b", "", "C:\\evil", "..\\..\\win"]
+)
 def test_dataset_names_never_write_outside_the_folder(tmp_path, name):
     out = tmp_path / "deep" / "out"
     ds = uqviz.synthetic.nig(300, rng=0)
@@ -298,6 +348,7 @@ def test_dataset_names_never_write_outside_the_folder(tmp_path, name):
         assert (out / p.split("/")[-1]).resolve().parent == out.resolve()
         assert not p.split("/")[-1].startswith(".")
     import os
+
     assert not os.path.exists("/tmp/uqviz_abs_name_report.html")
 
 
@@ -319,11 +370,18 @@ def test_report_of_a_tree_has_one_section_per_dataset(tmp_path):
     assert list(numbers["datasets"]) == ["set_0", "set_1"]
 
 
-@pytest.mark.parametrize("kwargs, exc", [
-    (dict(n_boot=2.5), ValueError), (dict(n_boot=1), ValueError), (dict(n_mc=0), ValueError),
-    (dict(n_bins="10"), TypeError), (dict(figures=1), TypeError),
-    (dict(rng=np.random.RandomState(0)), TypeError), (dict(features=[]), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [
+        (dict(n_boot=2.5), ValueError),
+        (dict(n_boot=1), ValueError),
+        (dict(n_mc=0), ValueError),
+        (dict(n_bins="10"), TypeError),
+        (dict(figures=1), TypeError),
+        (dict(rng=np.random.RandomState(0)), TypeError),
+        (dict(features=[]), ValueError),
+    ],
+)
 def test_report_options_are_checked(kwargs, exc):
     with pytest.raises(exc, match=next(iter(kwargs))):
         uqviz.report(uqviz.synthetic.nig(200, rng=0), progress=False, figures=False, **kwargs)
@@ -337,8 +395,9 @@ def test_constant_uncertainties_are_reported_not_crashed_on():
     ds = uqviz.from_arrays(e, np.ones(200), name="outlier")
     rep = uqviz.report(ds, n_boot=300, n_mc=20, progress=False, figures=False)
     assert rep.conclusion[0].startswith("Average calibration: fails")
-    assert rep.conclusion[1] == ("Consistency: not tested (uE is constant: one value, nothing "
-                                 "to condition on).")
+    assert rep.conclusion[1] == (
+        "Consistency: not tested (uE is constant: one value, nothing to condition on)."
+    )
     for s in ("ENCE", "ZMSE", "CC"):
         assert any(line.startswith(f"{s}: not tested (uE is constant") for line in rep.conclusion)
     numbers = json.loads(rep.to_json())
@@ -351,8 +410,13 @@ def test_constant_uncertainties_are_reported_not_crashed_on():
 def test_tiny_sets_say_what_cannot_be_computed(m):
     rng = np.random.default_rng(m)
     u = rng.uniform(0.5, 2.0, m)
-    rep = uqviz.report(uqviz.from_arrays(u * rng.standard_normal(m), u), n_boot=200, n_mc=20,
-                       progress=False, figures=False)
+    rep = uqviz.report(
+        uqviz.from_arrays(u * rng.standard_normal(m), u),
+        n_boot=200,
+        n_mc=20,
+        progress=False,
+        figures=False,
+    )
     assert f"ENCE: not tested ({m} points are too few for 20 bins of uE)." in rep.conclusion
     # the uE bins are few (binned by value into one bin): said, not hidden
     assert any(line.startswith("uE has ") and line.endswith(", 1 bin.") for line in rep.conclusion)
@@ -362,8 +426,9 @@ def test_saved_files_have_the_permissions_of_ordinary_files(tmp_path):
     import os
     import stat
 
-    rep = uqviz.report(uqviz.synthetic.default_example(), n_boot=200, n_mc=20, progress=False,
-                       figures=False)
+    rep = uqviz.report(
+        uqviz.synthetic.default_example(), n_boot=200, n_mc=20, progress=False, figures=False
+    )
     umask = os.umask(0)
     os.umask(umask)
     for path in rep.save(tmp_path).values():

@@ -81,8 +81,9 @@ def test_pair_verdicts_in_words_only_when_the_interval_excludes_zero(compared):
             if p["comparison"] == "better":
                 assert p["upper"] < 0
                 assert p["text"].startswith(f"model {p['model']} has a better {m}")
-                assert p["text"].endswith(f"{p['difference']:.3g} [{p['lower']:.3g}, "
-                                          f"{p['upper']:.3g}]")
+                assert p["text"].endswith(
+                    f"{p['difference']:.3g} [{p['lower']:.3g}, {p['upper']:.3g}]"
+                )
             elif p["comparison"] == "no difference":
                 assert p["lower"] <= 0 <= p["upper"]
                 assert f"no difference detected in {m}" in p["text"]
@@ -91,14 +92,18 @@ def test_pair_verdicts_in_words_only_when_the_interval_excludes_zero(compared):
     for good in ("calibrated", "twin"):
         p = nll[(good, "narrow")]
         assert p["comparison"] == "better", p
-        assert p["text"] == (f"model {good} has a better NLL than model narrow: difference "
-                             f"{p['difference']:.3g} [{p['lower']:.3g}, {p['upper']:.3g}]")
+        assert p["text"] == (
+            f"model {good} has a better NLL than model narrow: difference "
+            f"{p['difference']:.3g} [{p['lower']:.3g}, {p['upper']:.3g}]"
+        )
     # two calibrated models: no difference detected
     twin = [p for p in pairs["ZMS"] if {p["model"], p["versus"]} == {"calibrated", "twin"}][0]
     assert twin["comparison"] == "no difference"
-    assert twin["text"] == ("models calibrated and twin: no difference detected in ZMS "
-                            f"(difference of |ZMS - 1| {twin['difference']:.3g} "
-                            f"[{twin['lower']:.3g}, {twin['upper']:.3g}] holds 0)")
+    assert twin["text"] == (
+        "models calibrated and twin: no difference detected in ZMS "
+        f"(difference of |ZMS - 1| {twin['difference']:.3g} "
+        f"[{twin['lower']:.3g}, {twin['upper']:.3g}] holds 0)"
+    )
 
 
 def test_conclusion_and_ranking_sentences(compared):
@@ -108,8 +113,13 @@ def test_conclusion_and_ranking_sentences(compared):
     nll = c["conclusion"][2]
     assert nll.startswith("Comparison of the models by NLL: most probable ranks ")
     assert "model calibrated has a better NLL than model narrow" in nll
-    best = min(c["models"], key=lambda k: (c["table"]["nll"][k]["most_probable_rank"],
-                                           -c["table"]["nll"][k]["probability"]))
+    best = min(
+        c["models"],
+        key=lambda k: (
+            c["table"]["nll"][k]["most_probable_rank"],
+            -c["table"]["nll"][k]["probability"],
+        ),
+    )
     prob = c["table"]["nll"][best]["probability"]
     assert f"ranks {best} 1 (probability {prob:.2f})" in nll
 
@@ -141,8 +151,12 @@ def test_the_figures_of_the_section(compared):
     numbers, figs = comparison_section(tree, n_boot=200, rng=1, figures=True)
     assert set(figs) == {"comparison_ranking", "comparison_sip", "comparison_differences"}
     titles = {k: [ax.get_title() for ax in f.axes if ax.get_title()] for k, f in figs.items()}
-    assert titles["comparison_ranking"] == ["ZMS ranks (M = 300)", "RCE ranks (M = 300)",
-                                            "NLL ranks (M = 300)", "CRPS ranks (M = 300)"]
+    assert titles["comparison_ranking"] == [
+        "ZMS ranks (M = 300)",
+        "RCE ranks (M = 300)",
+        "NLL ranks (M = 300)",
+        "CRPS ranks (M = 300)",
+    ]
     # SIP: the measures that are means of per-point values (the scores)
     assert numbers["sip_measures"] == ["nll", "crps"]
     assert [t.split(" (")[0] for t in titles["comparison_sip"]] == ["SIP of NLL", "SIP of CRPS"]
@@ -169,8 +183,10 @@ def test_the_datasets_numbers_do_not_depend_on_the_comparison(compared):
 
 def test_without_y_the_tree_is_not_compared_unless_asked():
     tree = _models(m=150, with_y=False)
-    assert same_points(list((k, v.to_dataset()) for k, v in tree.children.items()))[:2] \
-        == (True, False)
+    assert same_points(list((k, v.to_dataset()) for k, v in tree.children.items()))[:2] == (
+        True,
+        False,
+    )
     assert decide(tree, None) is False and decide(tree, True) is True
     assert decide(tree, False) is False
     col = uqviz.report(tree, rng=0, figures=False, compare=True, **SMALL)
@@ -189,9 +205,12 @@ def test_auto_leaves_a_tree_of_independent_sets_as_before():
 def test_compare_true_errors_name_the_mismatch():
     a = uqviz.from_arrays(np.ones(5), np.ones(5))
     b = uqviz.from_arrays(np.ones(4), np.ones(4))
-    with pytest.raises(ValueError, match=r"compare=True: the datasets are not models of the "
-                                         r"same points: numbers of points differ "
-                                         r"\('a': 5, 'b': 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"compare=True: the datasets are not models of the "
+        r"same points: numbers of points differ "
+        r"\('a': 5, 'b': 4\)",
+    ):
         uqviz.report(xr.DataTree.from_dict({"a": a, "b": b}), compare=True, **SMALL)
     y = np.arange(5.0)
     a["y"], c = ("point", y), a.copy()
@@ -200,8 +219,11 @@ def test_compare_true_errors_name_the_mismatch():
         uqviz.report(xr.DataTree.from_dict({"a": a, "c": c}), compare=True, **SMALL)
     # different y: auto does not compare either
     assert decide(xr.DataTree.from_dict({"a": a, "c": c}), None) is False
-    with pytest.raises(ValueError, match=r"compare=True: a comparison of models needs a "
-                                         r"DataTree .* got one Dataset"):
+    with pytest.raises(
+        ValueError,
+        match=r"compare=True: a comparison of models needs a "
+        r"DataTree .* got one Dataset",
+    ):
         uqviz.report(a, compare=True, **SMALL)
     with pytest.raises(ValueError, match=r"at least two models, got 1"):
         uqviz.report(xr.DataTree.from_dict({"a": a}), compare=True, **SMALL)
@@ -229,9 +251,14 @@ def test_auto_skips_a_comparison_that_cannot_be_computed(monkeypatch):
     tree = _models(m=150)
     col = uqviz.report(tree, rng=0, figures=False, **SMALL)
     assert col.comparison == {
-        "compare": "auto", "skipped": "the models could not be compared: no score applies",
-        "warnings": [], "conclusion": ["Comparison of the models: not done (the models could "
-                                       "not be compared: no score applies)."]}
+        "compare": "auto",
+        "skipped": "the models could not be compared: no score applies",
+        "warnings": [],
+        "conclusion": [
+            "Comparison of the models: not done (the models could "
+            "not be compared: no score applies)."
+        ],
+    }
     assert "<p>not done: the models could not be compared: no score applies</p>" in col.to_html()
     with pytest.raises(ValueError, match="no score applies"):
         uqviz.report(tree, rng=0, figures=False, compare=True, **SMALL)
@@ -245,10 +272,12 @@ def test_the_scores_compared_are_those_every_form_takes():
     std = uqviz.from_predictions(y, p, std=np.ones(20))
     forms = {
         "samples": (uqviz.from_predictions(y, p, samples=rng.normal(size=(20, 5))), ("crps",)),
-        "quantiles": (uqviz.from_predictions(y, p, quantiles={0.1: p - 1.3, 0.5: p,
-                                                              0.9: p + 1.3}), ("crps",)),
-        "interval": (uqviz.from_predictions(y, p, lower=p - 1.6, upper=p + 1.6, level=0.9),
-                     None)}
+        "quantiles": (
+            uqviz.from_predictions(y, p, quantiles={0.1: p - 1.3, 0.5: p, 0.9: p + 1.3}),
+            ("crps",),
+        ),
+        "interval": (uqviz.from_predictions(y, p, lower=p - 1.6, upper=p + 1.6, level=0.9), None),
+    }
     assert common_scores([("a", std), ("b", std)]) == ("nll", "crps")
     for form, (ds, want) in forms.items():
         assert ds.attrs["forecast"] == form

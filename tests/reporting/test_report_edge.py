@@ -54,14 +54,17 @@ def _details(rep):
 
 def test_the_sentences_read_the_table(reports):
     rep = reports["default"]
-    tested = {"uE": {"LZMS": rep.analyses["local/uE/LZMS"].ds},
-              "X": {"LZMS": rep.analyses["beyond_uE/X/LZMS"].ds}}
+    tested = {
+        "uE": {"LZMS": rep.analyses["local/uE/LZMS"].ds},
+        "X": {"LZMS": rep.analyses["beyond_uE/X/LZMS"].ds},
+    }
     local = {"uE": {"LZMS": rep.analyses["local/uE/LZMS"].ds}, "X": tested["X"]}
     curve = rep.analyses["calibration_curve"].ds
-    lines, further = wording.conclusion_lines(rep.verdicts, _details(rep), tested, local, ["X"],
-                                              curve)
+    lines, further = wording.conclusion_lines(
+        rep.verdicts, _details(rep), tested, local, ["X"], curve
+    )
     n_remedy = sum(c.startswith(("Remedy", "Distribution")) for c in rep.conclusion)
-    assert lines == rep.conclusion[:len(rep.conclusion) - n_remedy]
+    assert lines == rep.conclusion[: len(rep.conclusion) - n_remedy]
     assert further == rep.numbers["further_diagnostics"]["conclusion"]
     table = rep.verdicts.copy(deep=True)
     i = list(table["test"].values).index("average")
@@ -84,8 +87,8 @@ def test_the_html_table_of_the_tests_reads_the_table(reports):
     table["verdict"].values[i] = "fails"
     table["p_adjusted"].values[i] = 0.0123
     html = render.fragment([(*rep._section()[:5], table)])
-    row = html[html.index("<tr data-test='ENCE'>"):]
-    row = row[:row.index("</tr>")]
+    row = html[html.index("<tr data-test='ENCE'>") :]
+    row = row[: row.index("</tr>")]
     assert "<span class='v-fails'>fails</span>" in row and "0.012 <small>" in row
     assert "simulated references" in row  # the references per D: from numbers
     assert html != rep._repr_html_()
@@ -114,7 +117,8 @@ def test_the_json_holds_the_table(reports):
         xr.testing.assert_identical(back, rep.verdicts)
         assert list(doc["verdict_table"]["coords"]["test"]) == list(doc["verdicts"])
         assert doc["verdict_table"]["data"]["verdict"]["values"] == [
-            e["verdict"] for e in doc["verdicts"].values()]
+            e["verdict"] for e in doc["verdicts"].values()
+        ]
 
 
 def test_dataset_from_json_refuses_what_it_cannot_read():
@@ -123,6 +127,8 @@ def test_dataset_from_json_refuses_what_it_cannot_read():
     ds = xr.Dataset({"x": ("bin", [1.0, 2.0])}, coords={"lo": ("bin", [0.0, 1.0])})
     with pytest.raises(ValueError, match="'lo' is not a dimension"):
         dataset_from_json(dataset_to_json(ds))
-    ds = xr.Dataset({"n": ("bin", [1.0, np.nan]), "ok": ("bin", [True, False])},
-                    coords={"bin": [0, 1], "level": 0.9})
+    ds = xr.Dataset(
+        {"n": ("bin", [1.0, np.nan]), "ok": ("bin", [True, False])},
+        coords={"bin": [0, 1], "level": 0.9},
+    )
     xr.testing.assert_identical(dataset_from_json(dataset_to_json(ds)), ds)

@@ -33,8 +33,9 @@ def _forecast(form, spread=1.0, m=M, seed=0):
         return uqviz.from_predictions(y, None, samples=members, features={"x": x}, name=form)
     if form == "interval":
         h = stats.norm.ppf(0.95) * s
-        return uqviz.from_predictions(y, pred, lower=pred - h, upper=pred + h, level=0.9,
-                                      features={"x": x}, name=form)
+        return uqviz.from_predictions(
+            y, pred, lower=pred - h, upper=pred + h, level=0.9, features={"x": x}, name=form
+        )
     return uqviz.from_arrays(y - pred, s, features={"x": x}, name=form)
 
 
@@ -49,9 +50,10 @@ def _values(block, name):
 
 @pytest.fixture(scope="module")
 def reports():
-    return {form: uqviz.report(_forecast(form, spread=1.3), rng=3, figures=form == "quantiles",
-                               **SMALL)
-            for form in ("quantiles", "samples", "interval")}
+    return {
+        form: uqviz.report(_forecast(form, spread=1.3), rng=3, figures=form == "quantiles", **SMALL)
+        for form in ("quantiles", "samples", "interval")
+    }
 
 
 @pytest.mark.parametrize("form", ["quantiles", "samples", "interval"])
@@ -64,8 +66,14 @@ def test_pit_section_numbers_are_validate_pit_and_predictive_scores(reports, for
     block = rep.numbers["pit"]
     assert block["forecast"] == form
     got = block["validate_pit"]
-    for name in ("ks_statistic", "ks_p_value", "cvm_p_value", "pit_mean", "pit_var_upper",
-                 "band_p_value"):
+    for name in (
+        "ks_statistic",
+        "ks_p_value",
+        "cvm_p_value",
+        "pit_mean",
+        "pit_var_upper",
+        "band_p_value",
+    ):
         assert _values(got, name) == float(res[name]), name
     assert _values(got, "pit_count") == res["pit_count"].values.tolist()
     assert got["attrs"]["band_level"] == res.attrs["band_level"]
@@ -80,13 +88,16 @@ def test_pit_section_numbers_are_validate_pit_and_predictive_scores(reports, for
     assert e["family_size"] == len(rep.numbers["family"]["tests"]) == 7
     assert e["verdict"] == "fails"  # 1.3 times too narrow: the PIT piles at 0 and 1
     assert e["pit_var"] > 1 / 12 and e["p_adjusted"] <= 0.05
-    assert any(c.startswith(f"PIT of the forecast as given ({form}): fails") and "too narrow" in c
-               for c in rep.conclusion)
+    assert any(
+        c.startswith(f"PIT of the forecast as given ({form}): fails") and "too narrow" in c
+        for c in rep.conclusion
+    )
 
 
 def test_pit_of_a_calibrated_quantile_forecast_is_ok_and_gated():
-    rep = uqviz.report(_forecast("quantiles", spread=1.0, seed=4), rng=1, figures=False,
-                       remedy=False, **SMALL)
+    rep = uqviz.report(
+        _forecast("quantiles", spread=1.0, seed=4), rng=1, figures=False, remedy=False, **SMALL
+    )
     e = rep.numbers["verdicts"]["pit"]
     assert e["verdict"] == "OK" and e["valid"] and e["p_value"] > 0.05
     assert e["gated"] and e["p_adjusted"] >= e["p_value"]
@@ -98,8 +109,9 @@ def test_std_report_has_no_pit_section_and_unchanged_numbers():
     distribution remedy draw from spare streams)."""
     ds = uqviz.synthetic.nig(1500, nu=20, rng=1)
     x = np.random.default_rng(101).uniform(0.0, 1.0, 1500)
-    ds = uqviz.from_arrays(ds["E"].values, ds["uE"].values / 2.0 * (0.5 + x), features={"x": x},
-                           name="std")
+    ds = uqviz.from_arrays(
+        ds["E"].values, ds["uE"].values / 2.0 * (0.5 + x), features={"x": x}, name="std"
+    )
     rep = uqviz.report(ds, rng=5, figures=False, **SMALL)
     n = rep.numbers
     assert "pit" not in n and "pit" not in n["verdicts"]
@@ -114,22 +126,34 @@ def test_std_report_has_no_pit_section_and_unchanged_numbers():
     for (block, var), values in want.items():
         np.testing.assert_allclose(_values(n[block], var), values, rtol=1e-12)
     assert _values(n["local_x"]["beyond_uE"]["fv_LZMS"], "p_value") == pytest.approx(
-        0.7187694020214467, rel=1e-12)  # issue 36: f_v as published, null drawn in runs
+        0.7187694020214467, rel=1e-12
+    )  # issue 36: f_v as published, null drawn in runs
     # of at least 1 MiB (were 8 MiB: 0.7255438989258391)
-    np.testing.assert_allclose(_values(n["simulated_references"]["ENCE"], "reference"),
-                               [0.06621685762258259, 0.09448943618942533], rtol=1e-12)
+    np.testing.assert_allclose(
+        _values(n["simulated_references"]["ENCE"], "reference"),
+        [0.06621685762258259, 0.09448943618942533],
+        rtol=1e-12,
+    )
     scaling = n["remedy"]["methods"][0]
     assert scaling["zms"]["ci_lower"] == pytest.approx(0.9226905618455911, rel=1e-12)
     assert scaling["zms"]["ci_upper"] == pytest.approx(1.0980389635089753, rel=1e-12)
     assert n["remedy"]["before"]["scores"]["crps"]["ci_lower"] == pytest.approx(
-        0.6065889074856431, rel=1e-12)
+        0.6065889074856431, rel=1e-12
+    )
     # issue 36: f_v counts every bin holding 1 and its null is drawn in runs (was 0.3493...)
     assert n["remedy"]["methods"][3]["fv"]["x"]["p_value"] == pytest.approx(  # BVS on uE
-        0.7299752786360723, rel=1e-12)  # runs of at least 1 MiB (8 MiB: 0.6332...)
+        0.7299752786360723, rel=1e-12
+    )  # runs of at least 1 MiB (8 MiB: 0.6332...)
     assert n["remedy"]["recommended"] == "linear"
     assert {k: v["verdict"] for k, v in n["verdicts"].items()} == {
-        "average": "fails", "consistency": "fails", "adaptivity:x": "OK", "ENCE": "fails",
-        "ZMSE": "fails", "CC": "fails", "coverage": "fails"}
+        "average": "fails",
+        "consistency": "fails",
+        "adaptivity:x": "OK",
+        "ENCE": "fails",
+        "ZMSE": "fails",
+        "CC": "fails",
+        "coverage": "fails",
+    }
     # the distribution remedy is added beside the variance methods, in its own block
     assert set(n["remedy"]["distribution"]) >= {"conformal", "level", "summary"}
     assert "quantile" not in n["remedy"]["distribution"]  # a std forecast: conformal only
@@ -155,13 +179,15 @@ def test_distribution_remedy_is_cross_fitted_conformal_with_its_local_coverage()
     m = 3000
     sigma = np.exp(rng.normal(0, 0.6, m))
     u = rng.permutation(sigma)
-    ds = uqviz.from_arrays(sigma * rng.standard_normal(m), u, features={"x": rng.uniform(size=m)},
-                           name="misordered")
+    ds = uqviz.from_arrays(
+        sigma * rng.standard_normal(m), u, features={"x": rng.uniform(size=m)}, name="misordered"
+    )
     rep = uqviz.report(ds, rng=2, figures=False, **SMALL)
     dist = rep.numbers["remedy"]["distribution"]
     fold_seed, _ = (seeds.kernel_seed(r) for r in _streams(2, 1)[5 + 2].spawn(2))
-    rec = uqviz.recalibrate(ds, method="conformal", level=DISTRIBUTION_LEVEL, folds=REMEDY_FOLDS,
-                            rng=fold_seed)
+    rec = uqviz.recalibrate(
+        ds, method="conformal", level=DISTRIBUTION_LEVEL, folds=REMEDY_FOLDS, rng=fold_seed
+    )
     conf = dist["conformal"]
     loc = conf["local"]["uE"]
     inside, per_bin = _by_hand_coverage(ds, rec, loc["bins"], DISTRIBUTION_LEVEL)
@@ -184,14 +210,19 @@ def test_distribution_remedy_is_cross_fitted_conformal_with_its_local_coverage()
     assert "Remedy of the distribution" in html and "marginally only" in html
     # the variance methods' rows are still there, unchanged in form
     assert [r["label"] for r in rep.numbers["remedy"]["methods"]][:4] == [
-        "scaling", "linear", "isotonic", "bvs_uE"]
+        "scaling",
+        "linear",
+        "isotonic",
+        "bvs_uE",
+    ]
 
 
 def test_quantile_recalibration_of_the_distribution_is_revalidated_by_the_pit():
     ds = _forecast("std", spread=1.4, seed=7)
     rng = np.random.default_rng(11)
-    block, _ = run_distribution_remedy(ds, form="quantiles", conds=["uE"],
-                                       binning_of=lambda d, c: ("equal_count", 10), rng=rng)
+    block, _ = run_distribution_remedy(
+        ds, form="quantiles", conds=["uE"], binning_of=lambda d, c: ("equal_count", 10), rng=rng
+    )
     fold_seed, pit_seed = (seeds.kernel_seed(r) for r in np.random.default_rng(11).spawn(2))
     rec = uqviz.recalibrate(ds, method="quantile", level=0.9, folds=REMEDY_FOLDS, rng=fold_seed)
     res = uqviz.validate_pit(rec.assign(y=rec["E"]), rng=pit_seed)  # error space: y = E
@@ -199,8 +230,10 @@ def test_quantile_recalibration_of_the_distribution_is_revalidated_by_the_pit():
     assert q["pit"]["p_value"] == float(res["band_p_value"])
     assert q["pit"]["ks_p_value"] == float(res["ks_p_value"])
     assert q["status"] == ("OK" if bool(res["valid"]) else "fails")
-    assert f"quantile recalibration (isotonic, Kuleshov et al. (2018)): PIT {q['status']} " \
+    assert (
+        f"quantile recalibration (isotonic, Kuleshov et al. (2018)): PIT {q['status']} "
         "after" in block["summary"]
+    )
     # 1.4 times too narrow: the PIT's variance is repaired (its tails beyond the 1 % and 99 %
     # levels need not be: the isotonic map is not extrapolated)
     before = uqviz.validate_pit(ds, rng=0)
@@ -216,8 +249,9 @@ def test_a_failing_pit_alone_triggers_the_distribution_remedy_and_the_html_shows
     pred = rng.uniform(-3, 3, m)
     s = np.exp(0.3 * rng.standard_normal(m))
     y = pred + s * rng.uniform(-np.sqrt(3), np.sqrt(3), m)
-    ds = uqviz.from_predictions(y, pred, quantiles={lv: pred + s * stats.norm.ppf(lv)
-                                                    for lv in np.linspace(0.02, 0.98, 49)})
+    ds = uqviz.from_predictions(
+        y, pred, quantiles={lv: pred + s * stats.norm.ppf(lv) for lv in np.linspace(0.02, 0.98, 49)}
+    )
     rep = uqviz.report(ds, rng=0, figures=False, **SMALL)
     n = rep.numbers
     assert n["verdicts"]["average"]["verdict"] == "OK"
@@ -233,8 +267,10 @@ def test_a_failing_pit_alone_triggers_the_distribution_remedy_and_the_html_shows
     assert html.count("<img") == len(reports["quantiles"].figures)
     assert {"pit_histogram", "pit_ecdf"} <= set(reports["quantiles"].figures)
     doc = json.loads(reports["quantiles"].to_json())
-    assert doc["pit"]["validate_pit"]["data"]["band_p_value"]["values"] == \
-        doc["verdicts"]["pit"]["p_value"]
+    assert (
+        doc["pit"]["validate_pit"]["data"]["band_p_value"]["values"]
+        == doc["verdicts"]["pit"]["p_value"]
+    )
 
 
 def test_a_pit_that_cannot_be_computed_is_not_tested_never_ok():
@@ -247,7 +283,6 @@ def test_a_pit_that_cannot_be_computed_is_not_tested_never_ok():
     assert "pit" not in rep.numbers["family"]["tests"]
     # a calibration question: its line follows the others, before the further diagnostics
     further = rep.numbers["further_diagnostics"]["conclusion"]
-    assert rep.conclusion[-len(further) - 1].startswith(
-        "PIT of the forecast as given: not tested")
+    assert rep.conclusion[-len(further) - 1].startswith("PIT of the forecast as given: not tested")
     assert rep.numbers["headline"]["not_tested"] == ["pit"]
     assert "not tested: the PIT could not be computed" in rep.to_html()

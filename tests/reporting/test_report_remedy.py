@@ -36,10 +36,27 @@ def test_cli_report_on_a_miscalibrated_csv_shows_a_validated_remedy(tmp_path, ca
     ds = _miscalibrated()
     csv = tmp_path / "model.csv"
     pd.DataFrame({"E": ds["E"].values, "uE": ds["uE"].values, "x": ds["x"].values}).to_csv(
-        csv, index=False)
+        csv, index=False
+    )
     out = tmp_path / "out"
-    status = main(["report", str(csv), "--errors", "E", "--uncertainties", "uE",
-                   "--features", "x", "--out", str(out), "--n-boot", "300", "--n-mc", "50"])
+    status = main(
+        [
+            "report",
+            str(csv),
+            "--errors",
+            "E",
+            "--uncertainties",
+            "uE",
+            "--features",
+            "x",
+            "--out",
+            str(out),
+            "--n-boot",
+            "300",
+            "--n-mc",
+            "50",
+        ]
+    )
     printed = capsys.readouterr().out
     assert status == 0
     numbers = json.loads((out / "model_report.json").read_text())
@@ -67,9 +84,28 @@ def test_cli_report_on_a_miscalibrated_csv_shows_a_validated_remedy(tmp_path, ca
         assert best["scores"][s]["estimate"] < rem["before"]["scores"][s]["estimate"]
     # --no-remedy: no section
     out2 = tmp_path / "out2"
-    assert main(["report", str(csv), "--errors", "E", "--uncertainties", "uE", "--features",
-                 "x", "--out", str(out2), "--n-boot", "100", "--n-mc", "20",
-                 "--no-remedy"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(csv),
+                "--errors",
+                "E",
+                "--uncertainties",
+                "uE",
+                "--features",
+                "x",
+                "--out",
+                str(out2),
+                "--n-boot",
+                "100",
+                "--n-mc",
+                "20",
+                "--no-remedy",
+            ]
+        )
+        == 0
+    )
     assert "remedy" not in json.loads((out2 / "model_report.json").read_text())
     assert "Remedy" not in (out2 / "model_report.html").read_text()
 
@@ -97,18 +133,22 @@ def test_remedy_numbers_equal_the_library_calls(miscalibrated_report):
             assert got[s]["ci_lower"] == pytest.approx(float(ps["ci_lower"][i]), rel=1e-12)
     # the isotonic output is re-validated vs uE with stratified bins
     iso = next(r for r in rem["methods"] if r["label"] == "isotonic")
-    assert iso["fv"]["uE"]["binning"] == "stratified" and iso["fv"]["x"]["binning"] == \
-        "equal_count"
+    assert iso["fv"]["uE"]["binning"] == "stratified" and iso["fv"]["x"]["binning"] == "equal_count"
     # coverage and calibration curve of the data equal the library's
     numbers = miscalibrated_report.numbers
-    np.testing.assert_allclose(numbers["coverage"]["data"]["picp"]["values"],
-                               uqviz.interval_coverage(ds)["picp"].values, rtol=1e-12)
+    np.testing.assert_allclose(
+        numbers["coverage"]["data"]["picp"]["values"],
+        uqviz.interval_coverage(ds)["picp"].values,
+        rtol=1e-12,
+    )
     curve = uqviz.calibration_curve(ds)
     for k in ("miscalibration_area", "mace", "rmsce"):
         assert numbers["calibration_curve"]["data"][k]["values"] == pytest.approx(
-            float(curve[k]), rel=1e-12)
-    assert any(c.startswith("Interval coverage (normal D)") for c in
-               miscalibrated_report.conclusion)
+            float(curve[k]), rel=1e-12
+        )
+    assert any(
+        c.startswith("Interval coverage (normal D)") for c in miscalibrated_report.conclusion
+    )
     assert miscalibrated_report.conclusion[-2].startswith("Remedy")
     # then the distribution remedy (conformal), in its own block and sentence
     assert miscalibrated_report.conclusion[-1].startswith("Distribution recalibration")
@@ -117,11 +157,9 @@ def test_remedy_numbers_equal_the_library_calls(miscalibrated_report):
 
 def test_same_rng_same_remedy_numbers(miscalibrated_report):
     again = uqviz.report(_miscalibrated(), rng=5, figures=False, **SMALL)
-    assert json.dumps(again.numbers["remedy"]) == json.dumps(
-        miscalibrated_report.numbers["remedy"])
+    assert json.dumps(again.numbers["remedy"]) == json.dumps(miscalibrated_report.numbers["remedy"])
     other = uqviz.report(_miscalibrated(), rng=6, figures=False, **SMALL)
-    assert json.dumps(other.numbers["remedy"]) != json.dumps(
-        miscalibrated_report.numbers["remedy"])
+    assert json.dumps(other.numbers["remedy"]) != json.dumps(miscalibrated_report.numbers["remedy"])
 
 
 def test_report_without_failures_has_no_remedy_section():
@@ -131,8 +169,7 @@ def test_report_without_failures_has_no_remedy_section():
     assert rep.conclusion[0].startswith("Average calibration: OK")
     assert all("OK" in c for c in rep.conclusion[1:3]), rep.conclusion
     assert "remedy" not in rep.numbers and "remedy" not in rep.figures
-    assert "Remedy" not in rep.to_html() and not any(c.startswith("Remedy")
-                                                       for c in rep.conclusion)
+    assert "Remedy" not in rep.to_html() and not any(c.startswith("Remedy") for c in rep.conclusion)
     assert "coverage" in rep.figures and "calibration_curve" in rep.figures
 
 
@@ -150,8 +187,9 @@ def test_remedy_switched_off_and_its_figure():
 
 def test_remedy_n_boot_is_moderate():
     assert REMEDY_N_BOOT == 1000
-    rep = uqviz.report(_miscalibrated(2000, seed=4), n_boot=2000, n_mc=20, rng=0,
-                       progress=False, figures=False)
+    rep = uqviz.report(
+        _miscalibrated(2000, seed=4), n_boot=2000, n_mc=20, rng=0, progress=False, figures=False
+    )
     assert rep.numbers["remedy"]["n_boot"] == 1000
 
 
@@ -166,23 +204,30 @@ def _m(desc, **status):
 
 
 def test_remedy_sentence_example_of_the_issue():
-    methods = [_m("scaling by 5.05", adaptivity_in_mass="fails"),
-               _m("isotonic regression", adaptivity_in_mass="fails"),
-               _m("BVS on mass")]
+    methods = [
+        _m("scaling by 5.05", adaptivity_in_mass="fails"),
+        _m("isotonic regression", adaptivity_in_mass="fails"),
+        _m("BVS on mass"),
+    ]
     assert remedy_sentence(_B, methods) == (
         "Scaling by 5.05 restores average calibration; adaptivity in mass still fails; "
-        "BVS on mass repairs it. Validated remedy: BVS on mass (every test passes after it).")
+        "BVS on mass repairs it. Validated remedy: BVS on mass (every test passes after it)."
+    )
 
 
 def test_remedy_sentence_scaling_repairs_everything():
     text = remedy_sentence(_B, [_m("scaling by 2"), _m("BVS on mass")])
-    assert text == ("Scaling by 2 restores average calibration and repairs adaptivity in mass. "
-                    "Validated remedy: scaling by 2 (every test passes after it).")
+    assert text == (
+        "Scaling by 2 restores average calibration and repairs adaptivity in mass. "
+        "Validated remedy: scaling by 2 (every test passes after it)."
+    )
 
 
 def test_remedy_sentence_a_repair_that_breaks_another_test():
-    methods = [_m("scaling by 3", adaptivity_in_mass="fails"),
-               _m("BVS on mass", consistency="fails")]
+    methods = [
+        _m("scaling by 3", adaptivity_in_mass="fails"),
+        _m("BVS on mass", consistency="fails"),
+    ]
     text = remedy_sentence(_B, methods)
     assert "BVS on mass (but not consistency) repairs it" in text
     assert text.endswith("No method passes every test.")
@@ -190,29 +235,49 @@ def test_remedy_sentence_a_repair_that_breaks_another_test():
 
 def test_remedy_sentence_heavy_tails_are_never_ok():
     before = {"average calibration": "unreliable", "consistency": "fails"}
-    methods = [{"description": "scaling by 0.57", "zms": {"valid": True},
-                "status": {"average calibration": "unreliable", "consistency": "fails"}},
-               {"description": "isotonic regression",
-                "status": {"average calibration": "unreliable", "consistency": "OK"}}]
+    methods = [
+        {
+            "description": "scaling by 0.57",
+            "zms": {"valid": True},
+            "status": {"average calibration": "unreliable", "consistency": "fails"},
+        },
+        {
+            "description": "isotonic regression",
+            "status": {"average calibration": "unreliable", "consistency": "OK"},
+        },
+    ]
     text = remedy_sentence(before, methods)
-    assert text.startswith("Scaling by 0.57 repairs none of the failures (its ZMS interval "
-                           "holds 1, but with heavy tails no conclusion")
+    assert text.startswith(
+        "Scaling by 0.57 repairs none of the failures (its ZMS interval "
+        "holds 1, but with heavy tails no conclusion"
+    )
     assert "average calibration stays unreliable after every method (heavy tails)" in text
-    assert "consistency still fails; isotonic regression (but not average calibration) " \
-           "repairs it" in text
+    assert (
+        "consistency still fails; isotonic regression (but not average calibration) "
+        "repairs it" in text
+    )
     assert "Validated remedy" not in text
-    assert text.endswith("after isotonic regression every test passes but the ZMS verdict is "
-                         "unreliable (heavy tails).")
+    assert text.endswith(
+        "after isotonic regression every test passes but the ZMS verdict is "
+        "unreliable (heavy tails)."
+    )
 
 
 def test_remedy_sentence_no_repair_and_errors():
-    methods = [_m("scaling by 1", average_calibration="fails", adaptivity_in_mass="fails"),
-               {"description": "BVS on mass", "error": "too few points",
-                "status": dict.fromkeys(_B, "n/a")}]
+    methods = [
+        _m("scaling by 1", average_calibration="fails", adaptivity_in_mass="fails"),
+        {
+            "description": "BVS on mass",
+            "error": "too few points",
+            "status": dict.fromkeys(_B, "n/a"),
+        },
+    ]
     text = remedy_sentence(_B, methods)
-    assert text == ("Scaling by 1 repairs none of the failures; average calibration still "
-                    "fails; no method repairs it; adaptivity in mass still fails; no method "
-                    "repairs it. No method passes every test.")
+    assert text == (
+        "Scaling by 1 repairs none of the failures; average calibration still "
+        "fails; no method repairs it; adaptivity in mass still fails; no method "
+        "repairs it. No method passes every test."
+    )
     assert remedy_sentence(_B, methods[1:]).startswith("No recalibration could be computed")
 
 

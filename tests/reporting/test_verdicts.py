@@ -49,8 +49,11 @@ def test_poisson_binomial_cdf_against_enumeration_and_scipy():
         o = np.array(outcome)
         pmf[o.sum()] += np.prod(np.where(o == 1, p, 1 - p))
     np.testing.assert_allclose(poisson_binomial_cdf(p), np.cumsum(pmf), rtol=1e-12)
-    np.testing.assert_allclose(poisson_binomial_cdf(np.full(100, 0.93)),
-                               sps.binom.cdf(np.arange(101), 100, 0.93), rtol=1e-10)
+    np.testing.assert_allclose(
+        poisson_binomial_cdf(np.full(100, 0.93)),
+        sps.binom.cdf(np.arange(101), 100, 0.93),
+        rtol=1e-10,
+    )
     cdf = poisson_binomial_cdf(np.full(100, 0.93))
     k = lower_critical(cdf, 0.05)
     assert cdf[k - 1] <= 0.05 < cdf[k]
@@ -74,8 +77,9 @@ def test_null_of_lzm_matches_the_exact_student_t_coverage():
     (beta_GM(Z^2) > 0.8) with probability ~0 for normal 100-point bins."""
     u = np.random.default_rng(0).uniform(0.5, 2, 4000)
     ds = uqviz.from_arrays(u * np.random.default_rng(1).standard_normal(4000), u)
-    loc = uqviz.local_calibration(ds, statistic="ZM", n_bins=40, rng=3, n_mc=8000,
-                                  generative="normal")
+    loc = uqviz.local_calibration(
+        ds, statistic="ZM", n_bins=40, rng=3, n_mc=8000, generative="normal"
+    )
     p, se = float(loc["null_coverage"].mean()), float(loc["null_coverage_se"].mean())
     assert abs(p - 0.95) < 4 * se, (p, se)
 
@@ -88,11 +92,19 @@ def test_null_of_picp_is_the_exact_wilson_coverage():
 
 def _fake_local(valid, heavy, lower, upper, null=0.9):
     n = len(valid)
-    return xr.Dataset({"valid": ("bin", valid), "heavy_tail": ("bin", heavy),
-                       "ci_lower": ("bin", lower), "ci_upper": ("bin", upper),
-                       "estimate": ("bin", np.ones(n)), "reference": 1.0,
-                       "null_coverage": ("bin", np.full(n, null))},
-                      coords={"count": ("bin", np.full(n, 100))}, attrs={"ci": 0.95})
+    return xr.Dataset(
+        {
+            "valid": ("bin", valid),
+            "heavy_tail": ("bin", heavy),
+            "ci_lower": ("bin", lower),
+            "ci_upper": ("bin", upper),
+            "estimate": ("bin", np.ones(n)),
+            "reference": 1.0,
+            "null_coverage": ("bin", np.full(n, null)),
+        },
+        coords={"count": ("bin", np.full(n, 100))},
+        attrs={"ci": 0.95},
+    )
 
 
 def test_f_v_counts_every_bin_whose_interval_holds_the_reference():
@@ -100,8 +112,12 @@ def test_f_v_counts_every_bin_whose_interval_holds_the_reference():
     counted (the heavy-tailed bin with LZMS 1e50 and its enormous interval too); the bins
     that cannot be trusted (heavy-tailed, no interval) are counted beside it, and the test
     is that of the published f_v (its null counts simulated bins the same way)."""
-    loc = _fake_local([True, True, True, True], [False, True, False, False],
-                      [0.9, 0.5, np.nan, 0.9], [1.1, 1e50, 1.1, 1.1])
+    loc = _fake_local(
+        [True, True, True, True],
+        [False, True, False, False],
+        [0.9, 0.5, np.nan, 0.9],
+        [1.1, 1e50, 1.1, 1.1],
+    )
     fv = uqviz.fraction_valid(loc)
     assert int(fv.n_valid) == 3 and int(fv.n_unreliable) == 2 and float(fv.estimate) == 0.75
     assert float(fv.p_value) == pytest.approx(sps.binom.cdf(3, 4, 0.9))
@@ -110,15 +126,27 @@ def test_f_v_counts_every_bin_whose_interval_holds_the_reference():
 
 
 def _tail(beta_z2):
-    return xr.Dataset({"beta_gm": ("variable", [0.3, 0.4, beta_z2])},
-                      coords={"variable": ["uE2", "E2", "Z2"]})
+    return xr.Dataset(
+        {"beta_gm": ("variable", [0.3, 0.4, beta_z2])}, coords={"variable": ["uE2", "E2", "Z2"]}
+    )
 
 
 def _fv_of(valid, p_value, method="calibrated", generative="empirical"):
-    return xr.Dataset({"estimate": 0.9, "ci_lower": 0.8, "ci_upper": 0.95, "reference": 0.93,
-                       "reference_lower": 0.88, "n_valid": 90, "n_bins": 100,
-                       "n_unreliable": 1, "valid": valid, "p_value": p_value},
-                      attrs={"method": method, "generative": generative})
+    return xr.Dataset(
+        {
+            "estimate": 0.9,
+            "ci_lower": 0.8,
+            "ci_upper": 0.95,
+            "reference": 0.93,
+            "reference_lower": 0.88,
+            "n_valid": 90,
+            "n_bins": 100,
+            "n_unreliable": 1,
+            "valid": valid,
+            "p_value": p_value,
+        },
+        attrs={"method": method, "generative": generative},
+    )
 
 
 def test_failed_tail_screen_widens_the_doubt_but_keeps_the_answer():
@@ -132,13 +160,16 @@ def test_failed_tail_screen_widens_the_doubt_but_keeps_the_answer():
     e = vd.local_entry(_fv_of(False, 0.001), None, heavy, conditioning="uE")
     assert e["verdict"] == "fails" and e["p_value"] == 0.001
     # after Holm: a rejection that the family does not keep is "unreliable", not "OK"
-    fam = vd.decide_family({"consistency": vd.local_entry(_fv_of(False, 0.03), None, heavy,
-                                                          conditioning="uE"),
-                            "other": {"p_value": 0.04, "reliable": True, "gated": True,
-                                      "verdict": "fails"}})
+    fam = vd.decide_family(
+        {
+            "consistency": vd.local_entry(_fv_of(False, 0.03), None, heavy, conditioning="uE"),
+            "other": {"p_value": 0.04, "reliable": True, "gated": True, "verdict": "fails"},
+        }
+    )
     assert fam["consistency"]["verdict"] == "unreliable"
-    fam = vd.decide_family({"consistency": vd.local_entry(_fv_of(False, 0.001), None, heavy,
-                                                          conditioning="uE")})
+    fam = vd.decide_family(
+        {"consistency": vd.local_entry(_fv_of(False, 0.001), None, heavy, conditioning="uE")}
+    )
     assert fam["consistency"]["verdict"] == "fails"
     # a p-value that does not allow for the tails (Wilson rule, a normal null): unreliable
     for fv in (_fv_of(False, 0.001, method="wilson"), _fv_of(False, 0.001, generative="normal")):
@@ -171,16 +202,22 @@ def test_one_aberrant_error_never_reads_ok_for_consistency():
 
 
 def test_calibrated_test_rejects_too_few_valid_bins():
-    ok = uqviz.fraction_valid(_fake_local([True] * 18 + [False] * 2, [False] * 20,
-                                          [0.9] * 20, [1.1] * 20))
-    bad = uqviz.fraction_valid(_fake_local([True] * 13 + [False] * 7, [False] * 20,
-                                           [0.9] * 20, [1.1] * 20))
+    ok = uqviz.fraction_valid(
+        _fake_local([True] * 18 + [False] * 2, [False] * 20, [0.9] * 20, [1.1] * 20)
+    )
+    bad = uqviz.fraction_valid(
+        _fake_local([True] * 13 + [False] * 7, [False] * 20, [0.9] * 20, [1.1] * 20)
+    )
     assert bool(ok.valid) and not bool(bad.valid)
     assert float(bad.p_value) == pytest.approx(sps.binom.cdf(13, 20, 0.9))
     # the paper's rule on the same counts: 0.95 inside the Wilson interval of 18/20, not 13/20
-    wilson = [uqviz.fraction_valid(_fake_local([True] * k + [False] * (20 - k), [False] * 20,
-                                               [0.9] * 20, [1.1] * 20), method="wilson")
-              for k in (18, 13)]
+    wilson = [
+        uqviz.fraction_valid(
+            _fake_local([True] * k + [False] * (20 - k), [False] * 20, [0.9] * 20, [1.1] * 20),
+            method="wilson",
+        )
+        for k in (18, 13)
+    ]
     assert [bool(w.valid) for w in wilson] == [True, False]
 
 
@@ -193,16 +230,22 @@ def test_calibrated_method_needs_the_null():
 
 def _regions_result():
     # 8 failing regions of different sizes, two of them at the same tied value 0.5
-    valid = np.array([0, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1],
-                     dtype=bool)
+    valid = np.array(
+        [0, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 1, 0, 1, 0, 0, 1], dtype=bool
+    )
     est = np.where(valid, 1.0, 1.6)
     est[11] = 0.5  # a run of the other direction at the tied value
     lower = np.arange(23.0)
     upper = lower + 1
     lower[11:13] = upper[11:13] = 0.5 + 11  # bins 11, 12 hold one tied value
-    return xr.Dataset({"valid": ("bin", valid), "estimate": ("bin", est), "reference": 1.0},
-                      coords={"bin_lower": ("bin", lower), "bin_upper": ("bin", upper),
-                              "count": ("bin", np.full(23, 100))})
+    return xr.Dataset(
+        {"valid": ("bin", valid), "estimate": ("bin", est), "reference": 1.0},
+        coords={
+            "bin_lower": ("bin", lower),
+            "bin_upper": ("bin", upper),
+            "count": ("bin", np.full(23, 100)),
+        },
+    )
 
 
 def test_regions_at_one_tied_value_are_merged():
@@ -247,8 +290,9 @@ def test_report_family_is_holm_over_the_calibration_tests():
     ds = uqviz.synthetic.default_example()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rep = uqviz.report(ds, n_boot=300, n_mc=100, rng=0, progress=False, figures=False,
-                           remedy=False)
+        rep = uqviz.report(
+            ds, n_boot=300, n_mc=100, rng=0, progress=False, figures=False, remedy=False
+        )
     v = rep.numbers["verdicts"]
     family = rep.numbers["family"]["tests"]
     assert "coverage" not in family and {"average", "consistency", "adaptivity:X"} <= set(family)
@@ -272,8 +316,10 @@ def test_nees_test_says_unreliable_for_heavy_tails():
     for s in range(40):
         rng = np.random.default_rng(s)
         u = rng.uniform(0.5, 2, 2000)
-        for d, z in (("normal", rng.standard_normal(2000)),
-                     ("t6", rng.standard_t(6, 2000) / np.sqrt(1.5))):
+        for d, z in (
+            ("normal", rng.standard_normal(2000)),
+            ("t6", rng.standard_t(6, 2000) / np.sqrt(1.5)),
+        ):
             r = uq.nees_test(u * z, 0.0, u)
             word = str(r["verdict"].values)
             out[d][0] += word == "fails"

@@ -16,8 +16,9 @@ from uqviz._array.binomial import wilson_interval
 
 def test_given_interval_hand_counted():
     y = np.array([0.0, 1.0, 2.5, -3.0, 0.4])
-    ds = uqviz.from_predictions(y, np.zeros(5), lower=np.full(5, -1.0), upper=np.full(5, 1.0),
-                                level=0.8)
+    ds = uqviz.from_predictions(
+        y, np.zeros(5), lower=np.full(5, -1.0), upper=np.full(5, 1.0), level=0.8
+    )
     cov = uqviz.interval_coverage(ds, intervals="given")
     assert cov["level"].values.tolist() == [0.8]
     assert int(cov["n_inside"][0]) == 3 and float(cov["picp"][0]) == 0.6  # 0, 1 (edge), 0.4
@@ -57,12 +58,14 @@ def test_given_coverage_errors():
     ds = uqviz.synthetic.nig(50, rng=0)
     with pytest.raises(ValueError, match="holds no interval"):
         uqviz.interval_coverage(ds, intervals="given")
-    q = uqviz.from_predictions(np.zeros(3), np.zeros(3),
-                               quantiles={0.1: [-1.0] * 3, 0.6: [1.0] * 3})
+    q = uqviz.from_predictions(
+        np.zeros(3), np.zeros(3), quantiles={0.1: [-1.0] * 3, 0.6: [1.0] * 3}
+    )
     with pytest.raises(ValueError, match="hold no central interval"):
         uqviz.interval_coverage(q, intervals="given")
-    iv = uqviz.from_predictions(np.zeros(3), np.zeros(3), lower=[-1.0] * 3, upper=[1.0] * 3,
-                                level=0.9)
+    iv = uqviz.from_predictions(
+        np.zeros(3), np.zeros(3), lower=[-1.0] * 3, upper=[1.0] * 3, level=0.9
+    )
     with pytest.raises(ValueError, match=r"levels \[0.5\]: not among"):
         uqviz.interval_coverage(iv, intervals="given", levels=(0.5,))
     with pytest.raises(ValueError, match="intervals"):

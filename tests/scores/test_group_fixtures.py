@@ -48,10 +48,10 @@ def test_inputs_on_the_grid():
 # adversarial group calibration (uncertainty-toolbox)
 # ------------------------------------------------------------------------------------
 
+
 def _groups(case):
     c = META["agc"][case]
-    return [_out("agc", case, f"groups/r{k}").astype(np.intp)
-            for k in range(c["num_group_bins"])]
+    return [_out("agc", case, f"groups/r{k}").astype(np.intp) for k in range(c["num_group_bins"])]
 
 
 def _observed(z, prop):
@@ -73,7 +73,7 @@ def _scores(case, prop):
     for g in _groups(case):
         d = _observed(z[g], prop) - LEVELS
         mace.append(np.abs(d).mean(axis=-1))
-        rmsce.append(np.sqrt((d ** 2).mean(axis=-1)))
+        rmsce.append(np.sqrt((d**2).mean(axis=-1)))
     return np.array(mace), np.array(rmsce)
 
 
@@ -158,12 +158,9 @@ def test_agc_through_uqviz_calibration_curve():
             for t in range(g.shape[0]):
                 d = 0  # first draw of each trial (all draws are covered by test_agc_scores)
                 idx = g[t, d]
-                cur = uqviz.calibration_curve(uqviz.from_arrays(sign * e[idx], u[idx]),
-                                              kind=prop)
-                assert float(cur["mace"]) == pytest.approx(scores[k, t, d], rel=1e-9,
-                                                           abs=1e-12)
-                assert float(cur["rmsce"]) == pytest.approx(rscores[k, t, d], rel=1e-9,
-                                                            abs=1e-12)
+                cur = uqviz.calibration_curve(uqviz.from_arrays(sign * e[idx], u[idx]), kind=prop)
+                assert float(cur["mace"]) == pytest.approx(scores[k, t, d], rel=1e-9, abs=1e-12)
+                assert float(cur["rmsce"]) == pytest.approx(rscores[k, t, d], rel=1e-9, abs=1e-12)
 
 
 def test_agc_miscalibration_shows():
@@ -249,16 +246,15 @@ def test_size_stratified_coverage(case):
             c = _cover(inp, j)
             order = np.argsort(inp["upper"][:, j] - inp["lower"][:, j], kind="stable")
             edges = np.concatenate([[0], np.cumsum([n // b + (k < n % b) for k in range(b)])])
-            want = [c[order[edges[k]:edges[k + 1]]].mean() for k in range(b)]
+            want = [c[order[edges[k] : edges[k + 1]]].mean() for k in range(b)]
             np.testing.assert_allclose(ssc[j], want, **TOL)
-        np.testing.assert_allclose(_out("mapie", case, f"ssc_score/b{b}"), ssc.min(axis=1),
-                                   **TOL)
+        np.testing.assert_allclose(_out("mapie", case, f"ssc_score/b{b}"), ssc.min(axis=1), **TOL)
 
 
 def _hsic_trace(w, c, s_w, s_c):
     n = len(w)
-    k = np.exp(-np.subtract.outer(w, w) ** 2 / s_w)
-    l_ = np.exp(-np.subtract.outer(c, c) ** 2 / s_c)
+    k = np.exp(-(np.subtract.outer(w, w) ** 2) / s_w)
+    l_ = np.exp(-(np.subtract.outer(c, c) ** 2) / s_c)
     kc = k - k.mean(axis=0) - k.mean(axis=1)[:, None] + k.mean()  # H K H
     return float(np.sum(l_ * kc) / (n - 1) ** 2)  # trace(L H K H), L symmetric
 

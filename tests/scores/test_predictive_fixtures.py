@@ -47,8 +47,12 @@ def test_inputs_on_the_grid():
 # CRPS of an ensemble
 # ------------------------------------------------------------------------------------
 
-CRPS_RUNS = [(case, key[len("ens_"):]) for case in sorted(META["cases"]["crps"])
-             for key in sorted(_in("crps", case)) if key.startswith("ens_")]
+CRPS_RUNS = [
+    (case, key[len("ens_") :])
+    for case in sorted(META["cases"]["crps"])
+    for key in sorted(_in("crps", case))
+    if key.startswith("ens_")
+]
 
 
 def _crps_parts(y, ens):
@@ -64,8 +68,7 @@ def test_plain_crps_equals_energy_form(case, m):
     e1, pair, size = _crps_parts(inp["y"], inp[f"ens_{m}"])
     plain = e1 - 0.5 * pair / size**2
     for name in SET["crps_plain"]:
-        np.testing.assert_allclose(_out("crps", case, f"{m}/{name}"), plain, **TOL,
-                                   err_msg=name)
+        np.testing.assert_allclose(_out("crps", case, f"{m}/{name}"), plain, **TOL, err_msg=name)
 
 
 @pytest.mark.parametrize(("case", "m"), CRPS_RUNS)
@@ -74,8 +77,7 @@ def test_fair_crps_uses_distinct_pairs(case, m):
     e1, pair, size = _crps_parts(inp["y"], inp[f"ens_{m}"])
     fair = e1 - 0.5 * pair / (size * (size - 1))
     for name in SET["crps_fair"]:
-        np.testing.assert_allclose(_out("crps", case, f"{m}/{name}"), fair, **TOL,
-                                   err_msg=name)
+        np.testing.assert_allclose(_out("crps", case, f"{m}/{name}"), fair, **TOL, err_msg=name)
 
 
 @pytest.mark.parametrize(("case", "m"), CRPS_RUNS)
@@ -88,8 +90,9 @@ def test_plain_crps_equals_integral_of_empirical_cdf(case, m):
     cdf = (np.sort(ens, axis=1)[:, None, :] <= mid[:, :, None]).mean(axis=2)
     step = (y[:, None] <= mid).astype(float)
     integral = ((cdf - step) ** 2 * np.diff(pts, axis=1)).sum(axis=1)
-    np.testing.assert_allclose(_out("crps", case, f"{m}/properscoring"), integral,
-                               rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(
+        _out("crps", case, f"{m}/properscoring"), integral, rtol=1e-11, atol=1e-12
+    )
 
 
 def test_ties_case_has_ties():
@@ -105,6 +108,7 @@ def test_ties_case_has_ties():
 # quantile, interval and weighted interval scores
 # ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("case", sorted(META["cases"]["intervals"]))
 def test_quantile_interval_and_weighted_interval_scores(case):
     inp = _in("intervals", case)
@@ -115,19 +119,22 @@ def test_quantile_interval_and_weighted_interval_scores(case):
     # the intervals are asymmetric about the median
     assert np.all((med[:, None] - lo) > (hi - med[:, None]))
     fct = np.concatenate([lo, med[:, None], hi[:, ::-1]], axis=1)
-    pinball = np.where(y[:, None] < fct, (1.0 - levels) * (fct - y[:, None]),
-                       levels * (y[:, None] - fct))
+    pinball = np.where(
+        y[:, None] < fct, (1.0 - levels) * (fct - y[:, None]), levels * (y[:, None] - fct)
+    )
     qs = _out("intervals", case, "quantile_score")
     np.testing.assert_allclose(qs, pinball, **TOL)
-    is_ = (hi - lo) + (2.0 / alpha) * np.maximum(lo - y[:, None], 0.0) \
+    is_ = (
+        (hi - lo)
+        + (2.0 / alpha) * np.maximum(lo - y[:, None], 0.0)
         + (2.0 / alpha) * np.maximum(y[:, None] - hi, 0.0)
+    )
     np.testing.assert_allclose(_out("intervals", case, "interval_score"), is_, **TOL)
     wis = ((alpha / 2.0) * is_).sum(axis=1) + 0.5 * np.abs(y - med)
     wis /= k + 0.5
     np.testing.assert_allclose(_out("intervals", case, "wis"), wis, **TOL)
     # WIS is the sum of the quantile scores over the 2K + 1 levels, over K + 1/2
-    np.testing.assert_allclose(_out("intervals", case, "wis"), qs.sum(axis=1) / (k + 0.5),
-                               **TOL)
+    np.testing.assert_allclose(_out("intervals", case, "wis"), qs.sum(axis=1) / (k + 0.5), **TOL)
 
 
 @pytest.mark.parametrize("case", sorted(META["cases"]["intervals"]))
@@ -138,20 +145,25 @@ def test_wis_numpy_backend_bug_is_documented(case):
     alpha = np.asarray(SET["interval_alpha"])
     wrong = _out("intervals", case, "wis") + 0.5 * (med - np.abs(y - med)) / (alpha.size + 0.5)
     np.testing.assert_allclose(_out("intervals", case, "wis_numpy_backend"), wrong, **TOL)
-    assert not np.allclose(_out("intervals", case, "wis_numpy_backend"),
-                           _out("intervals", case, "wis"))
+    assert not np.allclose(
+        _out("intervals", case, "wis_numpy_backend"), _out("intervals", case, "wis")
+    )
 
 
 # ------------------------------------------------------------------------------------
 # crepes ConformalRegressor
 # ------------------------------------------------------------------------------------
 
+
 def _ceil_rank(n, conf):
     return math.ceil((n + 1) * Fraction(str(conf)))
 
 
-CONFORMAL_RUNS = [(case, run) for case in sorted(META["cases"]["conformal"])
-                  for run in sorted(META["cases"]["conformal"][case])]
+CONFORMAL_RUNS = [
+    (case, run)
+    for case in sorted(META["cases"]["conformal"])
+    for run in sorted(META["cases"]["conformal"][case])
+]
 
 
 @pytest.mark.parametrize(("case", "run"), CONFORMAL_RUNS)
@@ -195,8 +207,12 @@ def test_conformal_intervals(case, run):
 
 def test_conformal_fixture_shows_crepes_rank_offset():
     """At least one run where crepes' rank differs from ceil((n + 1) level), and one too small."""
-    runs = [g for case in META["cases"]["conformal"].values() for r in case.values()
-            for g in r["groups"].values()]
+    runs = [
+        g
+        for case in META["cases"]["conformal"].values()
+        for r in case.values()
+        for g in r["groups"].values()
+    ]
     assert any(g["crepes_rank"] == g["ceil_rank"] + 1 for g in runs)
     assert any(g["crepes_rank"] == 0 for g in runs)
     assert any(g["crepes_rank"] == g["ceil_rank"] for g in runs)
@@ -205,6 +221,7 @@ def test_conformal_fixture_shows_crepes_rank_offset():
 # ------------------------------------------------------------------------------------
 # uncertainty-toolbox isotonic recalibration
 # ------------------------------------------------------------------------------------
+
 
 def _pava(x, y):
     """Increasing isotonic regression of y on x (ties in x averaged with their counts)."""
@@ -236,8 +253,9 @@ def test_recal_proportions_and_isotonic_map(case, prop):
     if prop == "quantile":
         mine = (r <= stats.norm.ppf(exp)).mean(axis=0)
     else:
-        mine = ((r >= stats.norm.ppf(0.5 - exp / 2)) & (r <= stats.norm.ppf(0.5 + exp / 2))
-                ).mean(axis=0)
+        mine = ((r >= stats.norm.ppf(0.5 - exp / 2)) & (r <= stats.norm.ppf(0.5 + exp / 2))).mean(
+            axis=0
+        )
     np.testing.assert_allclose(obs, mine, **TOL)
     xt = _out("recal", case, f"{prop}/iso_X_thresholds")
     yt_ = _out("recal", case, f"{prop}/iso_y_thresholds")
@@ -257,20 +275,26 @@ def test_recalibrated_quantiles_and_intervals(case):
     yp, ys = inp["y_pred_test"], inp["y_std_test"]
 
     def iso(prop, p):
-        return np.interp(p, _out("recal", case, f"{prop}/iso_X_thresholds"),
-                         _out("recal", case, f"{prop}/iso_y_thresholds"))
+        return np.interp(
+            p,
+            _out("recal", case, f"{prop}/iso_X_thresholds"),
+            _out("recal", case, f"{prop}/iso_y_thresholds"),
+        )
 
     qs = np.asarray(SET["recal_quantiles"])
     want = yp[:, None] + ys[:, None] * stats.norm.ppf(iso("quantile", qs))[None, :]
-    np.testing.assert_allclose(_out("recal", case, "quantile/recal_quantiles"), want,
-                               rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(
+        _out("recal", case, "quantile/recal_quantiles"), want, rtol=1e-12, atol=1e-11
+    )
     lv = iso("interval", np.asarray(SET["recal_intervals"]))
     lo = yp[:, None] + ys[:, None] * stats.norm.ppf(0.5 - lv / 2)[None, :]
     hi = yp[:, None] + ys[:, None] * stats.norm.ppf(0.5 + lv / 2)[None, :]
-    np.testing.assert_allclose(_out("recal", case, "interval/recal_lower"), lo,
-                               rtol=1e-12, atol=1e-11)
-    np.testing.assert_allclose(_out("recal", case, "interval/recal_upper"), hi,
-                               rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(
+        _out("recal", case, "interval/recal_lower"), lo, rtol=1e-12, atol=1e-11
+    )
+    np.testing.assert_allclose(
+        _out("recal", case, "interval/recal_upper"), hi, rtol=1e-12, atol=1e-11
+    )
 
 
 def test_quantile_recalibrator_moves_biased_quantiles_the_wrong_way():

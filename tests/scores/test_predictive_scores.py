@@ -32,8 +32,12 @@ PATHS = [False, True] if USE_NUMBA else [False]
 _in, _out = PEER.inputs, PEER.output
 
 
-CRPS_RUNS = [(case, key[len("ens_"):]) for case in sorted(META["cases"]["crps"])
-             for key in sorted(_in("crps", case)) if key.startswith("ens_")]
+CRPS_RUNS = [
+    (case, key[len("ens_") :])
+    for case in sorted(META["cases"]["crps"])
+    for key in sorted(_in("crps", case))
+    if key.startswith("ens_")
+]
 
 
 def _interval_case(case):
@@ -54,8 +58,13 @@ def _dataset(y, form, **variables):
     levels = variables.pop("levels", None)
     ds = ds.assign(y=("point", y))
     for name, value in variables.items():
-        dims = ("point", "sample") if name == "samples" else \
-            ("point", "level") if name == "quantiles" else ("point",)
+        dims = (
+            ("point", "sample")
+            if name == "samples"
+            else ("point", "level")
+            if name == "quantiles"
+            else ("point",)
+        )
         ds = ds.assign({name: (dims, value)})
     if levels is not None:
         ds = ds.assign_coords(level=levels)
@@ -75,6 +84,7 @@ def _ensemble_dataset(case, m):
 # kernels = the peers, to 1e-9
 # ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("use_numba", PATHS)
 @pytest.mark.parametrize(("case", "m"), CRPS_RUNS)
 def test_ensemble_crps_equals_properscoring_and_scoringrules(case, m, use_numba):
@@ -84,8 +94,9 @@ def test_ensemble_crps_equals_properscoring_and_scoringrules(case, m, use_numba)
         np.testing.assert_allclose(plain, _out("crps", case, f"{m}/{name}"), **TOL, err_msg=name)
     for name in SET["crps_fair"]:  # sr fair, pwm
         np.testing.assert_allclose(fair, _out("crps", case, f"{m}/{name}"), **TOL, err_msg=name)
-    np.testing.assert_array_equal(K.crps_ensemble(inp["y"], inp[f"ens_{m}"], fair=True,
-                                                  use_numba=use_numba), fair)
+    np.testing.assert_array_equal(
+        K.crps_ensemble(inp["y"], inp[f"ens_{m}"], fair=True, use_numba=use_numba), fair
+    )
 
 
 def test_ties_case_ensembles_of_points_equal_to_y_score_zero():
@@ -121,28 +132,34 @@ def test_ensemble_crps_keeps_its_digits_far_from_zero():
 def test_quantile_interval_and_weighted_interval_scores_equal_scoringrules(case):
     y, q, levels, lo, hi, alpha, fct, raw_levels = _interval_case(case)
     # pinball per level, in the fixture's order of levels
-    np.testing.assert_allclose(K.quantile_scores(y, fct, raw_levels),
-                               _out("intervals", case, "quantile_score"), **TOL)
-    np.testing.assert_allclose(K.interval_score(y, lo, hi, 1.0 - alpha),
-                               _out("intervals", case, "interval_score"), **TOL)
+    np.testing.assert_allclose(
+        K.quantile_scores(y, fct, raw_levels), _out("intervals", case, "quantile_score"), **TOL
+    )
+    np.testing.assert_allclose(
+        K.interval_score(y, lo, hi, 1.0 - alpha), _out("intervals", case, "interval_score"), **TOL
+    )
     for use_numba in PATHS:
         wis = K.weighted_interval_score(y, q, levels, use_numba=use_numba)
         np.testing.assert_allclose(wis, _out("intervals", case, "wis"), **TOL)
         assert not np.allclose(wis, _out("intervals", case, "wis_numpy_backend"))
         # CRPS from the quantiles = WIS for symmetric levels with the median
-        np.testing.assert_allclose(K.crps_quantiles(y, q, levels, use_numba=use_numba), wis,
-                                   rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(
+            K.crps_quantiles(y, q, levels, use_numba=use_numba), wis, rtol=1e-13, atol=1e-13
+        )
 
 
 def test_crps_from_quantiles_by_hand_and_its_documented_bias():
     # y = 0; quantiles -1, 0, 1 at 0.25, 0.5, 0.75: QS = 0.25, 0, 0.25 -> 2/3 * 0.5
-    assert K.crps_quantiles([0.0], [[-1.0, 0.0, 1.0]], [0.25, 0.5, 0.75])[0] == \
-        pytest.approx(1 / 3, abs=1e-15)
+    assert K.crps_quantiles([0.0], [[-1.0, 0.0, 1.0]], [0.25, 0.5, 0.75])[0] == pytest.approx(
+        1 / 3, abs=1e-15
+    )
     # expected bias for a calibrated normal, as stated in the docstring
     rng = np.random.default_rng(4)
     y = rng.standard_normal(400_000)
-    for levels, bias in [(np.linspace(0.01, 0.99, 99), 0.010), (np.linspace(0.05, 0.95, 19),
-                                                                   0.048)]:
+    for levels, bias in [
+        (np.linspace(0.01, 0.99, 99), 0.010),
+        (np.linspace(0.05, 0.95, 19), 0.048),
+    ]:
         q = np.broadcast_to(stats.norm.ppf(levels), (y.size, levels.size))
         ratio = K.crps_quantiles(y, q, levels).mean() * np.sqrt(np.pi)
         assert ratio - 1.0 == pytest.approx(bias, abs=0.004)
@@ -152,8 +169,9 @@ def test_crps_from_quantiles_by_hand_and_its_documented_bias():
 
 def test_interval_score_by_hand():
     # [-1, 1] at level 0.5 (alpha 0.5): width 2; y = 3 adds 2/0.5 * 2 = 8
-    np.testing.assert_array_equal(K.interval_score([0.0, 3.0, -2.0], [-1.0] * 3, [1.0] * 3, 0.5),
-                                  [2.0, 10.0, 6.0])
+    np.testing.assert_array_equal(
+        K.interval_score([0.0, 3.0, -2.0], [-1.0] * 3, [1.0] * 3, 0.5), [2.0, 10.0, 6.0]
+    )
 
 
 @pytest.mark.skipif(not USE_NUMBA, reason="numba not installed")
@@ -161,17 +179,24 @@ def test_numpy_and_numba_paths_give_the_same_numbers():
     rng = np.random.default_rng(11)
     y = rng.normal(size=3000)
     x = np.round(rng.normal(size=(3000, 37)) * 4) / 4  # ties
-    for a, b in zip(K.crps_ensemble_pair(y, x, use_numba=False),
-                    K.crps_ensemble_pair(y, x, use_numba=True)):
+    for a, b in zip(
+        K.crps_ensemble_pair(y, x, use_numba=False), K.crps_ensemble_pair(y, x, use_numba=True)
+    ):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
     levels = np.array([0.025, 0.1, 0.25, 0.5, 0.75, 0.9, 0.975])
     q = np.sort(rng.normal(size=(3000, 7)), axis=1)
-    np.testing.assert_allclose(K.weighted_interval_score(y, q, levels, use_numba=False),
-                               K.weighted_interval_score(y, q, levels, use_numba=True),
-                               rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(K.crps_quantiles(y, q, levels, use_numba=False),
-                               K.crps_quantiles(y, q, levels, use_numba=True),
-                               rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(
+        K.weighted_interval_score(y, q, levels, use_numba=False),
+        K.weighted_interval_score(y, q, levels, use_numba=True),
+        rtol=1e-12,
+        atol=1e-13,
+    )
+    np.testing.assert_allclose(
+        K.crps_quantiles(y, q, levels, use_numba=False),
+        K.crps_quantiles(y, q, levels, use_numba=True),
+        rtol=1e-12,
+        atol=1e-13,
+    )
 
 
 @pytest.mark.skipif(not USE_NUMBA, reason="numba not installed")
@@ -181,8 +206,9 @@ def test_threaded_blocks_of_large_ensembles_give_the_numbers_of_one_block():
     assert n * m >= K.THREADED_ABOVE
     y = rng.normal(size=n)
     x = np.round(rng.normal(size=(n, m)) * 8) / 8
-    for a, b in zip(K.crps_ensemble_pair(y, x, use_numba=True),
-                    K.crps_ensemble_pair(y, x, use_numba=False)):
+    for a, b in zip(
+        K.crps_ensemble_pair(y, x, use_numba=True), K.crps_ensemble_pair(y, x, use_numba=False)
+    ):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
     x[[5, 15_000, 19_999], [0, 63, 7]] = [np.nan, np.inf, -np.inf]
     with pytest.raises(ValueError, match=r"3 point\(s\) with a non-finite"):
@@ -193,13 +219,16 @@ def test_threaded_blocks_of_large_ensembles_give_the_numbers_of_one_block():
 # predictive_scores
 # ------------------------------------------------------------------------------------
 
+
 def test_samples_form_estimates_are_the_means_of_the_peer_scores():
     ds = _ensemble_dataset("medium", "m100")
     res = uqviz.predictive_scores(ds, n_boot=200, rng=3)
     assert res["score"].values.tolist() == ["crps", "crps_fair"]
     assert str(res["forecast"].values) == "samples"
-    want = [_out("crps", "medium", "m100/properscoring").mean(),
-            _out("crps", "medium", "m100/sr_fair").mean()]
+    want = [
+        _out("crps", "medium", "m100/properscoring").mean(),
+        _out("crps", "medium", "m100/sr_fair").mean(),
+    ]
     np.testing.assert_allclose(res["estimate"].values, want, **TOL)
     assert np.all(res["ci_lower"] < res["estimate"]) and np.all(res["estimate"] < res["ci_upper"])
     assert int(res["n_points"]) == 200
@@ -215,15 +244,17 @@ def test_quantile_form_scores_equal_scoringrules():
     np.testing.assert_allclose(res["check"].values, qs[:, order].mean(axis=0), **TOL)
     est = res["estimate"].to_series()
     assert est["check"] == pytest.approx(qs.mean(), abs=1e-9)
-    assert est["interval"] == pytest.approx(_out("intervals", "large", "interval_score").mean(),
-                                            abs=1e-9)
+    assert est["interval"] == pytest.approx(
+        _out("intervals", "large", "interval_score").mean(), abs=1e-9
+    )
     assert est["wis"] == pytest.approx(_out("intervals", "large", "wis").mean(), abs=1e-9)
     assert est["crps"] == pytest.approx(est["wis"], abs=1e-12)
     assert np.all(res["check_lower"] <= res["check"]) and np.all(res["check"] <= res["check_upper"])
     # a subset of the given levels
     sub = uqviz.predictive_scores(ds, scores=("check",), levels=(0.1, 0.9), n_boot=0)
     assert sub["check"].values.tolist() == pytest.approx(
-        qs[:, [1, 7]].mean(axis=0).tolist(), abs=1e-12)
+        qs[:, [1, 7]].mean(axis=0).tolist(), abs=1e-12
+    )
 
 
 def test_interval_form_equals_scoringrules():
@@ -232,7 +263,8 @@ def test_interval_form_equals_scoringrules():
     res = uqviz.predictive_scores(ds, n_boot=0)
     assert res["score"].values.tolist() == ["interval"]
     assert float(res["estimate"][0]) == pytest.approx(
-        _out("intervals", "small", "interval_score")[:, 1].mean(), abs=1e-9)
+        _out("intervals", "small", "interval_score")[:, 1].mean(), abs=1e-9
+    )
 
 
 def test_std_form_defers_to_proper_scores():
@@ -263,26 +295,31 @@ def test_interval_is_that_of_the_mean_of_the_per_point_scores():
     res = uqviz.predictive_scores(ds, scores=("crps",), n_boot=2000, rng=1, method="percentile")
     crps = _out("crps", "small", "m10/properscoring")
     se = crps.std(ddof=1) / np.sqrt(crps.size)
-    assert float(res["se"][0]) == pytest.approx(se * np.sqrt((crps.size - 1) / crps.size),
-                                                rel=0.1)
+    assert float(res["se"][0]) == pytest.approx(se * np.sqrt((crps.size - 1) / crps.size), rel=0.1)
     half = float(res["ci_upper"][0] - res["ci_lower"][0]) / 2
     assert half == pytest.approx(1.96 * se, rel=0.15)
 
 
 def test_a_datatree_of_forms():
     y, q, levels, *_ = _interval_case("small")
-    tree = xr.DataTree.from_dict({"q": _dataset(y, "quantiles", quantiles=q, levels=levels),
-                                  "s": _ensemble_dataset("small", "m10")})
+    tree = xr.DataTree.from_dict(
+        {
+            "q": _dataset(y, "quantiles", quantiles=q, levels=levels),
+            "s": _ensemble_dataset("small", "m10"),
+        }
+    )
     res = uqviz.predictive_scores(tree, n_boot=0)
     assert res["forecast"].values.tolist() == ["quantiles", "samples"]
     assert np.isnan(float(res["estimate"].sel(dataset="s", score="wis")))
     assert float(res["estimate"].sel(dataset="s", score="crps_fair")) == pytest.approx(
-        _out("crps", "small", "m10/sr_fair").mean(), abs=1e-9)
+        _out("crps", "small", "m10/sr_fair").mean(), abs=1e-9
+    )
 
 
 # ------------------------------------------------------------------------------------
 # bad input
 # ------------------------------------------------------------------------------------
+
 
 def test_an_ensemble_of_one_member_is_refused():
     ds = _dataset(np.zeros(5), "samples", samples=np.ones((5, 1)))
@@ -301,8 +338,11 @@ def test_nan_members_are_counted():
     x[[0, 1, 2], [0, 4, 9]] = [-np.inf, np.inf, np.nan]
     y = _in("crps", "small")["y"].copy()
     y[10] = np.nan
-    with pytest.raises(ValueError, match=r"5 point\(s\) with a non-finite \(NaN or inf\) "
-                                         r"member, 1 with a non-finite y"):
+    with pytest.raises(
+        ValueError,
+        match=r"5 point\(s\) with a non-finite \(NaN or inf\) "
+        r"member, 1 with a non-finite y",
+    ):
         K.crps_ensemble_pair(y, x)
 
 
@@ -310,13 +350,17 @@ def test_wis_needs_symmetric_levels_with_the_median():
     y = np.zeros(4)
     levels = np.array([0.1, 0.5, 0.8])
     ds = _dataset(y, "quantiles", quantiles=np.tile([-1.0, 0.0, 1.0], (4, 1)), levels=levels)
-    with pytest.raises(ValueError, match=r"symmetric about 0.5.*2 level\(s\) without their "
-                                         r"mirror \[0.1, 0.8\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"symmetric about 0.5.*2 level\(s\) without their "
+        r"mirror \[0.1, 0.8\]",
+    ):
         uqviz.predictive_scores(ds, scores=("wis",), n_boot=0)
     # the default leaves out what does not apply
     assert uqviz.predictive_scores(ds, n_boot=0)["score"].values.tolist() == ["crps", "check"]
-    no_median = _dataset(y, "quantiles", quantiles=np.tile([-1.0, 1.0], (4, 1)),
-                         levels=np.array([0.1, 0.9]))
+    no_median = _dataset(
+        y, "quantiles", quantiles=np.tile([-1.0, 1.0], (4, 1)), levels=np.array([0.1, 0.9])
+    )
     with pytest.raises(ValueError, match="no level 0.5"):
         uqviz.predictive_scores(no_median, scores=("wis",), n_boot=0)
 
@@ -336,8 +380,11 @@ def test_crossing_quantiles_and_lower_above_upper_are_counted():
 
 def test_scores_that_do_not_apply_to_the_form():
     ds = _ensemble_dataset("small", "m10")
-    with pytest.raises(ValueError, match=r"\['wis'\] do not apply to a forecast given as "
-                                         r"'samples', which takes \['crps', 'crps_fair'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"\['wis'\] do not apply to a forecast given as "
+        r"'samples', which takes \['crps', 'crps_fair'\]",
+    ):
         uqviz.predictive_scores(ds, scores=("crps", "wis"), n_boot=0)
     with pytest.raises(ValueError, match="levels apply to forecasts given as"):
         uqviz.predictive_scores(ds, levels=(0.5,), n_boot=0)
@@ -348,13 +395,13 @@ def test_scores_that_do_not_apply_to_the_form():
     with pytest.raises(ValueError, match=r"1 level\(s\) not among the given quantile levels"):
         uqviz.predictive_scores(dq, levels=(0.5, 0.3), n_boot=0)
     with pytest.raises(ValueError, match="does not apply|do not apply"):
-        uqviz.predictive_scores(uqviz.synthetic.default_example(), scores=("crps_fair",),
-                                n_boot=0)
+        uqviz.predictive_scores(uqviz.synthetic.default_example(), scores=("crps_fair",), n_boot=0)
 
 
 # ------------------------------------------------------------------------------------
 # compare_forecasts
 # ------------------------------------------------------------------------------------
+
 
 def _normal_ensemble(y, scale, m, rng):
     return _dataset(y, "samples", samples=scale * rng.standard_normal((y.size, m)))
@@ -375,8 +422,15 @@ def test_paired_difference_interval_covers_the_true_difference():
     for _ in range(n_rep):
         y = rng.standard_normal(500)
         a, b = _normal_ensemble(y, 1.0, 10, rng), _normal_ensemble(y, 1.5, 10, rng)
-        res = uqviz.compare_forecasts(a, b, scores=("crps_fair",), n_boot=400,
-                                      rng=int(rng.integers(2**31)), method="percentile", ci=0.9)
+        res = uqviz.compare_forecasts(
+            a,
+            b,
+            scores=("crps_fair",),
+            n_boot=400,
+            rng=int(rng.integers(2**31)),
+            method="percentile",
+            ci=0.9,
+        )
         inside += bool(res["ci_lower"][0] <= true <= res["ci_upper"][0])
         words.append(str(res["comparison"].values[0]))
     assert 0.75 <= inside / n_rep <= 1.0
@@ -392,8 +446,9 @@ def test_compare_estimates_are_differences_of_the_means_and_seeded():
     pb = K.crps_ensemble_pair(y, b["samples"].values)
     np.testing.assert_allclose(res["score_a"].values, [p.mean() for p in pa], rtol=1e-14)
     np.testing.assert_allclose(res["score_b"].values, [p.mean() for p in pb], rtol=1e-14)
-    np.testing.assert_allclose(res["estimate"].values,
-                               [(pa[i] - pb[i]).mean() for i in range(2)], rtol=1e-12)
+    np.testing.assert_allclose(
+        res["estimate"].values, [(pa[i] - pb[i]).mean() for i in range(2)], rtol=1e-12
+    )
     assert res["comparison"].values.tolist() == ["a better", "a better"]
     xr.testing.assert_identical(res, uqviz.compare_forecasts(a, b, n_boot=300, rng=9))
     flipped = uqviz.compare_forecasts(b, a, n_boot=300, rng=9)
@@ -410,12 +465,14 @@ def test_compare_a_quantile_forecast_with_an_ensemble_and_trees():
     de = _dataset(y, "samples", samples=_in("crps", "small")["ens_m10"][:, :10])
     res = uqviz.compare_forecasts(dq, de, n_boot=200, rng=0)
     assert res["score"].values.tolist() == ["crps"]
-    tree = uqviz.compare_forecasts(xr.DataTree.from_dict({"x": dq}),
-                                   xr.DataTree.from_dict({"x": de}), n_boot=200, rng=0)
+    tree = uqviz.compare_forecasts(
+        xr.DataTree.from_dict({"x": dq}), xr.DataTree.from_dict({"x": de}), n_boot=200, rng=0
+    )
     assert tree["dataset"].values.tolist() == ["x"]
     with pytest.raises(ValueError, match="same datasets"):
-        uqviz.compare_forecasts(xr.DataTree.from_dict({"x": dq}),
-                                xr.DataTree.from_dict({"z": de}), n_boot=200)
+        uqviz.compare_forecasts(
+            xr.DataTree.from_dict({"x": dq}), xr.DataTree.from_dict({"z": de}), n_boot=200
+        )
 
 
 def test_compare_refuses_different_observations_and_scores_not_shared():

@@ -41,14 +41,14 @@ def _data(name, *, negate=False):
 def _normal_data(m, *, seed=0, nu=None, factor=1.0):
     rng = np.random.default_rng(seed)
     u = np.exp(rng.normal(0.0, 0.5, m))
-    d = (rng.standard_normal(m) if nu is None
-         else rng.standard_t(nu, m) * np.sqrt((nu - 2.0) / nu))
+    d = rng.standard_normal(m) if nu is None else rng.standard_t(nu, m) * np.sqrt((nu - 2.0) / nu)
     return uqviz.from_arrays(factor * u * d, u, features={"x": rng.uniform(0, 1, m)})
 
 
 # ------------------------------------------------------------------------------------
 # uncertainty-toolbox 0.1.1 and scoringrules fixtures
 # ------------------------------------------------------------------------------------
+
 
 def test_fixture_versions():
     assert META["versions"]["uncertainty-toolbox"] == "0.1.1"
@@ -59,14 +59,17 @@ def test_fixture_versions():
 def test_calibration_curve_equals_uncertainty_toolbox(case):
     ref = META["cases"][case]
     curve = uqviz.calibration_curve(_data(case))
-    np.testing.assert_allclose(float(curve["miscalibration_area"]),
-                               ref["miscalibration_area_interval"], **TOL)
+    np.testing.assert_allclose(
+        float(curve["miscalibration_area"]), ref["miscalibration_area_interval"], **TOL
+    )
     np.testing.assert_allclose(float(curve["mace"]), ref["mace_interval"], **TOL)
     np.testing.assert_allclose(float(curve["rmsce"]), ref["rmsce_interval"], **TOL)
-    np.testing.assert_allclose(curve["level"].values, ARRAYS[f"out/{case}/expected_interval"],
-                               **TOL)
-    np.testing.assert_allclose(curve["observed"].values,
-                               ARRAYS[f"out/{case}/observed_interval"], **TOL)
+    np.testing.assert_allclose(
+        curve["level"].values, ARRAYS[f"out/{case}/expected_interval"], **TOL
+    )
+    np.testing.assert_allclose(
+        curve["observed"].values, ARRAYS[f"out/{case}/observed_interval"], **TOL
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -76,8 +79,9 @@ def test_quantile_curve_equals_uncertainty_toolbox_on_negated_errors(case):
     curve = uqviz.calibration_curve(_data(case, negate=True), kind="quantile")
     for name in ("miscalibration_area", "mace", "rmsce"):
         np.testing.assert_allclose(float(curve[name]), ref[f"{name}_quantile"], **TOL)
-    np.testing.assert_allclose(curve["observed"].values,
-                               ARRAYS[f"out/{case}/observed_quantile"], **TOL)
+    np.testing.assert_allclose(
+        curve["observed"].values, ARRAYS[f"out/{case}/observed_quantile"], **TOL
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -85,34 +89,41 @@ def test_proper_scores_equal_uncertainty_toolbox(case):
     ref = META["cases"][case]
     res = uqviz.proper_scores(_data(case), n_boot=0)
     for name in ("nll", "crps", "check", "interval"):
-        np.testing.assert_allclose(float(res["estimate"].sel(score=name)), ref[name], **TOL,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            float(res["estimate"].sel(score=name)), ref[name], **TOL, err_msg=name
+        )
     np.testing.assert_allclose(float(res["sharpness"]), ref["sharpness"], **TOL)
 
 
 @pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("generative,key", [("normal", "normal"), ("t6", "t"),
-                                            ("laplace", "laplace")])
+@pytest.mark.parametrize(
+    "generative,key", [("normal", "normal"), ("t6", "t"), ("laplace", "laplace")]
+)
 def test_nll_crps_equal_scoringrules(case, generative, key):
     ref = META["cases"][case]
     assert META["settings"]["student_t_nu"] == 6.0
-    res = uqviz.proper_scores(_data(case), scores=("nll", "crps"), generative=generative,
-                              n_boot=0)
-    np.testing.assert_allclose(float(res["estimate"].sel(score="nll")), ref[f"sr_nll_{key}"],
-                               **TOL)
-    np.testing.assert_allclose(float(res["estimate"].sel(score="crps")),
-                               ref[f"sr_crps_{key}"], **TOL)
+    res = uqviz.proper_scores(_data(case), scores=("nll", "crps"), generative=generative, n_boot=0)
+    np.testing.assert_allclose(float(res["estimate"].sel(score="nll")), ref[f"sr_nll_{key}"], **TOL)
+    np.testing.assert_allclose(
+        float(res["estimate"].sel(score="crps")), ref[f"sr_crps_{key}"], **TOL
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_check_and_interval_scores_equal_scoringrules(case):
     ref = META["cases"][case]
-    res = uqviz.proper_scores(_data(case), scores=("check", "interval"), n_boot=0,
-                              levels=META["settings"]["scoringrules_levels"])
-    np.testing.assert_allclose(float(res["estimate"].sel(score="check")),
-                               ref["sr_check_normal"], **TOL)
-    np.testing.assert_allclose(float(res["estimate"].sel(score="interval")),
-                               ref["sr_interval_normal"], **TOL)
+    res = uqviz.proper_scores(
+        _data(case),
+        scores=("check", "interval"),
+        n_boot=0,
+        levels=META["settings"]["scoringrules_levels"],
+    )
+    np.testing.assert_allclose(
+        float(res["estimate"].sel(score="check")), ref["sr_check_normal"], **TOL
+    )
+    np.testing.assert_allclose(
+        float(res["estimate"].sel(score="interval")), ref["sr_interval_normal"], **TOL
+    )
 
 
 # ------------------------------------------------------------------------------------
@@ -159,8 +170,7 @@ def test_calibration_curve_by_hand():
     quant = uqviz.calibration_curve(ds, n_levels=3, kind="quantile")
     np.testing.assert_allclose(quant["observed"].values, [0.0, 0.25, 1.0])  # Z <= 0: -1.5
     np.testing.assert_allclose(float(quant["mace"]), np.mean(np.abs([0.0, 0.25, 1.0] - p)))
-    np.testing.assert_allclose(float(quant["rmsce"]),
-                               np.sqrt(np.mean(([0.0, 0.25, 1.0] - p) ** 2)))
+    np.testing.assert_allclose(float(quant["rmsce"]), np.sqrt(np.mean(([0.0, 0.25, 1.0] - p) ** 2)))
     np.testing.assert_allclose(float(quant["miscalibration_area"]), 0.5 * 0.5 * 0.25 * 2)
 
 
@@ -176,8 +186,9 @@ def test_scores_by_hand():
     res = uqviz.proper_scores(ds, levels=tau, n_boot=0)
     z = E4 / U4
     nll = np.mean(0.5 * np.log(2 * np.pi) + np.log(U4) + 0.5 * z**2)
-    crps = np.mean(U4 * (z * (2 * stats.norm.cdf(z) - 1) + 2 * stats.norm.pdf(z)
-                         - 1 / np.sqrt(np.pi)))
+    crps = np.mean(
+        U4 * (z * (2 * stats.norm.cdf(z) - 1) + 2 * stats.norm.pdf(z) - 1 / np.sqrt(np.pi))
+    )
     check = 0.0
     for t in tau:
         q = U4 * stats.norm.ppf(t)
@@ -185,8 +196,14 @@ def test_scores_by_hand():
     inter = 0.0
     for p in tau:
         lo, hi = U4 * stats.norm.ppf(0.5 - p / 2), U4 * stats.norm.ppf(0.5 + p / 2)
-        inter += np.mean((hi - lo) + 2 / (1 - p) * np.maximum(lo - E4, 0)
-                         + 2 / (1 - p) * np.maximum(E4 - hi, 0)) / tau.size
+        inter += (
+            np.mean(
+                (hi - lo)
+                + 2 / (1 - p) * np.maximum(lo - E4, 0)
+                + 2 / (1 - p) * np.maximum(E4 - hi, 0)
+            )
+            / tau.size
+        )
     np.testing.assert_allclose(res["estimate"].values, [nll, crps, check, inter], rtol=1e-12)
     np.testing.assert_allclose(float(res["sharpness"]), np.sqrt(np.mean(U4**2)))
     np.testing.assert_allclose(float(res["dispersion"]), np.std(U4, ddof=1) / np.mean(U4))
@@ -198,10 +215,12 @@ def test_nll_is_the_nll_statistic_and_sharpness_is_rmv():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tailedness screen of E^2 (uE log-normal)
         av = uqviz.validate_average(ds, statistics=("NLL",), n_boot=50, rng=0)
-    np.testing.assert_allclose(float(res["estimate"][0]),
-                               float(av["estimate"].sel(statistic="NLL")), rtol=1e-12)
-    np.testing.assert_allclose(float(res["sharpness"]),
-                               np.sqrt(np.mean(ds["uE"].values ** 2)), rtol=1e-12)
+    np.testing.assert_allclose(
+        float(res["estimate"][0]), float(av["estimate"].sel(statistic="NLL")), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        float(res["sharpness"]), np.sqrt(np.mean(ds["uE"].values ** 2)), rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("levels", [np.linspace(0.01, 0.99, 99), np.array([0.9, 0.2, 0.5])])
@@ -210,9 +229,13 @@ def test_check_interval_cumulative_sums_equal_the_definitions(levels):
     z = np.concatenate([rng.standard_t(2.5, 500) * 3, [0.0, 1e3, -1e3]])
     u = rng.uniform(0.1, 3, z.size)
     z[:5] = special.ndtri(levels[0])  # ties with a quantile
-    kw = dict(q_check=special.ndtri(levels), tau=levels,
-              q_lower=special.ndtri(0.5 - levels / 2), q_upper=special.ndtri(0.5 + levels / 2),
-              p=levels)
+    kw = dict(
+        q_check=special.ndtri(levels),
+        tau=levels,
+        q_lower=special.ndtri(0.5 - levels / 2),
+        q_upper=special.ndtri(0.5 + levels / 2),
+        p=levels,
+    )
     c1, i1 = ksc.check_interval_points(z, u, **kw)
     c2, i2 = ksc._check_interval_direct(z, u, *kw.values(), True, True)
     np.testing.assert_allclose(c1, c2, rtol=1e-11, atol=1e-12)
@@ -221,12 +244,15 @@ def test_check_interval_cumulative_sums_equal_the_definitions(levels):
 
 def test_generative_ppf():
     from uqviz.generative import get_generative
+
     p = np.array([0.1, 0.5, 0.975])
     np.testing.assert_allclose(get_generative("t5").ppf(p), stats.t.ppf(p, 5) * np.sqrt(3 / 5))
-    np.testing.assert_allclose(get_generative("uniform").ppf(p),
-                               stats.uniform.ppf(p, -np.sqrt(3), 2 * np.sqrt(3)))
-    np.testing.assert_allclose(get_generative("laplace").ppf(p),
-                               stats.laplace.ppf(p, scale=1 / np.sqrt(2)))
+    np.testing.assert_allclose(
+        get_generative("uniform").ppf(p), stats.uniform.ppf(p, -np.sqrt(3), 2 * np.sqrt(3))
+    )
+    np.testing.assert_allclose(
+        get_generative("laplace").ppf(p), stats.laplace.ppf(p, scale=1 / np.sqrt(2))
+    )
     with pytest.raises(ValueError, match="ppf"):
         get_generative("normal").ppf(1.5)
 
@@ -270,18 +296,25 @@ def test_score_intervals_contain_the_expected_scores():
     + 1/2; the bootstrap intervals (BCa and percentile) contain their means over the points."""
     ds = _normal_data(4000, seed=21)
     u = ds["uE"].values
-    expect = {"nll": np.mean(0.5 * np.log(2 * np.pi) + np.log(u) + 0.5),
-              "crps": np.mean(u) / np.sqrt(np.pi)}
+    expect = {
+        "nll": np.mean(0.5 * np.log(2 * np.pi) + np.log(u) + 0.5),
+        "crps": np.mean(u) / np.sqrt(np.pi),
+    }
     for method in ("bca", "percentile"):
-        res = uqviz.proper_scores(ds, scores=("nll", "crps"), n_boot=2000, method=method,
-                                  rng=3)
+        res = uqviz.proper_scores(ds, scores=("nll", "crps"), n_boot=2000, method=method, rng=3)
         for name, value in expect.items():
             r = res.sel(score=name)
             assert float(r["ci_lower"]) <= value <= float(r["ci_upper"]), (method, name)
-        assert float(res["sharpness_lower"]) <= float(res["sharpness"]) \
+        assert (
+            float(res["sharpness_lower"])
+            <= float(res["sharpness"])
             <= float(res["sharpness_upper"])
-        assert float(res["dispersion_lower"]) <= float(res["dispersion"]) \
+        )
+        assert (
+            float(res["dispersion_lower"])
+            <= float(res["dispersion"])
             <= float(res["dispersion_upper"])
+        )
     assert (res["se"] > 0).all()
 
 
@@ -289,8 +322,9 @@ def test_student_t_scores_prefer_the_true_distribution():
     ds = _normal_data(20_000, seed=8, nu=4.0)
     normal = uqviz.proper_scores(ds, n_boot=0)
     t4 = uqviz.proper_scores(ds, generative="t4", n_boot=0)
-    assert (t4["estimate"].sel(score=["nll", "crps"])
-            < normal["estimate"].sel(score=["nll", "crps"])).all()
+    assert (
+        t4["estimate"].sel(score=["nll", "crps"]) < normal["estimate"].sel(score=["nll", "crps"])
+    ).all()
     # any D with a quantile function for check and interval scores
     uni = uqviz.proper_scores(ds, scores=("check", "interval"), generative="uniform", n_boot=0)
     assert np.isfinite(uni["estimate"]).all()
@@ -311,8 +345,11 @@ def test_proper_scores_seeded_tree_and_engines():
     d = uqviz.proper_scores(doubled, n_boot=200, rng=5, method="percentile")
     p = uqviz.proper_scores(ds, n_boot=200, rng=5, method="percentile")
     np.testing.assert_array_equal(d["sharpness_lower"].values, 2 * p["sharpness_lower"].values)
-    np.testing.assert_allclose(d["ci_upper"].sel(score="crps").values,
-                               2 * p["ci_upper"].sel(score="crps").values, rtol=1e-13)
+    np.testing.assert_allclose(
+        d["ci_upper"].sel(score="crps").values,
+        2 * p["ci_upper"].sel(score="crps").values,
+        rtol=1e-13,
+    )
     none = uqviz.proper_scores(ds, n_boot=0)
     assert "ci_lower" not in none and "sharpness_lower" not in none
 
@@ -320,6 +357,7 @@ def test_proper_scores_seeded_tree_and_engines():
 # ------------------------------------------------------------------------------------
 # local coverage (PICP per bin): local_interval_coverage
 # ------------------------------------------------------------------------------------
+
 
 def test_local_picp_by_hand():
     e = np.array([0.1, 3.0, -0.2, 0.3, -2.5, 0.0])
@@ -341,13 +379,15 @@ def test_local_picp_feeds_fraction_valid_plots_and_explorer():
     ds = _normal_data(8000, seed=2, nu=6.0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = uqviz.local_interval_coverage(ds, level=0.9, generative="t6",
-                                            conditioning="x", n_bins=20)
+        res = uqviz.local_interval_coverage(
+            ds, level=0.9, generative="t6", conditioning="x", n_bins=20
+        )
     fv = uqviz.fraction_valid(res)
     assert float(fv["estimate"]) >= 0.8
     ax = uqviz.plots.conditional.local(res, fv=fv)
     assert ax.get_ylabel() == "PICP per bin"
     from uqviz.widgets import ConditionalExplorer
+
     ex = ConditionalExplorer(ds, statistic="PICP", n_bins=10)
     assert ex.result.attrs["statistic"] == "PICP" and ex.fv is not None
 
@@ -364,8 +404,10 @@ def test_local_picp_and_picp_agree_on_one_bin():
 # plots
 # ------------------------------------------------------------------------------------
 
+
 def test_plots_take_results():
     import matplotlib.axes
+
     ds = _normal_data(2000, seed=6)
     tree = xr.DataTree.from_dict({"a": ds, "b": _normal_data(1500, seed=7, factor=1.5)})
     ax = uqviz.plots.scores.calibration_curve(uqviz.calibration_curve(ds))
@@ -385,29 +427,35 @@ def test_plots_take_results():
 # bad input
 # ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call,match", [
-    (lambda ds: uqviz.interval_coverage(ds, levels=(0.5, 1.0)), "levels must be in"),
-    (lambda ds: uqviz.interval_coverage(ds, levels=(0.0,)), "levels must be in"),
-    (lambda ds: uqviz.interval_coverage(ds, levels=()), "levels must be a non-empty"),
-    (lambda ds: uqviz.interval_coverage(ds, levels=(0.9, 0.9)), "levels must be distinct"),
-    (lambda ds: uqviz.interval_coverage(ds, levels="0.9"), "levels must be a sequence"),
-    (lambda ds: uqviz.interval_coverage(ds, generative="t1"), "nu > 2"),
-    (lambda ds: uqviz.interval_coverage(ds, ci=1.0), "ci must be in"),
-    (lambda ds: uqviz.calibration_curve(ds, n_levels=1), "n_levels must be >= 2"),
-    (lambda ds: uqviz.calibration_curve(ds, kind="cdf"), "kind must be one of"),
-    (lambda ds: uqviz.proper_scores(ds, scores=("nll", "brier")), "scores"),
-    (lambda ds: uqviz.proper_scores(ds, scores=()), "scores must name"),
-    (lambda ds: uqviz.proper_scores(ds, n_boot=1), "n_boot must be 0"),
-    (lambda ds: uqviz.proper_scores(ds, levels=(1.2,)), "levels must be in"),
-    (lambda ds: uqviz.proper_scores(ds, generative="uniform", n_boot=0), "closed forms"),
-    (lambda ds: uqviz.proper_scores(ds, method="wilson"), "method must be one of"),
-    (lambda ds: uqviz.local_interval_coverage(ds, level=1.5), "level must be in"),
-    (lambda ds: uqviz.local_calibration(ds, statistic="PICP", method="bca"),
-     "method must be one of"),
-    (lambda ds: uqviz.local_calibration(ds, level=0.9), "statistic='PICP' only"),
-    # for the other statistics, generative is the D of the calibrated null of f_v
-    (lambda ds: uqviz.local_calibration(ds, generative="nope"), "generative"),
-])
+
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda ds: uqviz.interval_coverage(ds, levels=(0.5, 1.0)), "levels must be in"),
+        (lambda ds: uqviz.interval_coverage(ds, levels=(0.0,)), "levels must be in"),
+        (lambda ds: uqviz.interval_coverage(ds, levels=()), "levels must be a non-empty"),
+        (lambda ds: uqviz.interval_coverage(ds, levels=(0.9, 0.9)), "levels must be distinct"),
+        (lambda ds: uqviz.interval_coverage(ds, levels="0.9"), "levels must be a sequence"),
+        (lambda ds: uqviz.interval_coverage(ds, generative="t1"), "nu > 2"),
+        (lambda ds: uqviz.interval_coverage(ds, ci=1.0), "ci must be in"),
+        (lambda ds: uqviz.calibration_curve(ds, n_levels=1), "n_levels must be >= 2"),
+        (lambda ds: uqviz.calibration_curve(ds, kind="cdf"), "kind must be one of"),
+        (lambda ds: uqviz.proper_scores(ds, scores=("nll", "brier")), "scores"),
+        (lambda ds: uqviz.proper_scores(ds, scores=()), "scores must name"),
+        (lambda ds: uqviz.proper_scores(ds, n_boot=1), "n_boot must be 0"),
+        (lambda ds: uqviz.proper_scores(ds, levels=(1.2,)), "levels must be in"),
+        (lambda ds: uqviz.proper_scores(ds, generative="uniform", n_boot=0), "closed forms"),
+        (lambda ds: uqviz.proper_scores(ds, method="wilson"), "method must be one of"),
+        (lambda ds: uqviz.local_interval_coverage(ds, level=1.5), "level must be in"),
+        (
+            lambda ds: uqviz.local_calibration(ds, statistic="PICP", method="bca"),
+            "method must be one of",
+        ),
+        (lambda ds: uqviz.local_calibration(ds, level=0.9), "statistic='PICP' only"),
+        # for the other statistics, generative is the D of the calibrated null of f_v
+        (lambda ds: uqviz.local_calibration(ds, generative="nope"), "generative"),
+    ],
+)
 def test_bad_options(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call(_normal_data(300, seed=0))
@@ -415,15 +463,15 @@ def test_bad_options(call, match):
 
 def test_bad_data():
     with pytest.raises(ValueError, match="uE"):
-        uqviz.interval_coverage(uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]).assign(
-            uE=("point", [1.0, -1.0])))
+        uqviz.interval_coverage(
+            uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]).assign(uE=("point", [1.0, -1.0]))
+        )
     with pytest.raises(ValueError, match="at least 2 points"):
         uqviz.proper_scores(uqviz.from_arrays([0.1], [1.0]), n_boot=10)
     one = uqviz.proper_scores(uqviz.from_arrays([0.1], [1.0]), n_boot=0)
     assert np.isfinite(one["estimate"]).all() and np.isnan(float(one["dispersion"]))
     with pytest.raises(ValueError, match="generative='empirical'"):
-        uqviz.calibration_curve(uqviz.from_arrays([0.1, 0.1], [1.0, 1.0]),
-                                generative="empirical")
+        uqviz.calibration_curve(uqviz.from_arrays([0.1, 0.1], [1.0, 1.0]), generative="empirical")
 
 
 @pytest.mark.parametrize("form", ["samples", "quantiles", "interval"])
@@ -437,14 +485,18 @@ def test_proper_scores_refuses_a_forecast_given_as_more_than_uE(form):
     y = rng.standard_normal(n)
     members = rng.standard_normal((n, 15)) * 1.2
     mean = members.mean(axis=1)
-    kw = {"samples": {"samples": members},
-          "quantiles": {"quantiles": {0.16: mean - 1.2, 0.5: mean, 0.84: mean + 1.2}},
-          "interval": {"lower": mean - 2.0, "upper": mean + 2.0, "level": 0.9}}[form]
+    kw = {
+        "samples": {"samples": members},
+        "quantiles": {"quantiles": {0.16: mean - 1.2, 0.5: mean, 0.84: mean + 1.2}},
+        "interval": {"lower": mean - 2.0, "upper": mean + 2.0, "level": 0.9},
+    }[form]
     data = uqviz.from_predictions(y, mean, **kw)
     with pytest.raises(ValueError, match=f"given as {form}.*predictive_scores"):
         uqviz.proper_scores(data, scores=("crps",), n_boot=0)
     summary = uqviz.proper_scores(data, scores=("crps",), generative="normal", n_boot=0)
     z = (data["E"] / data["uE"]).values
-    want = np.mean(data["uE"].values * (z * (2 * stats.norm.cdf(z) - 1)
-                                         + 2 * stats.norm.pdf(z) - 1 / np.sqrt(np.pi)))
+    want = np.mean(
+        data["uE"].values
+        * (z * (2 * stats.norm.cdf(z) - 1) + 2 * stats.norm.pdf(z) - 1 / np.sqrt(np.pi))
+    )
     assert float(summary["estimate"][0]) == pytest.approx(want, rel=1e-10)

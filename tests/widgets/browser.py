@@ -28,9 +28,16 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "notebooks" / "05_dashboard.ipynb"
 #: flags for a root, offline, screenless machine (no sandbox, no background connections)
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 #: the window of the dashboard checks: a laptop screen
 VIEWPORT = {"width": 1280, "height": 1000}
 #: hosts a page may reach: the local servers only
@@ -39,13 +46,18 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 def chromium_path():
     """``$UQVIZ_CHROMIUM``, ``chromium`` or ``chromium-browser`` on PATH; None when none."""
-    return (os.environ.get("UQVIZ_CHROMIUM") or shutil.which("chromium")
-            or shutil.which("chromium-browser"))
+    return (
+        os.environ.get("UQVIZ_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
 
 
 #: what to do without a browser (the tests fail with it, the scripts exit with it)
-NO_CHROMIUM = ("no Chromium executable: `make test` installs Debian's 'chromium' "
-               "(scripts/ensure-chromium); or set UQVIZ_CHROMIUM to a Chromium binary")
+NO_CHROMIUM = (
+    "no Chromium executable: `make test` installs Debian's 'chromium' "
+    "(scripts/ensure-chromium); or set UQVIZ_CHROMIUM to a Chromium binary"
+)
 
 
 def free_port():
@@ -65,8 +77,9 @@ def wait_for_port(port, proc, log, timeout=120.0, name="voila"):
             if s.connect_ex(("127.0.0.1", port)) == 0:
                 return
         time.sleep(0.2)
-    raise TimeoutError(f"{name} did not listen on port {port} in {timeout:.0f} s:\n"
-                       f"{log.read_text()}")
+    raise TimeoutError(
+        f"{name} did not listen on port {port} in {timeout:.0f} s:\n{log.read_text()}"
+    )
 
 
 def processes_mentioning(text):
@@ -116,11 +129,27 @@ def voila_server(log, notebook=DASHBOARD, args=(), env=None):
         (e.g. ``NUMBA_CACHE_DIR``).
     """
     port = free_port()
-    cmd = [sys.executable, "-m", "voila", str(notebook), "--no-browser", f"--port={port}",
-           "--Voila.ip=127.0.0.1", "--Voila.port_retries=0", "--show_tracebacks=True", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "voila",
+        str(notebook),
+        "--no-browser",
+        f"--port={port}",
+        "--Voila.ip=127.0.0.1",
+        "--Voila.port_retries=0",
+        "--show_tracebacks=True",
+        *args,
+    ]
     with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT,
-                                env=_kernel_env(env), start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=_kernel_env(env),
+            start_new_session=True,
+        )
     try:
         wait_for_port(port, proc, Path(log))
         yield f"http://127.0.0.1:{port}/"
@@ -146,8 +175,7 @@ def stop_group(proc, timeout=20):
 LAB_SETTINGS = {
     "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false",
-                                                    "checkForUpdates": False},
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
 }
 
 
@@ -167,8 +195,10 @@ def lab_server(base, env=None):
     shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=ignore)
     if (ROOT / "docs").is_dir():
         shutil.copytree(ROOT / "docs", root / "docs", ignore=ignore)
-    dirs = {name: base / name for name in ("config", "data", "runtime", "ipython", "settings",
-                                           "workspaces")}
+    dirs = {
+        name: base / name
+        for name in ("config", "data", "runtime", "ipython", "settings", "workspaces")
+    }
     for d in dirs.values():
         d.mkdir()
     for plugin, values in LAB_SETTINGS.items():
@@ -176,24 +206,42 @@ def lab_server(base, env=None):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
 
-    env = {k: v for k, v in _kernel_env(env).items()
-           if not k.startswith(("JUPYTER", "IPYTHON")) and k != "MPLBACKEND"}
-    env.update(JUPYTER_CONFIG_DIR=str(dirs["config"]), JUPYTER_DATA_DIR=str(dirs["data"]),
-               JUPYTER_RUNTIME_DIR=str(dirs["runtime"]), IPYTHONDIR=str(dirs["ipython"]),
-               JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
-               JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]))
+    env = {
+        k: v
+        for k, v in _kernel_env(env).items()
+        if not k.startswith(("JUPYTER", "IPYTHON")) and k != "MPLBACKEND"
+    }
+    env.update(
+        JUPYTER_CONFIG_DIR=str(dirs["config"]),
+        JUPYTER_DATA_DIR=str(dirs["data"]),
+        JUPYTER_RUNTIME_DIR=str(dirs["runtime"]),
+        IPYTHONDIR=str(dirs["ipython"]),
+        JUPYTERLAB_SETTINGS_DIR=str(dirs["settings"]),
+        JUPYTERLAB_WORKSPACES_DIR=str(dirs["workspaces"]),
+    )
     port = free_port()
     log = base / "jupyterlab.log"
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-           f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--ServerApp.root_dir={root}", "--IdentityProvider.token=",
-           "--PasswordIdentityProvider.hashed_password=", "--ServerApp.allow_root=True",
-           "--ServerApp.terminals_enabled=False", "--LabApp.expose_app_in_browser=True",
-           f"--LabApp.user_settings_dir={dirs['settings']}",
-           f"--LabApp.workspaces_dir={dirs['workspaces']}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        "--IdentityProvider.token=",
+        "--PasswordIdentityProvider.hashed_password=",
+        "--ServerApp.allow_root=True",
+        "--ServerApp.terminals_enabled=False",
+        "--LabApp.expose_app_in_browser=True",
+        f"--LabApp.user_settings_dir={dirs['settings']}",
+        f"--LabApp.workspaces_dir={dirs['workspaces']}",
+    ]
     with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=fh, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True
+        )
     try:
         wait_for_port(port, proc, log, name="jupyter lab")
         yield {"url": f"http://127.0.0.1:{port}/", "root": root}
@@ -247,9 +295,11 @@ def lab_run_all(page, url, notebook, load_ms, run_ms):
     student would; wait until every cell ran or one failed. Returns the final state
     (:data:`LAB_STATE_JS`) and the run time in seconds."""
     page.goto(f"{url}lab/tree/{notebook}", timeout=load_ms)
-    page.wait_for_function(f"(p) => {{ const s = ({LAB_STATE_JS})(p); "
-                           "return s && s.ready && s.kernel === 'idle'; }",
-                           arg=notebook, timeout=load_ms)
+    page.wait_for_function(
+        f"(p) => {{ const s = ({LAB_STATE_JS})(p); return s && s.ready && s.kernel === 'idle'; }}",
+        arg=notebook,
+        timeout=load_ms,
+    )
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile("^Run$")).click()
     page.locator(".lm-Menu-itemLabel", has_text=re.compile("^Run All Cells$")).click()
     t0 = time.monotonic()
@@ -258,7 +308,11 @@ def lab_run_all(page, url, notebook, load_ms, run_ms):
           const s = ({LAB_STATE_JS})(p);
           if (!s || s.kernel !== 'idle') return false;
           return s.errors.length > 0 || (s.counts.every(n => n !== null) && s.running === 0);
-        }}""", arg=notebook, timeout=run_ms, polling=1000)
+        }}""",
+        arg=notebook,
+        timeout=run_ms,
+        polling=1000,
+    )
     return page.evaluate(LAB_STATE_JS, notebook), time.monotonic() - t0
 
 
@@ -329,14 +383,17 @@ TABS = ("Local calibration", "Simulated references")
 
 def tab_panels(page):
     """The dashboard's tab panels, in the order of :data:`TABS`."""
-    return [page.locator(".widget-tab .widget-tab-contents > .lm-Widget").nth(i)
-            for i in range(len(TABS))]
+    return [
+        page.locator(".widget-tab .widget-tab-contents > .lm-Widget").nth(i)
+        for i in range(len(TABS))
+    ]
 
 
 def show_tab(page, panels, i, timeout):
     """Click tab ``i``; return its panel once it shows a figure."""
     page.get_by_role("tab", name=TABS[i]).click()
     panels[i].wait_for(state="visible", timeout=timeout)
-    page.wait_for_function(f"(el) => !!({FIGURE_JS})(el)", arg=panels[i].element_handle(),
-                           timeout=timeout)
+    page.wait_for_function(
+        f"(el) => !!({FIGURE_JS})(el)", arg=panels[i].element_handle(), timeout=timeout
+    )
     return panels[i]

@@ -23,10 +23,25 @@ from pathlib import Path
 import pytest
 
 import uqviz
-from tests.widgets.browser import (CHROMIUM_FLAGS, DASHBOARD, FIGURE_JS, LAB_STATE_JS,
-                                   NO_CHROMIUM, ROOT, VIEWPORT, PageWatch, chromium_path,
-                                   TABS, dropdown, labelled, lab_run_all, lab_server,
-                                   show_tab, tab_panels, voila_server)
+from tests.widgets.browser import (
+    CHROMIUM_FLAGS,
+    DASHBOARD,
+    FIGURE_JS,
+    LAB_STATE_JS,
+    NO_CHROMIUM,
+    ROOT,
+    VIEWPORT,
+    PageWatch,
+    chromium_path,
+    TABS,
+    dropdown,
+    labelled,
+    lab_run_all,
+    lab_server,
+    show_tab,
+    tab_panels,
+    voila_server,
+)
 from uqviz.widgets import ConditionalExplorer, ReferenceExplorer
 
 #: the course index, opened in JupyterLab (relative to the repository root)
@@ -94,15 +109,21 @@ def _wait_for_new_plot(page, panel, old_src):
         """([panel, old]) => {
              const img = panel.querySelector('.widget-output img');
              return img && img.complete && img.naturalWidth > 0 && img.src !== old;
-           }""", arg=[panel.element_handle(), old_src], timeout=UPDATE_MS)
+           }""",
+        arg=[panel.element_handle(), old_src],
+        timeout=UPDATE_MS,
+    )
     return panel.locator(".widget-output img").first.get_attribute("src")
 
 
 def _fv_text(fv):
     """The f_v label exactly as the explorer writes it (numbers to 2 decimals)."""
     est, lo, hi = (float(fv[k]) for k in ("estimate", "ci_lower", "ci_upper"))
-    return (f"95% CI [{lo:.2f}, {hi:.2f}]", f"= {est:.2f}",
-            f"{int(fv['n_valid'])} of {int(fv['n_bins'])} bins valid")
+    return (
+        f"95% CI [{lo:.2f}, {hi:.2f}]",
+        f"= {est:.2f}",
+        f"{int(fv['n_valid'])} of {int(fv['n_bins'])} bins valid",
+    )
 
 
 def test_dashboard_control_redraws_plot_and_updates_fv(page, voila_url, artifacts):
@@ -127,7 +148,9 @@ def test_dashboard_control_redraws_plot_and_updates_fv(page, voila_url, artifact
     dropdown(panel, "condition on").select_option("X")
     page.wait_for_function(
         "([el, s]) => el.innerText.includes(s)",
-        arg=[fv_label.element_handle(), after[2]], timeout=UPDATE_MS)
+        arg=[fv_label.element_handle(), after[2]],
+        timeout=UPDATE_MS,
+    )
     src1 = _wait_for_new_plot(page, panel, src0)
     text = fv_label.inner_text()
     assert all(part in text for part in after), text
@@ -141,8 +164,10 @@ def test_dashboard_reference_tab_follows_generative_distribution(page, voila_url
     ref_normal = f"D = {expected.result.attrs['generative']}"
     expected.generative.value = "t"
     res = expected.result
-    ref_t = (f"D = {res.attrs['generative']}, {res.attrs['n_bins']} bins) = "
-             f"{float(res['reference']):.4g}")
+    ref_t = (
+        f"D = {res.attrs['generative']}, {res.attrs['n_bins']} bins) = "
+        f"{float(res['reference']):.4g}"
+    )
 
     page.goto(voila_url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
     page.locator(".widget-tab .widget-output img").first.wait_for(timeout=LOAD_MS)
@@ -152,10 +177,12 @@ def test_dashboard_reference_tab_follows_generative_distribution(page, voila_url
     assert ref_normal in summary.inner_text()
     src0 = panel.locator(".widget-output img").first.get_attribute("src")
 
-    dropdown(panel, "D").select_option(
-        label="Student t")
-    page.wait_for_function("([el, s]) => el.innerText.includes(s)",
-                           arg=[summary.element_handle(), ref_t], timeout=UPDATE_MS)
+    dropdown(panel, "D").select_option(label="Student t")
+    page.wait_for_function(
+        "([el, s]) => el.innerText.includes(s)",
+        arg=[summary.element_handle(), ref_t],
+        timeout=UPDATE_MS,
+    )
     _wait_for_new_plot(page, panel, src0)
     page.screenshot(path=artifacts / "dashboard_reference.png", full_page=True)
     assert page.errors == []
@@ -242,7 +269,8 @@ def _open_dashboard(page, url):
     """Load the dashboard; return its two tab panels once the first figure is shown."""
     page.goto(url, timeout=LOAD_MS, wait_until="commit")  # Voila streams: wait for widgets
     page.locator(".widget-tab .widget-output img, .widget-tab .widget-image").first.wait_for(
-        timeout=LOAD_MS)
+        timeout=LOAD_MS
+    )
     return tab_panels(page)
 
 
@@ -272,8 +300,9 @@ def _change(page, panel, kind, description, value):
             box.click()
 
 
-def test_dashboard_every_control_redraws_the_figure_and_nothing_is_clipped(page, voila_url,
-                                                                        artifacts):
+def test_dashboard_every_control_redraws_the_figure_and_nothing_is_clipped(
+    page, voila_url, artifacts
+):
     """One change of every control of both explorers shows a new figure (no timing); at
     1280 px each control lies inside its row and the explorer, on the default example and
     with QM9_E's long warning shown (issue 25: the control column was squeezed, dropdown
@@ -287,23 +316,31 @@ def test_dashboard_every_control_redraws_the_figure_and_nothing_is_clipped(page,
             # the whole figure above the fold of a 1280 x 800 view (page not scrolled)
             bottom = panel.evaluate(FIGURE_BOTTOM_JS)
             if not 0 < bottom <= FOLD_PX:
-                clipped.append(f"{TABS[tab]}: the figure ends at y = {bottom:.0f} px, below "
-                               f"the fold of a 1280 x {FOLD_PX} view")
+                clipped.append(
+                    f"{TABS[tab]}: the figure ends at y = {bottom:.0f} px, below "
+                    f"the fold of a 1280 x {FOLD_PX} view"
+                )
         before = panel.evaluate(FIGURE_JS)
         _change(page, panel, kind, description, value)
         try:
             _wait_for_change(page, panel, FIGURE_JS, before, timeout=UPDATE_MS // 4)
         except Exception:  # noqa: BLE001 - a Playwright timeout: collect, report them all
             readouts = " | ".join(panel.locator(".widget-html").all_inner_texts())
-            missed.append(f"{TABS[tab]}: {description} -> {value}: no new figure "
-                          f"(read-outs: {readouts.strip()!r})")
+            missed.append(
+                f"{TABS[tab]}: {description} -> {value}: no new figure "
+                f"(read-outs: {readouts.strip()!r})"
+            )
         if description == "dataset":
-            page.wait_for_function("(el) => el.innerText.includes('\u26a0')",
-                                   arg=panel.element_handle(), timeout=UPDATE_MS)
-            clipped += [f"{TABS[tab]}, {value} with its warning: {p}"
-                        for p in panel.evaluate(CLIP_JS)]
+            page.wait_for_function(
+                "(el) => el.innerText.includes('\u26a0')",
+                arg=panel.element_handle(),
+                timeout=UPDATE_MS,
+            )
+            clipped += [
+                f"{TABS[tab]}, {value} with its warning: {p}" for p in panel.evaluate(CLIP_JS)
+            ]
             page.screenshot(path=artifacts / f"dashboard_{value}_tab{tab}.png", full_page=True)
-    report = ([f"no new figure: {m}" for m in missed] + [f"clipped: {c}" for c in clipped])
+    report = [f"no new figure: {m}" for m in missed] + [f"clipped: {c}" for c in clipped]
     assert report == [], "\n".join(report)
     assert page.errors == []
 
@@ -312,29 +349,37 @@ def test_dashboard_console_is_quiet_and_requests_stay_local(page, voila_url):
     """No console error or warning (version mismatches, widgets that fail to display) and no
     request beyond 127.0.0.1 (a CDN), while the page loads and a control of each tab changes."""
     panels = _open_dashboard(page, voila_url)
-    for i, (kind, description, value) in enumerate((("dropdown", "condition on", "X"),
-                                                    ("dropdown", "D", "Student t"))):
+    for i, (kind, description, value) in enumerate(
+        (("dropdown", "condition on", "X"), ("dropdown", "D", "Student t"))
+    ):
         panel = _show_tab(page, panels, i)
         before = panel.evaluate(FIGURE_JS)
         _change(page, panel, kind, description, value)
         _wait_for_change(page, panel, FIGURE_JS, before)
     watch = page.watch
-    found = ([f"console {m}" for m in watch.console] + [f"uncaught {e}" for e in watch.errors]
-             + [f"request beyond 127.0.0.1: {r}" for r in watch.remote])
-    assert found == [], f"{len(watch.console)} console errors/warnings, {len(watch.remote)} " \
-                        "remote requests:\n" + "\n".join(found)
+    found = (
+        [f"console {m}" for m in watch.console]
+        + [f"uncaught {e}" for e in watch.errors]
+        + [f"request beyond 127.0.0.1: {r}" for r in watch.remote]
+    )
+    assert found == [], (
+        f"{len(watch.console)} console errors/warnings, {len(watch.remote)} "
+        "remote requests:\n" + "\n".join(found)
+    )
 
 
 def test_report_html_opens_with_every_figure(page, tmp_path, artifacts):
     _chromium()
-    rep = uqviz.report(uqviz.synthetic.default_example(), n_boot=500, n_mc=100, rng=3,
-                       progress=False)
+    rep = uqviz.report(
+        uqviz.synthetic.default_example(), n_boot=500, n_mc=100, rng=3, progress=False
+    )
     paths = rep.save(tmp_path)
     page.goto(Path(paths["html"]).as_uri())
     n_images = page.evaluate("document.images.length")
     assert n_images == len(rep.figures) >= 3  # average, LZMS vs uE, LZMS vs X
     loaded = page.evaluate(
-        "Array.from(document.images).every(i => i.complete && i.naturalWidth > 100)")
+        "Array.from(document.images).every(i => i.complete && i.naturalWidth > 100)"
+    )
     assert loaded, "a figure of the report did not decode"
     body = page.inner_text("body")
     for line in rep.conclusion:  # the verdict the library wrote is what a reader sees
@@ -351,8 +396,9 @@ def _sha256(path):
 def _tree_state(folder):
     """``{relative path: sha256}`` of every file under ``folder``."""
     folder = Path(folder)
-    return {str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*"))
-            if p.is_file()}
+    return {
+        str(p.relative_to(folder)): _sha256(p) for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -369,8 +415,9 @@ def _grow_to_fit(page, element):
     full-page screenshot would show only the window); return the previous size."""
     size = page.viewport_size
     height = element.evaluate("el => el.scrollHeight")
-    page.set_viewport_size({"width": size["width"],
-                            "height": int(min(size["height"] + height, 12_000))})
+    page.set_viewport_size(
+        {"width": size["width"], "height": int(min(size["height"] + height, 12_000))}
+    )
     return size
 
 
@@ -396,8 +443,11 @@ def _screenshot_element(page, element, path):
 
 def _wait_for_change(page, element, js, old, timeout=UPDATE_MS):
     """Wait until ``js(element)`` is truthy and differs from ``old``; return it."""
-    page.wait_for_function(f"([el, old]) => {{ const v = ({js})(el); return v && v !== old; }}",
-                           arg=[element.element_handle(), old], timeout=timeout)
+    page.wait_for_function(
+        f"([el, old]) => {{ const v = ({js})(el); return v && v !== old; }}",
+        arg=[element.element_handle(), old],
+        timeout=timeout,
+    )
     return element.evaluate(js)
 
 
@@ -411,8 +461,10 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     copy_before = _sha256(copy_nb)
 
     state, seconds = lab_run_all(page, lab["url"], LAB_NOTEBOOK, LOAD_MS, RUN_ALL_MS)
-    print(f"JupyterLab: Run All Cells of {LAB_NOTEBOOK} ({len(state['counts'])} code cells) "
-          f"took {seconds:.0f} s")
+    print(
+        f"JupyterLab: Run All Cells of {LAB_NOTEBOOK} ({len(state['counts'])} code cells) "
+        f"took {seconds:.0f} s"
+    )
     notebook = page.locator(".jp-NotebookPanel .jp-Notebook").first
     _screenshot_notebook(page, notebook, artifacts / "lab_index.png")
     assert state["errors"] == [], f"cells raised: {state['errors']}"
@@ -420,27 +472,35 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
 
     # no traceback anywhere (also inside widget outputs), no widget that failed to render
     stderr = notebook.locator(
-        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+    )
     tracebacks = [t for t in stderr.all_inner_texts() if "Traceback" in t]
     assert tracebacks == [], "\n\n".join(tracebacks)
 
     # the conditional explorer: located by its controls, not by its cell
-    explorer = (notebook.locator(".jp-Cell .jp-OutputArea-output")
-                .filter(has=labelled(page, page, "widget-dropdown", "condition on"))
-                .filter(has=labelled(page, page, "widget-slider", "bins")).first)
+    explorer = (
+        notebook.locator(".jp-Cell .jp-OutputArea-output")
+        .filter(has=labelled(page, page, "widget-dropdown", "condition on"))
+        .filter(has=labelled(page, page, "widget-slider", "bins"))
+        .first
+    )
     try:
         explorer.wait_for(timeout=UPDATE_MS)
     except PlaywrightTimeoutError:
         n_failed = notebook.get_by_text("Error displaying widget").count()
-        pytest.fail(f"no ConditionalExplorer shown by {LAB_NOTEBOOK}: no output has its "
-                    f"controls 'condition on' and 'bins' ({n_failed} 'Error displaying "
-                    "widget')", pytrace=False)
+        pytest.fail(
+            f"no ConditionalExplorer shown by {LAB_NOTEBOOK}: no output has its "
+            f"controls 'condition on' and 'bins' ({n_failed} 'Error displaying "
+            "widget')",
+            pytrace=False,
+        )
     assert notebook.get_by_text("Error displaying widget").count() == 0
     explorer.scroll_into_view_if_needed()
     fv_label = explorer.locator(".widget-html", has_text="bins valid").first
     fv_label.wait_for(timeout=UPDATE_MS)
-    page.wait_for_function(f"(el) => !!({FIGURE_JS})(el)", arg=explorer.element_handle(),
-                           timeout=UPDATE_MS)
+    page.wait_for_function(
+        f"(el) => !!({FIGURE_JS})(el)", arg=explorer.element_handle(), timeout=UPDATE_MS
+    )
     fig0, text0 = explorer.evaluate(FIGURE_JS), fv_label.inner_text()
     explorer.screenshot(path=artifacts / "lab_explorer_before.png")
 
@@ -449,8 +509,11 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     options = conditioning.locator("option").all_inner_texts()
     new_var = next(o for o in options if o != conditioning.input_value())
     conditioning.select_option(new_var)
-    page.wait_for_function("([el, old]) => el.innerText !== old && el.innerText.includes('valid')",
-                           arg=[fv_label.element_handle(), text0], timeout=UPDATE_MS)
+    page.wait_for_function(
+        "([el, old]) => el.innerText !== old && el.innerText.includes('valid')",
+        arg=[fv_label.element_handle(), text0],
+        timeout=UPDATE_MS,
+    )
     fig1 = _wait_for_change(page, explorer, FIGURE_JS, fig0)
     text1 = fv_label.inner_text()
 
@@ -461,9 +524,11 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     page.keyboard.press("Control+A")
     page.keyboard.type(str(n_bins))
     page.keyboard.press("Enter")
-    page.wait_for_function("([el, s]) => el.innerText.includes(s)",
-                           arg=[fv_label.element_handle(), f"of {n_bins} bins valid"],
-                           timeout=UPDATE_MS)
+    page.wait_for_function(
+        "([el, s]) => el.innerText.includes(s)",
+        arg=[fv_label.element_handle(), f"of {n_bins} bins valid"],
+        timeout=UPDATE_MS,
+    )
     fig2 = _wait_for_change(page, explorer, FIGURE_JS, fig1)
     assert len({fig0, fig1, fig2}) == 3 and len({text0, text1, fv_label.inner_text()}) == 3
     explorer.screenshot(path=artifacts / "lab_explorer_after.png")
@@ -474,8 +539,10 @@ def test_jupyterlab_runs_course_index(page, lab, artifacts):
     report.scroll_into_view_if_needed()
     assert "Conclusion" in report.inner_text()
     assert report.evaluate("el => el.querySelectorAll('img').length") >= 3
-    assert report.evaluate("el => Array.from(el.querySelectorAll('img'))"
-                           ".every(i => i.complete && i.naturalWidth > 100)")
+    assert report.evaluate(
+        "el => Array.from(el.querySelectorAll('img'))"
+        ".every(i => i.complete && i.naturalWidth > 100)"
+    )
     _screenshot_element(page, report, artifacts / "lab_report.png")
 
     assert notebook.get_by_text("Error displaying widget").count() == 0

@@ -57,14 +57,30 @@ def voila_page(tmp_path_factory):
     shutil.copy(ROOT / "voila.json", folder / "voila.json")  # Voila reads it from its cwd
     port = free_port()
     # the repository's template, also when this checkout's is not installed in the prefix
-    env = {**os.environ, "JUPYTER_PATH": os.pathsep.join(
-        filter(None, [str(ROOT / "share" / "jupyter"), os.environ.get("JUPYTER_PATH")]))}
+    env = {
+        **os.environ,
+        "JUPYTER_PATH": os.pathsep.join(
+            filter(None, [str(ROOT / "share" / "jupyter"), os.environ.get("JUPYTER_PATH")])
+        ),
+    }
     log = folder / "voila.log"
     with open(log, "w") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "voila", "--no-browser", f"--port={port}",
-             "--Voila.ip=127.0.0.1", "--Voila.port_retries=0"],
-            cwd=folder, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "voila",
+                "--no-browser",
+                f"--port={port}",
+                "--Voila.ip=127.0.0.1",
+                "--Voila.port_retries=0",
+            ],
+            cwd=folder,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     base = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 120
@@ -83,8 +99,9 @@ def voila_page(tmp_path_factory):
 
 
 def _page_config(html):
-    found = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>',
-                      html, re.S)
+    found = re.search(
+        r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', html, re.S
+    )
     assert found, "no page configuration in Voila's page"
     return json.loads(found.group(1))
 
@@ -109,8 +126,7 @@ def required_versions(js):
     kept as its text."""
     out = {}
     for name, spec in re.findall(r'shareKey:"([^"]+)"[^}]*?requiredVersion:"([^"]+)"', js):
-        out[name] = (_version(spec[1:]) if re.fullmatch(r"\^\d+\.\d+\.\d+(-[\w.]+)?", spec)
-                     else spec)
+        out[name] = _version(spec[1:]) if re.fullmatch(r"\^\d+\.\d+\.\d+(-[\w.]+)?", spec) else spec
     for name, spec in re.findall(r'"default","([^"]+)",(?:!\d,)?\[([\d,]+)\]', js):
         code, *parts = (int(x) for x in spec.split(","))
         out[name] = tuple(parts) if code == 1 and len(parts) == 3 else f"[{spec}]"
@@ -124,19 +140,23 @@ def caret_satisfied(version, required):
 
 def test_caret_range_reading_on_known_snippets():
     """The two encodings, read on the lines that produced Voila's console warnings."""
-    rspack = ('8381:{shareScope:"default",shareKey:"@jupyterlab/outputarea",import:null,'
-              'requiredVersion:"^4.6.2",strictVersion:!1,singleton:!1,eager:!1}')
+    rspack = (
+        '8381:{shareScope:"default",shareKey:"@jupyterlab/outputarea",import:null,'
+        'requiredVersion:"^4.6.2",strictVersion:!1,singleton:!1,eager:!1}'
+    )
     webpack = 'j={185:()=>y("default","@jupyterlab/settingregistry",!1,[1,4,5,10]),'
     old = '765:()=>y("default","@jupyterlab/settingregistry",[1,4,2,4]),'
     assert required_versions(rspack) == {"@jupyterlab/outputarea": (4, 6, 2)}
     assert required_versions('shareKey:"@lumino/widgets",requiredVersion:"^2.3.1-alpha.1",') == {
-        "@lumino/widgets": (2, 3, 1)}
+        "@lumino/widgets": (2, 3, 1)
+    }
     assert required_versions(webpack) == {"@jupyterlab/settingregistry": (4, 5, 10)}
     assert required_versions(old) == {"@jupyterlab/settingregistry": (4, 2, 4)}
     core = 'i("@jupyterlab/rendermime","4.2.5",(()=>Promise.all([O.e(5312)'
     assert provided_versions(core) == {"@jupyterlab/rendermime": ["4.2.5"]}
     assert required_versions('shareKey:"jquery",import:null,requiredVersion:"*",') == {
-        "jquery": "*"}
+        "jquery": "*"
+    }
     assert caret_satisfied((4, 2, 5), (4, 2, 4)) and caret_satisfied((4, 6, 6), (4, 2, 4))
     assert not caret_satisfied((4, 2, 5), (4, 6, 2)) and not caret_satisfied((5, 0, 0), (4, 2, 4))
 
@@ -175,11 +195,13 @@ def test_voila_loads_only_allowlisted_extensions_built_for_its_jupyterlab(voila_
     base, html = voila_page
     config = _page_config(html)
     allow = json.loads((ROOT / "voila.json").read_text())["VoilaConfiguration"][
-        "extension_allowlist"]
+        "extension_allowlist"
+    ]
     names = [e["name"] for e in config["federated_extensions"]]
     assert set(names) <= set(allow), names
-    assert ({"@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8"}
-            <= set(names))
+    assert {"@jupyter-widgets/jupyterlab-manager", "@voila-dashboards/widgets-manager8"} <= set(
+        names
+    )
 
     core = provided_versions(_get(base + "voila/static/voila.js"))
     core = {m: max(map(_version, v)) for m, v in core.items() if m.startswith(CORE_SCOPES)}
@@ -194,8 +216,9 @@ def test_voila_loads_only_allowlisted_extensions_built_for_its_jupyterlab(voila_
                     unsatisfied.append(f"{ext['name']}: {module} range {need!r} not read")
                 elif not caret_satisfied(core[module], need):
                     have = ".".join(map(str, core[module]))
-                    unsatisfied.append(f"{ext['name']}: {module} {have} (required "
-                                       f"^{'.'.join(map(str, need))})")
+                    unsatisfied.append(
+                        f"{ext['name']}: {module} {have} (required ^{'.'.join(map(str, need))})"
+                    )
     assert checked >= 10, checked  # the widget managers ask for a dozen core modules
     assert unsatisfied == [], "\n".join(unsatisfied)
 
@@ -254,8 +277,9 @@ def test_dashboards_pass_progress_false_to_every_call_that_shows_a_bar():
         for i, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
-            source = "\n".join(ln for ln in cell.source.splitlines()
-                               if not ln.lstrip().startswith(("%", "!")))
+            source = "\n".join(
+                ln for ln in cell.source.splitlines() if not ln.lstrip().startswith(("%", "!"))
+            )
             checked += 1
             bad += _calls_without_progress_false(source, namespace, f"{path.name} cell {i}")
     assert checked >= 3
@@ -269,16 +293,19 @@ def test_explorers_pass_progress_false_to_every_call_that_shows_a_bar():
 
     bad, calls = [], 0
     for path in sorted(Path(pkg.__file__).parent.glob("*.py")):
-        module = __import__(f"uqviz.widgets.{path.stem}" if path.stem != "__init__"
-                            else "uqviz.widgets", fromlist=["_"])
+        module = __import__(
+            f"uqviz.widgets.{path.stem}" if path.stem != "__init__" else "uqviz.widgets",
+            fromlist=["_"],
+        )
         namespace = {**vars(module), "uqviz": uqviz}
         source = path.read_text()
         # functions imported inside functions (lazy imports) are resolved from their module
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("uqviz"):
                 mod = __import__(node.module, fromlist=["_"])
-                namespace.update({a.asname or a.name: getattr(mod, a.name, None)
-                                  for a in node.names})
+                namespace.update(
+                    {a.asname or a.name: getattr(mod, a.name, None) for a in node.names}
+                )
         bad += _calls_without_progress_false(source, namespace, path.name)
         calls += source.count("progress=False")
     assert calls >= 1  # the reference explorer's validate_simulated
@@ -305,6 +332,7 @@ def test_explorers_create_no_progress_bar_when_bars_are_on(monkeypatch):
     monkeypatch.setattr(tqdm.auto, "tqdm", Spy)
     # the spy sees a bar: the check can fail
     from uqviz.engine.parallel import progress_bar
+
     with progress_bar(1, desc="probe") as bar:
         bar.update(1)
     assert shown == ["probe"]

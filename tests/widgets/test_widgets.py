@@ -14,8 +14,13 @@ def _stratified(m, seed):
     u = rng.uniform(0.5, 2.0, m)
     y = rng.random(m)
     y[0] = 100.0
-    return uqviz.from_arrays(u * rng.standard_normal(m), u, features={"x": x, "y": y},
-                             metadata={"tag": np.array(["a"] * m)}, name=f"set{seed}")
+    return uqviz.from_arrays(
+        u * rng.standard_normal(m),
+        u,
+        features={"x": x, "y": y},
+        metadata={"tag": np.array(["a"] * m)},
+        name=f"set{seed}",
+    )
 
 
 @pytest.fixture
@@ -58,9 +63,9 @@ def test_controls_drive_the_result(explorer):
     np.testing.assert_array_equal(ex.result.ci_lower, first)
 
 
-
 def test_numbers_are_the_librarys_with_the_explorers_null_size_and_revisits_reuse_them(
-        explorer, monkeypatch):
+    explorer, monkeypatch
+):
     ex = explorer
     assert ex.n_mc == 2000 and ex.result.attrs["n_mc"] == 2000  # local_calibration's default
     # the explorer's numbers are local_calibration's with its n_boot, n_mc and seed
@@ -75,9 +80,11 @@ def test_numbers_are_the_librarys_with_the_explorers_null_size_and_revisits_reus
 
     calls = []
     real = module.local_calibration
-    monkeypatch.setattr(module, "local_calibration",
-                        lambda *a, **k: calls.append((k["statistic"], k["n_mc"]))
-                        or real(*a, **k))
+    monkeypatch.setattr(
+        module,
+        "local_calibration",
+        lambda *a, **k: calls.append((k["statistic"], k["n_mc"])) or real(*a, **k),
+    )
     ex.statistic.value = "ZM"  # the bins without the null (the figure), then the null
     ex.statistic.value = "ZMS"
     assert calls == [("ZM", 0), ("ZM", 2000)] and ex.result is first
@@ -98,10 +105,13 @@ def test_the_figure_comes_before_the_null_and_the_verdict_after_it(explorer, mon
     ex = explorer
     seen = []
     real = type(ex).redraw
-    monkeypatch.setattr(type(ex), "redraw", lambda self: seen.append(
-        (self.fv_label.value, self.result, self.fv)) or real(self))
+    monkeypatch.setattr(
+        type(ex),
+        "redraw",
+        lambda self: seen.append((self.fv_label.value, self.result, self.fv)) or real(self),
+    )
     ex.n_bins.value = 17  # a setting not visited before
-    (label, drawn, fv), = seen
+    ((label, drawn, fv),) = seen
     assert "calibrated reference: computing" in label and "accepted" not in label
     assert "null_coverage" not in drawn and "null_coverage" in ex.result
     for name in ("estimate", "ci_lower", "ci_upper", "valid"):
@@ -117,10 +127,10 @@ def test_the_figure_comes_before_the_null_and_the_verdict_after_it(explorer, mon
     ex.n_bins.value = 17  # visited again: the final numbers at once, nothing after the figure
     assert "accepted: " in seen[-1][0] and ex.timings["after"] == 0.0
 
+
 def test_stratified_binning_uses_min_count():
     ds = _stratified(3000, 1)
-    ex = ConditionalExplorer(ds, conditioning="x", binning="stratified", min_count=200,
-                             n_boot=200)
+    ex = ConditionalExplorer(ds, conditioning="x", binning="stratified", min_count=200, n_boot=200)
     assert ex.n_bins.disabled and not ex.min_count.disabled
     assert ex.result.attrs["binning"] == "stratified"
     assert int(ex.result["count"].min()) >= 200
@@ -133,8 +143,9 @@ def test_stratified_binning_uses_min_count():
 
 
 def test_dataset_switch_and_errors_are_shown_not_raised():
-    tree = uqviz.from_datasets({"small": _stratified(1500, 2),
-                                "large": uqviz.synthetic.default_example()})
+    tree = uqviz.from_datasets(
+        {"small": _stratified(1500, 2), "large": uqviz.synthetic.default_example()}
+    )
     ex = ConditionalExplorer(tree, n_boot=200)
     assert not ex.dataset.disabled and list(ex.dataset.options) == ["small", "large"]
     ex.conditioning.value = "x"
@@ -182,7 +193,6 @@ def test_default_explorer_emits_no_warning():
         ConditionalExplorer(uqviz.synthetic.default_example(), n_boot="200")
 
 
-
 def test_recalibration_control_shows_before_and_after(explorer):
     ex = explorer
     assert ex.recalibration.value == "none" and ex.result_before is None
@@ -194,15 +204,21 @@ def test_recalibration_control_shows_before_and_after(explorer):
     assert not bool(ex.fv_before.valid) and bool(ex.fv.valid)
     # the same as the public functions called directly
     rec = uqviz.recalibrate(ex.data, method="bvs", conditioning="X", rng=0)
-    direct = uqviz.local_calibration(rec, conditioning="X", n_bins=ex.n_bins.value,
-                                     n_boot=200, rng=0)
+    direct = uqviz.local_calibration(
+        rec, conditioning="X", n_bins=ex.n_bins.value, n_boot=200, rng=0
+    )
     np.testing.assert_array_equal(ex.result.ci_lower, direct.ci_lower)
     assert "before: f<sub>v</sub>" in ex.fv_label.value and "BVS on X" in ex.fv_label.value
     labels = [t.get_text() for t in ex.ax.get_legend().get_texts()]
-    assert labels == ["reference (1)", f"before ({int(ex.fv_before.n_valid)}/50 bins valid)",
-                      f"after ({int(ex.fv.n_valid)}/50 bins valid)"]
-    assert ex.ax.get_title() == (f"$f_v$ = {float(ex.fv.estimate):.2f} after BVS on X, "
-                                 f"{float(ex.fv_before.estimate):.2f} before")
+    assert labels == [
+        "reference (1)",
+        f"before ({int(ex.fv_before.n_valid)}/50 bins valid)",
+        f"after ({int(ex.fv.n_valid)}/50 bins valid)",
+    ]
+    assert ex.ax.get_title() == (
+        f"$f_v$ = {float(ex.fv.estimate):.2f} after BVS on X, "
+        f"{float(ex.fv_before.estimate):.2f} before"
+    )
     ex.conditioning.value = "uE"
     ex.recalibration.value = "isotonic"
     assert "stratified" in ex.message.value and ex.result.attrs["conditioning"] == "uE"
@@ -224,8 +240,12 @@ def test_recalibration_reuses_the_numbers_of_the_view_without_it(monkeypatch):
     ex.recalibration.value = "scaling"
     assert calls == [0, 50]  # the recalibrated data, without then with the null
     fresh = ConditionalExplorer(data, n_boot=100, n_mc=50, recalibration="scaling")
-    for a, b in ((ex.result_before, fresh.result_before), (ex.fv_before, fresh.fv_before),
-                 (ex.result, fresh.result), (ex.fv, fresh.fv)):
+    for a, b in (
+        (ex.result_before, fresh.result_before),
+        (ex.fv_before, fresh.fv_before),
+        (ex.result, fresh.result),
+        (ex.fv, fresh.fv),
+    ):
         xr.testing.assert_identical(a, b)
     assert ex.fv_label.value == fresh.fv_label.value
 
@@ -238,8 +258,8 @@ def test_output_is_the_widget_with_a_static_copy_for_pages_without_kernel(explor
     view = bundle["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"] == explorer.widget.model_id
     html = bundle["text/html"]
-    assert explorer.fv_label.value in html          # the f_v read-out, verdict included
+    assert explorer.fv_label.value in html  # the f_v read-out, verdict included
     svg = html.split("data:image/svg+xml;base64,")[1].split('"')[0]
     assert base64.b64decode(svg).startswith(b"<svg")
-    explorer.conditioning.value = "X"               # the copy follows the current view
+    explorer.conditioning.value = "X"  # the copy follows the current view
     assert explorer.fv_label.value in explorer._repr_mimebundle_()["text/html"]

@@ -24,8 +24,9 @@ def _data(m=2000, seed=0, ties=False):
     if ties:
         u = np.round(u, 1)  # 9 distinct values: equal-count bins split ties (a long warning)
     x = rng.random(m)
-    return uqviz.from_arrays(u * rng.standard_normal(m) * (0.5 + x), u,
-                             features={"hetero_fraction": x}, name="set")
+    return uqviz.from_arrays(
+        u * rng.standard_normal(m) * (0.5 + x), u, features={"hetero_fraction": x}, name="set"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +52,11 @@ def _check_figure(ex):
     w, h = fig.get_size_inches()
     pos = ax.get_position()
     m = wd.MARGINS_INCHES
-    np.testing.assert_allclose([pos.x0 * w, (1 - pos.x1) * w, pos.y0 * h, (1 - pos.y1) * h],
-                               [m["left"], m["right"], m["bottom"], m["top"]], atol=1e-9)
+    np.testing.assert_allclose(
+        [pos.x0 * w, (1 - pos.x1) * w, pos.y0 * h, (1 - pos.y1) * h],
+        [m["left"], m["right"], m["bottom"], m["top"]],
+        atol=1e-9,
+    )
     # the Output widget shows one SVG of the figure's pixel size (the PNG, rendered when
     # asked for, has it too)
     assert _png_size(ex.png) == (840, 440) == tuple(int(v) for v in fig.bbox.size)
@@ -63,8 +67,10 @@ def _check_figure(ex):
     assert (root.get("width"), root.get("height")) == ("840", "440")
     # every text inside the image; the legend's right of the axes (over no bin)
     ns = "{http://www.w3.org/2000/svg}"
-    texts = [(float(t.get("x")), float(t.get("y")), "".join(t.itertext()))
-             for t in root.iter(f"{ns}text")]
+    texts = [
+        (float(t.get("x")), float(t.get("y")), "".join(t.itertext()))
+        for t in root.iter(f"{ns}text")
+    ]
     assert all(0 <= x <= 840 and 0 <= y <= 440 for x, y, _ in texts)
     labels = [label for _, _, label in ex._draw_svg(wd.svg_layout(ex.figsize)).legend_items]
     legend = [x for x, _, s in texts if s in labels]
@@ -79,32 +85,45 @@ def _check_not_clipped(ex, markers=True):
     fig.canvas.draw()
     box = ax.get_window_extent(renderer)
     leg = ax.get_legend().get_window_extent(renderer)
-    assert leg.x0 >= box.x1 + 5, (leg, box)               # outside the data area
+    assert leg.x0 >= box.x1 + 5, (leg, box)  # outside the data area
     assert leg.x1 <= fig.bbox.x1 and leg.y1 <= fig.bbox.y1  # and inside the PNG
     if markers:  # no bin's marker under the legend
-        xy = np.vstack([ax.transData.transform(line.get_xydata())
-                        for line in ax.get_lines() if line.get_marker() == "o"
-                        and len(line.get_xdata())])
+        xy = np.vstack(
+            [
+                ax.transData.transform(line.get_xydata())
+                for line in ax.get_lines()
+                if line.get_marker() == "o" and len(line.get_xdata())
+            ]
+        )
         assert xy.shape[0] >= 10
-        inside = ((xy[:, 0] >= leg.x0) & (xy[:, 0] <= leg.x1)
-                  & (xy[:, 1] >= leg.y0) & (xy[:, 1] <= leg.y1))
+        inside = (
+            (xy[:, 0] >= leg.x0)
+            & (xy[:, 0] <= leg.x1)
+            & (xy[:, 1] >= leg.y0)
+            & (xy[:, 1] <= leg.y1)
+        )
         assert not inside.any()
     tight = fig.get_tightbbox(renderer)  # inches
-    assert tight.x0 >= -0.01 and tight.y0 >= -0.01, tight     # inches, nothing cut off
+    assert tight.x0 >= -0.01 and tight.y0 >= -0.01, tight  # inches, nothing cut off
     assert tight.x1 <= fig.get_figwidth() + 0.01 and tight.y1 <= fig.get_figheight() + 0.01
     ticks_x = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
     ticks_y = [t.get_window_extent(renderer) for t in ax.get_yticklabels() if t.get_text()]
     xl, yl = (a.label.get_window_extent(renderer) for a in (ax.xaxis, ax.yaxis))
     assert ticks_x and ticks_y and xl.width > 0 and yl.height > 0
-    assert xl.y1 <= min(b.y0 for b in ticks_x)          # x label under the tick labels
-    assert yl.x1 <= min(b.x0 for b in ticks_y)          # y label left of them
+    assert xl.y1 <= min(b.y0 for b in ticks_x)  # x label under the tick labels
+    assert yl.x1 <= min(b.x0 for b in ticks_y)  # y label left of them
 
 
 def test_conditional_figure_fixed_margins_png_once_nothing_clipped(conditional):
     ex = conditional
     # PICP: its legend covered the invalid bin of the upper right before
-    views = [dict(), dict(statistic="PICP"), dict(statistic="ZMS", conditioning="hetero_fraction"),
-             dict(recalibration="bvs"), dict(recalibration="none", conditioning="uE")]
+    views = [
+        dict(),
+        dict(statistic="PICP"),
+        dict(statistic="ZMS", conditioning="hetero_fraction"),
+        dict(recalibration="bvs"),
+        dict(recalibration="none", conditioning="uE"),
+    ]
     for view in views:
         for name, value in view.items():
             getattr(ex, name).value = value
@@ -131,15 +150,26 @@ def test_one_title_style_in_every_view(conditional, reference):
     styles = [plain]
     ex.recalibration.value = "scaling"
     after = ex.ax.title
-    assert after.get_text() == (f"$f_v$ = {float(ex.fv.estimate):.2f} after scaling, "
-                                f"{float(ex.fv_before.estimate):.2f} before")
+    assert after.get_text() == (
+        f"$f_v$ = {float(ex.fv.estimate):.2f} after scaling, "
+        f"{float(ex.fv_before.estimate):.2f} before"
+    )
     styles += [after, reference.ax.title]
     for title in styles:
         assert title.get_fontsize() == TITLE_STYLE["fontsize"] == 9
-        assert (title.get_fontweight(), title.get_fontstyle(), title.get_fontfamily(),
-                title.get_color(), title.get_horizontalalignment()) == (
-            plain.get_fontweight(), plain.get_fontstyle(), plain.get_fontfamily(),
-            plain.get_color(), "center")
+        assert (
+            title.get_fontweight(),
+            title.get_fontstyle(),
+            title.get_fontfamily(),
+            title.get_color(),
+            title.get_horizontalalignment(),
+        ) == (
+            plain.get_fontweight(),
+            plain.get_fontstyle(),
+            plain.get_fontfamily(),
+            plain.get_color(),
+            "center",
+        )
     for ax in (ex.ax, reference.ax):  # no left/right title in another style
         assert ax.get_title(loc="left") == ax.get_title(loc="right") == ""
     ex.recalibration.value = "none"
@@ -159,8 +189,11 @@ def test_a_long_message_does_not_change_the_control_column():
     assert "color:#d62728" in ex.message.value and ex.figure is None
     ex.n_bins.value = 5
     width = wd.CONTROL_COLUMN_WIDTH
-    assert before == _layout_values(ex.controls.layout) == {
-        "width": width, "min_width": width, "max_width": width, "flex": "0 0 auto"}
+    assert (
+        before
+        == _layout_values(ex.controls.layout)
+        == {"width": width, "min_width": width, "max_width": width, "flex": "0 0 auto"}
+    )
     assert [_layout_values(c.layout) for c in ex.controls.children] == controls
     for ctrl in ex.controls.children[:-1]:  # each control: ipywidgets' inline width, fixed
         assert (ctrl.layout.width, ctrl.layout.flex) == ("300px", "0 0 auto")
@@ -212,8 +245,11 @@ def test_a_view_drawn_before_shows_the_png_a_fresh_figure_gives():
 
     import ipywidgets
 
-    states = list(itertools.product(("ZMS", "PICP"), ("uE", "hetero_fraction"),
-                                    (False, True), ("none", "scaling")))
+    states = list(
+        itertools.product(
+            ("ZMS", "PICP"), ("uE", "hetero_fraction"), (False, True), ("none", "scaling")
+        )
+    )
     for renderer in wd.RENDERERS:
         ex = ConditionalExplorer(_data(), n_boot=60, n_mc=20, renderer=renderer)
         for _ in range(2):  # the second pass shows the kept images
@@ -223,8 +259,11 @@ def test_a_view_drawn_before_shows_the_png_a_fresh_figure_gives():
                 assert _shown(ex) == _fresh(ex), (renderer, stat, cond, log_x, recal)
         assert ex.timings["render"] == ex.timings["figure"] == 0.0
         # the figure built on demand is the view shown
-        assert wd.render_png(ex.figure) == ex.png == wd.draw_inline(
-            ipywidgets.Output(), ex.figsize, ex._draw)[2]
+        assert (
+            wd.render_png(ex.figure)
+            == ex.png
+            == wd.draw_inline(ipywidgets.Output(), ex.figsize, ex._draw)[2]
+        )
         ref = ReferenceExplorer(_data(), n_mc=20, n_boot=20, renderer=renderer)
         for _ in range(2):
             for stat, gen in (("ZMS", "normal"), ("ENCE", "t"), ("ZMS", "t")):
@@ -237,8 +276,7 @@ def _shown(ex):
     """The image the explorer's Output widget shows (SVG markup or PNG bytes)."""
     (shown,) = ex.output.outputs
     data = shown["data"]
-    return data["image/svg+xml"] if "image/svg+xml" in data else base64.b64decode(
-        data["image/png"])
+    return data["image/svg+xml"] if "image/svg+xml" in data else base64.b64decode(data["image/png"])
 
 
 def _fresh(ex):
@@ -280,7 +318,8 @@ def test_widget_backend_draws_in_place_with_fixed_margins():
         assert ex._canvas_box.children == (fig.canvas,) and ex.png is None
         assert fig.get_layout_engine() is None
         assert ex.ax.get_position().x0 * fig.get_figwidth() == pytest.approx(
-            wd.MARGINS_INCHES["left"])
+            wd.MARGINS_INCHES["left"]
+        )
         ex.statistic.value = "ZM"  # the same canvas, redrawn
         assert ex.figure is fig and "LZM" in ex.ax.get_ylabel()
         assert ex.timings["render"] == 0.0 and ex.output.outputs == ()

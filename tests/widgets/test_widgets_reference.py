@@ -11,8 +11,12 @@ from uqviz.widgets.reference import ReferenceExplorer
 
 @pytest.fixture(scope="module")
 def tree():
-    return uqviz.from_datasets({"small": uqviz.synthetic.nig(800, nu=6, rng=0),
-                                "large": uqviz.synthetic.tig(3000, nu_ig=5, nu_d=6, rng=1)})
+    return uqviz.from_datasets(
+        {
+            "small": uqviz.synthetic.nig(800, nu=6, rng=0),
+            "large": uqviz.synthetic.tig(3000, nu_ig=5, nu_d=6, rng=1),
+        }
+    )
 
 
 def _check_consistent(res):
@@ -25,7 +29,8 @@ def _check_consistent(res):
     # Sim: bootstrap interval + 2 se; Sim2: Monte Carlo interval of the reference
     limit = hi if est <= ref else lo
     assert float(res.zeta.sel(scheme="Sim")) == pytest.approx(
-        (est - ref) / np.hypot(est - limit, 2 * se))
+        (est - ref) / np.hypot(est - limit, 2 * se)
+    )
     inside = float(res.reference_lower) <= est <= float(res.reference_upper)
     assert bool(res.valid.sel(scheme="Sim2")) == inside
     assert bool(res.valid.sel(scheme="Sim")) == (abs(float(res.zeta.sel(scheme="Sim"))) <= 1)
@@ -87,8 +92,7 @@ def test_nu_changes_are_ignored_for_other_d_and_settings_are_reproducible(tree):
     before = ex.result
     ex.nu.value = 10.0  # normal D: no recomputation
     assert ex.result is before
-    again = ReferenceExplorer(tree["small"].to_dataset(), statistic="ZMSE", n_mc=100,
-                              n_boot=100)
+    again = ReferenceExplorer(tree["small"].to_dataset(), statistic="ZMSE", n_mc=100, n_boot=100)
     np.testing.assert_array_equal(again.result.samples, before.samples)
     assert float(again.result.estimate) == float(before.estimate)
 
@@ -100,8 +104,16 @@ def test_bad_arguments(tree):
         ReferenceExplorer(tree, generative="cauchy")
 
 
-@pytest.mark.parametrize("nu, error", [(1.0, ValueError), (2.0, ValueError), (31.0, ValueError),
-                                       (float("nan"), ValueError), ("6", TypeError)])
+@pytest.mark.parametrize(
+    "nu, error",
+    [
+        (1.0, ValueError),
+        (2.0, ValueError),
+        (31.0, ValueError),
+        (float("nan"), ValueError),
+        ("6", TypeError),
+    ],
+)
 def test_nu_outside_the_slider_is_refused(tree, nu, error):
     # issue 22 item 7: nu=1.0 was clamped to the slider's 2.5 without a word
     with pytest.raises(error, match=r"nu must be"):
@@ -116,9 +128,16 @@ def test_widget_numbers_are_validate_simulated_numbers(tree):
     ex = ReferenceExplorer(tree, statistic="ENCE", n_mc=150, n_boot=200, rng=3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        expected = uqviz.validate_simulated(tree["small"].to_dataset(), statistic="ENCE",
-                                            scheme=["Sim", "Sim2"], n_mc=150, n_boot=200,
-                                            n_bins=20, rng=3, return_samples=True)
+        expected = uqviz.validate_simulated(
+            tree["small"].to_dataset(),
+            statistic="ENCE",
+            scheme=["Sim", "Sim2"],
+            n_mc=150,
+            n_boot=200,
+            n_bins=20,
+            rng=3,
+            return_samples=True,
+        )
     res = ex.result
     for name in expected.data_vars:
         np.testing.assert_array_equal(res[name].values, expected[name].values, err_msg=name)
@@ -128,9 +147,14 @@ def test_widget_numbers_are_validate_simulated_numbers(tree):
     ex.statistic.value = "ZMS"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        zms = uqviz.validate_simulated(tree["small"].to_dataset(), statistic="ZMS",
-                                       scheme=["Sim", "Sim2", "BS"], n_mc=150, n_boot=200,
-                                       rng=3)
+        zms = uqviz.validate_simulated(
+            tree["small"].to_dataset(),
+            statistic="ZMS",
+            scheme=["Sim", "Sim2", "BS"],
+            n_mc=150,
+            n_boot=200,
+            rng=3,
+        )
     np.testing.assert_array_equal(ex.result.zeta.values, zms.zeta.values)
 
 
@@ -152,8 +176,9 @@ def test_a_setting_visited_again_is_not_recomputed(tree, monkeypatch):
     first = ex.result
     calls = []
     real = module.validate_simulated
-    monkeypatch.setattr(module, "validate_simulated",
-                        lambda *a, **k: calls.append(k["generative"]) or real(*a, **k))
+    monkeypatch.setattr(
+        module, "validate_simulated", lambda *a, **k: calls.append(k["generative"]) or real(*a, **k)
+    )
     ex.generative.value = "t"
     ex.nu.value = 10.0
     ex.generative.value = "normal"  # visited: the numbers of the first view, not recomputed

@@ -75,8 +75,11 @@ def acceleration_from_sums(sum_d2, sum_d3):
     """
     sum_d2 = np.asarray(sum_d2, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(sum_d2 > 0, sum_d3 / (6.0 * np.where(sum_d2 > 0, sum_d2, 1.0) ** 1.5),
-                        np.where(np.isnan(sum_d2), np.nan, 0.0))
+        return np.where(
+            sum_d2 > 0,
+            sum_d3 / (6.0 * np.where(sum_d2 > 0, sum_d2, 1.0) ** 1.5),
+            np.where(np.isnan(sum_d2), np.nan, 0.0),
+        )
 
 
 def acceleration(jackknife):
@@ -113,9 +116,11 @@ def bca_levels(z0, a, ci):
 def _degenerate(estimate, replicates):
     """Cells whose estimate or replicates are not finite, or whose replicates are all equal."""
     with np.errstate(invalid="ignore"):
-        return (~np.isfinite(estimate)
-                | ~np.all(np.isfinite(replicates), axis=-1)
-                | (np.max(replicates, axis=-1) == np.min(replicates, axis=-1)))
+        return (
+            ~np.isfinite(estimate)
+            | ~np.all(np.isfinite(replicates), axis=-1)
+            | (np.max(replicates, axis=-1) == np.min(replicates, axis=-1))
+        )
 
 
 def interval(estimate, replicates, *, jackknife=None, accel=None, ci=0.95, method="bca"):
@@ -254,8 +259,7 @@ def quantile_level(replicates, value):
     return np.clip(g, 0.0, 1.0)
 
 
-def p_value(estimate, replicates, reference, *, method="bca", z0=None, accel=None,
-            jackknife=None):
+def p_value(estimate, replicates, reference, *, method="bca", z0=None, accel=None, jackknife=None):
     """Two-sided achieved significance level of ``reference``, the inverse of :func:`interval`.
 
     The smallest ``1 - ci`` whose interval (same ``method``, same replicates) excludes
@@ -320,14 +324,16 @@ def p_value(estimate, replicates, reference, *, method="bca", z0=None, accel=Non
         if accel is None and jackknife is None:
             raise ValueError("method='bca' needs the jackknife values or the acceleration")
         z0 = bias_correction(estimate, replicates) if z0 is None else np.asarray(z0, float)
-        a = acceleration(np.asarray(jackknife, dtype=float)) if accel is None else \
-            np.asarray(accel, dtype=float)
+        a = (
+            acceleration(np.asarray(jackknife, dtype=float))
+            if accel is None
+            else np.asarray(accel, dtype=float)
+        )
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             w = special.ndtri(g) - z0
             den = 1.0 + a * w
             # w = +-inf (G = 0 or 1): w / (1 + a w) -> 1/a, or w itself when a = 0
-            y = np.where(np.isinf(w), np.where(a == 0, w, 1.0 / np.where(a == 0, 1.0, a)),
-                         w / den)
+            y = np.where(np.isinf(w), np.where(a == 0, w, 1.0 / np.where(a == 0, 1.0, a)), w / den)
             z = y - z0
             p = 2.0 * special.ndtr(-np.abs(z))
             p = np.where(den <= 0, 0.0, p)

@@ -16,10 +16,24 @@ from uqviz._array.binning import equal_count_bounds
 from uqviz._array.jit import HAVE_NUMBA, njit
 from uqviz._array.stats import SCALED_COLUMNS, log2_scale, unscale
 
-__all__ = ["ence_from_means", "uce_from_means", "zmse_from_means", "bin_means",
-           "binned_column_means", "ence", "uce", "zmse", "equal_count_bounds",
-           "loo_binned_means", "loo_binned_values", "binned_means_fixed_u", "acf",
-           "FROM_MEANS", "BINNED", "BINNED_COLUMNS"]
+__all__ = [
+    "ence_from_means",
+    "uce_from_means",
+    "zmse_from_means",
+    "bin_means",
+    "binned_column_means",
+    "ence",
+    "uce",
+    "zmse",
+    "equal_count_bounds",
+    "loo_binned_means",
+    "loo_binned_values",
+    "binned_means_fixed_u",
+    "acf",
+    "FROM_MEANS",
+    "BINNED",
+    "BINNED_COLUMNS",
+]
 
 BINNED_COLUMNS = ("E2", "V", "Z2")
 
@@ -178,8 +192,7 @@ def binned_means_fixed_u(e, u, starts, sizes, names, top_u, *, scaled=False):
         if abs(k) > 1000:  # 2**-k would not be a normal number: the general path
             x = rows * u if scaled else rows
             return binned_column_means(x.reshape(e.shape), u, starts, sizes, names)
-        e2 = sums(rows, u, starts, sizes, True, False, float(np.ldexp(1.0, -k)),
-                            scaled)[0]
+        e2 = sums(rows, u, starts, sizes, True, False, float(np.ldexp(1.0, -k)), scaled)[0]
     shape = e.shape[:-1] + (len(sizes),)
     out = {}
     if want_e2:
@@ -305,9 +318,15 @@ def loo_binned_values(cols, n_bins, func):
     cols = np.ascontiguousarray(cols, dtype=float)
     m = cols.shape[0]
     prefix = _prefix(cols)
-    return np.concatenate([np.asarray(func(loo_binned_means(cols, n_bins, slice(a, a + LOO_CHUNK),
-                                                            prefix=prefix)), dtype=float)
-                           for a in range(0, m, LOO_CHUNK)])
+    return np.concatenate(
+        [
+            np.asarray(
+                func(loo_binned_means(cols, n_bins, slice(a, a + LOO_CHUNK), prefix=prefix)),
+                dtype=float,
+            )
+            for a in range(0, m, LOO_CHUNK)
+        ]
+    )
 
 
 def acf(x, max_lag):
@@ -322,5 +341,6 @@ def acf(x, max_lag):
     d = x - x.mean(axis=-1, keepdims=True)
     den = np.sum(d * d, axis=-1)
     n = x.shape[-1]
-    return np.stack([np.sum(d[..., : n - k] * d[..., k:], axis=-1) / den
-                     for k in range(max_lag + 1)], axis=-1)
+    return np.stack(
+        [np.sum(d[..., : n - k] * d[..., k:], axis=-1) / den for k in range(max_lag + 1)], axis=-1
+    )

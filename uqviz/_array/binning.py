@@ -40,8 +40,9 @@ def equal_count_bounds(m, n_bins):
     """Bounds ``floor(k m / n_bins + 0.5)`` of equal-count bins: the one implementation in uqviz."""
     m, n_bins = int(m), int(n_bins)
     if not 1 <= n_bins <= m:
-        raise ValueError(f"n_bins must be between 1 and the number of points M = {m}, "
-                         f"got n_bins = {n_bins}")
+        raise ValueError(
+            f"n_bins must be between 1 and the number of points M = {m}, got n_bins = {n_bins}"
+        )
     return np.floor(np.arange(n_bins + 1) * m / n_bins + 0.5).astype(np.int64)
 
 

@@ -45,8 +45,9 @@ def wilson_interval(k, n, ci=0.95, continuity=False):
     k, n = np.broadcast_arrays(k, n)
     bad = (n < 0) | (k < 0) | (k > n) | ~np.isfinite(k) | ~np.isfinite(n)
     if np.any(bad):
-        raise ValueError(f"k and n must satisfy 0 <= k <= n (finite); {int(bad.sum())} "
-                         f"cell(s) do not")
+        raise ValueError(
+            f"k and n must satisfy 0 <= k <= n (finite); {int(bad.sum())} cell(s) do not"
+        )
     z = float(special.ndtri(0.5 + ci / 2.0))
     z2 = z * z
     empty = n == 0
@@ -96,12 +97,13 @@ def poisson_binomial_cdf(p):
     """
     p = np.asarray(p, dtype=float).ravel()
     if np.any(~((p >= 0.0) & (p <= 1.0))):
-        raise ValueError("p: probabilities must be in [0, 1]; "
-                         f"{int(np.sum(~((p >= 0) & (p <= 1))))} are not")
+        raise ValueError(
+            f"p: probabilities must be in [0, 1]; {int(np.sum(~((p >= 0) & (p <= 1))))} are not"
+        )
     pmf = np.zeros(p.size + 1)
     pmf[0] = 1.0
     for i, pi in enumerate(p):
-        pmf[1:i + 2] = pmf[1:i + 2] * (1.0 - pi) + pmf[:i + 1] * pi
+        pmf[1 : i + 2] = pmf[1 : i + 2] * (1.0 - pi) + pmf[: i + 1] * pi
         pmf[0] *= 1.0 - pi
     return np.minimum(np.cumsum(pmf), 1.0)
 

@@ -150,8 +150,20 @@ def _result(est, reps, ci, method, **jack):
     return BootstrapResult(est, reps, ivl["lower"], ivl["upper"], ivl.get("z0"), ivl.get("a"))
 
 
-def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
-                      starts=None, sizes=None, engine=None, blocked_above=None):
+def bootstrap_moments(
+    e,
+    u,
+    stats,
+    *,
+    n_boot,
+    seed,
+    ci=0.95,
+    method="bca",
+    starts=None,
+    sizes=None,
+    engine=None,
+    blocked_above=None,
+):
     """Bootstrap moment statistics through resampled column sums.
 
     Parameters
@@ -179,8 +191,9 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
     k = log2_scale(e, u)
     cols = make_columns(e, u, names, k)
     starts, sizes = _check_groups(len(cols), starts, sizes, method)
-    sums = resample_sums(cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine,
-                         blocked_above=blocked_above)
+    sums = resample_sums(
+        cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine, blocked_above=blocked_above
+    )
     n = sizes.astype(float)
     rep_means = _as_dict(sums / n[:, None, None], names, k)
     means = _as_dict(_segment_sum(cols, starts) / n[:, None], names, k)
@@ -189,8 +202,11 @@ def bootstrap_moments(e, u, stats, *, n_boot, seed, ci=0.95, method="bca",
         est = evaluate(name, func, means, n)
         with np.errstate(all="ignore"):
             reps = np.asarray(func(rep_means, n[:, None]), dtype=float)
-        accel = (_moment_jackknife_accel(cols, names, func, starts, sizes, k)
-                 if method == "bca" else None)
+        accel = (
+            _moment_jackknife_accel(cols, names, func, starts, sizes, k)
+            if method == "bca"
+            else None
+        )
         out[name] = _result(est, reps, ci, method, accel=accel)
     return out
 
@@ -203,9 +219,9 @@ def _generic_jackknife(func, e, u, max_groups=JACKKNIFE_GROUPS):
     keep = np.ones(m, dtype=bool)
     with np.errstate(all="ignore"):
         for g in range(edges.size - 1):
-            keep[edges[g]:edges[g + 1]] = False
+            keep[edges[g] : edges[g + 1]] = False
             jack[g] = func(e[keep], u[keep])
-            keep[edges[g]:edges[g + 1]] = True
+            keep[edges[g] : edges[g + 1]] = True
     return jack
 
 
@@ -249,15 +265,20 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
         est = evaluate(name, lambda _m, f=func: f(e, u), {})
         jack = _generic_jackknife(func, e, u) if method == "bca" else None
         r = _result(est, reps[name], ci, method, jackknife=jack)
-        out[name] = BootstrapResult(r.estimate[None], r.replicates[None], r.lower[None],
-                                    r.upper[None],
-                                    None if method != "bca" else r.z0[None],
-                                    None if method != "bca" else np.atleast_1d(r.accel))
+        out[name] = BootstrapResult(
+            r.estimate[None],
+            r.replicates[None],
+            r.lower[None],
+            r.upper[None],
+            None if method != "bca" else r.z0[None],
+            None if method != "bca" else np.atleast_1d(r.accel),
+        )
     return out
 
 
-def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca",
-                     engine=None, key=None):
+def bootstrap_binned(
+    e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca", engine=None, key=None
+):
     """Paired bootstrap of binned and moment statistics, re-binning every resample by uE.
 
     Parameters
@@ -290,8 +311,10 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
     names = sorted({c for _, _, cols in stats.values() for c in cols})
     m = len(e)
     if not 1 <= n_bins <= m // 2:
-        raise ValueError(f"n_bins = {n_bins} bins leave fewer than 2 points per bin for "
-                         f"M = {m} points: use n_bins <= {max(m // 2, 1)}")
+        raise ValueError(
+            f"n_bins = {n_bins} bins leave fewer than 2 points per bin for "
+            f"M = {m} points: use n_bins <= {max(m // 2, 1)}"
+        )
     k = log2_scale(e, u)
     cols = make_columns(e, u, names, k)
     bounds = binned_kernels.equal_count_bounds(m, n_bins)
@@ -309,16 +332,16 @@ def bootstrap_binned(e, u, stats, *, n_bins, n_boot, seed, ci=0.95, method="bca"
                 reps = np.asarray(func(rep_bins), dtype=float)
             if method == "bca":
                 with np.errstate(all="ignore"):
-                    loo = binned_kernels.loo_binned_values(cols, n_bins,
-                                                 lambda b: func(_as_dict(b, names, k)))
+                    loo = binned_kernels.loo_binned_values(
+                        cols, n_bins, lambda b: func(_as_dict(b, names, k))
+                    )
                     accel = bca.acceleration(loo[None, :])
         else:
             est = evaluate(name, func, _as_dict(cols.mean(axis=0), names, k), m)
             with np.errstate(all="ignore"):
                 reps = np.asarray(func(rep_tot, m), dtype=float)
             if method == "bca":
-                accel = _moment_jackknife_accel(cols, names, func, np.array([0]),
-                                                np.array([m]), k)
+                accel = _moment_jackknife_accel(cols, names, func, np.array([0]), np.array([m]), k)
         out[name] = _result(est[None], reps[None], ci, method, accel=accel)
     return out
 
@@ -388,9 +411,9 @@ def bootstrap_generic_groups(func, e, u, starts, sizes, *, n_boot, seed, ci=0.95
             keep = np.ones(n, dtype=bool)
             with np.errstate(all="ignore"):
                 for g in range(edges.size - 1):
-                    keep[edges[g]:edges[g + 1]] = False
+                    keep[edges[g] : edges[g + 1]] = False
                     jack[:, g] = func(es[:, keep], us[:, keep])
-                    keep[edges[g]:edges[g + 1]] = True
+                    keep[edges[g] : edges[g + 1]] = True
         r = _result(est_n, reps, ci, method, jackknife=jack)
         est[which], lower[which], upper[which] = r.estimate, r.lower, r.upper
     return est, lower, upper

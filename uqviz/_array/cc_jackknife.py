@@ -53,8 +53,11 @@ def rank_update_pays(m, edges):
     False
     """
     sizes = np.diff(np.asarray(edges, dtype=np.int64)).astype(float)
-    return bool(sizes.sum() > 0) and m <= RANK_UPDATE_MAX_M and \
-        float(sizes @ sizes) <= RANK_UPDATE_MAX_GROUP * float(sizes.sum())
+    return (
+        bool(sizes.sum() > 0)
+        and m <= RANK_UPDATE_MAX_M
+        and float(sizes @ sizes) <= RANK_UPDATE_MAX_GROUP * float(sizes.sum())
+    )
 
 
 def positions(prepared):
@@ -143,8 +146,9 @@ def _dominance_sums(oe, e_bounds, px, py, loy, hiy, gid, edges):
             for p in range(lo, hi):
                 k = oe[p]
                 if gid[k] >= 0:
-                    acc[gid[k]] += _pairs_at(tree, m - hi, hi, k, gid, edges, px, py, loy,
-                                             hiy, False)
+                    acc[gid[k]] += _pairs_at(
+                        tree, m - hi, hi, k, gid, edges, px, py, loy, hiy, False
+                    )
         for p in range(lo, hi):
             j = py[oe[p]] + 1
             while j <= m:
@@ -153,8 +157,7 @@ def _dominance_sums(oe, e_bounds, px, py, loy, hiy, gid, edges):
         for p in range(lo, hi):
             k = oe[p]
             if gid[k] >= 0:
-                acc[gid[k]] += _pairs_at(tree, m - lo, lo, k, gid, edges, px, py, loy, hiy,
-                                         single)
+                acc[gid[k]] += _pairs_at(tree, m - lo, lo, k, gid, edges, px, py, loy, hiy, single)
     return acc
 
 
@@ -193,10 +196,20 @@ def _jack_kernel(px, lox, hix, py, loy, hiy, edges, dominance, sr_x, ss_x, sr_y,
                 a2 += _h2(px[j], lox[k], hix[k])
                 b2 += _h2(py[j], loy[k], hiy[k])
                 # pairs within |E| (and within uE): points at or above both thresholds
-                t_aa += (4 * m - max(hix[j], hix[k]) - max(hix[j], lox[k])
-                         - max(lox[j], hix[k]) - max(lox[j], lox[k]))
-                t_bb += (4 * m - max(hiy[j], hiy[k]) - max(hiy[j], loy[k])
-                         - max(loy[j], hiy[k]) - max(loy[j], loy[k]))
+                t_aa += (
+                    4 * m
+                    - max(hix[j], hix[k])
+                    - max(hix[j], lox[k])
+                    - max(lox[j], hix[k])
+                    - max(lox[j], lox[k])
+                )
+                t_bb += (
+                    4 * m
+                    - max(hiy[j], hiy[k])
+                    - max(hiy[j], loy[k])
+                    - max(loy[j], hiy[k])
+                    - max(loy[j], loy[k])
+                )
             t_rb -= r * b2
             t_sb -= s * b2
             t_ra -= r * a2
@@ -236,7 +249,20 @@ def cc_jackknife_ranks(prepared, edges):
     full = np.array([r @ s, r @ r, s @ s], dtype=np.int64)
     oe, e_bounds = prepared[0], prepared[1]
     gid = np.full(px.size, -1, dtype=np.int64)  # -1: in no group
-    gid[edges[0]:edges[-1]] = np.repeat(np.arange(edges.size - 1), np.diff(edges))
+    gid[edges[0] : edges[-1]] = np.repeat(np.arange(edges.size - 1), np.diff(edges))
     dominance = _dominance_sums(oe, e_bounds, px, py, loy, hiy, gid, edges)
-    return _jack_kernel(px, lox, hix, py, loy, hiy, edges, dominance,
-                        _suffix(px, r), _suffix(px, s), _suffix(py, r), _suffix(py, s), full)
+    return _jack_kernel(
+        px,
+        lox,
+        hix,
+        py,
+        loy,
+        hiy,
+        edges,
+        dominance,
+        _suffix(px, r),
+        _suffix(px, s),
+        _suffix(py, r),
+        _suffix(py, s),
+        full,
+    )

@@ -45,8 +45,9 @@ def count(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> 
 def probability(name: str, value, *, closed: bool = False) -> float:
     """A level in (0, 1) (``closed=True``: [0, 1])."""
     if is_bool(value) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in (0, 1), got {value!r} "
-                        f"({type(value).__name__})")
+        raise TypeError(
+            f"{name} must be a number in (0, 1), got {value!r} ({type(value).__name__})"
+        )
     value = float(value)
     inside = (0.0 <= value <= 1.0) if closed else (0.0 < value < 1.0)
     if not inside:

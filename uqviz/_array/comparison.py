@@ -27,8 +27,15 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz._array.jit import HAVE_NUMBA, njit, prange, uint64
-from uqviz._array.resample import (BLOCK, BLOCKED_ABOVE, POINT_BITS, block_generator,
-                                   group_seeds, resample_sums, resolve_engine)
+from uqviz._array.resample import (
+    BLOCK,
+    BLOCKED_ABOVE,
+    POINT_BITS,
+    block_generator,
+    group_seeds,
+    resample_sums,
+    resolve_engine,
+)
 
 try:  # limits BLAS to one thread inside the numba kernel (a dependency of uqviz)
     from threadpoolctl import threadpool_limits
@@ -36,8 +43,13 @@ except ImportError:  # pragma: no cover
     threadpool_limits = None
 
 if HAVE_NUMBA:
-    from uqviz._array.resample import (block_draw_counts, block_stream, count_draws_among,
-                                       count_draws_bits, task_stream)
+    from uqviz._array.resample import (
+        block_draw_counts,
+        block_stream,
+        count_draws_among,
+        count_draws_bits,
+        task_stream,
+    )
 
 __all__ = ["paired_column_sums", "improvement", "rank_probabilities"]
 
@@ -79,7 +91,7 @@ if HAVE_NUMBA:
                     if full:
                         acc += np.dot(drawn, cols[lo:hi])
                     else:
-                        acc += np.dot(np.ascontiguousarray(drawn[:, :hi - lo]), cols[lo:hi])
+                        acc += np.dot(np.ascontiguousarray(drawn[:, : hi - lo]), cols[lo:hi])
             else:
                 s = task_stream(seed, blk)
                 n = _U64(m)
@@ -139,8 +151,7 @@ def paired_column_sums(cols, n_boot, seed, *, engine=None):
             return resample_sums(cols, n_boot, seed, engine="numba")[0]
         s = group_seeds(seed, 1)[0]
         with threadpool_limits(1, user_api="blas"):  # one BLAS thread per numba thread
-            return _count_sums_kernel(cols, int(n_boot), s, BLOCK, POINT_BITS,
-                                      BLOCKED_ABOVE)
+            return _count_sums_kernel(cols, int(n_boot), s, BLOCK, POINT_BITS, BLOCKED_ABOVE)
     return _count_sums_numpy(cols, int(n_boot), int(group_seeds(seed, 1)[0]))
 
 

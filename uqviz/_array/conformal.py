@@ -38,8 +38,15 @@ from uqviz._array.lazy import lazy_module
 optimize = lazy_module("scipy.optimize")
 special = lazy_module("scipy.special")
 
-__all__ = ["conformal_rank", "equal_count_ranges", "bin_score_quantiles", "cqr_scores",
-           "observed_proportions", "isotonic_map", "isotonic_eval"]
+__all__ = [
+    "conformal_rank",
+    "equal_count_ranges",
+    "bin_score_quantiles",
+    "cqr_scores",
+    "observed_proportions",
+    "isotonic_map",
+    "isotonic_eval",
+]
 
 
 def conformal_rank(n, level):
@@ -57,8 +64,9 @@ def conformal_rank(n, level):
     frac = Fraction(repr(float(level)))
     p, q = frac.numerator, frac.denominator
     n = np.asarray(n, dtype=np.int64)
-    return np.array([-((-(int(m) + 1) * p) // q) for m in n.ravel()],
-                    dtype=np.int64).reshape(n.shape)
+    return np.array([-((-(int(m) + 1) * p) // q) for m in n.ravel()], dtype=np.int64).reshape(
+        n.shape
+    )
 
 
 def equal_count_ranges(x, n_bins):
@@ -102,7 +110,7 @@ def bin_score_quantiles(scores, labels, n_bins, ranks):
         counts = np.bincount(labels, minlength=n_bins)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         ordered = scores[order]
-        groups = [ordered[s:s + c] for s, c in zip(starts, counts)]
+        groups = [ordered[s : s + c] for s, c in zip(starts, counts)]
     for b, (g, c) in enumerate(zip(groups, counts)):
         k = int(ranks[b])
         if 1 <= k <= c:
@@ -152,8 +160,7 @@ def observed_proportions(z, expected, kind="quantile", ppf=None, strict=False):
             count = np.searchsorted(zs, ppf(p), side=side)
         else:
             lo, hi = ppf(0.5 - p / 2.0), ppf(0.5 + p / 2.0)
-            count = (np.searchsorted(zs, hi, side=side)
-                     - np.searchsorted(zs, lo, side="left"))
+            count = np.searchsorted(zs, hi, side=side) - np.searchsorted(zs, lo, side="left")
     return count / zs.size
 
 

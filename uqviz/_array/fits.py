@@ -146,8 +146,9 @@ def _subset(k, m):
     return np.unique(np.linspace(0, k - 1, m).round().astype(int))
 
 
-def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fatol=1e-9,
-               maxiter=2000):
+def fit_min_ks(
+    x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fatol=1e-9, maxiter=2000
+):
     """Fit ``X/scale ~ model(nu)`` to a 1-D sample by minimum KS distance.
 
     Grid search, then Nelder-Mead, then an exact refinement on an active set of
@@ -211,8 +212,9 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fat
     nus = np.exp(np.linspace(np.log(0.1), np.log(1000.0), n_grid))
     s0 = _median_scale(model, x, nus)
     mult = np.exp(np.linspace(-1.5, 1.5, 15))
-    grid = np.column_stack([np.repeat(np.log(nus), mult.size),
-                            np.log((s0[:, None] * mult[None, :]).ravel())])
+    grid = np.column_stack(
+        [np.repeat(np.log(nus), mult.size), np.log((s0[:, None] * mult[None, :]).ravel())]
+    )
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         c = cdf(vals[idx], np.exp(grid[:, :1]), np.exp(grid[:, 1:]))
     d_grid = _ks_steps(c, lo[idx], hi[idx])
@@ -224,8 +226,12 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fat
     opts = {"xatol": 1e-3, "fatol": 1e-6, "maxiter": 1000}
     best = None
     for j in np.argsort(d_grid)[:n_starts]:
-        res = optimize.minimize(objective, grid[j], method="Nelder-Mead",
-                                options={**opts, "initial_simplex": simplex(grid[j], 0.2)})
+        res = optimize.minimize(
+            objective,
+            grid[j],
+            method="Nelder-Mead",
+            options={**opts, "initial_simplex": simplex(grid[j], 0.2)},
+        )
         if best is None or res.fun < best.fun:
             best = res
 
@@ -249,8 +255,12 @@ def fit_min_ks(x, model, *, n_grid=25, n_starts=3, n_coarse=512, xatol=1e-5, fat
         objective = make_objective(np.flatnonzero(active))
         d = objective(p)
         for step in steps:  # Nelder-Mead, restarted once (it can stall on kinks)
-            res = optimize.minimize(objective, p, method="Nelder-Mead",
-                                    options={**opts, "initial_simplex": simplex(p, step)})
+            res = optimize.minimize(
+                objective,
+                p,
+                method="Nelder-Mead",
+                options={**opts, "initial_simplex": simplex(p, step)},
+            )
             if res.fun <= d:
                 p, d = res.x, float(res.fun)
         dev = deviations(p)
@@ -290,14 +300,16 @@ def profile_ks(x, model, nu):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         dg = _ks_steps(cdf(vals, nu, np.exp(grid)[:, None]), lo, hi)
     start = grid[np.nanargmin(dg)]
-    res = optimize.minimize_scalar(lambda v: objective([v]), method="bounded",
-                                   bounds=(start - 0.1, start + 0.1),
-                                   options={"xatol": 1e-9, "maxiter": 200})
+    res = optimize.minimize_scalar(
+        lambda v: objective([v]),
+        method="bounded",
+        bounds=(start - 0.1, start + 0.1),
+        options={"xatol": 1e-9, "maxiter": 200},
+    )
     if not res.fun <= objective([start]):
         res.x = start
     scale = float(np.exp(res.x))
-    return {"nu": nu, "scale": scale,
-            "ks_distance": float(_ks_steps(cdf(vals, nu, scale), lo, hi))}
+    return {"nu": nu, "scale": scale, "ks_distance": float(_ks_steps(cdf(vals, nu, scale), lo, hi))}
 
 
 # --------------------------------------------------------------------------
@@ -336,8 +348,9 @@ def fit_student_t(z):
         warnings.simplefilter("ignore", RuntimeWarning)
         df0, loc0, scale0 = stats.t.fit(z, 5.0, loc=med, scale=mad)
         q0 = np.array([np.log(df0), loc0, np.log(scale0)])
-        res = optimize.minimize(nll, q0, method="Nelder-Mead",
-                                options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 5000})
+        res = optimize.minimize(
+            nll, q0, method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 5000}
+        )
     q = res.x if res.fun <= nll(q0) else q0
     df, loc, scale = float(np.exp(q[0])), float(q[1]), float(np.exp(q[2]))
     d = float(ks_distance_sorted(stats.t.cdf(np.sort(z), df, loc=loc, scale=scale)))

@@ -41,8 +41,16 @@ import numpy as np
 
 from uqviz._array.jit import USE_NUMBA, njit, prange
 
-__all__ = ["group_sums", "coverage_gap", "slab_orders", "worst_slab", "worst_slab_numpy",
-           "gaussian_gram", "hsic_traces", "HAVE_FAST_SLAB"]
+__all__ = [
+    "group_sums",
+    "coverage_gap",
+    "slab_orders",
+    "worst_slab",
+    "worst_slab_numpy",
+    "gaussian_gram",
+    "hsic_traces",
+    "HAVE_FAST_SLAB",
+]
 
 #: worst_slab runs the numba kernel (else its numpy form, the same numbers)
 HAVE_FAST_SLAB = USE_NUMBA
@@ -103,7 +111,7 @@ def _dinkelbach(p, bnd, m, sb, lb, first_only=False):
         best = 0
         bi = -1
         bj = -1
-        runmax = np.int64(-(2 ** 62))
+        runmax = np.int64(-(2**62))
         ri = -1
         nxt = 0
         for j in range(m, n + 1):
@@ -231,8 +239,11 @@ def worst_slab(cover, orders, m, *, bounds=None, engine=None):
     n = cover.shape[1]
     if not 1 <= m <= n:
         raise ValueError(f"a slab of at least m = {m} points among n = {n}")
-    bounds = (_all_bounds(orders) if bounds is None
-              else np.ascontiguousarray(np.atleast_2d(bounds), dtype=np.uint8))
+    bounds = (
+        _all_bounds(orders)
+        if bounds is None
+        else np.ascontiguousarray(np.atleast_2d(bounds), dtype=np.uint8)
+    )
     if bounds.shape != (orders.shape[0], n + 1):
         raise ValueError(f"bounds: shape {bounds.shape}, expected {(orders.shape[0], n + 1)}")
     use = HAVE_FAST_SLAB if engine is None else engine == "numba"
@@ -280,7 +291,7 @@ def slab_orders(xs, directions):
 def gaussian_gram(w, s):
     """``exp(-(w_i - w_j)^2 / s)`` (MAPIE's kernel: ``s`` divides the squared distance)."""
     w = np.asarray(w, dtype=float)
-    return np.exp(-np.subtract.outer(w, w) ** 2 / s)
+    return np.exp(-(np.subtract.outer(w, w) ** 2) / s)
 
 
 def hsic_traces(gram, rows, s_c):

@@ -25,9 +25,14 @@ import numpy as np
 
 from uqviz._array.jit import HAVE_NUMBA, njit, prange
 
-__all__ = ["level_thresholds", "draw_groups", "group_curve_errors", "drawn_curve_errors",
-           "group_counts_below",
-           "BINCOUNT_ELEMENTS"]
+__all__ = [
+    "level_thresholds",
+    "draw_groups",
+    "group_curve_errors",
+    "drawn_curve_errors",
+    "group_counts_below",
+    "BINCOUNT_ELEMENTS",
+]
 
 #: thresholds counted per numpy ``bincount`` call (memory of the numpy path)
 BINCOUNT_ELEMENTS = 1 << 23
@@ -94,6 +99,7 @@ def draw_groups(seed, m, size, n_groups, replace=False):
 
 
 if HAVE_NUMBA:
+
     @njit(nogil=True, cache=True)
     def _splitmix(x):  # pragma: no cover - compiled
         x = x + np.uint64(0x9E3779B97F4A7C15)
@@ -181,7 +187,8 @@ def _curve_errors_numpy(t, idx, n_levels):
         g1 = min(n_groups, g0 + step)
         flat = (t[idx[g0:g1]] + (np.arange(g1 - g0)[:, None] * (n_levels + 1))).ravel()
         counts[g0:g1] = np.bincount(flat, minlength=(g1 - g0) * (n_levels + 1)).reshape(
-            g1 - g0, n_levels + 1)
+            g1 - g0, n_levels + 1
+        )
     observed = np.cumsum(counts[:, :n_levels], axis=1) / n
     d = observed - np.linspace(0.0, 1.0, n_levels)
     return np.abs(d).mean(axis=1), np.sqrt((d * d).mean(axis=1))
@@ -208,8 +215,9 @@ def group_curve_errors(t, idx, n_levels, *, engine=None):
     t = np.ascontiguousarray(t, dtype=np.int32)
     idx = np.asarray(idx)
     # row numbers as given (int16/int32 compile their own kernel): no copy of many groups
-    idx = np.ascontiguousarray(idx, dtype=idx.dtype if idx.dtype in (np.int16, np.int32,
-                                                                     np.int64) else np.int64)
+    idx = np.ascontiguousarray(
+        idx, dtype=idx.dtype if idx.dtype in (np.int16, np.int32, np.int64) else np.int64
+    )
     use_numba = HAVE_NUMBA if engine is None else engine == "numba"
     if use_numba and idx.shape[0] > 0:
         return _curve_errors_numba(t, idx, int(n_levels))
@@ -239,8 +247,7 @@ def drawn_curve_errors(seed, t, size, n_groups, n_levels, replace=False):
         return _draw_score_numba(seeds, t, m, int(size), bool(replace), int(n_levels))
     step = max(1, BINCOUNT_ELEMENTS // max(int(size), 1))
     idx = draw_groups(seed, m, size, n_groups, replace)
-    parts = [_curve_errors_numpy(t, idx[g:g + step], n_levels)
-             for g in range(0, n_groups, step)]
+    parts = [_curve_errors_numpy(t, idx[g : g + step], n_levels) for g in range(0, n_groups, step)]
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
@@ -257,5 +264,5 @@ def group_counts_below(t, idx, level):
     -------
     ndarray of int64, shape (G,)
     """
-    inside = (np.asarray(t) <= level)
+    inside = np.asarray(t) <= level
     return inside[idx].sum(axis=1, dtype=np.int64)

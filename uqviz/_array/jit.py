@@ -29,8 +29,16 @@ import numpy as np
 from uqviz._array.numba_status import warn_numba_missing
 from uqviz._array.warning_classes import NumbaMissingWarning
 
-__all__ = ["HAVE_NUMBA", "USE_NUMBA", "NumbaMissingWarning", "njit", "prange", "uint64",
-           "get_num_threads", "numba"]
+__all__ = [
+    "HAVE_NUMBA",
+    "USE_NUMBA",
+    "NumbaMissingWarning",
+    "njit",
+    "prange",
+    "uint64",
+    "get_num_threads",
+    "numba",
+]
 
 
 try:
@@ -54,6 +62,7 @@ if numba is not None:
         """numba's thread count."""
         return int(numba.get_num_threads())
 else:
+
     def njit(*args, **kwargs):
         """``numba.njit`` stand-in: the function itself (``@njit`` or ``@njit(...)``)."""
         if len(args) == 1 and callable(args[0]) and not kwargs:

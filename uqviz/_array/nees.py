@@ -114,8 +114,9 @@ def covariance_problems(cov):
     d = cov.shape[-1]
     nonfinite = ~np.all(np.isfinite(cov), axis=(-2, -1))
     work = np.where(nonfinite[..., None, None], np.eye(d), cov)
-    asym = np.max(np.abs(work - np.swapaxes(work, -1, -2)), axis=(-2, -1)) > \
-        SYM_RTOL * _matrix_scale(work)
+    asym = np.max(
+        np.abs(work - np.swapaxes(work, -1, -2)), axis=(-2, -1)
+    ) > SYM_RTOL * _matrix_scale(work)
     asym &= ~nonfinite
     sym = 0.5 * (work + np.swapaxes(work, -1, -2))
     sym = np.where(asym[..., None, None], np.eye(d), sym)
@@ -123,10 +124,12 @@ def covariance_problems(cov):
     tol = SINGULAR_RTOL * d * EPS * np.maximum(np.abs(lam[..., -1]), np.finfo(float).tiny)
     notpd = (lam[..., 0] < -tol) & ~nonfinite & ~asym
     singular = (np.abs(lam[..., 0]) <= tol) & ~nonfinite & ~asym
-    return {"non-finite": np.flatnonzero(nonfinite),
-            "not symmetric": np.flatnonzero(asym),
-            "not positive definite": np.flatnonzero(notpd),
-            "singular": np.flatnonzero(singular)}
+    return {
+        "non-finite": np.flatnonzero(nonfinite),
+        "not symmetric": np.flatnonzero(asym),
+        "not positive definite": np.flatnonzero(notpd),
+        "singular": np.flatnonzero(singular),
+    }
 
 
 def _raise_problems(problems, n, name):
@@ -134,7 +137,9 @@ def _raise_problems(problems, n, name):
     parts = [f"{k}: {v.size} point(s) at {_indices_text(v)}" for k, v in problems.items() if v.size]
     raise CovarianceError(
         f"{name}: {total} of {n} covariance matrices are not symmetric positive definite "
-        f"(point indices, first 10): " + "; ".join(parts), problems)
+        f"(point indices, first 10): " + "; ".join(parts),
+        problems,
+    )
 
 
 def cholesky(cov, *, name="scale"):
@@ -399,9 +404,16 @@ def anees_test(nees, dof_per_point, ci=0.95):
     upper_tail = stats.chi2.sf(stat, dof)
     p = np.minimum(1.0, 2.0 * np.minimum(lower_tail, upper_tail))
     q_lo, q_hi = stats.chi2.ppf([(1.0 - ci) / 2.0, (1.0 + ci) / 2.0], dof)
-    return {"mean_nees": stat / n, "nees_sum": stat, "dof": dof, "p_value": p,
-            "acceptance_lower": float(q_lo / n), "acceptance_upper": float(q_hi / n),
-            "ci_lower": d * stat / q_hi, "ci_upper": d * stat / q_lo}
+    return {
+        "mean_nees": stat / n,
+        "nees_sum": stat,
+        "dof": dof,
+        "p_value": p,
+        "acceptance_lower": float(q_lo / n),
+        "acceptance_upper": float(q_hi / n),
+        "ci_lower": d * stat / q_hi,
+        "ci_upper": d * stat / q_lo,
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -462,8 +474,9 @@ def mvt_profile(nees, d, df, n_iter=200, tol=1e-10):
             s = new
             if done:
                 break
-        out[k] = (m * (gammaln((nu + d) / 2) - gammaln(nu / 2) - 0.5 * d * np.log(nu * np.pi * s))
-                  - 0.5 * (nu + d) * np.sum(np.log1p(q / (nu * s))))
+        out[k] = m * (
+            gammaln((nu + d) / 2) - gammaln(nu / 2) - 0.5 * d * np.log(nu * np.pi * s)
+        ) - 0.5 * (nu + d) * np.sum(np.log1p(q / (nu * s)))
     return out * weight
 
 

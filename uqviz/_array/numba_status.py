@@ -23,8 +23,10 @@ from uqviz._array.warning_classes import NumbaMissingWarning
 __all__ = ["MESSAGE", "numba_findable", "warn_numba_missing"]
 
 #: the text of the warning
-MESSAGE = ("numba is not installed: uqviz uses its numpy kernels (engine='numpy'; the same "
-           "results where docs/conventions.md promises them, slower)")
+MESSAGE = (
+    "numba is not installed: uqviz uses its numpy kernels (engine='numpy'; the same "
+    "results where docs/conventions.md promises them, slower)"
+)
 
 _ISSUED: list[bool] = []  # one element once the warning was issued
 

@@ -30,10 +30,24 @@ from uqviz._array.lazy import lazy_module
 
 stats = lazy_module("scipy.stats")
 
-__all__ = ["cdf_quantiles", "quantiles_inverse", "ecdf_bounds", "rank_bounds", "ecdf_quantiles",
-           "segment_bounds", "randomised", "uniformity", "histogram_counts", "binomial_band",
-           "band_levels", "band_gamma", "ecdf_level", "band_p_value", "simultaneous_band",
-           "ecdf_counts"]
+__all__ = [
+    "cdf_quantiles",
+    "quantiles_inverse",
+    "ecdf_bounds",
+    "rank_bounds",
+    "ecdf_quantiles",
+    "segment_bounds",
+    "randomised",
+    "uniformity",
+    "histogram_counts",
+    "binomial_band",
+    "band_levels",
+    "band_gamma",
+    "ecdf_level",
+    "band_p_value",
+    "simultaneous_band",
+    "ecdf_counts",
+]
 
 
 def _counts(q, y, side):
@@ -156,8 +170,7 @@ def ecdf_quantiles(levels, samples):
     ndarray, shape (n, m)
     """
     s = np.sort(samples, axis=1)
-    idx = np.clip(np.ceil(np.asarray(levels) * s.shape[1]).astype(np.int64) - 1, 0,
-                  s.shape[1] - 1)
+    idx = np.clip(np.ceil(np.asarray(levels) * s.shape[1]).astype(np.int64) - 1, 0, s.shape[1] - 1)
     return s[:, idx]
 
 
@@ -229,8 +242,12 @@ def uniformity(u_sorted):
     i = np.arange(1, n + 1, dtype=float)
     d = max(float(np.max(i / n - u_sorted)), float(np.max(u_sorted - (i - 1.0) / n)))
     cvm = stats.cramervonmises(u_sorted, _identity)
-    return {"ks_statistic": d, "ks_p_value": float(np.clip(stats.kstwo.sf(d, n), 0.0, 1.0)),
-            "cvm_statistic": float(cvm.statistic), "cvm_p_value": float(cvm.pvalue)}
+    return {
+        "ks_statistic": d,
+        "ks_p_value": float(np.clip(stats.kstwo.sf(d, n), 0.0, 1.0)),
+        "cvm_statistic": float(cvm.statistic),
+        "cvm_p_value": float(cvm.pvalue),
+    }
 
 
 def _identity(x):

@@ -36,9 +36,20 @@ import numpy as np
 
 from uqviz._array.jit import USE_NUMBA, get_num_threads, njit, prange
 
-__all__ = ["crps_ensemble", "crps_ensemble_pair", "quantile_scores", "crps_quantiles",
-           "interval_score", "weighted_interval_score", "central_pairs", "check_ensemble",
-           "check_quantiles", "check_interval", "check_levels_pairs", "LEVEL_TOL"]
+__all__ = [
+    "crps_ensemble",
+    "crps_ensemble_pair",
+    "quantile_scores",
+    "crps_quantiles",
+    "interval_score",
+    "weighted_interval_score",
+    "central_pairs",
+    "check_ensemble",
+    "check_quantiles",
+    "check_interval",
+    "check_levels_pairs",
+    "LEVEL_TOL",
+]
 
 #: two levels are mirror images when ``tau_i + tau_j`` is 1 within this tolerance
 LEVEL_TOL = 1e-9
@@ -51,6 +62,7 @@ def _use_numba(use_numba):
 # ------------------------------------------------------------------------------------
 # checks
 # ------------------------------------------------------------------------------------
+
 
 def _count_rows(bad):
     return int(np.count_nonzero(bad.any(axis=-1) if bad.ndim > 1 else bad))
@@ -73,12 +85,16 @@ def check_ensemble(y, members, *, finite=True):
     y = np.ascontiguousarray(y, dtype=float)
     x = np.ascontiguousarray(members, dtype=float)
     if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
-        raise ValueError(f"samples must have shape (point, sample) and y shape (point,), got "
-                         f"{x.shape} and {y.shape}")
+        raise ValueError(
+            f"samples must have shape (point, sample) and y shape (point,), got "
+            f"{x.shape} and {y.shape}"
+        )
     if x.shape[1] < 2:
-        raise ValueError("samples: an ensemble of one member is a point forecast (its CRPS is "
-                         "the absolute error, the fair CRPS is undefined): give at least 2 "
-                         f"members per point, got {x.shape[1]}")
+        raise ValueError(
+            "samples: an ensemble of one member is a point forecast (its CRPS is "
+            "the absolute error, the fair CRPS is undefined): give at least 2 "
+            f"members per point, got {x.shape[1]}"
+        )
     if finite:
         _check_finite(y, x, "samples", "member")
     return y, x
@@ -89,16 +105,20 @@ def _raise_nonfinite_members(y, sorted_x):
     bad_x = int(np.count_nonzero(~(np.isfinite(sorted_x[:, 0]) & np.isfinite(sorted_x[:, -1]))))
     bad_y = int(np.count_nonzero(~np.isfinite(y)))
     if bad_x or bad_y:
-        raise ValueError(f"samples: {bad_x} point(s) with a non-finite (NaN or inf) member, "
-                         f"{bad_y} with a non-finite y")
+        raise ValueError(
+            f"samples: {bad_x} point(s) with a non-finite (NaN or inf) member, "
+            f"{bad_y} with a non-finite y"
+        )
 
 
 def _check_finite(y, x, what, unit):
     bad_y = int(np.count_nonzero(~np.isfinite(y)))
     bad_x = _count_rows(~np.isfinite(x))
     if bad_y or bad_x:
-        raise ValueError(f"{what}: {bad_x} point(s) with a non-finite (NaN or inf) {unit}, "
-                         f"{bad_y} with a non-finite y")
+        raise ValueError(
+            f"{what}: {bad_x} point(s) with a non-finite (NaN or inf) {unit}, "
+            f"{bad_y} with a non-finite y"
+        )
 
 
 @njit(nogil=True, cache=True)
@@ -143,8 +163,9 @@ def check_quantiles(y, quantiles, levels):
     q = np.ascontiguousarray(quantiles, dtype=float)
     t = np.ascontiguousarray(levels, dtype=float)
     if q.ndim != 2 or y.ndim != 1 or q.shape != (y.shape[0], t.size) or t.ndim != 1:
-        raise ValueError(f"quantiles must have shape (point, level) = ({y.size}, {t.size}), got "
-                         f"{q.shape}")
+        raise ValueError(
+            f"quantiles must have shape (point, level) = ({y.size}, {t.size}), got {q.shape}"
+        )
     if t.size == 0 or not (np.all(np.isfinite(t)) and np.all((t > 0) & (t < 1))):
         raise ValueError(f"levels must be probabilities in (0, 1), got {t.tolist()}")
     if np.any(np.diff(t) <= 0):
@@ -157,12 +178,16 @@ def check_quantiles(y, quantiles, levels):
             crossing = _count_rows(np.diff(q, axis=1) < 0)
     bad_y = int(np.count_nonzero(~np.isfinite(y)))
     if bad_q or bad_y:
-        raise ValueError(f"quantiles: {bad_q} point(s) with a non-finite (NaN or inf) quantile, "
-                         f"{bad_y} with a non-finite y")
+        raise ValueError(
+            f"quantiles: {bad_q} point(s) with a non-finite (NaN or inf) quantile, "
+            f"{bad_y} with a non-finite y"
+        )
     if crossing:
-        raise ValueError(f"quantiles: {crossing} point(s) with crossing quantiles (a quantile "
-                         "below that of a lower level); repair them (uqviz.from_predictions "
-                         "counts and sorts them) or drop those points")
+        raise ValueError(
+            f"quantiles: {crossing} point(s) with crossing quantiles (a quantile "
+            "below that of a lower level); repair them (uqviz.from_predictions "
+            "counts and sorts them) or drop those points"
+        )
     return y, q, t
 
 
@@ -181,8 +206,10 @@ def check_interval(y, lower, upper, level):
     lo = np.ascontiguousarray(lower, dtype=float)
     hi = np.ascontiguousarray(upper, dtype=float)
     if lo.shape != hi.shape or lo.shape[:1] != y.shape or y.ndim != 1:
-        raise ValueError(f"lower and upper must have one row per point ({y.size}), got shapes "
-                         f"{lo.shape} and {hi.shape}")
+        raise ValueError(
+            f"lower and upper must have one row per point ({y.size}), got shapes "
+            f"{lo.shape} and {hi.shape}"
+        )
     level = np.asarray(level, dtype=float)
     if not (np.all(np.isfinite(level)) and np.all((level > 0) & (level < 1))):
         raise ValueError(f"level of the interval must be in (0, 1), got {level.tolist()}")
@@ -241,14 +268,17 @@ def check_levels_pairs(levels, *, median=True, score="weighted interval score"):
             what.append("no level 0.5")
         if not pairs and not lonely:
             what.append("no pair of levels")
-        raise ValueError(f"levels: the {score} needs levels symmetric about 0.5 (tau and "
-                         f"1 - tau){need}: {'; '.join(what)}")
+        raise ValueError(
+            f"levels: the {score} needs levels symmetric about 0.5 (tau and "
+            f"1 - tau){need}: {'; '.join(what)}"
+        )
     return pairs, med
 
 
 # ------------------------------------------------------------------------------------
 # CRPS of an ensemble
 # ------------------------------------------------------------------------------------
+
 
 @njit(nogil=True, cache=True, error_model="numpy")
 def _row_sums(x, yi):  # pragma: no cover - compiled
@@ -313,8 +343,10 @@ def _ensemble_sums(y, x, use_numba):
         a, b, bad_x = _ensemble_sums_threaded(y, x, get_num_threads())
         bad_y = int(np.count_nonzero(~np.isfinite(y)))
         if bad_x or bad_y:
-            raise ValueError(f"samples: {bad_x} point(s) with a non-finite (NaN or inf) "
-                             f"member, {bad_y} with a non-finite y")
+            raise ValueError(
+                f"samples: {bad_x} point(s) with a non-finite (NaN or inf) "
+                f"member, {bad_y} with a non-finite y"
+            )
         return a, b
     s = np.sort(x, axis=1)
     _raise_nonfinite_members(y, s)
@@ -394,6 +426,7 @@ def crps_ensemble(y, members, *, fair=False, use_numba=None):
 # quantiles and intervals
 # ------------------------------------------------------------------------------------
 
+
 def quantile_scores(y, quantiles, levels):
     r"""Quantile (pinball) score of each quantile: ``(1{y < q} - tau) (q - y)``.
 
@@ -438,9 +471,11 @@ def _pinball_sums_numba(y, q, t):  # pragma: no cover - compiled
 
 def _pinball_sums(y, q, t, use_numba):
     if _use_numba(use_numba):
-        return _pinball_sums_numba(np.ascontiguousarray(y, dtype=float),
-                                   np.ascontiguousarray(q, dtype=float),
-                                   np.ascontiguousarray(t, dtype=float))
+        return _pinball_sums_numba(
+            np.ascontiguousarray(y, dtype=float),
+            np.ascontiguousarray(q, dtype=float),
+            np.ascontiguousarray(t, dtype=float),
+        )
     return quantile_scores(y, q, t).sum(axis=1)
 
 

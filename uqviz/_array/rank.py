@@ -42,8 +42,14 @@ from uqviz._array.jit import HAVE_NUMBA, get_num_threads, njit, prange, uint64
 from uqviz._array.resample import BLOCK, block_generator
 
 if HAVE_NUMBA:
-    from uqviz._array.resample import (block_draw_counts, block_stream, count_draws_among,
-                                       count_draws_bits, n_point_blocks, task_stream)
+    from uqviz._array.resample import (
+        block_draw_counts,
+        block_stream,
+        count_draws_among,
+        count_draws_bits,
+        n_point_blocks,
+        task_stream,
+    )
 
 _U64 = uint64
 
@@ -272,8 +278,10 @@ def cc_from_counts(counts, prepared):
     flat = counts.reshape(-1, counts.shape[-1])
     if not HAVE_NUMBA:
         step = _rows_per_batch(flat.shape[-1])
-        out = [_cc_counts_numpy(flat[i:i + step][:, oe], e_bounds, u_bounds, epos_u)
-               for i in range(0, flat.shape[0], step)]
+        out = [
+            _cc_counts_numpy(flat[i : i + step][:, oe], e_bounds, u_bounds, epos_u)
+            for i in range(0, flat.shape[0], step)
+        ]
         return np.concatenate(out).reshape(counts.shape[:-1])
     out = np.empty(flat.shape[0])
     cd = np.empty((counts.shape[-1], 2))
@@ -337,8 +345,9 @@ def _blocked_replicate(cnt, block_counts, states, bits):
 
 
 @njit(nogil=True, parallel=True, cache=True, error_model="numpy")
-def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, epos32, seed,
-                            blk0, blk1, n_boot, block, bits):
+def _cc_boot_blocked_kernel(
+    m, e_bounds, u_bounds, epos_u, e_single, u_single, epos32, seed, blk0, blk1, n_boot, block, bits
+):
     """As :func:`_cc_boot_kernel` with the cache-blocked exact sampler (large M).
 
     The points are taken in |E| order, so the counts are drawn block by block in the
@@ -357,8 +366,9 @@ def _cc_boot_blocked_kernel(m, e_bounds, u_bounds, epos_u, e_single, u_single, e
         pk = np.empty(m, dtype=np.int32)
         for r in range(b1 - b0):
             _blocked_replicate(cnt, counts[r], states, bits)
-            out[b0 + r - b_first] = _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single,
-                                               u_single, epos32)
+            out[b0 + r - b_first] = _cc_packed(
+                cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single, epos32
+            )
     return out
 
 
@@ -416,12 +426,30 @@ def cc_bootstrap(prepared, n_boot, seed, blocks=None):
     if not HAVE_NUMBA:
         return _cc_bootstrap_numpy(prepared, int(n_boot), seed, int(first), int(last))
     if _blocked(oe.size):
-        return _cc_boot_blocked_kernel(oe.size, e_bounds, u_bounds, epos_u,
-                                       *_packed_extras(prepared), np.uint64(seed),
-                                       int(first), int(last), int(n_boot), BLOCK,
-                                       int(_resample.POINT_BITS))
-    return _cc_boot_kernel(oe.size, e_bounds, u_bounds, epos_u, np.uint64(seed), int(first),
-                           int(last), int(n_boot), BLOCK)
+        return _cc_boot_blocked_kernel(
+            oe.size,
+            e_bounds,
+            u_bounds,
+            epos_u,
+            *_packed_extras(prepared),
+            np.uint64(seed),
+            int(first),
+            int(last),
+            int(n_boot),
+            BLOCK,
+            int(_resample.POINT_BITS),
+        )
+    return _cc_boot_kernel(
+        oe.size,
+        e_bounds,
+        u_bounds,
+        epos_u,
+        np.uint64(seed),
+        int(first),
+        int(last),
+        int(n_boot),
+        BLOCK,
+    )
 
 
 def cc_bootstrap_counts(prepared, n_boot, seed):
@@ -430,8 +458,13 @@ def cc_bootstrap_counts(prepared, n_boot, seed):
     m = oe.size
     out = np.zeros((n_boot, m))
     if not HAVE_NUMBA:
-        out = np.concatenate([c for blk in range(n_blocks(n_boot))
-                              for c in _block_counts_numpy(m, int(seed), blk, n_boot)])
+        out = np.concatenate(
+            [
+                c
+                for blk in range(n_blocks(n_boot))
+                for c in _block_counts_numpy(m, int(seed), blk, n_boot)
+            ]
+        )
         out = out.astype(float)
     elif _blocked(m):
         _blocked_counts_kernel(out, np.uint64(seed), BLOCK, int(_resample.POINT_BITS))
@@ -454,8 +487,9 @@ def _counts_kernel(out, seed, block):
 
 
 @njit(nogil=True, parallel=True, cache=True, error_model="numpy")
-def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, e_single,
-                    u_single, epos32):
+def _cc_jack_kernel(
+    inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, e_single, u_single, epos32
+):
     m = inv_e.shape[0]
     n_groups = edges.shape[0] - 1
     out = np.empty(n_groups)
@@ -469,8 +503,7 @@ def _cc_jack_kernel(inv_e, edges, e_bounds, u_bounds, epos_u, n_chunks, packed, 
             for i in range(edges[g], edges[g + 1]):
                 cnt[inv_e[i]] = 0
             if packed:
-                out[g] = _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single,
-                                    epos32)
+                out[g] = _cc_packed(cnt, pk, e_bounds, u_bounds, epos_u, e_single, u_single, epos32)
             else:
                 out[g] = _cc_counts(cnt, cd, e_bounds, u_bounds, epos_u)
             for i in range(edges[g], edges[g + 1]):
@@ -567,10 +600,13 @@ def _cc_sorted_keys(keys, row, scale, ou, du2, no_ties, shift, m):
             for k in range(i + 1, j):
                 v = idx[k]
                 h = k - 1
-                while h >= i and (_val(row, scale, ou[idx[h]], mult)
-                                  > _val(row, scale, ou[v], mult)
-                                  or (_val(row, scale, ou[idx[h]], mult)
-                                      == _val(row, scale, ou[v], mult) and idx[h] > v)):
+                while h >= i and (
+                    _val(row, scale, ou[idx[h]], mult) > _val(row, scale, ou[v], mult)
+                    or (
+                        _val(row, scale, ou[idx[h]], mult) == _val(row, scale, ou[v], mult)
+                        and idx[h] > v
+                    )
+                ):
                     idx[h + 1] = idx[h]
                     h -= 1
                 idx[h + 1] = v
@@ -578,8 +614,9 @@ def _cc_sorted_keys(keys, row, scale, ou, du2, no_ties, shift, m):
             k = i
             while k < j:
                 h = k + 1
-                while h < j and (_val(row, scale, ou[idx[h]], mult)
-                                 == _val(row, scale, ou[idx[k]], mult)):
+                while h < j and (
+                    _val(row, scale, ou[idx[h]], mult) == _val(row, scale, ou[idx[k]], mult)
+                ):
                     h += 1
                 d = k + h - m  # twice the centred mid-rank of positions k..h-1
                 for r in range(k, h):
@@ -689,9 +726,11 @@ def _block_counts_numpy(m, seed, blk, n_boot):
 
 def _cc_bootstrap_numpy(prepared, n_boot, seed, first, last):
     oe, e_bounds, u_bounds, epos_u = prepared
-    out = [_cc_counts_numpy(c, e_bounds, u_bounds, epos_u)
-           for blk in range(first, last)
-           for c in _block_counts_numpy(oe.size, int(seed), blk, n_boot)]
+    out = [
+        _cc_counts_numpy(c, e_bounds, u_bounds, epos_u)
+        for blk in range(first, last)
+        for c in _block_counts_numpy(oe.size, int(seed), blk, n_boot)
+    ]
     return np.concatenate(out) if out else np.empty(0)
 
 
@@ -703,7 +742,7 @@ def _cc_jackknife_numpy(inv_e, edges, e_bounds, u_bounds, epos_u):
         g1 = min(n_groups, g0 + step)
         cnt = np.ones((g1 - g0, m))
         for g in range(g0, g1):
-            cnt[g - g0, inv_e[edges[g]:edges[g + 1]]] = 0.0
+            cnt[g - g0, inv_e[edges[g] : edges[g + 1]]] = 0.0
         out[g0:g1] = _cc_counts_numpy(cnt, e_bounds, u_bounds, epos_u)
     return out
 
@@ -718,7 +757,7 @@ def _cc_given_u_numpy(flat, scale, upos, du2, ssu):
     out = np.empty(flat.shape[0])
     step = _rows_per_batch(m)
     for r0 in range(0, flat.shape[0], step):
-        x = flat[r0:r0 + step]
+        x = flat[r0 : r0 + step]
         x = np.abs(x * scale if scale.shape[0] == m else x)
         d = (2.0 * rankdata(x, axis=-1)).astype(np.int64) - (m + 1)
         if exact:
@@ -728,6 +767,7 @@ def _cc_given_u_numpy(flat, scale, upos, du2, ssu):
             d = d.astype(float)
             cross, sse = d @ du_data.astype(float), np.sum(d * d, axis=-1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[r0:r0 + step] = np.where((sse > 0) & (ssu > 0), cross / np.sqrt(sse * ssu),
-                                         np.nan)
+            out[r0 : r0 + step] = np.where(
+                (sse > 0) & (ssu > 0), cross / np.sqrt(sse * ssu), np.nan
+            )
     return out

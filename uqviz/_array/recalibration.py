@@ -31,8 +31,15 @@ from uqviz._array.lazy import lazy_module
 
 optimize = lazy_module("scipy.optimize")
 
-__all__ = ["scaling_factor", "fit_linear", "linear_nll", "bin_factors", "bin_lookup",
-           "isotonic_knots", "isotonic_predict"]
+__all__ = [
+    "scaling_factor",
+    "fit_linear",
+    "linear_nll",
+    "bin_factors",
+    "bin_lookup",
+    "isotonic_knots",
+    "isotonic_predict",
+]
 
 
 def scaling_factor(e, u):
@@ -199,8 +206,9 @@ def isotonic_knots(x, y):
     fit = optimize.isotonic_regression(means, weights=counts.astype(float), increasing=True).x
     positive = fit > 0
     if not positive.any():
-        raise ValueError(f"zero-variance fit: the {ys.size} squared errors of the calibration "
-                         "set are all 0")
+        raise ValueError(
+            f"zero-variance fit: the {ys.size} squared errors of the calibration set are all 0"
+        )
     n_floored = int(counts[~positive].sum())
     if n_floored:
         fit = np.where(positive, fit, fit[positive].min())

@@ -317,9 +317,13 @@ if numba is not None:
         a0 = 0.0
         for _ in range(c // 5):
             x = xoshiro_next(s)
-            a0 += (part[np.int64(x & mask), 0] + part[np.int64((x >> b1) & mask), 0]
-                   + part[np.int64((x >> b2) & mask), 0] + part[np.int64((x >> b3) & mask), 0]
-                   + part[np.int64((x >> b4) & mask), 0])
+            a0 += (
+                part[np.int64(x & mask), 0]
+                + part[np.int64((x >> b1) & mask), 0]
+                + part[np.int64((x >> b2) & mask), 0]
+                + part[np.int64((x >> b3) & mask), 0]
+                + part[np.int64((x >> b4) & mask), 0]
+            )
         rest = c % 5
         if rest:
             x = xoshiro_next(s)
@@ -354,8 +358,9 @@ if numba is not None:
             for r in range(n_rep):
                 c = counts[r, j]
                 if width == 1:
-                    acc[r, 0] += _sum1_bits(part, c, s, bits) if full else _sum1(
-                        part, c, s, n, threshold)
+                    acc[r, 0] += (
+                        _sum1_bits(part, c, s, bits) if full else _sum1(part, c, s, n, threshold)
+                    )
                 else:
                     if full:
                         a0, a1, a2 = _sum3_bits(part, c, s, bits)
@@ -369,8 +374,9 @@ if numba is not None:
                 out[b0 + r, c] = acc[r, c]
 
     @numba.njit(nogil=True, parallel=True, cache=True)
-    def _sums_numba_kernel(cols, starts, sizes, n_boot, seeds, block, bits, blocked_above,
-                           prefetch=True):
+    def _sums_numba_kernel(
+        cols, starts, sizes, n_boot, seeds, block, bits, blocked_above, prefetch=True
+    ):
         # cols: (M, w), w = 1 or 3, row-major, so the three values of a drawn point share a
         # cache line; scalar accumulators stay in registers (measured about 2x faster than
         # an accumulator array over separate columns). Groups above ``blocked_above``
@@ -384,11 +390,11 @@ if numba is not None:
             g = t // n_blocks
             blk = t - g * n_blocks
             size = sizes[g]
-            grp = cols[starts[g]:starts[g] + size]
+            grp = cols[starts[g] : starts[g] + size]
             b0 = blk * block
             b1 = min(n_boot, (blk + 1) * block)
             if size > blocked_above:
-                _blocked_sums(grp, out[g], b0, b1, seeds[g], blk, bits, prefetch, sink[t:t + 1])
+                _blocked_sums(grp, out[g], b0, b1, seeds[g], blk, bits, prefetch, sink[t : t + 1])
                 continue
             s = task_stream(seeds[g], blk)
             n = _U64(size)
@@ -495,7 +501,7 @@ if numba is not None:
             n = _U64(hi - lo)
             threshold = (_U64(0x100000000) - n) % n
             for r in range(n_rep):
-                drawn[:hi - lo] = 0
+                drawn[: hi - lo] = 0
                 c = counts[r, j]
                 if full:
                     count_draws_bits(drawn, c, s, bits)
@@ -536,10 +542,12 @@ def _sums_numba_triplets(cols, starts, sizes, n_boot, seeds, blocked_above=BLOCK
         width = -(-k // 3) * 3
         padded = np.zeros((m, width))
         padded[:, :k] = cols
-        parts = [np.ascontiguousarray(padded[:, c:c + 3]) for c in range(0, width, 3)]
+        parts = [np.ascontiguousarray(padded[:, c : c + 3]) for c in range(0, width, 3)]
         del padded
-    out = [_sums_numba_kernel(p, starts, sizes, n_boot, seeds, BLOCK, POINT_BITS,
-                              blocked_above) for p in parts]
+    out = [
+        _sums_numba_kernel(p, starts, sizes, n_boot, seeds, BLOCK, POINT_BITS, blocked_above)
+        for p in parts
+    ]
     return (out[0] if len(out) == 1 else np.concatenate(out, axis=-1))[..., :k]
 
 
@@ -579,8 +587,12 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
     """
     cols = np.ascontiguousarray(cols, dtype=np.float64)
     bounds = np.ascontiguousarray(bounds, dtype=np.int64)
-    if (cols.ndim != 2 or bounds[0] != 0 or bounds[-1] != cols.shape[0]
-            or np.any(np.diff(bounds) < 1)):
+    if (
+        cols.ndim != 2
+        or bounds[0] != 0
+        or bounds[-1] != cols.shape[0]
+        or np.any(np.diff(bounds) < 1)
+    ):
         raise ValueError("bounds must increase strictly from 0 to the number of points")
     n_boot = checks.count("n_boot", n_boot, minimum=1)
     seed = int(group_seeds(seed, 1)[0]) if np.ndim(seed) == 0 else int(seed[0])
@@ -589,9 +601,12 @@ def binned_resample_sums(cols, bounds, n_boot, seed, *, engine=None):
         k = cols.shape[1]
         padded = np.zeros((-(-k // 3) * 3, cols.shape[0]))  # (3 j, M): three rows per pass
         padded[:k] = cols.T
-        out = [_binned_sums_numba_kernel(padded[r:r + 3], bounds, n_boot, np.uint64(seed),
-                                         BLOCK, POINT_BITS, BLOCKED_ABOVE)
-               for r in range(0, padded.shape[0], 3)]
+        out = [
+            _binned_sums_numba_kernel(
+                padded[r : r + 3], bounds, n_boot, np.uint64(seed), BLOCK, POINT_BITS, BLOCKED_ABOVE
+            )
+            for r in range(0, padded.shape[0], 3)
+        ]
         return (out[0] if len(out) == 1 else np.concatenate(out, axis=-1))[..., :k]
     return _binned_sums_numpy(cols, bounds, n_boot, seed)
 
@@ -612,8 +627,9 @@ def resolve_engine(engine, *, name: str = "engine") -> str:
     """
     engine = default_engine() if engine is None else checks.choice(name, engine, ENGINES)
     if engine == "numba" and numba is None:
-        raise ValueError(f"{name}='numba' needs numba installed (pip install numba); use "
-                         f"{name}='numpy' or None")
+        raise ValueError(
+            f"{name}='numba' needs numba installed (pip install numba); use {name}='numpy' or None"
+        )
     return engine
 
 
@@ -633,8 +649,7 @@ def group_seeds(seed, n_groups):
     return seeds
 
 
-def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None,
-                  blocked_above=None):
+def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None, blocked_above=None):
     """Sums of the columns over bootstrap resamples of the points of each group.
 
     Parameters
@@ -675,7 +690,12 @@ def resample_sums(cols, n_boot, seed, *, starts=None, sizes=None, engine=None,
     n_boot = checks.count("n_boot", n_boot, minimum=1)
     seeds = group_seeds(seed, len(sizes))
     if resolve_engine(engine) == "numba":
-        return _sums_numba_triplets(cols, starts, sizes, n_boot, seeds,
-                                    BLOCKED_ABOVE if blocked_above is None
-                                    else int(blocked_above))
+        return _sums_numba_triplets(
+            cols,
+            starts,
+            sizes,
+            n_boot,
+            seeds,
+            BLOCKED_ABOVE if blocked_above is None else int(blocked_above),
+        )
     return _sums_numpy(cols, starts, sizes, n_boot, seeds)

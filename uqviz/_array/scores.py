@@ -14,8 +14,16 @@ from uqviz._array.lazy import lazy_module
 
 special = lazy_module("scipy.special")
 
-__all__ = ["count_within", "count_below", "trapezoid_area", "miscalibration_area",
-           "nll_points", "crps_points", "check_interval_points", "CLOSED_FORM_KINDS"]
+__all__ = [
+    "count_within",
+    "count_below",
+    "trapezoid_area",
+    "miscalibration_area",
+    "nll_points",
+    "crps_points",
+    "check_interval_points",
+    "CLOSED_FORM_KINDS",
+]
 
 #: generative kinds with closed-form NLL and CRPS
 CLOSED_FORM_KINDS = ("normal", "student_t", "laplace")
@@ -124,8 +132,9 @@ def nll_points(e, u, kind="normal", nu=None):
     if kind == "student_t":
         s = u * _t_scale(nu)
         w = e / s
-        const = special.gammaln(nu / 2.0) - special.gammaln((nu + 1.0) / 2.0) \
-            + 0.5 * np.log(nu * np.pi)
+        const = (
+            special.gammaln(nu / 2.0) - special.gammaln((nu + 1.0) / 2.0) + 0.5 * np.log(nu * np.pi)
+        )
         return const + np.log(s) + 0.5 * (nu + 1.0) * np.log1p(w * w / nu)
     if kind == "laplace":
         b = u / np.sqrt(2.0)
@@ -145,17 +154,26 @@ def crps_points(e, u, kind="normal", nu=None):
     """
     if kind == "normal":
         z = e / u
-        return u * (z * (2.0 * special.ndtr(z) - 1.0)
-                    + 2.0 * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi) - 1.0 / np.sqrt(np.pi))
+        return u * (
+            z * (2.0 * special.ndtr(z) - 1.0)
+            + 2.0 * np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+            - 1.0 / np.sqrt(np.pi)
+        )
     if kind == "student_t":
         s = u * _t_scale(nu)
         w = e / s
         cdf = special.stdtr(nu, w)
-        log_norm = special.gammaln((nu + 1.0) / 2.0) - special.gammaln(nu / 2.0) \
-            - 0.5 * np.log(nu * np.pi)
+        log_norm = (
+            special.gammaln((nu + 1.0) / 2.0) - special.gammaln(nu / 2.0) - 0.5 * np.log(nu * np.pi)
+        )
         pdf = np.exp(log_norm - 0.5 * (nu + 1.0) * np.log1p(w * w / nu))
-        const = 2.0 * np.sqrt(nu) / (nu - 1.0) * special.beta(0.5, nu - 0.5) \
+        const = (
+            2.0
+            * np.sqrt(nu)
+            / (nu - 1.0)
+            * special.beta(0.5, nu - 0.5)
             / special.beta(0.5, nu / 2.0) ** 2
+        )
         return s * (w * (2.0 * cdf - 1.0) + 2.0 * pdf * (nu + w * w) / (nu - 1.0) - const)
     if kind == "laplace":
         b = u / np.sqrt(2.0)
@@ -187,8 +205,7 @@ def _suffix_sums(x):
     return np.concatenate([np.cumsum(x[::-1])[::-1], [0.0]])
 
 
-def check_interval_points(z, u, *, q_check, tau, q_lower, q_upper, p, check=True,
-                          interval=True):
+def check_interval_points(z, u, *, q_check, tau, q_lower, q_upper, p, check=True, interval=True):
     """Check (pinball) and interval scores of each point, averaged over their levels.
 
     Parameters

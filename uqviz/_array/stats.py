@@ -89,13 +89,15 @@ def columns(e, u, names, log2_scale=0):
     m = shape[-1] if shape else 1
     # in chunks of points: the temporaries stay small whatever M (same values)
     for a in range(0, max(m, 1), COLUMN_CHUNK):
-        ec, uc = e[..., a:a + COLUMN_CHUNK], u[..., a:a + COLUMN_CHUNK]
-        es, us = (ec, uc) if not log2_scale else (np.ldexp(ec, -log2_scale),
-                                                  np.ldexp(uc, -log2_scale))
+        ec, uc = e[..., a : a + COLUMN_CHUNK], u[..., a : a + COLUMN_CHUNK]
+        es, us = (
+            (ec, uc) if not log2_scale else (np.ldexp(ec, -log2_scale), np.ldexp(uc, -log2_scale))
+        )
         with np.errstate(over="ignore", under="ignore"):
             for i, c in enumerate(names):
-                out[..., a:a + COLUMN_CHUNK, i] = (COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS
-                                                   else COLUMN_FUNCS[c](ec, uc))
+                out[..., a : a + COLUMN_CHUNK, i] = (
+                    COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS else COLUMN_FUNCS[c](ec, uc)
+                )
     return out
 
 
@@ -113,8 +115,12 @@ def column_means(e, u, names):
     k = log2_scale(e, u)
     es, us = (e, u) if not k else (np.ldexp(e, -k), np.ldexp(u, -k))
     with np.errstate(over="ignore", under="ignore"):
-        out = {c: np.mean(COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS
-                          else COLUMN_FUNCS[c](e, u), axis=-1) for c in names}
+        out = {
+            c: np.mean(
+                COLUMN_FUNCS[c](es, us) if c in SCALED_COLUMNS else COLUMN_FUNCS[c](e, u), axis=-1
+            )
+            for c in names
+        }
     out["log2_scale"] = k
     return out
 
@@ -137,8 +143,10 @@ def evaluate(name, func, means, *args):
         raise ValueError(problem)
     bad = ~np.isfinite(value)
     if np.any(bad):
-        raise ValueError(f"{name} is not finite for these data ({int(bad.sum())} of "
-                         f"{bad.size} value(s) NaN or inf)")
+        raise ValueError(
+            f"{name} is not finite for these data ({int(bad.sum())} of "
+            f"{bad.size} value(s) NaN or inf)"
+        )
     return value
 
 
@@ -162,9 +170,11 @@ def unrepresentable(name, func, means, value, *args) -> str | None:
     if not (np.any(over) or np.any(under)):
         return None
     how = "overflows" if np.any(over) else "underflows"
-    return (f"{name} {how} float64 for these data (|E|, uE up to 2**{k}): not representable; "
-            "use a scale-free statistic (ZMS, RCE) or RMSE/RMV, or express E and uE in other "
-            "units")
+    return (
+        f"{name} {how} float64 for these data (|E|, uE up to 2**{k}): not representable; "
+        "use a scale-free statistic (ZMS, RCE) or RMSE/RMV, or express E and uE in other "
+        "units"
+    )
 
 
 # --------------------------------------------------------------------------

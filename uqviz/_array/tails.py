@@ -24,9 +24,23 @@ import pathlib
 
 import numpy as np
 
-__all__ = ["PROFILE_DF", "LR_HALF_WIDTH", "REGION_LEVEL", "REGION_HALF_WIDTH", "P_FLOOR",
-           "MAX_PROFILE_POINTS", "t_profile", "tail_df", "df_region", "profile_region",
-           "null_table", "null_quantiles", "null_p_value", "sup_null_p_value", "effective_size"]
+__all__ = [
+    "PROFILE_DF",
+    "LR_HALF_WIDTH",
+    "REGION_LEVEL",
+    "REGION_HALF_WIDTH",
+    "P_FLOOR",
+    "MAX_PROFILE_POINTS",
+    "t_profile",
+    "tail_df",
+    "df_region",
+    "profile_region",
+    "null_table",
+    "null_quantiles",
+    "null_p_value",
+    "sup_null_p_value",
+    "effective_size",
+]
 
 #: degrees of freedom of the profile likelihood (inf: the normal)
 PROFILE_DF = np.concatenate([np.geomspace(2.05, 400.0, 60), [np.inf]])
@@ -104,8 +118,9 @@ def t_profile(z, df=PROFILE_DF, n_iter=200, tol=1e-9):
             s2 = new
             if done:
                 break
-        out[k] = (m * (gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * s2))
-                  - 0.5 * (nu + 1) * np.sum(np.log1p(z2 / (nu * s2))))
+        out[k] = m * (
+            gammaln((nu + 1) / 2) - gammaln(nu / 2) - 0.5 * np.log(nu * np.pi * s2)
+        ) - 0.5 * (nu + 1) * np.sum(np.log1p(z2 / (nu * s2)))
     return out * weight
 
 

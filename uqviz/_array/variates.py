@@ -134,8 +134,9 @@ def _fill_student_t(s, nu, out, xt, ft):
             if v > 0.0:
                 v = v * v * v
                 w = _unit(s)
-                if (w < 1.0 - 0.0331 * (y * y) * (y * y)
-                        or math.log(w) < 0.5 * y * y + d * (1.0 - v + math.log(v))):
+                if w < 1.0 - 0.0331 * (y * y) * (y * y) or math.log(w) < 0.5 * y * y + d * (
+                    1.0 - v + math.log(v)
+                ):
                     g = d * v
         out[k] = z * scale / math.sqrt(2.0 * g)
 

@@ -26,8 +26,15 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["UqvizWarning", "UnreliableWarning", "BinningWarning", "DataWarning",
-           "NumericalWarning", "NumbaMissingWarning", "format_warning"]
+__all__ = [
+    "UqvizWarning",
+    "UnreliableWarning",
+    "BinningWarning",
+    "DataWarning",
+    "NumericalWarning",
+    "NumbaMissingWarning",
+    "format_warning",
+]
 
 
 class UqvizWarning(UserWarning):
@@ -157,7 +164,7 @@ def format_warning(message, category, filename, lineno, line=None):
 def _install_format():
     current = warnings.formatwarning
     if getattr(current, "__name__", "") == "format_warning" and hasattr(current, "_previous"):
-        return                                     # installed already (a reloaded module)
+        return  # installed already (a reloaded module)
     format_warning._previous = current
     warnings.formatwarning = format_warning
 

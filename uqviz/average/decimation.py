@@ -30,8 +30,9 @@ def _check_options(rounding, ties):
 
 def _check_fraction(fraction):
     if np.ndim(fraction) != 0 and not isinstance(fraction, str):
-        raise ValueError(f"fraction must be a single number in [0, 1), got shape "
-                         f"{np.shape(fraction)}")
+        raise ValueError(
+            f"fraction must be a single number in [0, 1), got shape {np.shape(fraction)}"
+        )
     return float(checks.fractions("fraction", fraction)[0])
 
 
@@ -150,8 +151,12 @@ def decimated(data, *, fraction, rounding="floor", ties="stable"):
             check_dataset(ds)
         keep, k = _kept_rows(ds, fraction, rounding, ties)
         out = ds.isel(point=keep)
-        out.attrs = {**ds.attrs, "decimation_fraction": fraction, "n_decimated": k,
-                     "decimation": f"largest uE removed ({rounding}, ties {ties})"}
+        out.attrs = {
+            **ds.attrs,
+            "decimation_fraction": fraction,
+            "n_decimated": k,
+            "decimation": f"largest uE removed ({rounding}, ties {ties})",
+        }
         return out
 
     if isinstance(data, xr.DataTree):
@@ -167,8 +172,9 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     m = u.size
     ks = n_removed(fractions, m, rounding=rounding)
     if ks.max() >= m:
-        raise ValueError(f"fractions: {fractions[ks.argmax()]:g} removes all {m} points of the "
-                         "data")
+        raise ValueError(
+            f"fractions: {fractions[ks.argmax()]:g} removes all {m} points of the data"
+        )
     order = decimation_order(e, u, ties=ties)
     es, us = e[order], u[order]
     values = np.array([[point_estimate(s, es[k:], us[k:]) for k in ks] for s in statistics])
@@ -176,12 +182,21 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     full = np.array([point_estimate(s, es, us) for s in statistics])
     return xr.Dataset(
         {
-            "delta": (("statistic", "fraction"), values - full[:, None],
-                      {"long_name": "stat_k - stat_0 (decimation curve)"}),
-            "estimate": (("statistic", "fraction"), values,
-                         {"long_name": "statistic after removing the largest uE (stat_k)"}),
-            "full_estimate": ("statistic", full,
-                              {"long_name": "statistic on the full set (stat_0)"}),
+            "delta": (
+                ("statistic", "fraction"),
+                values - full[:, None],
+                {"long_name": "stat_k - stat_0 (decimation curve)"},
+            ),
+            "estimate": (
+                ("statistic", "fraction"),
+                values,
+                {"long_name": "statistic after removing the largest uE (stat_k)"},
+            ),
+            "full_estimate": (
+                "statistic",
+                full,
+                {"long_name": "statistic on the full set (stat_0)"},
+            ),
             "n_removed": ("fraction", ks, {"long_name": "points removed"}),
             "n_points": ((), m),
         },
@@ -189,9 +204,20 @@ def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     )
 
 
-def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=10_000, ci=0.95,
-                     method="bca", rng=None, rounding="floor", ties="stable", client=None,
-                     engine=None):
+def decimation_curve(
+    data,
+    *,
+    statistics=("ZMS", "RCE"),
+    fractions=None,
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    rng=None,
+    rounding="floor",
+    ties="stable",
+    client=None,
+    engine=None,
+):
     r"""Statistics after removing the largest uncertainties, with the CI of the full set
     (Pernot (2024b), Fig. 8).
 
@@ -275,16 +301,34 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     100
     """
     _check_options(rounding, ties)
-    fractions = (DEFAULT_FRACTIONS if fractions is None
-                 else np.round(checks.fractions("fractions", fractions), 12))
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=METHODS)
+    fractions = (
+        DEFAULT_FRACTIONS
+        if fractions is None
+        else np.round(checks.fractions("fractions", fractions), 12)
+    )
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS
+    )
     statistics = average_statistic_names(statistics)
-    out = map_datasets(_decimation_one, data, statistics=statistics, fractions=fractions,
-                       rounding=rounding, ties=ties)
+    out = map_datasets(
+        _decimation_one,
+        data,
+        statistics=statistics,
+        fractions=fractions,
+        rounding=rounding,
+        ties=ties,
+    )
     # the CI bars are exactly those of validate_average(data) with the same settings
-    va = validate_average(data, statistics=statistics, n_boot=boot.n_boot, ci=boot.ci,
-                          method=boot.method, rng=rng, client=client, engine=boot.engine)
+    va = validate_average(
+        data,
+        statistics=statistics,
+        n_boot=boot.n_boot,
+        ci=boot.ci,
+        method=boot.method,
+        rng=rng,
+        client=client,
+        engine=boot.engine,
+    )
     lo = va["ci_lower"] - va["estimate"]
     hi = va["ci_upper"] - va["estimate"]
     out["ci_lower_halfwidth"] = lo.assign_attrs(long_name="ci_lower - estimate (full set, <= 0)")
@@ -292,12 +336,19 @@ def decimation_curve(data, *, statistics=("ZMS", "RCE"), fractions=None, n_boot=
     outside = (out["delta"] < lo) | (out["delta"] > hi)
     outside.attrs = {"long_name": "delta outside the zero-centred CI of the full set"}
     out["outside_ci"] = outside  # a flag: not the attrs (units) of delta
-    out.attrs.update({
-        "statistics": list(statistics), "n_boot": boot.n_boot, "ci": boot.ci,
-        "method": boot.method, "rng": boot.attrs["rng"], "rounding": rounding, "ties": ties,
-        "engine": boot.engine,
-        "decimation": "points sorted by decreasing uE; the first n_removed = "
-                      f"{rounding}(fraction * M) are discarded",
-        "citation": "Pernot (2024b), sect. V C, Fig. 8",
-    })
+    out.attrs.update(
+        {
+            "statistics": list(statistics),
+            "n_boot": boot.n_boot,
+            "ci": boot.ci,
+            "method": boot.method,
+            "rng": boot.attrs["rng"],
+            "rounding": rounding,
+            "ties": ties,
+            "engine": boot.engine,
+            "decimation": "points sorted by decreasing uE; the first n_removed = "
+            f"{rounding}(fraction * M) are discarded",
+            "citation": "Pernot (2024b), sect. V C, Fig. 8",
+        }
+    )
     return out

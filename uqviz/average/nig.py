@@ -74,30 +74,41 @@ def nig_skewness_curve(*, nu=None, size=1_000_000, rng=None):
     beta = np.empty((nu.size, len(_VARIABLES)))
     kappa = np.empty_like(beta)
     for i, v in enumerate(nu):
-        e, u = draw_calibrated(size, a=v / 2.0, b=v / 2.0,
-                               rng=seeds.child(entropy, seeds.value_index(v)))
+        e, u = draw_calibrated(
+            size, a=v / 2.0, b=v / 2.0, rng=seeds.child(entropy, seeds.value_index(v))
+        )
         v2 = u * u
         e2 = e * e
         x = np.stack([v2, e2, e2 / v2])
         beta[i], kappa[i] = stats_kernels.beta_gm(x), stats_kernels.kappa_cs(x)
     out = xr.Dataset(
         {
-            "beta_gm": (("nu", "variable"), beta,
-                        {"long_name": "robust skewness beta_GM (Harrell-Davis median)"}),
-            "kappa_cs": (("nu", "variable"), kappa,
-                         {"long_name": "robust excess kurtosis kappa_CS (Harrell-Davis)"}),
+            "beta_gm": (
+                ("nu", "variable"),
+                beta,
+                {"long_name": "robust skewness beta_GM (Harrell-Davis median)"},
+            ),
+            "kappa_cs": (
+                ("nu", "variable"),
+                kappa,
+                {"long_name": "robust excess kurtosis kappa_CS (Harrell-Davis)"},
+            ),
         },
-        coords={"nu": ("nu", nu, {"long_name": "NIG degrees of freedom nu"}),
-                "variable": list(_VARIABLES)},
+        coords={
+            "nu": ("nu", nu, {"long_name": "NIG degrees of freedom nu"}),
+            "variable": list(_VARIABLES),
+        },
     )
-    out.attrs.update({
-        "model": "NIG: uE^2 ~ IG(nu/2, nu/2), E = uE * N(0, 1); E^2 ~ F(1, nu), Z^2 ~ chi2_1",
-        "size": size,
-        "rng": seeds.seed_attr(rng),
-        "entropy": entropy,
-        "seeding": "sample of nu: seeds.child(entropy, bits(nu))",
-        "citation": "Pernot (2024b), Figs. 3 and 6",
-    })
+    out.attrs.update(
+        {
+            "model": "NIG: uE^2 ~ IG(nu/2, nu/2), E = uE * N(0, 1); E^2 ~ F(1, nu), Z^2 ~ chi2_1",
+            "size": size,
+            "rng": seeds.seed_attr(rng),
+            "entropy": entropy,
+            "seeding": "sample of nu: seeds.child(entropy, bits(nu))",
+            "citation": "Pernot (2024b), Figs. 3 and 6",
+        }
+    )
     return out
 
 
@@ -147,24 +158,35 @@ def nig_implied_shape(shapes):
     checks.result("shapes", shapes, "uqviz.distribution_shapes or uqviz.fit_inverse_gamma")
     if "variable" in shapes.dims:
         if "uE2" not in shapes["variable"].values:
-            raise ValueError("shapes: no 'uE2' on dim 'variable'; use the output of "
-                             "distribution_shapes or fit_inverse_gamma")
+            raise ValueError(
+                "shapes: no 'uE2' on dim 'variable'; use the output of "
+                "distribution_shapes or fit_inverse_gamma"
+            )
         fit = shapes.sel(variable="uE2")
     elif shapes.attrs.get("variable", "uE2") == "uE2":
         fit = shapes
     else:
-        raise ValueError(f"shapes: a fit of {shapes.attrs.get('variable')!r}, not of uE2; use "
-                         "the output of distribution_shapes or fit_inverse_gamma")
+        raise ValueError(
+            f"shapes: a fit of {shapes.attrs.get('variable')!r}, not of uE2; use "
+            "the output of distribution_shapes or fit_inverse_gamma"
+        )
     for name in ("nu", "scale"):
         if name not in fit:
             raise ValueError(f"shapes: variable {name!r} is missing")
     fit = fit[["nu", "scale"]].reset_coords(drop=True)
-    out = xr.Dataset({
-        "nu": (2.0 * fit["nu"]).assign_attrs(
-            long_name="NIG-implied shape of E^2 (2 x nu of uE^2)"),
-        "scale": fit["scale"].copy().assign_attrs(
-            long_name="scale of E^2 (= scale of uE^2)"),
-    })
-    out.attrs.update({"variable": "E2", "model": "E^2/scale ~ F(1, nu)",
-                      "derivation": "NIG: uE^2/s ~ IG(n, n), E = uE N(0,1) => E^2/s ~ F(1, 2n)"})
+    out = xr.Dataset(
+        {
+            "nu": (2.0 * fit["nu"]).assign_attrs(
+                long_name="NIG-implied shape of E^2 (2 x nu of uE^2)"
+            ),
+            "scale": fit["scale"].copy().assign_attrs(long_name="scale of E^2 (= scale of uE^2)"),
+        }
+    )
+    out.attrs.update(
+        {
+            "variable": "E2",
+            "model": "E^2/scale ~ F(1, nu)",
+            "derivation": "NIG: uE^2/s ~ IG(n, n), E = uE N(0,1) => E^2/s ~ F(1, 2n)",
+        }
+    )
     return out

@@ -25,9 +25,11 @@ _MODEL_TEXT = {
     "Z2": "Z^2/scale ~ F(1, nu)",
 }
 
-_METHOD = ("minimum Kolmogorov-Smirnov distance (maximum goodness-of-fit estimation, "
-           "as fitdistrplus::mgedist(gof='KS')); exact KS distance; Nelder-Mead on "
-           "(ln nu, ln scale) from a grid")
+_METHOD = (
+    "minimum Kolmogorov-Smirnov distance (maximum goodness-of-fit estimation, "
+    "as fitdistrplus::mgedist(gof='KS')); exact KS distance; Nelder-Mead on "
+    "(ln nu, ln scale) from a grid"
+)
 
 
 _SOURCES = {"uE2": "uE", "E2": "E", "Z2": "E/uE", "Z": "E/uE"}
@@ -35,24 +37,29 @@ _SOURCES = {"uE2": "uE", "E2": "E", "Z2": "E/uE", "Z": "E/uE"}
 
 def _columns(ds):
     """E and uE as float64 (a checked dataset may hold float32, int or object columns)."""
-    return (np.asarray(ds["E"].values, dtype=np.float64),
-            np.asarray(ds["uE"].values, dtype=np.float64))
+    return (
+        np.asarray(ds["E"].values, dtype=np.float64),
+        np.asarray(ds["uE"].values, dtype=np.float64),
+    )
 
 
 def _sample(e, u, variable, minimum):
     """The values of ``variable`` (uE2, E2, Z2, Z) to fit; the errors name the data."""
     if e.size < minimum:
-        raise ValueError(f"data: fitting {variable} needs at least {minimum} points, got "
-                         f"{e.size}")
+        raise ValueError(f"data: fitting {variable} needs at least {minimum} points, got {e.size}")
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
         x = e / u if variable == "Z" else SHAPE_VARIABLES[variable][1](e, u)
     n_bad = int(np.count_nonzero(~np.isfinite(x)))
     if n_bad:
-        raise ValueError(f"data: {variable} = f({_SOURCES[variable]}) overflows (inf) at "
-                         f"{n_bad} of {x.size} points; rescale E and uE")
+        raise ValueError(
+            f"data: {variable} = f({_SOURCES[variable]}) overflows (inf) at "
+            f"{n_bad} of {x.size} points; rescale E and uE"
+        )
     if variable != "Z" and not np.any(x > 0):
-        raise ValueError(f"data: {variable} is zero at all {x.size} points "
-                         f"({_SOURCES[variable]} = 0 or underflows); nothing to fit")
+        raise ValueError(
+            f"data: {variable} is zero at all {x.size} points "
+            f"({_SOURCES[variable]} = 0 or underflows); nothing to fit"
+        )
     return x
 
 
@@ -84,8 +91,14 @@ def _one_variable(ds, *, rng=None, variable):
 
 
 def _finish(out, variable):
-    out.attrs.update({"variable": variable, "model": _MODEL_TEXT[variable],
-                      "scipy_model": SHAPE_VARIABLES[variable][0], "method": _METHOD})
+    out.attrs.update(
+        {
+            "variable": variable,
+            "model": _MODEL_TEXT[variable],
+            "scipy_model": SHAPE_VARIABLES[variable][0],
+            "method": _METHOD,
+        }
+    )
     return out
 
 
@@ -194,17 +207,22 @@ def _student_t_one(ds, *, rng=None):
     check_dataset(ds)
     z = _sample(*_columns(ds), "Z", 3)
     r = fit_kernels.fit_student_t(z)
-    return xr.Dataset({
-        "nu": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
-        "loc": ((), r["loc"], {"long_name": "location of the fitted t"}),
-        "scale": ((), r["scale"], {"long_name": "scale of the fitted t"}),
-        "loglik": ((), r["loglik"], {"long_name": "maximised log-likelihood"}),
-        "ks_distance": ((), r["ks_distance"], {"long_name": "KS distance of the fitted t"}),
-        "mean": ((), float(np.mean(z)), {"long_name": "sample mean of Z"}),
-        "sd": ((), float(np.std(z, ddof=1)),
-               {"long_name": "sample standard deviation of Z, ddof=1"}),
-        "n_points": ((), z.size),
-    })
+    return xr.Dataset(
+        {
+            "nu": ((), r["df"], {"long_name": "degrees of freedom nu_Z"}),
+            "loc": ((), r["loc"], {"long_name": "location of the fitted t"}),
+            "scale": ((), r["scale"], {"long_name": "scale of the fitted t"}),
+            "loglik": ((), r["loglik"], {"long_name": "maximised log-likelihood"}),
+            "ks_distance": ((), r["ks_distance"], {"long_name": "KS distance of the fitted t"}),
+            "mean": ((), float(np.mean(z)), {"long_name": "sample mean of Z"}),
+            "sd": (
+                (),
+                float(np.std(z, ddof=1)),
+                {"long_name": "sample standard deviation of Z, ddof=1"},
+            ),
+            "n_points": ((), z.size),
+        }
+    )
 
 
 def fit_student_t(data):
@@ -255,17 +273,24 @@ def fit_student_t(data):
     (4, 0.1, 0.8)
     """
     out = map_datasets(_student_t_one, data)
-    out.attrs.update({"variable": "Z", "model": "(Z - loc)/scale ~ t(nu)",
-                      "scipy_model": "t", "method": "maximum likelihood (scipy.stats.t.fit)"})
+    out.attrs.update(
+        {
+            "variable": "Z",
+            "model": "(Z - loc)/scale ~ t(nu)",
+            "scipy_model": "t",
+            "method": "maximum likelihood (scipy.stats.t.fit)",
+        }
+    )
     return out
 
 
 def _shapes_one(ds, *, rng=None):
     names = list(SHAPE_VARIABLES)
     r = _fit_vars(ds, names)
-    out = xr.Dataset({k: ("variable", v, _attrs_var(k)) for k, v in r.items()},
-                     coords={"variable": names,
-                             "model": ("variable", [SHAPE_VARIABLES[n][0] for n in names])})
+    out = xr.Dataset(
+        {k: ("variable", v, _attrs_var(k)) for k, v in r.items()},
+        coords={"variable": names, "model": ("variable", [SHAPE_VARIABLES[n][0] for n in names])},
+    )
     out["n_points"] = ((), ds.sizes["point"])
     return out
 

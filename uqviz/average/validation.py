@@ -13,8 +13,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.options import BootstrapOptions
-from uqviz.engine.statistics import (get_statistic, reference_value,
-                                     statistics_option)
+from uqviz.engine.statistics import get_statistic, reference_value, statistics_option
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.verdicts import NOT_TESTED, decide
@@ -22,9 +21,20 @@ from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz._array.tails import P_FLOOR
 from uqviz.average.tails import TAIL_TESTED, null_p_values, tail_fit
 
-__all__ = ["validate_average", "tailedness", "TAILEDNESS_THRESHOLDS", "TAILEDNESS_SCREENS",
-           "MIN_POINTS", "MIN_TESTED", "BCA_MIN_POINTS", "beta_text", "average_verdicts",
-           "beta_gm_screened", "screens_pass", "squares"]
+__all__ = [
+    "validate_average",
+    "tailedness",
+    "TAILEDNESS_THRESHOLDS",
+    "TAILEDNESS_SCREENS",
+    "MIN_POINTS",
+    "MIN_TESTED",
+    "BCA_MIN_POINTS",
+    "beta_text",
+    "average_verdicts",
+    "beta_gm_screened",
+    "screens_pass",
+    "squares",
+]
 
 #: beta_GM above which a screen fails (Pernot (2024b), Table II).
 TAILEDNESS_THRESHOLDS = {"uE2": 0.6, "E2": 0.8, "Z2": 0.8}
@@ -36,9 +46,15 @@ TAILEDNESS_THRESHOLDS = {"uE2": 0.6, "E2": 0.8, "Z2": 0.8}
 #: level (docs/notes.md, "Tail screen of the ZMS"; benchmarks/bench_tail_screen.py).
 #: Statistics not listed are not screened.
 TAILEDNESS_SCREENS = {
-    "RCE": ("uE2", "E2", "Z2"), "RCE2": ("uE2", "E2", "Z2"),
-    "ZMS": ("Z2",), "NLL": ("Z2",), "ZVar": ("Z2",),
-    "MSE": ("E2",), "RMSE": ("E2",), "MV": ("uE2",), "RMV": ("uE2",),
+    "RCE": ("uE2", "E2", "Z2"),
+    "RCE2": ("uE2", "E2", "Z2"),
+    "ZMS": ("Z2",),
+    "NLL": ("Z2",),
+    "ZVar": ("Z2",),
+    "MSE": ("E2",),
+    "RMSE": ("E2",),
+    "MV": ("uE2",),
+    "RMV": ("uE2",),
 }
 
 #: fewest points validate_average accepts: with M >= 3 every leave-one-out sample of the
@@ -56,7 +72,6 @@ MIN_TESTED = {"ZMS": 10, "NLL": 10, "ZVar": 10, "RCE": 10, "RCE2": 10}
 #: five at M = 500) often enough that the verdict failed 13-14 % of calibrated t3 sets of 500
 #: points; statistics without a Student-t null are "not tested" below this size.
 BCA_MIN_POINTS = 1000
-
 
 
 def beta_text(beta, threshold, digits=2):
@@ -110,9 +125,12 @@ def _screen_text(name, beta):
     """``"beta_GM(Z^2) = 0.85 > 0.8"`` for each failed screen of ``name``."""
     b = dict(zip(TAILEDNESS_THRESHOLDS, beta))
     label = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
-    return ", ".join(f"beta_GM({label[v]}) = {beta_text(b[v], TAILEDNESS_THRESHOLDS[v])} > "
-                     f"{TAILEDNESS_THRESHOLDS[v]:g}" for v in TAILEDNESS_SCREENS.get(name, ())
-                     if b[v] > TAILEDNESS_THRESHOLDS[v])
+    return ", ".join(
+        f"beta_GM({label[v]}) = {beta_text(b[v], TAILEDNESS_THRESHOLDS[v])} > "
+        f"{TAILEDNESS_THRESHOLDS[v]:g}"
+        for v in TAILEDNESS_SCREENS.get(name, ())
+        if b[v] > TAILEDNESS_THRESHOLDS[v]
+    )
 
 
 def _df_text(lo, hi):
@@ -130,37 +148,78 @@ def _one_verdict(name, *, m, valid, p, null_p, reliable, reference, interval, ta
         return NOT_TESTED, np.nan, f"{name} has no predefined reference"
     least = MIN_TESTED.get(name, BCA_MIN_POINTS)
     if m < least:
-        return NOT_TESTED, np.nan, (f"{m} points are fewer than the {least} a verdict on "
-                                    f"{name} needs (a bootstrap of a handful of points is no "
-                                    "test)")
+        return (
+            NOT_TESTED,
+            np.nan,
+            (
+                f"{m} points are fewer than the {least} a verdict on "
+                f"{name} needs (a bootstrap of a handful of points is no "
+                "test)"
+            ),
+        )
     if not interval:
-        return decide(False, reliable=False), p, (f"the {name} interval could not be computed "
-                                                  "(degenerate bootstrap distribution)")
+        return (
+            decide(False, reliable=False),
+            p,
+            (f"the {name} interval could not be computed (degenerate bootstrap distribution)"),
+        )
     tail_tested = name in TAIL_TESTED and np.isfinite(null_p)
     if not reliable:
         why = _screen_text(name, beta)
         if not tail_tested:
-            return decide(False, reliable=False), p, (
-                f"{why}: heavy tails make the {name} interval unreliable (Pernot (2024b), "
-                "Table II) and it has no tail-allowing test")
+            return (
+                decide(False, reliable=False),
+                p,
+                (
+                    f"{why}: heavy tails make the {name} interval unreliable (Pernot (2024b), "
+                    "Table II) and it has no tail-allowing test"
+                ),
+            )
         word = decide(null_p <= alpha, heavy_tail=True)
-        how = ("the departure is larger than such tails explain" if word != "unreliable" else
-               "within what such tails can produce on calibrated data: no conclusion")
-        p_text = (f"p <= {P_FLOOR:.2g}" if null_p <= P_FLOOR + 1e-12 else f"p = {null_p:.2g}")
-        return word, null_p, (f"{why}: heavy tails (Pernot (2024b), Table II); against "
-                              f"calibrated z-scores as heavy-tailed "
-                              f"as the data's (Student-t, {_df_text(df_lower, df_upper)} degrees "
-                              f"of freedom), {p_text}: {how}")
+        how = (
+            "the departure is larger than such tails explain"
+            if word != "unreliable"
+            else "within what such tails can produce on calibrated data: no conclusion"
+        )
+        p_text = f"p <= {P_FLOOR:.2g}" if null_p <= P_FLOOR + 1e-12 else f"p = {null_p:.2g}"
+        return (
+            word,
+            null_p,
+            (
+                f"{why}: heavy tails (Pernot (2024b), Table II); against "
+                f"calibrated z-scores as heavy-tailed "
+                f"as the data's (Student-t, {_df_text(df_lower, df_upper)} degrees "
+                f"of freedom), {p_text}: {how}"
+            ),
+        )
     if m < BCA_MIN_POINTS and tail_tested:
-        return decide(null_p <= alpha), null_p, (
-            f"{m} points: decided against calibrated Student-t z-scores of "
-            f"{_df_text(df_lower, df_upper)} degrees of freedom (below {BCA_MIN_POINTS} "
-            "points the BCa interval is no test)")
+        return (
+            decide(null_p <= alpha),
+            null_p,
+            (
+                f"{m} points: decided against calibrated Student-t z-scores of "
+                f"{_df_text(df_lower, df_upper)} degrees of freedom (below {BCA_MIN_POINTS} "
+                "points the BCa interval is no test)"
+            ),
+        )
     return decide(not valid), p, ""
 
 
-def average_verdicts(names, *, m, valid, p_value, null_p_value, reliable, reference, interval,
-                     beta, df_lower, df_upper=np.inf, ci=0.95):
+def average_verdicts(
+    names,
+    *,
+    m,
+    valid,
+    p_value,
+    null_p_value,
+    reliable,
+    reference,
+    interval,
+    beta,
+    df_lower,
+    df_upper=np.inf,
+    ci=0.95,
+):
     """The verdict word, its p-value and its reason for each statistic of a validation.
 
     - no reference, or fewer than ``MIN_TESTED`` points: "not tested";
@@ -195,10 +254,18 @@ def average_verdicts(names, *, m, valid, p_value, null_p_value, reliable, refere
     alpha = 1.0 - ci
     words, ps, reasons = [], [], []
     for k, name in enumerate(names):
-        w, p, r = _one_verdict(name, m=int(m), valid=bool(valid[k]), p=float(p_value[k]),
-                               null_p=float(null_p_value[k]), reliable=bool(reliable[k]),
-                               reference=float(reference[k]), interval=bool(interval[k]),
-                               tails=(beta, float(df_lower), float(df_upper)), alpha=alpha)
+        w, p, r = _one_verdict(
+            name,
+            m=int(m),
+            valid=bool(valid[k]),
+            p=float(p_value[k]),
+            null_p=float(null_p_value[k]),
+            reliable=bool(reliable[k]),
+            reference=float(reference[k]),
+            interval=bool(interval[k]),
+            tails=(beta, float(df_lower), float(df_upper)),
+            alpha=alpha,
+        )
         words.append(w)
         ps.append(p)
         reasons.append(r)
@@ -212,11 +279,22 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
     ci, method = boot.ci, boot.method
     e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     if e.size < MIN_POINTS:
-        raise ValueError(f"data: validate_average needs at least {MIN_POINTS} points, got "
-                         f"{e.size} (too few for a bootstrap interval)")
+        raise ValueError(
+            f"data: validate_average needs at least {MIN_POINTS} points, got "
+            f"{e.size} (too few for a bootstrap interval)"
+        )
     stats = [get_statistic(s) for s in statistics]
-    res = bootstrap_against_reference(e, u, stats, n_boot=boot.n_boot, ci=ci, method=method,
-                                      rng=rng, engine=boot.engine, client=boot.client)
+    res = bootstrap_against_reference(
+        e,
+        u,
+        stats,
+        n_boot=boot.n_boot,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=boot.engine,
+        client=boot.client,
+    )
     names = [s.name for s in stats]
     est = np.array([res[s].estimate[0] for s in names])
     lower = np.array([res[s].lower[0] for s in names])
@@ -224,10 +302,21 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
     ref = np.array([reference_value(s, e, u) for s in names])
     zeta, valid = verdict(est, ref, lower, upper)
     # the interval's own inverse, from the same replicates: p <= 1 - ci iff not valid
-    pval = np.array([float(p_value(res[s].estimate[0], res[s].replicates[0], r, method=method,
-                                   z0=None if res[s].z0 is None else res[s].z0[0],
-                                   accel=None if res[s].accel is None else res[s].accel[0]))
-                     for s, r in zip(names, ref)])
+    pval = np.array(
+        [
+            float(
+                p_value(
+                    res[s].estimate[0],
+                    res[s].replicates[0],
+                    r,
+                    method=method,
+                    z0=None if res[s].z0 is None else res[s].z0[0],
+                    accel=None if res[s].accel is None else res[s].accel[0],
+                )
+            )
+            for s, r in zip(names, ref)
+        ]
+    )
     # one variable at a time: a few arrays of M, not of 3 M, for large data
     beta = np.array([beta_gm_screened(squares(e, u, v)) for v in range(3)])
     reliable = screens_pass(names, beta)
@@ -236,9 +325,19 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
     df_high = float(region[-1]) if region.size else np.nan
     null_p = null_p_values(names, e, u, region)
     words, verdict_p, reasons = average_verdicts(
-        names, m=e.size, valid=valid, p_value=pval, null_p_value=null_p, reliable=reliable,
-        reference=ref, interval=np.isfinite(lower) & np.isfinite(upper), beta=beta,
-        df_lower=df_low, df_upper=df_high, ci=ci)
+        names,
+        m=e.size,
+        valid=valid,
+        p_value=pval,
+        null_p_value=null_p,
+        reliable=reliable,
+        reference=ref,
+        interval=np.isfinite(lower) & np.isfinite(upper),
+        beta=beta,
+        df_lower=df_low,
+        df_upper=df_high,
+        ci=ci,
+    )
     out = xr.Dataset(
         {
             "estimate": ("statistic", est),
@@ -249,31 +348,69 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
             "ci_upper": ("statistic", upper),
             "zeta": ("statistic", zeta),
             "valid": ("statistic", valid),
-            "p_value": ("statistic", pval,
-                        {"long_name": "two-sided p-value of the reference (inverse of the "
-                                      "interval: p_value <= 1 - ci exactly when valid is False)"}),
-            "reliable": ("statistic", reliable,
-                         {"long_name": "no tailedness screen questioning the statistic is "
-                                       "exceeded (Pernot (2024b), Table II)"}),
-            "null_p_value": ("statistic", null_p,
-                             {"long_name": "two-sided p-value of the estimate under calibrated "
-                                           "Student-t z-scores, the largest over the degrees of "
-                                           "freedom tail_df_lower-tail_df_upper, plus 0.001 "
-                                           "(the tail-allowing test)"}),
-            "verdict": ("statistic", np.array(words, dtype=object).astype(str),
-                        {"long_name": "verdict word: OK, fails, unreliable, not tested"}),
-            "verdict_p_value": ("statistic", verdict_p,
-                                {"long_name": "the p-value the verdict rests on: p_value, or "
-                                              "null_p_value under a failed tail screen or "
-                                              "below BCA_MIN_POINTS points"}),
+            "p_value": (
+                "statistic",
+                pval,
+                {
+                    "long_name": "two-sided p-value of the reference (inverse of the "
+                    "interval: p_value <= 1 - ci exactly when valid is False)"
+                },
+            ),
+            "reliable": (
+                "statistic",
+                reliable,
+                {
+                    "long_name": "no tailedness screen questioning the statistic is "
+                    "exceeded (Pernot (2024b), Table II)"
+                },
+            ),
+            "null_p_value": (
+                "statistic",
+                null_p,
+                {
+                    "long_name": "two-sided p-value of the estimate under calibrated "
+                    "Student-t z-scores, the largest over the degrees of "
+                    "freedom tail_df_lower-tail_df_upper, plus 0.001 "
+                    "(the tail-allowing test)"
+                },
+            ),
+            "verdict": (
+                "statistic",
+                np.array(words, dtype=object).astype(str),
+                {"long_name": "verdict word: OK, fails, unreliable, not tested"},
+            ),
+            "verdict_p_value": (
+                "statistic",
+                verdict_p,
+                {
+                    "long_name": "the p-value the verdict rests on: p_value, or "
+                    "null_p_value under a failed tail screen or "
+                    "below BCA_MIN_POINTS points"
+                },
+            ),
             "reason": ("statistic", np.array(reasons, dtype=object).astype(str)),
-            "tail_df": ((), df_est, {"long_name": "degrees of freedom of the Student-t "
-                                                  "fitted to the z-scores (inf: normal)"}),
-            "tail_df_lower": ((), df_low, {"long_name": "heaviest Student-t consistent with "
-                                                        "the z-scores (99.9 % likelihood-ratio "
-                                                        "set)"}),
-            "tail_df_upper": ((), df_high, {"long_name": "lightest Student-t consistent with "
-                                                         "the z-scores (inf: the normal)"}),
+            "tail_df": (
+                (),
+                df_est,
+                {
+                    "long_name": "degrees of freedom of the Student-t "
+                    "fitted to the z-scores (inf: normal)"
+                },
+            ),
+            "tail_df_lower": (
+                (),
+                df_low,
+                {
+                    "long_name": "heaviest Student-t consistent with "
+                    "the z-scores (99.9 % likelihood-ratio "
+                    "set)"
+                },
+            ),
+            "tail_df_upper": (
+                (),
+                df_high,
+                {"long_name": "lightest Student-t consistent with the z-scores (inf: the normal)"},
+            ),
             "beta_gm": ("variable", beta, {"long_name": "robust skewness beta_GM"}),
             "n_points": ((), e.size),
         },
@@ -283,8 +420,10 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
         out["z0"] = ("statistic", np.array([res[s].z0[0] for s in names]))
         out["acceleration"] = ("statistic", np.array([res[s].accel[0] for s in names]))
     if return_replicates:
-        out["replicates"] = (("statistic", "replicate"),
-                             np.stack([res[s].replicates[0] for s in names]))
+        out["replicates"] = (
+            ("statistic", "replicate"),
+            np.stack([res[s].replicates[0] for s in names]),
+        )
     return out
 
 
@@ -301,7 +440,8 @@ def average_statistic_names(statistics):
             f"statistics: {binned} are binned statistics, whose bootstrap intervals are biased "
             "and which have no predefined reference; validate them against a simulated "
             "reference with uqviz.validate_simulated, or get their bin-wise values with "
-            "uqviz.binned_errors")
+            "uqviz.binned_errors"
+        )
     return tuple(s.name for s in stats)
 
 
@@ -321,17 +461,23 @@ def _warn(out):
     no_ref = _where(out, out["reference"].isnull())
     if no_ref:
         names = sorted({c.split("/")[-1] for c in no_ref})
-        warnings.warn(f"validate_average: {names} have no predefined reference: their intervals "
-                      "are returned with reference and zeta NaN and valid False; validate them "
-                      "against a simulated reference with uqviz.validate_simulated",
-                      UnreliableWarning, stacklevel=3)
+        warnings.warn(
+            f"validate_average: {names} have no predefined reference: their intervals "
+            "are returned with reference and zeta NaN and valid False; validate them "
+            "against a simulated reference with uqviz.validate_simulated",
+            UnreliableWarning,
+            stacklevel=3,
+        )
     bad = out["ci_lower"].isnull() | out["ci_upper"].isnull()
     if bool(bad.any()):
         cells = _where(out, bad)
-        warnings.warn(f"validate_average: {len(cells)} of {bad.size} intervals could not be "
-                      f"computed (degenerate bootstrap distribution, or n_boot too small): "
-                      f"{cells}; they are reported valid=False", UnreliableWarning,
-                      stacklevel=3)
+        warnings.warn(
+            f"validate_average: {len(cells)} of {bad.size} intervals could not be "
+            f"computed (degenerate bootstrap distribution, or n_boot too small): "
+            f"{cells}; they are reported valid=False",
+            UnreliableWarning,
+            stacklevel=3,
+        )
     unreliable = ~out["reliable"]
     if bool(unreliable.any()):
         beta = out["beta_gm"]
@@ -339,22 +485,36 @@ def _warn(out):
         for cell in _where(out, unreliable):
             *dset, s = cell.split("/")
             b = beta.sel(dataset=dset[0]) if dset else beta
-            why = [f"beta_GM({v}) = "
-                   f"{beta_text(float(b.sel(variable=v)), TAILEDNESS_THRESHOLDS[v])} > "
-                   f"{TAILEDNESS_THRESHOLDS[v]:g}"
-                   for v in TAILEDNESS_SCREENS.get(s, ())
-                   if float(b.sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
+            why = [
+                f"beta_GM({v}) = "
+                f"{beta_text(float(b.sel(variable=v)), TAILEDNESS_THRESHOLDS[v])} > "
+                f"{TAILEDNESS_THRESHOLDS[v]:g}"
+                for v in TAILEDNESS_SCREENS.get(s, ())
+                if float(b.sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]
+            ]
             parts.append(f"{cell}: {', '.join(why)}")
-        warnings.warn("validate_average: tailedness screen of Pernot (2024b), Table II, "
-                      "exceeded (the BCa interval may be too narrow; the verdict is decided "
-                      "against calibrated z-scores as heavy-tailed as the data's: 'fails' or "
-                      "'unreliable', never 'OK'): " + "; ".join(parts), UnreliableWarning,
-                      stacklevel=3)
+        warnings.warn(
+            "validate_average: tailedness screen of Pernot (2024b), Table II, "
+            "exceeded (the BCa interval may be too narrow; the verdict is decided "
+            "against calibrated z-scores as heavy-tailed as the data's: 'fails' or "
+            "'unreliable', never 'OK'): " + "; ".join(parts),
+            UnreliableWarning,
+            stacklevel=3,
+        )
 
 
-def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
-                     method="bca", rng=None, engine=None, return_replicates=False,
-                     client=None):
+def validate_average(
+    data,
+    *,
+    statistics=("ZMS", "RCE"),
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    rng=None,
+    engine=None,
+    return_replicates=False,
+    client=None,
+):
     r"""Validate average calibration by bootstrap intervals and zeta-scores
     (Pernot (2024b), eq. 14).
 
@@ -499,17 +659,31 @@ def validate_average(data, *, statistics=("ZMS", "RCE"), n_boot=10_000, ci=0.95,
     >>> bool(res["p_value"].sel(statistic="ZMS") > 1 - res.attrs["ci"])
     True
     """
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=METHODS)
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS
+    )
     return_replicates = checks.boolean("return_replicates", return_replicates)
     statistics = average_statistic_names(statistics)
     boot = boot.replace(client=resolve_client(client))
-    out = map_datasets(_validate_one, data, rng=rng, statistics=statistics, boot=boot,
-                       return_replicates=return_replicates)
-    out.attrs.update({"statistics": list(statistics), "n_boot": boot.n_boot, "ci": boot.ci,
-                      "method": boot.method, "rng": boot.attrs["rng"], "engine": boot.engine,
-                      "citation": "Pernot (2024b), eq. 14 (zeta), Table II (tail "
-                                  "thresholds)"})
+    out = map_datasets(
+        _validate_one,
+        data,
+        rng=rng,
+        statistics=statistics,
+        boot=boot,
+        return_replicates=return_replicates,
+    )
+    out.attrs.update(
+        {
+            "statistics": list(statistics),
+            "n_boot": boot.n_boot,
+            "ci": boot.ci,
+            "method": boot.method,
+            "rng": boot.attrs["rng"],
+            "engine": boot.engine,
+            "citation": "Pernot (2024b), eq. 14 (zeta), Table II (tail thresholds)",
+        }
+    )
     _warn(out)
     return out
 

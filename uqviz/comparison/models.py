@@ -24,8 +24,15 @@ from uqviz.scores.proper import METHODS, column_intervals
 
 comparison_kernels = lazy_module("uqviz._array.comparison")
 
-__all__ = ["compare_models", "tail_words", "BETTER", "WORSE", "NO_DIFFERENCE", "NOT_TESTED",
-           "UNRELIABLE"]
+__all__ = [
+    "compare_models",
+    "tail_words",
+    "BETTER",
+    "WORSE",
+    "NO_DIFFERENCE",
+    "NOT_TESTED",
+    "UNRELIABLE",
+]
 
 #: the words of ``comparison`` (the interval of ``distance(model) - distance(versus)``)
 BETTER, WORSE, NO_DIFFERENCE, NOT_TESTED = "better", "worse", "no difference", "not tested"
@@ -41,9 +48,11 @@ SCORE_SCREENS = {"nll": ("Z2",)}
 #: verdict: the Gaussian NLL score is the NLL statistic point by point
 SCORE_TAIL_TESTS = {"nll": "NLL"}
 POINT_VALUES = {"MSE": lambda e, u: e * e, "MV": lambda e, u: u * u}
-CITATION = ("Pernot & Savin (2020a) (systematic improvement probability, mean gain and loss, "
-            "ranking probability matrix); Pernot & Savin (2020b) (their applications); "
-            "DiCiccio & Efron (1996) (BCa interval)")
+CITATION = (
+    "Pernot & Savin (2020a) (systematic improvement probability, mean gain and loss, "
+    "ranking probability matrix); Pernot & Savin (2020b) (their applications); "
+    "DiCiccio & Efron (1996) (BCa interval)"
+)
 
 
 class _Measure:
@@ -85,14 +94,16 @@ def _measures(statistics, scores):
                     "ZISD, RCE, RCE2, NLL, MSE, MV, RMSE, RMV, ... : "
                     "docs/architecture.md, 'A statistic'); compare a binned or rank statistic "
                     "(ENCE, UCE, ZMSE, CC) with uqviz.validate_with_references on each "
-                    "model")
+                    "model"
+                )
             out.append(_Measure(st.name, "statistic", st))
     if scores is not None:
         for s in checks.names("scores", scores, allowed=PREDICTIVE_SCORES):
             out.append(_Measure(s, "score"))
     if not out:
-        raise ValueError("compare_models needs at least one measure: statistics and scores "
-                         "are both None")
+        raise ValueError(
+            "compare_models needs at least one measure: statistics and scores are both None"
+        )
     names = [m.name for m in out]
     if len(set(names)) != len(names):
         raise ValueError(f"measures must be distinct, got {names}")
@@ -101,14 +112,18 @@ def _measures(statistics, scores):
 
 def _models(tree):
     if not isinstance(tree, xr.DataTree):
-        raise TypeError(f"tree: expected an xarray.DataTree with one child per model, got "
-                        f"{type(tree).__name__}; build one with "
-                        "xarray.DataTree.from_dict({'model_a': ds_a, 'model_b': ds_b})")
+        raise TypeError(
+            f"tree: expected an xarray.DataTree with one child per model, got "
+            f"{type(tree).__name__}; build one with "
+            "xarray.DataTree.from_dict({'model_a': ds_a, 'model_b': ds_b})"
+        )
     pairs = datasets_of(tree)
     names = [str(n) for n, _ in pairs]
     if len(pairs) < 2:
-        raise ValueError(f"compare_models needs at least two models (children of the tree "
-                         f"holding E and uE on dim 'point'), got {len(pairs)}: {names}")
+        raise ValueError(
+            f"compare_models needs at least two models (children of the tree "
+            f"holding E and uE on dim 'point'), got {len(pairs)}: {names}"
+        )
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"model names must be distinct, got {dup} more than once")
@@ -126,8 +141,11 @@ def _model_columns(ds, measures, levels):
     for m in measures:
         if m.kind == "statistic":
             stat_cols += [c for c in m.columns() if c not in stat_cols]
-    k = stats_kernels.log2_scale(e, u) if any(
-        c in stats_kernels.SCALED_COLUMNS for c in stat_cols) else 0
+    k = (
+        stats_kernels.log2_scale(e, u)
+        if any(c in stats_kernels.SCALED_COLUMNS for c in stat_cols)
+        else 0
+    )
     blocks, names = [], []
     if stat_cols:
         blocks.append(stats_kernels.columns(e, u, tuple(stat_cols), log2_scale=k))
@@ -191,8 +209,12 @@ def _reliable(measures, dsets):
     """(measure, model): no tailedness screen that questions the measure fails for the
     model (``TAILEDNESS_SCREENS``, Pernot (2024b), Table II; ``SCORE_SCREENS``)."""
     out = np.ones((len(measures), len(dsets)), dtype=bool)
-    screened = [TAILEDNESS_SCREENS.get(m.name, ()) if m.kind == "statistic"
-                else SCORE_SCREENS.get(m.name, ()) for m in measures]
+    screened = [
+        TAILEDNESS_SCREENS.get(m.name, ())
+        if m.kind == "statistic"
+        else SCORE_SCREENS.get(m.name, ())
+        for m in measures
+    ]
     if not any(screened):
         return out
     heavy = [tailedness(ds)["heavy_tail"] for ds in dsets]
@@ -208,8 +230,9 @@ def _tail_verdicts(measures, dsets):
     tail-allowing test of :func:`uqviz.validate_average`, ``null_p_values``; NaN for a
     measure without one), and per model the degrees of freedom of that null (rows:
     estimate, lower, upper of the 99.9 % set, :func:`uqviz.average.tails.tail_fit`)."""
-    names = [m.name if m.kind == "statistic" else SCORE_TAIL_TESTS.get(m.name, "")
-             for m in measures]
+    names = [
+        m.name if m.kind == "statistic" else SCORE_TAIL_TESTS.get(m.name, "") for m in measures
+    ]
     null_p = np.full((len(measures), len(dsets)), np.nan)
     dfs = np.full((3, len(dsets)), np.nan)  # estimate, lower, upper
     if not any(n in TAIL_TESTED for n in names):
@@ -247,16 +270,28 @@ def tail_words(words, reliable, null_p, alpha):
     decided = np.isfinite(null_p)
     fails = decided & (np.nan_to_num(null_p, nan=1.0) <= alpha)
     passes = decided & ~fails
-    keep = (((words == WORSE) & fails[:, :, None] & passes[:, None, :])
-            | ((words == BETTER) & passes[:, :, None] & fails[:, None, :]))
+    keep = ((words == WORSE) & fails[:, :, None] & passes[:, None, :]) | (
+        (words == BETTER) & passes[:, :, None] & fails[:, None, :]
+    )
     diagonal = np.eye(words.shape[1], dtype=bool)[None]
     words[~both & (words != NOT_TESTED) & ~keep & ~diagonal] = UNRELIABLE
     return words
 
 
-def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), levels=None,
-                   n_boot=10_000, ci=0.95, method="bca", engine=None, client=None, rng=None,
-                   progress=None):
+def compare_models(
+    tree,
+    *,
+    statistics=("ZMS", "RCE"),
+    scores=("nll", "crps"),
+    levels=None,
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    engine=None,
+    client=None,
+    rng=None,
+    progress=None,
+):
     r"""Which of several models of the same points has the better uncertainties, and how sure
     is it: paired-bootstrap differences, ranking probabilities and systematic improvement
     probabilities of statistics and scores.
@@ -435,8 +470,9 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     """
     measures = _measures(statistics, scores)
     levels = None if levels is None else checks.levels("levels", levels)
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=METHODS)
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS
+    )
     n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     client = resolve_client(client)
     show_progress(progress)
@@ -455,8 +491,15 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     m = cols.shape[0]
     if m < 2:
         raise ValueError(f"compare_models: the bootstrap needs at least 2 points, got M = {m}")
-    means, loo = run_task(_bootstrap, cols, n_boot=n_boot, seed=seeds.kernel_seed(r),
-                          engine=engine, jackknife=method == "bca", client=client)
+    means, loo = run_task(
+        _bootstrap,
+        cols,
+        n_boot=n_boot,
+        seed=seeds.kernel_seed(r),
+        engine=engine,
+        jackknife=method == "bca",
+        client=client,
+    )
     full = cols.mean(axis=0)
     est_v, est_d = _evaluate(measures, full, col_names, scales, m)  # (S, K)
     rep_v, rep_d = _evaluate(measures, means, col_names, scales, m)  # (S, K, B)
@@ -466,9 +509,14 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     n_s = len(measures)
     # intervals of the values
     lo_v, hi_v, _ = column_intervals(
-        est_v.ravel(), rep_v.reshape(n_s * n_models, -1),
-        None if jack_v is None else jack_v.reshape(n_s * n_models, -1), ci=ci,
-        method=method, name="values", stacklevel=3)
+        est_v.ravel(),
+        rep_v.reshape(n_s * n_models, -1),
+        None if jack_v is None else jack_v.reshape(n_s * n_models, -1),
+        ci=ci,
+        method=method,
+        name="values",
+        stacklevel=3,
+    )
     # differences of distances, pairs a < b, mirrored
     ia, ib = np.triu_indices(n_models, 1)
     est_p = est_d[:, ia] - est_d[:, ib]  # (S, P)
@@ -483,8 +531,14 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     if np.any(~constant):
         sel = ~constant
         lo_s, hi_s, _ = column_intervals(
-            flat_est[sel], flat_rep[sel], None if flat_jack is None else flat_jack[sel],
-            ci=ci, method=method, name="differences", stacklevel=3)
+            flat_est[sel],
+            flat_rep[sel],
+            None if flat_jack is None else flat_jack[sel],
+            ci=ci,
+            method=method,
+            name="differences",
+            stacklevel=3,
+        )
         lo_p[sel], hi_p[sel] = lo_s, hi_s
     shape3 = (n_s, n_models, n_models)
     diff = np.zeros(shape3)
@@ -496,8 +550,11 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
     dlo[:, ib, ia], dhi[:, ib, ia] = -hi_p, -lo_p
     words = _words(dlo, dhi)
     reliable = _reliable(measures, dsets)
-    null_p, dfs = _tail_verdicts(measures, dsets) if not reliable.all() else (
-        np.full(reliable.shape, np.nan), np.full((3, n_models), np.nan))
+    null_p, dfs = (
+        _tail_verdicts(measures, dsets)
+        if not reliable.all()
+        else (np.full(reliable.shape, np.nan), np.full((3, n_models), np.nan))
+    )
     words = tail_words(words, reliable, null_p, 1.0 - ci)
     di = np.arange(n_models)
     words[:, di, di] = NO_DIFFERENCE
@@ -514,34 +571,62 @@ def compare_models(tree, *, statistics=("ZMS", "RCE"), scores=("nll", "crps"), l
             sip[s], gain[s], loss[s] = comparison_kernels.improvement(vals)
     d2, d3 = ("measure", "model"), ("measure", "model", "versus")
     out = xr.Dataset(
-        {"estimate": (d2, est_v), "ci_lower": (d2, lo_v.reshape(n_s, n_models)),
-         "ci_upper": (d2, hi_v.reshape(n_s, n_models)), "distance": (d2, est_d),
-         "difference": (d3, diff), "difference_lower": (d3, dlo),
-         "difference_upper": (d3, dhi), "comparison": (d3, words.astype(str)),
-         "rank_probability": (("measure", "model", "rank"), rank_p),
-         "sip": (d3, sip), "mean_gain": (d3, gain), "mean_loss": (d3, loss),
-         "reliable": (d2, reliable),
-         "null_p_value": (d2, null_p, {"long_name": "two-sided p-value of the model's "
-                                                    "statistic under calibrated Student-t "
-                                                    "z-scores, the largest over the degrees "
-                                                    "of freedom tail_df_lower-tail_df_upper "
-                                                    "plus 0.001 (the tail-allowing verdict; "
-                                                    "computed when a screen fails)"}),
-         "tail_df": (("model",), dfs[0]), "tail_df_lower": (("model",), dfs[1]),
-         "tail_df_upper": (("model",), dfs[2])},
-        coords={"measure": [mm.name for mm in measures], "model": names, "versus": names,
-                "rank": np.arange(1, n_models + 1)})
+        {
+            "estimate": (d2, est_v),
+            "ci_lower": (d2, lo_v.reshape(n_s, n_models)),
+            "ci_upper": (d2, hi_v.reshape(n_s, n_models)),
+            "distance": (d2, est_d),
+            "difference": (d3, diff),
+            "difference_lower": (d3, dlo),
+            "difference_upper": (d3, dhi),
+            "comparison": (d3, words.astype(str)),
+            "rank_probability": (("measure", "model", "rank"), rank_p),
+            "sip": (d3, sip),
+            "mean_gain": (d3, gain),
+            "mean_loss": (d3, loss),
+            "reliable": (d2, reliable),
+            "null_p_value": (
+                d2,
+                null_p,
+                {
+                    "long_name": "two-sided p-value of the model's "
+                    "statistic under calibrated Student-t "
+                    "z-scores, the largest over the degrees "
+                    "of freedom tail_df_lower-tail_df_upper "
+                    "plus 0.001 (the tail-allowing verdict; "
+                    "computed when a screen fails)"
+                },
+            ),
+            "tail_df": (("model",), dfs[0]),
+            "tail_df_lower": (("model",), dfs[1]),
+            "tail_df_upper": (("model",), dfs[2]),
+        },
+        coords={
+            "measure": [mm.name for mm in measures],
+            "model": names,
+            "versus": names,
+            "rank": np.arange(1, n_models + 1),
+        },
+    )
     out = describe(out)
     out["comparison"].attrs["long_name"] = (
-        "how model compares with versus: the interval of distance(model) - distance(versus)"
-        " decides")
-    out.attrs.update({
-        "statistics": [mm.name for mm in measures if mm.kind == "statistic"],
-        "scores": [mm.name for mm in measures if mm.kind == "score"],
-        "n_boot": n_boot, "ci": ci, "method": method, "rng": boot.attrs["rng"],
-        "engine": engine, "n_points": m, "sip_measures": sip_measures,
-        "orientation": "distance: negative (smaller is better)", "citation": CITATION})
+        "how model compares with versus: the interval of distance(model) - distance(versus) decides"
+    )
+    out.attrs.update(
+        {
+            "statistics": [mm.name for mm in measures if mm.kind == "statistic"],
+            "scores": [mm.name for mm in measures if mm.kind == "score"],
+            "n_boot": n_boot,
+            "ci": ci,
+            "method": method,
+            "rng": boot.attrs["rng"],
+            "engine": engine,
+            "n_points": m,
+            "sip_measures": sip_measures,
+            "orientation": "distance: negative (smaller is better)",
+            "citation": CITATION,
+        }
+    )
     if levels is not None:
         out.attrs["levels"] = levels.tolist()
     return out
-

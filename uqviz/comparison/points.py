@@ -72,15 +72,24 @@ def same_points(pairs) -> tuple[bool, bool, str]:
     if len(set(sizes.values())) > 1:
         listed = ", ".join(f"{name!r}: {size}" for name, size in sizes.items())
         return False, False, f"numbers of points differ ({listed})"
-    given = [(name, np.asarray(observed(ds)[0].values, dtype=float))
-             for name, ds in pairs if gives_observed(ds)]
+    given = [
+        (name, np.asarray(observed(ds)[0].values, dtype=float))
+        for name, ds in pairs
+        if gives_observed(ds)
+    ]
     if given:
         first, y0 = given[0]
         differ = [(name, int(np.count_nonzero(~(y == y0)))) for name, y in given[1:]]
         differ = [(name, k) for name, k in differ if k]
         if differ:
-            return False, False, "; ".join(f"y of {name!r} differs from y of {first!r} at {k} "
-                                           f"of {y0.size} points" for name, k in differ)
+            return (
+                False,
+                False,
+                "; ".join(
+                    f"y of {name!r} differs from y of {first!r} at {k} of {y0.size} points"
+                    for name, k in differ
+                ),
+            )
     if len(given) == len(pairs):
         return True, True, ""
     if not given:

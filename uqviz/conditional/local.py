@@ -13,32 +13,49 @@ from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
 from uqviz._array.lazy import lazy_module
-from uqviz.conditional.null import (NULL_MAX_BOOT, NULL_N_MC, null_coverage,
-                                   picp_null_coverage)
+from uqviz.conditional.null import NULL_MAX_BOOT, NULL_N_MC, null_coverage, picp_null_coverage
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
-from uqviz.engine.binning import (SCHEMES, SMALL_BIN, bin_coords, compute_bins,
-                                  conditioning_values, default_n_bins)
-from uqviz.engine.statistics import (BINNED_STATISTICS, DEFAULT_N_BINS, get_statistic,
-                                     list_statistics)
+from uqviz.engine.binning import (
+    SCHEMES,
+    SMALL_BIN,
+    bin_coords,
+    compute_bins,
+    conditioning_values,
+    default_n_bins,
+)
+from uqviz.engine.statistics import (
+    BINNED_STATISTICS,
+    DEFAULT_N_BINS,
+    get_statistic,
+    list_statistics,
+)
 from uqviz.engine.bootstrap import split_moments
 from uqviz.engine.deprecation import REMOVED_IN
 from uqviz.engine.descriptions import describe
 from uqviz.engine.options import BinningSpec, BootstrapOptions, streams
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
-from uqviz.engine.warning_classes import (BinningWarning, NumericalWarning,
-                                          UnreliableWarning)
+from uqviz.engine.warning_classes import BinningWarning, NumericalWarning, UnreliableWarning
 from uqviz.scores.coverage import generative_for
 
 binned_kernels = lazy_module("uqviz._array.binned")
 bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
 sps = lazy_module("scipy.stats")
 
-__all__ = ["local_calibration", "local_interval_coverage", "fraction_valid", "acf",
-           "binned_errors",
-           "local_streams", "LOCAL_STATISTICS", "BINNED_ERRORS", "SMALL_BIN", "HEAVY_TAIL_Z2"]
+__all__ = [
+    "local_calibration",
+    "local_interval_coverage",
+    "fraction_valid",
+    "acf",
+    "binned_errors",
+    "local_streams",
+    "LOCAL_STATISTICS",
+    "BINNED_ERRORS",
+    "SMALL_BIN",
+    "HEAVY_TAIL_Z2",
+]
 
 #: the local statistics of Pernot (2023); local_calibration and ordering_study also take any
 #: registered moment statistic with a predefined reference (local_statistics())
@@ -93,23 +110,39 @@ def _named_warnings(name):
         warnings.warn(text, w.category, stacklevel=4)
 
 
-def compute_local_bins(ds, conditioning, *, n_bins, binning, min_count=None, edges=None,
-                       log=False, rng=None, min_size=2):
+def compute_local_bins(
+    ds,
+    conditioning,
+    *,
+    n_bins,
+    binning,
+    min_count=None,
+    edges=None,
+    log=False,
+    rng=None,
+    min_size=2,
+):
     """Conditioning name and bins of one dataset, warnings tagged with its name."""
     name, x = conditioning_values(ds, conditioning)
     n = _n_bins_for(x.size, n_bins) if binning in ("equal_count", "equal_width") else n_bins
     with _named_warnings(ds.attrs.get("name", "")):
-        bins = compute_bins(x, n_bins=n, binning=binning, min_count=min_count, edges=edges,
-                            log=log, rng=rng)
+        bins = compute_bins(
+            x, n_bins=n, binning=binning, min_count=min_count, edges=edges, log=log, rng=rng
+        )
     if np.any(bins.sizes < min_size):
         small = int(np.sum(bins.sizes < min_size))
         most = x.size // min_size
-        remedy = (f"use at most {most} bins (n_bins=)" if most >= 1 else
-                  f"the data hold {x.size} points, fewer than {min_size}: no bin can be cut")
+        remedy = (
+            f"use at most {most} bins (n_bins=)"
+            if most >= 1
+            else f"the data hold {x.size} points, fewer than {min_size}: no bin can be cut"
+        )
         if most >= 1 and binning != "equal_count":
             remedy += ", binning='equal_count' or a min_count that merges small bins"
-        raise ValueError(f"n_bins = {bins.n_bins} ({binning}): {small} bins have fewer than "
-                         f"{min_size} points ({x.size} points in all); {remedy}")
+        raise ValueError(
+            f"n_bins = {bins.n_bins} ({binning}): {small} bins have fewer than "
+            f"{min_size} points ({x.size} points in all); {remedy}"
+        )
     return name, bins
 
 
@@ -200,21 +233,44 @@ def _intervals_of(statistic, boot):
     bootstrap options ``boot``."""
     stat = get_statistic(statistic)
     if stat.kind == "generic":
+
         def f(e, u, starts, sizes, seed):
-            return bootstrap_kernels.bootstrap_generic_groups(stat.func, e, u, starts, sizes,
-                                                              n_boot=boot.n_boot, seed=seed,
-                                                              ci=boot.ci, method=boot.method)
+            return bootstrap_kernels.bootstrap_generic_groups(
+                stat.func,
+                e,
+                u,
+                starts,
+                sizes,
+                n_boot=boot.n_boot,
+                seed=seed,
+                ci=boot.ci,
+                method=boot.method,
+            )
+
         return f
     if boot.method == "student-t":
+
         def f(e, u, starts, sizes, seed):
             return student_t_interval(e / u, starts, sizes, boot.ci)
+
         return f
 
     def f(e, u, starts, sizes, seed):
-        r = split_moments(e, u, {statistic: (stat.func, stat.columns)}, n_boot=boot.n_boot,
-                          seed=seed, ci=boot.ci, method=boot.method, starts=starts,
-                          sizes=sizes, engine=boot.engine, client=boot.client)[statistic]
+        r = split_moments(
+            e,
+            u,
+            {statistic: (stat.func, stat.columns)},
+            n_boot=boot.n_boot,
+            seed=seed,
+            ci=boot.ci,
+            method=boot.method,
+            starts=starts,
+            sizes=sizes,
+            engine=boot.engine,
+            client=boot.client,
+        )[statistic]
         return r.estimate, r.lower, r.upper
+
     return f
 
 
@@ -223,8 +279,7 @@ def heavy_flags(statistic, e, u, starts, sizes):
     not narrowed by heavy tails)."""
     with np.errstate(over="ignore"):
         beta = _beta_gm_per_bin((e / u) ** 2, starts, sizes)
-    heavy = (np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC
-             else beta > HEAVY_TAIL_Z2)
+    heavy = np.zeros(beta.shape, bool) if statistic == COVERAGE_STATISTIC else beta > HEAVY_TAIL_Z2
     return beta, heavy
 
 
@@ -246,21 +301,34 @@ def counts_valid(valid, lower, upper):
 
 def _null(f, u, bins, *, ref, generative, n_mc, rng, n_boot):
     """Null probability that each bin counts as valid (``uqviz.conditional.null``)."""
+
     def ok(e, uu, starts, sizes, seed):
         est, lower, upper = f(e, uu, starts, sizes, seed)
         _, valid = verdict(est, ref, lower, upper)
         return counts_valid(valid, lower, upper)
 
-    return null_coverage(u, bins.sizes, bins.starts, intervals=ok, generative=generative,
-                         n_mc=n_mc, rng=rng, n_boot=n_boot)
+    return null_coverage(
+        u,
+        bins.sizes,
+        bins.starts,
+        intervals=ok,
+        generative=generative,
+        n_mc=n_mc,
+        rng=rng,
+        n_boot=n_boot,
+    )
 
 
 def _binned_points(ds, spec, ties_rng, *, min_size):
     """``(name, bins, e, u)``: the bins of ``spec`` and the errors and uncertainties in bin
     order (ties broken with ``ties_rng`` when ``spec.random_ties``)."""
-    name, bins = compute_local_bins(ds, spec.conditioning, **spec.kwargs,
-                                    rng=ties_rng if spec.random_ties else None,
-                                    min_size=min_size)
+    name, bins = compute_local_bins(
+        ds,
+        spec.conditioning,
+        **spec.kwargs,
+        rng=ties_rng if spec.random_ties else None,
+        min_size=min_size,
+    )
     e = np.asarray(ds["E"].values, dtype=float)[bins.order]
     u = np.asarray(ds["uE"].values, dtype=float)[bins.order]
     return name, bins, e, u
@@ -284,15 +352,21 @@ def _bin_variables(statistic, e, u, bins, interval, ref):
 
 
 def _with_null(data_vars, p, se):
-    data_vars["null_coverage"] = ("bin", p, {
-        "long_name": "probability that the bin counts as valid for calibrated data"})
+    data_vars["null_coverage"] = (
+        "bin",
+        p,
+        {"long_name": "probability that the bin counts as valid for calibrated data"},
+    )
     data_vars["null_coverage_se"] = ("bin", se)
     return data_vars
 
 
 def _local_result(ds, name, bins, data_vars):
-    out = xr.Dataset(data_vars, coords=bin_coords(bins),
-                     attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins})
+    out = xr.Dataset(
+        data_vars,
+        coords=bin_coords(bins),
+        attrs={"conditioning": name, **bins.attrs, "n_bins": bins.n_bins},
+    )
     _warn_bins(out, ds.attrs.get("name", ""))
     return out
 
@@ -304,14 +378,22 @@ def _local_one(ds, *, rng, statistic, spec, boot, generative="empirical", n_mc=N
     s = streams(rng, "ties", "boot", "null")
     name, bins, e, u = _binned_points(ds, spec, s.ties, min_size=2)
     ref = float(get_statistic(statistic).reference)
-    interval = _intervals_of(statistic, boot)(e, u, bins.starts, bins.sizes,
-                                              seeds.kernel_seed(s.boot))
+    interval = _intervals_of(statistic, boot)(
+        e, u, bins.starts, bins.sizes, seeds.kernel_seed(s.boot)
+    )
     data_vars = _bin_variables(statistic, e, u, bins, interval, ref)
     if n_mc:
         null_boot = boot.replace(n_boot=min(boot.n_boot, NULL_MAX_BOOT))
-        p, se = _null(_intervals_of(statistic, null_boot), u, bins, ref=ref,
-                      generative=get_generative(generative, ds), n_mc=n_mc, rng=s.null,
-                      n_boot=null_boot.n_boot)
+        p, se = _null(
+            _intervals_of(statistic, null_boot),
+            u,
+            bins,
+            ref=ref,
+            generative=get_generative(generative, ds),
+            n_mc=n_mc,
+            rng=s.null,
+            n_boot=null_boot.n_boot,
+        )
         _with_null(data_vars, p, se)
     return _local_result(ds, name, bins, data_vars)
 
@@ -322,8 +404,9 @@ def _coverage_one(ds, *, rng, spec, level, ci, generative, n_mc):
     check_dataset(ds)
     s = streams(rng, "ties")
     name, bins, e, u = _binned_points(ds, spec, s.ties, min_size=1)
-    interval = bin_coverage(e, u, bins.starts, bins.sizes, level=level,
-                            generative=generative_for(generative, ds), ci=ci)
+    interval = bin_coverage(
+        e, u, bins.starts, bins.sizes, level=level, generative=generative_for(generative, ds), ci=ci
+    )
     data_vars = _bin_variables(COVERAGE_STATISTIC, e, u, bins, interval, level)
     if n_mc:
         _with_null(data_vars, *picp_null_coverage(bins.sizes, level=level, ci=ci))
@@ -337,16 +420,27 @@ def _warn_bins(out, name):
     heavy = int(out["heavy_tail"].sum())
     no_interval = int((~np.isfinite(out["ci_lower"]) | ~np.isfinite(out["ci_upper"])).sum())
     if small:
-        warnings.warn(f"{small} of {n} bins{where} have fewer than {SMALL_BIN} "
-                      "points: their intervals are unreliable", BinningWarning, stacklevel=4)
+        warnings.warn(
+            f"{small} of {n} bins{where} have fewer than {SMALL_BIN} "
+            "points: their intervals are unreliable",
+            BinningWarning,
+            stacklevel=4,
+        )
     if heavy:
-        warnings.warn(f"{heavy} of {n} bins{where} have beta_GM(Z^2) > "
-                      f"{HEAVY_TAIL_Z2} (heavy-tailed z-scores): their intervals may be too "
-                      "narrow (flagged in 'heavy_tail')", UnreliableWarning, stacklevel=4)
+        warnings.warn(
+            f"{heavy} of {n} bins{where} have beta_GM(Z^2) > "
+            f"{HEAVY_TAIL_Z2} (heavy-tailed z-scores): their intervals may be too "
+            "narrow (flagged in 'heavy_tail')",
+            UnreliableWarning,
+            stacklevel=4,
+        )
     if no_interval:
-        warnings.warn(f"{no_interval} of {n} bins{where} have no interval (degenerate "
-                      "bootstrap distribution or constant values): counted not valid",
-                      UnreliableWarning, stacklevel=4)
+        warnings.warn(
+            f"{no_interval} of {n} bins{where} have no interval (degenerate "
+            "bootstrap distribution or constant values): counted not valid",
+            UnreliableWarning,
+            stacklevel=4,
+        )
 
 
 def check_local_statistic(statistic, *, generic=False) -> str:
@@ -382,8 +476,10 @@ def check_local_statistic(statistic, *, generic=False) -> str:
     ValueError: statistic must be a registered moment statistic with a predefined reference ...
     """
     if not isinstance(statistic, str):
-        raise TypeError(f"statistic must be the name of a registered statistic, got "
-                        f"{statistic!r} ({type(statistic).__name__})")
+        raise TypeError(
+            f"statistic must be the name of a registered statistic, got "
+            f"{statistic!r} ({type(statistic).__name__})"
+        )
     if statistic == COVERAGE_STATISTIC:
         return statistic
     try:
@@ -392,13 +488,19 @@ def check_local_statistic(statistic, *, generic=False) -> str:
         raise ValueError(f"statistic: {exc}") from None
     kinds = ("moments", "generic") if generic else ("moments",)
     if stat.kind not in kinds or stat.reference is None or stat.data_reference:
-        why = (f"its kind is {stat.kind!r}" if stat.kind not in kinds else
-               "it has no predefined reference" if stat.reference is None else
-               f"its reference {stat.reference.name} is computed from the same data")
-        raise ValueError(f"statistic must be a registered moment {'or generic ' * generic}"
-                         f"statistic with a predefined "
-                         f"reference (built in: {', '.join(local_statistics(generic))}), or 'PICP' "
-                         f"for local_calibration; got {statistic!r}: {why}")
+        why = (
+            f"its kind is {stat.kind!r}"
+            if stat.kind not in kinds
+            else "it has no predefined reference"
+            if stat.reference is None
+            else f"its reference {stat.reference.name} is computed from the same data"
+        )
+        raise ValueError(
+            f"statistic must be a registered moment {'or generic ' * generic}"
+            f"statistic with a predefined "
+            f"reference (built in: {', '.join(local_statistics(generic))}), or 'PICP' "
+            f"for local_calibration; got {statistic!r}: {why}"
+        )
     return stat.name
 
 
@@ -420,18 +522,36 @@ def local_statistics(generic=True) -> tuple:
     >>> local_statistics()[:4]
     ('ZM', 'ZMS', 'ZVar', 'RCE')
     """
-    return tuple(s for s in list_statistics()
-                 if (st := get_statistic(s)).kind in (("moments", "generic") if generic
-                                                       else ("moments",))
-                 and st.reference is not None
-                 and not st.data_reference)
+    return tuple(
+        s
+        for s in list_statistics()
+        if (st := get_statistic(s)).kind in (("moments", "generic") if generic else ("moments",))
+        and st.reference is not None
+        and not st.data_reference
+    )
 
 
-def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
-                      binning="equal_count", min_count=None, edges=None, log=False,
-                      n_boot=5000, ci=0.95, method=None, rng=None, engine=None,
-                      random_ties=False, level=None, generative=None, n_mc=NULL_N_MC,
-                      client=None):
+def local_calibration(
+    data,
+    *,
+    statistic="ZMS",
+    conditioning="uE",
+    n_bins=None,
+    binning="equal_count",
+    min_count=None,
+    edges=None,
+    log=False,
+    n_boot=5000,
+    ci=0.95,
+    method=None,
+    rng=None,
+    engine=None,
+    random_ties=False,
+    level=None,
+    generative=None,
+    n_mc=NULL_N_MC,
+    client=None,
+):
     r"""Local calibration statistic per bin of a conditioning variable, with intervals.
 
     Each bin also gets ``null_coverage``: the probability that it would count as valid in
@@ -602,34 +722,78 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
     """
     statistic = check_local_statistic(statistic, generic=True)
     if statistic == COVERAGE_STATISTIC:
-        return _deprecated_picp(data, conditioning=conditioning, n_bins=n_bins,
-                                binning=binning, min_count=min_count, edges=edges, log=log,
-                                n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                random_ties=random_ties, level=level, generative=generative,
-                                n_mc=n_mc, client=client)
+        return _deprecated_picp(
+            data,
+            conditioning=conditioning,
+            n_bins=n_bins,
+            binning=binning,
+            min_count=min_count,
+            edges=edges,
+            log=log,
+            n_boot=n_boot,
+            ci=ci,
+            method=method,
+            rng=rng,
+            engine=engine,
+            random_ties=random_ties,
+            level=level,
+            generative=generative,
+            n_mc=n_mc,
+            client=client,
+        )
     if level is not None:
-        raise ValueError(f"level applies to statistic='PICP' only, got level={level!r} "
-                         f"with statistic={statistic!r}")
+        raise ValueError(
+            f"level applies to statistic='PICP' only, got level={level!r} "
+            f"with statistic={statistic!r}"
+        )
     if method is None:
         method = "student-t" if statistic == "ZM" else "bca"
-    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins, binning=binning,
-                             min_count=min_count, edges=edges, log=log,
-                             random_ties=random_ties)
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  client=client,
-                                  methods=("student-t",) + BOOTSTRAP_METHODS
-                                  if statistic == "ZM" else BOOTSTRAP_METHODS)
+    spec = BinningSpec.check(
+        conditioning=conditioning,
+        n_bins=n_bins,
+        binning=binning,
+        min_count=min_count,
+        edges=edges,
+        log=log,
+        random_ties=random_ties,
+    )
+    boot = BootstrapOptions.check(
+        n_boot=n_boot,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=engine,
+        client=client,
+        methods=("student-t",) + BOOTSTRAP_METHODS if statistic == "ZM" else BOOTSTRAP_METHODS,
+    )
     n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
     generative = "empirical" if generative is None else generative
     gen_name = get_generative(generative).name
-    out = map_datasets(_local_one, data, rng=checks.rng(rng), statistic=statistic, spec=spec,
-                       boot=boot.replace(client=resolve_client(client)),
-                       generative=generative, n_mc=n_mc)
+    out = map_datasets(
+        _local_one,
+        data,
+        rng=checks.rng(rng),
+        statistic=statistic,
+        spec=spec,
+        boot=boot.replace(client=resolve_client(client)),
+        generative=generative,
+        n_mc=n_mc,
+    )
     b, sp = boot.attrs, spec.attrs  # not b["resample"]: points only
-    out.attrs.update({"statistic": statistic, "n_boot": b["n_boot"], "ci": b["ci"],
-                      "method": b["method"], "binning": sp["binning"], "rng": b["rng"],
-                      "random_ties": sp["random_ties"], "generative": gen_name, "n_mc": n_mc,
-                      "engine": b["engine"]})
+    out.attrs.update(
+        {
+            "statistic": statistic,
+            "n_boot": b["n_boot"],
+            "ci": b["ci"],
+            "method": b["method"],
+            "binning": sp["binning"],
+            "rng": b["rng"],
+            "random_ties": sp["random_ties"],
+            "generative": gen_name,
+            "n_mc": n_mc,
+            "engine": b["engine"],
+        }
+    )
     if "n_bins" in sp:
         out.attrs["n_bins"] = sp["n_bins"]
     return out
@@ -638,24 +802,44 @@ def local_calibration(data, *, statistic="ZMS", conditioning="uE", n_bins=None,
 def _deprecated_picp(data, *, n_boot, method, engine, **options):
     """``local_calibration(statistic="PICP")``: :func:`local_interval_coverage`, with the
     options it used to check and the attrs it used to record (one release)."""
-    warnings.warn("local_calibration(statistic='PICP') is deprecated and will be removed in "
-                  f"uqviz {REMOVED_IN}: use local_interval_coverage(...) instead (level, ci, "
-                  "generative and the binning options as before; no n_boot, method or "
-                  "engine)", FutureWarning, stacklevel=3)
-    boot = BootstrapOptions.check(n_boot=n_boot, method="wilson" if method is None else method,
-                                  engine=engine, methods=("wilson",))  # checked as before
+    warnings.warn(
+        "local_calibration(statistic='PICP') is deprecated and will be removed in "
+        f"uqviz {REMOVED_IN}: use local_interval_coverage(...) instead (level, ci, "
+        "generative and the binning options as before; no n_boot, method or "
+        "engine)",
+        FutureWarning,
+        stacklevel=3,
+    )
+    boot = BootstrapOptions.check(
+        n_boot=n_boot,
+        method="wilson" if method is None else method,
+        engine=engine,
+        methods=("wilson",),
+    )  # checked as before
     level = 0.95 if options["level"] is None else options["level"]
     generative = "normal" if options["generative"] is None else options["generative"]
-    out = local_interval_coverage(data, **{**options, "level": level,
-                                           "generative": generative})
+    out = local_interval_coverage(data, **{**options, "level": level, "generative": generative})
     out.attrs.update({"n_boot": boot.n_boot, "method": boot.method, "engine": boot.engine})
     return out
 
 
-def local_interval_coverage(data, *, level=0.95, conditioning="uE", n_bins=None,
-                            binning="equal_count", min_count=None, edges=None, log=False,
-                            random_ties=False, ci=0.95, generative="normal", n_mc=NULL_N_MC,
-                            rng=None, client=None):
+def local_interval_coverage(
+    data,
+    *,
+    level=0.95,
+    conditioning="uE",
+    n_bins=None,
+    binning="equal_count",
+    min_count=None,
+    edges=None,
+    log=False,
+    random_ties=False,
+    ci=0.95,
+    generative="normal",
+    n_mc=NULL_N_MC,
+    rng=None,
+    client=None,
+):
     r"""Local interval coverage: the PICP per bin of a conditioning variable, with its
     Wilson interval.
 
@@ -763,20 +947,44 @@ def local_interval_coverage(data, *, level=0.95, conditioning="uE", n_bins=None,
     True
     """
     level = checks.probability("level", level)
-    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins, binning=binning,
-                             min_count=min_count, edges=edges, log=log,
-                             random_ties=random_ties)
+    spec = BinningSpec.check(
+        conditioning=conditioning,
+        n_bins=n_bins,
+        binning=binning,
+        min_count=min_count,
+        edges=edges,
+        log=log,
+        random_ties=random_ties,
+    )
     ci = checks.probability("ci", ci)
     checks.rng(rng)
     n_mc = checks.count_or_zero("n_mc", n_mc, zero="no calibrated null")
     gen_name = get_generative(generative).name
-    out = map_datasets(_coverage_one, data, rng=checks.rng(rng), spec=spec, level=level, ci=ci,
-                       generative=generative, n_mc=n_mc, on_client=resolve_client(client))
+    out = map_datasets(
+        _coverage_one,
+        data,
+        rng=checks.rng(rng),
+        spec=spec,
+        level=level,
+        ci=ci,
+        generative=generative,
+        n_mc=n_mc,
+        on_client=resolve_client(client),
+    )
     sp = spec.attrs
-    out.attrs.update({"statistic": COVERAGE_STATISTIC, "ci": ci, "method": "wilson",
-                      "binning": sp["binning"], "rng": seeds.seed_attr(rng),
-                      "random_ties": sp["random_ties"], "generative": gen_name, "n_mc": n_mc,
-                      "level": level})
+    out.attrs.update(
+        {
+            "statistic": COVERAGE_STATISTIC,
+            "ci": ci,
+            "method": "wilson",
+            "binning": sp["binning"],
+            "rng": seeds.seed_attr(rng),
+            "random_ties": sp["random_ties"],
+            "generative": gen_name,
+            "n_mc": n_mc,
+            "level": level,
+        }
+    )
     if "n_bins" in sp:
         out.attrs["n_bins"] = sp["n_bins"]
     return out
@@ -791,8 +999,11 @@ FV_METHODS = ("calibrated", "wilson")
 def _fv_counts(local_result):
     """``(counted, present)``: bins counting as valid, bins present (not NaN padding)."""
     valid = local_result["valid"]
-    present = (local_result["count"].notnull().broadcast_like(valid)
-               if "count" in local_result.coords else xr.ones_like(valid, dtype=bool))
+    present = (
+        local_result["count"].notnull().broadcast_like(valid)
+        if "count" in local_result.coords
+        else xr.ones_like(valid, dtype=bool)
+    )
     counted = valid.astype(bool) & _finite(local_result) & present
     return counted, present
 
@@ -930,50 +1141,82 @@ def fraction_valid(local_result, *, ci=0.95, nominal=None, method=None):
     (0.667, 2, 1)
     """
     ci = checks.probability("ci", ci)
-    checks.result("local_result", local_result, "uqviz.local_calibration",
-                  variables=("valid",), dims=("bin",))
+    checks.result(
+        "local_result", local_result, "uqviz.local_calibration", variables=("valid",), dims=("bin",)
+    )
     has_null = "null_coverage" in local_result.data_vars
     if method is None:
         method = "calibrated" if has_null else "wilson"
     checks.choice("method", method, FV_METHODS)
     if method == "calibrated" and not has_null:
-        raise ValueError("method='calibrated' needs the calibrated null of local_calibration "
-                         "(null_coverage: run it with n_mc >= 2), or use method='wilson'")
+        raise ValueError(
+            "method='calibrated' needs the calibrated null of local_calibration "
+            "(null_coverage: run it with n_mc >= 2), or use method='wilson'"
+        )
     nominal = local_result.attrs.get("ci", 0.95) if nominal is None else nominal
     nominal = checks.probability("nominal", nominal)
     counted, present = _fv_counts(local_result)
     n_valid = counted.sum("bin")
     n_bins = present.sum("bin")
-    n_unreliable = (present & (
-        local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
-        | ~_finite(local_result))).sum("bin")
+    n_unreliable = (
+        present
+        & (
+            local_result.get("heavy_tail", xr.zeros_like(counted)).astype(bool)
+            | ~_finite(local_result)
+        )
+    ).sum("bin")
     for counts in (n_valid, n_bins, n_unreliable):
         counts.attrs = {}  # counts of bins, not the attrs of the flags they count
     lower, upper = wilson_interval(n_valid.values, n_bins.values, ci=ci, continuity=True)
     dims = n_valid.dims
     est = n_valid.values / n_bins.values
-    out = {"estimate": (dims, est), "ci_lower": (dims, lower), "ci_upper": (dims, upper),
-           "n_valid": n_valid, "n_bins": n_bins, "n_unreliable": n_unreliable}
+    out = {
+        "estimate": (dims, est),
+        "ci_lower": (dims, lower),
+        "ci_upper": (dims, upper),
+        "n_valid": n_valid,
+        "n_bins": n_bins,
+        "n_unreliable": n_unreliable,
+    }
     if method == "calibrated":
         p = local_result["null_coverage"].transpose(*dims, "bin")
         pres = present.transpose(*dims, "bin")
-        res = _null_test(p.values.reshape(-1, p.sizes["bin"]),
-                         pres.values.reshape(-1, p.sizes["bin"]),
-                         n_valid.values.ravel(), 1.0 - ci)
+        res = _null_test(
+            p.values.reshape(-1, p.sizes["bin"]),
+            pres.values.reshape(-1, p.sizes["bin"]),
+            n_valid.values.ravel(),
+            1.0 - ci,
+        )
         shape = n_valid.shape
-        out["reference"] = (dims, res[:, 0].reshape(shape), {
-            "long_name": "expected f_v of calibrated data (calibrated null)"})
-        out["reference_lower"] = (dims, res[:, 1].reshape(shape), {
-            "long_name": "smallest f_v accepted at level ci"})
-        out["reference_upper"] = (dims, np.ones(shape), {
-            "long_name": "largest f_v accepted (one-sided test: too few valid bins fail)"})
+        out["reference"] = (
+            dims,
+            res[:, 0].reshape(shape),
+            {"long_name": "expected f_v of calibrated data (calibrated null)"},
+        )
+        out["reference_lower"] = (
+            dims,
+            res[:, 1].reshape(shape),
+            {"long_name": "smallest f_v accepted at level ci"},
+        )
+        out["reference_upper"] = (
+            dims,
+            np.ones(shape),
+            {"long_name": "largest f_v accepted (one-sided test: too few valid bins fail)"},
+        )
         out["p_value"] = (dims, res[:, 2].reshape(shape))
         out["valid"] = (dims, res[:, 2].reshape(shape) > 1.0 - ci)
     else:
         out["valid"] = (dims, (lower <= nominal) & (nominal <= upper))
-    attrs = {"nominal": nominal, "ci": ci, "method": method,
-             **{k: v for k, v in local_result.attrs.items()
-                if k in ("statistic", "conditioning", "binning", "generative", "n_mc")}}
+    attrs = {
+        "nominal": nominal,
+        "ci": ci,
+        "method": method,
+        **{
+            k: v
+            for k, v in local_result.attrs.items()
+            if k in ("statistic", "conditioning", "binning", "generative", "n_mc")
+        },
+    }
     return describe(xr.Dataset(out, attrs=attrs))
 
 
@@ -982,13 +1225,16 @@ def _acf_one(values, max_lag, where):
     x = values[np.isfinite(values)]
     n = x.size
     if n < 2:
-        raise ValueError(f"local_result{where}: the autocorrelation needs at least 2 bins with "
-                         f"a finite estimate, got {n}")
+        raise ValueError(
+            f"local_result{where}: the autocorrelation needs at least 2 bins with "
+            f"a finite estimate, got {n}"
+        )
     if max_lag is None:
         max_lag = int(min(n - 1, np.floor(10 * np.log10(n))))
     elif max_lag >= n:
-        raise ValueError(f"max_lag must be between 1 and n_bins - 1 ({n - 1}{where}), "
-                         f"got {max_lag}")
+        raise ValueError(
+            f"max_lag must be between 1 and n_bins - 1 ({n - 1}{where}), got {max_lag}"
+        )
     return binned_kernels.acf(x, max_lag), 1.96 / np.sqrt(n), n
 
 
@@ -1041,8 +1287,10 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     1.0
     """
     if not isinstance(local_result, xr.Dataset):
-        raise TypeError(f"local_result: expected the Dataset of local_calibration, got "
-                        f"{type(local_result).__name__}")
+        raise TypeError(
+            f"local_result: expected the Dataset of local_calibration, got "
+            f"{type(local_result).__name__}"
+        )
     if not isinstance(variable, str):
         raise TypeError(f"variable: expected a variable name (str), got {variable!r}")
     if variable not in local_result.data_vars:
@@ -1051,28 +1299,44 @@ def acf(local_result, *, max_lag=None, variable="estimate"):
     max_lag = checks.optional_count("max_lag", max_lag, minimum=1)
     if "dataset" not in series.dims:
         if series.dims != ("bin",):
-            raise ValueError(f"local_result: {variable} must have dims ('bin',), got "
-                             f"{series.dims}")
+            raise ValueError(f"local_result: {variable} must have dims ('bin',), got {series.dims}")
         r, band, n = _acf_one(np.asarray(series.values, dtype=float), max_lag, "")
-        return describe(xr.Dataset({"acf": ("lag", r), "band": ((), band)},
-                                   coords={"lag": np.arange(r.size)},
-                                   attrs={"variable": variable, "n_bins": n}))
+        return describe(
+            xr.Dataset(
+                {"acf": ("lag", r), "band": ((), band)},
+                coords={"lag": np.arange(r.size)},
+                attrs={"variable": variable, "n_bins": n},
+            )
+        )
     series = series.transpose("dataset", ...)
     if series.dims != ("dataset", "bin"):
-        raise ValueError(f"local_result: {variable} must have dims ('dataset', 'bin'), got "
-                         f"{series.dims}")
+        raise ValueError(
+            f"local_result: {variable} must have dims ('dataset', 'bin'), got {series.dims}"
+        )
     names = series["dataset"].values
-    parts = [_acf_one(np.asarray(series.sel(dataset=nm).values, dtype=float), max_lag,
-                      f" (dataset {str(nm)!r})") for nm in names]
+    parts = [
+        _acf_one(
+            np.asarray(series.sel(dataset=nm).values, dtype=float),
+            max_lag,
+            f" (dataset {str(nm)!r})",
+        )
+        for nm in names
+    ]
     n_lag = max(r.size for r, _, _ in parts)
     table = np.full((len(parts), n_lag), np.nan)
     for i, (r, _, _) in enumerate(parts):
-        table[i, :r.size] = r
-    return describe(xr.Dataset({"acf": (("dataset", "lag"), table),
-                                "band": ("dataset", [b for _, b, _ in parts]),
-                                "n_bins": ("dataset", [n for _, _, n in parts])},
-                               coords={"dataset": names, "lag": np.arange(n_lag)},
-                               attrs={"variable": variable}))
+        table[i, : r.size] = r
+    return describe(
+        xr.Dataset(
+            {
+                "acf": (("dataset", "lag"), table),
+                "band": ("dataset", [b for _, b, _ in parts]),
+                "n_bins": ("dataset", [n for _, _, n in parts]),
+            },
+            coords={"dataset": names, "lag": np.arange(n_lag)},
+            attrs={"variable": variable},
+        )
+    )
 
 
 BINNED_ERRORS = BINNED_STATISTICS  # the keys of uqviz._array.binned.BINNED
@@ -1091,9 +1355,10 @@ def _binned_one(ds, *, rng=None, statistics, conditioning, n_bins, binning):
     u = ds["uE"].values[bins.order]
     means = binned_kernels.binned_column_means(e, u, bins.starts, bins.sizes)
     values = [_binned_value(get_statistic(s), means) for s in statistics]
-    return xr.Dataset({"estimate": ("statistic", np.array(values, dtype=float)),
-                       "n_bins": ((), bins.n_bins)},
-                      coords={"statistic": list(statistics)})
+    return xr.Dataset(
+        {"estimate": ("statistic", np.array(values, dtype=float)), "n_bins": ((), bins.n_bins)},
+        coords={"statistic": list(statistics)},
+    )
 
 
 def _binned_value(stat, means):
@@ -1102,13 +1367,15 @@ def _binned_value(stat, means):
         value = stat.func(means)
     problem = stats_kernels.unrepresentable(stat.name, stat.func, means, value)
     if problem:
-        warnings.warn(f"{problem}; its estimate is {float(value)!r}", NumericalWarning,
-                      stacklevel=5)
+        warnings.warn(
+            f"{problem}; its estimate is {float(value)!r}", NumericalWarning, stacklevel=5
+        )
     return value
 
 
-def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=None,
-                  binning="equal_count"):
+def binned_errors(
+    data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=None, binning="equal_count"
+):
     r"""Binned calibration errors ENCE, UCE and ZMSE on the same bins (Pernot (2024c), eq. 17).
 
     Parameters
@@ -1178,13 +1445,26 @@ def binned_errors(data, *, statistics=BINNED_ERRORS, conditioning="uE", n_bins=N
     binned = [s for s in list_statistics() if get_statistic(s).kind == "binned"]
     unknown = [s for s in statistics if s not in binned]
     if unknown:
-        raise ValueError(f"statistics: unknown binned statistic(s) {unknown}; "
-                         f"known (registered, kind 'binned'): {', '.join(binned)}")
+        raise ValueError(
+            f"statistics: unknown binned statistic(s) {unknown}; "
+            f"known (registered, kind 'binned'): {', '.join(binned)}"
+        )
     n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins)
     checks.choice("binning", binning, SCHEMES)
-    out = map_datasets(_binned_one, data, statistics=statistics, conditioning=conditioning,
-                       n_bins=n_bins, binning=binning)
-    out.attrs.update({"conditioning": conditioning if isinstance(conditioning, str)
-                      else "array", "binning": binning, "n_bins": n_bins,
-                      "statistics": list(statistics)})
+    out = map_datasets(
+        _binned_one,
+        data,
+        statistics=statistics,
+        conditioning=conditioning,
+        n_bins=n_bins,
+        binning=binning,
+    )
+    out.attrs.update(
+        {
+            "conditioning": conditioning if isinstance(conditioning, str) else "array",
+            "binning": binning,
+            "n_bins": n_bins,
+            "statistics": list(statistics),
+        }
+    )
     return out

@@ -30,8 +30,17 @@ import numpy as np
 from uqviz._array.binomial import wilson_coverage
 from uqviz.engine import seeds
 
-__all__ = ["size_classes", "simulated_sizes", "null_coverage", "picp_null_coverage",
-           "share_null", "NULL_N_MC", "NULL_MAX_BOOT", "NULL_MAX_SIZE", "SIZE_RATIO"]
+__all__ = [
+    "size_classes",
+    "simulated_sizes",
+    "null_coverage",
+    "picp_null_coverage",
+    "share_null",
+    "NULL_N_MC",
+    "NULL_MAX_BOOT",
+    "NULL_MAX_SIZE",
+    "SIZE_RATIO",
+]
 
 #: default number of simulated bins of the calibrated null (Monte Carlo se of p_b about 0.005)
 NULL_N_MC = 2000
@@ -132,8 +141,9 @@ def _chunks(sim_units, n_boot, budget):
     return out
 
 
-def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=NULL_MAX_BOOT,
-                  max_size=None):
+def null_coverage(
+    u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=NULL_MAX_BOOT, max_size=None
+):
     """Per-bin probability that a calibrated bin counts as valid, by Monte Carlo.
 
     Each bin is simulated ``ceil(n_mc / n_bins)`` times (at least ``n_mc`` simulated bins in
@@ -205,7 +215,7 @@ def null_coverage(u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=
         draw_rng, seed_rng = seeds.child(root, c).spawn(2)
         bins = unit_bin[i0:i1]
         sz = sim[bins]
-        idx = np.concatenate([rows[sim_starts[b]:sim_starts[b] + sim[b]] for b in bins])
+        idx = np.concatenate([rows[sim_starts[b] : sim_starts[b] + sim[b]] for b in bins])
         uu = u[idx]
         z = np.asarray(generative.sample(draw_rng, idx.size), dtype=float)
         st = np.concatenate([[0], np.cumsum(sz)[:-1]])
@@ -245,22 +255,33 @@ def share_null(result, donor):
     True
     """
     keys = ("statistic", "n_boot", "ci", "method", "generative")
-    if ("null_coverage" not in donor or "count" not in donor.coords
-            or "count" not in result.coords
-            or donor.attrs.get("statistic") not in ("ZMS", "ZM", "ZVar")
-            or any(donor.attrs.get(k) != result.attrs.get(k) for k in keys if k != "generative")):
+    if (
+        "null_coverage" not in donor
+        or "count" not in donor.coords
+        or "count" not in result.coords
+        or donor.attrs.get("statistic") not in ("ZMS", "ZM", "ZVar")
+        or any(donor.attrs.get(k) != result.attrs.get(k) for k in keys if k != "generative")
+    ):
         return None
     table = {}  # bins above NULL_MAX_SIZE share one simulated size, hence one null
-    for n, p, se in zip(simulated_sizes(donor["count"].values), donor["null_coverage"].values,
-                        donor["null_coverage_se"].values):
+    for n, p, se in zip(
+        simulated_sizes(donor["count"].values),
+        donor["null_coverage"].values,
+        donor["null_coverage_se"].values,
+    ):
         table[int(n)] = (float(p), float(se))
     sizes = [int(n) for n in simulated_sizes(result["count"].values)]
     if any(n not in table for n in sizes):
         return None
-    out = result.assign(null_coverage=("bin", [table[n][0] for n in sizes],
-                                       donor["null_coverage"].attrs),
-                        null_coverage_se=("bin", [table[n][1] for n in sizes]))
-    out.attrs.update({"n_mc": donor.attrs.get("n_mc"),
-                      "generative": donor.attrs.get("generative"),
-                      "null_from": donor.attrs.get("conditioning")})
+    out = result.assign(
+        null_coverage=("bin", [table[n][0] for n in sizes], donor["null_coverage"].attrs),
+        null_coverage_se=("bin", [table[n][1] for n in sizes]),
+    )
+    out.attrs.update(
+        {
+            "n_mc": donor.attrs.get("n_mc"),
+            "generative": donor.attrs.get("generative"),
+            "null_from": donor.attrs.get("conditioning"),
+        }
+    )
     return out

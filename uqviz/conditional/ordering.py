@@ -10,9 +10,17 @@ import xarray as xr
 from uqviz._array import binning as binning_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
-from uqviz.conditional.local import (BOOTSTRAP_METHODS, COVERAGE_STATISTIC, LOCAL_STATISTICS,
-                                     check_local_statistic, counts_valid, fraction_valid,
-                                     heavy_flags, local_streams, student_t_interval)
+from uqviz.conditional.local import (
+    BOOTSTRAP_METHODS,
+    COVERAGE_STATISTIC,
+    LOCAL_STATISTICS,
+    check_local_statistic,
+    counts_valid,
+    fraction_valid,
+    heavy_flags,
+    local_streams,
+    student_t_interval,
+)
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import conditioning_values, default_n_bins
@@ -57,8 +65,9 @@ def _tie_order(seed, sid, base, label):
 
 
 def _labels(sizes):
-    return np.repeat(np.arange(len(sizes), dtype=np.int16 if len(sizes) < 2**15 else np.int64),
-                     sizes)
+    return np.repeat(
+        np.arange(len(sizes), dtype=np.int16 if len(sizes) < 2**15 else np.int64), sizes
+    )
 
 
 def tie_order(x, seed, starts, sizes):
@@ -107,17 +116,30 @@ def _chunk(e, u, stat, orders, starts0, sizes0, seeds_, *, boot, reference):
         est, lower, upper = student_t_interval(e[idx] / u[idx], starts, sizes, boot.ci)
     else:
         r = bootstrap_kernels.bootstrap_moments(
-            e[idx], u[idx], {stat.name: (stat.func, stat.columns)}, n_boot=boot.n_boot,
-            seed=seeds_, ci=boot.ci, method=boot.method, starts=starts, sizes=sizes,
-            engine=boot.engine)[stat.name]
+            e[idx],
+            u[idx],
+            {stat.name: (stat.func, stat.columns)},
+            n_boot=boot.n_boot,
+            seed=seeds_,
+            ci=boot.ci,
+            method=boot.method,
+            starts=starts,
+            sizes=sizes,
+            engine=boot.engine,
+        )[stat.name]
         est, lower, upper = r.estimate, r.lower, r.upper
     _, heavy = heavy_flags(stat.name, e[idx], u[idx], starts, sizes)
     valid = verdict(est, reference, lower, upper)[1]
     counted = counts_valid(valid, lower, upper)
     n_undefined = int(np.count_nonzero(~np.isfinite(lower) | ~np.isfinite(upper)))
     shape = (n_ord, n_bins)
-    return (est.reshape(shape), valid.reshape(shape), heavy.reshape(shape),
-            counted.reshape(shape), n_undefined)
+    return (
+        est.reshape(shape),
+        valid.reshape(shape),
+        heavy.reshape(shape),
+        counted.reshape(shape),
+        n_undefined,
+    )
 
 
 def _quantile_interval(values, ci):
@@ -125,8 +147,7 @@ def _quantile_interval(values, ci):
     return np.quantile(values, [alpha, 1.0 - alpha])
 
 
-def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size,
-                  common_bootstrap):
+def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size, common_bootstrap):
     """One dataset of :func:`ordering_study`: ``spec`` the (equal-count) BinningSpec,
     ``boot`` the BootstrapOptions."""
     check_dataset(ds)
@@ -136,8 +157,10 @@ def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size,
     n_boot, ci, method = boot.n_boot, boot.ci, boot.method
     starts0, sizes0 = binning_kernels.equal_count_starts(m, n_bins)
     if np.any(sizes0 < 2):
-        raise ValueError(f"n_bins = {n_bins}: {int(np.sum(sizes0 < 2))} bins of the {m} points "
-                         "have fewer than 2 points; use fewer bins")
+        raise ValueError(
+            f"n_bins = {n_bins}: {int(np.sum(sizes0 < 2))} bins of the {m} points "
+            "have fewer than 2 points; use fewer bins"
+        )
     stat = get_statistic(statistic)
     reference = float(stat.reference)
     # first the streams of local_calibration for this rng: the data-order analysis
@@ -146,14 +169,17 @@ def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size,
     s = streams(rng, "binom", "fresh")
     tie_seeds = ties_rng.integers(0, _SEED_MAX, size=n_orderings)
     seeds0 = resample_kernels.group_seeds(boot_seed, n_bins)
-    boot_seeds = (None if common_bootstrap
-                  else s.fresh.integers(0, _SEED_MAX, size=n_orderings))
+    boot_seeds = None if common_bootstrap else s.fresh.integers(0, _SEED_MAX, size=n_orderings)
 
     def chunk_seeds(i0, i1):
         if common_bootstrap:
             return np.tile(seeds0, i1 - i0)
-        return np.concatenate([resample_kernels.group_seeds(_dataset_boot_seed(int(b)), n_bins)
-                               for b in boot_seeds[i0:i1]])
+        return np.concatenate(
+            [
+                resample_kernels.group_seeds(_dataset_boot_seed(int(b)), n_bins)
+                for b in boot_seeds[i0:i1]
+            ]
+        )
 
     e = np.ascontiguousarray(ds["E"].values, dtype=float)
     u = np.ascontiguousarray(ds["uE"].values, dtype=float)
@@ -165,36 +191,44 @@ def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size,
     sid, base = _strata(x)
     bin_label = _labels(sizes0)
     est_data, valid_data, heavy_data, counted_data, n_undefined = _chunk(
-        e, u, stat, base[None, :], starts0, sizes0, seeds0, **kw)
+        e, u, stat, base[None, :], starts0, sizes0, seeds0, **kw
+    )
     estimates = np.empty((n_orderings, n_bins))
     valid = np.empty((n_orderings, n_bins), dtype=bool)
     heavy = np.empty((n_orderings, n_bins), dtype=bool)
     counted = np.empty((n_orderings, n_bins), dtype=bool)
     label = f"orderings of {name}" + (f" ({ds.attrs['name']})" if ds.attrs.get("name") else "")
-    with progress_bar(n_orderings, desc=label, progress=boot.progress,
-                      unit="ordering") as bar:
+    with progress_bar(n_orderings, desc=label, progress=boot.progress, unit="ordering") as bar:
         for i0 in range(0, n_orderings, chunk_size):
             i1 = min(n_orderings, i0 + chunk_size)
             orders = np.stack([_tie_order(int(s), sid, base, bin_label) for s in tie_seeds[i0:i1]])
             estimates[i0:i1], valid[i0:i1], heavy[i0:i1], counted[i0:i1], n_bad = _chunk(
-                e, u, stat, orders, starts0, sizes0, chunk_seeds(i0, i1), **kw)
+                e, u, stat, orders, starts0, sizes0, chunk_seeds(i0, i1), **kw
+            )
             n_undefined += n_bad
             bar.update(i1 - i0)
     if n_undefined:
         where = f" in {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
-        warnings.warn(f"{n_undefined} of {(n_orderings + 1) * n_bins} bin intervals{where} "
-                      "could not be computed (degenerate bootstrap distribution): counted not "
-                      "valid", UnreliableWarning, stacklevel=4)
+        warnings.warn(
+            f"{n_undefined} of {(n_orderings + 1) * n_bins} bin intervals{where} "
+            "could not be computed (degenerate bootstrap distribution): counted not "
+            "valid",
+            UnreliableWarning,
+            stacklevel=4,
+        )
 
     fv = counted.mean(axis=1)  # the f_v of Pernot (2023), as fraction_valid counts it
     fv_binomial = s.binom.binomial(n_bins, fv) / n_bins
-    data_fv = fraction_valid(xr.Dataset({"valid": ("bin", counted_data[0])}), ci=ci,
-                             nominal=ci)
+    data_fv = fraction_valid(xr.Dataset({"valid": ("bin", counted_data[0])}), ci=ci, nominal=ci)
     q = _quantile_interval(fv, ci)
     qb = _quantile_interval(fv_binomial, ci)
     _, counts = np.unique(x, return_counts=True)
-    coords = {"ordering": np.arange(n_orderings), "tie_seed": ("ordering", tie_seeds),
-              "bin": np.arange(n_bins), "count": ("bin", sizes0)}
+    coords = {
+        "ordering": np.arange(n_orderings),
+        "tie_seed": ("ordering", tie_seeds),
+        "bin": np.arange(n_bins),
+        "count": ("bin", sizes0),
+    }
     if boot_seeds is not None:
         coords["boot_seed"] = ("ordering", boot_seeds)
     return xr.Dataset(
@@ -211,23 +245,46 @@ def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size,
             "fv_ordering": ("ordering", fv),
             "fv_binomial_ordering": ("ordering", fv_binomial),
             "estimate": (("ordering", "bin"), estimates),
-            "valid": (("ordering", "bin"), valid, {
-                "long_name": "the interval holds the reference (as local_calibration's "
-                             "valid; f_v counts every such bin, heavy-tailed or not)"}),
+            "valid": (
+                ("ordering", "bin"),
+                valid,
+                {
+                    "long_name": "the interval holds the reference (as local_calibration's "
+                    "valid; f_v counts every such bin, heavy-tailed or not)"
+                },
+            ),
             "heavy_tail": (("ordering", "bin"), heavy),
             "estimate_data": ("bin", est_data[0]),
             "valid_data": ("bin", valid_data[0]),
             "heavy_tail_data": ("bin", heavy_data[0]),
         },
         coords=coords,
-        attrs={"conditioning": name, "n_bins": n_bins, "n_distinct": int(counts.size),
-               "largest_stratum": int(counts.max())},
+        attrs={
+            "conditioning": name,
+            "n_bins": n_bins,
+            "n_distinct": int(counts.size),
+            "largest_stratum": int(counts.max()),
+        },
     )
 
 
-def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderings=1000,
-                   n_boot=5000, ci=0.95, method=None, rng=None, progress=None, chunk_size=None,
-                   engine=None, common_bootstrap=True, client=None):
+def ordering_study(
+    data,
+    *,
+    statistic="ZMS",
+    conditioning,
+    n_bins=None,
+    n_orderings=1000,
+    n_boot=5000,
+    ci=0.95,
+    method=None,
+    rng=None,
+    progress=None,
+    chunk_size=None,
+    engine=None,
+    common_bootstrap=True,
+    client=None,
+):
     r"""Fraction of valid bins f_v over random orderings of tied values (Pernot (2023), Fig. 4).
 
     Parameters
@@ -329,28 +386,53 @@ def ordering_study(data, *, statistic="ZMS", conditioning, n_bins=None, n_orderi
     (20, True)
     """
     if statistic == COVERAGE_STATISTIC:
-        raise ValueError("statistic: 'PICP' is a binomial proportion with no bootstrap to share "
-                         "between orderings; ordering_study takes the moment statistics of "
-                         "local_calibration")
+        raise ValueError(
+            "statistic: 'PICP' is a binomial proportion with no bootstrap to share "
+            "between orderings; ordering_study takes the moment statistics of "
+            "local_calibration"
+        )
     statistic = check_local_statistic(statistic)
     spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins)
     if method is None:
         method = "student-t" if statistic == "ZM" else "bca"
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  progress=progress,
-                                  methods=("student-t",) + BOOTSTRAP_METHODS
-                                  if statistic == "ZM" else BOOTSTRAP_METHODS)
+    boot = BootstrapOptions.check(
+        n_boot=n_boot,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=engine,
+        progress=progress,
+        methods=("student-t",) + BOOTSTRAP_METHODS if statistic == "ZM" else BOOTSTRAP_METHODS,
+    )
     n_orderings = checks.count("n_orderings", n_orderings)
     chunk_size = checks.optional_count("chunk_size", chunk_size)
     common_bootstrap = checks.boolean("common_bootstrap", common_bootstrap)
-    out = map_datasets(_ordering_one, data, rng=checks.rng(rng), statistic=statistic,
-                       spec=spec, boot=boot, n_orderings=n_orderings, chunk_size=chunk_size,
-                       common_bootstrap=common_bootstrap, on_client=resolve_client(client))
+    out = map_datasets(
+        _ordering_one,
+        data,
+        rng=checks.rng(rng),
+        statistic=statistic,
+        spec=spec,
+        boot=boot,
+        n_orderings=n_orderings,
+        chunk_size=chunk_size,
+        common_bootstrap=common_bootstrap,
+        on_client=resolve_client(client),
+    )
     b = boot.attrs
-    out.attrs.update({"statistic": statistic, "n_orderings": n_orderings,
-                      "n_boot": b["n_boot"], "ci": b["ci"], "method": b["method"],
-                      "rng": b["rng"], "binning": spec.binning,
-                      "common_bootstrap": int(common_bootstrap), "engine": b["engine"]})
+    out.attrs.update(
+        {
+            "statistic": statistic,
+            "n_orderings": n_orderings,
+            "n_boot": b["n_boot"],
+            "ci": b["ci"],
+            "method": b["method"],
+            "rng": b["rng"],
+            "binning": spec.binning,
+            "common_bootstrap": int(common_bootstrap),
+            "engine": b["engine"],
+        }
+    )
     if spec.n_bins is not None:
         out.attrs["n_bins"] = spec.n_bins
     return out

@@ -30,8 +30,9 @@ def _reliability_one(ds, *, rng, spec, boot):
     """One dataset of :func:`reliability`: ``spec`` the BinningSpec, ``boot`` the
     BootstrapOptions (``method="chi2"``: no bootstrap)."""
     check_dataset(ds)
-    name, bins = compute_local_bins(ds, spec.conditioning, n_bins=spec.n_bins,
-                                    binning=spec.binning, min_count=spec.min_count)
+    name, bins = compute_local_bins(
+        ds, spec.conditioning, n_bins=spec.n_bins, binning=spec.binning, min_count=spec.min_count
+    )
     n_boot, ci, method = boot.n_boot, boot.ci, boot.method
     e = ds["E"].values[bins.order]
     u = ds["uE"].values[bins.order]
@@ -39,37 +40,66 @@ def _reliability_one(ds, *, rng, spec, boot):
     if method == "chi2":  # n MSE / sigma^2 ~ chi2(n) for normal errors of variance sigma^2
         mse = np.add.reduceat(e * e, bins.starts) / sizes
         alpha = (1.0 - ci) / 2.0
-        values = {"rmse": np.sqrt(mse),
-                  "rmse_lower": np.sqrt(sizes * mse / sps.chi2.ppf(1.0 - alpha, sizes)),
-                  "rmse_upper": np.sqrt(sizes * mse / sps.chi2.ppf(alpha, sizes))}
+        values = {
+            "rmse": np.sqrt(mse),
+            "rmse_lower": np.sqrt(sizes * mse / sps.chi2.ppf(1.0 - alpha, sizes)),
+            "rmse_upper": np.sqrt(sizes * mse / sps.chi2.ppf(alpha, sizes)),
+        }
     else:
-        rmse = bootstrap_statistics(e, u, ["RMSE"], n_boot=n_boot, ci=ci, method=method,
-                                    rng=rng, engine=boot.engine, starts=bins.starts,
-                                    sizes=sizes)["RMSE"]
+        rmse = bootstrap_statistics(
+            e,
+            u,
+            ["RMSE"],
+            n_boot=n_boot,
+            ci=ci,
+            method=method,
+            rng=rng,
+            engine=boot.engine,
+            starts=bins.starts,
+            sizes=sizes,
+        )["RMSE"]
         values = {"rmse": rmse.estimate, "rmse_lower": rmse.lower, "rmse_upper": rmse.upper}
         bad = int(np.count_nonzero(np.isnan(rmse.lower) | np.isnan(rmse.upper)))
         if bad:
             label = ds.attrs.get("name", "")
-            warnings.warn(f"{bad} of {sizes.size} bin intervals of RMSE"
-                          f"{f' in {label!r}' if label else ''} could not be computed "
-                          f"(degenerate bootstrap distribution, n_boot={n_boot}): NaN, "
-                          "valid False", UnreliableWarning, stacklevel=4)
+            warnings.warn(
+                f"{bad} of {sizes.size} bin intervals of RMSE"
+                f"{f' in {label!r}' if label else ''} could not be computed "
+                f"(degenerate bootstrap distribution, n_boot={n_boot}): NaN, "
+                "valid False",
+                UnreliableWarning,
+                stacklevel=4,
+            )
     # RMV is the x coordinate of the diagram: no interval (constant in a bin of a stratified uE)
     values["rmv"] = np.sqrt(np.add.reduceat(u * u, bins.starts) / sizes)
     units = ds["E"].attrs.get("units", ds.attrs.get("units", ""))
-    data_vars = {k: ("bin", np.asarray(v, dtype=float), {"units": units})
-                 for k, v in values.items()}
-    zeta, valid = verdict(values["rmse"], values["rmv"], values["rmse_lower"],
-                          values["rmse_upper"])
+    data_vars = {
+        k: ("bin", np.asarray(v, dtype=float), {"units": units}) for k, v in values.items()
+    }
+    zeta, valid = verdict(values["rmse"], values["rmv"], values["rmse_lower"], values["rmse_upper"])
     data_vars["zeta"] = ("bin", zeta)
     data_vars["valid"] = ("bin", valid)
-    return xr.Dataset(data_vars, coords=bin_coords(bins),
-                      attrs={"conditioning": name, "units": units, **bins.attrs,
-                             "n_bins": bins.n_bins})
+    return xr.Dataset(
+        data_vars,
+        coords=bin_coords(bins),
+        attrs={"conditioning": name, "units": units, **bins.attrs, "n_bins": bins.n_bins},
+    )
 
 
-def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", min_count=None,
-                n_boot=5000, ci=0.95, method="bca", rng=None, engine=None, client=None):
+def reliability(
+    data,
+    *,
+    conditioning="uE",
+    n_bins=None,
+    binning="equal_count",
+    min_count=None,
+    n_boot=5000,
+    ci=0.95,
+    method="bca",
+    rng=None,
+    engine=None,
+    client=None,
+):
     r"""RMV and RMSE per bin, with intervals: the numbers of a reliability diagram.
 
     Parameters
@@ -150,16 +180,31 @@ def reliability(data, *, conditioning="uE", n_bins=None, binning="equal_count", 
     >>> rel.sizes["bin"]
     10
     """
-    spec = BinningSpec.check(conditioning=conditioning, n_bins=n_bins, binning=binning,
-                             min_count=min_count)
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=RELIABILITY_METHODS)
-    out = map_datasets(_reliability_one, data, rng=checks.rng(rng), spec=spec, boot=boot,
-                       on_client=resolve_client(client))
+    spec = BinningSpec.check(
+        conditioning=conditioning, n_bins=n_bins, binning=binning, min_count=min_count
+    )
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=RELIABILITY_METHODS
+    )
+    out = map_datasets(
+        _reliability_one,
+        data,
+        rng=checks.rng(rng),
+        spec=spec,
+        boot=boot,
+        on_client=resolve_client(client),
+    )
     b = boot.attrs
-    out.attrs.update({"n_boot": 0 if method == "chi2" else b["n_boot"], "ci": b["ci"],
-                      "method": b["method"], "binning": spec.binning, "rng": b["rng"],
-                      "engine": b["engine"]})
+    out.attrs.update(
+        {
+            "n_boot": 0 if method == "chi2" else b["n_boot"],
+            "ci": b["ci"],
+            "method": b["method"],
+            "binning": spec.binning,
+            "rng": b["rng"],
+            "engine": b["engine"],
+        }
+    )
     if spec.n_bins is not None:
         out.attrs["n_bins"] = spec.n_bins
     return out

@@ -49,17 +49,27 @@ def _running_one(ds, *, rng=None, conditioning, window):
     z = (ds["E"].values / ds["uE"].values)[order]
     n_windows = m - w + 1
     pad = np.full(w - 1, np.nan)  # a window starts at each rank from which w points remain
-    lower, upper = np.concatenate([xs[:n_windows], pad]), np.concatenate([xs[w - 1:], pad])
+    lower, upper = np.concatenate([xs[:n_windows], pad]), np.concatenate([xs[w - 1 :], pad])
     attrs_x = dict(ds[conditioning].attrs) if isinstance(conditioning, str) else {}
     return xr.Dataset(
         {
             "z": ("rank", z, {"long_name": "z-score", "units": ""}),
-            "running_mean": ("rank", np.concatenate([_running_means(z, w), pad]),
-                             {"long_name": "running mean of z over the window starting at "
-                                           "this rank", "reference": 0.0}),
-            "running_ms": ("rank", np.concatenate([_running_means(z * z, w), pad]),
-                           {"long_name": "running mean of z^2 over the window starting at "
-                                         "this rank", "reference": 1.0}),
+            "running_mean": (
+                "rank",
+                np.concatenate([_running_means(z, w), pad]),
+                {
+                    "long_name": "running mean of z over the window starting at this rank",
+                    "reference": 0.0,
+                },
+            ),
+            "running_ms": (
+                "rank",
+                np.concatenate([_running_means(z * z, w), pad]),
+                {
+                    "long_name": "running mean of z^2 over the window starting at this rank",
+                    "reference": 1.0,
+                },
+            ),
         },
         coords={
             "rank": np.arange(m),
@@ -69,10 +79,14 @@ def _running_one(ds, *, rng=None, conditioning, window):
             "x_window_lower": ("rank", lower, attrs_x),
             "x_window_upper": ("rank", upper, attrs_x),
         },
-        attrs={"conditioning": name, "window": w, "n_points": m,
-               "units": attrs_x.get("units", ""),
-               "long_name": attrs_x.get("long_name", name),
-               "n_distinct": int(np.unique(x).size)},
+        attrs={
+            "conditioning": name,
+            "window": w,
+            "n_points": m,
+            "units": attrs_x.get("units", ""),
+            "long_name": attrs_x.get("long_name", name),
+            "n_distinct": int(np.unique(x).size),
+        },
     )
 
 

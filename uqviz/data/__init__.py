@@ -18,5 +18,16 @@ from uqviz.data.readers import read_csv
 from uqviz.data.predictions import from_predictions
 from uqviz.data.estimators import from_estimator
 
-__all__ = ["check_dataset", "datasets", "from_arrays", "from_dataframe", "from_datasets",
-           "from_estimator", "from_predictions", "generative", "read_csv", "synthetic", "z_scores"]
+__all__ = [
+    "check_dataset",
+    "datasets",
+    "from_arrays",
+    "from_dataframe",
+    "from_datasets",
+    "from_estimator",
+    "from_predictions",
+    "generative",
+    "read_csv",
+    "synthetic",
+    "z_scores",
+]

@@ -16,10 +16,22 @@ import pandas as pd
 import xarray as xr
 
 from uqviz.engine import checks
-from uqviz.data.model import (DROP_HINT, as_1d, check_dataset, common_length, float_columns,
-                              invalid_masks, invalid_values_error, is_number, n_rows_text,
-                              rows_text, scale_masks, source_note, user_stacklevel,
-                              variable_attrs)
+from uqviz.data.model import (
+    DROP_HINT,
+    as_1d,
+    check_dataset,
+    common_length,
+    float_columns,
+    invalid_masks,
+    invalid_values_error,
+    is_number,
+    n_rows_text,
+    rows_text,
+    scale_masks,
+    source_note,
+    user_stacklevel,
+    variable_attrs,
+)
 from uqviz.engine.warning_classes import DataWarning
 
 __all__ = ["from_arrays", "from_dataframe", "from_datasets"]
@@ -45,8 +57,10 @@ def named_columns(name: str, value) -> dict:
     if value is None:
         return {}
     if not isinstance(value, (Mapping, pd.DataFrame)):
-        raise TypeError(f"{name} must be a mapping {{name: values}} or a pandas DataFrame, got "
-                        f"{type(value).__name__} ({value!r:.60})")
+        raise TypeError(
+            f"{name} must be a mapping {{name: values}} or a pandas DataFrame, got "
+            f"{type(value).__name__} ({value!r:.60})"
+        )
     return dict(value.items())
 
 
@@ -56,8 +70,9 @@ def _check_names(features: Mapping, metadata: Mapping) -> None:
             if not isinstance(key, str):
                 raise ValueError(f"{kind} names must be str, got {key!r} ({type(key).__name__})")
             if key in _RESERVED:
-                raise ValueError(f"{kind} name {key!r} is reserved "
-                                 f"(reserved names: {', '.join(_RESERVED)})")
+                raise ValueError(
+                    f"{kind} name {key!r} is reserved (reserved names: {', '.join(_RESERVED)})"
+                )
     both = sorted(set(features) & set(metadata))
     if both:
         raise ValueError(f"names used both as feature and metadata: {', '.join(map(repr, both))}")
@@ -76,11 +91,13 @@ def _checked_name(name, units) -> str:
 def _check_filters(drop_invalid, min_uncertainty) -> None:
     checks.boolean("drop_invalid", drop_invalid)
     if min_uncertainty is not None and not (
-            (isinstance(min_uncertainty, str) and min_uncertainty == "papers")
-            or (is_number(min_uncertainty) and np.isfinite(min_uncertainty)
-                and min_uncertainty >= 0)):
-        raise ValueError("min_uncertainty must be None, a finite number >= 0 or 'papers', "
-                         f"got {min_uncertainty!r}")
+        (isinstance(min_uncertainty, str) and min_uncertainty == "papers")
+        or (is_number(min_uncertainty) and np.isfinite(min_uncertainty) and min_uncertainty >= 0)
+    ):
+        raise ValueError(
+            "min_uncertainty must be None, a finite number >= 0 or 'papers', "
+            f"got {min_uncertainty!r}"
+        )
 
 
 def _meta_array(values) -> np.ndarray:
@@ -99,8 +116,9 @@ def _reasons(problems) -> str:
     return "; ".join(f"{k} {p}: {int(m.sum())}" for k, p, m in problems)
 
 
-def _drop_invalid(e, u, feats, row_ids, attrs: dict, *, drop_invalid, min_uncertainty,
-                  sources) -> np.ndarray:
+def _drop_invalid(
+    e, u, feats, row_ids, attrs: dict, *, drop_invalid, min_uncertainty, sources
+) -> np.ndarray:
     """The rows kept by the NaN / inf / uE <= 0 rules: an error, or (drop_invalid) a warning."""
     # with a min_uncertainty filter, uE <= 0 rows are left to that filter
     # (they lie below any threshold >= 0), as in the papers
@@ -117,12 +135,16 @@ def _drop_invalid(e, u, feats, row_ids, attrs: dict, *, drop_invalid, min_uncert
     reasons = _reasons(problems) or "none"
     attrs.update(n_dropped=n_dropped, dropped_reasons=reasons)
     if n_dropped == n:
-        raise ValueError(f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); "
-                         "nothing left")
+        raise ValueError(
+            f"drop_invalid: all {n_rows_text(n)} are invalid ({reasons}); nothing left"
+        )
     if n_dropped:
-        warnings.warn(f"drop_invalid: dropped {n_dropped} of {n_rows_text(n)} ({reasons}); "
-                      f"kept {n_rows_text(n - n_dropped)}", DataWarning,
-                      stacklevel=user_stacklevel())
+        warnings.warn(
+            f"drop_invalid: dropped {n_dropped} of {n_rows_text(n)} ({reasons}); "
+            f"kept {n_rows_text(n - n_dropped)}",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     return keep
 
 
@@ -146,13 +168,17 @@ def _filter_min_uncertainty(e, u, keep, row_ids, min_uncertainty, attrs: dict) -
         how += f"; {n_nonpos} of them with uE <= 0"
     attrs.update(n_filtered=n_low, min_uncertainty=threshold)
     if n_low == int(keep.sum()):
-        raise ValueError(f"min_uncertainty: all {n_rows_text(n_low)} have uE <= "
-                         f"{threshold:.6g} ({how})")
+        raise ValueError(
+            f"min_uncertainty: all {n_rows_text(n_low)} have uE <= {threshold:.6g} ({how})"
+        )
     if n_low:
         keep = keep & ~low
-        warnings.warn(f"min_uncertainty: dropped {n_rows_text(n_low)} with uE <= {threshold:.6g} "
-                      f"({how}; {rows_text(row_ids[low])}); kept {n_rows_text(int(keep.sum()))}",
-                      DataWarning, stacklevel=user_stacklevel())
+        warnings.warn(
+            f"min_uncertainty: dropped {n_rows_text(n_low)} with uE <= {threshold:.6g} "
+            f"({how}; {rows_text(row_ids[low])}); kept {n_rows_text(int(keep.sum()))}",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     return keep
 
 
@@ -169,11 +195,16 @@ def _drop_scale(e, u, keep, row_ids, attrs: dict, drop_invalid) -> np.ndarray:
     reasons = _reasons(scale)
     attrs["n_dropped"] = attrs.get("n_dropped", 0) + n_more
     attrs["dropped_reasons"] = "; ".join(
-        r for r in (attrs.get("dropped_reasons"), reasons) if r and r != "none")
+        r for r in (attrs.get("dropped_reasons"), reasons) if r and r != "none"
+    )
     if not keep.any():
         raise ValueError(f"drop_invalid: no row left ({reasons})")
-    warnings.warn(f"drop_invalid: dropped {n_rows_text(n_more)} ({reasons}); "
-                  f"kept {n_rows_text(int(keep.sum()))}", DataWarning, stacklevel=user_stacklevel())
+    warnings.warn(
+        f"drop_invalid: dropped {n_rows_text(n_more)} ({reasons}); "
+        f"kept {n_rows_text(int(keep.sum()))}",
+        DataWarning,
+        stacklevel=user_stacklevel(),
+    )
     return keep
 
 
@@ -182,8 +213,10 @@ def _assemble(e, u, feats: dict, meta: dict, row_ids, keep, attrs: dict, units: 
         e, u, row_ids = e[keep], u[keep], row_ids[keep]
         feats = {k: v[keep] for k, v in feats.items()}
         meta = {k: v[keep] for k, v in meta.items()}
-    data_vars = {"E": ("point", e, variable_attrs("E", units)),
-                 "uE": ("point", u, variable_attrs("uE", units))}
+    data_vars = {
+        "E": ("point", e, variable_attrs("E", units)),
+        "uE": ("point", u, variable_attrs("uE", units)),
+    }
     data_vars.update({k: ("point", v, variable_attrs("feature")) for k, v in feats.items()})
     data_vars.update({k: ("point", v, variable_attrs("metadata")) for k, v in meta.items()})
     return xr.Dataset(data_vars, coords={"point": ("point", row_ids)}, attrs=attrs)
@@ -192,9 +225,19 @@ def _assemble(e, u, feats: dict, meta: dict, row_ids, keep, attrs: dict, units: 
 # --------------------------------------------------------------------------
 # the common core
 # --------------------------------------------------------------------------
-def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, units="",
-                  drop_invalid=False, min_uncertainty=None, u_from_variance=False,
-                  sources=None) -> xr.Dataset:
+def build_dataset(
+    e_raw,
+    u_raw,
+    *,
+    features=None,
+    metadata=None,
+    name=None,
+    units="",
+    drop_invalid=False,
+    min_uncertainty=None,
+    u_from_variance=False,
+    sources=None,
+) -> xr.Dataset:
     """Common core of from_arrays / from_dataframe / from_predictions (inputs never mutated).
 
     ``u_from_variance``: ``u_raw`` holds variances; ``sources``: ``{"E": "column 'err'"}``,
@@ -223,8 +266,16 @@ def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, unit
         # the uE <= 0 rule reports instead of a silent NaN
         u = np.sign(u) * np.sqrt(np.abs(u))
     attrs = {"name": name, "units": units}
-    keep = _drop_invalid(e, u, feats, row_ids, attrs, drop_invalid=drop_invalid,
-                         min_uncertainty=min_uncertainty, sources=sources)
+    keep = _drop_invalid(
+        e,
+        u,
+        feats,
+        row_ids,
+        attrs,
+        drop_invalid=drop_invalid,
+        min_uncertainty=min_uncertainty,
+        sources=sources,
+    )
     if min_uncertainty is not None:
         keep = _filter_min_uncertainty(e, u, keep, row_ids, min_uncertainty, attrs)
         keep = _drop_scale(e, u, keep, row_ids, attrs, drop_invalid)
@@ -235,8 +286,17 @@ def build_dataset(e_raw, u_raw, *, features=None, metadata=None, name=None, unit
 # --------------------------------------------------------------------------
 # public constructors
 # --------------------------------------------------------------------------
-def from_arrays(errors, uncertainties, *, features=None, metadata=None, name=None, units="",
-                drop_invalid=False, min_uncertainty=None) -> xr.Dataset:
+def from_arrays(
+    errors,
+    uncertainties,
+    *,
+    features=None,
+    metadata=None,
+    name=None,
+    units="",
+    drop_invalid=False,
+    min_uncertainty=None,
+) -> xr.Dataset:
     """Build a uqviz dataset from arrays of errors and uncertainties.
 
     Parameters
@@ -284,8 +344,16 @@ def from_arrays(errors, uncertainties, *, features=None, metadata=None, name=Non
     ValueError: invalid values (pass drop_invalid=True to drop these rows):
       uE: 1 row with uE <= 0 (row 1)
     """
-    return build_dataset(errors, uncertainties, features=features, metadata=metadata, name=name,
-                         units=units, drop_invalid=drop_invalid, min_uncertainty=min_uncertainty)
+    return build_dataset(
+        errors,
+        uncertainties,
+        features=features,
+        metadata=metadata,
+        name=name,
+        units=units,
+        drop_invalid=drop_invalid,
+        min_uncertainty=min_uncertainty,
+    )
 
 
 def _as_list(arg, what: str) -> list:
@@ -301,8 +369,10 @@ def _as_list(arg, what: str) -> list:
 def _default_column(columns: list, name: str, what: str, options: str) -> str:
     """``name`` (``"E"``, ``"uE"``) when the DataFrame has that column, else a ValueError."""
     if name not in columns:
-        raise ValueError(f"no {what} column: pass {options} (no column named {name!r}; "
-                         f"columns: {', '.join(map(str, columns))})")
+        raise ValueError(
+            f"no {what} column: pass {options} (no column named {name!r}; "
+            f"columns: {', '.join(map(str, columns))})"
+        )
     return name
 
 
@@ -311,8 +381,9 @@ def _errors_column(columns: list, errors, reference, prediction):
     if errors is not None and (reference is not None or prediction is not None):
         raise ValueError("give either errors= or reference= and prediction=, not both")
     if (reference is None) != (prediction is None):
-        given, missing = (("reference", "prediction") if reference is not None
-                          else ("prediction", "reference"))
+        given, missing = (
+            ("reference", "prediction") if reference is not None else ("prediction", "reference")
+        )
         raise ValueError(f"{given}= needs {missing}= too (E = reference - prediction)")
     if errors is None and reference is None:
         return _default_column(columns, "E", "errors", "errors= or reference= and prediction=")
@@ -332,8 +403,10 @@ def _check_columns(df: pd.DataFrame, wanted: list) -> None:
     columns = list(df.columns)
     missing = [c for c in dict.fromkeys(wanted) if c not in columns]
     if missing:
-        raise ValueError(f"column(s) not found: {', '.join(map(repr, missing))} "
-                         f"(columns: {', '.join(map(str, columns))})")
+        raise ValueError(
+            f"column(s) not found: {', '.join(map(repr, missing))} "
+            f"(columns: {', '.join(map(str, columns))})"
+        )
     for c in wanted:
         if isinstance(df[c], pd.DataFrame):
             raise ValueError(f"column {c!r} appears more than once in the DataFrame")
@@ -345,8 +418,10 @@ def _errors_of(df: pd.DataFrame, errors, reference, prediction, sources: dict):
         if errors != "E":
             sources["E"] = f"column {errors!r}"
         return df[errors]
-    labels = {f"reference [column {reference!r}]": df[reference],
-              f"prediction [column {prediction!r}]": df[prediction]}
+    labels = {
+        f"reference [column {reference!r}]": df[reference],
+        f"prediction [column {prediction!r}]": df[prediction],
+    }
     ref, pred = float_columns(labels, np.arange(len(df), dtype=np.int64)).values()
     sources["E"] = f"{reference!r} - {prediction!r}"
     with np.errstate(invalid="ignore"):
@@ -362,9 +437,21 @@ def _uncertainties_of(df: pd.DataFrame, uncertainties, variances, sources: dict)
     return df[uncertainties]
 
 
-def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertainties=None,
-                   variances=None, features=None, metadata=None, name=None, units="",
-                   drop_invalid=False, min_uncertainty=None) -> xr.Dataset:
+def from_dataframe(
+    df,
+    *,
+    errors=None,
+    reference=None,
+    prediction=None,
+    uncertainties=None,
+    variances=None,
+    features=None,
+    metadata=None,
+    name=None,
+    units="",
+    drop_invalid=False,
+    min_uncertainty=None,
+) -> xr.Dataset:
     """Build a uqviz dataset from columns of a pandas DataFrame (not modified).
 
     Parameters
@@ -412,10 +499,18 @@ def from_dataframe(df, *, errors=None, reference=None, prediction=None, uncertai
     sources = {}
     e_raw = _errors_of(df, errors, reference, prediction, sources)
     u_raw = _uncertainties_of(df, uncertainties, variances, sources)
-    return build_dataset(e_raw, u_raw, features={c: df[c] for c in feat_cols},
-                         metadata={c: df[c] for c in meta_cols}, name=name, units=units,
-                         drop_invalid=drop_invalid, min_uncertainty=min_uncertainty,
-                         u_from_variance=variances is not None, sources=sources)
+    return build_dataset(
+        e_raw,
+        u_raw,
+        features={c: df[c] for c in feat_cols},
+        metadata={c: df[c] for c in meta_cols},
+        name=name,
+        units=units,
+        drop_invalid=drop_invalid,
+        min_uncertainty=min_uncertainty,
+        u_from_variance=variances is not None,
+        sources=sources,
+    )
 
 
 def _named_datasets(datasets) -> list[tuple[str, xr.Dataset]]:
@@ -425,16 +520,19 @@ def _named_datasets(datasets) -> list[tuple[str, xr.Dataset]]:
     if isinstance(datasets, Mapping):
         return list(datasets.items())
     if isinstance(datasets, (str, bytes)) or not isinstance(datasets, Iterable):
-        raise TypeError(f"datasets: expected a mapping name -> xarray.Dataset or a sequence of "
-                        f"named datasets, got {type(datasets).__name__}")
+        raise TypeError(
+            f"datasets: expected a mapping name -> xarray.Dataset or a sequence of "
+            f"named datasets, got {type(datasets).__name__}"
+        )
     pairs = []
     for i, ds in enumerate(datasets):
         if not isinstance(ds, xr.Dataset):
             raise TypeError(f"item {i}: expected an xarray.Dataset, got {type(ds).__name__}")
         nm = ds.attrs.get("name")
         if not isinstance(nm, str) or not nm:
-            raise ValueError(f"item {i}: dataset has no 'name' attribute; "
-                             "pass a mapping name -> dataset")
+            raise ValueError(
+                f"item {i}: dataset has no 'name' attribute; pass a mapping name -> dataset"
+            )
         pairs.append((nm, ds))
     return pairs
 

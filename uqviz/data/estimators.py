@@ -24,11 +24,13 @@ __all__ = ["from_estimator"]
 #: split into at least four blocks per thread)
 BLOCK_ROWS = 65_536
 
-_SUPPORTED = ("a scikit-learn regressor whose predict takes return_std=True "
-              "(GaussianProcessRegressor, BayesianRidge, ARDRegression), a bagging ensemble "
-              "(RandomForestRegressor, ExtraTreesRegressor, BaggingRegressor), a Pipeline or "
-              "TransformedTargetRegressor around one of them, an NGBoost regressor (pred_dist) "
-              "or a MAPIE interval regressor (predict_interval)")
+_SUPPORTED = (
+    "a scikit-learn regressor whose predict takes return_std=True "
+    "(GaussianProcessRegressor, BayesianRidge, ARDRegression), a bagging ensemble "
+    "(RandomForestRegressor, ExtraTreesRegressor, BaggingRegressor), a Pipeline or "
+    "TransformedTargetRegressor around one of them, an NGBoost regressor (pred_dist) "
+    "or a MAPIE interval regressor (predict_interval)"
+)
 
 
 def _name(est) -> str:
@@ -50,8 +52,9 @@ def _validate_data(est, X, **kw):
     try:
         from sklearn.utils.validation import validate_data  # scikit-learn >= 1.6
     except ImportError:  # pragma: no cover - older scikit-learn
-        return est._validate_data(X, reset=False, **{k: v for k, v in kw.items()
-                                                     if k != "ensure_all_finite"})
+        return est._validate_data(
+            X, reset=False, **{k: v for k, v in kw.items() if k != "ensure_all_finite"}
+        )
     return validate_data(est, X, reset=False, **kw)
 
 
@@ -79,9 +82,11 @@ def member_moments(members, X, *, columns=None, tree_input=False, n_threads=1):
     (mean, sd) : two float64 arrays of shape (rows,)
     """
     if len(members) < 2:
-        raise ValueError(f"estimator: an ensemble of {len(members)} member(s) (n_estimators="
-                         f"{len(members)}) has no spread between its members' predictions to "
-                         "give uE; fit at least 2 (the sd of the members, ddof=1)")
+        raise ValueError(
+            f"estimator: an ensemble of {len(members)} member(s) (n_estimators="
+            f"{len(members)}) has no spread between its members' predictions to "
+            "give uE; fit at least 2 (the sd of the members, ddof=1)"
+        )
     n = X.shape[0]
     m = len(members)
     mean = np.zeros(n)
@@ -99,8 +104,10 @@ def member_moments(members, X, *, columns=None, tree_input=False, n_threads=1):
                 if p.ndim == 2 and p.shape[1] == 1:
                     p = p[:, 0]
                 else:
-                    raise ValueError(f"estimator: member {k - 1} predicts shape {p.shape}; "
-                                     "multi-output models are not supported")
+                    raise ValueError(
+                        f"estimator: member {k - 1} predicts shape {p.shape}; "
+                        "multi-output models are not supported"
+                    )
             # Welford: mu_k = mu + (p - mu) / k; s2 += (p - mu_(k-1)) (p - mu_k), in place
             np.subtract(p, mu, out=delta)
             np.multiply(delta, 1.0 / k, out=tmp)
@@ -151,46 +158,71 @@ def _predict(est, X) -> tuple[dict, list, dict]:
     if hasattr(est, "predict_interval") and mod.startswith("mapie"):
         return _mapie(est, X)
     if mod.startswith("mapie"):
-        raise TypeError(f"estimator: {_name(est)} (MAPIE < 1.0) takes its coverage at predict "
-                        "time: compute y_pred, y_pis = estimator.predict(X, alpha=0.1) and pass "
-                        "lower=y_pis[:, 0, 0], upper=y_pis[:, 1, 0], level=0.9 to "
-                        "uqviz.from_predictions")
+        raise TypeError(
+            f"estimator: {_name(est)} (MAPIE < 1.0) takes its coverage at predict "
+            "time: compute y_pred, y_pis = estimator.predict(X, alpha=0.1) and pass "
+            "lower=y_pis[:, 0, 0], upper=y_pis[:, 1, 0], level=0.9 to "
+            "uqviz.from_predictions"
+        )
     if hasattr(est, "pred_dist"):  # NGBoost
         dist = est.pred_dist(X)
         y_pred = np.asarray(est.predict(X), dtype=float)
-        sd = np.asarray(dist.std(), dtype=float) if hasattr(dist, "std") else \
-            np.asarray(dist.params["scale"], dtype=float)
+        sd = (
+            np.asarray(dist.std(), dtype=float)
+            if hasattr(dist, "std")
+            else np.asarray(dist.params["scale"], dtype=float)
+        )
         return {"y_pred": y_pred, "std": sd}, [_name(est)], {"uE_from": "pred_dist(X).std()"}
     if ForestRegressor and isinstance(est, ForestRegressor):
         xv = est._validate_X_predict(X)
         mean, sd = member_moments(est.estimators_, xv, tree_input=True, n_threads=_n_threads(est))
-        return ({"y_pred": mean, "std": sd}, [_name(est)],
-                {"uE_from": f"sd of the {len(est.estimators_)} trees' predictions "
-                            f"(ddof={SAMPLES_DDOF}); y_pred = their mean (= predict(X))",
-                 "n_members": len(est.estimators_), "ddof": SAMPLES_DDOF})
+        return (
+            {"y_pred": mean, "std": sd},
+            [_name(est)],
+            {
+                "uE_from": f"sd of the {len(est.estimators_)} trees' predictions "
+                f"(ddof={SAMPLES_DDOF}); y_pred = their mean (= predict(X))",
+                "n_members": len(est.estimators_),
+                "ddof": SAMPLES_DDOF,
+            },
+        )
     if BaggingRegressor and isinstance(est, BaggingRegressor):
         check_is_fitted(est)
-        xv = _validate_data(est, X, accept_sparse=["csr", "csc"], dtype=None,
-                            ensure_all_finite=False)
-        mean, sd = member_moments(est.estimators_, xv, columns=est.estimators_features_,
-                                  n_threads=_n_threads(est))
-        return ({"y_pred": mean, "std": sd}, [_name(est)],
-                {"uE_from": f"sd of the {len(est.estimators_)} members' predictions, each on "
-                            f"its feature subset (ddof={SAMPLES_DDOF}); y_pred = their mean "
-                            "(= predict(X))",
-                 "n_members": len(est.estimators_), "ddof": SAMPLES_DDOF})
+        xv = _validate_data(
+            est, X, accept_sparse=["csr", "csc"], dtype=None, ensure_all_finite=False
+        )
+        mean, sd = member_moments(
+            est.estimators_, xv, columns=est.estimators_features_, n_threads=_n_threads(est)
+        )
+        return (
+            {"y_pred": mean, "std": sd},
+            [_name(est)],
+            {
+                "uE_from": f"sd of the {len(est.estimators_)} members' predictions, each on "
+                f"its feature subset (ddof={SAMPLES_DDOF}); y_pred = their mean "
+                "(= predict(X))",
+                "n_members": len(est.estimators_),
+                "ddof": SAMPLES_DDOF,
+            },
+        )
     predict = getattr(est, "predict", None)
     if predict is not None and _takes_return_std(predict):
         out = predict(X, return_std=True)
         y_pred, sd = out[0], out[1]
-        return ({"y_pred": np.asarray(y_pred, dtype=float), "std": np.asarray(sd, dtype=float)},
-                [_name(est)], {"uE_from": "predict(X, return_std=True)"})
+        return (
+            {"y_pred": np.asarray(y_pred, dtype=float), "std": np.asarray(sd, dtype=float)},
+            [_name(est)],
+            {"uE_from": "predict(X, return_std=True)"},
+        )
     if predict is None:
-        raise TypeError(f"estimator: expected a fitted regressor, got {_name(est)} (no predict "
-                        "method)")
-    raise TypeError(f"estimator: {_name(est)} gives no uncertainty; uqviz takes {_SUPPORTED}. "
-                    "For another model compute the predictions and uncertainties yourself and "
-                    "pass them to uqviz.from_predictions")
+        raise TypeError(
+            f"estimator: expected a fitted regressor, got {_name(est)} (no predict method)"
+        )
+    raise TypeError(
+        f"estimator: {_name(est)} gives no uncertainty; uqviz takes {_SUPPORTED}. "
+        "For another model compute the predictions and uncertainties yourself and "
+        "pass them to uqviz.from_predictions"
+    )
 
 
 def _takes_return_std(predict) -> bool:
@@ -209,6 +241,7 @@ def _inverse_target(ttr, kw: dict) -> dict:
     multiplied by ``|d inverse / d t|`` at ``mu`` (delta method; exact for a linear
     transformer such as StandardScaler); interval limits are mapped through the inverse.
     """
+
     def inv(t):
         out = ttr.transformer_.inverse_transform(np.asarray(t, dtype=float).reshape(-1, 1))
         return np.asarray(out, dtype=float).reshape(-1)
@@ -234,9 +267,11 @@ def _mapie_levels(est):
         return np.atleast_1d(np.asarray(est.confidence_level, dtype=float))
     if getattr(est, "_alphas", None) is not None:
         return 1.0 - np.atleast_1d(np.asarray(est._alphas, dtype=float))
-    raise TypeError(f"estimator: {_name(est)} keeps no confidence level; call "
-                    "uqviz.from_predictions(y, y_pred, lower=..., upper=..., level=...) with "
-                    "the output of its predict_interval")
+    raise TypeError(
+        f"estimator: {_name(est)} keeps no confidence level; call "
+        "uqviz.from_predictions(y, y_pred, lower=..., upper=..., level=...) with "
+        "the output of its predict_interval"
+    )
 
 
 def _mapie(est, X):
@@ -246,40 +281,58 @@ def _mapie(est, X):
     if pis.ndim == 2:
         pis = pis[:, :, None]
     if pis.ndim != 3 or pis.shape[1] != 2 or pis.shape[2] != levels.size:
-        raise ValueError(f"estimator: {_name(est)}.predict_interval returned intervals of shape "
-                         f"{pis.shape} for confidence levels {levels.tolist()}")
+        raise ValueError(
+            f"estimator: {_name(est)}.predict_interval returned intervals of shape "
+            f"{pis.shape} for confidence levels {levels.tolist()}"
+        )
     k = int(np.argmin(np.abs(levels - 0.6827)))  # the level nearest one standard deviation
-    return ({"y_pred": np.asarray(y_pred, dtype=float), "lower": pis[:, 0, k],
-             "upper": pis[:, 1, k], "level": float(levels[k])}, [_name(est)],
-            {"uE_from": f"predict_interval(X) at confidence level {levels[k]:g}"})
+    return (
+        {
+            "y_pred": np.asarray(y_pred, dtype=float),
+            "lower": pis[:, 0, k],
+            "upper": pis[:, 1, k],
+            "level": float(levels[k]),
+        },
+        [_name(est)],
+        {"uE_from": f"predict_interval(X) at confidence level {levels[k]:g}"},
+    )
 
 
 def _features_of(X, features) -> dict:
     """The features of the dataset: columns of a DataFrame X (numeric ones by default)."""
     if isinstance(X, pd.DataFrame):
         if features is None:
-            cols = [c for c in X.columns
-                    if pd.api.types.is_numeric_dtype(X[c].dtype)
-                    and not pd.api.types.is_complex_dtype(X[c].dtype)]
+            cols = [
+                c
+                for c in X.columns
+                if pd.api.types.is_numeric_dtype(X[c].dtype)
+                and not pd.api.types.is_complex_dtype(X[c].dtype)
+            ]
         else:
             cols = list(checks.names("features", features))
             missing = [c for c in cols if c not in X.columns]
             if missing:
-                raise ValueError(f"features: not columns of X: {', '.join(map(repr, missing))} "
-                                 f"(columns: {', '.join(map(str, X.columns))})")
+                raise ValueError(
+                    f"features: not columns of X: {', '.join(map(repr, missing))} "
+                    f"(columns: {', '.join(map(str, X.columns))})"
+                )
         return {str(c): X[c].reset_index(drop=True) for c in cols}
     if features is None:
         return {}
     names = checks.names("features", features)
     arr = np.asarray(X)
     if arr.ndim != 2 or arr.shape[1] != len(names):
-        raise ValueError(f"features: with an array X, name every column: X has shape "
-                         f"{arr.shape}, got {len(names)} names")
+        raise ValueError(
+            f"features: with an array X, name every column: X has shape "
+            f"{arr.shape}, got {len(names)} names"
+        )
     return {str(n): arr[:, j] for j, n in enumerate(names)}
 
 
-_DROP_HINT = ("drop these rows from X and y, or pass the predictions to "
-              "uqviz.from_predictions(..., drop_invalid=True)")
+_DROP_HINT = (
+    "drop these rows from X and y, or pass the predictions to "
+    "uqviz.from_predictions(..., drop_invalid=True)"
+)
 
 
 def _from_predictions(y, y_pred, kw, features, name):
@@ -374,11 +427,14 @@ def from_estimator(estimator, X, y, *, features=None, name=None) -> xr.Dataset:
     (50, True)
     """
     if isinstance(estimator, type):
-        raise TypeError(f"estimator: expected a fitted estimator instance, got the class "
-                        f"{estimator.__name__}")
+        raise TypeError(
+            f"estimator: expected a fitted estimator instance, got the class {estimator.__name__}"
+        )
     if isinstance(X, pd.DataFrame) and isinstance(y, pd.Series) and not X.index.equals(y.index):
-        raise ValueError("X and y: pandas objects with different indexes; uqviz pairs rows by "
-                         "position, which would mix them: align them first (y.reindex(X.index))")
+        raise ValueError(
+            "X and y: pandas objects with different indexes; uqviz pairs rows by "
+            "position, which would mix them: align them first (y.reindex(X.index))"
+        )
     feats = _features_of(X, features)
     try:
         kw, path, attrs = _predict(estimator, X)

@@ -13,8 +13,16 @@ import numpy as np
 
 from uqviz.engine import checks
 
-__all__ = ["Generative", "normal", "student_t", "uniform", "laplace", "empirical",
-           "get_generative", "as_generatives"]
+__all__ = [
+    "Generative",
+    "normal",
+    "student_t",
+    "uniform",
+    "laplace",
+    "empirical",
+    "get_generative",
+    "as_generatives",
+]
 
 
 @dataclass(frozen=True)
@@ -50,8 +58,10 @@ class Generative:
     def sample(self, rng, size):
         """Draw ``size`` values (int or shape) with ``rng`` (a Generator)."""
         if self.kind == "empirical" and self._values is None:
-            raise ValueError("generative='empirical' needs the dataset: use "
-                             "get_generative('empirical', data) or .for_data(data)")
+            raise ValueError(
+                "generative='empirical' needs the dataset: use "
+                "get_generative('empirical', data) or .for_data(data)"
+            )
         if self.kind == "normal":
             return rng.standard_normal(size)
         if self.kind == "student_t":
@@ -98,8 +108,10 @@ class Generative:
                 return -np.sign(d) * np.log1p(-2.0 * np.abs(d)) / np.sqrt(2.0)
         if self.kind == "empirical":
             if self._values is None:
-                raise ValueError("generative='empirical' needs the dataset: use "
-                                 "get_generative('empirical', data) or .for_data(data)")
+                raise ValueError(
+                    "generative='empirical' needs the dataset: use "
+                    "get_generative('empirical', data) or .for_data(data)"
+                )
             return np.quantile(self._values, p)
         raise ValueError(f"unknown generative kind {self.kind!r}")  # pragma: no cover
 
@@ -207,18 +219,26 @@ def empirical(data) -> Generative:
     >>> round(float(empirical(np.array([-2.0, 0.0, 1.0, 3.0]))._values.std()), 12)
     1.0
     """
-    z = (np.asarray(data["E"].values / data["uE"].values, dtype=float)
-         if hasattr(data, "data_vars") else np.asarray(data, dtype=float).ravel())
+    z = (
+        np.asarray(data["E"].values / data["uE"].values, dtype=float)
+        if hasattr(data, "data_vars")
+        else np.asarray(data, dtype=float).ravel()
+    )
     if z.size < 2 or not np.all(np.isfinite(z)):
         raise ValueError("empirical: need at least 2 finite z-scores")
     sd = z.std()
     if sd == 0:
-        cause = ("every error E is 0" if hasattr(data, "data_vars")
-                 and not np.any(np.asarray(data["E"].values)) else f"every one is {z[0]:g}")
-        raise ValueError(f"E, uE: the z-scores E/uE of the {z.size} points are constant "
-                         f"({cause}): they have no shape for the empirical D "
-                         "(generative='empirical', the default of a calibrated null) to take; "
-                         "pass generative='normal' (or another D)")
+        cause = (
+            "every error E is 0"
+            if hasattr(data, "data_vars") and not np.any(np.asarray(data["E"].values))
+            else f"every one is {z[0]:g}"
+        )
+        raise ValueError(
+            f"E, uE: the z-scores E/uE of the {z.size} points are constant "
+            f"({cause}): they have no shape for the empirical D "
+            "(generative='empirical', the default of a calibrated null) to take; "
+            "pass generative='normal' (or another D)"
+        )
     return Generative("empirical", "empirical", {}, (z - z.mean()) / sd)
 
 
@@ -257,8 +277,10 @@ def get_generative(spec, data=None) -> Generative:
     match = _T_PATTERN.match(key)
     if match:
         return student_t(float(match.group(1)))
-    raise ValueError(f"unknown generative distribution {spec!r}: use 'normal', 't<nu>' "
-                     "(e.g. 't6'), 'uniform', 'laplace' or 'empirical'")
+    raise ValueError(
+        f"unknown generative distribution {spec!r}: use 'normal', 't<nu>' "
+        "(e.g. 't6'), 'uniform', 'laplace' or 'empirical'"
+    )
 
 
 def as_generatives(spec, *, data=None) -> tuple[Generative, ...]:
@@ -286,8 +308,10 @@ def as_generatives(spec, *, data=None) -> tuple[Generative, ...]:
         try:
             specs = tuple(spec)
         except TypeError:
-            raise TypeError(f"generative must be a name, a Generative or a sequence of them, "
-                            f"got {type(spec).__name__}") from None
+            raise TypeError(
+                f"generative must be a name, a Generative or a sequence of them, "
+                f"got {type(spec).__name__}"
+            ) from None
     if not specs:
         raise ValueError("generative must name at least one distribution, got an empty sequence")
     gens = tuple(get_generative(s, data) for s in specs)

@@ -122,8 +122,9 @@ def source_note(key: str, sources: Mapping | None) -> str:
     return f" [{sources[key]}]" if sources and key in sources else ""
 
 
-def invalid_values_error(problems, row_ids: np.ndarray, *, hint: str = "",
-                         sources: Mapping | None = None) -> ValueError:
+def invalid_values_error(
+    problems, row_ids: np.ndarray, *, hint: str = "", sources: Mapping | None = None
+) -> ValueError:
     """The ValueError listing the ``(label, problem, mask)`` of :func:`invalid_masks`.
 
     Examples
@@ -198,15 +199,19 @@ def as_1d(label: str, values):
     if isinstance(values, np.ma.MaskedArray):
         masked = int(np.count_nonzero(np.ma.getmaskarray(values)))
         if masked:
-            raise ValueError(f"{label}: a masked array with {n_rows_text(masked)} masked; uqviz "
-                             "never uses masked values: drop those rows, or fill them "
-                             "(values.filled(np.nan)) and pass drop_invalid=True")
+            raise ValueError(
+                f"{label}: a masked array with {n_rows_text(masked)} masked; uqviz "
+                "never uses masked values: drop those rows, or fill them "
+                "(values.filled(np.nan)) and pass drop_invalid=True"
+            )
         values = np.ma.getdata(values)
     try:
         arr = np.asarray(values)
     except ValueError as exc:  # a ragged sequence: rows of different lengths
-        raise ValueError(f"{label}: expected a 1-D array of numbers, got a ragged sequence "
-                         "(elements of different lengths, or sequences among numbers)") from exc
+        raise ValueError(
+            f"{label}: expected a 1-D array of numbers, got a ragged sequence "
+            "(elements of different lengths, or sequences among numbers)"
+        ) from exc
     if arr.ndim != 1:
         what = "a scalar" if arr.ndim == 0 else f"an array of shape {arr.shape}"
         raise ValueError(f"{label}: expected a 1-D array, got {what}")
@@ -214,8 +219,10 @@ def as_1d(label: str, values):
 
 
 def _boolean_message(label: str, n: int) -> str:
-    return (f"{label}: non-numeric column (boolean dtype): "
-            f"{n_rows_text(n)} hold True/False, not numbers")
+    return (
+        f"{label}: non-numeric column (boolean dtype): "
+        f"{n_rows_text(n)} hold True/False, not numbers"
+    )
 
 
 def _typed_floats(label: str, values, allow_bool: bool):
@@ -226,21 +233,33 @@ def _typed_floats(label: str, values, allow_bool: bool):
         if pd.api.types.is_bool_dtype(dtype) and not allow_bool:
             return None, _boolean_message(label, len(values)), None, False
         if pd.api.types.is_bool_dtype(dtype) or (
-                pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)):
+            pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+        ):
             floats = np.array(values.to_numpy(dtype=float, na_value=np.nan), dtype=np.float64)
             return floats, None, None, False
         is_string = pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)
-        return None, None, np.asarray(values.to_numpy(dtype=object, na_value=None), dtype=object), \
-            is_string
+        return (
+            None,
+            None,
+            np.asarray(values.to_numpy(dtype=object, na_value=None), dtype=object),
+            is_string,
+        )
     kind = values.dtype.kind
     if kind in "iuf" or (kind == "b" and allow_bool):
         return np.array(values, dtype=np.float64), None, None, False
     if kind == "b":
         return None, _boolean_message(label, len(values)), None, False
     if kind in "cmMV":
-        return None, (f"{label}: non-numeric column (dtype {values.dtype}): "
-                      f"{n_rows_text(len(values))} with values that are not real "
-                      "numbers"), None, False
+        return (
+            None,
+            (
+                f"{label}: non-numeric column (dtype {values.dtype}): "
+                f"{n_rows_text(len(values))} with values that are not real "
+                "numbers"
+            ),
+            None,
+            False,
+        )
     return None, None, values.astype(object), kind in "US"
 
 
@@ -259,9 +278,14 @@ def _object_floats(label: str, values, obj: np.ndarray, is_string: bool, row_ids
     unreadable = bad & ~np.array([_parses(v) for v in obj], dtype=bool)
     overflow = bad & ~unreadable & np.array([_overflows(v) for v in obj], dtype=bool)
     if overflow.any() and not unreadable.any():  # e.g. "1e400": the text of the whole column
-        return None, rows_problem(label, overflow, "numbers beyond the range of float64 "
-                                  f"(|x| > {np.finfo(np.float64).max:.4g}; first: "
-                                  f"{obj[np.flatnonzero(overflow)[0]]!r})", row_ids)
+        return None, rows_problem(
+            label,
+            overflow,
+            "numbers beyond the range of float64 "
+            f"(|x| > {np.finfo(np.float64).max:.4g}; first: "
+            f"{obj[np.flatnonzero(overflow)[0]]!r})",
+            row_ids,
+        )
     if unreadable.any():
         offending = unreadable
     elif bad.any():
@@ -271,8 +295,10 @@ def _object_floats(label: str, values, obj: np.ndarray, is_string: bool, row_ids
     first = obj[np.flatnonzero(offending)[0]]
     dtype_txt = getattr(values, "dtype", "object")
     msg = rows_problem(label, offending, "values that are not numbers", row_ids)
-    return None, msg + (f"; the column has dtype {dtype_txt} (first offending value: {first!r}); "
-                        "convert it to numbers first (e.g. pandas.to_numeric)")
+    return None, msg + (
+        f"; the column has dtype {dtype_txt} (first offending value: {first!r}); "
+        "convert it to numbers first (e.g. pandas.to_numeric)"
+    )
 
 
 def to_float_column(label: str, values, row_ids: np.ndarray, *, allow_bool: bool = False):
@@ -297,8 +323,13 @@ def to_float_column(label: str, values, row_ids: np.ndarray, *, allow_bool: bool
     return _object_floats(label, values, obj, is_string, row_ids)
 
 
-def float_columns(columns: Mapping, row_ids: np.ndarray, *, allow_bool: Collection = (),
-                  sources: Mapping | None = None) -> dict[str, np.ndarray]:
+def float_columns(
+    columns: Mapping,
+    row_ids: np.ndarray,
+    *,
+    allow_bool: Collection = (),
+    sources: Mapping | None = None,
+) -> dict[str, np.ndarray]:
     """``{name: float64 array}`` of 1-D columns, or one ValueError naming every non-numeric one.
 
     Parameters
@@ -352,7 +383,8 @@ def check_same_index(items: Mapping) -> None:
         raise ValueError(
             f"pandas inputs with different indexes: {', '.join(map(repr, bad))} vs {first!r}; "
             "uqviz pairs values by position, which would mix rows: align them first "
-            f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position")
+            f"(e.g. {bad[0]}.reindex({first}.index)) or pass .to_numpy() to pair by position"
+        )
 
 
 def check_same_lengths(lengths: Mapping[str, int], *, label=str) -> None:
@@ -372,8 +404,11 @@ def check_same_lengths(lengths: Mapping[str, int], *, label=str) -> None:
         return
     (first, n_ref), *_ = lengths.items()
     detail = ", ".join(f"{label(k)} has {n_rows_text(n)}" for k, n in lengths.items())
-    diffs = [f"{k} has {n_rows_text(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} "
-             f"than {first}" for k, n in lengths.items() if n != n_ref]
+    diffs = [
+        f"{k} has {n_rows_text(abs(n - n_ref))} {'more' if n > n_ref else 'fewer'} than {first}"
+        for k, n in lengths.items()
+        if n != n_ref
+    ]
     raise ValueError(f"length mismatch: {detail}; {'; '.join(diffs)}")
 
 
@@ -413,13 +448,16 @@ def scale_masks(e, u) -> list[tuple[str, str, np.ndarray]]:
     tiny = finite & (u < _TINY)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         big = finite & ~tiny & ~np.isfinite(e / u)
-    out = [("uE", f"0 < uE < {_TINY:.3g} (subnormal: 1/uE is not finite)", tiny),
-           ("E/uE", "|Z| = |E/uE| too large to be a finite number", big)]
+    out = [
+        ("uE", f"0 < uE < {_TINY:.3g} (subnormal: 1/uE is not finite)", tiny),
+        ("E/uE", "|Z| = |E/uE| too large to be a finite number", big),
+    ]
     return [(lab, prob, m) for lab, prob, m in out if m.any()]
 
 
-def invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
-                  nonpositive: bool = True) -> list[tuple[str, str, np.ndarray]]:
+def invalid_masks(
+    e, u, feats: Mapping[str, np.ndarray], *, nonpositive: bool = True
+) -> list[tuple[str, str, np.ndarray]]:
     """``[(label, problem, mask), ...]`` for NaN, inf, and (if `nonpositive`) uE <= 0,
     subnormal uE and overflowing Z.
 
@@ -434,8 +472,13 @@ def invalid_masks(e, u, feats: Mapping[str, np.ndarray], *,
         out.append((label, "NaN", np.isnan(x)))
         # an interval may be the whole line (a conformal rank beyond the data): lower = -inf
         # and upper = +inf are values, the other infinities are not
-        inf = (np.isposinf(x) if label == "lower" else np.isneginf(x) if label == "upper"
-               else np.isinf(x))
+        inf = (
+            np.isposinf(x)
+            if label == "lower"
+            else np.isneginf(x)
+            if label == "upper"
+            else np.isinf(x)
+        )
         out.append((label, "inf", inf))
         if label == "uE" and nonpositive:
             out.append((label, "<= 0", np.isfinite(x) & (x <= 0)))
@@ -465,11 +508,13 @@ def variable_attrs(role: str, units: str = "") -> dict:
 # --------------------------------------------------------------------------
 def _tree_children(tree) -> list[tuple[str, xr.Dataset]]:
     """``[(name, Dataset), ...]`` of the children of a DataTree that hold data."""
-    pairs = [(str(name), child.to_dataset()) for name, child in tree.children.items()
-             if child.has_data]
+    pairs = [
+        (str(name), child.to_dataset()) for name, child in tree.children.items() if child.has_data
+    ]
     if not pairs:
-        raise ValueError("ds: the DataTree has no child holding a dataset; build one with "
-                         "uqviz.from_datasets")
+        raise ValueError(
+            "ds: the DataTree has no child holding a dataset; build one with uqviz.from_datasets"
+        )
     return pairs
 
 
@@ -479,13 +524,17 @@ def _checked_layout(ds: xr.Dataset) -> np.ndarray:
         raise ValueError(f"dataset has no dimension 'point' (dims: {tuple(ds.dims)})")
     missing = [v for v in ("E", "uE") if v not in ds.data_vars]
     if missing:
-        raise ValueError(f"dataset lacks variable(s) {', '.join(map(repr, missing))} "
-                         f"(variables: {', '.join(map(str, ds.data_vars))})")
+        raise ValueError(
+            f"dataset lacks variable(s) {', '.join(map(repr, missing))} "
+            f"(variables: {', '.join(map(str, ds.data_vars))})"
+        )
     for v in ("E", "uE"):
         if ds[v].dims != ("point",):
-            raise ValueError(f"{v}: must have dims ('point',), got {ds[v].dims}; select one "
-                             "dataset first (e.g. ds.isel(sample=0)) or pass a DataTree, "
-                             "one child per dataset")
+            raise ValueError(
+                f"{v}: must have dims ('point',), got {ds[v].dims}; select one "
+                "dataset first (e.g. ds.isel(sample=0)) or pass a DataTree, "
+                "one child per dataset"
+            )
     n = ds.sizes["point"]
     if n == 0:
         raise ValueError("empty input: E and uE have 0 rows")
@@ -495,9 +544,14 @@ def _checked_layout(ds: xr.Dataset) -> np.ndarray:
 
 def _numeric_features(ds: xr.Dataset) -> dict[str, np.ndarray]:
     """The numeric variables on ``point`` other than E, uE and metadata, as float64."""
-    return {k: np.asarray(var.values, dtype=np.float64) for k, var in ds.data_vars.items()
-            if k not in ("E", "uE") and var.dims == ("point",)
-            and var.attrs.get("role") != "metadata" and var.dtype.kind in "iufb"}
+    return {
+        k: np.asarray(var.values, dtype=np.float64)
+        for k, var in ds.data_vars.items()
+        if k not in ("E", "uE")
+        and var.dims == ("point",)
+        and var.attrs.get("role") != "metadata"
+        and var.dtype.kind in "iufb"
+    }
 
 
 def _probabilities_text(levels) -> str:
@@ -510,8 +564,10 @@ def _quantile_levels_problem(levels: np.ndarray) -> str | None:
         return f"need at least 2 levels, got {levels.size}"
     inside = np.isfinite(levels) & (levels > 0) & (levels < 1)
     if not inside.all():
-        return (f"{n_rows_text(int((~inside).sum()), 'level')} outside (0, 1): "
-                f"{_probabilities_text(levels[~inside])} (a quantile at 0 or 1 is infinite)")
+        return (
+            f"{n_rows_text(int((~inside).sum()), 'level')} outside (0, 1): "
+            f"{_probabilities_text(levels[~inside])} (a quantile at 0 or 1 is infinite)"
+        )
     values, counts = np.unique(levels, return_counts=True)
     if (counts > 1).any():
         return f"levels given more than once: {_probabilities_text(values[counts > 1])}"
@@ -540,12 +596,16 @@ def _interval_level(ds: xr.Dataset) -> None:
     dataset), a probability in (0, 1)."""
     level = ds["lower"].attrs.get("level", ds.attrs.get("level"))
     if level is None:
-        raise ValueError("lower, upper: a given interval needs its nominal coverage, "
-                         "attrs['level'] of lower (or of the dataset), a probability in (0, 1); "
-                         "it has none (uqviz.from_predictions(..., level=) records it)")
+        raise ValueError(
+            "lower, upper: a given interval needs its nominal coverage, "
+            "attrs['level'] of lower (or of the dataset), a probability in (0, 1); "
+            "it has none (uqviz.from_predictions(..., level=) records it)"
+        )
     if not is_number(level) or not 0.0 < float(level) < 1.0:
-        raise ValueError(f"lower, upper: the level of the given interval (attrs['level']) must "
-                         f"be a probability in (0, 1), got {level!r}")
+        raise ValueError(
+            f"lower, upper: the level of the given interval (attrs['level']) must "
+            f"be a probability in (0, 1), got {level!r}"
+        )
 
 
 def _quantile_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
@@ -556,32 +616,42 @@ def _quantile_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
     levels = np.asarray(ds["level"].values, dtype=np.float64)
     problem = _quantile_levels_problem(levels)
     if problem is not None:
-        raise ValueError(f"quantiles: the levels (coordinate 'level') must be distinct "
-                         f"probabilities in (0, 1), in increasing order; got "
-                         f"{_probabilities_text(levels)}: {problem}")
+        raise ValueError(
+            f"quantiles: the levels (coordinate 'level') must be distinct "
+            f"probabilities in (0, 1), in increasing order; got "
+            f"{_probabilities_text(levels)}: {problem}"
+        )
     v = np.asarray(q.transpose("point", "level").values, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         crossing = (np.diff(v, axis=1) < 0).any(axis=1)
-    misplaced = (_tails_only(np.isposinf(v), upper=True)
-                 | _tails_only(np.isneginf(v), upper=False))
-    return [("quantiles", "a NaN quantile", np.isnan(v).any(axis=1)),
-            ("quantiles", "an infinite quantile that is not a tail (+inf below a finite "
-             "quantile or -inf above one)", misplaced),
-            ("quantiles", "crossing quantiles (a quantile below that of a lower level)",
-             crossing)]
+    misplaced = _tails_only(np.isposinf(v), upper=True) | _tails_only(np.isneginf(v), upper=False)
+    return [
+        ("quantiles", "a NaN quantile", np.isnan(v).any(axis=1)),
+        (
+            "quantiles",
+            "an infinite quantile that is not a tail (+inf below a finite "
+            "quantile or -inf above one)",
+            misplaced,
+        ),
+        ("quantiles", "crossing quantiles (a quantile below that of a lower level)", crossing),
+    ]
 
 
 def _samples_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
     """An ensemble of one member (a ValueError), then the rows with a non-finite member."""
     members = ds.sizes["sample"]
     if members < 2:
-        raise ValueError("samples: an ensemble of one member is a point forecast (its CRPS "
-                         "is the absolute error, the fair CRPS is undefined, its PIT is 0 "
-                         f"or 1): give at least 2 members per point, got {members}")
+        raise ValueError(
+            "samples: an ensemble of one member is a point forecast (its CRPS "
+            "is the absolute error, the fair CRPS is undefined, its PIT is 0 "
+            f"or 1): give at least 2 members per point, got {members}"
+        )
     x = np.asarray(ds["samples"].transpose("point", ...).values, dtype=np.float64)
     x = x.reshape(ds.sizes["point"], -1)
-    return [("samples", "a NaN member", np.isnan(x).any(axis=1)),
-            ("samples", "an infinite member", np.isinf(x).any(axis=1))]
+    return [
+        ("samples", "a NaN member", np.isnan(x).any(axis=1)),
+        ("samples", "an infinite member", np.isinf(x).any(axis=1)),
+    ]
 
 
 def forecast_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
@@ -629,15 +699,23 @@ def forecast_problems(ds: xr.Dataset) -> list[tuple[str, str, np.ndarray]]:
     [('lower', '> upper', [False, True])]
     """
     out = []
-    if "y" in ds.data_vars and ds["y"].attrs.get("role") != "feature" \
-            and ds["y"].dims == ("point",) and ds["y"].dtype.kind in "iufb":
+    if (
+        "y" in ds.data_vars
+        and ds["y"].attrs.get("role") != "feature"
+        and ds["y"].dims == ("point",)
+        and ds["y"].dtype.kind in "iufb"
+    ):
         y = np.asarray(ds["y"].values, dtype=np.float64)
         out += [("y", "NaN", np.isnan(y)), ("y", "inf", np.isinf(y))]
     if "quantiles" in ds.data_vars and "level" in ds["quantiles"].dims:
         out += _quantile_problems(ds)
-    if "lower" in ds.data_vars and "upper" in ds.data_vars \
-            and ds["lower"].attrs.get("role") != "feature" \
-            and ds["lower"].dims == ("point",) and ds["upper"].dims == ("point",):
+    if (
+        "lower" in ds.data_vars
+        and "upper" in ds.data_vars
+        and ds["lower"].attrs.get("role") != "feature"
+        and ds["lower"].dims == ("point",)
+        and ds["upper"].dims == ("point",)
+    ):
         _interval_level(ds)
         lo = np.asarray(ds["lower"].values, dtype=np.float64)
         hi = np.asarray(ds["upper"].values, dtype=np.float64)
@@ -679,9 +757,11 @@ def check_dataset(ds):
                 check_dataset(child)
         return ds
     if not isinstance(ds, xr.Dataset):
-        raise TypeError(f"ds: expected an xarray.Dataset or DataTree, got {type(ds).__name__}; "
-                        "build one with "
-                        "uqviz.from_arrays, uqviz.from_dataframe or uqviz.read_csv")
+        raise TypeError(
+            f"ds: expected an xarray.Dataset or DataTree, got {type(ds).__name__}; "
+            "build one with "
+            "uqviz.from_arrays, uqviz.from_dataframe or uqviz.read_csv"
+        )
     row_ids = _checked_layout(ds)
     arrays = float_columns({v: as_1d(v, ds[v].values) for v in ("E", "uE")}, row_ids)
     problems = invalid_masks(arrays["E"], arrays["uE"], _numeric_features(ds))
@@ -731,8 +811,9 @@ def z_scores(ds):
     """
     if isinstance(ds, xr.DataTree):
         check_dataset(ds)
-        children = {name: z_scores(child).to_dataset(name="Z")
-                    for name, child in _tree_children(ds)}
+        children = {
+            name: z_scores(child).to_dataset(name="Z") for name, child in _tree_children(ds)
+        }
         return xr.DataTree.from_dict(children)
     check_dataset(ds)
     z = ds["E"] / ds["uE"]

@@ -20,8 +20,15 @@ import xarray as xr
 
 from uqviz._array.lazy import lazy_module
 from uqviz.data.constructors import build_dataset, named_columns
-from uqviz.data.model import (as_1d, common_length, float_columns, n_rows_text, rows_problem,
-                              rows_text, user_stacklevel)
+from uqviz.data.model import (
+    as_1d,
+    common_length,
+    float_columns,
+    n_rows_text,
+    rows_problem,
+    rows_text,
+    user_stacklevel,
+)
 from uqviz.data.generative import Generative, get_generative
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import DataWarning
@@ -70,8 +77,10 @@ def _quantile_function(generative, p):
         return np.sqrt(3.0) * (2.0 * p - 1.0)
     if gen.kind == "laplace":
         return stats.laplace.ppf(p, scale=1.0 / np.sqrt(2.0))
-    raise ValueError(f"generative: {gen.name!r} has no quantile function before the data exist; "
-                     "use 'normal', 't<nu>', 'uniform' or 'laplace'")
+    raise ValueError(
+        f"generative: {gen.name!r} has no quantile function before the data exist; "
+        "use 'normal', 't<nu>', 'uniform' or 'laplace'"
+    )
 
 
 def _quantile_columns(quantiles) -> dict:
@@ -84,39 +93,71 @@ def _quantile_columns(quantiles) -> dict:
     elif isinstance(quantiles, Mapping):
         pairs = list(quantiles.items())
     else:
-        raise TypeError("quantiles must be a mapping {level: array} or a pandas DataFrame whose "
-                        f"columns are the levels, got {type(quantiles).__name__}")
+        raise TypeError(
+            "quantiles must be a mapping {level: array} or a pandas DataFrame whose "
+            f"columns are the levels, got {type(quantiles).__name__}"
+        )
     out = {}
     for level, values in pairs:
         if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, float, np.number)):
-            raise ValueError("quantiles: the levels (keys or column labels) must be probabilities "
-                             f"in (0, 1), got {level!r}")
+            raise ValueError(
+                "quantiles: the levels (keys or column labels) must be probabilities "
+                f"in (0, 1), got {level!r}"
+            )
         p = checks.probability("quantiles level", level)
         if p in out:
             raise ValueError(f"quantiles: level {p} given twice")
         out[p] = values
     if len(out) < 2:
-        raise ValueError(f"quantiles: need at least 2 levels to give a spread, got {len(out)} "
-                         f"({', '.join(map(str, out)) or 'none'})")
+        raise ValueError(
+            f"quantiles: need at least 2 levels to give a spread, got {len(out)} "
+            f"({', '.join(map(str, out)) or 'none'})"
+        )
     return dict(sorted(out.items()))
 
 
 def _form(std, variance, lower, upper, quantiles, samples) -> str:
-    given = [k for k, v in (("std", std), ("variance", variance), ("lower", lower),
-                            ("upper", upper), ("quantiles", quantiles), ("samples", samples))
-             if v is not None]
+    given = [
+        k
+        for k, v in (
+            ("std", std),
+            ("variance", variance),
+            ("lower", lower),
+            ("upper", upper),
+            ("quantiles", quantiles),
+            ("samples", samples),
+        )
+        if v is not None
+    ]
     forms = list(dict.fromkeys("interval" if k in ("lower", "upper") else k for k in given))
     if len(forms) != 1:
         what = ", ".join(f"{k}=" for k in given) if given else "none"
-        raise ValueError("give exactly one uncertainty form: std=, variance=, lower= and upper= "
-                         f"(with level=), quantiles= or samples=; got {what}")
+        raise ValueError(
+            "give exactly one uncertainty form: std=, variance=, lower= and upper= "
+            f"(with level=), quantiles= or samples=; got {what}"
+        )
     return forms[0]
 
 
-def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upper=None,
-                     level=None, quantiles=None, samples=None, generative="normal",
-                     quantile_rule="nearest", crossing="sort", features=None, name=None,
-                     units="", drop_invalid=False) -> xr.Dataset:
+def from_predictions(
+    y_true,
+    y_pred,
+    *,
+    std=None,
+    variance=None,
+    lower=None,
+    upper=None,
+    level=None,
+    quantiles=None,
+    samples=None,
+    generative="normal",
+    quantile_rule="nearest",
+    crossing="sort",
+    features=None,
+    name=None,
+    units="",
+    drop_invalid=False,
+) -> xr.Dataset:
     r"""Build a uqviz dataset from observed values, predictions and one form of uncertainty.
 
     ``E = y_true - y_pred`` and the standard uncertainty ``uE`` comes from exactly one of:
@@ -252,8 +293,9 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     ([0.1414, 0.1414, 0.1414], ('point', 'sample'))
     """
     form = _form(std, variance, lower, upper, quantiles, samples)
-    level, gen, quantile_rule, crossing = _options(form, y_pred, lower, upper, level, generative,
-                                                   quantile_rule, crossing)
+    level, gen, quantile_rule, crossing = _options(
+        form, y_pred, lower, upper, level, generative, quantile_rule, crossing
+    )
     features = _features(features)
     _check_feature_names(form, features)
     qcols = _quantile_columns(quantiles) if form == "quantiles" else {}
@@ -264,11 +306,28 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
     arrays = float_columns(raw, rows)
     metadata = {"y": arrays["y_true"]} if form in ("interval", "quantiles", "samples") else {}
     kept = {}
-    e, u, sources, attrs = _errors_and_uE(form, arrays, draws, rows, level=level, gen=gen,
-                                          rule=quantile_rule, levels=list(qcols),
-                                          crossing=crossing, kept=kept)
-    ds = build_dataset(e, u, features=features, metadata=metadata, name=name, units=units,
-                       drop_invalid=drop_invalid, sources=sources)
+    e, u, sources, attrs = _errors_and_uE(
+        form,
+        arrays,
+        draws,
+        rows,
+        level=level,
+        gen=gen,
+        rule=quantile_rule,
+        levels=list(qcols),
+        crossing=crossing,
+        kept=kept,
+    )
+    ds = build_dataset(
+        e,
+        u,
+        features=features,
+        metadata=metadata,
+        name=name,
+        units=units,
+        drop_invalid=drop_invalid,
+        sources=sources,
+    )
     if draws is not None:
         _keep_samples(ds, draws, units)
     elif form in ("interval", "quantiles"):
@@ -281,45 +340,60 @@ def from_predictions(y_true, y_pred, *, std=None, variance=None, lower=None, upp
 def _check_feature_names(form, features):
     """A feature may not take the name of a variable that keeps the forecast as given."""
     if form == "samples" and "y" in features:
-        raise ValueError("features: the name 'y' holds the observed values kept with "
-                         "samples= (for uqviz.qce); rename that feature")
-    kept = {"interval": ("y", "lower", "upper"), "quantiles": ("y", "quantiles"),
-            "samples": ("y", "samples")}.get(form, ())
+        raise ValueError(
+            "features: the name 'y' holds the observed values kept with "
+            "samples= (for uqviz.qce); rename that feature"
+        )
+    kept = {
+        "interval": ("y", "lower", "upper"),
+        "quantiles": ("y", "quantiles"),
+        "samples": ("y", "samples"),
+    }.get(form, ())
     clash = [k for k in kept if k in features]
     if clash:
-        raise ValueError(f"features: {', '.join(map(repr, clash))} hold the forecast kept with "
-                         f"{form}= ({', '.join(kept)}); rename "
-                         f"{'that feature' if len(clash) == 1 else 'those features'}")
+        raise ValueError(
+            f"features: {', '.join(map(repr, clash))} hold the forecast kept with "
+            f"{form}= ({', '.join(kept)}); rename "
+            f"{'that feature' if len(clash) == 1 else 'those features'}"
+        )
 
 
 def _options(form, y_pred, lower, upper, level, generative, quantile_rule, crossing):
     """``(level, generative D, quantile_rule, crossing)`` checked against the uncertainty form."""
     if form == "interval" and (lower is None or upper is None or level is None):
-        missing = [k for k, v in (("lower", lower), ("upper", upper), ("level", level))
-                   if v is None]
-        raise ValueError("an interval needs lower=, upper= and level=; missing "
-                         f"{', '.join(missing)}")
+        missing = [
+            k for k, v in (("lower", lower), ("upper", upper), ("level", level)) if v is None
+        ]
+        raise ValueError(
+            f"an interval needs lower=, upper= and level=; missing {', '.join(missing)}"
+        )
     if level is not None and form != "interval":
-        raise ValueError("level: the coverage of an interval, used only with lower= and upper= "
-                         "(quantiles carry their levels as keys)")
+        raise ValueError(
+            "level: the coverage of an interval, used only with lower= and upper= "
+            "(quantiles carry their levels as keys)"
+        )
     if level is not None:
         level = checks.probability("level", level)
     gen = get_generative(generative)
     if form in ("interval", "quantiles"):
         _quantile_function(gen, 0.5)  # a D without a quantile function is refused here
     elif gen.name != "normal":
-        raise ValueError(f"generative: used only by lower=/upper= and quantiles= (it turns "
-                         f"widths into uE); got {gen.name!r} with {form}=")
+        raise ValueError(
+            f"generative: used only by lower=/upper= and quantiles= (it turns "
+            f"widths into uE); got {gen.name!r} with {form}="
+        )
     quantile_rule = checks.choice("quantile_rule", quantile_rule, QUANTILE_RULES)
     if quantile_rule != "nearest" and form != "quantiles":
-        raise ValueError(f"quantile_rule: used only with quantiles=; got {quantile_rule!r} "
-                         f"with {form}=")
+        raise ValueError(
+            f"quantile_rule: used only with quantiles=; got {quantile_rule!r} with {form}="
+        )
     crossing = checks.choice("crossing", crossing, CROSSING_RULES)
     if crossing != "sort" and form != "quantiles":
         raise ValueError(f"crossing: used only with quantiles=; got {crossing!r} with {form}=")
     if y_pred is None and form != "samples":
-        raise ValueError("y_pred: required (it may be None only with samples=, whose mean it "
-                         "then is)")
+        raise ValueError(
+            "y_pred: required (it may be None only with samples=, whose mean it then is)"
+        )
     return level, gen, quantile_rule, crossing
 
 
@@ -373,8 +447,9 @@ def _errors_and_uE(form, arrays, draws, rows, *, level, gen, rule, levels, cross
         elif form == "interval":
             u = _interval_form(arrays, pred, level, gen, rows, sources, attrs)
         else:
-            u = _quantiles_form(arrays, np.array(levels), gen, rule, rows, sources, attrs,
-                                crossing, kept)
+            u = _quantiles_form(
+                arrays, np.array(levels), gen, rule, rows, sources, attrs, crossing, kept
+            )
     return e, u, sources, attrs
 
 
@@ -386,17 +461,26 @@ def _interval_form(arrays, pred, level, gen, rows, sources: dict, attrs: dict):
     return u
 
 
-def _quantiles_form(arrays, levels, gen, rule, rows, sources: dict, attrs: dict, crossing,
-                    kept: dict):
+def _quantiles_form(
+    arrays, levels, gen, rule, rows, sources: dict, attrs: dict, crossing, kept: dict
+):
     qv = np.stack([arrays[f"quantiles[{p:g}]"] for p in levels], axis=1)
     attrs["n_crossing"] = _count_crossing(qv, rows, crossing)
     if attrs["n_crossing"]:
         qv = np.sort(qv, axis=1)  # crossing="sort": each row repaired (NaN rows stay invalid)
     u, used = _quantile_uE(qv, levels, gen, rule)
-    attrs.update(generative=gen.name, quantile_levels=levels.tolist(), quantile_rule=rule,
-                 quantile_levels_used=used, crossing=crossing)
-    sources["uE"] = (f"quantiles {used[0]:g} and {used[1]:g}" if rule == "nearest"
-                     else "least-squares fit of the quantiles")
+    attrs.update(
+        generative=gen.name,
+        quantile_levels=levels.tolist(),
+        quantile_rule=rule,
+        quantile_levels_used=used,
+        crossing=crossing,
+    )
+    sources["uE"] = (
+        f"quantiles {used[0]:g} and {used[1]:g}"
+        if rule == "nearest"
+        else "least-squares fit of the quantiles"
+    )
     bad = ~np.isfinite(qv).all(axis=1)
     if bad.any():  # a NaN or inf at any level makes the row invalid, counted by the uE rule
         u = np.where(bad, np.nan, u)
@@ -407,12 +491,16 @@ def _quantiles_form(arrays, levels, gen, rule, rows, sources: dict, attrs: dict,
 
 def _keep_samples(ds: xr.Dataset, draws: np.ndarray, units: str) -> None:
     """Add the draws of the rows kept (``samples``, dims point, sample) beside ``y``."""
-    ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true), with the "
-                     "samples for uqviz.qce"}
+    ds["y"].attrs = {
+        "role": "metadata",
+        "long_name": "observed value (y_true), with the samples for uqviz.qce",
+    }
     kept = draws[ds["point"].values]
-    ds["samples"] = (("point", "sample"), kept,
-                     {"role": "samples", "long_name": "predictive draws (ensemble members)",
-                      "units": units})
+    ds["samples"] = (
+        ("point", "sample"),
+        kept,
+        {"role": "samples", "long_name": "predictive draws (ensemble members)", "units": units},
+    )
 
 
 def _keep_forecast(ds, form, arrays, kept, level, levels, units):
@@ -420,31 +508,44 @@ def _keep_forecast(ds, form, arrays, kept, level, levels, units):
     rows = ds["point"].values
     ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true)", "units": units}
     if form == "quantiles":
-        ds["quantiles"] = (("point", "level"), kept["quantiles"][rows],
-                           {"role": "forecast", "units": units,
-                            "long_name": "given predictive quantiles of y"})
+        ds["quantiles"] = (
+            ("point", "level"),
+            kept["quantiles"][rows],
+            {"role": "forecast", "units": units, "long_name": "given predictive quantiles of y"},
+        )
         ds.coords["level"] = ("level", levels, {"long_name": "probability level"})
         return
     for side in ("lower", "upper"):
-        ds[side] = ("point", arrays[side][rows],
-                    {"role": "forecast", "units": units, "level": level,
-                     "long_name": f"{side} limit of the given {level:g} interval of y"})
+        ds[side] = (
+            "point",
+            arrays[side][rows],
+            {
+                "role": "forecast",
+                "units": units,
+                "level": level,
+                "long_name": f"{side} limit of the given {level:g} interval of y",
+            },
+        )
 
 
 def _samples_array(samples) -> np.ndarray:
     if isinstance(samples, xr.DataArray):
-        samples = (samples.transpose("point", ...).values if "point" in samples.dims
-                   else samples.values)
+        samples = (
+            samples.transpose("point", ...).values if "point" in samples.dims else samples.values
+        )
     try:
         draws = np.array(samples, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError("samples: expected numbers, shape (point, sample), got "
-                        f"{type(samples).__name__}") from None
+        raise TypeError(
+            f"samples: expected numbers, shape (point, sample), got {type(samples).__name__}"
+        ) from None
     if draws.ndim != 2:
         raise ValueError(f"samples: expected shape (point, sample), got {draws.shape}")
     if draws.shape[1] < 2:
-        raise ValueError(f"samples: need at least 2 draws per point for a spread, got "
-                         f"{draws.shape[1]} (shape {draws.shape}; rows are points)")
+        raise ValueError(
+            f"samples: need at least 2 draws per point for a spread, got "
+            f"{draws.shape[1]} (shape {draws.shape}; rows are points)"
+        )
     return draws
 
 
@@ -469,7 +570,10 @@ def _interval_uE(lo, hi, pred, level, gen, rows):
             f"from_predictions: {n_rows_text(n_asym)} of {len(rows)} with an asymmetric interval "
             f"(centre more than {ASYMMETRY_TOLERANCE:.0%} of the half-width away from y_pred; "
             f"{rows_text(rows[asym])}): uE comes from the width; the asymmetry is not "
-            "represented (attrs['n_asymmetric'])", DataWarning, stacklevel=user_stacklevel())
+            "represented (attrs['n_asymmetric'])",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     return u, n_asym
 
 
@@ -479,8 +583,10 @@ def _quantile_uE(qv, levels, gen, rule):
         i_lo = int(np.argmin(np.abs(levels - P_LOW)))
         i_hi = int(np.argmin(np.abs(levels - P_HIGH)))
         if i_lo == i_hi:
-            raise ValueError(f"quantiles: the levels nearest {P_LOW:.4f} and {P_HIGH:.4f} are both "
-                             f"{levels[i_lo]:g}; give levels on both sides, e.g. 0.16 and 0.84")
+            raise ValueError(
+                f"quantiles: the levels nearest {P_LOW:.4f} and {P_HIGH:.4f} are both "
+                f"{levels[i_lo]:g}; give levels on both sides, e.g. 0.16 and 0.84"
+            )
         u = (qv[:, i_hi] - qv[:, i_lo]) / (z[i_hi] - z[i_lo])
         return u, [float(levels[i_lo]), float(levels[i_hi])]
     zc = z - z.mean()
@@ -493,12 +599,17 @@ def _count_crossing(qv, rows, rule) -> int:
     crossing = (np.diff(qv, axis=1) < 0).any(axis=1)
     n = int(crossing.sum())
     if n and rule == "raise":
-        raise ValueError(f"quantiles: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
-                         f"(a quantile below that of a lower level; {rows_text(rows[crossing])}); "
-                         "crossing='sort' repairs them by sorting each row")
+        raise ValueError(
+            f"quantiles: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
+            f"(a quantile below that of a lower level; {rows_text(rows[crossing])}); "
+            "crossing='sort' repairs them by sorting each row"
+        )
     if n:
-        warnings.warn(f"from_predictions: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
-                      f"(a quantile below that of a lower level; {rows_text(rows[crossing])}): "
-                      "repaired by sorting each row (crossing='sort'); attrs['n_crossing']",
-                      DataWarning, stacklevel=user_stacklevel())
+        warnings.warn(
+            f"from_predictions: {n_rows_text(n)} of {len(rows)} with crossing quantiles "
+            f"(a quantile below that of a lower level; {rows_text(rows[crossing])}): "
+            "repaired by sorting each row (crossing='sort'); attrs['n_crossing']",
+            DataWarning,
+            stacklevel=user_stacklevel(),
+        )
     return n

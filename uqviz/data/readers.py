@@ -54,8 +54,10 @@ def _csv_text(path, encoding: str) -> str:
         try:
             raw = raw.decode(encoding)
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{label}: not {encoding} text (byte {raw[exc.start]:#04x} at offset "
-                             f"{exc.start}); pass encoding= (e.g. 'latin-1')") from None
+            raise ValueError(
+                f"{label}: not {encoding} text (byte {raw[exc.start]:#04x} at offset "
+                f"{exc.start}); pass encoding= (e.g. 'latin-1')"
+            ) from None
         except LookupError:
             raise ValueError(f"encoding: unknown encoding {encoding!r}") from None
     if not isinstance(raw, str):
@@ -95,17 +97,24 @@ def _check_separator(header: list, text: str, sep: str, decimal: str, label: str
             raise ValueError(
                 f"{label}: the header has no {sep!r} but has {other!r}: the file looks "
                 f"{other!r}-separated; pass {hint} (command line: "
-                f"{hint.replace('sep=', '--sep ').replace(' and decimal=', ' --decimal ')})")
+                f"{hint.replace('sep=', '--sep ').replace(' and decimal=', ' --decimal ')})"
+            )
 
 
 def _check_ragged(header: list, more: list, fewer: list, sep: str, label: str) -> None:
-    problems = [f"{n_rows_text(len(lines), noun='line')} with {what} fields than the header's "
-                f"{len(header)} ({rows_text(lines, noun='line')})"
-                for what, lines in (("more", more), ("fewer", fewer)) if lines]
+    problems = [
+        f"{n_rows_text(len(lines), noun='line')} with {what} fields than the header's "
+        f"{len(header)} ({rows_text(lines, noun='line')})"
+        for what, lines in (("more", more), ("fewer", fewer))
+        if lines
+    ]
     if problems:
-        raise ValueError(f"{label}: ragged CSV (separator {sep!r}): " + "; ".join(problems)
-                         + "; every line needs one value per column (an extra field would shift "
-                           "the columns); fix the file or the separator")
+        raise ValueError(
+            f"{label}: ragged CSV (separator {sep!r}): "
+            + "; ".join(problems)
+            + "; every line needs one value per column (an extra field would shift "
+            "the columns); fix the file or the separator"
+        )
 
 
 def _check_csv_shape(text: str, sep: str, decimal: str, label: str) -> None:
@@ -116,13 +125,14 @@ def _check_csv_shape(text: str, sep: str, decimal: str, label: str) -> None:
     names = [h.strip() for h in header]
     dups = sorted({h for h in names if names.count(h) > 1})
     if dups:
-        raise ValueError(f"{label}: duplicate column names in the header: "
-                         f"{', '.join(map(repr, dups))}")
+        raise ValueError(
+            f"{label}: duplicate column names in the header: {', '.join(map(repr, dups))}"
+        )
 
 
 def _check_csv_options(sep, decimal, encoding) -> None:
     for opt, val in (("sep", sep), ("decimal", decimal)):
-        if not isinstance(val, str) or len(val) != 1 or val in "\r\n\"":
+        if not isinstance(val, str) or len(val) != 1 or val in '\r\n"':
             raise ValueError(f"{opt} must be one character (not a quote or newline), got {val!r}")
     if sep == decimal:
         raise ValueError(f"sep and decimal must differ, both are {sep!r}")
@@ -132,27 +142,40 @@ def _check_csv_options(sep, decimal, encoding) -> None:
 
 def _forecast_columns(quantiles, samples, lower, upper, level) -> bool:
     """Whether a forecast form is named; its options checked against each other."""
-    given = [k for k, v in (("quantiles", quantiles), ("samples", samples), ("lower", lower),
-                            ("upper", upper)) if v is not None]
+    given = [
+        k
+        for k, v in (
+            ("quantiles", quantiles),
+            ("samples", samples),
+            ("lower", lower),
+            ("upper", upper),
+        )
+        if v is not None
+    ]
     if level is not None and lower is None and upper is None:
-        raise ValueError("level: the coverage of the interval of lower= and upper=; give "
-                         "those columns too")
+        raise ValueError(
+            "level: the coverage of the interval of lower= and upper=; give those columns too"
+        )
     return bool(given)
 
 
 def _unused_with_forecast(**options) -> None:
     bad = [k for k, v in options.items() if v is not None]
     if bad:
-        raise ValueError(f"{', '.join(bad)}: not used with a forecast given as quantiles, "
-                         "samples or an interval (uE comes from the forecast)")
+        raise ValueError(
+            f"{', '.join(bad)}: not used with a forecast given as quantiles, "
+            "samples or an interval (uE comes from the forecast)"
+        )
 
 
 def _columns(df, label, role, names) -> list:
     names = [names] if isinstance(names, str) else list(names)
     missing = [c for c in names if c not in df.columns]
     if missing:
-        raise ValueError(f"{label}: {role} column(s) {', '.join(map(repr, missing))} not in the "
-                         f"header ({', '.join(map(str, df.columns))})")
+        raise ValueError(
+            f"{label}: {role} column(s) {', '.join(map(repr, missing))} not in the "
+            f"header ({', '.join(map(str, df.columns))})"
+        )
     return names
 
 
@@ -161,8 +184,10 @@ def _check_cells(df, used: dict) -> None:
     rules of :func:`uqviz.from_predictions`): one ValueError naming each column by its
     role and its name in the header, the rows and the first offending cell (a ``1e400``,
     a word), as :func:`uqviz.from_dataframe` names its columns."""
-    float_columns({f"{role} [column {col!r}]": df[col] for role, col in used.items()},
-                  np.arange(len(df), dtype=np.int64))
+    float_columns(
+        {f"{role} [column {col!r}]": df[col] for role, col in used.items()},
+        np.arange(len(df), dtype=np.int64),
+    )
 
 
 def _forecast_arguments(df, label, forecast) -> tuple[dict, dict]:
@@ -173,8 +198,9 @@ def _forecast_arguments(df, label, forecast) -> tuple[dict, dict]:
     kwargs, used = {}, {}
     if quantiles is not None:
         if not hasattr(quantiles, "items"):
-            raise TypeError("quantiles must map each level to a column, e.g. "
-                            "{0.05: 'q05', 0.95: 'q95'}")
+            raise TypeError(
+                "quantiles must map each level to a column, e.g. {0.05: 'q05', 0.95: 'q95'}"
+            )
         cols = _columns(df, label, "quantile", list(quantiles.values()))
         kwargs["quantiles"] = {lv: df[c] for lv, c in zip(quantiles, cols)}
         used.update({f"quantiles[{lv}]": c for lv, c in zip(quantiles, cols)})
@@ -185,8 +211,11 @@ def _forecast_arguments(df, label, forecast) -> tuple[dict, dict]:
     if lower is not None or upper is not None:
         lo = _columns(df, label, "lower", lower)[0] if lower else None
         hi = _columns(df, label, "upper", upper)[0] if upper else None
-        kwargs.update(lower=None if lo is None else df[lo], upper=None if hi is None else df[hi],
-                      level=forecast["level"])
+        kwargs.update(
+            lower=None if lo is None else df[lo],
+            upper=None if hi is None else df[hi],
+            level=forecast["level"],
+        )
         used.update({k: c for k, c in (("lower", lo), ("upper", hi)) if c is not None})
     return kwargs, used
 
@@ -199,23 +228,43 @@ def _from_forecast(df, label, forecast, *, reference, prediction, features, data
     "drop_invalid"}``. The cells of the columns read are checked first (:func:`_check_cells`).
     """
     if reference is None:
-        raise ValueError("a forecast given as quantiles=, samples= or lower=/upper= needs "
-                         "reference= (the observed values)")
+        raise ValueError(
+            "a forecast given as quantiles=, samples= or lower=/upper= needs "
+            "reference= (the observed values)"
+        )
     kwargs, used = _forecast_arguments(df, label, forecast)
     pred = None if prediction is None else _columns(df, label, "prediction", prediction)[0]
     feats = None if features is None else df[_columns(df, label, "feature", features)]
     ref = _columns(df, label, "reference", reference)[0]
-    _check_cells(df, {"reference": ref, **({} if pred is None else {"prediction": pred}),
-                      **used})
-    return from_predictions(df[ref], None if pred is None else df[pred], features=feats,
-                            **dataset, **kwargs)
+    _check_cells(df, {"reference": ref, **({} if pred is None else {"prediction": pred}), **used})
+    return from_predictions(
+        df[ref], None if pred is None else df[pred], features=feats, **dataset, **kwargs
+    )
 
 
-def read_csv(path, *, errors=None, reference=None, prediction=None, uncertainties=None,
-             variances=None, features=None, metadata=None, name=None, units="",
-             drop_invalid=False, min_uncertainty=None, sep=",", decimal=".",
-             encoding="utf-8", quantiles=None, samples=None, lower=None, upper=None,
-             level=None) -> xr.Dataset:
+def read_csv(
+    path,
+    *,
+    errors=None,
+    reference=None,
+    prediction=None,
+    uncertainties=None,
+    variances=None,
+    features=None,
+    metadata=None,
+    name=None,
+    units="",
+    drop_invalid=False,
+    min_uncertainty=None,
+    sep=",",
+    decimal=".",
+    encoding="utf-8",
+    quantiles=None,
+    samples=None,
+    lower=None,
+    upper=None,
+    level=None,
+) -> xr.Dataset:
     r"""Read a CSV file into a uqviz dataset, checking every line first.
 
     A forecast given as quantiles, ensemble members or an interval (`quantiles`,
@@ -281,20 +330,50 @@ def read_csv(path, *, errors=None, reference=None, prediction=None, uncertaintie
     text = _csv_text(path, encoding)
     _check_csv_shape(text, sep, decimal, label)
     try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, decimal=decimal, index_col=False,
-                         float_precision="round_trip")  # exact decimal -> double
+        df = pd.read_csv(
+            io.StringIO(text),
+            sep=sep,
+            decimal=decimal,
+            index_col=False,
+            float_precision="round_trip",
+        )  # exact decimal -> double
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"{label}: malformed CSV: {str(exc).strip()}") from None
     if _forecast_columns(quantiles, samples, lower, upper, level):
-        _unused_with_forecast(errors=errors, uncertainties=uncertainties, variances=variances,
-                              metadata=metadata, min_uncertainty=min_uncertainty)
-        forecast = {"quantiles": quantiles, "samples": samples, "lower": lower, "upper": upper,
-                    "level": level}
-        return _from_forecast(df, label, forecast, reference=reference, prediction=prediction,
-                              features=features,
-                              dataset={"name": name, "units": units,
-                                       "drop_invalid": drop_invalid})
-    return from_dataframe(df, errors=errors, reference=reference, prediction=prediction,
-                          uncertainties=uncertainties, variances=variances, features=features,
-                          metadata=metadata, name=name, units=units, drop_invalid=drop_invalid,
-                          min_uncertainty=min_uncertainty)
+        _unused_with_forecast(
+            errors=errors,
+            uncertainties=uncertainties,
+            variances=variances,
+            metadata=metadata,
+            min_uncertainty=min_uncertainty,
+        )
+        forecast = {
+            "quantiles": quantiles,
+            "samples": samples,
+            "lower": lower,
+            "upper": upper,
+            "level": level,
+        }
+        return _from_forecast(
+            df,
+            label,
+            forecast,
+            reference=reference,
+            prediction=prediction,
+            features=features,
+            dataset={"name": name, "units": units, "drop_invalid": drop_invalid},
+        )
+    return from_dataframe(
+        df,
+        errors=errors,
+        reference=reference,
+        prediction=prediction,
+        uncertainties=uncertainties,
+        variances=variances,
+        features=features,
+        metadata=metadata,
+        name=name,
+        units=units,
+        drop_invalid=drop_invalid,
+        min_uncertainty=min_uncertainty,
+    )

@@ -38,8 +38,9 @@ def _check_nu_d(nu_d, name="nu"):
     if np.isinf(nu_d) and nu_d > 0:
         return None
     if not nu_d > 2:  # also NaN
-        raise ValueError(f"{name} must be > 2 for a unit-variance t_s({name}) (finite variance), "
-                         f"got {nu_d!r}")
+        raise ValueError(
+            f"{name} must be > 2 for a unit-variance t_s({name}) (finite variance), got {nu_d!r}"
+        )
     return float(nu_d)
 
 
@@ -116,8 +117,10 @@ def _to_data(e, u, attrs: dict):
     """A Dataset for 1-D arrays; a DataTree (children "set_0", ...) for 2-D arrays."""
     if e.ndim == 1:
         coords = {"point": ("point", np.arange(e.shape[-1], dtype=np.int64))}
-        data_vars = {"E": ("point", e, variable_attrs("E", "")),
-                     "uE": ("point", u, variable_attrs("uE", ""))}
+        data_vars = {
+            "E": ("point", e, variable_attrs("E", "")),
+            "uE": ("point", u, variable_attrs("uE", "")),
+        }
         return xr.Dataset(data_vars, coords=coords, attrs={"units": "", **attrs})
     children = {f"set_{i}": _to_data(e[i], u[i], attrs) for i in range(e.shape[0])}
     tree = from_datasets(children)
@@ -167,12 +170,18 @@ def calibrated(size, *, a, b, nu_d=None, n_datasets=None, sigma=1.0, rng=None):
     ['set_0', 'set_1']
     """
     nu_val, d_txt = _nu_d_text(nu_d)
-    e, u = draw_calibrated(size, a=a, b=b, nu_d=nu_d, n_datasets=n_datasets, sigma=sigma,
-                           rng=rng)
-    attrs = {"name": f"IG({a:g},{b:g})-{d_txt}", "model": "calibrated",
-             "description": "uE^2/sigma^2 ~ InverseGamma(a, scale=b); E = uE * eps, eps ~ D",
-             "a": float(a), "b": float(b), "nu_d": nu_val, "D": d_txt, "sigma": float(sigma),
-             "rng": seed_attr(rng)}
+    e, u = draw_calibrated(size, a=a, b=b, nu_d=nu_d, n_datasets=n_datasets, sigma=sigma, rng=rng)
+    attrs = {
+        "name": f"IG({a:g},{b:g})-{d_txt}",
+        "model": "calibrated",
+        "description": "uE^2/sigma^2 ~ InverseGamma(a, scale=b); E = uE * eps, eps ~ D",
+        "a": float(a),
+        "b": float(b),
+        "nu_d": nu_val,
+        "D": d_txt,
+        "sigma": float(sigma),
+        "rng": seed_attr(rng),
+    }
     return _to_data(e, u, attrs)
 
 
@@ -199,9 +208,15 @@ def nig(size, *, nu=6.0, n_datasets=None, rng=None):
     """
     nu = checks.positive("nu", nu)
     data = calibrated(size, a=nu / 2, b=nu / 2, nu_d=None, n_datasets=n_datasets, rng=rng)
-    return _relabel(data, {"name": f"NIG(nu={nu:g})", "model": "NIG", "nu": nu,
-                           "description": "NIG: uE^2 ~ InverseGamma(nu/2, scale=nu/2); "
-                                          "E = uE * eps, eps ~ N(0,1)"})
+    return _relabel(
+        data,
+        {
+            "name": f"NIG(nu={nu:g})",
+            "model": "NIG",
+            "nu": nu,
+            "description": "NIG: uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ N(0,1)",
+        },
+    )
 
 
 def tig(size, *, nu_ig=6.0, nu_d=6.0, n_datasets=None, rng=None):
@@ -229,10 +244,16 @@ def tig(size, *, nu_ig=6.0, nu_d=6.0, n_datasets=None, rng=None):
     """
     nu_ig = checks.positive("nu_ig", nu_ig)
     data = calibrated(size, a=nu_ig / 2, b=nu_ig / 2, nu_d=nu_d, n_datasets=n_datasets, rng=rng)
-    return _relabel(data, {"name": f"TIG(nu_ig={nu_ig:g},nu_d={data.attrs['nu_d']:g})",
-                           "model": "TIG", "nu_ig": nu_ig,
-                           "description": "TIG: uE^2 ~ InverseGamma(nu_ig/2, scale=nu_ig/2); "
-                                          "E = uE * eps, eps ~ t_s(nu_d)"})
+    return _relabel(
+        data,
+        {
+            "name": f"TIG(nu_ig={nu_ig:g},nu_d={data.attrs['nu_d']:g})",
+            "model": "TIG",
+            "nu_ig": nu_ig,
+            "description": "TIG: uE^2 ~ InverseGamma(nu_ig/2, scale=nu_ig/2); "
+            "E = uE * eps, eps ~ t_s(nu_d)",
+        },
+    )
 
 
 # --------------------------------------------------------------------------
@@ -277,13 +298,25 @@ def default_example(*, size=5000, rng=20231122) -> xr.Dataset:
     eps = rng.standard_normal(size)
     e = s * np.exp(a + b * x) * eps
     ds = from_arrays(e, s, features={"X": x}, name="default_example", units="")
-    ds["X"].attrs.update({"long_name": "input feature X (uniform on [0, 1]); the error sd grows "
-                                       "as exp(a + b X) but uE ignores it"})
-    ds.attrs.update({
-        "description": ("teaching example: calibrated on average and consistent (binning on uE), "
-                        "not adaptive (binning on X): uE overestimated at low X, "
-                        "underestimated at high X"),
-        "model": "E = s exp(a + b X) eps, uE = s; X ~ U(0,1), log10 s ~ U(-0.5,0), eps ~ N(0,1)",
-        "a": a, "b": b, "rng": seed,
-    })
+    ds["X"].attrs.update(
+        {
+            "long_name": "input feature X (uniform on [0, 1]); the error sd grows "
+            "as exp(a + b X) but uE ignores it"
+        }
+    )
+    ds.attrs.update(
+        {
+            "description": (
+                "teaching example: calibrated on average and consistent (binning on uE), "
+                "not adaptive (binning on X): uE overestimated at low X, "
+                "underestimated at high X"
+            ),
+            "model": (
+                "E = s exp(a + b X) eps, uE = s; X ~ U(0,1), log10 s ~ U(-0.5,0), eps ~ N(0,1)"
+            ),
+            "a": a,
+            "b": b,
+            "rng": seed,
+        }
+    )
     return ds

@@ -12,11 +12,25 @@ Examples
 """
 
 import uqviz.data.datasets as _impl
-from uqviz.data.datasets import (ATOMIC_WEIGHTS, COLLECTIONS, ENV_VAR, REGISTRY, URLS,
-                                 DataFileHashError, DataFileNotFoundError, data_dir, fetch,
-                                 hetero_fraction, hetero_fractions, list_datasets,
-                                 load_collection, load_dataset, molecular_mass,
-                                 molecular_masses, parse_formula)
+from uqviz.data.datasets import (
+    ATOMIC_WEIGHTS,
+    COLLECTIONS,
+    ENV_VAR,
+    REGISTRY,
+    URLS,
+    DataFileHashError,
+    DataFileNotFoundError,
+    data_dir,
+    fetch,
+    hetero_fraction,
+    hetero_fractions,
+    list_datasets,
+    load_collection,
+    load_dataset,
+    molecular_mass,
+    molecular_masses,
+    parse_formula,
+)
 from uqviz.datasets import formula
 
-__all__ = list(_impl.__all__)   # exactly the implementation's public names
+__all__ = list(_impl.__all__)  # exactly the implementation's public names

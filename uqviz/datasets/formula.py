@@ -11,8 +11,14 @@ Examples
 """
 
 import uqviz.data.datasets.formula as _impl
-from uqviz.data.datasets.formula import (ATOMIC_WEIGHTS, ELEMENTS, hetero_fraction,
-                                         hetero_fractions, molecular_mass, molecular_masses,
-                                         parse_formula)
+from uqviz.data.datasets.formula import (
+    ATOMIC_WEIGHTS,
+    ELEMENTS,
+    hetero_fraction,
+    hetero_fractions,
+    molecular_mass,
+    molecular_masses,
+    parse_formula,
+)
 
-__all__ = list(_impl.__all__)   # exactly the implementation's public names
+__all__ = list(_impl.__all__)  # exactly the implementation's public names

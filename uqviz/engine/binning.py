@@ -29,8 +29,15 @@ from uqviz.engine.warning_classes import BinningWarning
 
 SMALL_BIN = 100  # fewest points for a reliable local interval (Pernot 2023)
 
-__all__ = ["SMALL_BIN", "Bins", "compute_bins", "conditioning_values", "default_n_bins",
-           "bin_coords", "SCHEMES"]
+__all__ = [
+    "SMALL_BIN",
+    "Bins",
+    "compute_bins",
+    "conditioning_values",
+    "default_n_bins",
+    "bin_coords",
+    "SCHEMES",
+]
 
 SCHEMES = ("equal_count", "equal_width", "stratified", "edges")
 
@@ -65,8 +72,9 @@ def default_n_bins(m: int) -> int:
     return max(1, min(int(round(np.sqrt(m))), m // SMALL_BIN))
 
 
-def conditioning_values(ds: xr.Dataset, conditioning, *,
-                        allow_constant=False) -> tuple[str, np.ndarray]:
+def conditioning_values(
+    ds: xr.Dataset, conditioning, *, allow_constant=False
+) -> tuple[str, np.ndarray]:
     """Name and float values of the conditioning variable (a name or one value per point).
 
     A constant variable is an error (its bins would be arbitrary) unless ``allow_constant``:
@@ -74,14 +82,17 @@ def conditioning_values(ds: xr.Dataset, conditioning, *,
     """
     if isinstance(conditioning, str):
         if conditioning not in ds.variables:
-            raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset; "
-                             f"available: {', '.join(map(str, ds.data_vars))}")
+            raise ValueError(
+                f"conditioning variable {conditioning!r} is not in the dataset; "
+                f"available: {', '.join(map(str, ds.data_vars))}"
+            )
         name, values = conditioning, ds[conditioning].values
     else:
         name, values = "conditioning", np.asarray(conditioning)
     if values.shape != (ds.sizes["point"],):
-        raise ValueError(f"{name}: expected one value per point ({ds.sizes['point']}), "
-                         f"got shape {values.shape}")
+        raise ValueError(
+            f"{name}: expected one value per point ({ds.sizes['point']}), got shape {values.shape}"
+        )
     if not np.issubdtype(values.dtype, np.number):
         raise ValueError(f"{name}: conditioning variable must be numeric, got dtype {values.dtype}")
     values = values.astype(float)
@@ -100,8 +111,9 @@ def _ranges(x, order, starts, sizes):
     return xs[starts], xs[ends], centers
 
 
-def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges=None,
-                 log=False, rng=None) -> Bins:
+def compute_bins(
+    x, *, n_bins=None, binning="equal_count", min_count=None, edges=None, log=False, rng=None
+) -> Bins:
     """Bins of the values ``x`` by one of the schemes.
 
     Parameters
@@ -144,24 +156,41 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
         raise ValueError("x: no points to bin (M = 0)")
     binning = checks.choice("binning", binning, SCHEMES)
     if edges is not None and binning != "edges":
-        raise ValueError(f"edges: bin edges are used only with binning='edges', got "
-                         f"binning={binning!r}; pass binning='edges' or leave edges out")
+        raise ValueError(
+            f"edges: bin edges are used only with binning='edges', got "
+            f"binning={binning!r}; pass binning='edges' or leave edges out"
+        )
     log = checks.boolean("log", log)
     min_count = checks.optional_count("min_count", min_count, minimum=1)
     if binning in ("equal_count", "equal_width"):
-        n = default_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, minimum=-2**62)
+        n = (
+            default_n_bins(m)
+            if n_bins is None
+            else checks.count("n_bins", n_bins, minimum=-(2**62))
+        )
         if not 1 <= n <= m:
-            raise ValueError(f"n_bins must be between 1 and the number of points M = {m}, "
-                             f"got n_bins = {n}")
+            raise ValueError(
+                f"n_bins must be between 1 and the number of points M = {m}, got n_bins = {n}"
+            )
     if binning == "equal_count":
         order = binning_kernels.stable_order(x, None if rng is None else checks.rng(rng))
         starts, sizes = binning_kernels.equal_count_starts(m, n)
         if rng is None:
             _warn_split_ties(x[order], starts, n)
         lower, upper, center = _ranges(x, order, starts, sizes)
-        return Bins(order, starts, sizes, lower, upper, center,
-                    {"binning": binning, "n_bins_requested": n,
-                     "ties": "random order" if rng is not None else "data order"})
+        return Bins(
+            order,
+            starts,
+            sizes,
+            lower,
+            upper,
+            center,
+            {
+                "binning": binning,
+                "n_bins_requested": n,
+                "ties": "random order" if rng is not None else "data order",
+            },
+        )
     if binning == "stratified":
         min_count = 100 if min_count is None else min_count
         labels = binning_kernels.stratified_labels(x, min_count)
@@ -177,25 +206,41 @@ def compute_bins(x, *, n_bins=None, binning="equal_count", min_count=None, edges
                 raise ValueError(f"edges must hold at least 2 values, got {edges_used.size}")
             steps = np.flatnonzero(np.diff(edges_used) <= 0)
             if steps.size:
-                raise ValueError(f"edges must increase strictly; {steps.size} step(s) do not "
-                                 f"(first at position {steps[0] + 1}: "
-                                 f"{edges_used[steps[0]]} -> {edges_used[steps[0] + 1]})")
+                raise ValueError(
+                    f"edges must increase strictly; {steps.size} step(s) do not "
+                    f"(first at position {steps[0] + 1}: "
+                    f"{edges_used[steps[0]]} -> {edges_used[steps[0] + 1]})"
+                )
         labels = binning_kernels.edge_labels(x, edges_used)
         outside = labels < 0
         if outside.any():
-            raise ValueError(f"{outside.sum()} points fall outside the bin edges "
-                             f"[{edges_used[0]}, {edges_used[-1]}]")
+            raise ValueError(
+                f"{outside.sum()} points fall outside the bin edges "
+                f"[{edges_used[0]}, {edges_used[-1]}]"
+            )
         labels = binning_kernels.merge_labels(labels, 1 if min_count is None else min_count)
     order, starts, sizes = binning_kernels.labels_to_groups(labels, binning_kernels.stable_order(x))
     lower, upper, center = _ranges(x, order, starts, sizes)
     if edges_used is not None:  # report the edges enclosing each (merged) bin
-        lower = edges_used[np.minimum(np.searchsorted(edges_used, lower, side="right") - 1,
-                                      edges_used.size - 2)]
-        upper = edges_used[np.minimum(np.searchsorted(edges_used, upper, side="right"),
-                                      edges_used.size - 1)]
-    return Bins(order, starts, sizes, lower, upper, center,
-                {"binning": binning, "min_count": 0 if min_count is None else int(min_count),
-                 "log": bool(log)})
+        lower = edges_used[
+            np.minimum(np.searchsorted(edges_used, lower, side="right") - 1, edges_used.size - 2)
+        ]
+        upper = edges_used[
+            np.minimum(np.searchsorted(edges_used, upper, side="right"), edges_used.size - 1)
+        ]
+    return Bins(
+        order,
+        starts,
+        sizes,
+        lower,
+        upper,
+        center,
+        {
+            "binning": binning,
+            "min_count": 0 if min_count is None else int(min_count),
+            "log": bool(log),
+        },
+    )
 
 
 def _warn_split_ties(sorted_x, starts, n_bins):
@@ -206,7 +251,10 @@ def _warn_split_ties(sorted_x, starts, n_bins):
             f"equal-count binning into {n_bins} bins splits {n_groups} group(s) of tied "
             f"values ({n_points} points; the variable has {n_distinct} distinct values): "
             "equal values fall in different bins, in data order. Use binning='stratified' "
-            "to bin by value.", BinningWarning, stacklevel=3)
+            "to bin by value.",
+            BinningWarning,
+            stacklevel=3,
+        )
 
 
 def bin_coords(bins: Bins) -> dict:

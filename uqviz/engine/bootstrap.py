@@ -21,8 +21,13 @@ from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.parallel import resolve_client, run_split, run_task
-from uqviz.engine.statistics import (DEFAULT_N_BINS, binned_estimate, excess_over_reference,
-                                     get_statistic, reference_value)
+from uqviz.engine.statistics import (
+    DEFAULT_N_BINS,
+    binned_estimate,
+    excess_over_reference,
+    get_statistic,
+    reference_value,
+)
 
 bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
 rank_kernels = lazy_module("uqviz._array.rank")
@@ -35,6 +40,7 @@ def _as_generic(stat, n_bins):
     if stat.kind == "generic":
         return stat.func, stat.counts
     if stat.kind == "binned":
+
         def binned(e, u):
             return binned_estimate(stat, e, u, n_bins)
 
@@ -51,21 +57,27 @@ def check_points(e, u, *, minimum=2):
     e = np.ascontiguousarray(e, dtype=float)
     u = np.ascontiguousarray(u, dtype=float)
     if e.ndim != 1 or e.shape != u.shape:
-        raise ValueError(f"E and uE must be 1-D arrays of the same length, got shapes "
-                         f"{e.shape} and {u.shape}")
+        raise ValueError(
+            f"E and uE must be 1-D arrays of the same length, got shapes {e.shape} and {u.shape}"
+        )
     if e.size < minimum:
-        raise ValueError(f"data: the bootstrap needs at least {minimum} points (E, uE), got M = "
-                         f"{e.size}")
+        raise ValueError(
+            f"data: the bootstrap needs at least {minimum} points (E, uE), got M = {e.size}"
+        )
     bad_e = int(np.count_nonzero(~np.isfinite(e)))
     bad_u = int(np.count_nonzero(~np.isfinite(u) | ~(u > 0)))
     if bad_e or bad_u:
-        raise ValueError(f"E must be finite and uE finite and > 0: {bad_e} point(s) with "
-                         f"non-finite E, {bad_u} with non-finite or non-positive uE")
+        raise ValueError(
+            f"E must be finite and uE finite and > 0: {bad_e} point(s) with "
+            f"non-finite E, {bad_u} with non-finite or non-positive uE"
+        )
     with np.errstate(over="ignore"):
         bad_z = ~np.isfinite(e / u)
     if bad_z.any():
-        raise ValueError(f"Z = E/uE overflows float64 for {int(bad_z.sum())} point(s) "
-                         f"(uE down to {u[bad_z].min():.3g}): rescale or drop them")
+        raise ValueError(
+            f"Z = E/uE overflows float64 for {int(bad_z.sum())} point(s) "
+            f"(uE down to {u[bad_z].min():.3g}): rescale or drop them"
+        )
     return e, u
 
 
@@ -74,8 +86,10 @@ def _check_cc(names, e, u):
         return
     for label, x in (("uE", u), ("|E|", np.abs(e))):
         if np.all(x == x[0]):
-            raise ValueError(f"CC (rank correlation of |E| and uE) is undefined: {label} is "
-                             f"constant ({x[0]:.6g} for all {x.size} points)")
+            raise ValueError(
+                f"CC (rank correlation of |E| and uE) is undefined: {label} is "
+                f"constant ({x[0]:.6g} for all {x.size} points)"
+            )
 
 
 def _cc_blocks(first, last, shared):
@@ -91,8 +105,9 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
     :func:`uqviz._array.bootstrap.bootstrap_generic`) is O(M) per group.
     """
     prepared = rank_kernels.cc_prepare(e, u)
-    parts = run_split(_cc_blocks, rank_kernels.n_blocks(n_boot), shared=(prepared, n_boot, seed),
-                      client=client)
+    parts = run_split(
+        _cc_blocks, rank_kernels.n_blocks(n_boot), shared=(prepared, n_boot, seed), client=client
+    )
     reps = np.concatenate(parts)
     with np.errstate(all="ignore"):
         est = np.asarray(stats_kernels.spearman_cc(e, u), dtype=float)
@@ -103,28 +118,44 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
         edges = np.linspace(0, m, n_groups + 1).round().astype(np.int64)
         jack = rank_kernels.cc_jackknife(prepared, edges)
     ivl = bca.interval(est, reps, ci=ci, method=method, jackknife=jack)
+
     def bca_only(x):
         return None if method != "bca" else np.atleast_1d(x)
 
-    return {"CC": bootstrap_kernels.BootstrapResult(est[None], reps[None],
-                                                    np.atleast_1d(ivl["lower"]),
-                                                    np.atleast_1d(ivl["upper"]),
-                                                    bca_only(ivl.get("z0")),
-                                                    bca_only(ivl.get("a")))}
+    return {
+        "CC": bootstrap_kernels.BootstrapResult(
+            est[None],
+            reps[None],
+            np.atleast_1d(ivl["lower"]),
+            np.atleast_1d(ivl["upper"]),
+            bca_only(ivl.get("z0")),
+            bca_only(ivl.get("a")),
+        )
+    }
 
 
 def _moments_groups(first, last, shared):
     e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, *more = shared
     blocked_above = more[0] if more else None
     lo, hi = starts[first], starts[last - 1] + sizes[last - 1]
-    return bootstrap_kernels.bootstrap_moments(e[lo:hi], u[lo:hi], stats, n_boot=n_boot,
-                                   seed=gseeds[first:last], ci=ci, method=method,
-                                   starts=starts[first:last] - lo, sizes=sizes[first:last],
-                                   engine=engine, blocked_above=blocked_above)
+    return bootstrap_kernels.bootstrap_moments(
+        e[lo:hi],
+        u[lo:hi],
+        stats,
+        n_boot=n_boot,
+        seed=gseeds[first:last],
+        ci=ci,
+        method=method,
+        starts=starts[first:last] - lo,
+        sizes=sizes[first:last],
+        engine=engine,
+        blocked_above=blocked_above,
+    )
 
 
-def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engine,
-                       client, blocked_above=None):
+def split_moments(
+    e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engine, client, blocked_above=None
+):
     """Moment statistics; on a client, groups (bins) split over the workers.
 
     Every group has its own seed (:func:`uqviz._array.resample.group_seeds`), so the
@@ -132,34 +163,59 @@ def split_moments(e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engin
     computes all its replicates). ``blocked_above``: as
     :func:`uqviz._array.resample.resample_sums`.
     """
-    kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine,
-                  blocked_above=blocked_above)
+    kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine, blocked_above=blocked_above)
     if client is None or starts is None or len(sizes) < 2:
-        return run_task(bootstrap_kernels.bootstrap_moments, e, u, stats, seed=seed, starts=starts,
-                        sizes=sizes, client=client, **kwargs)
+        return run_task(
+            bootstrap_kernels.bootstrap_moments,
+            e,
+            u,
+            stats,
+            seed=seed,
+            starts=starts,
+            sizes=sizes,
+            client=client,
+            **kwargs,
+        )
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     gseeds = resample_kernels.group_seeds(seed, len(sizes))
-    parts = run_split(_moments_groups, len(sizes), client=client,
-                      shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine,
-                              blocked_above))
+    parts = run_split(
+        _moments_groups,
+        len(sizes),
+        client=client,
+        shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, blocked_above),
+    )
     out = {}
     for name in stats:
         rs = [p[name] for p in parts]
+
         def cat(field, rs=rs):
             if getattr(rs[0], field) is None:
                 return None
             return np.concatenate([getattr(r, field) for r in rs])
 
-        out[name] = bootstrap_kernels.BootstrapResult(*(cat(f) for f in
-                                            ("estimate", "replicates", "lower", "upper",
-                                             "z0", "accel")))
+        out[name] = bootstrap_kernels.BootstrapResult(
+            *(cat(f) for f in ("estimate", "replicates", "lower", "upper", "z0", "accel"))
+        )
     return out
 
 
-def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bca",
-                         rng=None, engine=None, starts=None, sizes=None,
-                         n_bins=DEFAULT_N_BINS, key=None, client=None):
+def bootstrap_statistics(
+    e,
+    u,
+    statistics,
+    *,
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    rng=None,
+    engine=None,
+    starts=None,
+    sizes=None,
+    n_bins=DEFAULT_N_BINS,
+    key=None,
+    client=None,
+):
     """Paired bootstrap of several statistics on one set of points.
 
     Parameters
@@ -192,8 +248,9 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
     >>> bool(res["ZMS"].lower[0] < 1.0 < res["ZMS"].upper[0])
     True
     """
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=METHODS)
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS
+    )
     rng = checks.rng(rng)
     n_boot, ci, method = boot.n_boot, boot.ci, boot.method  # engine: passed on as given
     stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
@@ -205,34 +262,65 @@ def bootstrap_statistics(e, u, statistics, *, n_boot=10_000, ci=0.95, method="bc
     kinds = {s.kind for s in stats}
     if kinds == {"moments"}:
         return split_moments(
-            e, u, {s.name: (s.func, s.columns) for s in stats}, n_boot=n_boot,
-            seed=seeds.kernel_seed(rng), ci=ci, method=method, starts=starts, sizes=sizes,
-            engine=engine, client=client)
+            e,
+            u,
+            {s.name: (s.func, s.columns) for s in stats},
+            n_boot=n_boot,
+            seed=seeds.kernel_seed(rng),
+            ci=ci,
+            method=method,
+            starts=starts,
+            sizes=sizes,
+            engine=engine,
+            client=client,
+        )
     if [s.name for s in stats] == ["CC"] and starts is None:
-        return _bootstrap_cc(e, u, n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci,
-                             method=method, client=client)
+        return _bootstrap_cc(
+            e, u, n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci, method=method, client=client
+        )
     if starts is not None:
         raise ValueError("grouped bootstrap is available for moment statistics only")
     if "binned" in kinds:
         n_bins = checks.count("n_bins", n_bins, minimum=1)
         if n_bins > e.size // 2:
-            raise ValueError(f"n_bins = {n_bins} leaves fewer than 2 points per bin for "
-                             f"M = {e.size} points: use n_bins <= {max(e.size // 2, 1)}")
+            raise ValueError(
+                f"n_bins = {n_bins} leaves fewer than 2 points per bin for "
+                f"M = {e.size} points: use n_bins <= {max(e.size // 2, 1)}"
+            )
     if key is not None:
         key = checks.finite_array("key", key, ndim=1)
         if key.shape != e.shape:
             raise ValueError(f"key must have one value per point ({e.size}), got {key.size}")
     if "generic" not in kinds:
-        return run_task(bootstrap_kernels.bootstrap_binned,
-                        e, u, {s.name: (s.kind, s.func, s.columns) for s in stats},
-                        n_bins=n_bins, n_boot=n_boot, seed=seeds.kernel_seed(rng), ci=ci,
-                        method=method, engine=engine, key=key, client=client)
+        return run_task(
+            bootstrap_kernels.bootstrap_binned,
+            e,
+            u,
+            {s.name: (s.kind, s.func, s.columns) for s in stats},
+            n_bins=n_bins,
+            n_boot=n_boot,
+            seed=seeds.kernel_seed(rng),
+            ci=ci,
+            method=method,
+            engine=engine,
+            key=key,
+            client=client,
+        )
     if key is not None:
-        raise ValueError("a binning variable other than uE is available for binned and "
-                         "moment statistics only")
-    return run_task(bootstrap_kernels.bootstrap_generic, e, u,
-                    {s.name: _as_generic(s, n_bins) for s in stats}, n_boot=n_boot,
-                    rng=rng, ci=ci, method=method, client=client)
+        raise ValueError(
+            "a binning variable other than uE is available for binned and moment statistics only"
+        )
+    return run_task(
+        bootstrap_kernels.bootstrap_generic,
+        e,
+        u,
+        {s.name: _as_generic(s, n_bins) for s in stats},
+        n_boot=n_boot,
+        rng=rng,
+        ci=ci,
+        method=method,
+        client=client,
+    )
 
 
 def bootstrap_against_reference(e, u, statistics, **kwargs):
@@ -274,8 +362,13 @@ def bootstrap_against_reference(e, u, statistics, **kwargs):
         r = res[t.name]
         if t is not s:  # shift the excess by the full-data reference
             shift = reference_value(s, e, u)
-            r = bootstrap_kernels.BootstrapResult(r.estimate + shift, r.replicates + shift,
-                                                  r.lower + shift, r.upper + shift, r.z0,
-                                                  r.accel)
+            r = bootstrap_kernels.BootstrapResult(
+                r.estimate + shift,
+                r.replicates + shift,
+                r.lower + shift,
+                r.upper + shift,
+                r.z0,
+                r.accel,
+            )
         out[s.name] = r
     return out

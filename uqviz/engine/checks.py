@@ -30,10 +30,24 @@ resample_kernels = lazy_module("uqviz._array.resample")
 if not numba_findable():  # said at once, at `import uqviz` (docs/conventions.md, "Without numba")
     warn_numba_missing()
 
-__all__ = ["count", "optional_count", "probability", "positive", "choice", "rng",
-           "names", "finite_array", "boolean", "levels", "result", "engine", "grid",
-           "count_or_zero", "fractions",
-           "ENGINES"]  # noqa: F822 (ENGINES: module __getattr__, PEP 562)
+__all__ = [
+    "count",
+    "optional_count",
+    "probability",
+    "positive",
+    "choice",
+    "rng",
+    "names",
+    "finite_array",
+    "boolean",
+    "levels",
+    "result",
+    "engine",
+    "grid",
+    "count_or_zero",
+    "fractions",
+    "ENGINES",  # noqa: F822 (ENGINES: module __getattr__, PEP 562)
+]
 
 
 def optional_count(name: str, value, *, minimum: int = 1, maximum: int | None = None):
@@ -71,8 +85,9 @@ def positive(name: str, value, *, allow_inf: bool = False) -> float:
         raise TypeError(f"{name} must be a positive number, got {value!r} ({type(value).__name__})")
     value = float(value)
     if np.isnan(value) or value <= 0 or (np.isinf(value) and not allow_inf):
-        raise ValueError(f"{name} must be a {'' if allow_inf else 'finite '}number > 0, "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{name} must be a {'' if allow_inf else 'finite '}number > 0, got {value!r}"
+        )
     return value
 
 
@@ -84,17 +99,22 @@ def rng(value, *, name: str = "rng") -> np.random.Generator:
     int seed does); a Generator is used as is (its state advances, as numpy's do).
     """
     if isinstance(value, np.random.SeedSequence):
-        value = np.random.SeedSequence(value.entropy, spawn_key=value.spawn_key,
-                                       pool_size=value.pool_size,
-                                       n_children_spawned=value.n_children_spawned)
+        value = np.random.SeedSequence(
+            value.entropy,
+            spawn_key=value.spawn_key,
+            pool_size=value.pool_size,
+            n_children_spawned=value.n_children_spawned,
+        )
     if value is None or isinstance(value, (np.random.Generator, np.random.SeedSequence)):
         return np.random.default_rng(value)
     if isinstance(value, numbers.Integral) and not is_bool(value):
         if value < 0:
             raise ValueError(f"{name} must be a non-negative integer seed, got {value}")
         return np.random.default_rng(int(value))
-    raise TypeError(f"{name} must be None, a non-negative int, a numpy SeedSequence or a "
-                    f"numpy.random.Generator, got {type(value).__name__} ({value!r:.60})")
+    raise TypeError(
+        f"{name} must be None, a non-negative int, a numpy SeedSequence or a "
+        f"numpy.random.Generator, got {type(value).__name__} ({value!r:.60})"
+    )
 
 
 def names(name: str, value, *, allowed: Iterable | None = None) -> tuple:
@@ -153,8 +173,10 @@ def fractions(name: str, value) -> np.ndarray:
     f = raw.astype(float)
     bad = ~np.isfinite(f) | (f < 0) | (f >= 1)
     if bad.any():
-        raise ValueError(f"{name} must be in [0, 1): {int(bad.sum())} value(s) are not "
-                         f"(first: {float(f[bad][0])!r})")
+        raise ValueError(
+            f"{name} must be in [0, 1): {int(bad.sum())} value(s) are not "
+            f"(first: {float(f[bad][0])!r})"
+        )
     return f
 
 
@@ -176,8 +198,9 @@ def count_or_zero(name: str, value, *, zero: str, minimum: int = 2) -> int:
     return value
 
 
-def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = False,
-         integer: bool = False) -> np.ndarray:
+def grid(
+    name: str, value, *, lower: float | None = None, allow_inf: bool = False, integer: bool = False
+) -> np.ndarray:
     """A grid of a scanned parameter: a non-empty 1-D float array of distinct values, each
     finite (``allow_inf``: or +inf) and > ``lower``; a single number is a grid of one.
     ``integer=True``: a grid of counts, whole numbers >= 1, returned as int64.
@@ -190,27 +213,37 @@ def grid(name: str, value, *, lower: float | None = None, allow_inf: bool = Fals
     [10, 20]
     """
     items = np.ravel(np.asarray(value, dtype=object))
-    if isinstance(value, (str, bytes)) or any(is_bool(x) or isinstance(x, (str, bytes))
-                                              for x in (value, *items)):
+    if isinstance(value, (str, bytes)) or any(
+        is_bool(x) or isinstance(x, (str, bytes)) for x in (value, *items)
+    ):
         raise TypeError(f"{name} must be a number or a sequence of numbers, got {value!r}")
     try:
         arr = np.atleast_1d(np.asarray(value, dtype=float))
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number or a sequence of numbers, got "
-                        f"{type(value).__name__}") from None
+        raise TypeError(
+            f"{name} must be a number or a sequence of numbers, got {type(value).__name__}"
+        ) from None
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-d sequence of numbers, got shape "
-                         f"{arr.shape}")
+        raise ValueError(
+            f"{name} must be a non-empty 1-d sequence of numbers, got shape {arr.shape}"
+        )
     ok = np.isfinite(arr) | (allow_inf & np.isposinf(arr))
     if integer:
         ok &= (arr >= 1) & (arr == np.round(arr))
     if lower is not None:
         ok &= arr > lower
     if not ok.all():
-        what = "whole numbers >= 1" if integer else "finite" + (" (or inf)" if allow_inf else "") \
+        what = (
+            "whole numbers >= 1"
+            if integer
+            else "finite"
+            + (" (or inf)" if allow_inf else "")
             + ("" if lower is None else f" and > {lower:g}")
-        raise ValueError(f"{name}: values must be {what}; {int((~ok).sum())} value(s) are "
-                         f"not: {arr[~ok][:10].tolist()}")
+        )
+        raise ValueError(
+            f"{name}: values must be {what}; {int((~ok).sum())} value(s) are "
+            f"not: {arr[~ok][:10].tolist()}"
+        )
     if integer:
         arr = arr.astype(np.int64)
     if np.unique(arr).size != arr.size:
@@ -233,15 +266,23 @@ def levels(name: str, value) -> np.ndarray:
         raise ValueError(f"{name} must be a non-empty 1-D sequence, got shape {arr.shape}")
     bad = ~((arr > 0.0) & (arr < 1.0))
     if bad.any():
-        raise ValueError(f"{name} must be in (0, 1); {int(bad.sum())} value(s) are not: "
-                         f"{arr[bad][:10].tolist()}")
+        raise ValueError(
+            f"{name} must be in (0, 1); {int(bad.sum())} value(s) are not: {arr[bad][:10].tolist()}"
+        )
     if np.unique(arr).size != arr.size:
         raise ValueError(f"{name} must be distinct, got {arr.tolist()}")
     return arr
 
 
-def result(name: str, value, made_by: str, *, variables: Iterable = (), dims: Iterable = (),
-           attrs: Iterable = ()):
+def result(
+    name: str,
+    value,
+    made_by: str,
+    *,
+    variables: Iterable = (),
+    dims: Iterable = (),
+    attrs: Iterable = (),
+):
     """The Dataset ``value`` if it holds ``variables`` (or coordinates), ``dims`` and ``attrs``.
 
     For functions that take the result of another (plots, ``fraction_valid``, ...): a
@@ -258,14 +299,18 @@ def result(name: str, value, made_by: str, *, variables: Iterable = (), dims: It
     import xarray as xr  # lazily: the kernels import this module without xarray
 
     if not isinstance(value, xr.Dataset):
-        raise TypeError(f"{name} must be the result of {made_by} (an xarray.Dataset), got "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"{name} must be the result of {made_by} (an xarray.Dataset), got "
+            f"{type(value).__name__}"
+        )
     missing = [f"variable {v!r}" for v in variables if v not in value.variables]
     missing += [f"dim {d!r}" for d in dims if d not in value.dims]
     missing += [f"attr {a!r}" for a in attrs if a not in value.attrs]
     if missing:
         have = sorted(map(str, value.data_vars))
         listed = f"{have[:12]}{' ...' if len(have) > 12 else ''}"
-        raise ValueError(f"{name}: not a result of {made_by}: it lacks {', '.join(missing)} "
-                         f"(it holds variables {listed}, dims {tuple(map(str, value.dims))})")
+        raise ValueError(
+            f"{name}: not a result of {made_by}: it lacks {', '.join(missing)} "
+            f"(it holds variables {listed}, dims {tuple(map(str, value.dims))})"
+        )
     return value

@@ -57,8 +57,9 @@ def renamed_options(**renames: str):
     """
     for old, new in renames.items():
         if not isinstance(new, str) or not new.isidentifier() or new == old:
-            raise ValueError(f"renamed_options: {old}= must map to another keyword name, "
-                             f"got {new!r}")
+            raise ValueError(
+                f"renamed_options: {old}= must map to another keyword name, got {new!r}"
+            )
 
     def decorate(func):
         @functools.wraps(func)
@@ -67,11 +68,16 @@ def renamed_options(**renames: str):
                 if old not in kwargs:
                     continue
                 if new in kwargs:
-                    raise TypeError(f"{func.__name__}() got both {old}= (deprecated) and "
-                                    f"{new}=: pass {new}= only")
-                warnings.warn(f"{func.__name__}({old}=...) is deprecated and will be removed in "
-                              f"uqviz {REMOVED_IN}: use {new}= instead", FutureWarning,
-                              stacklevel=2)
+                    raise TypeError(
+                        f"{func.__name__}() got both {old}= (deprecated) and "
+                        f"{new}=: pass {new}= only"
+                    )
+                warnings.warn(
+                    f"{func.__name__}({old}=...) is deprecated and will be removed in "
+                    f"uqviz {REMOVED_IN}: use {new}= instead",
+                    FutureWarning,
+                    stacklevel=2,
+                )
                 kwargs[new] = kwargs.pop(old)
             return func(*args, **kwargs)
 

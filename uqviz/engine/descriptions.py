@@ -31,8 +31,16 @@ from collections.abc import Iterable
 
 import xarray as xr
 
-__all__ = ["LONG_NAMES", "STATISTIC_UNITS", "UNITS", "STATISTIC_VALUED", "describe",
-           "data_units", "statistics_in", "units_power"]
+__all__ = [
+    "LONG_NAMES",
+    "STATISTIC_UNITS",
+    "UNITS",
+    "STATISTIC_VALUED",
+    "describe",
+    "data_units",
+    "statistics_in",
+    "units_power",
+]
 
 #: long_name of every result variable of the public functions, keyed by its name
 LONG_NAMES: dict[str, str] = {
@@ -51,7 +59,7 @@ LONG_NAMES: dict[str, str] = {
     "p_value": "p-value of the test",
     "p_adjusted": "p-value adjusted for the family of tests (Holm 1979)",
     "null_p_value": "p-value of the estimate under calibrated Student-t z-scores as "
-                    "heavy-tailed as the data's (the tail-allowing test)",
+    "heavy-tailed as the data's (the tail-allowing test)",
     "verdict_p_value": "the p-value the verdict rests on",
     "tail_df": "degrees of freedom of the Student-t fitted to the z-scores",
     "tail_df_lower": "heaviest Student-t consistent with the z-scores",
@@ -92,7 +100,7 @@ LONG_NAMES: dict[str, str] = {
     "worst_score": "worst calibration error over the groups of a trial",
     "worst_mean": "mean over the trials of the worst calibration error (score_mean)",
     "worst_sd": "standard deviation (ddof=1) over the trials of the worst calibration error "
-                "(uncertainty-toolbox's score_stderr)",
+    "(uncertainty-toolbox's score_stderr)",
     # conditional calibration
     "beta_gm_z2": "robust skewness beta_GM of Z^2 in the bin",
     "heavy_tail": "flagged heavy-tailed: beta_GM above its limit (Pernot (2024b), Table II)",
@@ -132,7 +140,7 @@ LONG_NAMES: dict[str, str] = {
     "tail_limit": "largest tail ratio accepted",
     "reference_spread": "spread of the references over the generative distributions D",
     "sensitivity_threshold": "largest spread of the references that leaves the verdict to D "
-                             "(k combined standard errors)",
+    "(k combined standard errors)",
     "sensitive_to_D": "the references differ by more than sensitivity_threshold",
     "scheme": "the validation scheme behind the verdict",
     "x": "sqrt(N/M)",
@@ -254,10 +262,12 @@ LONG_NAMES: dict[str, str] = {
     "excess_per_dataset": "statistic - reference on each dataset",
     "beta_gm_per_dataset": "robust skewness beta_GM of each dataset",
     "validation_probability": "validation probability: share of datasets with |zeta| <= 1",
-    "validation_probability_lower":
-        "lower limit of the Wilson interval of the validation probability",
-    "validation_probability_upper":
-        "upper limit of the Wilson interval of the validation probability",
+    "validation_probability_lower": (
+        "lower limit of the Wilson interval of the validation probability"
+    ),
+    "validation_probability_upper": (
+        "upper limit of the Wilson interval of the validation probability"
+    ),
     "fails": "rate of the verdict fails",
     "fails_se": "Monte Carlo standard error of the rate of fails",
     "fails_lower": "lower limit of the Wilson interval of the rate of fails",
@@ -269,38 +279,106 @@ LONG_NAMES: dict[str, str] = {
     "unreliable_upper": "upper limit of the Wilson interval of the rate of unreliable",
     "not_tested": "rate of the verdict not tested",
     "miscalibrated": "the scenario is miscalibrated for the verdict (the rate of fails is a "
-                     "power, else a false-alarm rate)",
+    "power, else a false-alarm rate)",
     "cost": "mean seconds per call of the verdict's family",
 }
 
 #: variables in the units of the statistic they hold (that of ``statistic``/``statistics``)
-STATISTIC_VALUED = frozenset({
-    "estimate", "ci_lower", "ci_upper", "se", "bias", "reference", "reference_se",
-    "reference_lower", "reference_upper", "sample_sd", "full_estimate", "delta",
-    "ci_lower_halfwidth", "ci_upper_halfwidth", "estimate_data", "reference_spread",
-    "sensitivity_threshold", "oracle", "auco", "dfpr", "dfpr_limit", "slope", "slope_se",
-    "intercept", "intercept_se", "intercept_lower", "intercept_upper", "intercept_boot_se",
-    "intercept_boot_bias", "reference_intercept", "reference_slope", "sigma",
-    "reference_estimate"})
+STATISTIC_VALUED = frozenset(
+    {
+        "estimate",
+        "ci_lower",
+        "ci_upper",
+        "se",
+        "bias",
+        "reference",
+        "reference_se",
+        "reference_lower",
+        "reference_upper",
+        "sample_sd",
+        "full_estimate",
+        "delta",
+        "ci_lower_halfwidth",
+        "ci_upper_halfwidth",
+        "estimate_data",
+        "reference_spread",
+        "sensitivity_threshold",
+        "oracle",
+        "auco",
+        "dfpr",
+        "dfpr_limit",
+        "slope",
+        "slope_se",
+        "intercept",
+        "intercept_se",
+        "intercept_lower",
+        "intercept_upper",
+        "intercept_boot_se",
+        "intercept_boot_bias",
+        "reference_intercept",
+        "reference_slope",
+        "sigma",
+        "reference_estimate",
+    }
+)
 
 #: power of E's units of the variables whose units do not depend on a statistic
 UNITS: dict[str, int] = {
-    "rmse": 1, "rmse_lower": 1, "rmse_upper": 1, "rmv": 1, "mpiw": 1,
-    "sharpness": 1, "sharpness_lower": 1, "sharpness_upper": 1, "uE_threshold": 1,
-    "b": 1, "u_min": 1, "uE2": 2, "uE2_recalibrated": 2, "floor": 2,
-    "check": 1, "check_lower": 1, "check_upper": 1,
+    "rmse": 1,
+    "rmse_lower": 1,
+    "rmse_upper": 1,
+    "rmv": 1,
+    "mpiw": 1,
+    "sharpness": 1,
+    "sharpness_lower": 1,
+    "sharpness_upper": 1,
+    "uE_threshold": 1,
+    "b": 1,
+    "u_min": 1,
+    "uE2": 2,
+    "uE2_recalibrated": 2,
+    "floor": 2,
+    "check": 1,
+    "check_lower": 1,
+    "check_upper": 1,
 }
 
 #: power of E's units of a statistic (absent: dimensionless; None: no unit, as a logarithm)
 STATISTIC_UNITS: dict[str, int | None] = {
-    "MSE": 2, "MV": 2, "RMSE": 1, "RMV": 1, "MAE": 1, "UCE": 2, "NLL": None, "NLL_ref": None,
+    "MSE": 2,
+    "MV": 2,
+    "RMSE": 1,
+    "RMV": 1,
+    "MAE": 1,
+    "UCE": 2,
+    "NLL": None,
+    "NLL_ref": None,
 }
 
 #: the statistics uqviz defines (not in STATISTIC_UNITS: dimensionless); a statistic
 #: registered by a user has no known unit
-_DIMENSIONLESS = frozenset({"ZM", "ZMS", "ZVar", "RCE", "RCE2", "CC", "ENCE", "ZMSE", "PICP",
-                            "LZM", "LZMS", "ZISD", "RR", "LZV", "LZISD", "LRR",
-                            "MACE", "RMSCE"})
+_DIMENSIONLESS = frozenset(
+    {
+        "ZM",
+        "ZMS",
+        "ZVar",
+        "RCE",
+        "RCE2",
+        "CC",
+        "ENCE",
+        "ZMSE",
+        "PICP",
+        "LZM",
+        "LZMS",
+        "ZISD",
+        "RR",
+        "LZV",
+        "LZISD",
+        "LRR",
+        "MACE",
+        "RMSCE",
+    }
+)
 
 
 def data_units(data) -> str | None:
@@ -334,8 +412,11 @@ def statistics_in(options: dict) -> tuple | None:
     for key in ("statistic", "statistics", "stat", "error", "error_statistic"):
         if options.get(key) is not None:
             value = options[key]
-            values = [value] if isinstance(value, str) or not isinstance(value, Iterable) \
+            values = (
+                [value]
+                if isinstance(value, str) or not isinstance(value, Iterable)
                 else list(value)
+            )
             return tuple(getattr(v, "name", v) for v in values)
     return None
 

@@ -39,8 +39,14 @@ from uqviz.engine import checks, seeds
 from uqviz.engine.binning import SCHEMES
 from uqviz.engine.seeds import spawn
 
-__all__ = ["BootstrapOptions", "BinningSpec", "streams", "BOOTSTRAP_METHODS", "RESAMPLING",
-           "BINNING_SCHEMES"]
+__all__ = [
+    "BootstrapOptions",
+    "BinningSpec",
+    "streams",
+    "BOOTSTRAP_METHODS",
+    "RESAMPLING",
+    "BINNING_SCHEMES",
+]
 
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
 #: how a bootstrap resamples: single points (room for whole groups, a later issue)
@@ -90,18 +96,34 @@ class BootstrapOptions:
     resample: str = "points"
 
     @classmethod
-    def check(cls, *, n_boot=10_000, ci=0.95, method="bca", rng=None, engine=None,
-              client=None, progress=None, resample="points", methods=BOOTSTRAP_METHODS,
-              min_boot=2):
+    def check(
+        cls,
+        *,
+        n_boot=10_000,
+        ci=0.95,
+        method="bca",
+        rng=None,
+        engine=None,
+        client=None,
+        progress=None,
+        resample="points",
+        methods=BOOTSTRAP_METHODS,
+        min_boot=2,
+    ):
         """Check every option once and return the frozen object (``engine`` resolved)."""
         checks.rng(rng)  # refused here, not in a worker
         if progress is not None:
             checks.boolean("progress", progress)
-        return cls(n_boot=checks.count("n_boot", n_boot, minimum=min_boot),
-                   ci=checks.probability("ci", ci),
-                   method=checks.choice("method", method, tuple(methods)),
-                   rng=rng, engine=checks.engine(engine), client=client,
-                   progress=progress, resample=checks.choice("resample", resample, RESAMPLING))
+        return cls(
+            n_boot=checks.count("n_boot", n_boot, minimum=min_boot),
+            ci=checks.probability("ci", ci),
+            method=checks.choice("method", method, tuple(methods)),
+            rng=rng,
+            engine=checks.engine(engine),
+            client=client,
+            progress=progress,
+            resample=checks.choice("resample", resample, RESAMPLING),
+        )
 
     def replace(self, **changes) -> BootstrapOptions:
         """A copy with ``changes`` (not checked again: pass checked values)."""
@@ -110,9 +132,14 @@ class BootstrapOptions:
     @property
     def attrs(self) -> dict:
         """What a result records: n_boot, ci, method, rng, engine and resample."""
-        return {"n_boot": self.n_boot, "ci": self.ci, "method": self.method,
-                "rng": seeds.seed_attr(self.rng), "engine": self.engine,
-                "resample": self.resample}
+        return {
+            "n_boot": self.n_boot,
+            "ci": self.ci,
+            "method": self.method,
+            "rng": seeds.seed_attr(self.rng),
+            "engine": self.engine,
+            "resample": self.resample,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,22 +180,37 @@ class BinningSpec:
     random_ties: bool = False
 
     @classmethod
-    def check(cls, *, conditioning="uE", n_bins=None, binning="equal_count", min_count=None,
-              edges=None, log=False, random_ties=False, schemes=BINNING_SCHEMES):
+    def check(
+        cls,
+        *,
+        conditioning="uE",
+        n_bins=None,
+        binning="equal_count",
+        min_count=None,
+        edges=None,
+        log=False,
+        random_ties=False,
+        schemes=BINNING_SCHEMES,
+    ):
         """Check every option once and return the frozen object."""
         binning = checks.choice("binning", binning, tuple(schemes))
         if edges is not None:
             if binning != "edges":
-                raise ValueError(f"edges: bin edges are used only with binning='edges', got "
-                                 f"binning={binning!r}; pass binning='edges' or leave edges "
-                                 "out")  # the message of compute_bins
+                raise ValueError(
+                    f"edges: bin edges are used only with binning='edges', got "
+                    f"binning={binning!r}; pass binning='edges' or leave edges "
+                    "out"
+                )  # the message of compute_bins
             edges = checks.finite_array("edges", edges, ndim=1)
-        return cls(conditioning=conditioning,
-                   n_bins=checks.optional_count("n_bins", n_bins),
-                   binning=binning,
-                   min_count=checks.optional_count("min_count", min_count),
-                   edges=edges, log=checks.boolean("log", log),
-                   random_ties=checks.boolean("random_ties", random_ties))
+        return cls(
+            conditioning=conditioning,
+            n_bins=checks.optional_count("n_bins", n_bins),
+            binning=binning,
+            min_count=checks.optional_count("min_count", min_count),
+            edges=edges,
+            log=checks.boolean("log", log),
+            random_ties=checks.boolean("random_ties", random_ties),
+        )
 
     def replace(self, **changes) -> BinningSpec:
         """A copy with ``changes`` (not checked again: pass checked values)."""
@@ -177,8 +219,13 @@ class BinningSpec:
     @property
     def kwargs(self) -> dict:
         """The keyword arguments of :func:`uqviz.engine.binning.compute_bins` it sets."""
-        return {"n_bins": self.n_bins, "binning": self.binning, "min_count": self.min_count,
-                "edges": self.edges, "log": self.log}
+        return {
+            "n_bins": self.n_bins,
+            "binning": self.binning,
+            "min_count": self.min_count,
+            "edges": self.edges,
+            "log": self.log,
+        }
 
     @property
     def attrs(self) -> dict:

@@ -26,9 +26,23 @@ from uqviz.engine import checks
 
 resample_kernels = lazy_module("uqviz._array.resample")
 
-__all__ = ["run_blocks", "run_split", "run_task", "split_ranges", "stream_rows", "block_rng",
-           "n_threads", "progress_bar", "show_progress", "resolve_client", "check_client",
-           "local_cluster", "close_local", "scatter", "STREAM_ELEMENTS"]
+__all__ = [
+    "run_blocks",
+    "run_split",
+    "run_task",
+    "split_ranges",
+    "stream_rows",
+    "block_rng",
+    "n_threads",
+    "progress_bar",
+    "show_progress",
+    "resolve_client",
+    "check_client",
+    "local_cluster",
+    "close_local",
+    "scatter",
+    "STREAM_ELEMENTS",
+]
 
 #: values of one chunk of simulated sets held at once (8 MB of float64): memory O(M + chunk)
 STREAM_ELEMENTS = 1 << 20
@@ -67,15 +81,21 @@ def check_client(client):
     """
     if isinstance(client, str):
         if client != "local":
-            raise ValueError(f"client must be None, 'local' or a dask.distributed.Client; "
-                             f"got {client!r}")
+            raise ValueError(
+                f"client must be None, 'local' or a dask.distributed.Client; got {client!r}"
+            )
         if not (_installed("dask") and _installed("distributed")):
-            raise ValueError("client='local' needs dask.distributed, which is not installed: "
-                             "pip install 'uqviz[dask]' (or client=None: local threads)")
-    elif client is not None and not (callable(getattr(client, "map", None))
-                                     and callable(getattr(client, "gather", None))):
-        raise TypeError("client must be None, 'local' or a dask.distributed.Client; got "
-                        f"{type(client).__name__}")
+            raise ValueError(
+                "client='local' needs dask.distributed, which is not installed: "
+                "pip install 'uqviz[dask]' (or client=None: local threads)"
+            )
+    elif client is not None and not (
+        callable(getattr(client, "map", None)) and callable(getattr(client, "gather", None))
+    ):
+        raise TypeError(
+            "client must be None, 'local' or a dask.distributed.Client; got "
+            f"{type(client).__name__}"
+        )
     return client
 
 
@@ -164,6 +184,7 @@ def run_blocks(func, n_blocks: int, *, client=None, progress=None, shared=None):
 
         def func(b):
             return inner(b, shared)
+
     if client is not None:
         futures = client.map(func, range(n_blocks), pure=False)
         results = client.gather(futures)
@@ -260,8 +281,7 @@ def run_task(func, *args, client=None, **kwargs):
     import warnings
 
     futs = [scatter(client, a) for a in args]
-    result, caught = client.submit(call_recording_warnings, func, futs, kwargs,
-                                   pure=False).result()
+    result, caught = client.submit(call_recording_warnings, func, futs, kwargs, pure=False).result()
     for message, category in caught:
         warnings.warn(message, category, stacklevel=3)
     return result
@@ -312,10 +332,11 @@ def _interactive_kernel():
     outside a kernel."""
     try:
         from ipykernel.kernelbase import Kernel
+
         if not Kernel.initialized():
             return None
         return bool(getattr(Kernel.instance(), "_allow_stdin", True))
-    except Exception:   # another kernel implementation: keep the former rule (show)
+    except Exception:  # another kernel implementation: keep the former rule (show)
         return True
 
 
@@ -323,5 +344,4 @@ def progress_bar(total: int, *, desc: str, progress=None, unit: str = "it"):
     """A ``tqdm.auto`` bar honouring the ``progress`` option."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit=unit, disable=not show_progress(progress),
-                leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, disable=not show_progress(progress), leave=False)

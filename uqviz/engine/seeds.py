@@ -65,8 +65,9 @@ def child(seed, *path) -> np.random.Generator:
         checks.rng(seed, name="seed")  # a non-negative int
         entropy, key, pool = int(seed), (), 4
     else:
-        raise TypeError(f"seed must be a non-negative int or a numpy SeedSequence, got "
-                        f"{type(seed).__name__}")
+        raise TypeError(
+            f"seed must be a non-negative int or a numpy SeedSequence, got {type(seed).__name__}"
+        )
     path = tuple(checks.count("path", i, minimum=0) for i in path)
     ss = np.random.SeedSequence(entropy, spawn_key=key + path, pool_size=pool)
     return np.random.Generator(np.random.PCG64(ss))

@@ -32,9 +32,17 @@ binned_kernels = lazy_module("uqviz._array.binned")
 rank_kernels = lazy_module("uqviz._array.rank")
 special = lazy_module("scipy.special")
 
-__all__ = ["Statistic", "get_statistic", "list_statistics", "register_statistic",
-           "unregister_statistic", "reference_value", "point_estimate", "excess_over_reference",
-           "DEFAULT_N_BINS"]
+__all__ = [
+    "Statistic",
+    "get_statistic",
+    "list_statistics",
+    "register_statistic",
+    "unregister_statistic",
+    "reference_value",
+    "point_estimate",
+    "excess_over_reference",
+    "DEFAULT_N_BINS",
+]
 
 
 @dataclass(frozen=True)
@@ -114,8 +122,10 @@ def register_statistic(statistic: Statistic, *, overwrite: bool = False) -> Stat
     >>> _ = unregister_statistic("MAZ")
     """
     if not isinstance(statistic, Statistic):
-        raise TypeError(f"statistic must be a uqviz.statistics.Statistic (name, kernel, kind), "
-                        f"got {statistic!r} ({type(statistic).__name__})")
+        raise TypeError(
+            f"statistic must be a uqviz.statistics.Statistic (name, kernel, kind), "
+            f"got {statistic!r} ({type(statistic).__name__})"
+        )
     if statistic.kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {statistic.kind!r}")
     if statistic.name in _REGISTRY and not overwrite:
@@ -149,15 +159,20 @@ def unregister_statistic(name: str) -> Statistic:
     ('MAZ2', False)
     """
     if not isinstance(name, str):
-        raise TypeError(f"name must be the name of a registered statistic, got {name!r} "
-                        f"({type(name).__name__})")
+        raise TypeError(
+            f"name must be the name of a registered statistic, got {name!r} ({type(name).__name__})"
+        )
     if name in BUILTIN_STATISTICS:
-        raise ValueError(f"statistic {name!r} is built into uqviz and cannot be unregistered "
-                         "(register_statistic(..., overwrite=True) replaces it)")
+        raise ValueError(
+            f"statistic {name!r} is built into uqviz and cannot be unregistered "
+            "(register_statistic(..., overwrite=True) replaces it)"
+        )
     if name not in _REGISTRY:
         users = [s for s in _REGISTRY if s not in BUILTIN_STATISTICS]
-        raise ValueError(f"statistic {name!r} is not registered; registered by the user: "
-                         f"{', '.join(users) or 'none'}")
+        raise ValueError(
+            f"statistic {name!r} is not registered; registered by the user: "
+            f"{', '.join(users) or 'none'}"
+        )
     return _REGISTRY.pop(name)
 
 
@@ -180,8 +195,10 @@ def get_statistic(name: str | Statistic) -> Statistic:
     if isinstance(name, Statistic):
         return name
     if not isinstance(name, str):
-        raise TypeError(f"statistic must be the name of a registered statistic (a str) or a "
-                        f"Statistic, got {name!r} ({type(name).__name__})")
+        raise TypeError(
+            f"statistic must be the name of a registered statistic (a str) or a "
+            f"Statistic, got {name!r} ({type(name).__name__})"
+        )
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -228,14 +245,27 @@ for _name, _func, _cols, _ref, _desc in [
     ("RMV", stats_kernels.rmv, ("V",), None, "root mean variance"),
     ("RCE", stats_kernels.rce, ("E2", "V"), 0.0, "relative calibration error (RMV-RMSE)/RMV"),
     ("RCE2", stats_kernels.rce2, ("E2", "V"), 0.0, "relative calibration error (MV-MSE)/MV"),
-    ("ZISD", stats_kernels.zisd, ("Z", "Z2"), 1.0, "inverse standard deviation of z-scores "
-     "1/SD(Z) (ddof=1)"),
+    (
+        "ZISD",
+        stats_kernels.zisd,
+        ("Z", "Z2"),
+        1.0,
+        "inverse standard deviation of z-scores 1/SD(Z) (ddof=1)",
+    ),
     ("NLL_ref", stats_kernels.nll_ref, ("lnV",), None, "NLL of a calibrated set with these uE"),
 ]:
     register_statistic(Statistic(_name, _func, "moments", _cols, _ref, _desc))
 # NLL's reference is a statistic of the same data (Pernot (2024c), eq. 16)
-register_statistic(Statistic("NLL", stats_kernels.nll, "moments", ("Z2", "lnV"),
-                             _REGISTRY["NLL_ref"], "Gaussian negative log-likelihood"))
+register_statistic(
+    Statistic(
+        "NLL",
+        stats_kernels.nll,
+        "moments",
+        ("Z2", "lnV"),
+        _REGISTRY["NLL_ref"],
+        "Gaussian negative log-likelihood",
+    )
+)
 
 
 # The rank and binned kernels are numba-compiled: the registry holds these forwarders, so that the
@@ -268,17 +298,27 @@ def _zmse_from_means(m):
 #: ``FROM_MEANS``), in that order
 BINNED_STATISTICS = ("ENCE", "UCE", "ZMSE")
 
-register_statistic(Statistic("CC", stats_kernels.spearman_cc, "generic", (), None,
-                             "Spearman rank correlation of |E| and uE",
-                             counts=(_cc_prepare, _cc_from_counts), given_u=_cc_given_u))
+register_statistic(
+    Statistic(
+        "CC",
+        stats_kernels.spearman_cc,
+        "generic",
+        (),
+        None,
+        "Spearman rank correlation of |E| and uE",
+        counts=(_cc_prepare, _cc_from_counts),
+        given_u=_cc_given_u,
+    )
+)
 _BINNED: list[tuple[str, Callable, tuple[str, ...], str]] = [
     ("ENCE", _ence_from_means, ("E2", "V"), "mean over bins of |RMV_b - RMSE_b|/RMV_b"),
     ("UCE", _uce_from_means, ("E2", "V"), "mean over bins of |MV_b - MSE_b|"),
     ("ZMSE", _zmse_from_means, ("Z2",), "mean over bins of |ln ZMS_b|"),
 ]
 for _name, _func, _cols, _desc in _BINNED:
-    register_statistic(Statistic(_name, _func, "binned", _cols, None,
-                                 _desc + " (equal-count bins of uE)"))
+    register_statistic(
+        Statistic(_name, _func, "binned", _cols, None, _desc + " (equal-count bins of uE)")
+    )
 
 
 #: RR: central interval of the range ratio and its normal quantile (ErrViewLib plotLRR: 95 %)
@@ -296,8 +336,16 @@ def range_ratio(e, u):
 
 # RR's reference 1 is exact for a constant uE and a normal D; otherwise fraction_valid's
 # simulated null coverage (calibrated copies with the data's uE and D) absorbs the bias
-register_statistic(Statistic("RR", range_ratio, "generic", (), 1.0,
-                             "range ratio 2 q95 RMV / (Q_HD(E, 0.975) - Q_HD(E, 0.025))"))
+register_statistic(
+    Statistic(
+        "RR",
+        range_ratio,
+        "generic",
+        (),
+        1.0,
+        "range ratio 2 q95 RMV / (Q_HD(E, 0.975) - Q_HD(E, 0.025))",
+    )
+)
 
 #: the statistics defined by uqviz (not removable by :func:`unregister_statistic`)
 BUILTIN_STATISTICS = tuple(_REGISTRY)
@@ -510,12 +558,20 @@ def excess_over_reference(statistic) -> Statistic:
         return stat
     ref = stat.reference
     if not isinstance(ref, Statistic) or stat.kind != "moments" or ref.kind != "moments":
-        raise ValueError(f"statistic {stat.name!r}: a data-dependent reference is supported for "
-                         "moment statistics only")
+        raise ValueError(
+            f"statistic {stat.name!r}: a data-dependent reference is supported for "
+            "moment statistics only"
+        )
 
     def func(m, n, _s=stat, _r=ref):
         return _s.func(m, n) - _r.func(m, n)
 
     cols = tuple(dict.fromkeys(stat.columns + ref.columns))
-    return Statistic(f"{stat.name}-reference", func, "moments", cols, 0.0,
-                     f"{stat.name} minus its reference {ref.name}")
+    return Statistic(
+        f"{stat.name}-reference",
+        func,
+        "moments",
+        cols,
+        0.0,
+        f"{stat.name} minus its reference {ref.name}",
+    )

@@ -42,7 +42,8 @@ def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dat
         return [(None, data)]
     if isinstance(data, xr.DataTree):
         pairs: list[tuple[str | None, xr.Dataset]] = [
-            (name, child.to_dataset()) for name, child in data.children.items()]
+            (name, child.to_dataset()) for name, child in data.children.items()
+        ]
         pairs = [(n, d) for n, d in pairs if "point" in d.dims]
         if not pairs:
             raise ValueError("DataTree: no child holds a dataset with dimension 'point'")
@@ -51,8 +52,10 @@ def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dat
             lacking = {n: v for n, v in lacking.items() if v}
             if lacking:
                 which = "; ".join(f"{n!r} lacks {', '.join(v)}" for n, v in lacking.items())
-                raise TypeError(f"DataTree: every child must be a dataset with variables "
-                                f"{', '.join(variables)}: {which}")
+                raise TypeError(
+                    f"DataTree: every child must be a dataset with variables "
+                    f"{', '.join(variables)}: {which}"
+                )
         return pairs
     raise TypeError(
         f"data: expected an xarray.Dataset or xarray.DataTree, got {type(data).__name__}; "
@@ -76,8 +79,12 @@ def naming_child(name):
         yield
     except (ValueError, TypeError) as err:
         label = f"dataset {name!r}"
-        if (name is not None and len(err.args) == 1 and isinstance(err.args[0], str)
-                and label not in err.args[0]):
+        if (
+            name is not None
+            and len(err.args) == 1
+            and isinstance(err.args[0], str)
+            and label not in err.args[0]
+        ):
             err.args = (f"{label}: {err.args[0]}",)
         raise
 
@@ -93,8 +100,15 @@ def spawn_rngs(rng, n: int) -> list[np.random.Generator]:
     return seeds.spawn(rng, n)
 
 
-def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=("E", "uE"),
-                 on_client=None, **kwargs) -> xr.Dataset:
+def map_datasets(
+    func: Callable[..., xr.Dataset],
+    data,
+    *,
+    rng=None,
+    variables=("E", "uE"),
+    on_client=None,
+    **kwargs,
+) -> xr.Dataset:
     """Apply ``func(ds, rng=..., **kwargs)`` to each dataset of ``data``.
 
     Parameters
@@ -125,26 +139,41 @@ def map_datasets(func: Callable[..., xr.Dataset], data, *, rng=None, variables=(
     elif isinstance(data, xr.Dataset):
         results = [func(pairs[0][1], rng=rngs[0], **kwargs)]
     else:
-        results = [_call_child(func, name, ds, rng=r, **kwargs)
-                   for (name, ds), r in zip(pairs, rngs)]
+        results = [
+            _call_child(func, name, ds, rng=r, **kwargs) for (name, ds), r in zip(pairs, rngs)
+        ]
     statistics = statistics_in(kwargs)
-    results = [describe(r, ds, statistics=statistics) if isinstance(r, xr.Dataset) else r
-               for r, (_, ds) in zip(results, pairs)]
+    results = [
+        describe(r, ds, statistics=statistics) if isinstance(r, xr.Dataset) else r
+        for r, (_, ds) in zip(results, pairs)
+    ]
     if isinstance(data, xr.Dataset):
         return results[0]
     names = [name for name, _ in pairs]
-    out = xr.concat(results, dim=xr.DataArray(names, dims="dataset", name="dataset"),
-                    coords="different", compat="equals", join="outer",
-                    combine_attrs="drop_conflicts")
+    out = xr.concat(
+        results,
+        dim=xr.DataArray(names, dims="dataset", name="dataset"),
+        coords="different",
+        compat="equals",
+        join="outer",
+        combine_attrs="drop_conflicts",
+    )
     return out
 
 
 def _on_client(func, pairs, rngs, client, kwargs):
     """``func(ds, rng=r, **kwargs)`` for every (name, dataset) as tasks of ``client``, in
     order."""
-    futures = [client.submit(call_recording_warnings, _call_child,
-                             [func, name, scatter(client, ds)], dict(kwargs, rng=r), pure=False)
-               for (name, ds), r in zip(pairs, rngs)]
+    futures = [
+        client.submit(
+            call_recording_warnings,
+            _call_child,
+            [func, name, scatter(client, ds)],
+            dict(kwargs, rng=r),
+            pure=False,
+        )
+        for (name, ds), r in zip(pairs, rngs)
+    ]
     results = []
     for result, caught in client.gather(futures):
         for message, category in caught:

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["OK", "FAILS", "UNRELIABLE", "NOT_TESTED", "VERDICTS", "holm", "decide",
-           "overall"]
+__all__ = ["OK", "FAILS", "UNRELIABLE", "NOT_TESTED", "VERDICTS", "holm", "decide", "overall"]
 
 OK, FAILS, UNRELIABLE, NOT_TESTED = "OK", "fails", "unreliable", "not tested"
 VERDICTS = (OK, FAILS, UNRELIABLE, NOT_TESTED)

@@ -14,8 +14,20 @@ True
 
 from __future__ import annotations
 
-from uqviz._array.warning_classes import (BinningWarning, DataWarning, NumbaMissingWarning,
-                                          NumericalWarning, UnreliableWarning, UqvizWarning)
+from uqviz._array.warning_classes import (
+    BinningWarning,
+    DataWarning,
+    NumbaMissingWarning,
+    NumericalWarning,
+    UnreliableWarning,
+    UqvizWarning,
+)
 
-__all__ = ["UqvizWarning", "UnreliableWarning", "BinningWarning", "DataWarning",
-           "NumericalWarning", "NumbaMissingWarning"]
+__all__ = [
+    "UqvizWarning",
+    "UnreliableWarning",
+    "BinningWarning",
+    "DataWarning",
+    "NumericalWarning",
+    "NumbaMissingWarning",
+]

@@ -62,23 +62,31 @@ def _storable(ds):
 
 #: result variables renamed in uqviz 0.2 that a study stored before may still hold (old: new);
 #: :func:`load_study` and :func:`stored_study` rename them, with a FutureWarning, until 0.3.0
-RENAMED_VARIABLES = {"p_val": "validation_probability",
-                     "p_val_lower": "validation_probability_lower",
-                     "p_val_upper": "validation_probability_upper"}
+RENAMED_VARIABLES = {
+    "p_val": "validation_probability",
+    "p_val_lower": "validation_probability_lower",
+    "p_val_upper": "validation_probability_upper",
+}
 #: the same, for the variables of one result only (the dim that identifies it)
 RENAMED_VARIABLES_WITH_DIM = {"seed": ("tie_seed", "ordering")}  # ordering_study
 
 
 def _renamed_variables(ds, name):
     """``ds`` with the variables of :data:`RENAMED_VARIABLES` under their new names."""
-    old = {**RENAMED_VARIABLES, **{k: new for k, (new, dim) in RENAMED_VARIABLES_WITH_DIM.items()
-                                  if dim in ds.dims}}
+    old = {
+        **RENAMED_VARIABLES,
+        **{k: new for k, (new, dim) in RENAMED_VARIABLES_WITH_DIM.items() if dim in ds.dims},
+    }
     old = {k: v for k, v in old.items() if k in ds.variables and v not in ds.variables}
     if old:
-        warnings.warn(f"{name!r} holds variables under names deprecated in uqviz 0.2 "
-                      f"({', '.join(f'{k} -> {v}' for k, v in old.items())}): renamed on "
-                      f"reading until uqviz {REMOVED_IN}; save the study again to store the new "
-                      "names", FutureWarning, stacklevel=4)
+        warnings.warn(
+            f"{name!r} holds variables under names deprecated in uqviz 0.2 "
+            f"({', '.join(f'{k} -> {v}' for k, v in old.items())}): renamed on "
+            f"reading until uqviz {REMOVED_IN}; save the study again to store the new "
+            "names",
+            FutureWarning,
+            stacklevel=4,
+        )
         ds = ds.rename(old)
     return ds
 
@@ -103,8 +111,9 @@ def _backend(backend):
         return "h5netcdf"
     if importlib.util.find_spec("netCDF4"):
         return "netcdf4"
-    raise ImportError("saving a study needs h5netcdf with h5py (pip install h5netcdf h5py) "
-                      "or netCDF4")
+    raise ImportError(
+        "saving a study needs h5netcdf with h5py (pip install h5netcdf h5py) or netCDF4"
+    )
 
 
 def _file_name(path) -> str:
@@ -130,8 +139,9 @@ def check_destination(path, name="path") -> str:
     if os.path.isdir(path):
         raise IsADirectoryError(f"{name}: {_file_name(path)!r} is a folder, not a file name")
     if folder and not os.path.isdir(folder):
-        raise FileNotFoundError(f"{name}: the folder {folder!r} of {_file_name(path)!r} does not "
-                                "exist; create it first")
+        raise FileNotFoundError(
+            f"{name}: the folder {folder!r} of {_file_name(path)!r} does not exist; create it first"
+        )
     return path
 
 
@@ -146,8 +156,9 @@ def _write_atomic(path, write):
         write(tmp)
         os.replace(tmp, path)
     except OSError as err:
-        raise type(err)(f"path: could not write {_file_name(path)!r} "
-                        f"({err.strerror or type(err).__name__})") from None
+        raise type(err)(
+            f"path: could not write {_file_name(path)!r} ({err.strerror or type(err).__name__})"
+        ) from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -165,8 +176,10 @@ def _open_study(path, opener):
     try:
         return opener(path)
     except (OSError, ValueError):
-        raise ValueError(f"path: {name!r} is not a netCDF study file (one written by "
-                         "uqviz.save_study); the netCDF backend cannot read it") from None
+        raise ValueError(
+            f"path: {name!r} is not a netCDF study file (one written by "
+            "uqviz.save_study); the netCDF backend cannot read it"
+        ) from None
 
 
 def save_study(ds, path, *, backend=None):
@@ -252,29 +265,40 @@ def _settings_json(settings):
         return "{}"
     if not isinstance(settings, dict):
         raise TypeError(f"settings must be a dict, got {type(settings).__name__}")
-    return json.dumps(settings, sort_keys=True, default=lambda v: v.tolist()
-                      if hasattr(v, "tolist") else str(v))
+    return json.dumps(
+        settings, sort_keys=True, default=lambda v: v.tolist() if hasattr(v, "tolist") else str(v)
+    )
 
 
 def _save_stored(result, path, text):
     """Write one Dataset, or a dict of Datasets as groups of one file, with its settings."""
     from datetime import date
 
-
-    stamp = {SETTINGS_ATTR: text, "uqviz_version": __version__,
-             "computed_on": date.today().isoformat()}
+    stamp = {
+        SETTINGS_ATTR: text,
+        "uqviz_version": __version__,
+        "computed_on": date.today().isoformat(),
+    }
     if isinstance(result, xr.Dataset):
         save_study(result.assign_attrs(stamp), path)
         return
-    if not isinstance(result, dict) or not all(isinstance(v, xr.Dataset)
-                                               for v in result.values()):
+    if not isinstance(result, dict) or not all(isinstance(v, xr.Dataset) for v in result.values()):
         raise TypeError("compute() must return an xarray.Dataset or a dict of Datasets")
-    bad = [name for name in result if not isinstance(name, str) or not name
-           or "/" in name or "\\" in name or name in (".", "..")]
+    bad = [
+        name
+        for name in result
+        if not isinstance(name, str)
+        or not name
+        or "/" in name
+        or "\\" in name
+        or name in (".", "..")
+    ]
     if bad:
-        raise ValueError(f"compute(): the names of a dict of Datasets are the group names of one "
-                         f"file: non-empty str without '/' or '\\', not '.' or '..'; got "
-                         f"{', '.join(map(repr, bad))}")
+        raise ValueError(
+            f"compute(): the names of a dict of Datasets are the group names of one "
+            f"file: non-empty str without '/' or '\\', not '.' or '..'; got "
+            f"{', '.join(map(repr, bad))}"
+        )
     groups = {f"/{name}": _storable(ds) for name, ds in result.items()}
     tree = xr.DataTree.from_dict({"/": xr.Dataset(attrs=stamp), **groups})
     _write_atomic(path, lambda tmp: tree.to_netcdf(tmp, engine=_backend(None)))
@@ -282,16 +306,19 @@ def _save_stored(result, path, text):
 
 def _load_stored(path):
     """The stored study (Dataset or dict of Datasets) and its settings JSON."""
+
     def read(p):
         with xr.open_datatree(p, engine=_backend(None)) as opened:
             return opened.load()
 
     tree = _open_study(path, read)
     text = str(tree.attrs.get(SETTINGS_ATTR, "{}"))
-    if not tree.children:                      # one Dataset, written by save_study
+    if not tree.children:  # one Dataset, written by save_study
         return _restored(tree.to_dataset(), _file_name(path)), text
-    return {name: _restored(node.to_dataset(), f"{_file_name(path)}/{name}")
-            for name, node in tree.children.items()}, text
+    return {
+        name: _restored(node.to_dataset(), f"{_file_name(path)}/{name}")
+        for name, node in tree.children.items()
+    }, text
 
 
 def stored_study(path, compute, *, settings=None, refresh=False):
@@ -347,9 +374,11 @@ def stored_study(path, compute, *, settings=None, refresh=False):
     path = check_destination(path)  # before computing
     if refresh or not os.path.exists(path):
         _save_stored(compute(), path, text)
-        return _load_stored(path)[0]          # what a later call reads, attributes restored
+        return _load_stored(path)[0]  # what a later call reads, attributes restored
     result, stored = _load_stored(path)
     if stored != text:
-        raise ValueError(f"the study stored in {os.path.basename(path)} was computed with "
-                         f"settings {stored}, not {text}; compute it again with refresh=True")
+        raise ValueError(
+            f"the study stored in {os.path.basename(path)} was computed with "
+            f"settings {stored}, not {text}; compute it again with refresh=True"
+        )
     return result

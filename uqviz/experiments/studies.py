@@ -47,22 +47,31 @@ from uqviz.engine import checks
 from uqviz.engine import seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.parallel import check_client, progress_bar, resolve_client
-from uqviz.engine.statistics import (excess_over_reference, get_statistic, point_estimate,
-                                     reference_value, statistics_option)
+from uqviz.engine.statistics import (
+    excess_over_reference,
+    get_statistic,
+    point_estimate,
+    reference_value,
+    statistics_option,
+)
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.experiments.storage import check_destination, load_study, netcdf_attrs, save_study
 
 bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
 
-__all__ = ["validation_probability", "statistic_bias", "save_study", "load_study",
-           "TAILEDNESS_VARIABLES"]
+__all__ = [
+    "validation_probability",
+    "statistic_bias",
+    "save_study",
+    "load_study",
+    "TAILEDNESS_VARIABLES",
+]
 
 #: variables whose robust skewness beta_GM is reported (Pernot (2024b), Table II)
 TAILEDNESS_VARIABLES = ("uE2", "E2", "Z2")
 
 #: default grids (Pernot (2024b), sect. IV B-C)
-_DEFAULT_NU = {"NIG": (2.0, 3.0, 4.0, 6.0, 8.0, 10.0),
-               "TIG": (2.1, 3.0, 4.0, 6.0, 8.0, 10.0, 20.0)}
+_DEFAULT_NU = {"NIG": (2.0, 3.0, 4.0, 6.0, 8.0, 10.0), "TIG": (2.1, 3.0, 4.0, 6.0, 8.0, 10.0, 20.0)}
 _DEFAULT_NU_IG = (2.0, 3.0, 4.0, 6.0, 10.0, 20.0)
 _DEFAULT_NU_D = (3.0, 4.0, 6.0, 10.0, 20.0, 100.0)
 
@@ -80,8 +89,10 @@ def _model_key(a, b, nu_d) -> tuple:
 
 
 #: how the datasets of a study are seeded (recorded in ``attrs["seeding"]``)
-SEEDING = ("dataset i of model (a, b, nu_D): seeds.child(entropy, bits(a), bits(b), "
-           "bits(nu_D), i, 0 data | 1 bootstrap (its kernel_seed))")
+SEEDING = (
+    "dataset i of model (a, b, nu_D): seeds.child(entropy, bits(a), bits(b), "
+    "bits(nu_D), i, 0 data | 1 bootstrap (its kernel_seed))"
+)
 
 
 def _draw(model, idx, entropy, size):
@@ -92,8 +103,9 @@ def _draw(model, idx, entropy, size):
     u = np.empty((len(idx), size))
     boot = np.empty(len(idx), dtype=np.uint64)
     for r, i in enumerate(idx):
-        e[r], u[r] = draw_calibrated(size, a=a, b=b, nu_d=nu_d,
-                                     rng=seeds.child(entropy, *key, int(i), 0))
+        e[r], u[r] = draw_calibrated(
+            size, a=a, b=b, nu_d=nu_d, rng=seeds.child(entropy, *key, int(i), 0)
+        )
         boot[r] = seeds.kernel_seed(seeds.child(entropy, *key, int(i), 1))
     return e, u, boot
 
@@ -123,9 +135,11 @@ def _moment_statistics(statistics):
     stats = statistics_option("statistics", statistics)
     for stat in stats:
         if stat.kind != "moments":
-            raise ValueError(f"statistics: {stat.name!r} is not a moment statistic (function "
-                             "of column means); Monte Carlo studies support moment statistics "
-                             "only")
+            raise ValueError(
+                f"statistics: {stat.name!r} is not a moment statistic (function "
+                "of column means); Monte Carlo studies support moment statistics "
+                "only"
+            )
     return stats
 
 
@@ -139,8 +153,10 @@ def _validation_stats(names):
     out, refs = {}, []
     for stat in _moment_statistics(names):
         if not stat.has_reference:
-            raise ValueError(f"statistics: {stat.name!r} has no predefined reference value, "
-                             "so it cannot be validated by a zeta-score")
+            raise ValueError(
+                f"statistics: {stat.name!r} has no predefined reference value, "
+                "so it cannot be validated by a zeta-score"
+            )
         todo = excess_over_reference(stat)
         out[stat.name] = (todo.func, tuple(todo.columns))
         refs.append(float(todo.reference))
@@ -159,11 +175,18 @@ def _chunk_validation(model, idx, entropy, size, opts):
     starts = np.arange(n, dtype=np.int64) * size
     sizes = np.full(n, size, dtype=np.int64)
     with _NUMBA_LOCK:
-        res = bootstrap_kernels.bootstrap_moments(e.ravel(), u.ravel(), stats,
-                                                  n_boot=opts["n_boot"], seed=boot_seeds,
-                                                  ci=opts["ci"], method=opts["method"],
-                                                  starts=starts, sizes=sizes,
-                                                  engine=opts["engine"])
+        res = bootstrap_kernels.bootstrap_moments(
+            e.ravel(),
+            u.ravel(),
+            stats,
+            n_boot=opts["n_boot"],
+            seed=boot_seeds,
+            ci=opts["ci"],
+            method=opts["method"],
+            starts=starts,
+            sizes=sizes,
+            engine=opts["engine"],
+        )
     names = list(stats)
     est = np.stack([res[s].estimate for s in names], axis=-1)
     lower = np.stack([res[s].lower for s in names], axis=-1)
@@ -181,12 +204,13 @@ def _chunk_bias(model, idx, entropy, size, opts):
     idx = np.asarray(idx, dtype=np.int64)
     e, u, _ = _draw(model, idx, entropy, size)
     names = opts["statistics"]
-    values = np.stack([np.asarray(point_estimate(s, e, u), dtype=float) for s in names],
-                      axis=-1)
-    refs = np.stack([np.broadcast_to(reference_value(s, e, u), len(idx)) for s in names],
-                    axis=-1)
-    return {"estimate_per_dataset": values, "excess_per_dataset": values - refs,
-            "beta_gm_per_dataset": _beta_gm_per_dataset(e, u)}
+    values = np.stack([np.asarray(point_estimate(s, e, u), dtype=float) for s in names], axis=-1)
+    refs = np.stack([np.broadcast_to(reference_value(s, e, u), len(idx)) for s in names], axis=-1)
+    return {
+        "estimate_per_dataset": values,
+        "excess_per_dataset": values - refs,
+        "beta_gm_per_dataset": _beta_gm_per_dataset(e, u),
+    }
 
 
 _CHUNK_FUNCS = {"validation_probability": _chunk_validation, "statistic_bias": _chunk_bias}
@@ -215,8 +239,10 @@ class _Study:
         self.settings = settings
         n_points = len(models)
         self.done = np.zeros((n_points, n_datasets), dtype=bool)
-        self.arrays = {name: np.full((n_points, n_datasets, len(labels)), np.nan)
-                       for name, (_, labels) in per_dataset.items()}
+        self.arrays = {
+            name: np.full((n_points, n_datasets, len(labels)), np.nan)
+            for name, (_, labels) in per_dataset.items()
+        }
 
     # -- layout ------------------------------------------------------------
     @property
@@ -227,8 +253,9 @@ class _Study:
         dims = tuple(self.grid)
         coords = {d: (d, np.asarray(v, dtype=float)) for d, v in self.grid.items()}
         coords["dataset"] = ("dataset", np.arange(self.n_datasets, dtype=np.int64))
-        data_vars = {"done": (dims + ("dataset",),
-                              self.done.reshape(self.shape + (self.n_datasets,)))}
+        data_vars = {
+            "done": (dims + ("dataset",), self.done.reshape(self.shape + (self.n_datasets,)))
+        }
         for name, (extra, labels) in self.per_dataset.items():
             coords[extra] = (extra, list(labels))
             arr = self.arrays[name].reshape(self.shape + (self.n_datasets, len(labels)))
@@ -239,12 +266,17 @@ class _Study:
     def restore(self, old):
         """Copy the datasets done in ``old`` (a loaded study) into this study."""
         saved = netcdf_attrs(old.attrs)  # a loaded study holds its sequences as lists
-        mismatch = {k: (saved.get(k), v) for k, v in netcdf_attrs(self.settings).items()
-                    if k not in ("rng", "sequence_attrs") and saved.get(k) != v}
+        mismatch = {
+            k: (saved.get(k), v)
+            for k, v in netcdf_attrs(self.settings).items()
+            if k not in ("rng", "sequence_attrs") and saved.get(k) != v
+        }
         if mismatch:
             detail = "; ".join(f"{k}: file {a!r} vs now {b!r}" for k, (a, b) in mismatch.items())
-            raise ValueError(f"path: the saved study was run with other settings ({detail}); "
-                             "use another path or delete the file")
+            raise ValueError(
+                f"path: the saved study was run with other settings ({detail}); "
+                "use another path or delete the file"
+            )
         if "done" not in old:
             return 0
         n_old = min(old.sizes.get("dataset", 0), self.n_datasets)
@@ -252,8 +284,10 @@ class _Study:
             return 0
         missing = [name for name in self.per_dataset if name not in old]
         if missing:
-            raise ValueError(f"path: the saved study lacks the variables {missing} (written by "
-                             "another version of uqviz); use another path or delete the file")
+            raise ValueError(
+                f"path: the saved study lacks the variables {missing} (written by "
+                "another version of uqviz); use another path or delete the file"
+            )
         old_grids = {d: np.asarray(old[d].values, dtype=float) for d in self.grid}
         restored = 0
         for p, pos in enumerate(np.ndindex(self.shape)):
@@ -337,11 +371,16 @@ def _run(study, *, chunk_size, entropy, size, opts, client, progress, path, summ
 def _prepare(kind, grid, models, per_dataset, settings, *, n_datasets, rng, path):
     old = load_study(path) if path is not None and os.path.exists(path) else None
     if rng is None and old is not None and "entropy" in old.attrs:
-        entropy = int(old.attrs["entropy"])   # rng=None continues the saved study
+        entropy = int(old.attrs["entropy"])  # rng=None continues the saved study
     else:
-        entropy = seeds.kernel_seed(rng)      # the study's root seed, drawn once from rng
-    settings = {"study": kind, **settings, "entropy": entropy, "seeding": SEEDING,
-                "rng": seeds.seed_attr(rng)}
+        entropy = seeds.kernel_seed(rng)  # the study's root seed, drawn once from rng
+    settings = {
+        "study": kind,
+        **settings,
+        "entropy": entropy,
+        "seeding": SEEDING,
+        "rng": seeds.seed_attr(rng),
+    }
     study = _Study(kind, grid, models, n_datasets, per_dataset, settings)
     if old is not None:
         study.restore(old)
@@ -364,18 +403,36 @@ def _finish_attrs(ds, study, chunk_size, client):
     ds.attrs.update(study.settings)
     ds.attrs["n_datasets"] = study.n_datasets
     ds.attrs["chunk_size"] = chunk_size  # informational: results do not depend on it
-    ds.attrs["execution"] = ("serial" if client is None else
-                             "dask LocalCluster" if isinstance(client, str) else "dask client")
+    ds.attrs["execution"] = (
+        "serial"
+        if client is None
+        else "dask LocalCluster"
+        if isinstance(client, str)
+        else "dask client"
+    )
     return describe(ds)
 
 
 # --------------------------------------------------------------------------
 # public studies
 # --------------------------------------------------------------------------
-def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=5000,
-                           n_boot=5000, statistics=("ZMS", "RCE"), ci=0.95, method="bca",
-                           rng=None, client=None, chunk_size=None, progress=None, path=None,
-                           engine=None):
+def validation_probability(
+    *,
+    scenario="NIG",
+    nu=None,
+    n_datasets=1000,
+    size=5000,
+    n_boot=5000,
+    statistics=("ZMS", "RCE"),
+    ci=0.95,
+    method="bca",
+    rng=None,
+    client=None,
+    chunk_size=None,
+    progress=None,
+    path=None,
+    engine=None,
+):
     r"""Probability that a bootstrap test validates a calibrated dataset (Pernot (2024b), Fig. 5).
 
     For each ``nu``, ``n_datasets`` calibrated datasets of ``size`` points are
@@ -467,10 +524,12 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
     """
     kind = "validation_probability"
     checks.choice("scenario", scenario, ("NIG", "TIG"))
-    nu = checks.grid("nu", _DEFAULT_NU[scenario] if nu is None else nu,
-                     lower=0.0 if scenario == "NIG" else 2.0)
-    n_datasets, size, chunk_size = _settings_common(n_datasets, size, chunk_size, kind,
-                                                    client, path)
+    nu = checks.grid(
+        "nu", _DEFAULT_NU[scenario] if nu is None else nu, lower=0.0 if scenario == "NIG" else 2.0
+    )
+    n_datasets, size, chunk_size = _settings_common(
+        n_datasets, size, chunk_size, kind, client, path
+    )
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     ci = checks.probability("ci", ci)
     method = checks.choice("method", method, METHODS)
@@ -482,30 +541,60 @@ def validation_probability(*, scenario="NIG", nu=None, n_datasets=1000, size=500
         models = [(v / 2.0, v / 2.0, None) for v in nu]
     else:
         models = [(3.0, 3.0, float(v)) for v in nu]
-    settings = {"scenario": scenario, "size": size,
-                "n_boot": n_boot, "statistics": list(names), "ci": float(ci),
-                "method": method, "engine": engine,
-                "model": ("uE^2 ~ IG(nu/2, nu/2), D = N(0,1)" if scenario == "NIG"
-                          else "uE^2 ~ IG(3, 3), D = t_s(nu)")}
-    per_dataset = {"estimate": ("statistic", names), "zeta": ("statistic", names),
-                   "beta_gm_per_dataset": ("variable", TAILEDNESS_VARIABLES)}
-    study, entropy = _prepare(kind, {"nu": nu}, models, per_dataset, settings,
-                              n_datasets=n_datasets, rng=rng, path=path)
-    opts = {"statistics": tuple(names), "n_boot": n_boot, "ci": float(ci), "method": method,
-            "engine": engine}
+    settings = {
+        "scenario": scenario,
+        "size": size,
+        "n_boot": n_boot,
+        "statistics": list(names),
+        "ci": float(ci),
+        "method": method,
+        "engine": engine,
+        "model": (
+            "uE^2 ~ IG(nu/2, nu/2), D = N(0,1)"
+            if scenario == "NIG"
+            else "uE^2 ~ IG(3, 3), D = t_s(nu)"
+        ),
+    }
+    per_dataset = {
+        "estimate": ("statistic", names),
+        "zeta": ("statistic", names),
+        "beta_gm_per_dataset": ("variable", TAILEDNESS_VARIABLES),
+    }
+    study, entropy = _prepare(
+        kind, {"nu": nu}, models, per_dataset, settings, n_datasets=n_datasets, rng=rng, path=path
+    )
+    opts = {
+        "statistics": tuple(names),
+        "n_boot": n_boot,
+        "ci": float(ci),
+        "method": method,
+        "engine": engine,
+    }
 
     def summarise(raw):
         return _finish_attrs(_summarise_validation(raw, refs, ci), study, chunk_size, client)
 
-    _run(study, chunk_size=chunk_size, entropy=entropy, size=size, opts=opts, client=client,
-         progress=progress, path=path, summarise=summarise)
+    _run(
+        study,
+        chunk_size=chunk_size,
+        entropy=entropy,
+        size=size,
+        opts=opts,
+        client=client,
+        progress=progress,
+        path=path,
+        summarise=summarise,
+    )
     out = summarise(study.to_dataset())
     n_undefined = int(out["n_undefined"].sum())
     if n_undefined:
-        warnings.warn(f"validation_probability: {n_undefined} of {int(out['n_datasets'].sum())} "
-                      "x statistic bootstrap intervals could not be computed (degenerate "
-                      "bootstrap distribution, or n_boot too small); they count as not valid",
-                      UnreliableWarning, stacklevel=2)
+        warnings.warn(
+            f"validation_probability: {n_undefined} of {int(out['n_datasets'].sum())} "
+            "x statistic bootstrap intervals could not be computed (degenerate "
+            "bootstrap distribution, or n_boot too small); they count as not valid",
+            UnreliableWarning,
+            stacklevel=2,
+        )
     return out
 
 
@@ -515,33 +604,58 @@ def _summarise_validation(ds, refs, ci):
     zeta = ds["zeta"].where(done)
     n_valid = (np.abs(zeta) <= 1.0).sum("dataset")
     n_undefined = (zeta.isnull() & done).sum("dataset")
-    lo, hi = wilson_interval(n_valid.values, np.broadcast_to(n.values[..., None], n_valid.shape),
-                             ci=ci)
+    lo, hi = wilson_interval(
+        n_valid.values, np.broadcast_to(n.values[..., None], n_valid.shape), ci=ci
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         probability = n_valid / n.where(n > 0)
     ds["validation_probability"] = probability.assign_attrs(
-        long_name="validation probability, share of |zeta| <= 1 (p_val of Pernot (2024b), "
-                  "eq. 21)")
-    ds["validation_probability_lower"] = (n_valid.dims, lo,
-                                          {"long_name": f"Wilson {ci:g} lower bound"})
-    ds["validation_probability_upper"] = (n_valid.dims, hi,
-                                          {"long_name": f"Wilson {ci:g} upper bound"})
+        long_name="validation probability, share of |zeta| <= 1 (p_val of Pernot (2024b), eq. 21)"
+    )
+    ds["validation_probability_lower"] = (
+        n_valid.dims,
+        lo,
+        {"long_name": f"Wilson {ci:g} lower bound"},
+    )
+    ds["validation_probability_upper"] = (
+        n_valid.dims,
+        hi,
+        {"long_name": f"Wilson {ci:g} upper bound"},
+    )
     ds["n_valid"] = n_valid.assign_attrs(long_name="datasets with |zeta| <= 1")
-    ds["n_undefined"] = n_undefined.assign_attrs(long_name="datasets with undefined zeta "
-                                                           "(degenerate bootstrap), not valid")
+    ds["n_undefined"] = n_undefined.assign_attrs(
+        long_name="datasets with undefined zeta (degenerate bootstrap), not valid"
+    )
     ds["n_datasets"] = n.assign_attrs(long_name="datasets done")
-    ds["beta_gm"] = ds["beta_gm_per_dataset"].where(done).mean("dataset").assign_attrs(
-        long_name="mean robust skewness beta_GM over datasets")
-    ds["reference"] = ("statistic", refs, {"long_name": "reference value (0 for the excess "
-                                                        "over a data-dependent reference)"})
+    ds["beta_gm"] = (
+        ds["beta_gm_per_dataset"]
+        .where(done)
+        .mean("dataset")
+        .assign_attrs(long_name="mean robust skewness beta_GM over datasets")
+    )
+    ds["reference"] = (
+        "statistic",
+        refs,
+        {"long_name": "reference value (0 for the excess over a data-dependent reference)"},
+    )
     ds.attrs["binomial_interval"] = "Wilson score (Newcombe 1998 method 3)"
     ds.attrs["citation"] = "Pernot (2024b), eq. 14 (zeta), eq. 21 (validation probability)"
     return ds
 
 
-def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
-                   statistics=("RCE", "ZMS", "RCE2"), rng=None, client=None, chunk_size=None,
-                   progress=None, path=None):
+def statistic_bias(
+    *,
+    nu_ig=None,
+    nu_d=None,
+    n_datasets=1000,
+    size=5000,
+    statistics=("RCE", "ZMS", "RCE2"),
+    rng=None,
+    client=None,
+    chunk_size=None,
+    progress=None,
+    path=None,
+):
     r"""Mean and dispersion of calibration statistics on a TIG grid (Pernot (2024b), Figs. 4, 11).
 
     For each ``(nu_ig, nu_d)``, ``n_datasets`` calibrated datasets of ``size``
@@ -625,32 +739,55 @@ def statistic_bias(*, nu_ig=None, nu_d=None, n_datasets=1000, size=5000,
     """
     kind = "statistic_bias"
     nu_ig = checks.grid("nu_ig", _DEFAULT_NU_IG if nu_ig is None else nu_ig, lower=0.0)
-    nu_d = checks.grid("nu_d", _DEFAULT_NU_D if nu_d is None else nu_d, lower=2.0,
-                       allow_inf=True)
-    n_datasets, size, chunk_size = _settings_common(n_datasets, size, chunk_size, kind,
-                                                    client, path, min_datasets=2)
+    nu_d = checks.grid("nu_d", _DEFAULT_NU_D if nu_d is None else nu_d, lower=2.0, allow_inf=True)
+    n_datasets, size, chunk_size = _settings_common(
+        n_datasets, size, chunk_size, kind, client, path, min_datasets=2
+    )
     checks.rng(rng)
     stats = _moment_statistics(statistics)
     names = [s.name for s in stats]
     # one reference per statistic; NaN when none, or when it depends on the data (NLL)
-    refs = np.array([float(s.reference) if s.has_reference and not s.data_reference
-                     else np.nan for s in stats])
+    refs = np.array(
+        [float(s.reference) if s.has_reference and not s.data_reference else np.nan for s in stats]
+    )
     models = [(g / 2.0, g / 2.0, None if np.isinf(d) else float(d)) for g in nu_ig for d in nu_d]
-    settings = {"scenario": "TIG", "size": size,
-                "statistics": list(names),
-                "model": "uE^2 ~ IG(nu_ig/2, nu_ig/2), D = t_s(nu_d) (nu_d = inf: N(0,1))"}
-    per_dataset = {"estimate_per_dataset": ("statistic", names),
-                   "excess_per_dataset": ("statistic", names),
-                   "beta_gm_per_dataset": ("variable", TAILEDNESS_VARIABLES)}
-    study, entropy = _prepare(kind, {"nu_ig": nu_ig, "nu_d": nu_d}, models, per_dataset,
-                              settings, n_datasets=n_datasets, rng=rng, path=path)
+    settings = {
+        "scenario": "TIG",
+        "size": size,
+        "statistics": list(names),
+        "model": "uE^2 ~ IG(nu_ig/2, nu_ig/2), D = t_s(nu_d) (nu_d = inf: N(0,1))",
+    }
+    per_dataset = {
+        "estimate_per_dataset": ("statistic", names),
+        "excess_per_dataset": ("statistic", names),
+        "beta_gm_per_dataset": ("variable", TAILEDNESS_VARIABLES),
+    }
+    study, entropy = _prepare(
+        kind,
+        {"nu_ig": nu_ig, "nu_d": nu_d},
+        models,
+        per_dataset,
+        settings,
+        n_datasets=n_datasets,
+        rng=rng,
+        path=path,
+    )
     opts = {"statistics": tuple(names)}
 
     def summarise(raw):
         return _finish_attrs(_summarise_bias(raw, refs), study, chunk_size, client)
 
-    _run(study, chunk_size=chunk_size, entropy=entropy, size=size, opts=opts, client=client,
-         progress=progress, path=path, summarise=summarise)
+    _run(
+        study,
+        chunk_size=chunk_size,
+        entropy=entropy,
+        size=size,
+        opts=opts,
+        client=client,
+        progress=progress,
+        path=path,
+        summarise=summarise,
+    )
     return summarise(study.to_dataset())
 
 
@@ -659,24 +796,36 @@ def _summarise_bias(ds, refs):
     n = done.sum("dataset")
     value = ds["estimate_per_dataset"].where(done)
     excess = ds["excess_per_dataset"].where(done)
-    data_ref = xr.DataArray([get_statistic(s).data_reference for s in ds["statistic"].values],
-                            dims="statistic")
+    data_ref = xr.DataArray(
+        [get_statistic(s).data_reference for s in ds["statistic"].values], dims="statistic"
+    )
     ds["estimate"] = value.mean("dataset").assign_attrs(
-        long_name="mean of the statistic over datasets")
+        long_name="mean of the statistic over datasets"
+    )
     # the dispersion of the excess over a data-dependent reference (NLL - NLL_ref)
-    ds["sd"] = xr.where(data_ref, excess.std("dataset", ddof=1),
-                        value.std("dataset", ddof=1)).assign_attrs(
+    ds["sd"] = xr.where(
+        data_ref, excess.std("dataset", ddof=1), value.std("dataset", ddof=1)
+    ).assign_attrs(
         long_name="sd over datasets of the statistic (of statistic - reference when the "
-                  "reference depends on the data)")
+        "reference depends on the data)"
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         ds["se"] = (ds["sd"] / np.sqrt(n.where(n > 0))).assign_attrs(
-            long_name="Monte Carlo standard error of estimate (and of bias)")
-    ds["reference"] = ("statistic", refs, {"long_name": "reference value (NaN: none, or "
-                                                        "data-dependent)"})
-    ds["bias"] = xr.where(data_ref, excess.mean("dataset"),
-                          ds["estimate"] - ds["reference"]).assign_attrs(
-        long_name="mean of statistic - reference (1 - ZMS = -bias)")
+            long_name="Monte Carlo standard error of estimate (and of bias)"
+        )
+    ds["reference"] = (
+        "statistic",
+        refs,
+        {"long_name": "reference value (NaN: none, or data-dependent)"},
+    )
+    ds["bias"] = xr.where(
+        data_ref, excess.mean("dataset"), ds["estimate"] - ds["reference"]
+    ).assign_attrs(long_name="mean of statistic - reference (1 - ZMS = -bias)")
     ds["n_datasets"] = n.assign_attrs(long_name="datasets done")
-    ds["beta_gm"] = ds["beta_gm_per_dataset"].where(done).mean("dataset").assign_attrs(
-        long_name="mean robust skewness beta_GM over datasets")
+    ds["beta_gm"] = (
+        ds["beta_gm_per_dataset"]
+        .where(done)
+        .mean("dataset")
+        .assign_attrs(long_name="mean robust skewness beta_GM over datasets")
+    )
     return ds

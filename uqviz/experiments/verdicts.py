@@ -36,14 +36,35 @@ from uqviz.reporting import verdicts as vd
 from uqviz.reporting.gate import gate
 from uqviz.scores.predictive import PREDICTIVE_SCORES
 
-__all__ = ["SCENARIOS", "DESIGNS", "MISCALIBRATED", "operating_characteristics", "draw_set",
-           "default_verdicts", "OPTIONAL_VERDICTS", "FV_STATISTICS", "as_quantiles",
-           "PIT_LEVELS"]
+__all__ = [
+    "SCENARIOS",
+    "DESIGNS",
+    "MISCALIBRATED",
+    "operating_characteristics",
+    "draw_set",
+    "default_verdicts",
+    "OPTIONAL_VERDICTS",
+    "FV_STATISTICS",
+    "as_quantiles",
+    "PIT_LEVELS",
+]
 
 #: scenario names: calibrated, and each miscalibration
-SCENARIOS = ("calibrated", "scale1.05", "scale1.1", "scale1.2", "scale1.5", "scale2",
-             "scale0.6667", "scale0.5", "consistency1.2", "consistency1.5", "adaptivity",
-             "shape_t3", "shape_t4")
+SCENARIOS = (
+    "calibrated",
+    "scale1.05",
+    "scale1.1",
+    "scale1.2",
+    "scale1.5",
+    "scale2",
+    "scale0.6667",
+    "scale0.5",
+    "consistency1.2",
+    "consistency1.5",
+    "adaptivity",
+    "shape_t3",
+    "shape_t4",
+)
 
 #: designs of the true uncertainty when no data are given
 DESIGNS = ("inverse_gamma", "constant", "lognormal")
@@ -70,12 +91,23 @@ MISCALIBRATED = {
     "scale2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
     "scale0.6667": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
     "scale0.5": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
-    "consistency1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage",
-                                 "coverage_width"}),
-    "consistency1.5": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage",
-                                 "coverage_width"}),
-    "adaptivity": frozenset({"average", "consistency", "raw:X1", "raw:X2", "adaptivity:X1",
-                             "coverage", "coverage_width"}),
+    "consistency1.2": frozenset(
+        {"average", "consistency", "raw:X1", "raw:X2", "coverage", "coverage_width"}
+    ),
+    "consistency1.5": frozenset(
+        {"average", "consistency", "raw:X1", "raw:X2", "coverage", "coverage_width"}
+    ),
+    "adaptivity": frozenset(
+        {
+            "average",
+            "consistency",
+            "raw:X1",
+            "raw:X2",
+            "adaptivity:X1",
+            "coverage",
+            "coverage_width",
+        }
+    ),
     "shape_t3": frozenset({"shape", "coverage", "tails"}),
     "shape_t4": frozenset({"shape", "coverage", "tails"}),
 }
@@ -84,14 +116,13 @@ MISCALIBRATED = {
 FV_STATISTICS = ("ZVar", "ZISD", "RR")
 
 #: verdicts computed only when named in ``verdicts=`` (each costs a simulated reference)
-OPTIONAL_VERDICTS = (tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC")
-                           for k in ("Sim", "Sim2")) + ("confidence_curve", "adversarial:ZMS",
-                                                         "compare:nll", "compare:crps",
-                                                         "compare:ZMS")
-                     + tuple(f"fv:consistency:{s}" for s in FV_STATISTICS)
-                     + tuple(f"coverage:{m}:{f}" for m in ("gap", "gap_weighted")
-                             for f in ("X1", "X2"))
-                     + ("coverage:slab", "coverage:hsic"))
+OPTIONAL_VERDICTS = (
+    tuple(f"simulated:{s}:{k}" for s in ("ENCE", "ZMSE", "CC") for k in ("Sim", "Sim2"))
+    + ("confidence_curve", "adversarial:ZMS", "compare:nll", "compare:crps", "compare:ZMS")
+    + tuple(f"fv:consistency:{s}" for s in FV_STATISTICS)
+    + tuple(f"coverage:{m}:{f}" for m in ("gap", "gap_weighted") for f in ("X1", "X2"))
+    + ("coverage:slab", "coverage:hsic")
+)
 
 #: random groups per size of ``"adversarial:<statistic>"`` (adversarial_validation's default
 #: is 1 000; 200 keeps a set within a second at 2 000 points, the band then wider)
@@ -111,12 +142,30 @@ def default_verdicts(features=("X1", "X2")) -> tuple:
     ('report', 'report:average', 'report:consistency')
     """
     feats = list(features)
-    return (("report", "report:average", "report:consistency")
-            + tuple(f"report:adaptivity:{f}" for f in feats)
-            + ("report:ENCE", "report:ZMSE", "report:CC", "report:coverage",
-               "gate:any", "gate:average", "gate:consistency", "gate:adaptivity", "gate:pit",
-               "tailedness:Z2", "tailedness:E2", "average:ZMS", "average:RCE", "average:NLL",
-               "fv:consistency", "fv:consistency:wilson", "pit", "report:pit"))
+    return (
+        ("report", "report:average", "report:consistency")
+        + tuple(f"report:adaptivity:{f}" for f in feats)
+        + (
+            "report:ENCE",
+            "report:ZMSE",
+            "report:CC",
+            "report:coverage",
+            "gate:any",
+            "gate:average",
+            "gate:consistency",
+            "gate:adaptivity",
+            "gate:pit",
+            "tailedness:Z2",
+            "tailedness:E2",
+            "average:ZMS",
+            "average:RCE",
+            "average:NLL",
+            "fv:consistency",
+            "fv:consistency:wilson",
+            "pit",
+            "report:pit",
+        )
+    )
 
 
 def _property(verdict: str, features) -> frozenset | str:
@@ -209,6 +258,7 @@ def as_quantiles(ds, generative):
 # drawing one set
 # ---------------------------------------------------------------------------------------
 
+
 def _true_uE(rng, size, design, nu, data):
     """``(u, features)``: the true standard deviation of each error, the data's features."""
     if data is not None:
@@ -224,12 +274,16 @@ def _true_uE(rng, size, design, nu, data):
 
 
 def _numeric_features(data):
-    return [k for k, v in data.data_vars.items() if k not in ("E", "uE") and v.dims == ("point",)
-            and np.issubdtype(v.dtype, np.number)]
+    return [
+        k
+        for k, v in data.data_vars.items()
+        if k not in ("E", "uE") and v.dims == ("point",) and np.issubdtype(v.dtype, np.number)
+    ]
 
 
-def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma", nu=3.0,
-             data=None, rng=None):
+def draw_set(
+    scenario, *, generative="normal", size=5000, design="inverse_gamma", nu=3.0, data=None, rng=None
+):
     """One set of ``scenario``: a Dataset with ``E``, ``uE`` (reported), the data's features
     and the irrelevant features ``X1 ~ U(0, 1)`` and ``X2 ~ N(0, 1)``.
 
@@ -248,10 +302,10 @@ def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma"
     z = get_generative(d).sample(g_rng, size)
     E = u * z
     if scenario.startswith("scale"):
-        reported = u / float(scenario[len("scale"):])
+        reported = u / float(scenario[len("scale") :])
     elif scenario.startswith("consistency"):
-        k = float(scenario[len("consistency"):])
-        top = np.argsort(u + 1e-12 * x_rng.random(size), kind="stable")[int(round(0.7 * size)):]
+        k = float(scenario[len("consistency") :])
+        top = np.argsort(u + 1e-12 * x_rng.random(size), kind="stable")[int(round(0.7 * size)) :]
         reported = u.copy()
         reported[top] /= k
     elif scenario == "adaptivity":
@@ -265,6 +319,7 @@ def draw_set(scenario, *, generative="normal", size=5000, design="inverse_gamma"
 # ---------------------------------------------------------------------------------------
 # verdicts of one set
 # ---------------------------------------------------------------------------------------
+
 
 def _word(valid, reliable=True):
     if not reliable:
@@ -286,8 +341,9 @@ def _gate_words(table, features):
     # "any": its kinds decided as a family, as --fail-on any (the exit status when the PIT is
     # not gated with them)
     vs = decided(["average", "consistency", "adaptivity"])
-    words = {"gate:any": _FAILS if _FAILS in vs else _UNREL if (_UNREL in vs or _NOT in vs)
-             else _OK}
+    words = {
+        "gate:any": _FAILS if _FAILS in vs else _UNREL if (_UNREL in vs or _NOT in vs) else _OK
+    }
     for k in ("average", "consistency", "adaptivity", "pit"):
         if k == "pit" and "pit" not in kind:
             continue
@@ -295,8 +351,15 @@ def _gate_words(table, features):
         if not vs:
             words[f"gate:{k}"] = _NOT
             continue
-        words[f"gate:{k}"] = (_FAILS if _FAILS in vs else _UNREL if _UNREL in vs
-                              else _NOT if all(v == _NOT for v in vs) else _OK)
+        words[f"gate:{k}"] = (
+            _FAILS
+            if _FAILS in vs
+            else _UNREL
+            if _UNREL in vs
+            else _NOT
+            if all(v == _NOT for v in vs)
+            else _OK
+        )
     return words
 
 
@@ -340,15 +403,36 @@ class _Set:
 
 
 #: the named streams of one set, in the order of its spawn
-SET_STREAMS = ("draw", "report", "gate", "average", "fv", "simulated", "confidence_curve",
-               "pit", "coverage", "adversarial", "compare")
+SET_STREAMS = (
+    "draw",
+    "report",
+    "gate",
+    "average",
+    "fv",
+    "simulated",
+    "confidence_curve",
+    "pit",
+    "coverage",
+    "adversarial",
+    "compare",
+)
 
 
 def _report_words(s: _Set) -> dict:
     st = s.study
-    rep = s.timed("report", report, s.ds, features=list(st.features), figures=False,
-                  remedy=False, n_boot=st.n_boot, n_mc=st.n_mc, rng=s.rng.report,
-                  progress=False, engine=st.engine)
+    rep = s.timed(
+        "report",
+        report,
+        s.ds,
+        features=list(st.features),
+        figures=False,
+        remedy=False,
+        n_boot=st.n_boot,
+        n_mc=st.n_mc,
+        rng=s.rng.report,
+        progress=False,
+        engine=st.engine,
+    )
     words = {"report": rep.verdict}
     table = rep.verdicts
     for k, w in zip(table["test"].values, table["verdict"].values):
@@ -359,9 +443,19 @@ def _report_words(s: _Set) -> dict:
 def _report_pit_words(s: _Set) -> dict:
     """The same set given as quantiles: the PIT in the report's family."""
     st = s.study
-    rep = s.timed("report:pit", report, as_quantiles(s.ds, s.generative),
-                  features=list(st.features), figures=False, remedy=False, n_boot=st.n_boot,
-                  n_mc=st.n_mc, rng=s.rng.report, progress=False, engine=st.engine)
+    rep = s.timed(
+        "report:pit",
+        report,
+        as_quantiles(s.ds, s.generative),
+        features=list(st.features),
+        figures=False,
+        remedy=False,
+        n_boot=st.n_boot,
+        n_mc=st.n_mc,
+        rng=s.rng.report,
+        progress=False,
+        engine=st.engine,
+    )
     table = rep.verdicts
     has = "pit" in table["test"].values
     return {"report:pit": str(table["verdict"].sel(test="pit").item()) if has else _NOT}
@@ -372,26 +466,43 @@ def _gate_family(s: _Set) -> dict:
     # with gate:pit the set is given as quantiles (E, uE unchanged) and the PIT gated
     # too; the other words are those of --fail-on any (the PIT draws its own stream)
     pit_gate = "gate:pit" in st.wanted
-    out = s.timed("gate", gate, as_quantiles(s.ds, s.generative) if pit_gate else s.ds,
-                  fail_on=("any", "pit") if pit_gate else ("any",),
-                  statistics=("ZMS", "RCE"), features=list(st.features),
-                  n_boot=st.n_boot, rng=s.rng.gate, engine=st.engine)
+    out = s.timed(
+        "gate",
+        gate,
+        as_quantiles(s.ds, s.generative) if pit_gate else s.ds,
+        fail_on=("any", "pit") if pit_gate else ("any",),
+        statistics=("ZMS", "RCE"),
+        features=list(st.features),
+        n_boot=st.n_boot,
+        rng=s.rng.gate,
+        engine=st.engine,
+    )
     return _gate_words(out["table"], st.features)
 
 
 def _tailedness_words(s: _Set) -> dict:
     tail = s.timed("tailedness", tailedness, s.ds)
-    return {f"tailedness:{var}": (_UNREL if bool(tail["heavy_tail"].sel(variable=var))
-                                  else _OK) for var in ("Z2", "E2", "uE2")}
+    return {
+        f"tailedness:{var}": (_UNREL if bool(tail["heavy_tail"].sel(variable=var)) else _OK)
+        for var in ("Z2", "E2", "uE2")
+    }
 
 
 def _average_words(s: _Set) -> dict:
     st = s.study
     stats = [v.split(":")[1] for v in s.want("average:")]
-    avg = s.timed("average", validate_average, s.ds, statistics=tuple(dict.fromkeys(stats)),
-                  n_boot=st.n_boot, rng=s.rng.average, engine=st.engine)
-    return {f"average:{k}": str(avg["verdict"].sel(statistic=k).values)
-            for k in avg["statistic"].values}
+    avg = s.timed(
+        "average",
+        validate_average,
+        s.ds,
+        statistics=tuple(dict.fromkeys(stats)),
+        n_boot=st.n_boot,
+        rng=s.rng.average,
+        engine=st.engine,
+    )
+    return {
+        f"average:{k}": str(avg["verdict"].sel(statistic=k).values) for k in avg["statistic"].values
+    }
 
 
 def _fv_words(s: _Set) -> dict:
@@ -406,28 +517,57 @@ def _fv_words(s: _Set) -> dict:
         if np.unique(s.ds[by].values).size == 1:
             words[f"fv:{cond}"] = words[f"fv:{cond}:wilson"] = _NOT
             continue
-        loc = s.timed("fv", local_calibration, s.ds, statistic="ZMS", conditioning=by,
-                      n_boot=st.n_boot, rng=r, engine=st.engine)
+        loc = s.timed(
+            "fv",
+            local_calibration,
+            s.ds,
+            statistic="ZMS",
+            conditioning=by,
+            n_boot=st.n_boot,
+            rng=r,
+            engine=st.engine,
+        )
         words[f"fv:{cond}"] = _word(bool(fraction_valid(loc)["valid"]))
         words[f"fv:{cond}:wilson"] = _word(bool(fraction_valid(loc, method="wilson")["valid"]))
     fv_stats = [v for v in s.want("fv:") if v.split(":")[-1] in FV_STATISTICS]
     for v, r in zip(fv_stats, s.rng.fv.spawn(max(len(fv_stats), 1))):
         _, cond, stat = v.split(":")
         by = "uE" if cond == "consistency" else cond
-        loc = s.timed("fv", local_calibration, s.ds, statistic=stat, conditioning=by,
-                      n_boot=st.n_boot, rng=r, engine=st.engine)
+        loc = s.timed(
+            "fv",
+            local_calibration,
+            s.ds,
+            statistic=stat,
+            conditioning=by,
+            n_boot=st.n_boot,
+            rng=r,
+            engine=st.engine,
+        )
         words[v] = _word(bool(fraction_valid(loc)["valid"]))
     return words
 
 
 def _coverage_words(s: _Set) -> dict:
     st = s.study
-    res = s.timed("coverage", group_coverage, s.ds, features=list(st.features),
-                  generative=s.generative, n_mc=st.n_mc, n_perm=200, rng=s.rng.coverage,
-                  progress=False)
+    res = s.timed(
+        "coverage",
+        group_coverage,
+        s.ds,
+        features=list(st.features),
+        generative=s.generative,
+        n_mc=st.n_mc,
+        n_perm=200,
+        rng=s.rng.coverage,
+        progress=False,
+    )
     measure = {f"coverage:{m}": m for m in ("slab", "hsic")}
-    measure.update({f"coverage:{g}:{f}": f"covgap{'_weighted' if g != 'gap' else ''}:{f}"
-                    for g in ("gap", "gap_weighted") for f in st.features})
+    measure.update(
+        {
+            f"coverage:{g}:{f}": f"covgap{'_weighted' if g != 'gap' else ''}:{f}"
+            for g in ("gap", "gap_weighted")
+            for f in st.features
+        }
+    )
     got = res["verdict"].to_series()
     return {v: str(got.get(measure.get(v, ""), _NOT)) for v in s.want("coverage:")}
 
@@ -437,8 +577,18 @@ def _simulated_words(s: _Set) -> dict:
     sims = s.want("simulated:")
     for v, r in zip(sims, s.rng.simulated.spawn(max(len(sims), 1))):
         _, stat, scheme = v.split(":")
-        res = s.timed("simulated", validate_simulated, s.ds, statistic=stat, scheme=scheme,
-                      n_mc=st.n_mc, n_boot=st.n_boot, rng=r, progress=False, engine=st.engine)
+        res = s.timed(
+            "simulated",
+            validate_simulated,
+            s.ds,
+            statistic=stat,
+            scheme=scheme,
+            n_mc=st.n_mc,
+            n_boot=st.n_boot,
+            rng=r,
+            progress=False,
+            engine=st.engine,
+        )
         rel = bool(np.all(res["reliable"].values)) if "reliable" in res else True
         words[v] = _word(bool(np.all(res["valid"].values)), rel)
     return words
@@ -446,8 +596,16 @@ def _simulated_words(s: _Set) -> dict:
 
 def _confidence_curve_words(s: _Set) -> dict:
     st = s.study
-    res = s.timed("confidence_curve", confidence_curve, s.ds, n_mc=st.n_mc, n_boot=st.n_boot,
-                  rng=s.rng.confidence_curve, progress=False, engine=st.engine)
+    res = s.timed(
+        "confidence_curve",
+        confidence_curve,
+        s.ds,
+        n_mc=st.n_mc,
+        n_boot=st.n_boot,
+        rng=s.rng.confidence_curve,
+        progress=False,
+        engine=st.engine,
+    )
     valid = res.attrs.get("valid", None)
     if "valid" in res.data_vars:
         valid = bool(np.all(res["valid"].values))
@@ -464,9 +622,17 @@ def _adversarial_words(s: _Set) -> dict:
     st, words = s.study, {}
     advs = s.want("adversarial:")
     for v, r in zip(advs, s.rng.adversarial.spawn(max(len(advs), 1))):
-        res = s.timed("adversarial", adversarial_validation, s.ds, statistic=v.split(":")[1],
-                      n_groups=ADVERSARIAL_GROUPS, n_boot=st.n_boot, rng=r, progress=False,
-                      engine=st.engine)
+        res = s.timed(
+            "adversarial",
+            adversarial_validation,
+            s.ds,
+            statistic=v.split(":")[1],
+            n_groups=ADVERSARIAL_GROUPS,
+            n_boot=st.n_boot,
+            rng=r,
+            progress=False,
+            engine=st.engine,
+        )
         words[v] = str(res["verdict"].values)
     return words
 
@@ -479,8 +645,15 @@ def _compare_words(s: _Set) -> dict:
     whose rate on calibrated scenarios is the false-alarm rate)."""
     st, wanted = s.study, s.want("compare:")
     d = {"shape_t3": "t3", "shape_t4": "t4"}.get(s.scenario, s.generative)
-    truth = draw_set("calibrated", generative=d, size=s.size, design=st.design, nu=st.nu,
-                     data=st.data, rng=s.rng.draw)  # the same stream: the set's true u
+    truth = draw_set(
+        "calibrated",
+        generative=d,
+        size=s.size,
+        design=st.design,
+        nu=st.nu,
+        data=st.data,
+        rng=s.rng.draw,
+    )  # the same stream: the set's true u
     u = truth["uE"].values
     r_z, r_boot = s.rng.compare.spawn(2)
     other = from_arrays(u * get_generative(d).sample(r_z, u.size), u, name="calibrated")
@@ -488,13 +661,25 @@ def _compare_words(s: _Set) -> dict:
     measures = [v.split(":")[1] for v in wanted]
     scores = tuple(m for m in measures if m in PREDICTIVE_SCORES) or None
     stats = tuple(m for m in measures if m not in PREDICTIVE_SCORES) or None
-    res = s.timed("compare", compare_models, tree, statistics=stats, scores=scores,
-                  n_boot=st.n_boot, rng=r_boot, engine=st.engine)
+    res = s.timed(
+        "compare",
+        compare_models,
+        tree,
+        statistics=stats,
+        scores=scores,
+        n_boot=st.n_boot,
+        rng=r_boot,
+        engine=st.engine,
+    )
     words = {}
     for v, m in zip(wanted, measures):
         w = str(res["comparison"].sel(measure=m, model="calibrated", versus="scenario").values)
-        words[v] = {"not tested": _NOT, "unreliable": _UNREL, "better": _FAILS,
-                    "worse": _FAILS}.get(w, _OK)
+        words[v] = {
+            "not tested": _NOT,
+            "unreliable": _UNREL,
+            "better": _FAILS,
+            "worse": _FAILS,
+        }.get(w, _OK)
     return words
 
 
@@ -527,8 +712,15 @@ def _one_set(cell, study: _Design, rng):
     needs runs in turn, timed by :meth:`_Set.timed`."""
     scenario, generative, size = cell
     rng = streams(rng, *SET_STREAMS)
-    ds = draw_set(scenario, generative=generative, size=size, design=study.design,
-                  nu=study.nu, data=study.data, rng=rng.draw)
+    ds = draw_set(
+        scenario,
+        generative=generative,
+        size=size,
+        design=study.design,
+        nu=study.nu,
+        data=study.data,
+        rng=rng.draw,
+    )
     s = _Set(ds, scenario, generative, size, study, rng)
     fams = {_family(v) for v in study.wanted}
     words = {}
@@ -545,6 +737,7 @@ def _one_set(cell, study: _Design, rng):
 # the public function
 # ---------------------------------------------------------------------------------------
 
+
 def _wilson(k, n, ci):
     lo, hi = wilson_interval(np.asarray(k), np.asarray(n), ci)
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
@@ -560,12 +753,24 @@ def _as_list(name, value, check):
     return [check(v) for v in values], scanned
 
 
-def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consistency1.5",
-                                            "adaptivity", "shape_t4"),
-                              generative="normal", size=5000, n_datasets=100,
-                              design="inverse_gamma", nu=3.0, data=None, verdicts=None,
-                              n_boot=1000, n_mc=200, ci=0.95, rng=None, client=None,
-                              progress=None, engine=None):
+def operating_characteristics(
+    *,
+    scenarios=("calibrated", "scale1.1", "consistency1.5", "adaptivity", "shape_t4"),
+    generative="normal",
+    size=5000,
+    n_datasets=100,
+    design="inverse_gamma",
+    nu=3.0,
+    data=None,
+    verdicts=None,
+    n_boot=1000,
+    n_mc=200,
+    ci=0.95,
+    rng=None,
+    client=None,
+    progress=None,
+    engine=None,
+):
     r"""False-alarm rate and power of every verdict, measured on simulated sets.
 
     For each scenario (and each generative distribution D and size scanned), ``n_datasets``
@@ -734,10 +939,10 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     True
     """
     scen = checks.names("scenarios", scenarios, allowed=SCENARIOS)
-    gens, gen_scanned = _as_list("generative", generative, lambda g: g if isinstance(g, str)
-                                 else getattr(g, "name", g))
-    sizes, size_scanned = _as_list("size", size,
-                                   lambda s: checks.count("size", s, minimum=3))
+    gens, gen_scanned = _as_list(
+        "generative", generative, lambda g: g if isinstance(g, str) else getattr(g, "name", g)
+    )
+    sizes, size_scanned = _as_list("size", size, lambda s: checks.count("size", s, minimum=3))
     n_datasets = checks.count("n_datasets", n_datasets, minimum=1)
     n_boot = checks.count("n_boot", n_boot, minimum=2)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
@@ -750,11 +955,14 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
             raise TypeError("data must be an xarray.Dataset with a uE variable")
         clash = [f for f in ("X1", "X2") if f in data]
         if clash:
-            raise ValueError(f"data already holds {clash}: the irrelevant features X1, X2 "
-                             "are added to every set; rename them")
+            raise ValueError(
+                f"data already holds {clash}: the irrelevant features X1, X2 "
+                "are added to every set; rename them"
+            )
         features = _numeric_features(data) + features
-    wanted = list(default_verdicts(features) if verdicts is None else
-                  checks.names("verdicts", verdicts))
+    wanted = list(
+        default_verdicts(features) if verdicts is None else checks.names("verdicts", verdicts)
+    )
     for v in wanted:
         _property(v, features)  # raises on an unknown name
     client = resolve_client(client)
@@ -764,15 +972,24 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
     set_rngs = [r.spawn(n_datasets) for r in cell_rngs]
     units = [(c, i) for c in range(len(cells)) for i in range(n_datasets)]
 
-    study = _Design(design=design, nu=nu, data=data, features=tuple(features),
-                    wanted=tuple(wanted), n_boot=n_boot, n_mc=n_mc, engine=engine)
+    study = _Design(
+        design=design,
+        nu=nu,
+        data=data,
+        features=tuple(features),
+        wanted=tuple(wanted),
+        n_boot=n_boot,
+        n_mc=n_mc,
+        engine=engine,
+    )
 
     def work(b):
         c, i = units[b]
         return _one_set(cells[c], study, set_rngs[c][i])
 
-    with progress_bar(len(units), desc="operating characteristics", progress=progress,
-                      unit="set") as bar:
+    with progress_bar(
+        len(units), desc="operating characteristics", progress=progress, unit="set"
+    ) as bar:
         if client is None:  # each call already uses the local threads
             results = []
             for b in range(len(units)):
@@ -807,25 +1024,38 @@ def operating_characteristics(*, scenarios=("calibrated", "scale1.1", "consisten
         out[f"{name}_upper"] = (dims, hi.reshape(k.shape))
         out[f"n_{name}"] = (dims, k)
     out["not_tested"] = (dims, n_n / n_datasets)
-    truth = np.array([[_truth(_property(v, features), s, features) for s in scen]
-                      for v in wanted])
+    truth = np.array([[_truth(_property(v, features), s, features) for s in scen] for v in wanted])
     out["miscalibrated"] = (("verdict", "scenario"), truth)
-    out["cost"] = (("verdict",), np.array([np.mean(costs[_family(v)]) if _family(v) in costs
-                                           else np.nan for v in wanted]))
+    out["cost"] = (
+        ("verdict",),
+        np.array([np.mean(costs[_family(v)]) if _family(v) in costs else np.nan for v in wanted]),
+    )
     if not size_scanned:
         out = out.isel(size=0, drop=True)
     if not gen_scanned:
         out = out.isel(generative=0, drop=True)
-    out.attrs.update({
-        "scenarios": list(scen), "generative": gens if gen_scanned else gens[0],
-        "size": sizes if size_scanned else sizes[0], "n_datasets": n_datasets, "design": design,
-        "nu": float(nu), "data": "given" if data is not None else "design",
-        "features": features, "verdicts": wanted, "n_boot": n_boot, "n_mc": n_mc, "ci": ci,
-        "rng": seed_attr(rng), "engine": engine, "alpha": round(1.0 - ci, 12),
-        "method": "wilson",
-        "citation": "Pernot (2023), section III.2.1; Holm (1979)",
-        "seeding": "set i of cell c (scenario, generative, size): child i of child c of rng",
-        "cost": "mean seconds per call of the verdict's family (report, gate, tailedness, "
-                "average, fv, simulated, confidence_curve)",
-    })
+    out.attrs.update(
+        {
+            "scenarios": list(scen),
+            "generative": gens if gen_scanned else gens[0],
+            "size": sizes if size_scanned else sizes[0],
+            "n_datasets": n_datasets,
+            "design": design,
+            "nu": float(nu),
+            "data": "given" if data is not None else "design",
+            "features": features,
+            "verdicts": wanted,
+            "n_boot": n_boot,
+            "n_mc": n_mc,
+            "ci": ci,
+            "rng": seed_attr(rng),
+            "engine": engine,
+            "alpha": round(1.0 - ci, 12),
+            "method": "wilson",
+            "citation": "Pernot (2023), section III.2.1; Holm (1979)",
+            "seeding": "set i of cell c (scenario, generative, size): child i of child c of rng",
+            "cost": "mean seconds per call of the verdict's family (report, gate, tailedness, "
+            "average, fv, simulated, confidence_curve)",
+        }
+    )
     return describe(out)

@@ -36,8 +36,15 @@ from uqviz.engine.warning_classes import UnreliableWarning
 groups_kernels = lazy_module("uqviz._array.groups")
 sps = lazy_module("scipy.stats")
 
-__all__ = ["adversarial_validation", "adversarial_group_calibration", "default_sizes",
-           "tail_reference", "MIN_GROUP_SIZE", "GROUP_STATISTICS", "AGC_STATISTICS"]
+__all__ = [
+    "adversarial_validation",
+    "adversarial_group_calibration",
+    "default_sizes",
+    "tail_reference",
+    "MIN_GROUP_SIZE",
+    "GROUP_STATISTICS",
+    "AGC_STATISTICS",
+]
 
 #: fewest points of a group (a BCa interval of fewer points is meaningless; the smallest
 #: default size M/2^k is the last one at or above it)
@@ -53,8 +60,10 @@ BLOCKED_ABOVE = 1024
 #: lightest-tailed bound of the Student-t D of the reference curve under a failed tail screen
 #: (the range of the Student-t null table of uqviz._array.tails)
 TAIL_DF_MIN = 2.1
-_CITATION = ("Chung et al. (2021) (adversarial group calibration); Pernot (2023), section "
-             "III.2.3 (adversarial group validation of the ZMS); Holm (1979)")
+_CITATION = (
+    "Chung et al. (2021) (adversarial group calibration); Pernot (2023), section "
+    "III.2.3 (adversarial group validation of the ZMS); Holm (1979)"
+)
 
 
 def default_sizes(m):
@@ -77,9 +86,11 @@ def _check_sizes(sizes, m):
     if sizes is None:
         out = default_sizes(m)
         if not out:
-            raise ValueError(f"data: too few points for adversarial groups: M = {m}; the "
-                             f"default sizes M/2^k need M >= {2 * MIN_GROUP_SIZE} (groups of "
-                             f"at least {MIN_GROUP_SIZE} points)")
+            raise ValueError(
+                f"data: too few points for adversarial groups: M = {m}; the "
+                f"default sizes M/2^k need M >= {2 * MIN_GROUP_SIZE} (groups of "
+                f"at least {MIN_GROUP_SIZE} points)"
+            )
         return out
     values = checks.grid("sizes", sizes, lower=1)
     if np.any(values != np.round(values)):
@@ -90,10 +101,17 @@ def _check_sizes(sizes, m):
     small = [s for s in out if s < MIN_GROUP_SIZE]
     large = [s for s in out if s > m]
     if small or large:
-        raise ValueError(f"sizes must lie between {MIN_GROUP_SIZE} and M = {m} points: "
-                         + "; ".join(p for p in (f"{small} below {MIN_GROUP_SIZE}" if small
-                                                 else "", f"{large} above M = {m}" if large
-                                                 else "") if p))
+        raise ValueError(
+            f"sizes must lie between {MIN_GROUP_SIZE} and M = {m} points: "
+            + "; ".join(
+                p
+                for p in (
+                    f"{small} below {MIN_GROUP_SIZE}" if small else "",
+                    f"{large} above M = {m}" if large else "",
+                )
+                if p
+            )
+        )
     return out
 
 
@@ -117,11 +135,20 @@ def _moment_groups(e, u, stat, seed, *, boot):
     BootstrapOptions ``boot``."""
     n_groups, n = e.shape
     starts = np.arange(n_groups, dtype=np.int64) * n
-    res = split_moments(np.ascontiguousarray(e.ravel()), np.ascontiguousarray(u.ravel()),
-                        {stat.name: (stat.func, stat.columns)}, n_boot=boot.n_boot,
-                        seed=seed, ci=boot.ci, method=boot.method, starts=starts,
-                        sizes=np.full(n_groups, n, dtype=np.int64), engine=boot.engine,
-                        client=boot.client, blocked_above=BLOCKED_ABOVE)[stat.name]
+    res = split_moments(
+        np.ascontiguousarray(e.ravel()),
+        np.ascontiguousarray(u.ravel()),
+        {stat.name: (stat.func, stat.columns)},
+        n_boot=boot.n_boot,
+        seed=seed,
+        ci=boot.ci,
+        method=boot.method,
+        starts=starts,
+        sizes=np.full(n_groups, n, dtype=np.int64),
+        engine=boot.engine,
+        client=boot.client,
+        blocked_above=BLOCKED_ABOVE,
+    )[stat.name]
     return res.estimate, res.lower, res.upper
 
 
@@ -140,11 +167,17 @@ def _share_test(valid, ref_valid, block, n_mc, ci):
     sd_pred = np.sqrt(var * (1.0 + 1.0 / n_mc))
     tq = float(sps.t.ppf(ci, n_mc - 1))
     p_value = float(sps.t.cdf((share - pooled) / sd_pred, n_mc - 1))
-    return dict(share_valid=share, share_valid_lower=float(lo), share_valid_upper=float(hi),
-                n_valid=k, reference_share=pooled,
-                reference_share_lower=max(0.0, pooled - tq * sd_pred),
-                reference_share_upper=min(1.0, pooled + tq * sd_pred), p_value=p_value,
-                below_band=bool(share < pooled - tq * sd_pred))
+    return dict(
+        share_valid=share,
+        share_valid_lower=float(lo),
+        share_valid_upper=float(hi),
+        n_valid=k,
+        reference_share=pooled,
+        reference_share_lower=max(0.0, pooled - tq * sd_pred),
+        reference_share_upper=min(1.0, pooled + tq * sd_pred),
+        p_value=p_value,
+        below_band=bool(share < pooled - tq * sd_pred),
+    )
 
 
 def _heavy_tails(ds, statistic):
@@ -187,19 +220,28 @@ def tail_reference(gen, df_lower):
 def _tail_reason(heavy, ref_gen, rejected):
     if not heavy:
         return ""
-    what = ("; the tailedness screen of Pernot (2024b) fails for " + ", ".join(heavy)
-            + " (heavy tails: random groups then miss the reference more often than groups "
-            "of a light-tailed D, calibrated or not)")
+    what = (
+        "; the tailedness screen of Pernot (2024b) fails for "
+        + ", ".join(heavy)
+        + " (heavy tails: random groups then miss the reference more often than groups "
+        "of a light-tailed D, calibrated or not)"
+    )
     if ref_gen is None:
         return what + ": unreliable (the z-scores are degenerate, no tail-allowing reference)"
-    how = ("a departure larger than such tails explain" if rejected else
-           "within what such tails produce on calibrated data: no conclusion (unreliable)")
-    return (what + f"; the reference curve is simulated with calibrated z-scores as "
-            f"heavy-tailed as the data's (D = {ref_gen.name}): {how}")
+    how = (
+        "a departure larger than such tails explain"
+        if rejected
+        else "within what such tails produce on calibrated data: no conclusion (unreliable)"
+    )
+    return (
+        what + f"; the reference curve is simulated with calibrated z-scores as "
+        f"heavy-tailed as the data's (D = {ref_gen.name}): {how}"
+    )
 
 
-def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, boot, generative, n_mc, level,
-                     n_levels):
+def _adversarial_one(
+    ds, *, rng, statistic, sizes, n_groups, boot, generative, n_mc, level, n_levels
+):
     """One dataset of :func:`adversarial_validation`, ``boot`` the BootstrapOptions."""
     check_dataset(ds)
     ci = boot.ci
@@ -209,8 +251,7 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, boot, generative, n
     try:
         gen = get_generative(generative, ds)
     except ValueError as exc:
-        raise ValueError(f"generative={getattr(generative, 'name', generative)!r}: {exc}") \
-            from None
+        raise ValueError(f"generative={getattr(generative, 'name', generative)!r}: {exc}") from None
     n_sizes = len(sizes)
     rs = streams(rng, "groups", "sim", "boot", "ref_boot")
     group_seeds_ = [seeds.kernel_seed(r) for r in seeds.spawn(rs.groups, n_sizes)]
@@ -263,73 +304,140 @@ def _adversarial_one(ds, *, rng, statistic, sizes, n_groups, boot, generative, n
                 reference[i] = np.quantile(ref_est[i], ci)
                 ok, ref_ok = est[i] <= reference[i], ref_est[i] <= reference[i]
             else:
-                est[i], lower[i], upper[i] = _moment_groups(e[idx], u[idx], stat,
-                                                            boot_seeds[i], boot=boot)
-                rest, rlo, rhi = _moment_groups(sim.ravel()[sim_idx], u[idx], stat,
-                                                ref_seeds[i], boot=boot)
+                est[i], lower[i], upper[i] = _moment_groups(
+                    e[idx], u[idx], stat, boot_seeds[i], boot=boot
+                )
+                rest, rlo, rhi = _moment_groups(
+                    sim.ravel()[sim_idx], u[idx], stat, ref_seeds[i], boot=boot
+                )
                 ref_est[i] = rest
                 ok = verdict(est[i], reference, lower[i], upper[i])[1]
                 ref_ok = verdict(rest, reference, rlo, rhi)[1]
-                n_undefined += int(np.count_nonzero(~np.isfinite(lower[i])
-                                                    | ~np.isfinite(upper[i])))
+                n_undefined += int(
+                    np.count_nonzero(~np.isfinite(lower[i]) | ~np.isfinite(upper[i]))
+                )
             group_valid[i] = ok
             rows.append(_share_test(np.asarray(ok), np.asarray(ref_ok), block, n_mc, ci))
             bar.update(1)
     if n_undefined:
         where = f" in {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
-        warnings.warn(f"{n_undefined} of {n_sizes * n_groups} group intervals{where} could "
-                      "not be computed (degenerate bootstrap distribution): counted not valid",
-                      UnreliableWarning, stacklevel=4)
+        warnings.warn(
+            f"{n_undefined} of {n_sizes * n_groups} group intervals{where} could "
+            "not be computed (degenerate bootstrap distribution): counted not valid",
+            UnreliableWarning,
+            stacklevel=4,
+        )
     p = np.array([r["p_value"] for r in rows])
     rejected, adjusted = verdict_words.holm(p, alpha=1.0 - ci)
-    word = verdict_words.decide(bool(rejected.any()), reliable=ref_gen is not None,
-                                heavy_tail=bool(heavy))
+    word = verdict_words.decide(
+        bool(rejected.any()), reliable=ref_gen is not None, heavy_tail=bool(heavy)
+    )
     if n_undefined and n_undefined == n_sizes * n_groups:
         word = verdict_words.decide(False, tested=False)
-        reason = (f"none of the {n_undefined} group intervals could be computed (degenerate "
-                  "bootstrap distributions): no test")
+        reason = (
+            f"none of the {n_undefined} group intervals could be computed (degenerate "
+            "bootstrap distributions): no test"
+        )
     elif rejected.any():
         bad = [sizes[j] for j in np.flatnonzero(rejected)]
-        reason = (f"the share of valid groups is below the band of calibrated data at sizes "
-                  f"{bad} (Holm over {n_sizes} sizes)")
+        reason = (
+            f"the share of valid groups is below the band of calibrated data at sizes "
+            f"{bad} (Holm over {n_sizes} sizes)"
+        )
     else:
-        reason = (f"at every size the share of valid groups is within the band of calibrated "
-                  f"data (Holm over {n_sizes} sizes)")
-    data_vars = {name: ("size", np.array([r[name] for r in rows]))
-                 for name in ("share_valid", "share_valid_lower", "share_valid_upper",
-                              "n_valid", "reference_share", "reference_share_lower",
-                              "reference_share_upper", "p_value", "below_band")}
-    data_vars.update({
-        "p_adjusted": ("size", adjusted),
-        "estimate": (("size", "group"), est),
-        "reference_estimate": (("size", "group"), ref_est),
-        "valid": (("size", "group"), group_valid,
-                  {"long_name": "the group's interval holds the reference" if statistic != "MACE"
-                   else "the group's MACE is at most the reference"}),
-        "reference": (("size",), reference) if statistic == "MACE" else ((), reference),
-        "verdict": ((), word),
-        "reason": ((), reason + _tail_reason(heavy, ref_gen, bool(rejected.any()))),
-        "reliable": ((), not heavy),
-        "tail_df_lower": ((), df_lower, {"long_name": "heaviest Student-t consistent with the "
-                                                      "z-scores, the D of the reference curve "
-                                                      "under a failed tail screen (NaN when "
-                                                      "the screen passes)"}),
-        "tail_df": ((), df_est, {"long_name": "degrees of freedom of the Student-t fitted to "
-                                              "the z-scores (NaN when the screen passes)"}),
-        "tail_df_upper": ((), df_upper, {"long_name": "lightest Student-t consistent with "
-                                                      "the z-scores (NaN when the screen "
-                                                      "passes)"}),
-    })
+        reason = (
+            f"at every size the share of valid groups is within the band of calibrated "
+            f"data (Holm over {n_sizes} sizes)"
+        )
+    data_vars = {
+        name: ("size", np.array([r[name] for r in rows]))
+        for name in (
+            "share_valid",
+            "share_valid_lower",
+            "share_valid_upper",
+            "n_valid",
+            "reference_share",
+            "reference_share_lower",
+            "reference_share_upper",
+            "p_value",
+            "below_band",
+        )
+    }
+    data_vars.update(
+        {
+            "p_adjusted": ("size", adjusted),
+            "estimate": (("size", "group"), est),
+            "reference_estimate": (("size", "group"), ref_est),
+            "valid": (
+                ("size", "group"),
+                group_valid,
+                {
+                    "long_name": "the group's interval holds the reference"
+                    if statistic != "MACE"
+                    else "the group's MACE is at most the reference"
+                },
+            ),
+            "reference": (("size",), reference) if statistic == "MACE" else ((), reference),
+            "verdict": ((), word),
+            "reason": ((), reason + _tail_reason(heavy, ref_gen, bool(rejected.any()))),
+            "reliable": ((), not heavy),
+            "tail_df_lower": (
+                (),
+                df_lower,
+                {
+                    "long_name": "heaviest Student-t consistent with the "
+                    "z-scores, the D of the reference curve "
+                    "under a failed tail screen (NaN when "
+                    "the screen passes)"
+                },
+            ),
+            "tail_df": (
+                (),
+                df_est,
+                {
+                    "long_name": "degrees of freedom of the Student-t fitted to "
+                    "the z-scores (NaN when the screen passes)"
+                },
+            ),
+            "tail_df_upper": (
+                (),
+                df_upper,
+                {
+                    "long_name": "lightest Student-t consistent with "
+                    "the z-scores (NaN when the screen "
+                    "passes)"
+                },
+            ),
+        }
+    )
     if statistic != "MACE":
         data_vars["ci_lower"] = (("size", "group"), lower)
         data_vars["ci_upper"] = (("size", "group"), upper)
-    return xr.Dataset(data_vars, coords={"size": np.array(sizes), "group": np.arange(n_groups)},
-                      attrs={"n_points": m, "generative": gen.name})
+    return xr.Dataset(
+        data_vars,
+        coords={"size": np.array(sizes), "group": np.arange(n_groups)},
+        attrs={"n_points": m, "generative": gen.name},
+    )
 
 
-def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, n_boot=1000,
-                           ci=0.95, method="bca", generative="normal", n_mc=20, level=None,
-                           n_levels=100, engine=None, client=None, rng=None, progress=None):
+def adversarial_validation(
+    data,
+    *,
+    statistic="ZMS",
+    sizes=None,
+    n_groups=1000,
+    n_boot=1000,
+    ci=0.95,
+    method="bca",
+    generative="normal",
+    n_mc=20,
+    level=None,
+    n_levels=100,
+    engine=None,
+    client=None,
+    rng=None,
+    progress=None,
+):
     r"""Adversarial group validation: the share of random groups that pass, against calibrated
     data (Pernot (2023), section III.2.3; Chung et al. (2021)).
 
@@ -502,29 +610,59 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
     """
     statistic = _check_statistic(statistic)
     n_groups = checks.count("n_groups", n_groups, minimum=1)
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  progress=progress, methods=METHODS)
+    boot = BootstrapOptions.check(
+        n_boot=n_boot,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=engine,
+        progress=progress,
+        methods=METHODS,
+    )
     n_mc = checks.count("n_mc", n_mc, minimum=2)
     if n_groups < n_mc:
-        raise ValueError(f"n_groups = {n_groups} is below n_mc = {n_mc}: every simulated set "
-                         "of the reference needs at least one group; use n_groups >= n_mc")
+        raise ValueError(
+            f"n_groups = {n_groups} is below n_mc = {n_mc}: every simulated set "
+            "of the reference needs at least one group; use n_groups >= n_mc"
+        )
     if level is not None and statistic != "PICP":
-        raise ValueError(f"level is the nominal coverage of statistic='PICP', got "
-                         f"level={level!r} with statistic={statistic!r}")
+        raise ValueError(
+            f"level is the nominal coverage of statistic='PICP', got "
+            f"level={level!r} with statistic={statistic!r}"
+        )
     level = _PICP_LEVEL if level is None else checks.probability("level", level)
     n_levels = checks.count("n_levels", n_levels, minimum=2)
     gen_name = get_generative(generative).name if generative != "empirical" else "empirical"
     if sizes is not None:
         checks.grid("sizes", sizes, lower=1)  # the types here; the bounds per dataset (M)
-    out = map_datasets(_adversarial_one, data, rng=checks.rng(rng), statistic=statistic,
-                       sizes=sizes, n_groups=n_groups,
-                       boot=boot.replace(client=resolve_client(client)),
-                       generative=generative, n_mc=n_mc, level=level, n_levels=n_levels)
+    out = map_datasets(
+        _adversarial_one,
+        data,
+        rng=checks.rng(rng),
+        statistic=statistic,
+        sizes=sizes,
+        n_groups=n_groups,
+        boot=boot.replace(client=resolve_client(client)),
+        generative=generative,
+        n_mc=n_mc,
+        level=level,
+        n_levels=n_levels,
+    )
     b = boot.attrs
-    out.attrs.update({"statistic": statistic, "n_groups": n_groups, "n_boot": b["n_boot"],
-                      "ci": b["ci"], "method": b["method"], "generative": gen_name,
-                      "n_mc": n_mc, "engine": b["engine"], "rng": b["rng"],
-                      "citation": _CITATION})
+    out.attrs.update(
+        {
+            "statistic": statistic,
+            "n_groups": n_groups,
+            "n_boot": b["n_boot"],
+            "ci": b["ci"],
+            "method": b["method"],
+            "generative": gen_name,
+            "n_mc": n_mc,
+            "engine": b["engine"],
+            "rng": b["rng"],
+            "citation": _CITATION,
+        }
+    )
     if sizes is not None:
         out.attrs["sizes"] = [int(s) for s in sizes]
     if statistic == "PICP":
@@ -538,6 +676,7 @@ def adversarial_validation(data, *, statistic="ZMS", sizes=None, n_groups=1000, 
 # uncertainty-toolbox's form
 # ------------------------------------------------------------------------------------------
 
+
 def _agc_sizes(m, n_fractions):
     return [max(int(round(m * r)), 2) for r in np.linspace(0.0, 1.0, n_fractions)]
 
@@ -549,37 +688,59 @@ def _check_groups(groups, m, num_group_bins, num_group_draws, num_trials):
     try:
         arrays = [np.asarray(g) for g in groups]
     except TypeError:
-        raise TypeError(f"groups must be a sequence (one per group fraction) of integer arrays "
-                        f"of shape (num_trials, num_group_draws, size), got "
-                        f"{type(groups).__name__}") from None
+        raise TypeError(
+            f"groups must be a sequence (one per group fraction) of integer arrays "
+            f"of shape (num_trials, num_group_draws, size), got "
+            f"{type(groups).__name__}"
+        ) from None
     if not arrays:
         raise ValueError("groups is empty: give one array per group fraction")
     for k, g in enumerate(arrays):
         if g.ndim != 3 or g.dtype.kind not in "iu":
-            raise ValueError(f"groups[{k}] must be an integer array of shape (num_trials, "
-                             f"num_group_draws, size), got dtype {g.dtype} and shape {g.shape}")
-        bad = int(np.count_nonzero((g < 0) | (g >= m))) if g.size and (
-            g.min() < 0 or g.max() >= m) else 0
+            raise ValueError(
+                f"groups[{k}] must be an integer array of shape (num_trials, "
+                f"num_group_draws, size), got dtype {g.dtype} and shape {g.shape}"
+            )
+        bad = (
+            int(np.count_nonzero((g < 0) | (g >= m)))
+            if g.size and (g.min() < 0 or g.max() >= m)
+            else 0
+        )
         if bad:
             raise ValueError(f"groups[{k}]: {bad} row number(s) outside 0..{m - 1} (M = {m})")
     shapes = {g.shape[:2] for g in arrays}
     if len(shapes) != 1:
-        raise ValueError(f"groups must all have the same (num_trials, num_group_draws), got "
-                         f"{sorted(shapes)}")
+        raise ValueError(
+            f"groups must all have the same (num_trials, num_group_draws), got {sorted(shapes)}"
+        )
     trials, draws = shapes.pop()
-    for name, given, have in (("num_group_bins", num_group_bins, len(arrays)),
-                              ("num_trials", num_trials, trials),
-                              ("num_group_draws", num_group_draws, draws)):
+    for name, given, have in (
+        ("num_group_bins", num_group_bins, len(arrays)),
+        ("num_trials", num_trials, trials),
+        ("num_group_draws", num_group_draws, draws),
+    ):
         if given is not None and given != have:
             raise ValueError(f"{name} = {given} disagrees with the groups given ({have})")
     if min(min(g.shape[2] for g in arrays), trials, draws) < 1:
-        raise ValueError("groups: every group needs at least one point, every fraction a trial "
-                         "and a draw")
+        raise ValueError(
+            "groups: every group needs at least one point, every fraction a trial and a draw"
+        )
     return arrays
 
 
-def _agc_one(ds, *, rng, statistic, num_group_bins, num_group_draws, num_trials, proportions,
-             n_levels, replace, groups):
+def _agc_one(
+    ds,
+    *,
+    rng,
+    statistic,
+    num_group_bins,
+    num_group_draws,
+    num_trials,
+    proportions,
+    n_levels,
+    replace,
+    groups,
+):
     check_dataset(ds)
     e, u = check_points(ds["E"].values, ds["uE"].values, minimum=1)
     m = e.size
@@ -587,8 +748,9 @@ def _agc_one(ds, *, rng, statistic, num_group_bins, num_group_draws, num_trials,
     z = -e / u
     p = np.linspace(0.0, 1.0, n_levels)
     if proportions == "interval":
-        t = groups_kernels.level_thresholds(z, sps.norm.ppf(0.5 - p / 2.0),
-                                            sps.norm.ppf(0.5 + p / 2.0))
+        t = groups_kernels.level_thresholds(
+            z, sps.norm.ppf(0.5 - p / 2.0), sps.norm.ppf(0.5 + p / 2.0)
+        )
     else:
         t = groups_kernels.level_thresholds(z, sps.norm.ppf(p))
     which = 0 if statistic == "MACE" else 1
@@ -596,9 +758,14 @@ def _agc_one(ds, *, rng, statistic, num_group_bins, num_group_draws, num_trials,
         arrays = _check_groups(groups, m, num_group_bins, num_group_draws, num_trials)
         trials, draws = arrays[0].shape[:2]
         sizes = [g.shape[2] for g in arrays]
-        scores = np.stack([groups_kernels.group_curve_errors(
-            t, g.reshape(trials * draws, g.shape[2]), n_levels)[which].reshape(trials, draws)
-            for g in arrays])
+        scores = np.stack(
+            [
+                groups_kernels.group_curve_errors(
+                    t, g.reshape(trials * draws, g.shape[2]), n_levels
+                )[which].reshape(trials, draws)
+                for g in arrays
+            ]
+        )
     else:
         n_frac = 10 if num_group_bins is None else num_group_bins
         trials = 10 if num_trials is None else num_trials
@@ -607,9 +774,14 @@ def _agc_one(ds, *, rng, statistic, num_group_bins, num_group_draws, num_trials,
             raise ValueError(f"data: groups of at least 2 points need M >= 2, got M = {m}")
         sizes = _agc_sizes(m, n_frac)
         # the groups of draw_groups(seed, ...), scored without being stored
-        scores = np.stack([groups_kernels.drawn_curve_errors(
-            seeds.kernel_seed(r), t, s, trials * draws, n_levels, replace)[which].reshape(
-                trials, draws) for r, s in zip(seeds.spawn(rng, n_frac), sizes)])
+        scores = np.stack(
+            [
+                groups_kernels.drawn_curve_errors(
+                    seeds.kernel_seed(r), t, s, trials * draws, n_levels, replace
+                )[which].reshape(trials, draws)
+                for r, s in zip(seeds.spawn(rng, n_frac), sizes)
+            ]
+        )
     worst = scores.max(axis=2)
     fractions = np.linspace(0.0, 1.0, len(sizes))
     return xr.Dataset(
@@ -617,19 +789,29 @@ def _agc_one(ds, *, rng, statistic, num_group_bins, num_group_draws, num_trials,
             "group_score": (("fraction", "trial", "group"), scores),
             "worst_score": (("fraction", "trial"), worst),
             "worst_mean": ("fraction", worst.mean(axis=1)),
-            "worst_sd": ("fraction", worst.std(axis=1, ddof=1) if trials > 1
-                         else np.full(len(sizes), np.nan)),
+            "worst_sd": (
+                "fraction",
+                worst.std(axis=1, ddof=1) if trials > 1 else np.full(len(sizes), np.nan),
+            ),
         },
-        coords={"fraction": fractions,
-                "group_size": ("fraction", np.array(sizes))},
+        coords={"fraction": fractions, "group_size": ("fraction", np.array(sizes))},
         attrs={"n_points": m},
     )
 
 
-def adversarial_group_calibration(data, *, statistic="MACE", num_group_bins=None,
-                                  num_group_draws=None, num_trials=None,
-                                  proportions="interval", n_levels=100, replace=False,
-                                  groups=None, rng=None):
+def adversarial_group_calibration(
+    data,
+    *,
+    statistic="MACE",
+    num_group_bins=None,
+    num_group_draws=None,
+    num_trials=None,
+    proportions="interval",
+    n_levels=100,
+    replace=False,
+    groups=None,
+    rng=None,
+):
     r"""Worst calibration error over random groups per group fraction: uncertainty-toolbox's
     ``adversarial_group_calibration`` (Chung et al. (2021)).
 
@@ -726,8 +908,11 @@ def adversarial_group_calibration(data, *, statistic="MACE", num_group_bins=None
     (10, True)
     """
     statistic = checks.choice("statistic", statistic, AGC_STATISTICS)
-    for name, value in (("num_group_bins", num_group_bins), ("num_group_draws", num_group_draws),
-                        ("num_trials", num_trials)):
+    for name, value in (
+        ("num_group_bins", num_group_bins),
+        ("num_group_draws", num_group_draws),
+        ("num_trials", num_trials),
+    ):
         if value is not None:
             checks.count(name, value, minimum=2 if name == "num_group_bins" else 1)
     num_group_bins = checks.optional_count("num_group_bins", num_group_bins, minimum=2)
@@ -736,16 +921,31 @@ def adversarial_group_calibration(data, *, statistic="MACE", num_group_bins=None
     proportions = checks.choice("proportions", proportions, ("interval", "quantile"))
     n_levels = checks.count("n_levels", n_levels, minimum=2)
     replace = checks.boolean("replace", replace)
-    out = map_datasets(_agc_one, data, rng=checks.rng(rng), statistic=statistic,
-                       num_group_bins=num_group_bins, num_group_draws=num_group_draws,
-                       num_trials=num_trials, proportions=proportions, n_levels=n_levels,
-                       replace=replace, groups=groups)
-    out.attrs.update({"statistic": statistic, "proportions": proportions,
-                      "n_levels": n_levels, "replace": int(replace),
-                      "num_trials": int(out.sizes["trial"]),
-                      "num_group_draws": int(out.sizes["group"]),
-                      "num_group_bins": int(out.sizes["fraction"]),
-                      "groups": "given" if groups is not None else "drawn",
-                      "rng": seeds.seed_attr(rng),
-                      "citation": "Chung et al. (2021) (uncertainty-toolbox 0.1.1)"})
+    out = map_datasets(
+        _agc_one,
+        data,
+        rng=checks.rng(rng),
+        statistic=statistic,
+        num_group_bins=num_group_bins,
+        num_group_draws=num_group_draws,
+        num_trials=num_trials,
+        proportions=proportions,
+        n_levels=n_levels,
+        replace=replace,
+        groups=groups,
+    )
+    out.attrs.update(
+        {
+            "statistic": statistic,
+            "proportions": proportions,
+            "n_levels": n_levels,
+            "replace": int(replace),
+            "num_trials": int(out.sizes["trial"]),
+            "num_group_draws": int(out.sizes["group"]),
+            "num_group_bins": int(out.sizes["fraction"]),
+            "groups": "given" if groups is not None else "drawn",
+            "rng": seeds.seed_attr(rng),
+            "citation": "Chung et al. (2021) (uncertainty-toolbox 0.1.1)",
+        }
+    )
     return out

@@ -22,13 +22,11 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds, verdicts
 from uqviz.engine.binning import compute_bins
 from uqviz.engine.options import BinningSpec, streams
-from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
-                                   show_progress)
+from uqviz.engine.parallel import block_rng, progress_bar, resolve_client, run_blocks, show_progress
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import DataWarning
 from uqviz.reference.simulated import simulated_rows
-from uqviz.scores.coverage import (INTERVAL_SOURCES, checked_points, generative_for,
-                                   given_intervals)
+from uqviz.scores.coverage import INTERVAL_SOURCES, checked_points, generative_for, given_intervals
 
 group_coverage_kernels = lazy_module("uqviz._array.group_coverage")
 stats = lazy_module("scipy.stats")
@@ -40,8 +38,12 @@ GROUP_MIN_COUNT = 20
 #: HSIC and its permutations on at most this many points (a seeded subsample above)
 HSIC_MAX_POINTS = 2000
 #: the measures, and the side that is worse than calibrated
-MEASURE_KINDS = {"covgap": "larger", "covgap_weighted": "larger", "slab": "smaller",
-                 "hsic": "larger"}
+MEASURE_KINDS = {
+    "covgap": "larger",
+    "covgap_weighted": "larger",
+    "slab": "smaller",
+    "hsic": "larger",
+}
 _BLOCK = 32
 
 
@@ -50,27 +52,34 @@ def _labels_of(ds, spec, name):
     n = ds.sizes["point"]
     if isinstance(spec, str):
         if spec not in ds.variables:
-            raise ValueError(f"groups: {spec!r} is not a variable of the dataset; available: "
-                             f"{', '.join(map(str, ds.data_vars))}")
+            raise ValueError(
+                f"groups: {spec!r} is not a variable of the dataset; available: "
+                f"{', '.join(map(str, ds.data_vars))}"
+            )
         values, name = np.asarray(ds[spec].values), spec
     else:
         values = np.asarray(spec.values if isinstance(spec, xr.DataArray) else spec)
     if values.ndim != 1 or values.size != n:
-        raise ValueError(f"groups {name!r}: expected one label per point ({n}), got shape "
-                         f"{values.shape}")
+        raise ValueError(
+            f"groups {name!r}: expected one label per point ({n}), got shape {values.shape}"
+        )
     if values.dtype.kind == "f" and np.isnan(values).any():
         raise ValueError(f"groups {name!r}: {int(np.isnan(values).sum())} NaN labels")
     if values.dtype.kind == "O":
         missing = np.asarray(pd.isna(values), dtype=bool)
         if missing.any():
-            raise ValueError(f"groups {name!r}: {int(missing.sum())} missing labels (None or "
-                             "NaN); give every point a label")
+            raise ValueError(
+                f"groups {name!r}: {int(missing.sum())} missing labels (None or "
+                "NaN); give every point a label"
+            )
         try:
             np.unique(values)
         except TypeError:
             kinds = sorted({type(v).__name__ for v in values})
-            raise ValueError(f"groups {name!r}: labels of mixed types ({', '.join(kinds)}) "
-                             "cannot be ordered; give labels of one type") from None
+            raise ValueError(
+                f"groups {name!r}: labels of mixed types ({', '.join(kinds)}) "
+                "cannot be ordered; give labels of one type"
+            ) from None
     return name, values
 
 
@@ -85,29 +94,38 @@ def _user_groupings(ds, groups):
     if isinstance(groups, (list, tuple)) and groups and all(isinstance(g, str) for g in groups):
         if all(g in ds.variables for g in groups) or len(groups) != ds.sizes["point"]:
             return [_labels_of(ds, g, g) for g in groups]
-    if (isinstance(groups, (list, tuple)) and groups
-            and all(np.ndim(g) == 1 and not isinstance(g, str) for g in groups)):
+    if (
+        isinstance(groups, (list, tuple))
+        and groups
+        and all(np.ndim(g) == 1 and not isinstance(g, str) for g in groups)
+    ):
         return [_labels_of(ds, g, f"groups{k}") for k, g in enumerate(groups)]
     return [_labels_of(ds, groups, "groups")]
 
 
 def _numeric_feature_names(ds):
     """The numeric features (``role="feature"``) on ``point``."""
-    return [str(k) for k, v in ds.data_vars.items()
-            if v.attrs.get("role") == "feature" and v.dims == ("point",)
-            and v.dtype.kind in "iuf"]
+    return [
+        str(k)
+        for k, v in ds.data_vars.items()
+        if v.attrs.get("role") == "feature" and v.dims == ("point",) and v.dtype.kind in "iuf"
+    ]
 
 
 def _feature_matrix(ds, features):
     cols = []
     for f in features:
         if f not in ds.variables:
-            raise ValueError(f"features: {f!r} is not a variable of the dataset; available: "
-                             f"{', '.join(map(str, ds.data_vars))}")
+            raise ValueError(
+                f"features: {f!r} is not a variable of the dataset; available: "
+                f"{', '.join(map(str, ds.data_vars))}"
+            )
         v = ds[f].values
         if v.ndim != 1 or v.dtype.kind not in "iufb":
-            raise ValueError(f"features: {f!r} is not numeric (dtype {v.dtype}); slabs and "
-                             "bins need numeric features (pass labels as groups=)")
+            raise ValueError(
+                f"features: {f!r} is not numeric (dtype {v.dtype}); slabs and "
+                "bins need numeric features (pass labels as groups=)"
+            )
         v = v.astype(float)
         bad = ~np.isfinite(v)
         if bad.any():
@@ -123,8 +141,9 @@ def _coverage_and_widths(ds, *, level, intervals, generative):
         given, lo, hi, y = given_intervals(ds)
         hit = np.flatnonzero(np.isclose(given, level, rtol=0, atol=1e-9))
         if hit.size == 0:
-            raise ValueError(f"level {level}: not among the levels of the given intervals "
-                             f"{given.tolist()}")
+            raise ValueError(
+                f"level {level}: not among the levels of the given intervals {given.tolist()}"
+            )
         lo, hi = lo[hit[0]], hi[hit[0]]
         return (lo <= y) & (y <= hi), hi - lo, None, None
     e, u = checked_points(ds)
@@ -150,8 +169,7 @@ def _sim_block(b, shared):
     if gen is None:  # given intervals: each point inside with probability level
         cover = g.random((k, n)) < level
     else:
-        cover = np.vstack([np.abs(row) <= q for row in simulated_rows(gen, g, k, u,
-                                                                       scaled=False)])
+        cover = np.vstack([np.abs(row) <= q for row in simulated_rows(gen, g, k, u, scaled=False)])
     cols = []
     for labels, n_groups in groupings:
         sums, counts = group_coverage_kernels.group_sums(cover, labels, n_groups)
@@ -185,17 +203,18 @@ class _Reference:
     progress: bool = False
 
 
-def _group_coverage_one(ds, *, rng, groups, features, spec, level, intervals, generative,
-                        measures, reference):
+def _group_coverage_one(
+    ds, *, rng, groups, features, spec, level, intervals, generative, measures, reference
+):
     """One dataset of :func:`group_coverage`: ``spec`` the BinningSpec of the features,
     ``measures`` a _Measures, ``reference`` a _Reference."""
     n_bins, binning, min_count = spec.n_bins, spec.binning, spec.min_count
-    delta, n_directions, directions = (measures.delta, measures.n_directions,
-                                       measures.directions)
+    delta, n_directions, directions = (measures.delta, measures.n_directions, measures.directions)
     kernel_sizes, n_perm = measures.kernel_sizes, measures.n_perm
     n_mc, ci = reference.n_mc, reference.ci
-    cover, widths, u, gen = _coverage_and_widths(ds, level=level, intervals=intervals,
-                                                 generative=generative)
+    cover, widths, u, gen = _coverage_and_widths(
+        ds, level=level, intervals=intervals, generative=generative
+    )
     n = cover.size
     rs = streams(rng, "slab", "hsic", "perm", "mc")
     if features is None:
@@ -213,19 +232,25 @@ def _group_coverage_one(ds, *, rng, groups, features, spec, level, intervals, ge
         labels = [f"[{lo:.4g}, {hi:.4g}]" for lo, hi in zip(bins.lower, bins.upper)]
         groupings.append((f, bins.labels(), labels))
     if not groupings:
-        raise ValueError("group_coverage: no grouping: the dataset has no numeric feature; "
-                         "pass groups= (labels) or features= (names of numeric features)")
+        raise ValueError(
+            "group_coverage: no grouping: the dataset has no numeric feature; "
+            "pass groups= (labels) or features= (names of numeric features)"
+        )
     names = [g[0] for g in groupings]
     if len(set(names)) < len(names):
         raise ValueError(f"groups and features name the same grouping twice: {names}")
     small = []
     for name, lab, strs in groupings:
         counts = np.bincount(lab, minlength=len(strs))
-        small += [f"{name}={strs[i]} ({int(counts[i])} points)"
-                  for i in np.flatnonzero(counts < min_count)]
+        small += [
+            f"{name}={strs[i]} ({int(counts[i])} points)"
+            for i in np.flatnonzero(counts < min_count)
+        ]
     if small:
-        raise ValueError(f"{len(small)} group(s) hold fewer than min_count = {min_count} "
-                         f"points: {', '.join(small[:10])}{' ...' if len(small) > 10 else ''}")
+        raise ValueError(
+            f"{len(small)} group(s) hold fewer than min_count = {min_count} "
+            f"points: {', '.join(small[:10])}{' ...' if len(small) > 10 else ''}"
+        )
 
     # the measures on the data
     labels_c, coverage, counts_c, grouped_by, measures, estimate = [], [], [], [], [], []
@@ -258,13 +283,18 @@ def _group_coverage_one(ds, *, rng, groups, features, spec, level, intervals, ge
         orders = group_coverage_kernels.slab_orders(xs, v / norms)  # (orders, tie bounds)
         m = math.ceil(delta * n)
         measures.append("slab")
-        estimate.append(float(group_coverage_kernels.worst_slab(cover, orders[0], m,
-                                                                bounds=orders[1])[0]))
+        estimate.append(
+            float(group_coverage_kernels.worst_slab(cover, orders[0], m, bounds=orders[1])[0])
+        )
     s_w, s_c = kernel_sizes
     if n > HSIC_MAX_POINTS:
         gram_idx = np.sort(rs.hsic.choice(n, HSIC_MAX_POINTS, replace=False))
-        warnings.warn(f"group_coverage: HSIC on a random subsample of {HSIC_MAX_POINTS} of the "
-                      f"{n} points (its cost grows as n^2)", DataWarning, stacklevel=4)
+        warnings.warn(
+            f"group_coverage: HSIC on a random subsample of {HSIC_MAX_POINTS} of the "
+            f"{n} points (its cost grows as n^2)",
+            DataWarning,
+            stacklevel=4,
+        )
     else:
         gram_idx = np.arange(n)
     gram = group_coverage_kernels.gaussian_gram(widths[gram_idx], s_w)
@@ -273,19 +303,36 @@ def _group_coverage_one(ds, *, rng, groups, features, spec, level, intervals, ge
     measures.append("hsic")
     estimate.append(hsic)
     perms = np.vstack([rs.perm.permutation(c_h) for _ in range(n_perm)])
-    perm_vals = np.concatenate([np.sqrt(group_coverage_kernels.hsic_traces(gram, perms[a:a + 256],
-                                                                           s_c))
-                                for a in range(0, n_perm, 256)])
+    perm_vals = np.concatenate(
+        [
+            np.sqrt(group_coverage_kernels.hsic_traces(gram, perms[a : a + 256], s_c))
+            for a in range(0, n_perm, 256)
+        ]
+    )
     hsic_p = (1.0 + np.count_nonzero(perm_vals >= hsic * (1 - 1e-12))) / (1.0 + n_perm)
 
     # calibrated sets: the same groups, directions and widths
     n_blocks = -(-n_mc // _BLOCK)
     bar = progress_bar(n_blocks, desc="group coverage reference", progress=reference.progress)
     q = None if gen is None else float(gen.ppf(0.5 + level / 2.0))
-    shared = (n_mc, seeds.kernel_seed(rs.mc), level, u, gen, q, n,
-              [(lab, len(strs)) for _, lab, strs in groupings], orders, m, gram_idx, gram, s_c)
-    sims = np.vstack(run_blocks(_sim_block, n_blocks, client=reference.client, progress=bar,
-                                shared=shared))
+    shared = (
+        n_mc,
+        seeds.kernel_seed(rs.mc),
+        level,
+        u,
+        gen,
+        q,
+        n,
+        [(lab, len(strs)) for _, lab, strs in groupings],
+        orders,
+        m,
+        gram_idx,
+        gram,
+        s_c,
+    )
+    sims = np.vstack(
+        run_blocks(_sim_block, n_blocks, client=reference.client, progress=bar, shared=shared)
+    )
     bar.close()
     estimate = np.array(estimate)
     kinds = [mname.split(":")[0] for mname in measures]
@@ -325,17 +372,38 @@ def _group_coverage_one(ds, *, rng, groups, features, spec, level, intervals, ge
             "picp": ((), float(cover.mean())),
             "n_points": ((), n),
         },
-        coords={"measure": measures, "group": np.arange(coverage.size),
-                "grouped_by": ("group", np.array(grouped_by, dtype=object)),
-                "label": ("group", np.array(labels_c, dtype=object)),
-                "count": ("group", counts_c.astype(np.int64))},
+        coords={
+            "measure": measures,
+            "group": np.arange(coverage.size),
+            "grouped_by": ("group", np.array(grouped_by, dtype=object)),
+            "label": ("group", np.array(labels_c, dtype=object)),
+            "count": ("group", counts_c.astype(np.int64)),
+        },
     )
 
 
-def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="equal_count",
-                   min_count=None, level=0.9, intervals="uE", generative="normal", delta=0.1,
-                   n_directions=100, directions=None, kernel_sizes=(1.0, 1.0), n_perm=1000,
-                   n_mc=200, ci=0.95, rng=None, client=None, progress=None):
+def group_coverage(
+    data,
+    *,
+    groups=None,
+    features=None,
+    n_bins=None,
+    binning="equal_count",
+    min_count=None,
+    level=0.9,
+    intervals="uE",
+    generative="normal",
+    delta=0.1,
+    n_directions=100,
+    directions=None,
+    kernel_sizes=(1.0, 1.0),
+    n_perm=1000,
+    n_mc=200,
+    ci=0.95,
+    rng=None,
+    client=None,
+    progress=None,
+):
     r"""Coverage of the prediction intervals across groups, against calibrated data.
 
     Conditional coverage (Angelopoulos & Bates 2021): calibrated intervals cover a fraction
@@ -524,23 +592,31 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     intervals = checks.choice("intervals", intervals, INTERVAL_SOURCES)
     level = checks.probability("level", level)
     ci = checks.probability("ci", ci)
-    spec = BinningSpec.check(n_bins=n_bins, binning=binning,
-                             min_count=GROUP_MIN_COUNT if min_count is None else min_count)
+    spec = BinningSpec.check(
+        n_bins=n_bins,
+        binning=binning,
+        min_count=GROUP_MIN_COUNT if min_count is None else min_count,
+    )
     if checks.is_bool(delta) or not isinstance(delta, numbers.Real):
         raise TypeError(f"delta must be a number in (0, 1], got {delta!r}")
     delta = float(delta)
     if not 0.0 < delta <= 1.0:
         raise ValueError(f"delta must be in (0, 1], got {delta!r}")
     n_directions = checks.count("n_directions", n_directions, minimum=1)
-    if isinstance(kernel_sizes, (str, bytes)) or np.ndim(kernel_sizes) != 1 \
-            or len(kernel_sizes) != 2:
+    if (
+        isinstance(kernel_sizes, (str, bytes))
+        or np.ndim(kernel_sizes) != 1
+        or len(kernel_sizes) != 2
+    ):
         raise TypeError(f"kernel_sizes must be two positive numbers, got {kernel_sizes!r}")
     kernel_sizes = tuple(checks.positive("kernel_sizes", s) for s in kernel_sizes)
     n_perm = checks.count("n_perm", n_perm, minimum=1)
     if features is not None and not isinstance(features, str):
         if not isinstance(features, (list, tuple)):
-            raise TypeError(f"features must be None, a variable name or a sequence of names, "
-                            f"got {features!r} ({type(features).__name__})")
+            raise TypeError(
+                f"features must be None, a variable name or a sequence of names, "
+                f"got {features!r} ({type(features).__name__})"
+            )
         features = tuple(features)
         if not all(isinstance(f, str) for f in features):
             raise TypeError(f"features must be names of dataset variables, got {features!r}")
@@ -548,19 +624,43 @@ def group_coverage(data, *, groups=None, features=None, n_bins=None, binning="eq
     gen_name = get_generative(generative).name
     stream = checks.rng(rng)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
-    measures = _Measures(delta=delta, n_directions=n_directions, directions=directions,
-                         kernel_sizes=kernel_sizes, n_perm=n_perm)
-    out = map_datasets(_group_coverage_one, data, rng=stream, groups=groups, features=features,
-                       spec=spec, level=level, intervals=intervals, generative=generative,
-                       measures=measures,
-                       reference=_Reference(n_mc=n_mc, ci=ci, client=resolve_client(client),
-                                            progress=progress))
-    out.attrs.update({"level": level, "intervals": intervals, "generative": gen_name,
-                      "delta": delta, "n_directions": n_directions, "n_perm": n_perm,
-                      "n_mc": n_mc, "ci": ci, "min_count": spec.min_count,
-                      "binning": spec.binning,
-                      "n_bins": _n_bins_used(data, spec.n_bins, spec.min_count),
-                      "kernel_sizes": list(kernel_sizes), "rng": seeds.seed_attr(rng),
-                      "citation": "Ding et al. (2023) (CovGap), Cauchois et al. (2021) "
-                                  "(worst-slab coverage), Feldman et al. (2021) (HSIC)"})
+    measures = _Measures(
+        delta=delta,
+        n_directions=n_directions,
+        directions=directions,
+        kernel_sizes=kernel_sizes,
+        n_perm=n_perm,
+    )
+    out = map_datasets(
+        _group_coverage_one,
+        data,
+        rng=stream,
+        groups=groups,
+        features=features,
+        spec=spec,
+        level=level,
+        intervals=intervals,
+        generative=generative,
+        measures=measures,
+        reference=_Reference(n_mc=n_mc, ci=ci, client=resolve_client(client), progress=progress),
+    )
+    out.attrs.update(
+        {
+            "level": level,
+            "intervals": intervals,
+            "generative": gen_name,
+            "delta": delta,
+            "n_directions": n_directions,
+            "n_perm": n_perm,
+            "n_mc": n_mc,
+            "ci": ci,
+            "min_count": spec.min_count,
+            "binning": spec.binning,
+            "n_bins": _n_bins_used(data, spec.n_bins, spec.min_count),
+            "kernel_sizes": list(kernel_sizes),
+            "rng": seeds.seed_attr(rng),
+            "citation": "Ding et al. (2023) (CovGap), Cauchois et al. (2021) "
+            "(worst-slab coverage), Feldman et al. (2021) (HSIC)",
+        }
+    )
     return out

@@ -6,8 +6,28 @@ One module per analysis package: :mod:`~uqviz.plots.average`, :mod:`~uqviz.plots
 :mod:`~uqviz.plots.scores`, :mod:`~uqviz.plots.comparison` (comparing models).
 """
 
-from uqviz.plots import (average, comparison, conditional, experiments, groups, pit, quantile,
-                         recalibration, reference, scores)
+from uqviz.plots import (
+    average,
+    comparison,
+    conditional,
+    experiments,
+    groups,
+    pit,
+    quantile,
+    recalibration,
+    reference,
+    scores,
+)
 
-__all__ = ["average", "comparison", "conditional", "experiments", "groups", "pit", "quantile",
-           "recalibration", "reference", "scores"]
+__all__ = [
+    "average",
+    "comparison",
+    "conditional",
+    "experiments",
+    "groups",
+    "pit",
+    "quantile",
+    "recalibration",
+    "reference",
+    "scores",
+]

@@ -61,12 +61,15 @@ def drawable(what: str, result, variables: Iterable[str], *, name: str = "result
         arr = result[v]
         if arr.size == 0:
             empty = [str(d) for d in arr.dims if arr.sizes[d] == 0]
-            raise ValueError(f"{what}: {name} is empty: dim {empty[0]!r} has 0 entries, "
-                             "nothing to draw")
+            raise ValueError(
+                f"{what}: {name} is empty: dim {empty[0]!r} has 0 entries, nothing to draw"
+            )
         values = np.asarray(arr.values)
         if values.dtype.kind in "fc" and np.isnan(values).all():
-            raise ValueError(f"{what}: every value of {v!r} in {name} is NaN "
-                             f"({values.size} values): nothing to draw")
+            raise ValueError(
+                f"{what}: every value of {v!r} in {name} is NaN "
+                f"({values.size} values): nothing to draw"
+            )
     return result
 
 
@@ -117,8 +120,9 @@ def names(what: str, option: str, value, allowed: Iterable, *, default=None) -> 
     try:
         value = list(value)
     except TypeError:
-        raise TypeError(f"{what}: {option} must be a name or a sequence of names, got "
-                        f"{type(value).__name__}") from None
+        raise TypeError(
+            f"{what}: {option} must be a name or a sequence of names, got {type(value).__name__}"
+        ) from None
     if not value:
         raise ValueError(f"{what}: {option} is empty; give at least one of {allowed}")
     for v in value:

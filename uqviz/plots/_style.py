@@ -18,8 +18,18 @@ COLORS = {
     "band": "#9ecae1",
     "unsafe": "#fdd0a2",
     "accent": "#ff7f0e",
-    "series": ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-               "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"],
+    "series": [
+        "#1f77b4",
+        "#ff7f0e",
+        "#2ca02c",
+        "#d62728",
+        "#9467bd",
+        "#8c564b",
+        "#e377c2",
+        "#7f7f7f",
+        "#bcbd22",
+        "#17becf",
+    ],
 }
 
 STYLE = {
@@ -71,8 +81,9 @@ def get_ax(ax=None, figsize=(4.5, 3.5)):
 def check_ax(ax):
     """``ax`` if it is a matplotlib Axes, else a TypeError naming ``ax``."""
     if not isinstance(ax, Axes):
-        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__} "
-                        f"({ax!r:.40})")
+        raise TypeError(
+            f"ax must be a matplotlib Axes or None, got {type(ax).__name__} ({ax!r:.40})"
+        )
     return ax
 
 
@@ -92,8 +103,10 @@ def one_dataset(result, dataset, what):
     names = [str(n) for n in result["dataset"].values]
     if dataset is None:
         if len(names) > 1:
-            raise ValueError(f"{what}: the result holds {len(names)} datasets; choose one "
-                             f"with dataset= (one of {names})")
+            raise ValueError(
+                f"{what}: the result holds {len(names)} datasets; choose one "
+                f"with dataset= (one of {names})"
+            )
         dataset = names[0]
     if isinstance(dataset, (int, np.integer)):
         dataset = names[dataset]
@@ -124,8 +137,7 @@ def plain_log_labels(x):
     ValueError if any x <= 0 (the rule of every log x axis, matplotlib's and SVG's)."""
     x = np.asarray(x, dtype=float)
     if np.nanmin(x) <= 0:
-        raise ValueError("log_x: the x values must be positive "
-                         f"({int(np.sum(x <= 0))} are not)")
+        raise ValueError(f"log_x: the x values must be positive ({int(np.sum(x <= 0))} are not)")
     return bool(np.nanmin(x) >= 1e-3 and np.nanmax(x) <= 1e4)
 
 
@@ -139,14 +151,20 @@ def set_log_x(ax, x):
 
 
 #: colour of each average-calibration statistic in every figure
-STATISTIC_COLORS = {"ZMS": "#1f77b4", "RCE": "#d62728", "RCE2": "#9467bd", "ZM": "#2ca02c",
-                    "ZVar": "#17becf", "NLL": "#8c564b"}
+STATISTIC_COLORS = {
+    "ZMS": "#1f77b4",
+    "RCE": "#d62728",
+    "RCE2": "#9467bd",
+    "ZM": "#2ca02c",
+    "ZVar": "#17becf",
+    "NLL": "#8c564b",
+}
 #: TeX of the variables of the tailedness screen
 VAR_TEX = {"uE2": r"u_E^2", "E2": r"E^2", "Z2": r"Z^2"}
 #: shading of the zones beyond the safety limits of Pernot (2024b), Table II
 UNSAFE_ALPHA = 0.45
-ZONE_U = "#fee6ce"     # unsafe for RCE only (uE^2)
-ZONE_E = "#fdae6b"     # unsafe for RCE and ZMS (E^2, Z^2)
+ZONE_U = "#fee6ce"  # unsafe for RCE only (uE^2)
+ZONE_E = "#fdae6b"  # unsafe for RCE and ZMS (E^2, Z^2)
 #: y-axis labels of the local statistics
 STAT_LABELS = {
     "ZMS": r"LZMS, $\langle Z^2 \rangle$ per bin",
@@ -160,8 +178,13 @@ STAT_LABELS = {
 def bin_arrays(res):
     """``(x, estimate, lower, upper, valid)`` per bin of a :func:`uqviz.local_calibration`
     result for one dataset (``valid`` as booleans)."""
-    return (res["bin_center"].values, res["estimate"].values, res["ci_lower"].values,
-            res["ci_upper"].values, res["valid"].values.astype(bool))
+    return (
+        res["bin_center"].values,
+        res["estimate"].values,
+        res["ci_lower"].values,
+        res["ci_upper"].values,
+        res["valid"].values.astype(bool),
+    )
 
 
 def statistic_color(name, i=0):

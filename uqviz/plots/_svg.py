@@ -34,18 +34,73 @@ from uqviz.plots._style import PlainLogFormatter, plain_log_labels
 #: fonts of the SVG text (matplotlib's default family first)
 FONT_FAMILY = "DejaVu Sans, Bitstream Vera Sans, Verdana, Arial, Helvetica, sans-serif"
 #: greek letters and symbols of mathtext the labels use
-SYMBOLS = {"langle": "\u27e8", "rangle": "\u27e9", "pm": "\u00b1", "times": "\u00d7",
-           "cdot": "\u00b7", "sqrt": "\u221a", "infty": "\u221e", "leq": "\u2264",
-           "geq": "\u2265", "approx": "\u2248", "sim": "\u223c", "to": "\u2192", "mid": "|",
-           ",": "\u2009", ";": "\u2005", " ": " ", "%": "%", "$": "$", "_": "_", "{": "{",
-           "}": "}", "minus": "\u2212", "prime": "\u2032", "ell": "\u2113"}
-GREEK = dict(zip(
-    ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "kappa", "lambda",
-     "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "phi", "chi", "psi", "omega", "Gamma",
-     "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega", "varepsilon"],
-    "\u03b1\u03b2\u03b3\u03b4\u03b5\u03b6\u03b7\u03b8\u03ba\u03bb\u03bc\u03bd\u03be\u03c0\u03c1"
-    "\u03c3\u03c4\u03c6\u03c7\u03c8\u03c9\u0393\u0394\u0398\u039b\u039e\u03a0\u03a3\u03a6\u03a8"
-    "\u03a9\u03b5"))
+SYMBOLS = {
+    "langle": "\u27e8",
+    "rangle": "\u27e9",
+    "pm": "\u00b1",
+    "times": "\u00d7",
+    "cdot": "\u00b7",
+    "sqrt": "\u221a",
+    "infty": "\u221e",
+    "leq": "\u2264",
+    "geq": "\u2265",
+    "approx": "\u2248",
+    "sim": "\u223c",
+    "to": "\u2192",
+    "mid": "|",
+    ",": "\u2009",
+    ";": "\u2005",
+    " ": " ",
+    "%": "%",
+    "$": "$",
+    "_": "_",
+    "{": "{",
+    "}": "}",
+    "minus": "\u2212",
+    "prime": "\u2032",
+    "ell": "\u2113",
+}
+GREEK = dict(
+    zip(
+        [
+            "alpha",
+            "beta",
+            "gamma",
+            "delta",
+            "epsilon",
+            "zeta",
+            "eta",
+            "theta",
+            "kappa",
+            "lambda",
+            "mu",
+            "nu",
+            "xi",
+            "pi",
+            "rho",
+            "sigma",
+            "tau",
+            "phi",
+            "chi",
+            "psi",
+            "omega",
+            "Gamma",
+            "Delta",
+            "Theta",
+            "Lambda",
+            "Xi",
+            "Pi",
+            "Sigma",
+            "Phi",
+            "Psi",
+            "Omega",
+            "varepsilon",
+        ],
+        "\u03b1\u03b2\u03b3\u03b4\u03b5\u03b6\u03b7\u03b8\u03ba\u03bb\u03bc\u03bd\u03be\u03c0\u03c1"
+        "\u03c3\u03c4\u03c6\u03c7\u03c8\u03c9\u0393\u0394\u0398\u039b\u039e\u03a0\u03a3\u03a6\u03a8"
+        "\u03a9\u03b5",
+    )
+)
 #: commands whose argument is upright text
 UPRIGHT = {"mathdefault", "mathrm", "rm", "text", "mathregular", "operatorname"}
 _TOKEN = re.compile(r"\\([A-Za-z]+|.)|(.)", re.S)
@@ -122,11 +177,16 @@ def svg_text(x, y, text, size, *, anchor="start", rotate=None, color="#000000"):
         if shift != offset:
             attrs.append(f'dy="{shift - offset:.2f}"')
             offset = shift
-        spans.append(f"<tspan {' '.join(attrs)}>{html.escape(s, quote=False)}</tspan>"
-                     if attrs else html.escape(s, quote=False))
+        spans.append(
+            f"<tspan {' '.join(attrs)}>{html.escape(s, quote=False)}</tspan>"
+            if attrs
+            else html.escape(s, quote=False)
+        )
     transform = f' transform="rotate({rotate} {x:.2f} {y:.2f})"' if rotate else ""
-    return (f'<text x="{x:.2f}" y="{y:.2f}" font-size="{size:.2f}" text-anchor="{anchor}" '
-            f'fill="{color}"{transform}>{"".join(spans)}</text>')
+    return (
+        f'<text x="{x:.2f}" y="{y:.2f}" font-size="{size:.2f}" text-anchor="{anchor}" '
+        f'fill="{color}"{transform}>{"".join(spans)}</text>'
+    )
 
 
 def autoscale(values, log=False, margin=0.05):
@@ -183,15 +243,25 @@ def ticks(lo, hi, *, log=False, nbins=9, plain_log=True):
         return list(zip(major, labels)), [], fmt.get_offset()
     nbins = max(nbins, 2)  # the log axes' numticks: the tick space clipped to [2, 9]
     major = _in_view(ticker.LogLocator(numticks=nbins).tick_values(lo, hi), lo, hi, log)
-    minor = _in_view(ticker.LogLocator(subs="auto", numticks=nbins).tick_values(lo, hi),
-                     lo, hi, log)
+    minor = _in_view(
+        ticker.LogLocator(subs="auto", numticks=nbins).tick_values(lo, hi), lo, hi, log
+    )
     tol = (np.log10(hi) - np.log10(lo)) * 1e-5
-    minor = [m for m in minor if not np.any(np.abs(np.log10(m) - np.log10(major)) < tol)] \
-        if major else minor
-    kind = (lambda: PlainLogFormatter(labelOnlyBase=False)) if plain_log \
+    minor = (
+        [m for m in minor if not np.any(np.abs(np.log10(m) - np.log10(major)) < tol)]
+        if major
+        else minor
+    )
+    kind = (
+        (lambda: PlainLogFormatter(labelOnlyBase=False))
+        if plain_log
         else (lambda: ticker.LogFormatterSciNotation(labelOnlyBase=False))
-    return (list(zip(major, _format(kind(), major, lo, hi))),
-            list(zip(minor, _format(kind(), minor, lo, hi))), "")
+    )
+    return (
+        list(zip(major, _format(kind(), major, lo, hi))),
+        list(zip(minor, _format(kind(), minor, lo, hi))),
+        "",
+    )
 
 
 def _in_view(locs, lo, hi, log):
@@ -252,8 +322,7 @@ class SvgAxes:
     def hline(self, y, *, color, lw=1.0, dash=False, alpha=1.0, label=None, zorder=1):
         """A horizontal line across the axes (``axhline``); its y counts in the y limits."""
         self.data_y.append([y])
-        self.items.append((zorder, "hline", dict(y=y, color=color, lw=lw, dash=dash,
-                                                  alpha=alpha)))
+        self.items.append((zorder, "hline", dict(y=y, color=color, lw=lw, dash=dash, alpha=alpha)))
         self.legend_entry(label, "line", color=color, lw=lw, dash=dash)
 
     def vline(self, x, *, color, lw=1.0, label=None, zorder=2):
@@ -268,18 +337,34 @@ class SvgAxes:
         self.items.append((zorder, "vspan", dict(x0=x0, x1=x1, color=color, alpha=alpha)))
         self.legend_entry(label, "patch", color=color, alpha=alpha)
 
-    def errorbar(self, x, y, lo, hi, *, color, lw=1.0, ms=3.0, fill=True, alpha=1.0,
-                 marker=True, label=None, zorder=3):
+    def errorbar(
+        self,
+        x,
+        y,
+        lo,
+        hi,
+        *,
+        color,
+        lw=1.0,
+        ms=3.0,
+        fill=True,
+        alpha=1.0,
+        marker=True,
+        label=None,
+        zorder=3,
+    ):
         """Vertical intervals ``[lo, hi]`` at ``x`` with a circle at ``y`` (``errorbar``)."""
         x, y, lo, hi = (np.asarray(v, dtype=float) for v in (x, y, lo, hi))
         self.data_x.append(x)
         self.data_y.extend([lo, hi, y])
-        self.items.append((zorder, "errorbar", dict(x=x, y=y, lo=lo, hi=hi, color=color,
-                                                     lw=lw, alpha=alpha)))
+        self.items.append(
+            (zorder, "errorbar", dict(x=x, y=y, lo=lo, hi=hi, color=color, lw=lw, alpha=alpha))
+        )
         if marker:
             self.markers(x, y, color=color, ms=ms, fill=fill, zorder=zorder + 0.5)
-        self.legend_entry(label, "errorbar" if marker else "line", color=color, lw=lw, ms=ms,
-                          dash=False)
+        self.legend_entry(
+            label, "errorbar" if marker else "line", color=color, lw=lw, ms=ms, dash=False
+        )
 
     def markers(self, x, y, *, color, ms=4.0, fill=True, label=None, zorder=3):
         """Circles of diameter ``ms`` points (open ones filled white when ``fill`` is False)."""
@@ -292,8 +377,7 @@ class SvgAxes:
     def interval(self, lo, hi, y, *, color, lw=1.5, ms=8.0, label=None, zorder=3):
         """A horizontal segment ``[lo, hi]`` at ``y`` with bars at its ends (``"-|"``)."""
         self.data_x.append([lo, hi])
-        self.items.append((zorder, "interval", dict(lo=lo, hi=hi, y=y, color=color, lw=lw,
-                                                     ms=ms)))
+        self.items.append((zorder, "interval", dict(lo=lo, hi=hi, y=y, color=color, lw=lw, ms=ms)))
         self.legend_entry(label, "interval", color=color, lw=lw)
 
     def stairs(self, values, edges, *, color, label=None, zorder=1):
@@ -325,18 +409,21 @@ class SvgAxes:
         """The figure as one ``<svg>`` element (a standalone SVG document)."""
         (x0, x1), (y0, y1) = self.limits()
         left, top, right, bottom = self.box
-        fx = (np.log10 if self.log_x else (lambda v: np.asarray(v, dtype=float)))
+        fx = np.log10 if self.log_x else (lambda v: np.asarray(v, dtype=float))
         a, b = fx(x0), fx(x1)
         self.tx = lambda v: left + (fx(np.asarray(v, dtype=float)) - a) / (b - a) * (right - left)
         self.ty = lambda v: bottom - (np.asarray(v, dtype=float) - y0) / (y1 - y0) * (bottom - top)
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width:.0f}" '
-               f'height="{self.height:.0f}" viewBox="0 0 {self.width:.0f} {self.height:.0f}" '
-               f'font-family="{FONT_FAMILY}">',
-               f'<rect width="{self.width:.0f}" height="{self.height:.0f}" fill="#ffffff"/>',
-               f'<clipPath id="axes"><rect x="{left:.2f}" y="{top:.2f}" '
-               f'width="{right - left:.2f}" height="{bottom - top:.2f}"/></clipPath>']
-        xt = ticks(x0, x1, log=self.log_x, nbins=self._nbins(right - left, 3),
-                   plain_log=self.plain_log)
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width:.0f}" '
+            f'height="{self.height:.0f}" viewBox="0 0 {self.width:.0f} {self.height:.0f}" '
+            f'font-family="{FONT_FAMILY}">',
+            f'<rect width="{self.width:.0f}" height="{self.height:.0f}" fill="#ffffff"/>',
+            f'<clipPath id="axes"><rect x="{left:.2f}" y="{top:.2f}" '
+            f'width="{right - left:.2f}" height="{bottom - top:.2f}"/></clipPath>',
+        ]
+        xt = ticks(
+            x0, x1, log=self.log_x, nbins=self._nbins(right - left, 3), plain_log=self.plain_log
+        )
         yt = ticks(y0, y1, nbins=self._nbins(bottom - top, 2))
         # the grid above patches and below lines (matplotlib's axes.axisbelow "line": 1.5)
         grid = (1.5, "grid", dict(xmajor=xt[0], ymajor=yt[0]))
@@ -376,20 +463,24 @@ class SvgAxes:
         for ticks_, length in ((xt[0], 3.5), (xt[1], 2.0)):
             for v, _ in ticks_:
                 x = self.tx(v)
-                d.append(f"M{x:.2f} {bottom:.2f}v{-self.pt(length):.2f}"
-                         f"M{x:.2f} {top:.2f}v{self.pt(length):.2f}")
+                d.append(
+                    f"M{x:.2f} {bottom:.2f}v{-self.pt(length):.2f}"
+                    f"M{x:.2f} {top:.2f}v{self.pt(length):.2f}"
+                )
         for v, _ in yt[0]:
             y = self.ty(v)
-            d.append(f"M{left:.2f} {y:.2f}h{self.pt(3.5):.2f}"
-                     f"M{right:.2f} {y:.2f}h{-self.pt(3.5):.2f}")
+            d.append(
+                f"M{left:.2f} {y:.2f}h{self.pt(3.5):.2f}M{right:.2f} {y:.2f}h{-self.pt(3.5):.2f}"
+            )
         out.append(f'<path d="{"".join(d)}" {self._stroke("#000000", 0.8)}/>')
-        out.append(f'<rect x="{left:.2f}" y="{top:.2f}" width="{right - left:.2f}" '
-                   f'height="{bottom - top:.2f}" {self._stroke("#000000", 0.8)}/>')
+        out.append(
+            f'<rect x="{left:.2f}" y="{top:.2f}" width="{right - left:.2f}" '
+            f'height="{bottom - top:.2f}" {self._stroke("#000000", 0.8)}/>'
+        )
         pad = self.pt(3.5)
         for v, s in xt[0] + xt[1]:
             if s:
-                out.append(svg_text(self.tx(v), bottom + pad + 0.76 * fs, s, fs,
-                                    anchor="middle"))
+                out.append(svg_text(self.tx(v), bottom + pad + 0.76 * fs, s, fs, anchor="middle"))
         for v, s in yt[0]:
             if s:
                 out.append(svg_text(left - pad, self.ty(v) + 0.36 * fs, s, fs, anchor="end"))
@@ -404,14 +495,28 @@ class SvgAxes:
         fs = self.pt(10.0)
         out = []
         if self.xlabel:
-            out.append(svg_text((left + right) / 2, bottom + self.label_offsets["x"] + 0.76 * fs,
-                                self.xlabel, fs, anchor="middle"))
+            out.append(
+                svg_text(
+                    (left + right) / 2,
+                    bottom + self.label_offsets["x"] + 0.76 * fs,
+                    self.xlabel,
+                    fs,
+                    anchor="middle",
+                )
+            )
         if self.ylabel:
             x, y = self.label_offsets["y"] + 0.76 * fs, (top + bottom) / 2
             out.append(svg_text(x, y, self.ylabel, fs, anchor="middle", rotate=-90))
         if self.title:
-            out.append(svg_text((left + right) / 2, top - self.pt(4.0) - 0.22 * self.pt(9.0),
-                                self.title, self.pt(9.0), anchor="middle"))
+            out.append(
+                svg_text(
+                    (left + right) / 2,
+                    top - self.pt(4.0) - 0.22 * self.pt(9.0),
+                    self.title,
+                    self.pt(9.0),
+                    anchor="middle",
+                )
+            )
         return out
 
     # one method per artist kind: the markup of the data (clipped to the axes)
@@ -429,8 +534,10 @@ class SvgAxes:
     def _draw_vspan(self, x0, x1, color, alpha):
         _, top, _, bottom = self.box
         a, b = sorted((float(self.tx(x0)), float(self.tx(x1))))
-        return (f'<rect x="{a:.2f}" y="{top:.2f}" width="{b - a:.2f}" height="{bottom - top:.2f}" '
-                f'fill="{color}" fill-opacity="{alpha:g}"/>')
+        return (
+            f'<rect x="{a:.2f}" y="{top:.2f}" width="{b - a:.2f}" height="{bottom - top:.2f}" '
+            f'fill="{color}" fill-opacity="{alpha:g}"/>'
+        )
 
     def _draw_errorbar(self, x, y, lo, hi, color, lw, alpha):
         ok = np.isfinite(x) & np.isfinite(lo) & np.isfinite(hi)
@@ -439,8 +546,11 @@ class SvgAxes:
         return f'<path d="{d}" {self._stroke(color, lw, alpha)}/>'
 
     def _circles(self, xs, ys, r):
-        return "".join(f"M{a - r:.2f} {b:.2f}a{r:.2f} {r:.2f} 0 1 0 {2 * r:.2f} 0"
-                       f"a{r:.2f} {r:.2f} 0 1 0 {-2 * r:.2f} 0" for a, b in zip(xs, ys))
+        return "".join(
+            f"M{a - r:.2f} {b:.2f}a{r:.2f} {r:.2f} 0 1 0 {2 * r:.2f} 0"
+            f"a{r:.2f} {r:.2f} 0 1 0 {-2 * r:.2f} 0"
+            for a, b in zip(xs, ys)
+        )
 
     def _draw_markers(self, x, y, color, ms, fill):
         ok = np.isfinite(x) & np.isfinite(y)
@@ -448,13 +558,17 @@ class SvgAxes:
             return ""
         r = self.pt(ms) / 2
         face = color if fill else "#ffffff"
-        return (f'<path d="{self._circles(self.tx(x[ok]), self.ty(y[ok]), r)}" fill="{face}" '
-                f'stroke="{color}" stroke-width="{self.pt(1.0):.2f}"/>')
+        return (
+            f'<path d="{self._circles(self.tx(x[ok]), self.ty(y[ok]), r)}" fill="{face}" '
+            f'stroke="{color}" stroke-width="{self.pt(1.0):.2f}"/>'
+        )
 
     def _draw_interval(self, lo, hi, y, color, lw, ms):
         a, b, yy, h = float(self.tx(lo)), float(self.tx(hi)), float(self.ty(y)), self.pt(ms) / 2
-        d = (f"M{a:.2f} {yy:.2f}H{b:.2f}M{a:.2f} {yy - h:.2f}v{2 * h:.2f}"
-             f"M{b:.2f} {yy - h:.2f}v{2 * h:.2f}")
+        d = (
+            f"M{a:.2f} {yy:.2f}H{b:.2f}M{a:.2f} {yy - h:.2f}v{2 * h:.2f}"
+            f"M{b:.2f} {yy - h:.2f}v{2 * h:.2f}"
+        )
         return f'<path d="{d}" {self._stroke(color, lw)}/>'
 
     def _draw_stairs(self, values, edges, color):
@@ -485,22 +599,27 @@ class SvgAxes:
     def _handle(self, kind, style, x, mid, width, fs):
         color = style["color"]
         if kind == "patch":
-            return (f'<rect x="{x:.2f}" y="{mid - 0.35 * fs:.2f}" width="{width:.2f}" '
-                    f'height="{0.7 * fs:.2f}" fill="{color}" fill-opacity="{style["alpha"]:g}"/>')
+            return (
+                f'<rect x="{x:.2f}" y="{mid - 0.35 * fs:.2f}" width="{width:.2f}" '
+                f'height="{0.7 * fs:.2f}" fill="{color}" fill-opacity="{style["alpha"]:g}"/>'
+            )
         if kind == "marker":
             r = self.pt(style["ms"]) / 2
             face = color if style.get("fill", True) else "#ffffff"
-            return (f'<path d="{self._circles([x + width / 2], [mid], r)}" fill="{face}" '
-                    f'stroke="{color}" stroke-width="{self.pt(1.0):.2f}"/>')
+            return (
+                f'<path d="{self._circles([x + width / 2], [mid], r)}" fill="{face}" '
+                f'stroke="{color}" stroke-width="{self.pt(1.0):.2f}"/>'
+            )
         stroke = self._stroke(color, style["lw"], dash=style.get("dash", False))
         if kind == "errorbar":
             c, r = x + width / 2, self.pt(style["ms"]) / 2
-            return (f'<path d="M{c:.2f} {mid - 0.45 * fs:.2f}V{mid + 0.45 * fs:.2f}" {stroke}/>'
-                    f'<path d="{self._circles([c], [mid], r)}" fill="{color}" stroke="{color}"/>')
+            return (
+                f'<path d="M{c:.2f} {mid - 0.45 * fs:.2f}V{mid + 0.45 * fs:.2f}" {stroke}/>'
+                f'<path d="{self._circles([c], [mid], r)}" fill="{color}" stroke="{color}"/>'
+            )
         if kind == "interval":
             h = 0.4 * fs
-            d = (f"M{x:.2f} {mid:.2f}h{width:.2f}M{x + width / 2:.2f} {mid - h:.2f}"
-                 f"v{2 * h:.2f}")
+            d = f"M{x:.2f} {mid:.2f}h{width:.2f}M{x + width / 2:.2f} {mid - h:.2f}v{2 * h:.2f}"
             return f'<path d="{d}" {stroke}/>'
         return f'<path d="M{x:.2f} {mid:.2f}h{width:.2f}" {stroke}/>'
 
@@ -508,8 +627,9 @@ class SvgAxes:
 def new_axes(layout):
     """An :class:`SvgAxes` of ``layout``: a dict of ``figsize`` (inches), ``margins`` and
     ``label_offsets`` (inches, as :class:`SvgAxes`) and ``dpi``."""
-    return SvgAxes(layout["figsize"], layout["margins"], layout["label_offsets"],
-                   dpi=layout.get("dpi", 100))
+    return SvgAxes(
+        layout["figsize"], layout["margins"], layout["label_offsets"], dpi=layout.get("dpi", 100)
+    )
 
 
 def set_log_x(ax, x):

@@ -15,16 +15,32 @@ from scipy import stats as sps
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
 from uqviz.engine import checks
 from uqviz.engine.tree import datasets_of
-from uqviz.plots._style import (COLORS, STATISTIC_COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E,
-                                ZONE_U, apply_style, get_ax, statistic_color)
+from uqviz.plots._style import (
+    COLORS,
+    STATISTIC_COLORS,
+    UNSAFE_ALPHA,
+    VAR_TEX,
+    ZONE_E,
+    ZONE_U,
+    apply_style,
+    get_ax,
+    statistic_color,
+)
 from uqviz.plots._style import one_dataset as _one_dataset
 from uqviz.plots._checks import drawable, names as _names
 
-__all__ = ["intervals", "fit_histogram", "skewness_map", "zeta_comparison",
-           "decimation_curves", "STATISTIC_COLORS"]
+__all__ = [
+    "intervals",
+    "fit_histogram",
+    "skewness_map",
+    "zeta_comparison",
+    "decimation_curves",
+    "STATISTIC_COLORS",
+]
 
 _VAR_COLORS = {"E2": "#d62728", "Z2": "#1f77b4", "uE2": "#2ca02c"}
 _NIG_COLOR = "#000000"
+
 
 # --------------------------------------------------------------------------
 # helpers
@@ -41,8 +57,9 @@ def _point_labels(names, labels, what):
     if isinstance(labels, str):
         if labels == "name":
             return [str(s) for s in names]
-        raise ValueError(f"{what}: labels must be 'number', 'name' or a sequence of {n} "
-                         f"texts, got {labels!r}")
+        raise ValueError(
+            f"{what}: labels must be 'number', 'name' or a sequence of {n} texts, got {labels!r}"
+        )
     labels = [str(s) for s in labels]
     if len(labels) != n:
         raise ValueError(f"{what}: labels has {len(labels)} texts for {n} datasets")
@@ -76,9 +93,18 @@ def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
     for xi, yi, t in zip(x, y, texts):
         if not (np.isfinite(xi) and np.isfinite(yi)):
             continue
-        ann = ax.annotate(t, (xi, yi), xytext=(dx, 0), textcoords="offset points", ha=ha,
-                          va="center", fontsize=fontsize, color=color, zorder=6,
-                          annotation_clip=True)
+        ann = ax.annotate(
+            t,
+            (xi, yi),
+            xytext=(dx, 0),
+            textcoords="offset points",
+            ha=ha,
+            va="center",
+            fontsize=fontsize,
+            color=color,
+            zorder=6,
+            annotation_clip=True,
+        )
         bbox = ann.get_window_extent(renderer).shrunk(0.9, 0.8)
         step = bbox.height * 1.05
         for k in (0, 1, -1, 2, -2, 3, -3):
@@ -92,7 +118,6 @@ def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
         out.append(ann)
     ax._uqviz_label_boxes = placed
     return out
-
 
 
 def intervals(result, *, ax=None, statistics=None):
@@ -118,8 +143,13 @@ def intervals(result, *, ax=None, statistics=None):
     >>> len(intervals(res).get_yticklabels())
     2
     """
-    checks.result("result", result, "uqviz.validate_average", dims=("statistic",),
-                  variables=("estimate", "ci_lower", "ci_upper", "reference", "valid"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.validate_average",
+        dims=("statistic",),
+        variables=("estimate", "ci_lower", "ci_upper", "reference", "valid"),
+    )
     res = result if "dataset" in result.dims else result.expand_dims(dataset=[""])
     stats_ = _names("intervals", "statistics", statistics, res.statistic.values)
     drawable("intervals", res.sel(statistic=stats_), ("estimate",))
@@ -158,11 +188,16 @@ def _select_fit(shapes, variable, dataset, what):
         res, _ = _one_dataset(shapes, dataset, what)
     if "variable" in res.dims:
         if variable not in res["variable"].values:
-            raise ValueError(f"{what}: no fit of {variable!r} in shapes_result "
-                             f"(variables {res['variable'].values.tolist()})")
+            raise ValueError(
+                f"{what}: no fit of {variable!r} in shapes_result "
+                f"(variables {res['variable'].values.tolist()})"
+            )
         fit = res.sel(variable=variable)
-        model = str(fit["model"].values) if "model" in fit.coords else (
-            "invgamma" if variable == "uE2" else "f1")
+        model = (
+            str(fit["model"].values)
+            if "model" in fit.coords
+            else ("invgamma" if variable == "uE2" else "f1")
+        )
     else:
         fitted = res.attrs.get("variable")
         if fitted is not None and fitted != variable:
@@ -180,14 +215,17 @@ def _select_data(data, dataset, what):
     names = [n for n, _ in pairs]
     if dataset is None:
         if len(pairs) > 1:
-            raise ValueError(f"{what}: the data hold {len(names)} datasets; choose one with "
-                             f"dataset= (one of {names})")
+            raise ValueError(
+                f"{what}: the data hold {len(names)} datasets; choose one with "
+                f"dataset= (one of {names})"
+            )
         name, ds = pairs[0]
         return (name if name is not None else ds.attrs.get("name")), ds
     if isinstance(dataset, (int, np.integer)):
         if not -len(pairs) <= dataset < len(pairs):
-            raise ValueError(f"{what}: dataset index {dataset} out of range for "
-                             f"{len(pairs)} datasets")
+            raise ValueError(
+                f"{what}: dataset index {dataset} out of range for {len(pairs)} datasets"
+            )
         name, ds = pairs[dataset]
         return (name if name is not None else ds.attrs.get("name")), ds
     if dataset not in names:
@@ -219,7 +257,7 @@ def _implied_for(implied, name, variable, what):
 def _log_axis(ax, lo_x, hi_x):
     ax.set_xscale("log")
     ax.set_xlim(lo_x, hi_x)
-    if np.log10(hi_x / lo_x) < 2.0:      # less than two decades: label 1-2-5 ticks plainly
+    if np.log10(hi_x / lo_x) < 2.0:  # less than two decades: label 1-2-5 ticks plainly
         ax.xaxis.set_major_locator(ticker.LogLocator(base=10.0, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
@@ -232,8 +270,18 @@ def _axis_labels(ax, ds, variable):
     ax.set_ylabel(f"density of $\\ln {VAR_TEX[variable]}$")
 
 
-def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None, dataset=None,
-                  n_bins=None, legend=True, title=None):
+def fit_histogram(
+    data,
+    shapes_result,
+    *,
+    variable="uE2",
+    implied=None,
+    ax=None,
+    dataset=None,
+    n_bins=None,
+    legend=True,
+    title=None,
+):
     """Log-scale histogram of uE^2, E^2 or Z^2 with the fitted density (Pernot (2024b), Figs. 1-2).
 
     The histogram of ``ln X`` is drawn against ``X`` on a log axis, with the fitted
@@ -272,19 +320,22 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
     ['data', '$F(1,\\\\nu)$ fit', 'NIG model']
     """
     what = "fit_histogram"
-    checks.result("shapes_result", shapes_result, "uqviz.distribution_shapes",
-                  variables=("nu", "scale"))
+    checks.result(
+        "shapes_result", shapes_result, "uqviz.distribution_shapes", variables=("nu", "scale")
+    )
     if variable not in VAR_TEX:
         raise ValueError(f"{what}: variable must be one of {list(VAR_TEX)}, got {variable!r}")
     n_bins = checks.optional_count("n_bins", n_bins, minimum=1)
     if n_bins is None:
         n_bins = 33 if variable == "uE2" else 25
     if dataset is None and len(datasets_of(data)) > 1:
-        return _fit_histogram_overlay(data, shapes_result, variable, implied, ax, n_bins,
-                                      legend, title)
+        return _fit_histogram_overlay(
+            data, shapes_result, variable, implied, ax, n_bins, legend, title
+        )
     name, ds = _select_data(data, dataset, what)
-    _, fit, model = _select_fit(shapes_result, variable,
-                                name if "dataset" in shapes_result.dims else None, what)
+    _, fit, model = _select_fit(
+        shapes_result, variable, name if "dataset" in shapes_result.dims else None, what
+    )
     implied = _implied_for(implied, name, variable, what)
     x, pos = _squared(ds, variable, what)
     n_zero = x.size - pos.size
@@ -300,12 +351,24 @@ def fit_histogram(data, shapes_result, *, variable="uE2", implied=None, ax=None,
     ax.stairs(dens, edges, fill=False, color="#4a7fb0", lw=0.6, zorder=2)
     grid = np.geomspace(edges[0] / 3.0, edges[-1] * 3.0, 600)
     nu, scale = float(fit["nu"]), float(fit["scale"])
-    ax.plot(grid, grid * _model_pdf(model, grid, nu, scale), color="#08306b", lw=1.8,
-            label=f"{_FIT_NAMES.get(model, model)} ($\\nu$ = {nu:.3g})", zorder=3)
+    ax.plot(
+        grid,
+        grid * _model_pdf(model, grid, nu, scale),
+        color="#08306b",
+        lw=1.8,
+        label=f"{_FIT_NAMES.get(model, model)} ($\\nu$ = {nu:.3g})",
+        zorder=3,
+    )
     if implied is not None:
         nu_n, sc_n = float(implied["nu"]), float(implied["scale"])
-        ax.plot(grid, grid * _model_pdf("f1", grid, nu_n, sc_n), color=COLORS["invalid"],
-                lw=1.4, label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})", zorder=4)
+        ax.plot(
+            grid,
+            grid * _model_pdf("f1", grid, nu_n, sc_n),
+            color=COLORS["invalid"],
+            lw=1.4,
+            label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})",
+            zorder=4,
+        )
     _log_axis(ax, edges[0] / 1.5, edges[-1] * 1.5)
     n_entries = 2 + (implied is not None)
     ax.set_ylim(0, (1.2 + (0.13 * n_entries if legend else 0.0)) * float(dens.max()))
@@ -333,18 +396,39 @@ def _fit_histogram_overlay(data, shapes_result, variable, implied, ax, n_bins, l
         counts, _ = np.histogram(np.log(pos), bins=edges_ln)
         dens = counts / (x.size * np.diff(edges_ln))
         top = max(top, float(dens.max()))
-        ax.stairs(dens, edges, fill=False, color=color, lw=1.0, zorder=2,
-                  label=f"{name} ({x.size} points)")
-        _, fit, model = _select_fit(shapes_result, variable,
-                                    name if "dataset" in shapes_result.dims else None, what)
+        ax.stairs(
+            dens,
+            edges,
+            fill=False,
+            color=color,
+            lw=1.0,
+            zorder=2,
+            label=f"{name} ({x.size} points)",
+        )
+        _, fit, model = _select_fit(
+            shapes_result, variable, name if "dataset" in shapes_result.dims else None, what
+        )
         nu, scale = float(fit["nu"]), float(fit["scale"])
-        ax.plot(grid, grid * _model_pdf(model, grid, nu, scale), color=color, lw=1.6,
-                label=f"{_FIT_NAMES.get(model, model)} ($\\nu$ = {nu:.3g})", zorder=3)
+        ax.plot(
+            grid,
+            grid * _model_pdf(model, grid, nu, scale),
+            color=color,
+            lw=1.6,
+            label=f"{_FIT_NAMES.get(model, model)} ($\\nu$ = {nu:.3g})",
+            zorder=3,
+        )
         imp = _implied_for(implied, name, variable, what)
         if imp is not None:
             nu_n, sc_n = float(imp["nu"]), float(imp["scale"])
-            ax.plot(grid, grid * _model_pdf("f1", grid, nu_n, sc_n), color=color, lw=1.2,
-                    ls=":", label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})", zorder=4)
+            ax.plot(
+                grid,
+                grid * _model_pdf("f1", grid, nu_n, sc_n),
+                color=color,
+                lw=1.2,
+                ls=":",
+                label=f"NIG model ($\\nu$ = 2$\\times${nu_n / 2:.3g})",
+                zorder=4,
+            )
     _log_axis(ax, edges[0] / 1.5, edges[-1] * 1.5)
     ax.set_ylim(0, 1.25 * top)
     _axis_labels(ax, pairs[0][1], variable)
@@ -365,8 +449,9 @@ def _threshold(tail_result, variable):
     return TAILEDNESS_THRESHOLDS[variable]
 
 
-def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=True,
-                 legend=True, title=None):
+def skewness_map(
+    tail_result, nig_curve=None, *, ax=None, labels="number", z2=True, legend=True, title=None
+):
     """beta_GM of E^2 and Z^2 against beta_GM of uE^2, per dataset (Pernot (2024b), Fig. 6).
 
     Shaded: the unsafe zones of Table II; black dots: the NIG model over ``nu``.
@@ -398,17 +483,25 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     >>> skewness_map(uqviz.tailedness(tree)).get_xlabel()
     '$\\\\beta_{GM}(u_E^2)$'
     """
-    checks.result("tail_result", tail_result, "uqviz.tailedness", variables=("beta_gm",),
-                  dims=("variable",))
+    checks.result(
+        "tail_result", tail_result, "uqviz.tailedness", variables=("beta_gm",), dims=("variable",)
+    )
     res = _with_dataset_dim(tail_result)
     missing = [v for v in VAR_TEX if v not in res["variable"].values]
     if missing:
-        raise ValueError(f"skewness_map: tail_result lacks variable(s) {missing} (it holds "
-                         f"{[str(v) for v in res['variable'].values]})")
+        raise ValueError(
+            f"skewness_map: tail_result lacks variable(s) {missing} (it holds "
+            f"{[str(v) for v in res['variable'].values]})"
+        )
     drawable("skewness_map", res, ("beta_gm",), name="tail_result")
     if nig_curve is not None:
-        checks.result("nig_curve", nig_curve, "uqviz.average.nig.nig_skewness_curve",
-                      variables=("beta_gm",), dims=("variable",))
+        checks.result(
+            "nig_curve",
+            nig_curve,
+            "uqviz.average.nig.nig_skewness_curve",
+            variables=("beta_gm",),
+            dims=("variable",),
+        )
     names = [str(n) for n in res["dataset"].values]
     texts = _point_labels(names, labels, "skewness_map")
     b = res["beta_gm"]
@@ -437,22 +530,51 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     if nig_curve is not None:
         nb = nig_curve["beta_gm"]
         nus = nig_curve["nu"].values
-        ax.plot(nb.sel(variable="uE2").values, nb.sel(variable="E2").values, "-o",
-                color=_NIG_COLOR, ms=3, lw=0.8, zorder=3,
-                label=f"NIG model (${nus.min():g} \\leq \\nu \\leq {nus.max():g}$)")
+        ax.plot(
+            nb.sel(variable="uE2").values,
+            nb.sel(variable="E2").values,
+            "-o",
+            color=_NIG_COLOR,
+            ms=3,
+            lw=0.8,
+            zorder=3,
+            label=f"NIG model (${nus.min():g} \\leq \\nu \\leq {nus.max():g}$)",
+        )
         for k in (int(np.argmin(nus)), int(np.argmax(nus))):
-            ax.annotate(f"$\\nu$={nus[k]:g}", (nb.sel(variable="uE2").values[k],
-                                              nb.sel(variable="E2").values[k]),
-                        xytext=(0, -5), textcoords="offset points", fontsize=7,
-                        ha="center", va="top", color=_NIG_COLOR, annotation_clip=True)
+            ax.annotate(
+                f"$\\nu$={nus[k]:g}",
+                (nb.sel(variable="uE2").values[k], nb.sel(variable="E2").values[k]),
+                xytext=(0, -5),
+                textcoords="offset points",
+                fontsize=7,
+                ha="center",
+                va="top",
+                color=_NIG_COLOR,
+                annotation_clip=True,
+            )
         z_nig = float(np.nanmean(nb.sel(variable="Z2").values))
-        ax.axhline(z_nig, color=_NIG_COLOR, ls=":", lw=0.9, zorder=2,
-                   label=f"NIG model, $\\beta_{{GM}}(Z^2)$ = {z_nig:.2f}")
-    ax.plot(x, y_e, "^", color=_VAR_COLORS["E2"], ms=6, zorder=5, ls="none",
-            label=r"$\beta_{GM}(E^2)$")
+        ax.axhline(
+            z_nig,
+            color=_NIG_COLOR,
+            ls=":",
+            lw=0.9,
+            zorder=2,
+            label=f"NIG model, $\\beta_{{GM}}(Z^2)$ = {z_nig:.2f}",
+        )
+    ax.plot(
+        x, y_e, "^", color=_VAR_COLORS["E2"], ms=6, zorder=5, ls="none", label=r"$\beta_{GM}(E^2)$"
+    )
     if z2:
-        ax.plot(x, y_z, "s", color=_VAR_COLORS["Z2"], ms=5, zorder=5, ls="none",
-                label=r"$\beta_{GM}(Z^2)$")
+        ax.plot(
+            x,
+            y_z,
+            "s",
+            color=_VAR_COLORS["Z2"],
+            ms=5,
+            zorder=5,
+            ls="none",
+            label=r"$\beta_{GM}(Z^2)$",
+        )
     _add_obstacles(ax, x, y_e)
     if z2:
         _add_obstacles(ax, x, y_z)
@@ -460,29 +582,49 @@ def skewness_map(tail_result, nig_curve=None, *, ax=None, labels="number", z2=Tr
     if z2:
         _label_points(ax, x, y_z, texts, side="right", color=_VAR_COLORS["Z2"])
     handles = ax.get_legend_handles_labels()
-    zone_u = Patch(color=ZONE_U, alpha=UNSAFE_ALPHA,
-                   label=f"unsafe: $\\beta_{{GM}}(u_E^2) > {thr_u:g}$ (RCE)")
-    zone_e = Patch(color=ZONE_E, alpha=UNSAFE_ALPHA,
-                   label=(f"unsafe: $\\beta_{{GM}}(E^2)$, $\\beta_{{GM}}(Z^2) > {thr_e:g}$"
-                          if thr_z == thr_e else f"unsafe: $\\beta_{{GM}}(E^2) > {thr_e:g}$")
-                   + " (RCE, ZMS)")
+    zone_u = Patch(
+        color=ZONE_U, alpha=UNSAFE_ALPHA, label=f"unsafe: $\\beta_{{GM}}(u_E^2) > {thr_u:g}$ (RCE)"
+    )
+    zone_e = Patch(
+        color=ZONE_E,
+        alpha=UNSAFE_ALPHA,
+        label=(
+            f"unsafe: $\\beta_{{GM}}(E^2)$, $\\beta_{{GM}}(Z^2) > {thr_e:g}$"
+            if thr_z == thr_e
+            else f"unsafe: $\\beta_{{GM}}(E^2) > {thr_e:g}$"
+        )
+        + " (RCE, ZMS)",
+    )
     ax.set_xlabel(r"$\beta_{GM}(u_E^2)$")
     ax.set_ylabel(r"$\beta_{GM}(E^2)$, $\beta_{GM}(Z^2)$" if z2 else r"$\beta_{GM}(E^2)$")
     if title is not None:
         ax.set_title(title)
     if legend:
-        ax.legend(handles[0] + [zone_u, zone_e], handles[1] + [zone_u.get_label(),
-                                                                 zone_e.get_label()],
-                  loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, fontsize=7,
-                  frameon=False)
+        ax.legend(
+            handles[0] + [zone_u, zone_e],
+            handles[1] + [zone_u.get_label(), zone_e.get_label()],
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.13),
+            ncols=2,
+            fontsize=7,
+            frameon=False,
+        )
     return ax
 
 
 # --------------------------------------------------------------------------
 # Pernot (2024b), Fig. 7: |zeta_ZMS| against |zeta_RCE|
 # --------------------------------------------------------------------------
-def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), labels="number",
-                    limit=None, legend=True, title=None):
+def zeta_comparison(
+    validation_result,
+    *,
+    ax=None,
+    statistics=("ZMS", "RCE"),
+    labels="number",
+    limit=None,
+    legend=True,
+    title=None,
+):
     """Absolute zeta-scores of two statistics against each other (Pernot (2024b), Fig. 7).
 
     Shaded: the zones where one statistic validates and the other rejects.
@@ -513,19 +655,24 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('$|\\\\zeta_{ZMS}|$', '$|\\\\zeta_{RCE}|$')
     """
-    checks.result("validation_result", validation_result, "uqviz.validate_average",
-                  variables=("zeta",), dims=("statistic",))
+    checks.result(
+        "validation_result",
+        validation_result,
+        "uqviz.validate_average",
+        variables=("zeta",),
+        dims=("statistic",),
+    )
     res = _with_dataset_dim(validation_result)
     have = [str(s) for s in res["statistic"].values]
     if isinstance(statistics, str) or len(statistics) != 2:
-        raise ValueError(f"zeta_comparison: statistics must be two statistic names (x, y), got "
-                         f"{statistics!r}")
+        raise ValueError(
+            f"zeta_comparison: statistics must be two statistic names (x, y), got {statistics!r}"
+        )
     sx, sy = statistics
     for s in (sx, sy):
         if s not in have:
             raise ValueError(f"zeta_comparison: statistic {s!r} not in the result ({have})")
-    drawable("zeta_comparison", res.sel(statistic=[sx, sy]), ("zeta",),
-             name="validation_result")
+    drawable("zeta_comparison", res.sel(statistic=[sx, sy]), ("zeta",), name="validation_result")
     if limit is not None:
         limit = checks.positive("limit", limit)
     names = [str(n) for n in res["dataset"].values]
@@ -542,27 +689,53 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
     low = -0.025 * limit
     ax.set_xlim(low, limit)
     ax.set_ylim(low, limit)
-    ax.fill_between([low, 1.0], 1.0, limit, color=ZONE_E, alpha=UNSAFE_ALPHA, lw=0,
-                    zorder=0, label="disagreement: one $|\\zeta| \\leq 1$, the other $> 1$")
-    ax.fill_between([1.0, limit], low, 1.0, color=ZONE_E, alpha=UNSAFE_ALPHA, lw=0,
-                    zorder=0)
-    ax.plot([low, limit], [low, limit], ls="--", color=COLORS["reference"], lw=1.0, zorder=1,
-            label="identity")
+    ax.fill_between(
+        [low, 1.0],
+        1.0,
+        limit,
+        color=ZONE_E,
+        alpha=UNSAFE_ALPHA,
+        lw=0,
+        zorder=0,
+        label="disagreement: one $|\\zeta| \\leq 1$, the other $> 1$",
+    )
+    ax.fill_between([1.0, limit], low, 1.0, color=ZONE_E, alpha=UNSAFE_ALPHA, lw=0, zorder=0)
+    ax.plot(
+        [low, limit],
+        [low, limit],
+        ls="--",
+        color=COLORS["reference"],
+        lw=1.0,
+        zorder=1,
+        label="identity",
+    )
     ax.plot(x[fin], y[fin], "o", color="k", ms=4.5, zorder=4, ls="none", label="datasets")
     ax.set_aspect("equal", adjustable="box")
-    if legend:   # say what each zone means, inside it
+    if legend:  # say what each zone means, inside it
         kw = dict(fontsize=7, color="#7f3b08", zorder=2)
-        ax.text(0.5, limit * 0.98, f"{sx} validates, {sy} rejects", rotation=90, ha="center",
-                va="top", **kw)
-        ax.text(limit * 0.98, 0.5, f"{sx} rejects, {sy} validates", ha="right",
-                va="center", **kw)
+        ax.text(
+            0.5,
+            limit * 0.98,
+            f"{sx} validates, {sy} rejects",
+            rotation=90,
+            ha="center",
+            va="top",
+            **kw,
+        )
+        ax.text(limit * 0.98, 0.5, f"{sx} rejects, {sy} validates", ha="right", va="center", **kw)
     _add_obstacles(ax, x[fin], y[fin], size_pt=5.0)
-    _label_points(ax, x[fin], y[fin], [t for t, f in zip(texts, fin) if f], side="right",
-                  color="k")
+    _label_points(ax, x[fin], y[fin], [t for t, f in zip(texts, fin) if f], side="right", color="k")
     n_bad = int((~fin).sum())
     if n_bad:
-        ax.text(0.98, 0.02, f"{n_bad} undefined zeta not shown", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=7)
+        ax.text(
+            0.98,
+            0.02,
+            f"{n_bad} undefined zeta not shown",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+        )
     ax.set_xlabel(f"$|\\zeta_{{{sx}}}|$")
     ax.set_ylabel(f"$|\\zeta_{{{sy}}}|$")
     if title is not None:
@@ -573,8 +746,9 @@ def zeta_comparison(validation_result, *, ax=None, statistics=("ZMS", "RCE"), la
 # --------------------------------------------------------------------------
 # Pernot (2024b), Fig. 8: decimation curves
 # --------------------------------------------------------------------------
-def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=None,
-                      legend=True, title=None):
+def decimation_curves(
+    decimation_result, *, dataset=None, ax=None, statistics=None, legend=True, title=None
+):
     """``stat_k - stat_0`` against the percentage k of largest uE removed (Pernot (2024b), Fig. 8).
 
     The bars left of k = 0 are the zero-centred intervals of the full set.
@@ -602,13 +776,16 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
     >>> decimation_curves(res).get_xlabel()
     'largest $u_E$ removed, $k$ (%)'
     """
-    checks.result("decimation_result", decimation_result, "uqviz.decimation_curve",
-                  variables=("delta", "ci_lower_halfwidth", "ci_upper_halfwidth"),
-                  dims=("fraction", "statistic"))
+    checks.result(
+        "decimation_result",
+        decimation_result,
+        "uqviz.decimation_curve",
+        variables=("delta", "ci_lower_halfwidth", "ci_upper_halfwidth"),
+        dims=("fraction", "statistic"),
+    )
     res, name = _one_dataset(decimation_result, dataset, "decimation_curves")
     stats_ = _names("decimation_curves", "statistics", statistics, res["statistic"].values)
-    drawable("decimation_curves", res.sel(statistic=stats_), ("delta",),
-             name="decimation_result")
+    drawable("decimation_curves", res.sel(statistic=stats_), ("delta",), name="decimation_result")
     k = 100.0 * res["fraction"].values
     span = float(k.max() - k.min()) or 1.0
     width = 0.05 * span
@@ -620,12 +797,22 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
     for i, s in enumerate(stats_):
         r = res.sel(statistic=s)
         c = statistic_color(s, i)
-        ax.plot(k, r["delta"].values, "-o", ms=2.5, lw=1.3, color=c,
-                label=f"$\\Delta$ {s}", zorder=4)
+        ax.plot(
+            k, r["delta"].values, "-o", ms=2.5, lw=1.3, color=c, label=f"$\\Delta$ {s}", zorder=4
+        )
         lo, hi = float(r["ci_lower_halfwidth"]), float(r["ci_upper_halfwidth"])
         xb = k.min() - (len(stats_) - i) * 1.2 * width
-        ax.bar(xb, hi - lo, bottom=lo, width=width, color=c, alpha=0.35, lw=0, zorder=2,
-               label=f"{level:.0%} CI of {s} (full set)")
+        ax.bar(
+            xb,
+            hi - lo,
+            bottom=lo,
+            width=width,
+            color=c,
+            alpha=0.35,
+            lw=0,
+            zorder=2,
+            label=f"{level:.0%} CI of {s} (full set)",
+        )
         for v in (lo, hi):
             ax.axhline(v, color=c, ls=":", lw=0.8, alpha=0.8, zorder=1)
     ax.set_xlim(k.min() - (len(stats_) + 1.0) * 1.2 * width, k.max() + 0.03 * span)
@@ -636,4 +823,3 @@ def decimation_curves(decimation_result, *, dataset=None, ax=None, statistics=No
     if legend:
         ax.legend(loc="best", fontsize=7, frameon=True, framealpha=0.9, edgecolor="none")
     return ax
-

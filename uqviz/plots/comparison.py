@@ -43,19 +43,23 @@ def _pick(result, measure, what, usable=None):
     """The measure to draw: ``measure`` (checked) or the first (usable) one of the result."""
     names = _measures(result)
     if not names:
-        raise ValueError(f"{what}: result holds no measure (dim 'measure' has 0 entries), "
-                         "nothing to draw")
+        raise ValueError(
+            f"{what}: result holds no measure (dim 'measure' has 0 entries), nothing to draw"
+        )
     if measure is None:
         ok = [m for m in names if usable is None or usable(m)]
         if not ok:
-            raise ValueError(f"{what}: none of the result's {len(names)} measures ({names}) has "
-                             "SIP values (SIP needs a measure that is a mean of per-point values)")
+            raise ValueError(
+                f"{what}: none of the result's {len(names)} measures ({names}) has "
+                "SIP values (SIP needs a measure that is a mean of per-point values)"
+            )
         return ok[0]
     if not isinstance(measure, str):
         raise TypeError(f"measure must be a str (one of {names}), got {type(measure).__name__}")
     if measure not in names:
-        raise ValueError(f"{what}: measure {measure!r} is not in the result (its measures: "
-                         f"{names})")
+        raise ValueError(
+            f"{what}: measure {measure!r} is not in the result (its measures: {names})"
+        )
     return measure
 
 
@@ -135,8 +139,13 @@ def ranking_matrix(result, *, measure=None, ax=None):
     >>> [t.get_text() for t in ranking_matrix(res).get_yticklabels()]
     ['a', 'b']
     """
-    checks.result("result", result, _MADE_BY, variables=("rank_probability",),
-                  dims=("measure", "model", "rank"))
+    checks.result(
+        "result",
+        result,
+        _MADE_BY,
+        variables=("rank_probability",),
+        dims=("measure", "model", "rank"),
+    )
     measure = _pick(result, measure, "ranking_matrix")
     res = drawable("ranking_matrix", result.sel(measure=measure), ("rank_probability",))
     ax = get_ax(ax, figsize=(4.0, 3.4))
@@ -146,18 +155,28 @@ def ranking_matrix(result, *, measure=None, ax=None):
     with style():
         apply_style(ax)
         ax.grid(False)
-        im = ax.imshow(p, cmap=RANK_CMAP, vmin=0.0, vmax=1.0, aspect="auto",
-                       interpolation="nearest")
+        im = ax.imshow(
+            p, cmap=RANK_CMAP, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest"
+        )
         for i in range(p.shape[0]):
             for j in range(p.shape[1]):
                 text = f"{p[i, j]:.2f}"
                 if np.isfinite(p[i, j]) and text != "0.00":
-                    ax.text(j, i, text, ha="center", va="center", fontsize=7,
-                            color="white" if p[i, j] > 0.6 else "black", gid="rank_probability")
+                    ax.text(
+                        j,
+                        i,
+                        text,
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white" if p[i, j] > 0.6 else "black",
+                        gid="rank_probability",
+                    )
         ax.set_xticks(range(len(ranks)), [str(r) for r in ranks])
         ax.set_yticks(range(len(order)), order)
-        ax.tick_params(top=True, labeltop=True, bottom=False, labelbottom=False,
-                       right=False, length=0)
+        ax.tick_params(
+            top=True, labeltop=True, bottom=False, labelbottom=False, right=False, length=0
+        )
         ax.set_xlabel("rank")
         ax.xaxis.set_label_position("top")
         n = result.attrs.get("n_points")
@@ -233,14 +252,21 @@ def sip_matrix(result, *, measure=None, ax=None):
     >>> [t.get_text() for t in sip_matrix(res).texts if t.get_gid() == "sip"]
     ['0.70', '0.30']
     """
-    checks.result("result", result, _MADE_BY, variables=("sip", "mean_gain", "mean_loss"),
-                  dims=("measure", "model", "versus"))
+    checks.result(
+        "result",
+        result,
+        _MADE_BY,
+        variables=("sip", "mean_gain", "mean_loss"),
+        dims=("measure", "model", "versus"),
+    )
     have = sip_measures(result)
     measure = _pick(result, measure, "sip_matrix", usable=lambda m: m in have)
     if measure not in have:
-        raise ValueError(f"sip_matrix: measure {measure!r} has no SIP values (SIP needs a "
-                         f"measure that is a mean of per-point values; measures with SIP "
-                         f"values: {have or 'none'})")
+        raise ValueError(
+            f"sip_matrix: measure {measure!r} has no SIP values (SIP needs a "
+            f"measure that is a mean of per-point values; measures with SIP "
+            f"values: {have or 'none'})"
+        )
     dim = next(d for d in result["sip"].dims if d not in ("model", "versus"))
     drawable("sip_matrix", result.sel({dim: measure}), ("sip",))
     ax = get_ax(ax, figsize=(4.2, 3.6))
@@ -252,8 +278,9 @@ def sip_matrix(result, *, measure=None, ax=None):
     models = [str(m) for m in sip["model"].values]
     s = np.array(sip.values, dtype=float)
     np.fill_diagonal(s, np.nan)
-    row_mean = np.nanmean(np.where(np.isfinite(s), s, np.nan), axis=1) if len(models) > 1 \
-        else np.zeros(1)
+    row_mean = (
+        np.nanmean(np.where(np.isfinite(s), s, np.nan), axis=1) if len(models) > 1 else np.zeros(1)
+    )
     idx = np.argsort(-np.nan_to_num(row_mean, nan=-np.inf), kind="stable")
     order = [models[i] for i in idx]
     s = s[np.ix_(idx, idx)]
@@ -263,26 +290,54 @@ def sip_matrix(result, *, measure=None, ax=None):
         apply_style(ax)
         ax.grid(False)
         cmap = mpl.colormaps[SIP_CMAP].with_extremes(bad="#eeeeee")
-        im = ax.imshow(np.ma.masked_invalid(s), cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto",
-                       interpolation="nearest")
+        im = ax.imshow(
+            np.ma.masked_invalid(s),
+            cmap=cmap,
+            vmin=0.0,
+            vmax=1.0,
+            aspect="auto",
+            interpolation="nearest",
+        )
         for i in range(s.shape[0]):
             for j in range(s.shape[1]):
                 if i == j or not np.isfinite(s[i, j]):
                     continue
                 dark = abs(s[i, j] - 0.5) > 0.35
                 color = "white" if dark else "black"
-                ax.text(j, i - 0.12, f"{s[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color=color, gid="sip")
-                ax.text(j, i + 0.22, f"{_g(gain[i, j])} / {_g(loss[i, j])}", ha="center",
-                        va="center", fontsize=5.5, color=color, gid="gain_loss")
-        ax.set_xticks(range(len(order)), order, rotation=30 if len(order) > 3 else 0,
-                      ha="right" if len(order) > 3 else "center")
+                ax.text(
+                    j,
+                    i - 0.12,
+                    f"{s[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color=color,
+                    gid="sip",
+                )
+                ax.text(
+                    j,
+                    i + 0.22,
+                    f"{_g(gain[i, j])} / {_g(loss[i, j])}",
+                    ha="center",
+                    va="center",
+                    fontsize=5.5,
+                    color=color,
+                    gid="gain_loss",
+                )
+        ax.set_xticks(
+            range(len(order)),
+            order,
+            rotation=30 if len(order) > 3 else 0,
+            ha="right" if len(order) > 3 else "center",
+        )
         ax.set_yticks(range(len(order)), order)
         ax.tick_params(length=0, top=False, right=False)
         ax.set_xlabel("versus")
         ax.set_ylabel("model")
-        ax.set_title(f"SIP of {measure_label(result, measure)} (cells: SIP, mean gain / mean "
-                     "loss)", fontsize=9)
+        ax.set_title(
+            f"SIP of {measure_label(result, measure)} (cells: SIP, mean gain / mean loss)",
+            fontsize=9,
+        )
         ax.figure.colorbar(im, ax=ax, label="SIP: P(model better than versus)", shrink=0.9)
     return ax
 
@@ -347,9 +402,13 @@ def differences(result, *, measure=None, ax=None):
     >>> [t.get_text() for t in differences(res).get_yticklabels()]
     ['a \u2212 b']
     """
-    checks.result("result", result, _MADE_BY,
-                  variables=("difference", "difference_lower", "difference_upper",
-                             "comparison"), dims=("measure", "model", "versus"))
+    checks.result(
+        "result",
+        result,
+        _MADE_BY,
+        variables=("difference", "difference_lower", "difference_upper", "comparison"),
+        dims=("measure", "model", "versus"),
+    )
     measure = _pick(result, measure, "differences")
     res = drawable("differences", result.sel(measure=measure), ("difference",))
     ax = get_ax(ax, figsize=(4.5, 3.2))
@@ -358,7 +417,7 @@ def differences(result, *, measure=None, ax=None):
     def pair(name, a, b):
         return res[name].sel(model=a, versus=b).values.item()
 
-    rows = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    rows = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
     y = np.arange(len(rows))[::-1].astype(float)
     d = np.array([pair("difference", a, b) for a, b in rows], dtype=float)
     lo = np.array([pair("difference_lower", a, b) for a, b in rows], dtype=float)
@@ -366,34 +425,55 @@ def differences(result, *, measure=None, ax=None):
     word = [str(pair("comparison", a, b)) for a, b in rows]
     significant = np.array([w in ("better", "worse") for w in word], dtype=bool)
     unreliable = np.array([w == "unreliable" for w in word], dtype=bool)
-    tested = (np.array([w != "not tested" for w in word], dtype=bool) & np.isfinite(d)
-              & ~unreliable)
+    tested = np.array([w != "not tested" for w in word], dtype=bool) & np.isfinite(d) & ~unreliable
     with style():
         apply_style(ax)
         ax.axvline(0.0, color=COLORS["reference"], ls="--", lw=1.0)
-        groups = [(significant & tested, DIFFERENT, "interval excludes 0"),
-                  (~significant & tested, NO_DIFFERENCE, "no difference detected")]
+        groups = [
+            (significant & tested, DIFFERENT, "interval excludes 0"),
+            (~significant & tested, NO_DIFFERENCE, "no difference detected"),
+        ]
         if unreliable.any():  # the tailedness screen fails for one model of the pair
-            groups.append((unreliable & np.isfinite(d), UNRELIABLE_COLOR,
-                           "unreliable (heavy tails)"))
+            groups.append(
+                (unreliable & np.isfinite(d), UNRELIABLE_COLOR, "unreliable (heavy tails)")
+            )
         for keep, color, label in groups:
             err = np.vstack([d[keep] - lo[keep], hi[keep] - d[keep]])
-            ax.errorbar(d[keep], y[keep], xerr=np.where(np.isfinite(err), err, 0.0),
-                        fmt="o", color=color, ms=4, lw=1.5, label=label)
+            ax.errorbar(
+                d[keep],
+                y[keep],
+                xerr=np.where(np.isfinite(err), err, 0.0),
+                fmt="o",
+                color=color,
+                ms=4,
+                lw=1.5,
+                label=label,
+            )
         for k in np.flatnonzero(significant & tested):
             a, b = rows[k]
             winner = a if word[k] == "better" else b
-            ax.annotate(f"{winner} better", (1.0, y[k]), xycoords=("axes fraction", "data"),
-                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=7,
-                        color=DIFFERENT, annotation_clip=False)
+            ax.annotate(
+                f"{winner} better",
+                (1.0, y[k]),
+                xycoords=("axes fraction", "data"),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+                color=DIFFERENT,
+                annotation_clip=False,
+            )
         ax.set_yticks(y, [f"{a} \u2212 {b}" for a, b in rows])
         ax.set_ylim(-0.7, len(rows) + 0.2)  # room for the legend above the top pair
         ax.grid(False, axis="y")
-        ax.set_xlabel(f"difference of {_distance_label(result, measure)} (< 0: the first "
-                      "model is better)")
+        ax.set_xlabel(
+            f"difference of {_distance_label(result, measure)} (< 0: the first model is better)"
+        )
         ci = result.attrs.get("ci", 0.95)
-        ax.set_title(f"{measure_label(result, measure)}: paired differences, "
-                     f"{float(ci):.0%} intervals", fontsize=9)
+        ax.set_title(
+            f"{measure_label(result, measure)}: paired differences, {float(ci):.0%} intervals",
+            fontsize=9,
+        )
         if len(rows):
             ax.legend(loc="upper center", ncol=2, fontsize=7)
     return ax

@@ -13,15 +13,26 @@ from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._checks import drawable
 from uqviz.plots._svg import new_axes
 from uqviz.plots._svg import set_log_x as svg_log_x
-from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
-                                get_ax, legend_options, set_log_x, set_title, style)
+from uqviz.plots._style import (
+    COLORS,
+    STAT_LABELS,
+    apply_style,
+    axis_label,
+    bin_arrays,
+    get_ax,
+    legend_options,
+    set_log_x,
+    set_title,
+    style,
+)
 
 __all__ = ["zscores_vs", "local", "acf", "ordering", "reliability_diagram"]
 
 #: what the plots read of a fraction_valid and an ordering_study result
 FV_VARIABLES = ("estimate", "ci_lower", "ci_upper", "n_valid", "n_bins")
-ORDERING_VARIABLES = tuple(f"{v}{s}" for v in ("fv_data", "fv", "fv_binomial")
-                           for s in ("", "_lower", "_upper"))
+ORDERING_VARIABLES = tuple(
+    f"{v}{s}" for v in ("fv_data", "fv", "fv_binomial") for s in ("", "_lower", "_upper")
+)
 _SHORT = {"ZMS": "LZMS", "ZM": "LZM", "RCE": "LRCE", "ZVar": "LZVar", "PICP": "PICP"}
 
 
@@ -31,8 +42,9 @@ def _single(result, name, made_by, variables=(), dims=(), *, draws=(), what=None
     variables it ``draws`` is empty or all NaN (:func:`uqviz.plots._checks.drawable`)."""
     checks.result(name, result, made_by, variables=variables, dims=dims)
     if "dataset" in result.dims:
-        raise ValueError(f"{name}: the result holds several datasets; select one with "
-                         ".sel(dataset=...)")
+        raise ValueError(
+            f"{name}: the result holds several datasets; select one with .sel(dataset=...)"
+        )
     return drawable(what or name, result, draws, name=name)
 
 
@@ -57,8 +69,9 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 # Fig. 2: z-scores against a conditioning variable
 # ---------------------------------------------------------------------------
-def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True,
-               legend=True):
+def zscores_vs(
+    running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True, legend=True
+):
     """Z-scores against a conditioning variable, with running mean and mean square
     (Pernot (2023), Fig. 2).
 
@@ -88,9 +101,14 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
     >>> zscores_vs(res).get_ylabel()
     'z-score $Z = E/u_E$'
     """
-    res = _single(running_result, "running_result", "uqviz.running_statistics",
-                  ("x", "z", "x_window", "running_mean", "running_ms"), draws=("x", "z"),
-                  what="zscores_vs")
+    res = _single(
+        running_result,
+        "running_result",
+        "uqviz.running_statistics",
+        ("x", "z", "x_window", "running_mean", "running_ms"),
+        draws=("x", "z"),
+        what="zscores_vs",
+    )
     x, z = res["x"].values, res["z"].values
     xw = res["x_window"].values
     ax = get_ax(ax)
@@ -101,26 +119,54 @@ def zscores_vs(running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, p
             n_out = int(np.sum(np.abs(z) > clip))
         if points:
             lab = "z-scores" + (f" ({n_out} beyond $\\pm${clip:g})" if n_out else "")
-            ax.scatter(x, z, s=2, color=COLORS["band"], alpha=0.5, linewidths=0,
-                       rasterized=True, label=lab, zorder=1)
+            ax.scatter(
+                x,
+                z,
+                s=2,
+                color=COLORS["band"],
+                alpha=0.5,
+                linewidths=0,
+                rasterized=True,
+                label=lab,
+                zorder=1,
+            )
         ax.axhline(0.0, color=COLORS["reference"], ls=":", lw=1.0, zorder=2)
         ax.axhline(1.0, color=COLORS["reference"], ls="--", lw=1.0, zorder=2)
-        ax.plot(xw, res["running_mean"].values, color=COLORS["invalid"], lw=1.5,
-                label=r"running mean of $Z$ (ref. 0)", zorder=3)
-        ax.plot(xw, res["running_ms"].values, color=COLORS["accent"], lw=1.5,
-                label=r"running mean of $Z^2$ (ref. 1)", zorder=3)
+        ax.plot(
+            xw,
+            res["running_mean"].values,
+            color=COLORS["invalid"],
+            lw=1.5,
+            label=r"running mean of $Z$ (ref. 0)",
+            zorder=3,
+        )
+        ax.plot(
+            xw,
+            res["running_ms"].values,
+            color=COLORS["accent"],
+            lw=1.5,
+            label=r"running mean of $Z^2$ (ref. 1)",
+            zorder=3,
+        )
         if clip is not None:
             ax.set_ylim(-clip, clip)
         if log_x:
             set_log_x(ax, x)
         ax.set_xlim(np.min(x), np.max(x))
-        ax.set_xlabel(xlabel or axis_label(res.attrs.get("conditioning", "x"),
-                                         res.attrs.get("units", "")))
+        ax.set_xlabel(
+            xlabel or axis_label(res.attrs.get("conditioning", "x"), res.attrs.get("units", ""))
+        )
         ax.set_ylabel(r"z-score $Z = E/u_E$")
         loc = _legend_loc(legend, "lower left")
         if loc:
-            ax.legend(loc=loc, title=f"window: {res.attrs.get('window')} points",
-                      markerscale=4, framealpha=0.8, frameon=True, edgecolor="none")
+            ax.legend(
+                loc=loc,
+                title=f"window: {res.attrs.get('window')} points",
+                markerscale=4,
+                framealpha=0.8,
+                frameon=True,
+                edgecolor="none",
+            )
     return ax
 
 
@@ -166,9 +212,15 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     >>> "f_v" in local(res, fv=uqviz.fraction_valid(res)).get_title()
     True
     """
-    res = _single(local_result, "local_result", "uqviz.local_calibration",
-                  ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
-                  ("bin",), draws=("bin_center", "estimate"), what="local")
+    res = _single(
+        local_result,
+        "local_result",
+        "uqviz.local_calibration",
+        ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
+        ("bin",),
+        draws=("bin_center", "estimate"),
+        what="local",
+    )
     if fv is not None:
         fv = _single(fv, "fv", "uqviz.fraction_valid", FV_VARIABLES)
     if ylim is not None:
@@ -179,15 +231,25 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     ax = get_ax(ax)
     with style():
         apply_style(ax)
-        ax.axhline(ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1,
-                   label=f"reference ({ref:g})")
+        ax.axhline(
+            ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1, label=f"reference ({ref:g})"
+        )
         for mask, key, name in ((valid, "valid", "valid"), (~valid, "invalid", "invalid")):
             if not mask.any():
                 continue
             yerr = np.vstack([est[mask] - lo[mask], hi[mask] - est[mask]])
-            ax.errorbar(x[mask], est[mask], yerr=yerr, fmt="o", ms=3, lw=1.0,
-                        color=COLORS[key], ecolor=COLORS[key], zorder=3,
-                        label=f"{name} ({int(mask.sum())} bins)")
+            ax.errorbar(
+                x[mask],
+                est[mask],
+                yerr=yerr,
+                fmt="o",
+                ms=3,
+                lw=1.0,
+                color=COLORS[key],
+                ecolor=COLORS[key],
+                zorder=3,
+                label=f"{name} ({int(mask.sum())} bins)",
+            )
         if log_x:
             set_log_x(ax, x)
         if ylim is not None:
@@ -199,8 +261,13 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
             set_title(ax, _fv_text(fv))
         where = legend_options(legend, "best")
         if where:
-            ax.legend(**where, title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
-                      framealpha=0.8, frameon=True, edgecolor="none")
+            ax.legend(
+                **where,
+                title=f"{100 * level:g}% CI ({res.attrs.get('method', '')})",
+                framealpha=0.8,
+                frameon=True,
+                edgecolor="none",
+            )
     return ax
 
 
@@ -226,17 +293,29 @@ def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
     >>> [label.split(" (")[0] for _, _, label in ax.legend_items], ax.svg()[:4]
     (['reference', 'valid'], '<svg')
     """
-    res = _single(local_result, "local_result", "uqviz.local_calibration",
-                  ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
-                  ("bin",), draws=("bin_center", "estimate"), what="local_svg")
+    res = _single(
+        local_result,
+        "local_result",
+        "uqviz.local_calibration",
+        ("bin_center", "estimate", "ci_lower", "ci_upper", "valid", "reference"),
+        ("bin",),
+        draws=("bin_center", "estimate"),
+        what="local_svg",
+    )
     ax = new_axes(layout)
     x, est, lo, hi, valid = bin_arrays(res)
     ref = float(res["reference"])
     ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
     for mask, key in ((valid, "valid"), (~valid, "invalid")):
         if mask.any():
-            ax.errorbar(x[mask], est[mask], lo[mask], hi[mask], color=COLORS[key],
-                        label=f"{key} ({int(mask.sum())} bins)")
+            ax.errorbar(
+                x[mask],
+                est[mask],
+                lo[mask],
+                hi[mask],
+                color=COLORS[key],
+                label=f"{key} ({int(mask.sum())} bins)",
+            )
     if log_x:
         svg_log_x(ax, x)
     ax.xlabel = xlabel or axis_label(res.attrs.get("conditioning", "x"))
@@ -275,16 +354,18 @@ def acf(acf_result, *, ax=None, label=None):
     >>> len(acf(res).collections) >= 1
     True
     """
-    res = _single(acf_result, "acf_result", "uqviz.acf", ("acf", "band"), ("lag",),
-                  draws=("acf",), what="acf")
+    res = _single(
+        acf_result, "acf_result", "uqviz.acf", ("acf", "band"), ("lag",), draws=("acf",), what="acf"
+    )
     lag = res["lag"].values
     r = res["acf"].values
     band = float(res["band"])
     ax = get_ax(ax)
     with style():
         apply_style(ax)
-        ax.axhspan(-band, band, color=COLORS["band"], alpha=0.4, lw=0,
-                   label=r"$\pm 1.96/\sqrt{n_{bins}}$")
+        ax.axhspan(
+            -band, band, color=COLORS["band"], alpha=0.4, lw=0, label=r"$\pm 1.96/\sqrt{n_{bins}}$"
+        )
         ax.axhline(0.0, color=COLORS["reference"], lw=0.8)
         ax.vlines(lag, 0.0, r, color=COLORS["valid"], lw=1.5)
         ax.plot(lag, r, "o", ms=3, color=COLORS["valid"], label="ACF")
@@ -333,37 +414,68 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
     if isinstance(labels, str):
         labels = [labels]
     if isinstance(ordering_result, xr.Dataset):
-        groups = {labels[0] if labels else _SHORT.get(ordering_result.attrs.get("statistic"),
-                                                       "f_v"): ordering_result}
+        groups = {
+            labels[0]
+            if labels
+            else _SHORT.get(ordering_result.attrs.get("statistic"), "f_v"): ordering_result
+        }
     elif isinstance(ordering_result, Mapping):
         groups = dict(ordering_result)
     elif isinstance(ordering_result, (list, tuple)):
         results = list(ordering_result)
-        labels = labels or [_SHORT.get(r.attrs.get("statistic"), f"#{i}")
-                            for i, r in enumerate(results)]
+        labels = labels or [
+            _SHORT.get(r.attrs.get("statistic"), f"#{i}") for i, r in enumerate(results)
+        ]
         groups = dict(zip(labels, results))
     else:
-        raise TypeError(f"ordering_result must be the result of uqviz.ordering_study (an "
-                        f"xarray.Dataset), a mapping or a list of them, got "
-                        f"{type(ordering_result).__name__}")
+        raise TypeError(
+            f"ordering_result must be the result of uqviz.ordering_study (an "
+            f"xarray.Dataset), a mapping or a list of them, got "
+            f"{type(ordering_result).__name__}"
+        )
     if stratified is not None and isinstance(stratified, xr.Dataset):
         stratified = {next(iter(groups)): stratified}
     elif stratified is not None and not isinstance(stratified, Mapping):
-        raise TypeError(f"stratified must be the result of uqviz.fraction_valid (an "
-                        f"xarray.Dataset) or a mapping of label -> result, got "
-                        f"{type(stratified).__name__}")
-    groups = {g: _single(r, "ordering_result", "uqviz.ordering_study", ORDERING_VARIABLES,
-                         draws=("fv_data", "fv"), what="ordering")
-              for g, r in groups.items()}
+        raise TypeError(
+            f"stratified must be the result of uqviz.fraction_valid (an "
+            f"xarray.Dataset) or a mapping of label -> result, got "
+            f"{type(stratified).__name__}"
+        )
+    groups = {
+        g: _single(
+            r,
+            "ordering_result",
+            "uqviz.ordering_study",
+            ORDERING_VARIABLES,
+            draws=("fv_data", "fv"),
+            what="ordering",
+        )
+        for g, r in groups.items()
+    }
     for g, fv in (stratified or {}).items():
         _single(fv, "stratified", "uqviz.fraction_valid", FV_VARIABLES[:3])
     series = [
-        ("data", "o", COLORS["valid"], "data order (Wilson CI)",
-         ("fv_data", "fv_data_lower", "fv_data_upper")),
-        ("orderings", "s", COLORS["invalid"], "random orderings (mean, 95% range)",
-         ("fv", "fv_lower", "fv_upper")),
-        ("binomial", "D", COLORS["accent"], "orderings + binomial noise",
-         ("fv_binomial", "fv_binomial_lower", "fv_binomial_upper")),
+        (
+            "data",
+            "o",
+            COLORS["valid"],
+            "data order (Wilson CI)",
+            ("fv_data", "fv_data_lower", "fv_data_upper"),
+        ),
+        (
+            "orderings",
+            "s",
+            COLORS["invalid"],
+            "random orderings (mean, 95% range)",
+            ("fv", "fv_lower", "fv_upper"),
+        ),
+        (
+            "binomial",
+            "D",
+            COLORS["accent"],
+            "orderings + binomial noise",
+            ("fv_binomial", "fv_binomial_lower", "fv_binomial_upper"),
+        ),
     ]
     n_series = len(series) + (1 if stratified else 0)
     offsets = (np.arange(n_series) - (n_series - 1) / 2.0) * 0.15
@@ -376,14 +488,30 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
             target = res.attrs.get("ci", 0.95) if target is None else target
             for si, (key, marker, color, text, names) in enumerate(series):
                 est, lo, hi = (float(res[n]) for n in names)
-                h = ax.errorbar(gi + offsets[si], est, yerr=[[est - lo], [hi - est]],
-                                fmt=marker, ms=5, color=color, lw=1.5, capsize=0)
+                h = ax.errorbar(
+                    gi + offsets[si],
+                    est,
+                    yerr=[[est - lo], [hi - est]],
+                    fmt=marker,
+                    ms=5,
+                    color=color,
+                    lw=1.5,
+                    capsize=0,
+                )
                 handles[text] = h
             if stratified and glabel in stratified:
                 fv = stratified[glabel]
                 est, lo, hi = (float(fv[n]) for n in ("estimate", "ci_lower", "ci_upper"))
-                h = ax.errorbar(gi + offsets[-1], est, yerr=[[est - lo], [hi - est]],
-                                fmt="^", ms=5, color=COLORS["series"][2], lw=1.5, capsize=0)
+                h = ax.errorbar(
+                    gi + offsets[-1],
+                    est,
+                    yerr=[[est - lo], [hi - est]],
+                    fmt="^",
+                    ms=5,
+                    color=COLORS["series"][2],
+                    lw=1.5,
+                    capsize=0,
+                )
                 handles["stratified binning (Wilson CI)"] = h
         ax.axhline(target, color=COLORS["reference"], ls="--", lw=1.0)
         handles[f"target ({target:g})"] = Line2D([], [], color=COLORS["reference"], ls="--")
@@ -392,14 +520,24 @@ def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=T
         ax.set_xlim(-0.6, len(groups) - 0.4)
         ax.set_ylabel(r"Fraction of valid bins $f_v$")
         ax.grid(False, axis="x")
-        lows = [float(r[n]) for r in groups.values()
-                for n in ("fv_data_lower", "fv_lower", "fv_binomial_lower")]
+        lows = [
+            float(r[n])
+            for r in groups.values()
+            for n in ("fv_data_lower", "fv_lower", "fv_binomial_lower")
+        ]
         lows += [float(fv["ci_lower"]) for fv in (stratified or {}).values()]
         ax.set_ylim(max(0.0, min(lows) - 0.05), 1.0)
         loc = _legend_loc(legend, "best")
         if loc:
-            ax.legend(list(handles.values()), list(handles), loc=loc, fontsize=7,
-                      framealpha=0.8, frameon=True, edgecolor="none")
+            ax.legend(
+                list(handles.values()),
+                list(handles),
+                loc=loc,
+                fontsize=7,
+                framealpha=0.8,
+                frameon=True,
+                edgecolor="none",
+            )
     return ax
 
 
@@ -433,9 +571,14 @@ def reliability_diagram(rel_result, *, ax=None, log_x=False, legend=True):
     >>> reliability_diagram(rel).get_xlabel()
     'RMV'
     """
-    res = _single(rel_result, "rel_result", "uqviz.reliability",
-                  ("rmv", "rmse", "rmse_lower", "rmse_upper", "valid"), draws=("rmv", "rmse"),
-                  what="reliability_diagram")
+    res = _single(
+        rel_result,
+        "rel_result",
+        "uqviz.reliability",
+        ("rmv", "rmse", "rmse_lower", "rmse_upper", "valid"),
+        draws=("rmv", "rmse"),
+        what="reliability_diagram",
+    )
     rmv, rmse = res["rmv"].values, res["rmse"].values
     lo, hi = res["rmse_lower"].values, res["rmse_upper"].values
     valid = res["valid"].values.astype(bool)
@@ -445,16 +588,25 @@ def reliability_diagram(rel_result, *, ax=None, log_x=False, legend=True):
         apply_style(ax)
         both = np.concatenate([rmv, lo[np.isfinite(lo)], hi[np.isfinite(hi)]])
         span = np.array([both.min(), both.max()])
-        span = (span * np.array([0.9, 1.1]) if log_x
-                else span + np.array([-1, 1]) * 0.05 * np.ptp(span))
+        span = (
+            span * np.array([0.9, 1.1]) if log_x else span + np.array([-1, 1]) * 0.05 * np.ptp(span)
+        )
         ax.plot(span, span, color=COLORS["reference"], ls="--", lw=1.0, label="RMSE = RMV")
         for mask, key in ((valid, "valid"), (~valid, "invalid")):
             if not mask.any():
                 continue
             yerr = np.vstack([rmse[mask] - lo[mask], hi[mask] - rmse[mask]])
-            ax.errorbar(rmv[mask], rmse[mask], yerr=yerr, fmt="o", ms=3, lw=1.0,
-                        color=COLORS[key], label=f"RMV {'inside' if key == 'valid' else 'outside'}"
-                        f" the RMSE CI ({int(mask.sum())} bins)")
+            ax.errorbar(
+                rmv[mask],
+                rmse[mask],
+                yerr=yerr,
+                fmt="o",
+                ms=3,
+                lw=1.0,
+                color=COLORS[key],
+                label=f"RMV {'inside' if key == 'valid' else 'outside'}"
+                f" the RMSE CI ({int(mask.sum())} bins)",
+            )
         if log_x:
             ax.set_xscale("log")
             ax.set_yscale("log")

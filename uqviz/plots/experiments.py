@@ -11,8 +11,16 @@ from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._checks import choice, drawable
 from uqviz.plots._checks import names as _names
-from uqviz.plots._style import (COLORS, UNSAFE_ALPHA, VAR_TEX, ZONE_E, ZONE_U, apply_style,
-                                get_ax, statistic_color)
+from uqviz.plots._style import (
+    COLORS,
+    UNSAFE_ALPHA,
+    VAR_TEX,
+    ZONE_E,
+    ZONE_U,
+    apply_style,
+    get_ax,
+    statistic_color,
+)
 
 __all__ = ["validation_probability", "bias_vs_skewness"]
 
@@ -20,8 +28,9 @@ __all__ = ["validation_probability", "bias_vs_skewness"]
 # --------------------------------------------------------------------------
 # Pernot (2024b), Fig. 5: validation probability
 # --------------------------------------------------------------------------
-def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None,
-                           legend=True, title=None):
+def validation_probability(
+    vp_result, *, ax=None, skewness=None, statistics=None, legend=True, title=None
+):
     """Share of calibrated datasets validated, against nu (Pernot (2024b), Fig. 5).
 
     The top axis gives the mean beta_GM of the variable the scenario makes heavy-tailed.
@@ -50,18 +59,31 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     >>> validation_probability(res).get_xlabel()
     '$\\\\nu_{IG}$'
     """
-    checks.result("vp_result", vp_result, "uqviz.experiments.validation_probability",
-                  variables=("validation_probability", "validation_probability_lower",
-                             "validation_probability_upper", "beta_gm"),
-                  dims=("nu", "statistic"))
+    checks.result(
+        "vp_result",
+        vp_result,
+        "uqviz.experiments.validation_probability",
+        variables=(
+            "validation_probability",
+            "validation_probability_lower",
+            "validation_probability_upper",
+            "beta_gm",
+        ),
+        dims=("nu", "statistic"),
+    )
     scenario = str(vp_result.attrs.get("scenario", "NIG"))
     if skewness is None:
         skewness = "uE2" if scenario == "NIG" else "E2"
-    stats_ = _names("validation_probability", "statistics", statistics,
-                    vp_result["statistic"].values)
+    stats_ = _names(
+        "validation_probability", "statistics", statistics, vp_result["statistic"].values
+    )
     choice("validation_probability", "skewness", skewness, vp_result["variable"].values)
-    drawable("validation_probability", vp_result.sel(statistic=stats_),
-             ("validation_probability",), name="vp_result")
+    drawable(
+        "validation_probability",
+        vp_result.sel(statistic=stats_),
+        ("validation_probability",),
+        name="vp_result",
+    )
     nu = vp_result["nu"].values
     level = vp_result.attrs.get("ci", 0.95)
 
@@ -75,19 +97,25 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
         lo = r["validation_probability_lower"].values
         hi = r["validation_probability_upper"].values
         xs = nu * 10 ** dodge[i]
-        ax.errorbar(xs, p, yerr=np.clip([p - lo, hi - p], 0, None),
-                    fmt="-" + markers[i % len(markers)], ms=4,
-                    lw=1.0, color=statistic_color(s, i), label=s, zorder=3)
-    ax.axhline(0.95, color=COLORS["reference"], ls="--", lw=1.0, zorder=2,
-               label="target 0.95")
+        ax.errorbar(
+            xs,
+            p,
+            yerr=np.clip([p - lo, hi - p], 0, None),
+            fmt="-" + markers[i % len(markers)],
+            ms=4,
+            lw=1.0,
+            color=statistic_color(s, i),
+            label=s,
+            zorder=3,
+        )
+    ax.axhline(0.95, color=COLORS["reference"], ls="--", lw=1.0, zorder=2, label="target 0.95")
     ax.set_xscale("log")
     lo_x, hi_x = nu.min() / 1.12, nu.max() * 1.12
     ax.set_xlim(lo_x, hi_x)
     ax.xaxis.set_major_locator(ticker.FixedLocator(nu))
     ax.xaxis.set_major_formatter(ticker.FixedFormatter([f"{v:g}" for v in nu]))
     ax.xaxis.set_minor_locator(ticker.NullLocator())
-    ymin = float(np.nanmin(vp_result["validation_probability_lower"].sel(statistic=stats_)
-                           .values))
+    ymin = float(np.nanmin(vp_result["validation_probability_lower"].sel(statistic=stats_).values))
     ax.set_ylim(min(0.6, np.floor((ymin - 0.02) * 20) / 20), 1.01)
     ax.tick_params(axis="x", which="both", top=False)
     sec = ax.secondary_xaxis("top")
@@ -98,20 +126,29 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
     # vertical labels when the ticks are closer than about 4 characters
     gaps = np.diff(np.log(np.sort(nu))) / np.log(hi_x / lo_x) if nu.size > 1 else np.array([1.0])
     width_in = ax.get_position().width * ax.figure.get_figwidth()
-    sec.tick_params(axis="x", direction="in", labelsize=7,
-                    rotation=90 if gaps.min() * width_in < 0.32 else 0)
+    sec.tick_params(
+        axis="x", direction="in", labelsize=7, rotation=90 if gaps.min() * width_in < 0.32 else 0
+    )
     sec.set_xlabel(f"$\\langle\\beta_{{GM}}({VAR_TEX[skewness]})\\rangle$", fontsize=9)
     ax.set_xlabel(r"$\nu_{IG}$" if scenario == "NIG" else r"$\nu_D$")
     ax.set_ylabel(r"validation probability $p_{val}$")
     if title is None:
         a = vp_result.attrs
-        title = (f"{scenario}: N = {int(vp_result['n_datasets'].max())}, M = {a.get('size', '?')}, "
-                 f"B = {a.get('n_boot', '?')}")
+        title = (
+            f"{scenario}: N = {int(vp_result['n_datasets'].max())}, M = {a.get('size', '?')}, "
+            f"B = {a.get('n_boot', '?')}"
+        )
     ax.set_title(title, fontsize=9)
     if legend:
-        ax.legend(loc="best", fontsize=7,
-                  title=f"bars: Wilson {level:.0%}", title_fontsize=7, frameon=True,
-                  framealpha=0.9, edgecolor="none")
+        ax.legend(
+            loc="best",
+            fontsize=7,
+            title=f"bars: Wilson {level:.0%}",
+            title_fontsize=7,
+            frameon=True,
+            framealpha=0.9,
+            edgecolor="none",
+        )
     return ax
 
 
@@ -119,8 +156,18 @@ def validation_probability(vp_result, *, ax=None, skewness=None, statistics=None
 # Pernot (2024b), Figs. 4 and 11: mean statistic against the skewness
 # --------------------------------------------------------------------------
 @renamed_options(n_sigma="coverage_factor")
-def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, bars="se",
-                     coverage_factor=2.0, color_by="nu_ig", legend=True, title=None):
+def bias_vs_skewness(
+    bias_result,
+    *,
+    statistic="RCE",
+    ax=None,
+    skewness=None,
+    bars="se",
+    coverage_factor=2.0,
+    color_by="nu_ig",
+    legend=True,
+    title=None,
+):
     """Mean deviation of a statistic on calibrated datasets against beta_GM
     (Pernot (2024b), Fig. 4).
 
@@ -158,9 +205,13 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     >>> ax.get_ylabel(), ax.get_xlabel()
     ('1 - ZMS', '$\\\\langle\\\\beta_{GM}(Z^2)\\\\rangle$')
     """
-    checks.result("bias_result", bias_result, "uqviz.experiments.statistic_bias",
-                  variables=("bias", "estimate", "reference", "beta_gm", "se", "sd"),
-                  dims=("nu_ig", "nu_d", "statistic"))
+    checks.result(
+        "bias_result",
+        bias_result,
+        "uqviz.experiments.statistic_bias",
+        variables=("bias", "estimate", "reference", "beta_gm", "se", "sd"),
+        dims=("nu_ig", "nu_d", "statistic"),
+    )
     names = [str(s) for s in bias_result["statistic"].values]
     if statistic not in names:
         raise ValueError(f"bias_vs_skewness: unknown statistic {statistic!r}; one of {names}")
@@ -175,11 +226,19 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
     drawable("bias_vs_skewness", r, ("estimate", "beta_gm"), name="bias_result")
     ref = float(r["reference"])
     flip = np.isfinite(ref) and ref == 1.0
-    has_dev = bool(np.isfinite(r["bias"]).any())   # a reference, maybe data-dependent
+    has_dev = bool(np.isfinite(r["bias"]).any())  # a reference, maybe data-dependent
     y = -r["bias"] if flip else (r["bias"] if has_dev else r["estimate"])
-    ylabel = f"1 - {statistic}" if flip else (
-        statistic if not has_dev or ref == 0 else
-        f"{statistic} - {ref:g}" if np.isfinite(ref) else f"{statistic} - reference")
+    ylabel = (
+        f"1 - {statistic}"
+        if flip
+        else (
+            statistic
+            if not has_dev or ref == 0
+            else f"{statistic} - {ref:g}"
+            if np.isfinite(ref)
+            else f"{statistic} - reference"
+        )
+    )
     err = coverage_factor * r[bars]
     xb = r["beta_gm"].sel(variable=skewness)
     other = "nu_d" if color_by == "nu_ig" else "nu_ig"
@@ -197,12 +256,28 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
         ys = y.sel(sel).transpose(other).values
         es = err.sel(sel).transpose(other).values
         order = np.argsort(xs)
-        ax.errorbar(xs[order], ys[order], yerr=es[order], fmt="-o", ms=3.5, lw=0.9,
-                    elinewidth=1.0, color=c, label=f"{g:g}", zorder=3)
+        ax.errorbar(
+            xs[order],
+            ys[order],
+            yerr=es[order],
+            fmt="-o",
+            ms=3.5,
+            lw=0.9,
+            elinewidth=1.0,
+            color=c,
+            label=f"{g:g}",
+            zorder=3,
+        )
     xmin, xmax = ax.get_xlim()
-    ax.axvspan(thr, max(xmax, thr + 0.01), color=ZONE_U if skewness == "uE2" else ZONE_E,
-               alpha=UNSAFE_ALPHA, lw=0,
-               zorder=0, label=f"$\\beta_{{GM}} > {thr:g}$")
+    ax.axvspan(
+        thr,
+        max(xmax, thr + 0.01),
+        color=ZONE_U if skewness == "uE2" else ZONE_E,
+        alpha=UNSAFE_ALPHA,
+        lw=0,
+        zorder=0,
+        label=f"$\\beta_{{GM}} > {thr:g}$",
+    )
     ax.set_xlim(xmin, xmax)
     ax.axhline(0.0, color=COLORS["reference"], ls="--", lw=1.0, zorder=2)
     ax.set_xlabel(f"$\\langle\\beta_{{GM}}({VAR_TEX[skewness]})\\rangle$")
@@ -211,9 +286,14 @@ def bias_vs_skewness(bias_result, *, statistic="RCE", ax=None, skewness=None, ba
         ax.set_title(title)
     if legend:
         what = "MC s.e. of the mean" if bars == "se" else "s.d. of one dataset"
-        ax.legend(title=f"${sym[color_by]}$; bars: $\\pm${coverage_factor:g} {what}",
-                  loc="best", fontsize=7, title_fontsize=7, ncols=2,
-                  frameon=True, framealpha=0.9, edgecolor="none")
+        ax.legend(
+            title=f"${sym[color_by]}$; bars: $\\pm${coverage_factor:g} {what}",
+            loc="best",
+            fontsize=7,
+            title_fontsize=7,
+            ncols=2,
+            frameon=True,
+            framealpha=0.9,
+            edgecolor="none",
+        )
     return ax
-
-

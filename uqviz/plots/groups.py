@@ -12,9 +12,15 @@ from uqviz.plots._style import COLORS, apply_style, get_ax, one_dataset, set_log
 __all__ = ["adversarial_curves", "group_coverage"]
 
 #: what adversarial_curves reads of an adversarial_validation result
-ADVERSARIAL_VARIABLES = ("share_valid", "share_valid_lower", "share_valid_upper",
-                         "reference_share", "reference_share_lower", "reference_share_upper",
-                         "p_adjusted")
+ADVERSARIAL_VARIABLES = (
+    "share_valid",
+    "share_valid_lower",
+    "share_valid_upper",
+    "reference_share",
+    "reference_share_lower",
+    "reference_share_upper",
+    "p_adjusted",
+)
 _NAMES = {"PICP": "PICP", "MACE": "MACE"}
 
 
@@ -56,11 +62,17 @@ def adversarial_curves(result, *, ax=None):
     >>> len(adversarial_curves(res).lines) >= 2
     True
     """
-    checks.result("result", result, "uqviz.adversarial_validation",
-                  variables=ADVERSARIAL_VARIABLES, dims=("size",))
+    checks.result(
+        "result",
+        result,
+        "uqviz.adversarial_validation",
+        variables=ADVERSARIAL_VARIABLES,
+        dims=("size",),
+    )
     if "dataset" in result.dims:
-        raise ValueError("result: the result holds several datasets; select one with "
-                         ".sel(dataset=...)")
+        raise ValueError(
+            "result: the result holds several datasets; select one with .sel(dataset=...)"
+        )
     drawable("adversarial_curves", result, ("share_valid",))
     size = np.asarray(result["size"].values, dtype=float)
     order = np.argsort(size)
@@ -70,24 +82,51 @@ def adversarial_curves(result, *, ax=None):
         return np.asarray(result[name].values, dtype=float)[order]
 
     share, lo, hi = col("share_valid"), col("share_valid_lower"), col("share_valid_upper")
-    ref, rlo, rhi = (col("reference_share"), col("reference_share_lower"),
-                     col("reference_share_upper"))
+    ref, rlo, rhi = (
+        col("reference_share"),
+        col("reference_share_lower"),
+        col("reference_share_upper"),
+    )
     alpha = 1.0 - float(result.attrs.get("ci", 0.95))
     failed = np.asarray(result["p_adjusted"].values, dtype=float)[order] <= alpha
     stat = result.attrs.get("statistic", "ZMS")
     ax = get_ax(ax)
     with style():
         apply_style(ax)
-        ax.fill_between(x, rlo, rhi, color=COLORS["band"], alpha=0.5, lw=0,
-                        label=f"calibrated reference ({result.attrs.get('ci', 0.95):g} band)")
-        ax.plot(x, ref, "-", color=COLORS["reference"], lw=1.0, marker="s", ms=3,
-                label="calibrated reference (uE D)")
-        ax.errorbar(x, share, yerr=[share - lo, hi - share], fmt="none",
-                    ecolor=COLORS["valid"], lw=1.0)
+        ax.fill_between(
+            x,
+            rlo,
+            rhi,
+            color=COLORS["band"],
+            alpha=0.5,
+            lw=0,
+            label=f"calibrated reference ({result.attrs.get('ci', 0.95):g} band)",
+        )
+        ax.plot(
+            x,
+            ref,
+            "-",
+            color=COLORS["reference"],
+            lw=1.0,
+            marker="s",
+            ms=3,
+            label="calibrated reference (uE D)",
+        )
+        ax.errorbar(
+            x, share, yerr=[share - lo, hi - share], fmt="none", ecolor=COLORS["valid"], lw=1.0
+        )
         ax.plot(x, share, "-o", color=COLORS["valid"], ms=4, label="data")
         if failed.any():
-            ax.plot(x[failed], share[failed], "o", mfc="none", mec=COLORS["invalid"], ms=9,
-                    mew=1.5, label="fails (Holm over the sizes)")
+            ax.plot(
+                x[failed],
+                share[failed],
+                "o",
+                mfc="none",
+                mec=COLORS["invalid"],
+                ms=9,
+                mew=1.5,
+                label="fails (Holm over the sizes)",
+            )
         set_log_x(ax, x)
         ax.set_xlabel("Group size (points)")
         what = _NAMES.get(stat, f"{stat} intervals")
@@ -96,6 +135,7 @@ def adversarial_curves(result, *, ax=None):
         ax.set_ylim(max(0.0, float(np.nanmin(lows)) - 0.05), 1.0)
         ax.legend(loc="lower right", fontsize=7)
     return ax
+
 
 def group_coverage(result, *, ax=None, dataset=None, legend=True):
     """Coverage of each group with its Wilson interval, the level and the calibrated band.
@@ -129,10 +169,20 @@ def group_coverage(result, *, ax=None, dataset=None, legend=True):
     >>> group_coverage(res).get_ylabel()
     'coverage'
     """
-    checks.result("result", result, "uqviz.group_coverage",
-                  variables=("coverage", "coverage_lower", "coverage_upper",
-                             "coverage_reference_lower", "coverage_reference_upper", "verdict"),
-                  dims=("group", "measure"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.group_coverage",
+        variables=(
+            "coverage",
+            "coverage_lower",
+            "coverage_upper",
+            "coverage_reference_lower",
+            "coverage_reference_upper",
+            "verdict",
+        ),
+        dims=("group", "measure"),
+    )
     res, name = one_dataset(result, dataset, "group_coverage")
     drawable("group_coverage", res, ("coverage",))
     level = float(result.attrs.get("level", np.nan))
@@ -157,28 +207,52 @@ def group_coverage(result, *, ax=None, dataset=None, legend=True):
     with style():
         apply_style(ax)
         for k in range(y.size):
-            ax.fill_between([x[k] - 0.4, x[k] + 0.4], b_lo[k], b_hi[k], color=COLORS["band"],
-                            alpha=0.6, lw=0, label="calibrated band" if k == 0 else None)
+            ax.fill_between(
+                [x[k] - 0.4, x[k] + 0.4],
+                b_lo[k],
+                b_hi[k],
+                color=COLORS["band"],
+                alpha=0.6,
+                lw=0,
+                label="calibrated band" if k == 0 else None,
+            )
         inside = (lo <= level) & (level <= hi)
         for mask, key in ((inside, "valid"), (~inside, "invalid")):
             if mask.any():
-                ax.errorbar(x[mask], y[mask], yerr=np.vstack([y[mask] - lo[mask],
-                                                              hi[mask] - y[mask]]),
-                            fmt="o", ms=3.5, lw=1.0, color=COLORS[key],
-                            label="level inside" if key == "valid" else "level outside")
+                ax.errorbar(
+                    x[mask],
+                    y[mask],
+                    yerr=np.vstack([y[mask] - lo[mask], hi[mask] - y[mask]]),
+                    fmt="o",
+                    ms=3.5,
+                    lw=1.0,
+                    color=COLORS[key],
+                    label="level inside" if key == "valid" else "level outside",
+                )
         ax.axhline(level, color=COLORS["reference"], ls="--", lw=1.0, label="level")
         ax.set_xticks(x)
         ax.set_xticklabels([str(s) for s in labels], rotation=90, fontsize=6)
         for c, g in zip(centers, names):
-            ax.annotate(str(g), (c, 1), xycoords=("data", "axes fraction"),
-                        xytext=(0, -3), textcoords="offset points", ha="center", va="top",
-                        fontsize=8, fontweight="bold")
+            ax.annotate(
+                str(g),
+                (c, 1),
+                xycoords=("data", "axes fraction"),
+                xytext=(0, -3),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=8,
+                fontweight="bold",
+            )
         ax.set_xlim(-1, pos - 1)
         ax.set_ylabel("coverage")
         verdict = res["verdict"].to_series()
         est = res["estimate"].to_series()
-        parts = [f"{m} {est[m]:.3g} {verdict[m]}" for m in verdict.index
-                 if not str(m).startswith("covgap_weighted")]
+        parts = [
+            f"{m} {est[m]:.3g} {verdict[m]}"
+            for m in verdict.index
+            if not str(m).startswith("covgap_weighted")
+        ]
         title = "; ".join(parts)
         ax.set_title(title if name is None else f"{name}: {title}", fontsize=7)
         if legend:

@@ -15,15 +15,15 @@ __all__ = ["quantile_reliability", "coverage_map"]
 
 def _check_one_dataset(result):
     if "dataset" in result.dims:
-        raise ValueError("result: holds several datasets; select one, "
-                         "e.g. result.isel(dataset=0)")
+        raise ValueError("result: holds several datasets; select one, e.g. result.isel(dataset=0)")
 
 
 def _variable_labels(result, variable):
     if "variable" not in result.dims:
         if variable is not None:
-            raise ValueError("variable: this result has no dimension 'variable' "
-                             "(1-D or covariance input)")
+            raise ValueError(
+                "variable: this result has no dimension 'variable' (1-D or covariance input)"
+            )
         return [None]
     if variable is None:
         return list(result["variable"].values)
@@ -33,8 +33,9 @@ def _variable_labels(result, variable):
     return labels
 
 
-def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", band=True, label=None,
-                         color=None):
+def quantile_reliability(
+    result, *, variable=None, ax=None, kind="coverage", band=True, label=None, color=None
+):
     """Observed coverage against the quantile level (quantile reliability curve).
 
     Parameters
@@ -82,26 +83,42 @@ def quantile_reliability(result, *, variable=None, ax=None, kind="coverage", ban
     for i, lab in enumerate(labels):
         sel = result if lab is None else result.sel(variable=lab)
         cov = sel["coverage"].values[order]
-        c = color if (color is not None and len(labels) == 1) else \
-            COLORS["series"][i % len(COLORS["series"])]
+        c = (
+            color
+            if (color is not None and len(labels) == 1)
+            else COLORS["series"][i % len(COLORS["series"])]
+        )
         if lab is None:
             text = label or result.attrs.get("input", "observed")
         else:
             text = f"{label} {lab}" if label else f"variable {lab}"
         if band:
-            ax.fill_between(tau, sel["coverage_lower"].values[order] - shift,
-                            sel["coverage_upper"].values[order] - shift, color=c, alpha=0.2,
-                            lw=0, label=f"Wilson {ci:.0%}" if i == 0 else None)
+            ax.fill_between(
+                tau,
+                sel["coverage_lower"].values[order] - shift,
+                sel["coverage_upper"].values[order] - shift,
+                color=c,
+                alpha=0.2,
+                lw=0,
+                label=f"Wilson {ci:.0%}" if i == 0 else None,
+            )
         ax.plot(tau, cov - shift, "o-", color=c, ms=3, label=text)
     if kind == "coverage":
-        ax.plot([0, 1], [0, 1], color=COLORS["reference"], lw=0.8, ls="--",
-                label=r"ideal (coverage $= \tau$)")
+        ax.plot(
+            [0, 1],
+            [0, 1],
+            color=COLORS["reference"],
+            lw=0.8,
+            ls="--",
+            label=r"ideal (coverage $= \tau$)",
+        )
         ax.set_ylabel("observed coverage")
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
     else:
-        ax.axhline(0.0, color=COLORS["reference"], lw=0.8, ls="--",
-                   label=r"ideal (coverage $= \tau$)")
+        ax.axhline(
+            0.0, color=COLORS["reference"], lw=0.8, ls="--", label=r"ideal (coverage $= \tau$)"
+        )
         ax.set_ylabel(r"coverage $-\ \tau$")
         ax.set_xlim(0, 1)
     ax.set_xlabel(r"quantile level $\tau$")
@@ -117,8 +134,9 @@ def _legend_unique(ax):
     ax.legend(list(seen.values()), list(seen.keys()), loc="best")
 
 
-def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, annotate=False,
-                 colorbar=True):
+def coverage_map(
+    result, *, variable=None, ax=None, cmap="RdBu", vmax=None, annotate=False, colorbar=True
+):
     """Per-bin coverage deviation ``coverage_b - tau`` as a bins x levels heat map.
 
     Blue: more coverage than ``tau`` (too wide), red: less; excluded bins blank.
@@ -153,9 +171,13 @@ def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, anno
     >>> coverage_map(res).get_ylabel()
     'predicted std'
     """
-    checks.result("result", result, "uqviz.qce with marginal=False",
-                  variables=("bin_coverage", "bin_count", "bin_lower", "bin_upper"),
-                  dims=("level", "bin"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.qce with marginal=False",
+        variables=("bin_coverage", "bin_count", "bin_lower", "bin_upper"),
+        dims=("level", "bin"),
+    )
     _check_one_dataset(result)
     if "variable" in result.dims:
         if variable is None:
@@ -165,12 +187,15 @@ def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, anno
         choice("coverage_map", "variable", variable, result["variable"].values)
         result = result.sel(variable=variable)
     elif variable is not None:
-        raise ValueError("variable: this result has no dimension 'variable' "
-                         "(1-D or covariance input)")
+        raise ValueError(
+            "variable: this result has no dimension 'variable' (1-D or covariance input)"
+        )
     drawable("coverage_map", result, ("bin_coverage", "bin_lower"))
     if isinstance(cmap, str) and cmap not in mpl.colormaps:
-        raise ValueError(f"coverage_map: unknown cmap {cmap!r}; a name of matplotlib's colour "
-                         "maps (matplotlib.colormaps), e.g. 'RdBu' or 'viridis'")
+        raise ValueError(
+            f"coverage_map: unknown cmap {cmap!r}; a name of matplotlib's colour "
+            "maps (matplotlib.colormaps), e.g. 'RdBu' or 'viridis'"
+        )
     if vmax is not None:
         vmax = checks.positive("vmax", vmax)
     ax = get_ax(ax, figsize=(5.5, 3.5))
@@ -187,8 +212,15 @@ def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, anno
     if vmax is None:
         vmax = float(np.nanmax(np.abs(dev))) if np.any(np.isfinite(dev)) else 1.0
         vmax = vmax if vmax > 0 else 1.0
-    mesh = ax.pcolormesh(x_edges, y_edges, np.ma.masked_invalid(dev), cmap=cmap, vmin=-vmax,
-                         vmax=vmax, shading="flat")
+    mesh = ax.pcolormesh(
+        x_edges,
+        y_edges,
+        np.ma.masked_invalid(dev),
+        cmap=cmap,
+        vmin=-vmax,
+        vmax=vmax,
+        shading="flat",
+    )
     ax.set_xlim(x_edges[0], x_edges[-1])
     ax.set_ylim(y_edges[0], y_edges[-1])
     ax.set_xlabel(r"quantile level $\tau$")
@@ -202,9 +234,17 @@ def coverage_map(result, *, variable=None, ax=None, cmap="RdBu", vmax=None, anno
         counts = result["bin_count"].values
         centers = 0.5 * (y_edges[1:] + y_edges[:-1])
         for c, yc in zip(counts, centers):
-            ax.annotate(f"{int(c)}", (1.0, yc), xycoords=("axes fraction", "data"),
-                        xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+            ax.annotate(
+                f"{int(c)}",
+                (1.0, yc),
+                xycoords=("axes fraction", "data"),
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=7,
+            )
     if colorbar:
-        ax.figure.colorbar(mesh, ax=ax, label=r"coverage$_b - \tau$",
-                           pad=0.08 if annotate else 0.02)
+        ax.figure.colorbar(
+            mesh, ax=ax, label=r"coverage$_b - \tau$", pad=0.08 if annotate else 0.02
+        )
     return ax

@@ -9,27 +9,53 @@ from uqviz.plots._checks import drawable
 from uqviz.plots._checks import names as _names
 from uqviz.plots._svg import new_axes
 from uqviz.plots._svg import set_log_x as svg_log_x
-from uqviz.plots._style import (COLORS, STAT_LABELS, apply_style, axis_label, bin_arrays,
-                                get_ax, legend_options, one_dataset, set_log_x, set_title,
-                                style)
+from uqviz.plots._style import (
+    COLORS,
+    STAT_LABELS,
+    apply_style,
+    axis_label,
+    bin_arrays,
+    get_ax,
+    legend_options,
+    one_dataset,
+    set_log_x,
+    set_title,
+    style,
+)
 
 __all__ = ["before_after"]
 
 
 def _kind(result, name):
-    checks.result(name, result, "uqviz.local_calibration or uqviz.validate_average",
-                  variables=("estimate", "ci_lower", "ci_upper", "valid", "reference"))
+    checks.result(
+        name,
+        result,
+        "uqviz.local_calibration or uqviz.validate_average",
+        variables=("estimate", "ci_lower", "ci_upper", "valid", "reference"),
+    )
     if "bin" in result.dims:
         checks.result(name, result, "uqviz.local_calibration", variables=("bin_center",))
         return "local"
     if "statistic" in result.dims:
         return "average"
-    raise ValueError(f"{name}: a result with dim 'bin' (local_calibration) or 'statistic' "
-                     f"(validate_average) is needed; dims {tuple(result.dims)}")
+    raise ValueError(
+        f"{name}: a result with dim 'bin' (local_calibration) or 'statistic' "
+        f"(validate_average) is needed; dims {tuple(result.dims)}"
+    )
 
 
-def before_after(before_result, after_result, *, labels=("before", "after"), dataset=None,
-                 ax=None, log_x=False, statistics=None, legend=True, title=None):
+def before_after(
+    before_result,
+    after_result,
+    *,
+    labels=("before", "after"),
+    dataset=None,
+    ax=None,
+    log_x=False,
+    statistics=None,
+    legend=True,
+    title=None,
+):
     """A validation result before and after recalibration, on one Axes.
 
     Two :func:`uqviz.local_calibration` results (same statistic and conditioning): the
@@ -75,16 +101,23 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
     """
     kinds = (_kind(before_result, "before_result"), _kind(after_result, "after_result"))
     if kinds[0] != kinds[1]:
-        raise ValueError(f"after_result: a {kinds[1]} result cannot be compared with "
-                         f"before_result, a {kinds[0]} result")
-    if (not isinstance(labels, (tuple, list)) or len(labels) != 2
-            or not all(isinstance(s, str) for s in labels)):
+        raise ValueError(
+            f"after_result: a {kinds[1]} result cannot be compared with "
+            f"before_result, a {kinds[0]} result"
+        )
+    if (
+        not isinstance(labels, (tuple, list))
+        or len(labels) != 2
+        or not all(isinstance(s, str) for s in labels)
+    ):
         raise ValueError(f"labels must be two strings, got {labels!r}")
     before, _ = one_dataset(before_result, dataset, "before_result")
     after, _ = one_dataset(after_result, dataset, "after_result")
     if kinds[0] == "local" and statistics is not None:
-        raise ValueError("before_after: statistics selects rows of validate_average results; "
-                         "these are local_calibration results (one statistic each)")
+        raise ValueError(
+            "before_after: statistics selects rows of validate_average results; "
+            "these are local_calibration results (one statistic each)"
+        )
     for name, res in (("before_result", before), ("after_result", after)):
         drawable("before_after", res, ("estimate",), name=name)
     if kinds[0] == "local":
@@ -96,8 +129,16 @@ def before_after(before_result, after_result, *, labels=("before", "after"), dat
     return ax
 
 
-def before_after_svg(before_result, after_result, *, layout, labels=("before", "after"),
-                     log_x=False, xlabel=None, title=None):
+def before_after_svg(
+    before_result,
+    after_result,
+    *,
+    layout,
+    labels=("before", "after"),
+    log_x=False,
+    xlabel=None,
+    title=None,
+):
     """:func:`before_after` of two local results drawn as SVG (the explorers' view).
 
     The same data, colours, open markers for invalid bins, legend (right of the axes) and
@@ -118,15 +159,21 @@ def before_after_svg(before_result, after_result, *, layout, labels=("before", "
     ref = float(before_result["reference"])
     ax.hline(ref, color=COLORS["reference"], dash=True, label=f"reference ({ref:g})")
     xs = []
-    for res, label, color in zip((before_result, after_result), labels,
-                                 (COLORS["series"][1], COLORS["series"][0])):
+    for res, label, color in zip(
+        (before_result, after_result), labels, (COLORS["series"][1], COLORS["series"][0])
+    ):
         x, est, lo, hi, valid = bin_arrays(res)
         xs.append(x)
         ax.errorbar(x, est, lo, hi, color=color, alpha=0.8, marker=False, zorder=2)
         ax.markers(x[valid], est[valid], color=color, ms=4.0, zorder=3)
         ax.markers(x[~valid], est[~valid], color=color, ms=4.0, fill=False, zorder=3)
-        ax.legend_entry(f"{label} ({int(valid.sum())}/{valid.size} bins valid)", "marker",
-                        color=color, ms=4.0, fill=True)
+        ax.legend_entry(
+            f"{label} ({int(valid.sum())}/{valid.size} bins valid)",
+            "marker",
+            color=color,
+            ms=4.0,
+            fill=True,
+        )
     if log_x:
         svg_log_x(ax, np.concatenate(xs))
     stat = before_result.attrs.get("statistic", "")
@@ -155,17 +202,32 @@ def _local(before, after, labels, ax, log_x, legend):
     with style():
         apply_style(ax)
         ref = float(before["reference"])
-        ax.axhline(ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1,
-                   label=f"reference ({ref:g})")
+        ax.axhline(
+            ref, color=COLORS["reference"], ls="--", lw=1.0, zorder=1, label=f"reference ({ref:g})"
+        )
         for res, label, color in zip((before, after), labels, colors):
             x, est, lo, hi, valid = bin_arrays(res)
             xs.append(x)
-            ax.errorbar(x, est, yerr=np.vstack([est - lo, hi - est]), fmt="none",
-                        ecolor=color, lw=1.0, alpha=0.8, zorder=2)
+            ax.errorbar(
+                x,
+                est,
+                yerr=np.vstack([est - lo, hi - est]),
+                fmt="none",
+                ecolor=color,
+                lw=1.0,
+                alpha=0.8,
+                zorder=2,
+            )
             ax.plot(x[valid], est[valid], "o", ms=4, color=color, zorder=3)
             ax.plot(x[~valid], est[~valid], "o", ms=4, mfc="white", mec=color, zorder=3)
-            ax.plot([], [], "o", ms=4, color=color,
-                    label=f"{label} ({int(valid.sum())}/{valid.size} bins valid)")
+            ax.plot(
+                [],
+                [],
+                "o",
+                ms=4,
+                color=color,
+                label=f"{label} ({int(valid.sum())}/{valid.size} bins valid)",
+            )
         if log_x:
             set_log_x(ax, np.concatenate(xs))
         ax.set_xlabel(axis_label(before.attrs.get("conditioning", "x")))
@@ -173,8 +235,13 @@ def _local(before, after, labels, ax, log_x, legend):
         where = legend_options(legend, "best")
         if where:
             level = before.attrs.get("ci", 0.95)
-            ax.legend(**where, title=f"{100 * level:g}% CI; open: invalid",
-                      framealpha=0.8, frameon=True, edgecolor="none")
+            ax.legend(
+                **where,
+                title=f"{100 * level:g}% CI; open: invalid",
+                framealpha=0.8,
+                frameon=True,
+                edgecolor="none",
+            )
     return ax
 
 
@@ -184,8 +251,11 @@ def _average(before, after, labels, ax, statistics, legend):
         statistics = [s for s in names if np.isfinite(float(before["reference"].sel(statistic=s)))]
     else:
         statistics = _names("before_after", "statistics", statistics, names)
-    missing = [s for s in statistics if s not in names
-               or s not in [str(t) for t in after["statistic"].values]]
+    missing = [
+        s
+        for s in statistics
+        if s not in names or s not in [str(t) for t in after["statistic"].values]
+    ]
     if missing:
         raise ValueError(f"statistics: {missing} not in both results")
     ax = get_ax(ax, figsize=(4.5, 0.6 * len(statistics) + 1.2))
@@ -199,9 +269,17 @@ def _average(before, after, labels, ax, statistics, legend):
                 est, lo, hi = (float(r[v]) - ref for v in ("estimate", "ci_lower", "ci_upper"))
                 y = i + 0.2 * (j - 0.5)
                 ok = bool(r["valid"])
-                ax.errorbar(est, y, xerr=[[est - lo], [hi - est]], fmt="o", ms=5,
-                            color=color, mfc=color if ok else "white", mec=color,
-                            label=label if i == 0 else None)
+                ax.errorbar(
+                    est,
+                    y,
+                    xerr=[[est - lo], [hi - est]],
+                    fmt="o",
+                    ms=5,
+                    color=color,
+                    mfc=color if ok else "white",
+                    mec=color,
+                    label=label if i == 0 else None,
+                )
         ax.axvline(0.0, color=COLORS["reference"], lw=1, ls="--")
         ax.set_yticks(range(len(statistics)))
         ax.set_yticklabels(statistics)

@@ -15,8 +15,15 @@ from uqviz.plots._svg import new_axes
 from uqviz.plots._style import COLORS, apply_style, get_ax, legend_options, set_title
 from uqviz.plots._style import one_dataset as _one_dataset
 
-__all__ = ["zeta_scores", "reference_sensitivity", "reference_distribution", "size_dependence",
-           "extrapolation", "confidence_curve", "SCHEME_STYLES"]
+__all__ = [
+    "zeta_scores",
+    "reference_sensitivity",
+    "reference_distribution",
+    "size_dependence",
+    "extrapolation",
+    "confidence_curve",
+    "SCHEME_STYLES",
+]
 
 _BLUE, _RED = COLORS["series"][0], COLORS["series"][3]
 #: scheme -> (colour, marker, filled): colour = D, marker = Sim (circle) / Sim2 (triangle)
@@ -38,11 +45,16 @@ def _generative_as_scheme(results):
     """zeta of :func:`uqviz.validate_with_references` (dim ``generative``) on a ``scheme`` dim:
     SimN, SimT..."""
     z = results["zeta"]
-    names = np.unique(np.asarray(results["scheme"].values).ravel()) if "scheme" in results \
+    names = (
+        np.unique(np.asarray(results["scheme"].values).ravel())
+        if "scheme" in results
         else np.array(["Sim"])
+    )
     scheme = str(names[0]) if names.size == 1 else "Sim"
-    labels = [scheme + ("N" if g == "normal" else "T" if str(g).startswith("t") else f" {g}")
-              for g in z["generative"].values]
+    labels = [
+        scheme + ("N" if g == "normal" else "T" if str(g).startswith("t") else f" {g}")
+        for g in z["generative"].values
+    ]
     return z.rename(generative="scheme").assign_coords(scheme=labels)
 
 
@@ -64,16 +76,17 @@ def _stack_schemes(results):
             parts.append(z.drop_vars([c for c in z.coords if c != "dataset"]))
         return xr.concat(parts, dim=xr.DataArray(list(results), dims="scheme", name="scheme"))
     if not isinstance(results, xr.DataArray):
-        raise TypeError(f"results must be a result of {made_by} (an xarray.Dataset), its "
-                        f"'zeta' DataArray or a mapping {{scheme: result}}, got "
-                        f"{type(results).__name__}")
+        raise TypeError(
+            f"results must be a result of {made_by} (an xarray.Dataset), its "
+            f"'zeta' DataArray or a mapping {{scheme: result}}, got "
+            f"{type(results).__name__}"
+        )
     if "scheme" not in results.dims:
         raise ValueError("zeta_scores: need a 'scheme' dimension or a mapping {scheme: result}")
     return results
 
 
-def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend=True,
-                title=None):
+def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend=True, title=None):
     """Zeta-scores per dataset and validation scheme (Pernot (2024c), Figs. 6-7).
 
     Colours code D (black: bootstrap only, blue: normal, red: t_s(6)); circles Sim,
@@ -128,15 +141,28 @@ def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend
     shifts = (np.arange(len(schemes)) - (len(schemes) - 1) / 2) * offset
     for k, scheme in enumerate(schemes):
         color, marker, filled = SCHEME_STYLES.get(
-            scheme, (COLORS["series"][k % len(COLORS["series"])], "D", True))
-        ax.plot(x + shifts[k], z.sel(scheme=scheme).values, ls="none", marker=marker, ms=5,
-                color=color, mfc=color if filled else "white", mew=1.1, label=scheme)
+            scheme, (COLORS["series"][k % len(COLORS["series"])], "D", True)
+        )
+        ax.plot(
+            x + shifts[k],
+            z.sel(scheme=scheme).values,
+            ls="none",
+            marker=marker,
+            ms=5,
+            color=color,
+            mfc=color if filled else "white",
+            mew=1.1,
+            label=scheme,
+        )
     for xi in x[:-1]:
         ax.axvline(xi + 0.5, color="#bbbbbb", lw=0.5)
     ax.grid(False, axis="x")
     ax.set_xticks(x)
-    ax.set_xticklabels(labels, rotation=0 if max(len(s) for s in labels) < 7 else 45,
-                       ha="center" if max(len(s) for s in labels) < 7 else "right")
+    ax.set_xticklabels(
+        labels,
+        rotation=0 if max(len(s) for s in labels) < 7 else 45,
+        ha="center" if max(len(s) for s in labels) < 7 else "right",
+    )
     ax.set_xlim(-0.5, len(names) - 0.5)
     ax.set_ylabel(r"$\zeta$-score")
     if title:
@@ -154,8 +180,9 @@ def _observed_values(observed, dataset):
     if observed is None:
         return None
     if isinstance(observed, xr.Dataset):
-        obs = checks.result("observed", observed, "uqviz.validate_simulated",
-                            variables=("estimate",))
+        obs = checks.result(
+            "observed", observed, "uqviz.validate_simulated", variables=("estimate",)
+        )
         if "dataset" in obs.dims:
             obs = obs.sel(dataset=dataset)
         if "statistic" in obs.dims:
@@ -171,14 +198,17 @@ def _observed_values(observed, dataset):
             return tuple(float(v) for v in observed)
         return float(observed), np.nan, np.nan
     except (TypeError, ValueError):
-        raise TypeError("observed must be a number, an (estimate, lower, upper) triple, a "
-                        "mapping {dataset: observed} or a result of uqviz.validate_simulated, "
-                        f"got {type(observed).__name__} ({observed!r:.40})") from None
+        raise TypeError(
+            "observed must be a number, an (estimate, lower, upper) triple, a "
+            "mapping {dataset: observed} or a result of uqviz.validate_simulated, "
+            f"got {type(observed).__name__} ({observed!r:.40})"
+        ) from None
 
 
 @renamed_options(coverage="coverage_factor")
-def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0, labels=None,
-                          title=None, legend=True):
+def reference_sensitivity(
+    result, *, observed=None, ax=None, coverage_factor=2.0, labels=None, title=None, legend=True
+):
     """Simulated reference against the degrees of freedom of D = t_s(nu) (Pernot (2024c), Fig. 5).
 
     Parameters
@@ -213,14 +243,21 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
     >>> reference_sensitivity(res, observed=0.06).get_xlabel()
     '$\\\\nu$ of $D = t_s(\\\\nu)$'
     """
-    checks.result("result", result, "uqviz.simulated_reference stacked on dim 'nu'",
-                  variables=("reference", "reference_se"), dims=("nu",))
+    checks.result(
+        "result",
+        result,
+        "uqviz.simulated_reference stacked on dim 'nu'",
+        variables=("reference", "reference_se"),
+        dims=("nu",),
+    )
     drawable("reference_sensitivity", result, ("reference",))
     names = [str(n) for n in result["dataset"].values] if "dataset" in result.dims else [None]
     labels = names if labels is None else [labels] if isinstance(labels, str) else list(labels)
     if len(labels) != len(names):
-        raise ValueError(f"reference_sensitivity: labels: expected {len(names)} labels (one "
-                         f"per dataset), got {len(labels)}")
+        raise ValueError(
+            f"reference_sensitivity: labels: expected {len(names)} labels (one "
+            f"per dataset), got {len(labels)}"
+        )
     for name in names:
         _observed_values(observed, name)  # a wrong observed fails before anything is drawn
     ax = get_ax(ax)
@@ -229,14 +266,25 @@ def reference_sensitivity(result, *, observed=None, ax=None, coverage_factor=2.0
     for i, (name, lab) in enumerate(zip(names, labels)):
         sel = result if name is None else result.sel(dataset=name)
         color = COLORS["series"][i % len(COLORS["series"])]
-        ax.errorbar(nu, sel["reference"].values, yerr=coverage_factor * sel["reference_se"].values,
-                    fmt="o-",
-                    ms=4, color=color, label=lab if lab is not None else "simulated reference")
+        ax.errorbar(
+            nu,
+            sel["reference"].values,
+            yerr=coverage_factor * sel["reference_se"].values,
+            fmt="o-",
+            ms=4,
+            color=color,
+            label=lab if lab is not None else "simulated reference",
+        )
         obs = _observed_values(observed, name)
         if obs is not None:
             est, lo, hi = obs
-            ax.axhline(est, color=color, ls="--", lw=1.0,
-                       label=f"observed{'' if name is None else ' ' + str(lab)}")
+            ax.axhline(
+                est,
+                color=color,
+                ls="--",
+                lw=1.0,
+                label=f"observed{'' if name is None else ' ' + str(lab)}",
+            )
             if np.isfinite(lo) and np.isfinite(hi):
                 ax.axhspan(lo, hi, color=color, alpha=0.12, lw=0)
     ax.set_xlabel(r"$\nu$ of $D = t_s(\nu)$")
@@ -256,8 +304,7 @@ def _histogram(samples, n_bins=None):
     return np.histogram(samples, bins=n_bins, density=True)
 
 
-def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None,
-                           legend=True):
+def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None, legend=True):
     """Histogram of the simulated statistic with the reference and the observed value.
 
     Parameters
@@ -291,30 +338,42 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     >>> reference_distribution(res, observed=(0.04, 0.035, 0.045)).get_ylabel()
     'density'
     """
-    checks.result("result", result, "uqviz.simulated_reference or uqviz.validate_simulated "
-                  "with return_samples=True",
-                  variables=("samples", "reference", "reference_lower", "reference_upper"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.simulated_reference or uqviz.validate_simulated with return_samples=True",
+        variables=("samples", "reference", "reference_lower", "reference_upper"),
+    )
     if "dataset" in result.dims:
-        raise ValueError("result: the result holds several datasets; select one with "
-                         ".sel(dataset=...)")
+        raise ValueError(
+            "result: the result holds several datasets; select one with .sel(dataset=...)"
+        )
     n_bins = checks.optional_count("n_bins", n_bins)
     drawable("reference_distribution", result, ("samples",))
     ref = float(result["reference"])
     mc_lo, mc_hi = float(result["reference_lower"]), float(result["reference_upper"])
-    obs = (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"])) \
-        if "estimate" in result else _observed_values(observed, None)
+    obs = (
+        (float(result["estimate"]), float(result["ci_lower"]), float(result["ci_upper"]))
+        if "estimate" in result
+        else _observed_values(observed, None)
+    )
     ax = get_ax(ax)
     apply_style(ax)
     samples = result["samples"].values
     # one filled step outline (``stairs``), not a bar per bin: the same histogram, drawn
     # ten times faster (the explorers redraw it at each change)
     density, edges = _histogram(samples, n_bins)
-    ax.stairs(density, edges, fill=True, color=COLORS["band"], lw=0,
-              label="simulated (calibrated)")
+    ax.stairs(density, edges, fill=True, color=COLORS["band"], lw=0, label="simulated (calibrated)")
     ax.set_ylim(0.0, 1.05 * float(density.max()))
     ax.axvline(ref, color=COLORS["reference"], lw=1.5, label="reference (mean)")
-    ax.axvspan(mc_lo, mc_hi, color=COLORS["reference"], alpha=0.08, lw=0,
-               label="Monte Carlo interval (Sim2)")
+    ax.axvspan(
+        mc_lo,
+        mc_hi,
+        color=COLORS["reference"],
+        alpha=0.08,
+        lw=0,
+        label="Monte Carlo interval (Sim2)",
+    )
     if obs is not None:
         est, lo, hi = obs
         color = COLORS["invalid"]
@@ -323,8 +382,9 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
             # a segment, not error bars: a strongly biased (binned) bootstrap can give
             # a BCa interval that excludes the estimate
             y = 0.9 * ax.get_ylim()[1]
-            ax.plot([lo, hi], [y, y], "-|", color=color, lw=1.5, ms=8,
-                    label="bootstrap interval (Sim)")
+            ax.plot(
+                [lo, hi], [y, y], "-|", color=color, lw=1.5, ms=8, label="bootstrap interval (Sim)"
+            )
             ax.plot([est], [y], "o", color=color, ms=4)
     stat = result.attrs.get("statistic", "statistic")
     ax.set_xlabel(stat)
@@ -349,24 +409,40 @@ def reference_distribution_svg(result, *, layout, title=None):
     -------
     uqviz.plots._svg.SvgAxes
     """
-    checks.result("result", result, "uqviz.validate_simulated with return_samples=True",
-                  variables=("samples", "reference", "reference_lower", "reference_upper",
-                             "estimate", "ci_lower", "ci_upper"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.validate_simulated with return_samples=True",
+        variables=(
+            "samples",
+            "reference",
+            "reference_lower",
+            "reference_upper",
+            "estimate",
+            "ci_lower",
+            "ci_upper",
+        ),
+    )
     drawable("reference_distribution_svg", result, ("samples",))
     ax = new_axes(layout)
     density, edges = _histogram(result["samples"].values)
     ax.stairs(density, edges, color=COLORS["band"], label="simulated (calibrated)")
     ymax = 1.05 * float(density.max())
     ax.ylim = (0.0, ymax)
-    ax.vline(float(result["reference"]), color=COLORS["reference"], lw=1.5,
-             label="reference (mean)")
-    ax.vspan(float(result["reference_lower"]), float(result["reference_upper"]),
-             color=COLORS["reference"], alpha=0.08, label="Monte Carlo interval (Sim2)")
+    ax.vline(
+        float(result["reference"]), color=COLORS["reference"], lw=1.5, label="reference (mean)"
+    )
+    ax.vspan(
+        float(result["reference_lower"]),
+        float(result["reference_upper"]),
+        color=COLORS["reference"],
+        alpha=0.08,
+        label="Monte Carlo interval (Sim2)",
+    )
     est, lo, hi = (float(result[v]) for v in ("estimate", "ci_lower", "ci_upper"))
     ax.vline(est, color=COLORS["invalid"], lw=1.5, label="observed")
     if np.isfinite(lo) and np.isfinite(hi):
-        ax.interval(lo, hi, 0.9 * ymax, color=COLORS["invalid"],
-                    label="bootstrap interval (Sim)")
+        ax.interval(lo, hi, 0.9 * ymax, color=COLORS["invalid"], label="bootstrap interval (Sim)")
         ax.markers([est], [0.9 * ymax], color=COLORS["invalid"], ms=4.0)
     ax.xlabel = result.attrs.get("statistic", "statistic")
     ax.ylabel = "density"
@@ -379,8 +455,16 @@ def reference_distribution_svg(result, *, layout, title=None):
 # --------------------------------------------------------------------------
 # Pernot (2024c), Appendix B
 # --------------------------------------------------------------------------
-def size_dependence(result, *, statistic="ENCE", generative="normal", kind="linear", ax=None,
-                    fit="linear", title=None):
+def size_dependence(
+    result,
+    *,
+    statistic="ENCE",
+    generative="normal",
+    kind="linear",
+    ax=None,
+    fit="linear",
+    title=None,
+):
     """Simulated ENCE/ZMSE against sqrt(N/M) or M (Pernot (2024c), Figs. A1-A2).
 
     Parameters
@@ -409,9 +493,13 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
     """
     if kind not in ("linear", "loglog"):
         raise ValueError(f"kind must be 'linear' or 'loglog', got {kind!r}")
-    checks.result("result", result, "uqviz.size_dependence",
-                  variables=("reference", "x", "slope", "intercept"),
-                  dims=("statistic", "generative", "nu", "size", "n_bins", "fit"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.size_dependence",
+        variables=("reference", "x", "slope", "intercept"),
+        dims=("statistic", "generative", "nu", "size", "n_bins", "fit"),
+    )
     for name, value in (("statistic", statistic), ("generative", generative)):
         have = [str(g) for g in result[name].values]
         if value not in have:
@@ -427,12 +515,18 @@ def size_dependence(result, *, statistic="ENCE", generative="normal", kind="line
     if kind == "linear":
         x = res["x"].values
         for i, nu in enumerate(nus):
-            ax.plot(x.ravel(), res["reference"].sel(nu=nu).values.ravel(), "o", ms=3.5,
-                    color=COLORS["series"][i % len(COLORS["series"])], label=rf"$\nu$ = {nu:g}")
+            ax.plot(
+                x.ravel(),
+                res["reference"].sel(nu=nu).values.ravel(),
+                "o",
+                ms=3.5,
+                color=COLORS["series"][i % len(COLORS["series"])],
+                label=rf"$\nu$ = {nu:g}",
+            )
         f = res.sel(fit=fit)
         xs = np.linspace(0.0, float(x.max()) * 1.05, 50)
         a, b = float(f["intercept"]), float(f["slope"])
-        text = (f"{b:.3f} x" if fit == "proportional" else f"{a:.4f} + {b:.3f} x")
+        text = f"{b:.3f} x" if fit == "proportional" else f"{a:.4f} + {b:.3f} x"
         ax.plot(xs, a + b * xs, color=COLORS["reference"], lw=1.0, label=f"fit: {text}")
         ax.set_xlabel(r"$\sqrt{N/M}$")
         ax.set_xlim(0, None)
@@ -498,8 +592,13 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None,
     >>> extrapolation(res).get_xlabel()
     '$\\\\sqrt{N/M}$'
     """
-    checks.result("result", result, "uqviz.extrapolate", dims=("n_bins",),
-                  variables=("x", "estimate", "in_fit", "intercept", "slope", "valid"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.extrapolate",
+        dims=("n_bins",),
+        variables=("x", "estimate", "in_fit", "intercept", "slope", "valid"),
+    )
     res, name = _one_dataset(result, dataset, "extrapolation")
     drawable("extrapolation", res, ("x", "estimate"))
     ax = get_ax(ax)
@@ -510,8 +609,15 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None,
     ax.plot(x[fit], y[fit], "o", ms=3, color=COLORS["valid"], label=f"{stat} (fitted)")
     rest = ~fit & np.isfinite(y)
     if rest.any():
-        ax.plot(x[rest], y[rest], "o", ms=3, color=COLORS["valid"], mfc="white",
-                label=f"{stat} (not fitted)")
+        ax.plot(
+            x[rest],
+            y[rest],
+            "o",
+            ms=3,
+            color=COLORS["valid"],
+            mfc="white",
+            label=f"{stat} (not fitted)",
+        )
     xmax = float(np.nanmax(np.where(np.isfinite(y), x, np.nan))) * 1.05
     xs = np.linspace(0.0, xmax, 50)
     a, b = float(res["intercept"]), float(res["slope"])
@@ -519,18 +625,38 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None,
     color = COLORS["valid"] if valid else COLORS["invalid"]
     ax.plot(xs, a + b * xs, color=COLORS["invalid"], lw=1.2, label="linear fit")
     lo, hi = float(res["intercept_lower"]), float(res["intercept_upper"])
-    which = ("contains 0" if valid else "excludes 0" if np.isfinite(lo) and np.isfinite(hi)
-             else "not computed")
-    ax.errorbar([0.0], [a], yerr=[[a - lo], [hi - a]], fmt="s", ms=4, color=color, capsize=3,
-                lw=2, label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI ({which})",
-                clip_on=False, zorder=5)
+    which = (
+        "contains 0"
+        if valid
+        else "excludes 0"
+        if np.isfinite(lo) and np.isfinite(hi)
+        else "not computed"
+    )
+    ax.errorbar(
+        [0.0],
+        [a],
+        yerr=[[a - lo], [hi - a]],
+        fmt="s",
+        ms=4,
+        color=color,
+        capsize=3,
+        lw=2,
+        label=f"intercept {result.attrs.get('ci', 0.95):.0%} CI ({which})",
+        clip_on=False,
+        zorder=5,
+    )
     if references and "generative" in res.dims:
         for ref in res["generative"].values:
             r = res.sel(generative=ref)
             ls = _REF_LINESTYLES.get(str(ref), "-.")
-            ax.plot(xs, float(r["reference_intercept"]) + float(r["reference_slope"]) * xs,
-                    color=COLORS["reference"], ls=ls, lw=1.0,
-                    label=_MODEL_LABELS.get(str(ref), str(ref)))
+            ax.plot(
+                xs,
+                float(r["reference_intercept"]) + float(r["reference_slope"]) * xs,
+                color=COLORS["reference"],
+                ls=ls,
+                lw=1.0,
+                label=_MODEL_LABELS.get(str(ref), str(ref)),
+            )
     ax.axhline(0.0, color=COLORS["reference"], lw=0.5)
     ax.set_xlim(-0.01 * xmax, xmax)
     ymax = np.nanmax(np.r_[y, hi]) * 1.08
@@ -547,8 +673,17 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None,
 # --------------------------------------------------------------------------
 # confidence curves
 # --------------------------------------------------------------------------
-def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=True,
-                     percent=True, title=None, label="data"):
+def confidence_curve(
+    result,
+    *,
+    dataset=None,
+    ax=None,
+    oracle=True,
+    reference=True,
+    percent=True,
+    title=None,
+    label="data",
+):
     """Confidence curve with its bootstrap band, the oracle and the probabilistic reference.
 
     Parameters
@@ -577,9 +712,13 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     >>> confidence_curve(cc).get_xlabel()
     'k % discarded'
     """
-    checks.result("result", result, "uqviz.confidence_curve", dims=("fraction",),
-                  variables=("estimate", "oracle", "reference", "reference_lower",
-                             "reference_upper"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.confidence_curve",
+        dims=("fraction",),
+        variables=("estimate", "oracle", "reference", "reference_lower", "reference_upper"),
+    )
     res, name = _one_dataset(result, dataset, "confidence_curve")
     drawable("confidence_curve", res, ("estimate",))
     ax = get_ax(ax)
@@ -588,17 +727,35 @@ def confidence_curve(result, *, dataset=None, ax=None, oracle=True, reference=Tr
     error = result.attrs.get("error_statistic", result.attrs.get("error", "RMSE"))
     color = COLORS["series"][4]
     if reference:
-        ax.fill_between(k, res["reference_lower"].values, res["reference_upper"].values,
-                        color=COLORS["band"], alpha=0.5, lw=0,
-                        label=f"reference {result.attrs.get('ci', 0.95):.0%} band")
-        ax.plot(k, res["reference"].values, ls=":", lw=1.8, color=COLORS["series"][0],
-                label=f"prob. reference ({result.attrs.get('generative', 'D')})")
+        ax.fill_between(
+            k,
+            res["reference_lower"].values,
+            res["reference_upper"].values,
+            color=COLORS["band"],
+            alpha=0.5,
+            lw=0,
+            label=f"reference {result.attrs.get('ci', 0.95):.0%} band",
+        )
+        ax.plot(
+            k,
+            res["reference"].values,
+            ls=":",
+            lw=1.8,
+            color=COLORS["series"][0],
+            label=f"prob. reference ({result.attrs.get('generative', 'D')})",
+        )
     if oracle:
-        ax.plot(k, res["oracle"].values, ls="--", color=COLORS["reference"], lw=1.0,
-                label="oracle")
+        ax.plot(k, res["oracle"].values, ls="--", color=COLORS["reference"], lw=1.0, label="oracle")
     if "ci_lower" in res:
-        ax.fill_between(k, res["ci_lower"].values, res["ci_upper"].values, color=color,
-                        alpha=0.2, lw=0, label="bootstrap band")
+        ax.fill_between(
+            k,
+            res["ci_lower"].values,
+            res["ci_upper"].values,
+            color=color,
+            alpha=0.2,
+            lw=0,
+            label="bootstrap band",
+        )
     ax.plot(k, res["estimate"].values, color=color, lw=1.6, label=label)
     ax.set_xlim(k[0], k[-1])
     ax.set_ylim(0, None)

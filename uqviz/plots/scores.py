@@ -33,8 +33,7 @@ def _curves(result, name, dataset, made_by, variables):
     return out
 
 
-def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=True,
-                      legend=True):
+def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=True, legend=True):
     """Observed vs expected proportions, the miscalibration area shaded (Chung et al. 2021).
 
     Parameters
@@ -63,8 +62,13 @@ def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=Tr
     >>> calibration_curve(curve).get_xlabel()
     'Expected proportion in interval'
     """
-    curves = _curves(curve_result, "curve_result", dataset, "uqviz.calibration_curve",
-                     ("observed", "observed_lower", "observed_upper"))
+    curves = _curves(
+        curve_result,
+        "curve_result",
+        dataset,
+        "uqviz.calibration_curve",
+        ("observed", "observed_lower", "observed_upper"),
+    )
     kind = curve_result.attrs.get("kind", "interval")
     ax = get_ax(ax, figsize=(4.0, 4.0))
     with style():
@@ -74,15 +78,24 @@ def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=Tr
             x = res["level"].values
             y = res["observed"].values
             color = COLORS["series"][i % len(COLORS["series"])]
-            text = (f"area {float(res['miscalibration_area']):.3f}, "
-                    f"MACE {float(res['mace']):.3f}, RMSCE {float(res['rmsce']):.3f}")
+            text = (
+                f"area {float(res['miscalibration_area']):.3f}, "
+                f"MACE {float(res['mace']):.3f}, RMSCE {float(res['rmsce']):.3f}"
+            )
             ax.plot(x, y, color=color, lw=1.5, label=f"{name}: {text}" if name else text)
             if band and "observed_lower" in res:
-                ax.fill_between(x, res["observed_lower"].values, res["observed_upper"].values,
-                                color=color, alpha=0.2, lw=0)
+                ax.fill_between(
+                    x,
+                    res["observed_lower"].values,
+                    res["observed_upper"].values,
+                    color=color,
+                    alpha=0.2,
+                    lw=0,
+                )
             if area and len(curves) == 1:
-                ax.fill_between(x, x, y, color=COLORS["accent"], alpha=0.3, lw=0,
-                                label="miscalibration area")
+                ax.fill_between(
+                    x, x, y, color=COLORS["accent"], alpha=0.3, lw=0, label="miscalibration area"
+                )
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_aspect("equal")
@@ -90,8 +103,7 @@ def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=Tr
         ax.set_xlabel(f"Expected proportion {what}")
         ax.set_ylabel(f"Observed proportion {what}")
         if legend:
-            ax.legend(loc="upper left", fontsize=7, framealpha=0.8, frameon=True,
-                      edgecolor="none")
+            ax.legend(loc="upper left", fontsize=7, framealpha=0.8, frameon=True, edgecolor="none")
     return ax
 
 
@@ -119,8 +131,13 @@ def coverage(coverage_result, *, ax=None, dataset=None, legend=True):
     >>> coverage(cov).get_ylabel()
     'PICP'
     """
-    curves = _curves(coverage_result, "coverage_result", dataset, "uqviz.interval_coverage",
-                     ("picp", "picp_lower", "picp_upper", "valid"))
+    curves = _curves(
+        coverage_result,
+        "coverage_result",
+        dataset,
+        "uqviz.interval_coverage",
+        ("picp", "picp_lower", "picp_upper", "valid"),
+    )
     ax = get_ax(ax)
     with style():
         apply_style(ax)
@@ -144,10 +161,16 @@ def coverage(coverage_result, *, ax=None, dataset=None, legend=True):
                 if key not in seen:
                     label = key
                     seen.add(key)
-                ax.errorbar(x[mask], y[mask], yerr=np.vstack([y[mask] - lo[mask],
-                                                              hi[mask] - y[mask]]),
-                            fmt="o" if n == 1 else "os^vD"[i % 5], ms=4, lw=1.0,
-                            color=COLORS[key], label=label)
+                ax.errorbar(
+                    x[mask],
+                    y[mask],
+                    yerr=np.vstack([y[mask] - lo[mask], hi[mask] - y[mask]]),
+                    fmt="o" if n == 1 else "os^vD"[i % 5],
+                    ms=4,
+                    lw=1.0,
+                    color=COLORS[key],
+                    label=label,
+                )
             if name is not None:
                 ax.plot([], [], "os^vD"[i % 5], color="grey", label=name)
         ax.set_xlabel("Nominal level $p$")
@@ -155,7 +178,13 @@ def coverage(coverage_result, *, ax=None, dataset=None, legend=True):
         gen = coverage_result.attrs.get("generative", "normal")
         ci = coverage_result.attrs.get("ci", 0.95)
         if legend:
-            ax.legend(loc="upper left", title=f"D = {gen}; {100 * ci:g}% CI (Wilson)",
-                      fontsize=7, title_fontsize=7, framealpha=0.8, frameon=True,
-                      edgecolor="none")
+            ax.legend(
+                loc="upper left",
+                title=f"D = {gen}; {100 * ci:g}% CI (Wilson)",
+                fontsize=7,
+                title_fontsize=7,
+                framealpha=0.8,
+                frameon=True,
+                edgecolor="none",
+            )
     return ax

@@ -6,9 +6,15 @@
 :func:`validate_pit`, :func:`local_pit`).
 """
 
-from uqviz.predictive.forecast import (forecast_form, observed, predictive_cdf,
-                                       predictive_quantiles)
+from uqviz.predictive.forecast import forecast_form, observed, predictive_cdf, predictive_quantiles
 from uqviz.predictive.pit import local_pit, pit, validate_pit
 
-__all__ = ["forecast_form", "observed", "predictive_cdf", "predictive_quantiles", "pit",
-           "validate_pit", "local_pit"]
+__all__ = [
+    "forecast_form",
+    "observed",
+    "predictive_cdf",
+    "predictive_quantiles",
+    "pit",
+    "validate_pit",
+    "local_pit",
+]

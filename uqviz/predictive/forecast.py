@@ -30,13 +30,27 @@ from uqviz.engine import checks
 
 special = lazy_module("scipy.special")
 
-__all__ = ["FORMS", "forecast_form", "gives_observed", "observed", "predictive_cdf",
-           "predictive_quantiles", "standard_distribution", "standard_cdf", "quantile_table"]
+__all__ = [
+    "FORMS",
+    "forecast_form",
+    "gives_observed",
+    "observed",
+    "predictive_cdf",
+    "predictive_quantiles",
+    "standard_distribution",
+    "standard_cdf",
+    "quantile_table",
+]
 
 #: The forms of a forecast (``attrs["forecast"]``) and the variables each needs (``y`` is
 #: optional: without it the forecast is read in error space, docs/conventions.md).
-FORMS = {"std": (), "variance": (), "interval": ("lower", "upper"),
-         "quantiles": ("quantiles",), "samples": ("samples",)}
+FORMS = {
+    "std": (),
+    "variance": (),
+    "interval": ("lower", "upper"),
+    "quantiles": ("quantiles",),
+    "samples": ("samples",),
+}
 #: Generative kinds with a closed-form CDF (the forecast ``uE * D`` and the quantile tails).
 CDF_KINDS = ("normal", "student_t", "laplace", "uniform")
 
@@ -74,8 +88,10 @@ def forecast_form(ds) -> str:
         raise ValueError(f"attrs['forecast']: unknown form {form!r}; one of {', '.join(FORMS)}")
     lacking = [v for v in FORMS[form] if v not in ds.variables]
     if lacking:
-        raise ValueError(f"a forecast given as {form} needs the variables "
-                         f"{', '.join(FORMS[form])}; the dataset lacks {', '.join(lacking)}")
+        raise ValueError(
+            f"a forecast given as {form} needs the variables "
+            f"{', '.join(FORMS[form])}; the dataset lacks {', '.join(lacking)}"
+        )
     return form
 
 
@@ -156,9 +172,11 @@ def standard_distribution(generative) -> Generative:
     """
     gen = get_generative(generative)
     if gen.kind not in CDF_KINDS:
-        raise ValueError(f"generative: {gen.name!r} has no predictive CDF (its values come from "
-                         "the data's own z-scores, whose PIT would be uniform by construction); "
-                         "use 'normal', 't<nu>', 'laplace' or 'uniform'")
+        raise ValueError(
+            f"generative: {gen.name!r} has no predictive CDF (its values come from "
+            "the data's own z-scores, whose PIT would be uniform by construction); "
+            "use 'normal', 't<nu>', 'laplace' or 'uniform'"
+        )
     return gen
 
 
@@ -179,8 +197,11 @@ def standard_cdf(gen: Generative):
         return lambda z: special.stdtr(nu, np.asarray(z) * factor)
     if gen.kind == "laplace":
         b = 1.0 / np.sqrt(2.0)
-        return lambda z: np.where(np.asarray(z) < 0, 0.5 * np.exp(np.asarray(z) / b),
-                                  1.0 - 0.5 * np.exp(-np.asarray(z) / b))
+        return lambda z: np.where(
+            np.asarray(z) < 0,
+            0.5 * np.exp(np.asarray(z) / b),
+            1.0 - 0.5 * np.exp(-np.asarray(z) / b),
+        )
     half = np.sqrt(3.0)  # uniform on [-sqrt 3, sqrt 3]
     return lambda z: np.clip((np.asarray(z) + half) / (2.0 * half), 0.0, 1.0)
 
@@ -192,8 +213,10 @@ def _values(ds, values):
     if v.ndim == 0:
         v = np.full(m, float(v))
     if v.ndim not in (1, 2) or v.shape[0] != m:
-        raise ValueError(f"values: expected a number, one value per point ({m}) or shape "
-                         f"(point, k); got shape {v.shape}")
+        raise ValueError(
+            f"values: expected a number, one value per point ({m}) or shape "
+            f"(point, k); got shape {v.shape}"
+        )
     return v
 
 
@@ -203,8 +226,9 @@ def quantile_table(ds, form):
     An interval of level L is the quantiles ``{(1 - L)/2: lower, 1/2: y_pred, (1 + L)/2: upper}``.
     """
     if form == "quantiles":
-        return ds["quantiles"].transpose("point", "level").values.astype(float), \
-            ds["level"].values.astype(float)
+        return ds["quantiles"].transpose("point", "level").values.astype(float), ds[
+            "level"
+        ].values.astype(float)
     level = float(ds["lower"].attrs.get("level", ds.attrs.get("level")))
     y, yp = observed(ds)
     q = np.stack([ds["lower"].values, yp.values, ds["upper"].values], axis=1).astype(float)

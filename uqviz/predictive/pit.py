@@ -33,8 +33,13 @@ from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values, default_n_bins
 from uqviz.engine.tree import map_datasets
-from uqviz.predictive.forecast import (forecast_form, observed, quantile_table, standard_cdf,
-                                       standard_distribution)
+from uqviz.predictive.forecast import (
+    forecast_form,
+    observed,
+    quantile_table,
+    standard_cdf,
+    standard_distribution,
+)
 
 special = lazy_module("scipy.special")
 
@@ -44,8 +49,10 @@ __all__ = ["pit", "validate_pit", "local_pit", "PIT_GRID", "N_BAND", "default_hi
 PIT_GRID = np.round(np.linspace(0.01, 0.99, 99), 10)
 #: Simulated uniform ECDFs that calibrate the simultaneous band.
 N_BAND = 3000
-CITATION = ("Gneiting et al. (2007) (PIT, randomised where the CDF jumps); "
-            "Säilynoja et al. (2022) (simultaneous ECDF band)")
+CITATION = (
+    "Gneiting et al. (2007) (PIT, randomised where the CDF jumps); "
+    "Säilynoja et al. (2022) (simultaneous ECDF band)"
+)
 
 
 def default_histogram_bins(m: int) -> int:
@@ -89,8 +96,7 @@ def _pit_one(ds, *, rng, generative):
 
 def _settings(generative, rng, **more):
     gen = standard_distribution(generative)
-    return {"generative": gen.name, "rng": seeds.seed_attr(rng), **more,
-            "citation": CITATION}
+    return {"generative": gen.name, "rng": seeds.seed_attr(rng), **more, "citation": CITATION}
 
 
 def pit(data, *, generative="normal", rng=None):
@@ -185,7 +191,7 @@ def _moments(u, ci):
     mean = float(np.mean(u))
     dev = u - mean
     var = float(np.sum(dev * dev) / max(n - 1, 1))
-    m4 = float(np.mean(dev ** 4))
+    m4 = float(np.mean(dev**4))
     se_mean = np.sqrt(var / n)
     se_var = np.sqrt(max(m4 - var * var, 0.0) / n)
     return mean, mean - z * se_mean, mean + z * se_mean, var, var - z * se_var, var + z * se_var
@@ -220,8 +226,12 @@ def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
             "pit_count_lower": ("bin", np.full(k, float(c_lo))),
             "pit_count_upper": ("bin", np.full(k, float(c_hi))),
             **{name: ((), value) for name, value in tests.items()},
-            "pit_mean": ((), mean), "pit_mean_lower": ((), m_lo), "pit_mean_upper": ((), m_hi),
-            "pit_var": ((), var), "pit_var_lower": ((), v_lo), "pit_var_upper": ((), v_hi),
+            "pit_mean": ((), mean),
+            "pit_mean_lower": ((), m_lo),
+            "pit_mean_upper": ((), m_hi),
+            "pit_var": ((), var),
+            "pit_var_lower": ((), v_lo),
+            "pit_var_upper": ((), v_hi),
             "ecdf_difference": ("pit_grid", ecdf / n - PIT_GRID),
             "ecdf_difference_lower": ("pit_grid", band_lo / n - PIT_GRID),
             "ecdf_difference_upper": ("pit_grid", band_hi / n - PIT_GRID),
@@ -229,10 +239,13 @@ def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
             "band_p_value": ((), band_p),
             "n_points": ((), n),
         },
-        coords={"bin": np.arange(k), "bin_lower": ("bin", edges[:-1]),
-                "bin_upper": ("bin", edges[1:]),
-                "bin_center": ("bin", (edges[:-1] + edges[1:]) / 2),
-                "pit_grid": PIT_GRID},
+        coords={
+            "bin": np.arange(k),
+            "bin_lower": ("bin", edges[:-1]),
+            "bin_upper": ("bin", edges[1:]),
+            "bin_center": ("bin", (edges[:-1] + edges[1:]) / 2),
+            "pit_grid": PIT_GRID,
+        },
     )
     out.attrs["band_level"] = gamma
     return out
@@ -359,38 +372,69 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
     ci = checks.probability("ci", ci)
     n_band = checks.count("n_band", n_band, minimum=2)
     standard_distribution(generative)
-    out = map_datasets(_validate_one, data, rng=rng, generative=generative, n_bins=n_bins, ci=ci,
-                       n_band=n_band)
+    out = map_datasets(
+        _validate_one, data, rng=rng, generative=generative, n_bins=n_bins, ci=ci, n_band=n_band
+    )
     used = int(out.sizes["bin"]) if "dataset" not in out.dims else n_bins
-    out.attrs.update(_settings(generative, rng, n_bins=used, ci=ci, n_band=n_band,
-                               forecast=_forms(data),
-                               binomial_interval="central ci interval of Binomial(n, 1/n_bins), "
-                                                 "per bin",
-                               test="Kolmogorov-Smirnov and Cramer-von Mises against U(0, 1)"))
+    out.attrs.update(
+        _settings(
+            generative,
+            rng,
+            n_bins=used,
+            ci=ci,
+            n_band=n_band,
+            forecast=_forms(data),
+            binomial_interval="central ci interval of Binomial(n, 1/n_bins), per bin",
+            test="Kolmogorov-Smirnov and Cramer-von Mises against U(0, 1)",
+        )
+    )
     return out
 
 
-def _local_one(ds, *, rng, generative, conditioning, n_bins, binning, min_count, edges, ci,
-               n_band):
+def _local_one(ds, *, rng, generative, conditioning, n_bins, binning, min_count, edges, ci, n_band):
     rng = checks.rng(rng)
     u = pit_values(ds, generative, rng)
     _, x = conditioning_values(ds, conditioning)
-    n = default_n_bins(x.size) if n_bins is None and binning in ("equal_count", "equal_width") \
+    n = (
+        default_n_bins(x.size)
+        if n_bins is None and binning in ("equal_count", "equal_width")
         else n_bins
+    )
     bins = compute_bins(x, n_bins=n, binning=binning, min_count=min_count, edges=edges)
     seed = seeds.kernel_seed(rng)
     k = bins.n_bins
-    rows = {name: np.full(k, np.nan) for name in
-            ("pit_mean", "pit_mean_lower", "pit_mean_upper", "pit_var", "pit_var_lower",
-             "pit_var_upper", "ks_statistic", "ks_p_value", "cvm_statistic", "cvm_p_value")}
+    rows = {
+        name: np.full(k, np.nan)
+        for name in (
+            "pit_mean",
+            "pit_mean_lower",
+            "pit_mean_upper",
+            "pit_var",
+            "pit_var_lower",
+            "pit_var_upper",
+            "ks_statistic",
+            "ks_p_value",
+            "cvm_statistic",
+            "cvm_p_value",
+        )
+    }
     valid = np.zeros(k, dtype=bool)
     for b in range(k):
-        sel = bins.order[bins.starts[b]:bins.starts[b] + bins.sizes[b]]
+        sel = bins.order[bins.starts[b] : bins.starts[b] + bins.sizes[b]]
         ub = np.sort(u[sel])
         if ub.size < 2:
             continue
-        for name, value in zip(("pit_mean", "pit_mean_lower", "pit_mean_upper", "pit_var",
-                                "pit_var_lower", "pit_var_upper"), _moments(ub, ci)):
+        for name, value in zip(
+            (
+                "pit_mean",
+                "pit_mean_lower",
+                "pit_mean_upper",
+                "pit_var",
+                "pit_var_lower",
+                "pit_var_upper",
+            ),
+            _moments(ub, ci),
+        ):
             rows[name][b] = value
         for name, value in pit_kernels.uniformity(ub).items():
             rows[name][b] = value
@@ -398,16 +442,34 @@ def _local_one(ds, *, rng, generative, conditioning, n_bins, binning, min_count,
         ecdf = pit_kernels.ecdf_counts(ub, PIT_GRID)
         valid[b] = bool(np.all((lo <= ecdf) & (ecdf <= hi)))
     n_valid = int(valid.sum())
-    out = xr.Dataset({**{name: ("bin", v) for name, v in rows.items()},
-                      "valid": ("bin", valid), "fv": ((), n_valid / k),
-                      "n_valid": ((), n_valid), "n_bins": ((), k), "n_points": ((), u.size)},
-                     coords=bin_coords(bins))
+    out = xr.Dataset(
+        {
+            **{name: ("bin", v) for name, v in rows.items()},
+            "valid": ("bin", valid),
+            "fv": ((), n_valid / k),
+            "n_valid": ((), n_valid),
+            "n_bins": ((), k),
+            "n_points": ((), u.size),
+        },
+        coords=bin_coords(bins),
+    )
     out.attrs.update(bins.attrs)
     return out
 
 
-def local_pit(data, *, conditioning="uE", n_bins=None, binning="equal_count", min_count=None,
-              edges=None, ci=0.95, generative="normal", rng=None, n_band=N_BAND):
+def local_pit(
+    data,
+    *,
+    conditioning="uE",
+    n_bins=None,
+    binning="equal_count",
+    min_count=None,
+    edges=None,
+    ci=0.95,
+    generative="normal",
+    rng=None,
+    n_band=N_BAND,
+):
     r"""PIT uniformity per bin of uE or of a feature: moments, KS, CvM and the band verdict.
 
     The PIT values of the whole set (:func:`pit`) are cut into bins of the conditioning
@@ -489,11 +551,31 @@ def local_pit(data, *, conditioning="uE", n_bins=None, binning="equal_count", mi
     ci = checks.probability("ci", ci)
     n_band = checks.count("n_band", n_band, minimum=2)
     standard_distribution(generative)
-    out = map_datasets(_local_one, data, rng=rng, generative=generative,
-                       conditioning=conditioning, n_bins=n_bins, binning=binning,
-                       min_count=min_count, edges=edges, ci=ci, n_band=n_band)
+    out = map_datasets(
+        _local_one,
+        data,
+        rng=rng,
+        generative=generative,
+        conditioning=conditioning,
+        n_bins=n_bins,
+        binning=binning,
+        min_count=min_count,
+        edges=edges,
+        ci=ci,
+        n_band=n_band,
+    )
     cond = conditioning if isinstance(conditioning, str) else "values"
     used = int(out["n_bins"].max()) if n_bins is None else n_bins
-    out.attrs.update(_settings(generative, rng, conditioning=cond, n_bins=used,
-                               binning=binning, ci=ci, n_band=n_band, forecast=_forms(data)))
+    out.attrs.update(
+        _settings(
+            generative,
+            rng,
+            conditioning=cond,
+            n_bins=used,
+            binning=binning,
+            ci=ci,
+            n_band=n_band,
+            forecast=_forms(data),
+        )
+    )
     return out

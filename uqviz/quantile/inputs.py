@@ -27,14 +27,14 @@ class Prepared:
     """Predictions checked and put in one form: residuals with standard deviations or
     Cholesky factors of covariances (or sorted samples), per point and variable."""
 
-    kind: str                 # "std" (per variable) or "cov"
-    source: str               # "std", "cov", "samples:normal", "samples:mvnormal", "samples:hpdi"
-    squeeze: bool             # 1-D input: no `variable` dimension in the output
-    residual: np.ndarray      # (n, d)
-    std: np.ndarray | None    # (n, d) for kind "std"
-    chol: np.ndarray | None   # (n, d, d) for kind "cov"
+    kind: str  # "std" (per variable) or "cov"
+    source: str  # "std", "cov", "samples:normal", "samples:mvnormal", "samples:hpdi"
+    squeeze: bool  # 1-D input: no `variable` dimension in the output
+    residual: np.ndarray  # (n, d)
+    std: np.ndarray | None  # (n, d) for kind "std"
+    chol: np.ndarray | None  # (n, d, d) for kind "cov"
     sorted_samples: np.ndarray | None  # (n, d, r) for hpdi
-    y: np.ndarray             # (n, d)
+    y: np.ndarray  # (n, d)
     point: np.ndarray
     variable_labels: np.ndarray
 
@@ -84,8 +84,10 @@ def _refuse_booleans(name, raw):
         return
     if is_bool.any():
         rows = int(is_bool.reshape(raw.shape[0], -1).any(axis=1).sum()) if raw.ndim else 1
-        raise TypeError(f"{name}: boolean values (True/False) are not numbers; {rows} row(s) "
-                        f"hold them (cast with .astype(float) if 0/1 is meant)")
+        raise TypeError(
+            f"{name}: boolean values (True/False) are not numbers; {rows} row(s) "
+            f"hold them (cast with .astype(float) if 0/1 is meant)"
+        )
 
 
 def _check_finite(name, arr, point):
@@ -97,15 +99,22 @@ def _check_finite(name, arr, point):
 
 def _check_pandas_alignment(**arrays):
     """Refuse pandas inputs whose indexes differ (they would be paired by position)."""
-    indexed = {k: v.index for k, v in arrays.items() if hasattr(v, "index")
-               and hasattr(v, "to_numpy") and not isinstance(v, (xr.DataArray, xr.Dataset))}
+    indexed = {
+        k: v.index
+        for k, v in arrays.items()
+        if hasattr(v, "index")
+        and hasattr(v, "to_numpy")
+        and not isinstance(v, (xr.DataArray, xr.Dataset))
+    }
     if len(indexed) > 1:
         names = list(indexed)
         first = indexed[names[0]]
         for k in names[1:]:
             if not first.equals(indexed[k]):
-                raise ValueError(f"{names[0]} and {k}: pandas objects with different indexes "
-                                 f"would be paired by position; align them or pass arrays")
+                raise ValueError(
+                    f"{names[0]} and {k}: pandas objects with different indexes "
+                    f"would be paired by position; align them or pass arrays"
+                )
 
 
 def _from_dataset(ds: xr.Dataset):
@@ -114,8 +123,10 @@ def _from_dataset(ds: xr.Dataset):
         if "E" in ds and "uE" in ds:
             check_dataset(ds)
             return ds["E"].values, 0.0, ds["uE"].values, None, ds["point"].values, None
-        raise ValueError(f"y: the Dataset needs variables 'y', 'mean', 'scale' (or 'samples'), "
-                         f"or 'E', 'uE'; it has {sorted(map(str, ds.data_vars))}")
+        raise ValueError(
+            f"y: the Dataset needs variables 'y', 'mean', 'scale' (or 'samples'), "
+            f"or 'E', 'uE'; it has {sorted(map(str, ds.data_vars))}"
+        )
     y = ds["y"]
     extra = [d for d in y.dims if d not in ("point", "variable")]
     if "point" not in y.dims or extra:
@@ -137,9 +148,11 @@ def _from_dataset(ds: xr.Dataset):
             other = next(d for d in s.dims if d not in ("point", "variable"))
             scale = s.transpose("point", "variable", other).values
         else:
-            raise ValueError(f"scale: expected dims {y.dims} (standard deviations) or "
-                             f"('point', 'variable', <second variable dim>) (covariances), "
-                             f"got {s.dims}")
+            raise ValueError(
+                f"scale: expected dims {y.dims} (standard deviations) or "
+                f"('point', 'variable', <second variable dim>) (covariances), "
+                f"got {s.dims}"
+            )
     if "samples" in ds:
         r = ds["samples"]
         if "sample" not in r.dims or set(r.dims) != {"sample", *y.dims}:
@@ -153,8 +166,9 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
     point = labels = None
     if isinstance(y, xr.Dataset):
         if mean is not None or scale is not None or samples is not None:
-            raise ValueError("mean, scale, samples: leave them unset with a Dataset "
-                             "(its variables are used)")
+            raise ValueError(
+                "mean, scale, samples: leave them unset with a Dataset (its variables are used)"
+            )
         y, mean, scale, samples, point, labels = _from_dataset(y)
     else:
         _check_pandas_alignment(y=y, mean=mean, scale=scale)
@@ -172,13 +186,14 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
 
     if samples is not None:
         if mean is not None or scale is not None:
-            raise ValueError("samples: give either mean and scale, or samples (with mean=None, "
-                             "scale=None), not both")
+            raise ValueError(
+                "samples: give either mean and scale, or samples (with mean=None, "
+                "scale=None), not both"
+            )
         s = float_array("samples", samples)
         if s.ndim != y.ndim + 1 or s.shape[1:] != y.shape:
             want = ", ".join(map(str, y.shape))
-            raise ValueError(f"samples: expected shape (r,) + y.shape = (r, {want}), "
-                             f"got {s.shape}")
+            raise ValueError(f"samples: expected shape (r,) + y.shape = (r, {want}), got {s.shape}")
         if s.shape[0] < 2:
             raise ValueError(f"samples: need at least 2 draws per point, got {s.shape[0]}")
         s2 = np.moveaxis(s[..., None] if squeeze else s, 0, -1)  # (n, d, r): draws last
@@ -192,8 +207,10 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
             std = np.sqrt(var)
             bad = ~(std > 0)
             if bad.any():
-                raise ValueError(f"samples: zero spread (all draws equal) in "
-                                 f"{indices_text(bad.any(axis=1), point)}")
+                raise ValueError(
+                    f"samples: zero spread (all draws equal) in "
+                    f"{indices_text(bad.any(axis=1), point)}"
+                )
             kind = "std"
             if sample_model == "hpdi":
                 sorted_samples = np.sort(s2, axis=-1)
@@ -214,8 +231,10 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
             _check_finite("scale", std, point)
             bad = ~(std > 0)
             if bad.any():
-                raise ValueError(f"scale: standard deviations must be > 0; "
-                                 f"{indices_text(bad.any(axis=1), point)}")
+                raise ValueError(
+                    f"scale: standard deviations must be > 0; "
+                    f"{indices_text(bad.any(axis=1), point)}"
+                )
             kind, source = "std", "std"
         elif sc.shape == (n, d, d) and not squeeze:
             chol = nees_kernels.cholesky(sc, name="scale")
@@ -230,8 +249,7 @@ def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
             raise ValueError(f"variable_names: expected {d} labels, got shape {labels.shape}")
     elif labels is None:
         labels = np.arange(d)
-    return Prepared(kind, source, squeeze, residual, std, chol, sorted_samples, y2, point,
-                    labels)
+    return Prepared(kind, source, squeeze, residual, std, chol, sorted_samples, y2, point, labels)
 
 
 def apply(func, data, mean, scale, samples, *, rng=None):
@@ -240,10 +258,13 @@ def apply(func, data, mean, scale, samples, *, rng=None):
     if not is_tree(data):  # the first child stream, as map_datasets gives a single Dataset
         return describe(func(data, mean, scale, samples, seeds.spawn(rng, 1)[0]))
     if mean is not None or scale is not None or samples is not None:
-        raise ValueError("mean, scale, samples: leave them unset with a DataTree "
-                         "(the variables of each dataset are used)")
-    return map_datasets(lambda ds, rng: func(ds, None, None, None, rng), data, rng=rng,
-                        variables=None)
+        raise ValueError(
+            "mean, scale, samples: leave them unset with a DataTree "
+            "(the variables of each dataset are used)"
+        )
+    return map_datasets(
+        lambda ds, rng: func(ds, None, None, None, rng), data, rng=rng, variables=None
+    )
 
 
 def point_union(tree) -> np.ndarray:

@@ -29,21 +29,28 @@ def _nees_one(y, mean, scale, samples, sample_model):
     values, _ = nees_values(p)
     over = ~np.isfinite(values).all(axis=0)
     if over.any():
-        raise ValueError(f"y: the NEES overflows (|y - mean| / scale beyond 1e154) in "
-                         f"{inputs.indices_text(over, p.point)}; rescale y, mean and scale")
+        raise ValueError(
+            f"y: the NEES overflows (|y - mean| / scale beyond 1e154) in "
+            f"{inputs.indices_text(over, p.point)}; rescale y, mean and scale"
+        )
     attrs = {"dof": int(p.d), "input": p.source}
     if p.source.startswith("samples"):
         attrs["sample_model"] = sample_model
-    eps = xr.DataArray(values.sum(axis=0), dims=("point",), coords={"point": p.point},
-                       attrs={"long_name": "normalised estimation error squared"})
+    eps = xr.DataArray(
+        values.sum(axis=0),
+        dims=("point",),
+        coords={"point": p.point},
+        attrs={"long_name": "normalised estimation error squared"},
+    )
     return xr.Dataset({"nees": eps}, attrs=attrs)
 
 
 def _check_nees_model(sample_model):
     inputs.check_sample_model(sample_model)
     if sample_model == "hpdi":
-        raise ValueError("sample_model: 'hpdi' defines intervals, not a NEES; use 'normal' or "
-                         "'mvnormal'")
+        raise ValueError(
+            "sample_model: 'hpdi' defines intervals, not a NEES; use 'normal' or 'mvnormal'"
+        )
     return sample_model
 
 
@@ -106,8 +113,13 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
     _check_nees_model(sample_model)
     if inputs.is_tree(y):  # align the points of all datasets (NaN where a set has none)
         union = inputs.point_union(y)
-        return inputs.apply(lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model)
-                             .reindex(point=union), y, mean, scale, samples)
+        return inputs.apply(
+            lambda d, m, s, r, rng: _nees_one(d, m, s, r, sample_model).reindex(point=union),
+            y,
+            mean,
+            scale,
+            samples,
+        )
     return _nees_one(y, mean, scale, samples, sample_model)
 
 
@@ -225,26 +237,45 @@ def _nees_verdict(valid, p_chi2, heavy, null_p, dfs, ratio, limit, alpha, m):
     """(word, p-value, reason) of :func:`nees_test`: the heavy-tail rule of
     :func:`uqviz.validate_average` (``MIN_TESTED``, ``BCA_MIN_POINTS``) on the mean NEES."""
     if m < MIN_TESTED:
-        return decide(False, tested=False), np.nan, (
-            f"{m} points are fewer than the {MIN_TESTED} a verdict on the mean NEES needs")
+        return (
+            decide(False, tested=False),
+            np.nan,
+            (f"{m} points are fewer than the {MIN_TESTED} a verdict on the mean NEES needs"),
+        )
     df_text = _df_text(*dfs)
     if not heavy:
         if m < BCA_MIN_POINTS and np.isfinite(null_p):
-            return decide(null_p <= alpha), null_p, (
-                f"{m} points: decided against calibrated multivariate Student-t z-vectors of "
-                f"{df_text} degrees of freedom (below {BCA_MIN_POINTS} points the tail screen "
-                "cannot see the tails that make the chi-square test cry wolf)")
+            return (
+                decide(null_p <= alpha),
+                null_p,
+                (
+                    f"{m} points: decided against calibrated multivariate Student-t z-vectors of "
+                    f"{df_text} degrees of freedom (below {BCA_MIN_POINTS} points the tail screen "
+                    "cannot see the tails that make the chi-square test cry wolf)"
+                ),
+            )
         return decide(not valid), p_chi2, ""
-    why = (f"the NEES are heavier-tailed than chi2(d) (q99/q50 = {ratio:.3g} > {limit:.3g}): "
-           "the chi-square test cries wolf")
+    why = (
+        f"the NEES are heavier-tailed than chi2(d) (q99/q50 = {ratio:.3g} > {limit:.3g}): "
+        "the chi-square test cries wolf"
+    )
     if np.isnan(null_p):
         return decide(False, reliable=False), p_chi2, why + " and no Student-t fit is possible"
     word = decide(null_p <= alpha, heavy_tail=True)
-    how = ("the departure is larger than such tails explain" if word == "fails" else
-           "within what such tails produce on calibrated data: no conclusion")
-    return word, null_p, (f"{why}; against calibrated z-vectors as heavy-tailed as the data's "
-                          f"(multivariate Student-t, {df_text} degrees of freedom), "
-                          f"p = {null_p:.2g}: {how}")
+    how = (
+        "the departure is larger than such tails explain"
+        if word == "fails"
+        else "within what such tails produce on calibrated data: no conclusion"
+    )
+    return (
+        word,
+        null_p,
+        (
+            f"{why}; against calibrated z-vectors as heavy-tailed as the data's "
+            f"(multivariate Student-t, {df_text} degrees of freedom), "
+            f"p = {null_p:.2g}: {how}"
+        ),
+    )
 
 
 def _nees_test_one(y, mean, scale, samples, sample_model, ci):
@@ -259,34 +290,64 @@ def _nees_test_one(y, mean, scale, samples, sample_model, ci):
     df_low, df_high = (float(region[0]), float(region[-1])) if region.size else (np.nan, np.nan)
     m = eps.sizes["point"]
     # d > 1: a Monte Carlo null per df of the set, computed only when it decides
-    null_p = (nees_null_p_value(eps.values, d, region)
-              if heavy or d == 1 or MIN_TESTED <= m < BCA_MIN_POINTS else np.nan)
-    word, verdict_p, reason = _nees_verdict(bool(valid), float(out["p_value"]), heavy, null_p,
-                                            (df_low, df_high), ratio, limit, 1.0 - ci, m)
-    attrs = {"ci": ci, "input": res.attrs["input"],
-             "test": "sum of NEES ~ chi2(n d), two-sided p = 2 min(F, 1 - F)",
-             "tail_screen": f"q99/q50 of the NEES <= its {TAIL_SCREEN_LEVEL} quantile for "
-                            "chi2(d) values",
-             "tail_test": "under a failed tail screen: the mean NEES against calibrated "
-                          "multivariate Student-t z-vectors, the largest p-value over the "
-                          "99.9 % likelihood-ratio set of degrees of freedom tail_df_lower-"
-                          "tail_df_upper plus 0.001 (Berger & Boos (1994); d = 1: the ZMS "
-                          "table of uqviz._array.tails; d > 1: "
-                          f"{nees_kernels.MVT_NULL_SETS} simulated sets)"}
+    null_p = (
+        nees_null_p_value(eps.values, d, region)
+        if heavy or d == 1 or MIN_TESTED <= m < BCA_MIN_POINTS
+        else np.nan
+    )
+    word, verdict_p, reason = _nees_verdict(
+        bool(valid),
+        float(out["p_value"]),
+        heavy,
+        null_p,
+        (df_low, df_high),
+        ratio,
+        limit,
+        1.0 - ci,
+        m,
+    )
+    attrs = {
+        "ci": ci,
+        "input": res.attrs["input"],
+        "test": "sum of NEES ~ chi2(n d), two-sided p = 2 min(F, 1 - F)",
+        "tail_screen": f"q99/q50 of the NEES <= its {TAIL_SCREEN_LEVEL} quantile for "
+        "chi2(d) values",
+        "tail_test": "under a failed tail screen: the mean NEES against calibrated "
+        "multivariate Student-t z-vectors, the largest p-value over the "
+        "99.9 % likelihood-ratio set of degrees of freedom tail_df_lower-"
+        "tail_df_upper plus 0.001 (Berger & Boos (1994); d = 1: the ZMS "
+        "table of uqviz._array.tails; d > 1: "
+        f"{nees_kernels.MVT_NULL_SETS} simulated sets)",
+    }
     if "sample_model" in res.attrs:
         attrs["sample_model"] = sample_model
     return xr.Dataset(
-        {"estimate": float(out["mean_nees"]), "ci_lower": float(out["ci_lower"]),
-         "ci_upper": float(out["ci_upper"]), "reference": float(d),
-         "reference_lower": out["acceptance_lower"], "reference_upper": out["acceptance_upper"],
-         "zeta": float(zeta), "valid": bool(valid), "p_value": float(out["p_value"]),
-         "reliable": not heavy, "tail_ratio": ratio, "tail_limit": limit,
-         "null_p_value": null_p, "tail_df": df_est, "tail_df_lower": df_low,
-         "tail_df_upper": df_high,
-         "verdict": word, "verdict_p_value": verdict_p, "reason": reason,
-         "nees_sum": float(out["nees_sum"]), "dof": out["dof"],
-         "n_points": eps.sizes["point"]},
-        attrs=attrs)
+        {
+            "estimate": float(out["mean_nees"]),
+            "ci_lower": float(out["ci_lower"]),
+            "ci_upper": float(out["ci_upper"]),
+            "reference": float(d),
+            "reference_lower": out["acceptance_lower"],
+            "reference_upper": out["acceptance_upper"],
+            "zeta": float(zeta),
+            "valid": bool(valid),
+            "p_value": float(out["p_value"]),
+            "reliable": not heavy,
+            "tail_ratio": ratio,
+            "tail_limit": limit,
+            "null_p_value": null_p,
+            "tail_df": df_est,
+            "tail_df_lower": df_low,
+            "tail_df_upper": df_high,
+            "verdict": word,
+            "verdict_p_value": verdict_p,
+            "reason": reason,
+            "nees_sum": float(out["nees_sum"]),
+            "dof": out["dof"],
+            "n_points": eps.sizes["point"],
+        },
+        attrs=attrs,
+    )
 
 
 def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", ci=0.95):
@@ -380,5 +441,10 @@ def nees_test(y, mean=None, scale=None, *, samples=None, sample_model="normal", 
     """
     ci = checks.probability("ci", ci)
     _check_nees_model(sample_model)
-    return inputs.apply(lambda d, m, s, r, rng: _nees_test_one(d, m, s, r, sample_model, ci),
-                         y, mean, scale, samples)
+    return inputs.apply(
+        lambda d, m, s, r, rng: _nees_test_one(d, m, s, r, sample_model, ci),
+        y,
+        mean,
+        scale,
+        samples,
+    )

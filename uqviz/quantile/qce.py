@@ -57,8 +57,9 @@ def _value_range_rows(value_range, rows):
     if r.shape == (2,):
         r = np.broadcast_to(r, (rows, 2))
     if r.shape != (rows, 2):
-        raise ValueError(f"value_range: expected (lower, upper) or {rows} such pairs, "
-                         f"got shape {r.shape}")
+        raise ValueError(
+            f"value_range: expected (lower, upper) or {rows} such pairs, got shape {r.shape}"
+        )
     if np.any(r[:, 1] < r[:, 0]):
         raise ValueError(f"value_range: need lower <= upper, got {r.tolist()}")
     return r
@@ -115,15 +116,19 @@ def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
     """One dataset of :func:`qce`: ``spec`` a _QceSpec, ``boot`` the BootstrapOptions
     (``n_boot`` 0: no interval), ``gen`` its random stream."""
     tau, n_bins, marginal = spec.tau, spec.n_bins, spec.marginal
-    sample_threshold, value_range, reduction = (spec.sample_threshold, spec.value_range,
-                                                spec.reduction)
+    sample_threshold, value_range, reduction = (
+        spec.sample_threshold,
+        spec.value_range,
+        spec.reduction,
+    )
     sample_model = spec.sample_model
     n_boot, ci, method = boot.n_boot, boot.ci, boot.method
     p = inputs.prepare(y, mean, scale, samples, sample_model, spec.variable_names)
     n = p.n
     if n_boot and n < 2:
-        raise ValueError(f"y: the bootstrap interval of the M-QCE needs at least 2 points, "
-                         f"got {n}; use n_boot=0")
+        raise ValueError(
+            f"y: the bootstrap interval of the M-QCE needs at least 2 points, got {n}; use n_boot=0"
+        )
     inside, disp = _inside(p, tau)  # (L, q, n), (L, n)
     squeeze = p.squeeze or p.kind != "std"  # no `variable` in the output
     lv, lvb, vb = ("variable", "level"), ("variable", "level", "bin"), ("variable", "bin")
@@ -138,17 +143,37 @@ def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
     coverage = k / n
     m_qce = np.abs(coverage - tau)
     lo, hi = wilson_interval(k, n, ci)
-    data = {"n_inside": da(k, lv), "coverage": da(coverage, lv), "coverage_lower": da(lo, lv),
-            "coverage_upper": da(hi, lv), "m_qce": da(m_qce, lv)}
-    attrs = {"metric": "M-QCE" if marginal else "C-QCE", "input": p.source,
-             "scale_kind": p.kind, "n_variables": int(p.d),
-             "one_dimensional_input": int(p.squeeze), "n_bins": int(n_bins),
-             "sample_threshold": int(sample_threshold), "marginal": int(marginal),
-             "reduction": reduction, "n_boot": int(n_boot), "ci": ci, "method": method,
-             "rng": boot.attrs["rng"], "engine": boot.engine, "n_points": int(n),
-             "inside": ("eps <= chi2_d.ppf(tau)" if p.kind == "cov" else
-                        "y in HPDI of the draws" if p.sorted_samples is not None else
-                        "Z^2 <= chi2_1.ppf(tau) per variable")}
+    data = {
+        "n_inside": da(k, lv),
+        "coverage": da(coverage, lv),
+        "coverage_lower": da(lo, lv),
+        "coverage_upper": da(hi, lv),
+        "m_qce": da(m_qce, lv),
+    }
+    attrs = {
+        "metric": "M-QCE" if marginal else "C-QCE",
+        "input": p.source,
+        "scale_kind": p.kind,
+        "n_variables": int(p.d),
+        "one_dimensional_input": int(p.squeeze),
+        "n_bins": int(n_bins),
+        "sample_threshold": int(sample_threshold),
+        "marginal": int(marginal),
+        "reduction": reduction,
+        "n_boot": int(n_boot),
+        "ci": ci,
+        "method": method,
+        "rng": boot.attrs["rng"],
+        "engine": boot.engine,
+        "n_points": int(n),
+        "inside": (
+            "eps <= chi2_d.ppf(tau)"
+            if p.kind == "cov"
+            else "y in HPDI of the draws"
+            if p.sorted_samples is not None
+            else "Z^2 <= chi2_1.ppf(tau) per variable"
+        ),
+    }
     if p.source.startswith("samples"):
         attrs["sample_model"] = sample_model
 
@@ -156,9 +181,12 @@ def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
         lower, upper = _mqce_interval(inside, coverage, tau, n_boot, ci, method, gen)
         bad = int(np.count_nonzero(~(np.isfinite(lower) & np.isfinite(upper))))
         if bad:
-            warnings.warn(f"m_qce: the {method} interval could not be computed for {bad} of "
-                          f"{lower.size} levels (degenerate bootstrap distribution); they are NaN",
-                          UnreliableWarning, stacklevel=3)
+            warnings.warn(
+                f"m_qce: the {method} interval could not be computed for {bad} of "
+                f"{lower.size} levels (degenerate bootstrap distribution); they are NaN",
+                UnreliableWarning,
+                stacklevel=3,
+            )
         data["m_qce_lower"] = da(lower, lv)
         data["m_qce_upper"] = da(upper, lv)
 
@@ -175,8 +203,10 @@ def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
         count, kb = nees_kernels.binned_counts(inside, idx, n_bins)  # (L, B), (L, q, B)
         empty_rows = count.sum(axis=-1) == 0
         if empty_rows.any():
-            raise ValueError(f"value_range: no point has its dispersion inside {value_range} "
-                             f"(rows {np.flatnonzero(empty_rows).tolist()})")
+            raise ValueError(
+                f"value_range: no point has its dispersion inside {value_range} "
+                f"(rows {np.flatnonzero(empty_rows).tolist()})"
+            )
         bin_cov, qmap, c_qce = nees_kernels.binned_qce(kb, count, tau, sample_threshold)
         metric = c_qce
         data["c_qce"] = da(c_qce, lv)
@@ -184,12 +214,18 @@ def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
         data["bin_coverage"] = da(bin_cov, lvb)
         data["qce_map"] = da(qmap, lvb)
         coords["bin"] = np.arange(n_bins)
-        for name, val in (("bin_lower", edges[:, :-1]), ("bin_upper", edges[:, 1:]),
-                          ("bin_center", 0.5 * (edges[:, :-1] + edges[:, 1:]))):
+        for name, val in (
+            ("bin_lower", edges[:, :-1]),
+            ("bin_upper", edges[:, 1:]),
+            ("bin_center", 0.5 * (edges[:, :-1] + edges[:, 1:])),
+        ):
             coords[name] = da(val, vb)
         attrs["value_range"] = "min-max" if vr is None else str(np.asarray(vr).tolist())
-        attrs["binned_on"] = "sigma_G = det(Sigma)^(1/(2d))" if p.kind == "cov" else \
-            "standard deviation per variable"
+        attrs["binned_on"] = (
+            "sigma_G = det(Sigma)^(1/(2d))"
+            if p.kind == "cov"
+            else "standard deviation per variable"
+        )
 
     if reduction == "none":
         data["qce"] = da(metric, lv)
@@ -203,10 +239,27 @@ def _qce_one(y, mean, scale, samples, gen, *, spec, boot):
     return out
 
 
-def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, sample_threshold=1,
-        value_range=None, reduction="none", samples=None, sample_model="normal",
-        variable_names=None, n_boot=5000, ci=0.95, method="bca", rng=None, client=None,
-        engine=None):
+def qce(
+    y,
+    mean=None,
+    scale=None,
+    *,
+    levels=None,
+    n_bins=10,
+    marginal=True,
+    sample_threshold=1,
+    value_range=None,
+    reduction="none",
+    samples=None,
+    sample_model="normal",
+    variable_names=None,
+    n_boot=5000,
+    ci=0.95,
+    method="bca",
+    rng=None,
+    client=None,
+    engine=None,
+):
     r"""Marginal (M-QCE) or conditional (C-QCE) quantile calibration error (Küppers et al. (2022)).
 
     ``M-QCE(tau) = |mean(inside) - tau|``; ``C-QCE(tau) = sum_b (N_b / N) |freq_b - tau|``
@@ -310,27 +363,34 @@ def qce(y, mean=None, scale=None, *, levels=None, n_bins=10, marginal=True, samp
     >>> res["qce"].dims, bool((res["qce"] < 0.03).all())
     (('level',), True)
     """
-    reduction = checks.choice("reduction", "none" if reduction is None else reduction,
-                              REDUCTIONS)
+    reduction = checks.choice("reduction", "none" if reduction is None else reduction, REDUCTIONS)
     n_bins = checks.count("n_bins", n_bins, minimum=1)
     sample_threshold = checks.count("sample_threshold", sample_threshold, minimum=0)
     marginal = checks.boolean("marginal", marginal)
     n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=METHODS, min_boot=0)  # n_boot checked above
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS, min_boot=0
+    )  # n_boot checked above
     inputs.check_sample_model(sample_model)
     gen = checks.rng(rng)
-    spec = _QceSpec(tau=_levels(levels), n_bins=n_bins, marginal=marginal,
-                    sample_threshold=sample_threshold, value_range=value_range,
-                    reduction=reduction, sample_model=sample_model,
-                    variable_names=variable_names)
+    spec = _QceSpec(
+        tau=_levels(levels),
+        n_bins=n_bins,
+        marginal=marginal,
+        sample_threshold=sample_threshold,
+        value_range=value_range,
+        reduction=reduction,
+        sample_model=sample_model,
+        variable_names=variable_names,
+    )
     options = dict(spec=spec, boot=boot)
     return run_task(_qce_apply, y, mean, scale, samples, gen, options, client=client)
 
 
 def _qce_apply(y, mean, scale, samples, gen, options):
-    return inputs.apply(lambda d, m, s, r, g: _qce_one(d, m, s, r, g, **options),
-                         y, mean, scale, samples, rng=gen)
+    return inputs.apply(
+        lambda d, m, s, r, g: _qce_one(d, m, s, r, g, **options), y, mean, scale, samples, rng=gen
+    )
 
 
 def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
@@ -358,11 +418,17 @@ def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
     >>> uq.qce_to_numpy(res).shape
     (1, 1)
     """
-    checks.result("result", result, "uqviz.qce", variables=("qce",),
-                  attrs=("scale_kind", "reduction", "marginal"))
+    checks.result(
+        "result",
+        result,
+        "uqviz.qce",
+        variables=("qce",),
+        attrs=("scale_kind", "reduction", "marginal"),
+    )
     if "dataset" in result.dims:
-        raise ValueError("result: holds several datasets; select one first, "
-                         "e.g. result.isel(dataset=0)")
+        raise ValueError(
+            "result: holds several datasets; select one first, e.g. result.isel(dataset=0)"
+        )
     return_map = checks.boolean("return_map", return_map)
     return_num_samples = checks.boolean("return_num_samples", return_num_samples)
     std_kind = result.attrs["scale_kind"] == "std"
@@ -377,8 +443,7 @@ def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
     if red == "mean":
         metric = float(result["qce"].values)
     elif red == "batchmean":
-        metric = with_variable(result["qce"], 0) if std_kind else \
-            np.float64(result["qce"].values)
+        metric = with_variable(result["qce"], 0) if std_kind else np.float64(result["qce"].values)
     else:
         metric = with_variable(result["qce"].transpose("level", ...), 1)
     if not (return_map or return_num_samples):
@@ -389,8 +454,10 @@ def qce_to_numpy(result, *, return_map=False, return_num_samples=False):
 
     def per_variable(da, *dims):
         if "variable" in da.dims:
-            return [da.isel(variable=j).transpose(*dims).values.astype(np.float64)
-                    for j in range(da.sizes["variable"])]
+            return [
+                da.isel(variable=j).transpose(*dims).values.astype(np.float64)
+                for j in range(da.sizes["variable"])
+            ]
         return [da.transpose(*dims).values.astype(np.float64)]
 
     if return_map:

@@ -99,24 +99,47 @@ from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.warning_classes import UnreliableWarning
-from uqviz.predictive.forecast import (forecast_form, observed, predictive_cdf,
-                                       predictive_quantiles, standard_distribution)
+from uqviz.predictive.forecast import (
+    forecast_form,
+    observed,
+    predictive_cdf,
+    predictive_quantiles,
+    standard_distribution,
+)
 
 special = lazy_module("scipy.special")
 
-__all__ = ["METHODS", "REQUIRED", "FORMULAS", "DEFAULT_LEVEL", "N_LEVELS", "check_options",
-           "fit_parameters", "apply_fit", "fold_outputs", "assign_outputs", "summary",
-           "forecast_quantiles", "observed_proportions", "resolve_settings"]
+__all__ = [
+    "METHODS",
+    "REQUIRED",
+    "FORMULAS",
+    "DEFAULT_LEVEL",
+    "N_LEVELS",
+    "check_options",
+    "fit_parameters",
+    "apply_fit",
+    "fold_outputs",
+    "assign_outputs",
+    "summary",
+    "forecast_quantiles",
+    "observed_proportions",
+    "resolve_settings",
+]
 
 METHODS = ("conformal", "cqr", "quantile")
-REQUIRED = {"conformal": ("score_quantile",), "cqr": ("score_quantile",),
-            "quantile": ("observed", "nominal")}
-FORMULAS = {"conformal": "y_pred +- s_b uE, s_b the ceil((n+1) level)-th smallest |E|/uE "
-                         "in bin b of {conditioning}",
-            "cqr": "[q_lo - Q_b, q_hi + Q_b], Q_b the ceil((n+1) level)-th smallest "
-                   "max(q_lo - y, y - q_hi) in bin b of {conditioning}",
-            "quantile": "quantile at tau = forecast quantile at R^-1(tau), R^-1 the isotonic "
-                        "map of observed to nominal {proportions} proportions"}
+REQUIRED = {
+    "conformal": ("score_quantile",),
+    "cqr": ("score_quantile",),
+    "quantile": ("observed", "nominal"),
+}
+FORMULAS = {
+    "conformal": "y_pred +- s_b uE, s_b the ceil((n+1) level)-th smallest |E|/uE "
+    "in bin b of {conditioning}",
+    "cqr": "[q_lo - Q_b, q_hi + Q_b], Q_b the ceil((n+1) level)-th smallest "
+    "max(q_lo - y, y - q_hi) in bin b of {conditioning}",
+    "quantile": "quantile at tau = forecast quantile at R^-1(tau), R^-1 the isotonic "
+    "map of observed to nominal {proportions} proportions",
+}
 DEFAULT_LEVEL = 0.9  # the level of a conformal interval when none is given
 N_LEVELS = 100  # nominal probabilities of the quantile map (uncertainty-toolbox's num_bins)
 BINNINGS = ("equal_count", "stratified")
@@ -127,8 +150,9 @@ _DEFAULT_LEVELS = np.round(np.arange(1, 100) / 100.0, 2)
 # ---------------------------------------------------------------------------
 # options
 # ---------------------------------------------------------------------------
-def check_options(method, *, conditioning, n_bins, level, levels, binning, proportions,
-                  generative=None):
+def check_options(
+    method, *, conditioning, n_bins, level, levels, binning, proportions, generative=None
+):
     """The settings of a distribution method as a dict (each option checked, then combined).
 
     ``levels`` (when not given) and ``generative`` (when None) of ``"quantile"`` depend on the
@@ -142,24 +166,35 @@ def check_options(method, *, conditioning, n_bins, level, levels, binning, propo
         levels = np.sort(checks.levels("levels", levels))
     if method == "quantile":
         if conditioning != "uE" or n_bins is not None or binning != "equal_count":
-            raise ValueError("method='quantile' fits one map of the whole calibration set: "
-                             "conditioning, n_bins and binning are for 'conformal' and 'cqr'")
+            raise ValueError(
+                "method='quantile' fits one map of the whole calibration set: "
+                "conditioning, n_bins and binning are for 'conformal' and 'cqr'"
+            )
         if proportions == "interval" and levels is not None:
-            raise ValueError("levels: proportions='interval' recalibrates central intervals "
-                             "only (the interval at level); quantiles need proportions='quantile'")
+            raise ValueError(
+                "levels: proportions='interval' recalibrates central intervals "
+                "only (the interval at level); quantiles need proportions='quantile'"
+            )
     else:
         if generative is not None:
-            raise ValueError(f"generative={generative!r}: only method='quantile' reads the "
-                             f"distribution D (method={method!r})")
+            raise ValueError(
+                f"generative={generative!r}: only method='quantile' reads the "
+                f"distribution D (method={method!r})"
+            )
         if levels is not None or proportions != "quantile":
-            raise ValueError(f"levels, proportions: only method='quantile' takes them "
-                             f"(method={method!r})")
+            raise ValueError(
+                f"levels, proportions: only method='quantile' takes them (method={method!r})"
+            )
         if binning == "stratified" and n_bins is not None:
-            raise ValueError(f"n_bins={n_bins}: binning='stratified' makes one bin per "
-                             "distinct value of the conditioning variable")
+            raise ValueError(
+                f"n_bins={n_bins}: binning='stratified' makes one bin per "
+                "distinct value of the conditioning variable"
+            )
         if n_bins is None and binning == "equal_count" and conditioning != "uE":
-            raise ValueError(f"conditioning={conditioning!r}: Mondrian bins of a feature need "
-                             "n_bins >= 2 or binning='stratified'")
+            raise ValueError(
+                f"conditioning={conditioning!r}: Mondrian bins of a feature need "
+                "n_bins >= 2 or binning='stratified'"
+            )
     settings = {"method": method, "conditioning": conditioning, "level": level}
     if method == "quantile":
         settings["proportions"] = proportions
@@ -204,7 +239,7 @@ def resolve_settings(ds, settings):
     if "generative" not in out:
         out["generative"] = standard_distribution(ds.attrs.get("generative", "normal")).name
     if out["proportions"] == "quantile" and out.get("levels") is None:
-        levels = (ds["level"].values if form == "quantiles" else _DEFAULT_LEVELS)
+        levels = ds["level"].values if form == "quantiles" else _DEFAULT_LEVELS
         out["levels"] = [float(v) for v in levels]
     return out
 
@@ -215,16 +250,24 @@ def _check_form(ds, settings):
     form = forecast_form(ds)
     fitted = settings.get("forecast")
     if fitted is not None and _family(form) != _family(fitted):
-        raise ValueError(f"method='quantile': fitted on a forecast given as {fitted!r}, applied "
-                         f"to data whose forecast is {form!r}; the isotonic map of one "
-                         "forecast's PIT applies to new forecasts of the same form")
+        raise ValueError(
+            f"method='quantile': fitted on a forecast given as {fitted!r}, applied "
+            f"to data whose forecast is {form!r}; the isotonic map of one "
+            "forecast's PIT applies to new forecasts of the same form"
+        )
     declared = ds.attrs.get("generative")
     fitted_d = settings.get("generative")
-    if declared is not None and fitted_d is not None and form != "samples" \
-            and standard_distribution(declared).name != fitted_d:
-        raise ValueError(f"generative: the data declare D = {declared!r} "
-                         f"(attrs['generative']), the recalibration was fitted with "
-                         f"{fitted_d!r}")
+    if (
+        declared is not None
+        and fitted_d is not None
+        and form != "samples"
+        and standard_distribution(declared).name != fitted_d
+    ):
+        raise ValueError(
+            f"generative: the data declare D = {declared!r} "
+            f"(attrs['generative']), the recalibration was fitted with "
+            f"{fitted_d!r}"
+        )
     return form
 
 
@@ -254,8 +297,11 @@ def forecast_quantiles(ds, probs, generative="normal"):
     out[probs <= 0.0] = -np.inf  # Q(0) = -inf
     top = probs >= 1.0  # Q(1) = +inf, or an ensemble's largest member
     if top.any():
-        out[top] = (np.asarray(ds["samples"].max("sample").values, dtype=float)[None, :]
-                    if forecast_form(ds) == "samples" else np.inf)
+        out[top] = (
+            np.asarray(ds["samples"].max("sample").values, dtype=float)[None, :]
+            if forecast_form(ds) == "samples"
+            else np.inf
+        )
     return out.T
 
 
@@ -280,8 +326,9 @@ def observed_proportions(ds, expected, kind, generative="normal"):
         return conformal_kernels.observed_proportions(z, expected, kind, ppf=gen.ppf)
     y = _observations(ds)
     values = predictive_cdf(ds, y, generative=gen)
-    return conformal_kernels.observed_proportions(values, expected, kind, ppf=_identity,
-                                                  strict=form == "samples")
+    return conformal_kernels.observed_proportions(
+        values, expected, kind, ppf=_identity, strict=form == "samples"
+    )
 
 
 def _identity(p):
@@ -294,8 +341,10 @@ def _quantile_pair(ds, level, where=""):
     has_quantiles = "quantiles" in ds.variables and "level" in ds["quantiles"].dims
     if has_quantiles:
         lv = np.asarray(ds["level"].values, dtype=float)
-        i, j = np.flatnonzero(np.isclose(lv, lo_p, atol=1e-9)), np.flatnonzero(
-            np.isclose(lv, hi_p, atol=1e-9))
+        i, j = (
+            np.flatnonzero(np.isclose(lv, lo_p, atol=1e-9)),
+            np.flatnonzero(np.isclose(lv, hi_p, atol=1e-9)),
+        )
         if i.size and j.size:
             q = ds["quantiles"].transpose("point", "level").values
             return np.asarray(q[:, i[0]], dtype=float), np.asarray(q[:, j[0]], dtype=float)
@@ -303,25 +352,37 @@ def _quantile_pair(ds, level, where=""):
     if "lower" in ds.variables and "upper" in ds.variables:
         given = ds["lower"].attrs.get("level", ds.attrs.get("level"))
         if given is not None and np.isclose(float(given), level, atol=1e-9):
-            return (np.asarray(ds["lower"].values, dtype=float),
-                    np.asarray(ds["upper"].values, dtype=float))
+            return (
+                np.asarray(ds["lower"].values, dtype=float),
+                np.asarray(ds["upper"].values, dtype=float),
+            )
     form = ds.attrs.get("forecast", "std")
     head = f"method='cqr' at level={level}: "
-    takes = (f"CQR takes a forecast given as quantiles at the levels {lo_p:.6g} and "
-             f"{hi_p:.6g} (variable 'quantiles', coordinate 'level') or as an interval "
-             f"lower/upper of level {level}")
+    takes = (
+        f"CQR takes a forecast given as quantiles at the levels {lo_p:.6g} and "
+        f"{hi_p:.6g} (variable 'quantiles', coordinate 'level') or as an interval "
+        f"lower/upper of level {level}"
+    )
     if has_quantiles:
-        raise ValueError(f"{head}the data{where} give quantiles at the {lv.size} levels "
-                         f"{[round(float(v), 6) for v in lv]}, without {lo_p:.6g} and "
-                         f"{hi_p:.6g}; {takes}, or refit at a level whose bounds are given")
+        raise ValueError(
+            f"{head}the data{where} give quantiles at the {lv.size} levels "
+            f"{[round(float(v), 6) for v in lv]}, without {lo_p:.6g} and "
+            f"{hi_p:.6g}; {takes}, or refit at a level whose bounds are given"
+        )
     if given is not None:
-        raise ValueError(f"{head}the data{where} give an interval of level {float(given):g}; "
-                         f"{takes}")
-    raise ValueError(f"{head}the data{where} hold neither quantiles at the levels {lo_p:.6g} "
-                     f"and {hi_p:.6g} (variable 'quantiles', coordinate 'level') nor an "
-                     f"interval lower/upper of level {level} (their forecast is {form!r}); "
-                     + ("an ensemble gets 'conformal' or 'quantile'" if form == "samples"
-                        else "a forecast uE * D gets 'conformal' or 'quantile'"))
+        raise ValueError(
+            f"{head}the data{where} give an interval of level {float(given):g}; {takes}"
+        )
+    raise ValueError(
+        f"{head}the data{where} hold neither quantiles at the levels {lo_p:.6g} "
+        f"and {hi_p:.6g} (variable 'quantiles', coordinate 'level') nor an "
+        f"interval lower/upper of level {level} (their forecast is {form!r}); "
+        + (
+            "an ensemble gets 'conformal' or 'quantile'"
+            if form == "samples"
+            else "a forecast uE * D gets 'conformal' or 'quantile'"
+        )
+    )
 
 
 def _cqr_inputs(ds, level, where):
@@ -329,12 +390,15 @@ def _cqr_inputs(ds, level, where):
     y = _observations(ds)
     bad = ~(np.isfinite(q_lo) & np.isfinite(q_hi) & np.isfinite(y))
     if bad.any():
-        raise ValueError(f"quantiles: {int(bad.sum())} points{where} have a NaN or infinite "
-                         "bound or y")
+        raise ValueError(
+            f"quantiles: {int(bad.sum())} points{where} have a NaN or infinite bound or y"
+        )
     crossed = q_lo > q_hi
     if crossed.any():
-        raise ValueError(f"quantiles: the lower bound exceeds the upper one for "
-                         f"{int(crossed.sum())} points{where}")
+        raise ValueError(
+            f"quantiles: the lower bound exceeds the upper one for "
+            f"{int(crossed.sum())} points{where}"
+        )
     return y, q_lo, q_hi
 
 
@@ -361,8 +425,11 @@ def _score_quantiles(scores, x, settings, where):
     """Per-bin k-th smallest score, the rank and the coordinates of the bins."""
     lower, upper = _bins(x, settings, where)
     n_bins = lower.size
-    label = (np.zeros(x.size, dtype=np.int64) if n_bins == 1
-             else recalibration_kernels.bin_lookup(lower, upper, x))
+    label = (
+        np.zeros(x.size, dtype=np.int64)
+        if n_bins == 1
+        else recalibration_kernels.bin_lookup(lower, upper, x)
+    )
     count = np.bincount(label, minlength=n_bins)
     if np.any(count == 0):  # ties split: a bin no value maps to keeps no calibration point
         keep = count > 0
@@ -374,15 +441,22 @@ def _score_quantiles(scores, x, settings, where):
     q = conformal_kernels.bin_score_quantiles(scores, label, n_bins, ranks)
     short = ranks > count
     if short.any():
-        warnings.warn(f"method={settings['method']!r}: {int(short.sum())} of {n_bins} bins"
-                      f"{where} hold too few calibration points for level={settings['level']} "
-                      f"(k = ceil((n + 1) level) > n; {int(count[short].sum())} points): their "
-                      "intervals are the whole line (-inf, inf)", UnreliableWarning,
-                      stacklevel=5)
+        warnings.warn(
+            f"method={settings['method']!r}: {int(short.sum())} of {n_bins} bins"
+            f"{where} hold too few calibration points for level={settings['level']} "
+            f"(k = ceil((n + 1) level) > n; {int(count[short].sum())} points): their "
+            "intervals are the whole line (-inf, inf)",
+            UnreliableWarning,
+            stacklevel=5,
+        )
     center = np.bincount(label, weights=x, minlength=n_bins) / count
-    coords = {"bin": np.arange(n_bins), "bin_lower": ("bin", lower),
-              "bin_upper": ("bin", upper), "bin_center": ("bin", center),
-              "count": ("bin", count)}
+    coords = {
+        "bin": np.arange(n_bins),
+        "bin_lower": ("bin", lower),
+        "bin_upper": ("bin", upper),
+        "bin_center": ("bin", center),
+        "count": ("bin", count),
+    }
     return {"score_quantile": ("bin", q), "score_rank": ("bin", ranks)}, coords
 
 
@@ -391,12 +465,12 @@ def _fit_arrays(ds, settings, where):
     method = settings["method"]
     m = ds.sizes["point"]
     if m < 2:
-        raise ValueError(f"data: the calibration set{where} holds {m} point(s): at least 2 "
-                         "are needed")
+        raise ValueError(
+            f"data: the calibration set{where} holds {m} point(s): at least 2 are needed"
+        )
     if method == "quantile":
         expected = np.linspace(0.0, 1.0, N_LEVELS)
-        obs = observed_proportions(ds, expected, settings["proportions"],
-                                   settings["generative"])
+        obs = observed_proportions(ds, expected, settings["proportions"], settings["generative"])
         x_k, y_k = conformal_kernels.isotonic_map(obs, expected)
         return {"observed": ("knot", x_k), "nominal": ("knot", y_k)}, {"knot": np.arange(x_k.size)}
     if method == "conformal":
@@ -415,12 +489,21 @@ def fit_parameters(ds, settings, where=""):
     params = xr.Dataset(data_vars, coords=coords)
     params["n_points"] = ((), ds.sizes["point"])
     if "observed" in params:
-        kind = "below the quantile" if settings["proportions"] == "quantile" else \
-            "inside the central interval"
+        kind = (
+            "below the quantile"
+            if settings["proportions"] == "quantile"
+            else "inside the central interval"
+        )
         params["observed"].attrs["long_name"] = f"observed proportion {kind} at the knots"
-    params.attrs = {**settings, "recalibration": FORMULAS[settings["method"]].format(**{
-        "conditioning": settings["conditioning"],
-        "proportions": settings.get("proportions", "")})}
+    params.attrs = {
+        **settings,
+        "recalibration": FORMULAS[settings["method"]].format(
+            **{
+                "conditioning": settings["conditioning"],
+                "proportions": settings.get("proportions", ""),
+            }
+        ),
+    }
     if "n_bins" in settings or "score_quantile" in params:
         params.attrs["n_bins"] = int(params.sizes.get("bin", 1))
     return params
@@ -440,9 +523,11 @@ def apply_fit(ds, fit, settings, where=""):
         out = {}
         if settings["proportions"] == "quantile":
             probs = conformal_kernels.isotonic_eval(
-                x_k, y_k, np.array([(1 - level) / 2, (1 + level) / 2]))
+                x_k, y_k, np.array([(1 - level) / 2, (1 + level) / 2])
+            )
             mapped = conformal_kernels.isotonic_eval(
-                x_k, y_k, np.asarray(settings["levels"], dtype=float))
+                x_k, y_k, np.asarray(settings["levels"], dtype=float)
+            )
             out["quantiles"] = forecast_quantiles(ds, mapped, settings["generative"])
         else:
             cover = conformal_kernels.isotonic_eval(x_k, y_k, np.array([level]))
@@ -452,8 +537,11 @@ def apply_fit(ds, fit, settings, where=""):
         return out
     x = conditioning_values(ds, settings["conditioning"], allow_constant=True)[1]
     q = fit["score_quantile"]
-    label = (np.zeros(x.size, dtype=np.int64) if q.size == 1
-             else recalibration_kernels.bin_lookup(fit["bin_lower"], fit["bin_upper"], x))
+    label = (
+        np.zeros(x.size, dtype=np.int64)
+        if q.size == 1
+        else recalibration_kernels.bin_lookup(fit["bin_lower"], fit["bin_upper"], x)
+    )
     s = q[label]
     if method == "conformal":
         u = np.asarray(ds["uE"].values, dtype=float)
@@ -490,18 +578,26 @@ def assign_outputs(ds, new, settings, attrs):
     ``quantiles_original`` (dims ``point``, ``level_original``); ``uE`` unchanged."""
     level = float(settings["level"])
     out = ds.copy()
-    replaced = [n for n in ("lower", "upper") + (("quantiles",) if "quantiles" in new else ())
-                if n in ds.variables and f"{n}_original" in ds.variables]
+    replaced = [
+        n
+        for n in ("lower", "upper") + (("quantiles",) if "quantiles" in new else ())
+        if n in ds.variables and f"{n}_original" in ds.variables
+    ]
     if replaced:
-        raise ValueError(f"data: already hold {', '.join(n + '_original' for n in replaced)} "
-                         "(recalibrated data); recalibrate the original data")
+        raise ValueError(
+            f"data: already hold {', '.join(n + '_original' for n in replaced)} "
+            "(recalibrated data); recalibrate the original data"
+        )
     units = {"units": ds["E"].attrs["units"]} if "units" in ds["E"].attrs else {}
     for name in ("lower", "upper"):
         if name in ds.variables:
             out = out.rename_vars({name: f"{name}_original"})
             out[f"{name}_original"].attrs["long_name"] = f"{name} bound of the given interval"
-        out[name] = ("point", new[name], {"role": "forecast", "level": level,
-                                          "long_name": _long_name(name, level), **units})
+        out[name] = (
+            "point",
+            new[name],
+            {"role": "forecast", "level": level, "long_name": _long_name(name, level), **units},
+        )
     form = "interval"
     if "quantiles" in new:
         if "quantiles" in ds.variables:
@@ -511,8 +607,11 @@ def assign_outputs(ds, new, settings, attrs):
             out["quantiles_original"].attrs["long_name"] = "given quantiles of y"
         levels = np.asarray(settings["levels"])
         out = out.assign_coords(level=("level", levels))
-        out["quantiles"] = (("point", "level"), new["quantiles"],
-                            {"long_name": "recalibrated quantiles of y", **units})
+        out["quantiles"] = (
+            ("point", "level"),
+            new["quantiles"],
+            {"long_name": "recalibrated quantiles of y", **units},
+        )
         form = "quantiles"
     out.attrs = {**ds.attrs, **attrs, "level": level, "forecast": form}
     return out
@@ -521,8 +620,11 @@ def assign_outputs(ds, new, settings, attrs):
 def summary(method, p):
     """One line on a fit, for ``Recalibration.__repr__``."""
     if method == "quantile":
-        return (f"isotonic map of {p['observed'].size} knots, nominal from "
-                f"{p['nominal'].min():.3g} to {p['nominal'].max():.3g}")
+        return (
+            f"isotonic map of {p['observed'].size} knots, nominal from "
+            f"{p['nominal'].min():.3g} to {p['nominal'].max():.3g}"
+        )
     q = p["score_quantile"]
-    return (f"{q.size} bin(s), score quantile from {q.min():.4g} to {q.max():.4g}"
-            + (f" ({int(np.isinf(q).sum())} infinite)" if np.isinf(q).any() else ""))
+    return f"{q.size} bin(s), score quantile from {q.min():.4g} to {q.max():.4g}" + (
+        f" ({int(np.isinf(q).sum())} infinite)" if np.isinf(q).any() else ""
+    )

@@ -58,8 +58,13 @@ from uqviz.recalibration import distribution
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
-from uqviz.engine.binning import (SMALL_BIN, bin_coords, compute_bins, conditioning_values,
-                                  default_n_bins)
+from uqviz.engine.binning import (
+    SMALL_BIN,
+    bin_coords,
+    compute_bins,
+    conditioning_values,
+    default_n_bins,
+)
 from uqviz.engine.tree import datasets_of, naming_child
 from uqviz.engine.warning_classes import BinningWarning
 
@@ -69,26 +74,49 @@ METHODS = ("scaling", "linear", "bvs", "isotonic")  # the methods that map uE to
 #: every method: those of uE and those of the distribution (recalibration/distribution.py)
 ALL_METHODS = METHODS + distribution.METHODS
 MIN_BIN_COUNT = 10  # fewest calibration points of a BVS bin: a variance factor needs some
-_REQUIRED = {"scaling": ("factor",), "linear": ("a", "b", "u_min"), "bvs": ("factor",),
-             "isotonic": ("uE2", "uE2_recalibrated"), **distribution.REQUIRED}
-_FORMULAS = {"scaling": "uE' = s uE, s = sqrt(<Z^2>)",
-             "linear": "uE' = a max(uE, u_min) + b, minimum Gaussian NLL, a >= 0",
-             "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
-             "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2", **distribution.FORMULAS}
-_DISTRIBUTION_DEFAULTS = {"level": None, "levels": None, "binning": "equal_count",
-                          "proportions": "quantile", "generative": None}
+_REQUIRED = {
+    "scaling": ("factor",),
+    "linear": ("a", "b", "u_min"),
+    "bvs": ("factor",),
+    "isotonic": ("uE2", "uE2_recalibrated"),
+    **distribution.REQUIRED,
+}
+_FORMULAS = {
+    "scaling": "uE' = s uE, s = sqrt(<Z^2>)",
+    "linear": "uE' = a max(uE, u_min) + b, minimum Gaussian NLL, a >= 0",
+    "bvs": "uE' = sqrt(<Z^2>_k) uE in bin k of {conditioning}",
+    "isotonic": "uE'^2 = isotonic regression of E^2 on uE^2",
+    **distribution.FORMULAS,
+}
+_DISTRIBUTION_DEFAULTS = {
+    "level": None,
+    "levels": None,
+    "binning": "equal_count",
+    "proportions": "quantile",
+    "generative": None,
+}
 
 
 def _formula(method, attrs):
-    return _FORMULAS[method].format(conditioning=attrs.get("conditioning", "uE"),
-                                    proportions=attrs.get("proportions", ""))
+    return _FORMULAS[method].format(
+        conditioning=attrs.get("conditioning", "uE"), proportions=attrs.get("proportions", "")
+    )
 
 
 # ---------------------------------------------------------------------------
 # option checks
 # ---------------------------------------------------------------------------
-def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=False,
-                   data=None, **distribution_options):
+def _check_options(
+    method,
+    conditioning,
+    n_bins,
+    *,
+    folds=None,
+    rng=None,
+    cross=False,
+    data=None,
+    **distribution_options,
+):
     """Each option's own value first (``conditioning`` a variable of every dataset of
     ``data``), then their combination; the settings of a distribution method (None for the
     methods of uE)."""
@@ -98,26 +126,38 @@ def _check_options(method, conditioning, n_bins, *, folds=None, rng=None, cross=
         folds = checks.count("folds", folds, minimum=2)
         checks.rng(rng)
     if not isinstance(conditioning, str):
-        raise TypeError("conditioning must name a variable of the data (\"uE\" or a feature), "
-                        "so that the recalibration can find it in new data; got "
-                        f"{type(conditioning).__name__}")
-    for name, ds in ([] if data is None else datasets_of(data)):
+        raise TypeError(
+            'conditioning must name a variable of the data ("uE" or a feature), '
+            "so that the recalibration can find it in new data; got "
+            f"{type(conditioning).__name__}"
+        )
+    for name, ds in [] if data is None else datasets_of(data):
         if conditioning not in ds.variables:
             where = "" if name is None else f" of dataset {name!r}"
-            raise ValueError(f"conditioning variable {conditioning!r} is not in the dataset"
-                             f"{where}; variables: {', '.join(map(str, ds.data_vars))}")
+            raise ValueError(
+                f"conditioning variable {conditioning!r} is not in the dataset"
+                f"{where}; variables: {', '.join(map(str, ds.data_vars))}"
+            )
     if method in distribution.METHODS:
-        settings = distribution.check_options(method, conditioning=conditioning, n_bins=n_bins,
-                                              **distribution_options)
+        settings = distribution.check_options(
+            method, conditioning=conditioning, n_bins=n_bins, **distribution_options
+        )
         return method, conditioning, n_bins, folds, settings
-    given = [k for k, v in distribution_options.items()
-             if v is not None and not (isinstance(v, str) and v == _DISTRIBUTION_DEFAULTS[k])]
+    given = [
+        k
+        for k, v in distribution_options.items()
+        if v is not None and not (isinstance(v, str) and v == _DISTRIBUTION_DEFAULTS[k])
+    ]
     if given:
-        raise ValueError(f"{', '.join(given)}: only the distribution methods "
-                         f"{distribution.METHODS} take them (method={method!r})")
+        raise ValueError(
+            f"{', '.join(given)}: only the distribution methods "
+            f"{distribution.METHODS} take them (method={method!r})"
+        )
     if method != "bvs" and conditioning != "uE":
-        raise ValueError(f"conditioning={conditioning!r}: method={method!r} recalibrates as a "
-                         "function of uE; only method='bvs' bins on another variable")
+        raise ValueError(
+            f"conditioning={conditioning!r}: method={method!r} recalibrates as a "
+            "function of uE; only method='bvs' bins on another variable"
+        )
     if method != "bvs" and n_bins is not None:
         raise ValueError(f"n_bins={n_bins}: only method='bvs' has bins (method={method!r})")
     return method, conditioning, n_bins, folds, None
@@ -134,16 +174,20 @@ def _arrays(ds, conditioning, method):
 
 def _zero_variance(e, what="calibration set"):
     if not np.any(e != 0):
-        raise ValueError(f"zero-variance fit: the {e.size} errors E of the {what} are all 0, "
-                         "so every recalibrated uncertainty would be 0")
+        raise ValueError(
+            f"zero-variance fit: the {e.size} errors E of the {what} are all 0, "
+            "so every recalibrated uncertainty would be 0"
+        )
 
 
 def _bvs_n_bins(m, n_bins):
     n = default_n_bins(m) if n_bins is None else n_bins
     if n * MIN_BIN_COUNT > m:
-        raise ValueError(f"method='bvs': a calibration set of {m} points is too small for "
-                         f"n_bins = {n} (a bin needs at least {MIN_BIN_COUNT} points, so at "
-                         f"most {m // MIN_BIN_COUNT} bins); use fewer bins or more data")
+        raise ValueError(
+            f"method='bvs': a calibration set of {m} points is too small for "
+            f"n_bins = {n} (a bin needs at least {MIN_BIN_COUNT} points, so at "
+            f"most {m // MIN_BIN_COUNT} bins); use fewer bins or more data"
+        )
     return n
 
 
@@ -154,20 +198,24 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
     """Parameters of one fit as ``{name: (dims, values)}``, coords and extra attrs."""
     m = e.size
     if m < 2:
-        raise ValueError(f"data: the calibration set{where} holds {m} point(s): at least 2 "
-                         "are needed")
+        raise ValueError(
+            f"data: the calibration set{where} holds {m} point(s): at least 2 are needed"
+        )
     with np.errstate(over="ignore", invalid="ignore"):
         z2 = (e / u) ** 2
         squares = e * e + u * u if method == "isotonic" else z2
     bad = ~(np.isfinite(z2) & np.isfinite(squares))
     if bad.any():
-        raise ValueError(f"E, uE: the Z-scores or squares overflow for {int(bad.sum())} "
-                         f"points of the calibration set{where}")
+        raise ValueError(
+            f"E, uE: the Z-scores or squares overflow for {int(bad.sum())} "
+            f"points of the calibration set{where}"
+        )
     if method == "bvs":
         n = _bvs_n_bins(m, n_bins)
         bins = compute_bins(x, n_bins=n, binning="equal_count")
-        factors = recalibration_kernels.bin_factors(e[bins.order], u[bins.order], bins.starts,
-                                                    bins.sizes)
+        factors = recalibration_kernels.bin_factors(
+            e[bins.order], u[bins.order], bins.starts, bins.sizes
+        )
         # ties split by equal-count bins: a point's factor is the one apply() gives its value
         # (the lower bin), so the fit is the per-bin ZMS of the bins as apply() assigns them
         label = recalibration_kernels.bin_lookup(bins.lower, bins.upper, x)
@@ -176,16 +224,24 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
         factors = np.where(count > 0, by_value, factors)
         zero = factors == 0
         if zero.any():
-            raise ValueError(f"zero-variance fit: in {int(zero.sum())} of {n} bins the errors E "
-                             f"are all 0 (bins {np.flatnonzero(zero)[:5].tolist()}, "
-                             f"{int(bins.sizes[zero].sum())} points); use fewer bins")
+            raise ValueError(
+                f"zero-variance fit: in {int(zero.sum())} of {n} bins the errors E "
+                f"are all 0 (bins {np.flatnonzero(zero)[:5].tolist()}, "
+                f"{int(bins.sizes[zero].sum())} points); use fewer bins"
+            )
         small = int(np.sum(bins.sizes < SMALL_BIN))
         if small:
-            warnings.warn(f"method='bvs': {small} of {n} bins{where} hold fewer than "
-                          f"{SMALL_BIN} points: their factors are noisy", BinningWarning,
-                          stacklevel=4)
-        return ({"factor": ("bin", factors)}, bin_coords(bins),
-                {"n_bins": int(n), "binning": "equal_count"})
+            warnings.warn(
+                f"method='bvs': {small} of {n} bins{where} hold fewer than "
+                f"{SMALL_BIN} points: their factors are noisy",
+                BinningWarning,
+                stacklevel=4,
+            )
+        return (
+            {"factor": ("bin", factors)},
+            bin_coords(bins),
+            {"n_bins": int(n), "binning": "equal_count"},
+        )
     _zero_variance(e, "calibration set" + where)
     if method == "scaling":
         return {"factor": ((), recalibration_kernels.scaling_factor(e, u))}, {}, {}
@@ -193,14 +249,26 @@ def _fit_arrays(method, e, u, x, n_bins, *, where=""):
         with np.errstate(all="ignore"):
             a, b, nll = recalibration_kernels.fit_linear(e, u)
         if not np.isfinite(nll):
-            raise ValueError(f"uE: the linear fit failed on the calibration set{where} (the NLL "
-                             "is not finite: uncertainties too spread to scale)")
-        return ({"a": ((), a), "b": ((), b), "u_min": ((), float(u.min())), "nll": ((), nll)},
-                {}, {})
+            raise ValueError(
+                f"uE: the linear fit failed on the calibration set{where} (the NLL "
+                "is not finite: uncertainties too spread to scale)"
+            )
+        return (
+            {"a": ((), a), "b": ((), b), "u_min": ((), float(u.min())), "nll": ((), nll)},
+            {},
+            {},
+        )
     x_k, y_k, n_floored = recalibration_kernels.isotonic_knots(u * u, e * e)
-    return ({"uE2": ("knot", x_k), "uE2_recalibrated": ("knot", y_k),
-             "floor": ((), float(y_k.min())), "n_floored": ((), n_floored)},
-            {"knot": np.arange(x_k.size)}, {})
+    return (
+        {
+            "uE2": ("knot", x_k),
+            "uE2_recalibrated": ("knot", y_k),
+            "floor": ((), float(y_k.min())),
+            "n_floored": ((), n_floored),
+        },
+        {"knot": np.arange(x_k.size)},
+        {},
+    )
 
 
 def _apply_arrays(method, p, u, x):
@@ -217,16 +285,20 @@ def _apply_arrays(method, p, u, x):
 def _check_new(new, where=""):
     bad = ~(np.isfinite(new) & (new > 0))
     if bad.any():
-        raise ValueError(f"uE: the recalibrated uncertainties of {int(bad.sum())} points{where} "
-                         "are not finite and positive (Z-scores or uE overflow)")
+        raise ValueError(
+            f"uE: the recalibrated uncertainties of {int(bad.sum())} points{where} "
+            "are not finite and positive (Z-scores or uE overflow)"
+        )
     return new
 
 
 def _assign(ds, new, attrs):
     """``ds`` with the new ``uE`` and the old one as ``uE_original``."""
     if "uE_original" in ds.variables:
-        raise ValueError("data: already holds uE_original (recalibrated data); recalibrate the "
-                         "original data, or drop uE_original first to recalibrate again")
+        raise ValueError(
+            "data: already holds uE_original (recalibrated data); recalibrate the "
+            "original data, or drop uE_original first to recalibrate again"
+        )
     old = ds["uE"]
     out = ds.assign(uE=("point", new, dict(old.attrs)), uE_original=old)
     out["uE_original"].attrs = {**old.attrs, "long_name": "uncertainty before recalibration"}
@@ -244,8 +316,11 @@ def _one_fit(params):
         key = _REQUIRED[method][0]
         if params[key].isnull().any():
             params = params.where(params[key].notnull(), drop=True)
-    return {k: np.asarray(v.values, dtype=float) for k, v in params.variables.items()
-            if np.issubdtype(v.dtype, np.number)}
+    return {
+        k: np.asarray(v.values, dtype=float)
+        for k, v in params.variables.items()
+        if np.issubdtype(v.dtype, np.number)
+    }
 
 
 class Recalibration:
@@ -290,8 +365,9 @@ class Recalibration:
 
     def __init__(self, *, parameters):
         if not isinstance(parameters, xr.Dataset):
-            raise TypeError(f"parameters must be an xarray.Dataset, got "
-                            f"{type(parameters).__name__}")
+            raise TypeError(
+                f"parameters must be an xarray.Dataset, got {type(parameters).__name__}"
+            )
         method = parameters.attrs.get("method")
         checks.choice("method", method, ALL_METHODS)
         missing = [v for v in _REQUIRED[method] if v not in parameters.variables]
@@ -317,8 +393,11 @@ class Recalibration:
         return Recalibration(parameters=params)
 
     def _attrs(self):
-        attrs = {"method": self.method, "conditioning": self.conditioning,
-                 "recalibration": _formula(self.method, self.parameters.attrs)}
+        attrs = {
+            "method": self.method,
+            "conditioning": self.conditioning,
+            "recalibration": _formula(self.method, self.parameters.attrs),
+        }
         if self.method in distribution.METHODS:
             attrs.update(self._settings())
         if "n_bins" in self.parameters.attrs:
@@ -327,8 +406,17 @@ class Recalibration:
 
     def _settings(self):
         """The settings of a distribution method, from the parameters' attrs."""
-        keep = ("method", "conditioning", "level", "levels", "binning", "proportions", "n_bins",
-                "generative", "forecast")
+        keep = (
+            "method",
+            "conditioning",
+            "level",
+            "levels",
+            "binning",
+            "proportions",
+            "n_bins",
+            "generative",
+            "forecast",
+        )
         return {k: v for k, v in self.parameters.attrs.items() if k in keep}
 
     def _apply_one(self, ds, fit, where=""):
@@ -336,10 +424,14 @@ class Recalibration:
         if self.method in distribution.METHODS:
             settings = self._settings()
             return distribution.assign_outputs(
-                ds, distribution.apply_fit(ds, fit, settings, where), settings, self._attrs())
+                ds, distribution.apply_fit(ds, fit, settings, where), settings, self._attrs()
+            )
         u = np.asarray(ds["uE"].values, dtype=float)
-        x = (conditioning_values(ds, self.conditioning, allow_constant=True)[1]
-             if self.method == "bvs" else None)
+        x = (
+            conditioning_values(ds, self.conditioning, allow_constant=True)[1]
+            if self.method == "bvs"
+            else None
+        )
         with np.errstate(over="ignore", invalid="ignore"):
             new = _check_new(_apply_arrays(self.method, fit, u, x), where)
         return _assign(ds, new, self._attrs())
@@ -381,21 +473,25 @@ class Recalibration:
         pairs = datasets_of(data, variables=("uE",))
         if self.datasets is not None:
             if not isinstance(data, xr.DataTree):
-                raise ValueError(f"data: this recalibration was fitted on a DataTree of "
-                                 f"{len(self.datasets)} datasets {self.datasets}; apply it to "
-                                 "a DataTree with these children, or select one fit with "
-                                 "rec[name]")
+                raise ValueError(
+                    f"data: this recalibration was fitted on a DataTree of "
+                    f"{len(self.datasets)} datasets {self.datasets}; apply it to "
+                    "a DataTree with these children, or select one fit with "
+                    "rec[name]"
+                )
             unknown = [n for n, _ in pairs if n not in self._fits]
             if unknown:
-                raise ValueError(f"data: children {unknown} were not fitted (fitted: "
-                                 f"{self.datasets})")
+                raise ValueError(
+                    f"data: children {unknown} were not fitted (fitted: {self.datasets})"
+                )
             fits = [self._fits[n] for n, _ in pairs]
         else:
             fits = [self._fits[None]] * len(pairs)
         if isinstance(data, xr.Dataset):
             return self._apply_one(data, fits[0])
-        tree = xr.DataTree.from_dict({n: self._apply_one(ds, f, f" of dataset {n!r}")
-                                      for (n, ds), f in zip(pairs, fits)})
+        tree = xr.DataTree.from_dict(
+            {n: self._apply_one(ds, f, f" of dataset {n!r}") for (n, ds), f in zip(pairs, fits)}
+        )
         tree.attrs = dict(data.attrs)
         return tree
 
@@ -409,15 +505,25 @@ class Recalibration:
             return f"a = {float(p['a']):.4g}, b = {float(p['b']):.4g}"
         if self.method == "bvs":
             f = p["factor"]
-            return (f"{f.size} bins of {self.conditioning}, factors {f.min():.3g} to "
-                    f"{f.max():.3g} (median {np.median(f):.3g})")
-        return (f"{p['uE2'].size} knots, uE'^2 from {p['uE2_recalibrated'].min():.3g} to "
-                f"{p['uE2_recalibrated'].max():.3g}, {int(p['n_floored'])} points floored")
+            return (
+                f"{f.size} bins of {self.conditioning}, factors {f.min():.3g} to "
+                f"{f.max():.3g} (median {np.median(f):.3g})"
+            )
+        return (
+            f"{p['uE2'].size} knots, uE'^2 from {p['uE2_recalibrated'].min():.3g} to "
+            f"{p['uE2_recalibrated'].max():.3g}, {int(p['n_floored'])} points floored"
+        )
 
     def _lines(self):
-        head = (f"Recalibration(method={self.method!r}, conditioning={self.conditioning!r}"
-                + (f", n_bins={int(self.parameters.attrs['n_bins'])}"
-                   if "n_bins" in self.parameters.attrs else "") + ")")
+        head = (
+            f"Recalibration(method={self.method!r}, conditioning={self.conditioning!r}"
+            + (
+                f", n_bins={int(self.parameters.attrs['n_bins'])}"
+                if "n_bins" in self.parameters.attrs
+                else ""
+            )
+            + ")"
+        )
         lines = [head, "  " + _formula(self.method, self.parameters.attrs)]
         for name, p in self._fits.items():
             label = "fitted" if name is None else f"{name}: fitted"
@@ -441,13 +547,27 @@ def _parameters(method, conditioning, e, u, x, n_bins, where=""):
     data_vars, coords, extra = _fit_arrays(method, e, u, x, n_bins, where=where)
     params = xr.Dataset(data_vars, coords=coords)
     params["n_points"] = ((), e.size)
-    params.attrs = {"method": method, "conditioning": conditioning, **extra,
-                    "recalibration": _FORMULAS[method].format(conditioning=conditioning)}
+    params.attrs = {
+        "method": method,
+        "conditioning": conditioning,
+        **extra,
+        "recalibration": _FORMULAS[method].format(conditioning=conditioning),
+    }
     return params
 
 
-def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=None, levels=None,
-                      binning="equal_count", proportions="quantile", generative=None):
+def fit_recalibration(
+    data,
+    *,
+    method,
+    conditioning="uE",
+    n_bins=None,
+    level=None,
+    levels=None,
+    binning="equal_count",
+    proportions="quantile",
+    generative=None,
+):
     r"""Fit a recalibration of the uncertainties on calibration data.
 
     Parameters
@@ -608,8 +728,16 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
     1.0
     """
     method, conditioning, n_bins, _, settings = _check_options(
-        method, conditioning, n_bins, data=data, level=level, levels=levels, binning=binning,
-        proportions=proportions, generative=generative)
+        method,
+        conditioning,
+        n_bins,
+        data=data,
+        level=level,
+        levels=levels,
+        binning=binning,
+        proportions=proportions,
+        generative=generative,
+    )
     pairs = datasets_of(data)
     fits = []
     for name, ds in pairs:
@@ -620,16 +748,20 @@ def fit_recalibration(data, *, method, conditioning="uE", n_bins=None, level=Non
                 fits.append(describe(distribution.fit_parameters(ds, settings, where), ds))
             else:
                 e, u, x = _arrays(ds, conditioning, method)
-                fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where),
-                                     ds))
+                fits.append(describe(_parameters(method, conditioning, e, u, x, n_bins, where), ds))
         # the D of the forecast uE * D (read by "quantile"; the data's, else normal)
         fits[-1].attrs.setdefault("generative", str(ds.attrs.get("generative", "normal")))
     if isinstance(data, xr.Dataset):
         return Recalibration(parameters=fits[0])
     names = [n for n, _ in pairs]
-    params = xr.concat(fits, dim=xr.DataArray(names, dims="dataset", name="dataset"),
-                       coords="different", compat="equals", join="outer",
-                       combine_attrs="drop_conflicts")
+    params = xr.concat(
+        fits,
+        dim=xr.DataArray(names, dims="dataset", name="dataset"),
+        coords="different",
+        compat="equals",
+        join="outer",
+        combine_attrs="drop_conflicts",
+    )
     params.attrs.update({"method": method, "conditioning": conditioning, **(settings or {})})
     return Recalibration(parameters=params)
 
@@ -665,9 +797,12 @@ def _cross_fit_distribution(ds, labels, folds, settings, where):
         warnings.simplefilter("always")
         new = distribution.fold_outputs(ds, labels, folds, fit_one)
     _reissue_once(caught, folds)
-    attrs = {**settings, "folds": folds,
-             "recalibration": _formula(settings["method"], settings)
-             + f"; cross-fitted on {folds} folds"}
+    attrs = {
+        **settings,
+        "folds": folds,
+        "recalibration": _formula(settings["method"], settings)
+        + f"; cross-fitted on {folds} folds",
+    }
     return distribution.assign_outputs(ds, new, settings, attrs)
 
 
@@ -684,8 +819,10 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
     labels = _fold_labels(m, folds, rng)
     smallest = m - int(np.bincount(labels).max())
     if smallest < 2:
-        raise ValueError(f"folds = {folds}: a fit on the other folds would use {smallest} of "
-                         f"the {m} points of the data{where}; at least 2 are needed")
+        raise ValueError(
+            f"folds = {folds}: a fit on the other folds would use {smallest} of "
+            f"the {m} points of the data{where}; at least 2 are needed"
+        )
     if settings is not None:
         return _cross_fit_distribution(ds, labels, folds, settings, where)
     n_used = None
@@ -698,25 +835,52 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
             test = labels == k
             train = ~test
             data_vars, coords, _ = _fit_arrays(
-                method, e[train], u[train], None if x is None else x[train], n_used,
-                where=f"{where} without fold {k}")
+                method,
+                e[train],
+                u[train],
+                None if x is None else x[train],
+                n_used,
+                where=f"{where} without fold {k}",
+            )
             p = {key: np.asarray(v[1], dtype=float) for key, v in data_vars.items()}
-            p.update({key: np.asarray(v[1], dtype=float) for key, v in coords.items()
-                      if isinstance(v, tuple)})
+            p.update(
+                {
+                    key: np.asarray(v[1], dtype=float)
+                    for key, v in coords.items()
+                    if isinstance(v, tuple)
+                }
+            )
             with np.errstate(over="ignore", invalid="ignore"):
                 new[test] = _apply_arrays(method, p, u[test], None if x is None else x[test])
     _reissue_once(caught, folds)  # each kind of warning once, not once per fold
     _check_new(new, where)
-    attrs = {"method": method, "folds": folds, "conditioning": conditioning,
-             "recalibration": (_FORMULAS[method].format(conditioning=conditioning)
-                               + f"; cross-fitted on {folds} folds")}
+    attrs = {
+        "method": method,
+        "folds": folds,
+        "conditioning": conditioning,
+        "recalibration": (
+            _FORMULAS[method].format(conditioning=conditioning) + f"; cross-fitted on {folds} folds"
+        ),
+    }
     if n_used is not None:
         attrs.update({"n_bins": int(n_used), "binning": "equal_count"})
     return _assign(ds, new, attrs)
 
 
-def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=None, level=None,
-                levels=None, binning="equal_count", proportions="quantile", generative=None):
+def recalibrate(
+    data,
+    *,
+    method,
+    folds=5,
+    rng=None,
+    conditioning="uE",
+    n_bins=None,
+    level=None,
+    levels=None,
+    binning="equal_count",
+    proportions="quantile",
+    generative=None,
+):
     r"""Cross-fitted recalibration: each fold's uncertainties from a fit on the other folds.
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
@@ -844,15 +1008,34 @@ def recalibrate(data, *, method, folds=5, rng=None, conditioning="uE", n_bins=No
     (5, True)
     """
     method, conditioning, n_bins, folds, settings = _check_options(
-        method, conditioning, n_bins, folds=folds, rng=rng, cross=True, data=data, level=level,
-        levels=levels, binning=binning, proportions=proportions, generative=generative)
+        method,
+        conditioning,
+        n_bins,
+        folds=folds,
+        rng=rng,
+        cross=True,
+        data=data,
+        level=level,
+        levels=levels,
+        binning=binning,
+        proportions=proportions,
+        generative=generative,
+    )
     pairs = datasets_of(data)
     rngs = seeds.spawn(rng, len(pairs))
     outs = []
     for (name, ds), r in zip(pairs, rngs):
         with naming_child(name):
-            out = _recalibrate_one(ds, r, method=method, folds=folds, conditioning=conditioning,
-                                   n_bins=n_bins, name=name, settings=settings)
+            out = _recalibrate_one(
+                ds,
+                r,
+                method=method,
+                folds=folds,
+                conditioning=conditioning,
+                n_bins=n_bins,
+                name=name,
+                settings=settings,
+            )
         out.attrs["rng"] = seeds.seed_attr(rng)
         outs.append((name, out))
     if isinstance(data, xr.Dataset):

@@ -12,8 +12,14 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.deprecation import renamed_options
 from uqviz.engine.options import BootstrapOptions, streams
-from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
-                                   show_progress, stream_rows)
+from uqviz.engine.parallel import (
+    block_rng,
+    progress_bar,
+    resolve_client,
+    run_blocks,
+    show_progress,
+    stream_rows,
+)
 from uqviz.engine.tree import map_datasets
 from uqviz.reference.simulated import simulated_rows
 
@@ -27,9 +33,12 @@ _BLOCK = 64
 def _mc_block(b, shared):
     u, gen, n_mc, seed, removed, error, normalize = shared
     n = min(_BLOCK, n_mc - b * _BLOCK)
-    return np.concatenate([curve_kernels.trimmed_curves(x, removed, error=error,
-                                                        normalize=normalize)
-                           for x in simulated_rows(gen, block_rng(seed, b), n, u)])
+    return np.concatenate(
+        [
+            curve_kernels.trimmed_curves(x, removed, error=error, normalize=normalize)
+            for x in simulated_rows(gen, block_rng(seed, b), n, u)
+        ]
+    )
 
 
 def _boot_block(b, shared):
@@ -72,10 +81,18 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, normalize, b
 
     n_mc_blocks = -(-n_mc // _BLOCK)
     n_boot_blocks = -(-n_boot // _BLOCK)
-    bar = progress_bar(n_mc_blocks + n_boot_blocks, desc=f"{error} confidence curve",
-                       progress=boot.progress)
-    ref = np.concatenate(run_blocks(_mc_block, n_mc_blocks, client=client, progress=bar,
-                                    shared=(u, gen, n_mc, mc_seed, removed, error, normalize)))
+    bar = progress_bar(
+        n_mc_blocks + n_boot_blocks, desc=f"{error} confidence curve", progress=boot.progress
+    )
+    ref = np.concatenate(
+        run_blocks(
+            _mc_block,
+            n_mc_blocks,
+            client=client,
+            progress=bar,
+            shared=(u, gen, n_mc, mc_seed, removed, error, normalize),
+        )
+    )
     ref_mean = ref.mean(axis=0)
     ref_q = hd_quantiles(ref.T, probs)
 
@@ -87,9 +104,15 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, normalize, b
         "reference_upper": ("fraction", ref_q[:, 1]),
     }
     if n_boot:
-        reps = np.concatenate(run_blocks(_boot_block, n_boot_blocks, client=client,
-                                         progress=bar, shared=(e, n_boot, boot_seed, removed,
-                                                               error, normalize)))
+        reps = np.concatenate(
+            run_blocks(
+                _boot_block,
+                n_boot_blocks,
+                client=client,
+                progress=bar,
+                shared=(e, n_boot, boot_seed, removed, error, normalize),
+            )
+        )
         q = hd_quantiles(reps.T, probs)
         out["ci_lower"] = ("fraction", q[:, 0])
         out["ci_upper"] = ("fraction", q[:, 1])
@@ -98,26 +121,51 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, normalize, b
     dfpr = float(np.abs(estimate - ref_mean).sum())
     upper = float(hd_quantiles(dist, [ci])[0])
     p_value = (1.0 + np.count_nonzero(dist >= dfpr)) / (1.0 + dist.size)
-    out.update({
-        "n_kept": ("fraction", m - removed),
-        "uE_threshold": ("fraction", u[removed], {"long_name": "largest uE kept"}),
-        "auco": ((), float(np.abs(estimate - oracle).sum()),
-                 {"long_name": "area between the data and oracle curves"}),
-        "dfpr": ((), dfpr, {"long_name": "distance from the probabilistic reference"}),
-        "dfpr_limit": ((), upper, {"long_name": f"{ci:g} quantile of the DFPR of calibrated "
-                                                "sets"}),
-        "p_value": ((), float(p_value),
-                    {"long_name": "Monte Carlo p-value of the DFPR among calibrated sets "
-                                  "(one-sided: larger is worse)"}),
-        "valid": ((), dfpr <= upper),
-    })
+    out.update(
+        {
+            "n_kept": ("fraction", m - removed),
+            "uE_threshold": ("fraction", u[removed], {"long_name": "largest uE kept"}),
+            "auco": (
+                (),
+                float(np.abs(estimate - oracle).sum()),
+                {"long_name": "area between the data and oracle curves"},
+            ),
+            "dfpr": ((), dfpr, {"long_name": "distance from the probabilistic reference"}),
+            "dfpr_limit": (
+                (),
+                upper,
+                {"long_name": f"{ci:g} quantile of the DFPR of calibrated sets"},
+            ),
+            "p_value": (
+                (),
+                float(p_value),
+                {
+                    "long_name": "Monte Carlo p-value of the DFPR among calibrated sets "
+                    "(one-sided: larger is worse)"
+                },
+            ),
+            "valid": ((), dfpr <= upper),
+        }
+    )
     return xr.Dataset(out, coords={"fraction": np.asarray(fractions, dtype=float)})
 
 
 @renamed_options(error="error_statistic")
-def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
-                     generative="normal", n_boot=1000, ci=0.95, normalize=False, rng=None,
-                     client=None, progress=None, engine=None):
+def confidence_curve(
+    data,
+    *,
+    error_statistic="RMSE",
+    fractions=None,
+    n_mc=1000,
+    generative="normal",
+    n_boot=1000,
+    ci=0.95,
+    normalize=False,
+    rng=None,
+    client=None,
+    progress=None,
+    engine=None,
+):
     r"""Confidence curve of the data with its oracle and probabilistic reference.
 
     The error statistic after removing the fraction ``k`` of points with the largest uE; the
@@ -220,17 +268,35 @@ def confidence_curve(data, *, error_statistic="RMSE", fractions=None, n_mc=1000,
         fractions = checks.fractions("fractions", fractions)
     n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     normalize = checks.boolean("normalize", normalize)
-    boot = BootstrapOptions.check(n_boot=n_boot, min_boot=0, ci=ci, rng=rng, engine=engine,
-                                  progress=show_progress(progress))
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, min_boot=0, ci=ci, rng=rng, engine=engine, progress=show_progress(progress)
+    )
     gen = get_generative(generative)
     stream = checks.rng(rng)
     n_mc = checks.count("n_mc", n_mc, minimum=2)  # last: another wrong option is named first
     boot = boot.replace(client=resolve_client(client))
-    out = map_datasets(_confidence_one, data, rng=stream, error=error,
-                       fractions=fractions, n_mc=n_mc, generative=gen, normalize=normalize,
-                       boot=boot)
+    out = map_datasets(
+        _confidence_one,
+        data,
+        rng=stream,
+        error=error,
+        fractions=fractions,
+        n_mc=n_mc,
+        generative=gen,
+        normalize=normalize,
+        boot=boot,
+    )
     out["fraction"].attrs["long_name"] = "fraction of the largest uE removed"
-    out.attrs.update({"error_statistic": error, "n_mc": n_mc, "n_boot": boot.n_boot,
-                      "ci": boot.ci, "generative": gen.name, "normalize": int(normalize),
-                      "rng": boot.attrs["rng"], "engine": boot.engine})
+    out.attrs.update(
+        {
+            "error_statistic": error,
+            "n_mc": n_mc,
+            "n_boot": boot.n_boot,
+            "ci": boot.ci,
+            "generative": gen.name,
+            "normalize": int(normalize),
+            "rng": boot.attrs["rng"],
+            "engine": boot.engine,
+        }
+    )
     return out

@@ -89,12 +89,23 @@ def ols_fit(x, y, *, intercept=True, ci=0.95):
         a, b = float(coef[0]), float(coef[1])
         a_se, b_se = float(np.sqrt(cov[0, 0])), float(np.sqrt(cov[1, 1]))
         half = sps.t.ppf((1 + ci) / 2, dof) * a_se
-        out.update(intercept=a, intercept_se=a_se, slope=b, slope_se=b_se,
-                   intercept_lower=a - half, intercept_upper=a + half)
+        out.update(
+            intercept=a,
+            intercept_se=a_se,
+            slope=b,
+            slope_se=b_se,
+            intercept_lower=a - half,
+            intercept_upper=a + half,
+        )
     else:
-        out.update(intercept=0.0, intercept_se=np.nan, slope=float(coef[0]),
-                   slope_se=float(np.sqrt(cov[0, 0])), intercept_lower=np.nan,
-                   intercept_upper=np.nan)
+        out.update(
+            intercept=0.0,
+            intercept_se=np.nan,
+            slope=float(coef[0]),
+            slope_se=float(np.sqrt(cov[0, 0])),
+            intercept_lower=np.nan,
+            intercept_upper=np.nan,
+        )
     return out
 
 
@@ -125,9 +136,20 @@ def _as_passed(checked, passed):
 FITS = ("proportional", "linear")
 
 
-def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 12000, 16000),
-                    n_bins=(10, 20, 30, 40, 50), nu=(3, 4, 5, 6, 12, 24), generative="normal",
-                    n_mc=5000, fits=FITS, ci=0.95, rng=None, client=None, progress=None):
+def size_dependence(
+    *,
+    statistics=("ENCE", "ZMSE"),
+    sizes=(2000, 4000, 8000, 12000, 16000),
+    n_bins=(10, 20, 30, 40, 50),
+    nu=(3, 4, 5, 6, 12, 24),
+    generative="normal",
+    n_mc=5000,
+    fits=FITS,
+    ci=0.95,
+    rng=None,
+    client=None,
+    progress=None,
+):
     r"""Simulated ENCE/ZMSE references against size M, bin number N and uncertainty shape nu.
 
     Calibrated sets uE^2 ~ IG(nu/2, scale=nu/2), E = uE * eps, eps ~ D, and line
@@ -215,24 +237,30 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     stats = [get_statistic(s) for s in checks.names("statistics", statistics)]
     for s in stats:
         if s.kind != "binned":
-            raise ValueError(f"size_dependence: {s.name} is not a binned statistic "
-                             "(use ENCE, ZMSE or UCE)")
+            raise ValueError(
+                f"size_dependence: {s.name} is not a binned statistic (use ENCE, ZMSE or UCE)"
+            )
     gens = as_generatives(generative)
     passed = {"sizes": sizes, "n_bins": n_bins}
     sizes = checks.grid("sizes", sizes, integer=True)
     n_bins = checks.grid("n_bins", n_bins, integer=True)
     nus = checks.grid("nu", nu, lower=0.0)
-    fits = (checks.choice("fits", fits, FITS),) if isinstance(fits, str) else \
-        checks.names("fits", fits, allowed=FITS)
+    fits = (
+        (checks.choice("fits", fits, FITS),)
+        if isinstance(fits, str)
+        else checks.names("fits", fits, allowed=FITS)
+    )
     ci = checks.probability("ci", ci)
     stream = checks.rng(rng)
     n_mc = checks.count("n_mc", n_mc, minimum=2)
     if np.any(sizes < n_bins.max()):
-        raise ValueError(f"need 1 <= n_bins <= size; got sizes {sizes.tolist()} and "
-                         f"n_bins {n_bins.tolist()}")
+        raise ValueError(
+            f"need 1 <= n_bins <= size; got sizes {sizes.tolist()} and n_bins {n_bins.tolist()}"
+        )
     bounds = {m: [binned_kernels.equal_count_bounds(int(m), int(n)) for n in n_bins] for m in sizes}
-    cells = [(g, k, j) for g in range(len(gens)) for k in range(nus.size)
-             for j in range(sizes.size)]
+    cells = [
+        (g, k, j) for g in range(len(gens)) for k in range(nus.size) for j in range(sizes.size)
+    ]
     cell_seeds = stream.integers(0, 2**63, size=len(cells))
     tasks = []
     for c, (g, k, j) in enumerate(cells):
@@ -243,8 +271,15 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     def run(t):
         c, b, n = tasks[t]
         g, k, j = cells[c]
-        return _grid_block(block_rng(cell_seeds[c], b), a=nus[k] / 2.0, m=int(sizes[j]),
-                           n_rep=n, gen=gens[g], bounds=bounds[sizes[j]], stats=stats)
+        return _grid_block(
+            block_rng(cell_seeds[c], b),
+            a=nus[k] / 2.0,
+            m=int(sizes[j]),
+            n_rep=n,
+            gen=gens[g],
+            bounds=bounds[sizes[j]],
+            stats=stats,
+        )
 
     with progress_bar(len(tasks), desc="size dependence", progress=progress) as bar:
         results = run_blocks(run, len(tasks), client=client, progress=bar)
@@ -256,8 +291,15 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
         sd[:, g, k, j] = vals.std(axis=1, ddof=1)
     x = np.sqrt(n_bins[None, :] / sizes[:, None])
     gen_names = [g.name for g in gens]
-    keys = ("slope", "slope_se", "intercept", "intercept_se", "intercept_lower",
-            "intercept_upper", "sigma")
+    keys = (
+        "slope",
+        "slope_se",
+        "intercept",
+        "intercept_se",
+        "intercept_lower",
+        "intercept_upper",
+        "sigma",
+    )
     table = {key: np.full((len(stats), len(gens), len(fits)), np.nan) for key in keys}
     xs = np.broadcast_to(x, shape[2:])
     for i in range(len(stats)):
@@ -276,23 +318,42 @@ def size_dependence(*, statistics=("ENCE", "ZMSE"), sizes=(2000, 4000, 8000, 120
     dims = ("statistic", "generative", "nu", "size", "n_bins")
     fdims = ("statistic", "generative", "fit")
     out = xr.Dataset(
-        {"reference": (dims, mean, {"long_name": "simulated reference value"}),
-         "sample_sd": (dims, sd, {"long_name": "standard deviation of the simulated values"}),
-         "reference_se": (dims, sd / np.sqrt(n_mc),
-                          {"long_name": "Monte Carlo standard error of the reference"}),
-         **{key: (fdims, val) for key, val in table.items()},
-         "paper_intercept": (("statistic", "generative"), paper[0]),
-         "paper_slope": (("statistic", "generative"), paper[1])},
-        coords={"statistic": [s.name for s in stats], "generative": gen_names, "nu": nus,
-                "size": sizes, "n_bins": n_bins, "fit": list(fits),
-                "x": (("size", "n_bins"), x, {"long_name": "sqrt(N/M)"})},
-        attrs={"statistics": [s.name for s in stats],
-               "generative": gen_names[0] if isinstance(generative, (str, Generative))
-               else gen_names, "sizes": _as_passed(sizes, passed["sizes"]),
-               "n_bins": _as_passed(n_bins, passed["n_bins"]), "nu": _as_passed(nus, nu),
-               "n_mc": n_mc, "fits": list(fits), "ci": ci,
-               "binning": "equal_count", "conditioning": "uE", "rng": seeds.seed_attr(rng),
-               "model": "uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ D"})
+        {
+            "reference": (dims, mean, {"long_name": "simulated reference value"}),
+            "sample_sd": (dims, sd, {"long_name": "standard deviation of the simulated values"}),
+            "reference_se": (
+                dims,
+                sd / np.sqrt(n_mc),
+                {"long_name": "Monte Carlo standard error of the reference"},
+            ),
+            **{key: (fdims, val) for key, val in table.items()},
+            "paper_intercept": (("statistic", "generative"), paper[0]),
+            "paper_slope": (("statistic", "generative"), paper[1]),
+        },
+        coords={
+            "statistic": [s.name for s in stats],
+            "generative": gen_names,
+            "nu": nus,
+            "size": sizes,
+            "n_bins": n_bins,
+            "fit": list(fits),
+            "x": (("size", "n_bins"), x, {"long_name": "sqrt(N/M)"}),
+        },
+        attrs={
+            "statistics": [s.name for s in stats],
+            "generative": gen_names[0] if isinstance(generative, (str, Generative)) else gen_names,
+            "sizes": _as_passed(sizes, passed["sizes"]),
+            "n_bins": _as_passed(n_bins, passed["n_bins"]),
+            "nu": _as_passed(nus, nu),
+            "n_mc": n_mc,
+            "fits": list(fits),
+            "ci": ci,
+            "binning": "equal_count",
+            "conditioning": "uE",
+            "rng": seeds.seed_attr(rng),
+            "model": "uE^2 ~ InverseGamma(nu/2, scale=nu/2); E = uE * eps, eps ~ D",
+        },
+    )
     out["size"].attrs["long_name"] = "dataset size M"
     out["n_bins"].attrs["long_name"] = "number of bins N"
     out["nu"].attrs["long_name"] = "shape of the uncertainty distribution"
@@ -308,8 +369,9 @@ def _reference_lines(references, statistic):
         return [], [], []
     if isinstance(references, str):
         if references != "paper":
-            raise ValueError(f"references must be 'paper', None or a size_dependence "
-                             f"result, got {references!r}")
+            raise ValueError(
+                f"references must be 'paper', None or a size_dependence result, got {references!r}"
+            )
         names, a, b = [], [], []
         for gen, table in APPENDIX_B.items():
             if statistic in table:
@@ -327,10 +389,14 @@ def _reference_lines(references, statistic):
         return names, sel["intercept"].values.tolist(), sel["slope"].values.tolist()
     if isinstance(references, Mapping):  # {name: (intercept, slope)}
         names = list(references)
-        return names, [float(references[n][0]) for n in names], \
-            [float(references[n][1]) for n in names]
-    raise TypeError(f"references must be 'paper', None, a Dataset or a mapping, "
-                    f"got {type(references).__name__}")
+        return (
+            names,
+            [float(references[n][0]) for n in names],
+            [float(references[n][1]) for n in names],
+        )
+    raise TypeError(
+        f"references must be 'paper', None, a Dataset or a mapping, got {type(references).__name__}"
+    )
 
 
 def _binned_curve(e, u, n_bins, stat):
@@ -345,8 +411,9 @@ def _binned_curve(e, u, n_bins, stat):
     return out
 
 
-def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, method, boot,
-                     references):
+def _extrapolate_one(
+    ds, *, rng, statistic, n_bins, min_count, fit_min_bins, method, boot, references
+):
     """One dataset's extrapolation; ``boot``: the
     :class:`~uqviz.engine.options.BootstrapOptions` (``n_boot``, ``ci``, ``client``,
     ``progress``; the stream is ``rng``), ``references``: (names, intercepts, slopes)."""
@@ -373,10 +440,12 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, met
     in_fit = np.isfinite(values) & (n_bins > fit_min_bins)
     if in_fit.sum() < 3:
         label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
-        raise ValueError(f"n_bins: only {int(in_fit.sum())} of the bin numbers N > fit_min_bins "
-                         f"= {fit_min_bins} give a finite {stat.name} with at least min_count = "
-                         f"{min_count} points per bin in the data{label} (M = {m} points); "
-                         "need 3 for the fit")
+        raise ValueError(
+            f"n_bins: only {int(in_fit.sum())} of the bin numbers N > fit_min_bins "
+            f"= {fit_min_bins} give a finite {stat.name} with at least min_count = "
+            f"{min_count} points per bin in the data{label} (M = {m} points); "
+            "need 3 for the fit"
+        )
     fit = ols_fit(x[in_fit], values[in_fit], intercept=True, ci=ci)
     a = fit["intercept"]
     lo, hi = fit["intercept_lower"], fit["intercept_upper"]
@@ -395,41 +464,71 @@ def _extrapolate_one(ds, *, rng, statistic, n_bins, min_count, fit_min_bins, met
             idx = np.sort(block_rng(seed, bk).integers(0, m, (n, m)), axis=-1)
             return _binned_curve(e[idx], u[idx], fit_bins, stat) @ weights
 
-        with progress_bar(n_blocks, desc=f"{stat.name} extrapolation",
-                          progress=boot.progress) as bar:
-            reps = np.concatenate(run_blocks(block, n_blocks, client=boot.client,
-                                             progress=bar))
+        with progress_bar(
+            n_blocks, desc=f"{stat.name} extrapolation", progress=boot.progress
+        ) as bar:
+            reps = np.concatenate(run_blocks(block, n_blocks, client=boot.client, progress=bar))
         with np.errstate(invalid="ignore"):
             boot_se = float(reps.std(ddof=1))
         half = sps.norm.ppf((1 + ci) / 2) * boot_se
         lo, hi = a - half, a + half
-        extra = {"intercept_boot_se": ((), boot_se,
-                                       {"long_name": "bootstrap standard error of the intercept"}),
-                 "intercept_boot_bias": ((), float(reps.mean()) - a)}
+        extra = {
+            "intercept_boot_se": (
+                (),
+                boot_se,
+                {"long_name": "bootstrap standard error of the intercept"},
+            ),
+            "intercept_boot_bias": ((), float(reps.mean()) - a),
+        }
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        warnings.warn(f"{stat.name} extrapolation of {ds.attrs.get('name', 'the dataset')!r}: "
-                      "the interval of the intercept could not be computed (non-finite "
-                      "bootstrap values); valid = False", UnreliableWarning, stacklevel=4)
+        warnings.warn(
+            f"{stat.name} extrapolation of {ds.attrs.get('name', 'the dataset')!r}: "
+            "the interval of the intercept could not be computed (non-finite "
+            "bootstrap values); valid = False",
+            UnreliableWarning,
+            stacklevel=4,
+        )
     zeta, valid = verdict(a, 0.0, lo, hi)  # the intercept against 0
     return xr.Dataset(
-        {"estimate": ("n_bins", values, {"long_name": stat.name}),
-         "x": ("n_bins", x, {"long_name": "sqrt(N/M)"}),
-         "smallest_bin": ("n_bins", smallest, {"long_name": "points in the smallest bin"}),
-         "in_fit": ("n_bins", in_fit),
-         "slope": ((), fit["slope"]), "slope_se": ((), fit["slope_se"]),
-         "intercept": ((), a), "intercept_se": ((), fit["intercept_se"]),
-         "intercept_lower": ((), lo), "intercept_upper": ((), hi), **extra,
-         "zeta": ((), float(zeta)), "valid": ((), bool(valid)),
-         "n_fit": ((), int(in_fit.sum())), "n_points": ((), m),
-         "reference_intercept": ("generative", np.asarray(ref_a, dtype=float)),
-         "reference_slope": ("generative", np.asarray(ref_b, dtype=float))},
+        {
+            "estimate": ("n_bins", values, {"long_name": stat.name}),
+            "x": ("n_bins", x, {"long_name": "sqrt(N/M)"}),
+            "smallest_bin": ("n_bins", smallest, {"long_name": "points in the smallest bin"}),
+            "in_fit": ("n_bins", in_fit),
+            "slope": ((), fit["slope"]),
+            "slope_se": ((), fit["slope_se"]),
+            "intercept": ((), a),
+            "intercept_se": ((), fit["intercept_se"]),
+            "intercept_lower": ((), lo),
+            "intercept_upper": ((), hi),
+            **extra,
+            "zeta": ((), float(zeta)),
+            "valid": ((), bool(valid)),
+            "n_fit": ((), int(in_fit.sum())),
+            "n_points": ((), m),
+            "reference_intercept": ("generative", np.asarray(ref_a, dtype=float)),
+            "reference_slope": ("generative", np.asarray(ref_b, dtype=float)),
+        },
         coords={"n_bins": n_bins, "generative": list(ref_names)},
     )
 
 
-def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
-                fit_min_bins=20, ci=0.95, method="bootstrap", n_boot=500,
-                references="paper", rng=None, client=None, progress=None, engine=None):
+def extrapolate(
+    data,
+    *,
+    statistic="ZMSE",
+    n_bins=range(10, 151),
+    min_count=20,
+    fit_min_bins=20,
+    ci=0.95,
+    method="bootstrap",
+    n_boot=500,
+    references="paper",
+    rng=None,
+    client=None,
+    progress=None,
+    engine=None,
+):
     r"""Validate conditional calibration by extrapolating ENCE/ZMSE to zero bins
     (Pernot (2024c), App. C).
 
@@ -517,23 +616,47 @@ def extrapolate(data, *, statistic="ZMSE", n_bins=range(10, 151), min_count=20,
     """
     stat = get_statistic(statistic)
     if stat.kind != "binned":
-        raise ValueError(f"extrapolate: {stat.name} is not a binned statistic "
-                         "(use ZMSE, ENCE or UCE)")
+        raise ValueError(
+            f"extrapolate: {stat.name} is not a binned statistic (use ZMSE, ENCE or UCE)"
+        )
     method = checks.choice("method", method, EXTRAPOLATION_METHODS)
     n_bins = checks.grid("n_bins", n_bins, integer=True)
     min_count = checks.count("min_count", min_count)
     fit_min_bins = checks.count("fit_min_bins", fit_min_bins, minimum=0)
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
-                                  progress=show_progress(progress))
+    boot = BootstrapOptions.check(
+        n_boot=n_boot,
+        ci=ci,
+        rng=rng,
+        engine=engine,
+        client=client,
+        progress=show_progress(progress),
+    )
     stream = checks.rng(rng)
-    out = map_datasets(_extrapolate_one, data, rng=stream, statistic=stat,
-                       n_bins=n_bins, min_count=min_count, fit_min_bins=fit_min_bins,
-                       method=method, boot=boot,
-                       references=_reference_lines(references, stat.name))
-    out.attrs.update({"statistic": stat.name, "n_bins": n_bins.tolist(),
-                      "min_count": min_count, "fit_min_bins": fit_min_bins, "ci": boot.ci,
-                      "method": method, "binning": "equal_count", "conditioning": "uE",
-                      "rng": boot.attrs["rng"]})
+    out = map_datasets(
+        _extrapolate_one,
+        data,
+        rng=stream,
+        statistic=stat,
+        n_bins=n_bins,
+        min_count=min_count,
+        fit_min_bins=fit_min_bins,
+        method=method,
+        boot=boot,
+        references=_reference_lines(references, stat.name),
+    )
+    out.attrs.update(
+        {
+            "statistic": stat.name,
+            "n_bins": n_bins.tolist(),
+            "min_count": min_count,
+            "fit_min_bins": fit_min_bins,
+            "ci": boot.ci,
+            "method": method,
+            "binning": "equal_count",
+            "conditioning": "uE",
+            "rng": boot.attrs["rng"],
+        }
+    )
     if method == "bootstrap":
         out.attrs["n_boot"] = boot.n_boot
         out.attrs["engine"] = boot.engine

@@ -19,8 +19,14 @@ from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
 from uqviz.average.tails import null_p_values, tail_fit
-from uqviz.average.validation import (BCA_MIN_POINTS, average_verdicts, beta_gm_screened,
-                                      screens_pass, squares, validate_average)
+from uqviz.average.validation import (
+    BCA_MIN_POINTS,
+    average_verdicts,
+    beta_gm_screened,
+    screens_pass,
+    squares,
+    validate_average,
+)
 from uqviz.engine.verdicts import decide
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
@@ -28,8 +34,14 @@ from uqviz.engine import checks, seeds
 from uqviz.engine.binning import compute_bins, conditioning_values
 from uqviz.engine.bootstrap import bootstrap_against_reference
 from uqviz.engine.deprecation import REMOVED_IN, renamed_options
-from uqviz.engine.parallel import (block_rng, progress_bar, resolve_client, run_blocks,
-                                   show_progress, stream_rows)
+from uqviz.engine.parallel import (
+    block_rng,
+    progress_bar,
+    resolve_client,
+    run_blocks,
+    show_progress,
+    stream_rows,
+)
 from uqviz.engine.statistics import DEFAULT_N_BINS, Statistic, get_statistic, reference_value
 from uqviz.engine.descriptions import describe
 from uqviz.engine.options import BootstrapOptions, streams
@@ -39,8 +51,16 @@ from uqviz.engine.warning_classes import UnreliableWarning
 binned_kernels = lazy_module("uqviz._array.binned")
 variate_kernels = lazy_module("uqviz._array.variates")
 
-__all__ = ["simulated_reference", "validate_simulated", "validate_with_references", "SCHEMES",
-           "sim_zeta", "sim2_zeta", "mc_p_value", "MISCALIBRATION_SIDE"]
+__all__ = [
+    "simulated_reference",
+    "validate_simulated",
+    "validate_with_references",
+    "SCHEMES",
+    "sim_zeta",
+    "sim2_zeta",
+    "mc_p_value",
+    "MISCALIBRATION_SIDE",
+]
 
 #: validation schemes of :func:`validate_simulated`
 SCHEMES = ("Sim", "Sim2", "BS")
@@ -74,14 +94,18 @@ _ERROR_COLUMNS = {"Z", "Z2", "E2"}
 def _statistic(statistic):
     """The registered statistic named by the ``statistic`` option (errors name it)."""
     if not isinstance(statistic, (str, Statistic)):
-        raise TypeError(f"statistic must be the name of a registered statistic, got "
-                        f"{statistic!r} ({type(statistic).__name__})")
+        raise TypeError(
+            f"statistic must be the name of a registered statistic, got "
+            f"{statistic!r} ({type(statistic).__name__})"
+        )
     stat = get_statistic(statistic)
     if stat.kind == "moments" and not set(stat.columns) & _ERROR_COLUMNS:
-        raise ValueError(f"statistic={stat.name!r}: a function of uE alone (columns "
-                         f"{', '.join(stat.columns)}), the same on every simulated set: it has "
-                         "no simulated reference to validate it against; take a statistic of "
-                         "the errors (ZMS, RCE, ENCE, ...)")
+        raise ValueError(
+            f"statistic={stat.name!r}: a function of uE alone (columns "
+            f"{', '.join(stat.columns)}), the same on every simulated set: it has "
+            "no simulated reference to validate it against; take a statistic of "
+            "the errors (ZMS, RCE, ENCE, ...)"
+        )
     return stat
 
 
@@ -125,8 +149,9 @@ def _n_mc(n_mc):
 def _bootstrap_options(n_boot, ci, rng, engine, client, progress):
     """The bootstrap's options, ``ci``, ``rng``, ``client`` and ``progress`` already checked
     by :func:`_common_options` (``n_boot`` and ``engine`` checked here, once)."""
-    return BootstrapOptions.check(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
-                                  progress=progress)
+    return BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client, progress=progress
+    )
 
 
 def _stack(parts, labels, dim, single):
@@ -154,14 +179,16 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         mv_scaled = binned_kernels.bin_means(np.ldexp(u_sorted, -ku) ** 2, starts, sizes)
 
         def f(eps, u):  # u is the same for every row: its bin means are computed once
-            means = binned_kernels.binned_means_fixed_u(eps, u, starts, sizes, cols, top_u,
-                                                        scaled=True)
+            means = binned_kernels.binned_means_fixed_u(
+                eps, u, starts, sizes, cols, top_u, scaled=True
+            )
             if "V" in stat.columns:  # at the scale 2**log2_scale of the E2 column
                 means["V"] = np.ldexp(mv_scaled, 2 * (ku - int(means["log2_scale"])))
             return stat.func(means)
 
         return bins.order, f
     if stat.kind == "moments":
+
         def f(eps, u):
             return stat.func(stats_kernels.column_means(eps * u, u, stat.columns), m)
     elif stat.given_u is not None:  # work on the fixed uncertainties done once
@@ -170,9 +197,11 @@ def _evaluator(ds, stat, *, n_bins, conditioning):
         def f(eps, u):
             return g(eps, scale=u)
     else:
+
         def f(eps, u):
             e = eps * u
             return stat.func(e, np.broadcast_to(u, e.shape))
+
     return np.arange(m), f
 
 
@@ -217,16 +246,25 @@ def simulated_rows(generative, rng, n, u, rows=None, *, scaled=True):
 def _mc_block(b, shared):
     u, f, generative, n_mc, seed = shared
     n = min(MC_BLOCK, n_mc - b * MC_BLOCK)
-    parts = [np.asarray(f(eps, u), dtype=float)
-             for eps in simulated_rows(generative, block_rng(seed, b), n, u, scaled=False)]
+    parts = [
+        np.asarray(f(eps, u), dtype=float)
+        for eps in simulated_rows(generative, block_rng(seed, b), n, u, scaled=False)
+    ]
     return np.concatenate(parts)
 
 
 def _simulate(u, f, generative, n_mc, seed, *, client, progress, label):
     n_blocks = -(-n_mc // MC_BLOCK)
     with progress_bar(n_blocks, desc=label, progress=progress) as bar:
-        return np.concatenate(run_blocks(_mc_block, n_blocks, client=client, progress=bar,
-                                         shared=(u, f, generative, n_mc, seed)))
+        return np.concatenate(
+            run_blocks(
+                _mc_block,
+                n_blocks,
+                client=client,
+                progress=bar,
+                shared=(u, f, generative, n_mc, seed),
+            )
+        )
 
 
 def _mc_block_shared(b, shared):
@@ -246,9 +284,16 @@ def _simulate_shared(items, generative, n_mc, seed, *, client, progress, label):
     """Samples (K, n_mc) of K statistics on the same synthetic sets: one draw, K values."""
     n_blocks = -(-n_mc // MC_BLOCK)
     with progress_bar(n_blocks, desc=label, progress=progress) as bar:
-        return np.concatenate(run_blocks(_mc_block_shared, n_blocks, client=client,
-                                         progress=bar,
-                                         shared=(items, generative, n_mc, seed)), axis=1)
+        return np.concatenate(
+            run_blocks(
+                _mc_block_shared,
+                n_blocks,
+                client=client,
+                progress=bar,
+                shared=(items, generative, n_mc, seed),
+            ),
+            axis=1,
+        )
 
 
 def _reference_of(ds, *, rng, stat, generative, sim):
@@ -272,34 +317,56 @@ def _references_of(ds, *, rng, stats, generative, sim):
     seed = seeds.kernel_seed(rng)
     names = ", ".join(s.name for s in stats)
     if len(items) == 1:
-        all_samples = _simulate(items[0][0], items[0][1], gen, sim.n_mc, seed,
-                                client=sim.client, progress=sim.progress,
-                                label=f"{names} reference ({gen.name})")[None]
+        all_samples = _simulate(
+            items[0][0],
+            items[0][1],
+            gen,
+            sim.n_mc,
+            seed,
+            client=sim.client,
+            progress=sim.progress,
+            label=f"{names} reference ({gen.name})",
+        )[None]
     else:
-        all_samples = _simulate_shared(items, gen, sim.n_mc, seed, client=sim.client,
-                                       progress=sim.progress,
-                                       label=f"{names} references ({gen.name})")
-    return [_summary(ds, stat, gen, samples, n_mc=sim.n_mc, ci=sim.ci,
-                     return_samples=sim.return_samples)
-            for stat, samples in zip(stats, all_samples)]
+        all_samples = _simulate_shared(
+            items,
+            gen,
+            sim.n_mc,
+            seed,
+            client=sim.client,
+            progress=sim.progress,
+            label=f"{names} references ({gen.name})",
+        )
+    return [
+        _summary(
+            ds, stat, gen, samples, n_mc=sim.n_mc, ci=sim.ci, return_samples=sim.return_samples
+        )
+        for stat, samples in zip(stats, all_samples)
+    ]
 
 
 def _summary(ds, stat, gen, samples, *, n_mc, ci, return_samples):
     bad = int(np.count_nonzero(~np.isfinite(samples)))
     if bad:
         label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
-        warnings.warn(f"{stat.name} reference{label} under D = {gen.name}: {bad} of {n_mc} "
-                      "simulated values are not finite; the reference is NaN and the "
-                      "statistic is not validated", UnreliableWarning, stacklevel=8)
+        warnings.warn(
+            f"{stat.name} reference{label} under D = {gen.name}: {bad} of {n_mc} "
+            "simulated values are not finite; the reference is NaN and the "
+            "statistic is not validated",
+            UnreliableWarning,
+            stacklevel=8,
+        )
     q = np.quantile(samples, [(1 - ci) / 2, (1 + ci) / 2])
     sd = samples.std(ddof=1)
-    out = xr.Dataset({
-        "reference": ((), samples.mean()),
-        "sample_sd": ((), sd, {"long_name": "standard deviation of the simulated values"}),
-        "reference_se": ((), sd / np.sqrt(n_mc)),
-        "reference_lower": ((), q[0]),
-        "reference_upper": ((), q[1]),
-    })
+    out = xr.Dataset(
+        {
+            "reference": ((), samples.mean()),
+            "sample_sd": ((), sd, {"long_name": "standard deviation of the simulated values"}),
+            "reference_se": ((), sd / np.sqrt(n_mc)),
+            "reference_lower": ((), q[0]),
+            "reference_upper": ((), q[1]),
+        }
+    )
     if return_samples:
         out["samples"] = ("sample", samples)
     return out
@@ -308,14 +375,24 @@ def _summary(ds, stat, gen, samples, *, n_mc, ci, return_samples):
 def _reference_one(ds, *, rng, stat, gens, single, sim):
     check_dataset(ds)
     rngs = seeds.spawn(rng, len(gens))  # one stream per D, in the order of gens
-    parts = [_reference_of(ds, rng=r, stat=stat, generative=g, sim=sim)
-             for g, r in zip(gens, rngs)]
+    parts = [_reference_of(ds, rng=r, stat=stat, generative=g, sim=sim) for g, r in zip(gens, rngs)]
     return _stack(parts, [g.name for g in gens], "generative", single)
 
 
-def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_bins=None,
-                        conditioning="uE", ci=0.95, rng=None, return_samples=False,
-                        client=None, progress=None):
+def simulated_reference(
+    data,
+    *,
+    statistic,
+    generative="normal",
+    n_mc=10_000,
+    n_bins=None,
+    conditioning="uE",
+    ci=0.95,
+    rng=None,
+    return_samples=False,
+    client=None,
+    progress=None,
+):
     r"""Reference value of a statistic for calibrated data with the actual uncertainties.
 
     Evaluates the statistic on ``n_mc`` sets of pseudo-errors E* = uE * eps, eps ~ D
@@ -400,20 +477,41 @@ def simulated_reference(data, *, statistic, generative="normal", n_mc=10_000, n_
     True
     """
     stat, gens, n_bins, ci, progress, stream = _common_options(
-        statistic, generative, n_bins, ci, progress, rng)
+        statistic, generative, n_bins, ci, progress, rng
+    )
     client = resolve_client(client)
     return_samples = checks.boolean("return_samples", return_samples)
     n_mc = _n_mc(n_mc)
-    sim = _Simulation(n_mc=n_mc, n_bins=n_bins, conditioning=conditioning, ci=ci,
-                      return_samples=return_samples, client=client, progress=progress)
-    out = map_datasets(_reference_one, data, rng=stream, stat=stat, gens=gens,
-                       single=_one_or_many(generative), sim=sim)
+    sim = _Simulation(
+        n_mc=n_mc,
+        n_bins=n_bins,
+        conditioning=conditioning,
+        ci=ci,
+        return_samples=return_samples,
+        client=client,
+        progress=progress,
+    )
+    out = map_datasets(
+        _reference_one,
+        data,
+        rng=stream,
+        stat=stat,
+        gens=gens,
+        single=_one_or_many(generative),
+        sim=sim,
+    )
     names = [g.name for g in gens]
-    out.attrs.update({"statistic": stat.name,
-                      "generative": names[0] if _one_or_many(generative) else names,
-                      "n_mc": n_mc, "n_bins": n_bins,
-                      "conditioning": _conditioning_attr(conditioning), "ci": ci,
-                      "rng": seeds.seed_attr(rng)})
+    out.attrs.update(
+        {
+            "statistic": stat.name,
+            "generative": names[0] if _one_or_many(generative) else names,
+            "n_mc": n_mc,
+            "n_bins": n_bins,
+            "conditioning": _conditioning_attr(conditioning),
+            "ci": ci,
+            "rng": seeds.seed_attr(rng),
+        }
+    )
     return out
 
 
@@ -534,26 +632,40 @@ def _bootstrap_one(ds, stat, *, rng, boot, n_bins, conditioning, res=None):
     """
     if res is None:
         key = None
-        if stat.kind == "binned" and not (isinstance(conditioning, str)
-                                          and conditioning == "uE"):
+        if stat.kind == "binned" and not (isinstance(conditioning, str) and conditioning == "uE"):
             key = conditioning_values(ds, conditioning)[1]
         # NLL: paired with its data reference, exactly as validate_average
-        res = bootstrap_against_reference(ds["E"].values, ds["uE"].values, [stat],
-                                          n_boot=boot.n_boot, ci=boot.ci, rng=rng,
-                                          n_bins=n_bins, key=key, client=boot.client,
-                                          engine=boot.engine)[stat.name]
+        res = bootstrap_against_reference(
+            ds["E"].values,
+            ds["uE"].values,
+            [stat],
+            n_boot=boot.n_boot,
+            ci=boot.ci,
+            rng=rng,
+            n_bins=n_bins,
+            key=key,
+            client=boot.client,
+            engine=boot.engine,
+        )[stat.name]
     z0 = float(res.z0[0]) if res.z0 is not None else np.nan
     label = f" of {ds.attrs['name']!r}" if ds.attrs.get("name") else ""
     if abs(z0) > UNSTABLE_Z0:
         side = "upper" if z0 < 0 else "lower"
-        warnings.warn(f"{stat.name}{label}: bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): "
-                      f"the BCa {side} limit sits in the extreme order statistics of the "
-                      "replicates and is unstable", UnreliableWarning, stacklevel=5)
+        warnings.warn(
+            f"{stat.name}{label}: bootstrap bias correction z0 = {z0:.2f} (|z0| > 1): "
+            f"the BCa {side} limit sits in the extreme order statistics of the "
+            "replicates and is unstable",
+            UnreliableWarning,
+            stacklevel=5,
+        )
     est, lo, hi = float(res.estimate[0]), float(res.lower[0]), float(res.upper[0])
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        warnings.warn(f"{stat.name}{label}: the bootstrap interval could not be computed "
-                      "(degenerate bootstrap distribution); valid = False", UnreliableWarning,
-                      stacklevel=5)
+        warnings.warn(
+            f"{stat.name}{label}: the bootstrap interval could not be computed "
+            "(degenerate bootstrap distribution); valid = False",
+            UnreliableWarning,
+            stacklevel=5,
+        )
     return est, lo, hi, z0
 
 
@@ -561,8 +673,12 @@ def _scheme_zeta(scheme, est, lo, hi, ref, bs_reference):
     if scheme == "Sim":
         return sim_zeta(est, float(ref["reference"]), float(ref["reference_se"]), lo, hi)
     if scheme == "Sim2":
-        return sim2_zeta(est, float(ref["reference"]), float(ref["reference_lower"]),
-                         float(ref["reference_upper"]))
+        return sim2_zeta(
+            est,
+            float(ref["reference"]),
+            float(ref["reference_lower"]),
+            float(ref["reference_upper"]),
+        )
     return verdict(est, bs_reference, lo, hi)  # BS
 
 
@@ -572,8 +688,7 @@ def _validation_streams(rng, gens):
     return s.boot, [getattr(s, f"mc{i}") for i in range(len(gens))]
 
 
-def _validate_sim_one(ds, *, rng, stat, gens, schemes, single, sim, boot, refs=None,
-                      boot_res=None):
+def _validate_sim_one(ds, *, rng, stat, gens, schemes, single, sim, boot, refs=None, boot_res=None):
     """``single``: (one D, one scheme) given as one value; ``sim``, ``boot``: the
     :class:`_Simulation` and the :class:`~uqviz.engine.options.BootstrapOptions`;
     ``refs``, ``boot_res``: the references per D and the bootstrap result when already
@@ -581,22 +696,34 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single, sim, boot, refs=N
     check_dataset(ds)
     single_gen, single_scheme = single
     boot_rng, mc_rngs = _validation_streams(rng, gens)
-    est, lo, hi, z0 = _bootstrap_one(ds, stat, rng=boot_rng, boot=boot, n_bins=sim.n_bins,
-                                     conditioning=sim.conditioning, res=boot_res)
-    bs_reference = (reference_value(stat, ds["E"].values, ds["uE"].values)
-                    if "BS" in schemes else np.nan)
+    est, lo, hi, z0 = _bootstrap_one(
+        ds,
+        stat,
+        rng=boot_rng,
+        boot=boot,
+        n_bins=sim.n_bins,
+        conditioning=sim.conditioning,
+        res=boot_res,
+    )
+    bs_reference = (
+        reference_value(stat, ds["E"].values, ds["uE"].values) if "BS" in schemes else np.nan
+    )
     side = _side(stat)
     stable = bool(np.isfinite(lo) and np.isfinite(hi) and abs(z0) <= UNSTABLE_Z0)
     scheme_dims = () if single_scheme else ("scheme",)
-    bs_word = _bs_scheme_word(ds, stat, est, lo, hi, z0, bs_reference, sim.ci) \
-        if "BS" in schemes else None
+    bs_word = (
+        _bs_scheme_word(ds, stat, est, lo, hi, z0, bs_reference, sim.ci)
+        if "BS" in schemes
+        else None
+    )
     parts = []
     for i, (g, r) in enumerate(zip(gens, mc_rngs)):
         if refs is not None:
             ref = refs[i]
         else:
-            ref = _reference_of(ds, rng=r, stat=stat, generative=g,
-                                sim=sim.replace(return_samples=True))
+            ref = _reference_of(
+                ds, rng=r, stat=stat, generative=g, sim=sim.replace(return_samples=True)
+            )
         # the one-sided Monte Carlo test of the estimate among the simulated values
         p_value = mc_p_value(est, ref["samples"].values, side)
         if not sim.return_samples:
@@ -604,26 +731,40 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single, sim, boot, refs=N
         verdicts = [_scheme_zeta(s, est, lo, hi, ref, bs_reference) for s in schemes]
         zeta = np.array([float(z) for z, _ in verdicts])
         valid = np.array([bool(v) for _, v in verdicts])
-        mc_ok = bool(np.isfinite(est) and np.isfinite(float(ref["reference_lower"]))
-                     and np.isfinite(float(ref["reference_upper"])))
-        reliable = np.array([mc_ok if s == "Sim2" else
-                             stable and (s == "BS" or np.isfinite(float(ref["reference"])))
-                             for s in schemes])
-        words = np.array([bs_word if sc == "BS" else decide(not v, reliable=rl)
-                          for sc, v, rl in zip(schemes, valid, reliable)])
+        mc_ok = bool(
+            np.isfinite(est)
+            and np.isfinite(float(ref["reference_lower"]))
+            and np.isfinite(float(ref["reference_upper"]))
+        )
+        reliable = np.array(
+            [
+                mc_ok
+                if s == "Sim2"
+                else stable and (s == "BS" or np.isfinite(float(ref["reference"])))
+                for s in schemes
+            ]
+        )
+        words = np.array(
+            [
+                bs_word if sc == "BS" else decide(not v, reliable=rl)
+                for sc, v, rl in zip(schemes, valid, reliable)
+            ]
+        )
         ref = ref.drop_vars("sample_sd").assign(
             verdict=(scheme_dims, words[0] if single_scheme else words),
             zeta=(scheme_dims, zeta[0] if single_scheme else zeta),
             valid=(scheme_dims, valid[0] if single_scheme else valid),
             reliable=(scheme_dims, reliable[0] if single_scheme else reliable),
             p_value=((), p_value, {"long_name": f"Monte Carlo p-value ({side})"}),
-            se_negligible=((), 2.0 * float(ref["reference_se"]) < (hi - lo) / 2.0))
+            se_negligible=((), 2.0 * float(ref["reference_se"]) < (hi - lo) / 2.0),
+        )
         parts.append(ref)
     out = _stack(parts, [g.name for g in gens], "generative", single_gen)
     if not single_scheme:
         out = out.assign_coords(scheme=list(schemes))
-    head = xr.Dataset({"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi),
-                       "z0": ((), z0)})
+    head = xr.Dataset(
+        {"estimate": ((), est), "ci_lower": ((), lo), "ci_upper": ((), hi), "z0": ((), z0)}
+    )
     return xr.merge([head, out])
 
 
@@ -641,12 +782,21 @@ def _bs_scheme_word(ds, stat, est, lo, hi, z0, reference, ci):
     null_p = null_p_values([stat.name], e, u, region)
     interval = bool(np.isfinite(lo) and np.isfinite(hi))
     valid = bool(verdict(est, reference, lo, hi)[1])
-    word = average_verdicts([stat.name], m=e.size, valid=[valid], p_value=[np.nan],
-                            null_p_value=null_p, reliable=[screened], reference=[reference],
-                            interval=[interval], beta=beta, df_lower=df_low,
-                            df_upper=df_high, ci=ci)[0][0]
-    if (word in ("OK", "fails") and screened and e.size >= BCA_MIN_POINTS
-            and abs(z0) > UNSTABLE_Z0):
+    word = average_verdicts(
+        [stat.name],
+        m=e.size,
+        valid=[valid],
+        p_value=[np.nan],
+        null_p_value=null_p,
+        reliable=[screened],
+        reference=[reference],
+        interval=[interval],
+        beta=beta,
+        df_lower=df_low,
+        df_upper=df_high,
+        ci=ci,
+    )[0][0]
+    if word in ("OK", "fails") and screened and e.size >= BCA_MIN_POINTS and abs(z0) > UNSTABLE_Z0:
         return "unreliable"
     return word
 
@@ -657,9 +807,23 @@ def _schemes(scheme):
     return checks.names("scheme", scheme, allowed=SCHEMES)
 
 
-def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_mc=10_000,
-                       n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95, rng=None,
-                       return_samples=False, client=None, progress=None, engine=None):
+def validate_simulated(
+    data,
+    *,
+    statistic,
+    generative="normal",
+    scheme="Sim",
+    n_mc=10_000,
+    n_boot=10_000,
+    n_bins=None,
+    conditioning="uE",
+    ci=0.95,
+    rng=None,
+    return_samples=False,
+    client=None,
+    progress=None,
+    engine=None,
+):
     r"""Validate a statistic against a simulated reference (Pernot (2024c), Sim and Sim2).
 
     Parameters
@@ -795,26 +959,53 @@ def validate_simulated(data, *, statistic, generative="normal", scheme="Sim", n_
     0.299
     """
     stat, gens, n_bins, ci, progress, stream = _common_options(
-        statistic, generative, n_bins, ci, progress, rng)
+        statistic, generative, n_bins, ci, progress, rng
+    )
     client = resolve_client(client)
     schemes = _schemes(scheme)
     if "BS" in schemes and not stat.has_reference:
-        raise ValueError(f"scheme 'BS' needs a statistic with a predefined reference; "
-                         f"{stat.name} has none")
+        raise ValueError(
+            f"scheme 'BS' needs a statistic with a predefined reference; {stat.name} has none"
+        )
     boot = _bootstrap_options(n_boot, ci, rng, engine, client, progress)
     return_samples = checks.boolean("return_samples", return_samples)
-    sim = _Simulation(n_mc=_n_mc(n_mc), n_bins=n_bins, conditioning=conditioning, ci=ci,
-                      return_samples=return_samples, client=client, progress=progress)
+    sim = _Simulation(
+        n_mc=_n_mc(n_mc),
+        n_bins=n_bins,
+        conditioning=conditioning,
+        ci=ci,
+        return_samples=return_samples,
+        client=client,
+        progress=progress,
+    )
     single_gen, single_scheme = _one_or_many(generative), isinstance(scheme, str)
-    out = map_datasets(_validate_sim_one, data, rng=stream, stat=stat, gens=gens,
-                       schemes=schemes, single=(single_gen, single_scheme), sim=sim, boot=boot)
+    out = map_datasets(
+        _validate_sim_one,
+        data,
+        rng=stream,
+        stat=stat,
+        gens=gens,
+        schemes=schemes,
+        single=(single_gen, single_scheme),
+        sim=sim,
+        boot=boot,
+    )
     names = [g.name for g in gens]
-    out.attrs.update({"statistic": stat.name,
-                      "scheme": schemes[0] if single_scheme else list(schemes),
-                      "generative": names[0] if single_gen else names,
-                      "n_mc": sim.n_mc, "n_boot": boot.n_boot, "n_bins": n_bins,
-                      "conditioning": _conditioning_attr(conditioning), "ci": ci,
-                      "method": boot.method, "rng": boot.attrs["rng"], "engine": boot.engine})
+    out.attrs.update(
+        {
+            "statistic": stat.name,
+            "scheme": schemes[0] if single_scheme else list(schemes),
+            "generative": names[0] if single_gen else names,
+            "n_mc": sim.n_mc,
+            "n_boot": boot.n_boot,
+            "n_bins": n_bins,
+            "conditioning": _conditioning_attr(conditioning),
+            "ci": ci,
+            "method": boot.method,
+            "rng": boot.attrs["rng"],
+            "engine": boot.engine,
+        }
+    )
     return out
 
 
@@ -856,8 +1047,9 @@ def _tail_screen(ds, gens, n_mc, rng):
     ones = np.ones(z.size)
     p = []
     for gen in gens:
-        sims = np.concatenate([_tail_ratio(x) for x in
-                               simulated_rows(gen.for_data(ds), g, n, ones, scaled=False)])
+        sims = np.concatenate(
+            [_tail_ratio(x) for x in simulated_rows(gen.for_data(ds), g, n, ones, scaled=False)]
+        )
         p.append(mc_p_value(ratio, sims, "greater"))
     return ratio, np.array(p)
 
@@ -872,6 +1064,7 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
     disagree and their references differ by more than ``k`` se (the coverage factor);
     otherwise "OK".
     """
+
     def said(i):
         return f"{names[i]} (p = {p[i]:.3g})"
 
@@ -883,18 +1076,22 @@ def _iut_verdict(p, names, alpha, sensitive, spread_se, k, tail):
         every = "rejected under every D: " + ", ".join(said(i) for i in range(len(p)))
         ratio, p_tail = tail
         if np.max(p_tail) <= alpha:
-            return "unreliable", (f"the z-scores are heavier-tailed than every D (tail ratio "
-                                  f"(q99 - q01)/(q75 - q25) = {ratio:.2f}, p = "
-                                  f"{np.max(p_tail):.3g}): {every}, but the test assumes "
-                                  "that the errors follow one of them")
+            return "unreliable", (
+                f"the z-scores are heavier-tailed than every D (tail ratio "
+                f"(q99 - q01)/(q75 - q25) = {ratio:.2f}, p = "
+                f"{np.max(p_tail):.3g}): {every}, but the test assumes "
+                "that the errors follow one of them"
+            )
         return "fails", every
     if rejects.any() and sensitive:
         yes = ", ".join(said(i) for i in np.flatnonzero(rejects))
         no = ", ".join(said(i) for i in np.flatnonzero(~rejects))
-        return "unreliable", (f"its simulated reference depends on D (the references differ "
-                              f"by {spread_se:.1f} se > {k:g}, the coverage factor): "
-                              f"rejected under {yes}, "
-                              f"not under {no}")
+        return "unreliable", (
+            f"its simulated reference depends on D (the references differ "
+            f"by {spread_se:.1f} se > {k:g}, the coverage factor): "
+            f"rejected under {yes}, "
+            f"not under {no}"
+        )
     no = ", ".join(said(i) for i in np.flatnonzero(~rejects))
     return "OK", f"not rejected under {no}"
 
@@ -906,22 +1103,57 @@ def _validate_one(ds, *, rng, stat, gens, sim, boot, k, refs=None, boot_res=None
     computed (:func:`validate_shared`)."""
     ci = sim.ci
     if stat.has_reference:
-        res = validate_average(ds, statistics=(stat.name,), n_boot=boot.n_boot, ci=ci, rng=rng,
-                               client=boot.client, engine=boot.engine)
+        res = validate_average(
+            ds,
+            statistics=(stat.name,),
+            n_boot=boot.n_boot,
+            ci=ci,
+            rng=rng,
+            client=boot.client,
+            engine=boot.engine,
+        )
         r = res.sel(statistic=stat.name).drop_vars("statistic")
         verdict_, reason = _bs_verdict(r, ci)
         p_value = float(r["verdict_p_value"])
-        keep = ["estimate", "ci_lower", "ci_upper", "reference", "zeta", "valid", "z0",
-                "null_p_value", "tail_df", "tail_df_lower"]
+        keep = [
+            "estimate",
+            "ci_lower",
+            "ci_upper",
+            "reference",
+            "zeta",
+            "valid",
+            "z0",
+            "null_p_value",
+            "tail_df",
+            "tail_df_lower",
+        ]
         return r[keep].assign(
-            p_value=((), p_value, {"long_name": "the p-value the verdict rests on: two-sided "
-                                                "bootstrap p-value, or null_p_value under a "
-                                                "failed tail screen (validate_average)"}),
-            reliable=((), verdict_ != "unreliable"), verdict=((), verdict_),
-            reason=((), reason), scheme=((), "BS"))
-    sims = _validate_sim_one(ds, rng=rng, stat=stat, gens=gens, schemes=("Sim",),
-                             single=(False, True), sim=sim.replace(return_samples=False),
-                             boot=boot, refs=refs, boot_res=boot_res)
+            p_value=(
+                (),
+                p_value,
+                {
+                    "long_name": "the p-value the verdict rests on: two-sided "
+                    "bootstrap p-value, or null_p_value under a "
+                    "failed tail screen (validate_average)"
+                },
+            ),
+            reliable=((), verdict_ != "unreliable"),
+            verdict=((), verdict_),
+            reason=((), reason),
+            scheme=((), "BS"),
+        )
+    sims = _validate_sim_one(
+        ds,
+        rng=rng,
+        stat=stat,
+        gens=gens,
+        schemes=("Sim",),
+        single=(False, True),
+        sim=sim.replace(return_samples=False),
+        boot=boot,
+        refs=refs,
+        boot_res=boot_res,
+    )
     refs, ses = sims["reference"].values, sims["reference_se"].values
     spread = refs.max() - refs.min()
     i, j = int(np.argmax(refs)), int(np.argmin(refs))
@@ -931,63 +1163,126 @@ def _validate_one(ds, *, rng, stat, gens, sim, boot, k, refs=None, boot_res=None
     p_d = sims["p_value"].values
     if tail is None:  # its stream: the next child of rng, after _validate_sim_one's
         tail = _tail_screen(ds, gens, sim.n_mc, rng)
-    verdict_, reason = _iut_verdict(p_d, [g.name for g in gens], 1.0 - ci, sensitive,
-                                    spread / combined if combined > 0 else np.inf, k, tail)
+    verdict_, reason = _iut_verdict(
+        p_d,
+        [g.name for g in gens],
+        1.0 - ci,
+        sensitive,
+        spread / combined if combined > 0 else np.inf,
+        k,
+        tail,
+    )
     p_value = float(np.max(p_d))  # NaN when one is NaN
-    keep = ["estimate", "ci_lower", "ci_upper", "z0", "reference", "reference_se",
-            "reference_lower", "reference_upper", "zeta", "valid"]
+    keep = [
+        "estimate",
+        "ci_lower",
+        "ci_upper",
+        "z0",
+        "reference",
+        "reference_se",
+        "reference_lower",
+        "reference_upper",
+        "zeta",
+        "valid",
+    ]
     side = _side(stat)
     return sims[keep].assign(
-        mc_p_value=(("generative",), p_d,
-                    {"long_name": f"one-sided ({side}) Monte Carlo p-value under each D"}),
-        p_value=((), p_value,
-                 {"long_name": "intersection-union p-value: the largest Monte Carlo "
-                               "p-value over the D's"}),
+        mc_p_value=(
+            ("generative",),
+            p_d,
+            {"long_name": f"one-sided ({side}) Monte Carlo p-value under each D"},
+        ),
+        p_value=(
+            (),
+            p_value,
+            {
+                "long_name": "intersection-union p-value: the largest Monte Carlo "
+                "p-value over the D's"
+            },
+        ),
         reliable=((), verdict_ != "unreliable"),
         tail_ratio=((), tail[0], {"long_name": "(q99 - q01)/(q75 - q25) of the z-scores"}),
-        tail_p_value=(("generative",), tail[1],
-                      {"long_name": "Monte Carlo p-value of tail_ratio under each D "
-                                    "(one-sided: small when Z is heavier-tailed than D)"}),
-        reference_spread=((), spread), sensitivity_threshold=((), threshold),
-        sensitive_to_D=((), sensitive), verdict=((), verdict_), reason=((), reason),
-        scheme=((), "Sim"))
+        tail_p_value=(
+            ("generative",),
+            tail[1],
+            {
+                "long_name": "Monte Carlo p-value of tail_ratio under each D "
+                "(one-sided: small when Z is heavier-tailed than D)"
+            },
+        ),
+        reference_spread=((), spread),
+        sensitivity_threshold=((), threshold),
+        sensitive_to_D=((), sensitive),
+        verdict=((), verdict_),
+        reason=((), reason),
+        scheme=((), "Sim"),
+    )
 
 
 def _workflow_options(names, generative, *, n_mc, n_bins, conditioning, k, boot):
     """Checked options of :func:`validate_with_references` and :func:`validate_shared` (one
     place); ``boot``: the bootstrap's keyword options, checked here into a
     :class:`~uqviz.engine.options.BootstrapOptions`."""
-    opts = [_common_options(s, generative, n_bins, boot["ci"], boot["progress"], boot["rng"])
-            for s in names]
+    opts = [
+        _common_options(s, generative, n_bins, boot["ci"], boot["progress"], boot["rng"])
+        for s in names
+    ]
     stats = [o[0] for o in opts]
     _, gens, n_bins, ci, progress, stream = opts[0]
     client = resolve_client(boot["client"])
     simulated = [s for s in stats if not s.has_reference]
     if len(gens) < 2 and simulated:
-        raise ValueError(f"generative: the sensitivity test of {simulated[0].name} needs at "
-                         f"least two generative distributions, got {[g.name for g in gens]}")
+        raise ValueError(
+            f"generative: the sensitivity test of {simulated[0].name} needs at "
+            f"least two generative distributions, got {[g.name for g in gens]}"
+        )
     boot = _bootstrap_options(boot["n_boot"], ci, boot["rng"], boot["engine"], client, progress)
     k = checks.positive("coverage_factor", k)
-    sim = _Simulation(n_mc=_n_mc(n_mc), n_bins=n_bins, conditioning=conditioning, ci=ci,
-                      client=client, progress=progress)
+    sim = _Simulation(
+        n_mc=_n_mc(n_mc),
+        n_bins=n_bins,
+        conditioning=conditioning,
+        ci=ci,
+        client=client,
+        progress=progress,
+    )
     return dict(stats=stats, gens=gens, sim=sim, boot=boot, k=k, stream=stream)
 
 
 def _workflow_attrs(stat, o, conditioning):
     """Settings of a :func:`validate_with_references` result."""
     sim, boot = o["sim"], o["boot"]
-    return {"statistic": stat.name, "generative": [g.name for g in o["gens"]],
-            "n_mc": sim.n_mc, "n_boot": boot.n_boot, "n_bins": sim.n_bins,
-            "conditioning": _conditioning_attr(conditioning), "ci": sim.ci,
-            "coverage_factor": o["k"],
-            "rng": boot.attrs["rng"], "engine": boot.engine}
+    return {
+        "statistic": stat.name,
+        "generative": [g.name for g in o["gens"]],
+        "n_mc": sim.n_mc,
+        "n_boot": boot.n_boot,
+        "n_bins": sim.n_bins,
+        "conditioning": _conditioning_attr(conditioning),
+        "ci": sim.ci,
+        "coverage_factor": o["k"],
+        "rng": boot.attrs["rng"],
+        "engine": boot.engine,
+    }
 
 
 @renamed_options(k="coverage_factor")
-def validate_with_references(data, *, statistic, generative=("normal", "t6"), n_mc=10_000,
-                             n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95,
-                             coverage_factor=2.0, rng=None, client=None, progress=None,
-                             engine=None):
+def validate_with_references(
+    data,
+    *,
+    statistic,
+    generative=("normal", "t6"),
+    n_mc=10_000,
+    n_boot=10_000,
+    n_bins=None,
+    conditioning="uE",
+    ci=0.95,
+    coverage_factor=2.0,
+    rng=None,
+    client=None,
+    progress=None,
+    engine=None,
+):
     r"""The validation workflow for one statistic (Pernot (2024c), Fig. 1).
 
     BS for a statistic with a predefined reference: the ``verdict`` of
@@ -1118,21 +1413,47 @@ def validate_with_references(data, *, statistic, generative=("normal", "t6"), n_
     >>> bool(res["p_value"] == res["mc_p_value"].max()), str(res["verdict"].values)
     (True, 'OK')
     """
-    o = _workflow_options([statistic], generative, n_mc=n_mc, n_bins=n_bins,
-                          conditioning=conditioning, k=coverage_factor,
-                          boot=dict(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
-                                    progress=progress))
+    o = _workflow_options(
+        [statistic],
+        generative,
+        n_mc=n_mc,
+        n_bins=n_bins,
+        conditioning=conditioning,
+        k=coverage_factor,
+        boot=dict(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client, progress=progress),
+    )
     stat = o["stats"][0]
-    out = map_datasets(_validate_one, data, rng=o["stream"], stat=stat, gens=o["gens"],
-                       sim=o["sim"], boot=o["boot"], k=o["k"])
+    out = map_datasets(
+        _validate_one,
+        data,
+        rng=o["stream"],
+        stat=stat,
+        gens=o["gens"],
+        sim=o["sim"],
+        boot=o["boot"],
+        k=o["k"],
+    )
     out.attrs.update(_workflow_attrs(stat, o, conditioning))
     return out
 
 
 @renamed_options(k="coverage_factor")
-def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
-                    n_boot=10_000, n_bins=None, conditioning="uE", ci=0.95,
-                    coverage_factor=2.0, rng=None, client=None, progress=None, engine=None):
+def validate_shared(
+    ds,
+    *,
+    statistics,
+    generative=("normal", "t6"),
+    n_mc=10_000,
+    n_boot=10_000,
+    n_bins=None,
+    conditioning="uE",
+    ci=0.95,
+    coverage_factor=2.0,
+    rng=None,
+    client=None,
+    progress=None,
+    engine=None,
+):
     """:func:`validate_with_references` of several statistics on one Dataset, the synthetic
     sets shared.
 
@@ -1167,13 +1488,17 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     True
     """
     if not isinstance(ds, xr.Dataset):
-        raise TypeError(f"validate_shared: data must be an xarray.Dataset, got "
-                        f"{type(ds).__name__}")
+        raise TypeError(f"validate_shared: data must be an xarray.Dataset, got {type(ds).__name__}")
     check_dataset(ds)
-    o = _workflow_options(checks.names("statistics", statistics), generative, n_mc=n_mc,
-                          n_bins=n_bins, conditioning=conditioning, k=coverage_factor,
-                          boot=dict(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client,
-                                    progress=progress))
+    o = _workflow_options(
+        checks.names("statistics", statistics),
+        generative,
+        n_mc=n_mc,
+        n_bins=n_bins,
+        conditioning=conditioning,
+        k=coverage_factor,
+        boot=dict(n_boot=n_boot, ci=ci, rng=rng, engine=engine, client=client, progress=progress),
+    )
     stats, gens, sim, boot = o["stats"], o["gens"], o["sim"], o["boot"]
     # the streams of validate_with_references(): one child per dataset, then (bootstrap,
     # one per D)
@@ -1182,9 +1507,12 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     refs = {}
     if shared:
         _, mc_rngs = _validation_streams(copy.deepcopy(child), gens)
-        per_gen = [_references_of(ds, rng=r, stats=shared, generative=g,
-                                  sim=sim.replace(return_samples=True))
-                   for g, r in zip(gens, mc_rngs)]
+        per_gen = [
+            _references_of(
+                ds, rng=r, stats=shared, generative=g, sim=sim.replace(return_samples=True)
+            )
+            for g, r in zip(gens, mc_rngs)
+        ]
         refs = {s.name: [p[i] for p in per_gen] for i, s in enumerate(shared)}
     # binned statistics on uE: one resample gives all of them their replicates (the
     # binned kernel's draws do not depend on the columns), the same as one call each
@@ -1192,10 +1520,17 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
     binned = [s for s in shared if s.kind == "binned"]
     if len(binned) > 1 and isinstance(conditioning, str) and conditioning == "uE":
         boot_rng, _ = _validation_streams(copy.deepcopy(child), gens)
-        boots = bootstrap_against_reference(ds["E"].values, ds["uE"].values, binned,
-                                            n_boot=boot.n_boot, ci=boot.ci, rng=boot_rng,
-                                            n_bins=sim.n_bins, client=boot.client,
-                                            engine=boot.engine)
+        boots = bootstrap_against_reference(
+            ds["E"].values,
+            ds["uE"].values,
+            binned,
+            n_boot=boot.n_boot,
+            ci=boot.ci,
+            rng=boot_rng,
+            n_bins=sim.n_bins,
+            client=boot.client,
+            engine=boot.engine,
+        )
     tail = None
     if shared:  # the tail screen of the z-scores, once: the stream of
         stream = copy.deepcopy(child)  # validate_with_references()'s, after its spawn
@@ -1203,9 +1538,18 @@ def validate_shared(ds, *, statistics, generative=("normal", "t6"), n_mc=10_000,
         tail = _tail_screen(ds, gens, sim.n_mc, stream)
     out = {}
     for stat in stats:
-        res = _validate_one(ds, rng=copy.deepcopy(child), stat=stat, gens=gens, sim=sim,
-                            boot=boot, k=o["k"], refs=refs.get(stat.name),
-                            boot_res=boots.get(stat.name), tail=tail)
+        res = _validate_one(
+            ds,
+            rng=copy.deepcopy(child),
+            stat=stat,
+            gens=gens,
+            sim=sim,
+            boot=boot,
+            k=o["k"],
+            refs=refs.get(stat.name),
+            boot_res=boots.get(stat.name),
+            tail=tail,
+        )
         res = describe(res, ds, statistics=(stat.name,))  # as map_datasets does
         res.attrs.update(_workflow_attrs(stat, o, conditioning))
         out[stat.name] = res
@@ -1245,6 +1589,10 @@ def validate(data, **options):
     >>> old.identical(validate_with_references(ds, statistic="ZMS", n_boot=200, rng=0))
     True
     """
-    warnings.warn(f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
-                  "use uqviz.validate_with_references instead", FutureWarning, stacklevel=2)
+    warnings.warn(
+        f"uqviz.validate is deprecated and will be removed in uqviz {REMOVED_IN}: "
+        "use uqviz.validate_with_references instead",
+        FutureWarning,
+        stacklevel=2,
+    )
     return validate_with_references(data, **options)

@@ -48,8 +48,14 @@ from uqviz.scores.predictive import predictive_scores
 from uqviz.reporting.serialise import dataset_to_json, jsonable  # noqa: F401  (public here too)
 from uqviz.reporting.wording import describe_failures  # noqa: F401  (public here too)
 
-__all__ = ["Report", "ReportCollection", "report", "describe_failures", "safe_filename",
-           "DISCRETE_MAX_VALUES"]
+__all__ = [
+    "Report",
+    "ReportCollection",
+    "report",
+    "describe_failures",
+    "safe_filename",
+    "DISCRETE_MAX_VALUES",
+]
 
 #: a conditioning variable with at most this many distinct values is binned by value
 DISCRETE_MAX_VALUES = 20
@@ -108,8 +114,9 @@ def prepare_folder(out_dir) -> str:
     try:
         os.makedirs(out_dir, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise NotADirectoryError(f"cannot create output folder {out_dir!r}: a part of the "
-                                 "path is a file") from None
+        raise NotADirectoryError(
+            f"cannot create output folder {out_dir!r}: a part of the path is a file"
+        ) from None
     except PermissionError:
         raise PermissionError(f"no permission to create output folder {out_dir!r}") from None
     except OSError as exc:
@@ -123,8 +130,10 @@ def _save(out_dir, stem: str, html: str, json_text: str) -> dict:
     """Create ``out_dir`` and write ``<stem>_report.html/.json`` inside it, atomically."""
     out_dir = prepare_folder(out_dir)
     root = os.path.realpath(out_dir)
-    paths = {"html": os.path.join(out_dir, f"{stem}_report.html"),
-             "json": os.path.join(out_dir, f"{stem}_report.json")}
+    paths = {
+        "html": os.path.join(out_dir, f"{stem}_report.html"),
+        "json": os.path.join(out_dir, f"{stem}_report.json"),
+    }
     for p in paths.values():  # defensive: the stem holds no separator
         if os.path.dirname(os.path.realpath(p)) != root:
             raise ValueError(f"refusing to write {p!r} outside {out_dir!r}")
@@ -204,16 +213,22 @@ class Report:
             self.analyses = xr.DataTree(name="analyses")
 
     def __repr__(self) -> str:
-        rows = [f"  {t:<22} {str(w):<11} p_adj={_p(p)}"
-                for t, w, p in zip(self.verdicts["test"].values,
-                                   self.verdicts["verdict"].values,
-                                   self.verdicts["p_adjusted"].values)]
+        rows = [
+            f"  {t:<22} {str(w):<11} p_adj={_p(p)}"
+            for t, w, p in zip(
+                self.verdicts["test"].values,
+                self.verdicts["verdict"].values,
+                self.verdicts["p_adjusted"].values,
+            )
+        ]
         nodes = [n.path for n in self.analyses.subtree if n.has_data]
-        return (f"<uqviz Report {self.name!r}: {self.verdict}>\n"
-                f"verdicts ({len(rows)} tests; rep.verdicts, an xarray.Dataset):\n"
-                + "\n".join(rows)
-                + f"\nanalyses ({len(nodes)} results; rep.analyses, an xarray.DataTree): "
-                + ", ".join(nodes))
+        return (
+            f"<uqviz Report {self.name!r}: {self.verdict}>\n"
+            f"verdicts ({len(rows)} tests; rep.verdicts, an xarray.Dataset):\n"
+            + "\n".join(rows)
+            + f"\nanalyses ({len(nodes)} results; rep.analyses, an xarray.DataTree): "
+            + ", ".join(nodes)
+        )
 
     @property
     def verdict(self) -> str:
@@ -227,15 +242,26 @@ class Report:
         return self.numbers.get("headline", {}).get("sentence", "")
 
     def _section(self):
-        return (self.name, self.numbers, self.conclusion, self.warnings, self.figures,
-                self.verdicts)
+        return (
+            self.name,
+            self.numbers,
+            self.conclusion,
+            self.warnings,
+            self.figures,
+            self.verdicts,
+        )
 
     def _document(self) -> dict:
         """The JSON document: name, conclusion, warnings, every key of ``numbers`` and
         ``verdict_table``, the verdict table serialised like every Dataset of the JSON
         (:func:`uqviz.reporting.serialise.dataset_to_json`)."""
-        return {"name": self.name, "conclusion": self.conclusion, "warnings": self.warnings,
-                **self.numbers, "verdict_table": dataset_to_json(self.verdicts)}
+        return {
+            "name": self.name,
+            "conclusion": self.conclusion,
+            "warnings": self.warnings,
+            **self.numbers,
+            "verdict_table": dataset_to_json(self.verdicts),
+        }
 
     def to_json(self) -> str:
         """The numbers, conclusion and warnings as a JSON string, with ``verdict_table``: the
@@ -320,16 +346,21 @@ class ReportCollection:
         for v in names:
             kind = next(tab[v].dtype for tab in tables if v in tab)
             fill = False if kind == np.dtype(bool) else "" if kind == np.dtype(object) else np.nan
-            rows = [(tab[v] if v in tab else xr.full_like(tab["verdict"], fill, dtype=kind))
-                    .reindex(test=tests, fill_value=fill) for tab in tables]
+            rows = [
+                (tab[v] if v in tab else xr.full_like(tab["verdict"], fill, dtype=kind)).reindex(
+                    test=tests, fill_value=fill
+                )
+                for tab in tables
+            ]
             out[v] = xr.concat(rows, dim="dataset")
         return xr.Dataset(out).assign_coords(dataset=list(self.reports))
 
     @property
     def analyses(self) -> xr.DataTree:
         """The analyses of the datasets: one child per dataset (``Report.analyses``)."""
-        return xr.DataTree(name="analyses", children={
-            k: r.analyses.copy() for k, r in self.reports.items()})
+        return xr.DataTree(
+            name="analyses", children={k: r.analyses.copy() for k, r in self.reports.items()}
+        )
 
     @property
     def conclusion(self) -> dict:
@@ -339,8 +370,7 @@ class ReportCollection:
     def to_json(self) -> str:
         """``{"name": ..., "datasets": {name: <the JSON of its Report>}}``, and
         ``"comparison"`` when the models were compared."""
-        out = {"name": self.name, "datasets": {k: r._document()
-                                                for k, r in self.reports.items()}}
+        out = {"name": self.name, "datasets": {k: r._document() for k, r in self.reports.items()}}
         if self.comparison is not None:
             out["comparison"] = self.comparison
         return json.dumps(out, indent=1)
@@ -350,10 +380,10 @@ class ReportCollection:
         return render.page(self.name, self._repr_html_())
 
     def _repr_html_(self):
-        comparison = (None if self.comparison is None
-                      else (self.comparison, self.comparison_figures))
-        return render.fragment([r._section() for r in self.reports.values()], title=self.name,
-                               comparison=comparison)
+        comparison = None if self.comparison is None else (self.comparison, self.comparison_figures)
+        return render.fragment(
+            [r._section() for r in self.reports.values()], title=self.name, comparison=comparison
+        )
 
     def save(self, out_dir) -> dict:
         """Write ``<name>_report.html`` and ``<name>_report.json`` (all datasets) into `out_dir`."""
@@ -375,19 +405,37 @@ def _png(fig) -> bytes:
 
 def _features(ds, features):
     if features is None:
-        return [v for v, da in ds.data_vars.items()
-                if da.attrs.get("role") == "feature" and np.issubdtype(da.dtype, np.number)]
+        return [
+            v
+            for v, da in ds.data_vars.items()
+            if da.attrs.get("role") == "feature" and np.issubdtype(da.dtype, np.number)
+        ]
     missing = [f for f in features if f not in ds.data_vars]
     if missing:
-        raise ValueError(f"features: not in the dataset {ds.attrs.get('name', '')!r}: "
-                         f"{', '.join(map(repr, missing))} (variables: "
-                         f"{', '.join(map(str, ds.data_vars))})")
+        raise ValueError(
+            f"features: not in the dataset {ds.attrs.get('name', '')!r}: "
+            f"{', '.join(map(repr, missing))} (variables: "
+            f"{', '.join(map(str, ds.data_vars))})"
+        )
     return list(features)
 
 
-def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_000, n_mc=2000,
-           n_bins=None, rng=0, progress=None, figures=True, remedy=True, compare=None,
-           client=None, engine=None):
+def report(
+    data,
+    *,
+    features=None,
+    statistics=("ZMS", "RCE", "NLL"),
+    n_boot=10_000,
+    n_mc=2000,
+    n_bins=None,
+    rng=0,
+    progress=None,
+    figures=True,
+    remedy=True,
+    compare=None,
+    client=None,
+    engine=None,
+):
     r"""Validate a dataset with every analysis of uqviz and say the verdict in words.
 
     The report holds the tailedness screen, average calibration (``statistics``: ZMS, RCE, NLL),
@@ -625,14 +673,25 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
         features = checks.names("features", features)
     statistics = average_statistic_names(statistics)
     if "ZMS" not in statistics:
-        raise ValueError(f"statistics must include 'ZMS' (the average-calibration verdict of the "
-                         f"report is the ZMS's), got {list(statistics)}")
+        raise ValueError(
+            f"statistics must include 'ZMS' (the average-calibration verdict of the "
+            f"report is the ZMS's), got {list(statistics)}"
+        )
     gen = checks.rng(rng)
     pairs = datasets_of(data)
     comparing = cmp.decide(data, compare)  # before any computation: compare=True fails fast
-    settings = _Settings(features=features, statistics=statistics, n_boot=n_boot, n_mc=n_mc,
-                         n_bins=n_bins, progress=progress, figures=figures, remedy=remedy,
-                         client=client, engine=engine)
+    settings = _Settings(
+        features=features,
+        statistics=statistics,
+        n_boot=n_boot,
+        n_mc=n_mc,
+        n_bins=n_bins,
+        progress=progress,
+        figures=figures,
+        remedy=remedy,
+        client=client,
+        engine=engine,
+    )
     if isinstance(data, xr.Dataset):
         return _report_one(data, settings, gen)
     reports = {}
@@ -644,11 +703,19 @@ def report(data, *, features=None, statistics=("ZMS", "RCE", "NLL"), n_boot=10_0
     name = str(data.attrs.get("name") or data.name or "datasets")
     if not comparing:
         return ReportCollection(name, reports)
-    numbers, figs = cmp.comparison_section(data, n_boot=n_boot, rng=gen.spawn(1)[0],
-                                           client=client, engine=engine, progress=progress,
-                                           figures=figures, forced=compare is True)
-    return ReportCollection(name, reports, comparison=numbers,
-                            comparison_figures={k: _png(f) for k, f in figs.items()})
+    numbers, figs = cmp.comparison_section(
+        data,
+        n_boot=n_boot,
+        rng=gen.spawn(1)[0],
+        client=client,
+        engine=engine,
+        progress=progress,
+        figures=figures,
+        forced=compare is True,
+    )
+    return ReportCollection(
+        name, reports, comparison=numbers, comparison_figures={k: _png(f) for k, f in figs.items()}
+    )
 
 
 def _binning(ds, cond, n_bins):
@@ -668,16 +735,37 @@ def local_analyses(data, cond, *, n_bins, n_boot, rng, client, donor=None, engin
         return None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        lzm = local_calibration(data, statistic="ZM", conditioning=cond, n_bins=nb,
-                                binning=binning, n_mc=0, engine=engine)
-        lzms = rmd.lzms_sharing_null(data, donor=donor, conditioning=cond, n_bins=nb,
-                                     binning=binning, n_boot=n_boot, rng=rng, client=client,
-                                     engine=engine)
+        lzm = local_calibration(
+            data,
+            statistic="ZM",
+            conditioning=cond,
+            n_bins=nb,
+            binning=binning,
+            n_mc=0,
+            engine=engine,
+        )
+        lzms = rmd.lzms_sharing_null(
+            data,
+            donor=donor,
+            conditioning=cond,
+            n_bins=nb,
+            binning=binning,
+            n_boot=n_boot,
+            rng=rng,
+            client=client,
+            engine=engine,
+        )
     warns = sorted({f"{cond}: {w.message}" for w in caught})
-    out = {"LZM": lzm, "LZMS": lzms, "fv_LZM": fraction_valid(lzm, method="wilson"),
-           "fv_LZMS": fraction_valid(lzms), "binning": binning,
-           "note": wording.binning_note(cond, n_distinct, binning, int(lzms.sizes["bin"]),
-                                        data.sizes["point"])}
+    out = {
+        "LZM": lzm,
+        "LZMS": lzms,
+        "fv_LZM": fraction_valid(lzm, method="wilson"),
+        "fv_LZMS": fraction_valid(lzms),
+        "binning": binning,
+        "note": wording.binning_note(
+            cond, n_distinct, binning, int(lzms.sizes["bin"]), data.sizes["point"]
+        ),
+    }
     return out, warns
 
 
@@ -758,8 +846,18 @@ def report_streams(rng, n_features: int):
     """
     local = ["local_uE", *(f"local_{i}" for i in range(n_features))]
     beyond = [f"beyond_{i}" for i in range(n_features)]
-    s = streams(rng, "average", *local, "references", "adjustment", *beyond, "pit",
-                "distribution", "spare", "remedy")
+    s = streams(
+        rng,
+        "average",
+        *local,
+        "references",
+        "adjustment",
+        *beyond,
+        "pit",
+        "distribution",
+        "spare",
+        "remedy",
+    )
     s.local = [getattr(s, k) for k in local]
     s.beyond = [getattr(s, k) for k in beyond]
     return s
@@ -768,15 +866,20 @@ def report_streams(rng, n_features: int):
 def _report_one(data, settings: _Settings, rng) -> Report:
     """The report of one Dataset: each section in turn, then the verdicts and the words."""
     check_dataset(data)
-    if "uE_original" in data.variables:   # recalibrated data: validate uE; the old uE is history
+    if "uE_original" in data.variables:  # recalibrated data: validate uE; the old uE is history
         data = data.drop_vars("uE_original")
     name = str(data.attrs.get("name") or "data")
     feats = _features(data, settings.features)
     nf = len(feats)
     n_bins = default_n_bins(data.sizes["point"]) if settings.n_bins is None else settings.n_bins
-    d = _Draft(data, name, feats, n_bins, report_streams(rng, nf),
-               progress_bar(5 + 2 * nf, desc=f"uqviz report {name}",
-                            progress=settings.progress))
+    d = _Draft(
+        data,
+        name,
+        feats,
+        n_bins,
+        report_streams(rng, nf),
+        progress_bar(5 + 2 * nf, desc=f"uqviz report {name}", progress=settings.progress),
+    )
     d.numbers["data"] = _summary(data, feats)
     _average_section(d, settings)
     _local_section(d, settings)
@@ -792,8 +895,15 @@ def _report_one(data, settings: _Settings, rng) -> Report:
     d.bar.close()
     table = vd.verdict_table(jsonable(d.entries))  # the verdicts as data: the words read it
     conclusion = _words(d, head, curve, table)
-    return Report(name, jsonable(d.numbers), conclusion, d.warns, d.figs, verdicts=table,
-                  analyses=_analysis_tree(d.results))
+    return Report(
+        name,
+        jsonable(d.numbers),
+        conclusion,
+        d.warns,
+        d.figs,
+        verdicts=table,
+        analyses=_analysis_tree(d.results),
+    )
 
 
 def _average_section(d: _Draft, settings: _Settings) -> None:
@@ -804,9 +914,14 @@ def _average_section(d: _Draft, settings: _Settings) -> None:
     d.warns += text.tailedness_warnings(tail)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        avg = validate_average(d.data, statistics=settings.statistics, n_boot=settings.n_boot,
-                               rng=d.rng.average, client=settings.client,
-                               engine=settings.engine)
+        avg = validate_average(
+            d.data,
+            statistics=settings.statistics,
+            n_boot=settings.n_boot,
+            rng=d.rng.average,
+            client=settings.client,
+            engine=settings.engine,
+        )
     d.warns += sorted({f"average calibration: {w.message}" for w in caught})
     d.results["average"] = avg
     d.numbers["average"] = dataset_to_json(avg)
@@ -823,8 +938,16 @@ def _local_section(d: _Draft, settings: _Settings) -> None:
     donor = None  # the first LZMS with a null: the others of these data share it
     tail = d.results["tailedness"]
     for cond, r in zip(d.conds, d.rng.local):
-        loc, w = local_analyses(d.data, cond, n_bins=d.n_bins, n_boot=settings.n_boot, rng=r,
-                                client=settings.client, donor=donor, engine=settings.engine)
+        loc, w = local_analyses(
+            d.data,
+            cond,
+            n_bins=d.n_bins,
+            n_boot=settings.n_boot,
+            rng=r,
+            client=settings.client,
+            donor=donor,
+            engine=settings.engine,
+        )
         if donor is None and loc is not None:
             donor = loc["LZMS"]
         d.warns += w
@@ -839,8 +962,9 @@ def _local_section(d: _Draft, settings: _Settings) -> None:
             if settings.figures:
                 d.figs[f"LZMS_{cond}"] = _local_figure(loc, cond)
             if cond == "uE":
-                d.entries[key] = vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
-                                                conditioning=cond)
+                d.entries[key] = vd.local_entry(
+                    loc["fv_LZMS"], loc["LZMS"], tail, conditioning=cond
+                )
                 d.tested[cond] = loc
         d.bar.update()
 
@@ -855,14 +979,16 @@ def _local_figure(loc, cond) -> bytes:
 
 def _beyond_uE_section(d: _Draft, settings: _Settings) -> None:
     """Each feature beyond the uE effect: the adaptivity entries."""
-    adjusted = _adjusted_features(d, n_boot=settings.n_boot, client=settings.client,
-                                  engine=settings.engine)
+    adjusted = _adjusted_features(
+        d, n_boot=settings.n_boot, client=settings.client, engine=settings.engine
+    )
     for cond, (loc, tail_adj, w, block) in adjusted.items():
         d.warns += w
         d.numbers[f"local_{cond}"]["beyond_uE"] = block
         if loc is not None:
             d.entries[f"adaptivity:{cond}"] = vd.local_entry(
-                loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=cond, adjusted=True)
+                loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=cond, adjusted=True
+            )
             d.tested[cond] = loc
             d.results[f"beyond_uE/{cond}"] = loc
         else:
@@ -894,17 +1020,26 @@ def _reference_section(d: _Draft, settings: _Settings) -> None:
             warnings.simplefilter("always")
             # one synthetic set gives the three statistics their values (shared draws):
             # each result is that of validate(statistic=s) with this one stream
-            wf = validate_shared(d.data, statistics=("ENCE", "ZMSE", "CC"), n_mc=settings.n_mc,
-                                 n_boot=settings.n_boot, rng=d.rng.references,
-                                 client=settings.client, progress=settings.progress,
-                                 engine=settings.engine)
+            wf = validate_shared(
+                d.data,
+                statistics=("ENCE", "ZMSE", "CC"),
+                n_mc=settings.n_mc,
+                n_boot=settings.n_boot,
+                rng=d.rng.references,
+                client=settings.client,
+                progress=settings.progress,
+                engine=settings.engine,
+            )
         d.warns += sorted({str(w.message) for w in caught})
         for s, res in wf.items():
             d.entries[s] = vd.reference_entry(res, s)
             d.results[f"simulated_references/{s}"] = res
     else:
-        why = ("uE is constant: its bins and ranks are undefined" if d.local["uE"] is None else
-               f"{d.m} points are too few for {DEFAULT_N_BINS} bins of uE")
+        why = (
+            "uE is constant: its bins and ranks are undefined"
+            if d.local["uE"] is None
+            else f"{d.m} points are too few for {DEFAULT_N_BINS} bins of uE"
+        )
         for s in ("ENCE", "ZMSE", "CC"):
             d.entries[s] = {**vd.not_tested(why), "statistic": s}
     d.numbers["simulated_references"] = {s: dataset_to_json(v) for s, v in wf.items()}
@@ -914,9 +1049,14 @@ def _reference_section(d: _Draft, settings: _Settings) -> None:
 def _pit_of_report(d: _Draft, settings: _Settings, form: str) -> None:
     """The PIT section of a forecast given as more than a std (stream ``pit``)."""
     try:
-        res, block, w, pit_figs = _pit_section(d.data, n_boot=settings.n_boot, rng=d.rng.pit,
-                                               client=settings.client, engine=settings.engine,
-                                               figures=settings.figures)
+        res, block, w, pit_figs = _pit_section(
+            d.data,
+            n_boot=settings.n_boot,
+            rng=d.rng.pit,
+            client=settings.client,
+            engine=settings.engine,
+            figures=settings.figures,
+        )
     except (TypeError, ValueError) as exc:  # e.g. a hand-built forecast lacking y
         why = f"the PIT could not be computed: {exc}"
         d.numbers["pit"] = {"forecast": form, "skipped": why}
@@ -933,18 +1073,25 @@ def _decide(d: _Draft, cov) -> dict:
     """The family's Holm decision, the coverage entry and the headline: returns the latter."""
     entries = d.entries
     vd.decide_family(entries)
-    conditional = {k: e["verdict"] for k, e in entries.items()
-                   if k == "consistency" or k.startswith("adaptivity:")}
-    entries["coverage"] = vd.coverage_entry(cov, entries["average"]["verdict"],
-                                            conditional=conditional)
+    conditional = {
+        k: e["verdict"]
+        for k, e in entries.items()
+        if k == "consistency" or k.startswith("adaptivity:")
+    }
+    entries["coverage"] = vd.coverage_entry(
+        cov, entries["average"]["verdict"], conditional=conditional
+    )
     for k, e in entries.items():
         e["headline"] = vd.is_question(k)
     d.numbers["verdicts"] = entries
     head = vd.headline(entries)
     d.numbers["verdict"] = head["verdict"]
     d.numbers["headline"] = head
-    d.numbers["family"] = {"alpha": vd.ALPHA, "method": "Holm (1979)",
-                           "tests": [k for k, e in entries.items() if "family_size" in e]}
+    d.numbers["family"] = {
+        "alpha": vd.ALPHA,
+        "method": "Holm (1979)",
+        "tests": [k for k, e in entries.items() if "family_size" in e],
+    }
     return head
 
 
@@ -958,9 +1105,15 @@ def _remedy_sections(d: _Draft, settings: _Settings, form: str) -> None:
     binning_of = lambda ds, c: _binning(ds, c, d.n_bins)[:2]  # noqa: E731
     if trigger:
         block, after_local, rwarns = rmd.run_remedy(
-            d.data, before, conds=conds, binning_of=binning_of, n_bins=settings.n_bins,
-            n_boot=min(settings.n_boot, rmd.REMEDY_N_BOOT), rng=d.rng.remedy,
-            engine=settings.engine)
+            d.data,
+            before,
+            conds=conds,
+            binning_of=binning_of,
+            n_bins=settings.n_bins,
+            n_boot=min(settings.n_boot, rmd.REMEDY_N_BOOT),
+            rng=d.rng.remedy,
+            engine=settings.engine,
+        )
         d.numbers["remedy"] = block
         d.warns += rwarns
         if settings.figures:
@@ -969,8 +1122,13 @@ def _remedy_sections(d: _Draft, settings: _Settings, form: str) -> None:
                 d.figs["remedy"] = _png(fig)
     if trigger or d.entries.get("pit", {}).get("verdict") == FAILS:
         dist, dwarns = rmd.run_distribution_remedy(
-            d.data, form=form, conds=conds, binning_of=binning_of,
-            pit_before=d.entries.get("pit"), rng=d.rng.distribution)
+            d.data,
+            form=form,
+            conds=conds,
+            binning_of=binning_of,
+            pit_before=d.entries.get("pit"),
+            rng=d.rng.distribution,
+        )
         d.numbers.setdefault("remedy", {})["distribution"] = dist
         d.warns += dwarns
 
@@ -978,24 +1136,28 @@ def _remedy_sections(d: _Draft, settings: _Settings, form: str) -> None:
 def _words(d: _Draft, head: dict, curve, table) -> list:
     """The conclusion's sentences, written from the verdict table ``table``, and the further
     diagnostics' block of the numbers."""
-    conclusion, further = wording.conclusion_lines(table, jsonable(d.entries), d.tested,
-                                                   d.local, d.feats, curve)
+    conclusion, further = wording.conclusion_lines(
+        table, jsonable(d.entries), d.tested, d.local, d.feats, curve
+    )
     d.numbers["further_diagnostics"] = {
         "tests": head["further_diagnostics"],
-        "verdicts": {k: str(table["verdict"].sel(test=k).item())
-                     for k in head["further_diagnostics"]},
+        "verdicts": {
+            k: str(table["verdict"].sel(test=k).item()) for k in head["further_diagnostics"]
+        },
         "conclusion": further,
         "rule": "their own words; a 'fails' of ENCE, ZMSE or CC (decided under every "
-                "generative D, Holm-adjusted in the family) makes the headline 'fails', "
-                "their 'unreliable' never makes it 'unreliable'; the interval coverage does "
-                "not enter it"}
+        "generative D, Holm-adjusted in the family) makes the headline 'fails', "
+        "their 'unreliable' never makes it 'unreliable'; the interval coverage does "
+        "not enter it",
+    }
     remedy = d.numbers.get("remedy", {})
     if "summary" in remedy:
-        conclusion.append("Remedy (cross-fitted recalibration, re-validated): "
-                          + remedy["summary"])
+        conclusion.append("Remedy (cross-fitted recalibration, re-validated): " + remedy["summary"])
     if "distribution" in remedy:
-        conclusion.append("Distribution recalibration (cross-fitted, re-validated): "
-                          + remedy["distribution"]["summary"])
+        conclusion.append(
+            "Distribution recalibration (cross-fitted, re-validated): "
+            + remedy["distribution"]["summary"]
+        )
     return conclusion
 
 
@@ -1035,21 +1197,34 @@ def _adjusted_features(d: _Draft, *, n_boot, client, engine=None):
     out = {}
     if adj is None:
         for cond in todo:
-            out[cond] = (None, None, base, {"skipped": "the uE effect could not be removed "
-                                                       f"(cross-fitted BVS on uE: {why})"})
+            out[cond] = (
+                None,
+                None,
+                base,
+                {"skipped": f"the uE effect could not be removed (cross-fitted BVS on uE: {why})"},
+            )
         return out
     tail_adj = tailedness(adj)
     donor = None
     for cond, r in zip(d.feats, d.rng.beyond):
         if cond not in todo:
             continue
-        loc, w = local_analyses(adj, cond, n_bins=d.n_bins, n_boot=n_boot, rng=r,
-                                client=client, donor=donor, engine=engine)
+        loc, w = local_analyses(
+            adj,
+            cond,
+            n_bins=d.n_bins,
+            n_boot=n_boot,
+            rng=r,
+            client=client,
+            donor=donor,
+            engine=engine,
+        )
         if donor is None and loc is not None:
             donor = loc["LZMS"]
         block = _local_block(loc, cond, d.m)
-        block["adjustment"] = ("uE recalibrated by BVS on uE, cross-fitted on "
-                               f"{rmd.REMEDY_FOLDS} folds")
+        block["adjustment"] = (
+            f"uE recalibrated by BVS on uE, cross-fitted on {rmd.REMEDY_FOLDS} folds"
+        )
         out[cond] = (loc, tail_adj, base + [f"beyond uE, {x}" for x in w], block)
         d.bar.update()
     return out
@@ -1060,8 +1235,7 @@ def _before(entries, local, feats):
     trigger when one fails (a rejected ZMS counts even when heavy tails make it unreliable)."""
     avg = entries["average"]
     before = {"average calibration": avg["verdict"]}
-    trigger = avg["verdict"] == "fails" or (avg["verdict"] == "unreliable"
-                                            and not avg["valid"])
+    trigger = avg["verdict"] == "fails" or (avg["verdict"] == "unreliable" and not avg["valid"])
     for cond in ["uE", *feats]:
         if local[cond] is None:
             continue
@@ -1080,27 +1254,45 @@ def _remedy_figure(block, local, after_local):
     pick = next((r for r in rows if r["label"] == block["recommended"]), None)
     if pick is None:
         pick = max(rows, key=lambda r: len(r["repairs"]))
-    failing = [c for c in after_local[pick["label"]]
-               if block["before"]["status"].get(wording.property_name(c)) != "OK"]
+    failing = [
+        c
+        for c in after_local[pick["label"]]
+        if block["before"]["status"].get(wording.property_name(c)) != "OK"
+    ]
     if not failing:
         return None
     from uqviz.plots.recalibration import before_after
 
     cond = failing[0]
-    ax = before_after(local[cond]["LZMS"], after_local[pick["label"]][cond],
-                      labels=("before", pick["description"]), log_x=cond == "uE")
+    ax = before_after(
+        local[cond]["LZMS"],
+        after_local[pick["label"]][cond],
+        labels=("before", pick["description"]),
+        log_x=cond == "uE",
+    )
     ax.set_title(f"LZMS vs {cond}: before and after {pick['description']}")
     return ax.figure
 
 
 def _summary(ds, feats):
     e, u = ds["E"].values, ds["uE"].values
-    out = {"n_points": int(ds.sizes["point"]), "units": ds.attrs.get("units", ""),
-           "features": feats,
-           "E": {"mean": float(e.mean()), "sd": float(e.std(ddof=1)) if e.size > 1 else None,
-                 "min": float(e.min()), "max": float(e.max())},
-           "uE": {"mean": float(u.mean()), "min": float(u.min()), "max": float(u.max()),
-                  "n_distinct": int(np.unique(u).size)}}
+    out = {
+        "n_points": int(ds.sizes["point"]),
+        "units": ds.attrs.get("units", ""),
+        "features": feats,
+        "E": {
+            "mean": float(e.mean()),
+            "sd": float(e.std(ddof=1)) if e.size > 1 else None,
+            "min": float(e.min()),
+            "max": float(e.max()),
+        },
+        "uE": {
+            "mean": float(u.mean()),
+            "min": float(u.min()),
+            "max": float(u.max()),
+            "n_distinct": int(np.unique(u).size),
+        },
+    }
     for key in ("n_dropped", "dropped_reasons", "n_filtered", "min_uncertainty"):
         if key in ds.attrs:
             out[key] = jsonable(ds.attrs[key])
@@ -1115,8 +1307,7 @@ def _pit_section(data, *, n_boot, rng, client, engine, figures):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = validate_pit(data, rng=pit_rng)
-        scores = predictive_scores(data, n_boot=n_boot, rng=score_rng, client=client,
-                                   engine=engine)
+        scores = predictive_scores(data, n_boot=n_boot, rng=score_rng, client=client, engine=engine)
     warns = sorted({f"PIT: {w.message}" for w in caught})
     figs = {}
     if figures:
@@ -1124,6 +1315,9 @@ def _pit_section(data, *, n_boot, rng, client, engine, figures):
 
         figs["pit_histogram"] = _png(pit_histogram(res).figure)
         figs["pit_ecdf"] = _png(pit_ecdf_difference(res).figure)
-    block = {"forecast": forecast_form(data), "validate_pit": dataset_to_json(res),
-             "scores": dataset_to_json(scores)}
+    block = {
+        "forecast": forecast_form(data),
+        "validate_pit": dataset_to_json(res),
+        "scores": dataset_to_json(scores),
+    }
     return res, block, warns, figs

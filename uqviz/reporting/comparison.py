@@ -46,14 +46,15 @@ def decide(data, compare) -> bool:
         return False
     if isinstance(data, xr.Dataset):
         if compare:
-            raise ValueError("compare=True: a comparison of models needs a DataTree with one "
-                             "child per model, got one Dataset")
+            raise ValueError(
+                "compare=True: a comparison of models needs a DataTree with one "
+                "child per model, got one Dataset"
+            )
         return False
     same, identified, why = same_points(datasets_of(data))
     if compare:
         if not same:
-            raise ValueError(f"compare=True: the datasets are not models of the same points: "
-                             f"{why}")
+            raise ValueError(f"compare=True: the datasets are not models of the same points: {why}")
         return True
     return identified
 
@@ -114,29 +115,40 @@ def comparison_block(result) -> dict:
                 "upper": _num(res["ci_upper"].sel(model=k)),
                 "distance": _num(res["distance"].sel(model=k)) if "distance" in res else None,
                 "most_probable_rank": None if best is None else int(ranks[best]),
-                "probability": None if best is None else _num(p[best])}
+                "probability": None if best is None else _num(p[best]),
+            }
         ref = measure_reference(result, m)
         label = measure_label(result, m)
         pairs[m] = []
         for i, a in enumerate(models):
-            for b in models[i + 1:]:
+            for b in models[i + 1 :]:
                 word = str(res["comparison"].sel(model=a, versus=b).values.item())
                 if word == "worse":  # b is better: say it from b's side
                     a_, b_, word = b, a, "better"
                 else:
                     a_, b_ = a, b
                 sel = dict(model=a_, versus=b_)
-                entry = {"measure": label, "model": a_, "versus": b_, "comparison": word,
-                         "difference": _num(res["difference"].sel(**sel)),
-                         "lower": _num(res["difference_lower"].sel(**sel)),
-                         "upper": _num(res["difference_upper"].sel(**sel)),
-                         "reference": ref}
+                entry = {
+                    "measure": label,
+                    "model": a_,
+                    "versus": b_,
+                    "comparison": word,
+                    "difference": _num(res["difference"].sel(**sel)),
+                    "lower": _num(res["difference_lower"].sel(**sel)),
+                    "upper": _num(res["difference_upper"].sel(**sel)),
+                    "reference": ref,
+                }
                 entry["text"] = wording.pair_line(entry)
                 pairs[m].append(entry)
-    return {"models": models, "measures": measures,
-            "labels": {m: measure_label(result, m) for m in measures},
-            "references": {m: measure_reference(result, m) for m in measures},
-            "table": table, "pairs": pairs, "sip_measures": sip_measures(result)}
+    return {
+        "models": models,
+        "measures": measures,
+        "labels": {m: measure_label(result, m) for m in measures},
+        "references": {m: measure_reference(result, m) for m in measures},
+        "table": table,
+        "pairs": pairs,
+        "sip_measures": sip_measures(result),
+    }
 
 
 def _grid(n):
@@ -144,8 +156,9 @@ def _grid(n):
 
     ncols = min(2, n)
     nrows = -(-n // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows),
-                             layout="constrained", squeeze=False)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), layout="constrained", squeeze=False
+    )
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
     return fig, list(axes.ravel()[:n])
@@ -157,10 +170,11 @@ def comparison_figures(result, block) -> dict:
     from uqviz.plots import comparison as cp  # lazy: plotting
 
     figs = {}
-    for name, plot, measures in (("comparison_ranking", cp.ranking_matrix, block["measures"]),
-                                 ("comparison_sip", cp.sip_matrix, block["sip_measures"]),
-                                 ("comparison_differences", cp.differences,
-                                  block["measures"])):
+    for name, plot, measures in (
+        ("comparison_ranking", cp.ranking_matrix, block["measures"]),
+        ("comparison_sip", cp.sip_matrix, block["sip_measures"]),
+        ("comparison_differences", cp.differences, block["measures"]),
+    ):
         if not measures:
             continue
         fig, axes = _grid(len(measures))
@@ -170,8 +184,9 @@ def comparison_figures(result, block) -> dict:
     return figs
 
 
-def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=None,
-                       figures=True, forced=False):
+def comparison_section(
+    tree, *, n_boot, rng, client=None, engine=None, progress=None, figures=True, forced=False
+):
     """Compare the models of ``tree`` (:func:`uqviz.compare_models`, ``n_boot`` replicates,
     stream ``rng``; ZMS, RCE and the scores of :func:`common_scores`): ``(numbers,
     figures)``, ``numbers`` JSON-ready with ``conclusion`` (one sentence per measure) and
@@ -182,22 +197,37 @@ def comparison_section(tree, *, n_boot, rng, client=None, engine=None, progress=
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            res = models.compare_models(tree, scores=common_scores(datasets_of(tree)),
-                                        n_boot=n_boot, rng=rng, client=client, engine=engine,
-                                        progress=progress)
+            res = models.compare_models(
+                tree,
+                scores=common_scores(datasets_of(tree)),
+                n_boot=n_boot,
+                rng=rng,
+                client=client,
+                engine=engine,
+                progress=progress,
+            )
         except (TypeError, ValueError) as exc:
             if forced:
                 raise
             why = f"the models could not be compared: {exc}"
-            return {"compare": how, "skipped": why, "warnings": [],
-                    "conclusion": [f"Comparison of the models: not done ({why})."]}, {}
+            return {
+                "compare": how,
+                "skipped": why,
+                "warnings": [],
+                "conclusion": [f"Comparison of the models: not done ({why})."],
+            }, {}
     block = comparison_block(res)
-    lines = [wording.comparison_line(block["labels"][m], block["table"][m], block["pairs"][m])
-             for m in block["measures"]]
-    numbers = {"compare": how,
-               "n_points": int(datasets_of(tree)[0][1].sizes["point"]),
-               **block, "conclusion": lines,
-               "warnings": sorted({f"comparison: {w.message}" for w in caught}),
-               "result": dataset_to_json(res)}
+    lines = [
+        wording.comparison_line(block["labels"][m], block["table"][m], block["pairs"][m])
+        for m in block["measures"]
+    ]
+    numbers = {
+        "compare": how,
+        "n_points": int(datasets_of(tree)[0][1].sizes["point"]),
+        **block,
+        "conclusion": lines,
+        "warnings": sorted({f"comparison: {w.message}" for w in caught}),
+        "result": dataset_to_json(res),
+    }
     figs = comparison_figures(res, block) if figures else {}
     return jsonable(numbers), figs

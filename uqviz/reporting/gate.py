@@ -53,8 +53,17 @@ def _kinds(fail_on, features):
     return kinds
 
 
-def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_boot=10_000,
-         rng=0, client=None, engine=None):
+def gate(
+    data,
+    *,
+    fail_on=("any",),
+    statistics=("ZMS", "RCE"),
+    features=None,
+    n_boot=10_000,
+    rng=0,
+    client=None,
+    engine=None,
+):
     """Decide the gated verdicts of one dataset: ``{"verdicts", "numbers", "failed",
     "unreliable", "exit_status"}``.
 
@@ -111,33 +120,53 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
     kinds = _kinds(fail_on, features)
     gen = checks.rng(rng)
     # a copy: validate_average(data, rng=rng) takes the first child of rng, children[0]
-    avg = validate_average(data, statistics=statistics, n_boot=n_boot, rng=copy.deepcopy(gen),
-                           client=client, engine=engine)
+    avg = validate_average(
+        data,
+        statistics=statistics,
+        n_boot=n_boot,
+        rng=copy.deepcopy(gen),
+        client=client,
+        engine=engine,
+    )
     children = gen.spawn(3 + len(features))
     tail = tailedness(data)
     entries = {f"average:{s}": vd.average_entry(avg, s) for s in avg["statistic"].values}
     numbers = {"average": dataset_to_json(avg), "tailedness": dataset_to_json(tail)}
     locals_ = {}
     if "consistency" in kinds:
-        loc, _ = local_analyses(data, "uE", n_bins=None, n_boot=n_boot, rng=children[1],
-                                client=client, engine=engine)
-        entries["consistency"] = (vd.not_tested("uE is constant") if loc is None else
-                                  vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail,
-                                                 conditioning="uE"))
+        loc, _ = local_analyses(
+            data, "uE", n_bins=None, n_boot=n_boot, rng=children[1], client=client, engine=engine
+        )
+        entries["consistency"] = (
+            vd.not_tested("uE is constant")
+            if loc is None
+            else vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail, conditioning="uE")
+        )
         locals_["uE"] = loc
     if "adaptivity" in kinds:
         adj = uE_adjusted(data, rng=children[2])
         tail_adj = tailedness(adj)
         donor = None  # the features of the adjusted data share one calibrated null
         for i, f in enumerate(features):
-            loc, _ = local_analyses(adj, f, n_bins=None, n_boot=n_boot, rng=children[3 + i],
-                            client=client, donor=donor, engine=engine)
+            loc, _ = local_analyses(
+                adj,
+                f,
+                n_bins=None,
+                n_boot=n_boot,
+                rng=children[3 + i],
+                client=client,
+                donor=donor,
+                engine=engine,
+            )
             if donor is None and loc is not None:
                 donor = loc["LZMS"]
             entries[f"adaptivity:{f}"] = (
-                vd.not_tested(f"{f} is constant") if loc is None else
-                vd.local_entry(loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=f,
-                               adjusted=True))
+                vd.not_tested(f"{f} is constant")
+                if loc is None
+                else vd.local_entry(
+                    loc["fv_LZMS"], loc["LZMS"], tail_adj, conditioning=f, adjusted=True
+                )
+            )
             locals_[f] = loc
     pit_rng = gen.spawn(1)[0]  # after the others: their streams are unchanged
     if "pit" in kinds:
@@ -146,19 +175,29 @@ def gate(data, *, fail_on=("any",), statistics=("ZMS", "RCE"), features=None, n_
         numbers["pit"] = dataset_to_json(pit_res)
     for key, e in entries.items():  # the gated kinds; a statistic without reference is not
         e["gated"] = key.split(":")[0] in kinds and not (
-            key.startswith("average:") and e["verdict"] == NOT_TESTED)
+            key.startswith("average:") and e["verdict"] == NOT_TESTED
+        )
     vd.decide_family(entries)
     table = vd.verdict_table(entries)
     failed, unreliable, status = _decision(table)
     for cond, loc in locals_.items():
         if loc is not None:
             key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
-            numbers[key] = {"LZMS": dataset_to_json(loc["LZMS"]),
-                            "fv_LZMS": dataset_to_json(loc["fv_LZMS"]),
-                            "binning": loc["binning"]}
-    return {"verdicts": entries, "table": table, "numbers": numbers, "failed": failed,
-            "unreliable": unreliable, "exit_status": status, "locals": locals_,
-            "average": avg}
+            numbers[key] = {
+                "LZMS": dataset_to_json(loc["LZMS"]),
+                "fv_LZMS": dataset_to_json(loc["fv_LZMS"]),
+                "binning": loc["binning"],
+            }
+    return {
+        "verdicts": entries,
+        "table": table,
+        "numbers": numbers,
+        "failed": failed,
+        "unreliable": unreliable,
+        "exit_status": status,
+        "locals": locals_,
+        "average": avg,
+    }
 
 
 def _decision(table):

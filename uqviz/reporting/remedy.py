@@ -44,9 +44,18 @@ from uqviz.reporting.verdicts import pit_entry
 from uqviz.scores.coverage import interval_coverage
 from uqviz.scores.proper import proper_scores
 
-__all__ = ["REMEDY_N_BOOT", "REMEDY_N_MC", "REMEDY_FOLDS", "DISTRIBUTION_LEVEL", "remedy_methods",
-           "run_remedy", "run_distribution_remedy", "coverage_of", "property_status",
-           "lzms_sharing_null"]
+__all__ = [
+    "REMEDY_N_BOOT",
+    "REMEDY_N_MC",
+    "REMEDY_FOLDS",
+    "DISTRIBUTION_LEVEL",
+    "remedy_methods",
+    "run_remedy",
+    "run_distribution_remedy",
+    "coverage_of",
+    "property_status",
+    "lzms_sharing_null",
+]
 
 #: bootstrap replicates of each re-validation (at most; fewer when the report's ``n_boot``
 #: is smaller): enough for the verdicts of f_v and ZMS (Monte Carlo error of a 95 % BCa limit
@@ -74,8 +83,12 @@ def remedy_methods(features):
     >>> [m[0] for m in remedy_methods(["mass"])]
     ['scaling', 'linear', 'isotonic', 'bvs_uE', 'bvs_mass']
     """
-    out = [("scaling", "scaling", "uE"), ("linear", "linear", "uE"),
-           ("isotonic", "isotonic", "uE"), ("bvs_uE", "bvs", "uE")]
+    out = [
+        ("scaling", "scaling", "uE"),
+        ("linear", "linear", "uE"),
+        ("isotonic", "isotonic", "uE"),
+        ("bvs_uE", "bvs", "uE"),
+    ]
     return out + [(f"bvs_{f}", "bvs", f) for f in features]
 
 
@@ -107,15 +120,24 @@ def _f(x):
 def _zms(ds, n_boot, seed, engine=None):
     avg = validate_average(ds, statistics=("ZMS",), n_boot=n_boot, rng=seed, engine=engine)
     z = avg.sel(statistic="ZMS")  # its verdict carries the tail rule (issue 36)
-    heavy = [v for v in wording.HEAVY_FOR_ZMS
-             if float(avg["beta_gm"].sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]]
+    heavy = [
+        v
+        for v in wording.HEAVY_FOR_ZMS
+        if float(avg["beta_gm"].sel(variable=v)) > TAILEDNESS_THRESHOLDS[v]
+    ]
     lo, hi = _f(z["ci_lower"]), _f(z["ci_upper"])
     computed = lo is not None and hi is not None
     valid = bool(z["valid"]) and computed
-    return {"estimate": _f(z["estimate"]), "ci_lower": lo, "ci_upper": hi,
-            "reference": 1.0, "valid": valid, "heavy_tails": heavy,
-            "verdict_p_value": _f(z["verdict_p_value"]),
-            "status": str(z["verdict"].values) if computed else "not tested"}
+    return {
+        "estimate": _f(z["estimate"]),
+        "ci_lower": lo,
+        "ci_upper": hi,
+        "reference": 1.0,
+        "valid": valid,
+        "heavy_tails": heavy,
+        "verdict_p_value": _f(z["verdict_p_value"]),
+        "status": str(z["verdict"].values) if computed else "not tested",
+    }
 
 
 def lzms_sharing_null(data, *, donor=None, n_mc=None, **kwargs):
@@ -142,35 +164,60 @@ def lzms_sharing_null(data, *, donor=None, n_mc=None, **kwargs):
 
 
 def _fv(ds, cond, binning, n_bins, n_boot, seed, donor=None, engine=None):
-    lzms = lzms_sharing_null(ds, donor=donor, n_mc=REMEDY_N_MC, conditioning=cond,
-                             binning=binning, n_bins=None if binning == "stratified" else n_bins,
-                             n_boot=n_boot, rng=seed, engine=engine)
+    lzms = lzms_sharing_null(
+        ds,
+        donor=donor,
+        n_mc=REMEDY_N_MC,
+        conditioning=cond,
+        binning=binning,
+        n_bins=None if binning == "stratified" else n_bins,
+        n_boot=n_boot,
+        rng=seed,
+        engine=engine,
+    )
     fv = fraction_valid(lzms)
     ok = bool(fv["valid"])
-    return {"estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
-            "ci_upper": _f(fv["ci_upper"]), "reference": _f(fv["reference"]),
-            "reference_lower": _f(fv["reference_lower"]), "p_value": _f(fv["p_value"]),
-            "n_unreliable": int(fv["n_unreliable"]), "n_valid": int(fv["n_valid"]),
-            "n_bins": int(fv["n_bins"]), "binning": binning, "valid": ok,
-            # the f_v verdict word when fraction_valid gives one (its own tail rule), else
-            # the word of valid
-            "status": str(fv["verdict"].values) if "verdict" in fv else property_status(ok)
-            }, lzms
+    return {
+        "estimate": _f(fv["estimate"]),
+        "ci_lower": _f(fv["ci_lower"]),
+        "ci_upper": _f(fv["ci_upper"]),
+        "reference": _f(fv["reference"]),
+        "reference_lower": _f(fv["reference_lower"]),
+        "p_value": _f(fv["p_value"]),
+        "n_unreliable": int(fv["n_unreliable"]),
+        "n_valid": int(fv["n_valid"]),
+        "n_bins": int(fv["n_bins"]),
+        "binning": binning,
+        "valid": ok,
+        # the f_v verdict word when fraction_valid gives one (its own tail rule), else
+        # the word of valid
+        "status": str(fv["verdict"].values) if "verdict" in fv else property_status(ok),
+    }, lzms
 
 
 def _coverage(ds):
     cov = interval_coverage(ds, levels=(REMEDY_LEVEL,)).isel(level=0)
-    return {"level": REMEDY_LEVEL, "picp": _f(cov["picp"]), "picp_lower": _f(cov["picp_lower"]),
-            "picp_upper": _f(cov["picp_upper"]), "valid": bool(cov["valid"])}
+    return {
+        "level": REMEDY_LEVEL,
+        "picp": _f(cov["picp"]),
+        "picp_lower": _f(cov["picp_lower"]),
+        "picp_upper": _f(cov["picp_upper"]),
+        "valid": bool(cov["valid"]),
+    }
 
 
 def _scores(ds, n_boot, seed, engine=None):
-    res = proper_scores(ds, scores=("nll", "crps"), generative="normal", n_boot=n_boot,
-                        rng=seed, engine=engine)
-    return {str(s): {"estimate": _f(res["estimate"].sel(score=s)),
-                     "ci_lower": _f(res["ci_lower"].sel(score=s)),
-                     "ci_upper": _f(res["ci_upper"].sel(score=s))}
-            for s in res["score"].values}
+    res = proper_scores(
+        ds, scores=("nll", "crps"), generative="normal", n_boot=n_boot, rng=seed, engine=engine
+    )
+    return {
+        str(s): {
+            "estimate": _f(res["estimate"].sel(score=s)),
+            "ci_lower": _f(res["ci_lower"].sel(score=s)),
+            "ci_upper": _f(res["ci_upper"].sel(score=s)),
+        }
+        for s in res["score"].values
+    }
 
 
 def describe_method(data, method, conditioning, n_bins=None) -> str:
@@ -185,15 +232,20 @@ def describe_method(data, method, conditioning, n_bins=None) -> str:
     'scaling by 1.99'
     """
     try:
-        p = fit_recalibration(data, method=method, conditioning=conditioning,
-                              n_bins=n_bins if method == "bvs" else None).parameters
+        p = fit_recalibration(
+            data,
+            method=method,
+            conditioning=conditioning,
+            n_bins=n_bins if method == "bvs" else None,
+        ).parameters
     except (TypeError, ValueError):
         p = None
     if method == "scaling":
         return "scaling" + ("" if p is None else f" by {float(p['factor']):.3g}")
     if method == "linear":
-        return "linear recalibration" + ("" if p is None else
-                                         f" ({float(p['a']):.3g} uE {float(p['b']):+.3g})")
+        return "linear recalibration" + (
+            "" if p is None else f" ({float(p['a']):.3g} uE {float(p['b']):+.3g})"
+        )
     if method == "isotonic":
         return "isotonic regression"
     return f"BVS on {conditioning}"
@@ -235,8 +287,11 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
     """
     fold_seed, boot_seed, score_seed = (seeds.kernel_seed(r) for r in seeds.spawn(rng, 3))
     feats = [c for c in conds if c != "uE"]
-    methods = [m for m in remedy_methods(feats)  # BVS cuts equal-count bins: not few-valued
-               if m[2] == "uE" or binning_of(data, m[2])[0] != "stratified"]
+    methods = [
+        m
+        for m in remedy_methods(feats)  # BVS cuts equal-count bins: not few-valued
+        if m[2] == "uE" or binning_of(data, m[2])[0] != "stratified"
+    ]
     warns = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -246,11 +301,21 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
             scores_before = {"error": str(exc)}
         rows, locals_ = [], {}
         for label, method, cond in methods:
-            row = {"label": label, "method": method, "conditioning": cond,
-                   "description": describe_method(data, method, cond, n_bins)}
+            row = {
+                "label": label,
+                "method": method,
+                "conditioning": cond,
+                "description": describe_method(data, method, cond, n_bins),
+            }
             try:
-                rec = recalibrate(data, method=method, conditioning=cond, folds=REMEDY_FOLDS,
-                                  rng=fold_seed, n_bins=n_bins if method == "bvs" else None)
+                rec = recalibrate(
+                    data,
+                    method=method,
+                    conditioning=cond,
+                    folds=REMEDY_FOLDS,
+                    rng=fold_seed,
+                    n_bins=n_bins if method == "bvs" else None,
+                )
                 row["zms"] = _zms(rec, n_boot, boot_seed, engine)
                 row["fv"], locals_[label] = {}, {}
                 donor = None  # one calibrated null per recalibrated dataset
@@ -258,8 +323,9 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
                     binning, nb = binning_of(rec, c)
                     if method == "isotonic" and c == "uE":
                         binning = "stratified"  # a step function of uE: bins by value
-                    row["fv"][c], locals_[label][c] = _fv(rec, c, binning, nb, n_boot,
-                                                          boot_seed, donor, engine)
+                    row["fv"][c], locals_[label][c] = _fv(
+                        rec, c, binning, nb, n_boot, boot_seed, donor, engine
+                    )
                     if donor is None and binning != "stratified":
                         donor = locals_[label][c]
                 row["coverage"] = _coverage(rec)
@@ -268,8 +334,10 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
                 row = {**row, "error": str(exc)}
                 locals_.pop(label, None)
             if "error" not in row:
-                status = {"average calibration": row["zms"]["status"],
-                          **{wording.property_name(c): row["fv"][c]["status"] for c in conds}}
+                status = {
+                    "average calibration": row["zms"]["status"],
+                    **{wording.property_name(c): row["fv"][c]["status"] for c in conds},
+                }
             else:
                 status = dict.fromkeys(_properties(conds), "not tested")
             row["status"] = status
@@ -281,12 +349,17 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
         if text not in warns:
             warns.append(text)
     validated = [r["label"] for r in rows if r["validated"]]
-    block = {"before": {"status": before, "scores": scores_before},
-             "methods": rows, "validated": validated,
-             "recommended": validated[0] if validated else None,
-             "n_boot": n_boot, "folds": REMEDY_FOLDS, "level": REMEDY_LEVEL,
-             "triggered_by": [p for p, s in before.items() if s != "OK"],
-             "summary": wording.remedy_sentence(before, rows)}
+    block = {
+        "before": {"status": before, "scores": scores_before},
+        "methods": rows,
+        "validated": validated,
+        "recommended": validated[0] if validated else None,
+        "n_boot": n_boot,
+        "folds": REMEDY_FOLDS,
+        "level": REMEDY_LEVEL,
+        "triggered_by": [p for p, s in before.items() if s != "OK"],
+        "summary": wording.remedy_sentence(before, rows),
+    }
     return block, locals_, warns
 
 
@@ -294,13 +367,19 @@ def run_remedy(data, before, *, conds, binning_of, n_bins, n_boot, rng, engine=N
 # the distribution remedy: conformal intervals and quantile recalibration
 # ---------------------------------------------------------------------------------------
 
+
 def _given_coverage(rec):
     """PICP of the interval ``lower``/``upper`` of ``rec`` with its Wilson interval
     (:func:`uqviz.interval_coverage` with ``intervals="given"``), JSON-ready."""
     cov = interval_coverage(rec, intervals="given").isel(level=0)
-    return {"n_points": int(cov["n_points"]), "n_inside": int(cov["n_inside"]),
-            "picp": float(cov["picp"]), "picp_lower": float(cov["picp_lower"]),
-            "picp_upper": float(cov["picp_upper"]), "valid": bool(cov["valid"])}
+    return {
+        "n_points": int(cov["n_points"]),
+        "n_inside": int(cov["n_inside"]),
+        "picp": float(cov["picp"]),
+        "picp_lower": float(cov["picp_lower"]),
+        "picp_upper": float(cov["picp_upper"]),
+        "valid": bool(cov["valid"]),
+    }
 
 
 def coverage_of(data, rec, level, conds, binning_of):
@@ -328,19 +407,29 @@ def coverage_of(data, rec, level, conds, binning_of):
             bins = compute_bins(x, n_bins=nb, binning=binning)
         rows = []
         for b in range(bins.n_bins):
-            sel = bins.order[bins.starts[b]:bins.starts[b] + bins.sizes[b]]
-            rows.append({"bin_lower": float(bins.lower[b]), "bin_upper": float(bins.upper[b]),
-                         **_given_coverage(rec.isel(point=np.sort(sel)))})
+            sel = bins.order[bins.starts[b] : bins.starts[b] + bins.sizes[b]]
+            rows.append(
+                {
+                    "bin_lower": float(bins.lower[b]),
+                    "bin_upper": float(bins.upper[b]),
+                    **_given_coverage(rec.isel(point=np.sort(sel))),
+                }
+            )
         excl = [i for i, r in enumerate(rows) if not r["valid"]]
-        out["local"][c] = {"binning": binning, "bins": rows, "n_bins": len(rows),
-                           "n_excluding": len(excl),
-                           "under": sum(1 for i in excl if rows[i]["picp_upper"] < level),
-                           "over": sum(1 for i in excl if rows[i]["picp_lower"] > level)}
+        out["local"][c] = {
+            "binning": binning,
+            "bins": rows,
+            "n_bins": len(rows),
+            "n_excluding": len(excl),
+            "under": sum(1 for i in excl if rows[i]["picp_upper"] < level),
+            "over": sum(1 for i in excl if rows[i]["picp_lower"] > level),
+        }
     return out
 
 
-def run_distribution_remedy(data, *, form, conds, binning_of, pit_before=None, rng,
-                            level=DISTRIBUTION_LEVEL):
+def run_distribution_remedy(
+    data, *, form, conds, binning_of, pit_before=None, rng, level=DISTRIBUTION_LEVEL
+):
     """Recalibrate the distribution, cross-fitted, and re-validate: the JSON-ready
     ``remedy["distribution"]`` block.
 
@@ -373,8 +462,9 @@ def run_distribution_remedy(data, *, form, conds, binning_of, pit_before=None, r
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            rec = recalibrate(data, method="conformal", level=level, folds=REMEDY_FOLDS,
-                              rng=fold_seed)
+            rec = recalibrate(
+                data, method="conformal", level=level, folds=REMEDY_FOLDS, rng=fold_seed
+            )
             block["conformal"] = coverage_of(data, rec, level, conds, binning_of)
             m = data.sizes["point"]
             block["conformal"]["n_calibration"] = m - -(-m // REMEDY_FOLDS)  # smallest fit
@@ -382,14 +472,17 @@ def run_distribution_remedy(data, *, form, conds, binning_of, pit_before=None, r
             block["conformal"] = {"error": str(exc)}
         if form in ("interval", "quantiles", "samples"):
             try:
-                rec = recalibrate(data, method="quantile", level=level, folds=REMEDY_FOLDS,
-                                  rng=fold_seed)
+                rec = recalibrate(
+                    data, method="quantile", level=level, folds=REMEDY_FOLDS, rng=fold_seed
+                )
                 res = validate_pit(rec, rng=pit_seed)
                 after = pit_entry(res)
-                block["quantile"] = {"pit": after, "forecast": str(rec.attrs.get("forecast")),
-                                     "status": after["verdict"],
-                                     "before": None if pit_before is None
-                                     else pit_before["verdict"]}
+                block["quantile"] = {
+                    "pit": after,
+                    "forecast": str(rec.attrs.get("forecast")),
+                    "status": after["verdict"],
+                    "before": None if pit_before is None else pit_before["verdict"],
+                }
             except (TypeError, ValueError) as exc:
                 block["quantile"] = {"error": str(exc)}
     for w in caught:

@@ -76,8 +76,9 @@ def dataset_to_json(ds: xr.Dataset) -> dict:
     """
     out = {"dims": dict(ds.sizes), "attrs": jsonable(dict(ds.attrs))}
     out["coords"] = {k: jsonable(v.values) for k, v in ds.coords.items()}
-    out["data"] = {k: {"dims": list(v.dims), "values": jsonable(v.values)}
-                   for k, v in ds.data_vars.items()}
+    out["data"] = {
+        k: {"dims": list(v.dims), "values": jsonable(v.values)} for k, v in ds.data_vars.items()
+    }
     return out
 
 
@@ -89,8 +90,9 @@ def _array(values):
     if flat.size and all(isinstance(v, bool) for v in flat):
         return np.asarray(values, dtype=bool)
     if all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in flat):
-        return np.asarray([np.nan if v is None else v for v in flat],
-                          dtype=float).reshape(np.shape(values))
+        return np.asarray([np.nan if v is None else v for v in flat], dtype=float).reshape(
+            np.shape(values)
+        )
     return np.asarray(values, dtype=object)
 
 
@@ -130,8 +132,10 @@ def dataset_from_json(doc: dict) -> xr.Dataset:
         if k in doc["dims"]:
             coords[k] = (k, _array(v))
         elif isinstance(v, list):  # the document does not say along which dim
-            raise ValueError(f"coordinate {k!r} is not a dimension of the document and not a "
-                             "scalar: its dims are not in the JSON")
+            raise ValueError(
+                f"coordinate {k!r} is not a dimension of the document and not a "
+                "scalar: its dims are not in the JSON"
+            )
         else:
             coords[k] = ((), _array(v))
     return xr.Dataset(data, coords=coords, attrs=dict(doc.get("attrs", {})))

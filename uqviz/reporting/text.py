@@ -14,11 +14,11 @@ __all__ = ["average_table", "tailedness_table", "tailedness_warnings", "verdict"
 
 _TAIL_ADVICE = {
     "uE2": "the uncertainties have a heavy upper tail: RCE (and MV-based statistics) "
-           "and their intervals are unreliable; prefer ZMS",
+    "and their intervals are unreliable; prefer ZMS",
     "E2": "the errors have heavy tails: RCE, MSE-based statistics and their "
-          "intervals are unreliable (the ZMS is screened by Z^2)",
+    "intervals are unreliable (the ZMS is screened by Z^2)",
     "Z2": "the z-scores have heavy tails: ZMS, NLL, RCE and their bootstrap intervals "
-          "are unreliable; treat the validation verdict with care",
+    "are unreliable; treat the validation verdict with care",
 }
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
@@ -68,11 +68,15 @@ def average_table(result) -> str:
         if "verdict" in r:  # validate_average's word (issue 36: heavy tails do not erase it)
             word = str(r["verdict"].values)
             if not reliable and word in ("fails", "unreliable"):
-                word += (" (heavy tails; Student-t null)" if np.isfinite(float(r["null_p_value"]))
-                         else " (heavy tails)")
+                word += (
+                    " (heavy tails; Student-t null)"
+                    if np.isfinite(float(r["null_p_value"]))
+                    else " (heavy tails)"
+                )
         else:
-            word = verdict(r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper),
-                           reliable)
+            word = verdict(
+                r.valid, float(r.reference), float(r.ci_lower), float(r.ci_upper), reliable
+            )
         lines.append(
             f"{s:<10}{_fmt(float(r.estimate)):>10}   {ivl:<22}{_fmt(float(r.reference)):>6}"
             f"{_fmt(float(r.zeta)):>8}  {word}"
@@ -95,10 +99,17 @@ def tailedness_table(result) -> str:
     lines = [head, "-" * len(head)]
     for v in result["variable"].values:
         r = result.sel(variable=v)
-        status = ("HEAVY TAIL" if bool(r.heavy_tail) else
-                  "n/a (constant)" if not np.isfinite(float(r.beta_gm)) else "ok")
-        lines.append(f"{_LABEL[v]:<10}{float(r.beta_gm):>9.2f}{float(r.kappa_cs):>10.2f}"
-                     f"{float(r.threshold):>7.1f}  {status}")
+        status = (
+            "HEAVY TAIL"
+            if bool(r.heavy_tail)
+            else "n/a (constant)"
+            if not np.isfinite(float(r.beta_gm))
+            else "ok"
+        )
+        lines.append(
+            f"{_LABEL[v]:<10}{float(r.beta_gm):>9.2f}{float(r.kappa_cs):>10.2f}"
+            f"{float(r.threshold):>7.1f}  {status}"
+        )
     return "\n".join(lines)
 
 
@@ -119,7 +130,9 @@ def tailedness_warnings(result) -> list[str]:
     for v in result["variable"].values:
         r = result.sel(variable=v)
         if bool(r.heavy_tail):
-            out.append(f"beta_GM({_LABEL[v]}) = "
-                       f"{beta_text(float(r.beta_gm), float(r.threshold))} > "
-                       f"{float(r.threshold):g}: {_TAIL_ADVICE[v]}.")
+            out.append(
+                f"beta_GM({_LABEL[v]}) = "
+                f"{beta_text(float(r.beta_gm), float(r.threshold))} > "
+                f"{float(r.threshold):g}: {_TAIL_ADVICE[v]}."
+            )
     return out

@@ -36,13 +36,28 @@ import numpy as np
 import xarray as xr
 
 from uqviz.average.validation import TAILEDNESS_SCREENS, TAILEDNESS_THRESHOLDS, beta_text
-from uqviz.engine.verdicts import (FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm,
-                                   overall)
+from uqviz.engine.verdicts import FAILS, NOT_TESTED, OK, UNRELIABLE, decide, holm, overall
 
-__all__ = ["average_entry", "local_entry", "coverage_entry", "reference_entry", "pit_entry",
-           "not_tested", "decide_family", "entry_word", "overall", "ALPHA", "QUESTIONS",
-           "FURTHER_DIAGNOSTICS", "is_question", "question_label", "headline", "verdict_table",
-           "decide_tests", "TABLE_FIELDS"]
+__all__ = [
+    "average_entry",
+    "local_entry",
+    "coverage_entry",
+    "reference_entry",
+    "pit_entry",
+    "not_tested",
+    "decide_family",
+    "entry_word",
+    "overall",
+    "ALPHA",
+    "QUESTIONS",
+    "FURTHER_DIAGNOSTICS",
+    "is_question",
+    "question_label",
+    "headline",
+    "verdict_table",
+    "decide_tests",
+    "TABLE_FIELDS",
+]
 
 #: the family-wise false-alarm rate of a report and of the CLI gate (1 - ci)
 ALPHA = 0.05
@@ -70,8 +85,13 @@ def not_tested(reason: str) -> dict:
     >>> not_tested("uE is constant")["verdict"]
     'not tested'
     """
-    return {"verdict": NOT_TESTED, "p_value": None, "reliable": True, "reason": reason,
-            "gated": False}
+    return {
+        "verdict": NOT_TESTED,
+        "p_value": None,
+        "reliable": True,
+        "reason": reason,
+        "gated": False,
+    }
 
 
 def heavy_reasons(beta, variables) -> list[str]:
@@ -106,9 +126,16 @@ def average_entry(avg, statistic="ZMS") -> dict:
     """
     r = avg.sel(statistic=statistic)
     lo, hi = _f(r["ci_lower"]), _f(r["ci_upper"])
-    entry = {"statistic": statistic, "estimate": _f(r["estimate"]), "ci_lower": lo,
-             "ci_upper": hi, "reference": _f(r["reference"]), "valid": bool(r["valid"]),
-             "p_value": _f(r["p_value"]) if "p_value" in r else None, "gated": True}
+    entry = {
+        "statistic": statistic,
+        "estimate": _f(r["estimate"]),
+        "ci_lower": lo,
+        "ci_upper": hi,
+        "reference": _f(r["reference"]),
+        "valid": bool(r["valid"]),
+        "p_value": _f(r["p_value"]) if "p_value" in r else None,
+        "gated": True,
+    }
     if entry["reference"] is None:
         return {**entry, **not_tested(f"{statistic} has no predefined reference")}
     if "verdict" in r:  # the verdict of validate_average: its p-value, its tail rule
@@ -117,11 +144,17 @@ def average_entry(avg, statistic="ZMS") -> dict:
         entry["p_value"] = 1.0 if entry["valid"] else 0.0
     heavy = heavy_reasons(avg["beta_gm"], TAILEDNESS_SCREENS.get(statistic, ()))
     if lo is None or hi is None:
-        entry.update(reliable=False, reason=f"the {statistic} interval could not be computed "
-                     "(degenerate bootstrap distribution)")
+        entry.update(
+            reliable=False,
+            reason=f"the {statistic} interval could not be computed "
+            "(degenerate bootstrap distribution)",
+        )
     elif heavy:
-        entry.update(reliable=False, reason=", ".join(heavy) + ": heavy tails or outliers make "
-                     f"the {statistic} and its interval unreliable (Pernot (2024b), Table II)")
+        entry.update(
+            reliable=False,
+            reason=", ".join(heavy) + ": heavy tails or outliers make "
+            f"the {statistic} and its interval unreliable (Pernot (2024b), Table II)",
+        )
     else:
         entry.update(reliable=True, reason="")
     entry["verdict"] = decide(not entry["valid"], reliable=entry["reliable"])
@@ -137,9 +170,13 @@ def _average_verdict_entry(entry, r) -> dict:
         return {**entry, **not_tested(reason)}
     interval = entry["ci_lower"] is not None and entry["ci_upper"] is not None
     screened = bool(r["reliable"])
-    entry.update(p_value=_f(r["verdict_p_value"]), reliable=screened and interval,
-                 heavy_tail=interval and not screened and _f(r["null_p_value"]) is not None,
-                 reason=reason, verdict=word)
+    entry.update(
+        p_value=_f(r["verdict_p_value"]),
+        reliable=screened and interval,
+        heavy_tail=interval and not screened and _f(r["null_p_value"]) is not None,
+        reason=reason,
+        verdict=word,
+    )
     if entry["p_value"] is None:
         entry["p_value"] = 1.0 if word != FAILS else 0.0
     if "tail_df_lower" in r:
@@ -177,28 +214,47 @@ def local_entry(fv, local_result, tail, *, conditioning, adjusted=False) -> dict
     'fails'
     """
     n_bins = int(fv["n_bins"])
-    entry = {"conditioning": conditioning, "adjusted": adjusted,
-             "estimate": _f(fv["estimate"]), "ci_lower": _f(fv["ci_lower"]),
-             "ci_upper": _f(fv["ci_upper"]), "reference": _f(fv.get("reference")),
-             "reference_lower": _f(fv.get("reference_lower")),
-             "n_valid": int(fv["n_valid"]), "n_bins": n_bins,
-             "n_unreliable": int(fv["n_unreliable"]), "valid": bool(fv["valid"]),
-             "method": fv.attrs.get("method"), "gated": True}
+    entry = {
+        "conditioning": conditioning,
+        "adjusted": adjusted,
+        "estimate": _f(fv["estimate"]),
+        "ci_lower": _f(fv["ci_lower"]),
+        "ci_upper": _f(fv["ci_upper"]),
+        "reference": _f(fv.get("reference")),
+        "reference_lower": _f(fv.get("reference_lower")),
+        "n_valid": int(fv["n_valid"]),
+        "n_bins": n_bins,
+        "n_unreliable": int(fv["n_unreliable"]),
+        "valid": bool(fv["valid"]),
+        "method": fv.attrs.get("method"),
+        "gated": True,
+    }
     p = _f(fv["p_value"]) if "p_value" in fv else None
     entry["p_value"] = p if p is not None else (1.0 if entry["valid"] else 0.0)
     heavy = heavy_reasons(tail["beta_gm"], ("Z2",))
-    tail_allowing = (fv.attrs.get("method") == "calibrated" and p is not None
-                     and fv.attrs.get("generative") == "empirical")
+    tail_allowing = (
+        fv.attrs.get("method") == "calibrated"
+        and p is not None
+        and fv.attrs.get("generative") == "empirical"
+    )
     if heavy and tail_allowing:
-        entry.update(reliable=False, heavy_tail=True, reason=", ".join(heavy) + " for the "
-                     "whole set: heavy tails or outliers make the bin intervals unreliable "
-                     "(Pernot (2024b), Table II); the calibrated null, simulated with the "
-                     "data's own z-scores, allows for them: 'fails' when it rejects, else "
-                     "'unreliable'")
+        entry.update(
+            reliable=False,
+            heavy_tail=True,
+            reason=", ".join(heavy) + " for the "
+            "whole set: heavy tails or outliers make the bin intervals unreliable "
+            "(Pernot (2024b), Table II); the calibrated null, simulated with the "
+            "data's own z-scores, allows for them: 'fails' when it rejects, else "
+            "'unreliable'",
+        )
     elif heavy:
-        entry.update(reliable=False, heavy_tail=False, reason=", ".join(heavy) + " for the "
-                     "whole set: heavy tails or outliers make the bin intervals unreliable "
-                     "(Pernot (2024b), Table II), and this test does not allow for them")
+        entry.update(
+            reliable=False,
+            heavy_tail=False,
+            reason=", ".join(heavy) + " for the "
+            "whole set: heavy tails or outliers make the bin intervals unreliable "
+            "(Pernot (2024b), Table II), and this test does not allow for them",
+        )
     else:
         entry.update(reliable=True, heavy_tail=False, reason="")
     entry["verdict"] = entry_word(entry, not entry["valid"])
@@ -210,12 +266,15 @@ def _coverage_p(cov):
     from scipy import stats as sps  # imported here: `import uqviz` stays light
 
     n = int(cov["n_points"])
-    return np.array([sps.binomtest(int(k), n, float(lv)).pvalue
-                     for k, lv in zip(cov["n_inside"].values, cov["level"].values)])
+    return np.array(
+        [
+            sps.binomtest(int(k), n, float(lv)).pvalue
+            for k, lv in zip(cov["n_inside"].values, cov["level"].values)
+        ]
+    )
 
 
-def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA, *,
-                   conditional=None) -> dict:
+def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA, *, conditional=None) -> dict:
     """The entry of the interval coverage at the quantiles of D (a further diagnostic).
 
     The PICP of each level is tested by the exact binomial test, Holm over the levels.
@@ -257,58 +316,87 @@ def coverage_entry(cov, average_verdict: str, alpha: float = ALPHA, *,
     rejected, adjusted = holm(p, alpha)
     levels = [float(v) for v in cov["level"].values]
     conditional = dict(conditional or {})
-    entry = {"levels": levels, "picp": [float(v) for v in cov["picp"].values],
-             "p_values": p.tolist(), "p_adjusted": adjusted.tolist(),
-             "rejected_levels": [lv for lv, r in zip(levels, rejected) if r],
-             "generative": cov.attrs.get("generative", "normal"), "gated": False,
-             "p_value": float(np.nanmin(adjusted)) if adjusted.size else None, "causes": []}
+    entry = {
+        "levels": levels,
+        "picp": [float(v) for v in cov["picp"].values],
+        "p_values": p.tolist(),
+        "p_adjusted": adjusted.tolist(),
+        "rejected_levels": [lv for lv, r in zip(levels, rejected) if r],
+        "generative": cov.attrs.get("generative", "normal"),
+        "gated": False,
+        "p_value": float(np.nanmin(adjusted)) if adjusted.size else None,
+        "causes": [],
+    }
     gen = entry["generative"]
     failing = [k for k, w in conditional.items() if w == FAILS]
     undecided = [k for k, w in conditional.items() if w in (UNRELIABLE, NOT_TESTED)]
     if not rejected.any():
         entry.update(verdict=OK, reliable=True, reason="")
     elif average_verdict == FAILS:
-        entry.update(verdict=FAILS, reliable=True,
-                     reason="the uncertainties fail on average, so do their intervals")
+        entry.update(
+            verdict=FAILS,
+            reliable=True,
+            reason="the uncertainties fail on average, so do their intervals",
+        )
     elif failing:
         names = _and([question_label(k) for k in failing])
-        entry.update(verdict=FAILS, reliable=True, causes=failing,
-                     reason=f"the average calibration holds, but {names} "
-                            f"fail{'s' if len(failing) == 1 else ''}: uE is miscalibrated "
-                            "conditionally (too small for some points, too large for others), "
-                            "the likely cause; the shape of the errors (not "
-                            f"{gen}-shaped) can add to it")
+        entry.update(
+            verdict=FAILS,
+            reliable=True,
+            causes=failing,
+            reason=f"the average calibration holds, but {names} "
+            f"fail{'s' if len(failing) == 1 else ''}: uE is miscalibrated "
+            "conditionally (too small for some points, too large for others), "
+            "the likely cause; the shape of the errors (not "
+            f"{gen}-shaped) can add to it",
+        )
     else:
         if undecided:
-            read = (f"{_and([question_label(k) for k in undecided])} cannot decide it "
-                    "(see their verdicts)")
+            read = (
+                f"{_and([question_label(k) for k in undecided])} cannot decide it "
+                "(see their verdicts)"
+            )
         elif conditional:
-            read = (f"{_and([question_label(k) for k in conditional])}, its tests, do not "
-                    "fail here, which points at the shape")
+            read = (
+                f"{_and([question_label(k) for k in conditional])}, its tests, do not "
+                "fail here, which points at the shape"
+            )
         else:
             read = "consistency and adaptivity are its tests"
-        entry.update(verdict=UNRELIABLE, reliable=False,
-                     reason=f"intervals at {gen} quantiles do not cover their levels while "
-                            "the average calibration holds: the shape of the errors (not "
-                            f"{gen}-shaped) or a conditional miscalibration of uE (too small "
-                            f"for some points, too large for others) can cause it; {read}")
+        entry.update(
+            verdict=UNRELIABLE,
+            reliable=False,
+            reason=f"intervals at {gen} quantiles do not cover their levels while "
+            "the average calibration holds: the shape of the errors (not "
+            f"{gen}-shaped) or a conditional miscalibration of uE (too small "
+            f"for some points, too large for others) can cause it; {read}",
+        )
     return entry
 
 
 def reference_entry(res, statistic: str) -> dict:
     """The entry of ENCE, ZMSE or CC from :func:`uqviz.validate_shared` / ``validate``."""
     word = str(res["verdict"].values)
-    reason = str(res["reason"].values) if "reason" in res else (
-        "its simulated reference depends on D" if word == UNRELIABLE else "")
+    reason = (
+        str(res["reason"].values)
+        if "reason" in res
+        else ("its simulated reference depends on D" if word == UNRELIABLE else "")
+    )
     p = _f(res["p_value"]) if "p_value" in res else None
     refs = {}
     if "reference" in res and "generative" in res["reference"].dims:
-        refs = {str(g): _f(r) for g, r in zip(res["generative"].values,
-                                              res["reference"].values)}
-    return {"statistic": statistic, "estimate": _f(res["estimate"]), "references": refs,
-            "verdict": word, "reliable": word != UNRELIABLE, "reason": reason,
-            "p_value": p, "valid": bool(np.all(res["valid"].values)),
-            "gated": p is not None}
+        refs = {str(g): _f(r) for g, r in zip(res["generative"].values, res["reference"].values)}
+    return {
+        "statistic": statistic,
+        "estimate": _f(res["estimate"]),
+        "references": refs,
+        "verdict": word,
+        "reliable": word != UNRELIABLE,
+        "reason": reason,
+        "p_value": p,
+        "valid": bool(np.all(res["valid"].values)),
+        "gated": p is not None,
+    }
 
 
 def pit_entry(res) -> dict:
@@ -328,14 +416,32 @@ def pit_entry(res) -> dict:
     ('OK', True, True)
     """
     valid = bool(res["valid"])
-    entry = {"forecast": str(res.attrs.get("forecast", "std")), "valid": valid,
-             "p_value": _f(res["band_p_value"]), "band_level": _f(res.attrs.get("band_level")),
-             "n_band": int(res.attrs.get("n_band", 0)), "n_points": int(res["n_points"]),
-             **{k: _f(res[k]) for k in ("ks_statistic", "ks_p_value", "cvm_statistic",
-                                        "cvm_p_value", "pit_mean", "pit_mean_lower",
-                                        "pit_mean_upper", "pit_var", "pit_var_lower",
-                                        "pit_var_upper")},
-             "reliable": True, "reason": "", "gated": True}
+    entry = {
+        "forecast": str(res.attrs.get("forecast", "std")),
+        "valid": valid,
+        "p_value": _f(res["band_p_value"]),
+        "band_level": _f(res.attrs.get("band_level")),
+        "n_band": int(res.attrs.get("n_band", 0)),
+        "n_points": int(res["n_points"]),
+        **{
+            k: _f(res[k])
+            for k in (
+                "ks_statistic",
+                "ks_p_value",
+                "cvm_statistic",
+                "cvm_p_value",
+                "pit_mean",
+                "pit_mean_lower",
+                "pit_mean_upper",
+                "pit_var",
+                "pit_var_lower",
+                "pit_var_upper",
+            )
+        },
+        "reliable": True,
+        "reason": "",
+        "gated": True,
+    }
     if entry["p_value"] is None:
         entry["p_value"] = 1.0 if valid else 0.0
     entry["verdict"] = decide(not valid)
@@ -353,8 +459,11 @@ def decide_family(entries: dict, alpha: float = ALPHA) -> dict:
     >>> decide_family(e)["a"]["verdict"], e["a"]["p_adjusted"]
     ('OK', 0.06)
     """
-    keys = [k for k, e in entries.items() if e.get("gated") and e.get("verdict") != NOT_TESTED
-            and e.get("p_value") is not None]
+    keys = [
+        k
+        for k, e in entries.items()
+        if e.get("gated") and e.get("verdict") != NOT_TESTED and e.get("p_value") is not None
+    ]
     rejected, adjusted = holm([entries[k]["p_value"] for k in keys], alpha)
     for k, r, a in zip(keys, rejected, adjusted):
         e = entries[k]
@@ -382,8 +491,7 @@ def entry_word(entry: dict, rejected) -> str:
     ('unreliable', 'OK')
     """
     heavy = bool(entry.get("heavy_tail", False))
-    return decide(rejected, reliable=bool(entry.get("reliable", True)) or heavy,
-                  heavy_tail=heavy)
+    return decide(rejected, reliable=bool(entry.get("reliable", True)) or heavy, heavy_tail=heavy)
 
 
 def is_question(key: str) -> bool:
@@ -468,19 +576,30 @@ def headline(entries: dict, alpha: float = ALPHA) -> dict:
     answers = "; ".join(f"{question_label(k)} {word_of[k]}" for k in tests) or "none tested"
     sentence = f"Headline: {word} (the calibration questions: {answers}"
     if failing:
-        sentence += (f"; {_and(failing)} fail{'s' if len(failing) == 1 else ''} under every "
-                     "generative D, in the family")
+        sentence += (
+            f"; {_and(failing)} fail{'s' if len(failing) == 1 else ''} under every "
+            "generative D, in the family"
+        )
     n = sum(1 for e in entries.values() if "family_size" in e)
     if n:
         sentence += f"; Holm over the {n} tests of the family at {alpha:g}"
     sentence += ")."
     if further:
-        sentence += (f" Further diagnostics ({_and(question_label(k) for k in further)}) "
-                     "keep their own words below; their \"unreliable\" does not enter the "
-                     "headline.")
-    return {"verdict": word, "tests": tests, "further_diagnostics": further,
-            "fails": by[FAILS], "unreliable": by[UNRELIABLE], "not_tested": by[NOT_TESTED],
-            "diagnostics_failing": failing, "sentence": sentence}
+        sentence += (
+            f" Further diagnostics ({_and(question_label(k) for k in further)}) "
+            'keep their own words below; their "unreliable" does not enter the '
+            "headline."
+        )
+    return {
+        "verdict": word,
+        "tests": tests,
+        "further_diagnostics": further,
+        "fails": by[FAILS],
+        "unreliable": by[UNRELIABLE],
+        "not_tested": by[NOT_TESTED],
+        "diagnostics_failing": failing,
+        "sentence": sentence,
+    }
 
 
 #: the variables every verdict table has, in this order (then the numbers the entries quote)
@@ -488,8 +607,15 @@ TABLE_FIELDS = ("verdict", "p_value", "p_adjusted", "reliable", "reason")
 #: boolean variables of a verdict table, with their value where an entry lacks them
 _TABLE_FLAGS = {"reliable": True, "gated": False, "headline": False, "heavy_tail": False}
 #: string variables of a verdict table ("" where an entry lacks them)
-_TABLE_WORDS = ("verdict", "reason", "statistic", "conditioning", "forecast", "method",
-                "generative")
+_TABLE_WORDS = (
+    "verdict",
+    "reason",
+    "statistic",
+    "conditioning",
+    "forecast",
+    "method",
+    "generative",
+)
 
 
 def _scalar_number(v) -> bool:
@@ -546,14 +672,25 @@ def verdict_table(entries: dict) -> xr.Dataset:
     for name in (*TABLE_FIELDS, *[k for k in keys if k not in TABLE_FIELDS]):
         values = [e.get(name) for e in rows]
         if name in _TABLE_FLAGS:
-            out[name] = ("test", np.array([_TABLE_FLAGS[name] if v is None else bool(v)
-                                           for v in values], dtype=bool))
+            out[name] = (
+                "test",
+                np.array(
+                    [_TABLE_FLAGS[name] if v is None else bool(v) for v in values], dtype=bool
+                ),
+            )
         elif name in _TABLE_WORDS:
-            out[name] = ("test", np.array(["" if v is None else str(v) for v in values],
-                                          dtype=object))
+            out[name] = (
+                "test",
+                np.array(["" if v is None else str(v) for v in values], dtype=object),
+            )
         elif _number_column(name, values):  # a list or a dict (the coverage's levels) stays
-            out[name] = ("test", np.array([float(v) if _scalar_number(v) and v is not None
-                                           else np.nan for v in values], dtype=float))
+            out[name] = (
+                "test",
+                np.array(
+                    [float(v) if _scalar_number(v) and v is not None else np.nan for v in values],
+                    dtype=float,
+                ),
+            )
     table = xr.Dataset(out, coords={"test": np.array(tests, dtype=object)})
     table.attrs = {"alpha": ALPHA, "method": "Holm (1979)"}
     return table
@@ -599,14 +736,18 @@ def decide_tests(table: xr.Dataset, tests=None, alpha: float = ALPHA) -> xr.Data
         sub["family_size"] = ("test", np.full(n, np.nan))
     verdict = sub["verdict"].values.astype(object)
     p = sub["p_value"].values
-    pick = [i for i in range(n) if bool(sub["gated"].values[i]) and verdict[i] != NOT_TESTED
-            and np.isfinite(p[i])]
+    pick = [
+        i
+        for i in range(n)
+        if bool(sub["gated"].values[i]) and verdict[i] != NOT_TESTED and np.isfinite(p[i])
+    ]
     rejected, adjusted = holm([float(p[i]) for i in pick], alpha)
     heavy = sub["heavy_tail"].values if "heavy_tail" in sub else np.zeros(n, dtype=bool)
     for i, r, a in zip(pick, rejected, adjusted):
         sub["p_adjusted"].values[i] = float(a)
         sub["family_size"].values[i] = len(pick)
-        verdict[i] = entry_word({"reliable": bool(sub["reliable"].values[i]),
-                                 "heavy_tail": bool(heavy[i])}, r)
+        verdict[i] = entry_word(
+            {"reliable": bool(sub["reliable"].values[i]), "heavy_tail": bool(heavy[i])}, r
+        )
     sub["verdict"] = ("test", verdict)
     return sub

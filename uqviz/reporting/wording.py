@@ -9,11 +9,29 @@ import numpy as np
 
 from uqviz.average.validation import TAILEDNESS_SCREENS
 
-__all__ = ["fmt", "NA_NOTE", "entry_of", "INTEGER_FIELDS", "conclusion_lines",
-           "failing_regions", "describe_failures", "average_line",
-           "local_line", "reference_line", "binning_note", "HEAVY_FOR_ZMS", "property_name",
-           "remedy_sentence", "coverage_line", "curve_line", "pit_line",
-           "distribution_sentence", "STD_PIT_NOTE", "pair_line", "comparison_line"]
+__all__ = [
+    "fmt",
+    "NA_NOTE",
+    "entry_of",
+    "INTEGER_FIELDS",
+    "conclusion_lines",
+    "failing_regions",
+    "describe_failures",
+    "average_line",
+    "local_line",
+    "reference_line",
+    "binning_note",
+    "HEAVY_FOR_ZMS",
+    "property_name",
+    "remedy_sentence",
+    "coverage_line",
+    "curve_line",
+    "pit_line",
+    "distribution_sentence",
+    "STD_PIT_NOTE",
+    "pair_line",
+    "comparison_line",
+]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
 #: (2024b), section V.C: E^2 and Z^2 question RCE and ZMS "respectively"; uE^2 questions RCE)
@@ -21,9 +39,11 @@ HEAVY_FOR_ZMS = TAILEDNESS_SCREENS["ZMS"]
 _LABEL = {"uE2": "uE^2", "E2": "E^2", "Z2": "Z^2"}
 
 #: what "n/a" means wherever the report prints it
-NA_NOTE = ("n/a: the value could not be computed. For an interval limit, the bootstrap "
-           "distribution is degenerate (e.g. all replicates equal) or n_boot is too small for "
-           "the BCa limit at this level; increase n_boot. Such an interval gives no verdict.")
+NA_NOTE = (
+    "n/a: the value could not be computed. For an interval limit, the bootstrap "
+    "distribution is degenerate (e.g. all replicates equal) or n_boot is too small for "
+    "the BCa limit at this level; increase n_boot. Such an interval gives no verdict."
+)
 
 
 #: the numbers of a verdict table that count (stored as float, NaN where a test has none):
@@ -166,8 +186,11 @@ def failing_regions(local_result, name: str) -> list[dict]:
     lower = np.asarray(local_result["bin_lower"].values, dtype=float)
     upper = np.asarray(local_result["bin_upper"].values, dtype=float)
     is_zm = local_result.attrs.get("statistic") == "ZM"
-    counts = (np.asarray(local_result["count"].values, dtype=float)
-              if "count" in local_result.coords else None)
+    counts = (
+        np.asarray(local_result["count"].values, dtype=float)
+        if "count" in local_result.coords
+        else None
+    )
     n = valid.size
     out = []
     for a, b in _runs(valid, sign):
@@ -190,10 +213,18 @@ def failing_regions(local_result, name: str) -> list[dict]:
             sense = "uncertainties " + ("overestimated" if low else "underestimated")
         n_bad = int((~valid[a:b]).sum())
         count = "1 bin" if b - a == 1 else f"{n_bad} of {b - a} bins"
-        out.append({"text": f"{where} ({count} invalid there; {sense})",
-                    "lower": lo, "upper": hi, "direction": sense, "n_invalid": n_bad,
-                    "n_bins": b - a, "where": where,
-                    "n_points": int(np.nansum(counts[a:b])) if counts is not None else None})
+        out.append(
+            {
+                "text": f"{where} ({count} invalid there; {sense})",
+                "lower": lo,
+                "upper": hi,
+                "direction": sense,
+                "n_invalid": n_bad,
+                "n_bins": b - a,
+                "where": where,
+                "n_points": int(np.nansum(counts[a:b])) if counts is not None else None,
+            }
+        )
     return _merge_same_place(out)
 
 
@@ -211,8 +242,10 @@ def _merge_same_place(regions):
             same["n_points"] += r["n_points"]
         if r["direction"] != same["direction"]:
             same["direction"] = "mixed directions"
-        same["text"] = (f"{same['where']} ({same['n_invalid']} of {same['n_bins']} bins invalid "
-                        f"there; {same['direction']})")
+        same["text"] = (
+            f"{same['where']} ({same['n_invalid']} of {same['n_bins']} bins invalid "
+            f"there; {same['direction']})"
+        )
     return out
 
 
@@ -237,8 +270,10 @@ def describe_failures(local_result, name: str, top: int | None = None) -> str | 
     if not regions:
         return None
     if top is not None and len(regions) > top:
-        rank = sorted(range(len(regions)), key=lambda i: (-regions[i]["n_invalid"],
-                                                          -(regions[i]["n_points"] or 0), i))
+        rank = sorted(
+            range(len(regions)),
+            key=lambda i: (-regions[i]["n_invalid"], -(regions[i]["n_points"] or 0), i),
+        )
         keep = sorted(rank[:top])
         rest = [regions[i] for i in rank[top:]]
         texts = [regions[i]["text"] for i in keep]
@@ -268,8 +303,10 @@ def _family(entry) -> str:
         return ""
     if entry.get("p_adjusted") is None or entry.get("family_size", 1) < 2:
         return f"; p {_p(entry['p_value'])}"
-    return (f"; p {_p(entry['p_value'])}, adjusted over the {entry['family_size']} tests of "
-            f"the report p {_p(entry['p_adjusted'])}")
+    return (
+        f"; p {_p(entry['p_value'])}, adjusted over the {entry['family_size']} tests of "
+        f"the report p {_p(entry['p_adjusted'])}"
+    )
 
 
 def average_line(entry) -> str:
@@ -299,8 +336,10 @@ def average_line(entry) -> str:
         # the Student-t null decided: its reason quotes its p-value
         adj = ""
         if entry.get("p_adjusted") is not None and entry.get("family_size", 1) >= 2:
-            adj = (f"; adjusted over the {entry['family_size']} tests of the report p "
-                   f"{_p(entry['p_adjusted'])}")
+            adj = (
+                f"; adjusted over the {entry['family_size']} tests of the report p "
+                f"{_p(entry['p_adjusted'])}"
+            )
         return f"Average calibration: fails ({what}; {entry['reason']}{adj})."
     tail = _family(entry)
     if entry["verdict"] == "OK" and not entry["valid"]:
@@ -321,8 +360,10 @@ def local_line(entry, local_result, name: str) -> str:
     n = entry["n_bins"]
     what = f"f_v = {fmt(entry.get('estimate'), '.2f')} in {n} bin{'s' if n > 1 else ''}"
     if entry.get("reference") is not None:
-        what += (f"; calibrated data give {fmt(entry['reference'], '.2f')}, at least "
-                 f"{fmt(entry.get('reference_lower'), '.2f')} accepted")
+        what += (
+            f"; calibrated data give {fmt(entry['reference'], '.2f')}, at least "
+            f"{fmt(entry.get('reference_lower'), '.2f')} accepted"
+        )
     if entry.get("n_unreliable"):
         k = entry["n_unreliable"]
         what += f"; {k} bin{'s' if k > 1 else ''} unreliable (heavy tails or no interval)"
@@ -347,11 +388,15 @@ def binning_note(variable: str, n_distinct: int, binning: str, n_bins: int, n_po
     than 100 points merged with a neighbour), 3 bins.'
     """
     if binning == "stratified":
-        return (f"{variable} has {n_distinct} distinct values: binned by value "
-                f'(binning="stratified"; values with fewer than 100 points merged with a '
-                f"neighbour), {n_bins} bin{'' if n_bins == 1 else 's'}.")
-    return (f"{variable}: {n_distinct} distinct values, {n_bins} equal-count bins of about "
-            f'{n_points // n_bins} points (binning="equal_count").')
+        return (
+            f"{variable} has {n_distinct} distinct values: binned by value "
+            f'(binning="stratified"; values with fewer than 100 points merged with a '
+            f"neighbour), {n_bins} bin{'' if n_bins == 1 else 's'}."
+        )
+    return (
+        f"{variable}: {n_distinct} distinct values, {n_bins} equal-count bins of about "
+        f'{n_points // n_bins} points (binning="equal_count").'
+    )
 
 
 def constant_note(cond: str) -> str:
@@ -383,8 +428,11 @@ def _or(words) -> str:
 
 
 def _state(status: str) -> str:
-    return {"fails": "still fails", "unreliable": "is unreliable (heavy tails)",
-            "not tested": "could not be re-validated"}.get(status, "is OK")
+    return {
+        "fails": "still fails",
+        "unreliable": "is unreliable (heavy tails)",
+        "not tested": "could not be re-validated",
+    }.get(status, "is OK")
 
 
 def remedy_sentence(before: dict, methods: list) -> str:
@@ -436,12 +484,17 @@ def remedy_sentence(before: dict, methods: list) -> str:
 
     first, rest = ok[0], ok[1:]
     fixed = repairs(first)
-    clauses = [f"{first['description']} {restore(fixed)}" if fixed
-               else f"{first['description']} repairs none of the failures"]
+    clauses = [
+        f"{first['description']} {restore(fixed)}"
+        if fixed
+        else f"{first['description']} repairs none of the failures"
+    ]
     avg = first["status"].get("average calibration")
     if avg == "unreliable" and first.get("zms", {}).get("valid"):
-        clauses[0] += (" (its ZMS interval holds 1, but with heavy tails no conclusion: "
-                       "the Student-t null neither rejects nor confirms)")
+        clauses[0] += (
+            " (its ZMS interval holds 1, but with heavy tails no conclusion: "
+            "the Student-t null neither rejects nor confirms)"
+        )
     for p in failing:
         if p in fixed:
             continue
@@ -465,20 +518,27 @@ def remedy_sentence(before: dict, methods: list) -> str:
     if validated:
         text += f" Validated remedy: {validated[0]['description']} (every test passes after it)."
     else:
-        almost = [m for m in ok if m["status"]
-                  and all(s in ("OK", "unreliable") for s in m["status"].values())]
+        almost = [
+            m
+            for m in ok
+            if m["status"] and all(s in ("OK", "unreliable") for s in m["status"].values())
+        ]
         text += " No method passes every test"
         if almost:
-            text += (f"; after {_join(m['description'] for m in almost)} every test passes but "
-                     "the ZMS verdict is unreliable (heavy tails)")
+            text += (
+                f"; after {_join(m['description'] for m in almost)} every test passes but "
+                "the ZMS verdict is unreliable (heavy tails)"
+            )
         text += "."
     return text
 
 
 #: why a forecast given as a standard uncertainty has no PIT section in the report
-STD_PIT_NOTE = ("The forecast is a standard uncertainty (uE * D): its PIT is Phi(E/uE), whose "
-                "uniformity the calibration curve already shows; the PIT section is for "
-                "forecasts given as an interval, quantiles or samples.")
+STD_PIT_NOTE = (
+    "The forecast is a standard uncertainty (uE * D): its PIT is Phi(E/uE), whose "
+    "uniformity the calibration curve already shows; the PIT section is for "
+    "forecasts given as an interval, quantiles or samples."
+)
 
 
 def pit_line(entry) -> str:
@@ -499,10 +559,12 @@ def pit_line(entry) -> str:
     if entry["verdict"] == "not tested":
         return f"PIT of the forecast as given: not tested ({entry['reason']})."
     where = "inside" if entry["valid"] else "outside"
-    what = (f"ECDF {where} its simultaneous 95 % band{_family(entry)}; KS p "
-            f"{_p(entry.get('ks_p_value'))}, CvM p {_p(entry.get('cvm_p_value'))}; "
-            f"mean {fmt(entry.get('pit_mean'), '.3f')} (1/2), variance "
-            f"{fmt(entry.get('pit_var'), '.4f')} (1/12 = 0.0833)")
+    what = (
+        f"ECDF {where} its simultaneous 95 % band{_family(entry)}; KS p "
+        f"{_p(entry.get('ks_p_value'))}, CvM p {_p(entry.get('cvm_p_value'))}; "
+        f"mean {fmt(entry.get('pit_mean'), '.3f')} (1/2), variance "
+        f"{fmt(entry.get('pit_var'), '.4f')} (1/12 = 0.0833)"
+    )
     if entry["verdict"] == "fails":
         v_lo, v_hi = entry.get("pit_var_lower"), entry.get("pit_var_upper")
         m_lo, m_hi = entry.get("pit_mean_lower"), entry.get("pit_mean_upper")
@@ -511,13 +573,18 @@ def pit_line(entry) -> str:
         elif v_hi is not None and v_hi < 1 / 12:
             what += ": too few PIT values near 0 and 1, the forecast is too wide"
         elif m_lo is not None and m_hi is not None and not m_lo <= 0.5 <= m_hi:
-            what += (": the observed values lie too often "
-                     + ("above" if m_lo > 0.5 else "below") + " the forecast's median")
+            what += (
+                ": the observed values lie too often "
+                + ("above" if m_lo > 0.5 else "below")
+                + " the forecast's median"
+            )
     tail = ""
     if entry["verdict"] == "OK" and not entry["valid"]:
         tail = ": not significant once the family of tests is accounted for"
-    return (f"PIT of the forecast as given ({entry.get('forecast', 'std')}): "
-            f"{entry['verdict']} ({what}{tail}).")
+    return (
+        f"PIT of the forecast as given ({entry.get('forecast', 'std')}): "
+        f"{entry['verdict']} ({what}{tail})."
+    )
 
 
 def distribution_sentence(block) -> str:
@@ -544,18 +611,21 @@ def distribution_sentence(block) -> str:
         parts.append(f"Conformal intervals could not be computed ({conf['error']})")
     elif conf:
         mg = conf["marginal"]
-        text = (f"Conformal intervals at {lv}: marginal coverage {fmt(mg['picp'], '.3f')} "
-                f"[{fmt(mg['picp_lower'], '.3f')}, {fmt(mg['picp_upper'], '.3f')}] "
-                f"(guaranteed at least {lv} on average under exchangeability)")
+        text = (
+            f"Conformal intervals at {lv}: marginal coverage {fmt(mg['picp'], '.3f')} "
+            f"[{fmt(mg['picp_lower'], '.3f')}, {fmt(mg['picp_upper'], '.3f')}] "
+            f"(guaranteed at least {lv} on average under exchangeability)"
+        )
         local = []
         for c, loc in conf["local"].items():
             k, n = loc["n_excluding"], loc["n_bins"]
             if k:
-                word = (f"{k} of {n} bins of {c} exclude {lv} ({loc['under']} under-, "
-                        f"{loc['over']} over-covered)")
+                word = (
+                    f"{k} of {n} bins of {c} exclude {lv} ({loc['under']} under-, "
+                    f"{loc['over']} over-covered)"
+                )
             else:
-                word = (f"the bin of {c} holds {lv}" if n == 1 else
-                        f"all {n} bins of {c} hold {lv}")
+                word = f"the bin of {c} holds {lv}" if n == 1 else f"all {n} bins of {c} hold {lv}"
             local.append(word)
         if local:
             text += f"; locally, {_join(local)}"
@@ -568,8 +638,10 @@ def distribution_sentence(block) -> str:
             parts.append(f"quantile recalibration could not be computed ({q['error']})")
         else:
             before = f" (before: {q['before']})" if q.get("before") else ""
-            parts.append(f"quantile recalibration (isotonic, Kuleshov et al. (2018)): PIT "
-                         f"{q['status']} after{before}")
+            parts.append(
+                f"quantile recalibration (isotonic, Kuleshov et al. (2018)): PIT "
+                f"{q['status']} after{before}"
+            )
     if not parts:
         return "No distribution recalibration was computed."
     text = "; ".join(parts)
@@ -593,10 +665,15 @@ def coverage_line(entry) -> str:
     gen = entry["generative"]
     pct = [f"{100 * lv:g}" for lv in entry["levels"]]
     if entry["verdict"] == "OK":
-        return (f"Interval coverage ({gen} D): OK, PICP consistent with every level "
-                f"({', '.join(pct)} %).")
-    bad = [f"{p} % (PICP = {fmt(v, '.3f')})" for p, v, lv in
-           zip(pct, entry["picp"], entry["levels"]) if lv in entry["rejected_levels"]]
+        return (
+            f"Interval coverage ({gen} D): OK, PICP consistent with every level "
+            f"({', '.join(pct)} %)."
+        )
+    bad = [
+        f"{p} % (PICP = {fmt(v, '.3f')})"
+        for p, v, lv in zip(pct, entry["picp"], entry["levels"])
+        if lv in entry["rejected_levels"]
+    ]
     return f"Interval coverage ({gen} D): {entry['verdict']} at {_join(bad)}: {entry['reason']}."
 
 
@@ -627,8 +704,10 @@ def curve_line(curve) -> str:
     >>> curve_line(xr.Dataset({"miscalibration_area": 0.0123, "mace": 0.0121, "rmsce": 0.0142}))
     'Calibration curve: miscalibration area 0.0123, MACE 0.0121, RMSCE 0.0142.'
     """
-    return (f"Calibration curve: miscalibration area {fmt(curve['miscalibration_area'], '.3g')}, "
-            f"MACE {fmt(curve['mace'], '.3g')}, RMSCE {fmt(curve['rmsce'], '.3g')}.")
+    return (
+        f"Calibration curve: miscalibration area {fmt(curve['miscalibration_area'], '.3g')}, "
+        f"MACE {fmt(curve['mace'], '.3g')}, RMSCE {fmt(curve['rmsce'], '.3g')}."
+    )
 
 
 def _what(measure, reference) -> str:
@@ -664,19 +743,30 @@ def pair_line(pair) -> str:
     """
     m, a, b = pair["measure"], pair["model"], pair["versus"]
     ref = pair.get("reference")
-    ivl = (f"{fmt(pair['difference'], '.3g')} [{fmt(pair['lower'], '.3g')}, "
-           f"{fmt(pair['upper'], '.3g')}]")
+    ivl = (
+        f"{fmt(pair['difference'], '.3g')} [{fmt(pair['lower'], '.3g')}, "
+        f"{fmt(pair['upper'], '.3g')}]"
+    )
     if pair["comparison"] == "better":
-        closer = ("" if ref is None else " (closer to its reference)" if ref == "data"
-                  else f" (closer to {fmt(ref, 'g')})")
+        closer = (
+            ""
+            if ref is None
+            else " (closer to its reference)"
+            if ref == "data"
+            else f" (closer to {fmt(ref, 'g')})"
+        )
         diff = "difference" if ref is None else f"difference of {_what(m, ref)}"
         return f"model {a} has a better {m}{closer} than model {b}: {diff} {ivl}"
     if pair["comparison"] == "not tested":
-        return (f"models {a} and {b}: {m} not compared (the interval of the difference could "
-                "not be computed)")
+        return (
+            f"models {a} and {b}: {m} not compared (the interval of the difference could "
+            "not be computed)"
+        )
     if pair["comparison"] == "unreliable":
-        return (f"models {a} and {b}: {m} not compared reliably (the tailedness screen of "
-                f"Pernot (2024b) fails for one of them; difference {ivl})")
+        return (
+            f"models {a} and {b}: {m} not compared reliably (the tailedness screen of "
+            f"Pernot (2024b) fails for one of them; difference {ivl})"
+        )
     diff = "difference" if ref is None else f"difference of {_what(m, ref)}"
     return f"models {a} and {b}: no difference detected in {m} ({diff} {ivl} holds 0)"
 
@@ -720,8 +810,9 @@ def comparison_line(measure, ranking, pairs) -> str:
     if pairs and len(untested) + len(unreliable) == len(pairs):
         text = f"Comparison of the models by {measure}: no ranking (no pair can be compared)"
         return text + _not_compared(untested, unreliable) + "."
-    order = sorted(ranking, key=lambda k: (ranking[k]["most_probable_rank"],
-                                           -(ranking[k]["probability"] or 0)))
+    order = sorted(
+        ranking, key=lambda k: (ranking[k]["most_probable_rank"], -(ranking[k]["probability"] or 0))
+    )
     ranks = []
     for i, k in enumerate(order):
         r = ranking[k]
@@ -746,8 +837,10 @@ def _not_compared(untested, unreliable) -> str:
         text += f"; {k} pair{'s' if k > 1 else ''} not compared (no interval)"
     if unreliable:
         k = len(unreliable)
-        text += (f"; {k} pair{'s' if k > 1 else ''} unreliable (heavy tails: the tailedness "
-                 "screen fails)")
+        text += (
+            f"; {k} pair{'s' if k > 1 else ''} unreliable (heavy tails: the tailedness "
+            "screen fails)"
+        )
     return text
 
 
@@ -797,6 +890,7 @@ def conclusion_lines(table, details, tested, local, feats, curve):
     >>> further[-1]
     'CC: not tested (too few points).'
     """
+
     def row(key):
         return entry_of(table, key, details.get(key))
 

@@ -9,5 +9,10 @@ from uqviz.scores.coverage import calibration_curve, interval_coverage
 from uqviz.scores.predictive import compare_forecasts, predictive_scores
 from uqviz.scores.proper import proper_scores
 
-__all__ = ["calibration_curve", "compare_forecasts", "interval_coverage", "predictive_scores",
-           "proper_scores"]
+__all__ = [
+    "calibration_curve",
+    "compare_forecasts",
+    "interval_coverage",
+    "predictive_scores",
+    "proper_scores",
+]

@@ -17,8 +17,14 @@ from uqviz.predictive.forecast import observed
 
 predictive_scores_kernels = lazy_module("uqviz._array.predictive_scores")
 
-__all__ = ["interval_coverage", "calibration_curve", "DEFAULT_LEVELS", "CURVE_KINDS",
-           "INTERVAL_SOURCES", "given_intervals"]
+__all__ = [
+    "interval_coverage",
+    "calibration_curve",
+    "DEFAULT_LEVELS",
+    "CURVE_KINDS",
+    "INTERVAL_SOURCES",
+    "given_intervals",
+]
 
 DEFAULT_LEVELS = (0.5, 0.68, 0.9, 0.95, 0.99)
 CURVE_KINDS = ("interval", "quantile")
@@ -31,8 +37,7 @@ def generative_for(generative, ds):
     try:
         return get_generative(generative, ds)
     except ValueError as exc:
-        raise ValueError(f"generative={getattr(generative, 'name', generative)!r}: {exc}") \
-            from None
+        raise ValueError(f"generative={getattr(generative, 'name', generative)!r}: {exc}") from None
 
 
 def checked_points(ds):
@@ -92,21 +97,34 @@ def given_intervals(ds):
     if "lower" in ds and "upper" in ds:
         level = ds["lower"].attrs.get("level", ds.attrs.get("level"))
         if level is None:
-            raise ValueError("intervals='given': the variables lower and upper carry no level "
-                             "(attrs['level'])")
-        return (np.array([float(level)]), ds["lower"].values[None].astype(float),
-                ds["upper"].values[None].astype(float), y)
+            raise ValueError(
+                "intervals='given': the variables lower and upper carry no level (attrs['level'])"
+            )
+        return (
+            np.array([float(level)]),
+            ds["lower"].values[None].astype(float),
+            ds["upper"].values[None].astype(float),
+            y,
+        )
     if "quantiles" in ds:
         taus = ds["level"].values.astype(float)
         pairs, _, _ = predictive_scores_kernels.central_pairs(taus)
         if not pairs:
-            raise ValueError(f"intervals='given': the quantile levels {taus.tolist()} hold no "
-                             "central interval (levels tau and 1 - tau)")
+            raise ValueError(
+                f"intervals='given': the quantile levels {taus.tolist()} hold no "
+                "central interval (levels tau and 1 - tau)"
+            )
         q = ds["quantiles"].transpose("level", "point").values.astype(float)
-        return (np.array([1.0 - 2.0 * taus[i] for i, _ in pairs]),
-                np.stack([q[i] for i, _ in pairs]), np.stack([q[j] for _, j in pairs]), y)
-    raise ValueError("intervals='given': the dataset holds no interval (variables lower and "
-                     "upper) and no quantiles; use intervals='uE' (the intervals of uE and D)")
+        return (
+            np.array([1.0 - 2.0 * taus[i] for i, _ in pairs]),
+            np.stack([q[i] for i, _ in pairs]),
+            np.stack([q[j] for _, j in pairs]),
+            y,
+        )
+    raise ValueError(
+        "intervals='given': the dataset holds no interval (variables lower and "
+        "upper) and no quantiles; use intervals='uE' (the intervals of uE and D)"
+    )
 
 
 def _given_one(ds, *, rng, levels, generative, ci):
@@ -115,8 +133,9 @@ def _given_one(ds, *, rng, levels, generative, ci):
     if levels is not None:
         missing = [float(p) for p in levels if not np.any(np.isclose(given, p, rtol=0, atol=1e-9))]
         if missing:
-            raise ValueError(f"levels {missing}: not among the levels of the given intervals "
-                             f"{given.tolist()}")
+            raise ValueError(
+                f"levels {missing}: not among the levels of the given intervals {given.tolist()}"
+            )
         keep = [int(np.flatnonzero(np.isclose(given, p, rtol=0, atol=1e-9))[0]) for p in levels]
         given, lo, hi = given[keep], lo[keep], hi[keep]
     inside = (lo <= y) & (y <= hi)
@@ -126,15 +145,20 @@ def _given_one(ds, *, rng, levels, generative, ci):
     with np.errstate(invalid="ignore"):
         width = np.mean(hi - lo, axis=1)
     return xr.Dataset(
-        {"picp": ("level", k / m), "picp_lower": ("level", lower),
-         "picp_upper": ("level", upper), "valid": ("level", (lower <= given) & (given <= upper)),
-         "mpiw": ("level", width), "n_inside": ("level", k.astype(np.int64)),
-         "n_points": ((), m)},
-        coords={"level": given})
+        {
+            "picp": ("level", k / m),
+            "picp_lower": ("level", lower),
+            "picp_upper": ("level", upper),
+            "valid": ("level", (lower <= given) & (given <= upper)),
+            "mpiw": ("level", width),
+            "n_inside": ("level", k.astype(np.int64)),
+            "n_points": ((), m),
+        },
+        coords={"level": given},
+    )
 
 
-def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.95,
-                      intervals="uE"):
+def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.95, intervals="uE"):
     r"""Coverage of the central prediction intervals ``E in +-uE q_D((1 + p) / 2)``.
 
     For each level p, the prediction interval coverage probability (PICP) is the share of
@@ -239,16 +263,30 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     ci = checks.probability("ci", ci)
     gen_name = get_generative(generative).name
     if intervals == "given":
-        levels = (None if levels is None or levels is DEFAULT_LEVELS
-                  else checks.levels("levels", levels))
+        levels = (
+            None if levels is None or levels is DEFAULT_LEVELS else checks.levels("levels", levels)
+        )
         out = map_datasets(_given_one, data, levels=levels, generative=generative, ci=ci)
-        out.attrs.update({"ci": ci, "method": "wilson", "intervals": intervals,
-                          "interval": "y in [lower, upper], the intervals given"})
+        out.attrs.update(
+            {
+                "ci": ci,
+                "method": "wilson",
+                "intervals": intervals,
+                "interval": "y in [lower, upper], the intervals given",
+            }
+        )
         return out
     levels = checks.levels("levels", levels)
     out = map_datasets(_coverage_one, data, levels=levels, generative=generative, ci=ci)
-    out.attrs.update({"generative": gen_name, "ci": ci, "method": "wilson",
-                      "intervals": intervals, "interval": "E in +-uE q_D((1 + level) / 2)"})
+    out.attrs.update(
+        {
+            "generative": gen_name,
+            "ci": ci,
+            "method": "wilson",
+            "intervals": intervals,
+            "interval": "E in +-uE q_D((1 + level) / 2)",
+        }
+    )
     return out
 
 
@@ -375,8 +413,8 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
     checks.choice("kind", kind, CURVE_KINDS)
     ci = checks.probability("ci", ci)
     gen_name = get_generative(generative).name
-    out = map_datasets(_curve_one, data, n_levels=n_levels, kind=kind, generative=generative,
-                       ci=ci)
-    out.attrs.update({"n_levels": n_levels, "kind": kind, "generative": gen_name, "ci": ci,
-                      "method": "wilson"})
+    out = map_datasets(_curve_one, data, n_levels=n_levels, kind=kind, generative=generative, ci=ci)
+    out.attrs.update(
+        {"n_levels": n_levels, "kind": kind, "generative": gen_name, "ci": ci, "method": "wilson"}
+    )
     return out

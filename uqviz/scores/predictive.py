@@ -15,13 +15,23 @@ from uqviz.engine.parallel import resolve_client, run_task
 from uqviz.engine.tree import datasets_of, map_datasets, naming_child
 from uqviz.predictive.forecast import forecast_form, observed
 from uqviz.scores.coverage import checked_points, generative_for
-from uqviz.scores.proper import (DEFAULT_SCORE_LEVELS, METHODS, bootstrap_column_means,
-                                 column_intervals, score_columns)
+from uqviz.scores.proper import (
+    DEFAULT_SCORE_LEVELS,
+    METHODS,
+    bootstrap_column_means,
+    column_intervals,
+    score_columns,
+)
 
 predictive_scores_kernels = lazy_module("uqviz._array.predictive_scores")
 
-__all__ = ["predictive_scores", "compare_forecasts", "point_scores", "PREDICTIVE_SCORES",
-           "FORM_SCORES"]
+__all__ = [
+    "predictive_scores",
+    "compare_forecasts",
+    "point_scores",
+    "PREDICTIVE_SCORES",
+    "FORM_SCORES",
+]
 
 #: every score of :func:`predictive_scores`, in the order of its results
 PREDICTIVE_SCORES = ("nll", "crps", "crps_fair", "check", "interval", "wis")
@@ -33,8 +43,10 @@ FORM_SCORES = {
     "quantiles": ("crps", "check", "interval", "wis"),
     "interval": ("interval",),
 }
-CITATION = ("Gneiting & Raftery (2007) (CRPS, quantile and interval scores); Ferro (2014) "
-            "(fair CRPS); Bracher et al. (2021) (weighted interval score, CRPS from quantiles)")
+CITATION = (
+    "Gneiting & Raftery (2007) (CRPS, quantile and interval scores); Ferro (2014) "
+    "(fair CRPS); Bracher et al. (2021) (weighted interval score, CRPS from quantiles)"
+)
 
 
 def _observed(ds):
@@ -51,31 +63,43 @@ def _form_scores(form, scores, ds, levels):
         if form == "quantiles":
             tau = _quantile_levels(ds, levels)
             pairs, med, lonely = predictive_scores_kernels.central_pairs(tau)
-            return tuple(s for s in applies
-                         if (s != "interval" or pairs) and (s != "wis" or (
-                             pairs and med >= 0 and not lonely)))
+            return tuple(
+                s
+                for s in applies
+                if (s != "interval" or pairs)
+                and (s != "wis" or (pairs and med >= 0 and not lonely))
+            )
         return applies
     bad = [s for s in scores if s not in applies]
     if bad:
-        raise ValueError(f"scores {bad} do not apply to a forecast given as {form!r}, which "
-                         f"takes {list(applies)} (docs/api/scores.md, 'Scores of the forecast "
-                         "as given')")
+        raise ValueError(
+            f"scores {bad} do not apply to a forecast given as {form!r}, which "
+            f"takes {list(applies)} (docs/api/scores.md, 'Scores of the forecast "
+            "as given')"
+        )
     return tuple(scores)
 
 
 def _quantile_levels(ds, levels):
     """The levels scored of a quantile forecast: all given ones, or the subset ``levels``."""
     if "quantiles" not in ds.variables or "level" not in ds.coords:
-        raise ValueError("a forecast given as 'quantiles' needs the variable quantiles (dims "
-                         "point, level) and the coordinate level")
+        raise ValueError(
+            "a forecast given as 'quantiles' needs the variable quantiles (dims "
+            "point, level) and the coordinate level"
+        )
     given = np.asarray(ds["level"].values, dtype=float)
     if levels is None:
         return given
-    missing = [float(t) for t in levels
-               if not np.any(np.abs(given - t) <= predictive_scores_kernels.LEVEL_TOL)]
+    missing = [
+        float(t)
+        for t in levels
+        if not np.any(np.abs(given - t) <= predictive_scores_kernels.LEVEL_TOL)
+    ]
     if missing:
-        raise ValueError(f"levels: {len(missing)} level(s) not among the given quantile levels "
-                         f"{given.tolist()}: {missing}")
+        raise ValueError(
+            f"levels: {len(missing)} level(s) not among the given quantile levels "
+            f"{given.tolist()}: {missing}"
+        )
     return np.sort(np.asarray(levels, dtype=float))
 
 
@@ -92,38 +116,48 @@ def _point_scores(ds, scores, levels):
         e, u = checked_points(ds)
         gen = generative_for(ds.attrs.get("generative", "normal"), ds)
         if {"nll", "crps"} & set(names) and gen.kind not in score_kernels.CLOSED_FORM_KINDS:
-            raise ValueError(f"generative={gen.name!r}: NLL and CRPS of a forecast given as "
-                             f"{form!r} are available for the normal, Student-t and Laplace D "
-                             "only (closed forms)")
+            raise ValueError(
+                f"generative={gen.name!r}: NLL and CRPS of a forecast given as "
+                f"{form!r} are available for the normal, Student-t and Laplace D "
+                "only (closed forms)"
+            )
         lv = DEFAULT_SCORE_LEVELS.copy() if levels is None else np.asarray(levels, dtype=float)
         with np.errstate(over="ignore", under="ignore"):
             cols = score_columns(e, u, names, gen, lv)
         extra = {"generative": gen.name, "levels": lv}
         return form, names, cols, None, None, extra
     if levels is not None and form != "quantiles":
-        raise ValueError(f"levels apply to forecasts given as 'std' or 'quantiles', not "
-                         f"{form!r} (got levels={list(np.atleast_1d(levels))})")
+        raise ValueError(
+            f"levels apply to forecasts given as 'std' or 'quantiles', not "
+            f"{form!r} (got levels={list(np.atleast_1d(levels))})"
+        )
     y = _observed(ds)
     cols = {}
     tau = level_cols = None
     if form == "samples":
         if "samples" not in ds.variables:
-            raise ValueError("a forecast given as 'samples' needs the variable samples (dims "
-                             "point, sample)")
+            raise ValueError(
+                "a forecast given as 'samples' needs the variable samples (dims point, sample)"
+            )
         x = ds["samples"].transpose("point", ...).values
         plain, fair = predictive_scores_kernels.crps_ensemble_pair(y, x)
         cols = {"crps": plain, "crps_fair": fair}
     elif form == "interval":
         for v in ("lower", "upper"):
             if v not in ds.variables:
-                raise ValueError(f"a forecast given as 'interval' needs the variables lower "
-                                 f"and upper; {v} is missing")
+                raise ValueError(
+                    f"a forecast given as 'interval' needs the variables lower "
+                    f"and upper; {v} is missing"
+                )
         level = ds["lower"].attrs.get("level", ds.attrs.get("level"))
         if level is None:
-            raise ValueError("a forecast given as 'interval' needs its nominal coverage: "
-                             "attrs['level'] of lower (or of the dataset)")
+            raise ValueError(
+                "a forecast given as 'interval' needs its nominal coverage: "
+                "attrs['level'] of lower (or of the dataset)"
+            )
         y, lo, hi, level = predictive_scores_kernels.check_interval(
-            y, ds["lower"].values, ds["upper"].values, level)
+            y, ds["lower"].values, ds["upper"].values, level
+        )
         cols = {"interval": predictive_scores_kernels.interval_score(y, lo, hi, level)}
         extra = {"level": float(level)}
     else:  # quantiles
@@ -139,8 +173,9 @@ def _point_scores(ds, scores, levels):
             level_cols = predictive_scores_kernels.quantile_scores(y, q, tau)
             cols["check"] = level_cols.mean(axis=1)
         if "interval" in names:
-            pairs, _ = predictive_scores_kernels.check_levels_pairs(tau, median=False,
-                                                                    score="interval score")
+            pairs, _ = predictive_scores_kernels.check_levels_pairs(
+                tau, median=False, score="interval score"
+            )
             lo = q[:, [i for i, _ in pairs]]
             hi = q[:, [j for _, j in pairs]]
             p = np.array([tau[j] - tau[i] for i, j in pairs])
@@ -188,10 +223,12 @@ def _intervals(cols, *, n_boot, rng, ci, method, engine, name):
     est = cols.mean(axis=0)
     if not n_boot:
         return est, None, None, None
-    means, loo = bootstrap_column_means(cols, n_boot=n_boot, seed=seeds.kernel_seed(rng),
-                                        engine=engine, jackknife=method == "bca")
-    lower, upper, se = column_intervals(est, means.T, None if loo is None else loo.T, ci=ci,
-                                        method=method, name=name, stacklevel=6)
+    means, loo = bootstrap_column_means(
+        cols, n_boot=n_boot, seed=seeds.kernel_seed(rng), engine=engine, jackknife=method == "bca"
+    )
+    lower, upper, se = column_intervals(
+        est, means.T, None if loo is None else loo.T, ci=ci, method=method, name=name, stacklevel=6
+    )
     return est, lower, upper, se
 
 
@@ -202,23 +239,38 @@ def _predictive_one(ds, *, rng, scores, levels, boot):
     form, names, cols, tau, level_cols, extra = _point_scores(ds, scores, levels)
     m = cols.shape[0]
     if n_boot and m < 2:
-        raise ValueError(f"data: the bootstrap needs at least 2 points, got M = {m}; use "
-                         "n_boot=0 for the estimates alone")
+        raise ValueError(
+            f"data: the bootstrap needs at least 2 points, got M = {m}; use "
+            "n_boot=0 for the estimates alone"
+        )
     n_s = len(names)
     allc = cols if level_cols is None else np.column_stack([cols, level_cols])
-    est, lower, upper, se = _intervals(allc, n_boot=n_boot, rng=rng, ci=ci, method=method,
-                                       engine=engine, name=ds.attrs.get("name", ""))
+    est, lower, upper, se = _intervals(
+        allc,
+        n_boot=n_boot,
+        rng=rng,
+        ci=ci,
+        method=method,
+        engine=engine,
+        name=ds.attrs.get("name", ""),
+    )
     data = {"estimate": ("score", est[:n_s]), "forecast": ((), form)}
     coords = {"score": list(names)}
     if level_cols is not None:
         data["check"] = ("level", est[n_s:])
         coords["level"] = tau
     if n_boot:
-        data.update({"ci_lower": ("score", lower[:n_s]), "ci_upper": ("score", upper[:n_s]),
-                     "se": ("score", se[:n_s])})
+        data.update(
+            {
+                "ci_lower": ("score", lower[:n_s]),
+                "ci_upper": ("score", upper[:n_s]),
+                "se": ("score", se[:n_s]),
+            }
+        )
         if level_cols is not None:
-            data.update({"check_lower": ("level", lower[n_s:]),
-                         "check_upper": ("level", upper[n_s:])})
+            data.update(
+                {"check_lower": ("level", lower[n_s:]), "check_upper": ("level", upper[n_s:])}
+            )
     data["n_points"] = ((), m)
     out = xr.Dataset(data, coords=coords)
     if "generative" in extra:
@@ -226,8 +278,18 @@ def _predictive_one(ds, *, rng, scores, levels, boot):
     return out
 
 
-def predictive_scores(data, *, scores=None, levels=None, n_boot=10_000, ci=0.95, method="bca",
-                      engine=None, client=None, rng=None):
+def predictive_scores(
+    data,
+    *,
+    scores=None,
+    levels=None,
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    engine=None,
+    client=None,
+    rng=None,
+):
     r"""Proper scores of the forecast in the form it was given, with paired-bootstrap intervals.
 
     The forecast of each dataset is read in its native form (``attrs["forecast"]``, see
@@ -365,15 +427,36 @@ def predictive_scores(data, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
         scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
     boot = BootstrapOptions.check(
-        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"), min_boot=0, ci=ci,
-        method=method, rng=rng, engine=engine, methods=METHODS)
-    out = map_datasets(_predictive_one, data, rng=checks.rng(rng), variables=None,
-                       scores=scores, levels=levels, boot=boot,
-                       on_client=resolve_client(client))
-    out.attrs.update({"scores": [str(v) for v in out["score"].values], "n_boot": boot.n_boot,
-                      "ci": boot.ci, "method": boot.method, "rng": boot.attrs["rng"],
-                      "engine": boot.engine,
-                      "orientation": "negative (smaller is better)", "citation": CITATION})
+        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"),
+        min_boot=0,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=engine,
+        methods=METHODS,
+    )
+    out = map_datasets(
+        _predictive_one,
+        data,
+        rng=checks.rng(rng),
+        variables=None,
+        scores=scores,
+        levels=levels,
+        boot=boot,
+        on_client=resolve_client(client),
+    )
+    out.attrs.update(
+        {
+            "scores": [str(v) for v in out["score"].values],
+            "n_boot": boot.n_boot,
+            "ci": boot.ci,
+            "method": boot.method,
+            "rng": boot.attrs["rng"],
+            "engine": boot.engine,
+            "orientation": "negative (smaller is better)",
+            "citation": CITATION,
+        }
+    )
     if levels is not None:
         out.attrs["levels"] = levels.tolist()
     return out
@@ -393,15 +476,21 @@ def _common_scores(form_a, form_b, scores, ds_a, ds_b, levels):
     if scores is None:
         common = tuple(s for s in PREDICTIVE_SCORES if s in na and s in nb)
         if not common:
-            raise ValueError(f"no score applies to both forecasts: a ({form_a!r}) takes "
-                             f"{list(na)}, b ({form_b!r}) takes {list(nb)}")
+            raise ValueError(
+                f"no score applies to both forecasts: a ({form_a!r}) takes "
+                f"{list(na)}, b ({form_b!r}) takes {list(nb)}"
+            )
         return common
-    for label, form, applies in (("a", form_a, FORM_SCORES[form_a]),
-                                 ("b", form_b, FORM_SCORES[form_b])):
+    for label, form, applies in (
+        ("a", form_a, FORM_SCORES[form_a]),
+        ("b", form_b, FORM_SCORES[form_b]),
+    ):
         bad = [s for s in scores if s not in applies]
         if bad:
-            raise ValueError(f"scores {bad} do not apply to forecast {label}, given as "
-                             f"{form!r}, which takes {list(applies)}")
+            raise ValueError(
+                f"scores {bad} do not apply to forecast {label}, given as "
+                f"{form!r}, which takes {list(applies)}"
+            )
     return tuple(scores)
 
 
@@ -432,8 +521,9 @@ def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
         ya, yb = _observed(ds_a), _observed(ds_b)
         differ = int(np.count_nonzero(~(ya == yb)))
         if differ:
-            raise ValueError(f"a and b must forecast the same observations: y differs at "
-                             f"{differ} of {na} points")
+            raise ValueError(
+                f"a and b must forecast the same observations: y differs at {differ} of {na} points"
+            )
     names = _common_scores(form_a, form_b, scores, ds_a, ds_b, levels)
     _, _, ca, _, _, _ = _point_scores(ds_a, names, levels)
     _, _, cb, _, _, _ = _point_scores(ds_b, names, levels)
@@ -441,19 +531,43 @@ def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
         raise ValueError(f"data: the bootstrap needs at least 2 points, got M = {na}")
     d = ca - cb
     n_s = len(names)
-    est, lower, upper, se = _intervals(np.column_stack([d, ca, cb]), n_boot=n_boot, rng=rng,
-                                       ci=ci, method=method, engine=engine,
-                                       name=ds_a.attrs.get("name", ""))
-    data = {"estimate": ("score", est[:n_s]), "ci_lower": ("score", lower[:n_s]),
-            "ci_upper": ("score", upper[:n_s]), "se": ("score", se[:n_s]),
-            "score_a": ("score", est[n_s:2 * n_s]), "score_b": ("score", est[2 * n_s:]),
-            "comparison": ("score", np.array(_word(lower[:n_s], upper[:n_s], d), dtype=str)),
-            "n_points": ((), na), "forecast_a": ((), form_a), "forecast_b": ((), form_b)}
+    est, lower, upper, se = _intervals(
+        np.column_stack([d, ca, cb]),
+        n_boot=n_boot,
+        rng=rng,
+        ci=ci,
+        method=method,
+        engine=engine,
+        name=ds_a.attrs.get("name", ""),
+    )
+    data = {
+        "estimate": ("score", est[:n_s]),
+        "ci_lower": ("score", lower[:n_s]),
+        "ci_upper": ("score", upper[:n_s]),
+        "se": ("score", se[:n_s]),
+        "score_a": ("score", est[n_s : 2 * n_s]),
+        "score_b": ("score", est[2 * n_s :]),
+        "comparison": ("score", np.array(_word(lower[:n_s], upper[:n_s], d), dtype=str)),
+        "n_points": ((), na),
+        "forecast_a": ((), form_a),
+        "forecast_b": ((), form_b),
+    }
     return xr.Dataset(data, coords={"score": list(names)})
 
 
-def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95, method="bca",
-                      engine=None, client=None, rng=None):
+def compare_forecasts(
+    a,
+    b,
+    *,
+    scores=None,
+    levels=None,
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    engine=None,
+    client=None,
+    rng=None,
+):
     r"""Which of two forecasts of the same points scores better: the paired-bootstrap interval
     of the difference of each score.
 
@@ -552,17 +666,22 @@ def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
     if scores is not None:
         scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
-    boot = BootstrapOptions.check(n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine,
-                                  methods=METHODS)
+    boot = BootstrapOptions.check(
+        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS
+    )
     client = resolve_client(client)
     if isinstance(a, xr.Dataset) != isinstance(b, xr.Dataset):
-        raise TypeError(f"a and b must both be Datasets or both DataTrees, got "
-                        f"{type(a).__name__} and {type(b).__name__}")
+        raise TypeError(
+            f"a and b must both be Datasets or both DataTrees, got "
+            f"{type(a).__name__} and {type(b).__name__}"
+        )
     pa = datasets_of(a, variables=None)
     pb = datasets_of(b, variables=None)
     if [n for n, _ in pa] != [n for n, _ in pb]:
-        raise ValueError(f"a and b must have the same datasets: a has {[n for n, _ in pa]}, "
-                         f"b has {[n for n, _ in pb]}")
+        raise ValueError(
+            f"a and b must have the same datasets: a has {[n for n, _ in pa]}, "
+            f"b has {[n for n, _ in pb]}"
+        )
     rngs = seeds.spawn(checks.rng(rng), len(pa))  # one stream per pair, in order
     kwargs = dict(scores=scores, levels=levels, boot=boot)
     results = []
@@ -573,14 +692,26 @@ def compare_forecasts(a, b, *, scores=None, levels=None, n_boot=10_000, ci=0.95,
     if isinstance(a, xr.Dataset):
         out = results[0]
     else:
-        out = xr.concat(results, dim=xr.DataArray([n for n, _ in pa], dims="dataset",
-                                                  name="dataset"),
-                        coords="different", compat="equals", join="outer",
-                        combine_attrs="drop_conflicts")
-    out.attrs.update({"scores": [str(v) for v in out["score"].values], "n_boot": boot.n_boot,
-                      "ci": boot.ci, "method": boot.method, "rng": boot.attrs["rng"],
-                      "engine": boot.engine,
-                      "orientation": "negative (smaller is better)", "citation": CITATION})
+        out = xr.concat(
+            results,
+            dim=xr.DataArray([n for n, _ in pa], dims="dataset", name="dataset"),
+            coords="different",
+            compat="equals",
+            join="outer",
+            combine_attrs="drop_conflicts",
+        )
+    out.attrs.update(
+        {
+            "scores": [str(v) for v in out["score"].values],
+            "n_boot": boot.n_boot,
+            "ci": boot.ci,
+            "method": boot.method,
+            "rng": boot.attrs["rng"],
+            "engine": boot.engine,
+            "orientation": "negative (smaller is better)",
+            "citation": CITATION,
+        }
+    )
     if levels is not None:
         out.attrs["levels"] = levels.tolist()
     return out

@@ -20,8 +20,14 @@ from uqviz.scores.coverage import checked_points, generative_for
 
 resample_kernels = lazy_module("uqviz._array.resample")
 
-__all__ = ["proper_scores", "SCORES", "DEFAULT_SCORE_LEVELS", "score_columns",
-           "bootstrap_column_means", "column_intervals"]
+__all__ = [
+    "proper_scores",
+    "SCORES",
+    "DEFAULT_SCORE_LEVELS",
+    "score_columns",
+    "bootstrap_column_means",
+    "column_intervals",
+]
 
 SCORES = ("nll", "crps", "check", "interval")
 METHODS = ("bca", "percentile", "basic")
@@ -39,9 +45,16 @@ def score_columns(e, u, scores, gen, levels):
         cols["crps"] = score_kernels.crps_points(e, u, gen.kind, nu)
     if "check" in scores or "interval" in scores:
         check, inter = score_kernels.check_interval_points(
-            e / u, u, q_check=gen.ppf(levels), tau=levels,
-            q_lower=gen.ppf(0.5 - levels / 2.0), q_upper=gen.ppf(0.5 + levels / 2.0),
-            p=levels, check="check" in scores, interval="interval" in scores)
+            e / u,
+            u,
+            q_check=gen.ppf(levels),
+            tau=levels,
+            q_lower=gen.ppf(0.5 - levels / 2.0),
+            q_upper=gen.ppf(0.5 + levels / 2.0),
+            p=levels,
+            check="check" in scores,
+            interval="interval" in scores,
+        )
         if check is not None:
             cols["check"] = check
         if inter is not None:
@@ -145,9 +158,12 @@ def column_intervals(est, reps, jack, *, ci, method, name="", stacklevel=4):
     lower, upper = ivl["lower"], ivl["upper"]
     bad = int(np.count_nonzero(np.isnan(lower) | np.isnan(upper)))
     if bad:
-        warnings.warn(f"{bad} of {est.size} intervals{f' in {name!r}' if name else ''} "
-                      "could not be computed (degenerate bootstrap distribution): NaN",
-                      UnreliableWarning, stacklevel=stacklevel)
+        warnings.warn(
+            f"{bad} of {est.size} intervals{f' in {name!r}' if name else ''} "
+            "could not be computed (degenerate bootstrap distribution): NaN",
+            UnreliableWarning,
+            stacklevel=stacklevel,
+        )
     return lower, upper, se
 
 
@@ -167,13 +183,17 @@ def _proper_one(ds, *, rng, scores, generative, levels, boot):
     n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     e, u = checked_points(ds)
     if n_boot and e.size < 2:
-        raise ValueError(f"data: the bootstrap needs at least 2 points (E, uE), got M = "
-                         f"{e.size}; use n_boot=0 for the estimates alone")
+        raise ValueError(
+            f"data: the bootstrap needs at least 2 points (E, uE), got M = "
+            f"{e.size}; use n_boot=0 for the estimates alone"
+        )
     gen = generative_for(generative, ds)
     if {"nll", "crps"} & set(scores) and gen.kind not in score_kernels.CLOSED_FORM_KINDS:
-        raise ValueError(f"generative={gen.name!r}: NLL and CRPS are available for the normal, "
-                         "Student-t ('t<nu>') and Laplace D only (closed forms); the check and "
-                         "interval scores take any D")
+        raise ValueError(
+            f"generative={gen.name!r}: NLL and CRPS are available for the normal, "
+            "Student-t ('t<nu>') and Laplace D only (closed forms); the check and "
+            "interval scores take any D"
+        )
     m = e.size
     with np.errstate(over="ignore", under="ignore"):
         cols = score_columns(e, u, scores, gen, levels)
@@ -187,12 +207,16 @@ def _proper_one(ds, *, rng, scores, generative, levels, boot):
     sharp, disp = _spread(us_mean, 0.0, float(np.mean(c * c)), m)
     sharp = float(np.ldexp(sharp, k))
     disp = float(np.std(us, ddof=1) / us_mean) if m > 1 else np.nan
-    data = {"estimate": ("score", est_scores), "sharpness": ((), sharp),
-            "dispersion": ((), disp)}
+    data = {"estimate": ("score", est_scores), "sharpness": ((), sharp), "dispersion": ((), disp)}
     if n_boot:
         allc = np.column_stack([cols, spread_cols])
-        means, loo = bootstrap_column_means(allc, n_boot=n_boot, seed=seeds.kernel_seed(rng),
-                                            engine=engine, jackknife=method == "bca")
+        means, loo = bootstrap_column_means(
+            allc,
+            n_boot=n_boot,
+            seed=seeds.kernel_seed(rng),
+            engine=engine,
+            jackknife=method == "bca",
+        )
         n_s = len(scores)
         sharp_b, disp_b = _spread(us_mean, means[:, n_s], means[:, n_s + 1], m)
         reps = np.vstack([means[:, :n_s].T, np.ldexp(sharp_b, k)[None], disp_b[None]])
@@ -203,13 +227,20 @@ def _proper_one(ds, *, rng, scores, generative, levels, boot):
                 sharp_j, _ = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
                 _, disp_j = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
             jack = np.vstack([loo[:, :n_s].T, sharp_j[None], disp_j[None]])
-        lower, upper, se = column_intervals(est, reps, jack, ci=ci, method=method,
-                                            name=ds.attrs.get("name", ""), stacklevel=5)
-        data.update({"ci_lower": ("score", lower[:n_s]), "ci_upper": ("score", upper[:n_s]),
-                     "se": ("score", se[:n_s]),
-                     "sharpness_lower": ((), lower[n_s]), "sharpness_upper": ((), upper[n_s]),
-                     "dispersion_lower": ((), lower[n_s + 1]),
-                     "dispersion_upper": ((), upper[n_s + 1])})
+        lower, upper, se = column_intervals(
+            est, reps, jack, ci=ci, method=method, name=ds.attrs.get("name", ""), stacklevel=5
+        )
+        data.update(
+            {
+                "ci_lower": ("score", lower[:n_s]),
+                "ci_upper": ("score", upper[:n_s]),
+                "se": ("score", se[:n_s]),
+                "sharpness_lower": ((), lower[n_s]),
+                "sharpness_upper": ((), upper[n_s]),
+                "dispersion_lower": ((), lower[n_s + 1]),
+                "dispersion_upper": ((), upper[n_s + 1]),
+            }
+        )
     data["n_points"] = ((), m)
     return xr.Dataset(data, coords={"score": list(scores)})
 
@@ -230,11 +261,23 @@ def _refuse_given(ds, explicit):
             f"data{where} holds a forecast given as {form}: proper_scores scores E ~ uE * D "
             f"(a distribution of the summary uE, not the {form} as given); use "
             "uqviz.predictive_scores(data) to score the forecast as given, or pass "
-            "generative= (e.g. 'normal') to score the summary uE on purpose")
+            "generative= (e.g. 'normal') to score the summary uE on purpose"
+        )
 
 
-def proper_scores(data, *, scores=SCORES, generative=None, levels=None, n_boot=10_000,
-                  ci=0.95, method="bca", rng=None, engine=None, client=None):
+def proper_scores(
+    data,
+    *,
+    scores=SCORES,
+    generative=None,
+    levels=None,
+    n_boot=10_000,
+    ci=0.95,
+    method="bca",
+    rng=None,
+    engine=None,
+    client=None,
+):
     r"""Proper scores of ``E ~ uE * D``, sharpness and dispersion, with paired-bootstrap intervals.
 
     Scores are means over the points, negatively oriented (smaller is better), in the
@@ -358,13 +401,35 @@ def proper_scores(data, *, scores=SCORES, generative=None, levels=None, n_boot=1
     gen_name = get_generative(generative).name
     levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
     boot = BootstrapOptions.check(
-        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"), min_boot=0, ci=ci,
-        method=method, rng=rng, engine=engine, methods=METHODS)
-    out = map_datasets(_proper_one, data, rng=checks.rng(rng), scores=scores,
-                       generative=generative, levels=levels, boot=boot,
-                       on_client=resolve_client(client))
-    out.attrs.update({"scores": list(scores), "generative": gen_name, "n_boot": boot.n_boot,
-                      "ci": boot.ci, "method": boot.method, "rng": boot.attrs["rng"],
-                      "levels": levels.tolist(), "orientation": "negative (smaller is better)",
-                      "engine": boot.engine})
+        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"),
+        min_boot=0,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=engine,
+        methods=METHODS,
+    )
+    out = map_datasets(
+        _proper_one,
+        data,
+        rng=checks.rng(rng),
+        scores=scores,
+        generative=generative,
+        levels=levels,
+        boot=boot,
+        on_client=resolve_client(client),
+    )
+    out.attrs.update(
+        {
+            "scores": list(scores),
+            "generative": gen_name,
+            "n_boot": boot.n_boot,
+            "ci": boot.ci,
+            "method": boot.method,
+            "rng": boot.attrs["rng"],
+            "levels": levels.tolist(),
+            "orientation": "negative (smaller is better)",
+            "engine": boot.engine,
+        }
+    )
     return out

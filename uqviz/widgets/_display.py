@@ -32,8 +32,12 @@ def set_margins(fig):
     """Place the one Axes of ``fig`` at the fixed margins :data:`MARGINS_INCHES`."""
     w, h = fig.get_size_inches()
     m = MARGINS_INCHES
-    fig.subplots_adjust(left=m["left"] / w, right=1.0 - m["right"] / w,
-                        bottom=m["bottom"] / h, top=1.0 - m["top"] / h)
+    fig.subplots_adjust(
+        left=m["left"] / w,
+        right=1.0 - m["right"] / w,
+        bottom=m["bottom"] / h,
+        top=1.0 - m["top"] / h,
+    )
 
 
 #: where the axis labels sit, in inches: the x label's top below the axes (under the tick
@@ -52,11 +56,13 @@ def pin_axis_labels(ax):
 
     fig = ax.figure
     off = LABEL_OFFSETS_INCHES
-    ax.xaxis.set_label_coords(0.5, 0.0, transform=ax.transAxes + ScaledTranslation(
-        0.0, -off["x"], fig.dpi_scale_trans))
+    ax.xaxis.set_label_coords(
+        0.5, 0.0, transform=ax.transAxes + ScaledTranslation(0.0, -off["x"], fig.dpi_scale_trans)
+    )
     left = MARGINS_INCHES["left"] - off["y"]
-    ax.yaxis.set_label_coords(0.0, 0.5, transform=ax.transAxes + ScaledTranslation(
-        -left, 0.0, fig.dpi_scale_trans))
+    ax.yaxis.set_label_coords(
+        0.0, 0.5, transform=ax.transAxes + ScaledTranslation(-left, 0.0, fig.dpi_scale_trans)
+    )
     ax.yaxis.label.set_verticalalignment("top")  # rotated: the text extends to the right
 
 
@@ -70,8 +76,10 @@ def check_figsize(figsize):
     except (TypeError, ValueError):
         raise TypeError(f"figsize must be two numbers (inches), got {figsize!r}") from None
     if not (w >= least[0] and h >= least[1]):
-        raise ValueError(f"figsize {w:g} x {h:g} in leaves no room for the axes inside the fixed "
-                         f"margins: at least {least[0]:g} x {least[1]:g} in")
+        raise ValueError(
+            f"figsize {w:g} x {h:g} in leaves no room for the axes inside the fixed "
+            f"margins: at least {least[0]:g} x {least[1]:g} in"
+        )
     return w, h
 
 
@@ -146,19 +154,22 @@ def _show_image(output, mime, data, size, metadata=None):
     the widget's ``outputs`` (one message to the browser, no ``clear_output``/``display``
     pair and no re-rendering by the inline backend)."""
     w, h = (int(v) for v in size)
-    output.outputs = ({
-        "output_type": "display_data",
-        "data": {mime: data, "text/plain": f"<Figure size {w}x{h}>"},
-        "metadata": {mime: metadata} if metadata else {},
-    },)
+    output.outputs = (
+        {
+            "output_type": "display_data",
+            "data": {mime: data, "text/plain": f"<Figure size {w}x{h}>"},
+            "metadata": {mime: metadata} if metadata else {},
+        },
+    )
 
 
 def show_png(output, png, size):
     """Show ``png`` in ``output``, replacing what it shows, at its pixel ``size``
     (width, height)."""
     w, h = (int(v) for v in size)
-    _show_image(output, "image/png", base64.b64encode(png).decode("ascii"), size,
-                {"width": w, "height": h})
+    _show_image(
+        output, "image/png", base64.b64encode(png).decode("ascii"), size, {"width": w, "height": h}
+    )
 
 
 def show_svg(output, svg, size):
@@ -176,8 +187,12 @@ RENDERERS = ("svg", "matplotlib")
 def svg_layout(figsize):
     """The layout of the explorers' SVG views (``layout`` of
     :func:`uqviz.plots.conditional.local_svg`): ``figsize`` with the fixed margins."""
-    return {"figsize": tuple(figsize), "margins": MARGINS_INCHES,
-            "label_offsets": LABEL_OFFSETS_INCHES, "dpi": FIGURE_DPI}
+    return {
+        "figsize": tuple(figsize),
+        "margins": MARGINS_INCHES,
+        "label_offsets": LABEL_OFFSETS_INCHES,
+        "dpi": FIGURE_DPI,
+    }
 
 
 def build_inline(figsize, draw, figure=None):
@@ -185,9 +200,12 @@ def build_inline(figsize, draw, figure=None):
     again when it is an Agg figure of that size, else a new one), not rendered."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    reuse = (figure is not None and type(figure.canvas) is FigureCanvasAgg  # not ipympl's
-             and figure.get_layout_engine() is None
-             and tuple(figure.get_size_inches()) == tuple(figsize))
+    reuse = (
+        figure is not None
+        and type(figure.canvas) is FigureCanvasAgg  # not ipympl's
+        and figure.get_layout_engine() is None
+        and tuple(figure.get_size_inches()) == tuple(figsize)
+    )
     if reuse:
         figure.clear()
         set_margins(figure)
@@ -243,8 +261,13 @@ def dataset_dropdown(names):
     import ipywidgets as w
 
     single = len(names) == 1
-    return w.Dropdown(options=names, value=names[0], description="dataset", disabled=single,
-                      layout=w.Layout(display="none" if single else None))
+    return w.Dropdown(
+        options=names,
+        value=names[0],
+        description="dataset",
+        disabled=single,
+        layout=w.Layout(display="none" if single else None),
+    )
 
 
 #: room for the longest description ("condition on") so that none is cut
@@ -288,8 +311,12 @@ def explorer_layout(controls, message, readout, canvas_box, output, figsize):
     """
     import ipywidgets as w
 
-    fixed = dict(width=CONTROL_COLUMN_WIDTH, min_width=CONTROL_COLUMN_WIDTH,
-                 max_width=CONTROL_COLUMN_WIDTH, flex="0 0 auto")
+    fixed = dict(
+        width=CONTROL_COLUMN_WIDTH,
+        min_width=CONTROL_COLUMN_WIDTH,
+        max_width=CONTROL_COLUMN_WIDTH,
+        flex="0 0 auto",
+    )
     # the texts take their column's width less their margins (width auto: stretched by the
     # column), wrapping inside it; a fixed width equal to the column's overflowed it by the
     # widget margin (2 px)
@@ -300,10 +327,14 @@ def explorer_layout(controls, message, readout, canvas_box, output, figsize):
     # overflowing its output area)
     width = f"{int(round(figsize[0] * FIGURE_DPI)) + 2 * WIDGET_MARGIN_PX}px"
     readout.layout = w.Layout(width="auto")
-    view = w.VBox([readout, canvas_box, output],
-                  layout=w.Layout(width=width, min_width=width, flex="0 0 auto"))
-    row = w.HBox([column, view], layout=w.Layout(flex_flow="row wrap", align_items="flex-start",
-                                                 grid_gap="8px 16px"))
+    view = w.VBox(
+        [readout, canvas_box, output],
+        layout=w.Layout(width=width, min_width=width, flex="0 0 auto"),
+    )
+    row = w.HBox(
+        [column, view],
+        layout=w.Layout(flex_flow="row wrap", align_items="flex-start", grid_gap="8px 16px"),
+    )
     return w.VBox([row]), column
 
 
@@ -318,6 +349,7 @@ def is_widget_backend():
 def _built_on_demand(name, doc):
     """A property of :class:`ExplorerDrawing` kept in ``name``, built when first asked for
     after a view was shown as SVG or from its kept image; setting it marks the view built."""
+
     def get(self):
         self._build_if_unbuilt()
         return self.__dict__.get(name)
@@ -357,8 +389,9 @@ class ExplorerDrawing:
     def _build_if_unbuilt(self):
         if self.__dict__.get("_unbuilt"):
             self.__dict__["_unbuilt"] = False
-            self.figure, self.ax = build_inline(self.figsize, self._draw,
-                                                self.__dict__.get("_figure"))
+            self.figure, self.ax = build_inline(
+                self.figsize, self._draw, self.__dict__.get("_figure")
+            )
 
     #: settings whose numbers an explorer keeps (:meth:`cached`)
     CACHE_SIZE = 64
@@ -393,8 +426,13 @@ class ExplorerDrawing:
 
     def start_timings(self, compute=0.0):
         """Reset :attr:`timings` for a new update whose computation took ``compute`` s."""
-        self.timings = {"compute": float(compute), "figure": 0.0, "render": 0.0, "show": 0.0,
-                        "after": 0.0}
+        self.timings = {
+            "compute": float(compute),
+            "figure": 0.0,
+            "render": 0.0,
+            "show": 0.0,
+            "after": 0.0,
+        }
 
     def redraw(self):
         """Draw the current result (widget backend: in place; inline: as :attr:`renderer`).
@@ -433,7 +471,8 @@ class ExplorerDrawing:
             self.timings.update(figure=t1 - t0, render=0.0, show=time.perf_counter() - t1)
         else:
             self.figure, self.ax, view, times = draw_inline(
-                self.output, self.figsize, self._draw, figure=self.__dict__.get("_figure"))
+                self.output, self.figsize, self._draw, figure=self.__dict__.get("_figure")
+            )
             self.png, self.svg = view, None
             self.timings.update(times)
         if key is not None:
@@ -496,7 +535,8 @@ class ExplorerDrawing:
             if name != "message" and getattr(self, name, None) is not None:
                 getattr(self, name).value = ""
         self.message.value = wrap_html(
-            f"<span style='color:#d62728'>{html.escape(str(err))}</span>")
+            f"<span style='color:#d62728'>{html.escape(str(err))}</span>"
+        )
         fig = self.__dict__.get("_figure")  # (no figure built for a view not shown)
         if fig is not None:
             fig.clear()
@@ -512,8 +552,11 @@ class ExplorerDrawing:
         A page without a kernel (the documentation site, nbviewer) shows this
         instead of the live widget; JupyterLab and Voila show the widget.
         """
-        parts = [getattr(self, name).value for name in self.READOUTS
-                 if getattr(self, name, None) is not None and getattr(self, name).value]
+        parts = [
+            getattr(self, name).value
+            for name in self.READOUTS
+            if getattr(self, name, None) is not None and getattr(self, name).value
+        ]
         svg = self.__dict__.get("svg")
         png = None if svg is not None else self.png
         if png is None and svg is None and self.figure is not None:  # ipympl: no PNG yet
@@ -521,15 +564,24 @@ class ExplorerDrawing:
             self.figure.savefig(buf, format="png", dpi=FIGURE_DPI)
             png = buf.getvalue()
         if svg is not None:
-            parts.append('<img alt="the explorer\'s figure" src="data:image/svg+xml;base64,'
-                         f'{base64.b64encode(svg.encode()).decode()}"/>')
+            parts.append(
+                '<img alt="the explorer\'s figure" src="data:image/svg+xml;base64,'
+                f'{base64.b64encode(svg.encode()).decode()}"/>'
+            )
         elif png is not None:
-            parts.append('<img alt="the explorer\'s figure" src="data:image/png;base64,'
-                         f'{base64.b64encode(png).decode()}"/>')
-        parts.append("<p><small>A static copy of the explorer's first view: run the notebook "
-                     "for live controls.</small></p>")
-        return "<div class='uqviz-explorer-static'>" + "".join(
-            f"<div>{p}</div>" for p in parts) + "</div>"
+            parts.append(
+                '<img alt="the explorer\'s figure" src="data:image/png;base64,'
+                f'{base64.b64encode(png).decode()}"/>'
+            )
+        parts.append(
+            "<p><small>A static copy of the explorer's first view: run the notebook "
+            "for live controls.</small></p>"
+        )
+        return (
+            "<div class='uqviz-explorer-static'>"
+            + "".join(f"<div>{p}</div>" for p in parts)
+            + "</div>"
+        )
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         # the live widget for a kernel-backed frontend, static HTML for a page without one

@@ -23,9 +23,17 @@ from uqviz.engine import checks
 from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.plots.conditional import local, local_svg
 from uqviz.plots.recalibration import before_after, before_after_svg
-from uqviz.widgets._display import (FIGSIZE, RENDERERS, ExplorerDrawing, check_figsize,
-                                    dataset_dropdown, explorer_layout, labelled_datasets,
-                                    style_controls, wrap_html)
+from uqviz.widgets._display import (
+    FIGSIZE,
+    RENDERERS,
+    ExplorerDrawing,
+    check_figsize,
+    dataset_dropdown,
+    explorer_layout,
+    labelled_datasets,
+    style_controls,
+    wrap_html,
+)
 
 __all__ = ["ConditionalExplorer"]
 
@@ -139,9 +147,23 @@ class ConditionalExplorer(ExplorerDrawing):
 
     READOUTS = ("fv_label", "message")
 
-    def __init__(self, data, *, statistic="ZMS", conditioning="uE", n_bins=None,
-                 binning="equal_count", min_count=100, n_boot=1000, n_mc=NULL_N_MC,
-                 recalibration="none", rng=0, figsize=FIGSIZE, engine=None, renderer="svg"):
+    def __init__(
+        self,
+        data,
+        *,
+        statistic="ZMS",
+        conditioning="uE",
+        n_bins=None,
+        binning="equal_count",
+        min_count=100,
+        n_boot=1000,
+        n_mc=NULL_N_MC,
+        recalibration="none",
+        rng=0,
+        figsize=FIGSIZE,
+        engine=None,
+        renderer="svg",
+    ):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -168,43 +190,83 @@ class ConditionalExplorer(ExplorerDrawing):
         ds = self._datasets[names[0]]
         options = conditioning_options(ds)
         if conditioning not in options:
-            raise ValueError(f"conditioning {conditioning!r} is not a numeric variable of the "
-                             f"dataset; available: {', '.join(options)}")
-        self.conditioning = w.Dropdown(options=options, value=conditioning,
-                                       description="condition on")
+            raise ValueError(
+                f"conditioning {conditioning!r} is not a numeric variable of the "
+                f"dataset; available: {', '.join(options)}"
+            )
+        self.conditioning = w.Dropdown(
+            options=options, value=conditioning, description="condition on"
+        )
         m = ds.sizes["point"]
         n0 = default_n_bins(m) if n_bins is None else checks.count("n_bins", n_bins, maximum=m)
-        self.n_bins = w.IntSlider(value=n0, min=1, max=self._max_bins(m, n0),
-                                  description="bins", continuous_update=False)
+        self.n_bins = w.IntSlider(
+            value=n0, min=1, max=self._max_bins(m, n0), description="bins", continuous_update=False
+        )
         checks.choice("binning", binning, BINNINGS)
         self.binning = w.Dropdown(options=list(BINNINGS), value=binning, description="binning")
-        self.min_count = w.IntSlider(value=checks.count("min_count", min_count), min=10,
-                                     max=max(20, m // 4), step=10, description="min count",
-                                     continuous_update=False)
+        self.min_count = w.IntSlider(
+            value=checks.count("min_count", min_count),
+            min=10,
+            max=max(20, m // 4),
+            step=10,
+            description="min count",
+            continuous_update=False,
+        )
         checks.choice("statistic", statistic, STATISTICS)
-        self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
-                                    description="statistic")
+        self.statistic = w.Dropdown(
+            options=list(STATISTICS), value=statistic, description="statistic"
+        )
         checks.choice("recalibration", recalibration, RECALIBRATIONS)
-        self.recalibration = w.Dropdown(options=list(RECALIBRATIONS), value=recalibration,
-                                        description="recalibrate")
-        self.log_x = w.Checkbox(value=conditioning == "uE", description="log x",
-                                indent=False)
+        self.recalibration = w.Dropdown(
+            options=list(RECALIBRATIONS), value=recalibration, description="recalibrate"
+        )
+        self.log_x = w.Checkbox(value=conditioning == "uE", description="log x", indent=False)
         self.fv_label = w.HTML()
         self.message = w.HTML()
         self.output = w.Output()
         self._canvas_box = w.Box()
         self._sync_enabled()
 
-        for ctrl in (self.dataset, self.conditioning, self.n_bins, self.binning, self.min_count,
-                     self.statistic, self.recalibration, self.log_x):
+        for ctrl in (
+            self.dataset,
+            self.conditioning,
+            self.n_bins,
+            self.binning,
+            self.min_count,
+            self.statistic,
+            self.recalibration,
+            self.log_x,
+        ):
             ctrl.observe(self._on_change, names="value")
-        style_controls((self.dataset, self.conditioning, self.n_bins, self.binning,
-                        self.min_count, self.statistic, self.recalibration))
+        style_controls(
+            (
+                self.dataset,
+                self.conditioning,
+                self.n_bins,
+                self.binning,
+                self.min_count,
+                self.statistic,
+                self.recalibration,
+            )
+        )
         style_controls((self.log_x,))
         self.widget, self.controls = explorer_layout(
-            [self.dataset, self.conditioning, self.statistic, self.binning, self.n_bins,
-             self.min_count, self.recalibration, self.log_x],
-            self.message, self.fv_label, self._canvas_box, self.output, self.figsize)
+            [
+                self.dataset,
+                self.conditioning,
+                self.statistic,
+                self.binning,
+                self.n_bins,
+                self.min_count,
+                self.recalibration,
+                self.log_x,
+            ],
+            self.message,
+            self.fv_label,
+            self._canvas_box,
+            self.output,
+            self.figsize,
+        )
         self.update()
 
     # ------------------------------------------------------------------ state
@@ -254,26 +316,41 @@ class ConditionalExplorer(ExplorerDrawing):
         cond = self.conditioning.value if method == "bvs" else "uE"
         key = (self.dataset.value, method, cond)
         if key not in self._recalibrated:
-            self._recalibrated[key] = recalibrate(self.data, method=method, conditioning=cond,
-                                                  rng=self.rng)
+            self._recalibrated[key] = recalibrate(
+                self.data, method=method, conditioning=cond, rng=self.rng
+            )
         return self._recalibrated[key]
 
     def _local(self, ds, n_mc):
         stratified = self.binning.value == "stratified"
-        bins = dict(conditioning=self.conditioning.value,
-                    n_bins=None if stratified else self.n_bins.value, binning=self.binning.value,
-                    min_count=self.min_count.value if stratified else None, n_mc=n_mc,
-                    rng=self.rng)
-        result = (local_interval_coverage(ds, **bins) if self.statistic.value == "PICP" else
-                  local_calibration(ds, statistic=self.statistic.value, n_boot=self.n_boot,
-                                    engine=self.engine, **bins))
+        bins = dict(
+            conditioning=self.conditioning.value,
+            n_bins=None if stratified else self.n_bins.value,
+            binning=self.binning.value,
+            min_count=self.min_count.value if stratified else None,
+            n_mc=n_mc,
+            rng=self.rng,
+        )
+        result = (
+            local_interval_coverage(ds, **bins)
+            if self.statistic.value == "PICP"
+            else local_calibration(
+                ds, statistic=self.statistic.value, n_boot=self.n_boot, engine=self.engine, **bins
+            )
+        )
         return result, fraction_valid(result)  # "calibrated" with the null, else "wilson"
 
     def _settings(self):
         stratified = self.binning.value == "stratified"
-        return (self.dataset.value, self.statistic.value, self.conditioning.value,
-                self.binning.value, None if stratified else self.n_bins.value,
-                self.min_count.value if stratified else None, self.recalibration.value)
+        return (
+            self.dataset.value,
+            self.statistic.value,
+            self.conditioning.value,
+            self.binning.value,
+            None if stratified else self.n_bins.value,
+            self.min_count.value if stratified else None,
+            self.recalibration.value,
+        )
 
     def compute(self):
         """Run :func:`uqviz.local_calibration` and :func:`uqviz.fraction_valid` for the controls.
@@ -284,7 +361,8 @@ class ConditionalExplorer(ExplorerDrawing):
         give the same numbers (fixed seed), so a setting visited again is not recomputed.
         """
         result, fv, self.result_before, self.fv_before, notes = self.cached(
-            self._settings(), lambda: self._compute_now(self.n_mc))
+            self._settings(), lambda: self._compute_now(self.n_mc)
+        )
         return result, fv, list(notes)
 
     def compute_bins(self):
@@ -314,12 +392,21 @@ class ConditionalExplorer(ExplorerDrawing):
             kept = self._kept_before(n_mc) if after is not None else None
             before = kept[:2] if kept else self._local(self.data, n_mc)
             result, fv = before if after is None else self._local(after, n_mc)
-        notes = list(dict.fromkeys((kept[4] if kept else ()) + tuple(
-            str(c.message) for c in caught if issubclass(c.category, UqvizWarning))))
-        if (self.recalibration.value == "isotonic" and self.conditioning.value == "uE"
-                and self.binning.value != "stratified"):
-            notes.append("the isotonic output is a step function of uE: analyse it vs uE "
-                         "with binning = stratified")
+        notes = list(
+            dict.fromkeys(
+                (kept[4] if kept else ())
+                + tuple(str(c.message) for c in caught if issubclass(c.category, UqvizWarning))
+            )
+        )
+        if (
+            self.recalibration.value == "isotonic"
+            and self.conditioning.value == "uE"
+            and self.binning.value != "stratified"
+        ):
+            notes.append(
+                "the isotonic output is a step function of uE: analyse it vs uE "
+                "with binning = stratified"
+            )
         if after is None:
             return result, fv, None, None, tuple(notes)
         return result, fv, before[0], before[1], tuple(notes)
@@ -354,7 +441,7 @@ class ConditionalExplorer(ExplorerDrawing):
                 self.show_error(err)
                 return
             self.discard(("no null",) + self._settings())  # superseded: compute_bins
-            self._show_numbers(numbers)                      # now returns these numbers
+            self._show_numbers(numbers)  # now returns these numbers
             self.timings["after"] = time.perf_counter() - t1
 
     def figure_key(self):
@@ -368,28 +455,37 @@ class ConditionalExplorer(ExplorerDrawing):
         """Set ``.result``, ``.fv`` (and before), the messages and the f_v read-out; without
         the calibrated null (``fv`` of method "wilson") the read-out states no verdict."""
         self.result, self.fv, self.result_before, self.fv_before, notes = numbers
-        self.message.value = wrap_html("<br>".join(
-            f"<small>&#9888; {html.escape(n)}</small>" for n in notes))
+        self.message.value = wrap_html(
+            "<br>".join(f"<small>&#9888; {html.escape(n)}</small>" for n in notes)
+        )
         est, lo, hi = (float(self.fv[k]) for k in ("estimate", "ci_lower", "ci_upper"))
         ok = bool(self.fv["valid"])
         if "reference" in self.fv:
             # the verdict word of fraction_valid when it gives one (its tail rule, issue
             # 36), else the word of valid
-            word = (str(self.fv["verdict"].values) if "verdict" in self.fv
-                    else ("OK" if ok else "fails"))
-            target = (f"calibrated data give {float(self.fv['reference']):.2f}, at least "
-                      f"{float(self.fv['reference_lower']):.2f} accepted: " + word)
+            word = (
+                str(self.fv["verdict"].values)
+                if "verdict" in self.fv
+                else ("OK" if ok else "fails")
+            )
+            target = (
+                f"calibrated data give {float(self.fv['reference']):.2f}, at least "
+                f"{float(self.fv['reference_lower']):.2f} accepted: " + word
+            )
         else:
             target = "calibrated reference: computing&hellip;"
-        label = (f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
-                 f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; {target}")
+        label = (
+            f"<b>f<sub>v</sub> = {est:.2f}</b> &nbsp; 95% CI [{lo:.2f}, {hi:.2f}]<br>"
+            f"{int(self.fv['n_valid'])} of {int(self.fv['n_bins'])} bins valid; {target}"
+        )
         if self.fv_before is not None:
             b = self.fv_before
             label += (
                 f"<br><small>after {html.escape(self._method_words())}; before: "
                 f"f<sub>v</sub> = {float(b['estimate']):.2f} [{float(b['ci_lower']):.2f}, "
                 f"{float(b['ci_upper']):.2f}], {int(b['n_valid'])} of {int(b['n_bins'])} "
-                "valid</small>")
+                "valid</small>"
+            )
         self.fv_label.value = label
 
     def _method_words(self):
@@ -406,8 +502,10 @@ class ConditionalExplorer(ExplorerDrawing):
         return (f"{label} [{units}]" if units else label), self._log_x()
 
     def _title_before_after(self):
-        return (f"$f_v$ = {float(self.fv['estimate']):.2f} after {self._method_words()}, "
-                f"{float(self.fv_before['estimate']):.2f} before")
+        return (
+            f"$f_v$ = {float(self.fv['estimate']):.2f} after {self._method_words()}, "
+            f"{float(self.fv_before['estimate']):.2f} before"
+        )
 
     def _draw(self, ax):
         xlabel, log_x = self._labels()
@@ -415,13 +513,26 @@ class ConditionalExplorer(ExplorerDrawing):
             local(self.result, fv=self.fv, ax=ax, log_x=log_x, xlabel=xlabel, legend="outside")
             return
         # the method in the title, short labels in the legend (its width is the margin's)
-        before_after(self.result_before, self.result, labels=("before", "after"),
-                     ax=ax, log_x=log_x, legend="outside", title=self._title_before_after())
+        before_after(
+            self.result_before,
+            self.result,
+            labels=("before", "after"),
+            ax=ax,
+            log_x=log_x,
+            legend="outside",
+            title=self._title_before_after(),
+        )
         ax.set_xlabel(xlabel)
 
     def _draw_svg(self, layout):
         xlabel, log_x = self._labels()
         if self.result_before is None:
             return local_svg(self.result, self.fv, layout=layout, log_x=log_x, xlabel=xlabel)
-        return before_after_svg(self.result_before, self.result, layout=layout, log_x=log_x,
-                                xlabel=xlabel, title=self._title_before_after())
+        return before_after_svg(
+            self.result_before,
+            self.result,
+            layout=layout,
+            log_x=log_x,
+            xlabel=xlabel,
+            title=self._title_before_after(),
+        )

@@ -21,9 +21,17 @@ from uqviz.engine.verdicts import decide
 from uqviz.engine.warning_classes import UqvizWarning
 from uqviz.plots.reference import reference_distribution, reference_distribution_svg
 from uqviz.reference.simulated import validate_simulated
-from uqviz.widgets._display import (FIGSIZE, RENDERERS, ExplorerDrawing, check_figsize,
-                                    dataset_dropdown, explorer_layout, labelled_datasets,
-                                    style_controls, wrap_html)
+from uqviz.widgets._display import (
+    FIGSIZE,
+    RENDERERS,
+    ExplorerDrawing,
+    check_figsize,
+    dataset_dropdown,
+    explorer_layout,
+    labelled_datasets,
+    style_controls,
+    wrap_html,
+)
 
 __all__ = ["ReferenceExplorer"]
 
@@ -31,16 +39,23 @@ STATISTICS = ("CC", "ENCE", "ZMSE", "UCE", "ZMS")
 #: range of the nu slider (t_s(nu) has a unit variance for nu > 2)
 NU_RANGE = (2.5, 30.0)
 #: label -> key of the generative dropdown ("t" uses the nu slider)
-GENERATIVES = (("normal", "normal"), ("Student t", "t"), ("uniform", "uniform"),
-               ("Laplace", "laplace"), ("empirical (z-scores)", "empirical"))
+GENERATIVES = (
+    ("normal", "normal"),
+    ("Student t", "t"),
+    ("uniform", "uniform"),
+    ("Laplace", "laplace"),
+    ("empirical (z-scores)", "empirical"),
+)
 
 
 def _nu(nu) -> float:
     """``nu`` within the slider's range, never clamped silently."""
     nu = checks.positive("nu", nu)
     if not NU_RANGE[0] <= nu <= NU_RANGE[1]:
-        raise ValueError(f"nu must be in [{NU_RANGE[0]:g}, {NU_RANGE[1]:g}] (the range of the nu "
-                         f"slider), got {nu!r}")
+        raise ValueError(
+            f"nu must be in [{NU_RANGE[0]:g}, {NU_RANGE[1]:g}] (the range of the nu "
+            f"slider), got {nu!r}"
+        )
     return nu
 
 
@@ -109,9 +124,22 @@ class ReferenceExplorer(ExplorerDrawing):
 
     READOUTS = ("summary", "message")
 
-    def __init__(self, data, *, statistic="ENCE", generative="normal", nu=6.0,
-                 n_bins=None, n_mc=500, n_boot=1000, ci=0.95, rng=0,
-                 figsize=FIGSIZE, engine=None, renderer="svg"):
+    def __init__(
+        self,
+        data,
+        *,
+        statistic="ENCE",
+        generative="normal",
+        nu=6.0,
+        n_bins=None,
+        n_mc=500,
+        n_boot=1000,
+        ci=0.95,
+        rng=0,
+        figsize=FIGSIZE,
+        engine=None,
+        renderer="svg",
+    ):
         import ipywidgets as w
 
         self._datasets = labelled_datasets(data)
@@ -134,15 +162,22 @@ class ReferenceExplorer(ExplorerDrawing):
 
         names = list(self._datasets)
         self.dataset = dataset_dropdown(names)
-        self.statistic = w.Dropdown(options=list(STATISTICS), value=statistic,
-                                    description="statistic")
-        self.generative = w.Dropdown(options=list(GENERATIVES), value=generative,
-                                     description="D")
-        self.nu = w.FloatSlider(value=_nu(nu), min=NU_RANGE[0], max=NU_RANGE[1], step=0.5,
-                                description="nu", continuous_update=False)
+        self.statistic = w.Dropdown(
+            options=list(STATISTICS), value=statistic, description="statistic"
+        )
+        self.generative = w.Dropdown(options=list(GENERATIVES), value=generative, description="D")
+        self.nu = w.FloatSlider(
+            value=_nu(nu),
+            min=NU_RANGE[0],
+            max=NU_RANGE[1],
+            step=0.5,
+            description="nu",
+            continuous_update=False,
+        )
         n_bins = DEFAULT_N_BINS if n_bins is None else checks.count("n_bins", n_bins, minimum=2)
-        self.n_bins = w.IntSlider(value=n_bins, min=2, max=self._max_bins(),
-                                  description="bins", continuous_update=False)
+        self.n_bins = w.IntSlider(
+            value=n_bins, min=2, max=self._max_bins(), description="bins", continuous_update=False
+        )
         self.summary = w.HTML()
         self.message = w.HTML()
         self.output = w.Output()
@@ -153,13 +188,21 @@ class ReferenceExplorer(ExplorerDrawing):
         style_controls((self.dataset, self.statistic, self.generative, self.nu, self.n_bins))
         self.widget, self.controls = explorer_layout(
             [self.dataset, self.statistic, self.generative, self.nu, self.n_bins],
-            self.message, self.summary, self._canvas_box, self.output, self.figsize)
+            self.message,
+            self.summary,
+            self._canvas_box,
+            self.output,
+            self.figsize,
+        )
         self.update()
 
     # ------------------------------------------------------------------ state
     def _max_bins(self):
-        m = self.data.sizes["point"] if hasattr(self, "dataset") else \
-            next(iter(self._datasets.values())).sizes["point"]
+        m = (
+            self.data.sizes["point"]
+            if hasattr(self, "dataset")
+            else next(iter(self._datasets.values())).sizes["point"]
+        )
         return int(max(2, min(200, m // 10)))
 
     def _sync_enabled(self):
@@ -198,8 +241,12 @@ class ReferenceExplorer(ExplorerDrawing):
         return result, list(notes)
 
     def _settings(self):
-        return (self.dataset.value, self.statistic.value, self._generative(),
-                int(self.n_bins.value))
+        return (
+            self.dataset.value,
+            self.statistic.value,
+            self._generative(),
+            int(self.n_bins.value),
+        )
 
     def figure_key(self):
         """The settings: all the figure depends on (its PNG is kept with the numbers)."""
@@ -211,11 +258,22 @@ class ReferenceExplorer(ExplorerDrawing):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = validate_simulated(
-                self.data, statistic=stat.name, generative=self._generative(), scheme=schemes,
-                n_mc=self.n_mc, n_boot=self.n_boot, n_bins=int(self.n_bins.value), ci=self.ci,
-                rng=self.rng, return_samples=True, progress=False, engine=self.engine)
-        notes = list(dict.fromkeys(str(c.message) for c in caught
-                                   if issubclass(c.category, UqvizWarning)))
+                self.data,
+                statistic=stat.name,
+                generative=self._generative(),
+                scheme=schemes,
+                n_mc=self.n_mc,
+                n_boot=self.n_boot,
+                n_bins=int(self.n_bins.value),
+                ci=self.ci,
+                rng=self.rng,
+                return_samples=True,
+                progress=False,
+                engine=self.engine,
+            )
+        notes = list(
+            dict.fromkeys(str(c.message) for c in caught if issubclass(c.category, UqvizWarning))
+        )
         result.attrs["dataset"] = self.dataset.value
         return result, tuple(notes)
 
@@ -230,8 +288,9 @@ class ReferenceExplorer(ExplorerDrawing):
             return
         self.start_timings(time.perf_counter() - t0)
         # the text first: the read-outs reach the browser before the figure
-        self.message.value = wrap_html("<br>".join(
-            f"<small>&#9888; {html.escape(n)}</small>" for n in notes))
+        self.message.value = wrap_html(
+            "<br>".join(f"<small>&#9888; {html.escape(n)}</small>" for n in notes)
+        )
         res = self.result
         rows = []
         for s in res["scheme"].values:
@@ -243,8 +302,9 @@ class ReferenceExplorer(ExplorerDrawing):
                 reliable = bool(res["reliable"].sel(scheme=s)) if "reliable" in res else True
                 word = decide(not ok, reliable=reliable)  # the contract's verdict words
             color = "#1f77b4" if word == "OK" else "#d62728" if word == "fails" else "#7f7f7f"
-            rows.append(f"<span style='color:{color}'>&zeta;<sub>{s}</sub> = {z:+.2f} "
-                        f"({word})</span>")
+            rows.append(
+                f"<span style='color:{color}'>&zeta;<sub>{s}</sub> = {z:+.2f} ({word})</span>"
+            )
         attrs = res.attrs
         binned = get_statistic(attrs["statistic"]).kind == "binned"
         bins = f", {attrs['n_bins']} bins" if binned else ""
@@ -255,7 +315,8 @@ class ReferenceExplorer(ExplorerDrawing):
             f"reference (D = {attrs['generative']}{bins})"
             f" = {float(res['reference']):.4g} &plusmn; {float(res['reference_se']):.1g}"
             f" (MC interval [{float(res['reference_lower']):.4g}, "
-            f"{float(res['reference_upper']):.4g}])<br>" + " &nbsp; ".join(rows))
+            f"{float(res['reference_upper']):.4g}])<br>" + " &nbsp; ".join(rows)
+        )
         self.redraw()
 
     # ---------------------------------------------------------------- draw

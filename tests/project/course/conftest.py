@@ -9,10 +9,13 @@ QUOTES = HERE.parent / "course_quotes"
 
 
 def pytest_collection_modifyitems(config, items):
-    drop = [item for item in items
-            if Path(str(item.path)).resolve().parent == HERE
-            and getattr(item, "originalname", None) == "test_quoted_numbers_are_printed"
-            and not (QUOTES / f"{item.module.NOTEBOOK}.json").is_file()]
+    drop = [
+        item
+        for item in items
+        if Path(str(item.path)).resolve().parent == HERE
+        and getattr(item, "originalname", None) == "test_quoted_numbers_are_printed"
+        and not (QUOTES / f"{item.module.NOTEBOOK}.json").is_file()
+    ]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = [item for item in items if item not in drop]

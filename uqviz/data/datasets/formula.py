@@ -38,15 +38,54 @@ ELEMENTS: frozenset[str] = frozenset(
 #: Standard atomic weights (Da), IUPAC conventional/abridged values to 5 significant
 #: digits. QM9 only needs H, C, N, O, F: 1.008, 12.011, 14.007, 15.999, 18.998.
 ATOMIC_WEIGHTS: dict[str, float] = {
-    "H": 1.008, "He": 4.0026, "Li": 6.94, "Be": 9.0122, "B": 10.81, "C": 12.011,
-    "N": 14.007, "O": 15.999, "F": 18.998, "Ne": 20.180, "Na": 22.990, "Mg": 24.305,
-    "Al": 26.982, "Si": 28.085, "P": 30.974, "S": 32.06, "Cl": 35.45, "Ar": 39.95,
-    "K": 39.098, "Ca": 40.078, "Ti": 47.867, "V": 50.942, "Cr": 51.996,
-    "Mn": 54.938, "Fe": 55.845, "Co": 58.933, "Ni": 58.693, "Cu": 63.546,
-    "Zn": 65.38, "Ga": 69.723, "Ge": 72.630, "As": 74.922, "Se": 78.971,
-    "Br": 79.904, "Kr": 83.798, "Rb": 85.468, "Sr": 87.62, "Ag": 107.87,
-    "Sn": 118.71, "Sb": 121.76, "Te": 127.60, "I": 126.90, "Xe": 131.29,
-    "Cs": 132.91, "Ba": 137.33, "Pt": 195.08, "Au": 196.97, "Hg": 200.59,
+    "H": 1.008,
+    "He": 4.0026,
+    "Li": 6.94,
+    "Be": 9.0122,
+    "B": 10.81,
+    "C": 12.011,
+    "N": 14.007,
+    "O": 15.999,
+    "F": 18.998,
+    "Ne": 20.180,
+    "Na": 22.990,
+    "Mg": 24.305,
+    "Al": 26.982,
+    "Si": 28.085,
+    "P": 30.974,
+    "S": 32.06,
+    "Cl": 35.45,
+    "Ar": 39.95,
+    "K": 39.098,
+    "Ca": 40.078,
+    "Ti": 47.867,
+    "V": 50.942,
+    "Cr": 51.996,
+    "Mn": 54.938,
+    "Fe": 55.845,
+    "Co": 58.933,
+    "Ni": 58.693,
+    "Cu": 63.546,
+    "Zn": 65.38,
+    "Ga": 69.723,
+    "Ge": 72.630,
+    "As": 74.922,
+    "Se": 78.971,
+    "Br": 79.904,
+    "Kr": 83.798,
+    "Rb": 85.468,
+    "Sr": 87.62,
+    "Ag": 107.87,
+    "Sn": 118.71,
+    "Sb": 121.76,
+    "Te": 127.60,
+    "I": 126.90,
+    "Xe": 131.29,
+    "Cs": 132.91,
+    "Ba": 137.33,
+    "Pt": 195.08,
+    "Au": 196.97,
+    "Hg": 200.59,
     "Pb": 207.2,
 }
 
@@ -87,8 +126,9 @@ def parse_formula(formula: str) -> dict[str, int]:
     {'C': 7, 'H': 10, 'N': 2, 'O': 1}
     """
     if not isinstance(formula, str):
-        raise TypeError("molecular formula must be a str, got "
-                        f"{type(formula).__name__}: {formula!r}")
+        raise TypeError(
+            f"molecular formula must be a str, got {type(formula).__name__}: {formula!r}"
+        )
     text = formula.strip()
     if not text:
         raise _malformed(formula, "empty")
@@ -120,11 +160,13 @@ def parse_formula(formula: str) -> dict[str, int]:
             _add(stack[-1][1], last)
         else:  # a count
             if last is None:
-                raise _malformed(formula, f"count {digits!r} at position {pos} "
-                                          "follows no atom or group")
+                raise _malformed(
+                    formula, f"count {digits!r} at position {pos} follows no atom or group"
+                )
             if digits[0] == "0":
-                raise _malformed(formula, f"count {digits!r} at position {pos} "
-                                          "is zero or has a leading zero")
+                raise _malformed(
+                    formula, f"count {digits!r} at position {pos} is zero or has a leading zero"
+                )
             extra = int(digits) - 1  # `last` was already added once
             _add(stack[-1][1], {k: v * extra for k, v in last.items()})
             last = None  # "H2 3" or "H23" never multiplies twice

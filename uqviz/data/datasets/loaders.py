@@ -26,64 +26,117 @@ __all__ = ["list_datasets", "load_dataset", "load_collection", "COLLECTIONS"]
 _RCE = "pernot-2024_RCE-v4.0"
 _ADAPT = "pernot-2023_Adaptivity-v1.1"
 
-_PERNOT2024 = ("Pernot, P. (2024). How to validate average calibration for machine learning "
-               "regression tasks? arXiv:2402.10043; data: github.com/ppernot/2024_RCE v4.0, "
-               "doi:10.5281/zenodo.13341150")
-_PERNOT2023 = ("Pernot, P. (2023). Calibration in machine learning uncertainty quantification: "
-               "beyond consistency to target adaptivity; data: "
-               "github.com/ppernot/2023_Adaptivity v1.1")
-_PALMER = ("Palmer, G. et al. (2022). Calibration after bootstrap for accurate uncertainty "
-           "quantification in regression models. npj Comput. Mater. 8:115")
-_BUSK = ("Busk, J. et al. (2022). Calibrated uncertainty for molecular property prediction using "
-         "ensembles of message passing neural networks. Mach. Learn.: Sci. Technol. 3:015012")
-_RASMUSSEN = ("Rasmussen, M. H. et al. (2023). Uncertain of uncertainties? A comparison of "
-              "uncertainty quantification metrics for chemical data sets. J. Cheminform. 15")
+_PERNOT2024 = (
+    "Pernot, P. (2024). How to validate average calibration for machine learning "
+    "regression tasks? arXiv:2402.10043; data: github.com/ppernot/2024_RCE v4.0, "
+    "doi:10.5281/zenodo.13341150"
+)
+_PERNOT2023 = (
+    "Pernot, P. (2023). Calibration in machine learning uncertainty quantification: "
+    "beyond consistency to target adaptivity; data: "
+    "github.com/ppernot/2023_Adaptivity v1.1"
+)
+_PALMER = (
+    "Palmer, G. et al. (2022). Calibration after bootstrap for accurate uncertainty "
+    "quantification in regression models. npj Comput. Mater. 8:115"
+)
+_BUSK = (
+    "Busk, J. et al. (2022). Calibrated uncertainty for molecular property prediction using "
+    "ensembles of message passing neural networks. Mach. Learn.: Sci. Technol. 3:015012"
+)
+_RASMUSSEN = (
+    "Rasmussen, M. H. et al. (2023). Uncertain of uncertainties? A comparison of "
+    "uncertainty quantification metrics for chemical data sets. J. Cheminform. 15"
+)
 
 
 @dataclass(frozen=True)
 class _Spec:
     name: str
-    kind: str                 # "pal", "qm9" or "logp"
-    key: str                  # registry key of the calibrated file
-    size: int                 # rows after the papers' filter
+    kind: str  # "pal", "qm9" or "logp"
+    key: str  # registry key of the calibrated file
+    size: int  # rows after the papers' filter
     citation: str
     units: str
     key_uncal: str | None = None
     size_uncal: int | None = None
-    target: str = "E_"        # QM9 reference column
+    target: str = "E_"  # QM9 reference column
 
 
 def _pal(name: str, size: int) -> _Spec:
     stem = f"{_RCE}/PAL2022/{name}_Test"
-    return _Spec(name, "pal", f"{stem}_cal.csv", size, f"{_PALMER}; {_PERNOT2024}", "eV",
-                 f"{stem}_uncal.csv", size)
+    return _Spec(
+        name,
+        "pal",
+        f"{stem}_cal.csv",
+        size,
+        f"{_PALMER}; {_PERNOT2024}",
+        "eV",
+        f"{stem}_uncal.csv",
+        size,
+    )
 
 
 #: The sets, paper order first (Pernot (2024a), Table 1), then QM9_U0 (Pernot (2023)).
-_SPECS: dict[str, _Spec] = {s.name: s for s in (
-    _pal("Diffusion_RF", 2040),
-    _pal("Perovskite_RF", 3834),
-    _pal("Diffusion_LR", 2040),
-    _pal("Perovskite_LR", 3836),
-    _pal("Diffusion_GPR_Bayesian", 2040),
-    _pal("Perovskite_GPR_Bayesian", 3818),
-    _Spec("QM9_E", "qm9", f"{_RCE}/BUS2022/qm9_qm9_E_calibrated_isotonic_test.csv", 13885,
-          f"{_BUSK}; {_PERNOT2024}", "eV",
-          f"{_RCE}/BUS2022/qm9_qm9_E_uncalibrated_test.csv", 13885),
-    _Spec("logP_10k_a_LS-GCN", "logp", f"{_RCE}/RAS2023/logP_10k_a_LS-GCN_test.csv", 5000,
-          f"{_RASMUSSEN}; {_PERNOT2024}", ""),
-    _Spec("logP_150k_LS-GCN", "logp", f"{_RCE}/RAS2023/logP_150k_LS-GCN_test.csv", 5000,
-          f"{_RASMUSSEN}; {_PERNOT2024}", ""),
-    _Spec("QM9_U0", "qm9", f"{_ADAPT}/BUS2022/qm9_U0_test_Orig.csv", 13885,
-          f"{_BUSK}; {_PERNOT2023}", "eV", target="U0"),
-)}
+_SPECS: dict[str, _Spec] = {
+    s.name: s
+    for s in (
+        _pal("Diffusion_RF", 2040),
+        _pal("Perovskite_RF", 3834),
+        _pal("Diffusion_LR", 2040),
+        _pal("Perovskite_LR", 3836),
+        _pal("Diffusion_GPR_Bayesian", 2040),
+        _pal("Perovskite_GPR_Bayesian", 3818),
+        _Spec(
+            "QM9_E",
+            "qm9",
+            f"{_RCE}/BUS2022/qm9_qm9_E_calibrated_isotonic_test.csv",
+            13885,
+            f"{_BUSK}; {_PERNOT2024}",
+            "eV",
+            f"{_RCE}/BUS2022/qm9_qm9_E_uncalibrated_test.csv",
+            13885,
+        ),
+        _Spec(
+            "logP_10k_a_LS-GCN",
+            "logp",
+            f"{_RCE}/RAS2023/logP_10k_a_LS-GCN_test.csv",
+            5000,
+            f"{_RASMUSSEN}; {_PERNOT2024}",
+            "",
+        ),
+        _Spec(
+            "logP_150k_LS-GCN",
+            "logp",
+            f"{_RCE}/RAS2023/logP_150k_LS-GCN_test.csv",
+            5000,
+            f"{_RASMUSSEN}; {_PERNOT2024}",
+            "",
+        ),
+        _Spec(
+            "QM9_U0",
+            "qm9",
+            f"{_ADAPT}/BUS2022/qm9_U0_test_Orig.csv",
+            13885,
+            f"{_BUSK}; {_PERNOT2023}",
+            "eV",
+            target="U0",
+        ),
+    )
+}
 
 #: Named collections of sets, in order: ``{collection: (set names...)}``.
 COLLECTIONS: dict[str, tuple[str, ...]] = {
     "pernot2024": (
-        "Diffusion_RF", "Perovskite_RF", "Diffusion_LR", "Perovskite_LR",
-        "Diffusion_GPR_Bayesian", "Perovskite_GPR_Bayesian", "QM9_E",
-        "logP_10k_a_LS-GCN", "logP_150k_LS-GCN",
+        "Diffusion_RF",
+        "Perovskite_RF",
+        "Diffusion_LR",
+        "Perovskite_LR",
+        "Diffusion_GPR_Bayesian",
+        "Perovskite_GPR_Bayesian",
+        "QM9_E",
+        "logP_10k_a_LS-GCN",
+        "logP_150k_LS-GCN",
     ),
 }
 _COLLECTION_CITATION = {"pernot2024": _PERNOT2024}
@@ -106,19 +159,39 @@ def list_datasets() -> pd.DataFrame:
     >>> df.loc[df.calibrated, "name"].tolist()[:3]
     ['Diffusion_RF', 'Perovskite_RF', 'Diffusion_LR']
     """
-    rows = [dict(name=s.name, calibrated=True, size=s.size, units=s.units, source=s.key,
-                 citation=s.citation) for s in _SPECS.values()]
-    rows += [dict(name=s.name, calibrated=False, size=s.size_uncal, units=s.units,
-                  source=s.key_uncal, citation=s.citation)
-             for s in _SPECS.values() if s.key_uncal is not None]
+    rows = [
+        dict(
+            name=s.name,
+            calibrated=True,
+            size=s.size,
+            units=s.units,
+            source=s.key,
+            citation=s.citation,
+        )
+        for s in _SPECS.values()
+    ]
+    rows += [
+        dict(
+            name=s.name,
+            calibrated=False,
+            size=s.size_uncal,
+            units=s.units,
+            source=s.key_uncal,
+            citation=s.citation,
+        )
+        for s in _SPECS.values()
+        if s.key_uncal is not None
+    ]
     df = pd.DataFrame(rows, columns=["name", "calibrated", "size", "units", "source", "citation"])
     return df.astype({"size": "int64", "calibrated": bool})
 
 
 def _spec(name: str) -> _Spec:
     if not isinstance(name, str) or name not in _SPECS:
-        raise ValueError(f"unknown dataset {name!r}; known datasets: {', '.join(_SPECS)} "
-                         "(see uqviz.datasets.list_datasets())")
+        raise ValueError(
+            f"unknown dataset {name!r}; known datasets: {', '.join(_SPECS)} "
+            "(see uqviz.datasets.list_datasets())"
+        )
     return _SPECS[name]
 
 
@@ -128,8 +201,18 @@ def _papers_filter(e: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, float]:
     return u > threshold, threshold
 
 
-def _build(df: pd.DataFrame, *, spec: _Spec, key: str, calibrated: bool, e: np.ndarray,
-           u: np.ndarray, features=(), metadata=(), **columns) -> xr.Dataset:
+def _build(
+    df: pd.DataFrame,
+    *,
+    spec: _Spec,
+    key: str,
+    calibrated: bool,
+    e: np.ndarray,
+    u: np.ndarray,
+    features=(),
+    metadata=(),
+    **columns,
+) -> xr.Dataset:
     """Apply the papers' filter, call from_dataframe, set the attributes."""
     # The filter runs here on all rows, as in the authors' scripts, because some
     # of the filtered rows have uE <= 0, which from_dataframe rejects before its
@@ -141,11 +224,19 @@ def _build(df: pd.DataFrame, *, spec: _Spec, key: str, calibrated: bool, e: np.n
     name = spec.name if calibrated else f"{spec.name}_uncal"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ds = from_dataframe(kept, features=list(features), metadata=list(metadata), name=name,
-                            units=spec.units, min_uncertainty="papers", **columns)
+        ds = from_dataframe(
+            kept,
+            features=list(features),
+            metadata=list(metadata),
+            name=name,
+            units=spec.units,
+            min_uncertainty="papers",
+            **columns,
+        )
     for w in caught:  # the filter is documented loader behaviour: no warning for it
-        if not (issubclass(w.category, DataWarning)
-                and str(w.message).startswith("min_uncertainty")):
+        if not (
+            issubclass(w.category, DataWarning) and str(w.message).startswith("min_uncertainty")
+        ):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     n_post = int(ds.attrs.get("n_filtered", 0))
     # back to row numbers of the file
@@ -169,12 +260,21 @@ def _load_pal(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
     other = "uE_uncalibrated" if calibrated else "uE_calibrated"
     _require(df, ["E", "uE", "X"], key)
     df = df.rename(columns={"X": other})
-    ds = _build(df, spec=spec, key=key, calibrated=calibrated,
-                e=df["E"].to_numpy(float), u=df["uE"].to_numpy(float),
-                errors="E", uncertainties="uE", metadata=[other])
+    ds = _build(
+        df,
+        spec=spec,
+        key=key,
+        calibrated=calibrated,
+        e=df["E"].to_numpy(float),
+        u=df["uE"].to_numpy(float),
+        errors="E",
+        uncertainties="uE",
+        metadata=[other],
+    )
     ds[other].attrs.update(
         long_name=f"{other.split('_')[1]} standard uncertainty (column X of the file)",
-        units=spec.units)
+        units=spec.units,
+    )
     return ds
 
 
@@ -187,12 +287,23 @@ def _load_qm9(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
     df["hetero_fraction"] = hetero_fractions(formulas)
     e = df[spec.target].to_numpy(float) - df["prediction"].to_numpy(float)
     u = np.sqrt(df["uncertainty_total"].to_numpy(float))
-    ds = _build(df, spec=spec, key=key, calibrated=calibrated, e=e, u=u,
-                reference=spec.target, prediction="prediction", variances="uncertainty_total",
-                features=["mass", "hetero_fraction"], metadata=["formula", "qm9_index"])
+    ds = _build(
+        df,
+        spec=spec,
+        key=key,
+        calibrated=calibrated,
+        e=e,
+        u=u,
+        reference=spec.target,
+        prediction="prediction",
+        variances="uncertainty_total",
+        features=["mass", "hetero_fraction"],
+        metadata=["formula", "qm9_index"],
+    )
     ds["mass"].attrs.update(long_name="molecular mass (standard atomic weights)", units="Da")
     ds["hetero_fraction"].attrs.update(
-        long_name="fraction of heteroatoms: 1 - (nC + nH) / n_atoms", units="")
+        long_name="fraction of heteroatoms: 1 - (nC + nH) / n_atoms", units=""
+    )
     ds["formula"].attrs.update(long_name="molecular formula")
     ds["qm9_index"].attrs.update(long_name="molecule index in QM9 (column 'index' of the file)")
     return ds
@@ -203,9 +314,18 @@ def _load_logp(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
     _require(df, ["smiles", "logP", "y_pred", "uq"], key)
     # E = logP - y_pred in double precision, as the authors' getData.R
     e = df["logP"].to_numpy(float) - df["y_pred"].to_numpy(float)
-    ds = _build(df, spec=spec, key=key, calibrated=calibrated, e=e,
-                u=df["uq"].to_numpy(float), reference="logP", prediction="y_pred",
-                uncertainties="uq", metadata=["smiles"])
+    ds = _build(
+        df,
+        spec=spec,
+        key=key,
+        calibrated=calibrated,
+        e=e,
+        u=df["uq"].to_numpy(float),
+        reference="logP",
+        prediction="y_pred",
+        uncertainties="uq",
+        metadata=["smiles"],
+    )
     ds["smiles"].attrs.update(long_name="SMILES of the molecule")
     return ds
 
@@ -213,8 +333,10 @@ def _load_logp(spec: _Spec, key: str, calibrated: bool) -> xr.Dataset:
 def _require(df: pd.DataFrame, columns: list[str], key: str) -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise ValueError(f"data file {key!r}: missing column(s) {missing}; "
-                         f"columns found: {list(map(str, df.columns))}")
+        raise ValueError(
+            f"data file {key!r}: missing column(s) {missing}; "
+            f"columns found: {list(map(str, df.columns))}"
+        )
 
 
 _LOADERS = {"pal": _load_pal, "qm9": _load_qm9, "logp": _load_logp}
@@ -258,8 +380,10 @@ def load_dataset(name: str, *, calibrated: bool = True) -> xr.Dataset:
     else:
         if spec.key_uncal is None:
             twins = [s.name for s in _SPECS.values() if s.key_uncal is not None]
-            raise ValueError(f"dataset {name!r} has no uncalibrated twin (calibrated=False); "
-                             f"sets with one: {', '.join(twins)}")
+            raise ValueError(
+                f"dataset {name!r} has no uncalibrated twin (calibrated=False); "
+                f"sets with one: {', '.join(twins)}"
+            )
         key = spec.key_uncal
     return _LOADERS[spec.kind](spec, key, calibrated)
 

@@ -180,8 +180,9 @@ def fetch(key: str) -> Path:
         return path
 
     cache = _cache_dir()
-    pup = pooch.create(path=cache, base_url="", registry={key: REGISTRY[key]},
-                       urls={key: url}, retry_if_failed=1)
+    pup = pooch.create(
+        path=cache, base_url="", registry={key: REGISTRY[key]}, urls={key: url}, retry_if_failed=1
+    )
     target = cache.joinpath(*key.split("/"))
     try:
         return Path(pup.fetch(key))
