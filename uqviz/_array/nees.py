@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz._array import tails
 from uqviz._array.lazy import lazy_module
 
 stats = lazy_module("scipy.stats")
@@ -491,8 +492,6 @@ def mvt_tail_df_upper(nees, d):
     >>> bool(4.0 < mvt_tail_df_upper(np.sum(x * x, axis=1), 3) < 8.0)
     True
     """
-    from uqviz._array import tails
-
     df = tails.PROFILE_DF
     ll = mvt_profile(nees, d, df)
     if not np.all(np.isfinite(ll)):
@@ -513,8 +512,6 @@ def mvt_tail_df(nees, d):
     >>> bool(3.0 < low < est < 5.5)
     True
     """
-    from uqviz._array import tails
-
     df = tails.PROFILE_DF
     ll = mvt_profile(nees, d, df)
     if not np.all(np.isfinite(ll)):

@@ -16,6 +16,7 @@ import numpy as np
 import xarray as xr
 
 from uqviz.comparison import models  # called as models.compare_models: patchable
+from uqviz.comparison.measures import measure_label, measure_reference, sip_measures
 from uqviz.comparison.points import same_points
 from uqviz.engine.tree import datasets_of
 from uqviz.predictive.forecast import forecast_form
@@ -96,9 +97,6 @@ def comparison_block(result) -> dict:
     ``model``, ``versus``, ``comparison``, ``difference``, ``lower``, ``upper``, ``reference``,
     ``text``); ``sip_measures`` (the measures with SIP values).
     """
-    # lazy: plotting
-    from uqviz.plots.comparison import measure_label, measure_reference, sip_measures
-
     models = [str(m) for m in result["model"].values]
     measures = [str(m) for m in result["measure"].values]
     table, pairs = {}, {}
