@@ -73,6 +73,10 @@ REPORT = textwrap.dedent("""
         out.pop("warnings")
         simulated = sorted(out.pop("simulated_references"))
         words = {k: out["verdicts"].pop(k)["verdict"] for k in simulated}
+        # the verdict table holds the same tests: their rows go with them
+        from uqviz.reporting.serialise import dataset_from_json, dataset_to_json
+        table = dataset_from_json(out.pop("verdict_table"))
+        out["verdict_table"] = dataset_to_json(table.drop_sel(test=simulated))
         for part in (out, out["further_diagnostics"]):
             part["conclusion"] = [c for c in part["conclusion"]
                                   if not c.startswith(tuple(f"{k}:" for k in simulated))]
