@@ -926,7 +926,7 @@ def local_interval_coverage(
     continuity correction of :math:`k_b` points inside out of :math:`n_b`, and
     ``null_coverage`` the exact probability that it holds :math:`p` when
     :math:`k_b \sim \mathrm{Binomial}(n_b, p)`
-    (:func:`uqviz._array.binomial.wilson_coverage`).
+    (``uqviz._array.binomial.wilson_coverage``).
 
     References
     ----------

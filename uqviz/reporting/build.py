@@ -150,13 +150,13 @@ class Report:
     row per test (dim ``test``: ``"average"``, ``"consistency"``, ``"adaptivity:<feature>"``,
     ``"pit"``, ``"ENCE"``, ``"ZMSE"``, ``"CC"``, ``"coverage"``), ``verdict``, ``p_value``,
     ``p_adjusted``, ``reliable``, ``reason`` and the numbers its sentence quotes
-    (:func:`uqviz.reporting.verdicts.verdict_table`), so that
+    (``uqviz.reporting.verdicts.verdict_table``), so that
     ``rep.verdicts["verdict"].sel(test="consistency")`` is a verdict; ``analyses``, an
     ``xarray.DataTree`` of the result Datasets the report computed (``average``,
     ``tailedness``, ``local/<variable>/LZMS``, ``beyond_uE/<feature>/fv_LZMS``, ``coverage``,
     ``calibration_curve``, ``simulated_references/ENCE``, ``pit/validate_pit``...). The edge,
     written from them: ``conclusion`` (the sentences, each test's from its row of
-    ``verdicts``, :func:`uqviz.reporting.wording.conclusion_lines`), ``to_html()`` (its table
+    ``verdicts``, ``uqviz.reporting.wording.conclusion_lines``), ``to_html()`` (its table
     of the tests and the PIT's verdict read ``verdicts``), ``to_json()`` (``numbers`` and
     ``verdict_table``, ``verdicts`` serialised), ``save(folder)`` (both files into that folder
     only); it shows itself in a notebook. ``numbers`` (the JSON document, JSON-ready) keeps
@@ -254,7 +254,7 @@ class Report:
     def _document(self) -> dict:
         """The JSON document: name, conclusion, warnings, every key of ``numbers`` and
         ``verdict_table``, the verdict table serialised like every Dataset of the JSON
-        (:func:`uqviz.reporting.serialise.dataset_to_json`)."""
+        (``uqviz.reporting.serialise.dataset_to_json``)."""
         return {
             "name": self.name,
             "conclusion": self.conclusion,
@@ -265,8 +265,8 @@ class Report:
 
     def to_json(self) -> str:
         """The numbers, conclusion and warnings as a JSON string, with ``verdict_table``: the
-        verdict table (``verdicts``, :func:`uqviz.reporting.serialise.dataset_to_json`; read
-        it back with :func:`uqviz.reporting.serialise.dataset_from_json`), beside
+        verdict table (``verdicts``, ``uqviz.reporting.serialise.dataset_to_json``; read
+        it back with ``uqviz.reporting.serialise.dataset_from_json``), beside
         ``verdicts``, the entries of ``numbers``, kept for the readers of the JSON and for
         the details a table cannot hold (lists, dicts and booleans other than its flags: the
         coverage's levels and PICP, the references per D of ENCE, ZMSE and CC, ``valid``,
