@@ -1283,6 +1283,11 @@ def test_every_reader_refuses_bad_data_with_the_rows(case, reader):
 #   tests/data/test_data.py::test_ragged_input_is_named (kept)      from_arrays: ragged *
 #   tests/data/test_data.py::
 #       test_a_masked_array_is_refused_with_its_masked_count (kept) from_arrays: masked *
+#       test_read_csv_names_the_cell_beyond_float64 (kept)          read_csv: a cell beyond ...
+#   tests/predictive/test_forecast.py::
+#       test_drop_invalid_keeps_the_forecast_of_the_rows_kept       from_predictions: quantiles,
+#       (kept: it checks drop_invalid too)                           NaN at the median ...
+#   tests/groups/test_group_coverage.py::test_errors (kept)          group_coverage: a string ...
 # ----------------------------------------------------------------------------------------
 
 
@@ -1299,6 +1304,30 @@ def _uE_minus_one_in_row_0():
 def _nan_conditioning():
     ds = make_small_dataset(50, 0, "a")
     return ds.assign(f=("point", np.where(np.arange(50) < 3, np.nan, 1.0 * np.arange(50))))
+
+
+def _quantiles_nan_at_the_median():
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(3)  # the toy forecast of tests/predictive/test_forecast.py
+    yp = rng.normal(size=6)
+    s = rng.uniform(0.5, 2.0, size=6)
+    y = yp + s * rng.normal(size=6)
+    q = {p: yp + s * norm.ppf(p) for p in (0.1, 0.5, 0.9)}
+    q[0.5][2] = np.nan  # a NaN at a level that uE does not use: the row is invalid all the same
+    return y, yp, q
+
+
+def _csv_beyond_float64(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("E,uE\n" + "0.1,1\n" * 50 + "1e400,1\n")
+    return (path,)
+
+
+def _string_feature():
+    ds = make_small_dataset(200, 0, "a")
+    ds["name"] = ("point", np.array(["a", "b"] * 100))
+    return (ds,)
 
 
 _ZEROS = (np.zeros(20), np.linspace(0.1, 1.0, 20))
@@ -1435,6 +1464,29 @@ BAD_INPUT_CASES = {
         ValueError,
         "empty input",
     ),
+    "from_predictions: quantiles, NaN at the median in row 2": (
+        "tests/predictive/test_forecast.py::test_drop_invalid_keeps_the_forecast_of_the_rows_kept",
+        lambda y, yp, q: uqviz.from_predictions(y, yp, quantiles=q),
+        _quantiles_nan_at_the_median,
+        ValueError,
+        r"uE: 1 row with NaN \(row 2\)",
+    ),
+    "read_csv: a cell beyond float64": (
+        "tests/data/test_data.py::test_read_csv_names_the_cell_beyond_float64",
+        uqviz.read_csv,
+        _csv_beyond_float64,
+        ValueError,
+        r"E: 1 row with numbers beyond the range of float64 .*'1e400'.*\(row 50\)",
+    ),
+    "group_coverage: a string feature": (
+        "tests/groups/test_group_coverage.py::test_errors",
+        lambda d: uqviz.group_coverage(
+            d, features=("y", "name"), n_mc=20, n_perm=20, n_directions=10, progress=False
+        ),
+        _string_feature,
+        ValueError,
+        "not numeric",
+    ),
     **{
         f"from_arrays: ragged E {errors}": (
             "tests/data/test_data.py::test_ragged_input_is_named",
@@ -1463,9 +1515,9 @@ BAD_INPUT_CASES = {
 
 
 @pytest.mark.parametrize("case", BAD_INPUT_CASES)
-def test_folded_bad_input_case(case):
+def test_folded_bad_input_case(case, tmp_path):
     _origin, func, inputs, exc, message = BAD_INPUT_CASES[case]
-    args = inputs()
+    args = inputs(tmp_path) if "tmp_path" in inspect.signature(inputs).parameters else inputs()
     before = [_snapshot(a) for a in args]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
