@@ -15,6 +15,12 @@ Acceptable outcomes only (docs/conventions.md, "Errors" and "Verdicts"):
 never another exception type, a hang, a wrong option silently accepted, a mutated input.
 Warnings are fine. The outcomes per entry point are printed at the end of the module
 (``pytest -s``): results, errors, failures.
+
+Tables of bad inputs with the exact message (issue 38, item 6), at the end of the module:
+forecasts bad once in a Dataset on every reader of the forecast; bad E/uE data (NaN, inf,
+uE <= 0, a tree's bad child) on every public function taking E/uE data; bad multivariate
+arrays on qce, nees and nees_test; and the bad-input cases folded in from the module tests,
+each with the test it came from.
 """
 
 from __future__ import annotations
