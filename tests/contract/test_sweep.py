@@ -15,6 +15,12 @@ Acceptable outcomes only (docs/conventions.md, "Errors" and "Verdicts"):
 never another exception type, a hang, a wrong option silently accepted, a mutated input.
 Warnings are fine. The outcomes per entry point are printed at the end of the module
 (``pytest -s``): results, errors, failures.
+
+Tables of bad inputs with the exact message (issue 38, item 6), at the end of the module:
+forecasts bad once in a Dataset on every reader of the forecast; bad E/uE data (NaN, inf,
+uE <= 0, a tree's bad child) on every public function taking E/uE data; bad multivariate
+arrays on qce, nees and nees_test; and the bad-input cases folded in from the module tests,
+each with the test it came from.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 import uqviz
+from tests.conftest import make_small_dataset
 
 # ----------------------------------------------------------------------------------------
 # outcome counts, printed at the end of the module
@@ -1165,3 +1172,439 @@ def test_a_recalibrated_forecast_with_infinite_tails_passes_the_check():
     ds["quantiles"][1, -1] = -np.inf  # -inf above finite quantiles is not a tail
     with pytest.raises(ValueError, match="1 row with an infinite quantile that is not a tail"):
         uqviz.data.check_dataset(ds)
+
+
+# ----------------------------------------------------------------------------------------
+# bad E/uE data with the message of the rule (issue 38, item 6): the data rules of
+# uqviz.data.model (NaN, inf, uE <= 0 naming the variable, the count and the rows; a tree
+# names its child) asserted on every public function taking E/uE data, instead of once per
+# function in each module's tests; the hypothesis sweep above only checks that an error
+# names the data
+# ----------------------------------------------------------------------------------------
+
+
+def _bad_data_cases():
+    def edit(var, rows, value):
+        ds = make_small_dataset(400, 0, "a")
+        ds[var] = ds[var].copy()
+        ds[var].values[rows] = value
+        return ds
+
+    def tree_with_bad_child():
+        good = make_small_dataset(400, 0, "a")
+        bad = make_small_dataset(300, 1, "b")
+        bad["uE"] = bad["uE"].copy()
+        bad["uE"].values[4] = 0.0
+        return xr.DataTree.from_dict({"a": good, "b": bad})
+
+    return {
+        "uE <= 0": (edit("uE", [3], -1.0), r"uE: 1 row with uE <= 0 \(row 3\)"),
+        "uE = 0, 2 rows": (edit("uE", [1, 4], 0.0), r"uE: 2 rows with uE <= 0 \(rows 1, 4\)"),
+        "NaN E": (edit("E", [5], np.nan), r"E: 1 row with NaN \(row 5\)"),
+        "inf E": (edit("E", [0], -np.inf), r"E: 1 row with inf \(row 0\)"),
+        "NaN uE": (edit("uE", [2], np.nan), r"uE: 1 row with NaN \(row 2\)"),
+        "inf uE": (edit("uE", [7], np.inf), r"uE: 1 row with inf \(row 7\)"),
+        "NaN feature": (edit("y", [6, 8], np.nan), r"y: 2 rows with NaN \(rows 6, 8\)"),
+        "tree, uE = 0 in child b": (
+            tree_with_bad_child(),
+            r"dataset 'b': (?s:.*)uE: 1 row with uE <= 0 \(row 4\)",
+        ),
+    }
+
+
+BAD_DATA_CASES = _bad_data_cases()
+
+
+def _bad_data_readers():
+    from tests.contract import test_contract as contract
+
+    readers = {}
+    for qual, func in sorted(contract.EUE.items()):
+        short = contract._short(qual)
+        if short == "fit_histogram":
+            continue  # a plot of the data and a distribution_shapes result: no data check
+        kwargs = contract.EUE_CALLS[short]
+        if short.endswith("Explorer"):
+            readers[short] = lambda d, f=func, kw=kwargs: _shown_error(f(d, **kw))
+        else:
+            readers[short] = lambda d, f=func, kw=kwargs: f(d, **kw)
+    return readers
+
+
+def _shown_error(widget):
+    """An explorer shows a bad setting's error (no result) instead of raising: raise it."""
+    import html
+
+    if widget.result is None:
+        raise ValueError(html.unescape(re.sub(r"<[^>]+>", "", widget.message.value)))
+    return widget
+
+
+BAD_DATA_READERS = _bad_data_readers()
+
+
+@pytest.mark.parametrize(
+    "case, reader",
+    [
+        (case, reader)
+        for case in BAD_DATA_CASES
+        for reader in BAD_DATA_READERS
+        # an explorer shows one child of a tree at a time, the first ('a', good) at start
+        if not (case.startswith("tree") and reader.endswith("Explorer"))
+    ],
+)
+def test_every_reader_refuses_bad_data_with_the_rows(case, reader):
+    ds, message = BAD_DATA_CASES[case]
+    before = _snapshot(ds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match=message):
+            BAD_DATA_READERS[reader](ds)
+    assert _same(ds, before), f"{reader} mutated its input"
+
+
+# ----------------------------------------------------------------------------------------
+# bad-input cases folded in from the module tests (issue 38, item 6): one entry per
+# (function, bad input, error type, message pattern), the inputs as the module test built
+# them. "origin" is the test the case came from; the checks marked "removed" are asserted
+# here only (they were bad-input checks and nothing more: their pytest.raises blocks were
+# deleted from the origin), the others stay in their module tests too (those check more,
+# or share a test with other checks).
+#
+#   origin                                                          case id(s)
+#   tests/average/test_validation.py::test_bad_arguments (kept)      validate_average: *
+#   tests/scores/test_scores.py::test_bad_data (2 checks removed)    interval_coverage: 2 points,
+#                                                                    uE = -1 in row 1;
+#                                                                    proper_scores: 1 point
+#   tests/average/test_shapes.py::
+#       test_fits_name_the_data_and_count_the_points (3 fit_f      fit_*: *, distribution_shapes: *
+#       checks removed: E = 0 (E2, Z2), E2 overflows)
+#   tests/conditional/test_conditional.py::test_bad_input (kept)     local_calibration: NaN ...
+#   tests/data/test_from_predictions.py::
+#       test_nan_and_inf_are_counted_with_their_source (removed)    from_predictions: NaN and
+#                                                                    inf ..., inf std
+#       test_length_mismatch_names_every_input (kept)               from_predictions: length ...
+#       test_non_numeric_and_misaligned_input (kept)                from_predictions: y_pred ...,
+#                                                                    different indexes, empty
+#   tests/data/test_data.py::test_ragged_input_is_named (kept)      from_arrays: ragged *
+#   tests/data/test_data.py::
+#       test_a_masked_array_is_refused_with_its_masked_count (kept) from_arrays: masked *
+#       test_read_csv_names_the_cell_beyond_float64 (kept)          read_csv: a cell beyond ...
+#   tests/predictive/test_forecast.py::
+#       test_drop_invalid_keeps_the_forecast_of_the_rows_kept       from_predictions: quantiles,
+#       (kept: it checks drop_invalid too)                           NaN at the median ...
+#   tests/groups/test_group_coverage.py::test_errors (kept)          group_coverage: a string ...
+# ----------------------------------------------------------------------------------------
+
+
+def _one_point():
+    return uqviz.from_arrays([0.3], [0.2])
+
+
+def _uE_minus_one_in_row_0():
+    ds = make_small_dataset(100, 0, "a")
+    ds["uE"] = ds["uE"].where(ds.point != ds.point[0], -1.0)
+    return ds
+
+
+def _nan_conditioning():
+    ds = make_small_dataset(50, 0, "a")
+    return ds.assign(f=("point", np.where(np.arange(50) < 3, np.nan, 1.0 * np.arange(50))))
+
+
+def _quantiles_nan_at_the_median():
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(3)  # the toy forecast of tests/predictive/test_forecast.py
+    yp = rng.normal(size=6)
+    s = rng.uniform(0.5, 2.0, size=6)
+    y = yp + s * rng.normal(size=6)
+    q = {p: yp + s * norm.ppf(p) for p in (0.1, 0.5, 0.9)}
+    q[0.5][2] = np.nan  # a NaN at a level that uE does not use: the row is invalid all the same
+    return y, yp, q
+
+
+def _csv_beyond_float64(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("E,uE\n" + "0.1,1\n" * 50 + "1e400,1\n")
+    return (path,)
+
+
+def _string_feature():
+    ds = make_small_dataset(200, 0, "a")
+    ds["name"] = ("point", np.array(["a", "b"] * 100))
+    return (ds,)
+
+
+_ZEROS = (np.zeros(20), np.linspace(0.1, 1.0, 20))
+_MASKED_E = np.ma.masked_array([0.1, 0.2, -0.3, 0.4], mask=[True, False, True, False])
+_MASKED_UE = np.ma.masked_array(np.ones(4), mask=[False, False, False, True])
+
+# id: (origin, call, inputs, error type, message pattern)
+BAD_INPUT_CASES = {
+    "validate_average: uE = -1 in row 0": (
+        "tests/average/test_validation.py::test_bad_arguments",
+        uqviz.validate_average,
+        lambda: (_uE_minus_one_in_row_0(),),
+        ValueError,
+        r"uE: 1 row with uE <= 0 \(row 0\)",
+    ),
+    "validate_average: an array, not a Dataset": (
+        "tests/average/test_validation.py::test_bad_arguments",
+        uqviz.validate_average,
+        lambda: (np.ones(3),),
+        TypeError,
+        "Dataset or xarray.DataTree",
+    ),
+    "interval_coverage: 2 points, uE = -1 in row 1": (
+        "tests/scores/test_scores.py::test_bad_data",
+        uqviz.interval_coverage,
+        lambda: (uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]).assign(uE=("point", [1.0, -1.0])),),
+        ValueError,
+        r"uE: 1 row with uE <= 0 \(row 1\)",
+    ),
+    "proper_scores: 1 point": (
+        "tests/scores/test_scores.py::test_bad_data",
+        lambda d: uqviz.proper_scores(d, n_boot=10),
+        lambda: (uqviz.from_arrays([0.1], [1.0]),),
+        ValueError,
+        "at least 2 points",
+    ),
+    **{
+        f"{name}: 1 point": (
+            "tests/average/test_shapes.py::test_fits_name_the_data_and_count_the_points",
+            getattr(uqviz, name),
+            lambda: (_one_point(),),
+            ValueError,
+            r"data: fitting \w+ needs at least 2 points, got 1",
+        )
+        for name in ("fit_inverse_gamma", "fit_f", "distribution_shapes")
+    },
+    "fit_student_t: 2 points": (
+        "tests/average/test_shapes.py::test_fits_name_the_data_and_count_the_points",
+        uqviz.fit_student_t,
+        lambda: (uqviz.from_arrays([0.3, -0.1], [0.2, 0.4]),),
+        ValueError,
+        "data: fitting Z needs at least 3 points, got 2",
+    ),
+    "fit_f: E = 0 at all points": (
+        "tests/average/test_shapes.py::test_fits_name_the_data_and_count_the_points",
+        uqviz.fit_f,
+        lambda: (uqviz.from_arrays(*_ZEROS),),
+        ValueError,
+        r"data: E2 is zero at all 20 points",
+    ),
+    "fit_f(variable='Z2'): E = 0 at all points": (
+        "tests/average/test_shapes.py::test_fits_name_the_data_and_count_the_points",
+        lambda d: uqviz.fit_f(d, variable="Z2"),
+        lambda: (uqviz.from_arrays(*_ZEROS),),
+        ValueError,
+        r"data: Z2 is zero at all 20 points",
+    ),
+    "fit_f: E2 overflows in 1 point": (
+        "tests/average/test_shapes.py::test_fits_name_the_data_and_count_the_points",
+        uqviz.fit_f,
+        lambda: (uqviz.from_arrays(np.r_[1e200, np.ones(9)], np.ones(10)),),
+        ValueError,
+        r"data: E2 .* overflows \(inf\) at 1 of 10 points",
+    ),
+    "local_calibration: NaN in 3 rows of the conditioning feature": (
+        "tests/conditional/test_conditional.py::test_bad_input",
+        lambda d: uqviz.local_calibration(d, conditioning="f"),
+        lambda: (_nan_conditioning(),),
+        ValueError,
+        r"f: 3 rows with NaN \(rows 0, 1, 2\)",
+    ),
+    "from_predictions: NaN and inf in y_true": (
+        "tests/data/test_from_predictions.py::test_nan_and_inf_are_counted_with_their_source",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: (np.array([1.0, np.nan, 3.0, np.inf, 5.0]), np.zeros(5), np.ones(5)),
+        ValueError,
+        r"E: 1 row with NaN \(row 1\) \[y_true - y_pred\]\n"
+        r"  E: 1 row with inf \(row 3\) \[y_true - y_pred\]",
+    ),
+    "from_predictions: inf in y_true and y_pred (inf - inf)": (
+        "tests/data/test_from_predictions.py::test_nan_and_inf_are_counted_with_their_source",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: ([np.inf, 1.0], [np.inf, 1.0], [1.0, 1.0]),
+        ValueError,
+        r"E: 1 row with NaN \(row 0\) \[y_true - y_pred\]",
+    ),
+    "from_predictions: inf std": (
+        "tests/data/test_from_predictions.py::test_nan_and_inf_are_counted_with_their_source",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: (np.zeros(5), np.zeros(5), [1, 1, np.inf, 1, 1]),
+        ValueError,
+        r"uE: 1 row with inf \(row 2\)",
+    ),
+    "from_predictions: length mismatch": (
+        "tests/data/test_from_predictions.py::test_length_mismatch_names_every_input",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: ([1.0, 2.0, 3.0], [1.0, 2.0], [1.0, 1.0, 1.0]),
+        ValueError,
+        r"length mismatch: y_true has 3 rows, y_pred has 2 rows, "
+        r"std has 3 rows; y_pred has 1 row fewer than y_true",
+    ),
+    "from_predictions: y_pred not numbers": (
+        "tests/data/test_from_predictions.py::test_non_numeric_and_misaligned_input",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: ([1.0, 2.0], np.array([1.0, "x"], dtype=object), [1.0, 1.0]),
+        ValueError,
+        r"y_pred: 1 row with values that are not numbers",
+    ),
+    "from_predictions: Series with different indexes": (
+        "tests/data/test_from_predictions.py::test_non_numeric_and_misaligned_input",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: (
+            pd.Series([1.0, 2.0], index=[0, 1]),
+            pd.Series([1.0, 2.0], index=[1, 0]),
+            [1.0, 1.0],
+        ),
+        ValueError,
+        "different indexes",
+    ),
+    "from_predictions: empty": (
+        "tests/data/test_from_predictions.py::test_non_numeric_and_misaligned_input",
+        lambda y, yp, s: uqviz.from_predictions(y, yp, std=s),
+        lambda: ([], [], []),
+        ValueError,
+        "empty input",
+    ),
+    "from_predictions: quantiles, NaN at the median in row 2": (
+        "tests/predictive/test_forecast.py::test_drop_invalid_keeps_the_forecast_of_the_rows_kept",
+        lambda y, yp, q: uqviz.from_predictions(y, yp, quantiles=q),
+        _quantiles_nan_at_the_median,
+        ValueError,
+        r"uE: 1 row with NaN \(row 2\)",
+    ),
+    "read_csv: a cell beyond float64": (
+        "tests/data/test_data.py::test_read_csv_names_the_cell_beyond_float64",
+        uqviz.read_csv,
+        _csv_beyond_float64,
+        ValueError,
+        r"E: 1 row with numbers beyond the range of float64 .*'1e400'.*\(row 50\)",
+    ),
+    "group_coverage: a string feature": (
+        "tests/groups/test_group_coverage.py::test_errors",
+        lambda d: uqviz.group_coverage(
+            d, features=("y", "name"), n_mc=20, n_perm=20, n_directions=10, progress=False
+        ),
+        _string_feature,
+        ValueError,
+        "not numeric",
+    ),
+    **{
+        f"from_arrays: ragged E {errors}": (
+            "tests/data/test_data.py::test_ragged_input_is_named",
+            uqviz.from_arrays,
+            lambda errors=errors: (errors, [1.0, 1.0]),
+            ValueError,
+            "E: expected a 1-D array of numbers, got a ragged",
+        )
+        for errors in ([[1.0, 2.0], [3.0]], [1.0, [2.0, 3.0]])
+    },
+    "from_arrays: masked E, 2 rows": (
+        "tests/data/test_data.py::test_a_masked_array_is_refused_with_its_masked_count",
+        uqviz.from_arrays,
+        lambda: (_MASKED_E.copy(), np.ones(4)),
+        ValueError,
+        "E: a masked array with 2 rows masked",
+    ),
+    "from_arrays: masked uE, 1 row": (
+        "tests/data/test_data.py::test_a_masked_array_is_refused_with_its_masked_count",
+        uqviz.from_arrays,
+        lambda: (_MASKED_E.data.copy(), _MASKED_UE.copy()),
+        ValueError,
+        "uE: a masked array with 1 row masked",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUT_CASES)
+def test_folded_bad_input_case(case, tmp_path):
+    _origin, func, inputs, exc, message = BAD_INPUT_CASES[case]
+    args = inputs(tmp_path) if "tmp_path" in inspect.signature(inputs).parameters else inputs()
+    before = [_snapshot(a) for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(exc, match=message):
+            func(*args)
+    assert all(_same(a, b) for a, b in zip(args, before)), f"{case}: an input was mutated"
+
+
+def test_folded_cases_name_an_existing_origin():
+    """Each origin of the table is a test file of the suite (the mapping stays current)."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    files = {o.split("::")[0] for o, *_ in BAD_INPUT_CASES.values()}
+    missing = sorted(f for f in files if not os.path.isfile(os.path.join(repo, f)))
+    assert not missing, f"origins that are not test files: {missing}"
+
+
+# ----------------------------------------------------------------------------------------
+# bad multivariate arrays (issue 38, item 6): each case of
+# tests/quantile/test_quantile_contract.py (test_non_finite_values_name_the_argument_and_
+# count_points, test_boolean_inputs_are_refused: one function per case there, kept) on
+# every function taking (y, mean, scale): qce, nees, nees_test
+# ----------------------------------------------------------------------------------------
+
+
+def _mv_bad_cases():
+    rng = np.random.default_rng(0)
+    n = 30
+    mean = rng.normal(size=(n, 2))
+    std = rng.uniform(0.5, 2.0, size=(n, 2))
+    y = mean + 1.2 * std * rng.standard_normal((n, 2))
+
+    def edit(a, index, value):
+        a = a.copy()
+        a[index] = value
+        return a
+
+    return {
+        "NaN mean, 2 points": (
+            (y, edit(mean, ([3, 7, 7], [0, 0, 1]), np.nan), std),
+            ValueError,
+            r"mean: NaN or infinite values in 2 point\(s\), first at \[3, 7\]",
+        ),
+        "inf scale, 1 point": (
+            (y, mean, edit(std, (5, 1), np.inf)),
+            ValueError,
+            r"scale: NaN or infinite values in 1 point\(s\)",
+        ),
+        "-inf y, 12 points": (
+            (edit(y, (slice(0, 12), 0), -np.inf), mean, std),
+            ValueError,
+            r"y: NaN or infinite values in 12 point\(s\), "
+            r"first at \[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, \.\.\.\]",
+        ),
+        "std = 0, 2 points": (
+            (y, mean, edit(std, ([1, 2], 0), 0.0)),
+            ValueError,
+            r"scale: standard deviations must be > 0; 2 point",
+        ),
+        "boolean y": (
+            (np.array([True, False, True, True]), 0.0, np.ones(4)),
+            TypeError,
+            r"y: boolean values .* not numbers; 4 row\(s\)",
+        ),
+    }
+
+
+MV_BAD_CASES = _mv_bad_cases()
+MV_READERS = {
+    "qce": lambda *a: uqviz.qce(*a, levels=(0.2, 0.5, 0.8, 0.9), n_boot=0),
+    "nees": uqviz.nees,
+    "nees_test": uqviz.nees_test,
+}
+
+
+@pytest.mark.parametrize("reader", MV_READERS)
+@pytest.mark.parametrize("case", MV_BAD_CASES)
+def test_every_multivariate_function_refuses_bad_arrays(case, reader):
+    args, exc, message = MV_BAD_CASES[case]
+    before = [_snapshot(a) for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(exc, match=message):
+            MV_READERS[reader](*args)
+    assert all(_same(a, b) for a, b in zip(args, before)), f"{reader}: an input was mutated"

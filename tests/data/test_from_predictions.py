@@ -304,18 +304,8 @@ def test_length_mismatch_names_every_input():
         uqviz.from_predictions([1.0, 2.0, 3.0], [1.0, 2.0], std=[1.0, 1.0, 1.0])
 
 
-def test_nan_and_inf_are_counted_with_their_source():
-    y = np.array([1.0, np.nan, 3.0, np.inf, 5.0])
-    with pytest.raises(
-        ValueError,
-        match=r"E: 1 row with NaN \(row 1\) \[y_true - y_pred\]\n"
-        r"  E: 1 row with inf \(row 3\) \[y_true - y_pred\]",
-    ):
-        uqviz.from_predictions(y, np.zeros(5), std=np.ones(5))
-    with pytest.raises(ValueError, match=r"E: 1 row with NaN \(row 0\) \[y_true - y_pred\]"):
-        uqviz.from_predictions([np.inf, 1.0], [np.inf, 1.0], std=[1.0, 1.0])
-    with pytest.raises(ValueError, match=r"uE: 1 row with inf \(row 2\)"):
-        uqviz.from_predictions(np.zeros(5), np.zeros(5), std=[1, 1, np.inf, 1, 1])
+# NaN and inf counted with their source ([y_true - y_pred]): the contract sweep's folded
+# cases "from_predictions: NaN and inf ..." (tests/contract/test_sweep.py, BAD_INPUT_CASES)
 
 
 def test_non_numeric_and_misaligned_input():

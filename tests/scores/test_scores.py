@@ -462,12 +462,8 @@ def test_bad_options(call, match):
 
 
 def test_bad_data():
-    with pytest.raises(ValueError, match="uE"):
-        uqviz.interval_coverage(
-            uqviz.from_arrays([0.1, 0.2], [1.0, 1.0]).assign(uE=("point", [1.0, -1.0]))
-        )
-    with pytest.raises(ValueError, match="at least 2 points"):
-        uqviz.proper_scores(uqviz.from_arrays([0.1], [1.0]), n_boot=10)
+    # uE <= 0 (interval_coverage) and one point with a bootstrap (proper_scores): the
+    # contract sweep's folded cases (tests/contract/test_sweep.py, BAD_INPUT_CASES)
     one = uqviz.proper_scores(uqviz.from_arrays([0.1], [1.0]), n_boot=0)
     assert np.isfinite(one["estimate"]).all() and np.isnan(float(one["dispersion"]))
     with pytest.raises(ValueError, match="generative='empirical'"):
