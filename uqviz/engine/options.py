@@ -108,14 +108,20 @@ class BootstrapOptions:
         progress=None,
         resample="points",
         methods=BOOTSTRAP_METHODS,
-        min_boot=2,
+        zero=None,
     ):
-        """Check every option once and return the frozen object (``engine`` resolved)."""
+        """Check every option once and return the frozen object (``engine`` resolved).
+
+        ``zero``: what ``n_boot=0`` means where it is allowed (e.g. "no interval"); None: 0 is
+        refused, ``n_boot`` must be >= 2.
+        """
         checks.rng(rng)  # refused here, not in a worker
         if progress is not None:
             checks.boolean("progress", progress)
         return cls(
-            n_boot=checks.count("n_boot", n_boot, minimum=min_boot),
+            n_boot=checks.count("n_boot", n_boot, minimum=2)
+            if zero is None
+            else checks.count_or_zero("n_boot", n_boot, zero=zero),
             ci=checks.probability("ci", ci),
             method=checks.choice("method", method, tuple(methods)),
             rng=rng,

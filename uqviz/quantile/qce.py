@@ -367,10 +367,15 @@ def qce(
     n_bins = checks.count("n_bins", n_bins, minimum=1)
     sample_threshold = checks.count("sample_threshold", sample_threshold, minimum=0)
     marginal = checks.boolean("marginal", marginal)
-    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     boot = BootstrapOptions.check(
-        n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS, min_boot=0
-    )  # n_boot checked above
+        n_boot=n_boot,
+        ci=ci,
+        method=method,
+        rng=rng,
+        engine=engine,
+        methods=METHODS,
+        zero="no interval",
+    )
     inputs.check_sample_model(sample_model)
     gen = checks.rng(rng)
     spec = _QceSpec(

@@ -266,10 +266,14 @@ def confidence_curve(
         fractions = np.arange(0, 1, 0.01)
     else:
         fractions = checks.fractions("fractions", fractions)
-    n_boot = checks.count_or_zero("n_boot", n_boot, zero="no interval")
     normalize = checks.boolean("normalize", normalize)
     boot = BootstrapOptions.check(
-        n_boot=n_boot, min_boot=0, ci=ci, rng=rng, engine=engine, progress=show_progress(progress)
+        n_boot=n_boot,
+        zero="no interval",
+        ci=ci,
+        rng=rng,
+        engine=engine,
+        progress=show_progress(progress),
     )
     gen = get_generative(generative)
     stream = checks.rng(rng)

@@ -427,8 +427,8 @@ def predictive_scores(
         scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
     boot = BootstrapOptions.check(
-        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"),
-        min_boot=0,
+        n_boot=n_boot,
+        zero="no interval",
         ci=ci,
         method=method,
         rng=rng,

@@ -401,8 +401,8 @@ def proper_scores(
     gen_name = get_generative(generative).name
     levels = DEFAULT_SCORE_LEVELS.copy() if levels is None else checks.levels("levels", levels)
     boot = BootstrapOptions.check(
-        n_boot=checks.count_or_zero("n_boot", n_boot, zero="no interval"),
-        min_boot=0,
+        n_boot=n_boot,
+        zero="no interval",
         ci=ci,
         method=method,
         rng=rng,
