@@ -14,6 +14,7 @@ import numpy as np
 
 from uqviz._array import bca
 from uqviz._array import binned as binned_kernels
+from uqviz._array import clusters
 from uqviz._array.resample import binned_resample_sums as resample_binned
 from uqviz._array.resample import resample_sums
 from uqviz._array.stats import columns as make_columns
@@ -163,6 +164,7 @@ def bootstrap_moments(
     sizes=None,
     engine=None,
     blocked_above=None,
+    clusters=None,
 ):
     """Bootstrap moment statistics through resampled column sums.
 
@@ -173,6 +175,10 @@ def bootstrap_moments(
         name -> (func(means, n), column names).
     n_boot, seed, ci, method, starts, sizes, engine, blocked_above
         See :func:`uqviz._array.resample.resample_sums` and :func:`uqviz._array.bca.interval`.
+    clusters : ndarray of int, shape (M,), optional
+        Group code of each point (:func:`uqviz._array.clusters.group_codes`): whole groups are
+        resampled inside each bin and BCa's acceleration is the delete-one-group jackknife's
+        (:mod:`uqviz._array.clusters`).
 
     Returns
     -------
@@ -191,6 +197,22 @@ def bootstrap_moments(
     k = log2_scale(e, u)
     cols = make_columns(e, u, names, k)
     starts, sizes = _check_groups(len(cols), starts, sizes, method)
+    if clusters is not None:
+        return _cluster_moments(
+            cols,
+            names,
+            k,
+            stats,
+            clusters,
+            starts,
+            sizes,
+            n_boot,
+            seed,
+            ci,
+            method,
+            engine,
+            blocked_above,
+        )
     sums = resample_sums(
         cols, n_boot, seed, starts=starts, sizes=sizes, engine=engine, blocked_above=blocked_above
     )
@@ -207,6 +229,30 @@ def bootstrap_moments(
             if method == "bca"
             else None
         )
+        out[name] = _result(est, reps, ci, method, accel=accel)
+    return out
+
+
+def _cluster_moments(
+    cols, names, k, stats, codes, starts, sizes, n_boot, seed, ci, method, engine, blocked_above
+):
+    """:func:`bootstrap_moments` resampling whole groups (:mod:`uqviz._array.clusters`)."""
+    agg = clusters.aggregate(cols, codes, starts, sizes)
+    sums, counts = clusters.resample_cluster_sums(
+        agg, n_boot, seed, engine=engine, blocked_above=blocked_above
+    )
+    n = sizes.astype(float)
+    with np.errstate(all="ignore"):
+        rep_means = _as_dict(sums / counts[..., None], names, k)
+    means = _as_dict(_segment_sum(cols, starts) / n[:, None], names, k)
+    out = {}
+    for name, (func, _) in stats.items():
+        est = evaluate(name, func, means, n)
+        with np.errstate(all="ignore"):
+            reps = np.asarray(func(rep_means, counts), dtype=float)
+        accel = None
+        if method == "bca":
+            accel = clusters.jackknife_accel(agg, lambda m, w, f=func: f(_as_dict(m, names, k), w))
         out[name] = _result(est, reps, ci, method, accel=accel)
     return out
 
@@ -231,12 +277,13 @@ def _counts(idx, m):
     return np.bincount(flat, minlength=rows * m).reshape(rows, m).astype(float)
 
 
-def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
+def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca", clusters=None):
     """Paired bootstrap of statistics ``func(e, u)`` on index resamples.
 
     ``stats``: name -> (func, counts), ``counts`` None or ``(prepare(e, u),
     f(counts, prepared))`` for an O(M) evaluation from draw counts. Returns
-    name -> :class:`BootstrapResult` (group axis of 1).
+    name -> :class:`BootstrapResult` (group axis of 1). ``clusters`` (group code per
+    point): whole groups are resampled (:func:`_cluster_generic`).
 
     Examples
     --------
@@ -247,6 +294,8 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
     1.0
     """
     rng = np.random.default_rng(rng)
+    if clusters is not None:
+        return _cluster_generic(e, u, stats, clusters, n_boot, rng, ci, method)
     m = e.shape[-1]
     chunk = max(1, GENERIC_CHUNK_ELEMENTS // m)
     prepared = {name: c[0](e, u) for name, (_, c) in stats.items() if c is not None}
@@ -264,6 +313,46 @@ def bootstrap_generic(e, u, stats, *, n_boot, rng, ci=0.95, method="bca"):
     for name, (func, _) in stats.items():
         est = evaluate(name, lambda _m, f=func: f(e, u), {})
         jack = _generic_jackknife(func, e, u) if method == "bca" else None
+        r = _result(est, reps[name], ci, method, jackknife=jack)
+        out[name] = BootstrapResult(
+            r.estimate[None],
+            r.replicates[None],
+            r.lower[None],
+            r.upper[None],
+            None if method != "bca" else r.z0[None],
+            None if method != "bca" else np.atleast_1d(r.accel),
+        )
+    return out
+
+
+def _cluster_generic(e, u, stats, codes, n_boot, rng, ci, method):
+    """:func:`bootstrap_generic` resampling whole groups: each replicate draws G groups with
+    replacement and takes all their points; the jackknife deletes one group at a time (blocks
+    of groups above ``clusters.JACKKNIFE_BLOCKS`` groups)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    n_groups = int(codes.max()) + 1
+    members = clusters.group_members(codes, n_groups)
+    reps = {name: np.empty(n_boot) for name in stats}
+    prepared = {name: c[0](e, u) for name, (_, c) in stats.items() if c is not None}
+    for b in range(n_boot):
+        drawn = rng.integers(0, n_groups, size=n_groups)
+        pts = clusters.replicate_points(members, drawn)
+        weights = np.bincount(drawn, minlength=n_groups).astype(float)[codes]
+        with np.errstate(all="ignore"):
+            for name, (func, c) in stats.items():
+                reps[name][b] = (
+                    func(e[pts], u[pts]) if c is None else c[1](weights[None], prepared[name])[0]
+                )
+    block, n_blocks = clusters.jackknife_blocks(n_groups)
+    out = {}
+    for name, (func, _) in stats.items():
+        est = evaluate(name, lambda _m, f=func: f(e, u), {})
+        jack = None
+        if method == "bca":
+            with np.errstate(all="ignore"):
+                jack = np.array(
+                    [func(e[block[codes] != j], u[block[codes] != j]) for j in range(n_blocks)]
+                )
         r = _result(est, reps[name], ci, method, jackknife=jack)
         out[name] = BootstrapResult(
             r.estimate[None],

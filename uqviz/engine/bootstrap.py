@@ -137,11 +137,13 @@ def _bootstrap_cc(e, u, *, n_boot, seed, ci, method, client):
 def _moments_groups(first, last, shared):
     e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, *more = shared
     blocked_above = more[0] if more else None
+    codes = more[1] if len(more) > 1 else None
     lo, hi = starts[first], starts[last - 1] + sizes[last - 1]
     return bootstrap_kernels.bootstrap_moments(
         e[lo:hi],
         u[lo:hi],
         stats,
+        clusters=None if codes is None else codes[lo:hi],
         n_boot=n_boot,
         seed=gseeds[first:last],
         ci=ci,
@@ -154,16 +156,32 @@ def _moments_groups(first, last, shared):
 
 
 def split_moments(
-    e, u, stats, *, n_boot, seed, ci, method, starts, sizes, engine, client, blocked_above=None
+    e,
+    u,
+    stats,
+    *,
+    n_boot,
+    seed,
+    ci,
+    method,
+    starts,
+    sizes,
+    engine,
+    client,
+    blocked_above=None,
+    clusters=None,
 ):
     """Moment statistics; on a client, groups (bins) split over the workers.
 
     Every group has its own seed (:func:`uqviz._array.resample.group_seeds`), so the
     split does not change the numbers. One group runs as one task (the resampling kernel
     computes all its replicates). ``blocked_above``: as
-    :func:`uqviz._array.resample.resample_sums`.
+    :func:`uqviz._array.resample.resample_sums`; ``clusters``: group code per point, whole
+    groups resampled inside each bin (:mod:`uqviz._array.clusters`).
     """
     kwargs = dict(n_boot=n_boot, ci=ci, method=method, engine=engine, blocked_above=blocked_above)
+    if clusters is not None:
+        kwargs["clusters"] = clusters
     if client is None or starts is None or len(sizes) < 2:
         return run_task(
             bootstrap_kernels.bootstrap_moments,
@@ -176,6 +194,7 @@ def split_moments(
             client=client,
             **kwargs,
         )
+    kwargs.pop("clusters", None)
     starts = np.asarray(starts, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     gseeds = resample_kernels.group_seeds(seed, len(sizes))
@@ -183,7 +202,20 @@ def split_moments(
         _moments_groups,
         len(sizes),
         client=client,
-        shared=(e, u, stats, n_boot, gseeds, ci, method, starts, sizes, engine, blocked_above),
+        shared=(
+            e,
+            u,
+            stats,
+            n_boot,
+            gseeds,
+            ci,
+            method,
+            starts,
+            sizes,
+            engine,
+            blocked_above,
+            clusters,
+        ),
     )
     out = {}
     for name in stats:
@@ -215,6 +247,7 @@ def bootstrap_statistics(
     n_bins=DEFAULT_N_BINS,
     key=None,
     client=None,
+    clusters=None,
 ):
     """Paired bootstrap of several statistics on one set of points.
 
@@ -234,6 +267,12 @@ def bootstrap_statistics(
         Where the replicates are computed (docs/conventions.md); the numbers do not
         depend on it. CC's blocks of replicates and the groups of a grouped bootstrap are
         split over the workers; other paths run as one task.
+    clusters : ndarray of int, shape (M,), optional
+        Group code of each point (:func:`uqviz._array.clusters.group_codes`): the cluster
+        bootstrap resamples whole groups (Davison & Hinkley (1997), section 3.8) and takes
+        BCa's acceleration from the delete-one-group jackknife. Moment statistics go through
+        the resampling engine (its numbers on any threads or workers); CC, binned and
+        generic statistics through index resamples of the groups.
 
     Returns
     -------
@@ -260,6 +299,25 @@ def bootstrap_statistics(
     _check_cc({s.name for s in stats}, e, u)
     client = resolve_client(client)
     kinds = {s.kind for s in stats}
+    if clusters is not None:
+        clusters = _check_clusters(clusters, e.size)
+    if clusters is not None and kinds != {"moments"}:
+        if starts is not None or key is not None:
+            raise ValueError(
+                "the cluster bootstrap of CC, binned and generic statistics takes no bins"
+            )
+        return run_task(
+            bootstrap_kernels.bootstrap_generic,
+            e,
+            u,
+            {s.name: _as_generic(s, n_bins) for s in stats},
+            n_boot=n_boot,
+            rng=rng,
+            ci=ci,
+            method=method,
+            clusters=clusters,
+            client=client,
+        )
     if kinds == {"moments"}:
         return split_moments(
             e,
@@ -273,6 +331,7 @@ def bootstrap_statistics(
             sizes=sizes,
             engine=engine,
             client=client,
+            clusters=clusters,
         )
     if [s.name for s in stats] == ["CC"] and starts is None:
         return _bootstrap_cc(
@@ -321,6 +380,16 @@ def bootstrap_statistics(
         method=method,
         client=client,
     )
+
+
+def _check_clusters(clusters, m):
+    codes = np.asarray(clusters)
+    if codes.shape != (m,) or codes.dtype.kind not in "iu":
+        raise ValueError(
+            f"clusters: need one integer group code per point ({m}), got shape {codes.shape} "
+            f"of dtype {codes.dtype}; see uqviz._array.clusters.group_codes"
+        )
+    return codes.astype(np.int64)
 
 
 def bootstrap_against_reference(e, u, statistics, **kwargs):

@@ -35,6 +35,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from uqviz._array import clusters
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import SCHEMES
 from uqviz.engine.seeds import spawn
@@ -45,12 +46,17 @@ __all__ = [
     "streams",
     "BOOTSTRAP_METHODS",
     "RESAMPLING",
+    "GROUP_COORD",
     "BINNING_SCHEMES",
+    "data_group_codes",
 ]
 
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
-#: how a bootstrap resamples: single points (room for whole groups, a later issue)
-RESAMPLING = ("points",)
+#: how a bootstrap resamples: single points, or whole groups (the cluster bootstrap, when the
+#: data carry a ``group`` coordinate: Davison & Hinkley (1997), section 3.8)
+RESAMPLING = ("points", "groups")
+#: the coordinate (on ``point``) that holds each point's group label
+GROUP_COORD = "group"
 #: the binning schemes of uqviz.engine.binning
 BINNING_SCHEMES = SCHEMES
 
@@ -76,7 +82,11 @@ class BootstrapOptions:
     progress : bool or None
         Progress bars (None: the environment's default).
     resample : str
-        What a replicate draws: ``"points"``.
+        What a replicate draws: ``"points"``, or ``"groups"`` (whole groups: set by
+        :meth:`for_data` when the data carry a ``group`` coordinate).
+    clusters : ndarray of int or None
+        With ``resample="groups"``: the group code of each point of the data
+        (:func:`uqviz._array.clusters.group_codes`), in the data's order.
 
     Examples
     --------
@@ -94,6 +104,7 @@ class BootstrapOptions:
     client: object = None
     progress: object = None
     resample: str = "points"
+    clusters: object = dataclasses.field(default=None, compare=False, repr=False)
 
     @classmethod
     def check(
@@ -135,10 +146,29 @@ class BootstrapOptions:
         """A copy with ``changes`` (not checked again: pass checked values)."""
         return dataclasses.replace(self, **changes)
 
+    def for_data(self, ds) -> BootstrapOptions:
+        """These options for the dataset ``ds``: the cluster bootstrap when it has groups.
+
+        ``ds`` with a ``group`` coordinate (:data:`GROUP_COORD`) gives ``resample="groups"`` and
+        the group codes of its points; otherwise the options are returned unchanged.
+
+        Examples
+        --------
+        >>> import xarray as xr
+        >>> ds = xr.Dataset(coords={"group": ("point", ["a", "a", "b"])})
+        >>> opts = BootstrapOptions.check(n_boot=100).for_data(ds)
+        >>> opts.resample, opts.clusters.tolist(), opts.attrs["n_groups"]
+        ('groups', [0, 0, 1], 2)
+        """
+        codes = data_group_codes(ds)
+        if codes is None:
+            return self
+        return self.replace(resample="groups", clusters=codes)
+
     @property
     def attrs(self) -> dict:
-        """What a result records: n_boot, ci, method, rng, engine and resample."""
-        return {
+        """What a result records: n_boot, ci, method, rng, engine, resample (and n_groups)."""
+        out = {
             "n_boot": self.n_boot,
             "ci": self.ci,
             "method": self.method,
@@ -146,6 +176,23 @@ class BootstrapOptions:
             "engine": self.engine,
             "resample": self.resample,
         }
+        if self.clusters is not None:
+            out["n_groups"] = int(np.max(self.clusters, initial=-1)) + 1
+        return out
+
+
+def data_group_codes(ds):
+    """Group codes of the points of ``ds`` (its ``group`` coordinate), or None without one.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> data_group_codes(xr.Dataset(coords={"group": ("point", [5, 5, 2])})).tolist()
+    [0, 0, 1]
+    """
+    if ds is None or GROUP_COORD not in ds.variables:
+        return None
+    return clusters.group_codes(np.asarray(ds[GROUP_COORD].values))[0]
 
 
 @dataclasses.dataclass(frozen=True)
