@@ -64,7 +64,28 @@ SCENARIOS = (
     "adaptivity",
     "shape_t3",
     "shape_t4",
+    "grouped0.2",
+    "grouped0.5",
+    "grouped0.5_points",
+    "grouped_scale1.2",
+    "grouped_type1.5",
 )
+
+#: correlated points (issue 39): groups of ``GROUP_SIZE`` points whose z-scores share a
+#: component, ``z = sqrt(rho) a_g + sqrt(1 - rho) eps`` (corr(z_i, z_j) = rho inside a group);
+#: the sets carry the ``group`` coordinate (the cluster bootstrap), except ``*_points``, the same
+#: draws without it (what the point bootstrap concludes)
+GROUP_SIZE = 30
+GROUP_RHO = {
+    "grouped0.2": 0.2,
+    "grouped0.5": 0.5,
+    "grouped0.5_points": 0.5,
+    "grouped_scale1.2": 0.5,
+    "grouped_type1.5": 0.5,
+}
+#: ``"grouped_type1.5"``: the groups have ``GROUP_TYPES`` types in turn; the uE of type 0 is 1.5
+#: times too small (a family of structures the model knows less than it says)
+GROUP_TYPES = 4
 
 #: designs of the true uncertainty when no data are given
 DESIGNS = ("inverse_gamma", "constant", "lognormal")
@@ -110,6 +131,13 @@ MISCALIBRATED = {
     ),
     "shape_t3": frozenset({"shape", "coverage", "tails"}),
     "shape_t4": frozenset({"shape", "coverage", "tails"}),
+    "grouped0.2": frozenset(),
+    "grouped0.5": frozenset(),
+    "grouped0.5_points": frozenset(),
+    "grouped_scale1.2": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
+    # E[Z^2] = 1 + (1.5^2 - 1) / 4 = 1.31 at every uE and every X1, X2 (the type is independent
+    # of them); the intervals of type 0 cover too little
+    "grouped_type1.5": frozenset({"average", "consistency", "raw:X1", "raw:X2", "coverage"}),
 }
 
 #: the local statistics of f_v beyond the ZMS (Pernot (2023): LZV, LZISD, LRR)
@@ -299,9 +327,17 @@ def draw_set(
     x1 = x_rng.uniform(0.0, 1.0, size)
     x2 = x_rng.standard_normal(size)
     d = {"shape_t3": "t3", "shape_t4": "t4"}.get(scenario, generative)
-    z = get_generative(d).sample(g_rng, size)
+    group = np.arange(size) // GROUP_SIZE
+    if scenario in GROUP_RHO:
+        z = _grouped_z(g_rng, get_generative(d), group, GROUP_RHO[scenario])
+    else:
+        z = get_generative(d).sample(g_rng, size)
     E = u * z
-    if scenario.startswith("scale"):
+    if scenario == "grouped_scale1.2":
+        reported = u / 1.2
+    elif scenario == "grouped_type1.5":
+        reported = np.where(group % GROUP_TYPES == 0, u / 1.5, u)
+    elif scenario.startswith("scale"):
         reported = u / float(scenario[len("scale") :])
     elif scenario.startswith("consistency"):
         k = float(scenario[len("consistency") :])
@@ -313,7 +349,18 @@ def draw_set(
     else:
         reported = u
     feats = {**feats, "X1": x1, "X2": x2}
-    return from_arrays(E, reported, features=feats, name=scenario)
+    ds = from_arrays(E, reported, features=feats, name=scenario)
+    if scenario in GROUP_RHO and not scenario.endswith("_points"):
+        ds = ds.assign_coords(group=("point", group))
+    return ds
+
+
+def _grouped_z(rng, dist, group, rho):
+    """Unit-variance z-scores with correlation ``rho`` inside each group: the shared part and
+    the point's own part are both drawn from D (normal D: z is normal)."""
+    a_rng, e_rng = rng.spawn(2)
+    shared = dist.sample(a_rng, int(group.max()) + 1)[group]
+    return np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * dist.sample(e_rng, group.size)
 
 
 # ---------------------------------------------------------------------------------------
@@ -800,6 +847,14 @@ def operating_characteristics(
     - ``"adaptivity"``: ``uE = u (0.7 + 0.6 X1)``;
     - ``"shape_t3"``, ``"shape_t4"``: D is a unit-variance Student-t with 3 or 4 degrees of
       freedom whatever ``generative``: the variance is calibrated, only the shape is not.
+    - correlated points (issue 39; Cameron & Miller (2015)): groups of ``GROUP_SIZE`` = 30
+      points whose z-scores are correlated by ``rho`` (``z = sqrt(rho) a_g + sqrt(1 - rho)
+      eps``, both parts drawn from D), the group labels in the set's ``group`` coordinate so
+      that every bootstrap resamples whole groups: ``"grouped0.2"``, ``"grouped0.5"``
+      (calibrated, rho 0.2 or 0.5), ``"grouped0.5_points"`` (the same draws without the
+      coordinate: the point bootstrap's false alarm), ``"grouped_scale1.2"`` (rho 0.5, ``uE =
+      u / 1.2``), ``"grouped_type1.5"`` (rho 0.5, the groups of one type in four have ``uE =
+      u / 1.5``).
 
     ``MISCALIBRATED`` lists the properties each scenario truly breaks (for instance
     ``"consistency1.5"`` breaks average calibration and consistency but not the adaptivity
