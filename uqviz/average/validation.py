@@ -284,6 +284,7 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
             f"{e.size} (too few for a bootstrap interval)"
         )
     stats = [get_statistic(s) for s in statistics]
+    boot = boot.for_data(ds)  # the cluster bootstrap when the points carry groups
     res = bootstrap_against_reference(
         e,
         u,
@@ -294,6 +295,7 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
         rng=rng,
         engine=boot.engine,
         client=boot.client,
+        clusters=boot.clusters,
     )
     names = [s.name for s in stats]
     est = np.array([res[s].estimate[0] for s in names])
@@ -323,7 +325,10 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
     df_est, region = tail_fit(e, u)
     df_low = float(region[0]) if region.size else np.nan
     df_high = float(region[-1]) if region.size else np.nan
-    null_p = null_p_values(names, e, u, region)
+    # the Student-t null draws independent points: not a null of correlated groups
+    null_p = (
+        null_p_values(names, e, u, region) if boot.clusters is None else np.full(len(names), np.nan)
+    )
     words, verdict_p, reasons = average_verdicts(
         names,
         m=e.size,
@@ -424,6 +429,8 @@ def _validate_one(ds, *, rng, statistics, boot, return_replicates):
             ("statistic", "replicate"),
             np.stack([res[s].replicates[0] for s in names]),
         )
+    if boot.clusters is not None:  # ungrouped results keep their attrs (resample: points)
+        out.attrs.update(resample=boot.resample, n_groups=boot.attrs["n_groups"])
     return out
 
 
