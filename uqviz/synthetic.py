@@ -15,6 +15,7 @@ from uqviz.data.synthetic import (
     default_example,
     draw_calibrated,
     nig,
+    potential_committee,
     student_t_scaled,
     tig,
 )

@@ -16,6 +16,7 @@ import xarray as xr
 from uqviz._array import synthetic as synthetic_kernels
 from uqviz.data.constructors import from_arrays, from_datasets
 from uqviz.data.model import variable_attrs
+from uqviz.data.potentials import potential_committee
 from uqviz.engine import checks
 from uqviz.engine.seeds import seed_attr
 
@@ -24,6 +25,7 @@ __all__ = [
     "default_example",
     "draw_calibrated",
     "nig",
+    "potential_committee",
     "student_t_scaled",
     "tig",
 ]
