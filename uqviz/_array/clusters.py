@@ -198,3 +198,32 @@ def jackknife_blocks(n_groups, max_blocks=JACKKNIFE_BLOCKS):
     """Block of each group in a delete-block jackknife: one group per block up to max_blocks."""
     n_blocks = min(n_groups, max_blocks)
     return (np.arange(n_groups) * n_blocks) // max(n_groups, 1), n_blocks
+
+
+def intraclass_correlation(x, codes):
+    """One-way ANOVA estimate of the intraclass correlation of ``x`` in groups, floored at 0.
+
+    ``(MSB - MSW) / (MSB + (n0 - 1) MSW)`` with ``n0`` the ANOVA's mean group size for unequal
+    groups; 0 with fewer than two groups or no replication.
+
+    Examples
+    --------
+    >>> x = np.array([1.0, 1.2, -1.0, -0.8, 0.1, 0.0])
+    >>> round(float(intraclass_correlation(x, np.array([0, 0, 1, 1, 2, 2]))), 4)
+    0.9851
+    """
+    x = np.asarray(x, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    n = np.bincount(codes).astype(float)
+    n = n[n > 0]
+    g, m = n.size, x.size
+    if g < 2 or m <= g:
+        return 0.0
+    means = np.bincount(codes, x)[np.bincount(codes) > 0] / n
+    between = np.sum(n * (means - x.mean()) ** 2) / (g - 1)
+    inv = np.zeros(int(codes.max()) + 1)
+    inv[np.bincount(codes) > 0] = means
+    within = np.sum((x - inv[codes]) ** 2) / (m - g)
+    n0 = (m - np.sum(n**2) / m) / (g - 1)
+    denom = between + (n0 - 1.0) * within
+    return float(max(0.0, (between - within) / denom)) if denom > 0 else 0.0

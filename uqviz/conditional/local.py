@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from uqviz._array import clusters as clusters_kernels
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
@@ -234,7 +235,9 @@ def _intervals_of(statistic, boot):
     stat = get_statistic(statistic)
     if stat.kind == "generic":
 
-        def f(e, u, starts, sizes, seed):
+        def f(e, u, starts, sizes, seed, clusters=None):
+            if clusters is not None:
+                return _cluster_generic_bins(stat, e, u, starts, sizes, seed, clusters, boot)
             return bootstrap_kernels.bootstrap_generic_groups(
                 stat.func,
                 e,
@@ -250,12 +253,17 @@ def _intervals_of(statistic, boot):
         return f
     if boot.method == "student-t":
 
-        def f(e, u, starts, sizes, seed):
+        def f(e, u, starts, sizes, seed, clusters=None):
+            if clusters is not None:
+                raise ValueError(
+                    "method='student-t' assumes independent points; the data carry groups "
+                    "(a 'group' coordinate): use a bootstrap method, which resamples whole groups"
+                )
             return student_t_interval(e / u, starts, sizes, boot.ci)
 
         return f
 
-    def f(e, u, starts, sizes, seed):
+    def f(e, u, starts, sizes, seed, clusters=None):
         r = split_moments(
             e,
             u,
@@ -268,10 +276,31 @@ def _intervals_of(statistic, boot):
             sizes=sizes,
             engine=boot.engine,
             client=boot.client,
+            clusters=clusters,
         )[statistic]
         return r.estimate, r.lower, r.upper
 
     return f
+
+
+def _cluster_generic_bins(stat, e, u, starts, sizes, seed, codes, boot):
+    """A generic statistic per bin, each bin's groups resampled whole (one stream per bin)."""
+    out = np.full((3, len(sizes)), np.nan)
+    for b, r in enumerate(seeds.spawn(seed, len(sizes))):
+        sl = slice(starts[b], starts[b] + sizes[b])
+        local = clusters_kernels.group_codes(codes[sl])[0]
+        res = bootstrap_kernels.bootstrap_generic(
+            e[sl],
+            u[sl],
+            {stat.name: (stat.func, None)},
+            n_boot=boot.n_boot,
+            rng=r,
+            ci=boot.ci,
+            method=boot.method,
+            clusters=local,
+        )[stat.name]
+        out[:, b] = res.estimate[0], res.lower[0], res.upper[0]
+    return out[0], out[1], out[2]
 
 
 def heavy_flags(statistic, e, u, starts, sizes):
@@ -299,11 +328,12 @@ def counts_valid(valid, lower, upper):
     return np.asarray(valid, bool) & finite
 
 
-def _null(f, u, bins, *, ref, generative, n_mc, rng, n_boot):
-    """Null probability that each bin counts as valid (``uqviz.conditional.null``)."""
+def _null(f, u, bins, *, ref, generative, n_mc, rng, n_boot, groups=None):
+    """Null probability that each bin counts as valid (``uqviz.conditional.null``); ``groups``
+    (codes in bin order, intraclass correlation): the null keeps the groups."""
 
-    def ok(e, uu, starts, sizes, seed):
-        est, lower, upper = f(e, uu, starts, sizes, seed)
+    def ok(e, uu, starts, sizes, seed, clusters=None):
+        est, lower, upper = f(e, uu, starts, sizes, seed, clusters=clusters)
         _, valid = verdict(est, ref, lower, upper)
         return counts_valid(valid, lower, upper)
 
@@ -316,6 +346,7 @@ def _null(f, u, bins, *, ref, generative, n_mc, rng, n_boot):
         n_mc=n_mc,
         rng=rng,
         n_boot=n_boot,
+        groups=groups,
     )
 
 
@@ -378,10 +409,15 @@ def _local_one(ds, *, rng, statistic, spec, boot, generative="empirical", n_mc=N
     s = streams(rng, "ties", "boot", "null")
     name, bins, e, u = _binned_points(ds, spec, s.ties, min_size=2)
     ref = float(get_statistic(statistic).reference)
+    gboot = boot.for_data(ds)  # the cluster bootstrap when the points carry groups
+    codes = None if gboot.clusters is None else gboot.clusters[bins.order]
     interval = _intervals_of(statistic, boot)(
-        e, u, bins.starts, bins.sizes, seeds.kernel_seed(s.boot)
+        e, u, bins.starts, bins.sizes, seeds.kernel_seed(s.boot), clusters=codes
     )
     data_vars = _bin_variables(statistic, e, u, bins, interval, ref)
+    groups = (
+        None if codes is None else (codes, clusters_kernels.intraclass_correlation(e / u, codes))
+    )
     if n_mc:
         null_boot = boot.replace(n_boot=min(boot.n_boot, NULL_MAX_BOOT))
         p, se = _null(
@@ -393,9 +429,15 @@ def _local_one(ds, *, rng, statistic, spec, boot, generative="empirical", n_mc=N
             n_mc=n_mc,
             rng=s.null,
             n_boot=null_boot.n_boot,
+            groups=groups,
         )
         _with_null(data_vars, p, se)
-    return _local_result(ds, name, bins, data_vars)
+    out = _local_result(ds, name, bins, data_vars)
+    if groups is not None:
+        out.attrs.update(
+            resample="groups", n_groups=gboot.attrs["n_groups"], z_intraclass=groups[1]
+        )
+    return out
 
 
 def _coverage_one(ds, *, rng, spec, level, ci, generative, n_mc):

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqviz._array import clusters
+
 from uqviz._array.binomial import wilson_coverage
 from uqviz.engine import seeds
 
@@ -142,7 +144,17 @@ def _chunks(sim_units, n_boot, budget):
 
 
 def null_coverage(
-    u, sizes, starts, *, intervals, generative, n_mc, rng, n_boot=NULL_MAX_BOOT, max_size=None
+    u,
+    sizes,
+    starts,
+    *,
+    intervals,
+    generative,
+    n_mc,
+    rng,
+    n_boot=NULL_MAX_BOOT,
+    max_size=None,
+    groups=None,
 ):
     """Per-bin probability that a calibrated bin counts as valid, by Monte Carlo.
 
@@ -180,6 +192,14 @@ def null_coverage(
         Bootstrap replicates of a simulated bin (for the memory of a run only).
     max_size : int, optional
         Largest simulated bin; default ``NULL_MAX_SIZE`` (2000).
+    groups : tuple (codes, rho), optional
+        Correlated points (Cameron & Miller (2015)): the group code of each point of ``u`` (in
+        bin order) and the intraclass correlation ``rho`` of the data's z-scores. The null then
+        keeps the groups: every simulated bin has the data's points with their groups (whole
+        bins, never subsampled, each bin its own estimate), z-scores ``sqrt(rho) a_g +
+        sqrt(1 - rho) eps`` (``a_g`` normal, one per group and simulated bin, ``eps`` from
+        ``generative``), and ``intervals`` is called with ``clusters=`` the simulated codes,
+        so that it resamples whole groups as it does on the data.
 
     Returns
     -------
@@ -204,6 +224,8 @@ def null_coverage(
     starts = np.asarray(starts, dtype=np.int64)
     n_bins, m = sizes.size, int(u.size)
     n_copies = max(1, -(-int(n_mc) // n_bins))
+    if groups is not None:
+        max_size = max(int(sizes.max()), 1)  # whole bins: the groups as in the data
     sim = simulated_sizes(sizes, max_size)
     rows = _rows(sizes, starts, sim)  # one copy of the simulated bins, in bin order
     sim_starts = np.concatenate([[0], np.cumsum(sim)[:-1]])
@@ -219,8 +241,24 @@ def null_coverage(
         uu = u[idx]
         z = np.asarray(generative.sample(draw_rng, idx.size), dtype=float)
         st = np.concatenate([[0], np.cumsum(sz)[:-1]])
-        ok[i0:i1] = intervals(z * uu, uu, st, sz, seeds.kernel_seed(seed_rng))
-    return _pooled(ok, size_classes(sim), n_copies)
+        seed = seeds.kernel_seed(seed_rng)
+        if groups is None:
+            ok[i0:i1] = intervals(z * uu, uu, st, sz, seed)
+            continue
+        codes, z = _grouped_null_z(draw_rng, z, groups, idx, sz)
+        ok[i0:i1] = intervals(z * uu, uu, st, sz, seed, clusters=codes)
+    classes = size_classes(sim) if groups is None else np.arange(n_bins)
+    return _pooled(ok, classes, n_copies)
+
+
+def _grouped_null_z(rng, eps, groups, idx, sz):
+    """Codes of the simulated points (groups of each simulated bin told apart) and their
+    z-scores with the data's intraclass correlation (:func:`null_coverage`)."""
+    codes, rho = groups
+    unit = np.repeat(np.arange(sz.size), sz)
+    local, n_local = clusters.group_codes(unit * (int(codes.max()) + 1) + codes[idx])
+    shared = rng.standard_normal(n_local)[local]
+    return local, np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * eps
 
 
 def picp_null_coverage(sizes, *, level, ci):
