@@ -58,6 +58,7 @@ from uqviz.recalibration import distribution
 from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
+from uqviz.engine.options import data_group_codes
 from uqviz.engine.binning import (
     SMALL_BIN,
     bin_coords,
@@ -766,12 +767,16 @@ def fit_recalibration(
     return Recalibration(parameters=params)
 
 
-def _fold_labels(m, folds, rng):
-    """Fold of each point: a random permutation cut into ``folds`` near-equal parts."""
-    labels = np.empty(m, dtype=np.int64)
-    for k, part in enumerate(np.array_split(rng.permutation(m), folds)):
+def _fold_labels(m, folds, rng, codes=None):
+    """Fold of each point: a random permutation cut into ``folds`` near-equal parts; with group
+    codes, of the groups (a group never split between a fit and its test fold)."""
+    n = m if codes is None else int(codes.max()) + 1
+    if codes is not None and folds > n:
+        raise ValueError(f"folds = {folds} is more than the {n} groups of the data")
+    labels = np.empty(n, dtype=np.int64)
+    for k, part in enumerate(np.array_split(rng.permutation(n), folds)):
         labels[part] = k
-    return labels
+    return labels if codes is None else labels[codes]
 
 
 def _reissue_once(caught, folds):
@@ -799,6 +804,7 @@ def _cross_fit_distribution(ds, labels, folds, settings, where):
     _reissue_once(caught, folds)
     attrs = {
         **settings,
+        **({"folds_by": "groups"} if data_group_codes(ds) is not None else {}),
         "folds": folds,
         "recalibration": _formula(settings["method"], settings)
         + f"; cross-fitted on {folds} folds",
@@ -816,7 +822,8 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
     m = e.size
     if folds > m:
         raise ValueError(f"folds = {folds} is more than the {m} points of the data{where}")
-    labels = _fold_labels(m, folds, rng)
+    codes = data_group_codes(ds)
+    labels = _fold_labels(m, folds, rng, codes)
     smallest = m - int(np.bincount(labels).max())
     if smallest < 2:
         raise ValueError(
@@ -864,6 +871,8 @@ def _recalibrate_one(ds, rng, *, method, folds, conditioning, n_bins, name, sett
     }
     if n_used is not None:
         attrs.update({"n_bins": int(n_used), "binning": "equal_count"})
+    if codes is not None:
+        attrs["folds_by"] = "groups"
     return _assign(ds, new, attrs)
 
 
@@ -885,6 +894,9 @@ def recalibrate(
 
     The points are split into ``folds`` random folds of near-equal size; the points of fold k
     are recalibrated by :func:`fit_recalibration` fitted on the points of the other folds.
+    When the points carry a ``group`` coordinate (the atoms of one structure), the folds are
+    folds of whole groups: no group is split between a fit and its test fold, so correlated
+    points do not leak a group's errors into its own recalibration (attrs ``folds_by``).
     No point is recalibrated by a fit that saw its error, so validating the result on the
     same data (average calibration, consistency, adaptivity, coverage) is honest, as
     validating a fit on held-out data is.
