@@ -9,6 +9,7 @@ import xarray as xr
 from uqviz._array.bca import METHODS
 from uqviz.average.validation import average_statistic_names, validate_average
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks
 from uqviz.engine.options import BootstrapOptions
 from uqviz.engine.statistics import point_estimate
@@ -168,6 +169,7 @@ def decimated(data, *, fraction, rounding="floor", ties="stable"):
 
 def _decimation_one(ds, *, rng=None, statistics, fractions, rounding, ties):
     check_dataset(ds)
+    warn_points_independent(ds, "decimation_curve")
     e, u = np.asarray(ds["E"].values, dtype=float), np.asarray(ds["uE"].values, dtype=float)
     m = u.size
     ks = n_removed(fractions, m, rounding=rounding)

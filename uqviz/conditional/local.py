@@ -17,6 +17,7 @@ from uqviz._array.lazy import lazy_module
 from uqviz.conditional.null import NULL_MAX_BOOT, NULL_N_MC, null_coverage, picp_null_coverage
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import (
     SCHEMES,
@@ -444,6 +445,7 @@ def _coverage_one(ds, *, rng, spec, level, ci, generative, n_mc):
     """One dataset of :func:`local_interval_coverage` (the first stream of
     :func:`local_calibration`'s breaks the ties: the same bins for the same ``rng``)."""
     check_dataset(ds)
+    warn_points_independent(ds, "local_interval_coverage")
     s = streams(rng, "ties")
     name, bins, e, u = _binned_points(ds, spec, s.ties, min_size=1)
     interval = bin_coverage(

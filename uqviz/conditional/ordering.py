@@ -22,6 +22,7 @@ from uqviz.conditional.local import (
     student_t_interval,
 )
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import conditioning_values, default_n_bins
 from uqviz.engine.options import BinningSpec, BootstrapOptions, streams
@@ -151,6 +152,7 @@ def _ordering_one(ds, *, rng, statistic, spec, boot, n_orderings, chunk_size, co
     """One dataset of :func:`ordering_study`: ``spec`` the (equal-count) BinningSpec,
     ``boot`` the BootstrapOptions."""
     check_dataset(ds)
+    warn_points_independent(ds, "ordering_study")
     name, x = conditioning_values(ds, spec.conditioning)
     m = x.size
     n_bins = default_n_bins(m) if spec.n_bins is None else spec.n_bins

@@ -11,6 +11,7 @@ from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
 from uqviz.conditional.local import compute_local_bins
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks
 from uqviz.engine.binning import bin_coords
 from uqviz.engine.bootstrap import bootstrap_statistics
@@ -30,6 +31,7 @@ def _reliability_one(ds, *, rng, spec, boot):
     """One dataset of :func:`reliability`: ``spec`` the BinningSpec, ``boot`` the
     BootstrapOptions (``method="chi2"``: no bootstrap)."""
     check_dataset(ds)
+    warn_points_independent(ds, "reliability")
     name, bins = compute_local_bins(
         ds, spec.conditioning, n_bins=spec.n_bins, binning=spec.binning, min_count=spec.min_count
     )

@@ -31,6 +31,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -39,6 +40,7 @@ from uqviz._array import clusters
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import SCHEMES
 from uqviz.engine.seeds import spawn
+from uqviz.engine.warning_classes import UnreliableWarning
 
 __all__ = [
     "BootstrapOptions",
@@ -49,6 +51,7 @@ __all__ = [
     "GROUP_COORD",
     "BINNING_SCHEMES",
     "data_group_codes",
+    "warn_points_independent",
 ]
 
 BOOTSTRAP_METHODS = ("bca", "percentile", "basic")
@@ -179,6 +182,36 @@ class BootstrapOptions:
         if self.clusters is not None:
             out["n_groups"] = int(np.max(self.clusters, initial=-1)) + 1
         return out
+
+
+def warn_points_independent(ds, name: str) -> None:
+    """Warn that ``name`` treats the points of ``ds`` as independent although they carry groups.
+
+    For the analyses without a cluster version yet: their intervals and nulls then ignore the
+    dependence inside the groups, and may be too narrow by the design effect (Cameron & Miller
+    (2015)). An :class:`~uqviz.UnreliableWarning`; nothing without a ``group`` coordinate.
+
+    Examples
+    --------
+    >>> import warnings, xarray as xr
+    >>> ds = xr.Dataset(coords={"group": ("point", [1, 1, 2])})
+    >>> with warnings.catch_warnings(record=True) as w:
+    ...     warnings.simplefilter("always")
+    ...     warn_points_independent(ds, "decimation_curve")
+    >>> "treats the 3 points as independent" in str(w[0].message)
+    True
+    """
+    if ds is None or GROUP_COORD not in ds.variables:
+        return
+    n_groups = int(np.unique(np.asarray(ds[GROUP_COORD].values)).size)
+    warnings.warn(
+        f"{name}: the data carry groups ({n_groups} groups in the {GROUP_COORD!r} coordinate), "
+        f"but {name} treats the {ds.sizes.get('point', 0)} points as independent: its intervals "
+        "ignore the dependence inside the groups and may be too narrow (validate_average, "
+        "local_calibration and recalibrate resample or fold whole groups)",
+        UnreliableWarning,
+        stacklevel=3,
+    )
 
 
 def data_group_codes(ds):

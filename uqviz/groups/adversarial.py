@@ -24,6 +24,7 @@ from uqviz.average.validation import TAILEDNESS_SCREENS, tailedness
 from uqviz.conditional.local import check_local_statistic
 from uqviz.data.generative import get_generative, student_t
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks, seeds
 from uqviz.engine import verdicts as verdict_words
 from uqviz.engine.bootstrap import check_points, split_moments
@@ -244,6 +245,7 @@ def _adversarial_one(
 ):
     """One dataset of :func:`adversarial_validation`, ``boot`` the BootstrapOptions."""
     check_dataset(ds)
+    warn_points_independent(ds, "adversarial_validation")
     ci = boot.ci
     e, u = check_points(ds["E"].values, ds["uE"].values)
     m = e.size
@@ -742,6 +744,7 @@ def _agc_one(
     groups,
 ):
     check_dataset(ds)
+    warn_points_independent(ds, "adversarial_group_calibration")
     e, u = check_points(ds["E"].values, ds["uE"].values, minimum=1)
     m = e.size
     # uncertainty-toolbox's normalised residuals (prediction - observation) / uE = -Z

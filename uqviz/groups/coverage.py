@@ -19,6 +19,7 @@ from uqviz._array.lazy import lazy_module
 from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks, seeds, verdicts
 from uqviz.engine.binning import compute_bins
 from uqviz.engine.options import BinningSpec, streams
@@ -138,6 +139,7 @@ def _coverage_and_widths(ds, *, level, intervals, generative):
     """``(cover (n,) bool, widths (n,), u or None, q or None)`` of one dataset."""
     if intervals == "given":
         check_dataset(ds)
+        warn_points_independent(ds, "group_coverage")
         given, lo, hi, y = given_intervals(ds)
         hit = np.flatnonzero(np.isclose(given, level, rtol=0, atol=1e-9))
         if hit.size == 0:

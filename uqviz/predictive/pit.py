@@ -32,6 +32,7 @@ from uqviz._array import pit as pit_kernels
 from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values, default_n_bins
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine.tree import map_datasets
 from uqviz.predictive.forecast import (
     forecast_form,
@@ -203,6 +204,7 @@ def _band(n, ci, n_band, seed):
 
 
 def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
+    warn_points_independent(ds, "validate_pit")
     rng = checks.rng(rng)
     u = pit_values(ds, generative, rng)
     n = u.size
@@ -392,6 +394,7 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
 
 
 def _local_one(ds, *, rng, generative, conditioning, n_bins, binning, min_count, edges, ci, n_band):
+    warn_points_independent(ds, "local_pit")
     rng = checks.rng(rng)
     u = pit_values(ds, generative, rng)
     _, x = conditioning_values(ds, conditioning)

@@ -9,6 +9,7 @@ from uqviz._array import curves as curve_kernels
 from uqviz._array.stats import hd_quantiles
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks, seeds
 from uqviz.engine.deprecation import renamed_options
 from uqviz.engine.options import BootstrapOptions, streams
@@ -62,6 +63,7 @@ def _confidence_one(ds, *, rng, error, fractions, n_mc, generative, normalize, b
     """One dataset's curves; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
     (``n_boot`` 0: no interval; the stream is ``rng``)."""
     check_dataset(ds)
+    warn_points_independent(ds, "confidence_curve")
     n_boot, ci, client = boot.n_boot, boot.ci, boot.client
     e, u = ds["E"].values.astype(float), ds["uE"].values.astype(float)
     m = e.size

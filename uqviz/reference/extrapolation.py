@@ -17,6 +17,7 @@ from uqviz._array.bca import verdict
 from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks, seeds
 from uqviz.engine.descriptions import describe
 from uqviz.engine.options import BootstrapOptions
@@ -418,6 +419,7 @@ def _extrapolate_one(
     :class:`~uqviz.engine.options.BootstrapOptions` (``n_boot``, ``ci``, ``client``,
     ``progress``; the stream is ``rng``), ``references``: (names, intercepts, slopes)."""
     check_dataset(ds)
+    warn_points_independent(ds, "size_dependence")
     stat = statistic
     ci, n_boot = boot.ci, boot.n_boot
     ref_names, ref_a, ref_b = references

@@ -27,6 +27,7 @@ from uqviz.average.validation import (
     squares,
     validate_average,
 )
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine.verdicts import decide
 from uqviz.data.generative import Generative, as_generatives
 from uqviz.data.model import check_dataset
@@ -374,6 +375,7 @@ def _summary(ds, stat, gen, samples, *, n_mc, ci, return_samples):
 
 def _reference_one(ds, *, rng, stat, gens, single, sim):
     check_dataset(ds)
+    warn_points_independent(ds, "simulated_reference")
     rngs = seeds.spawn(rng, len(gens))  # one stream per D, in the order of gens
     parts = [_reference_of(ds, rng=r, stat=stat, generative=g, sim=sim) for g, r in zip(gens, rngs)]
     return _stack(parts, [g.name for g in gens], "generative", single)
@@ -694,6 +696,7 @@ def _validate_sim_one(ds, *, rng, stat, gens, schemes, single, sim, boot, refs=N
     ``refs``, ``boot_res``: the references per D and the bootstrap result when already
     computed (:func:`validate_shared`)."""
     check_dataset(ds)
+    warn_points_independent(ds, "validate_with_references")
     single_gen, single_scheme = single
     boot_rng, mc_rngs = _validation_streams(rng, gens)
     est, lo, hi, z0 = _bootstrap_one(

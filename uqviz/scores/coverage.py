@@ -10,6 +10,7 @@ from uqviz._array.binomial import wilson_interval
 from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
+from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks
 from uqviz.engine.bootstrap import check_points
 from uqviz.engine.tree import map_datasets
@@ -55,6 +56,7 @@ def checked_points(ds):
 
 
 def _coverage_one(ds, *, rng, levels, generative, ci):
+    warn_points_independent(ds, "interval_coverage")
     e, u = checked_points(ds)
     gen = generative_for(generative, ds)
     q = np.asarray(gen.ppf(0.5 + levels / 2.0), dtype=float)
@@ -129,6 +131,7 @@ def given_intervals(ds):
 
 def _given_one(ds, *, rng, levels, generative, ci):
     check_dataset(ds)
+    warn_points_independent(ds, "interval_coverage")
     given, lo, hi, y = given_intervals(ds)
     if levels is not None:
         missing = [float(p) for p in levels if not np.any(np.isclose(given, p, rtol=0, atol=1e-9))]
@@ -291,6 +294,7 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
 
 
 def _curve_one(ds, *, rng, n_levels, kind, generative, ci):
+    warn_points_independent(ds, "calibration_curve")
     e, u = checked_points(ds)
     gen = generative_for(generative, ds)
     expected = np.linspace(0.0, 1.0, n_levels)
