@@ -20,6 +20,7 @@ Usage::
     python benchmarks/bench_verdicts.py --quick --verdicts pit      # one verdict, a smoke
     python benchmarks/bench_verdicts.py --quick --verdicts gate:pit --sets 40
     python benchmarks/bench_verdicts.py --sets 220 --out verdicts.json   # se <= 1.5 points
+    python benchmarks/bench_verdicts.py --grouped --sets 100 --out grouped.csv  # issue 39
 """
 
 from __future__ import annotations
@@ -176,8 +177,60 @@ def check_tail_targets(df):
     return out
 
 
+#: issue 39: correlated points in groups of 30 (the verdicts the cluster bootstrap decides)
+GROUPED_SCENARIOS = (
+    "grouped0.2",
+    "grouped0.5",
+    "grouped0.5_points",
+    "grouped_scale1.2",
+    "grouped_type1.5",
+)
+GROUPED_VERDICTS = ("average:ZMS", "average:RCE", "fv:consistency", "gate:average")
+GROUPED_D = ("normal", "t4.4")
+
+
+def grouped_grid(args):
+    """Issue 39, item 3: calibrated and miscalibrated grouped sets, M = 3000, log-normal uE."""
+    return [
+        (
+            "grouped",
+            dict(
+                scenarios=GROUPED_SCENARIOS,
+                generative=g,
+                size=args.size or 3000,
+                design="lognormal",
+                n_datasets=args.sets,
+            ),
+        )
+        for g in GROUPED_D
+    ]
+
+
+def check_grouped_targets(df):
+    """``[(target, passed, detail)]``: issue 39, item 3 (the cluster bootstrap's verdicts)."""
+    out = []
+    for v in sorted(set(df.verdict)):
+        for g in sorted(set(df.generative)):
+            sub = df[(df.verdict == v) & (df.generative == g)].set_index("scenario")
+            for sc in ("grouped0.2", "grouped0.5"):
+                if sc in sub.index:
+                    r = sub.loc[sc]
+                    out.append(
+                        (
+                            f"{v} ({g}) on {sc}: false 'fails' <= 5 % (2 se)",
+                            bool(r.fails - 2 * r.fails_se <= 0.05),
+                            f"{r.fails:.3f} +- {r.fails_se:.3f} (unreliable {r.unreliable:.3f}; "
+                            f"point bootstrap on the same draws: "
+                            f"{sub.loc['grouped0.5_points'].fails:.3f})",
+                        )
+                    )
+    return out
+
+
 def grid(args):
     """``[(label, kwargs)]`` of the calls to run."""
+    if getattr(args, "grouped", False):
+        return grouped_grid(args)
     if args.tails:
         return tails_grid(args)
     if args.quick:
@@ -370,6 +423,12 @@ def main(argv=None):
         help="issue 36: the average verdicts under heavy tails (D x uE x M, power "
         "at M = 5000, small sets); verdicts " + " ".join(TAIL_VERDICTS),
     )
+    p.add_argument(
+        "--grouped",
+        action="store_true",
+        help="issue 39: correlated points in groups (cluster bootstrap), M = 3000, D normal and "
+        "t4.4; verdicts " + " ".join(GROUPED_VERDICTS),
+    )
     p.add_argument("--rng", type=int, default=2024)
     p.add_argument("--client", default=None, help="None or 'local' (dask LocalCluster)")
     p.add_argument("--out", default=None, help="write the table (.csv or .json)")
@@ -386,6 +445,8 @@ def main(argv=None):
         args.size = 2000
     if args.tails and args.verdicts is None:
         args.verdicts = list(TAIL_VERDICTS)
+    if args.grouped and args.verdicts is None:
+        args.verdicts = list(GROUPED_VERDICTS)
     n_boot = args.n_boot or (500 if args.quick else 1000)
     n_mc = args.n_mc or (200 if args.quick else 1000)
 
@@ -447,7 +508,10 @@ def main(argv=None):
     print(cost.round(3).to_string())
     print(f"\ntotal {total:.0f} s; n_boot {n_boot}, n_mc {n_mc}")
 
-    if args.tails:
+    if args.grouped:
+        print("\ntargets of issue 39, item 3 (correlated points, the cluster bootstrap)")
+        results = check_grouped_targets(df)
+    elif args.tails:
         print("\ntargets of issue 36, item 2 (average verdicts under heavy tails)")
         results = check_tail_targets(df)
     else:

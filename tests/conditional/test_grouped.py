@@ -94,12 +94,23 @@ def test_the_null_keeps_the_groups_and_their_correlation():
     assert np.isfinite(float(fv["estimate"])) and np.isfinite(float(fv["reference"]))
 
 
-def test_student_t_intervals_are_refused_for_grouped_points():
+def test_student_t_intervals_of_grouped_points_are_cluster_robust():
+    # LZM (the report's) with groups: mean +- t(G_b - 1) sqrt(sum_g (S_g - n_g zbar)^2) / n
+    from scipy import stats
+
     ds = _structures(20, 10, 0.3, seed=5)
-    with pytest.raises(ValueError, match="student-t' assumes independent points"):
-        _quiet(
-            uqviz.local_calibration, ds, statistic="ZM", method="student-t", n_mc=0, n_bins=2, rng=0
-        )
+    loc = _quiet(
+        uqviz.local_calibration, ds, statistic="ZM", method="student-t", n_mc=0, n_bins=2, rng=0
+    )
+    order = np.argsort(ds["uE"].values, kind="stable")
+    z = (ds["E"].values / ds["uE"].values)[order]
+    g = ds["group"].values[order]
+    for b, (s, n) in enumerate(zip([0, 100], [100, 100])):
+        zb, gb = z[s : s + n], g[s : s + n]
+        mean = zb.mean()
+        sums = np.array([zb[gb == k].sum() - (gb == k).sum() * mean for k in np.unique(gb)])
+        half = stats.t.ppf(0.975, np.unique(gb).size - 1) * np.sqrt(np.sum(sums**2)) / n
+        assert float(loc["ci_upper"][b]) == pytest.approx(mean + half, rel=1e-10)
 
 
 def test_ungrouped_results_say_nothing_of_groups():
