@@ -61,6 +61,7 @@ from uqviz.data import (
     from_datasets,
     from_estimator,
     from_predictions,
+    pool_targets,
     read_csv,
     z_scores,
 )
@@ -169,6 +170,7 @@ __all__ = sorted(
         "operating_characteristics",
         "ordering_study",
         "pit",
+        "pool_targets",
         "predictive",
         "proper_scores",
         "qce",

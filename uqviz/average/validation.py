@@ -454,12 +454,13 @@ def average_statistic_names(statistics):
 
 def _where(out, mask):
     """Labels "statistic" or "dataset/statistic" of the cells where ``mask`` holds."""
-    mask = mask.transpose(*[d for d in ("dataset", "statistic") if d in mask.dims])
+    sets = [d for d in ("dataset", "target") if d in mask.dims]  # a targets tree: "target"
+    mask = mask.transpose(*sets, *[d for d in ("statistic",) if d in mask.dims])
     labels = []
     for idx in zip(*np.nonzero(np.atleast_1d(mask.values))):
         cell = mask[idx] if mask.ndim else mask
         s = str(cell["statistic"].values)
-        labels.append(f"{cell['dataset'].values}/{s}" if "dataset" in cell.coords else s)
+        labels.append(f"{cell[sets[0]].values}/{s}" if sets else s)
     return labels
 
 

@@ -2,7 +2,8 @@
 
 - :mod:`uqviz.data.model`: what a dataset is (``xarray.Dataset`` with dim ``point``), the
   bad-input rules, ``check_dataset``, ``z_scores``; :mod:`uqviz.data.constructors`:
-  ``from_arrays``, ``from_dataframe``, ``from_datasets``; :mod:`uqviz.data.readers`: ``read_csv``.
+  ``from_arrays``, ``from_dataframe``, ``from_datasets``; :mod:`uqviz.data.readers`: ``read_csv``;
+  :mod:`uqviz.data.targets`: several targets (the targets tree), ``groups=``, ``pool_targets``.
 - :mod:`uqviz.data.predictions`: ``from_predictions`` (std, variance, interval, quantiles or
   samples of a model's predictions); :mod:`uqviz.data.estimators`: ``from_estimator``
   (a fitted scikit-learn, NGBoost or MAPIE regressor).
@@ -17,6 +18,7 @@ from uqviz.data.model import check_dataset, z_scores
 from uqviz.data.readers import read_csv
 from uqviz.data.predictions import from_predictions
 from uqviz.data.estimators import from_estimator
+from uqviz.data.targets import pool_targets
 
 __all__ = [
     "check_dataset",
@@ -27,6 +29,7 @@ __all__ = [
     "from_estimator",
     "from_predictions",
     "generative",
+    "pool_targets",
     "read_csv",
     "synthetic",
     "z_scores",

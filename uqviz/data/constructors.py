@@ -32,6 +32,18 @@ from uqviz.data.model import (
     user_stacklevel,
     variable_attrs,
 )
+from uqviz.data.targets import (
+    as_2d,
+    build_targets_tree,
+    default_names,
+    float_targets,
+    group_labels,
+    groups_name,
+    is_several,
+    take_mapping,
+    target_names,
+    with_groups,
+)
 from uqviz.engine.warning_classes import DataWarning
 
 __all__ = ["from_arrays", "from_dataframe", "from_datasets"]
@@ -237,11 +249,14 @@ def build_dataset(
     min_uncertainty=None,
     u_from_variance=False,
     sources=None,
+    row_ids=None,
 ) -> xr.Dataset:
     """Common core of from_arrays / from_dataframe / from_predictions (inputs never mutated).
 
     ``u_from_variance``: ``u_raw`` holds variances; ``sources``: ``{"E": "column 'err'"}``,
-    where E, uE or a feature come from, named in the messages.
+    where E, uE or a feature come from, named in the messages; ``row_ids``: the row numbers
+    (coordinate ``point`` and the messages; default ``0 .. n - 1``), the original rows of
+    one target of several.
 
     Examples
     --------
@@ -258,7 +273,7 @@ def build_dataset(
     raw.update({k: as_1d(k, v) for k, v in features.items()})
     meta = {k: as_1d(k, v) for k, v in metadata.items()}
     n = common_length({**raw, **meta}, label=lambda k: k + source_note(k, sources))
-    row_ids = np.arange(n, dtype=np.int64)
+    row_ids = np.arange(n, dtype=np.int64) if row_ids is None else np.asarray(row_ids, np.int64)
     feats = float_columns(raw, row_ids, allow_bool=features.keys(), sources=sources)
     e, u = feats.pop("E"), feats.pop("uE")
     if u_from_variance:
@@ -296,14 +311,20 @@ def from_arrays(
     units="",
     drop_invalid=False,
     min_uncertainty=None,
+    targets=None,
+    groups=None,
 ) -> xr.Dataset:
     """Build a uqviz dataset from arrays of errors and uncertainties.
 
+    Several targets, shape (row, target) (a DataFrame: its columns are the targets), give the
+    targets tree of :mod:`uqviz.data.targets`: one child per target holding its observed rows
+    (a NaN in E or uE marks that target missing for that row, counted in ``n_missing``).
+
     Parameters
     ----------
-    errors : array_like, 1-D
+    errors : array_like, 1-D, or (row, target)
         Errors ``E = reference - prediction``.
-    uncertainties : array_like, 1-D
+    uncertainties : array_like, 1-D, or (row, target)
         Standard uncertainties ``uE`` (> 0).
     features : mapping of str to array_like, optional
         Numeric input features, e.g. ``{"mass": m}``.
@@ -316,14 +337,24 @@ def from_arrays(
         Drop invalid rows with a warning instead of raising.
     min_uncertainty : None, float or "papers", optional
         Drop rows with ``uE <= threshold``; ``"papers"``: ``1e-6 * sd(E)``.
+    targets : list of str, optional
+        Names of the targets (the columns of (row, target) inputs; default the DataFrame's
+        columns, else ``"target0"``, ``"target1"``, ...). Given with 1-D inputs: a tree of
+        one target.
+    groups : array_like, optional
+        A label per row (a structure, a molecule, a batch; ints or strings): the coordinate
+        ``group`` on ``point`` (in every child of a targets tree), ``attrs["groups"]`` the
+        Series' name or ``"group"``. Bootstraps then resample whole groups.
 
     Returns
     -------
-    xarray.Dataset
+    xarray.Dataset or xarray.DataTree
         Dim ``point``, variables ``E``, ``uE`` and the features (the dataset model of
         ``uqviz.data.model``, checked by :func:`uqviz.check_dataset`); attributes
         ``n_dropped``, ``dropped_reasons``,
-        ``n_filtered``, ``min_uncertainty`` record the dropped rows.
+        ``n_filtered``, ``min_uncertainty`` record the dropped rows. Several targets: the
+        targets tree (``attrs["layout"] == "targets"``, ``targets``, ``n_missing``,
+        ``missing``), coordinate ``point`` of each child the original rows.
 
     Raises
     ------
@@ -343,16 +374,107 @@ def from_arrays(
     ...
     ValueError: invalid values (pass drop_invalid=True to drop these rows):
       uE: 1 row with uE <= 0 (row 1)
+
+    Two targets, the second missing in row 1 (NaN), points of two structures:
+
+    >>> tree = ud.from_arrays([[0.1, 0.2], [0.3, float("nan")], [-0.2, 0.1]],
+    ...                       [[0.2, 0.2], [0.3, 0.3], [0.1, 0.1]],
+    ...                       targets=["fx", "fy"], groups=["s1", "s1", "s2"])
+    >>> list(tree.children), tree.attrs["n_missing"], tree["fy"]["point"].values.tolist()
+    (['fx', 'fy'], [0, 1], [0, 2])
+    >>> tree["fy"]["group"].values.tolist()
+    ['s1', 's2']
     """
-    return build_dataset(
-        errors,
-        uncertainties,
+    options = dict(
         features=features,
         metadata=metadata,
-        name=name,
         units=units,
         drop_invalid=drop_invalid,
         min_uncertainty=min_uncertainty,
+    )
+    if targets is not None or is_several(errors, uncertainties):
+        arrays = {
+            "errors": _target_columns(errors),
+            "uncertainties": _target_columns(uncertainties),
+        }
+        names = target_names(
+            targets, np.shape(arrays["errors"])[1], default_names(errors, uncertainties)
+        )
+        arrays = float_targets(arrays, names)
+        e2, u2 = arrays["errors"], arrays["uncertainties"]
+        return _targets_tree(
+            e2, u2, names, np.isnan(e2) | np.isnan(u2), name=name, groups=groups, **options
+        )
+    ds = build_dataset(errors, uncertainties, name=name, **options)
+    return _grouped(ds, groups, len(as_1d("E", errors)))
+
+
+def _target_columns(values):
+    """A (row, target) input; a 1-D one is one target."""
+    if isinstance(values, pd.Series) or (
+        not isinstance(values, pd.DataFrame) and np.ndim(values) == 1
+    ):
+        return np.asarray(values).reshape(-1, 1)
+    return as_2d("several targets", values)
+
+
+def _grouped(ds: xr.Dataset, groups, n: int, what: str | None = None) -> xr.Dataset:
+    """A dataset of ``n`` rows given with its ``groups=`` (None: unchanged)."""
+    if groups is None:
+        return ds
+    return with_groups(ds, group_labels(groups, n), what or groups_name(groups))
+
+
+def _targets_tree(
+    e2,
+    u2,
+    names,
+    missing,
+    *,
+    name,
+    groups,
+    groups_what=None,
+    features,
+    metadata,
+    units,
+    drop_invalid,
+    min_uncertainty,
+    u_from_variance=False,
+    sources=None,
+) -> xr.DataTree:
+    """The targets tree of float (row, target) errors and uncertainties (variances)."""
+    features = named_columns("features", features)
+    metadata = named_columns("metadata", metadata)
+    common_length(
+        {
+            "E": e2[:, 0],
+            **{k: as_1d(k, v) for k, v in features.items()},
+            **{k: as_1d(k, v) for k, v in metadata.items()},
+        }
+    )
+
+    def one(j, rows):
+        return build_dataset(
+            e2[rows, j],
+            u2[rows, j],
+            features=take_mapping(features, rows),
+            metadata=take_mapping(metadata, rows),
+            name=names[j],
+            units=units,
+            drop_invalid=drop_invalid,
+            min_uncertainty=min_uncertainty,
+            u_from_variance=u_from_variance,
+            sources=None if sources is None else sources[j],
+            row_ids=rows,
+        )
+
+    return build_targets_tree(
+        names,
+        missing,
+        one,
+        name=name,
+        groups=groups,
+        groups_what=groups_what or groups_name(groups),
     )
 
 
@@ -451,8 +573,15 @@ def from_dataframe(
     units="",
     drop_invalid=False,
     min_uncertainty=None,
+    targets=None,
+    groups=None,
 ) -> xr.Dataset:
     """Build a uqviz dataset from columns of a pandas DataFrame (not modified).
+
+    Lists of columns (``reference=["logS", "logP"]``, ``prediction=[...]``,
+    ``uncertainties=[...]``, one per target) give the targets tree of
+    :func:`uqviz.from_arrays`: an empty (NaN) cell of a target's columns marks that target
+    missing for that row, counted per target.
 
     Parameters
     ----------
@@ -468,11 +597,15 @@ def from_dataframe(
     features, metadata : list of str, optional
     name, units, drop_invalid, min_uncertainty
         As in :func:`from_arrays`.
+    targets : list of str, optional
+        Names of the targets; default the reference (else errors) columns.
+    groups : str or array_like, optional
+        The column of group labels (``attrs["groups"]`` its name), or a label per row.
 
     Returns
     -------
-    xarray.Dataset
-        Coordinate ``point`` = row position in `df`.
+    xarray.Dataset or xarray.DataTree
+        Coordinate ``point`` = row position in `df`; several targets: the targets tree.
 
     Raises
     ------
@@ -490,6 +623,19 @@ def from_dataframe(
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df must be a pandas.DataFrame, got {type(df).__name__}")
+    roles = dict(
+        errors=errors,
+        reference=reference,
+        prediction=prediction,
+        uncertainties=uncertainties,
+        variances=variances,
+    )
+    options = dict(units=units, drop_invalid=drop_invalid, min_uncertainty=min_uncertainty)
+    if targets is not None or any(
+        isinstance(v, (list, tuple, pd.Index, np.ndarray)) for v in roles.values()
+    ):
+        return _dataframe_targets(df, roles, targets, groups, features, metadata, name, options)
+    groups_col = _groups_column(df, groups)
     errors = _errors_column(list(df.columns), errors, reference, prediction)
     uncertainties = _uncertainties_column(list(df.columns), uncertainties, variances)
     feat_cols = _as_list(features, "features")
@@ -499,7 +645,7 @@ def from_dataframe(
     sources = {}
     e_raw = _errors_of(df, errors, reference, prediction, sources)
     u_raw = _uncertainties_of(df, uncertainties, variances, sources)
-    return build_dataset(
+    ds = build_dataset(
         e_raw,
         u_raw,
         features={c: df[c] for c in feat_cols},
@@ -510,6 +656,85 @@ def from_dataframe(
         min_uncertainty=min_uncertainty,
         u_from_variance=variances is not None,
         sources=sources,
+    )
+    return _grouped(ds, groups_col[0], len(df), groups_col[1]) if groups_col else ds
+
+
+def _groups_column(df: pd.DataFrame, groups):
+    """``(labels, what)`` of ``groups=`` (a column name or a label per row), or ``()``."""
+    if groups is None:
+        return ()
+    if isinstance(groups, str):
+        _check_columns(df, [groups])
+        return df[groups], groups
+    return groups, groups_name(groups)
+
+
+def _role_columns(roles: dict) -> dict:
+    """``{role: [columns]}`` of the roles given (a str is one column)."""
+    return {k: _as_list(v, k) for k, v in roles.items() if v is not None}
+
+
+def _dataframe_targets(df, roles, targets, groups, features, metadata, name, options):
+    """The targets tree of lists of columns, one per target (from_dataframe)."""
+    cols = _role_columns(roles)
+    if "errors" in cols and ("reference" in cols or "prediction" in cols):
+        raise ValueError("give either errors= or reference= and prediction=, not both")
+    if ("reference" in cols) != ("prediction" in cols):
+        raise ValueError("several targets: reference= needs prediction= too, one column per target")
+    if "errors" not in cols and "reference" not in cols:
+        raise ValueError("several targets: pass errors= or reference= and prediction= (lists)")
+    if ("uncertainties" in cols) == ("variances" in cols):
+        raise ValueError("several targets: pass either uncertainties= or variances= (lists)")
+    counts = {k: len(v) for k, v in cols.items()}
+    if len(set(counts.values())) != 1:
+        raise ValueError(
+            "several targets: one column per target in each role; got "
+            + ", ".join(f"{k} {n} column(s)" for k, n in counts.items())
+        )
+    t = next(iter(counts.values()))
+    first = cols.get("reference", cols.get("errors"))
+    names = target_names(targets, t, [str(c) for c in first])
+    feat_cols = _as_list(features, "features")
+    meta_cols = _as_list(metadata, "metadata")
+    _check_columns(df, [c for v in cols.values() for c in v] + feat_cols + meta_cols)
+    groups_col = _groups_column(df, groups)
+    rows = np.arange(len(df), dtype=np.int64)
+    floats = {
+        role: np.stack(
+            list(float_columns({f"{role} [column {c!r}]": df[c] for c in cs}, rows).values()),
+            axis=1,
+        )
+        if len(df)
+        else np.empty((0, t))
+        for role, cs in cols.items()
+    }
+    if not len(df):
+        raise ValueError("empty input: the DataFrame has 0 rows")
+    missing = np.logical_or.reduce([np.isnan(a) for a in floats.values()])
+    u_role = "uncertainties" if "uncertainties" in cols else "variances"
+    if "errors" in cols:
+        e2 = floats["errors"]
+        sources = [{"E": f"column {c!r}"} for c in cols["errors"]]
+    else:
+        with np.errstate(invalid="ignore"):
+            e2 = floats["reference"] - floats["prediction"]  # inf - inf: NaN, reported
+        sources = [{"E": f"{r!r} - {p!r}"} for r, p in zip(cols["reference"], cols["prediction"])]
+    for s, c in zip(sources, cols[u_role]):
+        s["uE"] = f"sqrt of column {c!r}" if u_role == "variances" else f"column {c!r}"
+    return _targets_tree(
+        e2,
+        floats[u_role],
+        names,
+        missing,
+        name=name,
+        groups=groups_col[0] if groups_col else None,
+        groups_what=groups_col[1] if groups_col else None,
+        features={c: df[c] for c in feat_cols},
+        metadata={c: df[c] for c in meta_cols},
+        u_from_variance=u_role == "variances",
+        sources=sources,
+        **options,
     )
 
 

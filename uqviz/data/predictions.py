@@ -30,6 +30,18 @@ from uqviz.data.model import (
     user_stacklevel,
 )
 from uqviz.data.generative import Generative, get_generative
+from uqviz.data.targets import (
+    as_2d,
+    build_targets_tree,
+    default_names,
+    float_targets,
+    group_labels,
+    groups_name,
+    is_several,
+    take_mapping,
+    target_names,
+    with_groups,
+)
 from uqviz.engine import checks
 from uqviz.engine.warning_classes import DataWarning
 
@@ -157,8 +169,16 @@ def from_predictions(
     name=None,
     units="",
     drop_invalid=False,
+    targets=None,
+    groups=None,
 ) -> xr.Dataset:
     r"""Build a uqviz dataset from observed values, predictions and one form of uncertainty.
+
+    Several targets: (row, target) arrays (or DataFrames, whose columns name the targets) of
+    ``y_true``, ``y_pred`` and ``std``, ``variance`` or ``lower``/``upper`` give the targets
+    tree of :mod:`uqviz.data.targets`, one child per target on its observed rows: a NaN in the
+    observed value, the prediction or the uncertainty marks that target missing for that row
+    (counted, ``n_missing``), never an error.
 
     ``E = y_true - y_pred`` and the standard uncertainty ``uE`` comes from exactly one of:
 
@@ -240,13 +260,18 @@ def from_predictions(
         Default ``"dataset"``.
     units, drop_invalid
         As in :func:`uqviz.from_arrays`.
+    targets : list of str, optional
+        Names of several targets (default the DataFrame's columns, else ``"target0"``, ...).
+    groups : array_like, optional
+        A label per row, the coordinate ``group`` (as in :func:`uqviz.from_arrays`).
 
     Returns
     -------
-    xarray.Dataset
-        The dataset of :func:`uqviz.from_arrays`; ``attrs["uE_source"]`` says how uE was
-        obtained (``"std"``, ``"variance"``, ``"interval"``, ``"quantiles"``,
-        ``"samples"``), with the settings used (``level``, ``generative``,
+    xarray.Dataset or xarray.DataTree
+        The dataset of :func:`uqviz.from_arrays` (several targets: the targets tree);
+        ``attrs["uE_source"]`` says how uE was obtained (``"std"``, ``"variance"``,
+        ``"interval"``, ``"quantiles"``, ``"samples"``), with the settings used
+        (``level``, ``generative``,
         ``quantile_levels``, ``quantile_rule``, ``quantile_levels_used``, ``crossing``,
         ``ddof``, ``n_samples``) and the counts ``n_asymmetric``, ``n_crossing``;
         ``attrs["forecast"]`` and the variables ``y``, ``quantiles`` (coordinate
@@ -291,7 +316,115 @@ def from_predictions(
     >>> ds = uqviz.from_predictions(y, None, samples=s)
     >>> ds["uE"].values.round(4).tolist(), ds["samples"].dims
     ([0.1414, 0.1414, 0.1414], ('point', 'sample'))
+
+    Two targets, the second not measured in row 0:
+
+    >>> tree = uqviz.from_predictions([[1.0, np.nan], [2.0, 0.5]], [[1.1, 0.0], [1.8, 0.4]],
+    ...                               std=[[0.1, 0.1], [0.2, 0.2]], targets=["logS", "logP"])
+    >>> tree.attrs["n_missing"], tree["logP"]["point"].values.tolist()
+    ([0, 1], [1])
     """
+    options = dict(
+        std=std,
+        variance=variance,
+        lower=lower,
+        upper=upper,
+        level=level,
+        quantiles=quantiles,
+        samples=samples,
+        generative=generative,
+        quantile_rule=quantile_rule,
+        crossing=crossing,
+        features=features,
+        units=units,
+        drop_invalid=drop_invalid,
+    )
+    if targets is not None or is_several(y_true, y_pred, std, variance, lower, upper):
+        return _several_targets(
+            y_true, y_pred, name=name, targets=targets, groups=groups, **options
+        )
+    ds = _one_target(y_true, y_pred, name=name, **options)
+    if groups is None:
+        return ds
+    n = len(as_1d("y_true", y_true))
+    return with_groups(ds, group_labels(groups, n), groups_name(groups))
+
+
+def _several_targets(y_true, y_pred, *, name, targets, groups, **options):
+    """The targets tree of (row, target) y_true, y_pred and std, variance or lower/upper."""
+    form = _form(
+        *(options[k] for k in ("std", "variance", "lower", "upper", "quantiles", "samples"))
+    )
+    if form in ("quantiles", "samples"):
+        raise ValueError(
+            f"several targets: give std=, variance= or lower=/upper= as (row, target) arrays; "
+            f"{form}= takes one target (call from_predictions per target and gather them "
+            "with uqviz.from_datasets)"
+        )
+    _options(
+        form,
+        y_pred,
+        options["lower"],
+        options["upper"],
+        options["level"],
+        options["generative"],
+        options["quantile_rule"],
+        options["crossing"],
+    )
+    keys = {"std": ("std",), "variance": ("variance",), "interval": ("lower", "upper")}[form]
+    raw = {"y_true": y_true, "y_pred": y_pred, **{k: options[k] for k in keys}}
+    arrays = {k: _target_columns(k, v) for k, v in raw.items()}
+    names = target_names(targets, arrays["y_true"].shape[1], default_names(*raw.values()))
+    floats = float_targets(arrays, names)
+    missing = np.logical_or.reduce([np.isnan(a) for a in floats.values()])
+    features = _features(options["features"])
+    common_length(
+        {"y_true": floats["y_true"][:, 0], **{k: as_1d(k, v) for k, v in features.items()}},
+        empty="y_true has",
+    )
+
+    def one(j, rows):
+        kw = dict(options, features=take_mapping(features, rows))
+        kw.update({k: floats[k][rows, j] for k in keys})
+        return _one_target(
+            floats["y_true"][rows, j], floats["y_pred"][rows, j], name=names[j], row_ids=rows, **kw
+        )
+
+    return build_targets_tree(
+        names, missing, one, name=name, groups=groups, groups_what=groups_name(groups)
+    )
+
+
+def _target_columns(label, values):
+    """A (row, target) input; a 1-D one is one target."""
+    if isinstance(values, pd.Series) or (
+        not isinstance(values, pd.DataFrame) and np.ndim(values) == 1
+    ):
+        return np.asarray(values).reshape(-1, 1)
+    return as_2d(label, values)
+
+
+def _one_target(
+    y_true,
+    y_pred,
+    *,
+    std,
+    variance,
+    lower,
+    upper,
+    level,
+    quantiles,
+    samples,
+    generative,
+    quantile_rule,
+    crossing,
+    features,
+    name,
+    units,
+    drop_invalid,
+    row_ids=None,
+) -> xr.Dataset:
+    """The dataset of one target (``row_ids``: its original rows, default ``0 .. n - 1``)."""
     form = _form(std, variance, lower, upper, quantiles, samples)
     level, gen, quantile_rule, crossing = _options(
         form, y_pred, lower, upper, level, generative, quantile_rule, crossing
@@ -302,7 +435,8 @@ def from_predictions(
     raw = _inputs(form, y_true, y_pred, std, variance, lower, upper, qcols)
     draws = _samples_array(samples) if form == "samples" else None
     features = {k: as_1d(k, v) for k, v in features.items()}
-    rows = np.arange(_row_count(raw, samples, draws, features), dtype=np.int64)
+    n_rows = _row_count(raw, samples, draws, features)
+    rows = np.arange(n_rows, dtype=np.int64) if row_ids is None else row_ids
     arrays = float_columns(raw, rows)
     metadata = {"y": arrays["y_true"]} if form in ("interval", "quantiles", "samples") else {}
     kept = {}
@@ -327,11 +461,12 @@ def from_predictions(
         units=units,
         drop_invalid=drop_invalid,
         sources=sources,
+        row_ids=rows,
     )
     if draws is not None:
         _keep_samples(ds, draws, units)
     elif form in ("interval", "quantiles"):
-        _keep_forecast(ds, form, arrays, kept, level, np.array(list(qcols)), units)
+        _keep_forecast(ds, form, arrays, kept, level, np.array(list(qcols)), units, rows)
     ds.attrs.update(attrs)
     ds.attrs["forecast"] = form
     return ds
@@ -503,9 +638,9 @@ def _keep_samples(ds: xr.Dataset, draws: np.ndarray, units: str) -> None:
     )
 
 
-def _keep_forecast(ds, form, arrays, kept, level, levels, units):
+def _keep_forecast(ds, form, arrays, kept, level, levels, units, row_ids):
     """Add the given quantiles (dims point, level) or interval bounds of the rows kept."""
-    rows = ds["point"].values
+    rows = np.searchsorted(row_ids, ds["point"].values)  # positions of the rows kept
     ds["y"].attrs = {"role": "metadata", "long_name": "observed value (y_true)", "units": units}
     if form == "quantiles":
         ds["quantiles"] = (

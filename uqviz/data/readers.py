@@ -264,8 +264,15 @@ def read_csv(
     lower=None,
     upper=None,
     level=None,
+    targets=None,
+    groups=None,
 ) -> xr.Dataset:
     r"""Read a CSV file into a uqviz dataset, checking every line first.
+
+    Several targets (a chemprop-style multi-task file): lists of columns, one per target
+    (``reference=["logS", "logP"]``, ``prediction=[...]``, ``uncertainties=[...]``) give the
+    targets tree of :func:`uqviz.from_dataframe`; an empty cell marks that target missing
+    for that row (counted per target).
 
     A forecast given as quantiles, ensemble members or an interval (`quantiles`,
     `samples`, `lower`/`upper` with `level`) is read through :func:`uqviz.from_predictions`,
@@ -285,6 +292,10 @@ def read_csv(
         Columns of the limits of a central prediction interval of coverage `level`.
     level : float in (0, 1), optional
         Nominal coverage of the interval of `lower` and `upper`.
+    targets : list of str, optional
+        Names of several targets (default the reference, else errors, columns).
+    groups : str, optional
+        Column of group labels (a structure, a molecule): the coordinate ``group``.
     name : str, optional
         Default: the file stem.
     units, drop_invalid, min_uncertainty
@@ -295,8 +306,8 @@ def read_csv(
 
     Returns
     -------
-    xarray.Dataset
-        Coordinate ``point`` = 0-based data-row number.
+    xarray.Dataset or xarray.DataTree
+        Coordinate ``point`` = 0-based data-row number; several targets: the targets tree.
 
     Raises
     ------
@@ -322,6 +333,15 @@ def read_csv(
     ...                  quantiles={0.1: "q10", 0.9: "q90"})
     >>> ds.attrs["uE_source"], ds["uE"].values.round(3).tolist()
     ('quantiles', [0.858, 0.858])
+
+    Two targets, an empty cell (logP not measured in the first row):
+
+    >>> _ = (d / "mt.csv").write_text("logS,logP,pS,pP,uS,uP\n1.0,,1.1,0.2,0.1,0.2\n"
+    ...                               "2.0,0.5,1.9,0.4,0.1,0.2\n")
+    >>> tree = ud.read_csv(d / "mt.csv", reference=["logS", "logP"], prediction=["pS", "pP"],
+    ...                    uncertainties=["uS", "uP"])
+    >>> tree.attrs["missing"]
+    'missing targets (of 2 rows): logS 0, logP 1'
     """
     _check_csv_options(sep, decimal, encoding)
     if name is None and isinstance(path, (str, os.PathLike)):
@@ -340,6 +360,11 @@ def read_csv(
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise ValueError(f"{label}: malformed CSV: {str(exc).strip()}") from None
     if _forecast_columns(quantiles, samples, lower, upper, level):
+        if targets is not None or isinstance(reference, (list, tuple)):
+            raise ValueError(
+                "several targets from a CSV: give uncertainties= or variances= (one column "
+                "per target); a forecast of quantiles, samples or an interval takes one target"
+            )
         _unused_with_forecast(
             errors=errors,
             uncertainties=uncertainties,
@@ -361,7 +386,14 @@ def read_csv(
             reference=reference,
             prediction=prediction,
             features=features,
-            dataset={"name": name, "units": units, "drop_invalid": drop_invalid},
+            dataset={
+                "name": name,
+                "units": units,
+                "drop_invalid": drop_invalid,
+                "groups": groups
+                if groups is None
+                else df[_columns(df, label, "groups", groups)[0]],
+            },
         )
     return from_dataframe(
         df,
@@ -376,4 +408,6 @@ def read_csv(
         units=units,
         drop_invalid=drop_invalid,
         min_uncertainty=min_uncertainty,
+        targets=targets,
+        groups=groups,
     )

@@ -1,6 +1,7 @@
 """Apply a per-dataset computation to a Dataset or to every child of a DataTree.
 
-For a tree, results gain a ``dataset`` dim (child names, tree order) and each
+For a tree, results gain a ``dataset`` dim (child names, tree order; ``target`` for a
+targets tree, ``attrs["layout"] == "targets"``, docs/conventions.md) and each
 child gets its own child stream of ``rng`` (:func:`uqviz.engine.seeds.spawn`); a
 ValueError or TypeError raised for one child names it (:func:`naming_child`).
 
@@ -30,7 +31,7 @@ from uqviz.engine import seeds
 from uqviz.engine.descriptions import describe, statistics_in
 from uqviz.engine.parallel import call_recording_warnings, resolve_client, scatter
 
-__all__ = ["datasets_of", "map_datasets", "spawn_rngs", "naming_child"]
+__all__ = ["datasets_of", "map_datasets", "set_dim_of", "spawn_rngs", "naming_child"]
 
 
 def datasets_of(data, *, variables=("E", "uE")) -> list[tuple[str | None, xr.Dataset]]:
@@ -127,8 +128,9 @@ def map_datasets(
     Returns
     -------
     xarray.Dataset
-        With a leading ``dataset`` dim for a DataTree; each variable has a ``long_name``,
-        and ``units`` where the data have units (:func:`uqviz.engine.descriptions.describe`;
+        With a leading ``dataset`` dim for a DataTree (``target`` when the tree's
+        ``attrs["layout"]`` is ``"targets"``: one child per target); each variable has a
+        ``long_name``, and ``units`` where the data have units (:func:`uqviz.engine.descriptions.describe`;
         units that differ between the datasets are dropped).
     """
     pairs = datasets_of(data, variables=variables)
@@ -150,15 +152,28 @@ def map_datasets(
     if isinstance(data, xr.Dataset):
         return results[0]
     names = [name for name, _ in pairs]
+    dim = set_dim_of(data)
     out = xr.concat(
         results,
-        dim=xr.DataArray(names, dims="dataset", name="dataset"),
+        dim=xr.DataArray(names, dims=dim, name=dim),
         coords="different",
         compat="equals",
         join="outer",
         combine_attrs="drop_conflicts",
     )
     return out
+
+
+def set_dim_of(tree) -> str:
+    """The dim of a tree's results: ``"target"`` for a targets tree, else ``"dataset"``.
+
+    Examples
+    --------
+    >>> t = xr.DataTree.from_dict({"a": xr.Dataset()})
+    >>> set_dim_of(t), set_dim_of(t.assign_attrs(layout="targets"))
+    ('dataset', 'target')
+    """
+    return "target" if tree.attrs.get("layout") == "targets" else "dataset"
 
 
 def _on_client(func, pairs, rngs, client, kwargs):

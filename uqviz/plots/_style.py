@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 
 import matplotlib as mpl
@@ -9,6 +10,7 @@ import matplotlib.ticker as mticker
 from matplotlib.axes import Axes
 import numpy as np
 import matplotlib.pyplot as plt
+import xarray as xr
 
 #: Colours: valid / invalid intervals, reference lines, bands, series.
 COLORS = {
@@ -92,6 +94,53 @@ def apply_style(ax):
     ax.tick_params(direction="in", top=True, right=True)
     ax.grid(True, alpha=0.3)
     return ax
+
+
+def as_dataset_dim(obj):
+    """A result of a targets tree (dim ``target``) with that dim named ``dataset``; else ``obj``.
+
+    The plots draw one set per child of a tree, whether the children are datasets or the
+    targets of one dataset (docs/conventions.md, "Several targets and groups"); `dataset=`
+    then selects a target.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> r = xr.Dataset({"v": ("target", [1.0, 2.0])}, coords={"target": ["fx", "fy"]})
+    >>> as_dataset_dim(r)["dataset"].values.tolist()
+    ['fx', 'fy']
+    """
+    if (
+        isinstance(obj, (xr.Dataset, xr.DataArray))
+        and "target" in obj.dims
+        and "dataset" not in obj.dims
+    ):
+        return obj.rename({"target": "dataset"})
+    return obj
+
+
+def set_dim(result) -> str | None:
+    """The dim of the sets of a result: ``"dataset"``, ``"target"`` (a targets tree) or None.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> set_dim(xr.Dataset({"v": ("target", [1.0])})), set_dim(xr.Dataset({"v": 1.0}))
+    ('target', None)
+    """
+    return next((d for d in ("dataset", "target") if d in result.dims), None)
+
+
+def accepts_targets(func):
+    """Decorate a plot: its xarray arguments with a ``target`` dim are read as ``dataset``."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        args = tuple(as_dataset_dim(a) for a in args)
+        kwargs = {k: as_dataset_dim(v) for k, v in kwargs.items()}
+        return func(*args, **kwargs)
+
+    return wrapper
 
 
 def one_dataset(result, dataset, what):

@@ -15,6 +15,7 @@ from scipy import stats as sps
 from uqviz.average.validation import TAILEDNESS_THRESHOLDS
 from uqviz.engine import checks
 from uqviz.engine.tree import datasets_of
+from uqviz.plots._style import accepts_targets
 from uqviz.plots._style import (
     COLORS,
     STATISTIC_COLORS,
@@ -120,6 +121,7 @@ def _label_points(ax, x, y, texts, *, side="left", color="k", fontsize=8):
     return out
 
 
+@accepts_targets
 def intervals(result, *, ax=None, statistics=None):
     """Estimate and interval of each statistic minus its reference, coloured by validity.
 
@@ -270,6 +272,7 @@ def _axis_labels(ax, ds, variable):
     ax.set_ylabel(f"density of $\\ln {VAR_TEX[variable]}$")
 
 
+@accepts_targets
 def fit_histogram(
     data,
     shapes_result,
@@ -449,6 +452,7 @@ def _threshold(tail_result, variable):
     return TAILEDNESS_THRESHOLDS[variable]
 
 
+@accepts_targets
 def skewness_map(
     tail_result, nig_curve=None, *, ax=None, labels="number", z2=True, legend=True, title=None
 ):
@@ -615,6 +619,7 @@ def skewness_map(
 # --------------------------------------------------------------------------
 # Pernot (2024b), Fig. 7: |zeta_ZMS| against |zeta_RCE|
 # --------------------------------------------------------------------------
+@accepts_targets
 def zeta_comparison(
     validation_result,
     *,
@@ -746,6 +751,7 @@ def zeta_comparison(
 # --------------------------------------------------------------------------
 # Pernot (2024b), Fig. 8: decimation curves
 # --------------------------------------------------------------------------
+@accepts_targets
 def decimation_curves(
     decimation_result, *, dataset=None, ax=None, statistics=None, legend=True, title=None
 ):

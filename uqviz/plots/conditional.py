@@ -13,6 +13,7 @@ from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._checks import drawable
 from uqviz.plots._svg import new_axes
 from uqviz.plots._svg import set_log_x as svg_log_x
+from uqviz.plots._style import accepts_targets
 from uqviz.plots._style import (
     COLORS,
     STAT_LABELS,
@@ -69,6 +70,7 @@ def _legend_loc(legend, default):
 # ---------------------------------------------------------------------------
 # Fig. 2: z-scores against a conditioning variable
 # ---------------------------------------------------------------------------
+@accepts_targets
 def zscores_vs(
     running_result, *, ax=None, log_x=False, clip=5.0, xlabel=None, points=True, legend=True
 ):
@@ -181,6 +183,7 @@ def _fv_text(fv):
     return f"$f_v$ = {est:.2f}, {100 * level:g}% CI [{lo:.2f}, {hi:.2f}]"
 
 
+@accepts_targets
 def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None, legend=True):
     """Local statistic per bin with its interval, blue if valid, red if not (Pernot (2023), Fig. 3).
 
@@ -271,6 +274,7 @@ def local(local_result, fv=None, *, ax=None, log_x=False, xlabel=None, ylim=None
     return ax
 
 
+@accepts_targets
 def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
     """:func:`local` drawn as SVG (the explorers' view; ``uqviz.plots._svg``).
 
@@ -331,6 +335,7 @@ def local_svg(local_result, fv=None, *, layout, log_x=False, xlabel=None):
 # ---------------------------------------------------------------------------
 # Fig. 3 g-i: autocorrelation of the per-bin series
 # ---------------------------------------------------------------------------
+@accepts_targets
 def acf(acf_result, *, ax=None, label=None):
     """Autocorrelation of the per-bin statistic, with the white-noise band (Pernot (2023), Fig. 3).
 
@@ -382,6 +387,7 @@ def acf(acf_result, *, ax=None, label=None):
 # ---------------------------------------------------------------------------
 # Fig. 4: ordering study
 # ---------------------------------------------------------------------------
+@accepts_targets
 def ordering(ordering_result, *, ax=None, stratified=None, labels=None, legend=True):
     """Fraction of valid bins: data order, over orderings, with binomial noise
     (Pernot (2023), Fig. 4).

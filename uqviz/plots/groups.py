@@ -7,6 +7,7 @@ import numpy as np
 
 from uqviz.engine import checks
 from uqviz.plots._checks import drawable
+from uqviz.plots._style import accepts_targets
 from uqviz.plots._style import COLORS, apply_style, get_ax, one_dataset, set_log_x, style
 
 __all__ = ["adversarial_curves", "group_coverage"]
@@ -24,6 +25,7 @@ ADVERSARIAL_VARIABLES = (
 _NAMES = {"PICP": "PICP", "MACE": "MACE"}
 
 
+@accepts_targets
 def adversarial_curves(result, *, ax=None):
     """Share of valid groups against the group size, data and calibrated reference
     (Pernot (2023), section III.2.3; ErrViewLib's ``plotAGVZMS``).
@@ -137,6 +139,7 @@ def adversarial_curves(result, *, ax=None):
     return ax
 
 
+@accepts_targets
 def group_coverage(result, *, ax=None, dataset=None, legend=True):
     """Coverage of each group with its Wilson interval, the level and the calibrated band.
 

@@ -8,6 +8,7 @@ from matplotlib.colors import is_color_like
 
 from uqviz.engine import checks
 from uqviz.plots._checks import choice, drawable
+from uqviz.plots._style import accepts_targets
 from uqviz.plots._style import COLORS, apply_style, get_ax
 
 __all__ = ["quantile_reliability", "coverage_map"]
@@ -33,6 +34,7 @@ def _variable_labels(result, variable):
     return labels
 
 
+@accepts_targets
 def quantile_reliability(
     result, *, variable=None, ax=None, kind="coverage", band=True, label=None, color=None
 ):
@@ -134,6 +136,7 @@ def _legend_unique(ax):
     ax.legend(list(seen.values()), list(seen.keys()), loc="best")
 
 
+@accepts_targets
 def coverage_map(
     result, *, variable=None, ax=None, cmap="RdBu", vmax=None, annotate=False, colorbar=True
 ):

@@ -12,6 +12,7 @@ from uqviz.engine import checks
 from uqviz.engine.deprecation import renamed_options
 from uqviz.plots._checks import choice, drawable
 from uqviz.plots._svg import new_axes
+from uqviz.plots._style import accepts_targets
 from uqviz.plots._style import COLORS, apply_style, get_ax, legend_options, set_title
 from uqviz.plots._style import one_dataset as _one_dataset
 
@@ -86,6 +87,7 @@ def _stack_schemes(results):
     return results
 
 
+@accepts_targets
 def zeta_scores(results, *, labels=None, ax=None, band=True, offset=0.12, legend=True, title=None):
     """Zeta-scores per dataset and validation scheme (Pernot (2024c), Figs. 6-7).
 
@@ -304,6 +306,7 @@ def _histogram(samples, n_bins=None):
     return np.histogram(samples, bins=n_bins, density=True)
 
 
+@accepts_targets
 def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title=None, legend=True):
     """Histogram of the simulated statistic with the reference and the observed value.
 
@@ -397,6 +400,7 @@ def reference_distribution(result, *, observed=None, ax=None, n_bins=None, title
     return ax
 
 
+@accepts_targets
 def reference_distribution_svg(result, *, layout, title=None):
     """:func:`reference_distribution` drawn as SVG (the explorers' view).
 
@@ -455,6 +459,7 @@ def reference_distribution_svg(result, *, layout, title=None):
 # --------------------------------------------------------------------------
 # Pernot (2024c), Appendix B
 # --------------------------------------------------------------------------
+@accepts_targets
 def size_dependence(
     result,
     *,
@@ -557,6 +562,7 @@ def size_dependence(
 # --------------------------------------------------------------------------
 # Pernot (2024c), Appendix C
 # --------------------------------------------------------------------------
+@accepts_targets
 def extrapolation(result, *, dataset=None, ax=None, references=True, title=None, legend=True):
     """Statistic against sqrt(N/M) with the fit and the intercept interval
     (Pernot (2024c), Fig. A3).
@@ -673,6 +679,7 @@ def extrapolation(result, *, dataset=None, ax=None, references=True, title=None,
 # --------------------------------------------------------------------------
 # confidence curves
 # --------------------------------------------------------------------------
+@accepts_targets
 def confidence_curve(
     result,
     *,

@@ -10,6 +10,7 @@ import numpy as np
 
 from uqviz.engine import checks
 from uqviz.plots._checks import drawable
+from uqviz.plots._style import accepts_targets
 from uqviz.plots._style import COLORS, apply_style, get_ax, style
 
 __all__ = ["calibration_curve", "coverage"]
@@ -33,6 +34,7 @@ def _curves(result, name, dataset, made_by, variables):
     return out
 
 
+@accepts_targets
 def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=True, legend=True):
     """Observed vs expected proportions, the miscalibration area shaded (Chung et al. 2021).
 
@@ -107,6 +109,7 @@ def calibration_curve(curve_result, *, ax=None, dataset=None, band=True, area=Tr
     return ax
 
 
+@accepts_targets
 def coverage(coverage_result, *, ax=None, dataset=None, legend=True):
     """PICP against the nominal level, with binomial intervals, blue if valid, red if not.
 
