@@ -297,8 +297,10 @@ def test_names_and_options_are_checked():
         from_arrays(E3, U3, min_uncertainty="paper")
     with raises("min_uncertainty must be None"):
         from_arrays(E3, U3, min_uncertainty=-1.0)
-    with raises("expected a 1-D array, got an array of shape (2, 2)"):
-        from_arrays(np.ones((2, 2)), np.ones((2, 2)))
+    with raises("expected a 1-D array, got an array of shape (2, 2, 1)"):
+        from_arrays(np.ones((2, 2, 1)), np.ones((2, 2, 1)))
+    # (row, target) arrays are several targets since issue 39 (tests/data/test_targets.py)
+    assert from_arrays(np.ones((2, 2)), np.ones((2, 2))).attrs["layout"] == "targets"
 
 
 @pytest.mark.parametrize("arg", ["features", "metadata"])

@@ -26,7 +26,7 @@ SPLIT = ("model", "constructors", "readers")
 #: what each module may import of uqviz.data (besides itself)
 ALLOWED_DATA_IMPORTS = {
     "model": set(),
-    "constructors": {"model"},
+    "constructors": {"model", "targets"},
     "readers": {"constructors", "model", "predictions"},
 }
 #: where each public function of the split lives

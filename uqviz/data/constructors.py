@@ -33,7 +33,6 @@ from uqviz.data.model import (
     variable_attrs,
 )
 from uqviz.data.targets import (
-    as_2d,
     build_targets_tree,
     default_names,
     float_targets,
@@ -41,6 +40,7 @@ from uqviz.data.targets import (
     groups_name,
     is_several,
     take_mapping,
+    target_columns,
     target_names,
     with_groups,
 )
@@ -394,8 +394,8 @@ def from_arrays(
     )
     if targets is not None or is_several(errors, uncertainties):
         arrays = {
-            "errors": _target_columns(errors),
-            "uncertainties": _target_columns(uncertainties),
+            "errors": target_columns("errors", errors),
+            "uncertainties": target_columns("uncertainties", uncertainties),
         }
         names = target_names(
             targets, np.shape(arrays["errors"])[1], default_names(errors, uncertainties)
@@ -407,15 +407,6 @@ def from_arrays(
         )
     ds = build_dataset(errors, uncertainties, name=name, **options)
     return _grouped(ds, groups, len(as_1d("E", errors)))
-
-
-def _target_columns(values):
-    """A (row, target) input; a 1-D one is one target."""
-    if isinstance(values, pd.Series) or (
-        not isinstance(values, pd.DataFrame) and np.ndim(values) == 1
-    ):
-        return np.asarray(values).reshape(-1, 1)
-    return as_2d("several targets", values)
 
 
 def _grouped(ds: xr.Dataset, groups, n: int, what: str | None = None) -> xr.Dataset:
@@ -453,7 +444,7 @@ def _targets_tree(
         }
     )
 
-    def one(j, rows):
+    def dataset_child(j, rows):
         return build_dataset(
             e2[rows, j],
             u2[rows, j],
@@ -471,7 +462,7 @@ def _targets_tree(
     return build_targets_tree(
         names,
         missing,
-        one,
+        dataset_child,
         name=name,
         groups=groups,
         groups_what=groups_what or groups_name(groups),
@@ -675,9 +666,8 @@ def _role_columns(roles: dict) -> dict:
     return {k: _as_list(v, k) for k, v in roles.items() if v is not None}
 
 
-def _dataframe_targets(df, roles, targets, groups, features, metadata, name, options):
-    """The targets tree of lists of columns, one per target (from_dataframe)."""
-    cols = _role_columns(roles)
+def _check_target_roles(cols: dict) -> int:
+    """The number of targets of lists of columns by role; a ValueError for a wrong set."""
     if "errors" in cols and ("reference" in cols or "prediction" in cols):
         raise ValueError("give either errors= or reference= and prediction=, not both")
     if ("reference" in cols) != ("prediction" in cols):
@@ -692,25 +682,34 @@ def _dataframe_targets(df, roles, targets, groups, features, metadata, name, opt
             "several targets: one column per target in each role; got "
             + ", ".join(f"{k} {n} column(s)" for k, n in counts.items())
         )
-    t = next(iter(counts.values()))
+    return next(iter(counts.values()))
+
+
+def _target_floats(df, cols: dict, t: int) -> dict:
+    """``{role: float (row, target)}`` of the columns by role (non-numeric cells named)."""
+    if not len(df):
+        raise ValueError("empty input: the DataFrame has 0 rows")
+    rows = np.arange(len(df), dtype=np.int64)
+    return {
+        role: np.stack(
+            list(float_columns({f"{role} [column {c!r}]": df[c] for c in cs}, rows).values()),
+            axis=1,
+        ).reshape(len(df), t)
+        for role, cs in cols.items()
+    }
+
+
+def _dataframe_targets(df, roles, targets, groups, features, metadata, name, options):
+    """The targets tree of lists of columns, one per target (from_dataframe)."""
+    cols = _role_columns(roles)
+    t = _check_target_roles(cols)
     first = cols.get("reference", cols.get("errors"))
     names = target_names(targets, t, [str(c) for c in first])
     feat_cols = _as_list(features, "features")
     meta_cols = _as_list(metadata, "metadata")
     _check_columns(df, [c for v in cols.values() for c in v] + feat_cols + meta_cols)
     groups_col = _groups_column(df, groups)
-    rows = np.arange(len(df), dtype=np.int64)
-    floats = {
-        role: np.stack(
-            list(float_columns({f"{role} [column {c!r}]": df[c] for c in cs}, rows).values()),
-            axis=1,
-        )
-        if len(df)
-        else np.empty((0, t))
-        for role, cs in cols.items()
-    }
-    if not len(df):
-        raise ValueError("empty input: the DataFrame has 0 rows")
+    floats = _target_floats(df, cols, t)
     missing = np.logical_or.reduce([np.isnan(a) for a in floats.values()])
     u_role = "uncertainties" if "uncertainties" in cols else "variances"
     if "errors" in cols:

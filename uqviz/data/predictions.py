@@ -31,7 +31,6 @@ from uqviz.data.model import (
 )
 from uqviz.data.generative import Generative, get_generative
 from uqviz.data.targets import (
-    as_2d,
     build_targets_tree,
     default_names,
     float_targets,
@@ -39,6 +38,7 @@ from uqviz.data.targets import (
     groups_name,
     is_several,
     take_mapping,
+    target_columns,
     target_names,
     with_groups,
 )
@@ -373,7 +373,7 @@ def _several_targets(y_true, y_pred, *, name, targets, groups, **options):
     )
     keys = {"std": ("std",), "variance": ("variance",), "interval": ("lower", "upper")}[form]
     raw = {"y_true": y_true, "y_pred": y_pred, **{k: options[k] for k in keys}}
-    arrays = {k: _target_columns(k, v) for k, v in raw.items()}
+    arrays = {k: target_columns(k, v) for k, v in raw.items()}
     names = target_names(targets, arrays["y_true"].shape[1], default_names(*raw.values()))
     floats = float_targets(arrays, names)
     missing = np.logical_or.reduce([np.isnan(a) for a in floats.values()])
@@ -383,7 +383,7 @@ def _several_targets(y_true, y_pred, *, name, targets, groups, **options):
         empty="y_true has",
     )
 
-    def one(j, rows):
+    def predictions_child(j, rows):
         kw = dict(options, features=take_mapping(features, rows))
         kw.update({k: floats[k][rows, j] for k in keys})
         return _one_target(
@@ -391,17 +391,8 @@ def _several_targets(y_true, y_pred, *, name, targets, groups, **options):
         )
 
     return build_targets_tree(
-        names, missing, one, name=name, groups=groups, groups_what=groups_name(groups)
+        names, missing, predictions_child, name=name, groups=groups, groups_what=groups_name(groups)
     )
-
-
-def _target_columns(label, values):
-    """A (row, target) input; a 1-D one is one target."""
-    if isinstance(values, pd.Series) or (
-        not isinstance(values, pd.DataFrame) and np.ndim(values) == 1
-    ):
-        return np.asarray(values).reshape(-1, 1)
-    return as_2d(label, values)
 
 
 def _one_target(

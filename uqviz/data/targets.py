@@ -158,9 +158,27 @@ def is_several(*values) -> bool:
             return True
         if isinstance(v, (list, tuple)) and v and not isinstance(v[0], (list, tuple, np.ndarray)):
             continue
-        if np.ndim(v) == 2:
-            return True
+        try:
+            if np.ndim(v) == 2:
+                return True
+        except ValueError:  # a ragged sequence: the one-target rules name it
+            continue
     return False
+
+
+def target_columns(label: str, values) -> np.ndarray:
+    """A (row, target) input; a 1-D one is one target.
+
+    Examples
+    --------
+    >>> target_columns("E", [1.0, 2.0]).shape
+    (2, 1)
+    """
+    if isinstance(values, pd.Series) or (
+        not isinstance(values, pd.DataFrame) and np.ndim(values) == 1
+    ):
+        return np.asarray(values).reshape(-1, 1)
+    return as_2d(label, values)
 
 
 def target_names(targets, t: int, default: Sequence | None = None) -> list[str]:

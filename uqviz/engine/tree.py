@@ -130,8 +130,9 @@ def map_datasets(
     xarray.Dataset
         With a leading ``dataset`` dim for a DataTree (``target`` when the tree's
         ``attrs["layout"]`` is ``"targets"``: one child per target); each variable has a
-        ``long_name``, and ``units`` where the data have units (:func:`uqviz.engine.descriptions.describe`;
-        units that differ between the datasets are dropped).
+        ``long_name``, and ``units`` where the data have units
+        (:func:`uqviz.engine.descriptions.describe`; units that differ between the datasets
+        are dropped).
     """
     pairs = datasets_of(data, variables=variables)
     rngs = seeds.spawn(rng, len(pairs))
@@ -170,7 +171,9 @@ def set_dim_of(tree) -> str:
     Examples
     --------
     >>> t = xr.DataTree.from_dict({"a": xr.Dataset()})
-    >>> set_dim_of(t), set_dim_of(t.assign_attrs(layout="targets"))
+    >>> before = set_dim_of(t)
+    >>> t.attrs["layout"] = "targets"
+    >>> before, set_dim_of(t)
     ('dataset', 'target')
     """
     return "target" if tree.attrs.get("layout") == "targets" else "dataset"
