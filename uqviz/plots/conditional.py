@@ -44,7 +44,8 @@ def _single(result, name, made_by, variables=(), dims=(), *, draws=(), what=None
     checks.result(name, result, made_by, variables=variables, dims=dims)
     if "dataset" in result.dims:
         raise ValueError(
-            f"{name}: the result holds several datasets; select one with .sel(dataset=...)"
+            f"{name}: the result holds several datasets; select one with .sel(dataset=...) "
+            "(.sel(target=...) for a targets tree)"
         )
     return drawable(what or name, result, draws, name=name)
 
