@@ -175,7 +175,9 @@ def test_errors_name_the_target_and_count_the_rows():
         uqviz.from_predictions(Y, p, std=S, targets=["logS", "logP"])
     s = S.copy()
     s[[0, 3], 1] = [0.0, -1.0]
-    with pytest.raises(ValueError, match=r"(?s)target 'logP': .*uE: 2 rows with uE <= 0 \(rows 0, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"(?s)target 'logP': .*uE: 2 rows with uE <= 0 \(rows 0, 3"
+    ):
         uqviz.from_predictions(Y, P, std=s, targets=["logS", "logP"])
     with pytest.raises(ValueError, match=r"std has shape \(4, 1\)"):
         uqviz.from_predictions(Y, P, std=S[:, :1])
