@@ -18,6 +18,8 @@ Examples
         --fail-on pit                              # the PIT of the quantiles as given
     uqviz report data.csv --errors E --uncertainties uE --features mass --out reports/
     uqviz report data.csv --errors E --uncertainties uE --no-remedy   # no recalibration
+    uqviz report tasks.csv --reference logS,logP --prediction pS,pP --uncertainties uS,uP \
+        --groups scaffold                          # several targets (empty cell: missing)
 
 Exit status of ``average``: 0; 1 when a verdict named by ``--fail-on`` fails; 3 when none
 fails but one is unreliable (heavy tails: the test cannot decide) or not tested; 2 for bad
@@ -58,11 +60,26 @@ VALIDATE_DEPRECATED = (
 
 def _add_data_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("csv", nargs="?", help="CSV file; omitted: the embedded default example")
-    p.add_argument("--errors", help="column of errors E (reference - prediction)")
-    p.add_argument("--reference", help="column of reference values (with --prediction)")
-    p.add_argument("--prediction", help="column of predicted values (with --reference)")
-    p.add_argument("--uncertainties", help="column of standard uncertainties uE")
-    p.add_argument("--variances", help="column of variances uE^2")
+    p.add_argument(
+        "--errors", help="column of errors E (reference - prediction); several targets: A,B,..."
+    )
+    p.add_argument(
+        "--reference",
+        help="column of reference values (with --prediction); several targets: a "
+        "comma-separated list, one column per target (an empty cell: that target missing)",
+    )
+    p.add_argument(
+        "--prediction", help="column of predicted values (with --reference); several: A,B,..."
+    )
+    p.add_argument(
+        "--uncertainties", help="column of standard uncertainties uE; several targets: A,B,..."
+    )
+    p.add_argument("--variances", help="column of variances uE^2; several targets: A,B,...")
+    p.add_argument(
+        "--groups",
+        metavar="COLUMN",
+        help="column of group labels (a structure, a molecule): bootstraps resample whole groups",
+    )
     p.add_argument(
         "--quantiles",
         nargs="+",
@@ -192,8 +209,25 @@ def quantile_columns(pairs):
     return out
 
 
+def column_list(value):
+    """``"a,b"`` -> ``["a", "b"]`` (several targets); one name stays a str; None stays None.
+
+    Examples
+    --------
+    >>> column_list("logS,logP"), column_list("y"), column_list(None)
+    (['logS', 'logP'], 'y', None)
+    """
+    if value is None or "," not in value:
+        return value
+    names = [c.strip() for c in value.split(",")]
+    if not all(names):
+        raise ValueError(f"{value!r}: an empty column name in the comma-separated list")
+    return names
+
+
 def load_data(args):
-    """Build the dataset named by the command-line arguments."""
+    """Build the dataset named by the command-line arguments (a targets tree for
+    comma-separated lists of columns)."""
     forecast = {
         "quantiles": quantile_columns(getattr(args, "quantiles", None)),
         "samples": getattr(args, "samples", None),
@@ -209,6 +243,7 @@ def load_data(args):
                 args.prediction,
                 args.uncertainties,
                 args.variances,
+                getattr(args, "groups", None),
                 *[v is not None for v in forecast.values()],
             ]
         ):
@@ -216,11 +251,12 @@ def load_data(args):
         return default_example()
     return read_csv(
         args.csv,
-        errors=args.errors,
-        reference=args.reference,
-        prediction=args.prediction,
-        uncertainties=args.uncertainties,
-        variances=args.variances,
+        errors=column_list(args.errors),
+        reference=column_list(args.reference),
+        prediction=column_list(args.prediction),
+        uncertainties=column_list(args.uncertainties),
+        variances=column_list(args.variances),
+        groups=getattr(args, "groups", None),
         features=args.features,
         drop_invalid=args.drop_invalid,
         sep=args.sep,
@@ -281,47 +317,8 @@ def _line(key, v) -> str:
     return f"{head}: {v['verdict']} ({what})."
 
 
-def run_average(args, out=None) -> int:
-    """``uqviz average``: print the average-calibration table and the tailedness screen; gate
-    on verdicts (``--fail-on``).
-
-    Returns 1 when a verdict named by ``--fail-on`` fails, 3 when none fails but one is
-    unreliable, else 0.
-    """
-    out = sys.stdout if out is None else out
-    gates = list(dict.fromkeys(args.fail_on or []))
-    if "adaptivity" in gates and not args.features:
-        raise ValueError("--fail-on adaptivity needs --features (the columns to bin on)")
-    json_path = None if args.json_path is None else _json_target(args.json_path)
-    ds = load_data(args)
-    name = ds.attrs.get("name", "data")
-    with warnings.catch_warnings():  # the table ("unreliable", "not tested") and the WARNING
-        warnings.simplefilter("ignore", UnreliableWarning)  # lines below say it
-        # --seed N is rng=N: the numbers of validate_average(ds, rng=N) in Python, which the
-        # gate's average calibration also gives (docs/conventions.md, "Randomness")
-        result = (
-            gate(
-                ds,
-                fail_on=gates,
-                statistics=args.statistics,
-                features=args.features,
-                n_boot=args.n_boot,
-                rng=args.seed,
-            )
-            if gates
-            else None
-        )
-        res = (
-            result["average"]
-            if gates
-            else validate_average(ds, statistics=args.statistics, n_boot=args.n_boot, rng=args.seed)
-        )
-    tail = tailedness(ds)
-    print(
-        f"Average calibration of '{name}': M = {ds.sizes['point']} points, "
-        f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}",
-        file=out,
-    )
+def _print_average(res, tail, out) -> None:
+    """The average-calibration table and the tailedness screen of one dataset."""
     print(text.average_table(res), file=out)
     print(
         "\nTailedness screen (robust skewness beta_GM, limits of Pernot (2024b), Table II)",
@@ -345,6 +342,59 @@ def run_average(args, out=None) -> int:
     elif not warns:
         print(
             "No heavy tails detected: the bootstrap intervals above should be reliable.", file=out
+        )
+
+
+def run_average(args, out=None) -> int:
+    """``uqviz average``: print the average-calibration table and the tailedness screen; gate
+    on verdicts (``--fail-on``).
+
+    Returns 1 when a verdict named by ``--fail-on`` fails, 3 when none fails but one is
+    unreliable, else 0.
+    """
+    out = sys.stdout if out is None else out
+    gates = list(dict.fromkeys(args.fail_on or []))
+    if "adaptivity" in gates and not args.features:
+        raise ValueError("--fail-on adaptivity needs --features (the columns to bin on)")
+    json_path = None if args.json_path is None else _json_target(args.json_path)
+    ds = load_data(args)
+    name = ds.attrs.get("name", "data")
+    n_points = _n_points(ds)
+    with warnings.catch_warnings():  # the table ("unreliable", "not tested") and the WARNING
+        warnings.simplefilter("ignore", UnreliableWarning)  # lines below say it
+        # --seed N is rng=N: the numbers of validate_average(ds, rng=N) in Python, which the
+        # gate's average calibration also gives (docs/conventions.md, "Randomness")
+        result = (
+            gate(
+                ds,
+                fail_on=gates,
+                statistics=args.statistics,
+                features=args.features,
+                n_boot=args.n_boot,
+                rng=args.seed,
+            )
+            if gates
+            else None
+        )
+        res = (
+            result["average"]
+            if gates
+            else validate_average(ds, statistics=args.statistics, n_boot=args.n_boot, rng=args.seed)
+        )
+    tail = tailedness(ds)
+    print(
+        f"Average calibration of '{name}': M = {n_points} points, "
+        f"{args.n_boot} BCa bootstrap replicates, seed {args.seed}",
+        file=out,
+    )
+    sets = next((d for d in ("target", "dataset") if d in res.dims), None)
+    for child in [None] if sets is None else [str(v) for v in res[sets].values]:
+        if child is not None:
+            print(f"\n== {child} ==", file=out)
+        _print_average(
+            res if child is None else res.sel({sets: child}),
+            tail if child is None else tail.sel({sets: child}),
+            out,
         )
     numbers = {"average": dataset_to_json(res), "tailedness": dataset_to_json(tail)}
     status, failed, unreliable, verdicts = 0, [], [], {}
@@ -384,7 +434,7 @@ def run_average(args, out=None) -> int:
     if json_path is not None:
         doc = {
             "name": name,
-            "n_points": int(ds.sizes["point"]),
+            "n_points": n_points,
             "settings": {
                 "statistics": list(args.statistics),
                 "n_boot": args.n_boot,
@@ -401,6 +451,26 @@ def run_average(args, out=None) -> int:
         write_atomic(json_path, json.dumps(jsonable(doc), indent=1))
         print(f"JSON numbers: {os.path.abspath(json_path)}", file=out)
     return status
+
+
+def _n_points(ds) -> int:
+    """The points of a dataset, or of every child of a tree (a targets tree: per target)."""
+    if hasattr(ds, "children") and "point" not in ds.dims:
+        return sum(int(c.sizes.get("point", 0)) for c in ds.children.values())
+    return int(ds.sizes["point"])
+
+
+def _print_report(rep, out) -> None:
+    """The headline, the conclusion and the further diagnostics of one Report."""
+    further = rep.numbers.get("further_diagnostics", {}).get("conclusion", [])
+    print(rep.headline + "\n", file=out)
+    print("\n".join(c for c in rep.conclusion if c not in further), file=out)
+    if further:
+        print(
+            '\nFurther diagnostics (their own words; their "unreliable" is not in the headline):',
+            file=out,
+        )
+        print("\n".join(further), file=out)
 
 
 def run_report(args, out=None) -> int:
@@ -420,15 +490,14 @@ def run_report(args, out=None) -> int:
         remedy=args.remedy,
     )
     paths = rep.save(args.out)
-    further = rep.numbers.get("further_diagnostics", {}).get("conclusion", [])
-    print(rep.headline + "\n", file=out)
-    print("\n".join(c for c in rep.conclusion if c not in further), file=out)
-    if further:
-        print(
-            '\nFurther diagnostics (their own words; their "unreliable" is not in the headline):',
-            file=out,
-        )
-        print("\n".join(further), file=out)
+    # a tree (several targets, or datasets): one section per child, named
+    reports = getattr(rep, "reports", None) or {None: rep}
+    if getattr(rep, "reports", None) and "missing" in ds.attrs:
+        print(ds.attrs["missing"] + "\n", file=out)
+    for child, one in reports.items():
+        if child is not None:
+            print(f"== {child} ==", file=out)
+        _print_report(one, out)
     print(f"\nHTML report: {os.path.abspath(paths['html'])}", file=out)
     print(f"JSON numbers: {os.path.abspath(paths['json'])}", file=out)
     return 0
@@ -441,7 +510,15 @@ _FLAGS = {
     "n_mc": "--n-mc",
     **{
         c: f"--{c}"
-        for c in ("errors", "reference", "prediction", "uncertainties", "variances", "features")
+        for c in (
+            "errors",
+            "reference",
+            "prediction",
+            "uncertainties",
+            "variances",
+            "features",
+            "groups",
+        )
     },
 }
 
@@ -458,7 +535,7 @@ def cli_message(msg: str) -> str:
     """
     msg = re.sub(r"\bdrop_invalid=True\b", _FLAGS["drop_invalid"], msg)
     msg = re.sub(
-        r"\b(errors|reference|prediction|uncertainties|variances|features)=(?=[\s,;)]|$)",
+        r"\b(errors|reference|prediction|uncertainties|variances|features|groups)=(?=[\s,;)]|$)",
         lambda m: _FLAGS[m.group(1)],
         msg,
     )
