@@ -163,6 +163,8 @@ POSITIONAL_ALLOWED = {
     ("uqviz.datasets.load_dataset", "name"): "a dataset lookup: the name is the subject",
     ("uqviz.compare_models", "tree"): "the models compared: a DataTree of forecasts of the "
     "same points is the data",
+    ("uqviz.pool_targets", "tree"): "the targets tree pooled is the data (a DataTree, as "
+    "compare_models' tree)",
     ("uqviz.compare_forecasts", "a"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.compare_forecasts", "b"): "the two forecasts compared are both the data (a, b)",
     ("uqviz.datasets.load_collection", "name"): "a collection lookup: the name is the subject",
