@@ -74,7 +74,18 @@ def _small():
     return contract._data("dataset")
 
 
+def _targets_tree():
+    """A targets tree of 2 targets (issue 39): results on dim ``target``."""
+    ds = _small()
+    e, u = ds["E"].values, ds["uE"].values
+    return uqviz.from_arrays(np.c_[e, -e], np.c_[u, 1.5 * u], targets=["fx", "fy"])
+
+
 EXTRA_CALLS = {
+    "validate_average[targets]": (
+        "uqviz.validate_average",
+        lambda: ((_targets_tree(),), dict(statistics=("ZMS",), n_boot=50, rng=1)),
+    ),
     "validate_average[return_replicates]": (
         "uqviz.validate_average",
         lambda: ((_small(),), dict(statistics=("ZMS",), n_boot=50, rng=1, return_replicates=True)),
