@@ -3,7 +3,7 @@
 - :mod:`uqviz.data.model`: what a dataset is (``xarray.Dataset`` with dim ``point``), the
   bad-input rules, ``check_dataset``, ``z_scores``; :mod:`uqviz.data.constructors`:
   ``from_arrays``, ``from_dataframe``, ``from_datasets``; :mod:`uqviz.data.readers`: ``read_csv``;
-  :mod:`uqviz.data.targets`: several targets (the targets tree), ``groups=``, ``pool_targets``.
+  ``uqviz.data.targets``: several targets (the targets tree), ``groups=``, ``pool_targets``.
 - :mod:`uqviz.data.predictions`: ``from_predictions`` (std, variance, interval, quantiles or
   samples of a model's predictions); :mod:`uqviz.data.estimators`: ``from_estimator``
   (a fitted scikit-learn, NGBoost or MAPIE regressor).

@@ -317,7 +317,7 @@ def from_arrays(
     """Build a uqviz dataset from arrays of errors and uncertainties.
 
     Several targets, shape (row, target) (a DataFrame: its columns are the targets), give the
-    targets tree of :mod:`uqviz.data.targets`: one child per target holding its observed rows
+    targets tree of ``uqviz.data.targets``: one child per target holding its observed rows
     (a NaN in E or uE marks that target missing for that row, counted in ``n_missing``).
 
     Parameters

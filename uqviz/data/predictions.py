@@ -176,7 +176,7 @@ def from_predictions(
 
     Several targets: (row, target) arrays (or DataFrames, whose columns name the targets) of
     ``y_true``, ``y_pred`` and ``std``, ``variance`` or ``lower``/``upper`` give the targets
-    tree of :mod:`uqviz.data.targets`, one child per target on its observed rows: a NaN in the
+    tree of ``uqviz.data.targets``, one child per target on its observed rows: a NaN in the
     observed value, the prediction or the uncertainty marks that target missing for that row
     (counted, ``n_missing``), never an error.
 
