@@ -248,3 +248,20 @@ def test_plots_draw_results_of_a_targets_tree():
     plt.close("all")
     with pytest.raises(ValueError, match=r"target=\.\.\."):
         uqviz.plots.conditional.local(lc)
+
+
+def test_groups_reach_the_bootstrap_of_every_target_and_of_the_pooled_child():
+    rng = np.random.default_rng(3)
+    e, u = rng.normal(size=(120, 3)), np.ones((120, 3))
+    e[rng.random((120, 3)) < 0.1] = NAN
+    tree = uqviz.from_arrays(e, u, targets=["fx", "fy", "fz"], groups=np.repeat(np.arange(12), 10))
+    tree = uqviz.pool_targets(tree)
+    assert tree["pooled"].sizes["point"] == int(np.isfinite(e).sum())
+    assert set(tree["pooled"]["group"].values.tolist()) == set(range(12))
+    res = uqviz.validate_average(tree, statistics=("ZMS",), n_boot=50, rng=1)
+    assert res["target"].values.tolist() == ["fx", "fy", "fz", "pooled"]
+    assert res.attrs["resample"] == "groups" and res.attrs["n_groups"] == 12
+    plain = uqviz.validate_average(
+        tree["fx"].to_dataset().drop_vars("group"), statistics=("ZMS",), n_boot=50, rng=1
+    )
+    assert plain.attrs.get("resample", "points") == "points" and "n_groups" not in plain.attrs
