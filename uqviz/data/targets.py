@@ -372,7 +372,7 @@ def missing_summary(names, n_missing, n: int) -> str:
 # pooling
 # --------------------------------------------------------------------------
 def pool_targets(tree, *, targets=None, name="pooled") -> xr.DataTree:
-    """The targets tree with one more child: the points of several targets stacked.
+    r"""The targets tree with one more child: the points of several targets stacked.
 
     Pooled z-scores are meaningful for targets on one footing: the force components
     ``fx``, ``fy``, ``fz`` of a potential (their pooled ZMS); pooling an energy with forces is
@@ -405,6 +405,27 @@ def pool_targets(tree, *, targets=None, name="pooled") -> xr.DataTree:
         `tree` not a DataTree.
     ValueError
         Not a targets tree, an unknown or repeated target, or `name` already a child.
+
+    See Also
+    --------
+    uqviz.from_predictions : the targets tree of (row, target) arrays.
+    uqviz.validate_average : runs per target and on the pooled child (dim ``target``).
+
+    Notes
+    -----
+    The pooled child of targets :math:`t_1, \dots, t_k` holds
+    :math:`\{(E_{it}, u_{E,it}) : t \in \{t_1, \dots, t_k\},\ i \text{ observed for } t\}`,
+    :math:`n = \sum_t (n_{\mathrm{rows}} - n_{\mathrm{missing},t})` points, target after target.
+    The points of one group (the components of one structure's forces) share their errors: a
+    point bootstrap narrows the intervals by the design effect :math:`1 + (m - 1)\rho`
+    (Cameron & Miller (2015)), so the pooled child keeps ``group`` and its bootstrap
+    resamples whole groups, the three components of an atom together.
+
+    References
+    ----------
+    - Cameron & Miller (2015): correlated points in groups, the design effect.
+
+    Full entries: :doc:`/docs/references`.
 
     Examples
     --------
