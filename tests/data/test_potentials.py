@@ -11,7 +11,7 @@ import uqviz
 
 @pytest.fixture(scope="module")
 def tree():
-    return uqviz.synthetic.potential_committee(n_structures=600, rho=0.5, spread=0.6, rng=3)
+    return uqviz.synthetic.potential_committee(600, rho=0.5, spread=0.6, rng=3)
 
 
 def test_layout_sizes_and_structure_coordinate(tree):

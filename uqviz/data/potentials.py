@@ -19,7 +19,7 @@ Energies are in eV, forces in eV/Å; the numbers are of the order of those poten
 
 Examples
 --------
->>> tree = potential_committee(n_structures=20, rng=0)
+>>> tree = potential_committee(20, rng=0)
 >>> sorted(tree.children), tree["atoms"].sizes["component"]
 (['atoms', 'structures'], 3)
 >>> bool((tree["structures"]["n_atoms"] >= 5).all())
@@ -74,14 +74,14 @@ def _energies(r, n_atoms, difficulty, n_members, spread):
 
 
 def potential_committee(
-    n_structures=300, *, n_members=8, rho=0.5, spread=0.6, difficulty_sd=0.5, rng=None
+    size=300, *, n_members=8, rho=0.5, spread=0.6, difficulty_sd=0.5, rng=None
 ) -> xr.DataTree:
     """Reference and committee-predicted energies and forces of simulated structures.
 
     Parameters
     ----------
-    n_structures : int, default 300
-        Structures of 5 to 60 atoms (uniform).
+    size : int, default 300
+        Number of structures, of 5 to 60 atoms (uniform).
     n_members : int, default 8
         Committee members (at least 2).
     rho : float in [0, 1), default 0.5
@@ -102,14 +102,14 @@ def potential_committee(
 
     Examples
     --------
-    >>> tree = potential_committee(n_structures=50, rng=1)
+    >>> tree = potential_committee(50, rng=1)
     >>> atoms = tree["atoms"].to_dataset()
     >>> atoms["force_members"].dims
     ('atom', 'component', 'member')
     >>> int(atoms.sizes["atom"]) == int(tree["structures"]["n_atoms"].sum())
     True
     """
-    n_structures = checks.count("n_structures", n_structures, minimum=2)
+    n_structures = checks.count("size", size, minimum=2)
     n_members = checks.count("n_members", n_members, minimum=2)
     rho = float(rho)
     if not 0.0 <= rho < 1.0 or not spread > 0 or not difficulty_sd >= 0:
