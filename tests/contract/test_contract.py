@@ -190,7 +190,14 @@ POSITIONAL_ALLOWED = {
             f"uqviz.synthetic.{f}",
             "size",
         ): "a drawing function: the size of the set drawn is its subject (numpy's size)"
-        for f in ("nig", "tig", "calibrated", "draw_calibrated", "student_t_scaled")
+        for f in (
+            "nig",
+            "tig",
+            "calibrated",
+            "draw_calibrated",
+            "student_t_scaled",
+            "potential_committee",
+        )
     },
 }
 
