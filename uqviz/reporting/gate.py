@@ -31,7 +31,8 @@ from uqviz.engine import checks
 from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
 from uqviz.predictive.pit import validate_pit
 from uqviz.reporting import verdicts as vd
-from uqviz.reporting.build import local_analyses, uE_adjusted
+from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.reporting.build import is_targets, local_analyses, uE_adjusted
 from uqviz.reporting.serialise import dataset_to_json
 
 __all__ = ["GATES", "EXIT_FAILS", "EXIT_UNRELIABLE", "gate"]
@@ -119,6 +120,62 @@ def gate(
     features = list(features or [])
     kinds = _kinds(fail_on, features)
     gen = checks.rng(rng)
+    opts = dict(
+        kinds=kinds,
+        statistics=statistics,
+        features=features,
+        n_boot=n_boot,
+        client=client,
+        engine=engine,
+    )
+    if is_targets(data):
+        return _gate_targets(data, opts, gen)
+    entries, numbers, locals_, avg = _gate_entries(data, gen, **opts)
+    vd.decide_family(entries)
+    table = vd.verdict_table(entries)
+    failed, unreliable, status = _decision(table)
+    return {
+        "verdicts": entries,
+        "table": table,
+        "numbers": numbers,
+        "failed": failed,
+        "unreliable": unreliable,
+        "exit_status": status,
+        "locals": locals_,
+        "average": avg,
+    }
+
+
+def _gate_targets(data, opts, gen):
+    """The gate of a targets tree: each child's gated tests (one child stream each, those of
+    ``gate(child, rng=<its stream>)``), decided in one Holm family over every target and the
+    pooled child (:func:`uqviz.reporting.verdicts.decide_targets_family`)."""
+    pairs = datasets_of(data)
+    per = {}
+    for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
+        with naming_child(name):
+            per[name] = _gate_entries(ds, child, **opts)
+    family = vd.decide_targets_family({k: v[0] for k, v in per.items()})
+    entries = {f"{k}/{key}": e for k, v in per.items() for key, e in v[0].items()}
+    table = vd.verdict_table(entries)
+    failed, unreliable, status = _decision(table)
+    return {
+        "verdicts": entries,
+        "table": table,
+        "numbers": {k: v[1] for k, v in per.items()},
+        "failed": failed,
+        "unreliable": unreliable,
+        "exit_status": status,
+        "locals": {k: v[2] for k, v in per.items()},
+        "average": {k: v[3] for k, v in per.items()},
+        "family": family,
+        "targets": {k: {"verdicts": v[0], "table": vd.verdict_table(v[0])} for k, v in per.items()},
+    }
+
+
+def _gate_entries(data, gen, *, kinds, statistics, features, n_boot, client, engine):
+    """The gated entries of one dataset, not yet decided as a family: ``(entries, numbers,
+    locals, average)``."""
     # a copy: validate_average(data, rng=rng) takes the first child of rng, children[0]
     avg = validate_average(
         data,
@@ -177,9 +234,6 @@ def gate(
         e["gated"] = key.split(":")[0] in kinds and not (
             key.startswith("average:") and e["verdict"] == NOT_TESTED
         )
-    vd.decide_family(entries)
-    table = vd.verdict_table(entries)
-    failed, unreliable, status = _decision(table)
     for cond, loc in locals_.items():
         if loc is not None:
             key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
@@ -188,16 +242,7 @@ def gate(
                 "fv_LZMS": dataset_to_json(loc["fv_LZMS"]),
                 "binning": loc["binning"],
             }
-    return {
-        "verdicts": entries,
-        "table": table,
-        "numbers": numbers,
-        "failed": failed,
-        "unreliable": unreliable,
-        "exit_status": status,
-        "locals": locals_,
-        "average": avg,
-    }
+    return entries, numbers, locals_, avg
 
 
 def _decision(table):

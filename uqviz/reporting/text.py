@@ -10,7 +10,14 @@ import numpy as np
 
 from uqviz.average.validation import beta_text
 
-__all__ = ["average_table", "tailedness_table", "tailedness_warnings", "verdict"]
+__all__ = [
+    "average_table",
+    "tailedness_table",
+    "tailedness_warnings",
+    "verdict",
+    "targets_table",
+    "family_sentence",
+]
 
 _TAIL_ADVICE = {
     "uE2": "the uncertainties have a heavy upper tail: RCE (and MV-based statistics) "
@@ -136,3 +143,66 @@ def tailedness_warnings(result) -> list[str]:
                 f"{float(r.threshold):g}: {_TAIL_ADVICE[v]}."
             )
     return out
+
+
+def _padj(p) -> str:
+    return "-" if not np.isfinite(p) else "< 1e-4" if p < 1e-4 else f"{p:.3g}"
+
+
+def family_sentence(family: dict) -> str:
+    """The sentence under the per-target table: the one Holm family of the targets.
+
+    Examples
+    --------
+    >>> family_sentence({"alpha": 0.05, "size": 18, "targets": ["fx", "fy", "fz"],
+    ...                  "pooled": ["pooled"]})  # doctest: +NORMALIZE_WHITESPACE
+    'One Holm (1979) family of 18 tests over the targets fx, fy, fz and the pooled
+    pooled, family-wise false-alarm rate 0.05: p_adj are adjusted over all of them.'
+    """
+    targets = ", ".join(family.get("targets", [])) or "the targets"
+    pooled = family.get("pooled", [])
+    where = f"the targets {targets}" + (f" and the pooled {', '.join(pooled)}" if pooled else "")
+    return (
+        f"One Holm (1979) family of {family.get('size', 0)} tests over {where}, family-wise "
+        f"false-alarm rate {family.get('alpha', 0.05):g}: p_adj are adjusted over all of them."
+    )
+
+
+def targets_table(table, family=None) -> str:
+    """The per-target table of a report of a targets tree (``ReportCollection.table``), for
+    the console: one row per target (and pooled).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> t = xr.Dataset({"n_points": ("target", [90]), "n_missing": ("target", [10]),
+    ...     "n_groups": ("target", [-1]), "resampling": ("target", ["points"]),
+    ...     "ZMS": ("target", [1.01]), "ZMS_lower": ("target", [0.9]),
+    ...     "ZMS_upper": ("target", [1.2]), "average": ("target", ["OK"]),
+    ...     "average_p_adjusted": ("target", [1.0]), "consistency": ("target", ["OK"]),
+    ...     "consistency_p_adjusted": ("target", [0.5]), "coverage": ("target", ["OK"]),
+    ...     "verdict": ("target", ["OK"])}, coords={"target": ["fx"]})
+    >>> targets_table(t).splitlines()[2].split()
+    ['fx', '90', '10', '-', 'points', '1.01', '[0.9,', '1.2]', 'OK', '1', 'OK', '0.5', 'OK', 'OK']
+    """
+    head = (
+        f"{'target':<12}{'n points':>9} {'n missing':>9} {'n groups':>8} {'resampling':>10} "
+        f"{'ZMS [95 % CI]':<20}{'average':<9}{'p_adj':>6}  {'consistency':<12}{'p_adj':>6}  "
+        f"{'coverage':<9}verdict"
+    )
+    lines = [head, "-" * len(head)]
+    for i, name in enumerate(table["target"].values):
+        r = {k: table[k].values[i] for k in table.data_vars}
+        groups = "-" if int(r["n_groups"]) < 0 else str(int(r["n_groups"]))
+        zms = f"{_fmt(float(r['ZMS']))} [{_fmt(float(r['ZMS_lower']))}, "
+        zms += f"{_fmt(float(r['ZMS_upper']))}]"
+        lines.append(
+            f"{str(name):<12}{int(r['n_points']):>9} {int(r['n_missing']):>9} {groups:>8} "
+            f"{str(r['resampling']):>10} {zms:<20}{str(r['average']):<9}"
+            f"{_padj(float(r['average_p_adjusted'])):>6}  {str(r['consistency']):<12}"
+            f"{_padj(float(r['consistency_p_adjusted'])):>6}  {str(r['coverage']):<9}"
+            f"{r['verdict']}"
+        )
+    if family:
+        lines.append(family_sentence(family))
+    return "\n".join(lines)

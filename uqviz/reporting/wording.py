@@ -31,6 +31,7 @@ __all__ = [
     "STD_PIT_NOTE",
     "pair_line",
     "comparison_line",
+    "resampling_line",
 ]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
@@ -912,3 +913,26 @@ def conclusion_lines(table, details, tested, local, feats, curve):
     further = [coverage_line(row("coverage")), curve_line(curve)]
     further += [reference_line(row(s)) for s in ("ENCE", "ZMSE", "CC")]
     return lines + further, further
+
+
+def resampling_line(how: dict) -> str:
+    """The line of a report that says its bootstraps resampled whole groups
+    (:func:`uqviz.reporting.build.resampling`); a report of ungrouped data has none.
+
+    Examples
+    --------
+    >>> print(resampling_line({"resample": "groups", "n_groups": 120, "groups": "structure"}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Bootstrap: whole groups resampled (120 groups of the `structure` coordinate): the
+    intervals allow for the correlation of the points of a group.
+    >>> resampling_line({"resample": "points"})
+    'Bootstrap: points resampled.'
+    """
+    if how.get("resample") != "groups":
+        return "Bootstrap: points resampled."
+    n = how.get("n_groups")
+    count = f"{n} groups" if n is not None else "groups"
+    return (
+        f"Bootstrap: whole groups resampled ({count} of the `{how.get('groups') or 'group'}` "
+        "coordinate): the intervals allow for the correlation of the points of a group."
+    )
