@@ -31,7 +31,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
-from uqviz.engine.options import streams
+from uqviz.engine.options import GROUP_COORD, streams
 from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.verdicts import FAILS
 from uqviz.engine.tree import datasets_of, naming_child
@@ -1384,8 +1384,8 @@ def resampling(results: dict, data) -> dict:
     if not grouped:
         return {"resample": "points", "n_groups": None, "groups": None, "analyses": []}
     n = grouped[0][1].attrs.get("n_groups")
-    if n is None and "group" in data.coords:
-        n = int(np.unique(data["group"].values).size)
+    if n is None and GROUP_COORD in data.coords:
+        n = int(np.unique(data[GROUP_COORD].values).size)
     return {
         "resample": "groups",
         "n_groups": None if n is None else int(n),
@@ -1529,8 +1529,8 @@ def _summary(ds, feats):
     for key in ("n_dropped", "dropped_reasons", "n_filtered", "min_uncertainty", "n_missing"):
         if key in ds.attrs:
             out[key] = jsonable(ds.attrs[key])
-    if "group" in ds.coords:  # correlated points: their groups (ungrouped data: as before)
-        out["n_groups"] = int(np.unique(ds["group"].values).size)
+    if GROUP_COORD in ds.coords:  # correlated points: their groups (ungrouped: as before)
+        out["n_groups"] = int(np.unique(ds[GROUP_COORD].values).size)
         out["groups"] = str(ds.attrs.get("groups") or "group")
     return out
 

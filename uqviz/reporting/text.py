@@ -156,12 +156,14 @@ def family_sentence(family: dict) -> str:
     --------
     >>> family_sentence({"alpha": 0.05, "size": 18, "targets": ["fx", "fy", "fz"],
     ...                  "pooled": ["pooled"]})  # doctest: +NORMALIZE_WHITESPACE
-    'One Holm (1979) family of 18 tests over the targets fx, fy, fz and the pooled
-    pooled, family-wise false-alarm rate 0.05: p_adj are adjusted over all of them.'
+    'One Holm (1979) family of 18 tests over the targets fx, fy, fz and their pooled points
+    (pooled), family-wise false-alarm rate 0.05: p_adj are adjusted over all of them.'
     """
     targets = ", ".join(family.get("targets", [])) or "the targets"
     pooled = family.get("pooled", [])
-    where = f"the targets {targets}" + (f" and the pooled {', '.join(pooled)}" if pooled else "")
+    where = f"the targets {targets}"
+    if pooled:
+        where += f" and their pooled points ({', '.join(pooled)})"
     return (
         f"One Holm (1979) family of {family.get('size', 0)} tests over {where}, family-wise "
         f"false-alarm rate {family.get('alpha', 0.05):g}: p_adj are adjusted over all of them."
@@ -187,7 +189,7 @@ def targets_table(table, family=None) -> str:
     """
     head = (
         f"{'target':<12}{'n points':>9} {'n missing':>9} {'n groups':>8} {'resampling':>10} "
-        f"{'ZMS [95 % CI]':<20}{'average':<9}{'p_adj':>6}  {'consistency':<12}{'p_adj':>6}  "
+        f"{'ZMS [95 % CI]':<24}{'average':<9}{'p_adj':>6}  {'consistency':<12}{'p_adj':>6}  "
         f"{'coverage':<9}verdict"
     )
     lines = [head, "-" * len(head)]
@@ -198,7 +200,7 @@ def targets_table(table, family=None) -> str:
         zms += f"{_fmt(float(r['ZMS_upper']))}]"
         lines.append(
             f"{str(name):<12}{int(r['n_points']):>9} {int(r['n_missing']):>9} {groups:>8} "
-            f"{str(r['resampling']):>10} {zms:<20}{str(r['average']):<9}"
+            f"{str(r['resampling']):>10} {zms:<23} {str(r['average']):<9}"
             f"{_padj(float(r['average_p_adjusted'])):>6}  {str(r['consistency']):<12}"
             f"{_padj(float(r['consistency_p_adjusted'])):>6}  {str(r['coverage']):<9}"
             f"{r['verdict']}"

@@ -635,7 +635,10 @@ def headline(entries: dict, alpha: float = ALPHA) -> dict:
             f"; {_and(failing)} fail{'s' if len(failing) == 1 else ''} under every "
             "generative D, in the family"
         )
-    n = sum(1 for e in entries.values() if "family_size" in e)
+    # the family's size: its tests here, or more when they were decided in a larger family
+    # (the family of the targets of a targets tree, decide_targets_family)
+    sizes = [int(e["family_size"]) for e in entries.values() if "family_size" in e]
+    n = max([len(sizes), *sizes]) if sizes else 0
     if n:
         sentence += f"; Holm over the {n} tests of the family at {alpha:g}"
     sentence += ")."
