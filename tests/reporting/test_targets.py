@@ -291,9 +291,7 @@ def test_false_alarm_of_the_family_is_at_most_the_per_target_families():
 
 
 def test_resampling_reads_the_results_attrs():
-    data = xr.Dataset(
-        coords={"group": ("point", [3, 3, 1, 7])}, attrs={"groups": "structure"}
-    )
+    data = xr.Dataset(coords={"group": ("point", [3, 3, 1, 7])}, attrs={"groups": "structure"})
     pts = xr.Dataset(attrs={"resample": "points"})
     grp = xr.Dataset(attrs={"resample": "groups"})
     assert build.resampling({"average": pts}, data)["resample"] == "points"
