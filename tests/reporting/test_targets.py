@@ -380,3 +380,49 @@ def test_decide_targets_family_by_hand():
     ]
     assert entries["a"]["coverage"]["verdict"] == "fails"  # not gated: untouched
     assert "p_adjusted" not in entries["a"]["coverage"]
+
+
+# ---------------------------------------------------------------------------------------
+# the command line on a targets tree (load_data returns one once the CLI reads several
+# targets: here it is replaced by a hand-built tree)
+# ---------------------------------------------------------------------------------------
+
+
+def test_cli_average_gates_on_the_family(monkeypatch, capsys, tmp_path):
+    from uqviz import cli
+
+    bad = targets_tree(scales=(1.0, 1.0, 1.6), rng=1)
+    monkeypatch.setattr(cli, "load_data", lambda args: bad)
+    js = tmp_path / "v.json"
+    argv = ["average", "--fail-on", "any", "--n-boot", "200", "--seed", "4", "--json", str(js)]
+    assert cli.main(argv) == 1
+    got = capsys.readouterr().out
+    assert "Average calibration of target 'fy': M = 360 points (40 missing)" in got
+    assert "Gated verdicts (12 tests of 4 targets, one family" in got
+    assert "  fz: Average calibration (ZMS): fails" in got
+    assert "FAILED (fz/average:ZMS" in got
+    doc = json.loads(js.read_text())
+    direct = gate_mod.gate(bad, fail_on=("any",), n_boot=200, rng=4)
+    assert doc["exit_status"] == 1 and doc["failed"] == direct["failed"]
+    assert doc["family"]["size"] == 12
+    assert doc["verdicts"]["fz/average:ZMS"]["p_adjusted"] == pytest.approx(
+        direct["verdicts"]["fz/average:ZMS"]["p_adjusted"], abs=0
+    )
+    # without --fail-on: the same averages (the gate's streams), exit 0
+    monkeypatch.setattr(cli, "load_data", lambda args: bad)
+    assert cli.main(["average", "--n-boot", "200", "--seed", "4"]) == 0
+    plain_out = capsys.readouterr().out
+    zms = float(direct["average"]["fz"]["estimate"].sel(statistic="ZMS"))
+    assert f"{zms:.4g}" in plain_out and "Gate" not in plain_out
+
+
+def test_cli_report_prints_the_table(monkeypatch, capsys, tmp_path, tree):
+    from uqviz import cli
+
+    monkeypatch.setattr(cli, "load_data", lambda args: tree)
+    argv = ["report", "--n-boot", "200", "--n-mc", "50", "--no-remedy", "--out", str(tmp_path)]
+    assert cli.main(argv) == 0
+    got = capsys.readouterr().out
+    assert got.splitlines()[0].split()[:3] == ["target", "n", "points"]
+    assert "fy: Headline:" in got and "One Holm (1979) family of" in got
+    assert json.loads((tmp_path / "targets_report.json").read_text())["layout"] == "targets"

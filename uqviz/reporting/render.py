@@ -10,7 +10,7 @@ import base64
 import html
 
 from uqviz.reporting.verdicts import FURTHER_DIAGNOSTICS, is_question, question_label, verdict_table
-from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, entry_of, fmt
+from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, entry_of, family_sentence, fmt
 
 __all__ = ["page", "fragment"]
 
@@ -376,8 +376,6 @@ def targets_html(table, family, *, level=2) -> str:
     >>> "<td>fx</td><td>90</td><td>10</td><td>12</td><td>groups</td>" in h
     True
     """
-    from uqviz.reporting.text import family_sentence  # the sentence of the console table
-
     cols = (
         "target",
         "n points",

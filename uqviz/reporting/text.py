@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.average.validation import beta_text
+from uqviz.reporting.wording import family_sentence
 
 __all__ = [
     "average_table",
@@ -16,7 +17,6 @@ __all__ = [
     "tailedness_warnings",
     "verdict",
     "targets_table",
-    "family_sentence",
 ]
 
 _TAIL_ADVICE = {
@@ -147,27 +147,6 @@ def tailedness_warnings(result) -> list[str]:
 
 def _padj(p) -> str:
     return "-" if not np.isfinite(p) else "< 1e-4" if p < 1e-4 else f"{p:.3g}"
-
-
-def family_sentence(family: dict) -> str:
-    """The sentence under the per-target table: the one Holm family of the targets.
-
-    Examples
-    --------
-    >>> family_sentence({"alpha": 0.05, "size": 18, "targets": ["fx", "fy", "fz"],
-    ...                  "pooled": ["pooled"]})  # doctest: +NORMALIZE_WHITESPACE
-    'One Holm (1979) family of 18 tests over the targets fx, fy, fz and their pooled points
-    (pooled), family-wise false-alarm rate 0.05: p_adj are adjusted over all of them.'
-    """
-    targets = ", ".join(family.get("targets", [])) or "the targets"
-    pooled = family.get("pooled", [])
-    where = f"the targets {targets}"
-    if pooled:
-        where += f" and their pooled points ({', '.join(pooled)})"
-    return (
-        f"One Holm (1979) family of {family.get('size', 0)} tests over {where}, family-wise "
-        f"false-alarm rate {family.get('alpha', 0.05):g}: p_adj are adjusted over all of them."
-    )
 
 
 def targets_table(table, family=None) -> str:

@@ -32,6 +32,7 @@ __all__ = [
     "pair_line",
     "comparison_line",
     "resampling_line",
+    "family_sentence",
 ]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
@@ -935,4 +936,25 @@ def resampling_line(how: dict) -> str:
     return (
         f"Bootstrap: whole groups resampled ({count} of the `{how.get('groups') or 'group'}` "
         "coordinate): the intervals allow for the correlation of the points of a group."
+    )
+
+
+def family_sentence(family: dict) -> str:
+    """The sentence under the per-target table: the one Holm family of the targets.
+
+    Examples
+    --------
+    >>> family_sentence({"alpha": 0.05, "size": 18, "targets": ["fx", "fy", "fz"],
+    ...                  "pooled": ["pooled"]})  # doctest: +NORMALIZE_WHITESPACE
+    'One Holm (1979) family of 18 tests over the targets fx, fy, fz and their pooled points
+    (pooled), family-wise false-alarm rate 0.05: p_adj are adjusted over all of them.'
+    """
+    targets = ", ".join(family.get("targets", [])) or "the targets"
+    pooled = family.get("pooled", [])
+    where = f"the targets {targets}"
+    if pooled:
+        where += f" and their pooled points ({', '.join(pooled)})"
+    return (
+        f"One Holm (1979) family of {family.get('size', 0)} tests over {where}, family-wise "
+        f"false-alarm rate {family.get('alpha', 0.05):g}: p_adj are adjusted over all of them."
     )
