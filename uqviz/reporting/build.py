@@ -613,6 +613,14 @@ def report(
     data : xarray.Dataset or xarray.DataTree
         One dataset, or several (one child each): a DataTree gives a
         :class:`uqviz.reporting.ReportCollection`, one page with one section per dataset.
+        A targets tree (attrs ``layout = "targets"``: one child per target of one model, an
+        optional pooled child) gets, before the sections, a per-target table
+        (``collection.table``, ``collection.summary()``; ``collection.verdicts`` on dims
+        ``(target, test)``), and its tests are decided in one Holm family over every
+        target and the pooled child (Holm (1979)): 3 calibrated targets and their pooled
+        points get a false "fails" in at most ``1 - ci`` of reports, not about 4 times that.
+        Data with a ``group`` coordinate: when the bootstraps resampled whole groups (their
+        results say ``resample = "groups"``), the conclusion says so in one line.
         Recalibrated data (from :func:`uqviz.recalibrate` or ``Recalibration.apply``) are
         validated as they are: their ``uE``; the ``uE_original`` they keep is history, left out
         of the analyses.

@@ -70,7 +70,13 @@ def gate(
 
     Parameters
     ----------
-    data : xarray.Dataset
+    data : xarray.Dataset or xarray.DataTree
+        One dataset, or a targets tree (attrs ``layout = "targets"``: one child per target,
+        an optional pooled child): each child's gated tests (the child streams
+        ``rng.spawn(n_children)``, each those of ``gate(child, rng=<its stream>)``) are then
+        decided in one Holm family over all of them (keys ``"<target>/<test>"``), so that
+        3 calibrated targets and their pooled points fail the gate in at most ``1 - ci`` of
+        sets.
     fail_on : sequence of {"average", "consistency", "adaptivity", "pit", "any"}
         The gated tests; ``"any"``: average, consistency and adaptivity (not the PIT, module
         docstring), ``"pit"``: the PIT uniformity of the forecast as given.
@@ -102,7 +108,9 @@ def gate(
         ``"adaptivity:<feature>"``, ``"pit"``), each with ``verdict``, ``p_value``,
         ``p_adjusted`` (gated ones), ``gated``; ``numbers``: the results as JSON (``"pit"``:
         the :func:`uqviz.validate_pit` result); ``failed``, ``unreliable``: the gated keys so
-        decided; ``exit_status``.
+        decided; ``exit_status``. For a targets tree also ``family`` (``size``, ``tests``:
+        :func:`uqviz.reporting.verdicts.decide_targets_family`) and ``targets`` (each child's
+        entries and table); ``numbers``, ``locals`` and ``average`` are then dicts by child.
 
     Examples
     --------
@@ -115,6 +123,11 @@ def gate(
     (0, 'OK', True)
     >>> out["table"]["verdict"].sel(test="pit").item()
     'OK'
+    >>> tree = uqviz.synthetic.nig(1000, nu=20, n_datasets=2, rng=0)
+    >>> tree.attrs.update(layout="targets", targets=["set_0", "set_1"])
+    >>> out = gate(tree, n_boot=300)
+    >>> out["exit_status"], out["family"]["size"], list(out["verdicts"])[:2]
+    (0, 6, ['set_0/average:ZMS', 'set_0/average:RCE'])
     """
     fail_on = checks.names("fail_on", fail_on, allowed=GATES)
     features = list(features or [])
