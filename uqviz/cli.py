@@ -42,10 +42,12 @@ import warnings
 from uqviz.average.validation import tailedness, validate_average
 from uqviz.data.readers import read_csv
 from uqviz.data.synthetic import default_example
+from uqviz.engine.checks import rng as check_rng
 from uqviz.engine.deprecation import REMOVED_IN
+from uqviz.engine.tree import datasets_of
 from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.reporting import text
-from uqviz.reporting.build import prepare_folder, report, write_atomic
+from uqviz.reporting.build import ReportCollection, is_targets, prepare_folder, report, write_atomic
 from uqviz.reporting.gate import GATES, gate
 from uqviz.reporting.serialise import dataset_to_json, jsonable
 from uqviz.reporting.wording import fmt
@@ -358,6 +360,8 @@ def run_average(args, out=None) -> int:
         raise ValueError("--fail-on adaptivity needs --features (the columns to bin on)")
     json_path = None if args.json_path is None else _json_target(args.json_path)
     ds = load_data(args)
+    if is_targets(ds):  # several targets: one gate, one Holm family over all of them
+        return run_average_targets(args, ds, gates, json_path, out)
     name = ds.attrs.get("name", "data")
     n_points = _n_points(ds)
     with warnings.catch_warnings():  # the table ("unreliable", "not tested") and the WARNING
@@ -473,6 +477,86 @@ def _print_report(rep, out) -> None:
         print("\n".join(further), file=out)
 
 
+def run_average_targets(args, tree, gates, json_path, out) -> int:
+    """``uqviz average`` on a targets tree: each target's (and the pooled points') average
+    calibration table, then the gate of :func:`uqviz.reporting.gate.gate` on the tree: one
+    Holm family over every target's gated tests; its exit status."""
+    pairs = datasets_of(tree)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnreliableWarning)
+        if gates:
+            result = gate(
+                tree,
+                fail_on=gates,
+                statistics=args.statistics,
+                features=args.features,
+                n_boot=args.n_boot,
+                rng=args.seed,
+            )
+            averages = result["average"]
+        else:  # the streams of the gate: its averages, with or without --fail-on
+            result = None
+            streams = check_rng(args.seed).spawn(len(pairs))
+            averages = {
+                k: validate_average(d, statistics=args.statistics, n_boot=args.n_boot, rng=s)
+                for (k, d), s in zip(pairs, streams)
+            }
+    numbers = {}
+    for k, d in pairs:
+        print(
+            f"Average calibration of target '{k}': M = {d.sizes['point']} points "
+            f"({int(d.attrs.get('n_missing', 0))} missing), {args.n_boot} BCa bootstrap "
+            f"replicates, seed {args.seed}",
+            file=out,
+        )
+        print(text.average_table(averages[k]) + "\n", file=out)
+        numbers[k] = {"average": dataset_to_json(averages[k])}
+    status, failed, unreliable, verdicts = 0, [], [], {}
+    if result is not None:
+        table = result["table"]
+        gated = [str(t) for t in table["test"].values[table["gated"].values]]
+        verdicts = {k: result["verdicts"][k] for k in gated}
+        print(
+            f"Gated verdicts ({len(verdicts)} tests of {len(pairs)} targets, one family, "
+            "family-wise false-alarm rate 0.05, Holm):",
+            file=out,
+        )
+        for key, v in verdicts.items():
+            target, _, test = key.partition("/")
+            print(f"  {target}: " + _line(test, v), file=out)
+        failed, unreliable, status = result["failed"], result["unreliable"], result["exit_status"]
+        words = (
+            f"FAILED ({', '.join(failed)}); exit status 1"
+            if failed
+            else f"UNRELIABLE ({', '.join(unreliable)}); exit status 3"
+            if unreliable
+            else "passed"
+        )
+        print(f"\nGate (--fail-on {' '.join(gates)}): {words}", file=out)
+    if json_path is not None:
+        doc = {
+            "name": str(tree.attrs.get("name") or "targets"),
+            "layout": "targets",
+            "targets": [k for k, _ in pairs],
+            "settings": {
+                "statistics": list(args.statistics),
+                "n_boot": args.n_boot,
+                "seed": args.seed,
+                "features": args.features or [],
+                "fail_on": gates,
+            },
+            "verdicts": verdicts,
+            "family": result["family"] if result is not None else None,
+            "failed": failed,
+            "unreliable": unreliable,
+            "exit_status": status,
+            "datasets": numbers,
+        }
+        write_atomic(json_path, json.dumps(jsonable(doc), indent=1))
+        print(f"JSON numbers: {os.path.abspath(json_path)}", file=out)
+    return status
+
+
 def run_report(args, out=None) -> int:
     """Write the HTML and JSON report; print the headline, the conclusion (the calibration
     questions, then the further diagnostics) and the paths. Returns 0 (the exit status of a
@@ -494,6 +578,8 @@ def run_report(args, out=None) -> int:
     reports = getattr(rep, "reports", None) or {None: rep}
     if getattr(rep, "reports", None) and "missing" in ds.attrs:
         print(ds.attrs["missing"] + "\n", file=out)
+    if isinstance(rep, ReportCollection) and rep.layout == "targets":
+        print(rep.summary() + "\n", file=out)
     for child, one in reports.items():
         if child is not None:
             print(f"== {child} ==", file=out)

@@ -31,7 +31,7 @@ from uqviz.data.model import check_dataset
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import progress_bar
 from uqviz.engine.binning import default_n_bins
-from uqviz.engine.options import streams
+from uqviz.engine.options import GROUP_COORD, streams
 from uqviz.engine.statistics import DEFAULT_N_BINS
 from uqviz.engine.verdicts import FAILS
 from uqviz.engine.tree import datasets_of, naming_child
@@ -55,6 +55,8 @@ __all__ = [
     "describe_failures",
     "safe_filename",
     "DISCRETE_MAX_VALUES",
+    "is_targets",
+    "resampling",
 ]
 
 #: a conditioning variable with at most this many distinct values is binned by value
@@ -322,9 +324,60 @@ class ReportCollection:
     reports: dict
     comparison: dict | None = None
     comparison_figures: dict = field(default_factory=dict)
+    layout: str | None = None
+    family: dict | None = None
 
     def __getitem__(self, key) -> Report:
         return self.reports[key]
+
+    @property
+    def _dim(self) -> str:
+        return "target" if self.layout == "targets" else "dataset"
+
+    @property
+    def table(self) -> xr.Dataset:
+        """The per-target table of a targets tree (dim ``target``: each target, then the
+        pooled child): ``n_points``, ``n_missing``, ``n_groups`` (-1 without groups),
+        ``resampling`` ("points" or "groups"), the ZMS (``ZMS``, ``ZMS_lower``,
+        ``ZMS_upper``), the words and Holm-adjusted p-values (over the whole family of the
+        targets) of the average calibration and of the consistency (f_v of LZMS in bins of
+        uE), the coverage's word, and ``verdict``, each target's headline word; attrs: the
+        family (``alpha``, ``method``, ``size``).
+
+        Examples
+        --------
+        >>> import uqviz
+        >>> tree = uqviz.synthetic.nig(600, nu=20, n_datasets=2, rng=0)
+        >>> tree.attrs.update(layout="targets", targets=["set_0", "set_1"])
+        >>> col = uqviz.report(tree, rng=0, n_boot=200, n_mc=50, figures=False, remedy=False)
+        >>> col.table["average"].values.tolist(), int(col.table.attrs["size"])
+        (['OK', 'OK'], 10)
+        """
+        if self.layout != "targets":
+            raise ValueError("table: a ReportCollection of a targets tree (layout='targets')")
+        rows = [_target_row(r) for r in self.reports.values()]
+        out = {}
+        for k in rows[0]:
+            values = [row[k] for row in rows]
+            kind = object if isinstance(values[0], str) else type(values[0])
+            out[k] = ("target", np.array(values, dtype=kind))
+        family = {k: v for k, v in (self.family or {}).items() if k in ("alpha", "method", "size")}
+        return xr.Dataset(out, coords={"target": list(self.reports)}, attrs=family)
+
+    def summary(self) -> str:
+        """The per-target table in plain text (:attr:`table`), with the family's sentence.
+
+        Examples
+        --------
+        >>> import uqviz
+        >>> tree = uqviz.synthetic.nig(600, nu=20, n_datasets=2, rng=0)
+        >>> tree.attrs.update(layout="targets", targets=["set_0", "set_1"])
+        >>> col = uqviz.report(tree, rng=0, n_boot=200, n_mc=50, figures=False, remedy=False)
+        >>> print(col.summary().splitlines()[0])  # doctest: +NORMALIZE_WHITESPACE
+        target n points n missing n groups resampling ZMS [95 % CI] average p_adj
+        consistency p_adj coverage verdict
+        """
+        return text.targets_table(self.table, self.family or {})
 
     @property
     def verdicts(self) -> xr.Dataset:
@@ -340,6 +393,7 @@ class ReportCollection:
         ['OK', 'OK']
         """
         tables = [r.verdicts for r in self.reports.values()]
+        dim = self._dim
         tests = list(dict.fromkeys(t for tab in tables for t in tab["test"].values))
         names = list(dict.fromkeys(v for tab in tables for v in tab.data_vars))
         out = {}
@@ -352,8 +406,13 @@ class ReportCollection:
                 )
                 for tab in tables
             ]
-            out[v] = xr.concat(rows, dim="dataset")
-        return xr.Dataset(out).assign_coords(dataset=list(self.reports))
+            out[v] = xr.concat(rows, dim=dim)
+        table = xr.Dataset(out).assign_coords({dim: list(self.reports)})
+        if self.layout == "targets":  # the per-target columns beside the (target, test) ones
+            per = self.table
+            table = table.assign({f"target_{k}": per[k] for k in per.data_vars})
+            table.attrs = dict(per.attrs)
+        return table
 
     @property
     def analyses(self) -> xr.DataTree:
@@ -373,6 +432,13 @@ class ReportCollection:
         out = {"name": self.name, "datasets": {k: r._document() for k, r in self.reports.items()}}
         if self.comparison is not None:
             out["comparison"] = self.comparison
+        if self.layout == "targets":
+            out["layout"] = "targets"
+            out["targets"] = {
+                "family": jsonable(self.family or {}),
+                "table": dataset_to_json(self.table),
+                "verdict_table": dataset_to_json(self.verdicts),
+            }
         return json.dumps(out, indent=1)
 
     def to_html(self) -> str:
@@ -381,8 +447,12 @@ class ReportCollection:
 
     def _repr_html_(self):
         comparison = None if self.comparison is None else (self.comparison, self.comparison_figures)
+        targets = None if self.layout != "targets" else (self.table, self.family or {})
         return render.fragment(
-            [r._section() for r in self.reports.values()], title=self.name, comparison=comparison
+            [r._section() for r in self.reports.values()],
+            title=self.name,
+            comparison=comparison,
+            targets=targets,
         )
 
     def save(self, out_dir) -> dict:
@@ -392,6 +462,34 @@ class ReportCollection:
 
 def _p(p) -> str:
     return "   -  " if not np.isfinite(p) else f"{p:.3g}"
+
+
+def _target_row(rep: Report) -> dict:
+    """One row of the per-target table, read from a target's report."""
+    tab, data = rep.verdicts, rep.numbers.get("data", {})
+
+    def col(test, var, fill):
+        if test not in tab["test"].values or var not in tab:
+            return fill
+        v = tab[var].sel(test=test).item()
+        return fill if v is None else v
+
+    how = rep.numbers.get("resampling", {}).get("resample", "points")
+    return {
+        "n_points": int(data.get("n_points", 0)),
+        "n_missing": int(data.get("n_missing", 0)),
+        "n_groups": int(data.get("n_groups", -1)),
+        "resampling": str(how),
+        "ZMS": float(col("average", "estimate", np.nan)),
+        "ZMS_lower": float(col("average", "ci_lower", np.nan)),
+        "ZMS_upper": float(col("average", "ci_upper", np.nan)),
+        "average": str(col("average", "verdict", "not tested")),
+        "average_p_adjusted": float(col("average", "p_adjusted", np.nan)),
+        "consistency": str(col("consistency", "verdict", "not tested")),
+        "consistency_p_adjusted": float(col("consistency", "p_adjusted", np.nan)),
+        "coverage": str(col("coverage", "verdict", "not tested")),
+        "verdict": str(rep.verdict),
+    }
 
 
 def _png(fig) -> bytes:
@@ -515,6 +613,14 @@ def report(
     data : xarray.Dataset or xarray.DataTree
         One dataset, or several (one child each): a DataTree gives a
         :class:`uqviz.reporting.ReportCollection`, one page with one section per dataset.
+        A targets tree (attrs ``layout = "targets"``: one child per target of one model, an
+        optional pooled child) gets, before the sections, a per-target table
+        (``collection.table``, ``collection.summary()``; ``collection.verdicts`` on dims
+        ``(target, test)``), and its tests are decided in one Holm family over every
+        target and the pooled child (Holm (1979)): 3 calibrated targets and their pooled
+        points get a false "fails" in at most ``1 - ci`` of reports, not about 4 times that.
+        Data with a ``group`` coordinate: when the bootstraps resampled whole groups (their
+        results say ``resample = "groups"``), the conclusion says so in one line.
         Recalibrated data (from :func:`uqviz.recalibrate` or ``Recalibration.apply``) are
         validated as they are: their ``uE``; the ``uE_original`` they keep is history, left out
         of the analyses.
@@ -679,7 +785,13 @@ def report(
         )
     gen = checks.rng(rng)
     pairs = datasets_of(data)
-    comparing = cmp.decide(data, compare)  # before any computation: compare=True fails fast
+    targets = is_targets(data)
+    if targets and compare:
+        raise ValueError(
+            "compare=True: a targets tree (attrs layout='targets') holds several targets of "
+            "one model, not models of the same points"
+        )
+    comparing = False if targets else cmp.decide(data, compare)  # compare=True fails fast
     settings = _Settings(
         features=features,
         statistics=statistics,
@@ -694,6 +806,8 @@ def report(
     )
     if isinstance(data, xr.Dataset):
         return _report_one(data, settings, gen)
+    if targets:
+        return _report_targets(data, pairs, settings, gen)
     reports = {}
     for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
         ds = ds.copy()
@@ -716,6 +830,48 @@ def report(
     return ReportCollection(
         name, reports, comparison=numbers, comparison_figures={k: _png(f) for k, f in figs.items()}
     )
+
+
+def is_targets(data) -> bool:
+    """Whether ``data`` is a targets tree: a DataTree with attrs ``layout = "targets"`` (one
+    child per target, an optional pooled child; docs/conventions.md).
+
+    Examples
+    --------
+    >>> import uqviz
+    >>> tree = uqviz.synthetic.nig(100, n_datasets=2, rng=0)
+    >>> is_targets(tree), is_targets(tree["set_0"].to_dataset())
+    (False, False)
+    >>> tree.attrs.update(layout="targets", targets=["set_0", "set_1"])
+    >>> is_targets(tree)
+    True
+    """
+    return isinstance(data, xr.DataTree) and data.attrs.get("layout") == "targets"
+
+
+def _report_targets(data, pairs, settings: _Settings, gen) -> ReportCollection:
+    """The report of a targets tree: each child's tests computed (the streams of a tree of
+    datasets, one child stream per child), decided in one Holm family over every target and
+    the pooled child (:func:`uqviz.reporting.verdicts.decide_targets_family`), then each
+    child's remedies and words."""
+    drafts = {}
+    for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
+        ds = ds.copy()
+        ds.attrs = {**ds.attrs, "name": name}
+        with naming_child(name):
+            drafts[name] = _report_compute(ds, settings, child)
+    family = vd.decide_targets_family({k: d.entries for k, d in drafts.items()})
+    reports = {}
+    for name, d in drafts.items():
+        with naming_child(name):
+            rep = _report_finish(d, settings, decided=True)
+        rep.numbers["family"].update(scope="targets", size=family["size"])
+        reports[name] = rep
+    declared = [str(t) for t in data.attrs.get("targets", [])]
+    family["targets"] = [k for k in reports if k in declared] or list(reports)
+    family["pooled"] = [k for k in reports if declared and k not in declared]
+    name = str(data.attrs.get("name") or data.name or "targets")
+    return ReportCollection(name, reports, layout="targets", family=family)
 
 
 def _binning(ds, cond, n_bins):
@@ -818,6 +974,9 @@ class _Draft:
     results: dict = field(default_factory=dict)
     local: dict = field(default_factory=dict)
     tested: dict = field(default_factory=dict)
+    cov: object = None
+    curve: object = None
+    form: str = "std"
 
     @property
     def m(self) -> int:
@@ -865,6 +1024,13 @@ def report_streams(rng, n_features: int):
 
 def _report_one(data, settings: _Settings, rng) -> Report:
     """The report of one Dataset: each section in turn, then the verdicts and the words."""
+    return _report_finish(_report_compute(data, settings, rng), settings)
+
+
+def _report_compute(data, settings: _Settings, rng) -> _Draft:
+    """The sections of one Dataset's report that compute its tests, up to its verdicts: the
+    draft whose entries :func:`_report_finish` decides (alone, or in the family of the
+    targets of a targets tree, :func:`decide_targets_family`)."""
     check_dataset(data)
     if "uE_original" in data.variables:  # recalibrated data: validate uE; the old uE is history
         data = data.drop_vars("uE_original")
@@ -889,14 +1055,26 @@ def _report_one(data, settings: _Settings, rng) -> Report:
     form = str(data.attrs.get("forecast", "std"))  # checked by forecast_form in the section
     if form in PIT_FORMS:
         _pit_of_report(d, settings, form)
-    head = _decide(d, cov)
+    d.cov, d.curve, d.form = cov, curve, form
+    return d
+
+
+def _report_finish(d: _Draft, settings: _Settings, *, decided: bool = False) -> Report:
+    """The verdicts (Holm over the draft's own family unless ``decided``: the entries were
+    decided in a larger family), the remedies, the words: the :class:`Report`."""
+    cov, curve, form = d.cov, d.curve, d.form
+    head = _decide(d, cov, decided=decided)
     _remedy_sections(d, settings, form)
     d.bar.update()
     d.bar.close()
     table = vd.verdict_table(jsonable(d.entries))  # the verdicts as data: the words read it
     conclusion = _words(d, head, curve, table)
+    how = resampling(d.results, d.data)
+    if how["resample"] == "groups":  # ungrouped data: no line, the words of before
+        d.numbers["resampling"] = how
+        conclusion.append(wording.resampling_line(how))
     return Report(
-        name,
+        d.name,
         jsonable(d.numbers),
         conclusion,
         d.warns,
@@ -1069,10 +1247,12 @@ def _pit_of_report(d: _Draft, settings: _Settings, form: str) -> None:
         d.figs.update(pit_figs)
 
 
-def _decide(d: _Draft, cov) -> dict:
-    """The family's Holm decision, the coverage entry and the headline: returns the latter."""
+def _decide(d: _Draft, cov, *, decided: bool = False) -> dict:
+    """The family's Holm decision (unless ``decided``: the entries were decided in the family
+    of the targets), the coverage entry and the headline: returns the latter."""
     entries = d.entries
-    vd.decide_family(entries)
+    if not decided:
+        vd.decide_family(entries)
     conditional = {
         k: e["verdict"]
         for k, e in entries.items()
@@ -1159,6 +1339,67 @@ def _words(d: _Draft, head: dict, curve, table) -> list:
             + remedy["distribution"]["summary"]
         )
     return conclusion
+
+
+def _result_datasets(results: dict):
+    """``(path, Dataset)`` of every result Dataset of a draft (``{path: Dataset or {name:
+    Dataset}}``), in order."""
+    for path, res in results.items():
+        if isinstance(res, xr.Dataset):
+            yield path, res
+        elif isinstance(res, dict):
+            for k, v in res.items():
+                if isinstance(v, xr.Dataset):
+                    yield f"{path}/{k}", v
+
+
+def resampling(results: dict, data) -> dict:
+    """How the bootstraps of a report resampled, read from the attrs of the results it
+    computed: ``{"resample", "n_groups", "groups", "analyses"}``.
+
+    ``resample`` is ``"groups"`` when a result says ``resample = "groups"`` (the data carry a
+    ``group`` coordinate: whole groups resampled), else ``"points"``; ``n_groups`` that
+    result's ``n_groups`` (else the number of distinct labels of the data's ``group``
+    coordinate, else None); ``groups`` what a group is (the data's attr ``groups``, default
+    ``"group"``; None without groups); ``analyses`` the results that resampled groups.
+
+    Parameters
+    ----------
+    results : dict
+        ``{path: Dataset or {name: Dataset}}``, the results of one dataset's report.
+    data : xarray.Dataset
+        The data the report validated.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> data = xr.Dataset(attrs={"groups": "structure"})
+    >>> avg = xr.Dataset(attrs={"resample": "groups", "n_groups": 120})
+    >>> resampling({"average": avg, "local/uE": {"LZMS": xr.Dataset()}}, data)
+    {'resample': 'groups', 'n_groups': 120, 'groups': 'structure', 'analyses': ['average']}
+    >>> resampling({"average": xr.Dataset(attrs={"resample": "points"})}, xr.Dataset())
+    {'resample': 'points', 'n_groups': None, 'groups': None, 'analyses': []}
+    """
+    grouped = [
+        (path, res)
+        for path, res in _result_datasets(results)
+        if res.attrs.get("resample") == "groups"
+    ]
+    if not grouped:
+        return {"resample": "points", "n_groups": None, "groups": None, "analyses": []}
+    n = grouped[0][1].attrs.get("n_groups")
+    if n is None and GROUP_COORD in data.coords:
+        n = int(np.unique(data[GROUP_COORD].values).size)
+    return {
+        "resample": "groups",
+        "n_groups": None if n is None else int(n),
+        "groups": str(data.attrs.get("groups") or "group"),
+        "analyses": [p for p, _ in grouped],
+    }
 
 
 def _node_name(name) -> str:
@@ -1293,9 +1534,12 @@ def _summary(ds, feats):
             "n_distinct": int(np.unique(u).size),
         },
     }
-    for key in ("n_dropped", "dropped_reasons", "n_filtered", "min_uncertainty"):
+    for key in ("n_dropped", "dropped_reasons", "n_filtered", "min_uncertainty", "n_missing"):
         if key in ds.attrs:
             out[key] = jsonable(ds.attrs[key])
+    if GROUP_COORD in ds.coords:  # correlated points: their groups (ungrouped: as before)
+        out["n_groups"] = int(np.unique(ds[GROUP_COORD].values).size)
+        out["groups"] = str(ds.attrs.get("groups") or "group")
     return out
 
 

@@ -31,7 +31,8 @@ from uqviz.engine import checks
 from uqviz.engine.verdicts import FAILS, NOT_TESTED, UNRELIABLE
 from uqviz.predictive.pit import validate_pit
 from uqviz.reporting import verdicts as vd
-from uqviz.reporting.build import local_analyses, uE_adjusted
+from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.reporting.build import is_targets, local_analyses, uE_adjusted
 from uqviz.reporting.serialise import dataset_to_json
 
 __all__ = ["GATES", "EXIT_FAILS", "EXIT_UNRELIABLE", "gate"]
@@ -69,7 +70,13 @@ def gate(
 
     Parameters
     ----------
-    data : xarray.Dataset
+    data : xarray.Dataset or xarray.DataTree
+        One dataset, or a targets tree (attrs ``layout = "targets"``: one child per target,
+        an optional pooled child): each child's gated tests (the child streams
+        ``rng.spawn(n_children)``, each those of ``gate(child, rng=<its stream>)``) are then
+        decided in one Holm family over all of them (keys ``"<target>/<test>"``), so that
+        3 calibrated targets and their pooled points fail the gate in at most ``1 - ci`` of
+        sets.
     fail_on : sequence of {"average", "consistency", "adaptivity", "pit", "any"}
         The gated tests; ``"any"``: average, consistency and adaptivity (not the PIT, module
         docstring), ``"pit"``: the PIT uniformity of the forecast as given.
@@ -101,7 +108,9 @@ def gate(
         ``"adaptivity:<feature>"``, ``"pit"``), each with ``verdict``, ``p_value``,
         ``p_adjusted`` (gated ones), ``gated``; ``numbers``: the results as JSON (``"pit"``:
         the :func:`uqviz.validate_pit` result); ``failed``, ``unreliable``: the gated keys so
-        decided; ``exit_status``.
+        decided; ``exit_status``. For a targets tree also ``family`` (``size``, ``tests``:
+        :func:`uqviz.reporting.verdicts.decide_targets_family`) and ``targets`` (each child's
+        entries and table); ``numbers``, ``locals`` and ``average`` are then dicts by child.
 
     Examples
     --------
@@ -114,11 +123,72 @@ def gate(
     (0, 'OK', True)
     >>> out["table"]["verdict"].sel(test="pit").item()
     'OK'
+    >>> tree = uqviz.synthetic.nig(1000, nu=20, n_datasets=2, rng=0)
+    >>> tree.attrs.update(layout="targets", targets=["set_0", "set_1"])
+    >>> out = gate(tree, n_boot=300)
+    >>> out["exit_status"], out["family"]["size"], list(out["verdicts"])[:2]
+    (0, 6, ['set_0/average:ZMS', 'set_0/average:RCE'])
     """
     fail_on = checks.names("fail_on", fail_on, allowed=GATES)
     features = list(features or [])
     kinds = _kinds(fail_on, features)
     gen = checks.rng(rng)
+    opts = dict(
+        kinds=kinds,
+        statistics=statistics,
+        features=features,
+        n_boot=n_boot,
+        client=client,
+        engine=engine,
+    )
+    if is_targets(data):
+        return _gate_targets(data, opts, gen)
+    entries, numbers, locals_, avg = _gate_entries(data, gen, **opts)
+    vd.decide_family(entries)
+    table = vd.verdict_table(entries)
+    failed, unreliable, status = _decision(table)
+    return {
+        "verdicts": entries,
+        "table": table,
+        "numbers": numbers,
+        "failed": failed,
+        "unreliable": unreliable,
+        "exit_status": status,
+        "locals": locals_,
+        "average": avg,
+    }
+
+
+def _gate_targets(data, opts, gen):
+    """The gate of a targets tree: each child's gated tests (one child stream each, those of
+    ``gate(child, rng=<its stream>)``), decided in one Holm family over every target and the
+    pooled child (:func:`uqviz.reporting.verdicts.decide_targets_family`)."""
+    pairs = datasets_of(data)
+    per = {}
+    for (name, ds), child in zip(pairs, gen.spawn(len(pairs))):
+        with naming_child(name):
+            per[name] = _gate_entries(ds, child, **opts)
+    family = vd.decide_targets_family({k: v[0] for k, v in per.items()})
+    entries = {f"{k}/{key}": e for k, v in per.items() for key, e in v[0].items()}
+    table = vd.verdict_table(entries)
+    failed, unreliable, status = _decision(table)
+    return {
+        "verdicts": entries,
+        "table": table,
+        "numbers": {k: v[1] for k, v in per.items()},
+        "failed": failed,
+        "unreliable": unreliable,
+        "exit_status": status,
+        "locals": {k: v[2] for k, v in per.items()},
+        "average": {k: v[3] for k, v in per.items()},
+        "family": family,
+        "targets": {k: {"verdicts": v[0], "table": vd.verdict_table(v[0])} for k, v in per.items()},
+    }
+
+
+def _gate_entries(data, gen, *, kinds, statistics, features, n_boot, client, engine):
+    """The gated entries of one dataset, not yet decided as a family: ``(entries, numbers,
+    locals, average)``."""
     # a copy: validate_average(data, rng=rng) takes the first child of rng, children[0]
     avg = validate_average(
         data,
@@ -177,9 +247,6 @@ def gate(
         e["gated"] = key.split(":")[0] in kinds and not (
             key.startswith("average:") and e["verdict"] == NOT_TESTED
         )
-    vd.decide_family(entries)
-    table = vd.verdict_table(entries)
-    failed, unreliable, status = _decision(table)
     for cond, loc in locals_.items():
         if loc is not None:
             key = "consistency" if cond == "uE" else f"adaptivity:{cond}"
@@ -188,16 +255,7 @@ def gate(
                 "fv_LZMS": dataset_to_json(loc["fv_LZMS"]),
                 "binning": loc["binning"],
             }
-    return {
-        "verdicts": entries,
-        "table": table,
-        "numbers": numbers,
-        "failed": failed,
-        "unreliable": unreliable,
-        "exit_status": status,
-        "locals": locals_,
-        "average": avg,
-    }
+    return entries, numbers, locals_, avg
 
 
 def _decision(table):

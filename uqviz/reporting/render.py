@@ -10,7 +10,7 @@ import base64
 import html
 
 from uqviz.reporting.verdicts import FURTHER_DIAGNOSTICS, is_question, question_label, verdict_table
-from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, entry_of, fmt
+from uqviz.reporting.wording import NA_NOTE, STD_PIT_NOTE, entry_of, family_sentence, fmt
 
 __all__ = ["page", "fragment"]
 
@@ -39,23 +39,29 @@ def page(title: str, body: str) -> str:
     )
 
 
-def fragment(sections, title: str | None = None, comparison=None) -> str:
+def fragment(sections, title: str | None = None, comparison=None, targets=None) -> str:
     """One scoped ``<div>`` (with its ``<style>``) holding the sections of the datasets.
 
     ``sections`` is a list of ``(name, numbers, conclusion, warnings, figures)`` or of
     ``(name, numbers, conclusion, warnings, figures, verdicts)``, ``verdicts`` the verdict
     table (``Report.verdicts``) from which the table of the tests and the PIT's verdict are
     written (default: made from ``numbers["verdicts"]``); ``comparison``, ``(numbers,
-    figures)`` of the comparison of the models, or None.
+    figures)`` of the comparison of the models, or None; ``targets``, ``(table, family)`` of
+    a targets tree (``ReportCollection.table``, its Holm family): the per-target table,
+    first, or None.
     """
     parts = [f"<style>{_CSS}</style><div class='uqviz-report'>"]
     if title is not None:
         parts.append(f"<h1>Uncertainty validation report: {_e(title)}</h1>")
         toc = [f"<li><a href='#{_anchor(s[0])}'>{_e(s[0])}</a></li>" for s in sections]
+        if targets is not None:
+            toc.insert(0, f"<li><a href='#{TARGETS_ANCHOR}'>Targets</a></li>")
         if comparison is not None:
             toc.append(f"<li><a href='#{COMPARISON_ANCHOR}'>Comparison of the models</a></li>")
         parts.append("<ul>" + "".join(toc) + "</ul>")
     level = 1 if title is None else 2
+    if targets is not None:
+        parts.append(targets_html(*targets, level=level))
     body = "\n".join(_section(*s, level=level) for s in sections)
     if comparison is not None:
         body += "\n" + _comparison_html(*comparison, level=level)
@@ -342,6 +348,77 @@ def _tests_html(n, table) -> str:
 
 #: the anchor of the comparison section (no dataset's anchor: those start with "ds-")
 COMPARISON_ANCHOR = "comparison-of-the-models"
+#: the anchor of the per-target table of a targets tree
+TARGETS_ANCHOR = "targets"
+
+
+def _padj(p) -> str:
+    p = float(p)
+    return "-" if p != p else "< 1e-4" if p < 1e-4 else fmt(p, ".3g")
+
+
+def targets_html(table, family, *, level=2) -> str:
+    """The per-target table of a targets tree (``ReportCollection.table``): one row per
+    target (and pooled), the words and Holm-adjusted p-values of the one family of the
+    targets, and the family's sentence.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> t = xr.Dataset({"n_points": ("target", [90]), "n_missing": ("target", [10]),
+    ...     "n_groups": ("target", [12]), "resampling": ("target", ["groups"]),
+    ...     "ZMS": ("target", [1.01]), "ZMS_lower": ("target", [0.9]),
+    ...     "ZMS_upper": ("target", [1.2]), "average": ("target", ["OK"]),
+    ...     "average_p_adjusted": ("target", [1.0]), "consistency": ("target", ["fails"]),
+    ...     "consistency_p_adjusted": ("target", [0.01]), "coverage": ("target", ["OK"]),
+    ...     "verdict": ("target", ["fails"])}, coords={"target": ["fx"]})
+    >>> h = targets_html(t, {"size": 6, "alpha": 0.05, "targets": ["fx"]})
+    >>> "<td>fx</td><td>90</td><td>10</td><td>12</td><td>groups</td>" in h
+    True
+    """
+    cols = (
+        "target",
+        "n points",
+        "n missing",
+        "n groups",
+        "resampling",
+        "ZMS [95 % CI]",
+        "average",
+        "adjusted p",
+        "consistency",
+        "adjusted p",
+        "coverage",
+        "verdict",
+    )
+    rows = []
+    for i, name in enumerate(table["target"].values):
+        r = {k: table[k].values[i] for k in table.data_vars}
+        groups = "-" if int(r["n_groups"]) < 0 else str(int(r["n_groups"]))
+        zms = f"{fmt(r['ZMS'])} [{fmt(r['ZMS_lower'])}, {fmt(r['ZMS_upper'])}]"
+        cells = [
+            _e(str(name)),
+            str(int(r["n_points"])),
+            str(int(r["n_missing"])),
+            groups,
+            _e(str(r["resampling"])),
+            _e(zms),
+            _word_html(str(r["average"])),
+            _e(_padj(r["average_p_adjusted"])),
+            _word_html(str(r["consistency"])),
+            _e(_padj(r["consistency_p_adjusted"])),
+            _word_html(str(r["coverage"])),
+            _word_html(str(r["verdict"])),
+        ]
+        rows.append(
+            f"<tr data-target='{_e(str(name))}'><td>" + "</td><td>".join(cells) + "</td></tr>"
+        )
+    head = "".join(f"<th>{c}</th>" for c in cols)
+    return (
+        f"<h{level} id='{TARGETS_ANCHOR}'>Targets</h{level}>"
+        f"<table class='tests targets'><thead><tr>{head}</tr></thead><tbody>"
+        + "".join(rows)
+        + f"</tbody></table><p>{_e(family_sentence(family))}</p>"
+    )
 
 
 def _comparison_html(n, figures, *, level=2) -> str:

@@ -9,8 +9,15 @@ from __future__ import annotations
 import numpy as np
 
 from uqviz.average.validation import beta_text
+from uqviz.reporting.wording import family_sentence
 
-__all__ = ["average_table", "tailedness_table", "tailedness_warnings", "verdict"]
+__all__ = [
+    "average_table",
+    "tailedness_table",
+    "tailedness_warnings",
+    "verdict",
+    "targets_table",
+]
 
 _TAIL_ADVICE = {
     "uE2": "the uncertainties have a heavy upper tail: RCE (and MV-based statistics) "
@@ -136,3 +143,47 @@ def tailedness_warnings(result) -> list[str]:
                 f"{float(r.threshold):g}: {_TAIL_ADVICE[v]}."
             )
     return out
+
+
+def _padj(p) -> str:
+    return "-" if not np.isfinite(p) else "< 1e-4" if p < 1e-4 else f"{p:.3g}"
+
+
+def targets_table(table, family=None) -> str:
+    """The per-target table of a report of a targets tree (``ReportCollection.table``), for
+    the console: one row per target (and pooled).
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> t = xr.Dataset({"n_points": ("target", [90]), "n_missing": ("target", [10]),
+    ...     "n_groups": ("target", [-1]), "resampling": ("target", ["points"]),
+    ...     "ZMS": ("target", [1.01]), "ZMS_lower": ("target", [0.9]),
+    ...     "ZMS_upper": ("target", [1.2]), "average": ("target", ["OK"]),
+    ...     "average_p_adjusted": ("target", [1.0]), "consistency": ("target", ["OK"]),
+    ...     "consistency_p_adjusted": ("target", [0.5]), "coverage": ("target", ["OK"]),
+    ...     "verdict": ("target", ["OK"])}, coords={"target": ["fx"]})
+    >>> targets_table(t).splitlines()[2].split()
+    ['fx', '90', '10', '-', 'points', '1.01', '[0.9,', '1.2]', 'OK', '1', 'OK', '0.5', 'OK', 'OK']
+    """
+    head = (
+        f"{'target':<12}{'n points':>9} {'n missing':>9} {'n groups':>8} {'resampling':>10} "
+        f"{'ZMS [95 % CI]':<24}{'average':<9}{'p_adj':>6}  {'consistency':<12}{'p_adj':>6}  "
+        f"{'coverage':<9}verdict"
+    )
+    lines = [head, "-" * len(head)]
+    for i, name in enumerate(table["target"].values):
+        r = {k: table[k].values[i] for k in table.data_vars}
+        groups = "-" if int(r["n_groups"]) < 0 else str(int(r["n_groups"]))
+        zms = f"{_fmt(float(r['ZMS']))} [{_fmt(float(r['ZMS_lower']))}, "
+        zms += f"{_fmt(float(r['ZMS_upper']))}]"
+        lines.append(
+            f"{str(name):<12}{int(r['n_points']):>9} {int(r['n_missing']):>9} {groups:>8} "
+            f"{str(r['resampling']):>10} {zms:<23} {str(r['average']):<9}"
+            f"{_padj(float(r['average_p_adjusted'])):>6}  {str(r['consistency']):<12}"
+            f"{_padj(float(r['consistency_p_adjusted'])):>6}  {str(r['coverage']):<9}"
+            f"{r['verdict']}"
+        )
+    if family:
+        lines.append(family_sentence(family))
+    return "\n".join(lines)

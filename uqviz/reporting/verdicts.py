@@ -46,6 +46,7 @@ __all__ = [
     "pit_entry",
     "not_tested",
     "decide_family",
+    "decide_targets_family",
     "entry_word",
     "overall",
     "ALPHA",
@@ -473,6 +474,60 @@ def decide_family(entries: dict, alpha: float = ALPHA) -> dict:
     return entries
 
 
+def decide_targets_family(entries_of: dict, alpha: float = ALPHA) -> dict:
+    """Holm over the gated entries of every target of a targets tree, one family: a report of
+    t targets (and the pooled one) keeps its chance of a false "fails" at ``alpha``, not
+    about ``t`` times it. Each gated entry gains ``p_adjusted``, ``family_size`` (the size of
+    the whole family) and its word (:func:`entry_word`); the entries are changed in place.
+
+    Parameters
+    ----------
+    entries_of : dict
+        ``{target: {key: entry}}``, the undecided entries of each target's report (or gate).
+    alpha : float, default 0.05
+        Family-wise level.
+
+    Returns
+    -------
+    dict
+        ``alpha``, ``method``, ``size`` (the number of tests in the family) and ``tests``
+        (``"<target>/<key>"`` of each, in order).
+
+    Examples
+    --------
+    >>> e = {"a": {"average": {"p_value": 0.01, "reliable": True, "gated": True,
+    ...                        "verdict": "fails"}},
+    ...      "b": {"average": {"p_value": 0.04, "reliable": True, "gated": True,
+    ...                        "verdict": "fails"},
+    ...            "ENCE": {"p_value": None, "gated": False, "verdict": "OK"}}}
+    >>> fam = decide_targets_family(e)
+    >>> fam["size"], fam["tests"]
+    (2, ['a/average', 'b/average'])
+    >>> e["a"]["average"]["p_adjusted"], e["a"]["average"]["verdict"]
+    (0.02, 'fails')
+    >>> e["b"]["average"]["p_adjusted"], e["b"]["average"]["verdict"]
+    (0.04, 'fails')
+    """
+    keys = [
+        (t, k)
+        for t, entries in entries_of.items()
+        for k, e in entries.items()
+        if e.get("gated") and e.get("verdict") != NOT_TESTED and e.get("p_value") is not None
+    ]
+    rejected, adjusted = holm([entries_of[t][k]["p_value"] for t, k in keys], alpha)
+    for (t, k), r, a in zip(keys, rejected, adjusted):
+        e = entries_of[t][k]
+        e["p_adjusted"] = float(a)
+        e["family_size"] = len(keys)
+        e["verdict"] = entry_word(e, r)
+    return {
+        "alpha": alpha,
+        "method": "Holm (1979)",
+        "size": len(keys),
+        "tests": [f"{t}/{k}" for t, k in keys],
+    }
+
+
 def entry_word(entry: dict, rejected) -> str:
     """The verdict word of an entry given whether its test rejects.
 
@@ -580,7 +635,10 @@ def headline(entries: dict, alpha: float = ALPHA) -> dict:
             f"; {_and(failing)} fail{'s' if len(failing) == 1 else ''} under every "
             "generative D, in the family"
         )
-    n = sum(1 for e in entries.values() if "family_size" in e)
+    # the family's size: its tests here, or more when they were decided in a larger family
+    # (the family of the targets of a targets tree, decide_targets_family)
+    sizes = [int(e["family_size"]) for e in entries.values() if "family_size" in e]
+    n = max([len(sizes), *sizes]) if sizes else 0
     if n:
         sentence += f"; Holm over the {n} tests of the family at {alpha:g}"
     sentence += ")."

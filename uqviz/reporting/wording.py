@@ -31,6 +31,8 @@ __all__ = [
     "STD_PIT_NOTE",
     "pair_line",
     "comparison_line",
+    "resampling_line",
+    "family_sentence",
 ]
 
 #: the tailedness-screen variables whose failure makes the ZMS unreliable: Z^2 (Pernot
@@ -912,3 +914,47 @@ def conclusion_lines(table, details, tested, local, feats, curve):
     further = [coverage_line(row("coverage")), curve_line(curve)]
     further += [reference_line(row(s)) for s in ("ENCE", "ZMSE", "CC")]
     return lines + further, further
+
+
+def resampling_line(how: dict) -> str:
+    """The line of a report that says its bootstraps resampled whole groups
+    (:func:`uqviz.reporting.build.resampling`); a report of ungrouped data has none.
+
+    Examples
+    --------
+    >>> print(resampling_line({"resample": "groups", "n_groups": 120, "groups": "structure"}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Bootstrap: whole groups resampled (120 groups of the `structure` coordinate): the
+    intervals allow for the correlation of the points of a group.
+    >>> resampling_line({"resample": "points"})
+    'Bootstrap: points resampled.'
+    """
+    if how.get("resample") != "groups":
+        return "Bootstrap: points resampled."
+    n = how.get("n_groups")
+    count = f"{n} groups" if n is not None else "groups"
+    return (
+        f"Bootstrap: whole groups resampled ({count} of the `{how.get('groups') or 'group'}` "
+        "coordinate): the intervals allow for the correlation of the points of a group."
+    )
+
+
+def family_sentence(family: dict) -> str:
+    """The sentence under the per-target table: the one Holm family of the targets.
+
+    Examples
+    --------
+    >>> family_sentence({"alpha": 0.05, "size": 18, "targets": ["fx", "fy", "fz"],
+    ...                  "pooled": ["pooled"]})  # doctest: +NORMALIZE_WHITESPACE
+    'One Holm (1979) family of 18 tests over the targets fx, fy, fz and their pooled points
+    (pooled), family-wise false-alarm rate 0.05: p_adj are adjusted over all of them.'
+    """
+    targets = ", ".join(family.get("targets", [])) or "the targets"
+    pooled = family.get("pooled", [])
+    where = f"the targets {targets}"
+    if pooled:
+        where += f" and their pooled points ({', '.join(pooled)})"
+    return (
+        f"One Holm (1979) family of {family.get('size', 0)} tests over {where}, family-wise "
+        f"false-alarm rate {family.get('alpha', 0.05):g}: p_adj are adjusted over all of them."
+    )
