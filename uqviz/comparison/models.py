@@ -315,7 +315,10 @@ def compare_models(
     a proper score (NLL, CRPS, ... of :func:`uqviz.predictive_scores`, negatively oriented).
     One paired bootstrap of the points (the same resamples for every model and measure)
     gives the interval of each value and of each difference of distances, and the ranks
-    of the models in each replicate.
+    of the models in each replicate. When the models' points carry a ``group`` coordinate,
+    whole groups are resampled (the cluster bootstrap, Davison & Hinkley (1997), section 3.8),
+    the same groups for every model; models whose group labels differ are refused. Attrs
+    ``resample`` (``"points"`` or ``"groups"``) and ``n_groups`` say which.
 
     Parameters
     ----------

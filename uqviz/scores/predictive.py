@@ -323,7 +323,8 @@ def predictive_scores(
 
     A score asked for that does not apply to the form is a ValueError naming the scores
     that do. All intervals come from the same bootstrap resamples of the points (paired),
-    through the code of :func:`uqviz.proper_scores`.
+    through the code of :func:`uqviz.proper_scores`; of whole groups when the points carry a
+    ``group`` coordinate (the cluster bootstrap; attrs ``resample`` and ``n_groups``).
 
     Parameters
     ----------
@@ -583,7 +584,9 @@ def compare_forecasts(
 
     Each forecast is scored in its own form (:func:`predictive_scores`), point by point; the
     difference ``a - b`` of the per-point scores is bootstrapped over the points, every score
-    and both forecasts with the same resamples (paired). Scores are negatively oriented, so
+    and both forecasts with the same resamples (paired; whole groups when the points carry a
+    ``group`` coordinate, the same for both forecasts, whose group labels must agree: attrs
+    ``resample`` and ``n_groups``). Scores are negatively oriented, so
     ``comparison`` says ``"a better"`` when the whole interval of ``a - b`` lies below 0,
     ``"b better"`` when it lies above 0, else ``"no difference"`` (the interval decides;
     where it cannot be computed because every point differs by the same amount, the sign

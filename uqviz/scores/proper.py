@@ -395,7 +395,12 @@ def proper_scores(
     (coefficient of variation of uE, ddof = 1, Levi et al. 2022), which ignore E.
     All intervals come from the same bootstrap resamples of the points (paired); two
     datasets of the same size scored with the same integer ``rng`` share the resamples
-    too, so that the scores of a model before and after recalibration are paired.
+    too, so that the scores of a model before and after recalibration are paired. When the
+    points carry a ``group`` coordinate (structures, molecules), the bootstrap resamples whole
+    groups (the cluster bootstrap, Davison & Hinkley (1997), section 3.8: a replicate's mean
+    score is the drawn groups' score sums over their point count); attrs ``resample``
+    (``"points"`` or ``"groups"``) and ``n_groups`` say which. Drop the coordinate
+    (``ds.drop_vars("group")``) for the point bootstrap.
 
     With the defaults (normal D; 99 levels 0.01, ..., 0.99), the scores equal
     uncertainty-toolbox 0.1.1's ``nll_gaussian``, ``crps_gaussian``, ``check_score`` and
