@@ -20,7 +20,13 @@ from uqviz.engine.statistics import statistics_option
 from uqviz.engine.tree import datasets_of, naming_child
 from uqviz.scores.coverage import checked_points
 from uqviz.scores.predictive import PREDICTIVE_SCORES, point_scores
-from uqviz.scores.proper import METHODS, column_intervals
+from uqviz.scores.proper import (
+    METHODS,
+    cluster_column_means,
+    column_intervals,
+    grouped_attrs,
+    paired_groups,
+)
 
 comparison_kernels = lazy_module("uqviz._array.comparison")
 
@@ -185,15 +191,21 @@ def _evaluate(measures, means, names_list, scales, n):
     return np.asarray(vals, dtype=float), np.asarray(dists, dtype=float)
 
 
-def _bootstrap(cols, *, n_boot, seed, engine, jackknife):
-    """Paired bootstrap means (B, C) and leave-one-out means (M, C) of all columns."""
+def _bootstrap(cols, *, n_boot, seed, engine, jackknife, clusters=None):
+    """Paired bootstrap means (B, C) and leave-one-out means (M, C) of all columns, with the
+    point counts of the replicates and of the jackknife values; ``clusters`` (group code per
+    point): whole groups resampled, delete-one-group jackknife (:func:`cluster_column_means`)."""
     m = cols.shape[0]
+    if clusters is not None:
+        return cluster_column_means(
+            cols, clusters, n_boot=n_boot, seed=seed, engine=engine, jackknife=jackknife
+        )
     means = comparison_kernels.paired_column_sums(cols, n_boot, seed, engine=engine) / m
     loo = None
     if jackknife:
         with np.errstate(all="ignore"):
             loo = (cols.sum(axis=0)[None, :] - cols) / (m - 1.0)
-    return means, loo
+    return means, m, loo, m - 1.0
 
 
 def _words(lower, upper):
@@ -303,7 +315,10 @@ def compare_models(
     a proper score (NLL, CRPS, ... of :func:`uqviz.predictive_scores`, negatively oriented).
     One paired bootstrap of the points (the same resamples for every model and measure)
     gives the interval of each value and of each difference of distances, and the ranks
-    of the models in each replicate.
+    of the models in each replicate. When the models' points carry a ``group`` coordinate,
+    whole groups are resampled (the cluster bootstrap, Davison & Hinkley (1997), section 3.8),
+    the same groups for every model; models whose group labels differ are refused. Attrs
+    ``resample`` (``"points"`` or ``"groups"``) and ``n_groups`` say which.
 
     Parameters
     ----------
@@ -478,6 +493,7 @@ def compare_models(
     show_progress(progress)
     r = streams(rng, "pair").pair  # compare_forecasts's stream of one pair
     names, dsets = _models(tree)
+    boot = paired_groups(boot, *dsets)  # the models of the same points share the groups
     n_models = len(names)
     blocks, col_names, scales, per_point = [], [], [], []
     for name, ds in zip(names, dsets):
@@ -491,21 +507,22 @@ def compare_models(
     m = cols.shape[0]
     if m < 2:
         raise ValueError(f"compare_models: the bootstrap needs at least 2 points, got M = {m}")
-    means, loo = run_task(
+    means, n_rep, loo, n_loo = run_task(
         _bootstrap,
         cols,
         n_boot=n_boot,
         seed=seeds.kernel_seed(r),
         engine=engine,
         jackknife=method == "bca",
+        clusters=boot.clusters,
         client=client,
     )
     full = cols.mean(axis=0)
     est_v, est_d = _evaluate(measures, full, col_names, scales, m)  # (S, K)
-    rep_v, rep_d = _evaluate(measures, means, col_names, scales, m)  # (S, K, B)
+    rep_v, rep_d = _evaluate(measures, means, col_names, scales, n_rep)  # (S, K, B)
     jack_v = jack_d = None
     if loo is not None:
-        jack_v, jack_d = _evaluate(measures, loo, col_names, scales, m - 1.0)  # (S, K, M)
+        jack_v, jack_d = _evaluate(measures, loo, col_names, scales, n_loo)  # (S, K, M)
     n_s = len(measures)
     # intervals of the values
     lo_v, hi_v, _ = column_intervals(
@@ -625,6 +642,7 @@ def compare_models(
             "sip_measures": sip_measures,
             "orientation": "distance: negative (smaller is better)",
             "citation": CITATION,
+            **grouped_attrs(boot),
         }
     )
     if levels is not None:

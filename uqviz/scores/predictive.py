@@ -19,7 +19,10 @@ from uqviz.scores.proper import (
     DEFAULT_SCORE_LEVELS,
     METHODS,
     bootstrap_column_means,
+    cluster_column_means,
     column_intervals,
+    grouped_attrs,
+    paired_groups,
     score_columns,
 )
 
@@ -218,14 +221,17 @@ def point_scores(ds, scores, levels=None):
     return form, names, cols
 
 
-def _intervals(cols, *, n_boot, rng, ci, method, engine, name):
-    """Estimates (column means) and their paired-bootstrap intervals and se."""
+def _intervals(cols, *, n_boot, rng, ci, method, engine, name, clusters=None):
+    """Estimates (column means) and their paired-bootstrap intervals and se; ``clusters``
+    (group code per point): whole groups resampled (:func:`cluster_column_means`)."""
     est = cols.mean(axis=0)
     if not n_boot:
         return est, None, None, None
-    means, loo = bootstrap_column_means(
-        cols, n_boot=n_boot, seed=seeds.kernel_seed(rng), engine=engine, jackknife=method == "bca"
-    )
+    kw = dict(n_boot=n_boot, seed=seeds.kernel_seed(rng), engine=engine, jackknife=method == "bca")
+    if clusters is None:
+        means, loo = bootstrap_column_means(cols, **kw)
+    else:
+        means, _, loo, _ = cluster_column_means(cols, clusters, **kw)
     lower, upper, se = column_intervals(
         est, means.T, None if loo is None else loo.T, ci=ci, method=method, name=name, stacklevel=6
     )
@@ -235,6 +241,7 @@ def _intervals(cols, *, n_boot, rng, ci, method, engine, name):
 def _predictive_one(ds, *, rng, scores, levels, boot):
     """One dataset's scores; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
     (``n_boot`` 0: the estimates alone; the stream is ``rng``)."""
+    boot = boot.for_data(ds)  # the cluster bootstrap when the points carry groups
     n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     form, names, cols, tau, level_cols, extra = _point_scores(ds, scores, levels)
     m = cols.shape[0]
@@ -253,6 +260,7 @@ def _predictive_one(ds, *, rng, scores, levels, boot):
         method=method,
         engine=engine,
         name=ds.attrs.get("name", ""),
+        clusters=boot.clusters,
     )
     data = {"estimate": ("score", est[:n_s]), "forecast": ((), form)}
     coords = {"score": list(names)}
@@ -272,7 +280,7 @@ def _predictive_one(ds, *, rng, scores, levels, boot):
                 {"check_lower": ("level", lower[n_s:]), "check_upper": ("level", upper[n_s:])}
             )
     data["n_points"] = ((), m)
-    out = xr.Dataset(data, coords=coords)
+    out = xr.Dataset(data, coords=coords, attrs=grouped_attrs(boot))
     if "generative" in extra:
         out.attrs["generative"] = extra["generative"]
     return out
@@ -315,7 +323,8 @@ def predictive_scores(
 
     A score asked for that does not apply to the form is a ValueError naming the scores
     that do. All intervals come from the same bootstrap resamples of the points (paired),
-    through the code of :func:`uqviz.proper_scores`.
+    through the code of :func:`uqviz.proper_scores`; of whole groups when the points carry a
+    ``group`` coordinate (the cluster bootstrap; attrs ``resample`` and ``n_groups``).
 
     Parameters
     ----------
@@ -525,6 +534,7 @@ def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
                 f"a and b must forecast the same observations: y differs at {differ} of {na} points"
             )
     names = _common_scores(form_a, form_b, scores, ds_a, ds_b, levels)
+    boot = paired_groups(boot, ds_a, ds_b)  # whole groups, shared by a and b
     _, _, ca, _, _, _ = _point_scores(ds_a, names, levels)
     _, _, cb, _, _, _ = _point_scores(ds_b, names, levels)
     if n_boot and na < 2:
@@ -539,6 +549,7 @@ def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
         method=method,
         engine=engine,
         name=ds_a.attrs.get("name", ""),
+        clusters=boot.clusters,
     )
     data = {
         "estimate": ("score", est[:n_s]),
@@ -552,7 +563,7 @@ def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
         "forecast_a": ((), form_a),
         "forecast_b": ((), form_b),
     }
-    return xr.Dataset(data, coords={"score": list(names)})
+    return xr.Dataset(data, coords={"score": list(names)}, attrs=grouped_attrs(boot))
 
 
 def compare_forecasts(
@@ -573,7 +584,9 @@ def compare_forecasts(
 
     Each forecast is scored in its own form (:func:`predictive_scores`), point by point; the
     difference ``a - b`` of the per-point scores is bootstrapped over the points, every score
-    and both forecasts with the same resamples (paired). Scores are negatively oriented, so
+    and both forecasts with the same resamples (paired; whole groups when the points carry a
+    ``group`` coordinate, the same for both forecasts, whose group labels must agree: attrs
+    ``resample`` and ``n_groups``). Scores are negatively oriented, so
     ``comparison`` says ``"a better"`` when the whole interval of ``a - b`` lies below 0,
     ``"b better"`` when it lies above 0, else ``"no difference"`` (the interval decides;
     where it cannot be computed because every point differs by the same amount, the sign

@@ -8,11 +8,12 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import bca
+from uqviz._array import clusters as cluster_kernels
 from uqviz._array import scores as score_kernels
 from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
 from uqviz.engine import checks, seeds
-from uqviz.engine.options import BootstrapOptions
+from uqviz.engine.options import GROUP_COORD, BootstrapOptions
 from uqviz.engine.parallel import resolve_client
 from uqviz.engine.tree import map_datasets
 from uqviz.engine.warning_classes import UnreliableWarning
@@ -27,6 +28,8 @@ __all__ = [
     "score_columns",
     "bootstrap_column_means",
     "column_intervals",
+    "cluster_column_means",
+    "paired_groups",
 ]
 
 SCORES = ("nll", "crps", "check", "interval")
@@ -116,6 +119,99 @@ def bootstrap_column_means(cols, *, n_boot, seed, engine, jackknife):
     return means, loo
 
 
+def cluster_column_means(cols, codes, *, n_boot, seed, engine, jackknife):
+    """Means of the columns of ``cols`` over paired resamples of whole groups of rows.
+
+    The cluster bootstrap (Davison & Hinkley (1997), section 3.8): the rows of each group are
+    summed once (:func:`uqviz._array.clusters.aggregate`), the resampling engine draws groups
+    with replacement as it draws points, and a replicate's mean is the sum of the drawn groups'
+    column sums over their point count. All columns share the draws (paired).
+
+    Parameters
+    ----------
+    cols : ndarray, shape (M, C)
+    codes : ndarray of int, shape (M,)
+        Group code of each row (:func:`uqviz._array.clusters.group_codes`).
+    n_boot, seed, engine, jackknife
+        As :func:`bootstrap_column_means`.
+
+    Returns
+    -------
+    means : ndarray, shape (B, C)
+    counts : ndarray, shape (B,)
+        Points of each replicate.
+    loo : ndarray, shape (G, C), or None
+        Delete-one-group means (for the BCa acceleration).
+    loo_n : ndarray, shape (G,), or None
+        Points left by each deletion.
+
+    Examples
+    --------
+    >>> cols = np.arange(8.0).reshape(4, 2)
+    >>> means, counts, loo, loo_n = cluster_column_means(
+    ...     cols, np.array([0, 0, 1, 1]), n_boot=3, seed=1, engine="numpy", jackknife=True)
+    >>> means.shape, counts.shape, loo.tolist(), loo_n.tolist()
+    ((3, 2), (3,), [[5.0, 6.0], [1.0, 2.0]], [2.0, 2.0])
+    """
+    agg = cluster_kernels.aggregate(cols, codes)
+    sums, counts = cluster_kernels.resample_cluster_sums(agg, n_boot, seed, engine=engine)
+    with np.errstate(all="ignore"):
+        means = sums[0] / counts[0][:, None]
+    loo = loo_n = None
+    if jackknife:
+        loo_n = cols.shape[0] - agg.counts
+        with np.errstate(all="ignore"):
+            loo = (cols.sum(axis=0)[None, :] - agg.sums) / loo_n[:, None]
+    return means, counts[0], loo, loo_n
+
+
+def grouped_attrs(boot) -> dict:
+    """``resample`` (and ``n_groups`` for the cluster bootstrap) of a result's attrs."""
+    if boot.clusters is None:
+        return {"resample": "points"}
+    return {"resample": "groups", "n_groups": boot.attrs["n_groups"]}
+
+
+def paired_groups(boot, *datasets):
+    """Options of a paired bootstrap of several forecasts (models) of the same points.
+
+    The forecasts share the groups: the cluster bootstrap when any of them carries a ``group``
+    coordinate (the others, without one, take its groups); ValueError when two of them carry
+    group labels that differ, counting the points where they differ.
+
+    Examples
+    --------
+    >>> a = xr.Dataset(coords={"group": ("point", [1, 1, 2])})
+    >>> b = xr.Dataset(coords={"group": ("point", [1, 2, 2])})
+    >>> opts = BootstrapOptions.check(n_boot=10)
+    >>> paired_groups(opts, a, a.drop_vars("group")).attrs["n_groups"]
+    2
+    >>> try:
+    ...     paired_groups(opts, a, b)
+    ... except ValueError as err:
+    ...     print(str(err).split(": ")[-1])
+    the group labels differ at 1 of 3 points
+    """
+    grouped = [ds for ds in datasets if ds is not None and GROUP_COORD in ds.variables]
+    if not grouped:
+        return boot
+    first = np.asarray(grouped[0][GROUP_COORD].values)
+    for ds in grouped[1:]:
+        other = np.asarray(ds[GROUP_COORD].values)
+        if other.shape != first.shape:
+            raise ValueError(
+                f"the forecasts of the same points must share their groups: {first.size} and "
+                f"{other.size} group labels"
+            )
+        differ = int(np.count_nonzero(first != other))
+        if differ:
+            raise ValueError(
+                "the forecasts of the same points must share their groups: the group labels "
+                f"differ at {differ} of {first.size} points"
+            )
+    return boot.for_data(grouped[0])
+
+
 def column_intervals(est, reps, jack, *, ci, method, name="", stacklevel=4):
     """Bootstrap intervals and standard errors of several estimates, with one warning
     counting those that cannot be computed.
@@ -180,6 +276,7 @@ def _datasets(data):
 def _proper_one(ds, *, rng, scores, generative, levels, boot):
     """One dataset's scores; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
     (``n_boot`` 0: the estimates alone; the stream is ``rng``)."""
+    boot = boot.for_data(ds)  # the cluster bootstrap when the points carry groups
     n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
     e, u = checked_points(ds)
     if n_boot and e.size < 2:
@@ -210,22 +307,23 @@ def _proper_one(ds, *, rng, scores, generative, levels, boot):
     data = {"estimate": ("score", est_scores), "sharpness": ((), sharp), "dispersion": ((), disp)}
     if n_boot:
         allc = np.column_stack([cols, spread_cols])
-        means, loo = bootstrap_column_means(
-            allc,
-            n_boot=n_boot,
-            seed=seeds.kernel_seed(rng),
-            engine=engine,
-            jackknife=method == "bca",
-        )
+        kw = dict(n_boot=n_boot, seed=seeds.kernel_seed(rng), engine=engine)
+        if boot.clusters is None:
+            means, loo = bootstrap_column_means(allc, jackknife=method == "bca", **kw)
+            n_rep, n_loo = m, m - 1.0
+        else:  # whole groups: replicates of varying size
+            means, n_rep, loo, n_loo = cluster_column_means(
+                allc, boot.clusters, jackknife=method == "bca", **kw
+            )
         n_s = len(scores)
-        sharp_b, disp_b = _spread(us_mean, means[:, n_s], means[:, n_s + 1], m)
+        sharp_b, disp_b = _spread(us_mean, means[:, n_s], means[:, n_s + 1], n_rep)
         reps = np.vstack([means[:, :n_s].T, np.ldexp(sharp_b, k)[None], disp_b[None]])
         est = np.concatenate([est_scores, [sharp, disp]])
         jack = None
         if loo is not None:
             with np.errstate(all="ignore"):
-                sharp_j, _ = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
-                _, disp_j = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], m - 1.0)
+                sharp_j, _ = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], n_loo)
+                _, disp_j = _spread(us_mean, loo[:, n_s], loo[:, n_s + 1], n_loo)
             jack = np.vstack([loo[:, :n_s].T, sharp_j[None], disp_j[None]])
         lower, upper, se = column_intervals(
             est, reps, jack, ci=ci, method=method, name=ds.attrs.get("name", ""), stacklevel=5
@@ -242,7 +340,7 @@ def _proper_one(ds, *, rng, scores, generative, levels, boot):
             }
         )
     data["n_points"] = ((), m)
-    return xr.Dataset(data, coords={"score": list(scores)})
+    return xr.Dataset(data, coords={"score": list(scores)}, attrs=grouped_attrs(boot))
 
 
 #: forecasts given as more than a standard uncertainty (``attrs["forecast"]``): their own
@@ -297,7 +395,12 @@ def proper_scores(
     (coefficient of variation of uE, ddof = 1, Levi et al. 2022), which ignore E.
     All intervals come from the same bootstrap resamples of the points (paired); two
     datasets of the same size scored with the same integer ``rng`` share the resamples
-    too, so that the scores of a model before and after recalibration are paired.
+    too, so that the scores of a model before and after recalibration are paired. When the
+    points carry a ``group`` coordinate (structures, molecules), the bootstrap resamples whole
+    groups (the cluster bootstrap, Davison & Hinkley (1997), section 3.8: a replicate's mean
+    score is the drawn groups' score sums over their point count); attrs ``resample``
+    (``"points"`` or ``"groups"``) and ``n_groups`` say which. Drop the coordinate
+    (``ds.drop_vars("group")``) for the point bootstrap.
 
     With the defaults (normal D; 99 levels 0.01, ..., 0.99), the scores equal
     uncertainty-toolbox 0.1.1's ``nll_gaussian``, ``crps_gaussian``, ``check_score`` and
