@@ -100,9 +100,13 @@ from uqviz.reporting import report
 from uqviz.scores import (
     calibration_curve,
     compare_forecasts,
+    dawid_sebastiani_score,
+    energy_score,
+    energy_score_normal,
     interval_coverage,
     predictive_scores,
     proper_scores,
+    variogram_score,
 )
 
 from uqviz._version import __version__  # a leaf module: experiments/storage.py reads it too
@@ -137,10 +141,13 @@ __all__ = sorted(
         "comparison",
         "predictive_scores",
         "confidence_curve",
+        "dawid_sebastiani_score",
         "datasets",
         "decimated",
         "decimation_curve",
         "distribution_shapes",
+        "energy_score",
+        "energy_score_normal",
         "experiments",
         "extrapolate",
         "fit_f",
@@ -195,6 +202,7 @@ __all__ = sorted(
         "validate_simulated",
         "validate_with_references",
         "validation_probability",
+        "variogram_score",
         "z_scores",
     ]
 )

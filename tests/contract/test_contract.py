@@ -130,6 +130,8 @@ DATA_NAMES = {
     "y_true",
     "y_pred",
     "X",
+    "samples",
+    "cov",
 }
 
 # Necessary exceptions to "no data -> keyword-only", each with its reason.
@@ -679,6 +681,30 @@ def _mv_arrays():
     return y, mean, scale
 
 
+def _joint_samples():
+    """Observations (point, variable) and an ensemble (point, variable, sample) of 2 targets."""
+    y, mean, scale = _mv_arrays()
+    x = mean[:, :, None] + scale[:, :, None] * np.random.default_rng(4).standard_normal(
+        (300, 2, 10)
+    )
+    return (
+        xr.DataArray(y, dims=("point", "variable")),
+        xr.DataArray(x, dims=("point", "variable", "sample")),
+    )
+
+
+def _joint_gaussian():
+    """Observations, means (point, variable) and covariances (point, variable, variable2)."""
+    y, mean, scale = _mv_arrays()
+    cov = scale[:, :, None] * scale[:, None, :] * np.array([[1.0, 0.5], [0.5, 1.0]])
+    dims = ("point", "variable")
+    return (
+        xr.DataArray(y, dims=dims),
+        xr.DataArray(mean, dims=dims),
+        xr.DataArray(cov, dims=(*dims, "variable2")),
+    )
+
+
 def _quantile_forecast():
     """The small dataset with normal quantiles of y at five levels (issue 23's data model:
     ``y``, ``quantiles`` on ``level``, ``attrs["forecast"]``)."""
@@ -754,6 +780,16 @@ OTHER_CALLS = {
                 rng=1,
             ),
         ),
+    ),
+    "energy_score": ("uqviz.energy_score", lambda: (_joint_samples(), dict(fair=True))),
+    "variogram_score": (
+        "uqviz.variogram_score",
+        lambda: (_joint_samples(), dict(p=1.0, weights=np.ones((2, 2)), fair=False)),
+    ),
+    "dawid_sebastiani_score": ("uqviz.dawid_sebastiani_score", lambda: (_joint_gaussian(), {})),
+    "energy_score_normal": (
+        "uqviz.energy_score_normal",
+        lambda: (_joint_gaussian(), dict(n_mc=50, rng=1)),
     ),
     "nig_skewness_curve": (
         "uqviz.nig_skewness_curve",

@@ -161,9 +161,32 @@ def _from_dataset(ds: xr.Dataset):
     return y.values, mean, scale, samples, point, labels
 
 
+def _named_arrays(y, mean, scale, samples):
+    """DataArrays matched by their dims: the Dataset ``y``, ``mean``, ``scale``, ``samples``
+    (the target dim ``variable``, or ``target`` as the joint scores name it, renamed to
+    ``variable``; a covariance ``scale`` with a second target dim of any other name), or
+    None when the inputs are not all DataArrays (then they are read by position)."""
+    given = {"y": y, "mean": mean, "scale": scale, "samples": samples}
+    given = {k: v for k, v in given.items() if v is not None}
+    if not all(isinstance(v, xr.DataArray) for v in given.values()):
+        return None
+    out = {}
+    for k, v in given.items():
+        if "target" in v.dims:
+            if "variable" in v.dims:
+                raise ValueError(f"{k}: both a 'target' and a 'variable' dim ({v.dims})")
+            v = v.rename({"target": "variable"})
+        out[k] = v.variable if v.name == k else v  # drop the name, keep the dims
+    return xr.Dataset(out)
+
+
 def prepare(y, mean, scale, samples, sample_model, variable_names) -> Prepared:
     """Check the inputs and bring them to the kernel layout."""
     point = labels = None
+    if isinstance(y, xr.DataArray):
+        named = _named_arrays(y, mean, scale, samples)
+        if named is not None:
+            y, mean, scale, samples = named, None, None, None
     if isinstance(y, xr.Dataset):
         if mean is not None or scale is not None or samples is not None:
             raise ValueError(

@@ -62,6 +62,9 @@ def nees(y, mean=None, scale=None, *, samples=None, sample_model="normal"):
     y : array_like, shape (n,) or (n, d); xarray.Dataset or xarray.DataTree
         Observed values; or a Dataset with ``y``, ``mean``, ``scale`` (or
         ``samples``), or ``E``, ``uE`` (read as ``y = E``, ``mean = 0``, ``scale = uE``).
+        DataArrays (``y``, ``mean``, ``scale`` all DataArrays) are matched by their dims
+        ``point`` and ``variable`` (or ``target``), a covariance ``scale`` with a second
+        target dim of any name: the data of :func:`uqviz.dawid_sebastiani_score`.
     mean : array_like, optional
         Predicted means, with the shape of ``y`` (None with ``samples`` or a Dataset).
     scale : array_like, shape (n,), (n, d) or (n, d, d), optional

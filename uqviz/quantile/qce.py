@@ -269,7 +269,8 @@ def qce(
     Parameters
     ----------
     y : array_like, shape (n,) or (n, d); xarray.Dataset or xarray.DataTree
-        Observed values, or a Dataset as in :func:`nees`.
+        Observed values, or a Dataset as in :func:`nees`; DataArrays are matched by their
+        dims, as in :func:`nees`.
     mean : array_like, optional
         Predicted means (``None`` with `samples` or a Dataset).
     scale : array_like, optional
