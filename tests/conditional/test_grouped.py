@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 import pytest
-import xarray as xr
 
 import uqviz
 from uqviz._array.bootstrap import bootstrap_moments

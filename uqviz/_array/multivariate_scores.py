@@ -161,8 +161,7 @@ def check_gaussian(y, mean, cov):
     not_pd = int(np.count_nonzero(np.linalg.eigvalsh(c)[:, 0] <= 0)) if c.size else 0
     if not_pd:
         raise ValueError(
-            f"cov: {not_pd} point(s) whose covariance is not positive definite (an "
-            "eigenvalue <= 0)"
+            f"cov: {not_pd} point(s) whose covariance is not positive definite (an eigenvalue <= 0)"
         )
     return y, mu, c
 
@@ -463,9 +462,7 @@ def dawid_sebastiani_points(y, mean, cov):
     t = y.shape[1]
     v = np.empty_like(d)
     for a in range(t):
-        v[:, a, 0] = (d[:, a, 0] - np.einsum("ij,ij->i", low[:, a, :a], v[:, :a, 0])) / low[
-            :, a, a
-        ]
+        v[:, a, 0] = (d[:, a, 0] - np.einsum("ij,ij->i", low[:, a, :a], v[:, :a, 0])) / low[:, a, a]
     logdet = 2.0 * np.log(np.diagonal(low, axis1=1, axis2=2)).sum(axis=1)
     return logdet + np.square(v[:, :, 0]).sum(axis=1)
 

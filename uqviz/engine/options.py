@@ -180,7 +180,7 @@ class BootstrapOptions:
             "resample": self.resample,
         }
         if self.clusters is not None:
-            out["n_groups"] = int(np.max(self.clusters, initial=-1)) + 1
+            out["n_groups"] = int(np.max(np.asarray(self.clusters), initial=-1)) + 1
         return out
 
 

@@ -441,8 +441,8 @@ def energy_score_normal(y, mean=None, cov=None, *, n_mc=1_000, rng=None, client=
     -------
     xarray.Dataset
         ``estimate`` (the mean over the points), ``point_score`` (dim ``point``), ``se``
-        (the Monte Carlo standard error of ``estimate``), ``n_points``; attrs ``n_mc``, ``rng``, ``n_variables``, ``orientation``,
-        ``citation``.
+        (the Monte Carlo standard error of ``estimate``), ``n_points``; attrs ``n_mc``, ``rng``,
+        ``n_variables``, ``orientation``, ``citation``.
 
     Raises
     ------
