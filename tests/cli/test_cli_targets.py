@@ -70,8 +70,10 @@ def test_average_counts_the_points_of_every_target(capsys):
         prediction=["logS_pred", "logP_pred", "logD_pred"],
         uncertainties=["logS_unc", "logP_unc", "logD_unc"],
     )
-    total = sum(tree[t].sizes["point"] for t in tree.children)
-    assert f"M = {total} points" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for t in tree.children:  # one section per target, its own points and missing count
+        n, missing = tree[t].sizes["point"], 300 - tree[t].sizes["point"]
+        assert f"target {t!r}: M = {n} points ({missing} missing)" in out
 
 
 def test_column_lists_and_their_errors(capsys):

@@ -425,5 +425,5 @@ def test_cli_report_prints_the_table(monkeypatch, capsys, tmp_path, tree):
     assert cli.main(argv) == 0
     got = capsys.readouterr().out
     assert got.splitlines()[0].split()[:3] == ["target", "n", "points"]
-    assert "fy: Headline:" in got and "One Holm (1979) family of" in got
+    assert "== fy ==\nHeadline:" in got and "One Holm (1979) family of" in got
     assert json.loads((tmp_path / "targets_report.json").read_text())["layout"] == "targets"

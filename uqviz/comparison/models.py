@@ -18,6 +18,7 @@ from uqviz.engine.options import BootstrapOptions, streams
 from uqviz.engine.parallel import resolve_client, run_task, show_progress
 from uqviz.engine.statistics import statistics_option
 from uqviz.engine.tree import datasets_of, naming_child
+from uqviz.scores import joint
 from uqviz.scores.coverage import checked_points
 from uqviz.scores.predictive import PREDICTIVE_SCORES, point_scores
 from uqviz.scores.proper import (
@@ -104,7 +105,7 @@ def _measures(statistics, scores):
                 )
             out.append(_Measure(st.name, "statistic", st))
     if scores is not None:
-        for s in checks.names("scores", scores, allowed=PREDICTIVE_SCORES):
+        for s in checks.names("scores", scores, allowed=PREDICTIVE_SCORES + joint.JOINT_SCORES):
             out.append(_Measure(s, "score"))
     if not out:
         raise ValueError(
@@ -123,7 +124,9 @@ def _models(tree):
             f"{type(tree).__name__}; build one with "
             "xarray.DataTree.from_dict({'model_a': ds_a, 'model_b': ds_b})"
         )
-    pairs = datasets_of(tree)
+    pairs = datasets_of(tree, variables=None)
+    if not all(joint.joint_form(d) for _, d in pairs):
+        pairs = datasets_of(tree)  # E, uE in each child (a TypeError naming those without)
     names = [str(n) for n, _ in pairs]
     if len(pairs) < 2:
         raise ValueError(
@@ -133,7 +136,11 @@ def _models(tree):
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"model names must be distinct, got {dup} more than once")
-    same, _, why = same_points(pairs)
+    if any(joint.joint_form(d) for _, d in pairs):
+        why = joint.joint_same_points(pairs)
+        same = not why
+    else:
+        same, _, why = same_points(pairs)
     if not same:
         raise ValueError(f"the models must forecast the same points: {why}")
     return names, [d for _, d in pairs]
@@ -142,6 +149,8 @@ def _models(tree):
 def _model_columns(ds, measures, levels):
     """Per-point columns (M, C) of one model, their names, its log2 scale and the per-point
     values of the measures that have them."""
+    if joint.joint_form(ds):
+        return _joint_model_columns(ds, measures)
     e, u = checked_points(ds)
     stat_cols = []
     for m in measures:
@@ -169,6 +178,20 @@ def _model_columns(ds, measures, levels):
                 per_point[m.name] = POINT_VALUES[m.name](e, u)
     cols = np.column_stack(blocks) if len(blocks) > 1 else blocks[0]
     return cols, names, k, per_point
+
+
+def _joint_model_columns(ds, measures):
+    """:func:`_model_columns` of a joint forecast of several targets: its joint scores only."""
+    stats = [m.name for m in measures if m.kind == "statistic"]
+    if stats:
+        raise ValueError(
+            f"statistics: {stats} need E and uE of one target; joint forecasts of several "
+            "targets are compared by joint scores: pass statistics=None and scores from "
+            f"{list(joint.JOINT_SCORES)}"
+        )
+    names = tuple(m.name for m in measures)
+    _, got, cols = joint.joint_point_scores(ds, names)
+    return cols, list(got), 0, {s: cols[:, i] for i, s in enumerate(got)}
 
 
 def _evaluate(measures, means, names_list, scales, n):

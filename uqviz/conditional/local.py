@@ -9,7 +9,6 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from uqviz._array import clusters as clusters_kernels
 from uqviz._array import stats as stats_kernels
 from uqviz._array.bca import verdict
 from uqviz._array.binomial import lower_critical, poisson_binomial_cdf, wilson_interval
@@ -44,6 +43,7 @@ from uqviz.scores.coverage import generative_for
 
 binned_kernels = lazy_module("uqviz._array.binned")
 bootstrap_kernels = lazy_module("uqviz._array.bootstrap")
+clusters_kernels = lazy_module("uqviz._array.clusters")
 sps = lazy_module("scipy.stats")
 
 __all__ = [

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from uqviz._array import clusters
-
 from uqviz._array.binomial import wilson_coverage
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import seeds
+
+clusters_kernels = lazy_module("uqviz._array.clusters")
 
 __all__ = [
     "size_classes",
@@ -256,7 +257,7 @@ def _grouped_null_z(rng, eps, groups, idx, sz):
     z-scores with the data's intraclass correlation (:func:`null_coverage`)."""
     codes, rho = groups
     unit = np.repeat(np.arange(sz.size), sz)
-    local, n_local = clusters.group_codes(unit * (int(codes.max()) + 1) + codes[idx])
+    local, n_local = clusters_kernels.group_codes(unit * (int(codes.max()) + 1) + codes[idx])
     shared = rng.standard_normal(n_local)[local]
     return local, np.sqrt(rho) * shared + np.sqrt(1.0 - rho) * eps
 

@@ -36,11 +36,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from uqviz._array import clusters
+from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import SCHEMES
 from uqviz.engine.seeds import spawn
 from uqviz.engine.warning_classes import UnreliableWarning
+
+clusters_kernels = lazy_module("uqviz._array.clusters")
 
 __all__ = [
     "BootstrapOptions",
@@ -225,7 +227,7 @@ def data_group_codes(ds):
     """
     if ds is None or GROUP_COORD not in ds.variables:
         return None
-    return clusters.group_codes(np.asarray(ds[GROUP_COORD].values))[0]
+    return clusters_kernels.group_codes(np.asarray(ds[GROUP_COORD].values))[0]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,7 +22,7 @@ from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.parallel import resolve_client, run_task
 
-kernels = lazy_module("uqviz._array.multivariate_scores")
+multivariate_scores_kernels = lazy_module("uqviz._array.multivariate_scores")
 
 __all__ = [
     "energy_score",
@@ -100,7 +100,7 @@ def joint_samples(y, samples=None):
         samples = _as_dims(samples, "samples", ("point", t, "sample"))
     elif isinstance(samples, xr.DataArray):
         raise TypeError("y: a DataArray with samples a DataArray (dims are matched by name)")
-    yv, xv = kernels.check_joint_ensemble(np.asarray(y), np.asarray(samples))
+    yv, xv = multivariate_scores_kernels.check_joint_ensemble(np.asarray(y), np.asarray(samples))
     return yv, xv, _labels(y, yv.shape[0])
 
 
@@ -151,7 +151,9 @@ def joint_gaussian(y, mean=None, cov=None):
                 f"cov: expected dims ('point', {t!r}, <a second target dim>), got {cov.dims}"
             )
         cov = cov.transpose("point", t, other[0])
-    yv, mv, cv = kernels.check_gaussian(np.asarray(y), np.asarray(mean), np.asarray(cov))
+    yv, mv, cv = multivariate_scores_kernels.check_gaussian(
+        np.asarray(y), np.asarray(mean), np.asarray(cov)
+    )
     return yv, mv, cv, _labels(y, yv.shape[0])
 
 
@@ -242,7 +244,9 @@ def energy_score(y, samples=None, *, fair=False, engine=None):
     fair = checks.boolean("fair", fair)
     engine = checks.engine(engine)
     yv, xv, point = joint_samples(y, samples)
-    per = kernels.energy_score_points(yv, xv, fair=fair, use_numba=engine == "numba")
+    per = multivariate_scores_kernels.energy_score_points(
+        yv, xv, fair=fair, use_numba=engine == "numba"
+    )
     return _result(
         per,
         point,
@@ -332,8 +336,12 @@ def variogram_score(y, samples=None, *, p=0.5, weights=None, fair=False, engine=
     fair = checks.boolean("fair", fair)
     engine = checks.engine(engine)
     yv, xv, point = joint_samples(y, samples)
-    w = None if weights is None else kernels.check_weights(np.asarray(weights), yv.shape[1])
-    per = kernels.variogram_score_points(
+    w = (
+        None
+        if weights is None
+        else multivariate_scores_kernels.check_weights(np.asarray(weights), yv.shape[1])
+    )
+    per = multivariate_scores_kernels.variogram_score_points(
         yv, xv, p=p, weights=w, fair=fair, use_numba=engine == "numba"
     )
     return _result(
@@ -406,7 +414,7 @@ def dawid_sebastiani_score(y, mean=None, cov=None):
     3.386294
     """
     yv, mv, cv, point = joint_gaussian(y, mean, cov)
-    per = kernels.dawid_sebastiani_points(yv, mv, cv)
+    per = multivariate_scores_kernels.dawid_sebastiani_points(yv, mv, cv)
     return _result(
         per,
         point,
@@ -493,7 +501,13 @@ def energy_score_normal(y, mean=None, cov=None, *, n_mc=1_000, rng=None, client=
     client = resolve_client(client)
     yv, mv, cv, point = joint_gaussian(y, mean, cov)
     per, se = run_task(
-        kernels.energy_score_normal_points, yv, mv, cv, n_mc=n_mc, rng=stream, client=client
+        multivariate_scores_kernels.energy_score_normal_points,
+        yv,
+        mv,
+        cv,
+        n_mc=n_mc,
+        rng=stream,
+        client=client,
     )
     out = _result(
         per,

@@ -15,6 +15,7 @@ from uqviz.engine.parallel import resolve_client, run_task
 from uqviz.engine.tree import datasets_of, map_datasets, naming_child
 from uqviz.predictive.forecast import forecast_form, observed
 from uqviz.scores.coverage import checked_points, generative_for
+from uqviz.scores import joint
 from uqviz.scores.proper import (
     DEFAULT_SCORE_LEVELS,
     METHODS,
@@ -433,7 +434,7 @@ def predictive_scores(
     True
     """
     if scores is not None:
-        scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
+        scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES + joint.JOINT_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
     boot = BootstrapOptions.check(
         n_boot=n_boot,
@@ -518,25 +519,64 @@ def _word(lower, upper, diff_cols):
     return words
 
 
+def _same_y(ya, yb):
+    """A ValueError counting the points where two forecasts' observations differ."""
+    differ = int(np.count_nonzero(~(ya == yb).reshape(len(ya), -1).all(axis=1)))
+    if differ:
+        raise ValueError(
+            f"a and b must forecast the same observations: y differs at {differ} of "
+            f"{len(ya)} points"
+        )
+
+
+def _joint_pair(ds_a, ds_b, scores):
+    """Forms, common joint scores and per-point columns of two joint forecasts."""
+    form_a, form_b = joint.joint_form(ds_a), joint.joint_form(ds_b)
+    if not (form_a and form_b):
+        raise ValueError(
+            "a and b: a joint forecast of several targets (y with a target dim, samples or "
+            "mean and cov) is compared with another joint forecast only"
+        )
+    ya, yb = joint.joint_observed(ds_a), joint.joint_observed(ds_b)
+    if ya.shape != yb.shape:
+        raise ValueError(f"a and b must forecast the same targets: y {ya.shape} and {yb.shape}")
+    _same_y(ya, yb)
+    if scores is None:
+        common = [
+            s for s in joint.joint_point_scores(ds_a)[1] if s in joint.joint_point_scores(ds_b)[1]
+        ]
+        scores = tuple(common)
+    else:
+        non_joint = [s for s in scores if s not in joint.JOINT_SCORES]
+        if non_joint:
+            raise ValueError(
+                f"scores: {non_joint} are not joint scores; joint forecasts are compared by "
+                f"{list(joint.JOINT_SCORES)}"
+            )
+    if not scores:
+        raise ValueError(f"a ({form_a}) and b ({form_b}) have no joint score in common")
+    _, names, ca = joint.joint_point_scores(ds_a, scores)
+    _, _, cb = joint.joint_point_scores(ds_b, scores)
+    return form_a, form_b, names, ca, cb
+
+
 def _compare_one(ds_a, ds_b, *, rng, scores, levels, boot):
     """One pair's comparison; ``boot``: the :class:`~uqviz.engine.options.BootstrapOptions`
     (the stream is ``rng``)."""
     n_boot, ci, method, engine = boot.n_boot, boot.ci, boot.method, boot.engine
-    form_a, form_b = forecast_form(ds_a), forecast_form(ds_b)
     na, nb = ds_a.sizes.get("point", 0), ds_b.sizes.get("point", 0)
     if na != nb:
         raise ValueError(f"a and b must forecast the same points: a has {na}, b has {nb}")
-    if "y" in ds_a.variables and "y" in ds_b.variables:
-        ya, yb = _observed(ds_a), _observed(ds_b)
-        differ = int(np.count_nonzero(~(ya == yb)))
-        if differ:
-            raise ValueError(
-                f"a and b must forecast the same observations: y differs at {differ} of {na} points"
-            )
-    names = _common_scores(form_a, form_b, scores, ds_a, ds_b, levels)
+    if joint.joint_form(ds_a) or joint.joint_form(ds_b):
+        form_a, form_b, names, ca, cb = _joint_pair(ds_a, ds_b, scores)
+    else:
+        form_a, form_b = forecast_form(ds_a), forecast_form(ds_b)
+        if "y" in ds_a.variables and "y" in ds_b.variables:
+            _same_y(_observed(ds_a), _observed(ds_b))
+        names = _common_scores(form_a, form_b, scores, ds_a, ds_b, levels)
+        _, _, ca, _, _, _ = _point_scores(ds_a, names, levels)
+        _, _, cb, _, _, _ = _point_scores(ds_b, names, levels)
     boot = paired_groups(boot, ds_a, ds_b)  # whole groups, shared by a and b
-    _, _, ca, _, _, _ = _point_scores(ds_a, names, levels)
-    _, _, cb, _, _, _ = _point_scores(ds_b, names, levels)
     if n_boot and na < 2:
         raise ValueError(f"data: the bootstrap needs at least 2 points, got M = {na}")
     d = ca - cb
@@ -677,7 +717,7 @@ def compare_forecasts(
     True
     """
     if scores is not None:
-        scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES)
+        scores = checks.names("scores", scores, allowed=PREDICTIVE_SCORES + joint.JOINT_SCORES)
     levels = None if levels is None else checks.levels("levels", levels)
     boot = BootstrapOptions.check(
         n_boot=n_boot, ci=ci, method=method, rng=rng, engine=engine, methods=METHODS
@@ -725,6 +765,8 @@ def compare_forecasts(
             "citation": CITATION,
         }
     )
+    if any(str(v) in joint.JOINT_SCORES for v in out["score"].values):
+        out.attrs["citation"] = joint.CITATION
     if levels is not None:
         out.attrs["levels"] = levels.tolist()
     return out

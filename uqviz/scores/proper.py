@@ -8,7 +8,6 @@ import numpy as np
 import xarray as xr
 
 from uqviz._array import bca
-from uqviz._array import clusters as cluster_kernels
 from uqviz._array import scores as score_kernels
 from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
@@ -20,6 +19,7 @@ from uqviz.engine.warning_classes import UnreliableWarning
 from uqviz.scores.coverage import checked_points, generative_for
 
 resample_kernels = lazy_module("uqviz._array.resample")
+clusters_kernels = lazy_module("uqviz._array.clusters")
 
 __all__ = [
     "proper_scores",
@@ -153,8 +153,8 @@ def cluster_column_means(cols, codes, *, n_boot, seed, engine, jackknife):
     >>> means.shape, counts.shape, loo.tolist(), loo_n.tolist()
     ((3, 2), (3,), [[5.0, 6.0], [1.0, 2.0]], [2.0, 2.0])
     """
-    agg = cluster_kernels.aggregate(cols, codes)
-    sums, counts = cluster_kernels.resample_cluster_sums(agg, n_boot, seed, engine=engine)
+    agg = clusters_kernels.aggregate(cols, codes)
+    sums, counts = clusters_kernels.resample_cluster_sums(agg, n_boot, seed, engine=engine)
     with np.errstate(all="ignore"):
         means = sums[0] / counts[0][:, None]
     loo = loo_n = None
