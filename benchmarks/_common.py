@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
 import resource
+import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -63,3 +66,34 @@ def median_time(func, *args, repeat=5):
         func(*args)
         times.append(time.perf_counter() - t0)
     return float(np.median(times))
+
+
+def run_peer_script(script_text, arrays, repeat, needs):
+    """Run ``script_text`` in the side environment of ``UQVIZ_PEER_PYTHON`` on ``arrays``.
+
+    The script is called as ``script in.npz repeat prefix``; it saves each timed output as
+    ``prefix_<name>.npy`` and prints ``{name: seconds}`` as JSON on its last line. Returns
+    ``{name: (seconds, values)}``, or {} with a printed note when the variable is unset
+    (``needs``: what the side environment must hold) or the script fails.
+    """
+    python = os.environ.get("UQVIZ_PEER_PYTHON", "").strip()
+    if not python or not os.path.exists(python):
+        print(
+            f"peer not timed: set UQVIZ_PEER_PYTHON (the Python of a side environment with {needs})"
+        )
+        return {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "in.npz")
+        np.savez(path, **arrays)
+        script = os.path.join(tmp, "peer.py")
+        with open(script, "w") as f:
+            f.write(script_text)
+        prefix = os.path.join(tmp, "out")
+        proc = subprocess.run(
+            [python, script, path, str(repeat), prefix], capture_output=True, text=True, check=False
+        )
+        if proc.returncode:
+            print(f"peer failed; not timed:\n{proc.stderr[-2000:]}")
+            return {}
+        times = json.loads(proc.stdout.strip().splitlines()[-1])
+        return {k: (t, np.load(f"{prefix}_{k}.npy")) for k, t in times.items()}

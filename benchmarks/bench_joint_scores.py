@@ -10,7 +10,9 @@ warm-up that compiles the numba kernels) of
   Python of ``UQVIZ_PEER_PYTHON`` (a side environment with scoringrules 0.10.0 and numba,
   as ``scripts/make-joint-fixtures`` builds: ``VENV=/tmp/uqviz-joint-venv``):
   ``es_ensemble`` and ``vs_ensemble`` with ``estimator="nrg"`` and ``"fair"``, numba
-  backend; the calls only are timed. Without ``UQVIZ_PEER_PYTHON`` the peer is not timed
+  backend; the calls only are timed (after a warm-up call on 100 points that compiles them;
+  ``--peer-repeat`` calls, default 1: scoringrules' energy score of the default size takes
+  about 40 s on this machine). Without ``UQVIZ_PEER_PYTHON`` the peer is not timed
   (a printed note).
 
 Prints one row per task: uqviz time, the peer's time, their ratio (peer / uqviz) and the
@@ -25,16 +27,13 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import median_time  # noqa: E402
+from _common import median_time, run_peer_script  # noqa: E402
 
 import uqviz  # noqa: E402
 from uqviz._array import multivariate_scores as kernels  # noqa: E402
@@ -49,18 +48,19 @@ y, fct = z["y"], np.ascontiguousarray(np.swapaxes(z["x"], 1, 2))  # (n, S, t)
 out = {}
 
 def timed(name, f):
-    value = f()  # warm-up (numba compilation)
+    f(100)  # warm-up on 100 points (numba compilation); the full calls are long
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        value = f()
+        value = f(len(y))
         times.append(time.perf_counter() - t0)
     np.save(sys.argv[3] + "_" + name + ".npy", np.asarray(value, dtype=float))
     out[name] = float(np.median(times))
 
 for est in ("nrg", "fair"):
-    timed("es_" + est, lambda: sr.es_ensemble(y, fct, estimator=est, backend="numba"))
-    timed("vs_" + est, lambda: sr.vs_ensemble(y, fct, p=0.5, estimator=est, backend="numba"))
+    timed("es_" + est, lambda n: sr.es_ensemble(y[:n], fct[:n], estimator=est, backend="numba"))
+    timed("vs_" + est,
+          lambda n: sr.vs_ensemble(y[:n], fct[:n], p=0.5, estimator=est, backend="numba"))
 print(json.dumps(out))
 """
 
@@ -77,28 +77,8 @@ def joint_data(n, t, s, seed=0):
 
 def run_peer(y, x, repeat):
     """``{name: (seconds, per-point values)}`` from the side environment, or {} (a note)."""
-    python = os.environ.get("UQVIZ_PEER_PYTHON", "").strip()
-    if not python or not os.path.exists(python):
-        print(
-            "peer not timed: set UQVIZ_PEER_PYTHON (the Python of a side environment with "
-            "scoringrules 0.10.0 and numba; scripts/make-joint-fixtures builds one)"
-        )
-        return {}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "in.npz")
-        np.savez(path, y=y, x=x)
-        script = os.path.join(tmp, "peer.py")
-        with open(script, "w") as f:
-            f.write(PEER_SCRIPT)
-        prefix = os.path.join(tmp, "out")
-        proc = subprocess.run(
-            [python, script, path, str(repeat), prefix], capture_output=True, text=True, check=False
-        )
-        if proc.returncode:
-            print(f"peer failed; not timed:\n{proc.stderr[-2000:]}")
-            return {}
-        times = json.loads(proc.stdout.strip().splitlines()[-1])
-        return {k: (v, np.load(f"{prefix}_{k}.npy")) for k, v in times.items()}
+    needs = "scoringrules 0.10.0 and numba; scripts/make-joint-fixtures builds one"
+    return run_peer_script(PEER_SCRIPT, {"y": y, "x": x}, repeat, needs)
 
 
 def main(argv=None):
@@ -107,10 +87,12 @@ def main(argv=None):
     ap.add_argument("--targets", type=int, default=3)
     ap.add_argument("--members", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--peer-repeat", type=int, default=1)
     args = ap.parse_args(argv)
     print(
         f"{args.n} points x {args.targets} targets x {args.members} members; "
-        f"{os.cpu_count()} cores; median of {args.repeat} calls"
+        f"{os.cpu_count()} cores; median of {args.repeat} calls (peer: {args.peer_repeat})",
+        flush=True,
     )
     y, x = joint_data(args.n, args.targets, args.members)
     rows = []
@@ -143,7 +125,7 @@ def main(argv=None):
                 values,
             )
         )
-    peer = run_peer(y, x, args.repeat)
+    peer = run_peer(y, x, args.peer_repeat)
     print(f"{'task':32s} {'uqviz s':>9s} {'peer s':>9s} {'peer/uqviz':>11s} {'max rel diff':>13s}")
     for name, t_ours, key, values in rows:
         if key in peer:

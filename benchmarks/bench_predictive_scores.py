@@ -29,17 +29,14 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 from scipy import stats
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _common import median_time  # noqa: E402
+from _common import median_time, run_peer_script  # noqa: E402
 
 import uqviz  # noqa: E402
 from uqviz._array import predictive_scores as predictive_scores_kernels  # noqa: E402
@@ -102,28 +99,9 @@ def wis_data(n, seed=1):
 
 def run_peers(arrays, repeat):
     """``{name: (seconds, per-point values)}`` from the side environment, or {} (a note)."""
-    python = os.environ.get("UQVIZ_PEER_PYTHON", "").strip()
-    if not python or not os.path.exists(python):
-        print(
-            "peer not timed: set UQVIZ_PEER_PYTHON (the Python of a side environment with "
-            "properscoring 0.1, scoringrules 0.10.0 and numba)"
-        )
-        return {}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "in.npz")
-        np.savez(path, **arrays)
-        script = os.path.join(tmp, "peers.py")
-        with open(script, "w") as f:
-            f.write(PEER_SCRIPT)
-        prefix = os.path.join(tmp, "out")
-        proc = subprocess.run(
-            [python, script, path, str(repeat), prefix], capture_output=True, text=True, check=False
-        )
-        if proc.returncode:
-            print(f"peers failed; not timed:\n{proc.stderr[-2000:]}")
-            return {}
-        times = json.loads(proc.stdout.strip().splitlines()[-1])
-        return {k: (t, np.load(f"{prefix}_{k}.npy")) for k, t in times.items()}
+    return run_peer_script(
+        PEER_SCRIPT, arrays, repeat, "properscoring 0.1, scoringrules 0.10.0 and numba"
+    )
 
 
 def main(argv=None):

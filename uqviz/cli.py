@@ -427,14 +427,7 @@ def run_average(args, out=None) -> int:
         why = "; ".join(
             f"{k}: {table['reason'].sel(test=k).item() or 'no conclusion'}" for k in unreliable
         )
-        words = (
-            f"FAILED ({', '.join(failed)}); exit status 1"
-            if failed
-            else f"UNRELIABLE ({why}); exit status 3"
-            if unreliable
-            else "passed"
-        )
-        print(f"\nGate (--fail-on {' '.join(gates)}): {words}", file=out)
+        print(f"\nGate (--fail-on {' '.join(gates)}): {_gate_words(failed, why)}", file=out)
     if json_path is not None:
         doc = {
             "name": name,
@@ -525,13 +518,7 @@ def run_average_targets(args, tree, gates, json_path, out) -> int:
             target, _, test = key.partition("/")
             print(f"  {target}: " + _line(test, v), file=out)
         failed, unreliable, status = result["failed"], result["unreliable"], result["exit_status"]
-        words = (
-            f"FAILED ({', '.join(failed)}); exit status 1"
-            if failed
-            else f"UNRELIABLE ({', '.join(unreliable)}); exit status 3"
-            if unreliable
-            else "passed"
-        )
+        words = _gate_words(failed, ", ".join(unreliable))
         print(f"\nGate (--fail-on {' '.join(gates)}): {words}", file=out)
     if json_path is not None:
         doc = {
@@ -555,6 +542,20 @@ def run_average_targets(args, tree, gates, json_path, out) -> int:
         write_atomic(json_path, json.dumps(jsonable(doc), indent=1))
         print(f"JSON numbers: {os.path.abspath(json_path)}", file=out)
     return status
+
+
+def _gate_words(failed, unreliable: str) -> str:
+    """The gate's line: the failed tests, else the unreliable ones (``unreliable``: their
+    names or reasons, empty when none), with the exit status.
+
+    Examples
+    --------
+    >>> _gate_words([], ""), _gate_words(["average"], ""), _gate_words([], "average")
+    ('passed', 'FAILED (average); exit status 1', 'UNRELIABLE (average); exit status 3')
+    """
+    if failed:
+        return f"FAILED ({', '.join(failed)}); exit status 1"
+    return f"UNRELIABLE ({unreliable}); exit status 3" if unreliable else "passed"
 
 
 def run_report(args, out=None) -> int:
