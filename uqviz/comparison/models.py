@@ -348,14 +348,17 @@ def compare_models(
     tree : xarray.DataTree
         One child per model (at least two), each a dataset with ``E`` and ``uE`` on dim
         ``point`` (:func:`uqviz.from_arrays`, :func:`uqviz.from_predictions` with any form
-        of forecast), all with the same number of points and, where given, the same ``y``.
+        of forecast), all with the same number of points and, where given, the same ``y``;
+        or joint forecasts of several targets (as :func:`uqviz.compare_forecasts` takes
+        them), compared by joint scores with ``statistics=None``.
     statistics : sequence of str or None, default ("ZMS", "RCE")
         Registered moment statistics (functions of column means, ``uqviz.list_statistics()``);
         binned and rank statistics (ENCE, UCE, ZMSE, CC) are refused. None: no statistic.
     scores : sequence of str or None, default ("nll", "crps")
         Proper scores of :func:`uqviz.predictive_scores` that apply to every model's form of
         forecast (``"nll"``, ``"crps"``, ``"crps_fair"``, ``"check"``, ``"interval"``,
-        ``"wis"``). None: no score.
+        ``"wis"``); of joint forecasts, ``"energy"``, ``"energy_fair"``, ``"variogram"``,
+        ``"variogram_fair"``, ``"dss"``. None: no score.
     levels : sequence of float, optional
         Levels of the check and interval scores, as in :func:`uqviz.predictive_scores`.
     n_boot : int, default 10000

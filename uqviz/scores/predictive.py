@@ -635,7 +635,9 @@ def compare_forecasts(
     Parameters
     ----------
     a : xarray.Dataset or xarray.DataTree
-        The first forecast (a dataset of :func:`uqviz.from_predictions`, any form); a
+        The first forecast (a dataset of :func:`uqviz.from_predictions`, any form, or a
+        joint forecast of several targets: ``y`` (point, target) with ``samples`` (point,
+        target, sample), or with ``mean`` and ``cov``, compared by the joint scores); a
         DataTree is compared with ``b`` child by child (same child names), on dim
         ``dataset``.
     b : xarray.Dataset or xarray.DataTree
@@ -644,6 +646,10 @@ def compare_forecasts(
         of points is checked.
     scores : sequence of str, optional
         Scores that apply to both forms (:func:`predictive_scores`); default all of them.
+        Joint forecasts: ``"energy"``, ``"energy_fair"``, ``"variogram"``,
+        ``"variogram_fair"`` (:func:`uqviz.energy_score`, :func:`uqviz.variogram_score` with
+        p = 0.5), ``"dss"`` (:func:`uqviz.dawid_sebastiani_score`; of an ensemble, from its
+        mean and covariance).
     levels : sequence of float, optional
         As in :func:`predictive_scores`, for both forecasts (a quantile forecast scored at
         other levels than the other forecast is scored by another rule: pass the levels
