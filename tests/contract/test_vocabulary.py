@@ -81,7 +81,25 @@ def _targets_tree():
     return uqviz.from_arrays(np.c_[e, -e], np.c_[u, 1.5 * u], targets=["fx", "fy"])
 
 
+def _grouped():
+    """The small dataset in 8 groups (issue 39): the cluster versions' names."""
+    ds = _small()
+    return ds.assign_coords(group=("point", np.arange(ds.sizes["point"]) % 8))
+
+
 EXTRA_CALLS = {
+    "interval_coverage[grouped]": (
+        "uqviz.interval_coverage",
+        lambda: ((_grouped(),), dict(levels=(0.5, 0.9))),
+    ),
+    "validate_average[grouped]": (
+        "uqviz.validate_average",
+        lambda: ((_grouped(),), dict(statistics=("ZMS",), n_boot=50, rng=1)),
+    ),
+    "local_calibration[grouped]": (
+        "uqviz.local_calibration",
+        lambda: ((_grouped(),), dict(n_bins=2, n_boot=50, n_mc=20, rng=1)),
+    ),
     "validate_average[targets]": (
         "uqviz.validate_average",
         lambda: ((_targets_tree(),), dict(statistics=("ZMS",), n_boot=50, rng=1)),

@@ -26,7 +26,6 @@ def _messages(func, *args, **kwargs):
 @pytest.mark.parametrize(
     "name, call",
     [
-        ("interval_coverage", lambda d: uqviz.interval_coverage(d)),
         ("calibration_curve", lambda d: uqviz.calibration_curve(d)),
         ("validate_pit", lambda d: uqviz.validate_pit(d, rng=0, n_band=50)),
         ("local_interval_coverage", lambda d: uqviz.local_interval_coverage(d, n_bins=3)),
@@ -44,5 +43,6 @@ def test_cluster_aware_analyses_do_not_warn(grouped):
     for call in (
         lambda d: uqviz.validate_average(d, n_boot=100, rng=0),
         lambda d: uqviz.local_calibration(d, n_bins=3, n_boot=50, n_mc=0, rng=0),
+        lambda d: uqviz.interval_coverage(d),
     ):
         assert not [m for m in _messages(call, grouped) if "as independent" in m]

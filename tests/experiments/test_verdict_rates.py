@@ -328,3 +328,23 @@ def test_grouped_average_power():
     n = oc["n_fails"].sel(verdict="average:ZMS")
     assert int(n.sel(scenario="grouped_scale1.2")) >= 18
     assert int(n.sel(scenario="grouped_type1.5")) >= 15
+
+
+def test_grouped_report_coverage_counts_effective_points():
+    # the report's coverage test of grouped points uses M / deff points (Kish): measured with
+    # rng=42, 0 fails and 1 unreliable of 20 calibrated sets (rho 0.5, groups of 30); of the
+    # same draws as independent points, 8 fail and 2 are unreliable
+    oc = operating_characteristics(
+        scenarios=("grouped0.5", "grouped0.5_points"),
+        generative="normal",
+        size=3000,
+        n_datasets=20,
+        verdicts=("report:coverage",),
+        n_boot=200,
+        n_mc=50,
+        rng=42,
+        progress=False,
+    )
+    doubt = (oc["n_fails"] + oc["n_unreliable"]).sel(verdict="report:coverage")
+    assert int(doubt.sel(scenario="grouped0.5")) <= 3
+    assert int(doubt.sel(scenario="grouped0.5_points")) >= 5

@@ -227,3 +227,51 @@ def intraclass_correlation(x, codes):
     n0 = (m - np.sum(n**2) / m) / (g - 1)
     denom = between + (n0 - 1.0) * within
     return float(max(0.0, (between - within) / denom)) if denom > 0 else 0.0
+
+
+def proportion_design_effect(inside, codes):
+    """Design effect of proportions of points in groups: the cluster-robust variance of each
+    row's share of True over its binomial variance, floored at 1.
+
+    With :math:`k_g` the count of True in group g of size :math:`m_g`, :math:`\\hat p = k / M`
+    and G groups, the cluster-robust (CR1) variance of :math:`\\hat p` is
+    :math:`\\frac{G}{G - 1} \\sum_g (k_g - \\hat p m_g)^2 / M^2` (Cameron & Miller (2015),
+    eq. 11 for a mean); the design effect is its ratio to :math:`\\hat p (1 - \\hat p) / M`,
+    the variance of independent points, and ``M / deff`` the effective number of points
+    (Kish). Floored at 1 (a proportion of grouped points is never taken as surer than one of
+    independent points); 1 where :math:`\\hat p` is 0 or 1, or with fewer than 2 groups.
+
+    Parameters
+    ----------
+    inside : array_like of bool, shape (..., M)
+        One row of indicators per proportion (a level), the points on the last axis.
+    codes : array_like of int, shape (M,)
+        Group code of each point (:func:`group_codes`).
+
+    Returns
+    -------
+    ndarray, shape (...)
+
+    Examples
+    --------
+    >>> inside = np.array([[1, 1, 0, 0, 1, 0], [1, 0, 1, 0, 1, 0]], dtype=bool)
+    >>> proportion_design_effect(inside, np.array([0, 0, 1, 1, 2, 2])).round(4).tolist()
+    [2.0, 1.0]
+    """
+    x = np.asarray(inside, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    m = x.shape[-1]
+    flat = x.reshape(-1, m)
+    sizes = np.bincount(codes).astype(float)
+    used = sizes > 0
+    g = int(used.sum())
+    out = np.ones(flat.shape[0])
+    if g < 2:
+        return out.reshape(x.shape[:-1])
+    for i, row in enumerate(flat):
+        p = row.mean()
+        if 0.0 < p < 1.0:
+            k_g = np.bincount(codes, row, minlength=sizes.size)[used]
+            robust = g / (g - 1.0) * np.sum((k_g - p * sizes[used]) ** 2) / m**2
+            out[i] = max(1.0, robust / (p * (1.0 - p) / m))
+    return out.reshape(x.shape[:-1])

@@ -263,14 +263,24 @@ def local_entry(fv, local_result, tail, *, conditioning, adjusted=False) -> dict
 
 
 def _coverage_p(cov):
-    """Two-sided exact binomial p-value of each level's PICP."""
+    """Two-sided exact binomial p-value of each level's PICP; of grouped points (a
+    ``design_effect`` in ``cov``), of the effective number of points ``n / deff`` (Kish)
+    with the same share inside, rounded to counts."""
     from scipy import stats as sps  # imported here: `import uqviz` stays light
 
     n = int(cov["n_points"])
+    k = np.asarray(cov["n_inside"].values, dtype=float)
+    deff = (
+        np.asarray(cov["design_effect"].values, dtype=float)
+        if "design_effect" in cov
+        else np.ones(k.shape)
+    )
+    n_eff = np.maximum(1, np.rint(n / deff)).astype(int)
+    k_eff = np.clip(np.rint(k / n * n_eff), 0, n_eff).astype(int)
     return np.array(
         [
-            sps.binomtest(int(k), n, float(lv)).pvalue
-            for k, lv in zip(cov["n_inside"].values, cov["level"].values)
+            sps.binomtest(int(kk), int(nn), float(lv)).pvalue
+            for kk, nn, lv in zip(k_eff, n_eff, cov["level"].values)
         ]
     )
 

@@ -10,13 +10,14 @@ from uqviz._array.binomial import wilson_interval
 from uqviz._array.lazy import lazy_module
 from uqviz.data.generative import get_generative
 from uqviz.data.model import check_dataset
-from uqviz.engine.options import warn_points_independent
 from uqviz.engine import checks
+from uqviz.engine.options import data_group_codes, warn_points_independent
 from uqviz.engine.bootstrap import check_points
 from uqviz.engine.tree import map_datasets
 from uqviz.predictive.forecast import observed
 
 predictive_scores_kernels = lazy_module("uqviz._array.predictive_scores")
+clusters_kernels = lazy_module("uqviz._array.clusters")
 
 __all__ = [
     "interval_coverage",
@@ -55,14 +56,36 @@ def checked_points(ds):
     return check_points(ds["E"].values, ds["uE"].values, minimum=1)
 
 
+def _grouped_wilson(k, m, inside_rows, ds, ci):
+    """The Wilson intervals of the shares ``k / m``: of ``m`` independent points, or, when
+    ``ds`` carries groups, of the effective number of points ``m / deff`` (Kish), ``deff``
+    the design effect of each row of indicators (:func:`uqviz._array.clusters.
+    proportion_design_effect`). Returns ``(lower, upper, extra variables, attrs)``."""
+    codes = data_group_codes(ds)
+    if codes is None:
+        lower, upper = wilson_interval(k, m, ci=ci, continuity=True)
+        return lower, upper, {}, {}
+    deff = clusters_kernels.proportion_design_effect(inside_rows(), codes)
+    n_eff = m / deff
+    lower, upper = wilson_interval(k / m * n_eff, n_eff, ci=ci, continuity=True)
+    extra = {
+        "design_effect": (
+            "level",
+            deff,
+            {"long_name": "design effect of the coverage of grouped points (>= 1)"},
+        )
+    }
+    return lower, upper, extra, {"n_groups": int(np.unique(codes).size)}
+
+
 def _coverage_one(ds, *, rng, levels, generative, ci):
-    warn_points_independent(ds, "interval_coverage")
     e, u = checked_points(ds)
     gen = generative_for(generative, ds)
     q = np.asarray(gen.ppf(0.5 + levels / 2.0), dtype=float)
     m = e.size
-    k = score_kernels.count_within(np.sort(np.abs(e / u)), q)
-    lower, upper = wilson_interval(k, m, ci=ci, continuity=True)
+    z = np.abs(e / u)
+    k = score_kernels.count_within(np.sort(z), q)
+    lower, upper, extra, attrs = _grouped_wilson(k, m, lambda: z[None, :] <= q[:, None], ds, ci)
     picp = k / m
     return xr.Dataset(
         {
@@ -74,8 +97,10 @@ def _coverage_one(ds, *, rng, levels, generative, ci):
             "multiplier": ("level", q),
             "n_inside": ("level", k.astype(np.int64)),
             "n_points": ((), m),
+            **extra,
         },
         coords={"level": levels},
+        attrs=attrs,
     )
 
 
@@ -131,7 +156,6 @@ def given_intervals(ds):
 
 def _given_one(ds, *, rng, levels, generative, ci):
     check_dataset(ds)
-    warn_points_independent(ds, "interval_coverage")
     given, lo, hi, y = given_intervals(ds)
     if levels is not None:
         missing = [float(p) for p in levels if not np.any(np.isclose(given, p, rtol=0, atol=1e-9))]
@@ -144,7 +168,7 @@ def _given_one(ds, *, rng, levels, generative, ci):
     inside = (lo <= y) & (y <= hi)
     m = y.size
     k = inside.sum(axis=1)
-    lower, upper = wilson_interval(k, m, ci=ci, continuity=True)
+    lower, upper, extra, attrs = _grouped_wilson(k, m, lambda: inside, ds, ci)
     with np.errstate(invalid="ignore"):
         width = np.mean(hi - lo, axis=1)
     return xr.Dataset(
@@ -156,8 +180,10 @@ def _given_one(ds, *, rng, levels, generative, ci):
             "mpiw": ("level", width),
             "n_inside": ("level", k.astype(np.int64)),
             "n_points": ((), m),
+            **extra,
         },
         coords={"level": given},
+        attrs=attrs,
     )
 
 
@@ -198,7 +224,8 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     xarray.Dataset
         On ``level``: ``picp``, ``picp_lower``, ``picp_upper``, ``valid`` (p inside the
         interval), ``mpiw`` (units of E), ``multiplier`` (q_D((1 + p) / 2); not with
-        ``intervals="given"``), ``n_inside``; ``n_points``; attrs ``intervals``.
+        ``intervals="given"``), ``n_inside``, and for grouped points ``design_effect``;
+        ``n_points``; attrs ``intervals`` (grouped points: ``n_groups``).
 
     Raises
     ------
@@ -237,10 +264,17 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
 
     with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
 
+    Points in groups (a ``group`` coordinate, docs/conventions.md "Several targets and
+    groups") are not independent: the interval is then that of the effective number of
+    points :math:`n = M / d` (Kish) with the same share inside, :math:`d \ge 1` the design
+    effect of the level's indicators, their cluster-robust variance over the binomial one
+    (:func:`uqviz._array.clusters.proportion_design_effect`; Cameron & Miller (2015)).
+
     References
     ----------
     - Newcombe (1998): the Wilson interval with continuity correction.
     - Pernot (2024b): heavy tails, which make moment statistics unreliable but not coverage.
+    - Cameron & Miller (2015): the cluster-robust variance of grouped points.
 
     Full entries: :doc:`/docs/references`.
 
@@ -397,6 +431,12 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
        {2(n + z^2)},
 
     with :math:`L = 0` when :math:`\hat p = 0` and :math:`U = 1` when :math:`\hat p = 1`.
+
+    Points in groups (a ``group`` coordinate, docs/conventions.md "Several targets and
+    groups") are not independent: the interval is then that of the effective number of
+    points :math:`n = M / d` (Kish) with the same share inside, :math:`d \ge 1` the design
+    effect of the level's indicators, their cluster-robust variance over the binomial one
+    (:func:`uqviz._array.clusters.proportion_design_effect`; Cameron & Miller (2015)).
 
     References
     ----------
