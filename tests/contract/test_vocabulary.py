@@ -92,6 +92,10 @@ EXTRA_CALLS = {
         "uqviz.interval_coverage",
         lambda: ((_grouped(),), dict(levels=(0.5, 0.9))),
     ),
+    "validate_pit[grouped]": (
+        "uqviz.validate_pit",
+        lambda: ((_grouped(),), dict(rng=1, n_band=50)),
+    ),
     "validate_average[grouped]": (
         "uqviz.validate_average",
         lambda: ((_grouped(),), dict(statistics=("ZMS",), n_boot=50, rng=1)),

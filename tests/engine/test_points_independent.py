@@ -27,7 +27,6 @@ def _messages(func, *args, **kwargs):
     "name, call",
     [
         ("calibration_curve", lambda d: uqviz.calibration_curve(d)),
-        ("validate_pit", lambda d: uqviz.validate_pit(d, rng=0, n_band=50)),
         ("local_interval_coverage", lambda d: uqviz.local_interval_coverage(d, n_bins=3)),
         ("decimation_curve", lambda d: uqviz.decimation_curve(d)),
         ("reliability", lambda d: uqviz.reliability(d, n_bins=3, n_boot=50, rng=0)),
@@ -44,5 +43,6 @@ def test_cluster_aware_analyses_do_not_warn(grouped):
         lambda d: uqviz.validate_average(d, n_boot=100, rng=0),
         lambda d: uqviz.local_calibration(d, n_bins=3, n_boot=50, n_mc=0, rng=0),
         lambda d: uqviz.interval_coverage(d),
+        lambda d: uqviz.validate_pit(d, rng=0, n_band=50),
     ):
         assert not [m for m in _messages(call, grouped) if "as independent" in m]

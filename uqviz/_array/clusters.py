@@ -229,6 +229,58 @@ def intraclass_correlation(x, codes):
     return float(max(0.0, (between - within) / denom)) if denom > 0 else 0.0
 
 
+def design_effect_of_counts(k_g, sizes):
+    """Design effect of proportions from the counts ``k_g`` (..., G) of True in each group of
+    ``sizes`` (G,) points: the cluster-robust (CR1) variance of the share over its binomial
+    variance, floored at 1 (see :func:`proportion_design_effect`).
+
+    Examples
+    --------
+    >>> design_effect_of_counts(np.array([[2, 0, 1], [1, 1, 1]]), np.array([2, 2, 2])).tolist()
+    [2.0, 1.0]
+    """
+    k_g = np.asarray(k_g, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    g, m = sizes.size, sizes.sum()
+    out = np.ones(k_g.shape[:-1])
+    if g < 2:
+        return out
+    p = k_g.sum(axis=-1) / m
+    robust = g / (g - 1.0) * np.sum((k_g - p[..., None] * sizes) ** 2, axis=-1) / m**2
+    mixed = (p > 0.0) & (p < 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = robust / (p * (1.0 - p) / m)
+    out[mixed] = np.maximum(1.0, ratio[mixed])
+    return out
+
+
+def group_counts_below(values, codes, grid):
+    """Counts of ``values`` (M,) at or below each ``grid`` value in each group: (K, G), the
+    groups in the order of their codes (each code used at least once).
+
+    O(M log M + K G log M), from one sort of (group, value) pairs.
+
+    Examples
+    --------
+    >>> group_counts_below(np.array([0.1, 0.5, 0.2, 0.9]), np.array([0, 0, 1, 1]),
+    ...                    np.array([0.3, 1.0])).tolist()
+    [[1, 1], [2, 2]]
+    """
+    v = np.asarray(values, dtype=float)
+    codes = np.asarray(codes, dtype=np.int64)
+    grid = np.asarray(grid, dtype=float)
+    order = np.lexsort((v, codes))
+    c, vs = codes[order], v[order]
+    g = int(codes.max()) + 1
+    starts = np.searchsorted(c, np.arange(g), side="left")
+    out = np.empty((grid.size, g), dtype=np.int64)
+    for j in range(g):
+        lo = starts[j]
+        hi = starts[j + 1] if j + 1 < g else c.size
+        out[:, j] = np.searchsorted(vs[lo:hi], grid, side="right")
+    return out
+
+
 def proportion_design_effect(inside, codes):
     """Design effect of proportions of points in groups: the cluster-robust variance of each
     row's share of True over its binomial variance, floored at 1.
@@ -260,18 +312,8 @@ def proportion_design_effect(inside, codes):
     """
     x = np.asarray(inside, dtype=float)
     codes = np.asarray(codes, dtype=np.int64)
-    m = x.shape[-1]
-    flat = x.reshape(-1, m)
     sizes = np.bincount(codes).astype(float)
     used = sizes > 0
-    g = int(used.sum())
-    out = np.ones(flat.shape[0])
-    if g < 2:
-        return out.reshape(x.shape[:-1])
-    for i, row in enumerate(flat):
-        p = row.mean()
-        if 0.0 < p < 1.0:
-            k_g = np.bincount(codes, row, minlength=sizes.size)[used]
-            robust = g / (g - 1.0) * np.sum((k_g - p * sizes[used]) ** 2) / m**2
-            out[i] = max(1.0, robust / (p * (1.0 - p) / m))
-    return out.reshape(x.shape[:-1])
+    flat = x.reshape(-1, x.shape[-1])
+    k_g = np.stack([np.bincount(codes, row, minlength=sizes.size)[used] for row in flat])
+    return design_effect_of_counts(k_g, sizes[used]).reshape(x.shape[:-1])

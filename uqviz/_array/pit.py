@@ -29,6 +29,7 @@ import numpy as np
 from uqviz._array.lazy import lazy_module
 
 stats = lazy_module("scipy.stats")
+special = lazy_module("scipy.special")
 
 __all__ = [
     "cdf_quantiles",
@@ -38,6 +39,7 @@ __all__ = [
     "ecdf_quantiles",
     "segment_bounds",
     "randomised",
+    "cvm_sf_asymptotic",
     "uniformity",
     "histogram_counts",
     "binomial_band",
@@ -252,6 +254,27 @@ def uniformity(u_sorted):
 
 def _identity(x):
     return x
+
+
+def cvm_sf_asymptotic(w2, terms=6):
+    """Survival function of the limiting Cramér-von Mises distribution at ``w2`` (the
+    statistic ``n * int (F_n - F)^2 dF``), from the series of Anderson & Darling (1952), as
+    scipy's ``cramervonmises`` uses it before its finite-n correction (Csörgő & Faraway 1996).
+
+    Examples
+    --------
+    >>> round(cvm_sf_asymptotic(0.461), 3)  # the 5 % critical value of the limit
+    0.05
+    """
+    x = float(w2)
+    if x <= 0.0:
+        return 1.0
+    k = np.arange(terms, dtype=float)
+    y = (4.0 * k + 1.0) ** 2 / (16.0 * x)
+    coef = special.gamma(k + 0.5) / (special.gamma(0.5) * special.gamma(k + 1.0))
+    cdf = np.sum(coef * np.sqrt(4.0 * k + 1.0) * np.exp(-y) * special.kv(0.25, y))
+    cdf /= np.pi * np.sqrt(x)
+    return float(np.clip(1.0 - cdf, 0.0, 1.0))
 
 
 def histogram_counts(u, n_bins):

@@ -32,7 +32,7 @@ from uqviz._array import pit as pit_kernels
 from uqviz._array.lazy import lazy_module
 from uqviz.engine import checks, seeds
 from uqviz.engine.binning import bin_coords, compute_bins, conditioning_values, default_n_bins
-from uqviz.engine.options import warn_points_independent
+from uqviz.engine.options import data_group_codes, warn_points_independent
 from uqviz.engine.tree import map_datasets
 from uqviz.predictive.forecast import (
     forecast_form,
@@ -43,6 +43,8 @@ from uqviz.predictive.forecast import (
 )
 
 special = lazy_module("scipy.special")
+clusters_kernels = lazy_module("uqviz._array.clusters")
+sps = lazy_module("scipy.stats")
 
 __all__ = ["pit", "validate_pit", "local_pit", "PIT_GRID", "N_BAND", "default_histogram_bins"]
 
@@ -185,16 +187,28 @@ def _forms(data):
     return forms.pop() if len(forms) == 1 else "mixed"
 
 
-def _moments(u, ci):
-    """``(mean, lo, hi, var, lo, hi)``: normal-approximation intervals of the PIT moments."""
+def _effective_tests(tests, n, n_eff):
+    """The KS and Cramér-von Mises p-values of grouped points: their statistics referred to
+    the null distributions of ``n_eff`` independent points (Kish): KS's exact ``kstwo`` of
+    ``n_eff``, the CvM statistic scaled by ``n_eff / n`` against its limit."""
+    return {
+        **tests,
+        "ks_p_value": float(np.clip(sps.kstwo.sf(tests["ks_statistic"], n_eff), 0.0, 1.0)),
+        "cvm_p_value": pit_kernels.cvm_sf_asymptotic(tests["cvm_statistic"] * n_eff / n),
+    }
+
+
+def _moments(u, ci, deff=1.0):
+    """``(mean, lo, hi, var, lo, hi)``: normal-approximation intervals of the PIT moments
+    (their se inflated by ``sqrt(deff)`` for grouped points)."""
     n = u.size
     z = float(special.ndtri((1.0 + ci) / 2.0))
     mean = float(np.mean(u))
     dev = u - mean
     var = float(np.sum(dev * dev) / max(n - 1, 1))
     m4 = float(np.mean(dev**4))
-    se_mean = np.sqrt(var / n)
-    se_var = np.sqrt(max(m4 - var * var, 0.0) / n)
+    se_mean = np.sqrt(var * deff / n)
+    se_var = np.sqrt(max(m4 - var * var, 0.0) * deff / n)
     return mean, mean - z * se_mean, mean + z * se_mean, var, var - z * se_var, var + z * se_var
 
 
@@ -203,24 +217,57 @@ def _band(n, ci, n_band, seed):
     return lo, hi, gamma
 
 
+def pit_design_effect(u, codes):
+    """The design effect of the PIT ECDF of grouped points: the largest over ``PIT_GRID`` of
+    the cluster-robust design effects of the shares ``F_n(z)`` (>= 1;
+    :func:`uqviz._array.clusters.design_effect_of_counts`).
+
+    Examples
+    --------
+    >>> u = np.repeat(np.linspace(0.05, 0.95, 10), 3)  # three copies in each group
+    >>> round(float(pit_design_effect(u, np.repeat(np.arange(10), 3))), 3)
+    3.333
+    """
+    counts = clusters_kernels.group_counts_below(u, codes, PIT_GRID)
+    sizes = np.bincount(codes)
+    return float(np.max(clusters_kernels.design_effect_of_counts(counts, sizes[sizes > 0])))
+
+
+def _grouped(u, ds):
+    """``(n_eff, deff)``: the effective number of points M / deff (Kish) of grouped points,
+    else ``(M, None)``."""
+    codes = data_group_codes(ds)
+    if codes is None:
+        return u.size, None
+    deff = pit_design_effect(u, codes)
+    return max(2, int(np.rint(u.size / deff))), deff
+
+
 def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
-    warn_points_independent(ds, "validate_pit")
     rng = checks.rng(rng)
     u = pit_values(ds, generative, rng)
     n = u.size
     if n < 2:
         raise ValueError(f"validate_pit: need at least 2 points, got {n}")
+    n_eff, deff = _grouped(u, ds)
     us = np.sort(u)
     k = default_histogram_bins(n) if n_bins is None else n_bins
     counts = pit_kernels.histogram_counts(u, k)
-    c_lo, c_hi = pit_kernels.binomial_band(n, 1.0 / k, ci)
+    c_lo, c_hi = pit_kernels.binomial_band(n_eff, 1.0 / k, ci)
     tests = pit_kernels.uniformity(us)
-    mean, m_lo, m_hi, var, v_lo, v_hi = _moments(u, ci)
+    mean, m_lo, m_hi, var, v_lo, v_hi = _moments(u, ci, 1.0 if deff is None else n / n_eff)
     seed = seeds.kernel_seed(rng)
-    band_lo, band_hi, gamma = _band(n, ci, n_band, seed)
+    band_lo, band_hi, gamma = _band(n_eff, ci, n_band, seed)
     ecdf = pit_kernels.ecdf_counts(us, PIT_GRID)
+    extra = {}
+    if deff is not None:  # the band of n_eff points, the ECDF as shares
+        band_lo, band_hi = band_lo * n / n_eff, band_hi * n / n_eff
+        c_lo, c_hi = c_lo * n / n_eff, c_hi * n / n_eff
+        tests = _effective_tests(tests, n, n_eff)
+        extra["design_effect"] = ((), deff)
     valid = bool(np.all((band_lo <= ecdf) & (ecdf <= band_hi)))
-    band_p = pit_kernels.band_p_value(ecdf, n, PIT_GRID, n_band, seed)
+    ecdf_eff = ecdf if deff is None else np.rint(ecdf * n_eff / n).astype(np.int64)
+    band_p = pit_kernels.band_p_value(ecdf_eff, n_eff, PIT_GRID, n_band, seed)
     edges = np.linspace(0.0, 1.0, k + 1)
     out = xr.Dataset(
         {
@@ -240,6 +287,7 @@ def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
             "valid": ((), valid),
             "band_p_value": ((), band_p),
             "n_points": ((), n),
+            **extra,
         },
         coords={
             "bin": np.arange(k),
@@ -250,6 +298,8 @@ def _validate_one(ds, *, rng, generative, n_bins, ci, n_band):
         },
     )
     out.attrs["band_level"] = gamma
+    if deff is not None:
+        out.attrs["n_groups"] = int(np.unique(data_group_codes(ds)).size)
     return out
 
 
@@ -289,10 +339,11 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
           ``ecdf_difference_upper``;
         - ``valid``: the ECDF lies inside the simultaneous band at every grid value (the
           verdict: "OK" when True, "fails" when False); ``band_p_value``, the Monte Carlo
-          p-value of the same test (consistent with ``valid``, Notes); ``n_points``.
+          p-value of the same test (consistent with ``valid``, Notes); ``n_points``;
+          for grouped points, ``design_effect`` (Notes).
 
         attrs: the settings, ``band_level`` (the pointwise level that makes the band
-        simultaneous), ``forecast``, ``citation``.
+        simultaneous), ``forecast``, ``citation``; ``n_groups`` for grouped points.
 
     Raises
     ------
@@ -336,6 +387,16 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
     Monte Carlo error of ``n_band`` simulations (over seeds, an sd of about 0.004 for 3 000,
     0.007 for 1 000).
 
+    Points in groups (a ``group`` coordinate) are not independent: the ECDF of M grouped
+    points varies as that of :math:`n = M / d` independent ones (Kish), :math:`d \ge 1` the
+    largest over the grid of the cluster-robust design effects of the shares
+    :math:`F_n(z_k)` (``design_effect``, :func:`pit_design_effect`; Cameron & Miller
+    (2015)). The bands, ``band_p_value`` (of the ECDF rescaled to n points), the moments'
+    intervals (se times :math:`\sqrt{M / n}`) and the KS (``kstwo`` of n) and Cramér-von
+    Mises (the statistic times n / M, against its limit) p-values are then those of n
+    points. On calibrated groups of 30 points with z-scores correlated by 0.5 the band
+    fails 0 of 20 sets, against 16 of 20 with M points (docs/guide/verdicts.md).
+
     ``band_p_value`` is the p-value of that band test, for a family of tests (the report's
     and the CLI gate's Holm adjustment): with :math:`\gamma_{\mathrm{data}}` the smallest
     pointwise level whose central binomial intervals hold the data's ECDF and
@@ -358,6 +419,7 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
     - Gneiting et al. (2007): PIT histograms and calibration.
     - Säilynoja et al. (2022): the simultaneous ECDF band.
     - Hope (1968): the Monte Carlo p-value.
+    - Cameron & Miller (2015): the cluster-robust variance of grouped points.
 
     Full entries: :doc:`/docs/references`.
 
