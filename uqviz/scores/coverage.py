@@ -268,7 +268,7 @@ def interval_coverage(data, *, levels=DEFAULT_LEVELS, generative="normal", ci=0.
     groups") are not independent: the interval is then that of the effective number of
     points :math:`n = M / d` (Kish) with the same share inside, :math:`d \ge 1` the design
     effect of the level's indicators, their cluster-robust variance over the binomial one
-    (:func:`uqviz._array.clusters.proportion_design_effect`; Cameron & Miller (2015)).
+    (``uqviz._array.clusters.proportion_design_effect``; Cameron & Miller (2015)).
 
     References
     ----------
@@ -436,7 +436,7 @@ def calibration_curve(data, *, n_levels=100, kind="interval", generative="normal
     groups") are not independent: the interval is then that of the effective number of
     points :math:`n = M / d` (Kish) with the same share inside, :math:`d \ge 1` the design
     effect of the level's indicators, their cluster-robust variance over the binomial one
-    (:func:`uqviz._array.clusters.proportion_design_effect`; Cameron & Miller (2015)).
+    (``uqviz._array.clusters.proportion_design_effect``; Cameron & Miller (2015)).
 
     References
     ----------
