@@ -391,11 +391,12 @@ def validate_pit(data, *, n_bins=None, ci=0.95, generative="normal", rng=None, n
     points varies as that of :math:`n = M / d` independent ones (Kish), :math:`d \ge 1` the
     largest over the grid of the cluster-robust design effects of the shares
     :math:`F_n(z_k)` (``design_effect``, ``uqviz.predictive.pit.pit_design_effect``;
-    Cameron & Miller (2015)). The bands, ``band_p_value`` (of the ECDF rescaled to n points), the moments'
-    intervals (se times :math:`\sqrt{M / n}`) and the KS (``kstwo`` of n) and Cramér-von
-    Mises (the statistic times n / M, against its limit) p-values are then those of n
-    points. On calibrated groups of 30 points with z-scores correlated by 0.5 the band
-    fails 0 of 20 sets, against 16 of 20 with M points (docs/guide/verdicts.md).
+    Cameron & Miller (2015)). The bands, ``band_p_value`` (of the ECDF rescaled to n
+    points), the moments' intervals (se times :math:`\sqrt{M / n}`) and the KS (``kstwo``
+    of n) and Cramér-von Mises (the statistic times n / M, against its limit) p-values are
+    then those of n points. On calibrated groups of 30 points with z-scores correlated by
+    0.5 the band fails 0 of 20 sets, against 16 of 20 with M points
+    (docs/guide/verdicts.md).
 
     ``band_p_value`` is the p-value of that band test, for a family of tests (the report's
     and the CLI gate's Holm adjustment): with :math:`\gamma_{\mathrm{data}}` the smallest
