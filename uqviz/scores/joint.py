@@ -25,6 +25,7 @@ __all__ = [
     "JOINT_SCORES",
     "JOINT_FORM_SCORES",
     "joint_form",
+    "applicable_scores",
     "joint_point_scores",
     "joint_observed",
     "joint_same_points",
@@ -89,13 +90,22 @@ def _ensemble_dss(ds):
     return dawid_sebastiani_score(y, mean, cov)["point_score"].values
 
 
-def _applying(form, ds):
+def applicable_scores(ds) -> tuple:
+    """The joint scores that apply to a joint forecast: those of its form, ``dss`` of an
+    ensemble only with more members than targets (a non-singular covariance).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> ds = xr.Dataset({"y": (("point", "target"), np.zeros((3, 2))),
+    ...                  "samples": (("point", "target", "sample"), np.zeros((3, 2, 2)))})
+    >>> applicable_scores(ds)
+    ('energy', 'energy_fair', 'variogram', 'variogram_fair')
+    """
+    form = joint_form(ds)
     names = JOINT_FORM_SCORES[form]
-    if form == "joint_samples":
-        t = ds["samples"].sizes.get("sample", 0)
-        n_t = ds["y"].size // max(ds.sizes.get("point", 1), 1)
-        if t <= n_t:
-            names = tuple(s for s in names if s != "dss")
+    if form == "joint_samples" and ds["samples"].sizes["sample"] <= joint_observed(ds).shape[1]:
+        names = tuple(s for s in names if s != "dss")
     return names
 
 
@@ -131,7 +141,7 @@ def joint_point_scores(ds, scores=None):
             "not a joint forecast: expected y (point, target) and samples (point, target, "
             "sample), or y, mean (point, target) and cov (point, target, target2)"
         )
-    names = _applying(form, ds) if scores is None else tuple(scores)
+    names = applicable_scores(ds) if scores is None else tuple(scores)
     bad = [s for s in names if s not in JOINT_FORM_SCORES[form]]
     if bad:
         raise ValueError(

@@ -542,10 +542,8 @@ def _joint_pair(ds_a, ds_b, scores):
         raise ValueError(f"a and b must forecast the same targets: y {ya.shape} and {yb.shape}")
     _same_y(ya, yb)
     if scores is None:
-        common = [
-            s for s in joint.joint_point_scores(ds_a)[1] if s in joint.joint_point_scores(ds_b)[1]
-        ]
-        scores = tuple(common)
+        in_b = joint.applicable_scores(ds_b)
+        scores = tuple(s for s in joint.applicable_scores(ds_a) if s in in_b)
     else:
         non_joint = [s for s in scores if s not in joint.JOINT_SCORES]
         if non_joint:
